@@ -1,0 +1,709 @@
+//! The field catalogue: every recorded value declared once (name, unit, type, help, source, aggregation, Prometheus kind).
+//!
+//! The CSV header, the Arrow schema, the nvidia-smi style header, `gpumon fields`
+//! and field selection are all generated from [`CATALOG`]. Adding a field means adding
+//! one [`Field`] variant and one [`FieldDef`] row, in the same position.
+
+use std::fmt;
+
+/// Every field gpumon knows. The discriminant is the field's index in [`CATALOG`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(usize)]
+pub enum Field {
+    Timestamp,
+    Host,
+    Index,
+    Uuid,
+    Name,
+    PciBusId,
+    UtilGpu,
+    UtilMemory,
+    MemUsed,
+    MemTotal,
+    MemFree,
+    TempGpu,
+    PowerDraw,
+    PowerLimit,
+    EnergyTotal,
+    ClockSm,
+    ClockMem,
+    FanSpeed,
+    Pstate,
+    EventReasons,
+    UtilEncoder,
+    UtilDecoder,
+    PcieTx,
+    PcieRx,
+    EccUncorrected,
+    CpuUtil,
+    CpuUtilMaxCore,
+    Load1,
+    HostMemTotal,
+    HostMemUsed,
+    HostMemAvailable,
+    SwapUsed,
+}
+
+/// Number of fields in the catalogue.
+pub const FIELD_COUNT: usize = Field::SwapUsed as usize + 1;
+
+/// Where a field's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Set by the recorder itself (timestamp, host name).
+    Meta,
+    /// One NVML query per GPU per tick.
+    Gpu,
+    /// Host-wide, sampled once per tick and repeated on every GPU row.
+    Host,
+}
+
+/// Storage type; the Arrow type and the CSV rendering follow from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// UTC instant, microsecond precision.
+    Timestamp,
+    Str,
+    U8,
+    U32,
+    U64,
+    F64,
+}
+
+/// How sub-samples of one interval combine into one row (used by interval aggregation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agg {
+    /// Same for every sub-sample of a tick (identity, static properties): keep the last.
+    Identity,
+    /// Gauge averaged over the interval.
+    Mean,
+    /// Counter or state: the last sub-sample.
+    Last,
+}
+
+/// Prometheus metric kind for the field, or `Label` for identity fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromKind {
+    Label,
+    Gauge,
+    Counter,
+    /// Not exported (the timestamp).
+    None,
+}
+
+/// One row of the catalogue.
+#[derive(Debug)]
+pub struct FieldDef {
+    pub field: Field,
+    /// Canonical name: nvidia-smi's `--query-gpu` name where it has one.
+    pub name: &'static str,
+    /// Other names accepted on input (nvidia-smi aliases).
+    pub aliases: &'static [&'static str],
+    /// Unit as shown in headers (`MiB`, `W`, `%`), empty when unitless.
+    pub unit: &'static str,
+    /// Whether nvidia-smi prints the unit in header and values (it does not for temperatures).
+    pub nvsmi_unit: bool,
+    pub ty: Ty,
+    pub source: Source,
+    pub agg: Agg,
+    pub prom: PromKind,
+    /// Recorded when the user gives no `--fields`.
+    pub default: bool,
+    /// Add a `<name>.max` companion column when aggregating intervals.
+    pub max_companion: bool,
+    pub help: &'static str,
+}
+
+macro_rules! def {
+    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident, $agg:ident, $prom:ident, $default:literal, $max:literal, $help:literal) => {
+        FieldDef {
+            field: Field::$field,
+            name: $name,
+            aliases: &[$($alias),*],
+            unit: $unit,
+            nvsmi_unit: $nvu,
+            ty: Ty::$ty,
+            source: Source::$src,
+            agg: Agg::$agg,
+            prom: PromKind::$prom,
+            default: $default,
+            max_companion: $max,
+            help: $help,
+        }
+    };
+}
+
+/// The catalogue, in [`Field`] order. Column order of every output follows it.
+pub static CATALOG: [FieldDef; FIELD_COUNT] = [
+    def!(
+        Timestamp,
+        "timestamp",
+        [],
+        "",
+        false,
+        Timestamp,
+        Meta,
+        Identity,
+        None,
+        true,
+        false,
+        "Time of the tick (wall clock, UTC); every row of one tick carries the same value."
+    ),
+    def!(
+        Host,
+        "host",
+        ["hostname"],
+        "",
+        false,
+        Str,
+        Meta,
+        Identity,
+        Label,
+        true,
+        false,
+        "Host name of the machine that recorded the row."
+    ),
+    def!(
+        Index,
+        "index",
+        ["gpu_index"],
+        "",
+        false,
+        U32,
+        Gpu,
+        Identity,
+        Label,
+        true,
+        false,
+        "NVML index of the GPU (null on host-only rows)."
+    ),
+    def!(
+        Uuid,
+        "uuid",
+        ["gpu_uuid"],
+        "",
+        false,
+        Str,
+        Gpu,
+        Identity,
+        Label,
+        true,
+        false,
+        "Globally unique GPU identifier, e.g. GPU-1f2e...."
+    ),
+    def!(
+        Name,
+        "name",
+        ["gpu_name"],
+        "",
+        false,
+        Str,
+        Gpu,
+        Identity,
+        Label,
+        true,
+        false,
+        "Product name of the GPU."
+    ),
+    def!(
+        PciBusId,
+        "pci.bus_id",
+        ["gpu_bus_id"],
+        "",
+        false,
+        Str,
+        Gpu,
+        Identity,
+        Label,
+        true,
+        false,
+        "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."
+    ),
+    def!(
+        UtilGpu,
+        "utilization.gpu",
+        [],
+        "%",
+        true,
+        U8,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        true,
+        "Percent of the past sample period during which one or more kernels ran on the GPU."
+    ),
+    def!(
+        UtilMemory,
+        "utilization.memory",
+        [],
+        "%",
+        true,
+        U8,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Percent of the past sample period during which device memory was read or written."
+    ),
+    def!(
+        MemUsed,
+        "memory.used",
+        [],
+        "MiB",
+        true,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        true,
+        "Device memory allocated by all processes."
+    ),
+    def!(
+        MemTotal,
+        "memory.total",
+        [],
+        "MiB",
+        true,
+        U32,
+        Gpu,
+        Identity,
+        Gauge,
+        true,
+        false,
+        "Total installed device memory."
+    ),
+    def!(
+        MemFree,
+        "memory.free",
+        [],
+        "MiB",
+        true,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Unallocated device memory."
+    ),
+    def!(
+        TempGpu,
+        "temperature.gpu",
+        [],
+        "C",
+        false,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        true,
+        "Core GPU temperature, degrees Celsius."
+    ),
+    def!(
+        PowerDraw,
+        "power.draw",
+        [],
+        "W",
+        true,
+        F64,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        true,
+        "Power drawn by the whole board, watts."
+    ),
+    def!(
+        PowerLimit,
+        "power.limit",
+        ["enforced.power.limit"],
+        "W",
+        true,
+        F64,
+        Gpu,
+        Last,
+        Gauge,
+        true,
+        false,
+        "Enforced power limit, watts."
+    ),
+    def!(
+        EnergyTotal,
+        "energy.total",
+        ["total_energy_consumption"],
+        "J",
+        true,
+        F64,
+        Gpu,
+        Last,
+        Counter,
+        true,
+        false,
+        "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."
+    ),
+    def!(
+        ClockSm,
+        "clocks.sm",
+        ["clocks.current.sm"],
+        "MHz",
+        true,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Current SM clock."
+    ),
+    def!(
+        ClockMem,
+        "clocks.mem",
+        ["clocks.current.memory", "clocks.memory"],
+        "MHz",
+        true,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Current memory clock."
+    ),
+    def!(
+        FanSpeed,
+        "fan.speed",
+        [],
+        "%",
+        true,
+        U8,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Intended fan speed as a percent of maximum (null on passively cooled boards)."
+    ),
+    def!(
+        Pstate,
+        "pstate",
+        [],
+        "",
+        false,
+        Str,
+        Gpu,
+        Last,
+        Label,
+        true,
+        false,
+        "Performance state, P0 (maximum) to P12 (minimum)."
+    ),
+    def!(
+        EventReasons,
+        "clocks_event_reasons.active",
+        ["clocks_throttle_reasons.active"],
+        "",
+        false,
+        U64,
+        Gpu,
+        Last,
+        Gauge,
+        true,
+        false,
+        "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."
+    ),
+    def!(
+        UtilEncoder,
+        "utilization.encoder",
+        [],
+        "%",
+        true,
+        U8,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Video encoder utilization."
+    ),
+    def!(
+        UtilDecoder,
+        "utilization.decoder",
+        [],
+        "%",
+        true,
+        U8,
+        Gpu,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Video decoder utilization."
+    ),
+    def!(
+        PcieTx,
+        "pcie.tx",
+        ["pcie.tx_throughput"],
+        "KiB/s",
+        true,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        false,
+        false,
+        "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."
+    ),
+    def!(
+        PcieRx,
+        "pcie.rx",
+        ["pcie.rx_throughput"],
+        "KiB/s",
+        true,
+        U32,
+        Gpu,
+        Mean,
+        Gauge,
+        false,
+        false,
+        "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."
+    ),
+    def!(
+        EccUncorrected,
+        "ecc.errors.uncorrected.volatile.total",
+        [],
+        "",
+        false,
+        U64,
+        Gpu,
+        Last,
+        Counter,
+        true,
+        false,
+        "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."
+    ),
+    def!(
+        CpuUtil,
+        "cpu.util",
+        [],
+        "%",
+        true,
+        F64,
+        Host,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Host CPU utilization over the tick, percent of all cores."
+    ),
+    def!(
+        CpuUtilMaxCore,
+        "cpu.util.max_core",
+        [],
+        "%",
+        true,
+        F64,
+        Host,
+        Mean,
+        Gauge,
+        true,
+        true,
+        "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound)."
+    ),
+    def!(
+        Load1,
+        "load.1",
+        ["loadavg.1"],
+        "",
+        false,
+        F64,
+        Host,
+        Last,
+        Gauge,
+        true,
+        false,
+        "One-minute load average."
+    ),
+    def!(
+        HostMemTotal,
+        "mem.total",
+        [],
+        "MiB",
+        true,
+        U32,
+        Host,
+        Identity,
+        Gauge,
+        true,
+        false,
+        "Host RAM installed."
+    ),
+    def!(
+        HostMemUsed,
+        "mem.used",
+        [],
+        "MiB",
+        true,
+        U32,
+        Host,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Host RAM in use (total minus available)."
+    ),
+    def!(
+        HostMemAvailable,
+        "mem.available",
+        [],
+        "MiB",
+        true,
+        U32,
+        Host,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Host RAM available for new allocations without swapping."
+    ),
+    def!(
+        SwapUsed,
+        "swap.used",
+        [],
+        "MiB",
+        true,
+        U32,
+        Host,
+        Mean,
+        Gauge,
+        true,
+        false,
+        "Swap space in use."
+    ),
+];
+
+impl Field {
+    /// The catalogue row of this field.
+    pub fn def(self) -> &'static FieldDef {
+        &CATALOG[self as usize]
+    }
+
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// All fields in catalogue order.
+    pub fn all() -> impl Iterator<Item = Field> {
+        CATALOG.iter().map(|d| d.field)
+    }
+
+    /// Resolve a canonical name or alias (case-insensitive, nvidia-smi style).
+    pub fn lookup(name: &str) -> Option<Field> {
+        let name = name.trim();
+        CATALOG
+            .iter()
+            .find(|d| {
+                d.name.eq_ignore_ascii_case(name)
+                    || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+            })
+            .map(|d| d.field)
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FieldDef {
+    /// Column header as gpumon's CSV writes it: `name [unit]`, or `name` when unitless.
+    pub fn csv_header(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} [{}]", self.name, self.unit)
+        }
+    }
+}
+
+/// The canonical names closest to `name`, best first (for "did you mean" hints).
+pub fn suggest(name: &str) -> Vec<&'static str> {
+    let name = name.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &'static str)> = CATALOG
+        .iter()
+        .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
+        .map(|cand| (levenshtein(&name, cand), cand))
+        .collect();
+    scored.sort();
+    let best = scored.first().map_or(0, |s| s.0);
+    let limit = best.max(1) + 2;
+    let mut out: Vec<&'static str> = Vec::new();
+    for (d, cand) in scored {
+        let canon = Field::lookup(cand).map_or(cand, Field::name);
+        if d <= limit && !out.contains(&canon) {
+            out.push(canon);
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_rows_are_in_enum_order() {
+        for (i, d) in CATALOG.iter().enumerate() {
+            assert_eq!(d.field as usize, i, "{} is out of order", d.name);
+        }
+    }
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for d in &CATALOG {
+            for n in std::iter::once(d.name).chain(d.aliases.iter().copied()) {
+                assert!(seen.insert(n.to_ascii_lowercase()), "duplicate name {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn aliases_resolve() {
+        assert_eq!(Field::lookup("clocks.current.sm"), Some(Field::ClockSm));
+        assert_eq!(
+            Field::lookup("clocks_throttle_reasons.active"),
+            Some(Field::EventReasons)
+        );
+        assert_eq!(Field::lookup("gpu_name"), Some(Field::Name));
+        assert_eq!(Field::lookup("GPU_UUID"), Some(Field::Uuid));
+        assert_eq!(Field::lookup("nope"), None);
+    }
+
+    #[test]
+    fn suggestions_find_typos() {
+        assert_eq!(suggest("utilisation.gpu").first(), Some(&"utilization.gpu"));
+        assert!(suggest("memory.usd").contains(&"memory.used"));
+    }
+}

@@ -1,0 +1,12 @@
+//! gpumon: record GPU, host and job metrics on a fixed schedule into CSV or Parquet, and read them back.
+
+pub mod catalog;
+pub mod cli;
+pub mod error;
+pub mod record;
+pub mod sample;
+pub mod schema;
+pub mod sink;
+pub mod source;
+pub mod status;
+pub mod warn;

@@ -1,0 +1,128 @@
+//! The row model: one [`Tick`] holds one row per GPU (or one host-only row), all stamped alike.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::catalog::{FIELD_COUNT, Field};
+
+/// One recorded value. Every sink renders `Null` and `Unsupported` as missing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Value {
+    /// No value this tick (error, GPU lost, not measured).
+    #[default]
+    Null,
+    /// The device says it cannot report this field (nvidia-smi prints `[Not Supported]`).
+    Unsupported,
+    U(u64),
+    F(f64),
+    S(Arc<str>),
+}
+
+impl Value {
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Value::Null | Value::Unsupported)
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::U(v) => Some(*v as f64),
+            Value::F(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Value::U(v) => Some(*v),
+            Value::F(v) if *v >= 0.0 => Some(v.round() as u64),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::S(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// One output row: a value for every catalogue field, indexed by [`Field`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    values: Vec<Value>,
+}
+
+impl Default for Row {
+    fn default() -> Self {
+        Row {
+            values: vec![Value::Null; FIELD_COUNT],
+        }
+    }
+}
+
+impl Row {
+    pub fn get(&self, f: Field) -> &Value {
+        &self.values[f as usize]
+    }
+
+    pub fn set(&mut self, f: Field, v: Value) {
+        self.values[f as usize] = v;
+    }
+}
+
+/// Everything sampled at one deadline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tick {
+    /// Wall-clock time of the tick, shared by all its rows.
+    pub ts: DateTime<Utc>,
+    /// Sequence number from the start of the run (1 for the first tick).
+    pub seq: u64,
+    /// One row per GPU, or a single row with GPU fields null on a machine without one.
+    pub rows: Vec<Row>,
+}
+
+/// The columns an output carries, in order, with the name the user asked for each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    cols: Vec<(Field, String)>,
+}
+
+impl Selection {
+    pub fn new(cols: Vec<(Field, String)>) -> Self {
+        Selection { cols }
+    }
+
+    /// Every default field under its canonical name.
+    pub fn defaults() -> Self {
+        Selection::new(
+            crate::catalog::CATALOG
+                .iter()
+                .filter(|d| d.default)
+                .map(|d| (d.field, d.name.to_string()))
+                .collect(),
+        )
+    }
+
+    pub fn fields(&self) -> impl Iterator<Item = Field> + '_ {
+        self.cols.iter().map(|c| c.0)
+    }
+
+    /// `(field, name as requested)` pairs; nvidia-smi style headers use the requested name.
+    pub fn columns(&self) -> &[(Field, String)] {
+        &self.cols
+    }
+
+    pub fn contains(&self, f: Field) -> bool {
+        self.cols.iter().any(|c| c.0 == f)
+    }
+
+    pub fn len(&self) -> usize {
+        self.cols.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cols.is_empty()
+    }
+}

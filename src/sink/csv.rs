@@ -1,0 +1,80 @@
+//! gpumon CSV: RFC 4180, header `name [unit]`, plain numbers, RFC 3339 UTC timestamps with milliseconds.
+
+use anyhow::{Context, Result};
+use chrono::SecondsFormat;
+
+use super::{CountingWriter, Sink};
+use crate::catalog::Field;
+use crate::sample::{Selection, Tick, Value};
+
+pub struct CsvSink {
+    w: csv::Writer<CountingWriter>,
+    sel: Selection,
+    cells: Vec<String>,
+}
+
+impl CsvSink {
+    pub fn new(out: CountingWriter, sel: &Selection) -> Result<Self> {
+        let target = out.target().clone();
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(out);
+        w.write_record(sel.fields().map(|f| f.def().csv_header()))
+            .with_context(|| format!("writing {target}"))?;
+        Ok(CsvSink {
+            w,
+            sel: sel.clone(),
+            cells: Vec::new(),
+        })
+    }
+
+    fn target(&self) -> String {
+        self.w.get_ref().target().to_string()
+    }
+}
+
+/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise.
+pub fn cell(v: &Value, out: &mut String) {
+    use std::fmt::Write;
+    out.clear();
+    let _ = match v {
+        Value::Null | Value::Unsupported => Ok(()),
+        Value::U(u) => write!(out, "{u}"),
+        Value::F(f) => write!(out, "{f}"),
+        Value::S(s) => write!(out, "{s}"),
+    };
+}
+
+impl Sink for CsvSink {
+    fn write_tick(&mut self, tick: &Tick) -> Result<()> {
+        let ts = tick.ts.to_rfc3339_opts(SecondsFormat::Millis, true);
+        self.cells.resize(self.sel.len(), String::new());
+        for row in &tick.rows {
+            for (cellbuf, f) in self.cells.iter_mut().zip(self.sel.fields()) {
+                if f == Field::Timestamp {
+                    cellbuf.clone_from(&ts);
+                } else {
+                    cell(row.get(f), cellbuf);
+                }
+            }
+            self.w
+                .write_record(&self.cells)
+                .with_context(|| format!("writing {}", self.target()))?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.w
+            .flush()
+            .with_context(|| format!("writing {}", self.target()))
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.flush()
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.w.get_ref().written()
+    }
+}

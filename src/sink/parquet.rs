@@ -1,0 +1,174 @@
+//! Parquet sink: zstd, UTC microsecond timestamps, narrow unsigned integers, run metadata in the footer.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use arrow_array::builder::{
+    Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
+    UInt64Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use super::{CountingWriter, RunMeta, Sink};
+use crate::catalog::{Field, Ty};
+use crate::sample::{Selection, Tick, Value};
+use crate::schema::arrow_schema;
+
+/// Rows per Parquet row group; bounds the writer's memory.
+const ROW_GROUP_ROWS: usize = 16 * 1024;
+/// Buffered rows converted to an Arrow batch at once.
+const BATCH_ROWS: usize = 1024;
+
+pub struct ParquetSink {
+    w: ArrowWriter<CountingWriter>,
+    schema: SchemaRef,
+    sel: Selection,
+    cols: Vec<Col>,
+    rows: usize,
+    target: String,
+}
+
+enum Col {
+    Ts(TimestampMicrosecondBuilder),
+    Str(StringBuilder),
+    U8(UInt8Builder),
+    U32(UInt32Builder),
+    U64(UInt64Builder),
+    F64(Float64Builder),
+}
+
+impl Col {
+    fn new(ty: Ty) -> Col {
+        match ty {
+            Ty::Timestamp => Col::Ts(TimestampMicrosecondBuilder::new().with_timezone("UTC")),
+            Ty::Str => Col::Str(StringBuilder::new()),
+            Ty::U8 => Col::U8(UInt8Builder::new()),
+            Ty::U32 => Col::U32(UInt32Builder::new()),
+            Ty::U64 => Col::U64(UInt64Builder::new()),
+            Ty::F64 => Col::F64(Float64Builder::new()),
+        }
+    }
+
+    fn push(&mut self, v: &Value) {
+        match self {
+            Col::Ts(_) => {}
+            Col::Str(b) => b.append_option(v.as_str()),
+            Col::U8(b) => b.append_option(v.as_u64().map(|x| x.min(u64::from(u8::MAX)) as u8)),
+            Col::U32(b) => b.append_option(v.as_u64().map(|x| x.min(u64::from(u32::MAX)) as u32)),
+            Col::U64(b) => b.append_option(v.as_u64()),
+            Col::F64(b) => b.append_option(v.as_f64()),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Col::Ts(b) => Arc::new(b.finish()),
+            Col::Str(b) => Arc::new(b.finish()),
+            Col::U8(b) => Arc::new(b.finish()),
+            Col::U32(b) => Arc::new(b.finish()),
+            Col::U64(b) => Arc::new(b.finish()),
+            Col::F64(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// File-level key/value metadata describing the run.
+fn kv_metadata(meta: &RunMeta) -> Vec<KeyValue> {
+    let mut kv = vec![
+        KeyValue::new(
+            "gpumon.version".into(),
+            env!("CARGO_PKG_VERSION").to_string(),
+        ),
+        KeyValue::new("gpumon.hostname".into(), meta.hostname.clone()),
+        KeyValue::new("gpumon.interval_s".into(), meta.interval_s.to_string()),
+        KeyValue::new("gpumon.command".into(), meta.command.clone()),
+        KeyValue::new(
+            "gpumon.start".into(),
+            meta.start
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ),
+    ];
+    if let Some(d) = &meta.driver_version {
+        kv.push(KeyValue::new("gpumon.driver_version".into(), d.clone()));
+    }
+    kv
+}
+
+impl ParquetSink {
+    pub fn new(out: CountingWriter, sel: &Selection, meta: &RunMeta) -> Result<Self> {
+        let target = out.target().to_string();
+        let schema = arrow_schema(sel);
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_key_value_metadata(Some(kv_metadata(meta)))
+            .build();
+        let w = ArrowWriter::try_new(out, schema.clone(), Some(props))
+            .with_context(|| format!("writing {target}"))?;
+        let cols = sel.fields().map(|f| Col::new(f.def().ty)).collect();
+        Ok(ParquetSink {
+            w,
+            schema,
+            sel: sel.clone(),
+            cols,
+            rows: 0,
+            target,
+        })
+    }
+
+    /// Hand buffered rows to the Parquet writer as one batch.
+    fn drain(&mut self) -> Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(Col::finish).collect();
+        let batch =
+            RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")?;
+        self.rows = 0;
+        self.w
+            .write(&batch)
+            .with_context(|| format!("writing {}", self.target))
+    }
+}
+
+impl Sink for ParquetSink {
+    fn write_tick(&mut self, tick: &Tick) -> Result<()> {
+        let us = tick.ts.timestamp_micros();
+        for row in &tick.rows {
+            for (col, f) in self.cols.iter_mut().zip(self.sel.fields()) {
+                match col {
+                    Col::Ts(b) if f == Field::Timestamp => b.append_value(us),
+                    c => c.push(row.get(f)),
+                }
+            }
+            self.rows += 1;
+        }
+        if self.rows >= BATCH_ROWS {
+            self.drain()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.drain()
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.drain()?;
+        let target = self.target.clone();
+        let mut out = self
+            .w
+            .into_inner()
+            .with_context(|| format!("closing {target}"))?;
+        std::io::Write::flush(&mut out).with_context(|| format!("closing {target}"))
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.w.bytes_written() as u64
+    }
+}

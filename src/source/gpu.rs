@@ -1,0 +1,281 @@
+//! GPU metrics through NVML (nvml-wrapper): one `Nvml` for the run, each query independent.
+//!
+//! A failing call costs one field of one GPU for one tick: `NotSupported` becomes
+//! [`Value::Unsupported`], any other error `Null`, each warned about once. A GPU that
+//! reports `GpuLost` gets null rows (warned once) and is probed again on later ticks.
+
+use std::ffi::OsStr;
+use std::sync::Arc;
+
+use nvml_wrapper::Nvml;
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor,
+};
+use nvml_wrapper::error::NvmlError;
+
+use crate::catalog::{Field, Source};
+use crate::sample::{Row, Selection, Value};
+use crate::warn::{warn, warn_once};
+
+const MIB: u64 = 1024 * 1024;
+
+/// Default library name, as the NVIDIA driver installs it.
+pub const DEFAULT_NVML_LIB: &str = "libnvidia-ml.so.1";
+
+/// Static identity of one GPU, read once at start.
+#[derive(Debug, Clone)]
+pub struct GpuInfo {
+    pub index: u32,
+    pub uuid: Arc<str>,
+    pub name: Arc<str>,
+    pub bus_id: Arc<str>,
+}
+
+/// Why NVML could not be used at all.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot use NVML from {lib}: {source}")]
+pub struct NvmlUnavailable {
+    pub lib: String,
+    #[source]
+    pub source: NvmlError,
+}
+
+/// A GPU selector given by the user: an index or a UUID (prefix).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GpuSelector {
+    Index(u32),
+    Uuid(String),
+}
+
+impl GpuSelector {
+    pub fn parse(s: &str) -> GpuSelector {
+        match s.trim().parse::<u32>() {
+            Ok(i) => GpuSelector::Index(i),
+            Err(_) => GpuSelector::Uuid(s.trim().to_string()),
+        }
+    }
+
+    fn matches(&self, g: &GpuInfo) -> bool {
+        match self {
+            GpuSelector::Index(i) => g.index == *i,
+            GpuSelector::Uuid(u) => {
+                g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str())
+            }
+        }
+    }
+}
+
+/// Samples the selected GPUs.
+pub struct GpuSource {
+    nvml: Nvml,
+    gpus: Vec<Gpu>,
+}
+
+struct Gpu {
+    info: GpuInfo,
+    lost: bool,
+}
+
+impl GpuSource {
+    /// Load NVML from `lib` and resolve the GPU selection (all visible GPUs when empty).
+    pub fn open(lib: &str, select: &[GpuSelector]) -> Result<GpuSource, NvmlUnavailable> {
+        let unavailable = |source| NvmlUnavailable {
+            lib: lib.to_string(),
+            source,
+        };
+        let nvml = Nvml::builder()
+            .lib_path(OsStr::new(lib))
+            .init()
+            .map_err(unavailable)?;
+        let count = nvml.device_count().map_err(unavailable)?;
+        let mut all = Vec::new();
+        for index in 0..count {
+            match read_info(&nvml, index) {
+                Ok(info) => all.push(info),
+                Err(e) => warn(&format!(
+                    "GPU {index}: cannot read its identity ({e}); skipping it"
+                )),
+            }
+        }
+        let infos: Vec<GpuInfo> = if select.is_empty() {
+            all
+        } else {
+            all.into_iter()
+                .filter(|g| select.iter().any(|s| s.matches(g)))
+                .collect()
+        };
+        let gpus = infos
+            .into_iter()
+            .map(|info| Gpu { info, lost: false })
+            .collect();
+        Ok(GpuSource { nvml, gpus })
+    }
+
+    /// The GPUs being recorded.
+    pub fn gpus(&self) -> impl Iterator<Item = &GpuInfo> {
+        self.gpus.iter().map(|g| &g.info)
+    }
+
+    pub fn driver_version(&self) -> Option<String> {
+        self.nvml.sys_driver_version().ok()
+    }
+
+    /// One row per GPU with the selected GPU fields filled.
+    pub fn sample(&mut self, sel: &Selection, rows: &mut Vec<Row>) {
+        for gpu in &mut self.gpus {
+            let mut row = Row::default();
+            let info = &gpu.info;
+            row.set(Field::Index, Value::U(u64::from(info.index)));
+            row.set(Field::Uuid, Value::S(info.uuid.clone()));
+            row.set(Field::Name, Value::S(info.name.clone()));
+            row.set(Field::PciBusId, Value::S(info.bus_id.clone()));
+            match sample_device(&self.nvml, info, sel, &mut row) {
+                Ok(()) => {
+                    if gpu.lost {
+                        gpu.lost = false;
+                        warn(&format!("GPU {} ({}) is back", info.index, info.uuid));
+                    }
+                }
+                Err(Lost) => {
+                    row = Row::default();
+                    row.set(Field::Index, Value::U(u64::from(info.index)));
+                    row.set(Field::Uuid, Value::S(info.uuid.clone()));
+                    row.set(Field::Name, Value::S(info.name.clone()));
+                    row.set(Field::PciBusId, Value::S(info.bus_id.clone()));
+                    if !gpu.lost {
+                        gpu.lost = true;
+                        warn(&format!(
+                            "GPU {} ({}) is lost (fallen off the bus or driver reset); its fields are empty until it answers again",
+                            info.index, info.uuid
+                        ));
+                    }
+                }
+            }
+            rows.push(row);
+        }
+    }
+}
+
+fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
+    let dev = nvml.device_by_index(index)?;
+    let uuid = dev.uuid()?;
+    let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
+    let bus_id = dev.pci_info().map(|p| p.bus_id).unwrap_or_default();
+    Ok(GpuInfo {
+        index,
+        uuid: uuid.into(),
+        name: name.into(),
+        bus_id: bus_id.into(),
+    })
+}
+
+/// The device answered `GpuLost`.
+struct Lost;
+
+/// Turn one NVML result into a value; `Err(Lost)` aborts the GPU's row.
+fn val<T>(
+    info: &GpuInfo,
+    field: Field,
+    r: Result<T, NvmlError>,
+    conv: impl FnOnce(T) -> Value,
+) -> Result<Value, Lost> {
+    match r {
+        Ok(v) => Ok(conv(v)),
+        Err(NvmlError::GpuLost) => Err(Lost),
+        Err(NvmlError::NotSupported) => Ok(Value::Unsupported),
+        Err(e) => {
+            warn_once(
+                &format!("nvml-{}-{field}-{e:?}", info.index),
+                &format!(
+                    "GPU {}: reading {field} failed: {e}; recording it as empty",
+                    info.index
+                ),
+            );
+            Ok(Value::Null)
+        }
+    }
+}
+
+fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) -> Result<(), Lost> {
+    let dev = match nvml.device_by_index(info.index) {
+        Ok(d) => d,
+        Err(NvmlError::GpuLost) => return Err(Lost),
+        Err(e) => {
+            warn_once(
+                &format!("nvml-handle-{}", info.index),
+                &format!("GPU {}: no handle: {e}", info.index),
+            );
+            return Ok(());
+        }
+    };
+    let want = |f: Field| sel.contains(f);
+    let u = |v: u32| Value::U(u64::from(v));
+    if want(Field::UtilGpu) || want(Field::UtilMemory) {
+        match dev.utilization_rates() {
+            Ok(r) => {
+                row.set(Field::UtilGpu, u(r.gpu));
+                row.set(Field::UtilMemory, u(r.memory));
+            }
+            Err(e) => {
+                let v = val(info, Field::UtilGpu, Err::<(), _>(e), |_| Value::Null)?;
+                row.set(Field::UtilGpu, v.clone());
+                row.set(Field::UtilMemory, v);
+            }
+        }
+    }
+    if want(Field::MemUsed) || want(Field::MemTotal) || want(Field::MemFree) {
+        match dev.memory_info() {
+            Ok(m) => {
+                row.set(Field::MemUsed, Value::U(m.used / MIB));
+                row.set(Field::MemTotal, Value::U(m.total / MIB));
+                row.set(Field::MemFree, Value::U(m.free / MIB));
+            }
+            Err(e) => {
+                let v = val(info, Field::MemUsed, Err::<(), _>(e), |_| Value::Null)?;
+                for f in [Field::MemUsed, Field::MemTotal, Field::MemFree] {
+                    row.set(f, v.clone());
+                }
+            }
+        }
+    }
+    let watts = |mw: u32| Value::F(f64::from(mw) / 1000.0);
+    // Each remaining field is one independent NVML call.
+    for f in sel.fields().filter(|f| f.def().source == Source::Gpu) {
+        let v = match f {
+            Field::TempGpu => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
+            Field::PowerDraw => val(info, f, dev.power_usage(), watts)?,
+            Field::PowerLimit => val(info, f, dev.enforced_power_limit(), watts)?,
+            Field::EnergyTotal => val(info, f, dev.total_energy_consumption(), |mj| {
+                Value::F(mj as f64 / 1000.0)
+            })?,
+            Field::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
+            Field::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
+            Field::FanSpeed => val(info, f, dev.fan_speed(0), u)?,
+            Field::Pstate => val(info, f, dev.performance_state(), |p| {
+                let n = p.as_c();
+                if n < 16 {
+                    Value::S(format!("P{n}").into())
+                } else {
+                    Value::Null
+                }
+            })?,
+            Field::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| {
+                Value::U(r.bits())
+            })?,
+            Field::UtilEncoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
+            Field::UtilDecoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
+            Field::PcieTx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
+            Field::PcieRx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
+            Field::EccUncorrected => val(
+                info,
+                f,
+                dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+                Value::U,
+            )?,
+            // Identity fields are cached; utilization and memory were read above.
+            _ => continue,
+        };
+        row.set(f, v);
+    }
+    Ok(())
+}
