@@ -103,6 +103,8 @@ pub struct FieldDef {
     pub unit: &'static str,
     /// Whether nvidia-smi prints the unit in header and values (it does not for temperatures).
     pub nvsmi_unit: bool,
+    /// The name nvidia-smi prints in its CSV header (its own canonical name), when it differs.
+    pub nvsmi_name: Option<&'static str>,
     pub ty: Ty,
     pub source: Source,
     pub agg: Agg,
@@ -122,6 +124,7 @@ macro_rules! def {
             aliases: &[$($alias),*],
             unit: $unit,
             nvsmi_unit: $nvu,
+            nvsmi_name: None,
             ty: Ty::$ty,
             source: Source::$src,
             agg: Agg::$agg,
@@ -133,456 +136,79 @@ macro_rules! def {
     };
 }
 
+/// Set the name nvidia-smi prints in its header for this field.
+const fn smi(mut d: FieldDef, name: &'static str) -> FieldDef {
+    d.nvsmi_name = Some(name);
+    d
+}
+
 /// The catalogue, in [`Field`] order. Column order of every output follows it.
+#[rustfmt::skip]
 pub static CATALOG: [FieldDef; FIELD_COUNT] = [
-    def!(
-        Timestamp,
-        "timestamp",
-        [],
-        "",
-        false,
-        Timestamp,
-        Meta,
-        Identity,
-        None,
-        true,
-        false,
-        "Time of the tick (wall clock, UTC); every row of one tick carries the same value."
-    ),
-    def!(
-        Host,
-        "host",
-        ["hostname"],
-        "",
-        false,
-        Str,
-        Meta,
-        Identity,
-        Label,
-        true,
-        false,
-        "Host name of the machine that recorded the row."
-    ),
-    def!(
-        Index,
-        "index",
-        ["gpu_index"],
-        "",
-        false,
-        U32,
-        Gpu,
-        Identity,
-        Label,
-        true,
-        false,
-        "NVML index of the GPU (null on host-only rows)."
-    ),
-    def!(
-        Uuid,
-        "uuid",
-        ["gpu_uuid"],
-        "",
-        false,
-        Str,
-        Gpu,
-        Identity,
-        Label,
-        true,
-        false,
-        "Globally unique GPU identifier, e.g. GPU-1f2e...."
-    ),
-    def!(
-        Name,
-        "name",
-        ["gpu_name"],
-        "",
-        false,
-        Str,
-        Gpu,
-        Identity,
-        Label,
-        true,
-        false,
-        "Product name of the GPU."
-    ),
-    def!(
-        PciBusId,
-        "pci.bus_id",
-        ["gpu_bus_id"],
-        "",
-        false,
-        Str,
-        Gpu,
-        Identity,
-        Label,
-        true,
-        false,
-        "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."
-    ),
-    def!(
-        UtilGpu,
-        "utilization.gpu",
-        [],
-        "%",
-        true,
-        U8,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        true,
-        "Percent of the past sample period during which one or more kernels ran on the GPU."
-    ),
-    def!(
-        UtilMemory,
-        "utilization.memory",
-        [],
-        "%",
-        true,
-        U8,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Percent of the past sample period during which device memory was read or written."
-    ),
-    def!(
-        MemUsed,
-        "memory.used",
-        [],
-        "MiB",
-        true,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        true,
-        "Device memory allocated by all processes."
-    ),
-    def!(
-        MemTotal,
-        "memory.total",
-        [],
-        "MiB",
-        true,
-        U32,
-        Gpu,
-        Identity,
-        Gauge,
-        true,
-        false,
-        "Total installed device memory."
-    ),
-    def!(
-        MemFree,
-        "memory.free",
-        [],
-        "MiB",
-        true,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Unallocated device memory."
-    ),
-    def!(
-        TempGpu,
-        "temperature.gpu",
-        [],
-        "C",
-        false,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        true,
-        "Core GPU temperature, degrees Celsius."
-    ),
-    def!(
-        PowerDraw,
-        "power.draw",
-        [],
-        "W",
-        true,
-        F64,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        true,
-        "Power drawn by the whole board, watts."
-    ),
-    def!(
-        PowerLimit,
-        "power.limit",
-        ["enforced.power.limit"],
-        "W",
-        true,
-        F64,
-        Gpu,
-        Last,
-        Gauge,
-        true,
-        false,
-        "Enforced power limit, watts."
-    ),
-    def!(
-        EnergyTotal,
-        "energy.total",
-        ["total_energy_consumption"],
-        "J",
-        true,
-        F64,
-        Gpu,
-        Last,
-        Counter,
-        true,
-        false,
-        "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."
-    ),
-    def!(
-        ClockSm,
-        "clocks.sm",
-        ["clocks.current.sm"],
-        "MHz",
-        true,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Current SM clock."
-    ),
-    def!(
-        ClockMem,
-        "clocks.mem",
-        ["clocks.current.memory", "clocks.memory"],
-        "MHz",
-        true,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Current memory clock."
-    ),
-    def!(
-        FanSpeed,
-        "fan.speed",
-        [],
-        "%",
-        true,
-        U8,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Intended fan speed as a percent of maximum (null on passively cooled boards)."
-    ),
-    def!(
-        Pstate,
-        "pstate",
-        [],
-        "",
-        false,
-        Str,
-        Gpu,
-        Last,
-        Label,
-        true,
-        false,
-        "Performance state, P0 (maximum) to P12 (minimum)."
-    ),
-    def!(
-        EventReasons,
-        "clocks_event_reasons.active",
-        ["clocks_throttle_reasons.active"],
-        "",
-        false,
-        U64,
-        Gpu,
-        Last,
-        Gauge,
-        true,
-        false,
-        "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."
-    ),
-    def!(
-        UtilEncoder,
-        "utilization.encoder",
-        [],
-        "%",
-        true,
-        U8,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Video encoder utilization."
-    ),
-    def!(
-        UtilDecoder,
-        "utilization.decoder",
-        [],
-        "%",
-        true,
-        U8,
-        Gpu,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Video decoder utilization."
-    ),
-    def!(
-        PcieTx,
-        "pcie.tx",
-        ["pcie.tx_throughput"],
-        "KiB/s",
-        true,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        false,
-        false,
-        "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."
-    ),
-    def!(
-        PcieRx,
-        "pcie.rx",
-        ["pcie.rx_throughput"],
-        "KiB/s",
-        true,
-        U32,
-        Gpu,
-        Mean,
-        Gauge,
-        false,
-        false,
-        "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."
-    ),
-    def!(
-        EccUncorrected,
-        "ecc.errors.uncorrected.volatile.total",
-        [],
-        "",
-        false,
-        U64,
-        Gpu,
-        Last,
-        Counter,
-        true,
-        false,
-        "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."
-    ),
-    def!(
-        CpuUtil,
-        "cpu.util",
-        [],
-        "%",
-        true,
-        F64,
-        Host,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Host CPU utilization over the tick, percent of all cores."
-    ),
-    def!(
-        CpuUtilMaxCore,
-        "cpu.util.max_core",
-        [],
-        "%",
-        true,
-        F64,
-        Host,
-        Mean,
-        Gauge,
-        true,
-        true,
-        "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound)."
-    ),
-    def!(
-        Load1,
-        "load.1",
-        ["loadavg.1"],
-        "",
-        false,
-        F64,
-        Host,
-        Last,
-        Gauge,
-        true,
-        false,
-        "One-minute load average."
-    ),
-    def!(
-        HostMemTotal,
-        "mem.total",
-        [],
-        "MiB",
-        true,
-        U32,
-        Host,
-        Identity,
-        Gauge,
-        true,
-        false,
-        "Host RAM installed."
-    ),
-    def!(
-        HostMemUsed,
-        "mem.used",
-        [],
-        "MiB",
-        true,
-        U32,
-        Host,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Host RAM in use (total minus available)."
-    ),
-    def!(
-        HostMemAvailable,
-        "mem.available",
-        [],
-        "MiB",
-        true,
-        U32,
-        Host,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Host RAM available for new allocations without swapping."
-    ),
-    def!(
-        SwapUsed,
-        "swap.used",
-        [],
-        "MiB",
-        true,
-        U32,
-        Host,
-        Mean,
-        Gauge,
-        true,
-        false,
-        "Swap space in use."
-    ),
+    def!(Timestamp, "timestamp", [], "", false, Timestamp, Meta, Identity, None, true, false,
+        "Time of the tick (wall clock, UTC); every row of one tick carries the same value."),
+    def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true, false,
+        "Host name of the machine that recorded the row."),
+    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu, Identity, Label, true, false,
+        "NVML index of the GPU (null on host-only rows)."),
+    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu, Identity, Label, true, false,
+        "Globally unique GPU identifier, e.g. GPU-1f2e...."),
+    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu, Identity, Label, true, false,
+        "Product name of the GPU."),
+    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu, Identity, Label, true, false,
+        "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."),
+    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu, Mean, Gauge, true, true,
+        "Percent of the past sample period during which one or more kernels ran on the GPU."),
+    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+        "Percent of the past sample period during which device memory was read or written."),
+    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu, Mean, Gauge, true, true,
+        "Device memory allocated by all processes."),
+    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu, Identity, Gauge, true, false,
+        "Total installed device memory."),
+    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu, Mean, Gauge, true, false,
+        "Unallocated device memory."),
+    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu, Mean, Gauge, true, true,
+        "Core GPU temperature, degrees Celsius."),
+    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu, Mean, Gauge, true, true,
+        "Power drawn by the whole board, watts."),
+    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu, Last, Gauge, true, false,
+        "Enforced power limit, watts."),
+    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu, Last, Counter, true, false,
+        "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
+    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu, Mean, Gauge, true, false,
+        "Current SM clock."), "clocks.current.sm"),
+    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu, Mean, Gauge, true, false,
+        "Current memory clock."), "clocks.current.memory"),
+    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+        "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
+    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Label, true, false,
+        "Performance state, P0 (maximum) to P12 (minimum)."),
+    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu, Last, Gauge, true, false,
+        "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
+    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+        "Video encoder utilization."),
+    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+        "Video decoder utilization."),
+    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false, false,
+        "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."),
+    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false, false,
+        "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
+    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu, Last, Counter, true, false,
+        "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
+    def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true, false,
+        "Host CPU utilization over the tick, percent of all cores."),
+    def!(CpuUtilMaxCore, "cpu.util.max_core", [], "%", true, F64, Host, Mean, Gauge, true, true,
+        "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound)."),
+    def!(Load1, "load.1", ["loadavg.1"], "", false, F64, Host, Last, Gauge, true, false,
+        "One-minute load average."),
+    def!(HostMemTotal, "mem.total", [], "MiB", true, U32, Host, Identity, Gauge, true, false,
+        "Host RAM installed."),
+    def!(HostMemUsed, "mem.used", [], "MiB", true, U32, Host, Mean, Gauge, true, false,
+        "Host RAM in use (total minus available)."),
+    def!(HostMemAvailable, "mem.available", [], "MiB", true, U32, Host, Mean, Gauge, true, false,
+        "Host RAM available for new allocations without swapping."),
+    def!(SwapUsed, "swap.used", [], "MiB", true, U32, Host, Mean, Gauge, true, false,
+        "Swap space in use."),
 ];
 
 impl Field {
@@ -605,10 +231,7 @@ impl Field {
         let name = name.trim();
         CATALOG
             .iter()
-            .find(|d| {
-                d.name.eq_ignore_ascii_case(name)
-                    || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
-            })
+            .find(|d| d.name.eq_ignore_ascii_case(name) || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(name)))
             .map(|d| d.field)
     }
 }
@@ -620,13 +243,15 @@ impl fmt::Display for Field {
 }
 
 impl FieldDef {
+    /// Column header in nvidia-smi style: its own name for the field, `[unit]` where it prints one.
+    pub fn nvsmi_header(&self) -> String {
+        let name = self.nvsmi_name.unwrap_or(self.name);
+        if self.nvsmi_unit && !self.unit.is_empty() { format!("{name} [{}]", self.unit) } else { name.to_string() }
+    }
+
     /// Column header as gpumon's CSV writes it: `name [unit]`, or `name` when unitless.
     pub fn csv_header(&self) -> String {
-        if self.unit.is_empty() {
-            self.name.to_string()
-        } else {
-            format!("{} [{}]", self.name, self.unit)
-        }
+        if self.unit.is_empty() { self.name.to_string() } else { format!("{} [{}]", self.name, self.unit) }
     }
 }
 
@@ -692,10 +317,7 @@ mod tests {
     #[test]
     fn aliases_resolve() {
         assert_eq!(Field::lookup("clocks.current.sm"), Some(Field::ClockSm));
-        assert_eq!(
-            Field::lookup("clocks_throttle_reasons.active"),
-            Some(Field::EventReasons)
-        );
+        assert_eq!(Field::lookup("clocks_throttle_reasons.active"), Some(Field::EventReasons));
         assert_eq!(Field::lookup("gpu_name"), Some(Field::Name));
         assert_eq!(Field::lookup("GPU_UUID"), Some(Field::Uuid));
         assert_eq!(Field::lookup("nope"), None);

@@ -92,11 +92,9 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if let Ok(secs) = s.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs)
-            .map_err(|_| format!("'{s}' is not a valid duration"));
+        return Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is not a valid duration"));
     }
-    humantime::parse_duration(s)
-        .map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 1, 0.5, 250ms, 1m, 1h"))
+    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 1, 0.5, 250ms, 1m, 1h"))
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -108,9 +106,7 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    Format::parse(s).ok_or_else(|| {
-        format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]")
-    })
+    Format::parse(s).ok_or_else(|| format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]"))
 }
 
 /// Resolve `--fields` names. gpumon's own formats always lead with the identity keys.
@@ -118,34 +114,22 @@ fn selection(names: &[String], format: Format) -> Result<Selection> {
     if names.is_empty() {
         return Ok(Selection::defaults());
     }
-    let mut cols: Vec<(Field, String)> = Vec::new();
+    let mut cols: Vec<Field> = Vec::new();
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let Some(f) = Field::lookup(name) else {
             let hint = suggest(name);
-            let hint = if hint.is_empty() {
-                String::new()
-            } else {
-                format!(" (did you mean {}?)", hint.join(", "))
-            };
-            return Err(UsageError(format!(
-                "unknown field '{name}'{hint}; `gpumon fields` lists them all"
-            ))
-            .into());
+            let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean {}?)", hint.join(", ")) };
+            return Err(UsageError(format!("unknown field '{name}'{hint}; `gpumon fields` lists them all")).into());
         };
-        if !cols.iter().any(|c| c.0 == f) {
-            cols.push((f, name.to_string()));
+        if !cols.contains(&f) {
+            cols.push(f);
         }
     }
     if !matches!(format, Format::NvidiaSmi { .. }) {
         let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
-        let mut keyed: Vec<(Field, String)> = keys
-            .iter()
-            .filter(|k| !cols.iter().any(|c| c.0 == **k))
-            .map(|k| (*k, k.name().to_string()))
-            .collect();
-        keyed.extend(cols);
-        keyed.sort_by_key(|c| c.0);
-        cols = keyed;
+        let missing: Vec<Field> = keys.into_iter().filter(|k| !cols.contains(k)).collect();
+        cols.extend(missing);
+        cols.sort();
     }
     Ok(Selection::new(cols))
 }
@@ -153,15 +137,9 @@ fn selection(names: &[String], format: Format) -> Result<Selection> {
 impl RecordArgs {
     fn into_config(self) -> Result<RecordConfig> {
         let Some(output) = self.output else {
-            return Err(
-                UsageError("record needs -o/--output PATH (use - for stdout)".into()).into(),
-            );
+            return Err(UsageError("record needs -o/--output PATH (use - for stdout)".into()).into());
         };
-        let target = if output.as_os_str() == "-" {
-            Target::Stdout
-        } else {
-            Target::File(output)
-        };
+        let target = if output.as_os_str() == "-" { Target::Stdout } else { Target::File(output) };
         let format = match (self.format, &target) {
             (Some(f), _) => f,
             (None, Target::Stdout) => Format::Csv,
@@ -173,10 +151,9 @@ impl RecordArgs {
             })?,
         };
         if format == Format::Parquet && target == Target::Stdout {
-            return Err(UsageError(
-                "Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into(),
-            )
-            .into());
+            return Err(
+                UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
+            );
         }
         Ok(RecordConfig {
             interval: self.interval,
@@ -185,12 +162,7 @@ impl RecordArgs {
             format,
             duration: self.duration,
             count: self.count,
-            gpus: self
-                .gpus
-                .iter()
-                .filter(|g| !g.trim().is_empty())
-                .map(|g| GpuSelector::parse(g))
-                .collect(),
+            gpus: self.gpus.iter().filter(|g| !g.trim().is_empty()).map(|g| GpuSelector::parse(g)).collect(),
             nvml_lib: self.nvml_lib,
             require_gpu: self.require_gpu,
             flush: self.flush,
@@ -203,26 +175,12 @@ impl RecordArgs {
 
 fn print_fields() -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "Fields gpumon can record (pass to --fields / --query-gpu, comma-separated)."
-    )?;
-    writeln!(
-        out,
-        "Fields marked 'off' are only recorded when asked for.\n"
-    )?;
+    writeln!(out, "Fields gpumon can record (pass to --fields / --query-gpu, comma-separated).")?;
+    writeln!(out, "Fields marked 'off' are only recorded when asked for.\n")?;
     for d in &CATALOG {
-        let unit = if d.unit.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", d.unit)
-        };
+        let unit = if d.unit.is_empty() { String::new() } else { format!(" [{}]", d.unit) };
         let default = if d.default { "" } else { ", off by default" };
-        writeln!(
-            out,
-            "\"{}\"{unit}  ({:?}, {:?}{default})",
-            d.name, d.source, d.ty
-        )?;
+        writeln!(out, "\"{}\"{unit}  ({:?}, {:?}{default})", d.name, d.source, d.ty)?;
         if !d.aliases.is_empty() {
             writeln!(out, "    aliases: {}", d.aliases.join(", "))?;
         }
@@ -251,10 +209,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
 
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
 /// Parse the command line, run, and return the process exit code.
@@ -263,11 +218,7 @@ pub fn main() -> i32 {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            };
+            return if e.use_stderr() { exit::USAGE } else { exit::OK };
         }
     };
     match dispatch(cli) {
@@ -302,15 +253,10 @@ mod tests {
         let s = selection(&["clocks.current.sm".into()], Format::Csv).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm"]);
-        let s = selection(
-            &["clocks.current.sm".into()],
-            Format::NvidiaSmi {
-                header: true,
-                units: true,
-            },
-        )
-        .unwrap();
-        assert_eq!(s.columns()[0].1, "clocks.current.sm");
+        let s = selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }).unwrap();
+        assert_eq!(s.fields().collect::<Vec<_>>(), [Field::ClockSm]);
+        assert_eq!(Field::ClockSm.def().nvsmi_header(), "clocks.current.sm [MHz]");
+        assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
         let e = selection(&["utilisation.gpu".into()], Format::Csv).unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");

@@ -15,9 +15,5 @@ pub mod exit {
 
 /// Exit code for an error chain: 2 when any cause is a [`UsageError`], else 1.
 pub fn code_for(e: &anyhow::Error) -> i32 {
-    if e.chain().any(|c| c.is::<UsageError>()) {
-        exit::USAGE
-    } else {
-        exit::FAILURE
-    }
+    if e.chain().any(|c| c.is::<UsageError>()) { exit::USAGE } else { exit::FAILURE }
 }

@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod error;
+pub mod read;
 pub mod record;
 pub mod sample;
 pub mod schema;

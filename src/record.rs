@@ -52,19 +52,10 @@ pub struct RunStats {
 /// Record until the count or duration is reached or a signal arrives. Returns the run's figures.
 pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
     let stop_rx = install_signal_handlers()?;
-    let needs_host = cfg
-        .selection
-        .fields()
-        .any(|f| f.def().source == Source::Host);
-    let mut host = if needs_host {
-        Some(HostSource::new()?)
-    } else {
-        None
-    };
+    let needs_host = cfg.selection.fields().any(|f| f.def().source == Source::Host);
+    let mut host = if needs_host { Some(HostSource::new()?) } else { None };
     let mut gpu = open_gpus(cfg)?;
-    let hostname: Arc<str> = sysinfo::System::host_name()
-        .unwrap_or_else(|_| "unknown".into())
-        .into();
+    let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
 
     let start_wall = Utc::now();
     let meta = RunMeta {
@@ -124,10 +115,7 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             match e {
                 TrySendError::Full(_) => {
                     stats.dropped += 1;
-                    warn_once(
-                        "queue-full",
-                        "the writer is falling behind; ticks are being dropped and counted",
-                    );
+                    warn_once("queue-full", "the writer is falling behind; ticks are being dropped and counted");
                 }
                 TrySendError::Disconnected(_) => break,
             }
@@ -151,9 +139,7 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
         }
     }
     status::clear_line();
-    writer
-        .finish()
-        .with_context(|| format!("finishing {}", cfg.target))?;
+    writer.finish().with_context(|| format!("finishing {}", cfg.target))?;
     if stats.late > 0 || stats.dropped > 0 {
         warn(&format!(
             "{} ticks recorded, {} late, {} deadlines missed, {} dropped",
@@ -172,36 +158,24 @@ fn open_gpus(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {
                 if !cfg.gpus.is_empty() {
-                    return Err(UsageError(format!(
-                        "--gpus {:?} matches no visible GPU",
-                        cfg.gpus
-                    ))
-                    .into());
+                    return Err(UsageError(format!("--gpus {:?} matches no visible GPU", cfg.gpus)).into());
                 }
                 if cfg.require_gpu {
-                    bail!(
-                        "--require-gpu: NVML loaded from {} but reports no GPU",
-                        cfg.nvml_lib
-                    );
+                    bail!("--require-gpu: NVML loaded from {} but reports no GPU", cfg.nvml_lib);
                 }
                 warn("NVML reports no GPU; recording host metrics only");
                 return Ok(None);
             }
             if cfg.verbose {
                 for g in &found {
-                    eprintln!(
-                        "gpumon: recording GPU {} {} {} ({})",
-                        g.index, g.name, g.uuid, g.bus_id
-                    );
+                    eprintln!("gpumon: recording GPU {} {} {} ({})", g.index, g.name, g.uuid, g.bus_id);
                 }
             }
             Ok(Some(src))
         }
         Err(e) if cfg.require_gpu => Err(anyhow::Error::new(e).context("--require-gpu")),
         Err(e) => {
-            warn(&format!(
-                "{e}; recording host metrics only (GPU columns stay empty)"
-            ));
+            warn(&format!("{e}; recording host metrics only (GPU columns stay empty)"));
             Ok(None)
         }
     }
@@ -228,10 +202,7 @@ fn sample_tick(
     if rows.is_empty() {
         rows.push(host_row);
     } else {
-        let host_fields: Vec<Field> = sel
-            .fields()
-            .filter(|f| f.def().source != Source::Gpu)
-            .collect();
+        let host_fields: Vec<Field> = sel.fields().filter(|f| f.def().source != Source::Gpu).collect();
         for r in &mut rows {
             for &f in &host_fields {
                 r.set(f, host_row.get(f).clone());
@@ -242,17 +213,9 @@ fn sample_tick(
 }
 
 fn status_util(tick: &Tick) -> String {
-    let utils: Vec<String> = tick
-        .rows
-        .iter()
-        .filter_map(|r| r.get(Field::UtilGpu).as_u64())
-        .map(|u| format!("{u}%"))
-        .collect();
-    if utils.is_empty() {
-        String::new()
-    } else {
-        format!("GPU {}", utils.join(" "))
-    }
+    let utils: Vec<String> =
+        tick.rows.iter().filter_map(|r| r.get(Field::UtilGpu).as_u64()).map(|u| format!("{u}%")).collect();
+    if utils.is_empty() { String::new() } else { format!("GPU {}", utils.join(" ")) }
 }
 
 fn fmt_elapsed(d: Duration) -> String {
@@ -280,8 +243,7 @@ fn install_signal_handlers() -> Result<Receiver<()>> {
             .context("installing signal handlers")?;
         signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
-        .context("installing signal handlers")?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
     thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
@@ -317,12 +279,7 @@ impl Writer {
             }
             sink.finish()
         });
-        Writer {
-            tx,
-            handle,
-            bytes,
-            failed,
-        }
+        Writer { tx, handle, bytes, failed }
     }
 
     fn send(&self, tick: Tick) -> Result<(), TrySendError<Tick>> {
@@ -346,12 +303,7 @@ impl Writer {
     }
 }
 
-fn writer_loop(
-    sink: &mut dyn sink::Sink,
-    rx: &Receiver<Tick>,
-    flush_every: Duration,
-    bytes: &AtomicU64,
-) -> Result<()> {
+fn writer_loop(sink: &mut dyn sink::Sink, rx: &Receiver<Tick>, flush_every: Duration, bytes: &AtomicU64) -> Result<()> {
     let mut last_flush = Instant::now();
     let mut pending = false;
     loop {

@@ -56,9 +56,7 @@ pub struct Row {
 
 impl Default for Row {
     fn default() -> Self {
-        Row {
-            values: vec![Value::Null; FIELD_COUNT],
-        }
+        Row { values: vec![Value::Null; FIELD_COUNT] }
     }
 }
 
@@ -83,46 +81,35 @@ pub struct Tick {
     pub rows: Vec<Row>,
 }
 
-/// The columns an output carries, in order, with the name the user asked for each.
+/// The columns an output carries, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
-    cols: Vec<(Field, String)>,
+    fields: Vec<Field>,
 }
 
 impl Selection {
-    pub fn new(cols: Vec<(Field, String)>) -> Self {
-        Selection { cols }
+    pub fn new(fields: Vec<Field>) -> Self {
+        Selection { fields }
     }
 
-    /// Every default field under its canonical name.
+    /// Every default field.
     pub fn defaults() -> Self {
-        Selection::new(
-            crate::catalog::CATALOG
-                .iter()
-                .filter(|d| d.default)
-                .map(|d| (d.field, d.name.to_string()))
-                .collect(),
-        )
+        Selection::new(crate::catalog::CATALOG.iter().filter(|d| d.default).map(|d| d.field).collect())
     }
 
     pub fn fields(&self) -> impl Iterator<Item = Field> + '_ {
-        self.cols.iter().map(|c| c.0)
-    }
-
-    /// `(field, name as requested)` pairs; nvidia-smi style headers use the requested name.
-    pub fn columns(&self) -> &[(Field, String)] {
-        &self.cols
+        self.fields.iter().copied()
     }
 
     pub fn contains(&self, f: Field) -> bool {
-        self.cols.iter().any(|c| c.0 == f)
+        self.fields.contains(&f)
     }
 
     pub fn len(&self) -> usize {
-        self.cols.len()
+        self.fields.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.cols.is_empty()
+        self.fields.is_empty()
     }
 }

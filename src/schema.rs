@@ -33,9 +33,7 @@ pub fn arrow_field(f: Field) -> ArrowField {
 
 /// Schema of a selection, columns in selection order.
 pub fn arrow_schema(sel: &Selection) -> SchemaRef {
-    Arc::new(Schema::new(
-        sel.fields().map(arrow_field).collect::<Vec<_>>(),
-    ))
+    Arc::new(Schema::new(sel.fields().map(arrow_field).collect::<Vec<_>>()))
 }
 
 #[cfg(test)]
@@ -45,21 +43,13 @@ mod tests {
 
     #[test]
     fn schema_and_csv_header_agree_with_catalogue() {
-        let all = Selection::new(
-            CATALOG
-                .iter()
-                .map(|d| (d.field, d.name.to_string()))
-                .collect(),
-        );
+        let all = Selection::new(CATALOG.iter().map(|d| d.field).collect());
         let schema = arrow_schema(&all);
         assert_eq!(schema.fields().len(), CATALOG.len());
         for (af, d) in schema.fields().iter().zip(CATALOG.iter()) {
             assert_eq!(af.name(), d.name);
             assert_eq!(af.data_type(), &arrow_type(d.ty));
-            assert_eq!(
-                af.metadata().get("unit").map(String::as_str).unwrap_or(""),
-                d.unit
-            );
+            assert_eq!(af.metadata().get("unit").map(String::as_str).unwrap_or(""), d.unit);
             assert!(d.csv_header().starts_with(d.name));
         }
     }

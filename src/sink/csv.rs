@@ -16,16 +16,9 @@ pub struct CsvSink {
 impl CsvSink {
     pub fn new(out: CountingWriter, sel: &Selection) -> Result<Self> {
         let target = out.target().clone();
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(out);
-        w.write_record(sel.fields().map(|f| f.def().csv_header()))
-            .with_context(|| format!("writing {target}"))?;
-        Ok(CsvSink {
-            w,
-            sel: sel.clone(),
-            cells: Vec::new(),
-        })
+        let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(out);
+        w.write_record(sel.fields().map(|f| f.def().csv_header())).with_context(|| format!("writing {target}"))?;
+        Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new() })
     }
 
     fn target(&self) -> String {
@@ -57,17 +50,13 @@ impl Sink for CsvSink {
                     cell(row.get(f), cellbuf);
                 }
             }
-            self.w
-                .write_record(&self.cells)
-                .with_context(|| format!("writing {}", self.target()))?;
+            self.w.write_record(&self.cells).with_context(|| format!("writing {}", self.target()))?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.w
-            .flush()
-            .with_context(|| format!("writing {}", self.target()))
+        self.w.flush().with_context(|| format!("writing {}", self.target()))
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

@@ -93,18 +93,11 @@ pub trait Sink: Send {
 }
 
 /// Open a sink of `format` writing to `target`.
-pub fn open(
-    format: Format,
-    target: &Target,
-    sel: &Selection,
-    meta: &RunMeta,
-) -> Result<Box<dyn Sink>> {
+pub fn open(format: Format, target: &Target, sel: &Selection, meta: &RunMeta) -> Result<Box<dyn Sink>> {
     let out = CountingWriter::open(target)?;
     Ok(match format {
         Format::Csv => Box::new(csv::CsvSink::new(out, sel)?),
-        Format::NvidiaSmi { header, units } => {
-            Box::new(nvsmi::NvsmiSink::new(out, sel, header, units)?)
-        }
+        Format::NvidiaSmi { header, units } => Box::new(nvsmi::NvsmiSink::new(out, sel, header, units)?),
         Format::Parquet => Box::new(parquet::ParquetSink::new(out, sel, meta)?),
     })
 }
@@ -119,16 +112,10 @@ pub struct CountingWriter {
 impl CountingWriter {
     pub fn open(target: &Target) -> Result<Self> {
         let inner: Box<dyn Write + Send> = match target {
-            Target::File(p) => {
-                Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?)
-            }
+            Target::File(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
             Target::Stdout => Box::new(io::stdout()),
         };
-        Ok(CountingWriter {
-            inner: BufWriter::with_capacity(64 * 1024, inner),
-            written: 0,
-            target: target.clone(),
-        })
+        Ok(CountingWriter { inner: BufWriter::with_capacity(64 * 1024, inner), written: 0, target: target.clone() })
     }
 
     pub fn target(&self) -> &Target {

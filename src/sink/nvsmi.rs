@@ -23,35 +23,16 @@ pub struct NvsmiSink {
 /// The header nvidia-smi prints for a query name: `name [unit]` for fields with a unit.
 pub fn header(field: Field, requested: &str) -> String {
     let d = field.def();
-    if d.nvsmi_unit && !d.unit.is_empty() {
-        format!("{requested} [{}]", d.unit)
-    } else {
-        requested.to_string()
-    }
+    if d.nvsmi_unit && !d.unit.is_empty() { format!("{requested} [{}]", d.unit) } else { requested.to_string() }
 }
 
 impl NvsmiSink {
-    pub fn new(
-        mut out: CountingWriter,
-        sel: &Selection,
-        with_header: bool,
-        units: bool,
-    ) -> Result<Self> {
+    pub fn new(mut out: CountingWriter, sel: &Selection, with_header: bool, units: bool) -> Result<Self> {
         if with_header {
-            let h: Vec<String> = sel
-                .columns()
-                .iter()
-                .map(|(f, name)| header(*f, name))
-                .collect();
-            writeln!(out, "{}", h.join(", "))
-                .with_context(|| format!("writing {}", out.target()))?;
+            let h: Vec<String> = sel.fields().map(|f| f.def().nvsmi_header()).collect();
+            writeln!(out, "{}", h.join(", ")).with_context(|| format!("writing {}", out.target()))?;
         }
-        Ok(NvsmiSink {
-            out,
-            sel: sel.clone(),
-            units,
-            line: String::new(),
-        })
+        Ok(NvsmiSink { out, sel: sel.clone(), units, line: String::new() })
     }
 }
 
@@ -59,11 +40,7 @@ impl NvsmiSink {
 pub fn cell(field: Field, v: &Value, units: bool, out: &mut String) {
     use std::fmt::Write;
     let d = field.def();
-    let unit = if units && d.nvsmi_unit && !d.unit.is_empty() {
-        d.unit
-    } else {
-        ""
-    };
+    let unit = if units && d.nvsmi_unit && !d.unit.is_empty() { d.unit } else { "" };
     let sep = if unit.is_empty() { "" } else { " " };
     let _ = match v {
         Value::Null => write!(out, "[N/A]"),
@@ -78,11 +55,7 @@ pub fn cell(field: Field, v: &Value, units: bool, out: &mut String) {
 
 impl Sink for NvsmiSink {
     fn write_tick(&mut self, tick: &Tick) -> Result<()> {
-        let ts = tick
-            .ts
-            .with_timezone(&Local)
-            .format("%Y/%m/%d %H:%M:%S%.3f")
-            .to_string();
+        let ts = tick.ts.with_timezone(&Local).format("%Y/%m/%d %H:%M:%S%.3f").to_string();
         for row in &tick.rows {
             self.line.clear();
             for (i, f) in self.sel.fields().enumerate() {
@@ -96,17 +69,13 @@ impl Sink for NvsmiSink {
                 }
             }
             self.line.push('\n');
-            self.out
-                .write_all(self.line.as_bytes())
-                .with_context(|| format!("writing {}", self.out.target()))?;
+            self.out.write_all(self.line.as_bytes()).with_context(|| format!("writing {}", self.out.target()))?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.out
-            .flush()
-            .with_context(|| format!("writing {}", self.out.target()))
+        self.out.flush().with_context(|| format!("writing {}", self.out.target()))
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

@@ -4,8 +4,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use arrow_array::builder::{
-    Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
-    UInt64Builder,
+    Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
@@ -80,18 +79,11 @@ impl Col {
 /// File-level key/value metadata describing the run.
 fn kv_metadata(meta: &RunMeta) -> Vec<KeyValue> {
     let mut kv = vec![
-        KeyValue::new(
-            "gpumon.version".into(),
-            env!("CARGO_PKG_VERSION").to_string(),
-        ),
+        KeyValue::new("gpumon.version".into(), env!("CARGO_PKG_VERSION").to_string()),
         KeyValue::new("gpumon.hostname".into(), meta.hostname.clone()),
         KeyValue::new("gpumon.interval_s".into(), meta.interval_s.to_string()),
         KeyValue::new("gpumon.command".into(), meta.command.clone()),
-        KeyValue::new(
-            "gpumon.start".into(),
-            meta.start
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        ),
+        KeyValue::new("gpumon.start".into(), meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
     ];
     if let Some(d) = &meta.driver_version {
         kv.push(KeyValue::new("gpumon.driver_version".into(), d.clone()));
@@ -108,17 +100,9 @@ impl ParquetSink {
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_key_value_metadata(Some(kv_metadata(meta)))
             .build();
-        let w = ArrowWriter::try_new(out, schema.clone(), Some(props))
-            .with_context(|| format!("writing {target}"))?;
+        let w = ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {target}"))?;
         let cols = sel.fields().map(|f| Col::new(f.def().ty)).collect();
-        Ok(ParquetSink {
-            w,
-            schema,
-            sel: sel.clone(),
-            cols,
-            rows: 0,
-            target,
-        })
+        Ok(ParquetSink { w, schema, sel: sel.clone(), cols, rows: 0, target })
     }
 
     /// Hand buffered rows to the Parquet writer as one batch.
@@ -127,12 +111,9 @@ impl ParquetSink {
             return Ok(());
         }
         let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(Col::finish).collect();
-        let batch =
-            RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")?;
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")?;
         self.rows = 0;
-        self.w
-            .write(&batch)
-            .with_context(|| format!("writing {}", self.target))
+        self.w.write(&batch).with_context(|| format!("writing {}", self.target))
     }
 }
 
@@ -161,10 +142,7 @@ impl Sink for ParquetSink {
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.drain()?;
         let target = self.target.clone();
-        let mut out = self
-            .w
-            .into_inner()
-            .with_context(|| format!("closing {target}"))?;
+        let mut out = self.w.into_inner().with_context(|| format!("closing {target}"))?;
         std::io::Write::flush(&mut out).with_context(|| format!("closing {target}"))
     }
 

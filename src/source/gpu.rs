@@ -8,9 +8,7 @@ use std::ffi::OsStr;
 use std::sync::Arc;
 
 use nvml_wrapper::Nvml;
-use nvml_wrapper::enum_wrappers::device::{
-    Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor,
-};
+use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::error::NvmlError;
 
 use crate::catalog::{Field, Source};
@@ -58,9 +56,7 @@ impl GpuSelector {
     fn matches(&self, g: &GpuInfo) -> bool {
         match self {
             GpuSelector::Index(i) => g.index == *i,
-            GpuSelector::Uuid(u) => {
-                g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str())
-            }
+            GpuSelector::Uuid(u) => g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str()),
         }
     }
 }
@@ -79,35 +75,22 @@ struct Gpu {
 impl GpuSource {
     /// Load NVML from `lib` and resolve the GPU selection (all visible GPUs when empty).
     pub fn open(lib: &str, select: &[GpuSelector]) -> Result<GpuSource, NvmlUnavailable> {
-        let unavailable = |source| NvmlUnavailable {
-            lib: lib.to_string(),
-            source,
-        };
-        let nvml = Nvml::builder()
-            .lib_path(OsStr::new(lib))
-            .init()
-            .map_err(unavailable)?;
+        let unavailable = |source| NvmlUnavailable { lib: lib.to_string(), source };
+        let nvml = Nvml::builder().lib_path(OsStr::new(lib)).init().map_err(unavailable)?;
         let count = nvml.device_count().map_err(unavailable)?;
         let mut all = Vec::new();
         for index in 0..count {
             match read_info(&nvml, index) {
                 Ok(info) => all.push(info),
-                Err(e) => warn(&format!(
-                    "GPU {index}: cannot read its identity ({e}); skipping it"
-                )),
+                Err(e) => warn(&format!("GPU {index}: cannot read its identity ({e}); skipping it")),
             }
         }
         let infos: Vec<GpuInfo> = if select.is_empty() {
             all
         } else {
-            all.into_iter()
-                .filter(|g| select.iter().any(|s| s.matches(g)))
-                .collect()
+            all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
-        let gpus = infos
-            .into_iter()
-            .map(|info| Gpu { info, lost: false })
-            .collect();
+        let gpus = infos.into_iter().map(|info| Gpu { info, lost: false }).collect();
         Ok(GpuSource { nvml, gpus })
     }
 
@@ -161,24 +144,14 @@ fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let uuid = dev.uuid()?;
     let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
     let bus_id = dev.pci_info().map(|p| p.bus_id).unwrap_or_default();
-    Ok(GpuInfo {
-        index,
-        uuid: uuid.into(),
-        name: name.into(),
-        bus_id: bus_id.into(),
-    })
+    Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into() })
 }
 
 /// The device answered `GpuLost`.
 struct Lost;
 
 /// Turn one NVML result into a value; `Err(Lost)` aborts the GPU's row.
-fn val<T>(
-    info: &GpuInfo,
-    field: Field,
-    r: Result<T, NvmlError>,
-    conv: impl FnOnce(T) -> Value,
-) -> Result<Value, Lost> {
+fn val<T>(info: &GpuInfo, field: Field, r: Result<T, NvmlError>, conv: impl FnOnce(T) -> Value) -> Result<Value, Lost> {
     match r {
         Ok(v) => Ok(conv(v)),
         Err(NvmlError::GpuLost) => Err(Lost),
@@ -186,10 +159,7 @@ fn val<T>(
         Err(e) => {
             warn_once(
                 &format!("nvml-{}-{field}-{e:?}", info.index),
-                &format!(
-                    "GPU {}: reading {field} failed: {e}; recording it as empty",
-                    info.index
-                ),
+                &format!("GPU {}: reading {field} failed: {e}; recording it as empty", info.index),
             );
             Ok(Value::Null)
         }
@@ -201,10 +171,7 @@ fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) ->
         Ok(d) => d,
         Err(NvmlError::GpuLost) => return Err(Lost),
         Err(e) => {
-            warn_once(
-                &format!("nvml-handle-{}", info.index),
-                &format!("GPU {}: no handle: {e}", info.index),
-            );
+            warn_once(&format!("nvml-handle-{}", info.index), &format!("GPU {}: no handle: {e}", info.index));
             return Ok(());
         }
     };
@@ -245,33 +212,22 @@ fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) ->
             Field::TempGpu => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
             Field::PowerDraw => val(info, f, dev.power_usage(), watts)?,
             Field::PowerLimit => val(info, f, dev.enforced_power_limit(), watts)?,
-            Field::EnergyTotal => val(info, f, dev.total_energy_consumption(), |mj| {
-                Value::F(mj as f64 / 1000.0)
-            })?,
+            Field::EnergyTotal => val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?,
             Field::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
             Field::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
             Field::FanSpeed => val(info, f, dev.fan_speed(0), u)?,
             Field::Pstate => val(info, f, dev.performance_state(), |p| {
                 let n = p.as_c();
-                if n < 16 {
-                    Value::S(format!("P{n}").into())
-                } else {
-                    Value::Null
-                }
+                if n < 16 { Value::S(format!("P{n}").into()) } else { Value::Null }
             })?,
-            Field::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| {
-                Value::U(r.bits())
-            })?,
+            Field::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?,
             Field::UtilEncoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
             Field::UtilDecoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
             Field::PcieTx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
             Field::PcieRx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
-            Field::EccUncorrected => val(
-                info,
-                f,
-                dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
-                Value::U,
-            )?,
+            Field::EccUncorrected => {
+                val(info, f, dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile), Value::U)?
+            }
             // Identity fields are cached; utilization and memory were read above.
             _ => continue,
         };

@@ -33,36 +33,26 @@ impl HostSource {
     /// Fill the host fields of `row`. CPU utilization covers the time since the previous call.
     pub fn sample(&mut self, row: &mut Row) {
         self.sample_cpu(row);
-        self.sys
-            .refresh_memory_specifics(MemoryRefreshKind::everything());
+        self.sys.refresh_memory_specifics(MemoryRefreshKind::everything());
         let total = self.sys.total_memory();
         if total > 0 {
             let avail = self.sys.available_memory();
             row.set(Field::HostMemTotal, Value::U(total / MIB));
             row.set(Field::HostMemAvailable, Value::U(avail / MIB));
-            row.set(
-                Field::HostMemUsed,
-                Value::U(total.saturating_sub(avail) / MIB),
-            );
+            row.set(Field::HostMemUsed, Value::U(total.saturating_sub(avail) / MIB));
             row.set(Field::SwapUsed, Value::U(self.sys.used_swap() / MIB));
         }
         match System::load_average() {
             Ok(l) => row.set(Field::Load1, Value::F(round2(l.one))),
             Err(e) => {
-                warn_once(
-                    "load-average",
-                    &format!("cannot read the load average: {e}"),
-                );
+                warn_once("load-average", &format!("cannot read the load average: {e}"));
             }
         }
     }
 
     fn sample_cpu(&mut self, row: &mut Row) {
         let Some(now) = read_proc_stat() else {
-            warn_once(
-                "proc-stat",
-                "cannot read /proc/stat: cpu.util will be empty",
-            );
+            warn_once("proc-stat", "cannot read /proc/stat: cpu.util will be empty");
             return;
         };
         if let Some((prev_all, prev_cores)) = &self.prev {
@@ -110,21 +100,14 @@ fn parse_proc_stat(text: &str) -> Option<(CpuTimes, Vec<CpuTimes>)> {
             break;
         };
         let mut it = rest.split_ascii_whitespace();
-        let label = if rest.starts_with(' ') {
-            ""
-        } else {
-            it.next()?
-        };
+        let label = if rest.starts_with(' ') { "" } else { it.next()? };
         let nums: Vec<u64> = it.take(8).filter_map(|s| s.parse().ok()).collect();
         if nums.len() < 4 {
             continue;
         }
         let total: u64 = nums.iter().sum();
         let idle = nums[3] + nums.get(4).copied().unwrap_or(0);
-        let t = CpuTimes {
-            busy: total - idle.min(total),
-            total,
-        };
+        let t = CpuTimes { busy: total - idle.min(total), total };
         if label.is_empty() {
             all = Some(t);
         } else {
@@ -138,8 +121,10 @@ fn parse_proc_stat(text: &str) -> Option<(CpuTimes, Vec<CpuTimes>)> {
 mod tests {
     use super::*;
 
-    const STAT1: &str = "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 350 50 0 0 0 0 0\nintr 1\n";
-    const STAT2: &str = "cpu  200 0 100 800 100 0 0 0 0 0\ncpu0 150 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 450 50 0 0 0 0 0\nintr 1\n";
+    const STAT1: &str =
+        "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 350 50 0 0 0 0 0\nintr 1\n";
+    const STAT2: &str =
+        "cpu  200 0 100 800 100 0 0 0 0 0\ncpu0 150 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 450 50 0 0 0 0 0\nintr 1\n";
 
     #[test]
     fn utilization_from_two_readings() {
@@ -149,11 +134,7 @@ mod tests {
         assert_eq!(util(&a.0, &b.0), Some(50.0));
         assert_eq!(util(&a.1[0], &b.1[0]), Some(100.0));
         assert_eq!(util(&a.1[1], &b.1[1]), Some(0.0));
-        assert_eq!(
-            util(&a.0, &a.0),
-            None,
-            "no elapsed ticks is missing, not zero"
-        );
+        assert_eq!(util(&a.0, &a.0), None, "no elapsed ticks is missing, not zero");
     }
 
     #[test]

@@ -1,0 +1,3 @@
+//! Readers: turn files on disk (gpumon CSV/Parquet, nvidia-smi logs) back into rows for analysis.
+
+pub mod nvsmi;

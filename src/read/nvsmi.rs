@@ -1,0 +1,1 @@
+//! nvidia-smi CSV log reader (in progress).

@@ -1,0 +1,111 @@
+//! Shared helpers: the binary, the fake NVML library and scenarios, Python read-back.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `gpumon` command with a clean environment for NVML.
+pub fn gpumon() -> Command {
+    let mut c = Command::cargo_bin("gpumon").unwrap();
+    c.env_remove("GPUMON_NVML_LIB").env_remove("FAKE_NVML_SCENARIO");
+    c
+}
+
+/// Path of the fake libnvidia-ml, built once per test run.
+pub fn fake_nvml() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "fake-nvml"])
+            .current_dir(repo_root())
+            .status()
+            .expect("running cargo build -p fake-nvml");
+        assert!(status.success(), "building the fake NVML failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo_root().join("target"), PathBuf::from);
+        let lib = target.join("debug").join("libnvidia_ml.so");
+        assert!(lib.exists(), "{} missing", lib.display());
+        lib
+    })
+}
+
+/// A gpumon command pointed at the fake NVML playing `scenario`.
+pub fn gpumon_fake(dir: &Path, scenario: &str) -> Command {
+    let path = dir.join("scenario.txt");
+    std::fs::write(&path, scenario).unwrap();
+    let mut c = gpumon();
+    c.env("GPUMON_NVML_LIB", fake_nvml()).env("FAKE_NVML_SCENARIO", &path);
+    c
+}
+
+/// Run tests/py/readback.py on `file` and parse what pyarrow/pandas/polars/DuckDB saw.
+pub fn readback(file: &Path) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/readback.py"))
+        .arg(file)
+        .output()
+        .expect("running python3");
+    assert!(
+        out.status.success(),
+        "readback.py failed on {}:\n{}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Lines of stderr that are gpumon warnings.
+pub fn warnings(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr).lines().filter(|l| l.contains("warning:")).map(str::to_string).collect()
+}
+
+/// Two scripted GPUs: GPU 0 healthy with a fan, GPU 1 without a fan (NOT_SUPPORTED) and lost from the 5th tick on.
+pub const TWO_GPUS: &str = "
+init = ok
+driver_version = 550.54.15
+cuda_version = 12040
+
+[device]
+name = NVIDIA H100 80GB HBM3
+uuid = GPU-00000000-0000-0000-0000-000000000000
+pci.bus_id = 00000000:17:00.0
+memory.total = 81559
+memory.used = 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000
+utilization.gpu = 0, 10, 20, 30, 40, 50, 60, 70, 80, 90
+utilization.memory = 5
+temperature.gpu = 30, 31, 32, 33, 34, 35, 36, 37, 38, 39
+power.draw = 70.5, 100, 150.25, 200, 250, 300, 350, 400, 450, 500
+power.limit = 700
+energy.total = 1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 1800, 1900
+clocks.sm = 1410, 1980
+clocks.mem = 2619
+fan.speed = 30
+pstate = 0
+clocks_event_reasons.active = 0x1, 0x0, 0x4
+utilization.encoder = 0
+utilization.decoder = 0
+ecc.errors.uncorrected.volatile.total = 0
+
+[device]
+name = NVIDIA H100 80GB HBM3
+uuid = GPU-11111111-1111-1111-1111-111111111111
+pci.bus_id = 00000000:2A:00.0
+memory.total = 81559
+memory.used = 5000
+utilization.gpu = 99, 98, 97, 96, 95, 94, 93, 92, 91, 90
+utilization.memory = 50
+temperature.gpu = 60
+power.draw = 650
+power.limit = 700
+clocks.sm = 1980
+clocks.mem = 2619
+fan.speed = NOT_SUPPORTED
+pstate = 0
+clocks_event_reasons.active = 0
+lost_after = 5
+";

@@ -1,0 +1,394 @@
+//! `gpumon record`: host-only runs, the fake-NVML path, file read-back, signals, nvidia-smi style.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::*;
+
+fn col<'a>(v: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::Value> {
+    v["pyarrow"]["columns"][name].as_array().unwrap_or_else(|| panic!("no column {name}"))
+}
+
+#[test]
+fn host_only_parquet_five_rows_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.parquet");
+    let o = gpumon()
+        .args(["record", "-i", "1", "--duration", "5s", "-o"])
+        .arg(&out)
+        .env("GPUMON_NVML_LIB", dir.path().join("no-such-libnvidia-ml.so"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let w = warnings(&o.stderr);
+    assert_eq!(w.len(), 1, "exactly one warning expected: {w:?}");
+    assert!(w[0].contains("NVML"), "{w:?}");
+    let r = readback(&out);
+    assert_eq!(r["pyarrow"]["rows"], 5);
+    assert!(col(&r, "index").iter().all(serde_json::Value::is_null), "GPU columns are null without a GPU");
+    assert!(col(&r, "utilization.gpu").iter().all(serde_json::Value::is_null));
+    assert!(col(&r, "mem.total").iter().all(|v| v.as_u64().unwrap() > 0));
+    assert!(col(&r, "cpu.util").iter().all(|v| v.as_f64().is_some()), "cpu.util fresh on every tick");
+}
+
+#[test]
+fn host_only_csv_five_rows_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.csv");
+    let o = gpumon().args(["record", "-i", "1", "--duration", "5s", "-o"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(warnings(&o.stderr).len(), 1, "{:?}", warnings(&o.stderr));
+    let r = readback(&out);
+    let p = &r["pandas"];
+    assert_eq!(p["rows"], 5);
+    assert_eq!(p["timestamp_parsed"], true);
+    for c in ["cpu.util [%]", "cpu.util.max_core [%]", "load.1", "mem.used [MiB]", "swap.used [MiB]"] {
+        let t = p["dtypes"][c].as_str().unwrap();
+        assert!(t == "float64" || t == "int64", "{c} read as {t}");
+    }
+}
+
+#[test]
+fn fast_interval_refreshes_cpu_every_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fast.csv");
+    let o = gpumon().args(["record", "-q", "-i", "100ms", "--count", "20", "-o"]).arg(&out).output().unwrap();
+    assert!(o.status.success());
+    let r = readback(&out);
+    let ts = r["pandas"]["columns"]["timestamp"].as_array().unwrap();
+    assert_eq!(ts.len(), 20);
+    let cpu = r["pandas"]["columns"]["cpu.util [%]"].as_array().unwrap();
+    assert!(cpu.iter().all(|v| v.as_f64().is_some()), "a 100 ms tick must not leave cpu.util empty: {cpu:?}");
+}
+
+#[test]
+fn fake_gpus_values_unsupported_and_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.parquet");
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-i", "200ms", "--count", "10", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let w = warnings(&o.stderr);
+    assert_eq!(w.len(), 1, "one warning, for the lost GPU: {w:?}");
+    assert!(w[0].contains("GPU 1") && w[0].contains("lost"), "{w:?}");
+
+    let r = readback(&out);
+    assert_eq!(r["pyarrow"]["rows"], 20);
+    let index = col(&r, "index");
+    let util = col(&r, "utilization.gpu");
+    let mem = col(&r, "memory.used");
+    let power = col(&r, "power.draw");
+    let fan = col(&r, "fan.speed");
+    let ts = col(&r, "timestamp");
+    let energy = col(&r, "energy.total");
+    let reasons = col(&r, "clocks_event_reasons.active");
+    let pstate = col(&r, "pstate");
+    let scripted_power = [70.5, 100.0, 150.25, 200.0, 250.0, 300.0, 350.0, 400.0, 450.0, 500.0];
+    for (tick, scripted_power) in scripted_power.into_iter().enumerate() {
+        let (g0, g1) = (2 * tick, 2 * tick + 1);
+        assert_eq!(index[g0], 0);
+        assert_eq!(index[g1], 1);
+        assert_eq!(ts[g0], ts[g1], "rows of one tick share one timestamp");
+        assert_eq!(util[g0], 10 * tick as u64, "tick {tick}");
+        assert_eq!(mem[g0], 100 * (tick as u64 + 1));
+        assert_eq!(power[g0].as_f64().unwrap(), scripted_power);
+        assert_eq!(energy[g0].as_f64().unwrap(), 1000.0 + 100.0 * tick as f64);
+        assert_eq!(fan[g0], 30, "fan supported on GPU 0");
+        assert!(fan[g1].is_null(), "NOT_SUPPORTED is null on GPU 1 only");
+        assert_eq!(pstate[g0], "P0");
+        if tick < 4 {
+            assert_eq!(util[g1], 99 - tick as u64);
+            assert_eq!(mem[g1], 5000);
+        } else {
+            assert!(util[g1].is_null() && mem[g1].is_null() && power[g1].is_null(), "lost GPU is null at tick {tick}");
+            assert_eq!(col(&r, "uuid")[g1], "GPU-11111111-1111-1111-1111-111111111111", "identity kept");
+        }
+    }
+    assert_eq!(reasons[0], 1);
+    assert_eq!(reasons[2], 0);
+    assert_eq!(reasons[4], 4);
+    assert_eq!(reasons[18], 4, "the last scripted value repeats");
+}
+
+#[test]
+fn parquet_types_and_metadata_for_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("typed.parquet");
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-i", "100ms", "--count", "3", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = readback(&out);
+    let pa = &r["pyarrow"];
+    assert_eq!(pa["types"]["timestamp"], "timestamp[us, tz=UTC]");
+    assert_eq!(pa["types"]["utilization.gpu"], "uint8");
+    assert_eq!(pa["types"]["memory.used"], "uint32");
+    assert_eq!(pa["types"]["power.draw"], "double");
+    assert_eq!(pa["types"]["name"], "string");
+    assert_eq!(pa["field_meta"]["memory.used"]["unit"], "MiB");
+    assert_eq!(pa["field_meta"]["power.draw"]["unit"], "W");
+    assert!(pa["field_meta"]["utilization.gpu"]["help"].as_str().unwrap().contains("kernels"));
+    let fm = &pa["file_meta"];
+    assert_eq!(fm["gpumon.interval_s"], "0.1");
+    assert_eq!(fm["gpumon.driver_version"], "550.54.15");
+    assert!(fm["gpumon.command"].as_str().unwrap().contains("record"));
+    assert!(fm["gpumon.hostname"].as_str().is_some_and(|h| !h.is_empty()));
+    assert!(fm["gpumon.version"].as_str().is_some());
+    assert!(fm["gpumon.start"].as_str().unwrap().ends_with('Z'));
+
+    let pd = &r["pandas"]["dtypes"];
+    assert_eq!(pd["timestamp"], "datetime64[us, UTC]");
+    assert_eq!(pd["utilization.gpu"], "uint8");
+    assert_eq!(pd["power.draw"], "float64");
+    assert_eq!(r["pandas"]["rows"], 6);
+    let pl = &r["polars"]["dtypes"];
+    assert!(pl["timestamp"].as_str().unwrap().starts_with("Datetime(time_unit='us', time_zone='UTC')"), "{pl}");
+    assert_eq!(pl["utilization.gpu"], "UInt8");
+    assert_eq!(r["polars"]["rows"], 6);
+    let dd = &r["duckdb"]["types"];
+    assert_eq!(dd["timestamp"], "TIMESTAMP WITH TIME ZONE");
+    assert_eq!(dd["utilization.gpu"], "UTINYINT");
+    assert_eq!(dd["memory.used"], "UINTEGER");
+    assert_eq!(r["duckdb"]["rows"], 6);
+}
+
+#[test]
+fn sigterm_leaves_a_valid_file_with_every_completed_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("term.parquet");
+    let child = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-v", "-i", "100ms", "-o"])
+        .arg(&out)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "SIGTERM ends the run with exit 0: {:?}", o.status);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let ticks: u64 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("gpumon: ").and_then(|l| l.split(" ticks written").next()?.parse().ok()))
+        .unwrap_or_else(|| panic!("no tick count in: {stderr}"));
+    assert!(ticks >= 5, "{ticks} ticks in 1.5 s at 100 ms");
+    let r = readback(&out);
+    assert_eq!(r["pyarrow"]["rows"], 2 * ticks, "every completed tick is in the file");
+    assert_eq!(r["duckdb"]["rows"], 2 * ticks);
+}
+
+#[test]
+fn second_signal_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // A driver that hangs 3 s per call keeps gpumon inside a tick.
+    let scenario = "init = ok\n[device]\nname = slow\nutilization.gpu = 1\ndelay_ms = 3000\n";
+    let mut child = gpumon_fake(dir.path(), scenario)
+        .args(["record", "-q", "-i", "100ms", "-o"])
+        .arg(dir.path().join("slow.csv"))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(100));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(128 + libc::SIGINT), "{st:?}");
+    assert!(t0.elapsed() < Duration::from_secs(2), "second signal must not wait for the slow tick");
+}
+
+#[test]
+fn unknown_field_is_a_usage_error_with_suggestions() {
+    let o = gpumon().args(["record", "-o", "x.csv", "--fields", "utilization.gpu,memory.usd"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("memory.usd") && e.contains("memory.used"), "{e}");
+}
+
+#[test]
+fn aliases_select_fields_and_pcie_is_off_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.log");
+    let out = dir.path().join("a.csv");
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .env("FAKE_NVML_LOG", &log)
+        .args([
+            "record",
+            "-i",
+            "100ms",
+            "--count",
+            "2",
+            "--query-gpu",
+            "gpu_name,clocks.current.sm,clocks_throttle_reasons.active",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let header = text.lines().next().unwrap();
+    assert_eq!(header, "timestamp,host,index,uuid,name,clocks.sm [MHz],clocks_event_reasons.active");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(!calls.contains("Pcie"), "PCIe throughput must not be queried unless asked");
+    assert!(!calls.contains("GetPowerUsage"), "unselected fields are not queried");
+
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .env("FAKE_NVML_LOG", &log)
+        .args(["record", "-i", "100ms", "--count", "1", "--fields", "pcie.tx,pcie.rx", "-o"])
+        .arg(dir.path().join("p.csv"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(std::fs::read_to_string(&log).unwrap().contains("nvmlDeviceGetPcieThroughput"));
+}
+
+#[test]
+fn gpus_selects_by_index_and_uuid() {
+    let dir = tempfile::tempdir().unwrap();
+    for sel in ["1", "GPU-11111111"] {
+        let out = dir.path().join(format!("g{sel}.csv"));
+        let o = gpumon_fake(dir.path(), TWO_GPUS)
+            .args(["record", "-i", "100ms", "--count", "2", "--gpus", sel, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r = readback(&out);
+        assert_eq!(r["pandas"]["columns"]["index"], serde_json::json!([1, 1]), "--gpus {sel}");
+    }
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "--count", "1", "--gpus", "7", "-o"])
+        .arg(dir.path().join("none.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "a GPU that does not exist is a usage error");
+}
+
+#[test]
+fn require_gpu_fails_without_nvml() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = gpumon()
+        .args(["record", "--require-gpu", "--count", "1", "-o"])
+        .arg(dir.path().join("r.csv"))
+        .env("GPUMON_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/libnvidia-ml.so.1"));
+    let o = gpumon_fake(dir.path(), "init = DRIVER_NOT_LOADED\n")
+        .args(["record", "--count", "1", "-o"])
+        .arg(dir.path().join("r2.csv"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "init failure without --require-gpu records host-only");
+    assert_eq!(warnings(&o.stderr).len(), 1);
+}
+
+#[test]
+fn stdout_streams_one_flush_per_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-i", "200ms", "--count", "50", "-o", "-"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let t0 = std::time::Instant::now();
+    let mut buf = [0u8; 4096];
+    let mut got = String::new();
+    use std::io::Read;
+    while got.lines().count() < 3 {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "stdout closed early");
+        got.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(t0.elapsed() < Duration::from_secs(5), "rows must arrive as they are sampled, not at exit");
+    drop(stdout);
+    // Closing the pipe is a normal end for gpumon, not a crash.
+    let st = child.wait().unwrap();
+    assert!(st.success(), "{st:?}");
+}
+
+/// A token's shape: digit runs become `9`, so `69.32 W` and `100.00 W` compare equal.
+fn shape(tok: &str) -> String {
+    let mut s = String::new();
+    for c in tok.chars() {
+        if c.is_ascii_digit() {
+            if !s.ends_with('9') {
+                s.push('9');
+            }
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+#[test]
+fn nvidia_smi_style_matches_real_logs_token_for_token() {
+    let logs = repo_root().join("../shared/data/nvidia-smi-logs");
+    for (file, scenario_extra) in [
+        ("eobo0530_vlm_optimization__gpu_log.csv", ""),
+        ("AkshayRoyal_gpu-usage__gpu_usage.csv", ""),
+        ("fridanl_thesis-mas__nvidia-smi.log", ""),
+        ("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv", ""),
+        ("shougangu_balance-budget__gpu_usage.csv", ""),
+    ] {
+        let real = std::fs::read_to_string(logs.join(file)).unwrap();
+        let mut lines = real.lines();
+        let header = lines.next().unwrap();
+        let sample = lines.next().unwrap();
+        let query: Vec<&str> = header.split(", ").map(|h| h.split(" [").next().unwrap()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("smi.log");
+        let o = gpumon_fake(dir.path(), &format!("{TWO_GPUS}{scenario_extra}"))
+            .args([
+                "record",
+                "-i",
+                "100ms",
+                "--count",
+                "2",
+                "--format",
+                "nvidia-smi",
+                "--query-gpu",
+                &query.join(","),
+                "-o",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{file}: {}", String::from_utf8_lossy(&o.stderr));
+        let ours = std::fs::read_to_string(&out).unwrap();
+        let mut ol = ours.lines();
+        assert_eq!(ol.next().unwrap(), header, "{file}: header");
+        let row = ol.next().unwrap();
+        let (a, b): (Vec<&str>, Vec<&str>) = (row.split(", ").collect(), sample.split(", ").collect());
+        assert_eq!(a.len(), b.len(), "{file}: {row} vs {sample}");
+        for ((q, x), y) in query.iter().zip(&a).zip(&b) {
+            let text_field = matches!(*q, "name" | "gpu_name" | "uuid" | "pci.bus_id");
+            if !text_field {
+                assert_eq!(shape(x), shape(y), "{file}: column {q}: ours {x:?}, nvidia-smi {y:?}");
+            }
+        }
+    }
+    // noheader,nounits: like the llama.cpp log.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nn.log");
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-i", "100ms", "--count", "1", "--format", "nvidia-smi,noheader,nounits"])
+        .args(["--query-gpu", "timestamp,utilization.gpu,memory.used", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let real = std::fs::read_to_string(logs.join("dst915_llama.cpp__gpu_stats.csv")).unwrap();
+    let ours = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(shape(ours.lines().next().unwrap()), shape(real.lines().next().unwrap()));
+}
