@@ -42,10 +42,17 @@ pub enum Field {
     HostMemUsed,
     HostMemAvailable,
     SwapUsed,
+    UtilGpuMax,
+    MemUsedMax,
+    PowerDrawMax,
+    TempGpuMax,
+    CpuMaxCoreMax,
+    Samples,
+    Missed,
 }
 
 /// Number of fields in the catalogue.
-pub const FIELD_COUNT: usize = Field::SwapUsed as usize + 1;
+pub const FIELD_COUNT: usize = Field::Missed as usize + 1;
 
 /// Where a field's value comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +63,8 @@ pub enum Source {
     Gpu,
     /// Host-wide, sampled once per tick and repeated on every GPU row.
     Host,
+    /// Computed by gpumon from other fields or from the schedule (interval maxima, counts).
+    Derived,
 }
 
 /// Storage type; the Arrow type and the CSV rendering follow from it.
@@ -79,6 +88,10 @@ pub enum Agg {
     Mean,
     /// Counter or state: the last sub-sample.
     Last,
+    /// Maximum over the sub-samples (the `.max` companions).
+    Max,
+    /// Added up over the sub-samples (counts).
+    Sum,
 }
 
 /// Prometheus metric kind for the field, or `Label` for identity fields.
@@ -111,13 +124,13 @@ pub struct FieldDef {
     pub prom: PromKind,
     /// Recorded when the user gives no `--fields`.
     pub default: bool,
-    /// Add a `<name>.max` companion column when aggregating intervals.
-    pub max_companion: bool,
+    /// For a `.max` companion column: the field whose interval maximum it holds.
+    pub max_of: Option<Field>,
     pub help: &'static str,
 }
 
 macro_rules! def {
-    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident, $agg:ident, $prom:ident, $default:literal, $max:literal, $help:literal) => {
+    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident, $agg:ident, $prom:ident, $default:literal, $help:literal) => {
         FieldDef {
             field: Field::$field,
             name: $name,
@@ -130,7 +143,7 @@ macro_rules! def {
             agg: Agg::$agg,
             prom: PromKind::$prom,
             default: $default,
-            max_companion: $max,
+            max_of: None,
             help: $help,
         }
     };
@@ -142,73 +155,93 @@ const fn smi(mut d: FieldDef, name: &'static str) -> FieldDef {
     d
 }
 
+/// Declare a `.max` companion: the maximum of `base` over the sub-samples of one interval.
+const fn maxof(mut d: FieldDef, base: Field) -> FieldDef {
+    d.max_of = Some(base);
+    d
+}
+
 /// The catalogue, in [`Field`] order. Column order of every output follows it.
 #[rustfmt::skip]
 pub static CATALOG: [FieldDef; FIELD_COUNT] = [
-    def!(Timestamp, "timestamp", [], "", false, Timestamp, Meta, Identity, None, true, false,
+    def!(Timestamp, "timestamp", [], "", false, Timestamp, Meta, Identity, None, true,
         "Time of the tick (wall clock, UTC); every row of one tick carries the same value."),
-    def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true, false,
+    def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true,
         "Host name of the machine that recorded the row."),
-    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu, Identity, Label, true, false,
+    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu, Identity, Label, true,
         "NVML index of the GPU (null on host-only rows)."),
-    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu, Identity, Label, true, false,
+    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu, Identity, Label, true,
         "Globally unique GPU identifier, e.g. GPU-1f2e...."),
-    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu, Identity, Label, true, false,
+    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu, Identity, Label, true,
         "Product name of the GPU."),
-    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu, Identity, Label, true, false,
+    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu, Identity, Label, true,
         "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."),
-    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu, Mean, Gauge, true, true,
+    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu, Mean, Gauge, true,
         "Percent of the past sample period during which one or more kernels ran on the GPU."),
-    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu, Mean, Gauge, true,
         "Percent of the past sample period during which device memory was read or written."),
-    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu, Mean, Gauge, true, true,
+    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu, Mean, Gauge, true,
         "Device memory allocated by all processes."),
-    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu, Identity, Gauge, true, false,
+    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu, Identity, Gauge, true,
         "Total installed device memory."),
-    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu, Mean, Gauge, true, false,
+    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu, Mean, Gauge, true,
         "Unallocated device memory."),
-    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu, Mean, Gauge, true, true,
+    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu, Mean, Gauge, true,
         "Core GPU temperature, degrees Celsius."),
-    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu, Mean, Gauge, true, true,
+    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu, Mean, Gauge, true,
         "Power drawn by the whole board, watts."),
-    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu, Last, Gauge, true, false,
+    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu, Last, Gauge, true,
         "Enforced power limit, watts."),
-    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu, Last, Counter, true, false,
+    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu, Last, Counter, true,
         "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
-    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu, Mean, Gauge, true, false,
+    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu, Mean, Gauge, true,
         "Current SM clock."), "clocks.current.sm"),
-    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu, Mean, Gauge, true, false,
+    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu, Mean, Gauge, true,
         "Current memory clock."), "clocks.current.memory"),
-    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu, Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
-    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Label, true, false,
+    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Label, true,
         "Performance state, P0 (maximum) to P12 (minimum)."),
-    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu, Last, Gauge, true, false,
+    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu, Last, Gauge, true,
         "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
-    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu, Mean, Gauge, true,
         "Video encoder utilization."),
-    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu, Mean, Gauge, true, false,
+    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu, Mean, Gauge, true,
         "Video decoder utilization."),
-    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false, false,
+    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false,
         "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false, false,
+    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false,
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu, Last, Counter, true, false,
+    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu, Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
-    def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true, false,
+    def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true,
         "Host CPU utilization over the tick, percent of all cores."),
-    def!(CpuUtilMaxCore, "cpu.util.max_core", [], "%", true, F64, Host, Mean, Gauge, true, true,
+    def!(CpuUtilMaxCore, "cpu.util.max_core", [], "%", true, F64, Host, Mean, Gauge, true,
         "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound)."),
-    def!(Load1, "load.1", ["loadavg.1"], "", false, F64, Host, Last, Gauge, true, false,
+    def!(Load1, "load.1", ["loadavg.1"], "", false, F64, Host, Last, Gauge, true,
         "One-minute load average."),
-    def!(HostMemTotal, "mem.total", [], "MiB", true, U32, Host, Identity, Gauge, true, false,
+    def!(HostMemTotal, "mem.total", [], "MiB", true, U32, Host, Identity, Gauge, true,
         "Host RAM installed."),
-    def!(HostMemUsed, "mem.used", [], "MiB", true, U32, Host, Mean, Gauge, true, false,
+    def!(HostMemUsed, "mem.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
         "Host RAM in use (total minus available)."),
-    def!(HostMemAvailable, "mem.available", [], "MiB", true, U32, Host, Mean, Gauge, true, false,
+    def!(HostMemAvailable, "mem.available", [], "MiB", true, U32, Host, Mean, Gauge, true,
         "Host RAM available for new allocations without swapping."),
-    def!(SwapUsed, "swap.used", [], "MiB", true, U32, Host, Mean, Gauge, true, false,
+    def!(SwapUsed, "swap.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
         "Swap space in use."),
+    maxof(def!(UtilGpuMax, "utilization.gpu.max", [], "%", true, U8, Derived, Max, Gauge, false,
+        "Highest utilization.gpu among the sub-samples of the interval (with --sample-every)."), Field::UtilGpu),
+    maxof(def!(MemUsedMax, "memory.used.max", [], "MiB", true, U32, Derived, Max, Gauge, false,
+        "Highest memory.used among the sub-samples of the interval (with --sample-every)."), Field::MemUsed),
+    maxof(def!(PowerDrawMax, "power.draw.max", [], "W", true, F64, Derived, Max, Gauge, false,
+        "Highest power.draw among the sub-samples of the interval (with --sample-every)."), Field::PowerDraw),
+    maxof(def!(TempGpuMax, "temperature.gpu.max", [], "C", false, U32, Derived, Max, Gauge, false,
+        "Highest temperature.gpu among the sub-samples of the interval (with --sample-every)."), Field::TempGpu),
+    maxof(def!(CpuMaxCoreMax, "cpu.util.max_core.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every)."), Field::CpuUtilMaxCore),
+    def!(Samples, "samples", [], "", false, U32, Derived, Sum, Gauge, false,
+        "Number of sub-samples summarised by this row (1 without --sample-every)."),
+    def!(Missed, "missed", [], "", false, U32, Derived, Sum, Counter, true,
+        "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];
 
 impl Field {

@@ -29,9 +29,14 @@ pub struct Cli {
 enum Cmd {
     /// Sample GPU (NVML) and host metrics on a fixed schedule into CSV or Parquet.
     #[command(after_help = RECORD_EXAMPLES)]
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`).
     Fields,
+    /// Turn what a crash left of a recording (journals, a torn last CSV line) into valid files.
+    Recover {
+        /// The output path given to `record` (finds the whole set), or one of its files.
+        path: PathBuf,
+    },
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]
@@ -74,9 +79,30 @@ struct RecordArgs {
     /// Fail (exit 1) instead of recording host-only rows when NVML or a GPU is missing.
     #[arg(long)]
     require_gpu: bool,
-    /// Longest time written data may wait in memory before reaching the file.
+    /// Sample this often and write one row per --interval summarising the sub-samples
+    /// (means, last values of counters, `.max` columns). Default: 1s, or the interval if shorter.
+    #[arg(long, value_parser = parse_interval)]
+    sample_every: Option<Duration>,
+    /// Longest time written data may wait in memory before it is written and fsynced:
+    /// at most this much is lost to a crash or power cut.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     flush: Duration,
+    /// Start a new file when the current one reaches this size (e.g. 256MiB).
+    #[arg(long, value_parser = parse_size)]
+    rotate_size: Option<u64>,
+    /// Start a new file on wall-clock boundaries of this period (e.g. 1h, 1d). SIGHUP rotates at once.
+    #[arg(long, value_parser = parse_duration)]
+    rotate_every: Option<Duration>,
+    /// Keep at most this many files of the set; the oldest are deleted first.
+    #[arg(long)]
+    keep: Option<usize>,
+    /// Keep the files of the set under this total size (e.g. 10GiB); the oldest are deleted first.
+    #[arg(long, value_parser = parse_size)]
+    max_total: Option<u64>,
+    /// Rows held in memory while the output cannot be written (disk full, I/O errors); later ticks
+    /// are dropped and counted in `missed`.
+    #[arg(long, default_value_t = 100_000)]
+    max_backlog: usize,
     /// No live status line.
     #[arg(short, long)]
     quiet: bool,
@@ -105,16 +131,21 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+fn parse_size(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("'{s}' is not a size ({e}); use e.g. 256MiB, 1GiB, 500MB"))
+}
+
 fn parse_format(s: &str) -> Result<Format, String> {
     Format::parse(s).ok_or_else(|| format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]"))
 }
 
-/// Resolve `--fields` names. gpumon's own formats always lead with the identity keys.
-fn selection(names: &[String], format: Format) -> Result<Selection> {
-    if names.is_empty() {
-        return Ok(Selection::defaults());
-    }
-    let mut cols: Vec<Field> = Vec::new();
+/// Resolve `--fields` names. gpumon's own formats always carry the identity keys and `missed`;
+/// aggregated runs add `samples` and the `.max` companion of each selected field that has one.
+fn selection(names: &[String], format: Format, aggregated: bool) -> Result<Selection> {
+    let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let Some(f) = Field::lookup(name) else {
             let hint = suggest(name);
@@ -125,8 +156,18 @@ fn selection(names: &[String], format: Format) -> Result<Selection> {
             cols.push(f);
         }
     }
+    if aggregated {
+        let extra: Vec<Field> = CATALOG
+            .iter()
+            .filter(|d| d.max_of.is_some_and(|b| cols.contains(&b)))
+            .map(|d| d.field)
+            .chain([Field::Samples])
+            .filter(|f| !cols.contains(f))
+            .collect();
+        cols.extend(extra);
+    }
     if !matches!(format, Format::NvidiaSmi { .. }) {
-        let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
+        let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid, Field::Missed];
         let missing: Vec<Field> = keys.into_iter().filter(|k| !cols.contains(k)).collect();
         cols.extend(missing);
         cols.sort();
@@ -150,6 +191,18 @@ impl RecordArgs {
                 ))
             })?,
         };
+        let sample_every = self.sample_every.unwrap_or(self.interval.min(Duration::from_secs(1)));
+        if sample_every > self.interval || !self.interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {
+            return Err(UsageError(format!(
+                "--interval {:?} must be a whole multiple of --sample-every {:?}",
+                self.interval, sample_every
+            ))
+            .into());
+        }
+        let aggregated = sample_every < self.interval;
+        if target == Target::Stdout && (self.rotate_size.is_some() || self.rotate_every.is_some()) {
+            return Err(UsageError("rotation needs an output file, not stdout".into()).into());
+        }
         if format == Format::Parquet && target == Target::Stdout {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
@@ -157,7 +210,8 @@ impl RecordArgs {
         }
         Ok(RecordConfig {
             interval: self.interval,
-            selection: selection(&self.fields, format)?,
+            sample_every,
+            selection: selection(&self.fields, format, aggregated)?,
             target,
             format,
             duration: self.duration,
@@ -166,6 +220,11 @@ impl RecordArgs {
             nvml_lib: self.nvml_lib,
             require_gpu: self.require_gpu,
             flush: self.flush,
+            rotate_size: self.rotate_size,
+            rotate_every: self.rotate_every,
+            keep: self.keep,
+            max_total: self.max_total,
+            max_backlog: self.max_backlog,
             quiet: self.quiet,
             verbose: self.verbose,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
@@ -192,6 +251,7 @@ fn print_fields() -> Result<()> {
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.cmd {
         Cmd::Record(args) => {
+            let args = *args;
             let cfg = args.into_config()?;
             record::run(&cfg)?;
             Ok(exit::OK)
@@ -200,11 +260,34 @@ fn dispatch(cli: Cli) -> Result<i32> {
             print_fields()?;
             Ok(exit::OK)
         }
+        Cmd::Recover { path } => recover(&path),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());
             Ok(exit::OK)
         }
     }
+}
+
+fn recover(path: &std::path::Path) -> Result<i32> {
+    let set = crate::output::OutputSet::new(path);
+    if !set.dir().is_dir() {
+        return Err(UsageError(format!("{}: no such directory", set.dir().display())).into());
+    }
+    let done = crate::output::recover_set(&set)?;
+    let mut out = std::io::stdout().lock();
+    for (p, rows) in &done.rebuilt {
+        writeln!(out, "rebuilt {} from its journal ({rows} rows)", p.display())?;
+    }
+    for (p, cut) in &done.trimmed {
+        writeln!(out, "cut a torn last line ({cut} bytes) from {}", p.display())?;
+    }
+    for p in &done.removed {
+        writeln!(out, "removed {}: empty (killed before its header was written)", p.display())?;
+    }
+    if done.is_empty() {
+        writeln!(out, "nothing to recover for {}", set.base().display())?;
+    }
+    Ok(exit::OK)
 }
 
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
@@ -250,14 +333,21 @@ mod tests {
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {
-        let s = selection(&["clocks.current.sm".into()], Format::Csv).unwrap();
+        let s = selection(&["clocks.current.sm".into()], Format::Csv, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
-        assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm"]);
-        let s = selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }).unwrap();
+        assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm", "missed"]);
+        let s = selection(&["utilization.gpu".into()], Format::Parquet, true).unwrap();
+        let names: Vec<&str> = s.fields().map(Field::name).collect();
+        assert_eq!(
+            names,
+            ["timestamp", "host", "index", "uuid", "utilization.gpu", "utilization.gpu.max", "samples", "missed"]
+        );
+        let s =
+            selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }, false).unwrap();
         assert_eq!(s.fields().collect::<Vec<_>>(), [Field::ClockSm]);
         assert_eq!(Field::ClockSm.def().nvsmi_header(), "clocks.current.sm [MHz]");
         assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
-        let e = selection(&["utilisation.gpu".into()], Format::Csv).unwrap_err();
+        let e = selection(&["utilisation.gpu".into()], Format::Csv, false).unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");
     }

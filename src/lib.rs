@@ -1,8 +1,10 @@
 //! gpumon: record GPU, host and job metrics on a fixed schedule into CSV or Parquet, and read them back.
 
+pub mod agg;
 pub mod catalog;
 pub mod cli;
 pub mod error;
+pub mod output;
 pub mod read;
 pub mod record;
 pub mod sample;
@@ -11,3 +13,4 @@ pub mod sink;
 pub mod source;
 pub mod status;
 pub mod warn;
+pub mod writer;

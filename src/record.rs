@@ -1,28 +1,35 @@
-//! The record loop: absolute deadlines on a monotonic clock, sources sampled in the loop,
-//! ticks handed to a writer thread over a bounded queue, signals handled between ticks.
+//! The record loop: sub-sample deadlines on a monotonic clock, sources sampled in the loop,
+//! sub-samples aggregated into one row per interval, rows handed to the writer thread,
+//! signals handled between ticks.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 
+use crate::agg::Aggregator;
 use crate::catalog::{Field, Source};
 use crate::error::UsageError;
-use crate::sample::{Row, Selection, Tick};
-use crate::sink::{self, Format, RunMeta, Target};
+use crate::output::{self, OutputSet};
+use crate::sample::{Row, Selection, Tick, Value};
+use crate::sink::{Format, RunMeta, Target};
 use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::source::host::HostSource;
 use crate::status;
 use crate::warn::{warn, warn_once};
+use crate::writer::{Writer, WriterConfig};
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
 #[derive(Debug, Clone)]
 pub struct RecordConfig {
+    /// Time between output rows.
     pub interval: Duration,
+    /// Time between sub-samples; `interval` is a whole multiple of it.
+    pub sample_every: Duration,
     pub target: Target,
     pub format: Format,
     pub selection: Selection,
@@ -32,13 +39,16 @@ pub struct RecordConfig {
     pub nvml_lib: String,
     pub require_gpu: bool,
     pub flush: Duration,
+    pub rotate_size: Option<u64>,
+    pub rotate_every: Option<Duration>,
+    pub keep: Option<usize>,
+    pub max_total: Option<u64>,
+    /// Rows kept in memory while the output cannot be written.
+    pub max_backlog: usize,
     pub quiet: bool,
     pub verbose: bool,
     pub command_line: String,
 }
-
-/// Ticks that may wait for the writer before new ones are dropped (and counted).
-const QUEUE_TICKS: usize = 1024;
 
 /// What a finished run reports.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -49,111 +59,196 @@ pub struct RunStats {
     pub dropped: u64,
 }
 
+enum Signal {
+    Stop,
+    Rotate,
+}
+
 /// Record until the count or duration is reached or a signal arrives. Returns the run's figures.
 pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
-    let stop_rx = install_signal_handlers()?;
+    let signals = install_signal_handlers()?;
+    if let Target::File(p) = &cfg.target {
+        recover_leftovers(&OutputSet::new(p))?;
+    }
     let needs_host = cfg.selection.fields().any(|f| f.def().source == Source::Host);
     let mut host = if needs_host { Some(HostSource::new()?) } else { None };
     let mut gpu = open_gpus(cfg)?;
     let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
 
-    let start_wall = Utc::now();
     let meta = RunMeta {
         hostname: hostname.to_string(),
         interval_s: cfg.interval.as_secs_f64(),
         command: cfg.command_line.clone(),
-        start: start_wall,
+        start: Utc::now(),
         driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
     };
-    let sink = sink::open(cfg.format, &cfg.target, &cfg.selection, &meta)?;
-    let stream = cfg.target == Target::Stdout;
-    let writer = Writer::spawn(sink, if stream { Duration::ZERO } else { cfg.flush });
+    let writer = Writer::spawn(WriterConfig {
+        format: cfg.format,
+        target: cfg.target.clone(),
+        selection: cfg.selection.clone(),
+        meta,
+        flush: if cfg.target == Target::Stdout { Duration::ZERO } else { cfg.flush },
+        rotate_size: cfg.rotate_size,
+        rotate_every: cfg.rotate_every,
+        keep: cfg.keep,
+        max_total: cfg.max_total,
+        backlog_rows: cfg.max_backlog,
+        verbose: cfg.verbose,
+    })?;
     let show_status = status::enable(cfg.quiet);
+
+    let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
+    let mut agg = Aggregator::new();
+    // The output row that the aggregator's pending sub-samples belong to.
+    let mut pending_row: Option<u64> = None;
+    // The next output row expected; rows skipped over are counted as missed.
+    let mut next_row: u64 = 0;
+    let mut pending_missed: u64 = 0;
+    let mut last_sub: Option<Tick> = None;
+    let budget = cfg.sample_every.mul_f64(0.8);
 
     let mut stats = RunStats::default();
     let start = Instant::now();
-    let mut n: u64 = 0;
-    loop {
-        n += 1;
-        let deadline = start + cfg.interval.mul_f64(n as f64);
-        if let Some(d) = cfg.duration
-            && deadline.duration_since(start) > d
-        {
+    let mut m: u64 = 0;
+    'run: loop {
+        m += 1;
+        let deadline = start + cfg.sample_every.mul_f64(m as f64);
+        if cfg.duration.is_some_and(|d| deadline.duration_since(start) > d) {
             break;
         }
-        let now = Instant::now();
-        if deadline > now {
-            match stop_rx.recv_timeout(deadline - now) {
-                Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                Err(RecvTimeoutError::Timeout) => {}
+        loop {
+            let now = Instant::now();
+            let sig = if deadline > now {
+                match signals.recv_timeout(deadline - now) {
+                    Ok(s) => Some(s),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => Some(Signal::Stop),
+                }
+            } else {
+                signals.try_recv().ok()
+            };
+            match sig {
+                Some(Signal::Stop) => break 'run,
+                Some(Signal::Rotate) => writer.rotate(),
+                None => break,
             }
-        } else if stop_rx.try_recv().is_ok() {
-            break;
         }
-        let woke = Instant::now();
-        let lateness = woke.saturating_duration_since(deadline);
-        if lateness > cfg.interval / 2 {
+        let lateness = Instant::now().saturating_duration_since(deadline);
+        if lateness > cfg.sample_every / 2 {
             stats.late += 1;
-            // Skip the deadlines that already passed instead of bunching ticks together.
-            let skipped = (lateness.as_nanos() / cfg.interval.as_nanos().max(1)) as u64;
-            stats.missed += skipped;
-            n += skipped;
+            // Skip the deadlines that already passed instead of bunching samples together.
+            m += (lateness.as_nanos() / cfg.sample_every.as_nanos().max(1)) as u64;
             warn_once(
                 "late-tick",
                 &format!(
-                    "tick {} started {} ms late (the machine or a GPU query was slow); later ticks keep their schedule, late ticks are counted",
-                    stats.ticks + 1,
+                    "a sample started {} ms late (the machine or a GPU query was slow); later samples keep their schedule, late ones are counted",
                     lateness.as_millis()
                 ),
             );
         }
 
-        let tick = sample_tick(&cfg.selection, &hostname, host.as_mut(), gpu.as_mut(), n);
-        let util_now = status_util(&tick);
-        stats.ticks += 1;
-        if let Err(e) = writer.send(tick) {
-            match e {
-                TrySendError::Full(_) => {
-                    stats.dropped += 1;
-                    warn_once("queue-full", "the writer is falling behind; ticks are being dropped and counted");
-                }
-                TrySendError::Disconnected(_) => break,
+        // Sub-sample m belongs to output row (m - 1) / per_row. A skip may leave the pending row
+        // incomplete (emitted as is, with fewer `samples`) and whole rows empty (counted in `missed`).
+        let row = (m - 1) / per_row;
+        if pending_row.is_some_and(|p| p != row) {
+            if let Some(last) = &last_sub
+                && let Some(t) = agg.take(last)
+            {
+                emit(t, &writer, &mut pending_missed, &mut stats);
             }
+            next_row = pending_row.map_or(next_row, |p| p + 1);
         }
-        if writer.failed() {
+        if row > next_row {
+            pending_missed += row - next_row;
+            stats.missed += row - next_row;
+            next_row = row;
+        }
+        let sub = sample_tick(&cfg.selection, &hostname, host.as_mut(), gpu.as_mut(), m, budget);
+        agg.push(&sub);
+        pending_row = Some(row);
+        if m.is_multiple_of(per_row) {
+            next_row = row + 1;
+            if let Some(t) = agg.take(&sub) {
+                let util = status_util(&t);
+                emit(t, &writer, &mut pending_missed, &mut stats);
+                if show_status {
+                    let file = writer.stats.file.lock().map(|f| f.clone()).unwrap_or_default();
+                    status::draw(&format!(
+                        "gpumon {}  ticks {}  late {}  {} {}  {}",
+                        fmt_elapsed(start.elapsed()),
+                        stats.ticks,
+                        stats.late,
+                        if file.is_empty() { cfg.target.to_string() } else { file },
+                        fmt_bytes(writer.stats.bytes.load(Ordering::Relaxed)),
+                        util
+                    ));
+                }
+            }
+            pending_row = None;
+        }
+        last_sub = Some(sub);
+        if writer.stats.fatal.load(Ordering::Relaxed) {
             break;
-        }
-        if show_status {
-            status::draw(&format!(
-                "gpumon {}  ticks {}  late {}  {} {}  {}",
-                fmt_elapsed(start.elapsed()),
-                stats.ticks,
-                stats.late,
-                cfg.target,
-                fmt_bytes(writer.bytes()),
-                util_now
-            ));
         }
         if cfg.count.is_some_and(|c| stats.ticks >= c) {
             break;
         }
     }
+    // A partial interval at the end is still data.
+    if let Some(last) = &last_sub
+        && let Some(t) = agg.take(last)
+    {
+        emit(t, &writer, &mut pending_missed, &mut stats);
+    }
     status::clear_line();
-    writer.finish().with_context(|| format!("finishing {}", cfg.target))?;
-    if stats.late > 0 || stats.dropped > 0 {
+    let report = writer.finish().with_context(|| format!("finishing {}", cfg.target))?;
+    if stats.late > 0 || stats.dropped > 0 || report.lost > 0 {
         warn(&format!(
-            "{} ticks recorded, {} late, {} deadlines missed, {} dropped",
-            stats.ticks, stats.late, stats.missed, stats.dropped
+            "{} ticks recorded, {} samples late, {} ticks missed, {} dropped by a full queue, {} lost to write errors",
+            stats.ticks, stats.late, stats.missed, stats.dropped, report.lost
         ));
     }
     if cfg.verbose {
-        eprintln!("gpumon: {} ticks written to {}", stats.ticks, cfg.target);
+        let files: Vec<String> = report.files.iter().map(|f| f.display().to_string()).collect();
+        eprintln!(
+            "gpumon: {} ticks written to {}",
+            stats.ticks,
+            if files.is_empty() { cfg.target.to_string() } else { files.join(", ") }
+        );
     }
     Ok(stats)
 }
 
+/// Hand one output row set to the writer, carrying the count of ticks missed just before it.
+fn emit(mut t: Tick, writer: &Writer, pending_missed: &mut u64, stats: &mut RunStats) {
+    for r in &mut t.rows {
+        r.set(Field::Missed, Value::U(*pending_missed));
+    }
+    stats.ticks += 1;
+    match writer.send(t) {
+        Ok(()) => *pending_missed = 0,
+        Err(_) => {
+            stats.dropped += 1;
+            *pending_missed += 1;
+            warn_once("queue-full", "the writer is falling behind; ticks are being dropped and counted");
+        }
+    }
+}
+
+/// Turn what an earlier crash left in this output set into valid files before writing new ones.
+fn recover_leftovers(set: &OutputSet) -> Result<()> {
+    let done = output::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
+    for (path, rows) in &done.rebuilt {
+        warn(&format!("recovered {rows} rows a previous run left in its journal into {}", path.display()));
+    }
+    for (path, cut) in &done.trimmed {
+        warn(&format!("cut a torn last line ({cut} bytes) from {}", path.display()));
+    }
+    Ok(())
+}
+
 fn open_gpus(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
-    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus) {
+    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection) {
         Ok(src) => {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {
@@ -188,16 +283,17 @@ fn sample_tick(
     host: Option<&mut HostSource>,
     gpu: Option<&mut GpuSource>,
     seq: u64,
+    budget: Duration,
 ) -> Tick {
     let ts = Utc::now();
     let mut host_row = Row::default();
-    host_row.set(Field::Host, crate::sample::Value::S(hostname.clone()));
+    host_row.set(Field::Host, Value::S(hostname.clone()));
     if let Some(h) = host {
         h.sample(&mut host_row);
     }
     let mut rows = Vec::new();
     if let Some(g) = gpu {
-        g.sample(sel, &mut rows);
+        g.sample(seq, budget, &mut rows);
     }
     if rows.is_empty() {
         rows.push(host_row);
@@ -232,100 +328,26 @@ fn fmt_bytes(b: u64) -> String {
     }
 }
 
-/// SIGINT/SIGTERM: the first one ends the run after the current tick (message on the channel);
-/// a second one exits at once with 128 + signal number.
-fn install_signal_handlers() -> Result<Receiver<()>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let (tx, rx) = bounded(4);
+/// SIGINT/SIGTERM: the first one ends the run after the current tick; a second one exits at once
+/// with 128 + signal number. SIGHUP rotates the output (logrotate's convention).
+fn install_signal_handlers() -> Result<Receiver<Signal>> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let (tx, rx) = bounded(16);
     let seen = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())
             .context("installing signal handlers")?;
         signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).context("installing signal handlers")?;
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
     thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
-            for _ in signals.forever() {
-                let _ = tx.try_send(());
+            for s in signals.forever() {
+                let _ = tx.try_send(if s == SIGHUP { Signal::Rotate } else { Signal::Stop });
             }
         })
         .context("starting the signal thread")?;
     Ok(rx)
-}
-
-/// The writer thread: owns the sink, flushes on its own schedule, never blocks the sampler.
-struct Writer {
-    tx: Sender<Tick>,
-    handle: thread::JoinHandle<Result<()>>,
-    bytes: Arc<AtomicU64>,
-    failed: Arc<AtomicBool>,
-}
-
-impl Writer {
-    fn spawn(mut sink: Box<dyn sink::Sink>, flush_every: Duration) -> Writer {
-        let (tx, rx) = bounded::<Tick>(QUEUE_TICKS);
-        let bytes = Arc::new(AtomicU64::new(0));
-        let failed = Arc::new(AtomicBool::new(false));
-        let (b, f) = (bytes.clone(), failed.clone());
-        let handle = thread::spawn(move || -> Result<()> {
-            let r = writer_loop(&mut *sink, &rx, flush_every, &b);
-            if r.is_err() {
-                f.store(true, Ordering::Relaxed);
-                // Keep draining so the sampler never blocks; the error is reported at the end.
-                while rx.recv().is_ok() {}
-                return r;
-            }
-            sink.finish()
-        });
-        Writer { tx, handle, bytes, failed }
-    }
-
-    fn send(&self, tick: Tick) -> Result<(), TrySendError<Tick>> {
-        self.tx.try_send(tick)
-    }
-
-    fn bytes(&self) -> u64 {
-        self.bytes.load(Ordering::Relaxed)
-    }
-
-    fn failed(&self) -> bool {
-        self.failed.load(Ordering::Relaxed)
-    }
-
-    fn finish(self) -> Result<()> {
-        drop(self.tx);
-        match self.handle.join() {
-            Ok(r) => r,
-            Err(_) => bail!("the writer thread panicked"),
-        }
-    }
-}
-
-fn writer_loop(sink: &mut dyn sink::Sink, rx: &Receiver<Tick>, flush_every: Duration, bytes: &AtomicU64) -> Result<()> {
-    let mut last_flush = Instant::now();
-    let mut pending = false;
-    loop {
-        let msg = if pending {
-            let wait = (last_flush + flush_every).saturating_duration_since(Instant::now());
-            rx.recv_timeout(wait)
-        } else {
-            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        };
-        match msg {
-            Ok(tick) => {
-                sink.write_tick(&tick)?;
-                pending = true;
-            }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return Ok(()),
-        }
-        if pending && last_flush.elapsed() >= flush_every {
-            sink.flush()?;
-            bytes.store(sink.bytes_written(), Ordering::Relaxed);
-            last_flush = Instant::now();
-            pending = false;
-        }
-    }
 }

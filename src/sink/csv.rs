@@ -1,5 +1,8 @@
 //! gpumon CSV: RFC 4180, header `name [unit]`, plain numbers, RFC 3339 UTC timestamps with milliseconds.
 
+use std::fs::File;
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use chrono::SecondsFormat;
 
@@ -11,14 +14,19 @@ pub struct CsvSink {
     w: csv::Writer<CountingWriter>,
     sel: Selection,
     cells: Vec<String>,
+    file: Option<Arc<File>>,
 }
 
 impl CsvSink {
     pub fn new(out: CountingWriter, sel: &Selection) -> Result<Self> {
         let target = out.target().clone();
-        let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(out);
+        let file = out.file();
+        let mut w =
+            csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).buffer_capacity(1024).from_writer(out);
         w.write_record(sel.fields().map(|f| f.def().csv_header())).with_context(|| format!("writing {target}"))?;
-        Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new() })
+        // The header reaches the file at once, so a visible file is never empty for long.
+        w.flush().with_context(|| format!("writing {target}"))?;
+        Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), file })
     }
 
     fn target(&self) -> String {
@@ -56,7 +64,11 @@ impl Sink for CsvSink {
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.w.flush().with_context(|| format!("writing {}", self.target()))
+        self.w.flush().with_context(|| format!("writing {}", self.target()))?;
+        if let Some(f) = &self.file {
+            f.sync_data().with_context(|| format!("syncing {}", self.target()))?;
+        }
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

@@ -7,6 +7,7 @@ pub mod parquet;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
@@ -82,40 +83,72 @@ impl std::fmt::Display for Target {
     }
 }
 
-/// A destination for ticks. `flush` makes everything written so far reach the OS.
+/// A destination for ticks. `flush` makes everything written so far durable (flushed and fsynced).
 pub trait Sink: Send {
     fn write_tick(&mut self, tick: &Tick) -> Result<()>;
     fn flush(&mut self) -> Result<()>;
-    /// Write trailers (Parquet footer) and close.
+    /// Write trailers (Parquet footer), sync and close.
     fn finish(self: Box<Self>) -> Result<()>;
-    /// Bytes handed to the OS so far.
+    /// Bytes the output holds so far (including data buffered for the current row group).
     fn bytes_written(&self) -> u64;
 }
 
-/// Open a sink of `format` writing to `target`.
-pub fn open(format: Format, target: &Target, sel: &Selection, meta: &RunMeta) -> Result<Box<dyn Sink>> {
+/// Open a sink of `format` writing to `target`; Parquet also appends each flushed batch to `journal`.
+pub fn open(
+    format: Format,
+    target: &Target,
+    journal: Option<&Path>,
+    sel: &Selection,
+    meta: &RunMeta,
+) -> Result<Box<dyn Sink>> {
     let out = CountingWriter::open(target)?;
     Ok(match format {
         Format::Csv => Box::new(csv::CsvSink::new(out, sel)?),
         Format::NvidiaSmi { header, units } => Box::new(nvsmi::NvsmiSink::new(out, sel, header, units)?),
-        Format::Parquet => Box::new(parquet::ParquetSink::new(out, sel, meta)?),
+        Format::Parquet => {
+            let journal = journal.map(|j| CountingWriter::open(&Target::File(j.to_path_buf()))).transpose()?;
+            Box::new(parquet::ParquetSink::new(out, journal, sel, meta)?)
+        }
     })
 }
 
-/// A buffered writer that counts the bytes it passes on and names its target in errors.
+enum Dest {
+    File(Arc<File>),
+    Stdout(io::Stdout),
+}
+
+impl Write for Dest {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Dest::File(f) => (&**f).write(buf),
+            Dest::Stdout(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Dest::File(f) => (&**f).flush(),
+            Dest::Stdout(s) => s.flush(),
+        }
+    }
+}
+
+/// A buffered writer that counts the bytes it passes on, can fsync, and names its target in errors.
 pub struct CountingWriter {
-    inner: BufWriter<Box<dyn Write + Send>>,
+    inner: BufWriter<Dest>,
     written: u64,
     target: Target,
 }
 
 impl CountingWriter {
     pub fn open(target: &Target) -> Result<Self> {
-        let inner: Box<dyn Write + Send> = match target {
-            Target::File(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
-            Target::Stdout => Box::new(io::stdout()),
+        let dest = match target {
+            Target::File(p) => {
+                Dest::File(Arc::new(File::create(p).with_context(|| format!("creating {}", p.display()))?))
+            }
+            Target::Stdout => Dest::Stdout(io::stdout()),
         };
-        Ok(CountingWriter { inner: BufWriter::with_capacity(64 * 1024, inner), written: 0, target: target.clone() })
+        Ok(CountingWriter { inner: BufWriter::with_capacity(64 * 1024, dest), written: 0, target: target.clone() })
     }
 
     pub fn target(&self) -> &Target {
@@ -124,6 +157,23 @@ impl CountingWriter {
 
     pub fn written(&self) -> u64 {
         self.written
+    }
+
+    /// Flush the buffer and, for files, fsync the data so it survives a crash or power loss.
+    pub fn sync(&mut self) -> Result<()> {
+        self.inner.flush().with_context(|| format!("writing {}", self.target))?;
+        if let Dest::File(f) = self.inner.get_ref() {
+            f.sync_data().with_context(|| format!("syncing {}", self.target))?;
+        }
+        Ok(())
+    }
+
+    /// The open file, for syncing through a wrapper that hides this writer (the csv crate's).
+    pub fn file(&self) -> Option<Arc<File>> {
+        match self.inner.get_ref() {
+            Dest::File(f) => Some(f.clone()),
+            Dest::Stdout(_) => None,
+        }
     }
 }
 

@@ -75,7 +75,7 @@ impl Sink for NvsmiSink {
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.out.flush().with_context(|| format!("writing {}", self.out.target()))
+        self.out.sync()
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {

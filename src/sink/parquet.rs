@@ -1,5 +1,6 @@
 //! Parquet sink: zstd, UTC microsecond timestamps, narrow unsigned integers, run metadata in the footer.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -7,6 +8,7 @@ use arrow_array::builder::{
     Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder, UInt64Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
+use arrow_ipc::writer::StreamWriter;
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -25,6 +27,8 @@ const BATCH_ROWS: usize = 1024;
 
 pub struct ParquetSink {
     w: ArrowWriter<CountingWriter>,
+    /// Arrow IPC stream of every flushed batch, fsynced at each flush: what recovery rebuilds from.
+    journal: Option<StreamWriter<CountingWriter>>,
     schema: SchemaRef,
     sel: Selection,
     cols: Vec<Col>,
@@ -76,33 +80,51 @@ impl Col {
     }
 }
 
-/// File-level key/value metadata describing the run.
-fn kv_metadata(meta: &RunMeta) -> Vec<KeyValue> {
-    let mut kv = vec![
-        KeyValue::new("gpumon.version".into(), env!("CARGO_PKG_VERSION").to_string()),
-        KeyValue::new("gpumon.hostname".into(), meta.hostname.clone()),
-        KeyValue::new("gpumon.interval_s".into(), meta.interval_s.to_string()),
-        KeyValue::new("gpumon.command".into(), meta.command.clone()),
-        KeyValue::new("gpumon.start".into(), meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-    ];
+/// File-level key/value metadata describing the run (also stored in the journal's schema).
+pub fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
+    let mut kv = HashMap::from([
+        ("gpumon.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
+        ("gpumon.hostname".to_string(), meta.hostname.clone()),
+        ("gpumon.interval_s".to_string(), meta.interval_s.to_string()),
+        ("gpumon.command".to_string(), meta.command.clone()),
+        ("gpumon.start".to_string(), meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+    ]);
     if let Some(d) = &meta.driver_version {
-        kv.push(KeyValue::new("gpumon.driver_version".into(), d.clone()));
+        kv.insert("gpumon.driver_version".to_string(), d.clone());
     }
     kv
 }
 
+/// Writer settings for gpumon Parquet files carrying `kv` as file metadata.
+pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties {
+    let mut pairs: Vec<KeyValue> = kv.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
+    pairs.sort_by(|a, b| a.key.cmp(&b.key));
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_key_value_metadata(Some(pairs))
+        .build()
+}
+
 impl ParquetSink {
-    pub fn new(out: CountingWriter, sel: &Selection, meta: &RunMeta) -> Result<Self> {
+    pub fn new(out: CountingWriter, journal: Option<CountingWriter>, sel: &Selection, meta: &RunMeta) -> Result<Self> {
         let target = out.target().to_string();
         let schema = arrow_schema(sel);
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .set_key_value_metadata(Some(kv_metadata(meta)))
-            .build();
+        let kv = kv_metadata(meta);
+        let props = writer_properties_from(&kv);
+        let journal = match journal {
+            Some(j) => {
+                let jt = j.target().to_string();
+                let jschema = schema.as_ref().clone().with_metadata(kv);
+                let mut jw = StreamWriter::try_new(j, &jschema).with_context(|| format!("writing {jt}"))?;
+                jw.get_mut().sync()?;
+                Some(jw)
+            }
+            None => None,
+        };
         let w = ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {target}"))?;
         let cols = sel.fields().map(|f| Col::new(f.def().ty)).collect();
-        Ok(ParquetSink { w, schema, sel: sel.clone(), cols, rows: 0, target })
+        Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target })
     }
 
     /// Hand buffered rows to the Parquet writer as one batch.
@@ -113,6 +135,9 @@ impl ParquetSink {
         let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(Col::finish).collect();
         let batch = RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")?;
         self.rows = 0;
+        if let Some(j) = &mut self.journal {
+            j.write(&batch).with_context(|| format!("writing the journal of {}", self.target))?;
+        }
         self.w.write(&batch).with_context(|| format!("writing {}", self.target))
     }
 }
@@ -136,17 +161,24 @@ impl Sink for ParquetSink {
     }
 
     fn flush(&mut self) -> Result<()> {
-        self.drain()
+        self.drain()?;
+        if let Some(j) = &mut self.journal {
+            j.flush().with_context(|| format!("writing the journal of {}", self.target))?;
+            j.get_mut().sync()?;
+        }
+        Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
         self.drain()?;
         let target = self.target.clone();
         let mut out = self.w.into_inner().with_context(|| format!("closing {target}"))?;
-        std::io::Write::flush(&mut out).with_context(|| format!("closing {target}"))
+        out.sync()
     }
 
+    /// Written bytes plus an estimate for the open row group and the rows not yet encoded
+    /// (a few bytes per cell: zstd shrinks repetitive metrics well), used for size rotation.
     fn bytes_written(&self) -> u64 {
-        self.w.bytes_written() as u64
+        (self.w.bytes_written() + self.w.memory_size() + self.rows * self.cols.len() * 2) as u64
     }
 }

@@ -6,6 +6,10 @@
 
 use std::ffi::OsStr;
 use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
@@ -61,22 +65,27 @@ impl GpuSelector {
     }
 }
 
-/// Samples the selected GPUs.
+/// Samples the selected GPUs, each on its own worker thread so a hanging driver call
+/// costs that GPU's row for the tick, not the tick itself.
 pub struct GpuSource {
-    nvml: Nvml,
-    gpus: Vec<Gpu>,
+    nvml: Arc<Nvml>,
+    workers: Vec<Worker>,
 }
 
-struct Gpu {
+struct Worker {
     info: GpuInfo,
+    req: Sender<u64>,
+    resp: Receiver<(u64, Result<Row, Lost>)>,
+    /// A request is outstanding (the driver has not answered yet).
+    busy: bool,
     lost: bool,
 }
 
 impl GpuSource {
     /// Load NVML from `lib` and resolve the GPU selection (all visible GPUs when empty).
-    pub fn open(lib: &str, select: &[GpuSelector]) -> Result<GpuSource, NvmlUnavailable> {
+    pub fn open(lib: &str, select: &[GpuSelector], sel: &Selection) -> Result<GpuSource, NvmlUnavailable> {
         let unavailable = |source| NvmlUnavailable { lib: lib.to_string(), source };
-        let nvml = Nvml::builder().lib_path(OsStr::new(lib)).init().map_err(unavailable)?;
+        let nvml = Arc::new(Nvml::builder().lib_path(OsStr::new(lib)).init().map_err(unavailable)?);
         let count = nvml.device_count().map_err(unavailable)?;
         let mut all = Vec::new();
         for index in 0..count {
@@ -90,53 +99,111 @@ impl GpuSource {
         } else {
             all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
-        let gpus = infos.into_iter().map(|info| Gpu { info, lost: false }).collect();
-        Ok(GpuSource { nvml, gpus })
+        let mut workers = Vec::new();
+        for info in infos {
+            let (req, req_rx) = bounded::<u64>(1);
+            let (resp_tx, resp) = bounded(1);
+            let (nvml, sel, winfo) = (nvml.clone(), sel.clone(), info.clone());
+            let spawned =
+                thread::Builder::new().name(format!("gpu{}", info.index)).stack_size(256 * 1024).spawn(move || {
+                    for seq in req_rx {
+                        let mut row = identity_row(&winfo);
+                        let r = sample_device(&nvml, &winfo, &sel, &mut row).map(|()| row);
+                        if resp_tx.send((seq, r)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            if let Err(e) = spawned {
+                warn(&format!("GPU {}: cannot start its sampling thread ({e}); skipping it", info.index));
+                continue;
+            }
+            workers.push(Worker { info, req, resp, busy: false, lost: false });
+        }
+        Ok(GpuSource { nvml, workers })
     }
 
     /// The GPUs being recorded.
     pub fn gpus(&self) -> impl Iterator<Item = &GpuInfo> {
-        self.gpus.iter().map(|g| &g.info)
+        self.workers.iter().map(|w| &w.info)
     }
 
     pub fn driver_version(&self) -> Option<String> {
         self.nvml.sys_driver_version().ok()
     }
 
-    /// One row per GPU with the selected GPU fields filled.
-    pub fn sample(&mut self, sel: &Selection, rows: &mut Vec<Row>) {
-        for gpu in &mut self.gpus {
-            let mut row = Row::default();
-            let info = &gpu.info;
-            row.set(Field::Index, Value::U(u64::from(info.index)));
-            row.set(Field::Uuid, Value::S(info.uuid.clone()));
-            row.set(Field::Name, Value::S(info.name.clone()));
-            row.set(Field::PciBusId, Value::S(info.bus_id.clone()));
-            match sample_device(&self.nvml, info, sel, &mut row) {
-                Ok(()) => {
-                    if gpu.lost {
-                        gpu.lost = false;
-                        warn(&format!("GPU {} ({}) is back", info.index, info.uuid));
-                    }
+    /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
+    /// within `budget` get a row with only their identity.
+    pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>) {
+        for w in &mut self.workers {
+            if w.busy {
+                // Still stuck in the previous request? Take its late answer if it came.
+                if w.resp.try_recv().is_ok() {
+                    w.busy = false;
                 }
-                Err(Lost) => {
-                    row = Row::default();
-                    row.set(Field::Index, Value::U(u64::from(info.index)));
-                    row.set(Field::Uuid, Value::S(info.uuid.clone()));
-                    row.set(Field::Name, Value::S(info.name.clone()));
-                    row.set(Field::PciBusId, Value::S(info.bus_id.clone()));
-                    if !gpu.lost {
-                        gpu.lost = true;
+            }
+            if !w.busy && w.req.try_send(seq).is_ok() {
+                w.busy = true;
+            }
+        }
+        let deadline = Instant::now() + budget;
+        for w in &mut self.workers {
+            let mut row = None;
+            while w.busy {
+                match w.resp.recv_deadline(deadline) {
+                    Ok((s, r)) => {
+                        w.busy = false;
+                        if s == seq {
+                            row = Some(r);
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            let info = &w.info;
+            let row = match row {
+                Some(Ok(row)) => {
+                    if w.lost {
+                        w.lost = false;
+                        warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
+                    }
+                    row
+                }
+                Some(Err(Lost)) => {
+                    if !w.lost {
+                        w.lost = true;
                         warn(&format!(
                             "GPU {} ({}) is lost (fallen off the bus or driver reset); its fields are empty until it answers again",
                             info.index, info.uuid
                         ));
                     }
+                    identity_row(info)
                 }
-            }
+                None => {
+                    warn_once(
+                        &format!("nvml-timeout-{}", info.index),
+                        &format!(
+                            "GPU {}: NVML did not answer within {} ms; its fields are empty while it hangs",
+                            info.index,
+                            budget.as_millis()
+                        ),
+                    );
+                    identity_row(info)
+                }
+            };
             rows.push(row);
         }
     }
+}
+
+/// A row holding only the GPU's cached identity.
+fn identity_row(info: &GpuInfo) -> Row {
+    let mut row = Row::default();
+    row.set(Field::Index, Value::U(u64::from(info.index)));
+    row.set(Field::Uuid, Value::S(info.uuid.clone()));
+    row.set(Field::Name, Value::S(info.name.clone()));
+    row.set(Field::PciBusId, Value::S(info.bus_id.clone()));
+    row
 }
 
 fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {

@@ -234,7 +234,7 @@ fn aliases_select_fields_and_pcie_is_off_by_default() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&out).unwrap();
     let header = text.lines().next().unwrap();
-    assert_eq!(header, "timestamp,host,index,uuid,name,clocks.sm [MHz],clocks_event_reasons.active");
+    assert_eq!(header, "timestamp,host,index,uuid,name,clocks.sm [MHz],clocks_event_reasons.active,missed");
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("Pcie"), "PCIe throughput must not be queried unless asked");
     assert!(!calls.contains("GetPowerUsage"), "unselected fields are not queried");
