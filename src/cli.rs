@@ -58,6 +58,10 @@ struct RecordArgs {
     /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Serve the latest tick as Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9400). Binding a
+    /// non-loopback address exposes host and GPU metrics to the network: your choice to make.
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
     /// Output format: csv, parquet, or nvidia-smi[,noheader][,nounits].
     #[arg(long, value_parser = parse_format)]
     format: Option<Format>,
@@ -177,14 +181,21 @@ fn selection(names: &[String], format: Format, aggregated: bool) -> Result<Selec
 
 impl RecordArgs {
     fn into_config(self) -> Result<RecordConfig> {
-        let Some(output) = self.output else {
-            return Err(UsageError("record needs -o/--output PATH (use - for stdout)".into()).into());
+        let target = match self.output {
+            Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
+            Some(o) => Some(Target::File(o)),
+            None if self.listen.is_some() => None,
+            None => {
+                return Err(UsageError(
+                    "record needs -o/--output PATH (use - for stdout) or --listen ADDR:PORT".into(),
+                )
+                .into());
+            }
         };
-        let target = if output.as_os_str() == "-" { Target::Stdout } else { Target::File(output) };
         let format = match (self.format, &target) {
             (Some(f), _) => f,
-            (None, Target::Stdout) => Format::Csv,
-            (None, Target::File(p)) => Format::from_path(p).ok_or_else(|| {
+            (None, Some(Target::Stdout) | None) => Format::Csv,
+            (None, Some(Target::File(p))) => Format::from_path(p).ok_or_else(|| {
                 UsageError(format!(
                     "cannot tell the format of {} from its extension; use .csv or .parquet, or --format",
                     p.display()
@@ -200,10 +211,11 @@ impl RecordArgs {
             .into());
         }
         let aggregated = sample_every < self.interval;
-        if target == Target::Stdout && (self.rotate_size.is_some() || self.rotate_every.is_some()) {
-            return Err(UsageError("rotation needs an output file, not stdout".into()).into());
+        let to_file = matches!(target, Some(Target::File(_)));
+        if !to_file && (self.rotate_size.is_some() || self.rotate_every.is_some()) {
+            return Err(UsageError("rotation needs an output file".into()).into());
         }
-        if format == Format::Parquet && target == Target::Stdout {
+        if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
             );
@@ -213,6 +225,7 @@ impl RecordArgs {
             sample_every,
             selection: selection(&self.fields, format, aggregated)?,
             target,
+            listen: self.listen,
             format,
             duration: self.duration,
             count: self.count,

@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod cli;
 pub mod error;
 pub mod output;
+pub mod prom;
 pub mod read;
 pub mod record;
 pub mod sample;

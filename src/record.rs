@@ -15,13 +15,14 @@ use crate::agg::Aggregator;
 use crate::catalog::{Field, Source};
 use crate::error::UsageError;
 use crate::output::{self, OutputSet};
+use crate::prom::Exporter;
 use crate::sample::{Row, Selection, Tick, Value};
 use crate::sink::{Format, RunMeta, Target};
 use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::source::host::HostSource;
 use crate::status;
 use crate::warn::{warn, warn_once};
-use crate::writer::{Writer, WriterConfig};
+use crate::writer::{Writer, WriterConfig, WriterReport};
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
 #[derive(Debug, Clone)]
@@ -30,7 +31,10 @@ pub struct RecordConfig {
     pub interval: Duration,
     /// Time between sub-samples; `interval` is a whole multiple of it.
     pub sample_every: Duration,
-    pub target: Target,
+    /// Output file or stdout; None when only serving metrics (`--listen` without `-o`).
+    pub target: Option<Target>,
+    /// Serve the latest tick as Prometheus metrics on this address.
+    pub listen: Option<std::net::SocketAddr>,
     pub format: Format,
     pub selection: Selection,
     pub duration: Option<Duration>,
@@ -67,7 +71,7 @@ enum Signal {
 /// Record until the count or duration is reached or a signal arrives. Returns the run's figures.
 pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
     let signals = install_signal_handlers()?;
-    if let Target::File(p) = &cfg.target {
+    if let Some(Target::File(p)) = &cfg.target {
         recover_leftovers(&OutputSet::new(p))?;
     }
     let needs_host = cfg.selection.fields().any(|f| f.def().source == Source::Host);
@@ -82,19 +86,25 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
         start: Utc::now(),
         driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
     };
-    let writer = Writer::spawn(WriterConfig {
-        format: cfg.format,
-        target: cfg.target.clone(),
-        selection: cfg.selection.clone(),
-        meta,
-        flush: if cfg.target == Target::Stdout { Duration::ZERO } else { cfg.flush },
-        rotate_size: cfg.rotate_size,
-        rotate_every: cfg.rotate_every,
-        keep: cfg.keep,
-        max_total: cfg.max_total,
-        backlog_rows: cfg.max_backlog,
-        verbose: cfg.verbose,
-    })?;
+    let writer = match &cfg.target {
+        Some(target) => Some(Writer::spawn(WriterConfig {
+            format: cfg.format,
+            target: target.clone(),
+            selection: cfg.selection.clone(),
+            meta: meta.clone(),
+            flush: if *target == Target::Stdout { Duration::ZERO } else { cfg.flush },
+            rotate_size: cfg.rotate_size,
+            rotate_every: cfg.rotate_every,
+            keep: cfg.keep,
+            max_total: cfg.max_total,
+            backlog_rows: cfg.max_backlog,
+            verbose: cfg.verbose,
+        })?),
+        None => None,
+    };
+    let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, &meta)).transpose()?;
+    let outputs = Outputs { writer, exporter };
+    let target_name = cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string);
     let show_status = status::enable(cfg.quiet);
 
     let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
@@ -129,7 +139,7 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             };
             match sig {
                 Some(Signal::Stop) => break 'run,
-                Some(Signal::Rotate) => writer.rotate(),
+                Some(Signal::Rotate) => outputs.rotate(),
                 None => break,
             }
         }
@@ -154,7 +164,7 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             if let Some(last) = &last_sub
                 && let Some(t) = agg.take(last)
             {
-                emit(t, &writer, &mut pending_missed, &mut stats);
+                emit(t, &outputs, &mut pending_missed, &mut stats);
             }
             next_row = pending_row.map_or(next_row, |p| p + 1);
         }
@@ -170,16 +180,16 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             next_row = row + 1;
             if let Some(t) = agg.take(&sub) {
                 let util = status_util(&t);
-                emit(t, &writer, &mut pending_missed, &mut stats);
+                emit(t, &outputs, &mut pending_missed, &mut stats);
                 if show_status {
-                    let file = writer.stats.file.lock().map(|f| f.clone()).unwrap_or_default();
+                    let (file, bytes) = outputs.file_status();
                     status::draw(&format!(
                         "gpumon {}  ticks {}  late {}  {} {}  {}",
                         fmt_elapsed(start.elapsed()),
                         stats.ticks,
                         stats.late,
-                        if file.is_empty() { cfg.target.to_string() } else { file },
-                        fmt_bytes(writer.stats.bytes.load(Ordering::Relaxed)),
+                        if file.is_empty() { target_name.clone() } else { file },
+                        fmt_bytes(bytes),
                         util
                     ));
                 }
@@ -187,7 +197,7 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             pending_row = None;
         }
         last_sub = Some(sub);
-        if writer.stats.fatal.load(Ordering::Relaxed) {
+        if outputs.fatal() {
             break;
         }
         if cfg.count.is_some_and(|c| stats.ticks >= c) {
@@ -198,10 +208,10 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
     if let Some(last) = &last_sub
         && let Some(t) = agg.take(last)
     {
-        emit(t, &writer, &mut pending_missed, &mut stats);
+        emit(t, &outputs, &mut pending_missed, &mut stats);
     }
     status::clear_line();
-    let report = writer.finish().with_context(|| format!("finishing {}", cfg.target))?;
+    let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
     if stats.late > 0 || stats.dropped > 0 || report.lost > 0 {
         warn(&format!(
             "{} ticks recorded, {} samples late, {} ticks missed, {} dropped by a full queue, {} lost to write errors",
@@ -213,19 +223,61 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
         eprintln!(
             "gpumon: {} ticks written to {}",
             stats.ticks,
-            if files.is_empty() { cfg.target.to_string() } else { files.join(", ") }
+            if files.is_empty() { target_name.clone() } else { files.join(", ") }
         );
     }
     Ok(stats)
 }
 
-/// Hand one output row set to the writer, carrying the count of ticks missed just before it.
-fn emit(mut t: Tick, writer: &Writer, pending_missed: &mut u64, stats: &mut RunStats) {
+/// Where emitted rows go: the file writer and/or the metrics endpoint.
+struct Outputs {
+    writer: Option<Writer>,
+    exporter: Option<Exporter>,
+}
+
+impl Outputs {
+    /// Publish to the endpoint (never blocks) and queue for the writer; `Err` when the queue is full.
+    fn send(&self, t: Tick, stats: &RunStats) -> Result<(), ()> {
+        if let Some(e) = &self.exporter {
+            e.publish(&t, stats);
+        }
+        match &self.writer {
+            Some(w) => w.send(t).map_err(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    fn rotate(&self) {
+        if let Some(w) = &self.writer {
+            w.rotate();
+        }
+    }
+
+    fn fatal(&self) -> bool {
+        self.writer.as_ref().is_some_and(|w| w.stats.fatal.load(Ordering::Relaxed))
+    }
+
+    /// The file being written and its size, for the status line.
+    fn file_status(&self) -> (String, u64) {
+        self.writer.as_ref().map_or_else(
+            || (String::new(), 0),
+            |w| (w.stats.file.lock().map(|f| f.clone()).unwrap_or_default(), w.stats.bytes.load(Ordering::Relaxed)),
+        )
+    }
+
+    fn finish(self) -> Result<WriterReport> {
+        drop(self.exporter);
+        self.writer.map_or_else(|| Ok(WriterReport::default()), Writer::finish)
+    }
+}
+
+/// Hand one output row set to the outputs, carrying the count of ticks missed just before it.
+fn emit(mut t: Tick, outputs: &Outputs, pending_missed: &mut u64, stats: &mut RunStats) {
     for r in &mut t.rows {
         r.set(Field::Missed, Value::U(*pending_missed));
     }
     stats.ticks += 1;
-    match writer.send(t) {
+    match outputs.send(t, stats) {
         Ok(()) => *pending_missed = 0,
         Err(_) => {
             stats.dropped += 1;
