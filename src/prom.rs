@@ -18,4 +18,7 @@ impl Exporter {
 
     /// Replace the published values with this tick's; never blocks the sampler.
     pub fn publish(&self, _tick: &Tick, _stats: &RunStats) {}
+
+    /// Stop serving (the run is over).
+    pub fn stop(self) {}
 }

@@ -266,7 +266,9 @@ impl Outputs {
     }
 
     fn finish(self) -> Result<WriterReport> {
-        drop(self.exporter);
+        if let Some(e) = self.exporter {
+            e.stop();
+        }
         self.writer.map_or_else(|| Ok(WriterReport::default()), Writer::finish)
     }
 }
