@@ -22,9 +22,9 @@ One run measures, on this machine:
 
 Scheduling: the long runs go in three 60 s waves of processes that are >95 % idle
 (gpumon host/Parquet + sadc + the drift pair; gpumon host/CSV + psutil; the two
-8-GPU runs), so the full run takes about 3.5 minutes. rusage CPU is per process and
+8-GPU runs), so the full run takes about 3 minutes. rusage CPU is per process and
 barely moves with this much concurrency; `--sequential` runs every long process on
-its own (about 7.5 minutes) to check that.
+its own (about 7 minutes) to check that.
 
 usage: python3 bench/record.py [--quick] [--sequential] [--json OUT.json] [--keep DIR]
 build first: cargo build --release && cargo build --release -p fake-nvml
@@ -305,6 +305,8 @@ def drift_stats(ts: list[float], interval: float) -> dict:
         "mean_gap_ms": statistics.fmean(gaps) * 1e3,
         "max_gap_ms": max(gaps) * 1e3,
         "min_gap_ms": min(gaps) * 1e3,
+        # deadlines skipped outright (gpumon skips a deadline that is over half an interval late)
+        "skipped_slots": round((ts[-1] - ts[0]) / interval) - (n - 1),
     }
 
 
@@ -528,7 +530,8 @@ def main() -> None:
     print(f"drift, {ticks} ticks at {INTERVAL_S * 1e3:.0f} ms (run concurrently; gpumon stamps have 1 ms resolution)")
     for name, d in [("gpumon --count", d_gpumon), ("sleep loop (nvidia-smi -l style)", d_loop)]:
         print(f"  {name:33s}: ticks {d['ticks']}  drift {d['drift_ms']:+8.1f} ms  max |dev| {d['max_abs_dev_ms']:7.1f} ms  p99 |dev| {d['p99_abs_dev_ms']:7.1f} ms  "
-              f"gap mean {d['mean_gap_ms']:.2f} / min {d['min_gap_ms']:.1f} / max {d['max_gap_ms']:.1f} ms")
+              f"gap mean {d['mean_gap_ms']:.2f} / min {d['min_gap_ms']:.1f} / max {d['max_gap_ms']:.1f} ms"
+              + (f"  ({d['skipped_slots']} deadline(s) skipped: drift and dev count them)" if d["skipped_slots"] else ""))
     print()
     notes = []
     if empty_cols:

@@ -107,7 +107,7 @@ impl Aggregator {
         let rows = self.accs.iter().map(Acc::finish).collect();
         self.accs.clear();
         self.count = 0;
-        Some(Tick { ts: last.ts, seq: last.seq, rows })
+        Some(Tick { ts: last.ts, seq: last.seq, rows, procs: last.procs.clone() })
     }
 }
 
@@ -124,7 +124,7 @@ mod tests {
         r.set(Field::Pstate, Value::S("P0".into()));
         r.set(Field::FanSpeed, Value::Unsupported);
         r.set(Field::Missed, Value::U(missed));
-        Tick { ts: Utc::now(), seq: 1, rows: vec![r] }
+        Tick { ts: Utc::now(), seq: 1, rows: vec![r], procs: Vec::new() }
     }
 
     #[test]

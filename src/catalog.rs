@@ -48,6 +48,23 @@ pub enum Field {
     TempGpuMax,
     CpuMaxCoreMax,
     Samples,
+    JobCpu,
+    JobRss,
+    JobProcs,
+    JobThreads,
+    JobRead,
+    JobWrite,
+    JobGpuMemory,
+    CgroupMemUsed,
+    CgroupMemLimit,
+    CgroupCpuLimit,
+    CgroupCpuUtil,
+    CgroupOomKills,
+    ProcPid,
+    ProcUser,
+    ProcCommand,
+    ProcGpuMemory,
+    ProcJob,
     Missed,
 }
 
@@ -65,6 +82,12 @@ pub enum Source {
     Host,
     /// Computed by gpumon from other fields or from the schedule (interval maxima, counts).
     Derived,
+    /// The wrapped or followed process tree (`record -- CMD`, `--pid`); once per tick.
+    Job,
+    /// The cgroup gpumon runs in (container limits); once per tick.
+    Cgroup,
+    /// One row per (tick, GPU, process) in the `--processes` output.
+    Process,
 }
 
 /// Storage type; the Arrow type and the CSV rendering follow from it.
@@ -77,6 +100,8 @@ pub enum Ty {
     U32,
     U64,
     F64,
+    /// Stored as `Value::U(0 | 1)`.
+    Bool,
 }
 
 /// How sub-samples of one interval combine into one row (used by interval aggregation).
@@ -94,13 +119,19 @@ pub enum Agg {
     Sum,
 }
 
-/// Prometheus metric kind for the field, or `Label` for identity fields.
+/// Prometheus metric kind for the field, or `Label` for identity fields. `prom::names` derives
+/// the metric name, base unit and labels from the catalogue row (see docs/prometheus.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromKind {
+    /// Identity: a label on the field's series (`index` -> `gpu`, `uuid`, `name`, `host`), or an
+    /// `*_info` series for a non-GPU identity string.
     Label,
+    /// A string gauge (`pstate`) is exported as the number in it (`P2` -> 2).
     Gauge,
+    /// Cumulative value; the metric name ends in `_total`.
     Counter,
-    /// Not exported (the timestamp).
+    /// Not exported: the timestamp, and per-row bookkeeping (`samples`, `missed`) that the run
+    /// counters `gpumon_ticks_*_total` cover.
     None,
 }
 
@@ -200,7 +231,7 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Current memory clock."), "clocks.current.memory"),
     def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu, Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
-    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Label, true,
+    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Gauge, true,
         "Performance state, P0 (maximum) to P12 (minimum)."),
     def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu, Last, Gauge, true,
         "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
@@ -238,9 +269,43 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Highest temperature.gpu among the sub-samples of the interval (with --sample-every)."), Field::TempGpu),
     maxof(def!(CpuMaxCoreMax, "cpu.util.max_core.max", [], "%", true, F64, Derived, Max, Gauge, false,
         "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every)."), Field::CpuUtilMaxCore),
-    def!(Samples, "samples", [], "", false, U32, Derived, Sum, Gauge, false,
+    def!(Samples, "samples", [], "", false, U32, Derived, Sum, None, false,
         "Number of sub-samples summarised by this row (1 without --sample-every)."),
-    def!(Missed, "missed", [], "", false, U32, Derived, Sum, Counter, true,
+    def!(JobCpu, "job.cpu", [], "%", true, F64, Job, Mean, Gauge, false,
+        "CPU used by the job's process tree, percent of one core (400 = four cores busy)."),
+    def!(JobRss, "job.rss", [], "MiB", true, U32, Job, Mean, Gauge, false,
+        "Resident memory of the job's process tree."),
+    def!(JobProcs, "job.procs", [], "", false, U32, Job, Last, Gauge, false,
+        "Processes in the job's tree (DataLoader workers show up here)."),
+    def!(JobThreads, "job.threads", [], "", false, U32, Job, Last, Gauge, false,
+        "Threads in the job's process tree."),
+    def!(JobRead, "job.read", [], "B/s", true, F64, Job, Mean, Gauge, false,
+        "Bytes the job's tree read from storage per second (/proc/PID/io read_bytes)."),
+    def!(JobWrite, "job.write", [], "B/s", true, F64, Job, Mean, Gauge, false,
+        "Bytes the job's tree wrote to storage per second (/proc/PID/io write_bytes)."),
+    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu, Mean, Gauge, false,
+        "GPU memory used on this GPU by processes of the job's tree (NVML running compute processes)."),
+    def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, U32, Cgroup, Mean, Gauge, false,
+        "Memory charged to gpumon's cgroup (memory.current, or memory.usage_in_bytes on v1)."),
+    def!(CgroupMemLimit, "cgroup.mem.limit", [], "MiB", true, U32, Cgroup, Last, Gauge, false,
+        "Memory limit of the cgroup (memory.max / memory.limit_in_bytes); null when unlimited."),
+    def!(CgroupCpuLimit, "cgroup.cpu.limit", [], "cores", true, F64, Cgroup, Last, Gauge, false,
+        "CPU limit of the cgroup in cores (cpu.max quota/period); null when unlimited."),
+    def!(CgroupCpuUtil, "cgroup.cpu.util", [], "%", true, F64, Cgroup, Mean, Gauge, false,
+        "CPU used by the cgroup over the tick, percent of its limit (of all cores when unlimited)."),
+    def!(CgroupOomKills, "cgroup.oom_kills", [], "", false, U64, Cgroup, Last, Counter, false,
+        "Processes the kernel OOM-killed in the cgroup so far (memory.events oom_kill)."),
+    def!(ProcPid, "proc.pid", ["pid"], "", false, U32, Process, Identity, Label, false,
+        "Process id as NVML reports it (the host's PID namespace)."),
+    def!(ProcUser, "proc.user", ["user"], "", false, Str, Process, Identity, Label, false,
+        "Owner of the process (null when the PID is not visible here, e.g. in a container)."),
+    def!(ProcCommand, "proc.command", ["command"], "", false, Str, Process, Identity, Label, false,
+        "Command line of the process (null when the PID is not visible here)."),
+    def!(ProcGpuMemory, "proc.gpu_memory", ["used_gpu_memory"], "MiB", true, U32, Process, Last, Gauge, false,
+        "GPU memory the process uses on this GPU."),
+    def!(ProcJob, "proc.job", [], "", false, Bool, Process, Last, Gauge, false,
+        "Whether the process belongs to the wrapped or followed job."),
+    def!(Missed, "missed", [], "", false, U32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];
 

@@ -8,11 +8,14 @@ use anyhow::Result;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::catalog::{CATALOG, Field, suggest};
+use crate::doctor::{self, DoctorConfig, DoctorFormat};
 use crate::error::{UsageError, code_for, exit};
 use crate::record::{self, RecordConfig};
 use crate::sample::Selection;
 use crate::sink::{Format, Target};
 use crate::source::gpu::{DEFAULT_NVML_LIB, GpuSelector};
+use crate::source::visible::{self, Visible};
+use crate::warn::warn;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +35,15 @@ enum Cmd {
     Record(Box<RecordArgs>),
     /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`).
     Fields,
+    /// Check that NVML and the GPUs are usable here and show what `record` would record: driver,
+    /// GPUs and the fields each supports, visible-devices variables, container and cgroup limits.
+    Doctor(DoctorArgs),
+    /// What happened and what to fix, from gpumon files and nvidia-smi logs: per-GPU and host
+    /// statistics, gaps, energy, throttling, findings with fixes, and --fail-if checks for CI.
+    #[command(after_help = SUMMARIZE_EXAMPLES)]
+    Summarize(Box<SummarizeArgs>),
+    /// Convert gpumon files or nvidia-smi logs to gpumon CSV or typed Parquet.
+    Convert(Box<ConvertArgs>),
     /// Turn what a crash left of a recording (journals, a torn last CSV line) into valid files.
     Recover {
         /// The output path given to `record` (finds the whole set), or one of its files.
@@ -74,7 +86,8 @@ struct RecordArgs {
     /// Stop after this many ticks.
     #[arg(long)]
     count: Option<u64>,
-    /// GPUs to record, by index or UUID (comma-separated). Default: every visible GPU.
+    /// GPUs to record, by index or UUID (comma-separated). Default: every GPU, or the ones
+    /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set.
     #[arg(long, value_delimiter = ',')]
     gpus: Vec<String>,
     /// NVML library to load.
@@ -107,12 +120,42 @@ struct RecordArgs {
     /// are dropped and counted in `missed`.
     #[arg(long, default_value_t = 100_000)]
     max_backlog: usize,
+    /// Follow this running process and all its descendants (job.* columns); recording ends when
+    /// the tree is gone unless --keep-going.
+    #[arg(long, conflicts_with = "command")]
+    pid: Option<u32>,
+    /// With --pid: keep recording after the followed processes have exited.
+    #[arg(long, requires = "pid")]
+    keep_going: bool,
+    /// Also write one row per (tick, GPU, process) for every process NVML reports on a GPU, to
+    /// RUN.procs.parquet/.csv beside the output: who is using which GPU, and whether it is the job.
+    #[arg(long)]
+    processes: bool,
+    /// Command to start and record (after --): recording ends when it exits, and gpumon exits with its code.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
     /// No live status line.
     #[arg(short, long)]
     quiet: bool,
     /// Print debug detail (GPUs found, files written).
     #[arg(short, long)]
     verbose: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct DoctorArgs {
+    /// NVML library to load.
+    #[arg(long, env = "GPUMON_NVML_LIB", default_value = DEFAULT_NVML_LIB)]
+    nvml_lib: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DoctorFormatArg::Text)]
+    format: DoctorFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DoctorFormatArg {
+    Text,
+    Json,
 }
 
 /// Minimum supported interval.
@@ -148,8 +191,12 @@ fn parse_format(s: &str) -> Result<Format, String> {
 
 /// Resolve `--fields` names. gpumon's own formats always carry the identity keys and `missed`;
 /// aggregated runs add `samples` and the `.max` companion of each selected field that has one.
-fn selection(names: &[String], format: Format, aggregated: bool) -> Result<Selection> {
+fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> Result<Selection> {
     let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
+    if job && names.is_empty() {
+        // A wrapped or followed job adds its columns (job.gpu_memory sits next to memory.used).
+        cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("job.")).map(|d| d.field));
+    }
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let Some(f) = Field::lookup(name) else {
             let hint = suggest(name);
@@ -177,6 +224,33 @@ fn selection(names: &[String], format: Format, aggregated: bool) -> Result<Selec
         cols.sort();
     }
     Ok(Selection::new(cols))
+}
+
+/// `--gpus`, or without it the GPUs CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects
+/// (see `source::visible`). Empty means every GPU.
+fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
+    let given: Vec<GpuSelector> =
+        given.iter().filter(|g| !g.trim().is_empty()).map(|g| GpuSelector::parse(g)).collect();
+    if !given.is_empty() {
+        return given;
+    }
+    let source = visible::env_source();
+    match visible::from_env() {
+        Visible::All => Vec::new(),
+        Visible::Only(sel) => {
+            if verbose && let Some((var, value)) = &source {
+                eprintln!("gpumon: GPUs from {var}={value:?} (pass --gpus to choose others)");
+            }
+            sel
+        }
+        Visible::None => {
+            // record has no "no GPU" setting yet: an empty set means every GPU.
+            if let Some((var, value)) = source {
+                warn(&format!("{var}={value:?} selects no GPU; recording every GPU anyway (pass --gpus to choose)"));
+            }
+            Vec::new()
+        }
+    }
 }
 
 impl RecordArgs {
@@ -215,6 +289,11 @@ impl RecordArgs {
         if !to_file && (self.rotate_size.is_some() || self.rotate_every.is_some()) {
             return Err(UsageError("rotation needs an output file".into()).into());
         }
+        if self.processes && !to_file {
+            return Err(
+                UsageError("--processes writes a second file beside -o FILE; it needs an output file".into()).into()
+            );
+        }
         if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
@@ -223,13 +302,13 @@ impl RecordArgs {
         Ok(RecordConfig {
             interval: self.interval,
             sample_every,
-            selection: selection(&self.fields, format, aggregated)?,
+            selection: selection(&self.fields, format, aggregated, !self.command.is_empty() || self.pid.is_some())?,
             target,
             listen: self.listen,
             format,
             duration: self.duration,
             count: self.count,
-            gpus: self.gpus.iter().filter(|g| !g.trim().is_empty()).map(|g| GpuSelector::parse(g)).collect(),
+            gpus: gpus_or_env(&self.gpus, self.verbose),
             nvml_lib: self.nvml_lib,
             require_gpu: self.require_gpu,
             flush: self.flush,
@@ -241,6 +320,10 @@ impl RecordArgs {
             quiet: self.quiet,
             verbose: self.verbose,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            wrap: self.command,
+            pid: self.pid,
+            keep_going: self.keep_going,
+            processes: self.processes,
         })
     }
 }
@@ -266,13 +349,22 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Record(args) => {
             let args = *args;
             let cfg = args.into_config()?;
-            record::run(&cfg)?;
-            Ok(exit::OK)
+            let outcome = record::run(&cfg)?;
+            Ok(outcome.job_exit.unwrap_or(exit::OK))
         }
         Cmd::Fields => {
             print_fields()?;
             Ok(exit::OK)
         }
+        Cmd::Doctor(a) => {
+            let format = match a.format {
+                DoctorFormatArg::Text => DoctorFormat::Text,
+                DoctorFormatArg::Json => DoctorFormat::Json,
+            };
+            doctor::run(&DoctorConfig { nvml_lib: a.nvml_lib, format })
+        }
+        Cmd::Summarize(a) => crate::summarize::run(&a.into_config()?),
+        Cmd::Convert(a) => crate::convert::run(&a.into_config()?),
         Cmd::Recover { path } => recover(&path),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());
@@ -301,6 +393,149 @@ fn recover(path: &std::path::Path) -> Result<i32> {
         writeln!(out, "nothing to recover for {}", set.base().display())?;
     }
     Ok(exit::OK)
+}
+
+const SUMMARIZE_EXAMPLES: &str = "Examples:
+  gpumon summarize run.parquet                  the whole rotated set, and what a crash left
+  gpumon summarize logs/ --format markdown      every gpumon file and nvidia-smi log in logs/
+  gpumon summarize gpu.log --tz Europe/Berlin --skip-warmup 5m
+  gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'";
+
+/// How to read nvidia-smi logs (summarize and convert).
+#[derive(Debug, clap::Args)]
+struct LogArgs {
+    /// Column names of a headerless nvidia-smi log (--format=csv,noheader): the --query-gpu list, in order.
+    #[arg(long, value_delimiter = ',')]
+    columns: Vec<String>,
+    /// GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column (default: inferred).
+    #[arg(long)]
+    gpus: Option<usize>,
+    /// Time zone of nvidia-smi log timestamps and of --since/--until given without one: local, UTC, Europe/Berlin...
+    #[arg(long, default_value = "local")]
+    tz: String,
+    /// Host name for inputs that carry none (nvidia-smi logs). Default: each log's file name.
+    #[arg(long)]
+    host: Option<String>,
+}
+
+impl LogArgs {
+    fn read_options(&self) -> Result<(crate::read::scan::ReadOptions, Option<chrono_tz::Tz>)> {
+        let tz = match self.tz.trim() {
+            "local" | "" => None,
+            z => Some(z.parse::<chrono_tz::Tz>().map_err(|_| UsageError(format!("--tz: unknown time zone '{z}'")))?),
+        };
+        let columns: Vec<String> =
+            self.columns.iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
+        let nvsmi =
+            crate::read::nvsmi::NvsmiOptions { columns: (!columns.is_empty()).then_some(columns), gpus: self.gpus, tz };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        Ok((crate::read::scan::ReadOptions { nvsmi, host: self.host.clone(), threads }, tz))
+    }
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ReportFormatArg {
+    Table,
+    Markdown,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, clap::Args)]
+struct SummarizeArgs {
+    /// gpumon Parquet/CSV files (a rotated set by the name given to record), nvidia-smi CSV logs, directories, globs.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: ReportFormatArg,
+    /// Start of the window: RFC 3339, 'YYYY-MM-DD HH:MM:SS' (in --tz), +DURATION after the data's start or -DURATION before its end.
+    #[arg(long, allow_hyphen_values = true)]
+    since: Option<String>,
+    /// End of the window (exclusive); same forms as --since.
+    #[arg(long, allow_hyphen_values = true)]
+    until: Option<String>,
+    /// Leave out the first DURATION of the data (e.g. 5m).
+    #[arg(long, value_parser = parse_duration)]
+    skip_warmup: Option<Duration>,
+    /// Exit 3 if STATISTIC OP NUMBER holds for any GPU (or host), e.g. 'utilization.gpu.mean < 50'; prefix
+    /// 'all.' for the over-all figure. Repeatable.
+    #[arg(long = "fail-if", value_name = "CHECK")]
+    fail_if: Vec<String>,
+    /// Override a finding threshold, e.g. idle_util=10 (see README). Repeatable.
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    thresholds: Vec<String>,
+    #[command(flatten)]
+    logs: LogArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl SummarizeArgs {
+    fn into_config(self) -> Result<crate::summarize::SummarizeConfig> {
+        use crate::analysis::window::{WindowSpec, parse_time};
+        let (read, tz) = self.logs.read_options()?;
+        let time = |s: &Option<String>, what: &str| -> Result<_> {
+            s.as_deref().map(|t| parse_time(t, tz).map_err(|e| UsageError(format!("{what}: {e}")).into())).transpose()
+        };
+        let window = WindowSpec {
+            since: time(&self.since, "--since")?,
+            until: time(&self.until, "--until")?,
+            skip_warmup: self.skip_warmup,
+        };
+        let mut thresholds = crate::analysis::findings::Thresholds::default();
+        for t in &self.thresholds {
+            thresholds.set(t).map_err(UsageError)?;
+        }
+        let format = match self.format {
+            ReportFormatArg::Table => crate::present::ReportFormat::Table,
+            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
+            ReportFormatArg::Json => crate::present::ReportFormat::Json,
+            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
+        };
+        Ok(crate::summarize::SummarizeConfig {
+            inputs: self.inputs,
+            read,
+            window,
+            thresholds,
+            checks: self.fail_if,
+            format,
+            progress: !self.quiet,
+        })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct ConvertArgs {
+    /// Inputs, as for summarize.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// Output file (.csv or .parquet).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Output format (default: from the extension): csv, parquet or nvidia-smi[,noheader][,nounits].
+    #[arg(long, value_parser = parse_format)]
+    format: Option<Format>,
+    #[command(flatten)]
+    logs: LogArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl ConvertArgs {
+    fn into_config(self) -> Result<crate::convert::ConvertConfig> {
+        let (read, _) = self.logs.read_options()?;
+        Ok(crate::convert::ConvertConfig {
+            inputs: self.inputs,
+            output: self.output,
+            format: self.format,
+            read,
+            progress: !self.quiet,
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        })
+    }
 }
 
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
@@ -346,21 +581,21 @@ mod tests {
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {
-        let s = selection(&["clocks.current.sm".into()], Format::Csv, false).unwrap();
+        let s = selection(&["clocks.current.sm".into()], Format::Csv, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm", "missed"]);
-        let s = selection(&["utilization.gpu".into()], Format::Parquet, true).unwrap();
+        let s = selection(&["utilization.gpu".into()], Format::Parquet, true, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(
             names,
             ["timestamp", "host", "index", "uuid", "utilization.gpu", "utilization.gpu.max", "samples", "missed"]
         );
-        let s =
-            selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }, false).unwrap();
+        let s = selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }, false, false)
+            .unwrap();
         assert_eq!(s.fields().collect::<Vec<_>>(), [Field::ClockSm]);
         assert_eq!(Field::ClockSm.def().nvsmi_header(), "clocks.current.sm [MHz]");
         assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
-        let e = selection(&["utilisation.gpu".into()], Format::Csv, false).unwrap_err();
+        let e = selection(&["utilisation.gpu".into()], Format::Csv, false, false).unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");
     }

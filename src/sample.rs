@@ -79,6 +79,19 @@ pub struct Tick {
     pub seq: u64,
     /// One row per GPU, or a single row with GPU fields null on a machine without one.
     pub rows: Vec<Row>,
+    /// Compute processes NVML reported on the GPUs of this tick (when asked for).
+    pub procs: Vec<GpuProc>,
+}
+
+/// One process using a GPU, as NVML reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuProc {
+    /// Index into [`Tick::rows`] of the GPU's row.
+    pub row: usize,
+    /// PID in the host's namespace.
+    pub pid: u32,
+    /// GPU memory it uses, MiB (None when NVML cannot tell, e.g. under MIG without permission).
+    pub used_mib: Option<u64>,
 }
 
 /// The columns an output carries, in order.

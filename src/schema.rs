@@ -17,6 +17,7 @@ pub fn arrow_type(ty: Ty) -> DataType {
         Ty::U32 => DataType::UInt32,
         Ty::U64 => DataType::UInt64,
         Ty::F64 => DataType::Float64,
+        Ty::Bool => DataType::Boolean,
     }
 }
 

@@ -63,6 +63,7 @@ pub struct WriterReport {
 enum Msg {
     Tick(Tick),
     Rotate,
+    Meta(String, String),
 }
 
 /// Handle to the writer thread.
@@ -103,6 +104,11 @@ impl Writer {
     /// Close the current piece and start a new one (SIGHUP).
     pub fn rotate(&self) {
         let _ = self.tx.try_send(Msg::Rotate);
+    }
+
+    /// Add a key/value to the metadata of the open piece (Parquet footer; other formats have none).
+    pub fn add_metadata(&self, key: &str, value: &str) {
+        let _ = self.tx.send(Msg::Meta(key.to_string(), value.to_string()));
     }
 
     pub fn finish(self) -> Result<WriterReport> {
@@ -184,6 +190,11 @@ impl State {
                         && let Err(e) = self.rotate(Utc::now())
                     {
                         self.enter_outage(&e);
+                    }
+                }
+                Ok(Msg::Meta(k, v)) => {
+                    if let Some(p) = self.piece.as_mut() {
+                        p.sink.add_metadata(&k, &v);
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}

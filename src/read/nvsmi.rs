@@ -568,6 +568,7 @@ fn numeric_value(f: Field, header_unit: Option<&str>, cell: &str) -> Option<Valu
     };
     let max = match def.ty {
         Ty::U8 => u64::from(u8::MAX),
+        Ty::Bool => 1,
         Ty::U32 => u64::from(u32::MAX),
         Ty::U64 => u64::MAX,
         Ty::F64 => {

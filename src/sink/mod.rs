@@ -91,6 +91,8 @@ pub trait Sink: Send {
     fn finish(self: Box<Self>) -> Result<()>;
     /// Bytes the output holds so far (including data buffered for the current row group).
     fn bytes_written(&self) -> u64;
+    /// Add a key/value to the file's metadata, where the format has a place for it.
+    fn add_metadata(&mut self, _key: &str, _value: &str) {}
 }
 
 /// Open a sink of `format` writing to `target`; Parquet also appends each flushed batch to `journal`.

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use arrow_array::builder::{
-    Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder, UInt64Builder,
+    BooleanBuilder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
+    UInt64Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
@@ -43,6 +44,7 @@ enum Col {
     U32(UInt32Builder),
     U64(UInt64Builder),
     F64(Float64Builder),
+    Bool(BooleanBuilder),
 }
 
 impl Col {
@@ -54,6 +56,7 @@ impl Col {
             Ty::U32 => Col::U32(UInt32Builder::new()),
             Ty::U64 => Col::U64(UInt64Builder::new()),
             Ty::F64 => Col::F64(Float64Builder::new()),
+            Ty::Bool => Col::Bool(BooleanBuilder::new()),
         }
     }
 
@@ -65,6 +68,7 @@ impl Col {
             Col::U32(b) => b.append_option(v.as_u64().map(|x| x.min(u64::from(u32::MAX)) as u32)),
             Col::U64(b) => b.append_option(v.as_u64()),
             Col::F64(b) => b.append_option(v.as_f64()),
+            Col::Bool(b) => b.append_option(v.as_u64().map(|x| x != 0)),
         }
     }
 
@@ -76,6 +80,7 @@ impl Col {
             Col::U32(b) => Arc::new(b.finish()),
             Col::U64(b) => Arc::new(b.finish()),
             Col::F64(b) => Arc::new(b.finish()),
+            Col::Bool(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -178,6 +183,10 @@ impl Sink for ParquetSink {
 
     /// Written bytes plus an estimate for the open row group and the rows not yet encoded
     /// (a few bytes per cell: zstd shrinks repetitive metrics well), used for size rotation.
+    fn add_metadata(&mut self, key: &str, value: &str) {
+        self.w.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
+    }
+
     fn bytes_written(&self) -> u64 {
         (self.w.bytes_written() + self.w.memory_size() + self.rows * self.cols.len() * 2) as u64
     }

@@ -13,10 +13,12 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
+use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 
 use crate::catalog::{Field, Source};
-use crate::sample::{Row, Selection, Value};
+use crate::sample::{GpuProc, Row, Selection, Value};
+use crate::source::job::PidSet;
 use crate::warn::{warn, warn_once};
 
 const MIB: u64 = 1024 * 1024;
@@ -57,7 +59,8 @@ impl GpuSelector {
         }
     }
 
-    fn matches(&self, g: &GpuInfo) -> bool {
+    /// Whether this selector names `g` (index, or full UUID / UUID prefix).
+    pub fn matches(&self, g: &GpuInfo) -> bool {
         match self {
             GpuSelector::Index(i) => g.index == *i,
             GpuSelector::Uuid(u) => g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str()),
@@ -72,10 +75,16 @@ pub struct GpuSource {
     workers: Vec<Worker>,
 }
 
+/// Compute processes of one GPU: (pid, used MiB).
+type ProcList = Vec<(u32, Option<u64>)>;
+
+/// What one GPU's worker answers for one tick.
+type Reading = (Row, ProcList);
+
 struct Worker {
     info: GpuInfo,
     req: Sender<u64>,
-    resp: Receiver<(u64, Result<Row, Lost>)>,
+    resp: Receiver<(u64, Result<Reading, Lost>)>,
     /// A request is outstanding (the driver has not answered yet).
     busy: bool,
     lost: bool,
@@ -83,7 +92,15 @@ struct Worker {
 
 impl GpuSource {
     /// Load NVML from `lib` and resolve the GPU selection (all visible GPUs when empty).
-    pub fn open(lib: &str, select: &[GpuSelector], sel: &Selection) -> Result<GpuSource, NvmlUnavailable> {
+    /// With `procs`, each tick also lists the GPU's running compute processes; with `job`, each
+    /// row gets `job.gpu_memory`, the memory of the processes in that PID set.
+    pub fn open(
+        lib: &str,
+        select: &[GpuSelector],
+        sel: &Selection,
+        procs: bool,
+        job: Option<PidSet>,
+    ) -> Result<GpuSource, NvmlUnavailable> {
         let unavailable = |source| NvmlUnavailable { lib: lib.to_string(), source };
         let nvml = Arc::new(Nvml::builder().lib_path(OsStr::new(lib)).init().map_err(unavailable)?);
         let count = nvml.device_count().map_err(unavailable)?;
@@ -103,12 +120,21 @@ impl GpuSource {
         for info in infos {
             let (req, req_rx) = bounded::<u64>(1);
             let (resp_tx, resp) = bounded(1);
-            let (nvml, sel, winfo) = (nvml.clone(), sel.clone(), info.clone());
+            let (nvml, sel, winfo, job) = (nvml.clone(), sel.clone(), info.clone(), job.clone());
+            let list = procs || job.is_some();
             let spawned =
                 thread::Builder::new().name(format!("gpu{}", info.index)).stack_size(256 * 1024).spawn(move || {
                     for seq in req_rx {
                         let mut row = identity_row(&winfo);
-                        let r = sample_device(&nvml, &winfo, &sel, &mut row).map(|()| row);
+                        let r = sample_device(&nvml, &winfo, &sel, &mut row).and_then(|()| {
+                            let ps = if list { running_processes(&nvml, &winfo)? } else { None };
+                            if let (Some(job), Some(ps)) = (&job, &ps) {
+                                let pids = job.read().map(|p| p.clone()).unwrap_or_default();
+                                let mib: u64 = ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum();
+                                row.set(Field::JobGpuMemory, Value::U(mib));
+                            }
+                            Ok((row, if procs { ps.unwrap_or_default() } else { Vec::new() }))
+                        });
                         if resp_tx.send((seq, r)).is_err() {
                             break;
                         }
@@ -134,7 +160,7 @@ impl GpuSource {
 
     /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
     /// within `budget` get a row with only their identity.
-    pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>) {
+    pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>) {
         for w in &mut self.workers {
             if w.busy {
                 // Still stuck in the previous request? Take its late answer if it came.
@@ -162,7 +188,8 @@ impl GpuSource {
             }
             let info = &w.info;
             let row = match row {
-                Some(Ok(row)) => {
+                Some(Ok((row, ps))) => {
+                    procs.extend(ps.into_iter().map(|(pid, used_mib)| GpuProc { row: rows.len(), pid, used_mib }));
                     if w.lost {
                         w.lost = false;
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
@@ -196,6 +223,36 @@ impl GpuSource {
     }
 }
 
+/// Compute processes on one GPU: (pid, used MiB); None when NVML cannot list them.
+fn running_processes(nvml: &Nvml, info: &GpuInfo) -> Result<Option<ProcList>, Lost> {
+    let dev = match nvml.device_by_index(info.index) {
+        Ok(d) => d,
+        Err(NvmlError::GpuLost) => return Err(Lost),
+        Err(_) => return Ok(None),
+    };
+    match dev.running_compute_processes() {
+        Ok(ps) => Ok(Some(
+            ps.into_iter()
+                .map(|p| {
+                    let used = match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => Some(b / MIB),
+                        UsedGpuMemory::Unavailable => None,
+                    };
+                    (p.pid, used)
+                })
+                .collect(),
+        )),
+        Err(NvmlError::GpuLost) => Err(Lost),
+        Err(e) => {
+            warn_once(
+                &format!("nvml-procs-{}", info.index),
+                &format!("GPU {}: cannot list its processes ({e}); job.gpu_memory stays empty", info.index),
+            );
+            Ok(None)
+        }
+    }
+}
+
 /// A row holding only the GPU's cached identity.
 fn identity_row(info: &GpuInfo) -> Row {
     let mut row = Row::default();
@@ -206,7 +263,7 @@ fn identity_row(info: &GpuInfo) -> Row {
     row
 }
 
-fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
+pub(crate) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let dev = nvml.device_by_index(index)?;
     let uuid = dev.uuid()?;
     let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
@@ -231,6 +288,13 @@ fn val<T>(info: &GpuInfo, field: Field, r: Result<T, NvmlError>, conv: impl FnOn
             Ok(Value::Null)
         }
     }
+}
+
+/// One reading of the GPU fields of `sel` on one GPU, with the same calls `record` makes (for
+/// `gpumon doctor`); None when the GPU is lost.
+pub(crate) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row> {
+    let mut row = identity_row(info);
+    sample_device(nvml, info, sel, &mut row).ok().map(|()| row)
 }
 
 fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) -> Result<(), Lost> {

@@ -1,4 +1,7 @@
 //! Sources: where values come from (NVML for GPUs, /proc and sysinfo for the host).
 
+pub mod cgroup;
 pub mod gpu;
 pub mod host;
+pub mod job;
+pub mod visible;

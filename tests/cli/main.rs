@@ -2,6 +2,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod cgroup;
 mod common;
+mod doctor;
+mod job;
 mod longrun;
+mod prom;
 mod record;

@@ -2,27 +2,33 @@
 //! sub-samples aggregated into one row per interval, rows handed to the writer thread,
 //! signals handled between ticks.
 
+mod job;
+mod outputs;
+mod signals;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::Utc;
-use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
+use crossbeam_channel::RecvTimeoutError;
 
 use crate::agg::Aggregator;
 use crate::catalog::{Field, Source};
 use crate::error::UsageError;
 use crate::output::{self, OutputSet};
 use crate::prom::Exporter;
-use crate::sample::{Row, Selection, Tick, Value};
+use crate::sample::{GpuProc, Row, Selection, Tick, Value};
 use crate::sink::{Format, RunMeta, Target};
 use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::source::host::HostSource;
+use crate::source::job::PidSet;
 use crate::status;
 use crate::warn::{warn, warn_once};
-use crate::writer::{Writer, WriterConfig, WriterReport};
+use crate::writer::{Writer, WriterConfig};
+use job::Job;
+use outputs::{Outputs, procs_selection, procs_target};
+use signals::Signal;
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
 #[derive(Debug, Clone)]
@@ -52,6 +58,14 @@ pub struct RecordConfig {
     pub quiet: bool,
     pub verbose: bool,
     pub command_line: String,
+    /// Command to start and record (`record -- CMD ARGS`).
+    pub wrap: Vec<String>,
+    /// Already running process to follow with its descendants.
+    pub pid: Option<u32>,
+    /// With `--pid`: keep recording after the followed tree is gone.
+    pub keep_going: bool,
+    /// Write one row per (tick, GPU, process) beside the main output.
+    pub processes: bool,
 }
 
 /// What a finished run reports.
@@ -63,20 +77,24 @@ pub struct RunStats {
     pub dropped: u64,
 }
 
-enum Signal {
-    Stop,
-    Rotate,
+/// How a run ended.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Outcome {
+    pub stats: RunStats,
+    /// The wrapped command's exit code (128 + signal when killed), which gpumon exits with.
+    pub job_exit: Option<i32>,
 }
 
-/// Record until the count or duration is reached or a signal arrives. Returns the run's figures.
-pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
-    let signals = install_signal_handlers()?;
+/// Record until the count or duration is reached, a signal arrives, or the job ends.
+pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
+    let signals = signals::install()?;
     if let Some(Target::File(p)) = &cfg.target {
         recover_leftovers(&OutputSet::new(p))?;
     }
     let needs_host = cfg.selection.fields().any(|f| f.def().source == Source::Host);
     let mut host = if needs_host { Some(HostSource::new()?) } else { None };
-    let mut gpu = open_gpus(cfg)?;
+    let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
+    let mut gpu = open_gpus(cfg, job_pids.clone())?;
     let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
 
     let meta = RunMeta {
@@ -102,8 +120,33 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
         })?),
         None => None,
     };
+    let procs = match cfg.target.as_ref().filter(|_| cfg.processes).and_then(procs_target) {
+        Some(target) => Some(Writer::spawn(WriterConfig {
+            format: if cfg.format == Format::Parquet { Format::Parquet } else { Format::Csv },
+            target,
+            selection: procs_selection(),
+            meta: meta.clone(),
+            flush: cfg.flush,
+            rotate_size: cfg.rotate_size,
+            rotate_every: cfg.rotate_every,
+            keep: cfg.keep,
+            max_total: cfg.max_total,
+            backlog_rows: cfg.max_backlog,
+            verbose: cfg.verbose,
+        })?),
+        None => None,
+    };
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, &meta)).transpose()?;
-    let outputs = Outputs { writer, exporter };
+    let mut outputs = Outputs::new(writer, procs, exporter);
+    // Start the job last, so nothing it does goes unrecorded for lack of a ready writer.
+    let mut job = match (&cfg.wrap[..], cfg.pid) {
+        ([], None) => None,
+        ([], Some(pid)) => Some(Job::follow(pid)?),
+        (argv, _) => Some(Job::spawn(argv)?),
+    };
+    if let (Some(j), Some(p)) = (job.as_mut(), job_pids.as_ref()) {
+        j.share_pids(p.clone());
+    }
     let target_name = cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string);
     let show_status = status::enable(cfg.quiet);
 
@@ -132,13 +175,19 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
                 match signals.recv_timeout(deadline - now) {
                     Ok(s) => Some(s),
                     Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => Some(Signal::Stop),
+                    Err(RecvTimeoutError::Disconnected) => {
+                        Some(Signal::Stop { signo: libc::SIGTERM, from_terminal: false })
+                    }
                 }
             } else {
                 signals.try_recv().ok()
             };
             match sig {
-                Some(Signal::Stop) => break 'run,
+                // A wrapped command is asked to stop first; the run ends when it has.
+                Some(Signal::Stop { signo, from_terminal }) => match job.as_mut().filter(|j| j.is_wrapped()) {
+                    Some(j) => j.forward(signo, from_terminal),
+                    None => break 'run,
+                },
                 Some(Signal::Rotate) => outputs.rotate(),
                 None => break,
             }
@@ -164,7 +213,7 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             if let Some(last) = &last_sub
                 && let Some(t) = agg.take(last)
             {
-                emit(t, &outputs, &mut pending_missed, &mut stats);
+                emit(t, &mut outputs, job_pids.as_ref(), &mut pending_missed, &mut stats);
             }
             next_row = pending_row.map_or(next_row, |p| p + 1);
         }
@@ -173,14 +222,14 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             stats.missed += row - next_row;
             next_row = row;
         }
-        let sub = sample_tick(&cfg.selection, &hostname, host.as_mut(), gpu.as_mut(), m, budget);
+        let sub = sample_tick(&cfg.selection, &hostname, host.as_mut(), job.as_mut(), gpu.as_mut(), m, budget);
         agg.push(&sub);
         pending_row = Some(row);
         if m.is_multiple_of(per_row) {
             next_row = row + 1;
             if let Some(t) = agg.take(&sub) {
                 let util = status_util(&t);
-                emit(t, &outputs, &mut pending_missed, &mut stats);
+                emit(t, &mut outputs, job_pids.as_ref(), &mut pending_missed, &mut stats);
                 if show_status {
                     let (file, bytes) = outputs.file_status();
                     status::draw(&format!(
@@ -203,14 +252,32 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
         if cfg.count.is_some_and(|c| stats.ticks >= c) {
             break;
         }
+        if let Some(j) = job.as_mut()
+            && j.finished()?
+            && (!cfg.keep_going || j.is_wrapped())
+        {
+            break;
+        }
     }
     // A partial interval at the end is still data.
     if let Some(last) = &last_sub
         && let Some(t) = agg.take(last)
     {
-        emit(t, &outputs, &mut pending_missed, &mut stats);
+        emit(t, &mut outputs, job_pids.as_ref(), &mut pending_missed, &mut stats);
     }
     status::clear_line();
+    // A wrapped command outlives the recording only when the count or duration ran out first;
+    // gpumon then waits for it, as a wrapper should.
+    let job_exit = match job.as_mut() {
+        Some(j) => j.wait()?,
+        None => None,
+    };
+    if let Some(code) = job_exit {
+        outputs.add_metadata("gpumon.job.exit_code", &code.to_string());
+    }
+    if !cfg.wrap.is_empty() {
+        outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));
+    }
     let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
     if stats.late > 0 || stats.dropped > 0 || report.lost > 0 {
         warn(&format!(
@@ -226,60 +293,19 @@ pub fn run(cfg: &RecordConfig) -> Result<RunStats> {
             if files.is_empty() { target_name.clone() } else { files.join(", ") }
         );
     }
-    Ok(stats)
-}
-
-/// Where emitted rows go: the file writer and/or the metrics endpoint.
-struct Outputs {
-    writer: Option<Writer>,
-    exporter: Option<Exporter>,
-}
-
-impl Outputs {
-    /// Publish to the endpoint (never blocks) and queue for the writer; `Err` when the queue is full.
-    fn send(&self, t: Tick, stats: &RunStats) -> Result<(), ()> {
-        if let Some(e) = &self.exporter {
-            e.publish(&t, stats);
-        }
-        match &self.writer {
-            Some(w) => w.send(t).map_err(|_| ()),
-            None => Ok(()),
-        }
-    }
-
-    fn rotate(&self) {
-        if let Some(w) = &self.writer {
-            w.rotate();
-        }
-    }
-
-    fn fatal(&self) -> bool {
-        self.writer.as_ref().is_some_and(|w| w.stats.fatal.load(Ordering::Relaxed))
-    }
-
-    /// The file being written and its size, for the status line.
-    fn file_status(&self) -> (String, u64) {
-        self.writer.as_ref().map_or_else(
-            || (String::new(), 0),
-            |w| (w.stats.file.lock().map(|f| f.clone()).unwrap_or_default(), w.stats.bytes.load(Ordering::Relaxed)),
-        )
-    }
-
-    fn finish(self) -> Result<WriterReport> {
-        if let Some(e) = self.exporter {
-            e.stop();
-        }
-        self.writer.map_or_else(|| Ok(WriterReport::default()), Writer::finish)
-    }
+    Ok(Outcome { stats, job_exit })
 }
 
 /// Hand one output row set to the outputs, carrying the count of ticks missed just before it.
-fn emit(mut t: Tick, outputs: &Outputs, pending_missed: &mut u64, stats: &mut RunStats) {
+fn emit(mut t: Tick, outputs: &mut Outputs, job: Option<&PidSet>, pending_missed: &mut u64, stats: &mut RunStats) {
     for r in &mut t.rows {
         r.set(Field::Missed, Value::U(*pending_missed));
     }
     stats.ticks += 1;
-    match outputs.send(t, stats) {
+    let pids = job.and_then(|j| j.read().ok().map(|p| p.clone()));
+    let in_job = |pid: u32| pids.as_ref().is_some_and(|p| p.contains(&pid));
+    let in_job: Option<&dyn Fn(u32) -> bool> = if pids.is_some() { Some(&in_job) } else { None };
+    match outputs.send(t, stats, in_job) {
         Ok(()) => *pending_missed = 0,
         Err(_) => {
             stats.dropped += 1;
@@ -301,8 +327,8 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
     Ok(())
 }
 
-fn open_gpus(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
-    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection) {
+fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource>> {
+    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job) {
         Ok(src) => {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {
@@ -335,6 +361,7 @@ fn sample_tick(
     sel: &Selection,
     hostname: &Arc<str>,
     host: Option<&mut HostSource>,
+    job: Option<&mut Job>,
     gpu: Option<&mut GpuSource>,
     seq: u64,
     budget: Duration,
@@ -345,9 +372,14 @@ fn sample_tick(
     if let Some(h) = host {
         h.sample(&mut host_row);
     }
+    // The job's tree is read before the GPUs so `job.gpu_memory` uses this tick's PIDs.
+    if let Some(j) = job {
+        j.sample(&mut host_row);
+    }
     let mut rows = Vec::new();
+    let mut procs: Vec<GpuProc> = Vec::new();
     if let Some(g) = gpu {
-        g.sample(seq, budget, &mut rows);
+        g.sample(seq, budget, &mut rows, &mut procs);
     }
     if rows.is_empty() {
         rows.push(host_row);
@@ -359,7 +391,7 @@ fn sample_tick(
             }
         }
     }
-    Tick { ts, seq, rows }
+    Tick { ts, seq, rows, procs }
 }
 
 fn status_util(tick: &Tick) -> String {
@@ -380,28 +412,4 @@ fn fmt_bytes(b: u64) -> String {
         b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
         b => format!("{b} B"),
     }
-}
-
-/// SIGINT/SIGTERM: the first one ends the run after the current tick; a second one exits at once
-/// with 128 + signal number. SIGHUP rotates the output (logrotate's convention).
-fn install_signal_handlers() -> Result<Receiver<Signal>> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let (tx, rx) = bounded(16);
-    let seen = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())
-            .context("installing signal handlers")?;
-        signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
-    }
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
-    thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            for s in signals.forever() {
-                let _ = tx.try_send(if s == SIGHUP { Signal::Rotate } else { Signal::Stop });
-            }
-        })
-        .context("starting the signal thread")?;
-    Ok(rx)
 }

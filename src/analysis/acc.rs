@@ -1,0 +1,692 @@
+//! Streaming accumulators with constant memory per GPU and per host: value histograms (exact
+//! percentiles), moments, and the sample-spacing histogram that yields interval, gaps, coverage and
+//! power-integrated energy without keeping the rows.
+//!
+//! Two ways to combine: `append` joins a later stretch of the same series (the step across the
+//! boundary is counted), `pool` adds a different series (for the over-all figures).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Spacing histogram: exact below 128 µs, then 128 log-linear sub-buckets per power of two
+/// (relative width 1/128 ≈ 0.8 %), up to 2^42 µs (51 days); longer steps share the last bucket.
+const SUB_BITS: u32 = 7;
+const SUB: u64 = 1 << SUB_BITS;
+const MAX_EXP: u32 = 42;
+const SPACING_BUCKETS: usize = (SUB + (MAX_EXP - SUB_BITS + 1) as u64 * SUB) as usize;
+/// Longest gaps remembered per series (the rest are only counted).
+pub const TOP_GAPS: usize = 64;
+
+fn bucket(dt: u64) -> usize {
+    if dt < SUB {
+        return dt as usize;
+    }
+    let e = (63 - dt.leading_zeros()).min(MAX_EXP);
+    let sub = if e == MAX_EXP && dt >> MAX_EXP > 1 { SUB - 1 } else { (dt >> (e - SUB_BITS)) & (SUB - 1) };
+    (SUB + u64::from(e - SUB_BITS) * SUB + sub) as usize
+}
+
+fn bucket_lo(i: usize) -> u64 {
+    let i = i as u64;
+    if i < SUB {
+        return i;
+    }
+    let k = (i - SUB) / SUB;
+    let sub = (i - SUB) % SUB;
+    (SUB + sub) << k
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct SpBucket {
+    n: u64,
+    dt: u64,
+    /// Power × spacing of the steps in this bucket, joules.
+    joules: f64,
+}
+
+/// A gap in the data: no sample between `start` and `end` (UTC µs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Gap {
+    pub start: i64,
+    pub end: i64,
+}
+
+/// Timing of one series: steps between consecutive samples, energy from power and from the counter.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    prev: Option<i64>,
+    prev_counter: f64,
+    /// The first sample of this stretch (ts, power, counter), for `append`.
+    first: Option<(i64, f64, f64)>,
+    buckets: Vec<SpBucket>,
+    top: BinaryHeap<Reverse<(u64, i64)>>,
+    /// Steps that went back in time (inputs out of order); not counted.
+    pub backwards: u64,
+    counter_j: f64,
+    counter_steps: u64,
+    /// Counter steps that went down (driver reload): not counted.
+    pub resets: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            prev: None,
+            prev_counter: f64::NAN,
+            first: None,
+            buckets: Vec::new(),
+            top: BinaryHeap::new(),
+            backwards: 0,
+            counter_j: 0.0,
+            counter_steps: 0,
+            resets: 0,
+        }
+    }
+}
+
+/// What [`Timing::finish`] derives.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TimingStats {
+    /// Median of the positive spacings, seconds.
+    pub interval_s: Option<f64>,
+    /// Time between samples not counting gaps, seconds.
+    pub covered_s: f64,
+    pub gaps: u64,
+    pub gap_s: f64,
+    /// The longest gaps (at most [`TOP_GAPS`]), in time order.
+    pub listed: Vec<Gap>,
+    /// Power integrated over the spacing of the samples, gaps left out, joules.
+    pub integrated_j: Option<f64>,
+    /// Sum of the non-negative steps of `energy.total`, joules.
+    pub counter_j: Option<f64>,
+}
+
+impl Timing {
+    /// One sample of the series, in time order. `power` / `counter` are NaN when missing.
+    pub fn step(&mut self, ts: i64, power: f64, counter: f64) {
+        match self.prev {
+            None => self.first = Some((ts, power, counter)),
+            Some(p) if ts < p => self.backwards += 1,
+            Some(p) if ts > p => {
+                let dt = (ts - p) as u64;
+                if self.buckets.is_empty() {
+                    self.buckets = vec![SpBucket::default(); SPACING_BUCKETS];
+                }
+                let b = &mut self.buckets[bucket(dt)];
+                b.n += 1;
+                b.dt += dt;
+                if !power.is_nan() {
+                    b.joules += power * dt as f64 * 1e-6;
+                }
+                if self.top.len() < TOP_GAPS {
+                    self.top.push(Reverse((dt, p)));
+                } else if self.top.peek().is_some_and(|Reverse((m, _))| dt > *m) {
+                    self.top.pop();
+                    self.top.push(Reverse((dt, p)));
+                }
+            }
+            Some(_) => {}
+        }
+        if !counter.is_nan() {
+            if !self.prev_counter.is_nan() {
+                let d = counter - self.prev_counter;
+                if d >= 0.0 {
+                    self.counter_j += d;
+                    self.counter_steps += 1;
+                } else {
+                    self.resets += 1;
+                }
+            }
+            self.prev_counter = counter;
+        }
+        self.prev = Some(ts);
+    }
+
+    fn add_counts(&mut self, other: &Timing) {
+        if !other.buckets.is_empty() {
+            if self.buckets.is_empty() {
+                self.buckets = other.buckets.clone();
+            } else {
+                for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
+                    a.n += b.n;
+                    a.dt += b.dt;
+                    a.joules += b.joules;
+                }
+            }
+        }
+        for &Reverse(g) in &other.top {
+            if self.top.len() < TOP_GAPS {
+                self.top.push(Reverse(g));
+            } else if self.top.peek().is_some_and(|Reverse(m)| g > *m) {
+                self.top.pop();
+                self.top.push(Reverse(g));
+            }
+        }
+        self.backwards += other.backwards;
+        self.counter_j += other.counter_j;
+        self.counter_steps += other.counter_steps;
+        self.resets += other.resets;
+    }
+
+    /// Join the stretch that follows this one in time.
+    pub fn append(&mut self, later: Timing) {
+        if let Some((ts, p, c)) = later.first {
+            if self.prev.is_some() {
+                self.step(ts, p, c);
+            } else {
+                self.first = later.first;
+            }
+        }
+        self.add_counts(&later);
+        if later.prev.is_some() {
+            self.prev = later.prev;
+        }
+        if !later.prev_counter.is_nan() {
+            self.prev_counter = later.prev_counter;
+        }
+    }
+
+    /// Add another series' steps (for figures over several GPUs).
+    pub fn pool(&mut self, other: &Timing) {
+        self.add_counts(other);
+    }
+
+    /// Interval, gaps (steps longer than `gap_k` × the interval), coverage and energy.
+    pub fn finish(&self, gap_k: f64) -> TimingStats {
+        let mut st =
+            TimingStats { counter_j: (self.counter_steps > 0).then_some(self.counter_j), ..Default::default() };
+        let total: u64 = self.buckets.iter().skip(1).map(|b| b.n).sum();
+        if total == 0 {
+            return st;
+        }
+        // Median of the positive steps (nearest rank), as the mean step inside its bucket.
+        let rank = total.div_ceil(2);
+        let mut cum = 0u64;
+        let mut median = 0.0;
+        for b in self.buckets.iter().skip(1) {
+            cum += b.n;
+            if cum >= rank && b.n > 0 {
+                median = b.dt as f64 / b.n as f64;
+                break;
+            }
+        }
+        st.interval_s = Some(median * 1e-6);
+        let thr = median * gap_k;
+        let mut joules = 0.0;
+        for (i, b) in self.buckets.iter().enumerate().skip(1) {
+            if b.n == 0 {
+                continue;
+            }
+            // A bucket straddling the threshold is judged by its mean step.
+            let gap = if (bucket_lo(i) as f64) > thr {
+                true
+            } else if i + 1 < SPACING_BUCKETS && (bucket_lo(i + 1) as f64) <= thr {
+                false
+            } else {
+                b.dt as f64 / b.n as f64 > thr
+            };
+            if gap {
+                st.gaps += b.n;
+                st.gap_s += b.dt as f64 * 1e-6;
+            } else {
+                st.covered_s += b.dt as f64 * 1e-6;
+                joules += b.joules;
+            }
+        }
+        st.integrated_j = Some(joules);
+        let mut listed: Vec<Gap> = self
+            .top
+            .iter()
+            .filter(|Reverse((dt, _))| *dt as f64 > thr)
+            .map(|Reverse((dt, start))| Gap { start: *start, end: start + *dt as i64 })
+            .collect();
+        listed.sort();
+        st.listed = listed;
+        st
+    }
+}
+
+/// Count, sum, min and max of a value.
+#[derive(Debug, Clone, Copy)]
+pub struct Moments {
+    pub n: u64,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Moments { n: 0, sum: 0.0, min: f64::INFINITY, max: f64::NEG_INFINITY }
+    }
+}
+
+impl Moments {
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        self.n += 1;
+        self.sum += v;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    pub fn pool(&mut self, o: &Moments) {
+        self.n += o.n;
+        self.sum += o.sum;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+
+    pub fn max(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.max)
+    }
+}
+
+/// A percent histogram: 0..=100 in steps of `1/scale` (values rounded to the step, clamped), with
+/// exact moments of the unrounded values.
+#[derive(Debug, Clone)]
+pub struct Hist {
+    counts: Vec<u64>,
+    scale: f64,
+    pub m: Moments,
+}
+
+impl Hist {
+    /// `scale` buckets per percentage point: 1 for integer percents, 10 for 0.1 % resolution.
+    pub fn new(scale: u32) -> Hist {
+        Hist { counts: vec![0; 100 * scale as usize + 1], scale: f64::from(scale), m: Moments::default() }
+    }
+
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        let last = self.counts.len() - 1;
+        let b = ((v * self.scale).round().max(0.0) as usize).min(last);
+        self.counts[b] += 1;
+        self.m.add(v);
+    }
+
+    pub fn pool(&mut self, o: &Hist) {
+        for (a, b) in self.counts.iter_mut().zip(&o.counts) {
+            *a += b;
+        }
+        self.m.pool(&o.m);
+    }
+
+    /// Nearest-rank percentile: the smallest value with at least `ceil(p/100 × n)` values at or below it.
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        let n = self.m.n;
+        if n == 0 {
+            return None;
+        }
+        let rank = ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n);
+        let mut cum = 0u64;
+        for (i, c) in self.counts.iter().enumerate() {
+            cum += c;
+            if cum >= rank {
+                return Some(i as f64 / self.scale);
+            }
+        }
+        None
+    }
+
+    /// Share (%) of the values below `x` (compared after rounding to the histogram's step).
+    pub fn pct_below(&self, x: f64) -> Option<f64> {
+        let n = self.m.n;
+        if n == 0 {
+            return None;
+        }
+        let below: u64 =
+            self.counts.iter().enumerate().filter(|(i, _)| (*i as f64) / self.scale < x).map(|(_, c)| c).sum();
+        Some(100.0 * below as f64 / n as f64)
+    }
+}
+
+/// Throttle (clock event) reasons: NVML's `nvmlClocksEventReason*` bits (nvml.h).
+pub const REASONS: [(u64, &str); 9] = [
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+];
+/// Thermal throttling: sw_thermal_slowdown | hw_thermal_slowdown.
+pub const THERMAL_BITS: u64 = 0x20 | 0x40;
+/// Power throttling: sw_power_cap | hw_slowdown | hw_power_brake_slowdown.
+pub const POWER_BITS: u64 = 0x4 | 0x8 | 0x80;
+
+/// Everything summarised about one GPU.
+#[derive(Debug, Clone)]
+pub struct GpuAcc {
+    pub rows: u64,
+    pub first_ts: i64,
+    pub last_ts: i64,
+    pub timing: Timing,
+    pub util: Hist,
+    /// `utilization.gpu.max` (interval maxima of aggregated recordings).
+    pub util_max_col: Moments,
+    pub umem: Moments,
+    pub mem_used: Moments,
+    pub mem_used_max_col: Moments,
+    pub mem_total: Moments,
+    /// memory.used + memory.free, for files without memory.total.
+    pub mem_sum: Moments,
+    pub temp: Moments,
+    pub temp_max_col: Moments,
+    pub power: Moments,
+    pub power_max_col: Moments,
+    pub reasons: [u64; 9],
+    pub reasons_n: u64,
+    pub thermal_n: u64,
+    pub power_n: u64,
+    /// Rows with both utilization.gpu and cpu.util.max_core, and those of them input-bound.
+    pub ib_both: u64,
+    pub ib_n: u64,
+    /// GPU-scoped job fields, in the order of the collector's list.
+    pub extra: Vec<Moments>,
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+}
+
+impl GpuAcc {
+    pub fn new(extras: usize) -> GpuAcc {
+        GpuAcc {
+            rows: 0,
+            first_ts: i64::MAX,
+            last_ts: i64::MIN,
+            timing: Timing::default(),
+            util: Hist::new(1),
+            util_max_col: Moments::default(),
+            umem: Moments::default(),
+            mem_used: Moments::default(),
+            mem_used_max_col: Moments::default(),
+            mem_total: Moments::default(),
+            mem_sum: Moments::default(),
+            temp: Moments::default(),
+            temp_max_col: Moments::default(),
+            power: Moments::default(),
+            power_max_col: Moments::default(),
+            reasons: [0; 9],
+            reasons_n: 0,
+            thermal_n: 0,
+            power_n: 0,
+            ib_both: 0,
+            ib_n: 0,
+            extra: vec![Moments::default(); extras],
+            uuid: None,
+            name: None,
+        }
+    }
+
+    #[inline]
+    pub fn add_reasons(&mut self, bits: u64) {
+        self.reasons_n += 1;
+        if bits == 0 {
+            return;
+        }
+        for (k, (bit, _)) in REASONS.iter().enumerate() {
+            if bits & bit != 0 {
+                self.reasons[k] += 1;
+            }
+        }
+        self.thermal_n += u64::from(bits & THERMAL_BITS != 0);
+        self.power_n += u64::from(bits & POWER_BITS != 0);
+    }
+
+    fn add_values(&mut self, o: &GpuAcc) {
+        self.rows += o.rows;
+        self.first_ts = self.first_ts.min(o.first_ts);
+        self.last_ts = self.last_ts.max(o.last_ts);
+        self.util.pool(&o.util);
+        for (a, b) in [
+            (&mut self.util_max_col, &o.util_max_col),
+            (&mut self.umem, &o.umem),
+            (&mut self.mem_used, &o.mem_used),
+            (&mut self.mem_used_max_col, &o.mem_used_max_col),
+            (&mut self.mem_total, &o.mem_total),
+            (&mut self.mem_sum, &o.mem_sum),
+            (&mut self.temp, &o.temp),
+            (&mut self.temp_max_col, &o.temp_max_col),
+            (&mut self.power, &o.power),
+            (&mut self.power_max_col, &o.power_max_col),
+        ] {
+            a.pool(b);
+        }
+        for (a, b) in self.reasons.iter_mut().zip(&o.reasons) {
+            *a += b;
+        }
+        self.reasons_n += o.reasons_n;
+        self.thermal_n += o.thermal_n;
+        self.power_n += o.power_n;
+        self.ib_both += o.ib_both;
+        self.ib_n += o.ib_n;
+        for (a, b) in self.extra.iter_mut().zip(&o.extra) {
+            a.pool(b);
+        }
+        if self.uuid.is_none() {
+            self.uuid.clone_from(&o.uuid);
+        }
+        if self.name.is_none() {
+            self.name.clone_from(&o.name);
+        }
+    }
+
+    /// Join the later stretch of the same GPU.
+    pub fn append(&mut self, later: GpuAcc) {
+        self.add_values(&later);
+        self.timing.append(later.timing);
+    }
+
+    /// Add another GPU (over-all figures).
+    pub fn pool(&mut self, other: &GpuAcc) {
+        self.add_values(other);
+        self.timing.pool(&other.timing);
+    }
+}
+
+/// Per-tick host figures, by position: the fixed ones, then the host-scoped job/cgroup fields.
+pub mod hm {
+    pub const CPU: usize = 0;
+    pub const CORE: usize = 1;
+    pub const CORE_MAX: usize = 2;
+    pub const MEM: usize = 3;
+    pub const MEM_TOTAL: usize = 4;
+    pub const SWAP: usize = 5;
+    pub const FIXED: usize = 6;
+}
+
+/// Everything summarised about one host (one value per tick).
+#[derive(Debug, Clone)]
+pub struct HostAcc {
+    pub ticks: u64,
+    /// Timestamp of the last tick seen (ticks are told apart by their timestamp).
+    pub last_ts: i64,
+    /// The first tick of this stretch, held back so that `append` can drop it when the earlier
+    /// stretch ended inside the same tick.
+    pub pending: Option<(i64, Vec<f64>)>,
+    pub cpu: Hist,
+    pub core: Hist,
+    pub core_max_col: Moments,
+    pub mem: Moments,
+    pub mem_total: Moments,
+    pub swap: Moments,
+    pub extra: Vec<Moments>,
+}
+
+impl HostAcc {
+    pub fn new(extras: usize) -> HostAcc {
+        HostAcc {
+            ticks: 0,
+            last_ts: i64::MIN,
+            pending: None,
+            cpu: Hist::new(10),
+            core: Hist::new(10),
+            core_max_col: Moments::default(),
+            mem: Moments::default(),
+            mem_total: Moments::default(),
+            swap: Moments::default(),
+            extra: vec![Moments::default(); extras],
+        }
+    }
+
+    /// Width of a tick sample ([`hm`] positions plus extras).
+    pub fn width(&self) -> usize {
+        hm::FIXED + self.extra.len()
+    }
+
+    /// Add metric `m` of one tick (NaN = missing).
+    #[inline]
+    pub fn add(&mut self, m: usize, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        match m {
+            hm::CPU => self.cpu.add(v),
+            hm::CORE => self.core.add(v),
+            hm::CORE_MAX => self.core_max_col.add(v),
+            hm::MEM => self.mem.add(v),
+            hm::MEM_TOTAL => self.mem_total.add(v),
+            hm::SWAP => self.swap.add(v),
+            k => {
+                if let Some(e) = self.extra.get_mut(k - hm::FIXED) {
+                    e.add(v);
+                }
+            }
+        }
+    }
+
+    fn add_sample(&mut self, s: &[f64]) {
+        self.ticks += 1;
+        for (m, &v) in s.iter().enumerate() {
+            self.add(m, v);
+        }
+    }
+
+    fn add_values(&mut self, o: &HostAcc) {
+        self.ticks += o.ticks;
+        self.cpu.pool(&o.cpu);
+        self.core.pool(&o.core);
+        for (a, b) in [
+            (&mut self.core_max_col, &o.core_max_col),
+            (&mut self.mem, &o.mem),
+            (&mut self.mem_total, &o.mem_total),
+            (&mut self.swap, &o.swap),
+        ] {
+            a.pool(b);
+        }
+        for (a, b) in self.extra.iter_mut().zip(&o.extra) {
+            a.pool(b);
+        }
+    }
+
+    /// Join the later stretch of the same host.
+    pub fn append(&mut self, later: HostAcc) {
+        if let Some((ts, s)) = &later.pending
+            && *ts != self.last_ts
+        {
+            self.add_sample(s);
+        }
+        self.add_values(&later);
+        if later.last_ts != i64::MIN {
+            self.last_ts = later.last_ts;
+        }
+    }
+
+    /// Count the held-back first tick (the stretch is the first of its host).
+    pub fn settle(&mut self) {
+        if let Some((_, s)) = self.pending.take() {
+            self.add_sample(&s);
+        }
+    }
+
+    /// Add another host (over-all figures); both settled.
+    pub fn pool(&mut self, other: &HostAcc) {
+        self.add_values(other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_monotone_and_tight() {
+        let mut last = 0;
+        for dt in [1u64, 127, 128, 255, 256, 1000, 999_999, 1_000_000, 1_000_001, 3_000_000, 1 << 41, 1 << 50] {
+            let b = bucket(dt);
+            assert!(b >= last, "{dt}");
+            assert!(b < SPACING_BUCKETS);
+            if dt < 1 << MAX_EXP {
+                assert!(
+                    bucket_lo(b) <= dt && dt < bucket_lo(b + 1),
+                    "{dt} in [{}, {})",
+                    bucket_lo(b),
+                    bucket_lo(b + 1)
+                );
+                assert!((bucket_lo(b + 1) - bucket_lo(b)) as f64 <= dt as f64 / 127.0 + 1.0);
+            }
+            last = b;
+        }
+    }
+
+    #[test]
+    fn timing_interval_gaps_energy_and_counter_resets() {
+        let mut t = Timing::default();
+        let s = 1_000_000i64;
+        // 1 s samples at 100 W, a 10 s gap after the 5th, counter 0,100,...; a reset at the end
+        let mut ts = 0;
+        for i in 0..10 {
+            t.step(ts, 100.0, 100.0 * f64::from(i));
+            ts += if i == 4 { 10 * s } else { s };
+        }
+        t.step(ts, 100.0, 5.0);
+        let st = t.finish(3.0);
+        assert_eq!(st.interval_s, Some(1.0));
+        assert_eq!(st.gaps, 1);
+        assert_eq!(st.gap_s, 10.0);
+        assert_eq!(st.covered_s, 9.0);
+        assert_eq!(st.integrated_j, Some(900.0));
+        assert_eq!(st.counter_j, Some(900.0));
+        assert_eq!(t.resets, 1);
+        assert_eq!(st.listed, vec![Gap { start: 4 * s, end: 14 * s }]);
+    }
+
+    #[test]
+    fn append_equals_one_pass() {
+        let pts: Vec<(i64, f64, f64)> =
+            (0..50).map(|i| (i * 1_000_000 + (i % 3) * 1000, 50.0 + i as f64, i as f64 * 60.0)).collect();
+        let mut one = Timing::default();
+        pts.iter().for_each(|p| one.step(p.0, p.1, p.2));
+        let (mut a, mut b) = (Timing::default(), Timing::default());
+        pts[..20].iter().for_each(|p| a.step(p.0, p.1, p.2));
+        pts[20..].iter().for_each(|p| b.step(p.0, p.1, p.2));
+        a.append(b);
+        let (x, y) = (a.finish(3.0), one.finish(3.0));
+        assert!((x.integrated_j.unwrap() - y.integrated_j.unwrap()).abs() < 1e-6);
+        assert_eq!(TimingStats { integrated_j: None, ..x }, TimingStats { integrated_j: None, ..y });
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut h = Hist::new(1);
+        for v in 1..=20 {
+            h.add(f64::from(v));
+        }
+        assert_eq!(h.percentile(95.0), Some(19.0));
+        assert_eq!(h.percentile(50.0), Some(10.0));
+        assert_eq!(h.percentile(100.0), Some(20.0));
+        assert_eq!(h.pct_below(5.0), Some(20.0));
+        let mut f = Hist::new(10);
+        f.add(12.34);
+        f.add(99.96);
+        assert_eq!(f.percentile(50.0), Some(12.3));
+        assert_eq!(f.percentile(100.0), Some(100.0));
+    }
+}

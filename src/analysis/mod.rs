@@ -1,0 +1,199 @@
+//! Analysis of recorded metrics: per-GPU and per-host statistics, findings, checks.
+//!
+//! [`collect::Collector`] accumulates batches; [`build`] turns the finished collector into a
+//! [`Summary`] (statistics, gaps, findings per host, over-all figures); [`evaluate`] runs the
+//! `--fail-if` checks against it. Presenters only read the `Summary`.
+
+pub mod acc;
+pub mod checks;
+pub mod collect;
+pub mod findings;
+pub mod stats;
+pub mod window;
+
+use std::path::PathBuf;
+
+use crate::analysis::acc::{Gap, TimingStats};
+use crate::analysis::checks::{Check, Scope};
+use crate::analysis::collect::{Collector, GpuKey};
+use crate::analysis::findings::{Finding, GpuView, Thresholds, diagnose};
+use crate::analysis::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
+use crate::read::scan::InputReport;
+
+/// One GPU of a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSummary {
+    /// `index`, or the uuid for files without an index column.
+    pub label: String,
+    pub index: Option<u32>,
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+    /// First and last sample in the window, UTC µs.
+    pub start: i64,
+    pub end: i64,
+    /// The longest gaps (at most 64), in time order; `stats["gaps"]` counts them all.
+    pub gaps: Vec<Gap>,
+    /// How `energy_wh` was found: `counter` (energy.total steps) or `power` (power.draw integrated).
+    pub energy_method: Option<&'static str>,
+    pub stats: Stats,
+}
+
+/// One host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSummary {
+    pub name: String,
+    pub gpus: Vec<GpuSummary>,
+    pub stats: Stats,
+    /// Whether any host-level field was recorded (nvidia-smi logs have none).
+    pub has_host_data: bool,
+    pub findings: Vec<Finding>,
+}
+
+/// Everything a report shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub hosts: Vec<HostSummary>,
+    /// Over-all figures: GPUs of all hosts pooled.
+    pub all_gpus: Stats,
+    /// Over-all host figures: hosts pooled.
+    pub all_hosts: Stats,
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    pub inputs: Vec<InputReport>,
+    /// Files found beside the inputs but not read, with the reason.
+    pub skipped: Vec<(PathBuf, String)>,
+    /// The window applied, UTC µs.
+    pub window: (Option<i64>, Option<i64>),
+    /// Rows left out by the window.
+    pub windowed_out: u64,
+    pub thresholds: Thresholds,
+}
+
+impl Summary {
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.hosts.iter().flat_map(|h| &h.findings)
+    }
+
+    pub fn gpu_count(&self) -> usize {
+        self.hosts.iter().map(|h| h.gpus.len()).sum()
+    }
+}
+
+/// Turn a finished collector into the summary.
+pub fn build(
+    mut c: Collector,
+    th: &Thresholds,
+    inputs: Vec<InputReport>,
+    skipped: Vec<(PathBuf, String)>,
+    window: (Option<i64>, Option<i64>),
+) -> Summary {
+    c.settle();
+    let gpu_extra = c.gpu_extra().to_vec();
+    let host_extra = c.host_extra().to_vec();
+    let timings: Vec<TimingStats> = c.gpus.iter().map(|(_, _, g)| g.timing.finish(th.gap_intervals)).collect();
+    let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].2.rows > 0).collect();
+    order.sort_by(|&a, &b| (c.gpus[a].0, &c.gpus[a].1).cmp(&(c.gpus[b].0, &c.gpus[b].1)));
+    let per_gpu: Vec<Stats> =
+        c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util, &gpu_extra)).collect();
+    let mut hosts = Vec::new();
+    for h in 0..c.hosts.len() {
+        let name = c.hosts.name(h as u32).to_string();
+        let hs = host_stats(&c.host_accs[h], &host_extra);
+        let gpus: Vec<GpuSummary> = order
+            .iter()
+            .filter(|&&i| c.gpus[i].0 == h as u32)
+            .map(|&i| {
+                let (_, key, g) = &c.gpus[i];
+                let (label, index) = match key {
+                    GpuKey::Index(x) => (x.to_string(), Some(*x)),
+                    GpuKey::Uuid(u) => (u.clone(), None),
+                };
+                GpuSummary {
+                    label,
+                    index,
+                    uuid: g.uuid.clone(),
+                    name: g.name.clone(),
+                    start: g.first_ts,
+                    end: g.last_ts,
+                    gaps: timings[i].listed.clone(),
+                    energy_method: stats::energy(g, &timings[i]).1,
+                    stats: per_gpu[i].clone(),
+                }
+            })
+            .collect();
+        let has = has_host_data(&hs);
+        if gpus.is_empty() && !has {
+            continue;
+        }
+        let views: Vec<GpuView<'_>> =
+            gpus.iter().map(|g| GpuView { label: g.label.clone(), stats: &g.stats }).collect();
+        let findings = diagnose(&name, &views, &hs, th);
+        hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
+    }
+    let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
+    let all_gpus = all_gpu_stats(&all, th.idle_util, &gpu_extra);
+    let mut pooled = acc::HostAcc::new(host_extra.len());
+    for h in &c.host_accs {
+        pooled.pool(h);
+    }
+    let all_hosts = host_stats(&pooled, &host_extra);
+    let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
+    let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
+    Summary {
+        hosts,
+        all_gpus,
+        all_hosts,
+        start,
+        end,
+        inputs,
+        skipped,
+        window,
+        windowed_out: c.windowed_out,
+        thresholds: th.clone(),
+    }
+}
+
+/// Outcome of one check: failed when `failures` is not empty (one line each).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    pub check: String,
+    pub failures: Vec<String>,
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") }
+}
+
+/// Run a resolved check against the summary.
+pub fn evaluate(c: &Check, scope: Scope, s: &Summary) -> CheckResult {
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    let mut test = |v: Option<f64>, who: String| {
+        if let Some(v) = v {
+            seen += 1;
+            if c.op.holds(v, c.value) {
+                failures.push(format!("{who}{} = {} {} {}", c.stat, num(v), c.op.symbol(), num(c.value)));
+            }
+        }
+    };
+    match (c.all, scope) {
+        (true, Scope::Gpu) => test(s.all_gpus.get(&c.stat), "all: ".into()),
+        (true, Scope::Host) => test(s.all_hosts.get(&c.stat), "all hosts: ".into()),
+        (false, Scope::Gpu) => {
+            for h in &s.hosts {
+                for g in &h.gpus {
+                    test(g.stats.get(&c.stat), format!("{} GPU {}: ", h.name, g.label));
+                }
+            }
+        }
+        (false, Scope::Host) => {
+            for h in &s.hosts {
+                test(h.stats.get(&c.stat), format!("{}: ", h.name));
+            }
+        }
+    }
+    if seen == 0 {
+        failures.push(format!("{} is not in the data (no value to check)", c.stat));
+    }
+    CheckResult { check: c.to_string(), failures }
+}

@@ -1,0 +1,141 @@
+//! The JSON report: the stable shape documented in docs/summary-json.md (`"schema": "gpumon.summary/1"`).
+//! Statistic keys are the names `--fail-if` takes; missing values are `null`, never 0.
+
+use serde_json::{Map, Value, json};
+
+use crate::analysis::findings::RULES;
+use crate::analysis::stats::Stats;
+use crate::analysis::{CheckResult, Summary};
+use crate::present::rfc3339;
+
+/// Version tag of the shape; bumped only on incompatible changes.
+pub const SCHEMA: &str = "gpumon.summary/1";
+
+fn stats(s: &Stats) -> Value {
+    let mut m = Map::new();
+    for (k, v) in &s.0 {
+        m.insert(k.clone(), v.map_or(Value::Null, |x| json!(x)));
+    }
+    Value::Object(m)
+}
+
+fn time(us: Option<i64>) -> Value {
+    us.map_or(Value::Null, |t| json!(rfc3339(t)))
+}
+
+/// The report as a JSON value.
+pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
+    let hosts: Vec<Value> = s
+        .hosts
+        .iter()
+        .map(|h| {
+            let gpus: Vec<Value> = h
+                .gpus
+                .iter()
+                .map(|g| {
+                    let gaps: Vec<Value> = g
+                        .gaps
+                        .iter()
+                        .map(|gap| {
+                            json!({
+                                "start": rfc3339(gap.start),
+                                "end": rfc3339(gap.end),
+                                "duration_s": (gap.end - gap.start) as f64 * 1e-6,
+                            })
+                        })
+                        .collect();
+                    json!({
+                        "gpu": g.label,
+                        "index": g.index,
+                        "uuid": g.uuid,
+                        "name": g.name,
+                        "start": rfc3339(g.start),
+                        "end": rfc3339(g.end),
+                        "energy_method": g.energy_method,
+                        "stats": stats(&g.stats),
+                        "gaps": gaps,
+                    })
+                })
+                .collect();
+            let findings: Vec<Value> = h
+                .findings
+                .iter()
+                .map(|f| {
+                    json!({
+                        "rule": f.rule,
+                        "severity": f.severity.label(),
+                        "host": f.host,
+                        "gpu": f.gpu,
+                        "evidence": f.evidence,
+                        "fix": f.fix,
+                    })
+                })
+                .collect();
+            json!({
+                "host": h.name,
+                "gpus": gpus,
+                "stats": if h.has_host_data { stats(&h.stats) } else { Value::Null },
+                "findings": findings,
+            })
+        })
+        .collect();
+    let inputs: Vec<Value> = s
+        .inputs
+        .iter()
+        .map(|i| {
+            json!({
+                "path": i.path.display().to_string(),
+                "kind": i.kind,
+                "rows": i.rows,
+                "host": i.default_host,
+                "columns": i.fields.iter().map(|f| f.name()).collect::<Vec<_>>(),
+                "ignored_columns": i.ignored_columns,
+                "warnings": i.warnings,
+                "notes": i.notes,
+            })
+        })
+        .collect();
+    let skipped: Vec<Value> =
+        s.skipped.iter().map(|(p, why)| json!({"path": p.display().to_string(), "reason": why})).collect();
+    let mut th = Map::new();
+    for (n, v) in s.thresholds.values() {
+        th.insert(n.to_string(), json!(v));
+    }
+    let rules: Vec<Value> = RULES
+        .iter()
+        .map(|r| json!({"rule": r.id, "severity": r.severity.label(), "when": r.when, "fix": r.fix}))
+        .collect();
+    let checks: Vec<Value> = checks
+        .iter()
+        .map(|c| json!({"check": c.check, "passed": c.failures.is_empty(), "failures": c.failures}))
+        .collect();
+    json!({
+        "schema": SCHEMA,
+        "gpumon_version": env!("CARGO_PKG_VERSION"),
+        "start": time(s.start),
+        "end": time(s.end),
+        "window": {
+            "since": time(s.window.0),
+            "until": time(s.window.1),
+            "rows_left_out": s.windowed_out,
+        },
+        "percentiles": "nearest-rank",
+        "thresholds": th,
+        "rules": rules,
+        "inputs": inputs,
+        "skipped": skipped,
+        "hosts": hosts,
+        "all": {
+            "gpus": stats(&s.all_gpus),
+            "hosts": if s.hosts.iter().any(|h| h.has_host_data) { stats(&s.all_hosts) } else { Value::Null },
+        },
+        "checks": checks,
+    })
+}
+
+/// The report as pretty-printed JSON with a final newline.
+pub fn render(s: &Summary, checks: &[CheckResult]) -> String {
+    let mut out = serde_json::to_string_pretty(&value(s, checks)).unwrap_or_else(|_| "{}".into());
+    out.push('\n');
+    out
+}

@@ -1,0 +1,284 @@
+//! The default report: aligned plain text that fits 80 columns. One block per host (GPU table, gaps,
+//! clock events, host figures, findings), then the over-all line and what was read.
+
+use std::fmt::Write;
+
+use crate::analysis::stats::Stats;
+use crate::analysis::{HostSummary, Summary};
+use crate::present::{count, dur, num, throttle_list, ts, wrap};
+
+const WIDTH: usize = 80;
+
+struct Col {
+    group: &'static str,
+    head: &'static str,
+    left: bool,
+    cells: Vec<String>,
+}
+
+fn col(group: &'static str, head: &'static str, cells: Vec<String>) -> Col {
+    Col { group, head, left: false, cells }
+}
+
+fn grid(cols: &[Col]) -> String {
+    let mut widths: Vec<usize> = cols
+        .iter()
+        .map(|c| c.cells.iter().map(|s| s.chars().count()).chain([c.head.len()]).max().unwrap_or(0))
+        .collect();
+    let gap = |i: usize| if i > 0 && cols[i].group != cols[i - 1].group { 2 } else { 1 };
+    // Widen the first column of a group whose label is wider than its columns.
+    for i in 0..cols.len() {
+        if cols[i].group.trim().is_empty() || (i > 0 && cols[i - 1].group == cols[i].group) {
+            continue;
+        }
+        let span: usize = (i..cols.len())
+            .take_while(|&j| cols[j].group == cols[i].group)
+            .map(|j| widths[j] + if j > i { gap(j) } else { 0 })
+            .sum();
+        if span < cols[i].group.len() {
+            widths[i] += cols[i].group.len() - span;
+        }
+    }
+    let mut out = String::new();
+    // Group line: each group label starts over its first column.
+    let mut line = String::new();
+    let mut pos = 0;
+    for (i, c) in cols.iter().enumerate() {
+        let start = pos + if i > 0 { gap(i) } else { 0 };
+        if !c.group.is_empty() && (i == 0 || cols[i - 1].group != c.group) {
+            let span: usize = (i..cols.len())
+                .take_while(|&j| cols[j].group == c.group)
+                .map(|j| widths[j] + if j > i { gap(j) } else { 0 })
+                .sum();
+            while line.chars().count() < start {
+                line.push(' ');
+            }
+            let label: String = c.group.chars().take(span).collect();
+            line.push_str(&format!("{label:^span$}"));
+        }
+        pos = start + widths[i];
+    }
+    if !line.trim().is_empty() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let row = |get: &dyn Fn(&Col) -> String| -> String {
+        let mut l = String::new();
+        for (i, c) in cols.iter().enumerate() {
+            if i > 0 {
+                l.push_str(&" ".repeat(gap(i)));
+            }
+            let v = get(c);
+            let w = widths[i];
+            if c.left {
+                let _ = write!(l, "{v:<w$}");
+            } else {
+                let _ = write!(l, "{v:>w$}");
+            }
+        }
+        l.trim_end().to_string()
+    };
+    out.push_str(&row(&|c| c.head.to_string()));
+    out.push('\n');
+    let n = cols.first().map_or(0, |c| c.cells.len());
+    for r in 0..n {
+        out.push_str(&row(&|c| c.cells[r].clone()));
+        out.push('\n');
+    }
+    out
+}
+
+fn gpu_table(h: &HostSummary) -> String {
+    let g = |name: &str, d: usize| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(name), d)).collect() };
+    let mut gpu = col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
+    gpu.left = true;
+    let cols = vec![
+        gpu,
+        col("utilization %", "mean", g("utilization.gpu.mean", 1)),
+        col("utilization %", "p50", g("utilization.gpu.p50", 0)),
+        col("utilization %", "p95", g("utilization.gpu.p95", 0)),
+        col("utilization %", "max", g("utilization.gpu.max", 0)),
+        col("utilization %", "idle", g("utilization.gpu.idle_pct", 1)),
+        col("memory MiB", "peak", h.gpus.iter().map(|x| count(x.stats.get("memory.used.max"))).collect()),
+        col("memory MiB", "%", g("memory.used.max_pct", 1)),
+        col("power W", "mean", g("power.draw.mean", 1)),
+        col("power W", "max", g("power.draw.max", 1)),
+        col("", "Wh", h.gpus.iter().map(|x| energy(x.stats.get("energy_wh"))).collect()),
+        col(" ", "temp C", g("temperature.gpu.max", 0)),
+    ];
+    grid(&cols)
+}
+
+fn energy(wh: Option<f64>) -> String {
+    match wh {
+        Some(v) if v >= 1000.0 => count(Some(v)),
+        v => num(v, 1),
+    }
+}
+
+fn line(out: &mut String, text: &str) {
+    out.push_str(&wrap(text, WIDTH, 4));
+    out.push('\n');
+}
+
+fn host_lines(out: &mut String, s: &Stats) {
+    let cpu = format!(
+        "  CPU: mean {}%, p95 {}%, max {}%; busiest core mean {}%, p95 {}%",
+        num(s.get("cpu.util.mean"), 1),
+        num(s.get("cpu.util.p95"), 1),
+        num(s.get("cpu.util.max"), 1),
+        num(s.get("cpu.util.max_core.mean"), 1),
+        num(s.get("cpu.util.max_core.p95"), 1)
+    );
+    line(out, &cpu);
+    let ram = format!(
+        "  RAM: peak {} MiB ({}% of {} MiB); swap peak {} MiB",
+        count(s.get("mem.used.max")),
+        num(s.get("mem.used.max_pct"), 1),
+        count(s.get("mem.total")),
+        count(s.get("swap.used.max"))
+    );
+    line(out, &ram);
+    let jobs: Vec<String> =
+        s.0.iter()
+            .filter(|(n, v)| v.is_some() && n.ends_with(".mean") && (n.starts_with("job.") || n.starts_with("cgroup.")))
+            .map(|(n, v)| {
+                let base = n.trim_end_matches(".mean");
+                format!("{base} mean {} max {}", num(*v, 1), num(s.get(&format!("{base}.max")), 1))
+            })
+            .collect();
+    if !jobs.is_empty() {
+        line(out, &format!("  Job: {}", jobs.join("; ")));
+    }
+}
+
+fn host_block(out: &mut String, h: &HostSummary) {
+    let _ = writeln!(out, "Host {}", h.name);
+    if !h.gpus.is_empty() {
+        let samples: f64 = h.gpus.iter().filter_map(|g| g.stats.get("samples")).sum();
+        let intervals: Vec<f64> = h.gpus.iter().filter_map(|g| g.stats.get("interval_s")).collect();
+        let interval = intervals.iter().copied().fold(f64::NAN, f64::min);
+        let start = h.gpus.iter().map(|g| g.start).min().unwrap_or(0);
+        let end = h.gpus.iter().map(|g| g.end).max().unwrap_or(0);
+        line(
+            out,
+            &format!(
+                "  {} GPU(s), {} samples, {} to {} UTC ({}), interval {}",
+                h.gpus.len(),
+                count(Some(samples)),
+                ts(start),
+                ts(end),
+                dur((end - start) as f64 * 1e-6),
+                if interval.is_nan() { "-".into() } else { dur(interval) }
+            ),
+        );
+        let names: Vec<&str> = h.gpus.iter().filter_map(|g| g.name.as_deref()).collect();
+        if !names.is_empty() {
+            if names.iter().all(|n| *n == names[0]) && names.len() == h.gpus.len() {
+                line(out, &format!("  {} x {}", names.len(), names[0]));
+            } else {
+                for g in &h.gpus {
+                    if let Some(n) = &g.name {
+                        line(out, &format!("  GPU {}: {n}", g.label));
+                    }
+                }
+            }
+        }
+        out.push('\n');
+        for l in gpu_table(h).lines() {
+            let _ = writeln!(out, "  {l}");
+        }
+        let methods: Vec<&str> = h.gpus.iter().filter_map(|g| g.energy_method).collect();
+        if methods.contains(&"power") {
+            line(out, "  Wh: power.draw integrated over the sample spacing, gaps left out");
+        } else if !methods.is_empty() {
+            line(out, "  Wh: from the energy.total counter");
+        }
+        for g in &h.gpus {
+            let gaps = g.stats.get("gaps").unwrap_or(0.0);
+            if gaps > 0.0 {
+                let longest = g.gaps.iter().max_by_key(|x| x.end - x.start);
+                let l = longest.map_or(String::new(), |x| {
+                    format!(", longest {} from {}", dur((x.end - x.start) as f64 * 1e-6), ts(x.start))
+                });
+                line(
+                    out,
+                    &format!(
+                        "  GPU {}: {} gap(s) totalling {}{l}; coverage {}%",
+                        g.label,
+                        count(Some(gaps)),
+                        dur(g.stats.get("gap_s").unwrap_or(0.0)),
+                        num(g.stats.get("coverage_pct"), 1)
+                    ),
+                );
+            }
+            let thr = throttle_list(&g.stats);
+            if !thr.is_empty() {
+                line(out, &format!("  GPU {} clock events (share of samples): {}", g.label, thr.join(", ")));
+            }
+        }
+    }
+    if h.has_host_data {
+        host_lines(out, &h.stats);
+    }
+    if h.findings.is_empty() {
+        out.push_str("  No findings.\n");
+    } else {
+        out.push_str("  Findings:\n");
+        for f in &h.findings {
+            let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
+            line(out, &format!("  [{}] {} - {who}{}", f.severity.label(), f.rule, f.evidence));
+            line(out, &format!("      fix: {}", f.fix));
+        }
+    }
+}
+
+pub fn render(s: &Summary) -> String {
+    let mut out = String::new();
+    let span = match (s.start, s.end) {
+        (Some(a), Some(b)) => format!(", {} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6)),
+        _ => String::new(),
+    };
+    line(&mut out, &format!("gpumon summary: {} host(s), {} GPU(s){span}", s.hosts.len(), s.gpu_count()));
+    if s.window.0.is_some() || s.window.1.is_some() {
+        line(
+            &mut out,
+            &format!(
+                "window: {} to {} UTC ({} rows left out)",
+                s.window.0.map_or("start".into(), ts),
+                s.window.1.map_or("end".into(), ts),
+                count(Some(s.windowed_out as f64))
+            ),
+        );
+    }
+    for h in &s.hosts {
+        out.push('\n');
+        host_block(&mut out, h);
+    }
+    if s.gpu_count() > 1 {
+        let a = &s.all_gpus;
+        out.push('\n');
+        line(
+            &mut out,
+            &format!(
+                "All GPUs: utilization mean {}%, p95 {}%, idle {}% of samples; energy {} Wh",
+                num(a.get("utilization.gpu.mean"), 1),
+                num(a.get("utilization.gpu.p95"), 0),
+                num(a.get("utilization.gpu.idle_pct"), 1),
+                energy(a.get("energy_wh"))
+            ),
+        );
+    }
+    let rows: u64 = s.inputs.iter().map(|i| i.rows).sum();
+    let warnings: usize = s.inputs.iter().map(|i| i.warnings.len()).sum();
+    out.push('\n');
+    let mut read = format!("Read {} input file(s), {} rows", s.inputs.len(), count(Some(rows as f64)));
+    if warnings > 0 {
+        let _ = write!(read, "; {warnings} warning(s) on stderr");
+    }
+    if !s.skipped.is_empty() {
+        let _ = write!(read, "; {} file(s) skipped", s.skipped.len());
+    }
+    line(&mut out, &read);
+    out
+}

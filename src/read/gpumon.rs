@@ -1,0 +1,434 @@
+//! Readers for gpumon's own files as streams of Arrow batches: Parquet (projected, row groups read
+//! in parallel), the Arrow IPC journal a crash leaves beside an open Parquet piece (read up to a torn
+//! tail, never modified), and gpumon CSV (a cut last line is skipped with a warning).
+//!
+//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer or float Arrow type
+//! is accepted for numeric fields and a timestamp in any unit, so Parquet written by other tools reads too.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Result;
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::StreamReader;
+use chrono::{DateTime, NaiveDateTime};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+
+use crate::catalog::{Field, Source, Ty};
+use crate::error::UsageError;
+use crate::progress::Progress;
+use crate::read::batch::{BATCH_ROWS, RowBatcher};
+use crate::read::cols;
+use crate::read::inputs::header_name;
+use crate::sample::{Row, Value};
+
+/// Rows per batch decoded from Parquet.
+const PARQUET_BATCH: usize = 64 * 1024;
+
+fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
+    UsageError(format!("{}: {what}: {e}", path.display())).into()
+}
+
+/// Columns of a schema that name catalogue fields: (column index, field), first column per field.
+pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
+    let mut out: Vec<(usize, Field)> = Vec::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if let Some(field) = Field::lookup(f.name())
+            && !out.iter().any(|(_, g)| *g == field)
+        {
+            out.push((i, field));
+        }
+    }
+    out
+}
+
+/// Why a schema cannot be summarised, if it cannot.
+pub fn check_schema(schema: &arrow_schema::Schema) -> std::result::Result<(), String> {
+    let fields = schema_fields(schema);
+    let Some(&(ts, _)) = fields.iter().find(|(_, f)| *f == Field::Timestamp) else {
+        return Err("no timestamp column".into());
+    };
+    if !cols::is_timestamp(schema.field(ts).data_type()) {
+        return Err(format!("the timestamp column is {}, not a timestamp", schema.field(ts).data_type()));
+    }
+    if fields.iter().any(|(_, f)| f.def().source == Source::Process) {
+        return Err("a per-process table (record --processes), not per-GPU metrics".into());
+    }
+    if !fields.iter().any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
+        && !fields.iter().any(|(_, f)| f.name().starts_with("job.") || f.name().starts_with("cgroup."))
+    {
+        return Err("no gpumon metrics columns".into());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parquet
+
+/// An opened Parquet file: its footer and the catalogue columns it has.
+pub struct ParquetFile {
+    pub path: PathBuf,
+    meta: ArrowReaderMetadata,
+    pub fields: Vec<(usize, Field)>,
+    /// `gpumon.hostname` from the footer, when gpumon wrote the file.
+    pub hostname: Option<String>,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// Open and check a Parquet file; every problem is a [`UsageError`] naming the file.
+pub fn open_parquet(path: &Path) -> Result<ParquetFile> {
+    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
+    let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+        .map_err(|e| usage(path, "not a readable Parquet file (truncated or damaged?)", e))?;
+    check_schema(meta.schema()).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let fields = schema_fields(meta.schema());
+    let md = meta.metadata();
+    let hostname = md
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone()));
+    let rows = md.file_metadata().num_rows().max(0) as u64;
+    Ok(ParquetFile { path: path.to_path_buf(), meta, fields, hostname, rows, bytes })
+}
+
+impl ParquetFile {
+    fn mask(&self, want: &[Field], identity: bool) -> ProjectionMask {
+        let keys = [Field::Timestamp, Field::Host, Field::Index];
+        let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
+        let idx: Vec<usize> = self
+            .fields
+            .iter()
+            .filter(|(_, f)| {
+                let strings = f.def().ty == Ty::Str && *f != Field::Host;
+                keys.contains(f)
+                    || (*f == Field::Uuid && !has_index)
+                    || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
+            })
+            .map(|(i, _)| *i)
+            .collect();
+        ProjectionMask::roots(self.meta.parquet_schema(), idx)
+    }
+
+    /// Read the columns of `want` (plus timestamp, host and GPU keys), row groups split into
+    /// contiguous parts read by up to `threads` threads. Returns one state per part, in file order.
+    /// Text columns other than the host (uuid, name) are read from the first row group only.
+    pub fn scan<S: Send>(
+        &self,
+        want: &[Field],
+        threads: usize,
+        progress: &Progress,
+        init: &(dyn Fn() -> S + Sync),
+        visit: &(dyn Fn(&mut S, &RecordBatch) -> Result<()> + Sync),
+    ) -> Result<Vec<S>> {
+        let md = self.meta.metadata();
+        let groups: Vec<(usize, u64)> =
+            (0..md.num_row_groups()).map(|i| (i, md.row_group(i).num_rows().max(0) as u64)).collect();
+        let parts = partition(&groups, threads.max(1));
+        let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
+        let run = |part: &[usize], first: bool| -> Result<S> {
+            let mut state = init();
+            let file = File::open(&self.path).map_err(|e| usage(&self.path, "cannot open", e))?;
+            for (k, &rg) in part.iter().enumerate() {
+                let f = file.try_clone().map_err(|e| usage(&self.path, "cannot open", e))?;
+                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(f, self.meta.clone())
+                    .with_projection(self.mask(want, first && k == 0))
+                    .with_row_groups(vec![rg])
+                    .with_batch_size(PARQUET_BATCH)
+                    .build()
+                    .map_err(|e| usage(&self.path, "cannot read", e))?;
+                for batch in reader {
+                    let batch = batch.map_err(|e| usage(&self.path, "cannot read Parquet data (damaged?)", e))?;
+                    progress.inc((batch.num_rows() as f64 * per_row) as u64);
+                    visit(&mut state, &batch)?;
+                }
+            }
+            Ok(state)
+        };
+        if parts.len() <= 1 {
+            let all: Vec<usize> = groups.iter().map(|g| g.0).collect();
+            return Ok(vec![run(&all, true)?]);
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> =
+                parts.iter().enumerate().map(|(i, part)| s.spawn(move || run(part, i == 0))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a reader thread failed"))))
+                .collect()
+        })
+    }
+}
+
+/// Split row groups (index, rows) into at most `n` contiguous parts of similar row counts.
+fn partition(groups: &[(usize, u64)], n: usize) -> Vec<Vec<usize>> {
+    let total: u64 = groups.iter().map(|g| g.1).sum();
+    let n = n.min(groups.len()).max(1);
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut acc = 0u64;
+    for &(i, rows) in groups {
+        let target = total * parts.len() as u64 / n as u64;
+        if acc >= target && !parts.last().is_some_and(Vec::is_empty) && parts.len() < n {
+            parts.push(Vec::new());
+        }
+        if let Some(p) = parts.last_mut() {
+            p.push(i);
+        }
+        acc += rows;
+    }
+    parts
+}
+
+// ---------------------------------------------------------------------------------------------
+// Journal (Arrow IPC stream)
+
+/// Stream the batches of a journal; a torn last batch ends it with a warning. Returns the rows read.
+pub fn read_journal(
+    path: &Path,
+    warnings: &mut Vec<String>,
+    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<(u64, Vec<Field>)> {
+    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
+    let reader = StreamReader::try_new(BufReader::new(file), None)
+        .map_err(|e| usage(path, "not a readable Arrow IPC journal", e))?;
+    let schema = reader.schema();
+    check_schema(&schema).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let fields = schema_fields(&schema).into_iter().map(|(_, f)| f).collect();
+    let mut rows = 0u64;
+    for batch in reader {
+        match batch {
+            Ok(b) => {
+                rows += b.num_rows() as u64;
+                on_batch(&b)?;
+            }
+            Err(e) => {
+                warnings.push(format!("journal ends in a torn batch after {rows} rows (a crash mid-write): {e}"));
+                break;
+            }
+        }
+    }
+    Ok((rows, fields))
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpumon CSV
+
+/// What a CSV read found.
+#[derive(Debug, Default)]
+pub struct CsvReport {
+    pub rows: u64,
+    pub fields: Vec<Field>,
+    pub ignored: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+fn ends_with_newline(path: &Path) -> bool {
+    let Ok(mut f) = File::open(path) else { return true };
+    if f.seek(SeekFrom::End(-1)).is_err() {
+        return true;
+    }
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b).is_err() || b[0] == b'\n'
+}
+
+fn parse_ts(cell: &str) -> Option<i64> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(cell) {
+        return Some(t.timestamp_micros());
+    }
+    NaiveDateTime::parse_from_str(cell, "%Y-%m-%d %H:%M:%S%.f").ok().map(|n| n.and_utc().timestamp_micros())
+}
+
+fn parse_cell(ty: Ty, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
+    if cell.is_empty() {
+        return Some(Value::Null);
+    }
+    match ty {
+        Ty::Str => {
+            if let Some((s, a)) = cache
+                && s == cell
+            {
+                return Some(Value::S(a.clone()));
+            }
+            let a: Arc<str> = Arc::from(cell);
+            *cache = Some((cell.to_string(), a.clone()));
+            Some(Value::S(a))
+        }
+        Ty::F64 => cell.parse::<f64>().ok().filter(|v| v.is_finite()).map(Value::F),
+        Ty::Bool => match cell {
+            "true" | "True" | "1" => Some(Value::U(1)),
+            "false" | "False" | "0" => Some(Value::U(0)),
+            _ => None,
+        },
+        Ty::Timestamp => parse_ts(cell).map(|t| Value::U(t as u64)),
+        _ => {
+            if let Ok(v) = cell.parse::<u64>() {
+                return Some(Value::U(v));
+            }
+            if let Some(h) = cell.strip_prefix("0x") {
+                return u64::from_str_radix(h, 16).ok().map(Value::U);
+            }
+            cell.parse::<f64>().ok().filter(|v| *v >= 0.0 && v.is_finite()).map(|v| Value::U(v.round() as u64))
+        }
+    }
+}
+
+/// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
+pub fn read_csv(
+    path: &Path,
+    want: &[Field],
+    progress: &Progress,
+    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<CsvReport> {
+    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
+    let mut header = csv::StringRecord::new();
+    if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
+        return Err(UsageError(format!("{}: file is empty", path.display())).into());
+    }
+    let mut rep = CsvReport::default();
+    let mut ts_col = None;
+    let mut used: Vec<(usize, Field)> = Vec::new();
+    let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
+    for (i, cell) in header.iter().enumerate() {
+        let name = header_name(cell.trim_start_matches('\u{feff}'));
+        match Field::lookup(name) {
+            Some(Field::Timestamp) if ts_col.is_none() => ts_col = Some(i),
+            Some(f) if !rep.fields.contains(&f) => {
+                rep.fields.push(f);
+                if want.contains(&f) || keys.contains(&f) {
+                    used.push((i, f));
+                }
+            }
+            _ => rep.ignored.push(name.to_string()),
+        }
+    }
+    let Some(ts_col) = ts_col else {
+        return Err(UsageError(format!("{}: no timestamp column in the CSV header", path.display())).into());
+    };
+    if rep.fields.is_empty() {
+        return Err(UsageError(format!("{}: no gpumon metrics columns in the CSV header", path.display())).into());
+    }
+    if rep.fields.iter().any(|f| f.def().source == Source::Process) {
+        return Err(UsageError(format!(
+            "{}: a per-process table (record --processes), not per-GPU metrics",
+            path.display()
+        ))
+        .into());
+    }
+    rep.fields.insert(0, Field::Timestamp);
+    let batch_fields: Vec<Field> = used.iter().map(|(_, f)| *f).collect();
+    let mut batcher = RowBatcher::new(&batch_fields);
+    let mut cache: Vec<Option<(String, Arc<str>)>> = vec![None; used.len()];
+    let mut warned = vec![false; used.len()];
+    let mut row = Row::default();
+    let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
+    let complete = ends_with_newline(path);
+    let ncols = header.len();
+    let mut cur = csv::StringRecord::new();
+    let mut next = csv::StringRecord::new();
+    let mut have = rdr.read_record(&mut cur).map_err(|e| usage(path, "cannot read", e))?;
+    let mut last_pos = 0u64;
+    while have {
+        let more = rdr.read_record(&mut next).map_err(|e| usage(path, "cannot read", e))?;
+        let line = cur.position().map_or(0, |p| p.line());
+        if !more && !complete {
+            rep.warnings.push(format!("line {line} is cut short (no final newline: a crash mid-write?); skipped"));
+            break;
+        }
+        if cur.len() != ncols {
+            if !(cur.len() == 1 && cur.get(0).is_some_and(str::is_empty)) {
+                bad_shape += 1;
+                first_bad = if first_bad == 0 { line } else { first_bad };
+            }
+        } else if let Some(ts) = cur.get(ts_col).and_then(parse_ts) {
+            for (k, &(i, f)) in used.iter().enumerate() {
+                let cell = cur.get(i).unwrap_or("");
+                let v = match parse_cell(f.def().ty, cell, &mut cache[k]) {
+                    Some(v) => v,
+                    None => {
+                        if !warned[k] {
+                            warned[k] = true;
+                            let shown: String = cell.chars().take(40).collect();
+                            rep.warnings.push(format!(
+                                "column {}: cannot read `{shown}` (line {line}); such cells are left empty",
+                                f.name()
+                            ));
+                        }
+                        Value::Null
+                    }
+                };
+                row.set(f, v);
+            }
+            batcher.push(ts, &row);
+            rep.rows += 1;
+            if batcher.len() >= BATCH_ROWS {
+                on_batch(&batcher.finish()?)?;
+                let pos = cur.position().map_or(0, |p| p.byte());
+                progress.inc(pos.saturating_sub(last_pos));
+                last_pos = pos;
+            }
+        } else {
+            bad_ts += 1;
+        }
+        std::mem::swap(&mut cur, &mut next);
+        have = more;
+    }
+    if !batcher.is_empty() {
+        on_batch(&batcher.finish()?)?;
+    }
+    if bad_shape > 0 {
+        rep.warnings.push(format!(
+            "{bad_shape} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first_bad})"
+        ));
+    }
+    if bad_ts > 0 {
+        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped"));
+    }
+    if rep.rows == 0 {
+        return Err(UsageError(format!("{}: no data rows", path.display())).into());
+    }
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_groups_split_into_contiguous_parts() {
+        let g: Vec<(usize, u64)> = (0..21).map(|i| (i, 1_000_000)).collect();
+        let p = partition(&g, 2);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.concat(), (0..21).collect::<Vec<_>>());
+        assert!(p[0].len().abs_diff(p[1].len()) <= 1);
+        assert_eq!(partition(&g[..1], 4).len(), 1);
+        assert_eq!(partition(&[], 2), vec![Vec::<usize>::new()]);
+    }
+
+    #[test]
+    fn csv_cut_last_line_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(
+            &p,
+            "timestamp,host,index,utilization.gpu [%],power.draw [W]\n\
+             2026-01-01T00:00:00.000Z,h,0,5,70.5\n\
+             2026-01-01T00:00:01.000Z,h,0,7,71\n\
+             2026-01-01T00:00:02.000Z,h,0,9,7",
+        )
+        .unwrap();
+        let mut n = 0;
+        let rep = read_csv(&p, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
+            n += b.num_rows();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(rep.rows, 2);
+        assert!(rep.warnings[0].contains("line 4 is cut short"), "{:?}", rep.warnings);
+    }
+}

@@ -1,0 +1,217 @@
+//! One entry point over every input kind: [`scan`] streams a file as Arrow batches (catalogue column
+//! names, UTC timestamps) into caller-made states, and reports what the file held and what was wrong
+//! with it. nvidia-smi logs and gpumon CSV are batched from parsed rows; Parquet is read in parallel.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use arrow_array::RecordBatch;
+
+use crate::catalog::Field;
+use crate::error::UsageError;
+use crate::progress::Progress;
+use crate::read::batch::{BATCH_ROWS, RowBatcher};
+use crate::read::gpumon;
+use crate::read::inputs::{Input, Kind};
+use crate::read::nvsmi::{NvsmiOptions, read_nvsmi};
+
+/// How to read the inputs.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// `--columns`, `--gpus`, `--tz` for nvidia-smi logs.
+    pub nvsmi: NvsmiOptions,
+    /// Host name for inputs that carry none (nvidia-smi logs); default: the file's name.
+    pub host: Option<String>,
+    /// Threads for reading one Parquet file.
+    pub threads: usize,
+}
+
+/// What one input held, for the report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputReport {
+    pub path: PathBuf,
+    pub kind: &'static str,
+    pub rows: u64,
+    /// Host of rows without a host column or value.
+    pub default_host: String,
+    /// Catalogue fields the file has, canonical names.
+    pub fields: Vec<Field>,
+    pub ignored_columns: Vec<String>,
+    pub warnings: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// The name an input without a host column is filed under: `--host`, the recorder's host name from
+/// a gpumon footer, or the file's name without its extension (so logs of several machines, named
+/// after them, come out as separate hosts).
+pub fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> String {
+    if let Some(h) = &opts.host {
+        return h.clone();
+    }
+    if let Some(h) = recorded.filter(|h| !h.is_empty()) {
+        return h.to_string();
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.trim_start_matches('.').trim_end_matches(".journal");
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    if stem.is_empty() { "-".to_string() } else { stem.to_string() }
+}
+
+/// Batch visitor: the state of the current part, the batch, and the host of rows without one.
+pub type Visit<'a, S> = &'a (dyn Fn(&mut S, &RecordBatch, &str) -> Result<()> + Sync);
+
+/// Read `input`, handing batches of the fields in `want` (plus timestamp, host and GPU keys) to
+/// `visit`. Parquet files are split into parts read in parallel, one state each, returned in file
+/// order; other kinds give one state. Problems with the file are [`UsageError`]s naming it; errors
+/// from `visit` pass through unchanged.
+pub fn scan<S: Send>(
+    input: &Input,
+    opts: &ReadOptions,
+    want: &[Field],
+    progress: &Progress,
+    init: &(dyn Fn() -> S + Sync),
+    visit: Visit<'_, S>,
+) -> Result<(Vec<S>, InputReport)> {
+    let path = &input.path;
+    progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    let mut rep = InputReport { path: path.clone(), kind: input.kind.label(), ..Default::default() };
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    match input.kind {
+        Kind::Parquet => {
+            let pf = gpumon::open_parquet(path)?;
+            rep.default_host = default_host(path, opts, pf.hostname.as_deref());
+            rep.rows = pf.rows;
+            rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
+            let host = rep.default_host.clone();
+            let states = pf.scan(want, opts.threads, progress, init, &|s, b| visit(s, b, &host))?;
+            Ok((states, rep))
+        }
+        Kind::Journal => {
+            rep.default_host = default_host(path, opts, journal_hostname(path).as_deref());
+            let mut state = init();
+            let host = rep.default_host.clone();
+            let (rows, fields) = gpumon::read_journal(path, &mut rep.warnings, &mut |b| visit(&mut state, b, &host))?;
+            progress.inc(size);
+            rep.rows = rows;
+            rep.fields = fields;
+            Ok((vec![state], rep))
+        }
+        Kind::GpumonCsv => {
+            rep.default_host = default_host(path, opts, None);
+            let mut state = init();
+            let host = rep.default_host.clone();
+            let c = gpumon::read_csv(path, want, progress, &mut |b| visit(&mut state, b, &host))?;
+            rep.rows = c.rows;
+            rep.fields = c.fields;
+            rep.ignored_columns = c.ignored;
+            rep.warnings = c.warnings;
+            Ok((vec![state], rep))
+        }
+        Kind::Nvsmi => {
+            rep.default_host = default_host(path, opts, None);
+            let host = rep.default_host.clone();
+            let mut state = init();
+            let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
+            fields.extend(want.iter().copied().filter(|f| f.def().source != crate::catalog::Source::Meta));
+            let mut batcher = RowBatcher::new(&fields);
+            let mut failed: Option<anyhow::Error> = None;
+            let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
+                if failed.is_some() {
+                    return;
+                }
+                batcher.push(row.ts.timestamp_micros(), row.row);
+                if batcher.len() >= BATCH_ROWS
+                    && let Err(e) = batcher.finish().and_then(|b| visit(&mut state, &b, &host))
+                {
+                    failed = Some(e);
+                }
+            });
+            let r = r.map_err(|e| {
+                let msg = format!("{e:#}");
+                let disp = path.display().to_string();
+                UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") })
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if !batcher.is_empty() {
+                visit(&mut state, &batcher.finish()?, &host)?;
+            }
+            progress.inc(size);
+            rep.rows = r.rows;
+            rep.fields = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
+            rep.ignored_columns = r.ignored_columns;
+            rep.warnings = r.warnings;
+            rep.notes = r.notes;
+            rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
+            Ok((vec![state], rep))
+        }
+    }
+}
+
+/// The catalogue fields an input has, without reading its data where the format allows (an
+/// nvidia-smi log is parsed once: its header may change along the way).
+pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
+    let path = &input.path;
+    match input.kind {
+        Kind::Parquet => Ok(gpumon::open_parquet(path)?.fields.into_iter().map(|(_, f)| f).collect()),
+        Kind::Journal => {
+            let f =
+                std::fs::File::open(path).map_err(|e| UsageError(format!("{}: cannot open: {e}", path.display())))?;
+            let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None)
+                .map_err(|e| UsageError(format!("{}: not a readable Arrow IPC journal: {e}", path.display())))?;
+            Ok(gpumon::schema_fields(&r.schema()).into_iter().map(|(_, f)| f).collect())
+        }
+        Kind::GpumonCsv => {
+            use std::io::{BufRead, Read};
+            let f =
+                std::fs::File::open(path).map_err(|e| UsageError(format!("{}: cannot open: {e}", path.display())))?;
+            let mut first = Vec::new();
+            std::io::BufReader::new(f.take(1 << 20))
+                .read_until(b'\n', &mut first)
+                .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+            let line = String::from_utf8_lossy(&first);
+            let mut out: Vec<Field> = Vec::new();
+            for cell in line.trim_end_matches('\r').split(',') {
+                if let Some(f) = Field::lookup(crate::read::inputs::header_name(cell.trim_start_matches('\u{feff}')))
+                    && !out.contains(&f)
+                {
+                    out.push(f);
+                }
+            }
+            Ok(out)
+        }
+        Kind::Nvsmi => {
+            let r = read_nvsmi(path, &opts.nvsmi, &mut |_| {}).map_err(|e| {
+                let msg = format!("{e:#}");
+                let disp = path.display().to_string();
+                UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") })
+            })?;
+            let mut out: Vec<Field> = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
+            out.push(Field::Index);
+            Ok(out)
+        }
+    }
+}
+
+/// `gpumon.hostname` from a journal's schema metadata.
+fn journal_hostname(path: &Path) -> Option<String> {
+    let f = std::fs::File::open(path).ok()?;
+    let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None).ok()?;
+    r.schema().metadata().get("gpumon.hostname").cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_host_names() {
+        let o = ReadOptions::default();
+        assert_eq!(default_host(Path::new("/x/node7.csv"), &o, None), "node7");
+        assert_eq!(default_host(Path::new("/x/.run.parquet.journal"), &o, None), "run");
+        assert_eq!(default_host(Path::new("/x/run.parquet"), &o, Some("vm1")), "vm1");
+        let o = ReadOptions { host: Some("h".into()), ..Default::default() };
+        assert_eq!(default_host(Path::new("/x/node7.csv"), &o, Some("vm1")), "h");
+    }
+}

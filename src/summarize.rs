@@ -1,0 +1,129 @@
+//! `gpumon summarize`: read the inputs, compute the summary, print it, run the checks.
+//!
+//! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
+//! inputs are discovered and sniffed, a relative window is resolved (one cheap pass over the
+//! timestamps), every input is collected, then the report goes to stdout and input warnings and failed
+//! checks to stderr. Exit 3 when a check failed.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::analysis::checks::{Check, Scope, parse_check, resolve};
+use crate::analysis::collect::{CollectConfig, Collector, extra_fields, wanted_fields};
+use crate::analysis::findings::Thresholds;
+use crate::analysis::stats::{gpu_stat_names, host_stat_names};
+use crate::analysis::window::WindowSpec;
+use crate::analysis::{CheckResult, build, evaluate};
+use crate::catalog::Field;
+use crate::error::{UsageError, exit};
+use crate::present::{ReportFormat, render};
+use crate::progress::Progress;
+use crate::read::cols::{self, NO_TS};
+use crate::read::inputs::{Input, discover};
+use crate::read::scan::{ReadOptions, scan};
+
+/// A validated `summarize` command line.
+#[derive(Debug, Clone)]
+pub struct SummarizeConfig {
+    pub inputs: Vec<PathBuf>,
+    pub read: ReadOptions,
+    pub window: WindowSpec,
+    pub thresholds: Thresholds,
+    /// `--fail-if` expressions as given.
+    pub checks: Vec<String>,
+    pub format: ReportFormat,
+    /// Allow a progress bar (stderr a terminal, reading slow).
+    pub progress: bool,
+}
+
+/// Parse and resolve the checks; errors are usage errors.
+pub fn parse_checks(exprs: &[String]) -> Result<Vec<(Check, Scope)>> {
+    let (gx, hx) = extra_fields();
+    let (gn, hn) = (gpu_stat_names(&gx), host_stat_names(&hx));
+    exprs
+        .iter()
+        .map(|e| {
+            let c = parse_check(e).map_err(UsageError)?;
+            let scope = resolve(&c, &gn, &hn).map_err(UsageError)?;
+            Ok((c, scope))
+        })
+        .collect()
+}
+
+/// First and last timestamp of all inputs.
+fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Result<Option<(i64, i64)>> {
+    let mut range: Option<(i64, i64)> = None;
+    for input in inputs {
+        let init = || (i64::MAX, i64::MIN);
+        let visit = |st: &mut (i64, i64), b: &arrow_array::RecordBatch, _: &str| -> Result<()> {
+            let mut ts = Vec::new();
+            if let Some(c) = b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))
+                && cols::ts_micros(b.column(c).as_ref(), &mut ts)
+            {
+                for t in ts.into_iter().filter(|&t| t != NO_TS) {
+                    st.0 = st.0.min(t);
+                    st.1 = st.1.max(t);
+                }
+            }
+            Ok(())
+        };
+        let (parts, _) = scan(input, read, &[Field::Timestamp], progress, &init, &visit)?;
+        for (a, b) in parts.into_iter().filter(|p| p.0 <= p.1) {
+            range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+        }
+    }
+    Ok(range)
+}
+
+/// Run the command; returns the exit code.
+pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
+    let checks = parse_checks(&cfg.checks)?;
+    let found = discover(&cfg.inputs)?;
+    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+    let passes = if cfg.window.needs_range() { 2 } else { 1 };
+    let progress = Progress::new(size * passes, cfg.progress);
+    let range = if cfg.window.needs_range() { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
+    let window = cfg.window.resolve(range);
+    let ccfg = CollectConfig {
+        since: window.0,
+        until: window.1,
+        input_bound_util: cfg.thresholds.input_bound_util,
+        pegged_core: cfg.thresholds.pegged_core,
+    };
+    let want = wanted_fields();
+    let mut all = Collector::new(ccfg.clone());
+    let mut reports = Vec::new();
+    for input in &found.inputs {
+        let init = || Collector::new(ccfg.clone());
+        let visit = |c: &mut Collector, b: &arrow_array::RecordBatch, host: &str| c.visit(b, host);
+        let (parts, rep) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
+        for p in parts {
+            all.append(p);
+        }
+        reports.push(rep);
+    }
+    progress.finish();
+    for r in &reports {
+        for w in &r.warnings {
+            crate::warn::warn(&format!("{}: {w}", r.path.display()));
+        }
+    }
+    let summary = build(all, &cfg.thresholds, reports, found.skipped, window);
+    if summary.hosts.is_empty() {
+        let why = if summary.windowed_out > 0 { "no rows inside the window" } else { "no GPU or host metrics" };
+        return Err(UsageError(format!("nothing to summarize: {why}")).into());
+    }
+    let results: Vec<CheckResult> = checks.iter().map(|(c, scope)| evaluate(c, *scope, &summary)).collect();
+    let text = render(&summary, &results, cfg.format);
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    let mut failed = false;
+    for r in results.iter().filter(|r| !r.failures.is_empty()) {
+        failed = true;
+        eprintln!("gpumon: check failed: {}: {}", r.check, r.failures.join("; "));
+    }
+    Ok(if failed { exit::CHECK_FAILED } else { exit::OK })
+}
