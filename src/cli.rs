@@ -64,7 +64,8 @@ const RECORD_EXAMPLES: &str = "Examples:
 
 #[derive(Debug, clap::Args)]
 struct RecordArgs {
-    /// Time between ticks: a bare number is seconds (like nvidia-smi -l), or 250ms, 1m, 1h. At least 100ms.
+    /// Time between ticks: a bare number is seconds (like nvidia-smi -l), or 250ms, 1m, 1h. 100ms or more
+    /// for meaningful GPU columns (down to 1ms is accepted with a warning, for benchmarks).
     #[arg(short, long, default_value = "1", value_parser = parse_interval)]
     interval: Duration,
     /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout.
@@ -159,7 +160,9 @@ enum DoctorFormatArg {
 }
 
 /// Minimum supported interval.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
+/// Shortest interval whose every column is meaningful (NVML averages utilization over ≥ 1/6 s).
+pub const MIN_USEFUL_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A bare number is seconds; otherwise a humantime duration (`250ms`, `1m`, `1h30m`).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -173,7 +176,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 fn parse_interval(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d < MIN_INTERVAL {
-        return Err(format!("{s} is shorter than the minimum interval of 100ms"));
+        return Err(format!("{s} is shorter than the minimum interval of 1ms"));
     }
     Ok(d)
 }
@@ -285,6 +288,12 @@ impl RecordArgs {
             .into());
         }
         let aggregated = sample_every < self.interval;
+        if sample_every < MIN_USEFUL_INTERVAL {
+            crate::warn::warn(&format!(
+                "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
+                 such rates are meant for benchmarks"
+            ));
+        }
         let to_file = matches!(target, Some(Target::File(_)));
         if !to_file && (self.rotate_size.is_some() || self.rotate_every.is_some()) {
             return Err(UsageError("rotation needs an output file".into()).into());
@@ -574,7 +583,8 @@ mod tests {
         assert_eq!(parse_interval("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_interval("1m").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_interval("1h").unwrap(), Duration::from_secs(3600));
-        assert!(parse_interval("50ms").is_err());
+        assert_eq!(parse_interval("50ms").unwrap(), Duration::from_millis(50), "allowed, with a warning");
+        assert!(parse_interval("500us").is_err());
         assert!(parse_interval("fast").is_err());
         assert!(parse_interval("-1").is_err());
     }

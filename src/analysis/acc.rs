@@ -210,7 +210,7 @@ impl Timing {
                 break;
             }
         }
-        st.interval_s = Some(median * 1e-6);
+        st.interval_s = Some(median.round() * 1e-6);
         let thr = median * gap_k;
         let mut joules = 0.0;
         for (i, b) in self.buckets.iter().enumerate().skip(1) {

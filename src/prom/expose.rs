@@ -62,10 +62,12 @@ impl Plan {
     /// The families for one snapshot, run metrics first, then fields in selection order.
     /// Families without a sample (every value null) are left out.
     pub fn families(&self, snap: &Snapshot) -> Vec<Family> {
+        // Identity of the machine (`host`): the same on every row of a tick; the run's host name
+        // before the first tick or when a row lacks it.
         let first = snap.tick.as_ref().and_then(|t| t.rows.first());
-        let host: Vec<(String, String)> = match first {
-            Some(r) => labels(r, &self.host_labels),
-            None => vec![("host".into(), self.meta.hostname.clone())],
+        let host: Vec<(String, String)> = match first.map(|r| labels(r, &self.host_labels)) {
+            Some(l) if !l.is_empty() => l,
+            _ => vec![("host".into(), self.meta.hostname.clone())],
         };
         let mut out = Vec::new();
         for &(base, kind, help) in RUN_METRICS {
@@ -98,7 +100,7 @@ impl Plan {
             let mut samples = Vec::new();
             let per_row: &[Row] = if spec.per_gpu { rows } else { rows.get(..1).unwrap_or(&[]) };
             for row in per_row {
-                let mut lb = labels(row, &self.host_labels);
+                let mut lb = host.clone();
                 if spec.per_gpu {
                     if row.get(crate::catalog::Field::Index).is_missing() {
                         continue; // the host-only row of a machine without a GPU

@@ -110,3 +110,48 @@ impl Shared {
         Ok((body, if openmetrics { OPENMETRICS_CONTENT_TYPE } else { TEXT_CONTENT_TYPE }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use chrono::Utc;
+
+    use super::*;
+    use crate::sample::Row;
+
+    fn meta() -> RunMeta {
+        RunMeta { hostname: "h".into(), interval_s: 1.0, command: String::new(), start: Utc::now(), driver_version: None }
+    }
+
+    #[test]
+    fn publish_does_not_wait_for_the_encoder() {
+        let ex = Exporter::start("127.0.0.1:0".parse().unwrap(), &Selection::defaults(), &meta()).unwrap();
+        assert!(ex.local_addr().port() != 0);
+        // A stuck encoder holds the cache; publishing must still go through.
+        let stuck = ex.shared.cache.lock().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let tick = Tick { ts: Utc::now(), seq: 1, rows: vec![Row::default()], procs: Vec::new() };
+                ex.publish(&tick, &RunStats { ticks: 1, ..RunStats::default() });
+                tx.send(()).unwrap();
+            });
+            assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok(), "publish waited for the encoder");
+        });
+        drop(stuck);
+        let (body, ct) = ex.shared.exposition(false).unwrap();
+        assert_eq!(ct, TEXT_CONTENT_TYPE);
+        assert!(String::from_utf8_lossy(&body).contains("gpumon_ticks_total{host=\"h\"} 1"));
+        ex.stop();
+    }
+
+    #[test]
+    fn a_taken_port_is_an_error_naming_the_address() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let e = Exporter::start(addr, &Selection::defaults(), &meta()).err().unwrap();
+        assert!(format!("{e:#}").contains(&format!("--listen {addr}")), "{e:#}");
+    }
+}

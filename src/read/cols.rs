@@ -114,7 +114,7 @@ pub fn u64_values(arr: &dyn Array, out: &mut Vec<u64>) -> bool {
             if !f64_values(arr, &mut f) {
                 return false;
             }
-            out.extend(f.iter().map(|&v| if v >= 0.0 && v < 1.8e19 { v.round() as u64 } else { NO_U64 }));
+            out.extend(f.iter().map(|&v| if (0.0..1.8e19).contains(&v) { v.round() as u64 } else { NO_U64 }));
             return true;
         }
         _ => return false,

@@ -9,3 +9,4 @@ mod job;
 mod longrun;
 mod prom;
 mod record;
+mod summarize;

@@ -499,8 +499,23 @@ fn hostile_clients_cost_no_tick_and_the_endpoint_recovers() {
             })
         })
         .collect();
+    // Meanwhile, a scrape flood: 4 × 50 back-to-back valid scrapes, all answered.
+    let flood: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                (0..50)
+                    .filter(|_| {
+                        http(addr, "GET", "/metrics", &[]).is_ok_and(|(s, _, b)| s == 200 && b.contains("gpumon_up"))
+                    })
+                    .count()
+            })
+        })
+        .collect();
     for g in garbage {
         assert_eq!(g.join().unwrap(), 0, "random bytes were answered with 200");
+    }
+    for f in flood {
+        assert_eq!(f.join().unwrap(), 50, "a valid scrape failed during the attack");
     }
     for s in slow {
         let held = s.join().unwrap();

@@ -392,3 +392,22 @@ fn nvidia_smi_style_matches_real_logs_token_for_token() {
     let ours = std::fs::read_to_string(&out).unwrap();
     assert_eq!(shape(ours.lines().next().unwrap()), shape(real.lines().next().unwrap()));
 }
+
+#[test]
+fn fields_and_completions() {
+    let o = gpumon().arg("fields").output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for name in ["\"utilization.gpu\" [%]", "\"pcie.tx\" [KiB/s]", "\"cpu.util.max_core\" [%]", "\"job.gpu_memory\" [MiB]"] {
+        assert!(text.contains(name), "gpumon fields lists {name}");
+    }
+    assert!(text.contains("aliases: clocks.current.sm"));
+    for shell in ["bash", "zsh", "fish"] {
+        let o = gpumon().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success() && o.stdout.len() > 1000, "{shell} completions");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("rotate-every"), "{shell}");
+    }
+    let o = gpumon().args(["record", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("Examples:") && help.contains("--sample-every") && help.contains("--processes"));
+}

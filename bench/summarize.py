@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""`gpumon summarize` next to DuckDB on the same 20-million-row Parquet file, in one run.
+
+usage: python3 bench/summarize.py [--rows 20000000] [--runs 5] [--gpumon target/release/gpumon]
+                                  [--peers duckdb,polars] [--json OUT]
+
+The input comes from /work/shared/bench/gen_metrics_parquet.py (8 GPUs, 1 s, 30 days) and is cached
+under bench/.data/. Each tool runs as a child process; wall time is measured around it and peak RSS is
+ru_maxrss from os.wait4. Runs alternate between the tools (warm page cache, one untimed warm-up each)
+and the median is reported, with gpumon's time as a ratio of each peer's. The per-GPU results are
+compared (count, mean, max, memory peak, power mean) so that a fast wrong answer does not count.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(ROOT, "..", "shared", "bench")
+
+
+def run(cmd):
+    """Run cmd, return (wall seconds, peak RSS MiB, stdout bytes)."""
+    out_path = os.path.join(ROOT, "bench", ".data", "stdout.tmp")
+    with open(out_path, "wb") as out:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        err = p.stderr.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{cmd[0]} failed ({status}): {err.decode(errors='replace')}")
+    with open(out_path, "rb") as f:
+        data = f.read()
+    return wall, ru.ru_maxrss / 1024.0, data
+
+
+def ensure_input(rows):
+    d = os.path.join(ROOT, "bench", ".data")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"metrics-{rows}.parquet")
+    if not os.path.exists(path):
+        print(f"generating {path} ...", file=sys.stderr)
+        subprocess.run([sys.executable, os.path.join(SHARED, "gen_metrics_parquet.py"), str(rows), path], check=True)
+    return path
+
+
+def compare(gpumon_json, peer_json):
+    ours = {int(g["index"]): g["stats"] for h in gpumon_json["hosts"] for g in h["gpus"]}
+    worst = 0.0
+    for r in peer_json["result"]:
+        s = ours[int(r["index"])]
+        for a, b in [("n", "samples"), ("util_mean", "utilization.gpu.mean"), ("util_max", "utilization.gpu.max"),
+                     ("mem_max", "memory.used.max"), ("power_mean", "power.draw.mean"), ("idle_frac", None)]:
+            x = float(r[a])
+            y = s["utilization.gpu.idle_pct"] / 100 if b is None else float(s[b])
+            worst = max(worst, abs(x - y) / max(abs(x), 1e-9))
+    return worst
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=20_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--gpumon", default=os.path.join(ROOT, "target", "release", "gpumon"))
+    ap.add_argument("--peers", default="duckdb")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    path = ensure_input(a.rows)
+    with open(path, "rb") as f:  # warm the page cache
+        while f.read(1 << 24):
+            pass
+    tools = {"gpumon": [a.gpumon, "summarize", path, "--format", "json", "-q"]}
+    for peer in a.peers.split(","):
+        tools[peer] = [sys.executable, os.path.join(SHARED, "peer_summary.py"), peer, path]
+    res = {k: {"wall_s": [], "rss_mib": []} for k in tools}
+    last = {}
+    for k, cmd in tools.items():
+        _, _, last[k] = run(cmd)  # warm-up, untimed
+    for _ in range(a.runs):
+        for k, cmd in tools.items():
+            w, rss, out = run(cmd)
+            res[k]["wall_s"].append(w)
+            res[k]["rss_mib"].append(rss)
+            last[k] = out
+    ours = json.loads(last["gpumon"])
+    report = {"rows": a.rows, "file_bytes": os.path.getsize(path), "cpus": os.cpu_count(), "runs": a.runs, "tools": {}}
+    for k in tools:
+        report["tools"][k] = {
+            "wall_s_median": statistics.median(res[k]["wall_s"]),
+            "peak_rss_mib_max": max(res[k]["rss_mib"]),
+            "wall_s": res[k]["wall_s"],
+        }
+    g = report["tools"]["gpumon"]
+    print(f"{a.rows:,} rows, {report['file_bytes'] / 1e6:.0f} MB, {os.cpu_count()} CPUs, median of {a.runs}")
+    print(f"{'tool':10} {'wall s':>8} {'peak RSS MiB':>13} {'time vs gpumon':>15} {'max rel. diff':>14}")
+    for k, t in report["tools"].items():
+        diff = "" if k == "gpumon" else f"{compare(ours, json.loads(last[k])):.1e}"
+        ratio = t["wall_s_median"] / g["wall_s_median"]
+        t["gpumon_time_ratio"] = g["wall_s_median"] / t["wall_s_median"]
+        print(f"{k:10} {t['wall_s_median']:8.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
