@@ -217,7 +217,38 @@ def sample_proc(pid: int) -> dict | None:
         elif k == "Threads":
             d[k] = int(v)
     d["fds"] = fds
+    d["thread_ns"] = thread_cpu_ns(pid)
     return d
+
+
+def thread_cpu_ns(pid: int) -> dict[str, int]:
+    """CPU time (ns, from schedstat) of each of gpumon's threads, summed by thread name (main = "main")."""
+    out: dict[str, int] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            name = "main" if tid == str(pid) else Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+            ns = int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        out[name] = out.get(name, 0) + ns
+    return out
+
+
+def thread_rates(samples: list[dict], from_frac: float = 0.1) -> dict[str, float]:
+    """CPU seconds per second of run of each thread, between from_frac of the run and the last sample."""
+    if len(samples) < 2:
+        return {}
+    t_end = samples[-1]["t"]
+    a = next((x for x in samples if x["t"] >= from_frac * t_end), samples[0])
+    b = samples[-1]
+    dt_s = b["t"] - a["t"]
+    if dt_s <= 0:
+        return {}
+    return {k: (b["thread_ns"].get(k, 0) - a["thread_ns"].get(k, 0)) / 1e9 / dt_s for k in b["thread_ns"]}
 
 
 def sampler(l: Launched, every_s: float, stop: threading.Event) -> None:
@@ -290,6 +321,7 @@ def soak_summary(r: Run, interval_s: float) -> dict:
         "lost": r.lost,
         "gpu_hang_warnings": r.hang_warnings,
         "rss_samples": len(s),
+        "thread_cpu_per_tick_us": {k: 1e6 * v * r.wall_s / r.ticks for k, v in sorted(thread_rates(s).items())},
     }
 
 
@@ -434,6 +466,7 @@ def main() -> None:
             ("late / missed / dropped / lost", f"{s['late']} / {s['missed']} / {s['dropped']} / {s['lost']}"),
             ("rows in kept files, GPU empty", f"{rows:,} rows ({rows // 2:,} ticks), {empty} with empty GPU fields"),
             ("RSS samples", f"{s['rss_samples']} (every {args.rss_every:g} s)"),
+            ("CPU per tick by thread (schedstat)", ", ".join(f"{k} {v:.0f} µs" for k, v in s["thread_cpu_per_tick_us"].items())),
         ]
         for k, v in rowsout:
             print(f"| {k:<36} | {v} |")
@@ -451,17 +484,25 @@ def main() -> None:
                 d.mkdir(exist_ok=True)
                 r = Run(f"flush {fl} #{p}", gpumon_argv(d / "f.parquet", flush_ticks, fl), d)
                 launched.append(Launched(r, launcher, env, tmp))
+            stop = threading.Event()
+            ths = [threading.Thread(target=sampler, args=(l, 0.5, stop), daemon=True) for l in launched]
+            for th in ths:
+                th.start()
             for l in launched:
                 r = l.finish()
                 runs[r.label.split()[1]].append(r)
+            stop.set()
+            for th in ths:
+                th.join()
             sys.stdout.flush()
         print()
-        print("| --flush | pair | ticks   | flushes | files | CPU s  | CPU/tick µs | late/missed |")
-        print("|---------|------|---------|---------|-------|--------|-------------|-------------|")
+        print("| --flush | pair | ticks   | flushes | files | CPU s  | CPU/tick µs | writer thread ms CPU/s | late/missed |")
+        print("|---------|------|---------|---------|-------|--------|-------------|------------------------|-------------|")
+        writer = {fl: [thread_rates(r.samples).get("writer", float("nan")) for r in rs] for fl, rs in runs.items()}
         for fl, rs in runs.items():
             for i, r in enumerate(rs):
                 print(f"| {fl:<7} | {i:>4} | {r.ticks:>7} | {r.flushes:>7} | {r.files_opened:>5} | {r.cpu_s:>6.2f} | "
-                      f"{1e6 * r.cpu_s / r.ticks:>11.2f} | {r.late:>5}/{r.missed:<5} |")
+                      f"{1e6 * r.cpu_s / r.ticks:>11.2f} | {1e3 * writer[fl][i]:>22.2f} | {r.late:>5}/{r.missed:<5} |")
         med = {fl: statistics.median(r.cpu_s / r.ticks for r in rs) for fl, rs in runs.items()}
         med_cpu = {fl: statistics.median(r.cpu_s for r in rs) for fl, rs in runs.items()}
         med_fl = {fl: statistics.median(r.flushes for r in rs) for fl, rs in runs.items()}
@@ -476,15 +517,24 @@ def main() -> None:
         print(f"  difference per flush: {1e3 * per_flush:+.2f} ms CPU ({dflush:.0f} more flushes with 1s)")
         print(f"  noise: largest spread between pairs of one setting {1e6 * noise:.2f} µs/tick"
               + ("  -> the difference is within the noise" if abs(diff_tick) <= noise else ""))
+        w1s, w1h = statistics.median(writer["1s"]), statistics.median(writer["1h"])
+        tps = statistics.median(r.ticks / r.wall_s for rs in runs.values() for r in rs)
+        wspread = max(max(v) - min(v) for v in writer.values())
+        print(f"  writer thread alone (schedstat, 10 % of the run to its end): {1e3 * w1s:.2f} ms CPU per s with 1s, "
+              f"{1e3 * w1h:.2f} with 1h -> {1e3 * (w1s - w1h):+.2f} ms per flush, {1e6 * (w1s - w1h) / tps:+.2f} µs per tick "
+              f"(spread between pairs {1e3 * wspread:.2f} ms/s)")
         result["flush"] = {
             "ticks": flush_ticks,
-            "runs": {fl: [{k: v for k, v in asdict(r).items() if k != "samples"} | {"cpu_s": r.cpu_s} for r in rs]
+            "runs": {fl: [{k: v for k, v in asdict(r).items() if k != "samples"} | {"cpu_s": r.cpu_s, "last_sample": r.samples[-1] if r.samples else None} for r in rs]
                      for fl, rs in runs.items()},
             "median_cpu_per_tick_s": med,
             "median_flushes": med_fl,
             "diff_per_tick_s": diff_tick,
             "diff_per_flush_s": per_flush,
             "spread_per_tick_s": spread,
+            "writer_cpu_s_per_s": writer,
+            "writer_diff_per_flush_s": w1s - w1h,
+            "writer_diff_per_tick_s": (w1s - w1h) / tps,
         }
 
     busy1, total1 = proc_stat_cpu()

@@ -210,9 +210,10 @@ impl Timing {
                 break;
             }
         }
-        st.interval_s = Some(median.round() * 1e-6);
+        st.interval_s = Some(median.round() / 1e6);
         let thr = median * gap_k;
         let mut joules = 0.0;
+        let (mut covered, mut gap_us) = (0u64, 0u64);
         for (i, b) in self.buckets.iter().enumerate().skip(1) {
             if b.n == 0 {
                 continue;
@@ -227,12 +228,14 @@ impl Timing {
             };
             if gap {
                 st.gaps += b.n;
-                st.gap_s += b.dt as f64 * 1e-6;
+                gap_us += b.dt;
             } else {
-                st.covered_s += b.dt as f64 * 1e-6;
+                covered += b.dt;
                 joules += b.joules;
             }
         }
+        st.covered_s = covered as f64 / 1e6;
+        st.gap_s = gap_us as f64 / 1e6;
         st.integrated_j = Some(joules);
         let mut listed: Vec<Gap> = self
             .top
@@ -304,7 +307,8 @@ impl Hist {
     #[inline]
     pub fn add(&mut self, v: f64) {
         let last = self.counts.len() - 1;
-        let b = ((v * self.scale).round().max(0.0) as usize).min(last);
+        // Round half up (values are percentages, never negative in practice); cheaper than f64::round.
+        let b = (((v * self.scale).max(0.0) + 0.5) as usize).min(last);
         self.counts[b] += 1;
         self.m.add(v);
     }

@@ -60,7 +60,7 @@ pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static st
 /// The per-GPU statistics. `idle_util`: utilization below it counts as idle.
 pub fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64, extra: &[Field]) -> Stats {
     let mut s = Stats::default();
-    let span = (acc.rows > 0).then(|| (acc.last_ts - acc.first_ts) as f64 * 1e-6);
+    let span = (acc.rows > 0).then(|| (acc.last_ts - acc.first_ts) as f64 / 1e6);
     s.push("samples", Some(acc.rows as f64));
     s.push("span_s", span);
     s.push("interval_s", t.interval_s);

@@ -14,9 +14,14 @@ pub const SCHEMA: &str = "gpumon.summary/1";
 fn stats(s: &Stats) -> Value {
     let mut m = Map::new();
     for (k, v) in &s.0 {
-        m.insert(k.clone(), v.map_or(Value::Null, |x| json!(x)));
+        m.insert(k.clone(), v.map_or(Value::Null, number));
     }
     Value::Object(m)
+}
+
+/// Whole values as JSON integers (`"samples": 1518`), others as floats.
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 { json!(x as i64) } else { json!(x) }
 }
 
 fn time(us: Option<i64>) -> Value {
@@ -40,7 +45,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
                             json!({
                                 "start": rfc3339(gap.start),
                                 "end": rfc3339(gap.end),
-                                "duration_s": (gap.end - gap.start) as f64 * 1e-6,
+                                "duration_s": (gap.end - gap.start) as f64 / 1e6,
                             })
                         })
                         .collect();

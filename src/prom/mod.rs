@@ -122,7 +122,13 @@ mod tests {
     use crate::sample::Row;
 
     fn meta() -> RunMeta {
-        RunMeta { hostname: "h".into(), interval_s: 1.0, command: String::new(), start: Utc::now(), driver_version: None }
+        RunMeta {
+            hostname: "h".into(),
+            interval_s: 1.0,
+            command: String::new(),
+            start: Utc::now(),
+            driver_version: None,
+        }
     }
 
     #[test]
@@ -138,9 +144,10 @@ mod tests {
                 ex.publish(&tick, &RunStats { ticks: 1, ..RunStats::default() });
                 tx.send(()).unwrap();
             });
-            assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok(), "publish waited for the encoder");
+            let went_through = rx.recv_timeout(Duration::from_secs(10)).is_ok();
+            drop(stuck); // unblock a publish that did wait, so that the scope can end
+            assert!(went_through, "publish waited for the encoder");
         });
-        drop(stuck);
         let (body, ct) = ex.shared.exposition(false).unwrap();
         assert_eq!(ct, TEXT_CONTENT_TYPE);
         assert!(String::from_utf8_lossy(&body).contains("gpumon_ticks_total{host=\"h\"} 1"));

@@ -80,9 +80,11 @@ pub fn f64_values(arr: &dyn Array, out: &mut Vec<f64>) -> bool {
             }
         }
     }
-    for v in &mut out[base..] {
-        if !v.is_finite() {
-            *v = f64::NAN;
+    if matches!(arr.data_type(), DataType::Float32 | DataType::Float64) {
+        for v in &mut out[base..] {
+            if !v.is_finite() {
+                *v = f64::NAN;
+            }
         }
     }
     true

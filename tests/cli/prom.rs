@@ -75,10 +75,10 @@ impl Recorder {
     fn wait_ticks(&self, n: u64) -> String {
         let t0 = Instant::now();
         loop {
-            if let Ok((200, _, body)) = http(self.addr, "GET", "/metrics", &[]) {
-                if metric_value(&body, "gpumon_ticks_total").is_some_and(|v| v >= n as f64) {
-                    return body;
-                }
+            if let Ok((200, _, body)) = http(self.addr, "GET", "/metrics", &[])
+                && metric_value(&body, "gpumon_ticks_total").is_some_and(|v| v >= n as f64)
+            {
+                return body;
             }
             assert!(t0.elapsed() < Duration::from_secs(20), "no {n} ticks on /metrics: {:?}", self.stderr);
             std::thread::sleep(Duration::from_millis(50));

@@ -398,7 +398,9 @@ fn fields_and_completions() {
     let o = gpumon().arg("fields").output().unwrap();
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for name in ["\"utilization.gpu\" [%]", "\"pcie.tx\" [KiB/s]", "\"cpu.util.max_core\" [%]", "\"job.gpu_memory\" [MiB]"] {
+    for name in
+        ["\"utilization.gpu\" [%]", "\"pcie.tx\" [KiB/s]", "\"cpu.util.max_core\" [%]", "\"job.gpu_memory\" [MiB]"]
+    {
         assert!(text.contains(name), "gpumon fields lists {name}");
     }
     assert!(text.contains("aliases: clocks.current.sm"));
