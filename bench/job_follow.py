@@ -40,6 +40,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -60,6 +61,8 @@ SIZES = (1, 16, 128)
 CROWD = 500
 CROWD_CASE = 16
 SHORT_REPEATS = 3
+STRACE_TICKS = 500
+SUMMARY_RE = re.compile(r"ticks recorded, (\d+) samples late, (\d+) ticks missed")
 
 
 class Tree:
@@ -127,6 +130,58 @@ def process_count() -> int:
     return sum(1 for e in os.listdir("/proc") if e.isdigit())
 
 
+def strace_counts(path: Path) -> dict[str, int]:
+    """Calls per syscall from an `strace -c` summary."""
+    out = {}
+    for line in path.read_text().splitlines():
+        f = line.split()
+        # % time, seconds, usecs/call, calls, [errors], syscall
+        if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+            try:
+                out[f[-1]] = int(f[3])
+            except ValueError:
+                pass
+    return out
+
+
+def strace_check(gpumon: str, env: dict[str, str], tmp: Path) -> dict:
+    """Syscalls per tick following CROWD_CASE processes, without and with CROWD unrelated ones.
+
+    rusage CPU on a shared 2-core machine moves by more than the effect being looked for; syscall
+    counts do not. futex and sched_yield depend on timing (and strace slows everything), so the
+    comparison is over the file-system calls.
+    """
+    res = {}
+    for label, crowd_n in (("quiet", 0), (f"+{CROWD}", CROWD)):
+        crowd = Crowd(crowd_n) if crowd_n else None
+        try:
+            t = Tree(CROWD_CASE)
+            try:
+                summary = tmp / f"strace.{crowd_n}.txt"
+                out = tmp / f"strace.{crowd_n}.csv"
+                subprocess.run(["strace", "-f", "-c", "-o", str(summary), gpumon, "record", "-q", "-i", "10ms",
+                                "--count", str(STRACE_TICKS), "--pid", str(t.root), "-o", str(out)],
+                               env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                ticks, _ = csv_rows(out)
+                counts = strace_counts(summary)
+                res[label] = {"ticks": ticks, "processes_on_machine": process_count(), "calls": counts}
+            finally:
+                t.kill()
+        finally:
+            if crowd:
+                crowd.kill()
+    keys = ["openat", "read", "close", "statx", "getdents64"]
+    print()
+    print(f"syscalls per tick following {CROWD_CASE} processes (strace -f -c, {STRACE_TICKS} ticks at 10 ms; "
+          "futex/sched_yield left out: they depend on timing)")
+    print("| machine                         | " + " | ".join(f"{k:>10}" for k in keys) + " |")
+    print("|---------------------------------|" + "|".join("-" * 12 for _ in keys) + "|")
+    for label, r in res.items():
+        name = f"{label} ({r['processes_on_machine']} processes)"
+        print(f"| {name:<31} | " + " | ".join(f"{r['calls'].get(k, 0) / r['ticks']:>10.2f}" for k in keys) + " |")
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="500 ticks per run, 1 round (about 1 min)")
@@ -134,6 +189,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, help="rounds over all cases (default 2; --quick 1)")
     ap.add_argument("--json", metavar="OUT", help="write every figure as JSON")
     ap.add_argument("--keep", metavar="DIR", help="keep outputs and stderr in DIR (default: temp dir, removed)")
+    ap.add_argument("--no-strace", action="store_true", help="skip the syscall count check (strace -c)")
     ap.add_argument("--gpumon", default=str(DEFAULT_GPUMON))
     args = ap.parse_args()
     if not Path(args.gpumon).exists():
@@ -177,13 +233,16 @@ def main() -> None:
         for s in shorts:
             run_wave([s], tmp)
         ticks, procs = csv_rows(out)
-        bad = [ln for ln in long.stderr.splitlines() if "no NVML" not in ln and "NVML" not in ln and "meant for benchmarks" not in ln]
+        m = SUMMARY_RE.search(long.stderr)
+        late, missed = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+        bad = [ln for ln in long.stderr.splitlines()
+               if "NVML" not in ln and "meant for benchmarks" not in ln and "ticks recorded" not in ln and "started" not in ln]
         meas[case].append({
             "cpu_long_s": long.cpu_s, "ticks": ticks, "cpu_short_s": [s.cpu_s for s in shorts],
             "wall_s": long.wall_s, "maxrss_kib": long.maxrss_kib,
             "procs_min": min(procs) if procs else None, "procs_max": max(procs) if procs else None,
             "procs_rows": len(procs), "procs_ok": bool(procs) and n is not None and all(p == n for p in procs),
-            "stderr": bad,
+            "late": late, "missed": missed, "stderr": bad,
         })
         if not args.keep:
             out.unlink(missing_ok=True)
@@ -228,14 +287,16 @@ def main() -> None:
             "procs_ok": all(m["procs_ok"] for m in meas[c]) if c.startswith("follow") else None,
             "maxrss_kib": max(m["maxrss_kib"] for m in meas[c]),
             "machine_procs": machine_procs[c],
+            "late": sum(m["late"] for m in meas[c]),
+            "missed": sum(m["missed"] for m in meas[c]),
         }
 
     base, base_crowd = summary["base"]["per_tick_s"], summary[f"base +{CROWD}"]["per_tick_s"]
     print()
     print("CPU = ru_utime + ru_stime of the finished child; per tick = (long - median of 3 x 1-tick) / (ticks - 1); "
           "median over rounds; 10 ms interval, host only")
-    print("| case                    | processes on machine | ticks | CPU/tick µs (rounds)        | following µs/tick | per process µs/tick | job.procs | start-up ms | peak RSS MiB |")
-    print("|-------------------------|----------------------|-------|-----------------------------|-------------------|---------------------|-----------|-------------|--------------|")
+    print("| case                    | processes on machine | ticks | CPU/tick µs (rounds)        | following µs/tick | per process µs/tick | job.procs | start-up ms | peak RSS MiB | late/missed |")
+    print("|-------------------------|----------------------|-------|-----------------------------|-------------------|---------------------|-----------|-------------|--------------|-------------|")
     for c in cases:
         s = summary[c]
         n = int(c.split()[1]) if c.startswith("follow") else None
@@ -249,9 +310,21 @@ def main() -> None:
         print(f"| {c:<23} | {statistics.median(s['machine_procs']):>20.0f} | {statistics.median(s['ticks']):>5.0f} | "
               f"{1e6 * s['per_tick_s']:>7.1f} ({rounds_s:<17}) | "
               f"{'-' if n is None else f'{1e6 * extra:+.1f}':>17} | {'-' if n is None else f'{1e6 * extra / n:+.2f}':>19} | "
-              f"{procs:>9} | {1e3 * s['startup_s']:>11.1f} | {s['maxrss_kib'] / 1024:>12.1f} |")
+              f"{procs:>9} | {1e3 * s['startup_s']:>11.1f} | {s['maxrss_kib'] / 1024:>12.1f} | "
+              f"{s['late']:>5}/{s['missed']:<5} |")
         s["following_per_tick_s"] = None if n is None else extra
         s["per_process_per_tick_s"] = None if n is None else extra / n
+
+    # cost = fixed + per_process * N, least squares over the three sizes
+    xs = list(SIZES)
+    ys = [summary[f"follow {n}"]["following_per_tick_s"] for n in xs]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    a = my - b * mx
+    print()
+    print(f"fit over N = {', '.join(map(str, xs))}: following costs {1e6 * a:+.1f} µs/tick + {1e6 * b:.2f} µs/tick per process "
+          f"({1e6 * b * 100:.0f} µs/tick = {b * 100 / 0.01 * 100:.1f} % of a core at 10 ms for 100 processes)")
+    fit = {"fixed_per_tick_s": a, "per_process_per_tick_s": b}
 
     quiet = summary[f"follow {CROWD_CASE}"]["following_per_tick_s"]
     crowded = summary[f"follow {CROWD_CASE} +{CROWD}"]["following_per_tick_s"]
@@ -265,6 +338,10 @@ def main() -> None:
             for ln in m["stderr"]:
                 print(f"note: {c} stderr: {ln}")
 
+    straced = {}
+    if not args.no_strace and shutil.which("strace"):
+        straced = strace_check(gpumon, env, tmp)
+
     busy1, total1 = proc_stat_cpu()
     machine_busy = 100 * (busy1 - busy0) / max(1, total1 - total0)
     print(f"machine CPU busy during the run (all processes, all CPUs): {machine_busy:.1f} %   "
@@ -275,7 +352,7 @@ def main() -> None:
             "started_utc": started_wall.isoformat(timespec="seconds"),
             "machine": {"host": platform.node(), "cpus": os.cpu_count(), "platform": platform.platform()},
             "count": count, "rounds": rounds, "interval": "10ms", "crowd": CROWD,
-            "summary": summary, "runs": meas, "machine_busy_pct": machine_busy,
+            "summary": summary, "fit": fit, "strace": straced, "runs": meas, "machine_busy_pct": machine_busy,
             "load_before": load_before, "load_after": os.getloadavg(),
         }
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

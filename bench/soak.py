@@ -188,19 +188,22 @@ def parse_stderr(r: Run, text: str) -> None:
         sys.exit(f"soak.py: no `N ticks written` line from {r.label} (is -v on?):\n{text[-3000:]}")
 
 
-def dir_bytes(d: Path) -> tuple[int, int]:
-    """Total bytes and number of files in d (hidden .partial/.journal included)."""
-    total = n = 0
+def dir_bytes(d: Path) -> tuple[int, int, int]:
+    """Total bytes, number of files, and bytes of Parquet journals in d (hidden .partial/.journal included)."""
+    total = n = journal = 0
     try:
         for e in os.scandir(d):
             try:
-                total += e.stat(follow_symlinks=False).st_size
-                n += 1
+                size = e.stat(follow_symlinks=False).st_size
             except OSError:
-                pass
+                continue
+            total += size
+            n += 1
+            if e.name.endswith(".journal"):
+                journal += size
     except OSError:
         pass
-    return total, n
+    return total, n, journal
 
 
 def sample_proc(pid: int) -> dict | None:
@@ -258,7 +261,7 @@ def sampler(l: Launched, every_s: float, stop: threading.Event) -> None:
         if s is None:
             break
         s["t"] = round(time.monotonic() - t0, 3)
-        s["dir_bytes"], s["dir_files"] = dir_bytes(l.run.out_dir)
+        s["dir_bytes"], s["dir_files"], s["journal_bytes"] = dir_bytes(l.run.out_dir)
         l.run.samples.append(s)
         stop.wait(every_s)
 
@@ -272,7 +275,7 @@ def at_fraction(samples: list[dict], frac: float) -> dict:
     return min(samples, key=lambda s: abs(s["t"] - frac * t_end))
 
 
-def slope_kib_per_hour(samples: list[dict], key: str) -> float:
+def slope_per_s(samples: list[dict], key: str) -> float:
     pts = [(s["t"], s[key]) for s in samples]
     n = len(pts)
     if n < 3:
@@ -280,7 +283,7 @@ def slope_kib_per_hour(samples: list[dict], key: str) -> float:
     mt = sum(t for t, _ in pts) / n
     mv = sum(v for _, v in pts) / n
     den = sum((t - mt) ** 2 for t, _ in pts)
-    return 0.0 if den == 0 else sum((t - mt) * (v - mv) for t, v in pts) / den * 3600
+    return 0.0 if den == 0 else sum((t - mt) * (v - mv) for t, v in pts) / den
 
 
 def mib(kib: float) -> float:
@@ -305,13 +308,16 @@ def soak_summary(r: Run, interval_s: float) -> dict:
         "rss_kib": {"start": start["VmRSS"], "mid": mid["VmRSS"], "end": end["VmRSS"],
                     "max_sampled": max(x["VmRSS"] for x in s), "min_after_warmup": min(x["VmRSS"] for x in warm)},
         "rss_at_s": {"start": start["t"], "mid": mid["t"], "end": end["t"]},
-        "rss_slope_kib_per_hour_after_warmup": slope_kib_per_hour(warm, "VmRSS"),
+        "rss_slope_kib_per_100k_ticks_after_warmup": slope_per_s(warm, "VmRSS") * 100_000 * r.wall_s / r.ticks,
+        "rss_slope_kib_per_100k_ticks_second_half": slope_per_s([x for x in s if x["t"] >= 0.5 * s[-1]["t"]], "VmRSS")
+        * 100_000 * r.wall_s / r.ticks,
         "vm_hwm_kib_end": end.get("VmHWM"),
         "ru_maxrss_kib": r.maxrss_kib,
         "threads": sorted({x.get("Threads") for x in s}),
         "fds": {"min": min(x["fds"] for x in s), "max": max(x["fds"] for x in s), "end": end["fds"]},
         "dir_bytes_max": max(x["dir_bytes"] for x in s),
         "dir_files_max": max(x["dir_files"] for x in s),
+        "journal_bytes_max": max(x["journal_bytes"] for x in s),
         "files_opened": r.files_opened,
         "rotations": r.files_opened - 1,
         "flushes": r.flushes,
@@ -327,8 +333,11 @@ def soak_summary(r: Run, interval_s: float) -> dict:
 
 def output_files(d: Path) -> list[dict]:
     out = []
-    for p in sorted(d.iterdir()):
-        out.append({"name": p.name, "bytes": p.stat().st_size})
+    for p in sorted(d.iterdir(), key=lambda p: p.stat().st_mtime):
+        if p.name.startswith("."):
+            continue
+        rows, _, _ = count_rows([p])
+        out.append({"name": p.name, "bytes": p.stat().st_size, "ticks": rows // 2})
     return out
 
 
@@ -456,12 +465,15 @@ def main() -> None:
             (f"RSS at 50% (t={s['rss_at_s']['mid']:.0f} s)", f"{mib(rk['mid']):.2f} MiB"),
             (f"RSS at end (t={s['rss_at_s']['end']:.0f} s)", f"{mib(rk['end']):.2f} MiB"),
             ("RSS max sampled / min after warm-up", f"{mib(rk['max_sampled']):.2f} / {mib(rk['min_after_warmup']):.2f} MiB"),
-            ("RSS trend after warm-up (fit)", f"{s['rss_slope_kib_per_hour_after_warmup']:+.0f} KiB/h of soak"),
+            ("RSS trend (fit), after 5% / 2nd half", f"{s['rss_slope_kib_per_100k_ticks_after_warmup']:+.0f} / "
+             f"{s['rss_slope_kib_per_100k_ticks_second_half']:+.0f} KiB per 100k ticks"),
             ("peak RSS (ru_maxrss)", f"{mib(s['ru_maxrss_kib']):.2f} MiB"),
             ("threads / open fds (min-max)", f"{','.join(map(str, s['threads']))} / {s['fds']['min']}-{s['fds']['max']}"),
             ("files opened (rotations)", f"{s['files_opened']} ({s['rotations']})"),
             ("files kept / --keep", f"{len(files)} / 5"),
             ("max bytes in output dir", f"{s['dir_bytes_max'] / 2**20:.1f} MiB in at most {s['dir_files_max']} files"),
+            ("largest Parquet journal seen", f"{s['journal_bytes_max'] / 2**20:.1f} MiB"),
+            ("kept files: MiB, ticks each", ", ".join(f"{f['bytes'] / 2**20:.2f} ({f['ticks']:,})" for f in s["kept_files"])),
             ("flushes (-v lines)", f"{s['flushes']:,}"),
             ("late / missed / dropped / lost", f"{s['late']} / {s['missed']} / {s['dropped']} / {s['lost']}"),
             ("rows in kept files, GPU empty", f"{rows:,} rows ({rows // 2:,} ticks), {empty} with empty GPU fields"),

@@ -26,6 +26,8 @@ use crate::sink::{self, Format, RunMeta, Sink, Target};
 const TICK_SPREAD_US: i64 = 2_000_000;
 /// Ticks held back to estimate the interval for the file's metadata.
 const HEAD_TICKS: usize = 64;
+/// Rows turned from Arrow into catalogue rows at once.
+const CHUNK_ROWS: usize = 4096;
 
 /// A validated `convert` command line.
 #[derive(Debug, Clone)]
@@ -184,15 +186,19 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let result = (|| -> Result<u64> {
         for input in &found.inputs {
             let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
-                let mut rows = Vec::with_capacity(b.num_rows());
-                rows_of_batch(b, &mut rows);
                 let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
                 let host: Arc<str> = Arc::from(host);
-                for (ts, mut row) in rows {
-                    if row.get(Field::Host).is_missing() {
-                        row.set(Field::Host, Value::S(host.clone()));
+                // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
+                let mut rows = Vec::with_capacity(CHUNK_ROWS);
+                for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
+                    rows.clear();
+                    rows_of_batch(&b.slice(off, CHUNK_ROWS.min(b.num_rows() - off)), &mut rows);
+                    for (ts, mut row) in rows.drain(..) {
+                        if row.get(Field::Host).is_missing() {
+                            row.set(Field::Host, Value::S(host.clone()));
+                        }
+                        w.push_row(ts, row)?;
                     }
-                    w.push_row(ts, row)?;
                 }
                 Ok(())
             };

@@ -15,7 +15,7 @@ use crate::analysis::collect::{CollectConfig, Collector, extra_fields, wanted_fi
 use crate::analysis::findings::Thresholds;
 use crate::analysis::stats::{gpu_stat_names, host_stat_names};
 use crate::analysis::window::WindowSpec;
-use crate::analysis::{CheckResult, build, evaluate};
+use crate::analysis::{CheckResult, Summary, build, evaluate};
 use crate::catalog::Field;
 use crate::error::{UsageError, exit};
 use crate::present::{ReportFormat, render};
@@ -52,8 +52,8 @@ pub fn parse_checks(exprs: &[String]) -> Result<Vec<(Check, Scope)>> {
         .collect()
 }
 
-/// First and last timestamp of all inputs.
-fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Result<Option<(i64, i64)>> {
+/// First and last timestamp of all inputs (one pass over the timestamp column only).
+pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Result<Option<(i64, i64)>> {
     let mut range: Option<(i64, i64)> = None;
     for input in inputs {
         let init = || (i64::MAX, i64::MIN);
@@ -77,8 +77,9 @@ fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Resu
     Ok(range)
 }
 
-/// Run the command; returns the exit code.
-pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
+/// Read the inputs, compute the summary and evaluate the checks; input warnings go to stderr. What
+/// [`run`] prints, and what `gpumon report` renders.
+pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
     let checks = parse_checks(&cfg.checks)?;
     let found = discover(&cfg.inputs)?;
     let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
@@ -116,14 +117,25 @@ pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
         return Err(UsageError(format!("nothing to summarize: {why}")).into());
     }
     let results: Vec<CheckResult> = checks.iter().map(|(c, scope)| evaluate(c, *scope, &summary)).collect();
-    let text = render(&summary, &results, cfg.format);
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    Ok((summary, results))
+}
+
+/// Print the failed checks to stderr; the exit code of the checks.
+pub fn report_checks(results: &[CheckResult]) -> i32 {
     let mut failed = false;
     for r in results.iter().filter(|r| !r.failures.is_empty()) {
         failed = true;
         eprintln!("gpumon: check failed: {}: {}", r.check, r.failures.join("; "));
     }
-    Ok(if failed { exit::CHECK_FAILED } else { exit::OK })
+    if failed { exit::CHECK_FAILED } else { exit::OK }
+}
+
+/// Run the command; returns the exit code.
+pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
+    let (summary, results) = summarize(cfg)?;
+    let text = render(&summary, &results, cfg.format);
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(report_checks(&results))
 }

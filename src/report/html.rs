@@ -1,0 +1,115 @@
+//! The page: one self-contained HTML document (inline CSS, inline SVG, no script, no web fonts, no
+//! external resource), readable at 1280 px and printed to PDF (print CSS: landscape pages, two charts
+//! a row, no breaks inside a chart). Every string that comes from the data goes through [`esc`].
+
+use std::fmt::Write;
+
+/// Escape text for HTML and SVG content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON inside `<script type="application/json">`: nothing in it may close the element.
+pub fn json_block(v: &serde_json::Value) -> String {
+    let s = serde_json::to_string(v).unwrap_or_else(|_| "{}".into());
+    s.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+}
+
+const CSS: &str = r#"
+:root{--fg:#1b1f24;--mute:#59636e;--line:#d0d7de;--bg:#fff;--warn:#9a6700;--bad:#cf222e;--ok:#1a7f37}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:1280px;padding:16px 20px 40px;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Liberation Sans",Arial,sans-serif;color:var(--fg);background:var(--bg)}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 6px}
+.meta{color:var(--mute);margin:2px 0}
+.meta b{color:var(--fg);font-weight:600}
+table{border-collapse:collapse;font-size:12.5px;margin:6px 0}
+th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th{background:#f6f8fa;font-weight:600;vertical-align:bottom}
+td.l,th.l{text-align:left}td.w{white-space:normal;text-align:left;max-width:520px}
+.scroll{overflow-x:auto}
+.findings{list-style:none;padding:0;margin:6px 0}
+.findings li{border-left:4px solid var(--line);padding:4px 10px;margin:6px 0;background:#f6f8fa}
+.findings li.warning{border-color:var(--warn)}.findings li.info{border-color:#0969da}
+.sev{font-weight:600;text-transform:uppercase;font-size:11px;letter-spacing:.04em;margin-right:6px}
+.warning .sev{color:var(--warn)}.info .sev{color:#0969da}
+.fix{color:var(--mute)}
+.pass{color:var(--ok);font-weight:600}.fail{color:var(--bad);font-weight:600}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:10px 18px}
+figure{margin:0;break-inside:avoid;page-break-inside:avoid}
+svg{display:block;width:100%;height:auto;font-family:system-ui,"Liberation Sans",Arial,sans-serif}
+svg text{fill:var(--fg);font-size:11px}
+svg .t{font-size:13px;font-weight:600}
+svg .yl{text-anchor:end}svg .xl{text-anchor:middle}svg .at{text-anchor:middle;fill:var(--mute)}
+svg .hl{text-anchor:end;font-size:12px}svg .hm{font-size:12px;fill:var(--mute)}
+svg .g{stroke:#e6e9ed;stroke-width:1;fill:none}
+svg .fr{fill:none;stroke:#b8c0c8;stroke-width:1}
+svg .l{fill:none;stroke-width:1.5;stroke-linejoin:round;stroke-linecap:round;vector-effect:non-scaling-stroke}
+svg .sw{fill:none;stroke-width:2}
+svg .k{stroke-dasharray:6 4;stroke-width:1.3}
+svg .b{stroke:none}
+.c0{stroke:#0969da}.b0{fill:#0969da;fill-opacity:.22}
+.c1{stroke:#bc4c00}.b1{fill:#bc4c00;fill-opacity:.2}
+.c2{stroke:#1a7f37}.b2{fill:#1a7f37;fill-opacity:.2}
+.c3{stroke:#57606a}.b3{fill:#57606a;fill-opacity:.2}
+svg .hm-row path{shape-rendering:crispEdges}
+.h0{fill:#ffffd9}.h1{fill:#edf8b1}.h2{fill:#c7e9b4}.h3{fill:#7fcdbb}.h4{fill:#41b6c4}
+.h5{fill:#1d91c0}.h6{fill:#225ea8}.h7{fill:#253494}.h8{fill:#1a2670}.h9{fill:#081d58}
+.note{color:var(--mute);font-size:13px}
+footer{margin-top:32px;color:var(--mute);font-size:12px}
+@media print{
+  @page{size:A4 landscape;margin:10mm}
+  body{max-width:none;padding:0;font-size:10pt}
+  .grid{grid-template-columns:1fr 1fr}
+  h2{break-after:avoid;page-break-after:avoid}
+  section.gpu,section.host{break-inside:avoid-page}
+  .scroll{overflow:visible}
+  table{font-size:8pt}
+  a{color:inherit;text-decoration:none}
+}
+"#;
+
+/// The whole document.
+pub fn page(title: &str, body: &str, summary: &serde_json::Value) -> String {
+    let mut s = String::with_capacity(body.len() + 64 * 1024);
+    s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    s.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    let _ = write!(s, "<meta name=\"generator\" content=\"gpumon {}\">", env!("CARGO_PKG_VERSION"));
+    let _ = write!(s, "<title>{}</title><style>{CSS}</style></head><body>\n", esc(title));
+    s.push_str(body);
+    // The summary as data for scripts (`document.getElementById("gpumon-summary")`); never executed.
+    let _ = write!(
+        s,
+        "\n<script type=\"application/json\" id=\"gpumon-summary\">{}</script>\n</body></html>\n",
+        json_block(summary)
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(esc(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(esc("a\u{1b}b"), "a\u{fffd}b");
+        let v = serde_json::json!({"p": "</script><b>&"});
+        let j = json_block(&v);
+        assert!(!j.contains("</script>") && !j.contains('<') && !j.contains('&'));
+        let back: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, v);
+    }
+}
