@@ -42,6 +42,10 @@ enum Cmd {
     /// statistics, gaps, energy, throttling, findings with fixes, and --fail-if checks for CI.
     #[command(after_help = SUMMARIZE_EXAMPLES)]
     Summarize(Box<SummarizeArgs>),
+    /// One self-contained HTML report: the summary's tables and findings, a utilization heatmap
+    /// (one row per GPU) and per-GPU/host charts, for the same inputs and windows as summarize.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(Box<ReportArgs>),
     /// Convert gpumon files or nvidia-smi logs to gpumon CSV or typed Parquet.
     Convert(Box<ConvertArgs>),
     /// Turn what a crash left of a recording (journals, a torn last CSV line) into valid files.
@@ -196,6 +200,10 @@ fn parse_format(s: &str) -> Result<Format, String> {
 /// aggregated runs add `samples` and the `.max` companion of each selected field that has one.
 fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> Result<Selection> {
     let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
+    if names.is_empty() && crate::source::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
+        // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
+        cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("cgroup.")).map(|d| d.field));
+    }
     if job && names.is_empty() {
         // A wrapped or followed job adds its columns (job.gpu_memory sits next to memory.used).
         cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("job.")).map(|d| d.field));
@@ -247,11 +255,10 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
             sel
         }
         Visible::None => {
-            // record has no "no GPU" setting yet: an empty set means every GPU.
             if let Some((var, value)) = source {
-                warn(&format!("{var}={value:?} selects no GPU; recording every GPU anyway (pass --gpus to choose)"));
+                warn(&format!("{var}={value:?} selects no GPU; recording host metrics only (pass --gpus to choose)"));
             }
-            Vec::new()
+            vec![GpuSelector::None]
         }
     }
 }
@@ -373,6 +380,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             doctor::run(&DoctorConfig { nvml_lib: a.nvml_lib, format })
         }
         Cmd::Summarize(a) => crate::summarize::run(&a.into_config()?),
+        Cmd::Report(a) => crate::report::run(&a.into_config()?),
         Cmd::Convert(a) => crate::convert::run(&a.into_config()?),
         Cmd::Recover { path } => recover(&path),
         Cmd::Completions { shell } => {
@@ -409,6 +417,11 @@ const SUMMARIZE_EXAMPLES: &str = "Examples:
   gpumon summarize logs/ --format markdown      every gpumon file and nvidia-smi log in logs/
   gpumon summarize gpu.log --tz Europe/Berlin --skip-warmup 5m
   gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'";
+
+const REPORT_EXAMPLES: &str = "Examples:
+  gpumon report run.parquet -o run.html          the whole rotated set: tables, heatmap, charts
+  gpumon report gpu.log --tz Europe/Berlin --skip-warmup 5m -o gpu.html
+  gpumon report logs/ --since -2h -o last-2h.html";
 
 /// How to read nvidia-smi logs (summarize and convert).
 #[derive(Debug, clap::Args)]
@@ -452,12 +465,19 @@ enum ReportFormatArg {
 
 #[derive(Debug, clap::Args)]
 struct SummarizeArgs {
-    /// gpumon Parquet/CSV files (a rotated set by the name given to record), nvidia-smi CSV logs, directories, globs.
-    #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<PathBuf>,
     /// Report format.
     #[arg(long, value_enum, default_value = "table")]
     format: ReportFormatArg,
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+/// Inputs, window, thresholds and checks: the options `summarize` and `report` share (same flags).
+#[derive(Debug, clap::Args)]
+struct InputArgs {
+    /// gpumon Parquet/CSV files (a rotated set by the name given to record), nvidia-smi CSV logs, directories, globs.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
     /// Start of the window: RFC 3339, 'YYYY-MM-DD HH:MM:SS' (in --tz), +DURATION after the data's start or -DURATION before its end.
     #[arg(long, allow_hyphen_values = true)]
     since: Option<String>,
@@ -483,6 +503,18 @@ struct SummarizeArgs {
 
 impl SummarizeArgs {
     fn into_config(self) -> Result<crate::summarize::SummarizeConfig> {
+        let format = match self.format {
+            ReportFormatArg::Table => crate::present::ReportFormat::Table,
+            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
+            ReportFormatArg::Json => crate::present::ReportFormat::Json,
+            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
+        };
+        self.input.into_config(format)
+    }
+}
+
+impl InputArgs {
+    fn into_config(self, format: crate::present::ReportFormat) -> Result<crate::summarize::SummarizeConfig> {
         use crate::analysis::window::{WindowSpec, parse_time};
         let (read, tz) = self.logs.read_options()?;
         let time = |s: &Option<String>, what: &str| -> Result<_> {
@@ -497,12 +529,6 @@ impl SummarizeArgs {
         for t in &self.thresholds {
             thresholds.set(t).map_err(UsageError)?;
         }
-        let format = match self.format {
-            ReportFormatArg::Table => crate::present::ReportFormat::Table,
-            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
-            ReportFormatArg::Json => crate::present::ReportFormat::Json,
-            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
-        };
         Ok(crate::summarize::SummarizeConfig {
             inputs: self.inputs,
             read,
@@ -512,6 +538,22 @@ impl SummarizeArgs {
             format,
             progress: !self.quiet,
         })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// HTML file to write: self-contained (no network needed to view it), or - for stdout.
+    #[arg(short, long, value_name = "OUT.html")]
+    output: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
+}
+
+impl ReportArgs {
+    fn into_config(self) -> Result<crate::report::ReportConfig> {
+        let summarize = self.input.into_config(crate::present::ReportFormat::Json)?;
+        Ok(crate::report::ReportConfig { summarize, output: self.output })
     }
 }
 

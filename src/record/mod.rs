@@ -20,6 +20,7 @@ use crate::output::{self, OutputSet};
 use crate::prom::Exporter;
 use crate::sample::{GpuProc, Row, Selection, Tick, Value};
 use crate::sink::{Format, RunMeta, Target};
+use crate::source::cgroup::CgroupSource;
 use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::source::host::HostSource;
 use crate::source::job::PidSet;
@@ -93,6 +94,16 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     }
     let needs_host = cfg.selection.fields().any(|f| f.def().source == Source::Host);
     let mut host = if needs_host { Some(HostSource::new()?) } else { None };
+    let needs_cgroup = cfg.selection.fields().any(|f| f.def().source == Source::Cgroup);
+    let mut cgroup = if needs_cgroup { CgroupSource::detect() } else { None };
+    if needs_cgroup && cgroup.is_none() {
+        warn("no cgroup found for gpumon: cgroup.* columns stay empty");
+    }
+    if cfg.verbose
+        && let Some(c) = &cgroup
+    {
+        eprintln!("gpumon: {}", c.describe());
+    }
     let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
     let mut gpu = open_gpus(cfg, job_pids.clone())?;
     let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
@@ -222,7 +233,13 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
             stats.missed += row - next_row;
             next_row = row;
         }
-        let sub = sample_tick(&cfg.selection, &hostname, host.as_mut(), job.as_mut(), gpu.as_mut(), m, budget);
+        let sub = sample_tick(
+            &cfg.selection,
+            &hostname,
+            Sources { host: host.as_mut(), cgroup: cgroup.as_mut(), job: job.as_mut(), gpu: gpu.as_mut() },
+            m,
+            budget,
+        );
         agg.push(&sub);
         pending_row = Some(row);
         if m.is_multiple_of(per_row) {
@@ -332,6 +349,9 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
         Ok(src) => {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {
+                if cfg.gpus == [GpuSelector::None] {
+                    return Ok(None);
+                }
                 if !cfg.gpus.is_empty() {
                     return Err(UsageError(format!("--gpus {:?} matches no visible GPU", cfg.gpus)).into());
                 }
@@ -356,29 +376,32 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
     }
 }
 
+/// The sources one tick reads, each present only when something selected needs it.
+struct Sources<'a> {
+    host: Option<&'a mut HostSource>,
+    cgroup: Option<&'a mut CgroupSource>,
+    job: Option<&'a mut Job>,
+    gpu: Option<&'a mut GpuSource>,
+}
+
 /// Sample every source once. Host values are read once and repeated on each GPU row.
-fn sample_tick(
-    sel: &Selection,
-    hostname: &Arc<str>,
-    host: Option<&mut HostSource>,
-    job: Option<&mut Job>,
-    gpu: Option<&mut GpuSource>,
-    seq: u64,
-    budget: Duration,
-) -> Tick {
+fn sample_tick(sel: &Selection, hostname: &Arc<str>, src: Sources<'_>, seq: u64, budget: Duration) -> Tick {
     let ts = Utc::now();
     let mut host_row = Row::default();
     host_row.set(Field::Host, Value::S(hostname.clone()));
-    if let Some(h) = host {
+    if let Some(h) = src.host {
         h.sample(&mut host_row);
     }
+    if let Some(c) = src.cgroup {
+        c.sample(&mut host_row);
+    }
     // The job's tree is read before the GPUs so `job.gpu_memory` uses this tick's PIDs.
-    if let Some(j) = job {
+    if let Some(j) = src.job {
         j.sample(&mut host_row);
     }
     let mut rows = Vec::new();
     let mut procs: Vec<GpuProc> = Vec::new();
-    if let Some(g) = gpu {
+    if let Some(g) = src.gpu {
         g.sample(seq, budget, &mut rows, &mut procs);
     }
     if rows.is_empty() {

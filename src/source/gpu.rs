@@ -49,6 +49,8 @@ pub struct NvmlUnavailable {
 pub enum GpuSelector {
     Index(u32),
     Uuid(String),
+    /// Matches nothing: the visible-devices variables select no GPU.
+    None,
 }
 
 impl GpuSelector {
@@ -64,6 +66,7 @@ impl GpuSelector {
         match self {
             GpuSelector::Index(i) => g.index == *i,
             GpuSelector::Uuid(u) => g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str()),
+            GpuSelector::None => false,
         }
     }
 }

@@ -49,6 +49,7 @@ impl Visible {
                     .map(|s| match s {
                         GpuSelector::Index(i) => i.to_string(),
                         GpuSelector::Uuid(u) => u.clone(),
+                        GpuSelector::None => "none".into(),
                     })
                     .collect();
                 format!("{} {}", if items.len() == 1 { "GPU" } else { "GPUs" }, items.join(", "))
