@@ -324,6 +324,7 @@ impl RecordArgs {
             format,
             duration: self.duration,
             count: self.count,
+            gpus_from_env: self.gpus.iter().all(|g| g.trim().is_empty()) && visible::env_source().is_some(),
             gpus: gpus_or_env(&self.gpus, self.verbose),
             nvml_lib: self.nvml_lib,
             require_gpu: self.require_gpu,

@@ -13,6 +13,7 @@ pub mod progress;
 pub mod prom;
 pub mod read;
 pub mod record;
+pub mod report;
 pub mod sample;
 pub mod schema;
 pub mod sink;

@@ -59,6 +59,8 @@ pub struct RecordConfig {
     pub quiet: bool,
     pub verbose: bool,
     pub command_line: String,
+    /// The GPU selection came from CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, not `--gpus`.
+    pub gpus_from_env: bool,
     /// Command to start and record (`record -- CMD ARGS`).
     pub wrap: Vec<String>,
     /// Already running process to follow with its descendants.
@@ -350,6 +352,12 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {
                 if cfg.gpus == [GpuSelector::None] {
+                    return Ok(None);
+                }
+                if !cfg.gpus.is_empty() && cfg.gpus_from_env {
+                    warn(
+                        "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES name no GPU NVML sees; recording host metrics only",
+                    );
                     return Ok(None);
                 }
                 if !cfg.gpus.is_empty() {

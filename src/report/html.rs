@@ -36,8 +36,8 @@ h3{font-size:15px;margin:18px 0 6px}
 .meta{color:var(--mute);margin:2px 0}
 .meta b{color:var(--fg);font-weight:600}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0}
-th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
-th{background:#f6f8fa;font-weight:600;vertical-align:bottom}
+th,td{padding:3px 6px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th{background:#f6f8fa;font-weight:600;vertical-align:bottom;white-space:normal;min-width:4em}
 td.l,th.l{text-align:left}td.w{white-space:normal;text-align:left;max-width:520px}
 .scroll{overflow-x:auto}
 .findings{list-style:none;padding:0;margin:6px 0}
@@ -73,8 +73,8 @@ footer{margin-top:32px;color:var(--mute);font-size:12px}
   @page{size:A4 landscape;margin:10mm}
   body{max-width:none;padding:0;font-size:10pt}
   .grid{grid-template-columns:1fr 1fr}
-  h2{break-after:avoid;page-break-after:avoid}
-  section.gpu,section.host{break-inside:avoid-page}
+  h2,h3,.note{break-after:avoid;page-break-after:avoid}
+  .keep{break-inside:avoid;page-break-inside:avoid}
   .scroll{overflow:visible}
   table{font-size:8pt}
   a{color:inherit;text-decoration:none}
@@ -87,7 +87,7 @@ pub fn page(title: &str, body: &str, summary: &serde_json::Value) -> String {
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     s.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     let _ = write!(s, "<meta name=\"generator\" content=\"gpumon {}\">", env!("CARGO_PKG_VERSION"));
-    let _ = write!(s, "<title>{}</title><style>{CSS}</style></head><body>\n", esc(title));
+    let _ = writeln!(s, "<title>{}</title><style>{CSS}</style></head><body>", esc(title));
     s.push_str(body);
     // The summary as data for scripts (`document.getElementById("gpumon-summary")`); never executed.
     let _ = write!(

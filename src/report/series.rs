@@ -156,9 +156,9 @@ impl Env {
 
     /// Lowest and highest value over all buckets.
     pub fn range(&self) -> Option<(f64, f64)> {
-        (0..self.n.len()).filter_map(|b| self.at(b)).fold(None, |acc, (lo, _, hi)| {
-            Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi))))
-        })
+        (0..self.n.len())
+            .filter_map(|b| self.at(b))
+            .fold(None, |acc, (lo, _, hi)| Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi)))))
     }
 
     /// Mean over all values.
@@ -421,25 +421,32 @@ impl Series {
             if !cols::f64_values(arr, &mut s.v) {
                 continue;
             }
-            for i in 0..s.v.len().min(s.slot.len()) {
+            // Every envelope this column can touch exists before the row loop.
+            let tracks: &mut [Track] = if host { &mut self.host_tracks } else { &mut [] };
+            for t in tracks.iter_mut() {
+                t.env[k].ensure(n);
+            }
+            for g in self.gpus.iter_mut().filter(|_| !host) {
+                g.2.env[k].ensure(n);
+            }
+            let rows = s.v.len().min(s.slot.len());
+            for i in 0..rows {
                 let v = s.v[i];
                 if v.is_nan() {
                     continue;
                 }
-                let track = if host {
+                let e = if host {
                     if !s.hrow[i] {
                         continue;
                     }
-                    &mut self.host_tracks[s.host[i] as usize]
+                    &mut self.host_tracks[s.host[i] as usize].env[k]
                 } else {
                     let sl = s.slot[i];
                     if sl == NONE {
                         continue;
                     }
-                    &mut self.gpus[sl as usize].2
+                    &mut self.gpus[sl as usize].2.env[k]
                 };
-                let e = &mut track.env[k];
-                e.ensure(n);
                 let b = s.bucket[i];
                 if widen {
                     // A `.max` column raises the band; the mean stays that of the field itself.

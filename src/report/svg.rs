@@ -102,7 +102,9 @@ fn runs(env: &Env, conn: &Conn<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
         match env.at(b) {
             Some((lo, mean, hi)) => {
                 let joined = prev.is_some_and(|p| {
-                    !rows_between && (conn.first.get(b).copied().unwrap_or(0) - conn.last.get(p).copied().unwrap_or(0)) as f64 <= conn.gap_us
+                    !rows_between
+                        && (conn.first.get(b).copied().unwrap_or(0) - conn.last.get(p).copied().unwrap_or(0)) as f64
+                            <= conn.gap_us
                 });
                 if !joined || out.is_empty() {
                     out.push(Vec::new());
@@ -194,22 +196,27 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> 
         hi = hi.max(v);
     }
     let ax = value_axis(lo, hi);
+    // The legend sits right of the title, or on a row of its own when they would overlap.
+    let title_w = 7.6 * c.title.chars().count() as f64;
+    let legend_w: f64 = plots.iter().map(|p| legend_width(p)).sum();
+    let (top, legend_y) = if L + title_w + 16.0 > W - R - legend_w { (T + 16.0, 33.0) } else { (T, 17.0) };
+    let h = H + top - T;
     let mut s = String::with_capacity(16 * 1024);
     let id = esc(&c.id);
     let _ = write!(
         s,
-        r#"<svg class="chart" data-chart="{}" data-series="{}" viewBox="0 0 {W} {H}" role="img" aria-labelledby="{id}-t {id}-d"><title id="{id}-t">{}</title><desc id="{id}-d">{}</desc>"#,
+        r#"<svg class="chart" data-chart="{}" data-series="{}" viewBox="0 0 {W} {h}" role="img" aria-labelledby="{id}-t {id}-d"><title id="{id}-t">{}</title><desc id="{id}-d">{}</desc>"#,
         c.kind,
         esc(&c.key),
         esc(&c.title),
         esc(&describe(c, &plots, axis)),
     );
     let _ = write!(s, r#"<text class="t" x="{L}" y="16">{}</text>"#, esc(&c.title));
-    legend(&mut s, &plots);
+    legend(&mut s, &plots, legend_y);
     // Y grid and labels.
     let step = ax.ticks.get(1).zip(ax.ticks.first()).map_or(1.0, |(b, a)| b - a);
     for &v in &ax.ticks {
-        let y = T + f64::from(yv(&ax, v) as i32) / 1000.0 * PH;
+        let y = top + f64::from(yv(&ax, v) as i32) / 1000.0 * PH;
         let _ = write!(
             s,
             r#"<path class="g" d="M{L} {y}h{PW}"/><text class="yl" x="{}" y="{}">{}</text>"#,
@@ -221,13 +228,13 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> 
     let _ = write!(
         s,
         r#"<text class="at" transform="translate(13 {}) rotate(-90)">{}</text>"#,
-        T + PH / 2.0,
+        top + PH / 2.0,
         esc(&c.y_label)
     );
-    time_axis(&mut s, axis, &axis.ticks, L, PW, T, PH);
+    time_axis(&mut s, axis, &axis.ticks, L, PW, top, PH);
     // Data.
     let (sx, sy) = (PW / (2.0 * axis.grid.n as f64), PH / 1000.0);
-    let _ = write!(s, r#"<g transform="translate({L} {T}) scale({sx:.6} {sy})">"#);
+    let _ = write!(s, r#"<g transform="translate({L} {top}) scale({sx:.6} {sy})">"#);
     for p in &plots {
         let r = runs(p.env, conn);
         match p.style {
@@ -244,7 +251,7 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> 
         }
     }
     s.push_str("</g>");
-    let _ = write!(s, r#"<rect class="fr" x="{L}" y="{T}" width="{PW}" height="{PH}"/></svg>"#);
+    let _ = write!(s, r#"<rect class="fr" x="{L}" y="{top}" width="{PW}" height="{PH}"/></svg>"#);
     Some(s)
 }
 
@@ -253,25 +260,38 @@ fn time_axis(s: &mut String, axis: &TimeAxis, ticks: &[(i64, String)], left: f64
     let bottom = top + height;
     for (t, lab) in ticks {
         let x = f1(x_px(axis, *t, left, width));
-        let _ = write!(s, r#"<path class="g" d="M{x} {top}v{height}"/><text class="xl" x="{x}" y="{}">{}</text>"#, bottom + 15.0, esc(lab));
+        let _ = write!(
+            s,
+            r#"<path class="g" d="M{x} {top}v{height}"/><text class="xl" x="{x}" y="{}">{}</text>"#,
+            bottom + 15.0,
+            esc(lab)
+        );
     }
     let _ = write!(s, r#"<text class="at" x="{}" y="{}">time (UTC)</text>"#, left + width / 2.0, bottom + 34.0);
 }
 
-fn legend(s: &mut String, plots: &[&Plot<'_>]) {
-    // Right-aligned: estimate each entry's width (6.2 px per character at 11 px).
-    let widths: Vec<f64> = plots.iter().map(|p| 26.0 + 6.2 * p.label.chars().count() as f64).collect();
+/// Estimated width of a legend entry: swatch, gap, 6.6 px per character at 11 px.
+fn legend_width(p: &Plot<'_>) -> f64 {
+    28.0 + 6.6 * p.label.chars().count() as f64
+}
+
+fn legend(s: &mut String, plots: &[&Plot<'_>], y: f64) {
+    let widths: Vec<f64> = plots.iter().map(|p| legend_width(p)).collect();
     let mut x = W - R - widths.iter().sum::<f64>();
     for (p, w) in plots.iter().zip(widths) {
+        let xs = f1(x);
         let swatch = match p.style {
             Style::Envelope => format!(
-                r#"<rect class="b{}" x="{x}" y="9" width="18" height="8"/><path class="sw c{}" d="M{x} 13h18"/>"#,
-                p.color, p.color
+                r#"<rect class="b{}" x="{xs}" y="{}" width="18" height="8"/><path class="sw c{}" d="M{xs} {}h18"/>"#,
+                p.color,
+                y - 8.0,
+                p.color,
+                y - 4.0
             ),
-            Style::Line => format!(r#"<path class="sw c{}" d="M{x} 13h18"/>"#, p.color),
-            Style::Limit => format!(r#"<path class="sw k c{}" d="M{x} 13h18"/>"#, p.color),
+            Style::Line => format!(r#"<path class="sw c{}" d="M{xs} {}h18"/>"#, p.color, y - 4.0),
+            Style::Limit => format!(r#"<path class="sw k c{}" d="M{xs} {}h18"/>"#, p.color, y - 4.0),
         };
-        let _ = write!(s, r#"{swatch}<text class="lg" x="{}" y="17">{}</text>"#, f1(x + 22.0), esc(&p.label));
+        let _ = write!(s, r#"{swatch}<text class="lg" x="{}" y="{y}">{}</text>"#, f1(x + 22.0), esc(&p.label));
         x += w;
     }
 }
@@ -284,13 +304,18 @@ fn describe(c: &Chart<'_>, plots: &[&Plot<'_>], axis: &TimeAxis) -> String {
         let (lo, hi) = p.env.range().unwrap_or((f64::NAN, f64::NAN));
         match (p.style, p.env.mean()) {
             (Style::Limit, _) => parts.push(format!("{} up to {}{unit}", p.label, f1(hi))),
-            (_, Some(m)) => parts.push(format!("{}: mean {}{unit}, from {} to {}{unit}", p.label, f1(m), f1(lo), f1(hi))),
+            (_, Some(m)) => {
+                parts.push(format!("{}: mean {}{unit}, from {} to {}{unit}", p.label, f1(m), f1(lo), f1(hi)))
+            }
             _ => {}
         }
     }
     let b = axis.grid.bucket_s();
     let per = crate::present::dur(b);
-    format!("{}. Band: lowest to highest value per {per}; line: mean per {per}. Gaps in the data are left blank.", parts.join("; "))
+    format!(
+        "{}. Band: lowest to highest value per {per}; line: mean per {per}. Gaps in the data are left blank.",
+        parts.join("; ")
+    )
 }
 
 /// A heatmap row: one GPU's utilization per bucket.
@@ -300,6 +325,23 @@ pub struct HeatRow<'a> {
     pub gpu: String,
     pub label: String,
     pub env: &'a Env,
+    pub conn: Conn<'a>,
+}
+
+/// Colour level per bucket. Where samples are sparser than buckets, a sample fills the empty buckets
+/// back to the previous sample it is joined to (a row describes the interval that ends at it).
+fn levels(env: &Env, conn: &Conn<'_>, n: usize) -> Vec<Option<usize>> {
+    let mut out = vec![None; n];
+    for run in runs(env, conn) {
+        let mut from = run.first().map_or(0, |p| p.0);
+        for &(b, _, mean, _) in &run {
+            for slot in out.iter_mut().take(b + 1).skip(from) {
+                *slot = Some(level(mean));
+            }
+            from = b + 1;
+        }
+    }
+    out
 }
 
 /// Colour level 0..=9 of a utilization (10 % steps, 100 % in the top one).
@@ -324,6 +366,9 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
         esc(&heat_desc(rows))
     );
     s.push_str(r##"<defs><pattern id="hm-nd" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f3f3f3"/><path d="M0 0v6" stroke="#c8c8c8" stroke-width="2"/></pattern></defs>"##);
+    // Time axis first: its grid lines run under the cells.
+    let bottom_rows = rows.len() as f64 * ROW - 3.0;
+    time_axis(&mut s, axis, &axis.wide_ticks, HL, pw, top, bottom_rows);
     let n = axis.grid.n;
     for (r, row) in rows.iter().enumerate() {
         let y = top + r as f64 * ROW;
@@ -340,15 +385,15 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
         let _ = write!(s, r#"<rect x="{HL}" y="{y}" width="{pw}" height="{}" fill="url(#hm-nd)"/>"#, ROW - 3.0);
         let _ = write!(s, r#"<g transform="translate({HL} {y}) scale({:.6} {})">"#, pw / n as f64, ROW - 3.0);
         let mut paths: Vec<String> = vec![String::new(); 10];
+        let lvs = levels(row.env, &row.conn, n);
         let mut b = 0;
         while b < n {
-            let Some((_, m, _)) = row.env.at(b) else {
+            let Some(lv) = lvs[b] else {
                 b += 1;
                 continue;
             };
-            let lv = level(m);
             let mut e = b + 1;
-            while e < n && row.env.at(e).is_some_and(|(_, m2, _)| level(m2) == lv) {
+            while e < n && lvs[e] == Some(lv) {
                 e += 1;
             }
             let _ = write!(paths[lv], "M{b} 0h{}v1h-{}z", e - b, e - b);
@@ -367,12 +412,10 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             mean.map_or("-".into(), |m| format!("mean {m:.0} %"))
         );
     }
-    let bottom_rows = rows.len() as f64 * ROW - 3.0;
-    time_axis(&mut s, axis, &axis.wide_ticks, HL, pw, top, bottom_rows);
     // Legend: the ten levels and "no data".
     let ly = top + rows.len() as f64 * ROW + 46.0;
     for lv in 0..10 {
-        let x = HL + lv as f64 * 62.0;
+        let x = HL + lv as f64 * 72.0;
         let _ = write!(
             s,
             r#"<rect class="h{lv}" x="{x}" y="{ly}" width="20" height="12"/><text class="lg" x="{}" y="{}">{}–{}%</text>"#,
@@ -382,7 +425,7 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             if lv == 9 { 100 } else { lv * 10 + 10 }
         );
     }
-    let x = HL + 10.0 * 62.0 + 10.0;
+    let x = HL + 10.0 * 72.0 + 10.0;
     let _ = write!(
         s,
         r#"<rect x="{x}" y="{ly}" width="20" height="12" fill="url(#hm-nd)"/><text class="lg" x="{}" y="{}">no data</text></svg>"#,
@@ -438,6 +481,18 @@ mod tests {
     }
 
     #[test]
+    fn sparse_samples_fill_the_heatmap_back_to_the_previous_one() {
+        let e = env(&[Some(10.0), None, None, Some(55.0), None, None, Some(95.0), None]);
+        let rows = [1, 0, 0, 1, 0, 0, 1, 0];
+        let t: Vec<i64> = (0..8).map(|b| b * 10).collect();
+        let conn = Conn { rows: &rows, first: &t, last: &t, gap_us: 30.0 };
+        let l = levels(&e, &conn, 8);
+        assert_eq!(l, [Some(1), Some(5), Some(5), Some(5), Some(9), Some(9), Some(9), None]);
+        let conn = Conn { gap_us: 29.0, ..conn };
+        assert_eq!(levels(&e, &conn, 8), [Some(1), None, None, Some(5), None, None, Some(9), None], "gaps stay empty");
+    }
+
+    #[test]
     fn charts_and_heatmap_escape_their_text() {
         let e = env(&[Some(10.0), Some(20.0)]);
         let grid = Grid::new(0, 1_999_999, 2);
@@ -462,7 +517,8 @@ mod tests {
         let empty = Env::default();
         let c2 = Chart { plots: vec![Plot { label: "x".into(), env: &empty, style: Style::Line, color: 0 }], ..c };
         assert!(chart(&c2, &axis, &conn).is_none());
-        let h = heatmap(&[HeatRow { host: "h\"1".into(), gpu: "0".into(), label: "GPU 0".into(), env: &e }], &axis);
+        let row = HeatRow { host: "h\"1".into(), gpu: "0".into(), label: "GPU 0".into(), env: &e, conn };
+        let h = heatmap(&[row], &axis);
         assert!(h.contains(r#"data-host="h&quot;1""#));
         assert!(h.contains(r#"<path class="h1" d="M0 0h1v1h-1z"/><path class="h2" d="M1 0h1v1h-1z"/>"#), "{h}");
     }

@@ -69,13 +69,17 @@ pub fn gpu_table(j: &Value) -> String {
             rows.push(g);
         }
     }
+    // One model everywhere: said once above the table instead of in every row.
+    let mut names: Vec<&str> = rows.iter().filter_map(|g| g["name"].as_str()).collect();
+    names.dedup();
+    let common = (names.len() == 1 && rows.iter().all(|g| g["name"].is_string())).then(|| names[0].to_string());
     let mut cols: Vec<(&str, &str, bool, Cell<'_>)> = Vec::new();
     if multi {
         cols.push(("host", "", true, Box::new(|g: &Value| Some(text(g, "_host")))));
     }
     cols.extend([
         ("GPU", "index, or uuid", true, Box::new(|g: &Value| Some(text(g, "gpu"))) as Cell<'_>),
-        ("name", "", true, Box::new(|g: &Value| g["name"].as_str().map(str::to_string))),
+        ("name", "", true, Box::new(|g: &Value| g["name"].as_str().filter(|_| common.is_none()).map(str::to_string))),
         ("samples", "", false, stat("samples", 0)),
         ("span", "last minus first sample", false, Box::new(|g: &Value| num(g, "span_s").map(crate::present::dur))),
         ("interval s", "median step between samples", false, stat("interval_s", 3)),
@@ -95,20 +99,16 @@ pub fn gpu_table(j: &Value) -> String {
         ("power-capped %", "throttle.power_pct", false, stat("throttle.power_pct", 1)),
         ("thermal %", "throttle.thermal_pct", false, stat("throttle.thermal_pct", 1)),
         ("input-bound %", "input_bound_pct", false, stat("input_bound_pct", 1)),
-        ("job GPU mem max MiB", "job.gpu_memory.max", false, stat("job.gpu_memory.max", 0)),
+        ("job GPU MiB", "job.gpu_memory.max", false, stat("job.gpu_memory.max", 0)),
     ]);
-    table("gpus", &rows, cols)
+    let caption = common.as_ref().map_or(String::new(), |n| format!(r#"<p class="note">Every GPU: {}</p>"#, esc(n)));
+    format!("{caption}{}", table("gpus", &rows, cols))
 }
 
 /// One row per host with host fields.
 pub fn host_table(j: &Value) -> Option<String> {
-    let rows: Vec<Value> = j["hosts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|h| !h["stats"].is_null())
-        .cloned()
-        .collect();
+    let rows: Vec<Value> =
+        j["hosts"].as_array().into_iter().flatten().filter(|h| !h["stats"].is_null()).cloned().collect();
     if rows.is_empty() {
         return None;
     }
@@ -135,10 +135,16 @@ pub fn host_table(j: &Value) -> Option<String> {
 
 /// The findings of every host, warnings first.
 pub fn findings(j: &Value) -> String {
-    let mut all: Vec<&Value> = j["hosts"].as_array().into_iter().flatten().flat_map(|h| h["findings"].as_array().into_iter().flatten()).collect();
+    let mut all: Vec<&Value> = j["hosts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|h| h["findings"].as_array().into_iter().flatten())
+        .collect();
     all.sort_by_key(|f| f["severity"].as_str() != Some("warning"));
     if all.is_empty() {
-        return r#"<p class="note" id="no-findings">No findings: nothing in the data met a rule's condition.</p>"#.into();
+        return r#"<p class="note" id="no-findings">No findings: nothing in the data met a rule's condition.</p>"#
+            .into();
     }
     let mut s = String::from(r#"<ul class="findings">"#);
     for f in all {
@@ -166,7 +172,9 @@ pub fn findings(j: &Value) -> String {
 /// The `--fail-if` checks, when there are any.
 pub fn checks(j: &Value) -> Option<String> {
     let checks = j["checks"].as_array().filter(|c| !c.is_empty())?;
-    let mut s = String::from(r#"<table class="checks"><thead><tr><th class="l">check</th><th class="l">result</th><th class="l">failures</th></tr></thead><tbody>"#);
+    let mut s = String::from(
+        r#"<table class="checks"><thead><tr><th class="l">check</th><th class="l">result</th><th class="l">failures</th></tr></thead><tbody>"#,
+    );
     for c in checks {
         let passed = c["passed"].as_bool().unwrap_or(false);
         let failures: Vec<String> =
@@ -232,7 +240,8 @@ pub fn overview(j: &Value) -> String {
     let all = &j["all"]["gpus"];
     let stat = |k: &str| all.get(k).and_then(Value::as_f64);
     let hosts = j["hosts"].as_array().map_or(0, Vec::len);
-    let gpus: usize = j["hosts"].as_array().into_iter().flatten().map(|h| h["gpus"].as_array().map_or(0, Vec::len)).sum();
+    let gpus: usize =
+        j["hosts"].as_array().into_iter().flatten().map(|h| h["gpus"].as_array().map_or(0, Vec::len)).sum();
     let mut s = String::new();
     let mut line = format!("<b>{gpus}</b> GPU(s) on <b>{hosts}</b> host(s)");
     if let Some(n) = stat("samples") {

@@ -13,7 +13,10 @@ pub fn repo_root() -> PathBuf {
 /// A `gpumon` command with a clean environment for NVML.
 pub fn gpumon() -> Command {
     let mut c = Command::cargo_bin("gpumon").unwrap();
-    c.env_remove("GPUMON_NVML_LIB").env_remove("FAKE_NVML_SCENARIO");
+    c.env_remove("GPUMON_NVML_LIB")
+        .env_remove("FAKE_NVML_SCENARIO")
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env_remove("NVIDIA_VISIBLE_DEVICES");
     c
 }
 

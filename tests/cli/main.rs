@@ -9,4 +9,5 @@ mod job;
 mod longrun;
 mod prom;
 mod record;
+mod report;
 mod summarize;

@@ -1,0 +1,241 @@
+//! `gpumon report`: HTML reports from a fake-NVML recording (4 GPUs, one starved, a wrapped job) and
+//! a real 8-GPU nvidia-smi log, opened in headless Chromium through the DevTools protocol
+//! (tests/py/browser.py): no console errors, no requests, the expected charts and heatmap rows, lines
+//! broken at gaps. Screenshots and PDFs go to target/test-artifacts/report/. Chromium is required.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn artifacts() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo_root().join("target"), PathBuf::from);
+    let dir = target.join("test-artifacts").join("report");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn chromium() -> PathBuf {
+    let candidates = [std::env::var("CHROMIUM").ok(), Some("chromium".into()), Some("chromium-browser".into())];
+    for c in candidates.into_iter().flatten() {
+        if let Ok(o) = Command::new("sh").arg("-c").arg(format!("command -v '{c}'")).output()
+            && o.status.success()
+        {
+            return PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+        }
+    }
+    panic!(
+        "chromium is not installed: the report tests open the HTML in a real browser. Install it \
+         (Debian/Ubuntu: apt-get install chromium; .ci/run does) or point CHROMIUM at a Chromium/Chrome binary"
+    );
+}
+
+/// Open `html` in headless Chromium; screenshot (and PDF) under target/test-artifacts/report/.
+fn browse(html: &Path, name: &str) -> Value {
+    let browser = chromium();
+    let dir = artifacts();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/browser.py"))
+        .arg(html)
+        .arg("--chromium")
+        .arg(&browser)
+        .arg("--screenshot")
+        .arg(dir.join(format!("{name}.png")))
+        .arg("--pdf")
+        .arg(dir.join(format!("{name}.pdf")))
+        .args(["--width", "1280", "--height", "2000"])
+        .output()
+        .expect("running python3 tests/py/browser.py");
+    assert!(
+        out.status.success(),
+        "browser.py failed on {} (needs chromium and the websocket-client package from tests/requirements.txt):\n{}",
+        html.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    std::fs::copy(html, dir.join(format!("{name}.html"))).unwrap();
+    assert_eq!(v["errors"], serde_json::json!([]), "console errors in {name}: {v}");
+    assert_eq!(v["external_requests"], serde_json::json!([]), "a self-contained page loads nothing: {v}");
+    let dom = &v["dom"];
+    assert_eq!(dom["scripts"], 0, "no executable script");
+    assert_eq!(dom["unlabelled_svgs"], 0, "every chart has role, <title> and <desc>");
+    assert_eq!(dom["embedded_schema"], "gpumon.summary/1");
+    assert!(dom["times"].as_str().unwrap().contains("UTC"), "{}", dom["times"]);
+    assert!(
+        dom["min_chart_width"].as_f64().unwrap() >= 500.0,
+        "two charts a row at 1280 px: {}",
+        dom["min_chart_width"]
+    );
+    let png = std::fs::metadata(dir.join(format!("{name}.png"))).unwrap().len();
+    assert!(png > 20_000, "screenshot of {png} bytes");
+    assert!(v["pdf_pages"].as_u64().unwrap() >= 1, "prints to PDF");
+    v
+}
+
+fn charts(v: &Value) -> Vec<(String, u64)> {
+    let mut c: Vec<(String, u64)> =
+        v["dom"]["charts"].as_object().unwrap().iter().map(|(k, n)| (k.clone(), n.as_u64().unwrap())).collect();
+    c.sort();
+    c
+}
+
+fn heat_means(v: &Value) -> Vec<(String, f64)> {
+    v["dom"]["heatmap_rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["gpu"].as_str().unwrap().to_string(), r["mean"].as_f64().unwrap()))
+        .collect()
+}
+
+fn summary_json(args: &[&str], input: &Path) -> Value {
+    let o = gpumon().arg("summarize").arg(input).args(["--format", "json"]).args(args).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The heatmap's row means are the summary's utilization means (same rows, same keys).
+fn assert_means_match(v: &Value, summary: &Value) {
+    let means = heat_means(v);
+    let gpus = summary["hosts"][0]["gpus"].as_array().unwrap();
+    assert_eq!(means.len(), gpus.len());
+    for ((gpu, m), g) in means.iter().zip(gpus) {
+        assert_eq!(gpu, g["gpu"].as_str().unwrap());
+        let want = g["stats"]["utilization.gpu.mean"].as_f64().unwrap();
+        assert!((m - want).abs() <= 0.051, "GPU {gpu}: heatmap mean {m} vs summary {want}");
+    }
+}
+
+fn device(name: &str, util: &str, power: &str, temp: &str) -> String {
+    format!(
+        "
+[device]
+name = {name}
+memory.total = 81559
+memory.used = 30000, 41000, 52000, 61000, 62000, 62500, 63000
+utilization.gpu = {util}
+utilization.memory = 40
+temperature.gpu = {temp}
+power.draw = {power}
+power.limit = 700
+clocks.sm = 1410, 1755, 1980
+clocks.mem = 2619
+pstate = 0
+clocks_event_reasons.active = 0
+"
+    )
+}
+
+/// Four H100s; GPU 3 gets a quarter of the work.
+fn four_gpus() -> String {
+    let busy = "92, 95, 97, 90, 99, 94, 96, 91, 98, 93, 95, 97, 92, 96";
+    let starved = "20, 25, 15, 30, 22, 18, 24, 21, 19, 26, 23, 17, 25, 20";
+    let mut s = String::from("init = ok\n");
+    for i in 0..3 {
+        let _ = i;
+        s += &device("NVIDIA H100 80GB HBM3", busy, "610, 650, 690, 640, 660", "55, 60, 64, 67, 69, 70");
+    }
+    s += &device("NVIDIA H100 80GB HBM3", starved, "180, 210, 190, 220, 200", "41, 43, 44, 45");
+    s
+}
+
+#[test]
+fn fake_recording_with_a_starved_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    // 200 ms rows of two 100 ms sub-samples (.max columns), next to a wrapped job (job.* columns).
+    let o = gpumon_fake(dir.path(), &four_gpus())
+        .args(["record", "-q", "-i", "200ms", "--sample-every", "100ms", "-o"])
+        .arg(&run)
+        .args(["--", "sleep", "3"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = dir.path().join("run.html");
+    let o = gpumon().args(["report", "-q"]).arg(&run).arg("-o").arg(&html).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.len() < 1_000_000, "{} bytes", text.len());
+    assert!(text.contains("utilization.gpu (band up to .max)"), "aggregated rows draw the .max band");
+    let v = browse(&html, "fake-4gpu");
+    let per_gpu = |k: &str| (k.to_string(), 4u64);
+    let mut want = vec![
+        per_gpu("gpu-clock"),
+        per_gpu("gpu-mem"),
+        per_gpu("gpu-power"),
+        per_gpu("gpu-temp"),
+        per_gpu("gpu-util"),
+        ("host-cpu".into(), 1),
+        ("host-mem".into(), 1),
+        ("job-cpu".into(), 1),
+        ("job-rss".into(), 1),
+    ];
+    want.sort();
+    assert_eq!(charts(&v), want, "{}", v["dom"]);
+    assert_eq!(v["dom"]["chart_count"], 24);
+    assert_eq!(v["dom"]["gpu_table_rows"], 4);
+    let means = heat_means(&v);
+    assert_eq!(means.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["0", "1", "2", "3"]);
+    for (gpu, m) in &means[..3] {
+        assert!(*m > means[3].1 + 50.0, "GPU {gpu} ({m}) is far busier than GPU 3 ({})", means[3].1);
+    }
+    assert!(v["dom"]["findings"].as_array().unwrap().iter().any(|f| f == "imbalance"), "{}", v["dom"]["findings"]);
+    assert_eq!(v["dom"]["max_line_runs"], 1, "no gaps: every line is one piece");
+    assert_means_match(&v, &summary_json(&[], &run));
+}
+
+#[test]
+fn real_8gpu_nvidia_smi_log() {
+    let log = repo_root().join(
+        "../shared/data/nvidia-smi-logs/grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("h100.html");
+    let o = gpumon().args(["report", "-q", "--tz", "UTC"]).arg(&log).arg("-o").arg(&html).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = browse(&html, "h100-8gpu");
+    // The log has power, utilization and memory: three charts per GPU, no host charts.
+    assert_eq!(charts(&v), [("gpu-mem".to_string(), 8), ("gpu-power".into(), 8), ("gpu-util".into(), 8)]);
+    assert_eq!(v["dom"]["heatmap_rows"].as_array().unwrap().len(), 8);
+    let s = summary_json(&["--tz", "UTC"], &log);
+    assert_means_match(&v, &s);
+    assert!(s["hosts"][0]["gpus"][0]["stats"]["gaps"].as_f64().unwrap() > 0.0);
+    assert!(v["dom"]["max_line_runs"].as_u64().unwrap() > 1, "the log's gaps break the lines");
+    let times = v["dom"]["times"].as_str().unwrap();
+    assert!(times.contains("2025-07-26 23:32:09 UTC"), "{times}");
+}
+
+#[test]
+fn windows_checks_stdout_and_escaping() {
+    let log = repo_root().join(
+        "../shared/data/nvidia-smi-logs/grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv",
+    );
+    let host = "<script>alert(1)</script>&\"x\"";
+    let o = gpumon()
+        .args(["report", "-q", "--tz", "Europe/Berlin", "--since", "+5m", "--host", host])
+        .args(["--fail-if", "utilization.gpu.mean < 99", "-o", "-"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "a failed check is exit 3: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("check failed"));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with("<!DOCTYPE html>"));
+    assert!(!text.contains("<script>alert"), "data is escaped");
+    assert!(text.contains("data-host=\"&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x&quot;\""));
+    assert_eq!(text.matches("<script").count(), 1, "only the JSON data block");
+    assert!(text.contains("Europe/Berlin") && text.contains("(UTC+02:00)"), "local time in --tz");
+    let json = text.split("id=\"gpumon-summary\">").nth(1).unwrap().split("</script>").next().unwrap();
+    let j: Value = serde_json::from_str(json).unwrap();
+    assert_eq!(j["hosts"][0]["host"], host);
+    assert!(j["window"]["since"].is_string() && j["window"]["rows_left_out"].as_u64().unwrap() > 0);
+    assert_eq!(j["checks"][0]["passed"], false);
+    assert!(text.contains("class=\"checks\""));
+    // Same flags as summarize: a bad one is a usage error.
+    let o = gpumon().args(["report", "--since", "yesterday", "-o", "x.html"]).arg(&log).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = gpumon().arg("report").arg(&log).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "-o is required");
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Open an HTML file in headless Chromium through the DevTools protocol and report what a browser saw.
+
+usage: browser.py FILE.html [--screenshot OUT.png] [--pdf OUT.pdf] [--width 1280] [--height 2000]
+                            [--chromium PATH] [--repeat N]
+
+Prints one JSON object: console errors and uncaught exceptions, requests to anything but the file
+itself (a self-contained page makes none), load and first-render times (ms, from navigation start;
+the median of --repeat runs), and DOM facts the report tests check: charts by kind, heatmap rows,
+findings, the embedded summary's schema. Exit 2 when Chromium or websocket-client is missing.
+
+Chromium runs with --headless --no-sandbox --disable-gpu, no background networking, a fresh
+--user-data-dir, and --remote-debugging-port=0 (the port is read from DevToolsActivePort).
+"""
+import argparse
+import base64
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+try:
+    import websocket  # websocket-client
+except ImportError:
+    print("browser.py: the Python package websocket-client is missing: pip install websocket-client", file=sys.stderr)
+    sys.exit(2)
+
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
+    "--hide-scrollbars", "--mute-audio",
+]
+
+DOM_FACTS = r"""
+(() => {
+  const charts = {};
+  for (const s of document.querySelectorAll('svg.chart')) {
+    const k = s.dataset.chart; charts[k] = (charts[k] || 0) + 1;
+  }
+  const rows = [...document.querySelectorAll('svg.heatmap g.hm-row')].map(g => ({
+    host: g.dataset.host, gpu: g.dataset.gpu, mean: g.dataset.mean === '' ? null : Number(g.dataset.mean)}));
+  const unlabelled = [...document.querySelectorAll('svg.chart, svg.heatmap')]
+    .filter(s => !s.getAttribute('role') || !s.querySelector('title') || !s.querySelector('desc')).length;
+  const box = [...document.querySelectorAll('svg.chart')].map(s => s.getBoundingClientRect().width);
+  let schema = null;
+  try { schema = JSON.parse(document.getElementById('gpumon-summary').textContent).schema; } catch (e) {}
+  return JSON.stringify({
+    title: document.title,
+    charts, chart_count: document.querySelectorAll('svg.chart').length,
+    svg_count: document.querySelectorAll('svg').length,
+    heatmap_rows: rows,
+    findings: [...document.querySelectorAll('.findings li')].map(li => li.dataset.rule),
+    times: (document.getElementById('times') || {}).textContent || null,
+    gpu_table_rows: document.querySelectorAll('table.gpus tbody tr').length,
+    unlabelled_svgs: unlabelled,
+    min_chart_width: box.length ? Math.min(...box) : null,
+    scripts: [...document.querySelectorAll('script')].filter(s => s.type !== 'application/json').length,
+    embedded_schema: schema,
+    page_height: document.documentElement.scrollHeight,
+    max_line_runs: Math.max(0, ...[...document.querySelectorAll('svg.chart path.l:not(.k)')]
+      .map(p => (p.getAttribute('d').match(/M/g) || []).length)),
+  });
+})()
+"""
+
+
+class Cdp:
+    def __init__(self, url):
+        self.ws = websocket.create_connection(url, timeout=60, suppress_origin=True)
+        self.next_id = 0
+        self.events = []
+
+    def call(self, method, **params):
+        self.next_id += 1
+        mid = self.next_id
+        self.ws.send(json.dumps({"id": mid, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            if "method" in msg:
+                self.events.append(msg)
+
+    def wait_event(self, method, timeout=60):
+        for i, e in enumerate(self.events):
+            if e["method"] == method:
+                return self.events.pop(i)
+        end = time.time() + timeout
+        while time.time() < end:
+            msg = json.loads(self.ws.recv())
+            if msg.get("method") == method:
+                return msg
+            if "method" in msg:
+                self.events.append(msg)
+        raise TimeoutError(method)
+
+
+def find_chromium(given):
+    for c in [given, os.environ.get("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"]:
+        if c and shutil.which(c):
+            return shutil.which(c)
+    return None
+
+
+def start(chromium, profile):
+    proc = subprocess.Popen(
+        [chromium, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    port_file = os.path.join(profile, "DevToolsActivePort")
+    end = time.time() + 60
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"chromium exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+        if os.path.exists(port_file):
+            lines = open(port_file).read().split()
+            if lines:
+                return proc, int(lines[0])
+        time.sleep(0.05)
+    raise TimeoutError("chromium did not open its DevTools port")
+
+
+def page_ws(port):
+    end = time.time() + 30
+    while time.time() < end:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+            pages = [t for t in json.load(r) if t.get("type") == "page"]
+        if pages:
+            return pages[0]["webSocketDebuggerUrl"]
+        time.sleep(0.05)
+    raise TimeoutError("no page target")
+
+
+def visit(cdp, url, width, height):
+    """Navigate once; return (load_ms, render_ms) from navigation start."""
+    cdp.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+    cdp.call("Page.navigate", url=url)
+    cdp.wait_event("Page.loadEventFired")
+    # Two animation frames after load: the page has been laid out and painted.
+    r = cdp.call("Runtime.evaluate", awaitPromise=True, returnByValue=True, expression="""
+        new Promise(res => requestAnimationFrame(() => requestAnimationFrame(() => {
+          const n = performance.getEntriesByType('navigation')[0];
+          res(JSON.stringify({load: n.loadEventEnd, render: performance.now()}));
+        })))""")
+    t = json.loads(r["result"]["value"])
+    return t["load"], t["render"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--screenshot")
+    ap.add_argument("--pdf")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=2000)
+    ap.add_argument("--chromium")
+    ap.add_argument("--repeat", type=int, default=1)
+    a = ap.parse_args()
+    chromium = find_chromium(a.chromium)
+    if not chromium:
+        print("browser.py: chromium not found: install it (Debian: apt-get install chromium), or set CHROMIUM",
+              file=sys.stderr)
+        sys.exit(2)
+    url = "file://" + os.path.abspath(a.file)
+    profile = tempfile.mkdtemp(prefix="gpumon-chromium-")
+    proc = None
+    try:
+        proc, port = start(chromium, profile)
+        cdp = Cdp(page_ws(port))
+        for domain in ["Page", "Runtime", "Log", "Network"]:
+            cdp.call(f"{domain}.enable")
+        loads, renders = [], []
+        for i in range(max(1, a.repeat)):
+            if i:
+                cdp.call("Network.clearBrowserCache")
+            load, render = visit(cdp, url, a.width, a.height)
+            loads.append(load)
+            renders.append(render)
+        facts = json.loads(cdp.call("Runtime.evaluate", expression=DOM_FACTS, returnByValue=True)["result"]["value"])
+        if a.screenshot:
+            shot = cdp.call("Page.captureScreenshot", format="png")
+            with open(a.screenshot, "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
+        pdf_pages = None
+        if a.pdf:
+            pdf = base64.b64decode(cdp.call("Page.printToPDF", landscape=True, printBackground=True)["data"])
+            with open(a.pdf, "wb") as f:
+                f.write(pdf)
+            pdf_pages = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
+        errors, requests = [], []
+        for e in cdp.events:
+            m, p = e["method"], e.get("params", {})
+            if m == "Runtime.exceptionThrown":
+                d = p.get("exceptionDetails", {})
+                errors.append("Uncaught " + str(d.get("exception", {}).get("description") or d.get("text")))
+            elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
+                errors.append("console." + p["type"] + ": " + " ".join(str(x.get("value", x.get("description")))
+                                                                       for x in p.get("args", [])))
+            elif m == "Log.entryAdded" and p.get("entry", {}).get("level") in ("error", "warning"):
+                errors.append("log: " + p["entry"].get("text", ""))
+            elif m == "Network.requestWillBeSent":
+                u = p.get("request", {}).get("url", "")
+                if u != url and not u.startswith("data:") and u != "about:blank":
+                    requests.append(u)
+        out = {
+            "chromium": chromium, "url": url, "bytes": os.path.getsize(a.file),
+            "errors": errors, "external_requests": requests,
+            "load_ms": statistics.median(loads), "render_ms": statistics.median(renders),
+            "load_ms_all": loads, "render_ms_all": renders, "pdf_pages": pdf_pages, "dom": facts,
+        }
+        print(json.dumps(out))
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
