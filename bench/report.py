@@ -6,8 +6,9 @@ usage: python3 bench/report.py [--rows 20000000] [--runs 3] [--gpumon target/rel
                                [--skip-full] [--json OUT]
 needs: pip install pandas pyarrow matplotlib websocket-client; chromium (apt-get install chromium)
 
-Measured, each as a child process (wall time around it; peak RSS = ru_maxrss through the C launcher
-bench/rusage_exec.c, so the children do not inherit Python's high-water mark):
+Measured, each as a child process (wall time around it; gpumon's peak RSS = ru_maxrss through the C
+launcher bench/rusage_exec.c, so it does not inherit Python's high-water mark; the peers' peak RSS is
+polled from /proc and ru_maxrss, and a peer is stopped past --peer-timeout or --peer-rss-cap):
   gpumon   `gpumon report FILE -o report.html`: wall time (median of --runs after one warm-up),
            peak RSS, size of the HTML; then the time headless Chromium takes to load and render the
            page (tests/py/browser.py, median of 5 loads: load event, and two animation frames after
@@ -74,6 +75,36 @@ def run(cmd, tmp, exe):
     return wall, ru.ru_maxrss / 1024.0
 
 
+def run_capped(cmd, timeout_s, cap_mib):
+    """(wall s, peak RSS MiB, None) of cmd, or (s, MiB, why) when it was stopped: past timeout_s or cap_mib
+    of RSS (polled from /proc twice a second; the full-resolution plot would otherwise take the machine)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak, why = 0.0, None
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        try:
+            with open(f"/proc/{p.pid}/status") as f:
+                rss = next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0) / 1024.0
+            peak = max(peak, rss)
+        except OSError:
+            pass
+        wall = time.perf_counter() - t0
+        if wall > timeout_s or peak > cap_mib:
+            why = f"stopped after {wall:.0f} s at {peak:.0f} MiB RSS (limits: {timeout_s} s, {cap_mib} MiB)"
+            p.kill()
+            _, status, ru = os.wait4(p.pid, 0)
+            break
+        time.sleep(0.5)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if why is None and p.returncode != 0:
+        sys.exit(f"{cmd} failed: {p.stderr.read().decode(errors='replace')[-2000:]}")
+    return wall, max(peak, ru.ru_maxrss / 1024.0), why
+
+
 def peer(path, out, binned):
     """The pandas + matplotlib plot (runs in a child: `report.py --peer full|binned FILE OUT.png`)."""
     import matplotlib
@@ -133,6 +164,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--gpumon", default=os.path.join(ROOT, "target", "release", "gpumon"))
     ap.add_argument("--skip-full", action="store_true", help="leave out the full-resolution matplotlib run")
+    ap.add_argument("--peer-timeout", type=int, default=600, help="seconds before a peer run is stopped")
+    ap.add_argument("--peer-rss-cap", type=int, default=6144, help="MiB of RSS at which a peer run is stopped")
     ap.add_argument("--json")
     a = ap.parse_args()
     path = ensure_input(a.rows)
@@ -156,8 +189,12 @@ def main():
         res["chromium"]["charts"] = br["dom"]["chart_count"]
         for kind in (["binned"] if a.skip_full else ["binned", "full"]):
             png = os.path.join(DATA, f"peer-{kind}.png")
-            wall, rss = run([sys.executable, os.path.abspath(__file__), "--peer", kind, path, png], tmp, exe)
-            res[f"matplotlib_{kind}"] = {"wall_s": wall, "rss_mib": rss, "png_bytes": os.path.getsize(png)}
+            if os.path.exists(png):
+                os.remove(png)
+            cmd = [sys.executable, os.path.abspath(__file__), "--peer", kind, path, png]
+            wall, rss, why = run_capped(cmd, a.peer_timeout, a.peer_rss_cap)
+            size = os.path.getsize(png) if os.path.exists(png) else None
+            res[f"matplotlib_{kind}"] = {"wall_s": wall, "rss_mib": rss, "png_bytes": size, "stopped": why}
         res["launcher"] = bool(exe)
     g = res["gpumon"]
     print(f"input: {a.rows:,} rows, {res['input_bytes'] / 1e6:.0f} MB Parquet, {res['cpus']} CPUs")
@@ -166,7 +203,9 @@ def main():
           f" {res['chromium']['charts']} charts)")
     for kind in ["binned", "full"]:
         m = res.get(f"matplotlib_{kind}")
-        if m:
+        if m and m["stopped"]:
+            print(f"pandas+mpl {kind:7} did not finish: {m['stopped']}")
+        elif m:
             print(f"pandas+mpl {kind:7} {m['wall_s']:6.2f} s  {m['rss_mib']:7.0f} MiB  PNG {m['png_bytes'] / 1e6:.2f} MB"
                   f"  ({m['wall_s'] / g['wall_s']:.1f}x gpumon's time)")
     if a.json:

@@ -15,16 +15,23 @@ is flat. CPU is ru_utime + ru_stime of the finished child (bench/rusage_exec.c).
 comes from gpumon's own `-v` line `N ticks written to ...`: ticks the scheduler skips as missed
 are not counted, and `--count` keeps going until N ticks are written.
 
-Part 2, flush cost. The same gpumon (2 fake GPUs, Parquet, the same rotation) for
-100,000 ticks with `--flush 1s` next to `--flush 1h`. With 1h nothing is flushed
-(fsync + Parquet journal append) except at rotation and close. The two configurations run at
-the same time, in pairs (`--pairs`, default 2), so they see the same machine. Reported:
+Part 2, flush cost. The same gpumon (2 fake GPUs, Parquet) for 100,000 ticks with
+`--flush 1s` next to `--flush 1h`. A flush drains the buffered rows into the Parquet writer and
+the journal and fsyncs the journal; with 1h that happens only at close (the journal is still
+appended, unsynced, every 1024 rows). Part 2 runs without rotation by default: when a Parquet
+piece reaches the size estimate depends on the flush pattern, so with rotation on the two
+settings rotate a different number of times (`--flush-rotate` turns it on anyway). The two
+settings run at the same time, in pairs (`--pairs`, default 2), so they see the same machine.
+Reported:
     per tick  = median(CPU 1s) / ticks - median(CPU 1h) / ticks
     per flush = (median CPU 1s - median CPU 1h) / (flushes 1s - flushes 1h)
-The number of flushes is the count of `-v` lines `gpumon: flushed through ...`. The spread
-between pairs of one configuration is printed as the noise to hold the difference against.
+and the same difference for the writer thread alone (where the flush runs), from
+/proc/PID/task/TID/schedstat sampled every 0.5 s. The number of flushes is the count of `-v`
+lines `gpumon: flushed through ...`. The spread between pairs of one setting is printed as the
+noise to hold the difference against.
 
 usage: python3 bench/soak.py [--quick] [--json OUT.json] [--keep DIR] [--ticks N] [--format csv]
+                             [--skip-soak | --skip-flush] [--flush-rotate] [--pairs N]
 build first: cargo build --release && cargo build --release -p fake-nvml
 """
 
@@ -377,6 +384,9 @@ def main() -> None:
     ap.add_argument("--format", choices=["parquet", "csv"], default="parquet", help="soak output format (default parquet)")
     ap.add_argument("--rss-every", type=float, default=3.0, help="seconds between RSS samples (default 3)")
     ap.add_argument("--skip-flush", action="store_true", help="soak only")
+    ap.add_argument("--flush-rotate", action="store_true",
+                    help="part 2 with the soak's rotation too (off by default: when Parquet pieces rotate depends on --flush, "
+                         "so the two settings would rotate a different number of times)")
     ap.add_argument("--skip-soak", action="store_true", help="flush cost only")
     ap.add_argument("--json", metavar="OUT", help="write every figure (and every RSS sample) as JSON")
     ap.add_argument("--keep", metavar="DIR", help="keep outputs, scenario and stderr in DIR (default: temp dir, removed)")
@@ -420,8 +430,8 @@ def main() -> None:
         "scenario": scenario_text(),
     }
 
-    def gpumon_argv(out: Path, ticks: int, flush: str) -> list[str]:
-        return [args.gpumon, "record", "-q", "-v", "-i", args.interval, "--count", str(ticks), *ROTATE,
+    def gpumon_argv(out: Path, ticks: int, flush: str, rotate: bool = True) -> list[str]:
+        return [args.gpumon, "record", "-q", "-v", "-i", args.interval, "--count", str(ticks), *(ROTATE if rotate else []),
                 "--flush", flush, "-o", str(out)]
 
     # ------------------------------------------------------------ part 1: soak
@@ -487,14 +497,15 @@ def main() -> None:
 
     # ------------------------------------------------------------ part 2: flush cost
     if not args.skip_flush:
-        print(f"\npart 2: flush cost, {flush_ticks:,} ticks each, --flush 1s next to --flush 1h, {args.pairs} pairs, Parquet")
+        print(f"\npart 2: flush cost, {flush_ticks:,} ticks each, --flush 1s next to --flush 1h, {args.pairs} pairs, Parquet, "
+              + ("rotation as in part 1" if args.flush_rotate else "no rotation"))
         runs: dict[str, list[Run]] = {"1s": [], "1h": []}
         for p in range(args.pairs):
             launched = []
             for fl in ("1s", "1h"):
                 d = tmp / f"flush{fl}.{p}"
                 d.mkdir(exist_ok=True)
-                r = Run(f"flush {fl} #{p}", gpumon_argv(d / "f.parquet", flush_ticks, fl), d)
+                r = Run(f"flush {fl} #{p}", gpumon_argv(d / "f.parquet", flush_ticks, fl, args.flush_rotate), d)
                 launched.append(Launched(r, launcher, env, tmp))
             stop = threading.Event()
             ths = [threading.Thread(target=sampler, args=(l, 0.5, stop), daemon=True) for l in launched]
@@ -537,6 +548,8 @@ def main() -> None:
               f"(spread between pairs {1e3 * wspread:.2f} ms/s)")
         result["flush"] = {
             "ticks": flush_ticks,
+            "rotation": args.flush_rotate,
+            "argv_1s": runs["1s"][0].argv,
             "runs": {fl: [{k: v for k, v in asdict(r).items() if k != "samples"} | {"cpu_s": r.cpu_s, "last_sample": r.samples[-1] if r.samples else None} for r in rs]
                      for fl, rs in runs.items()},
             "median_cpu_per_tick_s": med,

@@ -21,8 +21,10 @@ use crate::catalog::{Field, Ty};
 use crate::sample::{Selection, Tick, Value};
 use crate::schema::arrow_schema;
 
-/// Rows per Parquet row group; bounds the writer's memory.
-const ROW_GROUP_ROWS: usize = 16 * 1024;
+/// Rows per Parquet row group; bounds the writer's memory (the open row group's encoders).
+const ROW_GROUP_ROWS: usize = 4 * 1024;
+/// Rows per data page, so the encoded size of the open row group is known early (size rotation).
+const PAGE_ROWS: usize = 512;
 /// Buffered rows converted to an Arrow batch at once.
 const BATCH_ROWS: usize = 1024;
 
@@ -107,6 +109,7 @@ pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties 
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_data_page_row_count_limit(PAGE_ROWS)
         .set_key_value_metadata(Some(pairs))
         .build()
 }
@@ -181,13 +184,14 @@ impl Sink for ParquetSink {
         out.sync()
     }
 
-    /// Written bytes plus an estimate for the open row group and the rows not yet encoded
-    /// (a few bytes per cell: zstd shrinks repetitive metrics well), used for size rotation.
+    /// Written bytes plus the encoder's estimate for the open row group and a few bytes per cell not
+    /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
+    /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn add_metadata(&mut self, key: &str, value: &str) {
         self.w.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
     }
 
     fn bytes_written(&self) -> u64 {
-        (self.w.bytes_written() + self.w.memory_size() + self.rows * self.cols.len() * 2) as u64
+        (self.w.bytes_written() + self.w.in_progress_size() + self.rows * self.cols.len() * 2) as u64
     }
 }

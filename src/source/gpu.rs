@@ -213,9 +213,8 @@ impl GpuSource {
                     warn_once(
                         &format!("nvml-timeout-{}", info.index),
                         &format!(
-                            "GPU {}: NVML did not answer within {} ms; its fields are empty while it hangs",
-                            info.index,
-                            budget.as_millis()
+                            "GPU {}: NVML did not answer within {:?}; its fields are empty while it hangs",
+                            info.index, budget
                         ),
                     );
                     identity_row(info)

@@ -239,3 +239,24 @@ fn windows_checks_stdout_and_escaping() {
     let o = gpumon().arg("report").arg(&log).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "-o is required");
 }
+
+#[test]
+fn host_only_recording_takes_its_span_from_the_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("host.csv");
+    let o = gpumon()
+        .args(["record", "-q", "-i", "200ms", "--count", "6", "-o"])
+        .arg(&csv)
+        .env("GPUMON_NVML_LIB", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gpumon().args(["report", "-q", "-o", "-"]).arg(&csv).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.matches("<svg class=\"chart\"").count(), 2, "CPU and RAM, no GPU charts");
+    assert!(text.contains("data-chart=\"host-cpu\"") && text.contains("data-chart=\"host-mem\""));
+    assert!(!text.contains("class=\"heatmap\""), "no GPU, no heatmap");
+    // Five 200 ms steps: the span is about a second (from the timestamps, not the empty GPU span).
+    assert!(["0.9 s long", "1.0 s long", "1.1 s long"].iter().any(|s| text.contains(s)), "span of 6 ticks");
+}
