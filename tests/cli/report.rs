@@ -182,8 +182,15 @@ fn fake_recording_with_a_starved_gpu() {
         assert!(*m > means[3].1 + 50.0, "GPU {gpu} ({m}) is far busier than GPU 3 ({})", means[3].1);
     }
     assert!(v["dom"]["findings"].as_array().unwrap().iter().any(|f| f == "imbalance"), "{}", v["dom"]["findings"]);
-    assert_eq!(v["dom"]["max_line_runs"], 1, "no gaps: every line is one piece");
-    assert_means_match(&v, &summary_json(&[], &run));
+    let summary = summary_json(&[], &run);
+    assert_means_match(&v, &summary);
+    // Without gaps (a tick missed three times in a row on a loaded machine would make one) every
+    // line is one piece.
+    let gaps: f64 =
+        summary["hosts"][0]["gpus"].as_array().unwrap().iter().map(|g| g["stats"]["gaps"].as_f64().unwrap()).sum();
+    if gaps == 0.0 {
+        assert_eq!(v["dom"]["max_line_runs"], 1, "no gaps: every line is one piece");
+    }
 }
 
 #[test]

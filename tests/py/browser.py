@@ -110,14 +110,17 @@ def find_chromium(given):
 
 
 def start(chromium, profile):
+    # Chromium's stderr goes to a file: a pipe nobody reads could fill up and stall it.
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [chromium, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=log)
     port_file = os.path.join(profile, "DevToolsActivePort")
     end = time.time() + 60
     while time.time() < end:
         if proc.poll() is not None:
-            raise RuntimeError(f"chromium exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+            log.seek(0)
+            raise RuntimeError(f"chromium exited with {proc.returncode}: {log.read().decode(errors='replace')[-2000:]}")
         if os.path.exists(port_file):
             lines = open(port_file).read().split()
             if lines:
