@@ -14,7 +14,7 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::{CountingWriter, RunMeta, Sink};
 use crate::catalog::{Field, Ty};
@@ -23,8 +23,6 @@ use crate::schema::arrow_schema;
 
 /// Rows per Parquet row group; bounds the writer's memory (the open row group's encoders).
 const ROW_GROUP_ROWS: usize = 4 * 1024;
-/// Rows per data page, so the encoded size of the open row group is known early (size rotation).
-const PAGE_ROWS: usize = 512;
 /// Buffered rows converted to an Arrow batch at once.
 const BATCH_ROWS: usize = 1024;
 
@@ -109,7 +107,8 @@ pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties 
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_data_page_row_count_limit(PAGE_ROWS)
+        // Column-chunk statistics only: per-page indexes would pile up in memory until the footer.
+        .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_key_value_metadata(Some(pairs))
         .build()
 }
