@@ -22,7 +22,7 @@ use crate::sample::{Selection, Tick, Value};
 use crate::schema::arrow_schema;
 
 /// Rows per Parquet row group; bounds the writer's memory (the open row group's encoders).
-const ROW_GROUP_ROWS: usize = 4 * 1024;
+const ROW_GROUP_ROWS: usize = 8 * 1024;
 /// Buffered rows converted to an Arrow batch at once.
 const BATCH_ROWS: usize = 1024;
 

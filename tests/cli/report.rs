@@ -264,6 +264,10 @@ fn host_only_recording_takes_its_span_from_the_timestamps() {
     assert_eq!(text.matches("<svg class=\"chart\"").count(), 2, "CPU and RAM, no GPU charts");
     assert!(text.contains("data-chart=\"host-cpu\"") && text.contains("data-chart=\"host-mem\""));
     assert!(!text.contains("class=\"heatmap\""), "no GPU, no heatmap");
-    // Five 200 ms steps: the span is about a second (from the timestamps, not the empty GPU span).
-    assert!(["0.9 s long", "1.0 s long", "1.1 s long"].iter().any(|s| text.contains(s)), "span of 6 ticks");
+    // Five 200 ms steps: the span is about a second (from the timestamps, not the empty GPU span);
+    // a loaded machine may skip a deadline or two (counted in `missed`), which lengthens it.
+    assert!(
+        ["0.9", "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"].iter().any(|s| text.contains(&format!("{s} s long"))),
+        "span of 6 ticks"
+    );
 }
