@@ -117,38 +117,20 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
         start: Utc::now(),
         driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
     };
-    let writer = match &cfg.target {
-        Some(target) => Some(Writer::spawn(WriterConfig {
-            format: cfg.format,
-            target: target.clone(),
-            selection: cfg.selection.clone(),
-            meta: meta.clone(),
-            flush: if *target == Target::Stdout { Duration::ZERO } else { cfg.flush },
-            rotate_size: cfg.rotate_size,
-            rotate_every: cfg.rotate_every,
-            keep: cfg.keep,
-            max_total: cfg.max_total,
-            backlog_rows: cfg.max_backlog,
-            verbose: cfg.verbose,
-        })?),
-        None => None,
-    };
-    let procs = match cfg.target.as_ref().filter(|_| cfg.processes).and_then(procs_target) {
-        Some(target) => Some(Writer::spawn(WriterConfig {
-            format: if cfg.format == Format::Parquet { Format::Parquet } else { Format::Csv },
-            target,
-            selection: procs_selection(),
-            meta: meta.clone(),
-            flush: cfg.flush,
-            rotate_size: cfg.rotate_size,
-            rotate_every: cfg.rotate_every,
-            keep: cfg.keep,
-            max_total: cfg.max_total,
-            backlog_rows: cfg.max_backlog,
-            verbose: cfg.verbose,
-        })?),
-        None => None,
-    };
+    let writer = cfg
+        .target
+        .as_ref()
+        .map(|t| Writer::spawn(writer_config(cfg, t, cfg.format, &cfg.selection, &meta)))
+        .transpose()?;
+    // Per-process rows go beside the main file, Parquet or CSV like it.
+    let procs_format = if cfg.format == Format::Parquet { Format::Parquet } else { Format::Csv };
+    let procs = cfg
+        .target
+        .as_ref()
+        .filter(|_| cfg.processes)
+        .and_then(procs_target)
+        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), &meta)))
+        .transpose()?;
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, &meta)).transpose()?;
     let mut outputs = Outputs::new(writer, procs, exporter);
     // Start the job last, so nothing it does goes unrecorded for lack of a ready writer.
@@ -313,6 +295,29 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
         );
     }
     Ok(Outcome { stats, job_exit })
+}
+
+/// The writer settings of one output of this run.
+fn writer_config(
+    cfg: &RecordConfig,
+    target: &Target,
+    format: Format,
+    selection: &Selection,
+    meta: &RunMeta,
+) -> WriterConfig {
+    WriterConfig {
+        format,
+        target: target.clone(),
+        selection: selection.clone(),
+        meta: meta.clone(),
+        flush: if *target == Target::Stdout { Duration::ZERO } else { cfg.flush },
+        rotate_size: cfg.rotate_size,
+        rotate_every: cfg.rotate_every,
+        keep: cfg.keep,
+        max_total: cfg.max_total,
+        backlog_rows: cfg.max_backlog,
+        verbose: cfg.verbose,
+    }
 }
 
 /// Hand one output row set to the outputs, carrying the count of ticks missed just before it.
