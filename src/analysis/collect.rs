@@ -6,23 +6,16 @@
 //! `uuid` when there is no index). Host fields are taken once per tick: from the first row of each
 //! new timestamp of a host. Windowed-out rows are skipped before anything is counted.
 
-use std::collections::HashMap;
-
 use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::analysis::acc::{GpuAcc, HostAcc, hm};
 use crate::catalog::{CATALOG, Field, Source};
-use crate::read::cols::{self, Interner, NO_TS, NO_U64};
+use crate::read::cols::{self, NO_TS, NO_U64};
 
-const NONE: u32 = u32::MAX;
+use super::keys::{Keyer, NONE, RowKeys};
 
-/// A GPU's key within its host.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GpuKey {
-    Index(u32),
-    Uuid(String),
-}
+pub use super::keys::GpuKey;
 
 /// What the collector needs to know before the first row.
 #[derive(Debug, Clone, Default)]
@@ -99,15 +92,13 @@ fn host_metric(f: Field, host_extra: &[Field]) -> Option<usize> {
 #[derive(Default)]
 struct Scratch {
     ts: Vec<i64>,
-    host: Vec<u32>,
-    gpu: Vec<u64>,
+    keys: RowKeys,
     slot: Vec<u32>,
     hrow: Vec<bool>,
     a: Vec<f64>,
     b: Vec<f64>,
     c: Vec<f64>,
     u: Vec<u64>,
-    uuid: Vec<u32>,
 }
 
 /// Accumulators for one part of the data.
@@ -115,11 +106,7 @@ pub struct Collector {
     cfg: CollectConfig,
     gpu_extra: Vec<Field>,
     host_extra: Vec<Field>,
-    pub hosts: Interner,
-    uuids: Interner,
-    /// Per host id: slot by GPU index, and by uuid id.
-    by_index: Vec<Vec<u32>>,
-    by_uuid: Vec<HashMap<u32, u32>>,
+    pub keys: Keyer,
     pub gpus: Vec<(u32, GpuKey, GpuAcc)>,
     pub host_accs: Vec<HostAcc>,
     /// Held-back first tick of each host in this part: (host, row) of the current batch.
@@ -136,10 +123,7 @@ impl Collector {
             cfg,
             gpu_extra,
             host_extra,
-            hosts: Interner::default(),
-            uuids: Interner::default(),
-            by_index: Vec::new(),
-            by_uuid: Vec::new(),
+            keys: Keyer::default(),
             gpus: Vec::new(),
             host_accs: Vec::new(),
             pending_rows: Vec::new(),
@@ -149,43 +133,29 @@ impl Collector {
     }
 
     fn host_id(&mut self, name: &str) -> u32 {
-        let id = self.hosts.id(name);
-        while self.host_accs.len() <= id as usize {
-            self.host_accs.push(HostAcc::new(self.host_extra.len()));
-            self.by_index.push(Vec::new());
-            self.by_uuid.push(HashMap::new());
-        }
+        let id = self.keys.host_id(name);
+        self.grow_hosts();
         id
     }
 
+    /// One host accumulator per known host.
+    fn grow_hosts(&mut self) {
+        while self.host_accs.len() < self.keys.hosts.len() {
+            self.host_accs.push(HostAcc::new(self.host_extra.len()));
+        }
+    }
+
     fn slot_for(&mut self, host: u32, key: GpuKey) -> u32 {
-        let h = host as usize;
-        let existing = match &key {
-            GpuKey::Index(i) => self.by_index[h].get(*i as usize).copied().filter(|&s| s != NONE),
-            GpuKey::Uuid(u) => {
-                let uid = self.uuids.id(u);
-                self.by_uuid[h].get(&uid).copied()
-            }
-        };
-        if let Some(s) = existing {
-            return s;
-        }
-        let s = self.gpus.len() as u32;
-        match &key {
-            GpuKey::Index(i) => {
-                let t = &mut self.by_index[h];
-                if t.len() <= *i as usize {
-                    t.resize(*i as usize + 1, NONE);
-                }
-                t[*i as usize] = s;
-            }
-            GpuKey::Uuid(u) => {
-                let uid = self.uuids.id(u);
-                self.by_uuid[h].insert(uid, s);
-            }
-        }
-        self.gpus.push((host, key, GpuAcc::new(self.gpu_extra.len())));
+        let (s, new) = self.keys.slot_for(host, key);
+        self.add_gpu(host, new);
         s
+    }
+
+    /// Per-GPU state for a slot the keyer has just created.
+    fn add_gpu(&mut self, host: u32, new: Option<GpuKey>) {
+        if let Some(key) = new {
+            self.gpus.push((host, key, GpuAcc::new(self.gpu_extra.len())));
+        }
     }
 
     /// Count one batch; rows without a host value belong to `default_host`.
@@ -209,35 +179,9 @@ impl Collector {
             self.s = s;
             return Ok(());
         }
-        // Hosts
-        let default_id = self.host_id(default_host);
-        s.host.clear();
-        match col(Field::Host) {
-            Some(h) if cols::str_ids(h, &mut self.hosts, default_id, &mut s.host) => {}
-            _ => {
-                s.host.clear();
-                s.host.resize(n, default_id);
-            }
-        }
-        let nhosts = self.hosts.len();
-        for h in 0..nhosts {
-            let name = self.hosts.name(h as u32).to_string();
-            self.host_id(&name);
-        }
-        // GPUs
-        s.gpu.clear();
-        s.uuid.clear();
-        let by_uuid = match col(Field::Index) {
-            Some(ix) if cols::u64_values(ix, &mut s.gpu) => false,
-            _ => {
-                s.gpu.clear();
-                s.gpu.resize(n, NO_U64);
-                match col(Field::Uuid) {
-                    Some(u) => cols::str_ids(u, &mut self.uuids, NONE, &mut s.uuid),
-                    None => false,
-                }
-            }
-        };
+        // Hosts and GPUs
+        self.keys.read(col(Field::Host), col(Field::Index), col(Field::Uuid), default_host, n, &mut s.keys);
+        self.grow_hosts();
         s.slot.clear();
         s.hrow.clear();
         self.pending_rows.clear();
@@ -252,27 +196,9 @@ impl Collector {
                 s.hrow.push(false);
                 continue;
             }
-            let h = s.host[i];
-            let slot = if by_uuid {
-                match s.uuid.get(i) {
-                    Some(&u) if u != NONE => {
-                        let name = self.uuids.name(u).to_string();
-                        self.slot_for(h, GpuKey::Uuid(name))
-                    }
-                    _ => NONE,
-                }
-            } else {
-                let g = s.gpu[i];
-                if g == NO_U64 || g > u64::from(u16::MAX) {
-                    NONE
-                } else {
-                    // Fast path: the slot table of this host.
-                    match self.by_index[h as usize].get(g as usize) {
-                        Some(&sl) if sl != NONE => sl,
-                        _ => self.slot_for(h, GpuKey::Index(g as u32)),
-                    }
-                }
-            };
+            let h = s.keys.host[i];
+            let (slot, new) = self.keys.slot(&s.keys, i);
+            self.add_gpu(h, new);
             s.slot.push(slot);
             let ha = &mut self.host_accs[h as usize];
             let new_tick = ha.last_ts != t;
@@ -407,7 +333,7 @@ impl Collector {
             }
             for i in 0..n {
                 if s.hrow[i] {
-                    self.host_accs[s.host[i] as usize].add(m, s.c[i]);
+                    self.host_accs[s.keys.host[i] as usize].add(m, s.c[i]);
                 }
             }
             for &(h, i) in &self.pending_rows {
@@ -434,7 +360,8 @@ impl Collector {
     /// Join the collector of the data that follows this one's.
     pub fn append(&mut self, later: Collector) {
         self.windowed_out += later.windowed_out;
-        let host_map: Vec<u32> = (0..later.hosts.len()).map(|h| self.host_id(later.hosts.name(h as u32))).collect();
+        let host_map: Vec<u32> =
+            (0..later.keys.hosts.len()).map(|h| self.host_id(later.keys.hosts.name(h as u32))).collect();
         for (h, acc) in later.host_accs.into_iter().enumerate() {
             if let Some(&mine) = host_map.get(h) {
                 self.host_accs[mine as usize].append(acc);

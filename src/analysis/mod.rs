@@ -8,6 +8,7 @@ pub mod acc;
 pub mod checks;
 pub mod collect;
 pub mod findings;
+pub mod keys;
 pub mod stats;
 pub mod window;
 
@@ -96,8 +97,8 @@ pub fn build(
     let per_gpu: Vec<Stats> =
         c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util, &gpu_extra)).collect();
     let mut hosts = Vec::new();
-    for h in 0..c.hosts.len() {
-        let name = c.hosts.name(h as u32).to_string();
+    for h in 0..c.keys.hosts.len() {
+        let name = c.keys.hosts.name(h as u32).to_string();
         let hs = host_stats(&c.host_accs[h], &host_extra);
         let gpus: Vec<GpuSummary> = order
             .iter()

@@ -9,20 +9,16 @@
 //! broken between two buckets when the step between them is a gap, or when a bucket in between has
 //! rows but no value of the field (missing is missing, not interpolated).
 
-use std::collections::HashMap;
-
 use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::analysis::acc::Timing;
-use crate::analysis::collect::GpuKey;
+use crate::analysis::keys::{GpuKey, Keyer, NONE, RowKeys};
 use crate::catalog::Field;
-use crate::read::cols::{self, Interner, NO_TS, NO_U64};
+use crate::read::cols::{self, NO_TS};
 
 /// Buckets across the report's time span.
 pub const BUCKETS: usize = 1200;
-
-const NONE: u32 = u32::MAX;
 
 /// A charted field and the `.max` companion column whose values raise the top of its band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,9 +212,7 @@ impl Track {
 #[derive(Default)]
 struct Scratch {
     ts: Vec<i64>,
-    host: Vec<u32>,
-    gpu: Vec<u64>,
-    uuid: Vec<u32>,
+    keys: RowKeys,
     slot: Vec<u32>,
     bucket: Vec<usize>,
     hrow: Vec<bool>,
@@ -229,10 +223,7 @@ struct Scratch {
 pub struct Series {
     grid: Grid,
     window: (i64, i64),
-    hosts: Interner,
-    uuids: Interner,
-    by_index: Vec<Vec<u32>>,
-    by_uuid: Vec<HashMap<u32, u32>>,
+    keys: Keyer,
     gpus: Vec<(u32, GpuKey, Track)>,
     host_tracks: Vec<Track>,
     s: Scratch,
@@ -244,54 +235,18 @@ impl Series {
         Series {
             grid,
             window: (since.unwrap_or(i64::MIN), until.unwrap_or(i64::MAX)),
-            hosts: Interner::default(),
-            uuids: Interner::default(),
-            by_index: Vec::new(),
-            by_uuid: Vec::new(),
+            keys: Keyer::default(),
             gpus: Vec::new(),
             host_tracks: Vec::new(),
             s: Scratch::default(),
         }
     }
 
-    fn host_id(&mut self, name: &str) -> u32 {
-        let id = self.hosts.id(name);
-        while self.host_tracks.len() <= id as usize {
+    /// One host track per known host.
+    fn grow_hosts(&mut self) {
+        while self.host_tracks.len() < self.keys.hosts.len() {
             self.host_tracks.push(Track::new(self.grid.n, HOST_METRICS.len()));
-            self.by_index.push(Vec::new());
-            self.by_uuid.push(HashMap::new());
         }
-        id
-    }
-
-    fn slot_for(&mut self, host: u32, key: GpuKey) -> u32 {
-        let h = host as usize;
-        let found = match &key {
-            GpuKey::Index(i) => self.by_index[h].get(*i as usize).copied().filter(|&s| s != NONE),
-            GpuKey::Uuid(u) => {
-                let uid = self.uuids.id(u);
-                self.by_uuid[h].get(&uid).copied()
-            }
-        };
-        if let Some(s) = found {
-            return s;
-        }
-        let s = self.gpus.len() as u32;
-        match &key {
-            GpuKey::Index(i) => {
-                let t = &mut self.by_index[h];
-                if t.len() <= *i as usize {
-                    t.resize(*i as usize + 1, NONE);
-                }
-                t[*i as usize] = s;
-            }
-            GpuKey::Uuid(u) => {
-                let uid = self.uuids.id(u);
-                self.by_uuid[h].insert(uid, s);
-            }
-        }
-        self.gpus.push((host, key, Track::new(self.grid.n, GPU_METRICS.len())));
-        s
     }
 
     /// Count one batch; rows without a host value belong to `default_host`.
@@ -336,26 +291,8 @@ impl Series {
         default_host: &str,
         n: usize,
     ) {
-        let default_id = self.host_id(default_host);
-        s.host.clear();
-        if !host.is_some_and(|h| cols::str_ids(h, &mut self.hosts, default_id, &mut s.host)) {
-            s.host.clear();
-            s.host.resize(n, default_id);
-        }
-        for h in 0..self.hosts.len() {
-            let name = self.hosts.name(h as u32).to_string();
-            self.host_id(&name);
-        }
-        s.gpu.clear();
-        s.uuid.clear();
-        let by_uuid = match index {
-            Some(ix) if cols::u64_values(ix, &mut s.gpu) => false,
-            _ => {
-                s.gpu.clear();
-                s.gpu.resize(n, NO_U64);
-                uuid.is_some_and(|u| cols::str_ids(u, &mut self.uuids, NONE, &mut s.uuid))
-            }
-        };
+        self.keys.read(host, index, uuid, default_host, n, &mut s.keys);
+        self.grow_hosts();
         s.slot.clear();
         s.bucket.clear();
         s.hrow.clear();
@@ -368,26 +305,11 @@ impl Series {
                 s.hrow.push(false);
                 continue;
             };
-            let h = s.host[i];
-            let slot = if by_uuid {
-                match s.uuid.get(i) {
-                    Some(&u) if u != NONE => {
-                        let name = self.uuids.name(u).to_string();
-                        self.slot_for(h, GpuKey::Uuid(name))
-                    }
-                    _ => NONE,
-                }
-            } else {
-                let g = s.gpu[i];
-                if g == NO_U64 || g > u64::from(u16::MAX) {
-                    NONE
-                } else {
-                    match self.by_index[h as usize].get(g as usize) {
-                        Some(&sl) if sl != NONE => sl,
-                        _ => self.slot_for(h, GpuKey::Index(g as u32)),
-                    }
-                }
-            };
+            let h = s.keys.host[i];
+            let (slot, new) = self.keys.slot(&s.keys, i);
+            if let Some(key) = new {
+                self.gpus.push((h, key, Track::new(self.grid.n, GPU_METRICS.len())));
+            }
             if slot != NONE {
                 self.gpus[slot as usize].2.row(b, t);
             }
@@ -439,7 +361,7 @@ impl Series {
                     if !s.hrow[i] {
                         continue;
                     }
-                    &mut self.host_tracks[s.host[i] as usize].env[k]
+                    &mut self.host_tracks[s.keys.host[i] as usize].env[k]
                 } else {
                     let sl = s.slot[i];
                     if sl == NONE {
@@ -485,14 +407,14 @@ impl Collected {
     /// Join the envelopes of the next part of the data (parts in time order).
     pub fn append(&mut self, part: Series) {
         for (h, track) in part.host_tracks.into_iter().enumerate() {
-            let name = part.hosts.name(h as u32).to_string();
+            let name = part.keys.hosts.name(h as u32).to_string();
             match self.hosts.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, t)) => t.append(track),
                 None => self.hosts.push((name, track)),
             }
         }
         for (h, key, track) in part.gpus {
-            let host = part.hosts.name(h).to_string();
+            let host = part.keys.hosts.name(h).to_string();
             let label = match key {
                 GpuKey::Index(x) => x.to_string(),
                 GpuKey::Uuid(u) => u,

@@ -1,0 +1,136 @@
+//! Host and GPU identities of scanned rows, mapped to dense ids and slots (shared by summarize and report).
+
+use std::collections::HashMap;
+
+use arrow_array::Array;
+
+use crate::read::cols::{self, Interner, NO_U64};
+
+/// No slot (a row without a usable GPU key).
+pub const NONE: u32 = u32::MAX;
+
+/// A GPU's key within its host.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GpuKey {
+    Index(u32),
+    Uuid(String),
+}
+
+/// Interned host names and the slot of every (host, GPU) seen so far.
+#[derive(Debug, Default)]
+pub struct Keyer {
+    pub hosts: Interner,
+    uuids: Interner,
+    /// Per host id: slot by GPU index, and by uuid id.
+    by_index: Vec<Vec<u32>>,
+    by_uuid: Vec<HashMap<u32, u32>>,
+    slots: u32,
+}
+
+/// Per-row keys of one batch (reused scratch).
+#[derive(Debug, Default)]
+pub struct RowKeys {
+    pub host: Vec<u32>,
+    gpu: Vec<u64>,
+    uuid: Vec<u32>,
+    by_uuid: bool,
+}
+
+impl Keyer {
+    pub fn host_id(&mut self, name: &str) -> u32 {
+        let id = self.hosts.id(name);
+        while self.by_index.len() <= id as usize {
+            self.by_index.push(Vec::new());
+            self.by_uuid.push(HashMap::new());
+        }
+        id
+    }
+
+    /// Read the host and GPU key columns of a batch of `n` rows. GPUs are keyed by `index`, or by
+    /// `uuid` for files without an index; rows without a host belong to `default_host`.
+    pub fn read(
+        &mut self,
+        host: Option<&dyn Array>,
+        index: Option<&dyn Array>,
+        uuid: Option<&dyn Array>,
+        default_host: &str,
+        n: usize,
+        k: &mut RowKeys,
+    ) {
+        let default_id = self.host_id(default_host);
+        k.host.clear();
+        if !host.is_some_and(|h| cols::str_ids(h, &mut self.hosts, default_id, &mut k.host)) {
+            k.host.clear();
+            k.host.resize(n, default_id);
+        }
+        for h in 0..self.hosts.len() {
+            let name = self.hosts.name(h as u32).to_string();
+            self.host_id(&name);
+        }
+        k.gpu.clear();
+        k.uuid.clear();
+        k.by_uuid = match index {
+            Some(ix) if cols::u64_values(ix, &mut k.gpu) => false,
+            _ => {
+                k.gpu.clear();
+                k.gpu.resize(n, NO_U64);
+                uuid.is_some_and(|u| cols::str_ids(u, &mut self.uuids, NONE, &mut k.uuid))
+            }
+        };
+    }
+
+    /// The slot of row `i` ([`NONE`] without a usable key) and, for a GPU seen for the first time,
+    /// its key (the caller appends its per-GPU state for it).
+    pub fn slot(&mut self, k: &RowKeys, i: usize) -> (u32, Option<GpuKey>) {
+        let h = k.host[i];
+        if k.by_uuid {
+            return match k.uuid.get(i) {
+                Some(&u) if u != NONE => {
+                    let name = self.uuids.name(u).to_string();
+                    self.slot_for(h, GpuKey::Uuid(name))
+                }
+                _ => (NONE, None),
+            };
+        }
+        let g = k.gpu[i];
+        if g == NO_U64 || g > u64::from(u16::MAX) {
+            return (NONE, None);
+        }
+        // Fast path: the slot table of this host.
+        match self.by_index[h as usize].get(g as usize) {
+            Some(&sl) if sl != NONE => (sl, None),
+            _ => self.slot_for(h, GpuKey::Index(g as u32)),
+        }
+    }
+
+    /// The slot of `key` on `host`, creating it (and returning the key) when new.
+    pub fn slot_for(&mut self, host: u32, key: GpuKey) -> (u32, Option<GpuKey>) {
+        let h = host as usize;
+        let existing = match &key {
+            GpuKey::Index(i) => self.by_index[h].get(*i as usize).copied().filter(|&s| s != NONE),
+            GpuKey::Uuid(u) => {
+                let uid = self.uuids.id(u);
+                self.by_uuid[h].get(&uid).copied()
+            }
+        };
+        if let Some(s) = existing {
+            return (s, None);
+        }
+        let s = self.slots;
+        self.slots += 1;
+        match &key {
+            GpuKey::Index(i) => {
+                let t = &mut self.by_index[h];
+                if t.len() <= *i as usize {
+                    t.resize(*i as usize + 1, NONE);
+                }
+                t[*i as usize] = s;
+            }
+            GpuKey::Uuid(u) => {
+                let uid = self.uuids.id(u);
+                self.by_uuid[h].insert(uid, s);
+            }
+        }
+        (s, Some(key))
+    }
+}
