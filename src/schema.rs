@@ -3,10 +3,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use arrow_array::ArrayRef;
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
+    UInt64Builder,
+};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
 use crate::catalog::{Field, Ty};
-use crate::sample::Selection;
+use crate::sample::{Selection, Value};
 
 /// Arrow type of a catalogue type.
 pub fn arrow_type(ty: Ty) -> DataType {
@@ -35,6 +40,64 @@ pub fn arrow_field(f: Field) -> ArrowField {
 /// Schema of a selection, columns in selection order.
 pub fn arrow_schema(sel: &Selection) -> SchemaRef {
     Arc::new(Schema::new(sel.fields().map(arrow_field).collect::<Vec<_>>()))
+}
+
+/// An Arrow array builder for one catalogue type, fed [`Value`]s (missing, or out of the type's
+/// range, is null). Shared by the Parquet sink and the readers that batch text rows.
+pub enum ColumnBuilder {
+    Ts(TimestampMicrosecondBuilder),
+    Str(StringBuilder),
+    U8(UInt8Builder),
+    U32(UInt32Builder),
+    U64(UInt64Builder),
+    F64(Float64Builder),
+    Bool(BooleanBuilder),
+}
+
+impl ColumnBuilder {
+    pub fn new(ty: Ty) -> ColumnBuilder {
+        match ty {
+            Ty::Timestamp => ColumnBuilder::Ts(TimestampMicrosecondBuilder::new().with_timezone("UTC")),
+            Ty::Str => ColumnBuilder::Str(StringBuilder::new()),
+            Ty::U8 => ColumnBuilder::U8(UInt8Builder::new()),
+            Ty::U32 => ColumnBuilder::U32(UInt32Builder::new()),
+            Ty::U64 => ColumnBuilder::U64(UInt64Builder::new()),
+            Ty::F64 => ColumnBuilder::F64(Float64Builder::new()),
+            Ty::Bool => ColumnBuilder::Bool(BooleanBuilder::new()),
+        }
+    }
+
+    /// Append a value (a timestamp column takes [`ColumnBuilder::push_ts`] instead).
+    pub fn push(&mut self, v: &Value) {
+        match self {
+            ColumnBuilder::Ts(b) => b.append_null(),
+            ColumnBuilder::Str(b) => b.append_option(v.as_str()),
+            ColumnBuilder::U8(b) => b.append_option(v.as_u64().and_then(|x| u8::try_from(x).ok())),
+            ColumnBuilder::U32(b) => b.append_option(v.as_u64().and_then(|x| u32::try_from(x).ok())),
+            ColumnBuilder::U64(b) => b.append_option(v.as_u64()),
+            ColumnBuilder::F64(b) => b.append_option(v.as_f64()),
+            ColumnBuilder::Bool(b) => b.append_option(v.as_u64().map(|x| x != 0)),
+        }
+    }
+
+    /// Append a UTC timestamp in microseconds (ignored by non-timestamp columns' callers).
+    pub fn push_ts(&mut self, us: i64) {
+        if let ColumnBuilder::Ts(b) = self {
+            b.append_value(us);
+        }
+    }
+
+    pub fn finish(&mut self) -> ArrayRef {
+        match self {
+            ColumnBuilder::Ts(b) => Arc::new(b.finish()),
+            ColumnBuilder::Str(b) => Arc::new(b.finish()),
+            ColumnBuilder::U8(b) => Arc::new(b.finish()),
+            ColumnBuilder::U32(b) => Arc::new(b.finish()),
+            ColumnBuilder::U64(b) => Arc::new(b.finish()),
+            ColumnBuilder::F64(b) => Arc::new(b.finish()),
+            ColumnBuilder::Bool(b) => Arc::new(b.finish()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,81 +5,24 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
-    UInt64Builder,
-};
+use arrow_array::builder::TimestampMicrosecondBuilder;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 
 use crate::catalog::{Field, Ty};
 use crate::read::cols::{self, NO_TS, NO_U64};
 use crate::sample::{Row, Value};
+use crate::schema::ColumnBuilder;
 
 /// Rows per batch built from text inputs.
 pub const BATCH_ROWS: usize = 8192;
-
-enum Col {
-    Str(StringBuilder),
-    U8(UInt8Builder),
-    U32(UInt32Builder),
-    U64(UInt64Builder),
-    F64(Float64Builder),
-    Bool(BooleanBuilder),
-}
-
-impl Col {
-    fn new(ty: Ty) -> Col {
-        match ty {
-            Ty::Str => Col::Str(StringBuilder::new()),
-            Ty::U8 => Col::U8(UInt8Builder::new()),
-            Ty::U32 => Col::U32(UInt32Builder::new()),
-            Ty::U64 => Col::U64(UInt64Builder::new()),
-            Ty::Bool => Col::Bool(BooleanBuilder::new()),
-            _ => Col::F64(Float64Builder::new()),
-        }
-    }
-
-    fn data_type(&self) -> DataType {
-        match self {
-            Col::Str(_) => DataType::Utf8,
-            Col::U8(_) => DataType::UInt8,
-            Col::U32(_) => DataType::UInt32,
-            Col::U64(_) => DataType::UInt64,
-            Col::F64(_) => DataType::Float64,
-            Col::Bool(_) => DataType::Boolean,
-        }
-    }
-
-    fn push(&mut self, v: &Value) {
-        match self {
-            Col::Str(b) => b.append_option(v.as_str()),
-            Col::U8(b) => b.append_option(v.as_u64().and_then(|x| u8::try_from(x).ok())),
-            Col::U32(b) => b.append_option(v.as_u64().and_then(|x| u32::try_from(x).ok())),
-            Col::U64(b) => b.append_option(v.as_u64()),
-            Col::F64(b) => b.append_option(v.as_f64()),
-            Col::Bool(b) => b.append_option(v.as_u64().map(|x| x != 0)),
-        }
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Col::Str(b) => Arc::new(b.finish()),
-            Col::U8(b) => Arc::new(b.finish()),
-            Col::U32(b) => Arc::new(b.finish()),
-            Col::U64(b) => Arc::new(b.finish()),
-            Col::F64(b) => Arc::new(b.finish()),
-            Col::Bool(b) => Arc::new(b.finish()),
-        }
-    }
-}
 
 /// Collects rows into Arrow batches: `timestamp` first, then the given fields, named as the catalogue.
 pub struct RowBatcher {
     fields: Vec<Field>,
     schema: SchemaRef,
     ts: TimestampMicrosecondBuilder,
-    cols: Vec<Col>,
+    cols: Vec<ColumnBuilder>,
     rows: usize,
 }
 
@@ -92,9 +35,9 @@ impl RowBatcher {
                 fs.push(f);
             }
         }
-        let cols: Vec<Col> = fs.iter().map(|f| Col::new(f.def().ty)).collect();
+        let cols: Vec<ColumnBuilder> = fs.iter().map(|f| ColumnBuilder::new(f.def().ty)).collect();
         let mut afs = vec![ArrowField::new(Field::Timestamp.name(), crate::schema::arrow_type(Ty::Timestamp), true)];
-        afs.extend(fs.iter().zip(&cols).map(|(f, c)| ArrowField::new(f.name(), c.data_type(), true)));
+        afs.extend(fs.iter().map(|f| ArrowField::new(f.name(), crate::schema::arrow_type(f.def().ty), true)));
         RowBatcher {
             fields: fs,
             schema: Arc::new(Schema::new(afs)),
@@ -124,7 +67,7 @@ impl RowBatcher {
     /// The rows added since the last call, as one batch.
     pub fn finish(&mut self) -> Result<RecordBatch> {
         let mut arrays: Vec<ArrayRef> = vec![Arc::new(self.ts.finish())];
-        arrays.extend(self.cols.iter_mut().map(Col::finish));
+        arrays.extend(self.cols.iter_mut().map(ColumnBuilder::finish));
         self.rows = 0;
         RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")
     }

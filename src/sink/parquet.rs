@@ -1,13 +1,8 @@
 //! Parquet sink: zstd, UTC microsecond timestamps, narrow unsigned integers, run metadata in the footer.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
-    UInt64Builder,
-};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::SchemaRef;
@@ -17,9 +12,9 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::{CountingWriter, RunMeta, Sink};
-use crate::catalog::{Field, Ty};
-use crate::sample::{Selection, Tick, Value};
-use crate::schema::arrow_schema;
+use crate::catalog::Field;
+use crate::sample::{Selection, Tick};
+use crate::schema::{ColumnBuilder, arrow_schema};
 
 /// Rows per Parquet row group; bounds the writer's memory (the open row group's encoders).
 const ROW_GROUP_ROWS: usize = 8 * 1024;
@@ -32,57 +27,9 @@ pub struct ParquetSink {
     journal: Option<StreamWriter<CountingWriter>>,
     schema: SchemaRef,
     sel: Selection,
-    cols: Vec<Col>,
+    cols: Vec<ColumnBuilder>,
     rows: usize,
     target: String,
-}
-
-enum Col {
-    Ts(TimestampMicrosecondBuilder),
-    Str(StringBuilder),
-    U8(UInt8Builder),
-    U32(UInt32Builder),
-    U64(UInt64Builder),
-    F64(Float64Builder),
-    Bool(BooleanBuilder),
-}
-
-impl Col {
-    fn new(ty: Ty) -> Col {
-        match ty {
-            Ty::Timestamp => Col::Ts(TimestampMicrosecondBuilder::new().with_timezone("UTC")),
-            Ty::Str => Col::Str(StringBuilder::new()),
-            Ty::U8 => Col::U8(UInt8Builder::new()),
-            Ty::U32 => Col::U32(UInt32Builder::new()),
-            Ty::U64 => Col::U64(UInt64Builder::new()),
-            Ty::F64 => Col::F64(Float64Builder::new()),
-            Ty::Bool => Col::Bool(BooleanBuilder::new()),
-        }
-    }
-
-    fn push(&mut self, v: &Value) {
-        match self {
-            Col::Ts(_) => {}
-            Col::Str(b) => b.append_option(v.as_str()),
-            Col::U8(b) => b.append_option(v.as_u64().map(|x| x.min(u64::from(u8::MAX)) as u8)),
-            Col::U32(b) => b.append_option(v.as_u64().map(|x| x.min(u64::from(u32::MAX)) as u32)),
-            Col::U64(b) => b.append_option(v.as_u64()),
-            Col::F64(b) => b.append_option(v.as_f64()),
-            Col::Bool(b) => b.append_option(v.as_u64().map(|x| x != 0)),
-        }
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Col::Ts(b) => Arc::new(b.finish()),
-            Col::Str(b) => Arc::new(b.finish()),
-            Col::U8(b) => Arc::new(b.finish()),
-            Col::U32(b) => Arc::new(b.finish()),
-            Col::U64(b) => Arc::new(b.finish()),
-            Col::F64(b) => Arc::new(b.finish()),
-            Col::Bool(b) => Arc::new(b.finish()),
-        }
-    }
 }
 
 /// File-level key/value metadata describing the run (also stored in the journal's schema).
@@ -130,7 +77,7 @@ impl ParquetSink {
             None => None,
         };
         let w = ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {target}"))?;
-        let cols = sel.fields().map(|f| Col::new(f.def().ty)).collect();
+        let cols = sel.fields().map(|f| ColumnBuilder::new(f.def().ty)).collect();
         Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target })
     }
 
@@ -139,7 +86,7 @@ impl ParquetSink {
         if self.rows == 0 {
             return Ok(());
         }
-        let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(Col::finish).collect();
+        let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(ColumnBuilder::finish).collect();
         let batch = RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")?;
         self.rows = 0;
         if let Some(j) = &mut self.journal {
@@ -154,9 +101,10 @@ impl Sink for ParquetSink {
         let us = tick.ts.timestamp_micros();
         for row in &tick.rows {
             for (col, f) in self.cols.iter_mut().zip(self.sel.fields()) {
-                match col {
-                    Col::Ts(b) if f == Field::Timestamp => b.append_value(us),
-                    c => c.push(row.get(f)),
+                if f == Field::Timestamp {
+                    col.push_ts(us);
+                } else {
+                    col.push(row.get(f));
                 }
             }
             self.rows += 1;
