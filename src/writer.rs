@@ -21,8 +21,8 @@ use crate::warn::warn;
 
 /// Ticks that may wait in the channel for the writer.
 const QUEUE_TICKS: usize = 1024;
-/// Rows written but not yet flushed before a flush is forced whatever `--flush` says.
-const MAX_UNFLUSHED_ROWS: usize = 4096;
+/// Ticks written but not yet flushed before a flush is forced whatever `--flush` says.
+const MAX_UNFLUSHED_TICKS: usize = 1024;
 /// How often writing is retried during an outage.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 
@@ -269,8 +269,8 @@ impl State {
         }
         piece.ticks += 1;
         // The copies kept for requeueing are bounded too: a long --flush flushes early instead.
-        let unflushed_rows: usize = self.unflushed.iter().map(|t| t.rows.len()).sum();
-        if self.cfg.flush.is_zero() || self.cfg.target == Target::Stdout || unflushed_rows >= MAX_UNFLUSHED_ROWS {
+        if self.cfg.flush.is_zero() || self.cfg.target == Target::Stdout || self.unflushed.len() >= MAX_UNFLUSHED_TICKS
+        {
             self.flush()?;
         }
         let size = self.piece.as_ref().map_or(0, |p| p.sink.bytes_written());

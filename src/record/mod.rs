@@ -326,7 +326,8 @@ fn emit(mut t: Tick, outputs: &mut Outputs, job: Option<&PidSet>, pending_missed
         r.set(Field::Missed, Value::U(*pending_missed));
     }
     stats.ticks += 1;
-    let pids = job.and_then(|j| j.read().ok().map(|p| p.clone()));
+    // A read guard, not a copy: only this thread writes the set, and only between ticks.
+    let pids = job.and_then(|j| j.read().ok());
     let in_job = |pid: u32| pids.as_ref().is_some_and(|p| p.contains(&pid));
     let in_job: Option<&dyn Fn(u32) -> bool> = if pids.is_some() { Some(&in_job) } else { None };
     match outputs.send(t, stats, in_job) {

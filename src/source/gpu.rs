@@ -132,8 +132,10 @@ impl GpuSource {
                         let r = sample_device(&nvml, &winfo, &sel, &mut row).and_then(|()| {
                             let ps = if list { running_processes(&nvml, &winfo)? } else { None };
                             if let (Some(job), Some(ps)) = (&job, &ps) {
-                                let pids = job.read().map(|p| p.clone()).unwrap_or_default();
-                                let mib: u64 = ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum();
+                                let mib: u64 = match job.read() {
+                                    Ok(pids) => ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum(),
+                                    Err(_) => 0,
+                                };
                                 row.set(Field::JobGpuMemory, Value::U(mib));
                             }
                             Ok((row, if procs { ps.unwrap_or_default() } else { Vec::new() }))
