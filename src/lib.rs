@@ -1,24 +1,31 @@
 //! gpumon: record GPU, host and job metrics on a fixed schedule into CSV or Parquet, and read them back.
+//!
+//! Rooms follow the data flow (see ARCHITECTURE.md): `util` and `schema` at the floor, `source` and
+//! `sink` for recording, `record` joining them, `read` -> `analysis` -> `present` for reading, `cmd`
+//! wiring one subcommand each and `cli` parsing arguments. Only [`main`] is public.
 
-pub mod agg;
-pub mod analysis;
-pub mod catalog;
-pub mod cli;
-pub mod convert;
-pub mod doctor;
-pub mod error;
-pub mod output;
-pub mod present;
-pub mod progress;
-pub mod prom;
-pub mod read;
-pub mod record;
-pub mod report;
-pub mod sample;
-pub mod schema;
-pub mod sink;
-pub mod source;
-pub mod status;
-pub mod summarize;
-pub mod warn;
-pub mod writer;
+mod analysis;
+mod cli;
+mod cmd;
+mod present;
+mod read;
+mod record;
+mod schema;
+mod sink;
+mod source;
+mod util;
+
+/// Run the command line and return the process exit code.
+pub fn main() -> i32 {
+    cmd::main()
+}
+
+// The library surface the integration tests use: the catalogue (names, Prometheus metric names)
+// and the cgroup source they drive against real cgroups.
+pub use schema::catalog::{CATALOG, Field, FieldDef};
+pub use schema::row::{Row, Value};
+pub use sink::prom::names::metric as prom_metric;
+pub use source::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};
+
+#[cfg(test)]
+mod layers;

@@ -10,8 +10,8 @@ use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::analysis::acc::{GpuAcc, HostAcc, hm};
-use crate::catalog::{CATALOG, Field, Source};
-use crate::read::cols::{self, NO_TS, NO_U64};
+use crate::schema::catalog::{CATALOG, Field, Source};
+use crate::schema::cols::{self, NO_TS, NO_U64};
 
 use super::keys::{Keyer, NONE, RowKeys};
 
@@ -34,7 +34,7 @@ pub fn extra_fields() -> (Vec<Field>, Vec<Field>) {
     let mut gpu = Vec::new();
     let mut host = Vec::new();
     for d in &CATALOG {
-        let numeric = !matches!(d.ty, crate::catalog::Ty::Str | crate::catalog::Ty::Timestamp);
+        let numeric = !matches!(d.ty, crate::schema::catalog::Ty::Str | crate::schema::catalog::Ty::Timestamp);
         if numeric && (d.name.starts_with("job.") || d.name.starts_with("cgroup.")) {
             if d.source == Source::Gpu { gpu.push(d.field) } else { host.push(d.field) }
         }

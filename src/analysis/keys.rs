@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use arrow_array::Array;
 
-use crate::read::cols::{self, Interner, NO_U64};
+use crate::schema::cols::{self, Interner, NO_U64};
 
 /// No slot (a row without a usable GPU key).
 pub const NONE: u32 = u32::MAX;

@@ -9,6 +9,7 @@ pub mod checks;
 pub mod collect;
 pub mod findings;
 pub mod keys;
+pub mod series;
 pub mod stats;
 pub mod window;
 
@@ -19,7 +20,7 @@ use crate::analysis::checks::{Check, Scope};
 use crate::analysis::collect::{Collector, GpuKey};
 use crate::analysis::findings::{Finding, GpuView, Thresholds, diagnose};
 use crate::analysis::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
-use crate::read::scan::InputReport;
+use crate::schema::run::InputInfo;
 
 /// One GPU of a host.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +61,7 @@ pub struct Summary {
     pub all_hosts: Stats,
     pub start: Option<i64>,
     pub end: Option<i64>,
-    pub inputs: Vec<InputReport>,
+    pub inputs: Vec<InputInfo>,
     /// Files found beside the inputs but not read, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
     /// The window applied, UTC µs.
@@ -71,10 +72,6 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
-        self.hosts.iter().flat_map(|h| &h.findings)
-    }
-
     pub fn gpu_count(&self) -> usize {
         self.hosts.iter().map(|h| h.gpus.len()).sum()
     }
@@ -84,7 +81,7 @@ impl Summary {
 pub fn build(
     mut c: Collector,
     th: &Thresholds,
-    inputs: Vec<InputReport>,
+    inputs: Vec<InputInfo>,
     skipped: Vec<(PathBuf, String)>,
     window: (Option<i64>, Option<i64>),
 ) -> Summary {

@@ -6,7 +6,7 @@
 //! exact for integer percents, exact to 0.1 point for `cpu.util` (values rounded to 0.1 first).
 
 use crate::analysis::acc::{GpuAcc, HostAcc, Moments, REASONS, TimingStats};
-use crate::catalog::Field;
+use crate::schema::catalog::Field;
 
 /// An ordered list of statistics; `None` where the data lacks what the statistic needs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -15,10 +15,6 @@ pub struct Stats(pub Vec<(String, Option<f64>)>);
 impl Stats {
     pub fn get(&self, name: &str) -> Option<f64> {
         self.0.iter().find(|(n, _)| n == name).and_then(|(_, v)| *v)
-    }
-
-    pub fn has(&self, name: &str) -> bool {
-        self.0.iter().any(|(n, _)| n == name)
     }
 
     fn push(&mut self, name: impl Into<String>, v: Option<f64>) {

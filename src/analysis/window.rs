@@ -83,10 +83,6 @@ impl WindowSpec {
             || [self.since, self.until].iter().any(|t| matches!(t, Some(TimeSpec::FromStart(_) | TimeSpec::FromEnd(_))))
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.since.is_none() && self.until.is_none() && self.skip_warmup.is_none()
-    }
-
     /// The window in UTC µs, given the data's (first, last) sample when known.
     pub fn resolve(&self, range: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) {
         let at = |t: TimeSpec| -> Option<i64> {

@@ -2,6 +2,7 @@
 //! shape in docs/summary-json.md) and CSV (one statistic per line). They only read the [`Summary`].
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod table;

@@ -17,13 +17,13 @@ use chrono::{DateTime, NaiveDateTime};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 
-use crate::catalog::{Field, Source, Ty};
-use crate::error::UsageError;
-use crate::progress::Progress;
-use crate::read::batch::{BATCH_ROWS, RowBatcher};
-use crate::read::cols;
 use crate::read::inputs::header_name;
-use crate::sample::{Row, Value};
+use crate::schema::batch::{BATCH_ROWS, RowBatcher};
+use crate::schema::catalog::{Field, Source, Ty};
+use crate::schema::cols;
+use crate::schema::row::{Row, Value};
+use crate::util::error::UsageError;
+use crate::util::progress::Progress;
 
 /// Rows per batch decoded from Parquet.
 const PARQUET_BATCH: usize = 64 * 1024;

@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::catalog::Field;
-use crate::error::UsageError;
-use crate::output::{OutputSet, piece_of_journal, written_by_gpumon};
-use crate::read::nvsmi::looks_like_nvsmi;
+use crate::read::smilog::looks_like_nvsmi;
+use crate::schema::catalog::Field;
+use crate::schema::files::{OutputSet, piece_of_journal, written_by_gpumon};
+use crate::util::error::UsageError;
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,7 +266,7 @@ mod tests {
         let pat = dir.path().join("run*.csv");
         assert_eq!(discover(&[pat]).unwrap().inputs.len(), 2);
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
-        assert_eq!(crate::error::code_for(&e), 2);
+        assert_eq!(crate::util::error::code_for(&e), 2);
         assert!(format!("{e:#}").contains("notes.txt"));
         let empty = tempfile::tempdir().unwrap();
         assert!(discover(&[empty.path().to_path_buf()]).is_err());

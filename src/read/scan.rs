@@ -2,18 +2,19 @@
 //! names, UTC timestamps) into caller-made states, and reports what the file held and what was wrong
 //! with it. nvidia-smi logs and gpumon CSV are batched from parsed rows; Parquet is read in parallel.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use arrow_array::RecordBatch;
 
-use crate::catalog::Field;
-use crate::error::UsageError;
-use crate::progress::Progress;
-use crate::read::batch::{BATCH_ROWS, RowBatcher};
 use crate::read::gpumon;
 use crate::read::inputs::{Input, Kind};
-use crate::read::nvsmi::{NvsmiOptions, read_nvsmi};
+use crate::read::smilog::{NvsmiOptions, read_nvsmi};
+use crate::schema::batch::{BATCH_ROWS, RowBatcher};
+use crate::schema::catalog::Field;
+use crate::schema::run::InputInfo;
+use crate::util::error::UsageError;
+use crate::util::progress::Progress;
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]
@@ -24,21 +25,6 @@ pub struct ReadOptions {
     pub host: Option<String>,
     /// Threads for reading one Parquet file.
     pub threads: usize,
-}
-
-/// What one input held, for the report.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct InputReport {
-    pub path: PathBuf,
-    pub kind: &'static str,
-    pub rows: u64,
-    /// Host of rows without a host column or value.
-    pub default_host: String,
-    /// Catalogue fields the file has, canonical names.
-    pub fields: Vec<Field>,
-    pub ignored_columns: Vec<String>,
-    pub warnings: Vec<String>,
-    pub notes: Vec<String>,
 }
 
 /// The name an input without a host column is filed under: `--host`, the recorder's host name from
@@ -71,10 +57,10 @@ pub fn scan<S: Send>(
     progress: &Progress,
     init: &(dyn Fn() -> S + Sync),
     visit: Visit<'_, S>,
-) -> Result<(Vec<S>, InputReport)> {
+) -> Result<(Vec<S>, InputInfo)> {
     let path = &input.path;
     progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-    let mut rep = InputReport { path: path.clone(), kind: input.kind.label(), ..Default::default() };
+    let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     match input.kind {
         Kind::Parquet => {
@@ -112,7 +98,7 @@ pub fn scan<S: Send>(
             let host = rep.default_host.clone();
             let mut state = init();
             let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
-            fields.extend(want.iter().copied().filter(|f| f.def().source != crate::catalog::Source::Meta));
+            fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
             let mut batcher = RowBatcher::new(&fields);
             let mut failed: Option<anyhow::Error> = None;
             let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {

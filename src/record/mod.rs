@@ -2,8 +2,9 @@
 //! sub-samples aggregated into one row per interval, rows handed to the writer thread,
 //! signals handled between ticks.
 
-mod job;
-mod outputs;
+pub mod agg;
+mod child;
+mod fanout;
 mod signals;
 
 use std::sync::Arc;
@@ -13,22 +14,25 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 use crossbeam_channel::RecvTimeoutError;
 
-use crate::agg::Aggregator;
-use crate::catalog::{Field, Source};
-use crate::error::UsageError;
-use crate::output::{self, OutputSet};
-use crate::prom::Exporter;
-use crate::sample::{GpuProc, Row, Selection, Tick, Value};
-use crate::sink::{Format, RunMeta, Target};
+use crate::record::agg::Aggregator;
+use crate::schema::catalog::{Field, Source};
+use crate::schema::files::Format;
+use crate::schema::files::OutputSet;
+use crate::schema::row::{GpuProc, Row, Selection, Tick, Value};
+use crate::schema::run::{RunMeta, RunStats};
+use crate::sink::Target;
+use crate::sink::files;
+use crate::sink::prom::Exporter;
+use crate::sink::writer::{Writer, WriterConfig};
 use crate::source::cgroup::CgroupSource;
 use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::source::host::HostSource;
 use crate::source::job::PidSet;
-use crate::status;
-use crate::warn::{warn, warn_once};
-use crate::writer::{Writer, WriterConfig};
-use job::Job;
-use outputs::{Outputs, procs_selection, procs_target};
+use crate::util::error::UsageError;
+use crate::util::status;
+use crate::util::warn::{warn, warn_once};
+use child::Job;
+use fanout::{Outputs, procs_selection, procs_target};
 use signals::Signal;
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
@@ -69,15 +73,6 @@ pub struct RecordConfig {
     pub keep_going: bool,
     /// Write one row per (tick, GPU, process) beside the main output.
     pub processes: bool,
-}
-
-/// What a finished run reports.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct RunStats {
-    pub ticks: u64,
-    pub late: u64,
-    pub missed: u64,
-    pub dropped: u64,
 }
 
 /// How a run ended.
@@ -342,7 +337,7 @@ fn emit(mut t: Tick, outputs: &mut Outputs, job: Option<&PidSet>, pending_missed
 
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
-    let done = output::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
+    let done = files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
     for (path, rows) in &done.rebuilt {
         warn(&format!("recovered {rows} rows a previous run left in its journal into {}", path.display()));
     }

@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use chrono::SecondsFormat;
 
 use super::{CountingWriter, Sink};
-use crate::catalog::Field;
-use crate::sample::{Selection, Tick, Value};
+use crate::schema::catalog::Field;
+use crate::schema::row::{Selection, Tick, Value};
 
 pub struct CsvSink {
     w: csv::Writer<CountingWriter>,

@@ -1,8 +1,11 @@
 //! Sinks: turn ticks into bytes (gpumon CSV, nvidia-smi style CSV, Parquet). They know only the schema.
 
 pub mod csv;
-pub mod nvsmi;
+pub mod files;
 pub mod parquet;
+pub mod prom;
+pub mod smistyle;
+pub mod writer;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -10,62 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
 
-use crate::sample::{Selection, Tick};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Csv,
-    Parquet,
-    /// nvidia-smi `--format=csv` look-alike, with its `noheader` / `nounits` variants.
-    NvidiaSmi {
-        header: bool,
-        units: bool,
-    },
-}
-
-impl Format {
-    /// Format implied by a file name's extension.
-    pub fn from_path(path: &Path) -> Option<Format> {
-        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-            "csv" => Some(Format::Csv),
-            "parquet" | "pq" => Some(Format::Parquet),
-            _ => None,
-        }
-    }
-
-    /// Parse `csv`, `parquet`, or `nvidia-smi[,noheader][,nounits]`.
-    pub fn parse(s: &str) -> Option<Format> {
-        let mut parts = s.split(',').map(str::trim);
-        let base = parts.next()?;
-        let (mut header, mut units) = (true, true);
-        for p in parts {
-            match p {
-                "noheader" => header = false,
-                "nounits" => units = false,
-                _ => return None,
-            }
-        }
-        match base {
-            "csv" if header && units => Some(Format::Csv),
-            "parquet" if header && units => Some(Format::Parquet),
-            "nvidia-smi" | "nvsmi" => Some(Format::NvidiaSmi { header, units }),
-            _ => None,
-        }
-    }
-}
-
-/// Facts about the run stored with its files (Parquet key/value metadata).
-#[derive(Debug, Clone)]
-pub struct RunMeta {
-    pub hostname: String,
-    pub interval_s: f64,
-    pub command: String,
-    pub start: DateTime<Utc>,
-    pub driver_version: Option<String>,
-}
+use crate::schema::files::Format;
+use crate::schema::row::{Selection, Tick};
+use crate::schema::run::RunMeta;
 
 /// Where a sink writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +57,7 @@ pub fn open(
     let out = CountingWriter::open(target)?;
     Ok(match format {
         Format::Csv => Box::new(csv::CsvSink::new(out, sel)?),
-        Format::NvidiaSmi { header, units } => Box::new(nvsmi::NvsmiSink::new(out, sel, header, units)?),
+        Format::NvidiaSmi { header, units } => Box::new(smistyle::NvsmiSink::new(out, sel, header, units)?),
         Format::Parquet => {
             let journal = journal.map(|j| CountingWriter::open(&Target::File(j.to_path_buf()))).transpose()?;
             Box::new(parquet::ParquetSink::new(out, journal, sel, meta)?)

@@ -11,10 +11,11 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
-use super::{CountingWriter, RunMeta, Sink};
-use crate::catalog::Field;
-use crate::sample::{Selection, Tick};
-use crate::schema::{ColumnBuilder, arrow_schema};
+use super::{CountingWriter, Sink};
+use crate::schema::arrow::{ColumnBuilder, arrow_schema};
+use crate::schema::catalog::Field;
+use crate::schema::row::{Selection, Tick};
+use crate::schema::run::RunMeta;
 
 /// Rows per Parquet row group; bounds the writer's memory (the open row group's encoders).
 const ROW_GROUP_ROWS: usize = 8 * 1024;

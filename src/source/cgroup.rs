@@ -14,9 +14,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::catalog::Field;
-use crate::sample::{Row, Value};
-use crate::warn::warn_once;
+use crate::schema::catalog::Field;
+use crate::schema::row::{Row, Value};
+use crate::util::warn::warn_once;
 
 const MIB: u64 = 1024 * 1024;
 

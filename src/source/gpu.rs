@@ -16,15 +16,12 @@ use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUt
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 
-use crate::catalog::{Field, Source};
-use crate::sample::{GpuProc, Row, Selection, Value};
+use crate::schema::catalog::{Field, Source};
+use crate::schema::row::{GpuProc, Row, Selection, Value};
 use crate::source::job::PidSet;
-use crate::warn::{warn, warn_once};
+use crate::util::warn::{warn, warn_once};
 
 const MIB: u64 = 1024 * 1024;
-
-/// Default library name, as the NVIDIA driver installs it.
-pub const DEFAULT_NVML_LIB: &str = "libnvidia-ml.so.1";
 
 /// Static identity of one GPU, read once at start.
 #[derive(Debug, Clone)]

@@ -10,8 +10,8 @@ use std::fs;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::catalog::Field;
-use crate::sample::{Row, Value};
+use crate::schema::catalog::Field;
+use crate::schema::row::{Row, Value};
 
 /// The PIDs of the job's tree, shared with the GPU workers for `job.gpu_memory`.
 pub type PidSet = Arc<RwLock<HashSet<u32>>>;
@@ -59,17 +59,9 @@ impl JobTracker {
         }
     }
 
-    pub fn root(&self) -> u32 {
-        self.root
-    }
-
     /// PIDs in the tree at the last sample.
     pub fn pids(&self) -> impl Iterator<Item = u32> + '_ {
         self.procs.keys().copied()
-    }
-
-    pub fn contains(&self, pid: u32) -> bool {
-        self.procs.contains_key(&pid)
     }
 
     /// Whether any process of the tree was alive at the last sample.

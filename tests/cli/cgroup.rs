@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use gpumon::catalog::Field;
-use gpumon::sample::{Row, Value};
-use gpumon::source::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};
+use gpumon::Field;
+use gpumon::{CgroupLimits, CgroupSource, CgroupVersion};
+use gpumon::{Row, Value};
 
 /// A cgroup made for one test (one directory per v1 hierarchy), removed on drop.
 struct TestCgroup {

@@ -372,8 +372,8 @@ fn every_dashboard_metric_is_served() {
     assert!(wanted.len() > 20, "{wanted:?}");
 
     // Record every catalogue field the dashboard uses, wrapping a job so that job.* has values.
-    let by_metric: HashMap<String, &gpumon::catalog::FieldDef> =
-        gpumon::catalog::CATALOG.iter().filter_map(|d| gpumon::prom::names::metric(d).map(|m| (m.name(), d))).collect();
+    let by_metric: HashMap<String, &gpumon::FieldDef> =
+        gpumon::CATALOG.iter().filter_map(|d| gpumon::prom_metric(d).map(|m| (m.name(), d))).collect();
     let fields: Vec<&str> = wanted.iter().filter_map(|m| by_metric.get(m)).map(|d| d.name).collect();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("dash.csv");

@@ -1,0 +1,537 @@
+//! Time-bucketed envelopes for the report's charts: the report's time span is cut into [`BUCKETS`]
+//! equal buckets (about one per pixel column), and every charted field of every GPU and host keeps the
+//! min, max, sum and count of its values per bucket. Memory is bounded by buckets × fields × series,
+//! whatever the length of the recording; a spike survives as the top of its bucket's band.
+//!
+//! Rows are keyed like the summary's collector (host, then `index`, or `uuid` without an index), so
+//! series line up with the summary's GPUs. Host fields are taken once per tick (the first row of each
+//! new timestamp of a host). Per bucket and series the first and last sample time are kept: a line is
+//! broken between two buckets when the step between them is a gap, or when a bucket in between has
+//! rows but no value of the field (missing is missing, not interpolated).
+
+use anyhow::Result;
+use arrow_array::{Array, RecordBatch};
+
+use crate::analysis::acc::Timing;
+use crate::analysis::keys::{GpuKey, Keyer, NONE, RowKeys};
+use crate::schema::catalog::Field;
+use crate::schema::cols::{self, NO_TS};
+
+/// Buckets across the report's time span.
+pub const BUCKETS: usize = 1200;
+
+/// A charted field and the `.max` companion column whose values raise the top of its band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric {
+    pub field: Field,
+    pub max_col: Option<Field>,
+}
+
+const fn m(field: Field, max_col: Option<Field>) -> Metric {
+    Metric { field, max_col }
+}
+
+/// Per-GPU fields, in slot order of [`Track::env`].
+pub const GPU_METRICS: [Metric; 8] = [
+    m(Field::UtilGpu, Some(Field::UtilGpuMax)),
+    m(Field::MemUsed, Some(Field::MemUsedMax)),
+    m(Field::MemTotal, None),
+    m(Field::JobGpuMemory, None),
+    m(Field::PowerDraw, Some(Field::PowerDrawMax)),
+    m(Field::PowerLimit, None),
+    m(Field::TempGpu, Some(Field::TempGpuMax)),
+    m(Field::ClockSm, None),
+];
+
+/// Per-tick host fields, in slot order of [`Track::env`].
+pub const HOST_METRICS: [Metric; 6] = [
+    m(Field::CpuUtil, None),
+    m(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
+    m(Field::HostMemUsed, None),
+    m(Field::HostMemTotal, None),
+    m(Field::JobCpu, None),
+    m(Field::JobRss, None),
+];
+
+/// Every column the series pass reads.
+pub fn wanted() -> Vec<Field> {
+    let mut v = vec![Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
+    for x in GPU_METRICS.iter().chain(&HOST_METRICS) {
+        v.push(x.field);
+        v.extend(x.max_col);
+    }
+    v
+}
+
+/// The time span cut into `n` buckets; instants are UTC µs, both ends included.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grid {
+    pub start: i64,
+    pub end: i64,
+    pub n: usize,
+}
+
+impl Grid {
+    pub fn new(start: i64, end: i64, n: usize) -> Grid {
+        Grid { start, end: end.max(start), n: n.max(1) }
+    }
+
+    /// Length of the span, µs (at least 1).
+    pub fn span(&self) -> f64 {
+        (self.end - self.start) as f64 + 1.0
+    }
+
+    /// Position of `t` in bucket units (0 at `start`, `n` just after `end`).
+    pub fn x(&self, t: i64) -> f64 {
+        (t - self.start) as f64 / self.span() * self.n as f64
+    }
+
+    /// The bucket of `t`, None outside the span.
+    pub fn bucket(&self, t: i64) -> Option<usize> {
+        if t < self.start || t > self.end {
+            return None;
+        }
+        Some((self.x(t) as usize).min(self.n - 1))
+    }
+
+    /// Length of one bucket, seconds.
+    pub fn bucket_s(&self) -> f64 {
+        self.span() / self.n as f64 / 1e6
+    }
+}
+
+/// Min, max, sum and count of one field per bucket (allocated at its first value).
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    pub min: Vec<f64>,
+    pub max: Vec<f64>,
+    pub sum: Vec<f64>,
+    pub n: Vec<u32>,
+}
+
+impl Env {
+    fn ensure(&mut self, n: usize) {
+        if self.n.is_empty() {
+            self.min = vec![f64::INFINITY; n];
+            self.max = vec![f64::NEG_INFINITY; n];
+            self.sum = vec![0.0; n];
+            self.n = vec![0; n];
+        }
+    }
+
+    fn add(&mut self, b: usize, v: f64) {
+        self.min[b] = self.min[b].min(v);
+        self.max[b] = self.max[b].max(v);
+        self.sum[b] += v;
+        self.n[b] += 1;
+    }
+
+    fn merge(&mut self, o: &Env) {
+        if o.n.is_empty() {
+            return;
+        }
+        self.ensure(o.n.len());
+        for b in 0..self.n.len().min(o.n.len()) {
+            self.min[b] = self.min[b].min(o.min[b]);
+            self.max[b] = self.max[b].max(o.max[b]);
+            self.sum[b] += o.sum[b];
+            self.n[b] += o.n[b];
+        }
+    }
+
+    /// Whether the field has any value.
+    pub fn is_empty(&self) -> bool {
+        !self.n.iter().any(|&c| c > 0)
+    }
+
+    /// (min, mean, max) of bucket `b`, None without a value.
+    pub fn at(&self, b: usize) -> Option<(f64, f64, f64)> {
+        let c = *self.n.get(b)?;
+        (c > 0).then(|| (self.min[b], self.sum[b] / f64::from(c), self.max[b]))
+    }
+
+    /// Lowest and highest value over all buckets.
+    pub fn range(&self) -> Option<(f64, f64)> {
+        (0..self.n.len())
+            .filter_map(|b| self.at(b))
+            .fold(None, |acc, (lo, _, hi)| Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi)))))
+    }
+
+    /// Mean over all values.
+    pub fn mean(&self) -> Option<f64> {
+        let n: u64 = self.n.iter().map(|&c| u64::from(c)).sum();
+        (n > 0).then(|| self.sum.iter().sum::<f64>() / n as f64)
+    }
+}
+
+/// One series (a GPU, or a host's per-tick fields): rows and their first/last time per bucket, one
+/// envelope per field.
+#[derive(Debug, Clone)]
+pub struct Track {
+    pub rows: Vec<u32>,
+    pub first: Vec<i64>,
+    pub last: Vec<i64>,
+    pub env: Vec<Env>,
+    /// Steps between ticks (hosts only: a GPU's interval comes from the summary).
+    pub timing: Timing,
+    last_ts: i64,
+}
+
+impl Track {
+    fn new(n: usize, fields: usize) -> Track {
+        Track {
+            rows: vec![0; n],
+            first: vec![i64::MAX; n],
+            last: vec![i64::MIN; n],
+            env: vec![Env::default(); fields],
+            timing: Timing::default(),
+            last_ts: NO_TS,
+        }
+    }
+
+    fn row(&mut self, b: usize, t: i64) {
+        self.rows[b] += 1;
+        self.first[b] = self.first[b].min(t);
+        self.last[b] = self.last[b].max(t);
+    }
+
+    /// Join the track of a later part of the data.
+    fn append(&mut self, later: Track) {
+        for b in 0..self.rows.len().min(later.rows.len()) {
+            self.rows[b] += later.rows[b];
+            self.first[b] = self.first[b].min(later.first[b]);
+            self.last[b] = self.last[b].max(later.last[b]);
+        }
+        for (a, o) in self.env.iter_mut().zip(&later.env) {
+            a.merge(o);
+        }
+        self.timing.append(later.timing);
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    ts: Vec<i64>,
+    keys: RowKeys,
+    slot: Vec<u32>,
+    bucket: Vec<usize>,
+    hrow: Vec<bool>,
+    v: Vec<f64>,
+}
+
+/// The envelopes of one part of the data (one per Parquet part read in parallel).
+pub struct Series {
+    grid: Grid,
+    window: (i64, i64),
+    keys: Keyer,
+    gpus: Vec<(u32, GpuKey, Track)>,
+    host_tracks: Vec<Track>,
+    s: Scratch,
+}
+
+impl Series {
+    /// Empty envelopes over `grid`, counting rows in `[since, until)`.
+    pub fn new(grid: Grid, since: Option<i64>, until: Option<i64>) -> Series {
+        Series {
+            grid,
+            window: (since.unwrap_or(i64::MIN), until.unwrap_or(i64::MAX)),
+            keys: Keyer::default(),
+            gpus: Vec::new(),
+            host_tracks: Vec::new(),
+            s: Scratch::default(),
+        }
+    }
+
+    /// One host track per known host.
+    fn grow_hosts(&mut self) {
+        while self.host_tracks.len() < self.keys.hosts.len() {
+            self.host_tracks.push(Track::new(self.grid.n, HOST_METRICS.len()));
+        }
+    }
+
+    /// Count one batch; rows without a host value belong to `default_host`.
+    pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let schema = batch.schema();
+        let cols: Vec<(Field, &dyn Array)> = schema
+            .fields()
+            .iter()
+            .zip(batch.columns())
+            .filter_map(|(f, c)| Field::lookup(f.name()).map(|field| (field, c.as_ref())))
+            .collect();
+        let col = |f: Field| cols.iter().find(|(g, _)| *g == f).map(|(_, c)| *c);
+        let Some(tsc) = col(Field::Timestamp) else { return Ok(()) };
+        let mut s = std::mem::take(&mut self.s);
+        s.ts.clear();
+        if !cols::ts_micros(tsc, &mut s.ts) {
+            self.s = s;
+            return Ok(());
+        }
+        self.keys(&mut s, col(Field::Host), col(Field::Index), col(Field::Uuid), default_host, n);
+        for (k, x) in GPU_METRICS.iter().enumerate() {
+            self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, false);
+        }
+        for (k, x) in HOST_METRICS.iter().enumerate() {
+            self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, true);
+        }
+        self.s = s;
+        Ok(())
+    }
+
+    /// Hosts, GPU slots and buckets of the rows; rows and tick times of the tracks.
+    fn keys(
+        &mut self,
+        s: &mut Scratch,
+        host: Option<&dyn Array>,
+        index: Option<&dyn Array>,
+        uuid: Option<&dyn Array>,
+        default_host: &str,
+        n: usize,
+    ) {
+        self.keys.read(host, index, uuid, default_host, n, &mut s.keys);
+        self.grow_hosts();
+        s.slot.clear();
+        s.bucket.clear();
+        s.hrow.clear();
+        for i in 0..n {
+            let t = s.ts[i];
+            let b = if t == NO_TS || t < self.window.0 || t >= self.window.1 { None } else { self.grid.bucket(t) };
+            let Some(b) = b else {
+                s.slot.push(NONE);
+                s.bucket.push(0);
+                s.hrow.push(false);
+                continue;
+            };
+            let h = s.keys.host[i];
+            let (slot, new) = self.keys.slot(&s.keys, i);
+            if let Some(key) = new {
+                self.gpus.push((h, key, Track::new(self.grid.n, GPU_METRICS.len())));
+            }
+            if slot != NONE {
+                self.gpus[slot as usize].2.row(b, t);
+            }
+            let ht = &mut self.host_tracks[h as usize];
+            let new_tick = ht.last_ts != t;
+            if new_tick {
+                ht.last_ts = t;
+                ht.row(b, t);
+                ht.timing.step(t, f64::NAN, f64::NAN);
+            }
+            s.slot.push(slot);
+            s.bucket.push(b);
+            s.hrow.push(new_tick);
+        }
+    }
+
+    /// Add one field's column (and its `.max` companion) to the envelopes.
+    fn field(
+        &mut self,
+        s: &mut Scratch,
+        c: Option<&dyn Array>,
+        max_c: Option<&dyn Array>,
+        has_max: bool,
+        k: usize,
+        host: bool,
+    ) {
+        let n = self.grid.n;
+        for (arr, widen) in [(c, false), (if has_max { max_c } else { None }, true)] {
+            let Some(arr) = arr else { continue };
+            s.v.clear();
+            if !cols::f64_values(arr, &mut s.v) {
+                continue;
+            }
+            // Every envelope this column can touch exists before the row loop.
+            let tracks: &mut [Track] = if host { &mut self.host_tracks } else { &mut [] };
+            for t in tracks.iter_mut() {
+                t.env[k].ensure(n);
+            }
+            for g in self.gpus.iter_mut().filter(|_| !host) {
+                g.2.env[k].ensure(n);
+            }
+            let rows = s.v.len().min(s.slot.len());
+            for i in 0..rows {
+                let v = s.v[i];
+                if v.is_nan() {
+                    continue;
+                }
+                let e = if host {
+                    if !s.hrow[i] {
+                        continue;
+                    }
+                    &mut self.host_tracks[s.keys.host[i] as usize].env[k]
+                } else {
+                    let sl = s.slot[i];
+                    if sl == NONE {
+                        continue;
+                    }
+                    &mut self.gpus[sl as usize].2.env[k]
+                };
+                let b = s.bucket[i];
+                if widen {
+                    // A `.max` column raises the band; the mean stays that of the field itself.
+                    e.max[b] = e.max[b].max(v);
+                } else {
+                    e.add(b, v);
+                }
+            }
+        }
+    }
+}
+
+/// A GPU's series.
+#[derive(Debug, Clone)]
+pub struct GpuSeries {
+    pub host: String,
+    /// The summary's label: the index, or the uuid for files without an index.
+    pub label: String,
+    pub track: Track,
+}
+
+/// Every series of the report, parts joined.
+#[derive(Debug, Clone)]
+pub struct Collected {
+    pub grid: Grid,
+    pub gpus: Vec<GpuSeries>,
+    /// Host name and its per-tick track, in order of first appearance.
+    pub hosts: Vec<(String, Track)>,
+}
+
+impl Collected {
+    pub fn new(grid: Grid) -> Collected {
+        Collected { grid, gpus: Vec::new(), hosts: Vec::new() }
+    }
+
+    /// Join the envelopes of the next part of the data (parts in time order).
+    pub fn append(&mut self, part: Series) {
+        for (h, track) in part.host_tracks.into_iter().enumerate() {
+            let name = part.keys.hosts.name(h as u32).to_string();
+            match self.hosts.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, t)) => t.append(track),
+                None => self.hosts.push((name, track)),
+            }
+        }
+        for (h, key, track) in part.gpus {
+            let host = part.keys.hosts.name(h).to_string();
+            let label = match key {
+                GpuKey::Index(x) => x.to_string(),
+                GpuKey::Uuid(u) => u,
+            };
+            match self.gpus.iter_mut().find(|g| g.host == host && g.label == label) {
+                Some(g) => g.track.append(track),
+                None => self.gpus.push(GpuSeries { host, label, track }),
+            }
+        }
+    }
+
+    pub fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
+        self.gpus.iter().find(|g| g.host == host && g.label == label)
+    }
+
+    pub fn host(&self, name: &str) -> Option<&Track> {
+        self.hosts.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, StringArray, TimestampMicrosecondArray, UInt32Array};
+    use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
+    use std::sync::Arc;
+
+    fn batch(ts: &[i64], index: &[u32], util: &[Option<f64>], util_max: &[Option<f64>]) -> RecordBatch {
+        let schema = Schema::new(vec![
+            AField::new("timestamp", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+            AField::new("host", DataType::Utf8, true),
+            AField::new("index", DataType::UInt32, true),
+            AField::new("utilization.gpu", DataType::Float64, true),
+            AField::new("utilization.gpu.max", DataType::Float64, true),
+            AField::new("cpu.util", DataType::Float64, true),
+        ]);
+        let n = ts.len();
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(TimestampMicrosecondArray::from(ts.to_vec()).with_timezone("UTC")),
+                Arc::new(StringArray::from(vec!["h"; n])),
+                Arc::new(UInt32Array::from(index.to_vec())),
+                Arc::new(Float64Array::from(util.to_vec())),
+                Arc::new(Float64Array::from(util_max.to_vec())),
+                Arc::new(Float64Array::from(ts.iter().map(|&t| t as f64 / 1e6).collect::<Vec<_>>())),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn grid_buckets_cover_the_span() {
+        let g = Grid::new(1_000, 1_999, 10);
+        assert_eq!(g.bucket(999), None);
+        assert_eq!(g.bucket(1_000), Some(0));
+        assert_eq!(g.bucket(1_099), Some(0));
+        assert_eq!(g.bucket(1_100), Some(1));
+        assert_eq!(g.bucket(1_999), Some(9));
+        assert_eq!(g.bucket(2_000), None);
+        let one = Grid::new(5, 5, 1200);
+        assert_eq!(one.bucket(5), Some(0));
+    }
+
+    #[test]
+    fn envelopes_keep_spikes_and_parts_join() {
+        // 2 GPUs, one tick a second for 100 s, 10 buckets of 10 s; GPU 1 spikes once to 100 via .max.
+        let grid = Grid::new(0, 99_999_999, 10);
+        let mut parts = Vec::new();
+        for half in [0..50i64, 50..100] {
+            let mut s = Series::new(grid, None, None);
+            let mut ts = Vec::new();
+            let mut ix = Vec::new();
+            let mut u = Vec::new();
+            let mut um = Vec::new();
+            for t in half.clone() {
+                for g in 0..2u32 {
+                    ts.push(t * 1_000_000);
+                    ix.push(g);
+                    u.push(Some(if g == 0 { 90.0 } else { 10.0 + (t % 2) as f64 }));
+                    um.push(Some(if g == 1 && t == 42 { 100.0 } else { 50.0 }));
+                }
+            }
+            s.visit(&batch(&ts, &ix, &u, &um), "h").unwrap();
+            parts.push(s);
+        }
+        let mut c = Collected::new(grid);
+        for p in parts {
+            c.append(p);
+        }
+        assert_eq!(c.gpus.len(), 2);
+        let g1 = c.gpu("h", "1").unwrap();
+        assert_eq!(g1.track.rows.iter().sum::<u32>(), 100);
+        let util = &g1.track.env[0];
+        let (lo, mean, hi) = util.at(4).unwrap();
+        assert_eq!((lo, mean, hi), (10.0, 10.5, 100.0), "the spike at t=42 s tops bucket 4");
+        assert_eq!(util.at(5).unwrap().2, 50.0);
+        // Host fields once per tick, not once per GPU row.
+        let host = c.host("h").unwrap();
+        assert_eq!(host.rows.iter().sum::<u32>(), 100);
+        assert_eq!(host.env[0].n.iter().sum::<u32>(), 100);
+        assert_eq!(host.timing.finish(3.0).interval_s, Some(1.0));
+    }
+
+    #[test]
+    fn window_and_nulls() {
+        let grid = Grid::new(0, 9_999_999, 10);
+        let mut s = Series::new(grid, Some(2_000_000), Some(8_000_000));
+        let ts: Vec<i64> = (0..10).map(|t| t * 1_000_000).collect();
+        let u: Vec<Option<f64>> = (0..10).map(|t| (t != 5).then_some(t as f64)).collect();
+        s.visit(&batch(&ts, &[0; 10], &u, &[None; 10]), "h").unwrap();
+        let mut c = Collected::new(grid);
+        c.append(s);
+        let t = &c.gpu("h", "0").unwrap().track;
+        assert_eq!(t.rows, [0, 0, 1, 1, 1, 1, 1, 1, 0, 0]);
+        assert!(t.env[0].at(5).is_none(), "a null stays missing");
+        assert_eq!(t.env[0].at(6), Some((6.0, 6.0, 6.0)));
+        assert_eq!(t.env[0].range(), Some((2.0, 7.0)));
+    }
+}

@@ -1,0 +1,308 @@
+//! The command line as clap sees it: subcommands, flags, help texts and value parsers. The only
+//! module that knows clap; it touches neither the filesystem nor the environment (`cmd/` turns
+//! these arguments into configs and runs them).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::schema::files::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpumon",
+    version,
+    about = "Record GPU and host metrics next to a training job, and make sense of them afterwards"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Cmd {
+    /// Sample GPU (NVML) and host metrics on a fixed schedule into CSV or Parquet.
+    #[command(after_help = RECORD_EXAMPLES)]
+    Record(Box<RecordArgs>),
+    /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`).
+    Fields,
+    /// Check that NVML and the GPUs are usable here and show what `record` would record: driver,
+    /// GPUs and the fields each supports, visible-devices variables, container and cgroup limits.
+    Doctor(DoctorArgs),
+    /// What happened and what to fix, from gpumon files and nvidia-smi logs: per-GPU and host
+    /// statistics, gaps, energy, throttling, findings with fixes, and --fail-if checks for CI.
+    #[command(after_help = SUMMARIZE_EXAMPLES)]
+    Summarize(Box<SummarizeArgs>),
+    /// One self-contained HTML report: the summary's tables and findings, a utilization heatmap
+    /// (one row per GPU) and per-GPU/host charts, for the same inputs and windows as summarize.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(Box<ReportArgs>),
+    /// Convert gpumon files or nvidia-smi logs to gpumon CSV or typed Parquet.
+    Convert(Box<ConvertArgs>),
+    /// Turn what a crash left of a recording (journals, a torn last CSV line) into valid files.
+    Recover {
+        /// The output path given to `record` (finds the whole set), or one of its files.
+        path: PathBuf,
+    },
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+const RECORD_EXAMPLES: &str = "Examples:
+  gpumon record -i 60 -o run.parquet                 one row per GPU per minute, until Ctrl-C
+  gpumon record -i 250ms --duration 10m -o run.csv   4 rows per GPU per second for 10 minutes
+  gpumon record -o - --fields utilization.gpu,memory.used | tee log.csv
+  gpumon record -i 1 --format nvidia-smi -o gpu.log  same bytes as nvidia-smi --format=csv -l 1";
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RecordArgs {
+    /// Time between ticks: a bare number is seconds (like nvidia-smi -l), or 250ms, 1m, 1h. 100ms or more
+    /// for meaningful GPU columns (down to 1ms is accepted with a warning, for benchmarks).
+    #[arg(short, long, default_value = "1", value_parser = parse_interval)]
+    pub(crate) interval: Duration,
+    /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Serve the latest tick as Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9400). Binding a
+    /// non-loopback address exposes host and GPU metrics to the network: your choice to make.
+    #[arg(long)]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// Output format: csv, parquet, or nvidia-smi[,noheader][,nounits].
+    #[arg(long, value_parser = parse_format)]
+    pub(crate) format: Option<Format>,
+    /// Comma-separated fields to record, by name or nvidia-smi alias (see `gpumon fields`).
+    #[arg(long, visible_alias = "query-gpu", value_delimiter = ',')]
+    pub(crate) fields: Vec<String>,
+    /// Stop after this long (e.g. 30s, 2h).
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Stop after this many ticks.
+    #[arg(long)]
+    pub(crate) count: Option<u64>,
+    /// GPUs to record, by index or UUID (comma-separated). Default: every GPU, or the ones
+    /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) gpus: Vec<String>,
+    /// NVML library to load.
+    #[arg(long, env = "GPUMON_NVML_LIB", default_value = "libnvidia-ml.so.1")]
+    pub(crate) nvml_lib: String,
+    /// Fail (exit 1) instead of recording host-only rows when NVML or a GPU is missing.
+    #[arg(long)]
+    pub(crate) require_gpu: bool,
+    /// Sample this often and write one row per --interval summarising the sub-samples
+    /// (means, last values of counters, `.max` columns). Default: 1s, or the interval if shorter.
+    #[arg(long, value_parser = parse_interval)]
+    pub(crate) sample_every: Option<Duration>,
+    /// Longest time written data may wait in memory before it is written and fsynced:
+    /// at most this much is lost to a crash or power cut.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub(crate) flush: Duration,
+    /// Start a new file when the current one reaches this size (e.g. 256MiB).
+    #[arg(long, value_parser = parse_size)]
+    pub(crate) rotate_size: Option<u64>,
+    /// Start a new file on wall-clock boundaries of this period (e.g. 1h, 1d). SIGHUP rotates at once.
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) rotate_every: Option<Duration>,
+    /// Keep at most this many files of the set; the oldest are deleted first.
+    #[arg(long)]
+    pub(crate) keep: Option<usize>,
+    /// Keep the files of the set under this total size (e.g. 10GiB); the oldest are deleted first.
+    #[arg(long, value_parser = parse_size)]
+    pub(crate) max_total: Option<u64>,
+    /// Rows held in memory while the output cannot be written (disk full, I/O errors); later ticks
+    /// are dropped and counted in `missed`.
+    #[arg(long, default_value_t = 100_000)]
+    pub(crate) max_backlog: usize,
+    /// Follow this running process and all its descendants (job.* columns); recording ends when
+    /// the tree is gone unless --keep-going.
+    #[arg(long, conflicts_with = "command")]
+    pub(crate) pid: Option<u32>,
+    /// With --pid: keep recording after the followed processes have exited.
+    #[arg(long, requires = "pid")]
+    pub(crate) keep_going: bool,
+    /// Also write one row per (tick, GPU, process) for every process NVML reports on a GPU, to
+    /// RUN.procs.parquet/.csv beside the output: who is using which GPU, and whether it is the job.
+    #[arg(long)]
+    pub(crate) processes: bool,
+    /// Command to start and record (after --): recording ends when it exits, and gpumon exits with its code.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+    /// No live status line.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+    /// Print debug detail (GPUs found, files written).
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct DoctorArgs {
+    /// NVML library to load.
+    #[arg(long, env = "GPUMON_NVML_LIB", default_value = "libnvidia-ml.so.1")]
+    pub(crate) nvml_lib: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DoctorFormatArg::Text)]
+    pub(crate) format: DoctorFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DoctorFormatArg {
+    Text,
+    Json,
+}
+
+/// Minimum supported interval.
+pub(crate) const MIN_INTERVAL: Duration = Duration::from_millis(1);
+/// Shortest interval whose every column is meaningful (NVML averages utilization over ≥ 1/6 s).
+pub(crate) const MIN_USEFUL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A bare number is seconds; otherwise a humantime duration (`250ms`, `1m`, `1h30m`).
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if let Ok(secs) = s.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is not a valid duration"));
+    }
+    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 1, 0.5, 250ms, 1m, 1h"))
+}
+
+pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < MIN_INTERVAL {
+        return Err(format!("{s} is shorter than the minimum interval of 1ms"));
+    }
+    Ok(d)
+}
+
+pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|e| format!("'{s}' is not a size ({e}); use e.g. 256MiB, 1GiB, 500MB"))
+}
+
+pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
+    Format::parse(s).ok_or_else(|| format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]"))
+}
+
+const SUMMARIZE_EXAMPLES: &str = "Examples:
+  gpumon summarize run.parquet                  the whole rotated set, and what a crash left
+  gpumon summarize logs/ --format markdown      every gpumon file and nvidia-smi log in logs/
+  gpumon summarize gpu.log --tz Europe/Berlin --skip-warmup 5m
+  gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'";
+
+const REPORT_EXAMPLES: &str = "Examples:
+  gpumon report run.parquet -o run.html          the whole rotated set: tables, heatmap, charts
+  gpumon report gpu.log --tz Europe/Berlin --skip-warmup 5m -o gpu.html
+  gpumon report logs/ --since -2h -o last-2h.html";
+
+/// How to read nvidia-smi logs (summarize and convert).
+#[derive(Debug, clap::Args)]
+pub(crate) struct LogArgs {
+    /// Column names of a headerless nvidia-smi log (--format=csv,noheader): the --query-gpu list, in order.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) columns: Vec<String>,
+    /// GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column (default: inferred).
+    #[arg(long)]
+    pub(crate) gpus: Option<usize>,
+    /// Time zone of nvidia-smi log timestamps and of --since/--until given without one: local, UTC, Europe/Berlin...
+    #[arg(long, default_value = "local")]
+    pub(crate) tz: String,
+    /// Host name for inputs that carry none (nvidia-smi logs). Default: each log's file name.
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ReportFormatArg {
+    Table,
+    Markdown,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SummarizeArgs {
+    /// Report format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(crate) format: ReportFormatArg,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+}
+
+/// Inputs, window, thresholds and checks: the options `summarize` and `report` share (same flags).
+#[derive(Debug, clap::Args)]
+pub(crate) struct InputArgs {
+    /// gpumon Parquet/CSV files (a rotated set by the name given to record), nvidia-smi CSV logs, directories, globs.
+    #[arg(required = true, value_name = "INPUT")]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Start of the window: RFC 3339, 'YYYY-MM-DD HH:MM:SS' (in --tz), +DURATION after the data's start or -DURATION before its end.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) since: Option<String>,
+    /// End of the window (exclusive); same forms as --since.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) until: Option<String>,
+    /// Leave out the first DURATION of the data (e.g. 5m).
+    #[arg(long, value_parser = parse_duration)]
+    pub(crate) skip_warmup: Option<Duration>,
+    /// Exit 3 if STATISTIC OP NUMBER holds for any GPU (or host), e.g. 'utilization.gpu.mean < 50'; prefix
+    /// 'all.' for the over-all figure. Repeatable.
+    #[arg(long = "fail-if", value_name = "CHECK")]
+    pub(crate) fail_if: Vec<String>,
+    /// Override a finding threshold, e.g. idle_util=10 (see README). Repeatable.
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    pub(crate) thresholds: Vec<String>,
+    #[command(flatten)]
+    pub(crate) logs: LogArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReportArgs {
+    /// HTML file to write: self-contained (no network needed to view it), or - for stdout.
+    #[arg(short, long, value_name = "OUT.html")]
+    pub(crate) output: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ConvertArgs {
+    /// Inputs, as for summarize.
+    #[arg(required = true, value_name = "INPUT")]
+    pub(crate) inputs: Vec<PathBuf>,
+    /// Output file (.csv or .parquet).
+    #[arg(short, long)]
+    pub(crate) output: PathBuf,
+    /// Output format (default: from the extension): csv, parquet or nvidia-smi[,noheader][,nounits].
+    #[arg(long, value_parser = parse_format)]
+    pub(crate) format: Option<Format>,
+    #[command(flatten)]
+    pub(crate) logs: LogArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_interval("1").unwrap(), Duration::from_secs(1));
+        assert_eq!(parse_interval("0.5").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_interval("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_interval("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_interval("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_interval("50ms").unwrap(), Duration::from_millis(50), "allowed, with a warning");
+        assert!(parse_interval("500us").is_err());
+        assert!(parse_interval("fast").is_err());
+        assert!(parse_interval("-1").is_err());
+    }
+}

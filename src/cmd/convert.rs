@@ -1,0 +1,242 @@
+//! `gpumon convert`: any readable input (gpumon Parquet/CSV/journal, nvidia-smi logs) to gpumon CSV or
+//! Parquet, written by the existing sinks (`crate::sink::open`) with a selection of the fields the
+//! inputs have.
+//!
+//! Rows become ticks again: consecutive rows of one host belong to one tick while their GPU has not
+//! appeared in it yet and they lie within 2 s of its first row (nvidia-smi queries GPUs one after
+//! another, a few ms apart); a tick is stamped with its first row's time, as gpumon's own rows are.
+//! The output is written to a hidden temporary file beside it and renamed into place when complete.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+
+use crate::cli::ConvertArgs;
+use crate::read::inputs::discover;
+use crate::read::scan::{ReadOptions, probe_fields, scan};
+use crate::schema::batch::rows_of_batch;
+use crate::schema::catalog::{Field, Source};
+use crate::schema::files::Format;
+use crate::schema::row::{Row, Selection, Tick, Value};
+use crate::schema::run::RunMeta;
+use crate::sink::{self, Sink, Target};
+use crate::util::error::{UsageError, exit};
+use crate::util::progress::Progress;
+
+/// Rows of one tick may spread this far (µs).
+const TICK_SPREAD_US: i64 = 2_000_000;
+/// Ticks held back to estimate the interval for the file's metadata.
+const HEAD_TICKS: usize = 64;
+/// Rows turned from Arrow into catalogue rows at once.
+const CHUNK_ROWS: usize = 4096;
+
+/// A validated `convert` command line.
+#[derive(Debug, Clone)]
+pub struct ConvertConfig {
+    pub inputs: Vec<PathBuf>,
+    pub output: PathBuf,
+    pub format: Option<Format>,
+    pub read: ReadOptions,
+    pub progress: bool,
+    pub command_line: String,
+}
+
+struct Writer {
+    format: Format,
+    tmp: PathBuf,
+    sel: Selection,
+    command: String,
+    sink: Option<Box<dyn Sink>>,
+    head: Vec<Tick>,
+    cur: Option<Tick>,
+    seq: u64,
+    rows: u64,
+}
+
+impl Writer {
+    fn push_row(&mut self, ts: i64, row: Row) -> Result<()> {
+        let gpu = row.get(Field::Index).as_u64();
+        let host = row.get(Field::Host).clone();
+        let same = self.cur.as_ref().is_some_and(|t| {
+            let first = &t.rows[0];
+            let t0 = t.ts.timestamp_micros();
+            first.get(Field::Host) == &host
+                && (ts == t0
+                    || (gpu.is_some()
+                        && ts >= t0
+                        && ts - t0 < TICK_SPREAD_US
+                        && !t.rows.iter().any(|r| r.get(Field::Index).as_u64() == gpu)))
+        });
+        if !same {
+            self.flush_tick()?;
+            self.seq += 1;
+            let when = DateTime::<Utc>::from_timestamp_micros(ts).unwrap_or_default();
+            self.cur = Some(Tick { ts: when, seq: self.seq, rows: Vec::new(), procs: Vec::new() });
+        }
+        if let Some(t) = &mut self.cur {
+            t.rows.push(row);
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn flush_tick(&mut self) -> Result<()> {
+        let Some(t) = self.cur.take() else { return Ok(()) };
+        match &mut self.sink {
+            Some(s) => s.write_tick(&t),
+            None => {
+                self.head.push(t);
+                if self.head.len() >= HEAD_TICKS { self.open() } else { Ok(()) }
+            }
+        }
+    }
+
+    /// Open the sink with metadata from the first ticks, and write them.
+    fn open(&mut self) -> Result<()> {
+        let Some(first) = self.head.first() else { return Ok(()) };
+        let mut steps: Vec<i64> =
+            self.head.windows(2).map(|w| (w[1].ts - w[0].ts).num_microseconds().unwrap_or(0)).collect();
+        steps.retain(|&s| s > 0);
+        steps.sort_unstable();
+        let interval_s = steps.get(steps.len() / 2).map_or(0.0, |&s| s as f64 * 1e-6);
+        let meta = RunMeta {
+            hostname: first.rows.first().and_then(|r| r.get(Field::Host).as_str()).unwrap_or("-").to_string(),
+            interval_s,
+            command: self.command.clone(),
+            start: first.ts,
+            driver_version: None,
+        };
+        let mut s = sink::open(self.format, &Target::File(self.tmp.clone()), None, &self.sel, &meta)?;
+        for t in self.head.drain(..) {
+            s.write_tick(&t)?;
+        }
+        self.sink = Some(s);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<u64> {
+        self.flush_tick()?;
+        if self.sink.is_none() {
+            self.open()?;
+        }
+        if let Some(s) = self.sink.take() {
+            s.finish()?;
+        }
+        Ok(self.rows)
+    }
+}
+
+fn tmp_path(out: &Path) -> PathBuf {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    out.with_file_name(format!(".{name}.converting"))
+}
+
+/// The columns of the output: timestamp, host, index, then every field the inputs have, in catalogue order.
+fn selection(fields: &[Field]) -> Selection {
+    let mut cols = vec![Field::Timestamp, Field::Host, Field::Index];
+    for &f in fields {
+        if !cols.contains(&f) && f.def().source != Source::Process {
+            cols.push(f);
+        }
+    }
+    cols.sort();
+    Selection::new(cols)
+}
+
+/// Run the command; returns the exit code.
+pub fn run(cfg: &ConvertConfig) -> Result<i32> {
+    let format = match cfg.format {
+        Some(f) => f,
+        None => Format::from_path(&cfg.output).ok_or_else(|| {
+            UsageError(format!(
+                "cannot tell the format of {} from its extension; use .csv or .parquet, or --format",
+                cfg.output.display()
+            ))
+        })?,
+    };
+    let found = discover(&cfg.inputs)?;
+    let out_key = std::fs::canonicalize(&cfg.output).ok();
+    if found.inputs.iter().any(|i| std::fs::canonicalize(&i.path).ok() == out_key && out_key.is_some()) {
+        return Err(UsageError(format!("{} is also an input; write to another file", cfg.output.display())).into());
+    }
+    let mut fields = Vec::new();
+    for i in &found.inputs {
+        for f in probe_fields(i, &cfg.read)? {
+            if !fields.contains(&f) {
+                fields.push(f);
+            }
+        }
+    }
+    let sel = selection(&fields);
+    let want: Vec<Field> = sel.fields().collect();
+    let tmp = tmp_path(&cfg.output);
+    let w = Arc::new(Mutex::new(Writer {
+        format,
+        tmp: tmp.clone(),
+        sel,
+        command: cfg.command_line.clone(),
+        sink: None,
+        head: Vec::new(),
+        cur: None,
+        seq: 0,
+        rows: 0,
+    }));
+    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+    let progress = Progress::new(size, cfg.progress);
+    let read = ReadOptions { threads: 1, ..cfg.read.clone() };
+    let result = (|| -> Result<u64> {
+        for input in &found.inputs {
+            let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
+                let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
+                let host: Arc<str> = Arc::from(host);
+                // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
+                let mut rows = Vec::with_capacity(CHUNK_ROWS);
+                for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
+                    rows.clear();
+                    rows_of_batch(&b.slice(off, CHUNK_ROWS.min(b.num_rows() - off)), &mut rows);
+                    for (ts, mut row) in rows.drain(..) {
+                        if row.get(Field::Host).is_missing() {
+                            row.set(Field::Host, Value::S(host.clone()));
+                        }
+                        w.push_row(ts, row)?;
+                    }
+                }
+                Ok(())
+            };
+            let (_, rep) = scan(input, &read, &want, &progress, &|| (), &visit)?;
+            for warning in &rep.warnings {
+                crate::util::warn::warn(&format!("{}: {warning}", rep.path.display()));
+            }
+        }
+        let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
+        w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()
+    })();
+    progress.finish();
+    let rows = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&tmp, &cfg.output)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), cfg.output.display()))?;
+    eprintln!("gpumon: wrote {rows} rows to {}", cfg.output.display());
+    Ok(exit::OK)
+}
+
+impl ConvertArgs {
+    pub fn into_config(self) -> Result<crate::cmd::convert::ConvertConfig> {
+        let (read, _) = self.logs.read_options()?;
+        Ok(crate::cmd::convert::ConvertConfig {
+            inputs: self.inputs,
+            output: self.output,
+            format: self.format,
+            read,
+            progress: !self.quiet,
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        })
+    }
+}

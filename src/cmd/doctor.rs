@@ -1,0 +1,782 @@
+//! `gpumon doctor`: one screen that answers "can I see my GPUs, and what will gpumon record here".
+//!
+//! It loads NVML the way `record` does, lists every GPU with one probe of each GPU field (the
+//! same NVML calls `record` makes), shows what `CUDA_VISIBLE_DEVICES` / `NVIDIA_VISIBLE_DEVICES`
+//! select, the container and cgroup gpumon runs in, and the `/dev/nvidia*` nodes. Each problem
+//! comes with its usual fix. Exit 0 when the GPUs are usable, 1 otherwise.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+use anyhow::Result;
+use nvml_wrapper::Nvml;
+use nvml_wrapper::error::NvmlError;
+use serde::Serialize;
+
+use crate::schema::catalog::{CATALOG, Field, Source};
+use crate::schema::row::{Selection, Value};
+use crate::source::cgroup::{CgroupSource, CgroupVersion};
+use crate::source::gpu::{self, GpuInfo, GpuSelector};
+use crate::source::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
+use crate::util::error::exit;
+
+/// Width the text report keeps to.
+const WIDTH: usize = 80;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoctorFormat {
+    Text,
+    Json,
+}
+
+/// Settings of one `gpumon doctor` run (built by the CLI layer).
+#[derive(Debug, Clone)]
+pub struct DoctorConfig {
+    pub nvml_lib: String,
+    pub format: DoctorFormat,
+}
+
+/// Examine this machine, print the report, and return the exit code.
+pub fn run(cfg: &DoctorConfig) -> Result<i32> {
+    let env = |n: &str| std::env::var(n).ok();
+    let report = examine(&cfg.nvml_lib, env(CUDA_VAR), env(NVIDIA_VAR), env("CUDA_DEVICE_ORDER"));
+    let mut out = std::io::stdout().lock();
+    match cfg.format {
+        DoctorFormat::Text => out.write_all(render_text(&report).as_bytes())?,
+        DoctorFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &report)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(if report.ok { exit::OK } else { exit::FAILURE })
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    ok: bool,
+    verdict: String,
+    nvml: NvmlReport,
+    gpus: Vec<GpuReport>,
+    visible: VisibleReport,
+    container: ContainerReport,
+    cgroup: Option<CgroupReport>,
+    device_nodes: Vec<DeviceNode>,
+    problems: Vec<Problem>,
+    notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Default)]
+struct NvmlReport {
+    /// The library asked for (`--nvml-lib`).
+    library: String,
+    /// The file actually mapped, when it loaded.
+    loaded_from: Option<String>,
+    error: Option<String>,
+    driver_version: Option<String>,
+    cuda_driver_version: Option<String>,
+    nvml_version: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct GpuReport {
+    index: u32,
+    name: String,
+    uuid: String,
+    pci_bus_id: String,
+    memory_total_mib: Option<u64>,
+    persistence_mode: Option<bool>,
+    mig_mode: Option<bool>,
+    /// The GPU answered GPU_IS_LOST.
+    lost: bool,
+    supported: Vec<&'static str>,
+    /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
+    unsupported: Vec<&'static str>,
+    /// Another error (a warning on stderr says which).
+    failed: Vec<&'static str>,
+    /// In the set `record` samples without `--gpus`.
+    recorded: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct VarReport {
+    name: &'static str,
+    value: Option<String>,
+    /// What the value means to its consumer (CUDA, the container runtime).
+    selects: String,
+    /// NVML indices of the GPUs it names.
+    gpus: Vec<u32>,
+}
+
+#[derive(Debug, Serialize)]
+struct VisibleReport {
+    variables: Vec<VarReport>,
+    /// The variable that restricts `record` without `--gpus`, if any.
+    decided_by: Option<&'static str>,
+    /// NVML indices `record` samples without `--gpus`.
+    record_gpus: Vec<u32>,
+}
+
+#[derive(Debug, Serialize, Default)]
+struct ContainerReport {
+    /// docker, podman, kubernetes, ... ; None when nothing suggests a container.
+    kind: Option<String>,
+    evidence: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct CgroupReport {
+    version: u8,
+    path: String,
+    memory_limit_mib: Option<u64>,
+    cpu_limit_cores: Option<f64>,
+    description: String,
+}
+
+#[derive(Debug, Serialize)]
+struct DeviceNode {
+    path: String,
+    /// Readable and writable by this user.
+    access: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Problem {
+    problem: String,
+    fix: String,
+}
+
+fn problem(p: impl Into<String>, fix: impl Into<String>) -> Problem {
+    Problem { problem: p.into(), fix: fix.into() }
+}
+
+/// Gather everything; `cuda`, `nvidia` and `order` are the environment variables' values.
+fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Option<String>) -> Report {
+    let container = detect_container();
+    let in_container = container.kind.is_some();
+    let cgroup = CgroupSource::detect().map(|c| {
+        let l = c.limits();
+        CgroupReport {
+            version: match c.version() {
+                CgroupVersion::V1 => 1,
+                CgroupVersion::V2 => 2,
+            },
+            path: c.path().to_string(),
+            memory_limit_mib: l.memory_mib,
+            cpu_limit_cores: l.cpu_cores,
+            description: c.describe(),
+        }
+    });
+    let device_nodes = device_nodes(Path::new("/dev"));
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let mut nvml_report = NvmlReport { library: lib.to_string(), ..NvmlReport::default() };
+    let mut gpus: Vec<(GpuInfo, GpuReport)> = Vec::new();
+
+    match Nvml::builder().lib_path(OsStr::new(lib)).init() {
+        Err(e) => {
+            nvml_report.error = Some(e.to_string());
+            problems.push(init_problem(&e, lib, in_container, &device_nodes));
+        }
+        Ok(nvml) => {
+            nvml_report.loaded_from = loaded_from(lib);
+            nvml_report.driver_version = nvml.sys_driver_version().ok();
+            nvml_report.nvml_version = nvml.sys_nvml_version().ok();
+            nvml_report.cuda_driver_version = nvml.sys_cuda_driver_version().ok().map(|v| {
+                format!("{}.{}", nvml_wrapper::cuda_driver_version_major(v), nvml_wrapper::cuda_driver_version_minor(v))
+            });
+            match nvml.device_count() {
+                Err(e) => problems.push(gpu_problem("NVML cannot count the GPUs", &e, in_container)),
+                Ok(0) => problems.push(problem(
+                    "NVML loaded but reports no GPU",
+                    if in_container {
+                        "the container was given no GPU: start it with `docker run --gpus all` (NVIDIA Container \
+                         Toolkit on the host), or on Kubernetes request nvidia.com/gpu"
+                    } else {
+                        "check `nvidia-smi -L`; GPUs bound to vfio-pci (passthrough) or disabled are not listed"
+                    },
+                )),
+                Ok(n) => {
+                    for index in 0..n {
+                        match gpu::read_info(&nvml, index) {
+                            Ok(info) => {
+                                let r = examine_gpu(&nvml, &info);
+                                if r.lost {
+                                    problems.push(problem(
+                                        format!("GPU {index} ({}) is lost: it fell off the bus or hangs", info.uuid),
+                                        "check `dmesg` for Xid errors (79: fallen off the bus); reset it with \
+                                         `nvidia-smi -r -i INDEX` or reboot",
+                                    ));
+                                }
+                                gpus.push((info, r));
+                            }
+                            Err(e) => problems.push(gpu_problem(&format!("GPU {index}"), &e, in_container)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Visible devices: what each variable means, and what record samples by default.
+    let infos: Vec<GpuInfo> = gpus.iter().map(|(i, _)| i.clone()).collect();
+    let mut variables = Vec::new();
+    for (name, value) in [(CUDA_VAR, &cuda), (NVIDIA_VAR, &nvidia)] {
+        let Some(v) = value else {
+            variables.push(VarReport { name, value: None, selects: "not set".into(), gpus: Vec::new() });
+            continue;
+        };
+        let (selects, picked) = if name == CUDA_VAR { cuda_meaning(v, &infos) } else { runtime_meaning(v, &infos) };
+        variables.push(VarReport { name, value: Some(v.clone()), selects, gpus: picked });
+    }
+    let (restriction, decided_by) = visible::from_vars(cuda.as_deref(), nvidia.as_deref());
+    let record_gpus: Vec<u32> = match &restriction {
+        Visible::All => infos.iter().map(|g| g.index).collect(),
+        Visible::None => Vec::new(),
+        Visible::Only(sel) => infos.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect(),
+    };
+    for (_, r) in &mut gpus {
+        r.recorded = record_gpus.contains(&r.index);
+    }
+    if !gpus.is_empty() && record_gpus.is_empty() {
+        let var = decided_by.unwrap_or(CUDA_VAR);
+        let value = if var == CUDA_VAR { cuda.clone() } else { nvidia.clone() }.unwrap_or_default();
+        problems.push(problem(
+            format!("{var}={value:?} hides every GPU from the job"),
+            format!("unset {var}, or set it to indices 0..{} or UUIDs listed above", gpus.len().saturating_sub(1)),
+        ));
+    }
+    notes.extend(visible_notes(cuda.as_deref(), nvidia.as_deref(), order.as_deref(), &infos));
+    if let (Some(CUDA_VAR), Some(cuda_var)) = (decided_by, variables.first())
+        && !cuda_var.gpus.is_empty()
+        && cuda_var.gpus != record_gpus
+    {
+        notes.push(format!(
+            "{CUDA_VAR} names a GPU that is not here; CUDA stops there and sees {}, record samples {}",
+            list_gpus(&cuda_var.gpus, usize::MAX),
+            list_gpus(&record_gpus, usize::MAX)
+        ));
+    }
+    for (_, r) in &gpus {
+        if r.mig_mode == Some(true) {
+            notes.push(format!(
+                "GPU {}: MIG is on; gpumon records the whole GPU (NVML reports no utilization for MIG instances)",
+                r.index
+            ));
+        }
+        if !r.failed.is_empty() {
+            notes.push(format!(
+                "GPU {}: reading {} failed (the warnings above say why); record leaves these columns empty",
+                r.index,
+                r.failed.join(", ")
+            ));
+        }
+    }
+    if nvml_report.error.is_some() && !device_nodes.is_empty() && device_nodes.iter().all(|d| !d.access) {
+        problems.push(problem(
+            "no permission on the /dev/nvidia* device nodes",
+            "run as a user in the group that owns them (often `video`), or fix their permissions \
+             (`ls -l /dev/nvidia*`)",
+        ));
+    }
+
+    let ok = problems.is_empty();
+    let verdict = if ok {
+        format!(
+            "OK: {} usable; record without --gpus samples {}",
+            plural(gpus.len(), "GPU"),
+            list_gpus(&record_gpus, gpus.len())
+        )
+    } else {
+        format!("NOT OK: {}", problems.first().map_or("", |p| p.problem.as_str()))
+    };
+    Report {
+        ok,
+        verdict,
+        nvml: nvml_report,
+        gpus: gpus.into_iter().map(|(_, r)| r).collect(),
+        visible: VisibleReport { variables, decided_by, record_gpus },
+        container,
+        cgroup,
+        device_nodes,
+        problems,
+        notes,
+    }
+}
+
+/// Identity, static properties and one probe of every GPU field.
+fn examine_gpu(nvml: &Nvml, info: &GpuInfo) -> GpuReport {
+    let dev = nvml.device_by_index(info.index).ok();
+    let fields: Vec<Field> = CATALOG
+        .iter()
+        .filter(|d| d.source == Source::Gpu)
+        .map(|d| d.field)
+        // Identity is read once at start; job.gpu_memory needs a job to attribute processes to.
+        .filter(|f| !matches!(f, Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::JobGpuMemory))
+        .collect();
+    let probe = gpu::probe(nvml, info, &Selection::new(fields.clone()));
+    let (mut supported, mut unsupported, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(row) = &probe {
+        for f in &fields {
+            match row.get(*f) {
+                Value::Unsupported => unsupported.push(f.name()),
+                Value::Null => failed.push(f.name()),
+                _ => supported.push(f.name()),
+            }
+        }
+    }
+    GpuReport {
+        index: info.index,
+        name: info.name.to_string(),
+        uuid: info.uuid.to_string(),
+        pci_bus_id: info.bus_id.to_string(),
+        memory_total_mib: dev.as_ref().and_then(|d| d.memory_info().ok()).map(|m| m.total / (1024 * 1024)),
+        persistence_mode: dev.as_ref().and_then(|d| d.is_in_persistent_mode().ok()),
+        mig_mode: dev.as_ref().and_then(|d| d.mig_mode().ok()).map(|m| m.current != 0),
+        lost: probe.is_none(),
+        supported,
+        unsupported,
+        failed,
+        recorded: false,
+    }
+}
+
+/// What CUDA makes of `CUDA_VISIBLE_DEVICES`: it stops at the first entry that names no GPU.
+fn cuda_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
+    match visible::parse_cuda(v) {
+        Visible::All => ("all GPUs".into(), gpus.iter().map(|g| g.index).collect()),
+        Visible::None => ("no GPU (CUDA sees none)".into(), Vec::new()),
+        Visible::Only(sel) => {
+            let mut picked = Vec::new();
+            for s in &sel {
+                let Some(g) = gpus.iter().find(|g| s.matches(g)) else { break };
+                picked.push(g.index);
+            }
+            let text = if picked.is_empty() {
+                format!("{}: matches no GPU here, so CUDA sees none", Visible::Only(sel).describe())
+            } else {
+                let cuda =
+                    if picked.len() == 1 { "device 0".into() } else { format!("devices 0-{}", picked.len() - 1) };
+                format!("{} (CUDA's {cuda})", list_gpus(&picked, usize::MAX))
+            };
+            (text, picked)
+        }
+    }
+}
+
+/// What the container runtime makes of `NVIDIA_VISIBLE_DEVICES`.
+fn runtime_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
+    match visible::parse(v) {
+        Visible::All => ("all GPUs mounted".into(), gpus.iter().map(|g| g.index).collect()),
+        Visible::None => (
+            format!(
+                "no GPU mounted ({})",
+                if v.trim().eq_ignore_ascii_case("none") { "driver only" } else { "no NVIDIA runtime" }
+            ),
+            Vec::new(),
+        ),
+        Visible::Only(sel) => {
+            let picked: Vec<u32> = gpus.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect();
+            (format!("{} mounted", Visible::Only(sel).describe()), picked)
+        }
+    }
+}
+
+fn visible_notes(cuda: Option<&str>, nvidia: Option<&str>, order: Option<&str>, gpus: &[GpuInfo]) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(v) = cuda {
+        let uses_index =
+            matches!(visible::parse_cuda(v), Visible::Only(s) if s.iter().any(|s| matches!(s, GpuSelector::Index(_))));
+        let mixed = gpus.iter().any(|g| g.name != gpus[0].name);
+        if uses_index && mixed && order.is_none_or(|o| o != "PCI_BUS_ID") {
+            notes.push(format!(
+                "{CUDA_VAR} uses indices and the GPUs differ: CUDA numbers fastest first, NVML by PCI bus; \
+                 set CUDA_DEVICE_ORDER=PCI_BUS_ID or use UUIDs"
+            ));
+        }
+        let entries: Vec<&str> = v.split(',').map(str::trim).filter(|e| !e.is_empty()).collect();
+        let first_bad = entries.iter().position(|e| visible::parse_cuda(e) == Visible::None);
+        if let Some(bad) = first_bad.filter(|i| *i > 0).and_then(|i| entries.get(i)) {
+            notes.push(format!("{CUDA_VAR}: CUDA ignores {bad:?} and every entry after it"));
+        }
+    }
+    if let Some(v) = nvidia
+        && matches!(visible::parse(v), Visible::Only(s) if s.iter().any(|s| matches!(s, GpuSelector::Index(_))))
+    {
+        notes.push(format!(
+            "{NVIDIA_VAR} uses the host's indices; inside the container NVML numbers the mounted GPUs from 0, \
+             so record does not filter by them"
+        ));
+    }
+    notes
+}
+
+/// The problem and usual fix for NVML failing to start.
+fn init_problem(e: &NvmlError, lib: &str, in_container: bool, nodes: &[DeviceNode]) -> Problem {
+    let container_fix = "start the container with `docker run --gpus all` (needs the NVIDIA Container Toolkit \
+                         on the host; `nvidia-smi` on the host should list the GPUs), or on Kubernetes request \
+                         nvidia.com/gpu";
+    match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => problem(
+            format!("cannot load the NVML library {lib}: {e}"),
+            if in_container {
+                container_fix.to_string()
+            } else {
+                "install the NVIDIA driver (then `nvidia-smi` lists the GPUs), or point --nvml-lib / \
+                 GPUMON_NVML_LIB at its libnvidia-ml.so.1"
+                    .to_string()
+            },
+        ),
+        NvmlError::DriverNotLoaded => problem(
+            "NVML loaded, but the NVIDIA kernel driver is not running",
+            if in_container {
+                container_fix.to_string()
+            } else if nodes.is_empty() {
+                "there are no /dev/nvidia* nodes: check `nvidia-smi` and `lsmod | grep nvidia`; after installing \
+                 a driver or a new kernel, reboot (or `modprobe nvidia`)"
+                    .to_string()
+            } else {
+                "check `nvidia-smi` and `lsmod | grep nvidia`; after installing a driver or a new kernel, \
+                 reboot (or `modprobe nvidia`)"
+                    .to_string()
+            },
+        ),
+        NvmlError::NoPermission => problem(
+            "NVML: no permission to use the GPUs",
+            "run as a user in the group that owns /dev/nvidia* (often `video`), or fix their permissions \
+             (`ls -l /dev/nvidia*`)",
+        ),
+        NvmlError::FailedToLoadSymbol(_) => problem(
+            format!("{lib} is not a usable NVML library: {e}"),
+            "point --nvml-lib at the driver's libnvidia-ml.so.1; reinstall the driver if it is damaged",
+        ),
+        _ => problem(
+            format!("NVML failed to start: {e}"),
+            "run `nvidia-smi`; check `dmesg` for NVRM or Xid messages (a driver/library version mismatch \
+             after an upgrade needs a reboot)",
+        ),
+    }
+}
+
+/// A per-GPU or device-count NVML error and its usual fix.
+fn gpu_problem(what: &str, e: &NvmlError, in_container: bool) -> Problem {
+    match e {
+        NvmlError::NoPermission => problem(
+            format!("{what}: no permission"),
+            "run as a user in the group that owns /dev/nvidia* (often `video`), or fix their permissions",
+        ),
+        NvmlError::GpuLost => problem(
+            format!("{what} is lost: it fell off the bus or hangs"),
+            "check `dmesg` for Xid errors; reset it with `nvidia-smi -r -i INDEX` or reboot",
+        ),
+        _ if in_container => problem(
+            format!("{what}: {e}"),
+            "check that the container was started with the GPU (`docker run --gpus ...`)",
+        ),
+        _ => problem(format!("{what}: {e}"), "run `nvidia-smi`; check `dmesg` for NVRM or Xid messages"),
+    }
+}
+
+/// The file NVML was loaded from: `lib` itself when it is a path, else the mapping the dynamic
+/// loader chose (from /proc/self/maps).
+fn loaded_from(lib: &str) -> Option<String> {
+    if lib.contains('/') {
+        return fs::canonicalize(lib).ok().map(|p| p.display().to_string());
+    }
+    let maps = fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            name.starts_with(lib) || name.contains("nvidia-ml") || name.contains("nvidia_ml")
+        })
+        .map(str::to_string)
+}
+
+/// Signs of a container: marker files, the `container` variable, Kubernetes, cgroup path hints.
+fn detect_container() -> ContainerReport {
+    let mut r = ContainerReport::default();
+    let mut found = |kind: &str, evidence: String| {
+        if r.kind.is_none() {
+            r.kind = Some(kind.to_string());
+        }
+        r.evidence.push(evidence);
+    };
+    if Path::new("/.dockerenv").exists() {
+        found("docker", "/.dockerenv exists".into());
+    }
+    if Path::new("/run/.containerenv").exists() {
+        found("podman", "/run/.containerenv exists".into());
+    }
+    if let Ok(c) = std::env::var("container") {
+        found(&c, format!("container={c} in the environment"));
+    }
+    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+        found("kubernetes", "KUBERNETES_SERVICE_HOST is set".into());
+    }
+    let cg = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    for (hint, kind) in [
+        ("kubepods", "kubernetes"),
+        ("docker", "docker"),
+        ("libpod", "podman"),
+        ("containerd", "containerd"),
+        ("crio", "cri-o"),
+        ("lxc", "lxc"),
+    ] {
+        if let Some(line) = cg.lines().find(|l| l.rsplit(':').next().is_some_and(|p| p.contains(hint))) {
+            found(kind, format!("cgroup path {}", line.rsplit(':').next().unwrap_or_default()));
+            break;
+        }
+    }
+    r
+}
+
+/// The `/dev/nvidia*` character devices and whether this user may open them read-write.
+fn device_nodes(dev: &Path) -> Vec<DeviceNode> {
+    let ids = Ids::of_self();
+    let Ok(rd) = fs::read_dir(dev) else { return Vec::new() };
+    let mut nodes: Vec<DeviceNode> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("nvidia"))
+        .filter_map(|e| {
+            let meta = fs::metadata(e.path()).ok()?;
+            meta.file_type().is_char_device().then(|| DeviceNode {
+                path: e.path().display().to_string(),
+                access: ids.may_read_write(meta.mode(), meta.uid(), meta.gid()),
+            })
+        })
+        .collect();
+    nodes.sort_by(|a, b| a.path.cmp(&b.path));
+    nodes
+}
+
+/// Effective user, group and supplementary groups, from /proc/self/status.
+struct Ids {
+    uid: u32,
+    gids: Vec<u32>,
+}
+
+impl Ids {
+    fn of_self() -> Ids {
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let nums = |key: &str| -> Vec<u32> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|rest| rest.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+                .unwrap_or_default()
+        };
+        let uid = nums("Uid:").get(1).copied().unwrap_or(u32::MAX);
+        let mut gids = nums("Groups:");
+        gids.extend(nums("Gid:").get(1).copied());
+        Ids { uid, gids }
+    }
+
+    fn may_read_write(&self, mode: u32, uid: u32, gid: u32) -> bool {
+        let rw = |shift: u32| (mode >> shift) & 0o6 == 0o6;
+        self.uid == 0 || (uid == self.uid && rw(6)) || (self.gids.contains(&gid) && rw(3)) || rw(0)
+    }
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+}
+
+/// `GPU 1`, `GPUs 0, 1`, `all 4 GPUs (0-3)`, `no GPU`.
+fn list_gpus(idx: &[u32], total: usize) -> String {
+    match idx {
+        [] => "no GPU".into(),
+        [one] => format!("GPU {one}"),
+        _ => {
+            let l: Vec<String> = idx.iter().map(u32::to_string).collect();
+            if idx.len() == total {
+                format!("all {total} GPUs ({})", l.join(", "))
+            } else {
+                format!("GPUs {}", l.join(", "))
+            }
+        }
+    }
+}
+
+fn on_off(v: Option<bool>) -> &'static str {
+    match v {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => "n/a",
+    }
+}
+
+/// Word-wrap `text` to [`WIDTH`], the first line after `first` and the rest indented by `indent`.
+fn wrap(out: &mut String, first: &str, indent: usize, text: &str) {
+    let mut line = first.to_string();
+    let mut empty = true;
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = " ".repeat(indent);
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+}
+
+/// `  label        value`, wrapped.
+fn kv(out: &mut String, indent: usize, label: &str, value: &str) {
+    let first = format!("{:indent$}{label:<13}", "");
+    wrap(out, &first, indent + 13, value);
+}
+
+fn render_text(r: &Report) -> String {
+    let mut o = String::new();
+    o.push_str("NVML\n");
+    let lib = match &r.nvml.loaded_from {
+        Some(p) if *p != r.nvml.library => format!("{} -> {p}", r.nvml.library),
+        _ => r.nvml.library.clone(),
+    };
+    kv(&mut o, 2, "library", &lib);
+    match &r.nvml.error {
+        Some(e) => kv(&mut o, 2, "status", &format!("not usable: {e}")),
+        None => {
+            kv(&mut o, 2, "driver", r.nvml.driver_version.as_deref().unwrap_or("unknown"));
+            kv(&mut o, 2, "CUDA driver", r.nvml.cuda_driver_version.as_deref().unwrap_or("unknown"));
+            kv(&mut o, 2, "NVML", r.nvml.nvml_version.as_deref().unwrap_or("unknown"));
+        }
+    }
+
+    if r.nvml.error.is_none() {
+        o.push_str(&format!("\nGPUs ({})\n", r.gpus.len()));
+        for g in &r.gpus {
+            let mark = if g.recorded { "" } else { "  (not recorded by default)" };
+            wrap(&mut o, &format!("  {:<3}", g.index), 5, &format!("{}{mark}", g.name));
+            kv(&mut o, 5, "uuid", &g.uuid);
+            kv(&mut o, 5, "PCI bus id", &g.pci_bus_id);
+            kv(&mut o, 5, "memory", &g.memory_total_mib.map_or("n/a".into(), |m| format!("{m} MiB")));
+            kv(&mut o, 5, "modes", &format!("persistence {}, MIG {}", on_off(g.persistence_mode), on_off(g.mig_mode)));
+            if g.lost {
+                kv(&mut o, 5, "fields", "none: the GPU is lost");
+                continue;
+            }
+            let total = g.supported.len() + g.unsupported.len() + g.failed.len();
+            kv(&mut o, 5, "fields", &format!("{} of {total} GPU fields readable", g.supported.len()));
+            if !g.unsupported.is_empty() {
+                kv(&mut o, 5, "unsupported", &g.unsupported.join(", "));
+            }
+            if !g.failed.is_empty() {
+                kv(&mut o, 5, "failed", &g.failed.join(", "));
+            }
+        }
+    }
+
+    o.push_str("\nVisible devices\n");
+    for v in &r.visible.variables {
+        let value = match &v.value {
+            Some(val) => format!("={val:?}: {}", v.selects),
+            None => ": not set".to_string(),
+        };
+        wrap(&mut o, "  ", 4, &format!("{}{value}", v.name));
+    }
+    if r.nvml.error.is_none() {
+        let from = r.visible.decided_by.map_or(String::new(), |v| format!(" (from {v})"));
+        kv(
+            &mut o,
+            2,
+            "record",
+            &format!("without --gpus samples {}{from}", list_gpus(&r.visible.record_gpus, r.gpus.len())),
+        );
+    }
+
+    o.push_str("\nContainer and cgroup\n");
+    let container = match &r.container.kind {
+        Some(k) => format!("{k} ({})", r.container.evidence.join("; ")),
+        None => "none detected".into(),
+    };
+    kv(&mut o, 2, "container", &container);
+    let cgroup = r.cgroup.as_ref().map_or("not found".to_string(), |c| c.description.clone());
+    kv(&mut o, 2, "cgroup", &cgroup);
+    let nodes = if r.device_nodes.is_empty() {
+        "none (no /dev/nvidia*)".to_string()
+    } else {
+        let l: Vec<String> = r
+            .device_nodes
+            .iter()
+            .map(|d| format!("{}{}", d.path.trim_start_matches("/dev/"), if d.access { "" } else { " (no access)" }))
+            .collect();
+        l.join(", ")
+    };
+    kv(&mut o, 2, "/dev nodes", &nodes);
+
+    if !r.problems.is_empty() {
+        o.push_str("\nProblems\n");
+        for p in &r.problems {
+            wrap(&mut o, "  - ", 4, &p.problem);
+            wrap(&mut o, "    fix: ", 4, &p.fix);
+        }
+    }
+    if !r.notes.is_empty() {
+        o.push_str("\nNotes\n");
+        for n in &r.notes {
+            wrap(&mut o, "  - ", 4, n);
+        }
+    }
+    o.push('\n');
+    wrap(&mut o, "", 2, &r.verdict);
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_to_80_columns() {
+        let mut o = String::new();
+        let long = "word ".repeat(60);
+        kv(&mut o, 2, "label", long.trim());
+        assert!(o.lines().count() > 3);
+        for l in o.lines() {
+            assert!(l.chars().count() <= WIDTH, "{l:?}");
+        }
+        assert!(o.lines().nth(1).unwrap().starts_with(&" ".repeat(15)), "continuation lines are indented");
+    }
+
+    #[test]
+    fn permission_bits() {
+        let ids = Ids { uid: 1000, gids: vec![44] };
+        assert!(ids.may_read_write(0o666, 0, 0));
+        assert!(ids.may_read_write(0o660, 0, 44), "video group");
+        assert!(!ids.may_read_write(0o660, 0, 0));
+        assert!(ids.may_read_write(0o600, 1000, 0));
+        assert!(!ids.may_read_write(0o644, 0, 0), "read-only is not enough");
+        assert!(Ids { uid: 0, gids: vec![] }.may_read_write(0o600, 1, 1), "root");
+    }
+
+    #[test]
+    fn gpu_lists() {
+        assert_eq!(list_gpus(&[], 2), "no GPU");
+        assert_eq!(list_gpus(&[1], 2), "GPU 1");
+        assert_eq!(list_gpus(&[0, 1], 2), "all 2 GPUs (0, 1)");
+        assert_eq!(list_gpus(&[0, 2], 4), "GPUs 0, 2");
+    }
+
+    #[test]
+    fn missing_library_reason_and_fix() {
+        let e = NvmlError::LibraryNotFound;
+        let p = init_problem(&e, "libnvidia-ml.so.1", false, &[]);
+        assert!(p.problem.contains("cannot load"), "{}", p.problem);
+        assert!(p.fix.contains("install the NVIDIA driver"), "{}", p.fix);
+        let p = init_problem(&e, "libnvidia-ml.so.1", true, &[]);
+        assert!(p.fix.contains("--gpus all"), "{}", p.fix);
+        let p = init_problem(&NvmlError::NoPermission, "x", false, &[]);
+        assert!(p.fix.contains("video"), "{}", p.fix);
+    }
+}

@@ -1,0 +1,66 @@
+//! One module per subcommand: each turns its parsed arguments into a config, wires the rooms
+//! together and returns an exit code. [`main`] parses, dispatches and maps errors to exit codes.
+
+pub mod convert;
+pub mod doctor;
+pub mod fields;
+pub mod record;
+pub mod recover;
+pub mod report;
+pub mod summarize;
+
+use anyhow::Result;
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, Cmd, DoctorFormatArg};
+use crate::util::error::{code_for, exit};
+
+fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        Cmd::Record(args) => record::run(*args),
+        Cmd::Fields => {
+            fields::print_fields()?;
+            Ok(exit::OK)
+        }
+        Cmd::Doctor(a) => {
+            let format = match a.format {
+                DoctorFormatArg::Text => doctor::DoctorFormat::Text,
+                DoctorFormatArg::Json => doctor::DoctorFormat::Json,
+            };
+            doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format })
+        }
+        Cmd::Summarize(a) => summarize::run(&a.into_config()?),
+        Cmd::Report(a) => report::run(&a.into_config()?),
+        Cmd::Convert(a) => convert::run(&a.into_config()?),
+        Cmd::Recover { path } => recover::run(&path),
+        Cmd::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Parse the command line, run, and return the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { exit::USAGE } else { exit::OK };
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => exit::OK,
+        Err(e) => {
+            crate::util::status::clear_line();
+            eprintln!("gpumon: error: {e:#}");
+            code_for(&e)
+        }
+    }
+}

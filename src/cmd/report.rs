@@ -1,0 +1,128 @@
+//! `gpumon report`: one self-contained HTML file with the summary's tables and findings, a heatmap
+//! of utilization per GPU over time, and per-GPU / per-host charts drawn as inline SVG.
+//!
+//! Pipeline: the summarize pipeline runs unchanged ([`crate::cmd::summarize::summarize`]) and its JSON value
+//! (docs/summary-json.md) feeds the tables. The charts need the time span before they can bucket:
+//! the summary already holds the first and last GPU sample inside the window, so that is the span
+//! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
+//! one pass over the timestamp column ([`crate::cmd::summarize::time_range`]), clipped to the window.
+//! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
+//! parallel) folds every row into [`crate::analysis::series::BUCKETS`] min/max/mean buckets per series: memory is
+//! bounded by buckets × series, not by rows, and the page stays a few MB for any length of run.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::analysis::Summary;
+use crate::analysis::series::{BUCKETS, Collected, Grid, Series};
+use crate::cli::ReportArgs;
+use crate::cmd::summarize::{SummarizeConfig, report_checks, summarize, time_range};
+use crate::read::inputs::{Discovered, discover};
+use crate::read::scan::scan;
+use crate::util::progress::Progress;
+
+/// A validated `report` command line.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    /// Inputs, window, thresholds and checks exactly as for `summarize`.
+    pub summarize: SummarizeConfig,
+    /// The HTML file to write, or `-` for stdout.
+    pub output: PathBuf,
+}
+
+fn input_bytes(found: &Discovered) -> u64 {
+    found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum()
+}
+
+/// The charts' time span: the summary's GPU span, widened by a timestamp pass only when a host has
+/// no GPU rows.
+fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<Grid> {
+    let gpu_span = summary.start.zip(summary.end);
+    let host_only = summary.hosts.iter().any(|h| h.gpus.is_empty());
+    let (start, end) = match gpu_span {
+        Some(r) if !host_only => r,
+        _ => {
+            let progress = Progress::new(input_bytes(found), cfg.progress);
+            let range = time_range(&found.inputs, &cfg.read, &progress)?;
+            progress.finish();
+            let (since, until) = summary.window;
+            let clipped = range.map(|(a, b)| {
+                (a.max(since.unwrap_or(i64::MIN)), b.min(until.map_or(i64::MAX, |u| u.saturating_sub(1))))
+            });
+            let joined = match (clipped, gpu_span) {
+                (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
+                (Some(r), None) | (None, Some(r)) => r,
+                (None, None) => (0, 0),
+            };
+            if joined.0 > joined.1 { gpu_span.unwrap_or((0, 0)) } else { joined }
+        }
+    };
+    Ok(Grid::new(start, end, BUCKETS))
+}
+
+/// One pass over every input into the envelopes.
+fn collect(
+    found: &Discovered,
+    cfg: &SummarizeConfig,
+    grid: Grid,
+    window: (Option<i64>, Option<i64>),
+) -> Result<Collected> {
+    let progress = Progress::new(input_bytes(found), cfg.progress);
+    let want = crate::analysis::series::wanted();
+    let mut all = Collected::new(grid);
+    for input in &found.inputs {
+        let init = || Series::new(grid, window.0, window.1);
+        let visit = |st: &mut Series, b: &arrow_array::RecordBatch, host: &str| st.visit(b, host);
+        let (parts, _) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
+        for p in parts {
+            all.append(p);
+        }
+    }
+    progress.finish();
+    Ok(all)
+}
+
+/// Write `text` to `path` whole: a temporary file beside it, renamed into place.
+fn write_out(path: &Path, text: &str) -> Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        return Ok(out.flush()?);
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.html".into());
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
+/// The report as HTML (what `run` writes).
+pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckResult>)> {
+    let s = &cfg.summarize;
+    let (summary, results) = summarize(s)?;
+    let json = crate::present::json::value(&summary, &results);
+    let found = discover(&s.inputs)?;
+    let grid = span(&summary, &found, s)?;
+    let collected = collect(&found, s, grid, summary.window)?;
+    let body = crate::present::html::body::body(&json, &collected, s.read.nvsmi.tz);
+    Ok((crate::present::html::markup::page(&crate::present::html::body::title(&json), &body, &json), results))
+}
+
+/// Run the command; returns the exit code (3 when a `--fail-if` check failed; the report is written).
+pub fn run(cfg: &ReportConfig) -> Result<i32> {
+    let (page, results) = render(cfg)?;
+    write_out(&cfg.output, &page)?;
+    if cfg.summarize.progress && cfg.output.as_os_str() != "-" {
+        eprintln!("gpumon: wrote {} ({:.1} MB)", cfg.output.display(), page.len() as f64 / 1e6);
+    }
+    Ok(report_checks(&results))
+}
+
+impl ReportArgs {
+    pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
+        let summarize = self.input.into_config(crate::present::ReportFormat::Json)?;
+        Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
+    }
+}

@@ -1,0 +1,200 @@
+//! `gpumon summarize`: read the inputs, compute the summary, print it, run the checks.
+//!
+//! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
+//! inputs are discovered and sniffed, a relative window is resolved (one cheap pass over the
+//! timestamps), every input is collected, then the report goes to stdout and input warnings and failed
+//! checks to stderr. Exit 3 when a check failed.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::analysis::checks::{Check, Scope, parse_check, resolve};
+use crate::analysis::collect::{CollectConfig, Collector, extra_fields, wanted_fields};
+use crate::analysis::findings::Thresholds;
+use crate::analysis::stats::{gpu_stat_names, host_stat_names};
+use crate::analysis::window::WindowSpec;
+use crate::analysis::{CheckResult, Summary, build, evaluate};
+use crate::cli::{InputArgs, LogArgs, ReportFormatArg, SummarizeArgs};
+use crate::present::{ReportFormat, render};
+use crate::read::inputs::{Input, discover};
+use crate::read::scan::{ReadOptions, scan};
+use crate::schema::catalog::Field;
+use crate::schema::cols::{self, NO_TS};
+use crate::util::error::{UsageError, exit};
+use crate::util::progress::Progress;
+
+/// A validated `summarize` command line.
+#[derive(Debug, Clone)]
+pub struct SummarizeConfig {
+    pub inputs: Vec<PathBuf>,
+    pub read: ReadOptions,
+    pub window: WindowSpec,
+    pub thresholds: Thresholds,
+    /// `--fail-if` expressions as given.
+    pub checks: Vec<String>,
+    pub format: ReportFormat,
+    /// Allow a progress bar (stderr a terminal, reading slow).
+    pub progress: bool,
+}
+
+/// Parse and resolve the checks; errors are usage errors.
+pub fn parse_checks(exprs: &[String]) -> Result<Vec<(Check, Scope)>> {
+    let (gx, hx) = extra_fields();
+    let (gn, hn) = (gpu_stat_names(&gx), host_stat_names(&hx));
+    exprs
+        .iter()
+        .map(|e| {
+            let c = parse_check(e).map_err(UsageError)?;
+            let scope = resolve(&c, &gn, &hn).map_err(UsageError)?;
+            Ok((c, scope))
+        })
+        .collect()
+}
+
+/// First and last timestamp of all inputs (one pass over the timestamp column only).
+pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Result<Option<(i64, i64)>> {
+    let mut range: Option<(i64, i64)> = None;
+    for input in inputs {
+        let init = || (i64::MAX, i64::MIN);
+        let visit = |st: &mut (i64, i64), b: &arrow_array::RecordBatch, _: &str| -> Result<()> {
+            let mut ts = Vec::new();
+            if let Some(c) = b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))
+                && cols::ts_micros(b.column(c).as_ref(), &mut ts)
+            {
+                for t in ts.into_iter().filter(|&t| t != NO_TS) {
+                    st.0 = st.0.min(t);
+                    st.1 = st.1.max(t);
+                }
+            }
+            Ok(())
+        };
+        let (parts, _) = scan(input, read, &[Field::Timestamp], progress, &init, &visit)?;
+        for (a, b) in parts.into_iter().filter(|p| p.0 <= p.1) {
+            range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+        }
+    }
+    Ok(range)
+}
+
+/// Read the inputs, compute the summary and evaluate the checks; input warnings go to stderr. What
+/// [`run`] prints, and what `gpumon report` renders.
+pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
+    let checks = parse_checks(&cfg.checks)?;
+    let found = discover(&cfg.inputs)?;
+    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+    let passes = if cfg.window.needs_range() { 2 } else { 1 };
+    let progress = Progress::new(size * passes, cfg.progress);
+    let range = if cfg.window.needs_range() { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
+    let window = cfg.window.resolve(range);
+    let ccfg = CollectConfig {
+        since: window.0,
+        until: window.1,
+        input_bound_util: cfg.thresholds.input_bound_util,
+        pegged_core: cfg.thresholds.pegged_core,
+    };
+    let want = wanted_fields();
+    let mut all = Collector::new(ccfg.clone());
+    let mut reports = Vec::new();
+    for input in &found.inputs {
+        let init = || Collector::new(ccfg.clone());
+        let visit = |c: &mut Collector, b: &arrow_array::RecordBatch, host: &str| c.visit(b, host);
+        let (parts, rep) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
+        for p in parts {
+            all.append(p);
+        }
+        reports.push(rep);
+    }
+    progress.finish();
+    for r in &reports {
+        for w in &r.warnings {
+            crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
+        }
+    }
+    let summary = build(all, &cfg.thresholds, reports, found.skipped, window);
+    if summary.hosts.is_empty() {
+        let why = if summary.windowed_out > 0 { "no rows inside the window" } else { "no GPU or host metrics" };
+        return Err(UsageError(format!("nothing to summarize: {why}")).into());
+    }
+    let results: Vec<CheckResult> = checks.iter().map(|(c, scope)| evaluate(c, *scope, &summary)).collect();
+    Ok((summary, results))
+}
+
+/// Print the failed checks to stderr; the exit code of the checks.
+pub fn report_checks(results: &[CheckResult]) -> i32 {
+    let mut failed = false;
+    for r in results.iter().filter(|r| !r.failures.is_empty()) {
+        failed = true;
+        eprintln!("gpumon: check failed: {}: {}", r.check, r.failures.join("; "));
+    }
+    if failed { exit::CHECK_FAILED } else { exit::OK }
+}
+
+/// Run the command; returns the exit code.
+pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
+    let (summary, results) = summarize(cfg)?;
+    let text = render(&summary, &results, cfg.format);
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(report_checks(&results))
+}
+
+impl LogArgs {
+    pub fn read_options(&self) -> Result<(crate::read::scan::ReadOptions, Option<chrono_tz::Tz>)> {
+        let tz = match self.tz.trim() {
+            "local" | "" => None,
+            z => Some(z.parse::<chrono_tz::Tz>().map_err(|_| UsageError(format!("--tz: unknown time zone '{z}'")))?),
+        };
+        let columns: Vec<String> =
+            self.columns.iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
+        let nvsmi = crate::read::smilog::NvsmiOptions {
+            columns: (!columns.is_empty()).then_some(columns),
+            gpus: self.gpus,
+            tz,
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        Ok((crate::read::scan::ReadOptions { nvsmi, host: self.host.clone(), threads }, tz))
+    }
+}
+
+impl SummarizeArgs {
+    pub fn into_config(self) -> Result<crate::cmd::summarize::SummarizeConfig> {
+        let format = match self.format {
+            ReportFormatArg::Table => crate::present::ReportFormat::Table,
+            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
+            ReportFormatArg::Json => crate::present::ReportFormat::Json,
+            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
+        };
+        self.input.into_config(format)
+    }
+}
+
+impl InputArgs {
+    pub fn into_config(self, format: crate::present::ReportFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
+        use crate::analysis::window::{WindowSpec, parse_time};
+        let (read, tz) = self.logs.read_options()?;
+        let time = |s: &Option<String>, what: &str| -> Result<_> {
+            s.as_deref().map(|t| parse_time(t, tz).map_err(|e| UsageError(format!("{what}: {e}")).into())).transpose()
+        };
+        let window = WindowSpec {
+            since: time(&self.since, "--since")?,
+            until: time(&self.until, "--until")?,
+            skip_warmup: self.skip_warmup,
+        };
+        let mut thresholds = crate::analysis::findings::Thresholds::default();
+        for t in &self.thresholds {
+            thresholds.set(t).map_err(UsageError)?;
+        }
+        Ok(crate::cmd::summarize::SummarizeConfig {
+            inputs: self.inputs,
+            read,
+            window,
+            thresholds,
+            checks: self.fail_if,
+            format,
+            progress: !self.quiet,
+        })
+    }
+}

@@ -1,0 +1,8 @@
+//! The HTML report page: tables, findings, inline SVG charts and the heatmap, from a `Summary` and
+//! its series.
+
+pub mod axis;
+pub mod body;
+pub mod markup;
+pub mod svg;
+pub mod tables;

@@ -1,0 +1,151 @@
+//! Interval aggregation: combine the sub-samples of one interval into one row per GPU,
+//! each field by the rule its catalogue row declares (mean, last, max, sum).
+
+use crate::schema::catalog::{Agg, CATALOG, Field, Ty};
+use crate::schema::row::{Row, Tick, Value};
+
+/// Running state for one output row position (one GPU, or the host-only row).
+#[derive(Debug, Clone, Default)]
+struct Acc {
+    sum: Vec<f64>,
+    n: Vec<u32>,
+    last: Row,
+    samples: u32,
+}
+
+impl Acc {
+    fn new() -> Acc {
+        Acc { sum: vec![0.0; CATALOG.len()], n: vec![0; CATALOG.len()], last: Row::default(), samples: 0 }
+    }
+
+    fn add(&mut self, row: &Row) {
+        self.samples += 1;
+        for d in &CATALOG {
+            let f = d.field;
+            let v = row.get(f);
+            match d.agg {
+                Agg::Mean | Agg::Sum => {
+                    if let Some(x) = v.as_f64() {
+                        self.sum[f as usize] += x;
+                        self.n[f as usize] += 1;
+                    }
+                }
+                Agg::Max => {}
+                Agg::Identity | Agg::Last => {}
+            }
+            // Keep the last present value (a missing last sub-sample does not erase the interval).
+            if !v.is_missing() || self.last.get(f).is_missing() {
+                self.last.set(f, v.clone());
+            }
+        }
+        for d in CATALOG.iter().filter(|d| d.max_of.is_some()) {
+            let Some(base) = d.max_of else { continue };
+            if let Some(x) = row.get(base).as_f64() {
+                let i = d.field as usize;
+                self.sum[i] = if self.n[i] == 0 { x } else { self.sum[i].max(x) };
+                self.n[i] += 1;
+            }
+        }
+    }
+
+    fn finish(&self) -> Row {
+        let mut out = Row::default();
+        for d in &CATALOG {
+            let f = d.field;
+            let i = f as usize;
+            let v = match d.agg {
+                Agg::Identity | Agg::Last => self.last.get(f).clone(),
+                Agg::Mean if self.n[i] > 0 => typed(d.ty, self.sum[i] / f64::from(self.n[i])),
+                Agg::Max | Agg::Sum if self.n[i] > 0 => typed(d.ty, self.sum[i]),
+                // Nothing present in the interval: keep what the last sub-sample said (null or unsupported).
+                _ => self.last.get(f).clone(),
+            };
+            out.set(f, v);
+        }
+        out.set(Field::Samples, Value::U(u64::from(self.samples)));
+        out
+    }
+}
+
+/// A mean or maximum in the field's storage type (integers rounded).
+fn typed(ty: Ty, x: f64) -> Value {
+    match ty {
+        Ty::F64 => Value::F((x * 1000.0).round() / 1000.0),
+        _ => Value::U(x.max(0.0).round() as u64),
+    }
+}
+
+/// Collects the sub-samples of one interval; the record loop decides when the interval ends.
+#[derive(Debug, Default)]
+pub struct Aggregator {
+    accs: Vec<Acc>,
+    count: u32,
+}
+
+impl Aggregator {
+    pub fn new() -> Self {
+        Aggregator::default()
+    }
+
+    /// Add one sub-sample.
+    pub fn push(&mut self, tick: &Tick) {
+        if self.accs.len() < tick.rows.len() {
+            self.accs.resize_with(tick.rows.len(), Acc::new);
+        }
+        for (acc, row) in self.accs.iter_mut().zip(&tick.rows) {
+            acc.add(row);
+        }
+        self.count += 1;
+    }
+
+    /// The aggregated rows of everything pushed since the last take, stamped like `last`
+    /// (the interval's final sub-sample); None when nothing was pushed.
+    pub fn take(&mut self, last: &Tick) -> Option<Tick> {
+        if self.count == 0 {
+            return None;
+        }
+        let rows = self.accs.iter().map(Acc::finish).collect();
+        self.accs.clear();
+        self.count = 0;
+        Some(Tick { ts: last.ts, seq: last.seq, rows, procs: last.procs.clone() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+
+    fn tick(util: Option<u64>, power: f64, energy: f64, missed: u64) -> Tick {
+        let mut r = Row::default();
+        r.set(Field::UtilGpu, util.map_or(Value::Null, Value::U));
+        r.set(Field::PowerDraw, Value::F(power));
+        r.set(Field::EnergyTotal, Value::F(energy));
+        r.set(Field::Pstate, Value::S("P0".into()));
+        r.set(Field::FanSpeed, Value::Unsupported);
+        r.set(Field::Missed, Value::U(missed));
+        Tick { ts: Utc::now(), seq: 1, rows: vec![r], procs: Vec::new() }
+    }
+
+    #[test]
+    fn mean_max_last_sum() {
+        let mut a = Aggregator::new();
+        a.push(&tick(Some(10), 100.0, 1.0, 0));
+        a.push(&tick(Some(100), 300.0, 2.0, 2));
+        a.push(&tick(None, 100.0, 3.0, 0));
+        let last = tick(Some(10), 100.0, 4.0, 1);
+        a.push(&last);
+        let out = a.take(&last).unwrap();
+        let r = &out.rows[0];
+        assert_eq!(r.get(Field::UtilGpu), &Value::U(40), "mean of the present sub-samples");
+        assert_eq!(r.get(Field::UtilGpuMax), &Value::U(100));
+        assert_eq!(r.get(Field::PowerDraw), &Value::F(150.0));
+        assert_eq!(r.get(Field::PowerDrawMax), &Value::F(300.0));
+        assert_eq!(r.get(Field::EnergyTotal), &Value::F(4.0), "counters keep the last value");
+        assert_eq!(r.get(Field::Pstate), &Value::S("P0".into()));
+        assert_eq!(r.get(Field::FanSpeed), &Value::Unsupported);
+        assert_eq!(r.get(Field::Samples), &Value::U(4));
+        assert_eq!(r.get(Field::Missed), &Value::U(3));
+        assert!(a.take(&out).is_none(), "nothing pending after a take");
+    }
+}

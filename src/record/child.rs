@@ -1,0 +1,101 @@
+//! The job being recorded: a wrapped command (`record -- CMD`) or a followed PID (`--pid`).
+//! Owns the child process, signal forwarding, the exit status and the tree's PID set.
+
+use std::process::{Child, Command, ExitStatus};
+
+use anyhow::{Context, Result};
+
+use crate::schema::row::Row;
+use crate::source::job::{JobTracker, PidSet};
+use crate::util::error::UsageError;
+
+pub struct Job {
+    child: Option<Child>,
+    tracker: JobTracker,
+    pids: PidSet,
+    exit: Option<ExitStatus>,
+    /// A stop was asked for (signal forwarded); the run ends when the tree is gone.
+    pub stopping: bool,
+}
+
+impl Job {
+    /// Start `argv` as a child of gpumon (same process group: a terminal's Ctrl-C reaches both).
+    pub fn spawn(argv: &[String]) -> Result<Job> {
+        let (prog, args) = argv.split_first().ok_or_else(|| UsageError("no command after --".into()))?;
+        let child =
+            Command::new(prog).args(args).spawn().map_err(|e| UsageError(format!("cannot start {prog}: {e}")))?;
+        let tracker = JobTracker::new(child.id());
+        Ok(Job { child: Some(child), tracker, pids: PidSet::default(), exit: None, stopping: false })
+    }
+
+    /// Follow an already running process and its descendants.
+    pub fn follow(pid: u32) -> Result<Job> {
+        if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+            return Err(UsageError(format!("--pid {pid}: no such process")).into());
+        }
+        Ok(Job { child: None, tracker: JobTracker::new(pid), pids: PidSet::default(), exit: None, stopping: false })
+    }
+
+    /// Publish the tree's PIDs into `pids` (the set the GPU workers read) from now on.
+    pub fn share_pids(&mut self, pids: PidSet) {
+        self.pids = pids;
+    }
+
+    /// Read the tree into the job fields of `row` and publish its PID set.
+    pub fn sample(&mut self, row: &mut Row) {
+        self.tracker.sample(row);
+        if let Ok(mut p) = self.pids.write() {
+            p.clear();
+            p.extend(self.tracker.pids());
+        }
+    }
+
+    /// Whether the job is over: the wrapped command exited, or the followed tree is gone.
+    pub fn finished(&mut self) -> Result<bool> {
+        match &mut self.child {
+            Some(c) => {
+                if self.exit.is_none() {
+                    self.exit = c.try_wait().context("waiting for the wrapped command")?;
+                }
+                Ok(self.exit.is_some())
+            }
+            // Zombies count as gone: a followed process's parent may not have reaped it yet.
+            None => Ok(!self.tracker.alive()),
+        }
+    }
+
+    /// Pass a stop signal on to the wrapped command (not to a followed process: it is not ours).
+    /// A terminal's Ctrl-C already reached the child, so it is not sent twice.
+    pub fn forward(&mut self, signo: i32, from_terminal: bool) {
+        self.stopping = true;
+        if let Some(c) = &self.child
+            && self.exit.is_none()
+            && !from_terminal
+        {
+            // SAFETY: kill(2) on our own child's PID, which we have not reaped.
+            unsafe { libc::kill(c.id() as i32, signo) };
+        }
+    }
+
+    /// Wait for the wrapped command and return the exit code gpumon should end with:
+    /// its own code, or 128 + signal when it was killed.
+    pub fn wait(&mut self) -> Result<Option<i32>> {
+        let Some(c) = &mut self.child else { return Ok(None) };
+        let status = match self.exit {
+            Some(s) => s,
+            None => c.wait().context("waiting for the wrapped command")?,
+        };
+        self.exit = Some(status);
+        Ok(Some(exit_code(status)))
+    }
+
+    pub fn is_wrapped(&self) -> bool {
+        self.child.is_some()
+    }
+}
+
+/// The shell's convention: the exit code, or 128 + the signal that killed the process.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}

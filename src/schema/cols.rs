@@ -1,0 +1,307 @@
+//! Arrow column access shared by readers and analysis: any integer/float/bool type as `f64` or `u64`, any
+//! timestamp unit as UTC microseconds, strings (plain, large, view, dictionary) as interned ids.
+//!
+//! Each function fills a caller-owned scratch vector for a whole column in one typed loop, so the hot
+//! paths never go through per-row enums.
+
+use std::collections::HashMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type,
+    UInt64Type,
+};
+use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
+use arrow_schema::{DataType, TimeUnit};
+
+/// Marker for a missing integer (an all-ones bitmask is not a value NVML reports).
+pub const NO_U64: u64 = u64::MAX;
+/// Marker for a missing timestamp.
+pub const NO_TS: i64 = i64::MIN;
+
+fn prim_f64<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, out: &mut Vec<f64>, conv: impl Fn(T::Native) -> f64) {
+    out.extend(a.values().iter().map(|&v| conv(v)));
+}
+
+/// Append the column's values as `f64` (NaN for null) to `out`. Returns false for a type that is
+/// not numeric (nothing appended).
+pub fn f64_values(arr: &dyn Array, out: &mut Vec<f64>) -> bool {
+    let base = out.len();
+    macro_rules! p {
+        ($t:ty) => {
+            match arr.as_primitive_opt::<$t>() {
+                Some(a) => prim_f64(a, out, |v| v as f64),
+                None => return false,
+            }
+        };
+    }
+    match arr.data_type() {
+        DataType::Int8 => p!(Int8Type),
+        DataType::Int16 => p!(Int16Type),
+        DataType::Int32 => p!(Int32Type),
+        DataType::Int64 => p!(Int64Type),
+        DataType::UInt8 => p!(UInt8Type),
+        DataType::UInt16 => p!(UInt16Type),
+        DataType::UInt32 => p!(UInt32Type),
+        DataType::UInt64 => p!(UInt64Type),
+        DataType::Float32 => p!(Float32Type),
+        DataType::Float64 => p!(Float64Type),
+        DataType::Boolean => match arr.as_boolean_opt() {
+            Some(b) => out.extend(b.values().iter().map(|v| if v { 1.0 } else { 0.0 })),
+            None => return false,
+        },
+        DataType::Null => out.resize(base + arr.len(), f64::NAN),
+        _ => return false,
+    }
+    if let Some(nulls) = arr.logical_nulls() {
+        for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
+            if !valid {
+                *slot = f64::NAN;
+            }
+        }
+    }
+    if matches!(arr.data_type(), DataType::Float32 | DataType::Float64) {
+        for v in &mut out[base..] {
+            if !v.is_finite() {
+                *v = f64::NAN;
+            }
+        }
+    }
+    true
+}
+
+/// Append the column's values as `u64` ([`NO_U64`] for null, negative or fractional values rounded,
+/// negative ones missing). Returns false for a non-numeric type.
+pub fn u64_values(arr: &dyn Array, out: &mut Vec<u64>) -> bool {
+    let base = out.len();
+    macro_rules! p {
+        ($t:ty) => {
+            match arr.as_primitive_opt::<$t>() {
+                Some(a) => out.extend(a.values().iter().map(|&v| u64::try_from(v).unwrap_or(NO_U64))),
+                None => return false,
+            }
+        };
+    }
+    match arr.data_type() {
+        DataType::Int8 => p!(Int8Type),
+        DataType::Int16 => p!(Int16Type),
+        DataType::Int32 => p!(Int32Type),
+        DataType::Int64 => p!(Int64Type),
+        DataType::UInt8 => p!(UInt8Type),
+        DataType::UInt16 => p!(UInt16Type),
+        DataType::UInt32 => p!(UInt32Type),
+        DataType::UInt64 => p!(UInt64Type),
+        DataType::Float32 | DataType::Float64 | DataType::Boolean | DataType::Null => {
+            let mut f = Vec::with_capacity(arr.len());
+            if !f64_values(arr, &mut f) {
+                return false;
+            }
+            out.extend(f.iter().map(|&v| if (0.0..1.8e19).contains(&v) { v.round() as u64 } else { NO_U64 }));
+            return true;
+        }
+        _ => return false,
+    }
+    if let Some(nulls) = arr.logical_nulls() {
+        for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
+            if !valid {
+                *slot = NO_U64;
+            }
+        }
+    }
+    true
+}
+
+/// Whether `ts_micros` can read this type.
+pub fn is_timestamp(dt: &DataType) -> bool {
+    matches!(dt, DataType::Timestamp(_, _) | DataType::Date64)
+}
+
+/// Append the column's instants as UTC microseconds ([`NO_TS`] for null) to `out`. Any unit; a
+/// timestamp without a zone is taken as UTC. Returns false for another type.
+pub fn ts_micros(arr: &dyn Array, out: &mut Vec<i64>) -> bool {
+    let base = out.len();
+    macro_rules! p {
+        ($t:ty, $conv:expr) => {
+            match arr.as_primitive_opt::<$t>() {
+                Some(a) => out.extend(a.values().iter().map($conv)),
+                None => return false,
+            }
+        };
+    }
+    match arr.data_type() {
+        DataType::Timestamp(TimeUnit::Second, _) => p!(TimestampSecondType, |&v: &i64| v.saturating_mul(1_000_000)),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
+            p!(TimestampMillisecondType, |&v: &i64| v.saturating_mul(1000))
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => p!(TimestampMicrosecondType, |&v: &i64| v),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => p!(TimestampNanosecondType, |&v: &i64| v.div_euclid(1000)),
+        DataType::Date64 => p!(arrow_array::types::Date64Type, |&v: &i64| v.saturating_mul(1000)),
+        _ => return false,
+    }
+    if let Some(nulls) = arr.logical_nulls() {
+        for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
+            if !valid {
+                *slot = NO_TS;
+            }
+        }
+    }
+    true
+}
+
+/// Whether `str_ids` can read this type.
+pub fn is_string(dt: &DataType) -> bool {
+    match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_string(v),
+        _ => false,
+    }
+}
+
+/// Strings interned to small ids (host names, GPU uuids).
+#[derive(Debug, Default, Clone)]
+pub struct Interner {
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    pub fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.ids.insert(s.to_string(), i);
+        self.names.push(s.to_string());
+        i
+    }
+
+    pub fn name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// Append an interned id per row (`missing` for null) to `out`. Returns false for a non-string type.
+pub fn str_ids(arr: &dyn Array, ids: &mut Interner, missing: u32, out: &mut Vec<u32>) -> bool {
+    let base = out.len();
+    // Runs of equal strings are the rule (one host per file): compare with the previous row first.
+    fn run(ids: &mut Interner, missing: u32, s: Option<&str>, prev: &mut Option<(String, u32)>) -> u32 {
+        match s {
+            None => missing,
+            Some(s) => match prev {
+                Some((p, id)) if p == s => *id,
+                _ => {
+                    let id = ids.id(s);
+                    *prev = Some((s.to_string(), id));
+                    id
+                }
+            },
+        }
+    }
+    let mut prev = None;
+    match arr.data_type() {
+        DataType::Utf8 => match arr.as_string_opt::<i32>() {
+            Some(a) => out.extend(a.iter().map(|s| run(ids, missing, s, &mut prev))),
+            None => return false,
+        },
+        DataType::LargeUtf8 => match arr.as_string_opt::<i64>() {
+            Some(a) => out.extend(a.iter().map(|s| run(ids, missing, s, &mut prev))),
+            None => return false,
+        },
+        DataType::Utf8View => match arr.as_string_view_opt() {
+            Some(a) => out.extend(a.iter().map(|s| run(ids, missing, s, &mut prev))),
+            None => return false,
+        },
+        DataType::Dictionary(_, v) if is_string(v) => {
+            let Some(d) = arr.as_any_dictionary_opt() else { return false };
+            let mut vals = Vec::new();
+            if !str_ids(d.values().as_ref(), ids, missing, &mut vals) {
+                return false;
+            }
+            if vals.is_empty() {
+                out.resize(base + arr.len(), missing);
+            } else {
+                out.extend(d.normalized_keys().into_iter().map(|k| vals.get(k).copied().unwrap_or(missing)));
+            }
+            if let Some(nulls) = arr.logical_nulls() {
+                for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
+                    if !valid {
+                        *slot = missing;
+                    }
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The string at `row`, if the column is a string column and the cell is not null.
+pub fn str_at(arr: &dyn Array, row: usize) -> Option<String> {
+    if row >= arr.len() || arr.is_null(row) {
+        return None;
+    }
+    match arr.data_type() {
+        DataType::Utf8 => arr.as_string_opt::<i32>().map(|a| a.value(row).to_string()),
+        DataType::LargeUtf8 => arr.as_string_opt::<i64>().map(|a| a.value(row).to_string()),
+        DataType::Utf8View => arr.as_string_view_opt().map(|a| a.value(row).to_string()),
+        DataType::Dictionary(_, _) => {
+            let d = arr.as_any_dictionary_opt()?;
+            let values = d.values();
+            if values.is_empty() {
+                return None;
+            }
+            let k = *d.normalized_keys().get(row)?;
+            str_at(values.as_ref(), k)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{DictionaryArray, Float32Array, StringArray, TimestampMillisecondArray, UInt8Array};
+    use std::sync::Arc;
+
+    #[test]
+    fn numbers_nulls_and_types() {
+        let mut v = Vec::new();
+        assert!(f64_values(&UInt8Array::from(vec![Some(1), None, Some(255)]), &mut v));
+        assert_eq!(v[0], 1.0);
+        assert!(v[1].is_nan());
+        assert_eq!(v[2], 255.0);
+        assert!(f64_values(&Float32Array::from(vec![Some(1.5), Some(f32::NAN)]), &mut v));
+        assert_eq!(v.len(), 5);
+        assert!(v[4].is_nan());
+        assert!(!f64_values(&StringArray::from(vec!["x"]), &mut v));
+        let mut u = Vec::new();
+        assert!(u64_values(&Float32Array::from(vec![Some(3.6), None, Some(-1.0)]), &mut u));
+        assert_eq!(u, [4, NO_U64, NO_U64]);
+    }
+
+    #[test]
+    fn timestamps_in_any_unit() {
+        let mut t = Vec::new();
+        let a = TimestampMillisecondArray::from(vec![Some(1_000), None]).with_timezone("Europe/Berlin");
+        assert!(ts_micros(&a, &mut t));
+        assert_eq!(t, [1_000_000, NO_TS]);
+    }
+
+    #[test]
+    fn dictionary_and_plain_strings_share_ids() {
+        let mut ids = Interner::default();
+        let mut out = Vec::new();
+        let d: DictionaryArray<arrow_array::types::Int32Type> = vec!["b", "a", "b"].into_iter().collect();
+        assert!(str_ids(&d, &mut ids, 99, &mut out));
+        assert!(str_ids(&StringArray::from(vec![Some("a"), None]), &mut ids, 99, &mut out));
+        assert_eq!(out, [0, 1, 0, 1, 99]);
+        assert_eq!(str_at(&d, 1).as_deref(), Some("a"));
+        let arr: Arc<dyn Array> = Arc::new(d);
+        assert_eq!(str_at(arr.as_ref(), 2).as_deref(), Some("b"));
+    }
+}

@@ -1,0 +1,211 @@
+//! The output set on disk: how pieces are named and found (writers, readers and recovery agree on it).
+//!
+//! The user names one path, e.g. `run.parquet`. The first piece is written under that name if it
+//! is free; every later piece (rotation, SIGHUP, a later run, a resume after a disk outage) is
+//! `run.<UTC start, YYYYMMDDTHHMMSSZ>[-N].parquet` beside it. While a Parquet piece is open its
+//! data lives in `.run.parquet.partial` and every flushed batch is appended to the Arrow IPC
+//! journal `.run.parquet.journal` (fsynced); on close the partial file is renamed into place and
+//! the journal deleted. A journal left behind is what a crash left: [`recover_set`] rebuilds the
+//! Parquet file from it. CSV pieces are their own journal: recovery cuts a torn last line.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Csv,
+    Parquet,
+    /// nvidia-smi `--format=csv` look-alike, with its `noheader` / `nounits` variants.
+    NvidiaSmi {
+        header: bool,
+        units: bool,
+    },
+}
+
+impl Format {
+    /// Format implied by a file name's extension.
+    pub fn from_path(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "csv" => Some(Format::Csv),
+            "parquet" | "pq" => Some(Format::Parquet),
+            _ => None,
+        }
+    }
+
+    /// Parse `csv`, `parquet`, or `nvidia-smi[,noheader][,nounits]`.
+    pub fn parse(s: &str) -> Option<Format> {
+        let mut parts = s.split(',').map(str::trim);
+        let base = parts.next()?;
+        let (mut header, mut units) = (true, true);
+        for p in parts {
+            match p {
+                "noheader" => header = false,
+                "nounits" => units = false,
+                _ => return None,
+            }
+        }
+        match base {
+            "csv" if header && units => Some(Format::Csv),
+            "parquet" if header && units => Some(Format::Parquet),
+            "nvidia-smi" | "nvsmi" => Some(Format::NvidiaSmi { header, units }),
+            _ => None,
+        }
+    }
+}
+
+pub const PARTIAL: &str = ".partial";
+const JOURNAL: &str = ".journal";
+
+/// The files belonging to one user-given output path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSet {
+    dir: PathBuf,
+    stem: String,
+    /// Extension including the dot (`.parquet`), or empty.
+    ext: String,
+}
+
+impl OutputSet {
+    pub fn new(base: &Path) -> OutputSet {
+        let dir =
+            base.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let (stem, ext) = match name.rfind('.') {
+            Some(i) if i > 0 => (name[..i].to_string(), name[i..].to_string()),
+            _ => (name, String::new()),
+        };
+        OutputSet { dir, stem, ext }
+    }
+
+    pub fn base(&self) -> PathBuf {
+        self.dir.join(format!("{}{}", self.stem, self.ext))
+    }
+
+    /// The file name extension of the set's pieces, with its dot (`.parquet`).
+    pub fn ext(&self) -> &str {
+        &self.ext
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A free path for a piece that starts at `start`: the base name for a run's first piece when
+    /// it is free, otherwise a timestamped name (so names sort in time order within a run).
+    pub fn next_piece(&self, start: DateTime<Utc>, first: bool) -> PathBuf {
+        let taken = |p: &Path| p.exists() || journal_path(p).exists() || partial_path(p).exists();
+        let base = self.base();
+        if first && !taken(&base) {
+            return base;
+        }
+        let ts = start.format("%Y%m%dT%H%M%SZ");
+        let mut n = 0u32;
+        loop {
+            let suffix = if n == 0 { String::new() } else { format!("-{n}") };
+            let p = self.dir.join(format!("{}.{ts}{suffix}{}", self.stem, self.ext));
+            if !taken(&p) {
+                return p;
+            }
+            n += 1;
+        }
+    }
+
+    /// Whether a file name is the base or one of the timestamped pieces of this set.
+    pub fn is_member_name(&self, name: &str) -> bool {
+        if name == format!("{}{}", self.stem, self.ext) {
+            return true;
+        }
+        let Some(mid) = name.strip_prefix(&format!("{}.", self.stem)).and_then(|r| r.strip_suffix(&self.ext)) else {
+            return false;
+        };
+        let (ts, n) = mid.split_once('-').unwrap_or((mid, "0"));
+        ts.len() == 16
+            && ts.as_bytes()[8] == b'T'
+            && ts.ends_with('Z')
+            && ts[..8].bytes().chain(ts[9..15].bytes()).all(|b| b.is_ascii_digit())
+            && n.bytes().all(|b| b.is_ascii_digit())
+    }
+
+    /// Closed pieces on disk, oldest first (by modification time, then name).
+    pub fn members(&self) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        let rd = fs::read_dir(&self.dir).with_context(|| format!("listing {}", self.dir.display()))?;
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if self.is_member_name(&name) && e.file_type().is_ok_and(|t| t.is_file()) {
+                let mtime = e.metadata().and_then(|m| m.modified()).ok();
+                out.push((mtime, e.path()));
+            }
+        }
+        out.sort();
+        Ok(out.into_iter().map(|(_, p)| p).collect())
+    }
+
+    /// Journals a crash left for pieces of this set.
+    pub fn leftover_journals(&self) -> Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        let rd = fs::read_dir(&self.dir).with_context(|| format!("listing {}", self.dir.display()))?;
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(piece) = name.strip_prefix('.').and_then(|n| n.strip_suffix(JOURNAL))
+                && self.is_member_name(piece)
+            {
+                out.push(e.path());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+pub fn hidden(path: &Path, suffix: &str) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}{suffix}"))
+}
+
+/// Where an open Parquet piece's data is written until it is closed.
+pub fn partial_path(piece: &Path) -> PathBuf {
+    hidden(piece, PARTIAL)
+}
+
+/// The Arrow IPC journal of an open Parquet piece.
+pub fn journal_path(piece: &Path) -> PathBuf {
+    hidden(piece, JOURNAL)
+}
+
+/// The piece a journal belongs to.
+pub fn piece_of_journal(journal: &Path) -> Option<PathBuf> {
+    let name = journal.file_name()?.to_str()?;
+    let piece = name.strip_prefix('.')?.strip_suffix(JOURNAL)?;
+    Some(journal.with_file_name(piece))
+}
+
+/// fsync a directory so a rename or create in it survives power loss.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Whether gpumon wrote this file (Parquet with gpumon metadata, or a gpumon CSV header).
+/// Retention never deletes anything else.
+pub fn written_by_gpumon(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else { return false };
+    if path.extension().is_some_and(|e| e == "parquet") {
+        return SerializedFileReader::new(file).is_ok_and(|r| {
+            r.metadata()
+                .file_metadata()
+                .key_value_metadata()
+                .is_some_and(|kv| kv.iter().any(|k| k.key == "gpumon.version"))
+        });
+    }
+    let mut first = String::new();
+    let _ = BufReader::new(file).take(4096).read_line(&mut first);
+    first.starts_with("timestamp,") || first.starts_with("timestamp, ")
+}

@@ -1,0 +1,455 @@
+//! Prometheus names derived from the field catalogue: metric name, base unit and scale, labels.
+//!
+//! One rule set, applied to every [`FieldDef`], so new catalogue rows get a metric without a
+//! hand-written list:
+//!
+//! * prefix `gpumon_`, then a namespace from the field's source (`gpu_`, `host_`, `job_`,
+//!   `cgroup_`; a `.max` companion takes its base field's), then the canonical name with `.` as
+//!   `_` (a leading namespace word is not repeated, and `gpu` is dropped under `gpu_`:
+//!   `utilization.gpu` -> `gpumon_gpu_utilization_ratio`);
+//! * the catalogue unit becomes a base unit suffix and a scale factor ([`unit`]): `%` -> `_ratio`
+//!   (0-1), `MiB` -> `_bytes`, `MHz` -> `_hertz`, `W` -> `_watts`, `C` -> `_celsius`, `J` -> `_joules`;
+//! * counters end in `_total` (a trailing `total` in the field name is not doubled).
+//!
+//! Fields of kind [`PromKind::Label`] are labels, not metrics: per-GPU identity fields label every
+//! per-GPU series (`index` is spelled `gpu`, as dcgm-exporter does), `host` labels every series.
+
+#[cfg(test)]
+use crate::schema::catalog::CATALOG;
+use crate::schema::catalog::{Field, FieldDef, PromKind, Source, Ty};
+
+/// Metric kind on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Gauge,
+    Counter,
+    /// A constant-1 series whose labels carry the information (`*_info`).
+    Info,
+}
+
+/// A catalogue unit in Prometheus terms: the base-unit suffix and the factor from the stored value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unit {
+    /// Name suffix without the leading `_` (`bytes`), or None for unitless values.
+    pub suffix: Option<&'static str>,
+    /// Stored value times `mul` divided by `div` gives the base unit (a division keeps 70 % exact as 0.7).
+    pub mul: f64,
+    pub div: f64,
+}
+
+impl Unit {
+    const fn new(suffix: Option<&'static str>, mul: f64, div: f64) -> Unit {
+        Unit { suffix, mul, div }
+    }
+
+    pub fn apply(&self, v: f64) -> f64 {
+        v * self.mul / self.div
+    }
+}
+
+/// The base unit for a catalogue unit string, or None when the unit is unknown (a unit test
+/// checks that every catalogue unit is known, so a new one cannot slip through unconverted).
+pub fn unit(catalogue_unit: &str) -> Option<Unit> {
+    const MIB: f64 = 1024.0 * 1024.0;
+    Some(match catalogue_unit {
+        "" => Unit::new(None, 1.0, 1.0),
+        "%" => Unit::new(Some("ratio"), 1.0, 100.0),
+        "B" => Unit::new(Some("bytes"), 1.0, 1.0),
+        "KiB" => Unit::new(Some("bytes"), 1024.0, 1.0),
+        "MiB" => Unit::new(Some("bytes"), MIB, 1.0),
+        "GiB" => Unit::new(Some("bytes"), MIB * 1024.0, 1.0),
+        "B/s" => Unit::new(Some("bytes_per_second"), 1.0, 1.0),
+        "KiB/s" => Unit::new(Some("bytes_per_second"), 1024.0, 1.0),
+        "MiB/s" => Unit::new(Some("bytes_per_second"), MIB, 1.0),
+        "W" => Unit::new(Some("watts"), 1.0, 1.0),
+        "J" => Unit::new(Some("joules"), 1.0, 1.0),
+        "C" => Unit::new(Some("celsius"), 1.0, 1.0),
+        "Hz" => Unit::new(Some("hertz"), 1.0, 1.0),
+        "MHz" => Unit::new(Some("hertz"), 1e6, 1.0),
+        "s" => Unit::new(Some("seconds"), 1.0, 1.0),
+        "ms" => Unit::new(Some("seconds"), 1.0, 1e3),
+        "us" | "µs" => Unit::new(Some("seconds"), 1.0, 1e6),
+        "cores" => Unit::new(Some("cores"), 1.0, 1.0),
+        _ => return None,
+    })
+}
+
+/// How one catalogue field appears on the endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exposure {
+    /// A metric family of its own.
+    Metric(MetricSpec),
+    /// A label on other series (identity fields).
+    Label(String),
+    /// Not exported; the reason is shown in docs/prometheus.md.
+    Omitted(&'static str),
+}
+
+/// A field's metric family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    /// Name without unit and `_total` (what OpenMetrics calls the family name before the unit).
+    pub base: String,
+    pub unit: Unit,
+    pub kind: Kind,
+    /// One series per GPU (labelled gpu/uuid/name/pci_bus_id) rather than one per host.
+    pub per_gpu: bool,
+}
+
+impl MetricSpec {
+    /// The name as scraped: base, unit suffix, `_total` for counters, `_info` for info metrics.
+    pub fn name(&self) -> String {
+        let mut n = self.base.clone();
+        if let Some(u) = self.unit.suffix {
+            n.push('_');
+            n.push_str(u);
+        }
+        match self.kind {
+            Kind::Counter => n.push_str("_total"),
+            Kind::Info => n.push_str("_info"),
+            Kind::Gauge => {}
+        }
+        n
+    }
+}
+
+/// Whether the field's value differs between the GPU rows of one tick: GPU-sourced fields
+/// (including a job's per-GPU share, `job.gpu_memory`) and the `.max` companions of GPU fields.
+/// Host, cgroup and job values are the same on every row and are exported once per host.
+pub fn per_gpu(def: &FieldDef) -> bool {
+    match def.source {
+        Source::Gpu => true,
+        Source::Derived => def.max_of.is_some_and(|b| per_gpu(b.def())),
+        Source::Meta | Source::Host | Source::Job | Source::Cgroup | Source::Process => false,
+    }
+}
+
+/// Words that name a namespace when a field name starts with one (`job.gpu_memory` is a job
+/// metric although NVML reports it per GPU).
+const NAMESPACES: [&str; 5] = ["gpu", "host", "job", "cgroup", "proc"];
+
+/// The namespace word after `gpumon_`: the field name's own first word when it is one, else the source's.
+fn namespace(def: &FieldDef) -> &'static str {
+    if let Some(ns) = NAMESPACES.iter().find(|ns| words(def.name).first().is_some_and(|w| w == *ns)) {
+        return ns;
+    }
+    source_namespace(def)
+}
+
+fn source_namespace(def: &FieldDef) -> &'static str {
+    match def.source {
+        Source::Gpu => "gpu",
+        Source::Host => "host",
+        Source::Job => "job",
+        Source::Cgroup => "cgroup",
+        Source::Process => "proc",
+        Source::Derived => def.max_of.map_or("", |b| source_namespace(b.def())),
+        Source::Meta => "",
+    }
+}
+
+/// Lower-case `[a-z0-9_]` words of a dotted field name.
+fn words(name: &str) -> Vec<String> {
+    name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_ascii_lowercase).collect()
+}
+
+/// The label name of an identity field: `index` is `gpu` (dcgm-exporter's spelling), others
+/// their canonical name with `.` as `_` (`pci.bus_id` -> `pci_bus_id`).
+pub fn label_name(def: &FieldDef) -> String {
+    if def.field == Field::Index { "gpu".to_string() } else { words(def.name).join("_") }
+}
+
+/// How `def` appears on the endpoint.
+pub fn exposure(def: &FieldDef) -> Exposure {
+    if def.source == Source::Process {
+        return Exposure::Omitted("per-process rows (`--processes`) are not exported: every PID would be a new series");
+    }
+    let kind = match def.prom {
+        PromKind::None if def.ty == Ty::Timestamp => {
+            return Exposure::Omitted("Prometheus stamps samples itself; see `gpumon_last_tick_timestamp_seconds`");
+        }
+        PromKind::None => return Exposure::Omitted("row bookkeeping; the run counters `gpumon_ticks_*` cover it"),
+        PromKind::Label if def.source == Source::Meta || per_gpu(def) => {
+            return Exposure::Label(label_name(def));
+        }
+        PromKind::Label => Kind::Info,
+        PromKind::Gauge => Kind::Gauge,
+        PromKind::Counter => Kind::Counter,
+    };
+    let ns = namespace(def);
+    let mut w = words(def.name);
+    if !ns.is_empty() && w.first().is_some_and(|f| f == ns) {
+        w.remove(0);
+    }
+    if ns == "gpu" {
+        // utilization.gpu, temperature.gpu: the namespace already says it.
+        w.retain(|t| t != "gpu");
+    }
+    if kind == Kind::Counter && w.len() > 1 && w.last().is_some_and(|t| t == "total") {
+        w.pop();
+    }
+    let unit = if kind == Kind::Info { unit("") } else { unit(def.unit) };
+    let Some(unit) = unit else {
+        return Exposure::Omitted("unit without a Prometheus base unit (add it to prom::names::unit)");
+    };
+    let mut base = String::from("gpumon");
+    for part in std::iter::once(ns).chain(w.iter().map(String::as_str)).filter(|p| !p.is_empty()) {
+        base.push('_');
+        base.push_str(part);
+    }
+    Exposure::Metric(MetricSpec { base, unit, kind, per_gpu: per_gpu(def) })
+}
+
+/// The metric spec of a field, if it has its own family.
+pub fn metric(def: &FieldDef) -> Option<MetricSpec> {
+    match exposure(def) {
+        Exposure::Metric(m) => Some(m),
+        _ => None,
+    }
+}
+
+/// Number from a string gauge: the digits after a letter prefix (`P2` -> 2, the P-state index).
+pub fn str_number(s: &str) -> Option<f64> {
+    s.trim().trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()
+}
+
+/// Metrics that describe the run rather than a catalogue field: (name, kind, help).
+pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
+    ("gpumon_up", Kind::Gauge, "1 while gpumon is recording and serving."),
+    ("gpumon", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
+    ("gpumon_interval_seconds", Kind::Gauge, "Time between output rows (--interval)."),
+    ("gpumon_start_time_seconds", Kind::Gauge, "When the recording started, seconds since the Unix epoch."),
+    (
+        "gpumon_last_tick_timestamp_seconds",
+        Kind::Gauge,
+        "Wall-clock time of the tick these values come from, seconds since the Unix epoch; \
+         time() minus this is the age of the data.",
+    ),
+    ("gpumon_ticks", Kind::Counter, "Output rows (ticks) recorded since the start."),
+    (
+        "gpumon_ticks_late",
+        Kind::Counter,
+        "Samples that started more than half an interval late (slow machine or GPU query).",
+    ),
+    (
+        "gpumon_ticks_missed",
+        Kind::Counter,
+        "Ticks skipped because the scheduler was late (deadlines are not bunched up).",
+    ),
+    ("gpumon_ticks_dropped", Kind::Counter, "Ticks dropped because the file writer's queue was full."),
+];
+
+#[cfg(test)]
+/// The scraped name of a run metric.
+pub fn run_metric_name(base: &str, kind: Kind) -> String {
+    match kind {
+        Kind::Gauge => base.to_string(),
+        Kind::Counter => format!("{base}_total"),
+        Kind::Info => format!("{base}_info"),
+    }
+}
+
+#[cfg(test)]
+/// dcgm-exporter / node_exporter / cAdvisor equivalents, by canonical field name (for the docs).
+const EQUIVALENTS: &[(&str, &str)] = &[
+    ("utilization.gpu", "`DCGM_FI_DEV_GPU_UTIL` (%)"),
+    ("utilization.memory", "`DCGM_FI_DEV_MEM_COPY_UTIL` (%)"),
+    ("memory.used", "`DCGM_FI_DEV_FB_USED` (MiB)"),
+    ("memory.total", "`DCGM_FI_DEV_FB_TOTAL` (MiB)"),
+    ("memory.free", "`DCGM_FI_DEV_FB_FREE` (MiB)"),
+    ("temperature.gpu", "`DCGM_FI_DEV_GPU_TEMP` (C)"),
+    ("power.draw", "`DCGM_FI_DEV_POWER_USAGE` (W)"),
+    ("power.limit", "`DCGM_FI_DEV_ENFORCED_POWER_LIMIT` (W)"),
+    ("energy.total", "`DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION` (mJ)"),
+    ("clocks.sm", "`DCGM_FI_DEV_SM_CLOCK` (MHz)"),
+    ("clocks.mem", "`DCGM_FI_DEV_MEM_CLOCK` (MHz)"),
+    ("fan.speed", "`DCGM_FI_DEV_FAN_SPEED` (%)"),
+    ("clocks_event_reasons.active", "`DCGM_FI_DEV_CLOCK_THROTTLE_REASONS`"),
+    ("utilization.encoder", "`DCGM_FI_DEV_ENC_UTIL` (%)"),
+    ("utilization.decoder", "`DCGM_FI_DEV_DEC_UTIL` (%)"),
+    ("pcie.tx", "`DCGM_FI_PROF_PCIE_TX_BYTES` (B/s)"),
+    ("pcie.rx", "`DCGM_FI_PROF_PCIE_RX_BYTES` (B/s)"),
+    ("ecc.errors.uncorrected.volatile.total", "`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`"),
+    ("cpu.util", "`1 - avg(rate(node_cpu_seconds_total{mode=\"idle\"}[1m]))`"),
+    ("load.1", "`node_load1`"),
+    ("mem.total", "`node_memory_MemTotal_bytes`"),
+    ("mem.used", "`node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes`"),
+    ("mem.available", "`node_memory_MemAvailable_bytes`"),
+    ("swap.used", "`node_memory_SwapTotal_bytes - node_memory_SwapFree_bytes`"),
+    ("job.cpu", "`rate(namedprocess_namegroup_cpu_seconds_total[1m])` (process-exporter)"),
+    ("job.rss", "`namedprocess_namegroup_memory_bytes{memtype=\"resident\"}` (process-exporter)"),
+    ("job.procs", "`namedprocess_namegroup_num_procs` (process-exporter)"),
+    ("job.threads", "`namedprocess_namegroup_num_threads` (process-exporter)"),
+    ("job.read", "`rate(namedprocess_namegroup_read_bytes_total[1m])` (process-exporter)"),
+    ("job.write", "`rate(namedprocess_namegroup_write_bytes_total[1m])` (process-exporter)"),
+    ("cgroup.mem.used", "`container_memory_usage_bytes` (cAdvisor)"),
+    ("cgroup.mem.limit", "`container_spec_memory_limit_bytes` (cAdvisor)"),
+    ("cgroup.cpu.limit", "`container_spec_cpu_quota / container_spec_cpu_period` (cAdvisor)"),
+    ("cgroup.cpu.util", "`rate(container_cpu_usage_seconds_total[1m])` (cAdvisor, in cores)"),
+    ("cgroup.oom_kills", "`container_oom_events_total` (cAdvisor)"),
+];
+
+#[cfg(test)]
+/// The generated field table of docs/prometheus.md.
+pub fn doc_table() -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "| field | metric | type | series | scale | dcgm-exporter / node_exporter equivalent |\n|---|---|---|---|---|---|\n",
+    );
+    for def in &CATALOG {
+        let eq = EQUIVALENTS.iter().find(|(n, _)| *n == def.name).map_or("", |(_, e)| *e);
+        let (metric, kind, series, scale) = match exposure(def) {
+            Exposure::Metric(m) => {
+                let kind = match m.kind {
+                    Kind::Gauge if def.ty == Ty::Str => "gauge (number in the string)",
+                    Kind::Gauge => "gauge",
+                    Kind::Counter => "counter",
+                    Kind::Info => "info (value as label)",
+                };
+                let series = if m.per_gpu { "per GPU" } else { "per host" };
+                (format!("`{}`", m.name()), kind.to_string(), series.to_string(), scale_text(def.unit, m.unit))
+            }
+            Exposure::Label(l) => {
+                let on = if def.source == Source::Meta { "every series" } else { "per-GPU series" };
+                (format!("label `{l}`"), "label".into(), on.into(), String::new())
+            }
+            Exposure::Omitted(why) => ("not exported".into(), String::new(), why.to_string(), String::new()),
+        };
+        let _ = writeln!(out, "| `{}` | {metric} | {kind} | {series} | {scale} | {eq} |", def.name);
+    }
+    let _ = writeln!(out, "\nRun metrics (one series per host):\n\n| metric | type | meaning |\n|---|---|---|");
+    for &(base, kind, help) in RUN_METRICS {
+        let k = match kind {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+            Kind::Info => "info",
+        };
+        let _ = writeln!(out, "| `{}` | {k} | {help} |", run_metric_name(base, kind));
+    }
+    out
+}
+
+#[cfg(test)]
+fn scale_text(catalogue_unit: &str, u: Unit) -> String {
+    if u.mul == 1.0 && u.div == 1.0 {
+        return if catalogue_unit.is_empty() { String::new() } else { format!("{catalogue_unit} as is") };
+    }
+    if u.div != 1.0 { format!("{catalogue_unit} ÷ {}", u.div) } else { format!("{catalogue_unit} × {}", u.mul) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    fn valid_metric_name(n: &str) -> bool {
+        let mut c = n.chars();
+        c.next().is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+            && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+    }
+
+    #[test]
+    fn every_catalogue_field_has_a_valid_unique_name_or_a_reason() {
+        let mut seen = HashSet::new();
+        for &(base, kind, _) in RUN_METRICS {
+            assert!(seen.insert(run_metric_name(base, kind)));
+        }
+        for def in &CATALOG {
+            match exposure(def) {
+                Exposure::Metric(m) => {
+                    let n = m.name();
+                    assert!(valid_metric_name(&n), "{}: invalid metric name {n}", def.name);
+                    assert!(n.starts_with("gpumon_"), "{n}");
+                    assert!(seen.insert(n.clone()), "{}: metric name {n} is not unique", def.name);
+                    assert_eq!(m.kind == Kind::Counter, n.ends_with("_total"), "{n}");
+                    assert!(!n.contains("__"), "{n}");
+                }
+                Exposure::Label(l) => {
+                    assert!(valid_metric_name(&l) && !l.starts_with("__"), "{}: invalid label {l}", def.name)
+                }
+                Exposure::Omitted(why) => {
+                    assert!(!why.contains("unit without"), "{}: unit {:?} has no base unit", def.name, def.unit)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_catalogue_unit_has_a_base_unit() {
+        for def in &CATALOG {
+            assert!(unit(def.unit).is_some(), "{}: add unit {:?} to prom::names::unit", def.name, def.unit);
+        }
+    }
+
+    #[test]
+    fn names_follow_the_conventions() {
+        let n = |f: Field| metric(f.def()).unwrap().name();
+        assert_eq!(n(Field::UtilGpu), "gpumon_gpu_utilization_ratio");
+        assert_eq!(n(Field::MemUsed), "gpumon_gpu_memory_used_bytes");
+        assert_eq!(n(Field::PowerDraw), "gpumon_gpu_power_draw_watts");
+        assert_eq!(n(Field::TempGpu), "gpumon_gpu_temperature_celsius");
+        assert_eq!(n(Field::EnergyTotal), "gpumon_gpu_energy_joules_total");
+        assert_eq!(n(Field::ClockSm), "gpumon_gpu_clocks_sm_hertz");
+        assert_eq!(n(Field::Pstate), "gpumon_gpu_pstate");
+        assert_eq!(n(Field::EccUncorrected), "gpumon_gpu_ecc_errors_uncorrected_volatile_total");
+        assert_eq!(n(Field::UtilGpuMax), "gpumon_gpu_utilization_max_ratio");
+        assert_eq!(n(Field::CpuUtil), "gpumon_host_cpu_util_ratio");
+        assert_eq!(n(Field::HostMemUsed), "gpumon_host_mem_used_bytes");
+        assert_eq!(n(Field::JobRss), "gpumon_job_rss_bytes");
+        assert_eq!(n(Field::JobGpuMemory), "gpumon_job_gpu_memory_bytes");
+        assert_eq!(n(Field::CgroupOomKills), "gpumon_cgroup_oom_kills_total");
+        assert_eq!(exposure(Field::Index.def()), Exposure::Label("gpu".into()));
+        assert_eq!(exposure(Field::PciBusId.def()), Exposure::Label("pci_bus_id".into()));
+        assert_eq!(exposure(Field::Host.def()), Exposure::Label("host".into()));
+        assert!(matches!(exposure(Field::Timestamp.def()), Exposure::Omitted(_)));
+        assert!(matches!(exposure(Field::ProcPid.def()), Exposure::Omitted(_)));
+    }
+
+    #[test]
+    fn per_gpu_split() {
+        assert!(per_gpu(Field::UtilGpu.def()));
+        assert!(per_gpu(Field::TempGpuMax.def()));
+        assert!(per_gpu(Field::JobGpuMemory.def()));
+        assert!(!per_gpu(Field::JobRss.def()));
+        assert!(!per_gpu(Field::CpuUtil.def()));
+        assert!(!per_gpu(Field::CpuMaxCoreMax.def()));
+        assert!(!per_gpu(Field::CgroupMemUsed.def()));
+    }
+
+    #[test]
+    fn scales_are_exact() {
+        let pct = unit("%").unwrap();
+        assert_eq!(pct.apply(70.0), 0.7);
+        assert_eq!(pct.apply(30.0), 0.3);
+        assert_eq!(unit("MiB").unwrap().apply(81559.0), 81559.0 * 1048576.0);
+        assert_eq!(unit("MHz").unwrap().apply(1410.0), 1.41e9);
+        assert_eq!(str_number("P8"), Some(8.0));
+        assert_eq!(str_number("P"), None);
+    }
+
+    /// docs/prometheus.md carries the generated table; `GPUMON_BLESS=1 cargo test -p gpumon prom::`
+    /// rewrites it after a catalogue change.
+    #[test]
+    fn docs_table_is_current() {
+        const BEGIN: &str = "<!-- BEGIN generated by prom::names::doc_table -->\n";
+        const END: &str = "<!-- END generated -->";
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/prometheus.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let start = doc.find(BEGIN).expect("BEGIN marker") + BEGIN.len();
+        let end = doc.find(END).expect("END marker");
+        let want = doc_table();
+        if doc[start..end] != want {
+            if std::env::var_os("GPUMON_BLESS").is_some() {
+                std::fs::write(&path, format!("{}{want}{}", &doc[..start], &doc[end..])).unwrap();
+            } else {
+                panic!(
+                    "docs/prometheus.md is out of date with the catalogue; run `GPUMON_BLESS=1 cargo test -p gpumon prom::` to regenerate its table"
+                );
+            }
+        }
+        for def in &CATALOG {
+            assert!(doc.contains(&format!("| `{}` |", def.name)) || std::env::var_os("GPUMON_BLESS").is_some());
+        }
+    }
+}
