@@ -18,8 +18,8 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 // ---------------------------------------------------------------------------
 // C types and constants (layouts match nvml-wrapper-sys 0.10 bindings.rs)
@@ -37,6 +37,7 @@ const ERROR_NOT_SUPPORTED: Ret = 3;
 const ERROR_NOT_FOUND: Ret = 6;
 const ERROR_INSUFFICIENT_SIZE: Ret = 7;
 const ERROR_DRIVER_NOT_LOADED: Ret = 9;
+const ERROR_TIMEOUT: Ret = 10;
 const ERROR_GPU_IS_LOST: Ret = 15;
 const ERROR_ARGUMENT_VERSION_MISMATCH: Ret = 25;
 const ERROR_UNKNOWN: Ret = 999;
@@ -123,12 +124,72 @@ pub struct ProcessInfo {
     compute_instance_id: c_uint,
 }
 
+/// `nvmlProcessUtilizationSample_t`
+#[repr(C)]
+pub struct ProcessUtilizationSample {
+    pid: c_uint,
+    time_stamp: c_ulonglong,
+    sm_util: c_uint,
+    mem_util: c_uint,
+    enc_util: c_uint,
+    dec_util: c_uint,
+}
+
+/// `nvmlEventData_t`
+#[repr(C)]
+pub struct EventData {
+    device: Handle,
+    event_type: c_ulonglong,
+    event_data: c_ulonglong,
+    gpu_instance_id: c_uint,
+    compute_instance_id: c_uint,
+}
+
+/// `nvmlGpmSupport_t`
+#[repr(C)]
+pub struct GpmSupport {
+    version: c_uint,
+    is_supported_device: c_uint,
+}
+
+/// `nvmlGpmMetric_t.metricInfo`
+#[repr(C)]
+pub struct GpmMetricInfo {
+    short_name: *mut c_char,
+    long_name: *mut c_char,
+    unit: *mut c_char,
+}
+
+/// `nvmlGpmMetric_t`
+#[repr(C)]
+pub struct GpmMetric {
+    metric_id: c_uint,
+    nvml_return: Ret,
+    value: f64,
+    metric_info: GpmMetricInfo,
+}
+
+/// `nvmlGpmMetricsGet_t`
+#[repr(C)]
+pub struct GpmMetricsGet {
+    version: c_uint,
+    num_metrics: c_uint,
+    sample1: *mut c_void,
+    sample2: *mut c_void,
+    metrics: [GpmMetric; GPM_METRIC_MAX],
+}
+
 const _: () = {
     assert!(size_of::<PciInfo>() == 68);
     assert!(size_of::<Utilization>() == 8);
     assert!(size_of::<Memory>() == 24);
     assert!(size_of::<MemoryV2>() == 40);
     assert!(size_of::<ProcessInfo>() == 24);
+    assert!(size_of::<ProcessUtilizationSample>() == 32);
+    assert!(size_of::<EventData>() == 32);
+    assert!(size_of::<GpmSupport>() == 8);
+    assert!(size_of::<GpmMetric>() == 40);
+    assert!(size_of::<GpmMetricsGet>() == 24 + 40 * GPM_METRIC_MAX);
 };
 
 /// `NVML_STRUCT_VERSION(Memory, 2)`
@@ -140,6 +201,80 @@ const NO_INSTANCE: c_uint = 0xFFFF_FFFF;
 /// Reported encoder/decoder sampling period (µs).
 const CODEC_SAMPLING_PERIOD_US: c_uint = 167_000;
 const MIB: u64 = 1024 * 1024;
+
+/// `NVML_GPM_SUPPORT_VERSION`
+const GPM_SUPPORT_VERSION: c_uint = 1;
+/// `NVML_GPM_METRICS_GET_VERSION`
+const GPM_METRICS_GET_VERSION: c_uint = 1;
+/// `NVML_GPM_METRIC_MAX`: the size of `nvmlGpmMetricsGet_t.metrics`.
+const GPM_METRIC_MAX: usize = 210;
+
+/// A scriptable GPM metric: scenario key, `NVML_GPM_METRIC_*` id and the
+/// `metricInfo` strings the fake reports.
+struct GpmMetricDef {
+    key: &'static str,
+    id: c_uint,
+    short: &'static CStr,
+    long: &'static CStr,
+    unit: &'static CStr,
+}
+
+const fn gpm(
+    key: &'static str,
+    id: c_uint,
+    short: &'static CStr,
+    long: &'static CStr,
+    unit: &'static CStr,
+) -> GpmMetricDef {
+    GpmMetricDef { key, id, short, long, unit }
+}
+
+const GPM_METRICS: &[GpmMetricDef] = &[
+    gpm("gpm.graphics_util", 1, c"graphics_util", c"Graphics utilization", c"%"),
+    gpm("gpm.sm_util", 2, c"sm_util", c"SM utilization", c"%"),
+    gpm("gpm.sm_occupancy", 3, c"sm_occupancy", c"SM occupancy", c"%"),
+    gpm("gpm.integer_util", 4, c"integer_util", c"Integer utilization", c"%"),
+    gpm("gpm.any_tensor_util", 5, c"any_tensor_util", c"Any tensor utilization", c"%"),
+    gpm("gpm.dfma_tensor_util", 6, c"dfma_tensor_util", c"DFMA tensor utilization", c"%"),
+    gpm("gpm.hmma_tensor_util", 7, c"hmma_tensor_util", c"HMMA tensor utilization", c"%"),
+    gpm("gpm.imma_tensor_util", 9, c"imma_tensor_util", c"IMMA tensor utilization", c"%"),
+    gpm("gpm.dram_bw_util", 10, c"dram_bw_util", c"DRAM bandwidth utilization", c"%"),
+    gpm("gpm.fp64_util", 11, c"fp64_util", c"FP64 utilization", c"%"),
+    gpm("gpm.fp32_util", 12, c"fp32_util", c"FP32 utilization", c"%"),
+    gpm("gpm.fp16_util", 13, c"fp16_util", c"FP16 utilization", c"%"),
+    gpm("gpm.pcie_tx_per_sec", 20, c"pcie_tx_per_sec", c"PCIe transmit bandwidth", c"MiB/s"),
+    gpm("gpm.pcie_rx_per_sec", 21, c"pcie_rx_per_sec", c"PCIe receive bandwidth", c"MiB/s"),
+    gpm(
+        "gpm.nvlink_total_rx_per_sec",
+        60,
+        c"nvlink_total_rx_per_sec",
+        c"NVLink receive bandwidth, all links",
+        c"MiB/s",
+    ),
+    gpm(
+        "gpm.nvlink_total_tx_per_sec",
+        61,
+        c"nvlink_total_tx_per_sec",
+        c"NVLink transmit bandwidth, all links",
+        c"MiB/s",
+    ),
+];
+
+/// `nvmlEventType*` bits by scenario name. These are the types `nvml-wrapper`
+/// 0.13's `EventTypes` knows; it silently drops any other bit.
+const EVENT_KINDS: &[(&str, u64)] = &[
+    ("sbe", 0x1),           // nvmlEventTypeSingleBitEccError
+    ("dbe", 0x2),           // nvmlEventTypeDoubleBitEccError
+    ("pstate", 0x4),        // nvmlEventTypePState
+    ("xid", 0x8),           // nvmlEventTypeXidCriticalError
+    ("clock", 0x10),        // nvmlEventTypeClock
+    ("power_source", 0x80), // nvmlEventTypePowerSourceChange
+    ("mig_config", 0x100),  // nvmlEventMigConfigChange
+];
+/// Default `nvmlDeviceGetSupportedEventTypes` mask when `events` is given.
+const EVENT_KINDS_ALL: u64 = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x80 | 0x100;
+/// First id handed out for GPM samples and event sets (device handles are small).
+const FIRST_OBJECT_ID: usize = 0x1000;
 
 // ---------------------------------------------------------------------------
 // Scenario model
@@ -166,6 +301,13 @@ impl Num {
 
     fn as_u32(self) -> c_uint {
         c_uint::try_from(self.as_u64()).unwrap_or(c_uint::MAX)
+    }
+
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Int(v) => v as f64,
+            Num::Float(f) => f,
+        }
     }
 }
 
@@ -202,7 +344,46 @@ const NUM_KEYS: &[&str] = &[
     "ecc.errors.uncorrected.aggregate.total",
     "persistence_mode",
     "mig_mode",
+    "remapped_rows.correctable",
+    "remapped_rows.uncorrectable",
+    "remapped_rows.pending",
+    "remapped_rows.failure",
+    "retired_pages.pending",
 ];
+
+/// Per-tick lists (`process_util`, `retired_pages.*`): one element per tick,
+/// each a list or an NVML error code for that tick.
+type TickLists<T> = Vec<Result<Vec<T>, Ret>>;
+
+/// One `process_util` entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct ProcUtil {
+    pid: u32,
+    /// µs; `None` = wall-clock time of the call.
+    ts: Option<u64>,
+    sm: u32,
+    mem: u32,
+    enc: u32,
+    dec: u32,
+}
+
+/// One retired page.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Page {
+    address: u64,
+    timestamp: u64,
+}
+
+/// One scripted event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Event {
+    tick: u64,
+    /// One `nvmlEventType*` bit.
+    kind: u64,
+    data: u64,
+    gpu_instance: u32,
+    compute_instance: u32,
+}
 
 #[derive(Clone, Debug, PartialEq)]
 struct Proc {
@@ -251,6 +432,19 @@ struct Device {
     processes_file: Option<PathBuf>,
     lost_after: Option<u64>,
     delay_ms: u64,
+    /// `gpm = supported|unsupported|ERROR`; absent = supported iff any `gpm.*` key.
+    gpm: Option<Result<bool, Ret>>,
+    gpm_any_key: bool,
+    /// GPM sample tick -> error of `nvmlGpmSampleGet`.
+    gpm_fail_at: HashMap<usize, Ret>,
+    /// tick of sample2 -> error of `nvmlGpmMetricsGet`.
+    gpm_metrics_fail_at: HashMap<usize, Ret>,
+    events: Option<Vec<Event>>,
+    events_supported: Option<Result<u64, Ret>>,
+    events_tick_ms: Option<u64>,
+    process_util: Option<TickLists<ProcUtil>>,
+    /// Indexed by `nvmlPageRetirementCause_t`: 0 = multiple SBE, 1 = DBE.
+    retired_pages: [Option<TickLists<Page>>; 2],
     // runtime state
     cursors: HashMap<String, usize>,
     util_reads: u64,
@@ -262,13 +456,39 @@ struct Scenario {
     devices: Vec<Device>,
 }
 
+/// A filled GPM sample: the device (and MIG GPU instance) and the GPM tick
+/// at which `nvmlGpmSampleGet` filled it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct GpmSampleData {
+    device: usize,
+    gpu_instance: Option<u32>,
+    tick: usize,
+}
+
+#[derive(Debug, Default)]
+struct EventSet {
+    /// device index -> registered event-type mask
+    regs: HashMap<usize, u64>,
+    /// `(device index, event index)` already delivered through this set
+    delivered: HashSet<(usize, usize)>,
+}
+
 struct State {
     refcount: u32,
     global: Global,
     devices: Vec<Device>,
+    /// When this state was created (`events.tick_ms` counts from here).
+    started: Instant,
+    next_id: usize,
+    /// GPM sample handle -> contents (`None` until `nvmlGpmSampleGet` fills it)
+    samples: HashMap<usize, Option<GpmSampleData>>,
+    event_sets: HashMap<usize, EventSet>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// Signalled whenever something an `nvmlEventSetWait*` caller waits for may
+/// have changed: a device tick advanced, a set was freed, NVML shut down.
+static EVENTS_CHANGED: Condvar = Condvar::new();
 
 fn lock() -> MutexGuard<'static, Option<State>> {
     STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -354,6 +574,124 @@ fn parse_procs(text: &str) -> Result<Vec<Proc>, String> {
     Ok(out)
 }
 
+/// A per-tick list value: ticks separated by `,`; each tick is `none`, an NVML
+/// error name, or items separated by `;`.
+fn parse_tick_lists<T>(v: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<TickLists<T>, String> {
+    if v.trim().is_empty() {
+        return Err("empty value".to_string());
+    }
+    v.split(',')
+        .map(|tick| {
+            let tick = tick.trim();
+            if tick.is_empty() {
+                return Err("empty tick (use `none` for an empty list)".to_string());
+            }
+            if tick.eq_ignore_ascii_case("none") {
+                return Ok(Ok(Vec::new()));
+            }
+            if let Some(code) = error_token(tick) {
+                return Ok(Err(code));
+            }
+            tick.split(';').map(|i| item(i.trim())).collect::<Result<Vec<T>, String>>().map(Ok)
+        })
+        .collect()
+}
+
+/// `pid[:sm=N][:mem=N][:enc=N][:dec=N][:ts=µs]`
+fn parse_proc_util(item: &str) -> Result<ProcUtil, String> {
+    let mut parts = item.split(':');
+    let pid = parts.next().unwrap_or("").trim();
+    let pid: u32 = pid.parse().map_err(|_| format!("bad pid in process_util item `{item}`"))?;
+    let mut p = ProcUtil { pid, ..ProcUtil::default() };
+    for part in parts {
+        let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
+        let n = parse_u64(v).ok_or_else(|| format!("`{v}` in `{item}` is not an integer"))?;
+        let pct = || u32::try_from(n).map_err(|_| format!("`{v}` in `{item}` is too large"));
+        match k.trim() {
+            "sm" => p.sm = pct()?,
+            "mem" => p.mem = pct()?,
+            "enc" => p.enc = pct()?,
+            "dec" => p.dec = pct()?,
+            "ts" => p.ts = Some(n),
+            other => return Err(format!("unknown process_util field `{other}` (sm, mem, enc, dec, ts)")),
+        }
+    }
+    Ok(p)
+}
+
+/// `ADDRESS[:TIMESTAMP]`
+fn parse_page(item: &str) -> Result<Page, String> {
+    let (a, t) = match item.split_once(':') {
+        Some((a, t)) => (a, Some(t)),
+        None => (item, None),
+    };
+    let address = parse_u64(a).ok_or_else(|| format!("bad page address in `{item}`"))?;
+    let timestamp = match t {
+        Some(t) => parse_u64(t).ok_or_else(|| format!("bad page timestamp in `{item}`"))?,
+        None => 0,
+    };
+    Ok(Page { address, timestamp })
+}
+
+/// `none`, or `KIND[:DATA][:gi=N][:ci=N]@TICK` items separated by `,`.
+fn parse_events(v: &str) -> Result<Vec<Event>, String> {
+    if v.trim().eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    v.split(',')
+        .map(|item| {
+            let item = item.trim();
+            let (head, tick) =
+                item.rsplit_once('@').ok_or_else(|| format!("event `{item}` is not `KIND[:DATA]@TICK`"))?;
+            let tick = parse_u64(tick).ok_or_else(|| format!("bad tick in event `{item}`"))?;
+            let mut parts = head.split(':');
+            let name = parts.next().unwrap_or("").trim();
+            let kind = EVENT_KINDS
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, bit)| *bit)
+                .ok_or_else(|| format!("unknown event kind `{name}` in `{item}`"))?;
+            let mut ev = Event { tick, kind, data: 0, gpu_instance: NO_INSTANCE, compute_instance: NO_INSTANCE };
+            let mut have_data = false;
+            for part in parts {
+                let part = part.trim();
+                let bad = || format!("bad `{part}` in event `{item}`");
+                if let Some(n) = part.strip_prefix("gi=") {
+                    ev.gpu_instance = parse_u64(n).and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?;
+                } else if let Some(n) = part.strip_prefix("ci=") {
+                    ev.compute_instance = parse_u64(n).and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?;
+                } else if !have_data {
+                    ev.data = parse_u64(part).ok_or_else(bad)?;
+                    have_data = true;
+                } else {
+                    return Err(bad());
+                }
+            }
+            if name.eq_ignore_ascii_case("xid") && !have_data {
+                return Err(format!("event `{item}`: xid needs a code, e.g. `xid:79@3`"));
+            }
+            Ok(ev)
+        })
+        .collect()
+}
+
+/// `TICK[:ERROR]` items separated by `,` (default error UNKNOWN).
+fn parse_fail_at(v: &str) -> Result<HashMap<usize, Ret>, String> {
+    v.split(',')
+        .map(|item| {
+            let item = item.trim();
+            let (tick, code) = match item.split_once(':') {
+                Some((t, e)) => (t, error_token(e).ok_or_else(|| format!("`{e}` is not an NVML error name"))?),
+                None => (item, ERROR_UNKNOWN),
+            };
+            let tick = parse_u64(tick)
+                .and_then(|t| usize::try_from(t).ok())
+                .ok_or_else(|| format!("`{item}` is not `TICK[:ERROR]`"))?;
+            Ok((tick, code))
+        })
+        .collect()
+}
+
 /// Parses `DDDDDDDD:BB:DD.F` (or the legacy `DDDD:BB:DD.F`).
 fn parse_bus_id(s: &str) -> Result<Pci, String> {
     let bad = || format!("pci.bus_id `{s}` is not `DDDDDDDD:BB:DD.F`");
@@ -405,7 +743,43 @@ fn set_device(d: &mut Device, key: &str, v: &str) -> Result<(), String> {
         d.num.insert(k, parse_seq(v)?);
         return Ok(());
     }
+    if let Some(m) = GPM_METRICS.iter().find(|m| m.key == key) {
+        d.num.insert(m.key, parse_seq(v)?);
+        d.gpm_any_key = true;
+        return Ok(());
+    }
     match key {
+        "gpm" => {
+            d.gpm = Some(if v.eq_ignore_ascii_case("supported") {
+                Ok(true)
+            } else if v.eq_ignore_ascii_case("unsupported") {
+                Ok(false)
+            } else {
+                Err(error_token(v)
+                    .ok_or_else(|| format!("gpm `{v}` is not supported, unsupported or an error name"))?)
+            })
+        }
+        "gpm.fail_at" => {
+            d.gpm_fail_at = parse_fail_at(v)?;
+            d.gpm_any_key = true;
+        }
+        "gpm.metrics_fail_at" => {
+            d.gpm_metrics_fail_at = parse_fail_at(v)?;
+            d.gpm_any_key = true;
+        }
+        "events" => d.events = Some(parse_events(v)?),
+        "events.supported" => {
+            d.events_supported = Some(match error_token(v) {
+                Some(code) => Err(code),
+                None => Ok(parse_u64(v).ok_or_else(|| format!("events.supported `{v}` is not a bitmask"))?),
+            })
+        }
+        "events.tick_ms" => {
+            d.events_tick_ms = Some(parse_u64(v).ok_or_else(|| format!("events.tick_ms `{v}` is not an integer"))?)
+        }
+        "process_util" => d.process_util = Some(parse_tick_lists(v, parse_proc_util)?),
+        "retired_pages.single_bit_ecc" => d.retired_pages[0] = Some(parse_tick_lists(v, parse_page)?),
+        "retired_pages.double_bit" => d.retired_pages[1] = Some(parse_tick_lists(v, parse_page)?),
         "name" => d.name = Some(parse_text(v)?),
         "uuid" => d.uuid = Some(parse_text(v)?),
         "pci.bus_id" => {
@@ -510,6 +884,25 @@ impl Device {
         i
     }
 
+    /// The current position of `cursor`, without advancing it.
+    fn peek(&self, cursor: &str) -> usize {
+        self.cursors.get(cursor).copied().unwrap_or(0)
+    }
+
+    /// `gpm = ...`, defaulting to "supported iff any `gpm.*` key is given".
+    fn gpm_supported(&self) -> Result<bool, Ret> {
+        self.gpm.unwrap_or(Ok(self.gpm_any_key))
+    }
+
+    /// The `nvmlDeviceGetSupportedEventTypes` mask.
+    fn events_supported(&self) -> Result<u64, Ret> {
+        match (self.events_supported, &self.events) {
+            (Some(s), _) => s,
+            (None, Some(_)) => Ok(EVENT_KINDS_ALL),
+            (None, None) => Err(ERROR_NOT_SUPPORTED),
+        }
+    }
+
     /// Element `min(i, len-1)` of `key`; `None` if the key is absent.
     fn at(&self, key: &str, i: usize) -> Option<Elem> {
         let seq = self.num.get(key)?;
@@ -606,6 +999,73 @@ impl Device {
     }
 }
 
+/// Element `min(i, len-1)` of a per-tick list.
+fn tick_list<T: Clone>(lists: &TickLists<T>, i: usize) -> Result<Vec<T>, Ret> {
+    lists.get(i.min(lists.len().saturating_sub(1))).cloned().unwrap_or(Ok(Vec::new()))
+}
+
+impl State {
+    fn new(sc: Scenario) -> State {
+        State {
+            refcount: 1,
+            global: sc.global,
+            devices: sc.devices,
+            started: Instant::now(),
+            next_id: FIRST_OBJECT_ID,
+            samples: HashMap::new(),
+            event_sets: HashMap::new(),
+        }
+    }
+
+    fn alloc_id(&mut self) -> usize {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// The earliest undelivered event registered in set `set` that is due at
+    /// `now` (marked delivered), or else when the next wall-clock event falls
+    /// due (if any). `INVALID_ARGUMENT` if the set does not exist.
+    fn take_due_event(&mut self, set: usize, now: Instant) -> Result<Result<EventData, Option<Instant>>, Ret> {
+        let es = self.event_sets.get_mut(&set).ok_or(ERROR_INVALID_ARGUMENT)?;
+        let mut best: Option<(u64, usize, usize)> = None;
+        let mut next_wall: Option<Instant> = None;
+        for (&dev, &mask) in &es.regs {
+            let Some(d) = self.devices.get(dev) else { continue };
+            for (k, ev) in d.events.iter().flatten().enumerate() {
+                if ev.kind & mask == 0 || es.delivered.contains(&(dev, k)) {
+                    continue;
+                }
+                let due = match d.events_tick_ms {
+                    Some(ms) => {
+                        let at = self.started + Duration::from_millis(ev.tick.saturating_mul(ms));
+                        if at > now {
+                            next_wall = Some(next_wall.map_or(at, |n| n.min(at)));
+                        }
+                        at <= now
+                    }
+                    None => d.util_reads > ev.tick,
+                };
+                if due && best.is_none_or(|b| (ev.tick, dev, k) < b) {
+                    best = Some((ev.tick, dev, k));
+                }
+            }
+        }
+        let Some((_, dev, k)) = best else {
+            return Ok(Err(next_wall));
+        };
+        es.delivered.insert((dev, k));
+        let ev = self.devices[dev].events.as_ref().map(|e| e[k]).ok_or(ERROR_UNKNOWN)?;
+        Ok(Ok(EventData {
+            device: make_handle(dev),
+            event_type: ev.kind,
+            event_data: ev.data,
+            gpu_instance_id: ev.gpu_instance,
+            compute_instance_id: ev.compute_instance,
+        }))
+    }
+}
+
 // ---------------------------------------------------------------------------
 // FFI plumbing
 // ---------------------------------------------------------------------------
@@ -659,6 +1119,17 @@ fn device_call(
     args_ok: bool,
     f: impl FnOnce(&mut Device) -> Result<(), Ret>,
 ) -> Ret {
+    device_state_call(name, handle, args_ok, |state, i| f(&mut state.devices[i]))
+}
+
+/// [`device_call`] for calls that also need the rest of the state (GPM
+/// samples, event sets): `f` gets the state and the (valid) device index.
+fn device_state_call(
+    name: &'static str,
+    handle: Handle,
+    args_ok: bool,
+    f: impl FnOnce(&mut State, usize) -> Result<(), Ret>,
+) -> Ret {
     guard(|| {
         log_call(name, handle_index(handle));
         let delay = {
@@ -684,13 +1155,29 @@ fn device_call(
         let Some(state) = g.as_mut() else {
             return ERROR_UNINITIALIZED;
         };
-        let Some(dev) = handle_index(handle).and_then(|i| state.devices.get_mut(i)) else {
+        let Some(index) = handle_index(handle).filter(|i| *i < state.devices.len()) else {
             return ERROR_INVALID_ARGUMENT;
         };
-        if dev.is_lost() {
+        if state.devices[index].is_lost() {
             return ERROR_GPU_IS_LOST;
         }
-        status(f(dev))
+        status(f(state, index))
+    })
+}
+
+/// Common path of calls that take no device handle but change the state
+/// (GPM samples, event sets).
+fn state_call(name: &'static str, args_ok: bool, f: impl FnOnce(&mut State) -> Result<(), Ret>) -> Ret {
+    guard(|| {
+        log_call(name, None);
+        let mut g = lock();
+        let Some(state) = g.as_mut() else {
+            return ERROR_UNINITIALIZED;
+        };
+        if !args_ok {
+            return ERROR_INVALID_ARGUMENT;
+        }
+        status(f(state))
     })
 }
 
@@ -808,7 +1295,7 @@ fn init(name: &'static str) -> Ret {
                 if sc.global.init != SUCCESS {
                     return sc.global.init;
                 }
-                *g = Some(State { refcount: 1, global: sc.global, devices: sc.devices });
+                *g = Some(State::new(sc));
                 SUCCESS
             }
             Err(LoadError::Unset) => ERROR_DRIVER_NOT_LOADED,
@@ -841,6 +1328,8 @@ pub unsafe extern "C" fn nvmlShutdown() -> Ret {
         state.refcount = state.refcount.saturating_sub(1);
         if state.refcount == 0 {
             *g = None;
+            // Wake event waiters: they now return UNINITIALIZED.
+            EVENTS_CHANGED.notify_all();
         }
         SUCCESS
     })
@@ -1017,6 +1506,8 @@ pub unsafe extern "C" fn nvmlDeviceGetPciInfo_v3(device: Handle, pci: *mut PciIn
 pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: Handle, utilization: *mut Utilization) -> Ret {
     device_call("nvmlDeviceGetUtilizationRates", device, !utilization.is_null(), |d| {
         d.util_reads += 1;
+        // The utilization read count is the device tick that events follow.
+        EVENTS_CHANGED.notify_all();
         if !d.has("utilization.gpu") {
             return Err(ERROR_NOT_SUPPORTED);
         }
@@ -1313,6 +1804,468 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v2(
 }
 
 // ---------------------------------------------------------------------------
+// GPM (Hopper+ GPU performance monitoring)
+// ---------------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpmQueryDeviceSupport(device: Handle, gpm_support: *mut GpmSupport) -> Ret {
+    device_call("nvmlGpmQueryDeviceSupport", device, !gpm_support.is_null(), |d| {
+        // SAFETY: non-null; only the version field is read.
+        let version = unsafe { (&raw const (*gpm_support).version).read() };
+        if version != GPM_SUPPORT_VERSION {
+            return Err(ERROR_ARGUMENT_VERSION_MISMATCH);
+        }
+        let supported = d.gpm_supported()?;
+        // SAFETY: non-null.
+        unsafe { gpm_support.write(GpmSupport { version, is_supported_device: c_uint::from(supported) }) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpmSampleAlloc(gpm_sample: *mut *mut c_void) -> Ret {
+    state_call("nvmlGpmSampleAlloc", !gpm_sample.is_null(), |s| {
+        let id = s.alloc_id();
+        s.samples.insert(id, None);
+        // SAFETY: non-null.
+        unsafe { gpm_sample.write(std::ptr::without_provenance_mut(id)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpmSampleFree(gpm_sample: *mut c_void) -> Ret {
+    state_call("nvmlGpmSampleFree", true, |s| {
+        s.samples.remove(&gpm_sample.addr()).map(|_| ()).ok_or(ERROR_INVALID_ARGUMENT)
+    })
+}
+
+/// Fills sample `id` for device `i` (or its MIG GPU instance `gi`) and moves
+/// that GPM cursor on.
+fn gpm_sample_get(s: &mut State, i: usize, gi: Option<u32>, id: usize) -> Result<(), Ret> {
+    let slot = s.samples.get_mut(&id).ok_or(ERROR_INVALID_ARGUMENT)?;
+    let d = &mut s.devices[i];
+    if !d.gpm_supported()? {
+        return Err(ERROR_NOT_SUPPORTED);
+    }
+    let cursor = match gi {
+        None => "gpm".to_string(),
+        Some(gi) => format!("gpm.mig{gi}"),
+    };
+    let tick = d.tick(&cursor);
+    if let Some(&code) = d.gpm_fail_at.get(&tick) {
+        *slot = None;
+        return Err(code);
+    }
+    *slot = Some(GpmSampleData { device: i, gpu_instance: gi, tick });
+    Ok(())
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpmSampleGet(device: Handle, gpm_sample: *mut c_void) -> Ret {
+    device_state_call("nvmlGpmSampleGet", device, !gpm_sample.is_null(), |s, i| {
+        gpm_sample_get(s, i, None, gpm_sample.addr())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpmMigSampleGet(device: Handle, gpu_instance_id: c_uint, gpm_sample: *mut c_void) -> Ret {
+    device_state_call("nvmlGpmMigSampleGet", device, !gpm_sample.is_null(), |s, i| {
+        gpm_sample_get(s, i, Some(gpu_instance_id), gpm_sample.addr())
+    })
+}
+
+/// Fills `req.metrics[..numMetrics]` with the values scripted for the tick of
+/// sample 2.
+fn gpm_metrics_get(
+    state: &State,
+    req: &mut GpmMetricsGet,
+    s1: Option<GpmSampleData>,
+    s2: Option<GpmSampleData>,
+) -> Result<(), Ret> {
+    if req.version != GPM_METRICS_GET_VERSION {
+        return Err(ERROR_ARGUMENT_VERSION_MISMATCH);
+    }
+    let (Some(s1), Some(s2)) = (s1, s2) else {
+        return Err(ERROR_INVALID_ARGUMENT);
+    };
+    if s1.device != s2.device || s1.gpu_instance != s2.gpu_instance || s1.tick >= s2.tick {
+        return Err(ERROR_INVALID_ARGUMENT);
+    }
+    let n = req.num_metrics as usize;
+    if n > GPM_METRIC_MAX {
+        return Err(ERROR_INVALID_ARGUMENT);
+    }
+    let d = &state.devices[s2.device];
+    if d.is_lost() {
+        return Err(ERROR_GPU_IS_LOST);
+    }
+    if let Some(&code) = d.gpm_metrics_fail_at.get(&s2.tick) {
+        return Err(code);
+    }
+    for m in &mut req.metrics[..n] {
+        let def = GPM_METRICS.iter().find(|g| g.id == m.metric_id);
+        let (ret, value) = match def {
+            _ if m.metric_id == 0 || m.metric_id as usize >= GPM_METRIC_MAX => (ERROR_INVALID_ARGUMENT, 0.0),
+            Some(def) => match d.at(def.key, s2.tick) {
+                Some(Ok(v)) => (SUCCESS, v.as_f64()),
+                Some(Err(code)) => (code, 0.0),
+                None => (ERROR_NOT_SUPPORTED, 0.0),
+            },
+            None => (ERROR_NOT_SUPPORTED, 0.0),
+        };
+        m.nvml_return = ret;
+        m.value = value;
+        // The strings are static; callers only read them.
+        m.metric_info = match def {
+            Some(def) => GpmMetricInfo {
+                short_name: def.short.as_ptr().cast_mut(),
+                long_name: def.long.as_ptr().cast_mut(),
+                unit: def.unit.as_ptr().cast_mut(),
+            },
+            None => GpmMetricInfo {
+                short_name: std::ptr::null_mut(),
+                long_name: std::ptr::null_mut(),
+                unit: std::ptr::null_mut(),
+            },
+        };
+    }
+    Ok(())
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlGpmMetricsGet(metrics_get: *mut GpmMetricsGet) -> Ret {
+    const NAME: &str = "nvmlGpmMetricsGet";
+    guard(|| {
+        let mut g = lock();
+        let Some(state) = g.as_mut() else {
+            log_call(NAME, None);
+            return ERROR_UNINITIALIZED;
+        };
+        if metrics_get.is_null() {
+            log_call(NAME, None);
+            return ERROR_INVALID_ARGUMENT;
+        }
+        // SAFETY: non-null; the caller provides a whole `nvmlGpmMetricsGet_t`.
+        let req = unsafe { &mut *metrics_get };
+        let sample = |p: *mut c_void| state.samples.get(&p.addr()).copied().flatten();
+        let (s1, s2) = (sample(req.sample1), sample(req.sample2));
+        // Logged with sample 2's device.
+        log_call(NAME, s2.map(|s| s.device));
+        status(gpm_metrics_get(state, req, s1, s2))
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetCreate(set: *mut *mut c_void) -> Ret {
+    state_call("nvmlEventSetCreate", !set.is_null(), |s| {
+        let id = s.alloc_id();
+        s.event_sets.insert(id, EventSet::default());
+        // SAFETY: non-null.
+        unsafe { set.write(std::ptr::without_provenance_mut(id)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetFree(set: *mut c_void) -> Ret {
+    state_call("nvmlEventSetFree", true, |s| {
+        s.event_sets.remove(&set.addr()).ok_or(ERROR_INVALID_ARGUMENT)?;
+        // A waiter on this set now returns INVALID_ARGUMENT.
+        EVENTS_CHANGED.notify_all();
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(device: Handle, event_types: *mut c_ulonglong) -> Ret {
+    device_call("nvmlDeviceGetSupportedEventTypes", device, !event_types.is_null(), |d| {
+        let mask = d.events_supported()?;
+        // SAFETY: non-null.
+        unsafe { event_types.write(mask) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceRegisterEvents(device: Handle, event_types: c_ulonglong, set: *mut c_void) -> Ret {
+    device_state_call("nvmlDeviceRegisterEvents", device, true, |s, i| {
+        let es = s.event_sets.get_mut(&set.addr()).ok_or(ERROR_INVALID_ARGUMENT)?;
+        let supported = s.devices[i].events_supported()?;
+        if event_types & !supported != 0 {
+            return Err(ERROR_NOT_SUPPORTED);
+        }
+        *es.regs.entry(i).or_insert(0) |= event_types;
+        EVENTS_CHANGED.notify_all();
+        Ok(())
+    })
+}
+
+/// Delivers the earliest due, undelivered event of `set`, or waits on
+/// [`EVENTS_CHANGED`] (lock released) until one is due or `timeout_ms` passed.
+fn event_wait(name: &'static str, set: *mut c_void, data: *mut EventData, timeout_ms: c_uint) -> Ret {
+    guard(|| {
+        log_call(name, None);
+        let deadline = Instant::now() + Duration::from_millis(u64::from(timeout_ms));
+        let mut g = lock();
+        loop {
+            let Some(state) = g.as_mut() else {
+                return ERROR_UNINITIALIZED;
+            };
+            if data.is_null() {
+                return ERROR_INVALID_ARGUMENT;
+            }
+            let now = Instant::now();
+            let next_wall = match state.take_due_event(set.addr(), now) {
+                Err(code) => return code,
+                Ok(Ok(ev)) => {
+                    // SAFETY: non-null.
+                    unsafe { data.write(ev) };
+                    return SUCCESS;
+                }
+                Ok(Err(next_wall)) => next_wall,
+            };
+            if now >= deadline {
+                return ERROR_TIMEOUT;
+            }
+            let mut wait = deadline - now;
+            if let Some(at) = next_wall {
+                wait = wait.min(at.saturating_duration_since(now));
+            }
+            g = match EVENTS_CHANGED.wait_timeout(g, wait) {
+                Ok((g, _)) => g,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetWait_v2(set: *mut c_void, data: *mut EventData, timeoutms: c_uint) -> Ret {
+    event_wait("nvmlEventSetWait_v2", set, data, timeoutms)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlEventSetWait(set: *mut c_void, data: *mut EventData, timeoutms: c_uint) -> Ret {
+    event_wait("nvmlEventSetWait", set, data, timeoutms)
+}
+
+// ---------------------------------------------------------------------------
+// Per-process utilization, remapped rows, retired pages
+// ---------------------------------------------------------------------------
+
+fn now_us() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// The in/out count protocol of `nvmlDeviceGetProcessUtilization`, keeping
+/// samples newer than `last_seen`; none left = `NOT_FOUND`.
+unsafe fn write_proc_util(
+    count: *mut c_uint,
+    out: *mut ProcessUtilizationSample,
+    procs: &[ProcUtil],
+    last_seen: u64,
+) -> Result<(), Ret> {
+    let now = now_us();
+    let samples: Vec<ProcessUtilizationSample> = procs
+        .iter()
+        .map(|p| ProcessUtilizationSample {
+            pid: p.pid,
+            time_stamp: p.ts.unwrap_or(now),
+            sm_util: p.sm,
+            mem_util: p.mem,
+            enc_util: p.enc,
+            dec_util: p.dec,
+        })
+        .filter(|s| s.time_stamp > last_seen)
+        .collect();
+    let n = samples.len();
+    if n == 0 {
+        // SAFETY: `count` was checked to be non-null by the caller.
+        unsafe { count.write(0) };
+        return Err(ERROR_NOT_FOUND);
+    }
+    // SAFETY: as above.
+    let cap = unsafe { count.read() } as usize;
+    if cap < n {
+        // SAFETY: as above.
+        unsafe { count.write(n as c_uint) };
+        return Err(ERROR_INSUFFICIENT_SIZE);
+    }
+    if out.is_null() {
+        return Err(ERROR_INVALID_ARGUMENT);
+    }
+    for (k, s) in samples.into_iter().enumerate() {
+        // SAFETY: the caller provides `cap >= n` entries at `out`.
+        unsafe { out.add(k).write(s) };
+    }
+    // SAFETY: `count` is non-null.
+    unsafe { count.write(n as c_uint) };
+    Ok(())
+}
+
+/// Whether a per-tick list call moves its cursor on: every call except a size
+/// query (`INSUFFICIENT_SIZE`) or a bad buffer (`INVALID_ARGUMENT`).
+fn consumes_tick(res: Result<(), Ret>) -> bool {
+    !matches!(res, Err(ERROR_INSUFFICIENT_SIZE | ERROR_INVALID_ARGUMENT))
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
+    device: Handle,
+    utilization: *mut ProcessUtilizationSample,
+    process_samples_count: *mut c_uint,
+    last_seen_time_stamp: c_ulonglong,
+) -> Ret {
+    device_call("nvmlDeviceGetProcessUtilization", device, !process_samples_count.is_null(), |d| {
+        let Some(lists) = &d.process_util else {
+            return Err(ERROR_NOT_SUPPORTED);
+        };
+        let res = tick_list(lists, d.peek("process_util")).and_then(|procs| {
+            // SAFETY: the count is non-null; the buffer is checked against it.
+            unsafe { write_proc_util(process_samples_count, utilization, &procs, last_seen_time_stamp) }
+        });
+        if consumes_tick(res) {
+            d.tick("process_util");
+        }
+        res
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
+    device: Handle,
+    corr_rows: *mut c_uint,
+    unc_rows: *mut c_uint,
+    is_pending: *mut c_uint,
+    failure_occurred: *mut c_uint,
+) -> Ret {
+    let args_ok = !corr_rows.is_null() && !unc_rows.is_null() && !is_pending.is_null() && !failure_occurred.is_null();
+    device_call("nvmlDeviceGetRemappedRows", device, args_ok, |d| {
+        if !d.has("remapped_rows.correctable") && !d.has("remapped_rows.uncorrectable") {
+            return Err(ERROR_NOT_SUPPORTED);
+        }
+        let i = d.tick("remapped_rows");
+        let get = |key| d.at(key, i).unwrap_or(Ok(Num::Int(0))).map(Num::as_u32);
+        let corr = get("remapped_rows.correctable")?;
+        let unc = get("remapped_rows.uncorrectable")?;
+        let pending = get("remapped_rows.pending")?;
+        let failure = get("remapped_rows.failure")?;
+        // SAFETY: all four non-null.
+        unsafe {
+            corr_rows.write(corr);
+            unc_rows.write(unc);
+            is_pending.write(pending);
+            failure_occurred.write(failure);
+        }
+        Ok(())
+    })
+}
+
+/// Cursor (and scenario key) of each `nvmlPageRetirementCause_t`.
+const RETIRED_PAGES_KEYS: [&str; 2] = ["retired_pages.single_bit_ecc", "retired_pages.double_bit"];
+
+/// The in/out `pageCount` protocol of the retired-pages calls.
+unsafe fn write_pages(
+    count: *mut c_uint,
+    addresses: *mut c_ulonglong,
+    timestamps: Option<*mut c_ulonglong>,
+    pages: &[Page],
+) -> Result<(), Ret> {
+    let n = pages.len();
+    // SAFETY: `count` was checked to be non-null by the caller.
+    let cap = unsafe { count.read() } as usize;
+    if cap < n {
+        // SAFETY: as above.
+        unsafe { count.write(n as c_uint) };
+        return Err(ERROR_INSUFFICIENT_SIZE);
+    }
+    if n > 0 && (addresses.is_null() || timestamps.is_some_and(|t| t.is_null())) {
+        return Err(ERROR_INVALID_ARGUMENT);
+    }
+    for (k, p) in pages.iter().enumerate() {
+        // SAFETY: the caller provides `cap >= n` entries in each array.
+        unsafe {
+            addresses.add(k).write(p.address);
+            if let Some(ts) = timestamps {
+                ts.add(k).write(p.timestamp);
+            }
+        }
+    }
+    // SAFETY: `count` is non-null.
+    unsafe { count.write(n as c_uint) };
+    Ok(())
+}
+
+fn retired_pages(
+    name: &'static str,
+    device: Handle,
+    cause: c_uint,
+    count: *mut c_uint,
+    addresses: *mut c_ulonglong,
+    timestamps: Option<*mut c_ulonglong>,
+) -> Ret {
+    let cause = cause as usize;
+    device_call(name, device, !count.is_null() && cause < RETIRED_PAGES_KEYS.len(), |d| {
+        if d.retired_pages.iter().all(Option::is_none) {
+            return Err(ERROR_NOT_SUPPORTED);
+        }
+        let cursor = RETIRED_PAGES_KEYS[cause];
+        let pages = match &d.retired_pages[cause] {
+            Some(lists) => tick_list(lists, d.peek(cursor)),
+            None => Ok(Vec::new()),
+        };
+        // SAFETY: the count is non-null; the arrays are checked against it.
+        let res = pages.and_then(|pages| unsafe { write_pages(count, addresses, timestamps, &pages) });
+        if consumes_tick(res) {
+            d.tick(cursor);
+        }
+        res
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetRetiredPages(
+    device: Handle,
+    cause: c_uint,
+    page_count: *mut c_uint,
+    addresses: *mut c_ulonglong,
+) -> Ret {
+    retired_pages("nvmlDeviceGetRetiredPages", device, cause, page_count, addresses, None)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetRetiredPages_v2(
+    device: Handle,
+    cause: c_uint,
+    page_count: *mut c_uint,
+    addresses: *mut c_ulonglong,
+    timestamps: *mut c_ulonglong,
+) -> Ret {
+    retired_pages("nvmlDeviceGetRetiredPages_v2", device, cause, page_count, addresses, Some(timestamps))
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(device: Handle, is_pending: *mut c_uint) -> Ret {
+    device_call("nvmlDeviceGetRetiredPagesPendingStatus", device, !is_pending.is_null(), |d| {
+        let v = if d.has("retired_pages.pending") {
+            d.next("retired_pages.pending", "retired_pages.pending")?.as_u32()
+        } else if d.retired_pages.iter().any(Option::is_some) {
+            0
+        } else {
+            return Err(ERROR_NOT_SUPPORTED);
+        };
+        // SAFETY: non-null.
+        unsafe { is_pending.write(v) };
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------
 // Unit tests of the scenario parser
 // ---------------------------------------------------------------------------
 
@@ -1362,9 +2315,69 @@ mod tests {
             "[device]\npci.bus_id = 17:00",
             "just a line",
             "[device]\nprocesses = 12",
+            "[device]\ngpm = maybe",
+            "[device]\ngpm.bogus_util = 1",
+            "[device]\ngpm.fail_at = x",
+            "[device]\ngpm.fail_at = 3:NOPE",
+            "[device]\nevents = xid@3",
+            "[device]\nevents = xid:79",
+            "[device]\nevents = boom:1@2",
+            "[device]\nevents = xid:79:80@2",
+            "[device]\nevents = dbe:gi=x@2",
+            "[device]\nevents.supported = lots",
+            "[device]\nevents.tick_ms = soon",
+            "[device]\nprocess_util = 1:sm=x",
+            "[device]\nprocess_util = 1:cpu=3",
+            "[device]\nprocess_util = 1:sm=1,,2:sm=3",
+            "[device]\nprocess_util = 1;;2",
+            "[device]\nprocess_util =",
+            "[device]\nretired_pages.double_bit = zz",
+            "[device]\nretired_pages.double_bit = 0x10:t",
+            "[device]\nremapped_rows.correctable = many",
         ] {
             assert!(parse_scenario(bad).is_err(), "accepted: {bad:?}");
         }
+    }
+
+    #[test]
+    fn parses_gpm_events_process_util_and_pages() {
+        let sc = parse_scenario(
+            "[device]\ngpm.sm_util = 1, 2.5, UNKNOWN\ngpm.fail_at = 3, 7:GPU_IS_LOST\n\
+             events = xid:79@3, dbe@6, xid:94:gi=1:ci=2@4, pstate:7@0\nevents.tick_ms = 50\n\
+             process_util = 1:sm=50:mem=20:enc=1:dec=2:ts=9; 2, none, NOT_SUPPORTED\n\
+             retired_pages.double_bit = 0x1000:17; 0x2000, none\n\
+             [device]\ngpm = unsupported\ngpm.sm_util = 1\nevents = none\n[device]\ngpm = NO_PERMISSION\n",
+        );
+        let sc = match sc {
+            Ok(sc) => sc,
+            Err(e) => panic!("{e}"),
+        };
+        let d = &sc.devices[0];
+        assert_eq!(d.gpm_supported(), Ok(true));
+        assert_eq!(d.num["gpm.sm_util"], vec![Ok(Num::Int(1)), Ok(Num::Float(2.5)), Err(ERROR_UNKNOWN)]);
+        assert_eq!(d.gpm_fail_at, HashMap::from([(3, ERROR_UNKNOWN), (7, ERROR_GPU_IS_LOST)]));
+        let ev = |tick, kind, data, gi, ci| Event { tick, kind, data, gpu_instance: gi, compute_instance: ci };
+        assert_eq!(
+            d.events,
+            Some(vec![
+                ev(3, 0x8, 79, NO_INSTANCE, NO_INSTANCE),
+                ev(6, 0x2, 0, NO_INSTANCE, NO_INSTANCE),
+                ev(4, 0x8, 94, 1, 2),
+                ev(0, 0x4, 7, NO_INSTANCE, NO_INSTANCE),
+            ])
+        );
+        assert_eq!(d.events_supported(), Ok(EVENT_KINDS_ALL));
+        assert_eq!(d.events_tick_ms, Some(50));
+        let p1 = ProcUtil { pid: 1, ts: Some(9), sm: 50, mem: 20, enc: 1, dec: 2 };
+        let p2 = ProcUtil { pid: 2, ..ProcUtil::default() };
+        assert_eq!(d.process_util, Some(vec![Ok(vec![p1, p2]), Ok(vec![]), Err(ERROR_NOT_SUPPORTED)]));
+        let pages = vec![Page { address: 0x1000, timestamp: 17 }, Page { address: 0x2000, timestamp: 0 }];
+        assert_eq!(d.retired_pages, [None, Some(vec![Ok(pages), Ok(vec![])])]);
+        assert_eq!(sc.devices[1].gpm_supported(), Ok(false));
+        assert_eq!(sc.devices[1].events_supported(), Ok(EVENT_KINDS_ALL));
+        assert_eq!(sc.devices[1].events, Some(vec![]));
+        assert_eq!(sc.devices[2].gpm_supported(), Err(4));
+        assert_eq!(sc.devices[2].events_supported(), Err(ERROR_NOT_SUPPORTED));
     }
 
     #[test]
