@@ -161,3 +161,52 @@ impl Emitter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sub(seq: u64) -> Tick {
+        Tick { ts: Utc::now(), seq, rows: vec![Row::default()], procs: Vec::new() }
+    }
+
+    /// Feed sub-samples `ms` (three per row) and return (row, samples, missed before it) per emitted row.
+    fn feed(ms: &[u64]) -> Vec<(u64, u64, u64)> {
+        let mut rows = Rows::new(3);
+        let (mut out, mut missed) = (Vec::new(), 0);
+        let samples = |t: &Tick| t.rows[0].get(Field::Samples).as_u64().unwrap_or(0);
+        for &m in ms {
+            let row = rows.row_of(m);
+            let (left, skipped) = rows.enter(row);
+            if let Some(t) = left {
+                out.push((t.seq, samples(&t), missed));
+                missed = 0;
+            }
+            missed += skipped;
+            if let Some(t) = rows.push(sub(m), row, m) {
+                out.push((t.seq, samples(&t), missed));
+                missed = 0;
+            }
+        }
+        if let Some(t) = rows.rest() {
+            out.push((t.seq, samples(&t), missed));
+        }
+        out
+    }
+
+    #[test]
+    fn whole_rows_on_schedule() {
+        assert_eq!(feed(&[1, 2, 3, 4, 5, 6]), [(3, 3, 0), (6, 3, 0)]);
+    }
+
+    #[test]
+    fn a_skip_emits_the_partial_row_and_counts_the_rows_jumped_over() {
+        // Sub-samples 3..7 never happen: row 0 ends short, row 1 is missed, row 2 runs 8 and 9.
+        assert_eq!(feed(&[1, 2, 8, 9]), [(2, 2, 0), (9, 2, 1)]);
+    }
+
+    #[test]
+    fn the_partial_interval_at_the_end_is_kept() {
+        assert_eq!(feed(&[1, 2, 3, 4]), [(3, 3, 0), (4, 1, 0)]);
+    }
+}

@@ -4,7 +4,8 @@
 //! and field selection are all generated from [`CATALOG`]. Adding a field means adding
 //! one [`Field`] variant and one [`FieldDef`] row, in the same position. A GPU field's row
 //! names the NVML reader that yields it (`Gpu(Temperature)`); only a new kind of NVML call
-//! needs a new [`NvmlRead`] variant and its call in `source/gpu.rs`.
+//! needs a new [`NvmlRead`] variant and its call in `source/gpu.rs` (a unit test there reads
+//! every GPU field through the fake NVML, whose scenario keys are the fields' names).
 
 use std::fmt;
 
