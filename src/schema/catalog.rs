@@ -2,7 +2,10 @@
 //!
 //! The CSV header, the Arrow schema, the nvidia-smi style header, `gpumon fields`
 //! and field selection are all generated from [`CATALOG`]. Adding a field means adding
-//! one [`Field`] variant and one [`FieldDef`] row, in the same position.
+//! one [`Field`] variant and one [`FieldDef`] row, in the same position. A GPU field's row
+//! names the NVML reader that yields it (`Gpu(Temperature)`); only a new kind of NVML call
+//! needs a new [`NvmlRead`] variant and its call in `source/gpu.rs` (a unit test there reads
+//! every GPU field through the fake NVML, whose scenario keys are the fields' names).
 
 use std::fmt;
 
@@ -90,6 +93,43 @@ pub enum Source {
     Process,
 }
 
+/// How a GPU field is read through NVML. Fields naming the same reader share its one call per
+/// GPU per tick (`Utilization` yields utilization.gpu and .memory, `Memory` memory.used, .total
+/// and .free); `source/gpu.rs` maps each reader to its nvml-wrapper call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NvmlRead {
+    /// Read once when the run starts and repeated on every row (index, UUID, name, bus id).
+    Identity,
+    /// Utilization rates: GPU and memory.
+    Utilization,
+    /// Memory info: used, total, free.
+    Memory,
+    Temperature,
+    Power,
+    PowerLimit,
+    Energy,
+    ClockSm,
+    ClockMem,
+    Fan,
+    Pstate,
+    EventReasons,
+    Encoder,
+    Decoder,
+    PcieTx,
+    PcieRx,
+    EccUncorrected,
+    /// The GPU's running compute processes, attributed to the job's PID set.
+    Processes,
+}
+
+impl NvmlRead {
+    /// Whether the reader is an NVML query of its own each tick (not the identity read at
+    /// start, nor the process list that needs a job to attribute processes to).
+    pub fn is_query(self) -> bool {
+        !matches!(self, NvmlRead::Identity | NvmlRead::Processes)
+    }
+}
+
 /// Storage type; the Arrow type and the CSV rendering follow from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
@@ -151,6 +191,8 @@ pub struct FieldDef {
     pub nvsmi_name: Option<&'static str>,
     pub ty: Ty,
     pub source: Source,
+    /// For a GPU field (`Gpu(Reader)` in the table): how NVML yields it; None otherwise.
+    pub read: Option<NvmlRead>,
     pub agg: Agg,
     pub prom: PromKind,
     /// Recorded when the user gives no `--fields`.
@@ -160,8 +202,18 @@ pub struct FieldDef {
     pub help: &'static str,
 }
 
+/// `Gpu(Temperature)` in the source column: the reader; a plain source has none.
+macro_rules! read {
+    () => {
+        None
+    };
+    ($read:ident) => {
+        Some(NvmlRead::$read)
+    };
+}
+
 macro_rules! def {
-    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident, $agg:ident, $prom:ident, $default:literal, $help:literal) => {
+    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident $(($read:ident))?, $agg:ident, $prom:ident, $default:literal, $help:literal) => {
         FieldDef {
             field: Field::$field,
             name: $name,
@@ -171,6 +223,7 @@ macro_rules! def {
             nvsmi_name: None,
             ty: Ty::$ty,
             source: Source::$src,
+            read: read!($($read)?),
             agg: Agg::$agg,
             prom: PromKind::$prom,
             default: $default,
@@ -199,51 +252,51 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Time of the tick (wall clock, UTC); every row of one tick carries the same value."),
     def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true,
         "Host name of the machine that recorded the row."),
-    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu, Identity, Label, true,
+    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu(Identity), Identity, Label, true,
         "NVML index of the GPU (null on host-only rows)."),
-    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu, Identity, Label, true,
+    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "Globally unique GPU identifier, e.g. GPU-1f2e...."),
-    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu, Identity, Label, true,
+    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "Product name of the GPU."),
-    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu, Identity, Label, true,
+    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."),
-    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
         "Percent of the past sample period during which one or more kernels ran on the GPU."),
-    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
         "Percent of the past sample period during which device memory was read or written."),
-    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu, Mean, Gauge, true,
+    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
         "Device memory allocated by all processes."),
-    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu, Identity, Gauge, true,
+    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu(Memory), Identity, Gauge, true,
         "Total installed device memory."),
-    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu, Mean, Gauge, true,
+    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
         "Unallocated device memory."),
-    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu, Mean, Gauge, true,
+    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu(Temperature), Mean, Gauge, true,
         "Core GPU temperature, degrees Celsius."),
-    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu, Mean, Gauge, true,
+    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu(Power), Mean, Gauge, true,
         "Power drawn by the whole board, watts."),
-    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu, Last, Gauge, true,
+    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu(PowerLimit), Last, Gauge, true,
         "Enforced power limit, watts."),
-    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu, Last, Counter, true,
+    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu(Energy), Last, Counter, true,
         "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
-    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu, Mean, Gauge, true,
+    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu(ClockSm), Mean, Gauge, true,
         "Current SM clock."), "clocks.current.sm"),
-    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu, Mean, Gauge, true,
+    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu(ClockMem), Mean, Gauge, true,
         "Current memory clock."), "clocks.current.memory"),
-    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu(Fan), Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
-    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Gauge, true,
+    def!(Pstate, "pstate", [], "", false, Str, Gpu(Pstate), Last, Gauge, true,
         "Performance state, P0 (maximum) to P12 (minimum)."),
-    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu, Last, Gauge, true,
+    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu(EventReasons), Last, Gauge, true,
         "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
-    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu(Encoder), Mean, Gauge, true,
         "Video encoder utilization."),
-    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu(Decoder), Mean, Gauge, true,
         "Video decoder utilization."),
-    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false,
+    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu(PcieTx), Mean, Gauge, false,
         "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false,
+    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu(PcieRx), Mean, Gauge, false,
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu, Last, Counter, true,
+    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
     def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true,
         "Host CPU utilization over the tick, percent of all cores."),
@@ -283,7 +336,7 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Bytes the job's tree read from storage per second (/proc/PID/io read_bytes)."),
     def!(JobWrite, "job.write", [], "B/s", true, F64, Job, Mean, Gauge, false,
         "Bytes the job's tree wrote to storage per second (/proc/PID/io write_bytes)."),
-    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu, Mean, Gauge, false,
+    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu(Processes), Mean, Gauge, false,
         "GPU memory used on this GPU by processes of the job's tree (NVML running compute processes)."),
     def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, U32, Cgroup, Mean, Gauge, false,
         "Memory charged to gpumon's cgroup (memory.current, or memory.usage_in_bytes on v1)."),
@@ -399,6 +452,13 @@ mod tests {
     fn catalogue_rows_are_in_enum_order() {
         for (i, d) in CATALOG.iter().enumerate() {
             assert_eq!(d.field as usize, i, "{} is out of order", d.name);
+        }
+    }
+
+    #[test]
+    fn gpu_fields_and_only_they_name_a_reader() {
+        for d in &CATALOG {
+            assert_eq!(d.read.is_some(), d.source == Source::Gpu, "{}: a GPU field names its NVML reader", d.name);
         }
     }
 
