@@ -27,9 +27,12 @@ impl Stats {
         layout(self.scope).iter().position(|&x| x == s)
     }
 
-    /// The value of a statistic; `None` for a statistic of the other scope.
+    /// The value of a statistic. Asking for one the scope does not report (a host's among a GPU's,
+    /// a statistic the catalogue does not declare) is a bug: `None`, and a panic in debug builds.
     pub fn get(&self, s: Stat) -> Option<f64> {
-        self.index(s).and_then(|i| self.values[i])
+        let i = self.index(s);
+        debug_assert!(i.is_some(), "{s} is not a statistic of {:?}", self.scope);
+        i.and_then(|i| self.values[i])
     }
 
     /// Set a statistic of this scope (non-finite values are missing).
@@ -162,10 +165,15 @@ mod tests {
         assert_eq!(s.get(Stat::Samples), Some(0.0));
         assert_eq!(s.get(Stat::mean(Field::UtilGpu)), None);
         assert_eq!(s.get(Stat::EnergyWh), None);
-        assert_eq!(s.get(Stat::Ticks), None, "a host statistic is not a GPU's");
         let h = host_stats(&HostAcc::default());
         assert_eq!(h.get(Stat::Ticks), Some(0.0));
         assert!(!has_host_data(&h));
+    }
+
+    #[test]
+    #[should_panic(expected = "ticks is not a statistic of Gpu")]
+    fn asking_for_another_scope_is_a_bug() {
+        let _ = Stats::empty(Scope::Gpu).get(Stat::Ticks);
     }
 
     #[test]
