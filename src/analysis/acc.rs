@@ -2,6 +2,10 @@
 //! percentiles), moments, and the sample-spacing histogram that yields interval, gaps, coverage and
 //! power-integrated energy without keeping the rows.
 //!
+//! What is kept of each field follows the catalogue's `summary` column ([`inputs`], [`FieldAcc`]);
+//! the rest feeds the statistics derived from several fields (memory total, throttle reasons,
+//! input-bound rows).
+//!
 //! Two ways to combine: `append` joins a later stretch of the same series (the step across the
 //! boundary is counted), `pool` adds a different series (for the over-all figures).
 

@@ -4,7 +4,9 @@
 //!
 //! Rows are keyed by host (the `host` column, or the input's default host) and GPU (`index`, or
 //! `uuid` when there is no index). Host fields are taken once per tick: from the first row of each
-//! new timestamp of a host. Windowed-out rows are skipped before anything is counted.
+//! new timestamp of a host. Windowed-out rows are skipped before anything is counted. The columns
+//! read are those the catalogue declares statistics for ([`inputs`]) and the inputs of the derived
+//! statistics ([`DERIVED_INPUTS`]).
 
 use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
