@@ -223,7 +223,7 @@ pub(crate) struct LogArgs {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum ReportFormatArg {
+pub(crate) enum SummaryFormatArg {
     Table,
     Markdown,
     Json,
@@ -234,7 +234,7 @@ pub(crate) enum ReportFormatArg {
 pub(crate) struct SummarizeArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(crate) format: ReportFormatArg,
+    pub(crate) format: SummaryFormatArg,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }

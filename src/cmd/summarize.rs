@@ -16,8 +16,8 @@ use crate::analysis::findings::Thresholds;
 use crate::analysis::stat::Stat;
 use crate::analysis::window::WindowSpec;
 use crate::analysis::{CheckResult, Summary, build, evaluate};
-use crate::cli::{InputArgs, LogArgs, ReportFormatArg, SummarizeArgs};
-use crate::present::{ReportFormat, render};
+use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
+use crate::present::{SummaryFormat, render};
 use crate::read::inputs::{Input, discover};
 use crate::read::scan::{ReadOptions, scan};
 use crate::schema::catalog::Field;
@@ -34,7 +34,7 @@ pub struct SummarizeConfig {
     pub thresholds: Thresholds,
     /// `--fail-if` expressions as given.
     pub checks: Vec<String>,
-    pub format: ReportFormat,
+    pub format: SummaryFormat,
     /// Allow a progress bar (stderr a terminal, reading slow).
     pub progress: bool,
 }
@@ -160,17 +160,17 @@ impl LogArgs {
 impl SummarizeArgs {
     pub fn into_config(self) -> Result<crate::cmd::summarize::SummarizeConfig> {
         let format = match self.format {
-            ReportFormatArg::Table => crate::present::ReportFormat::Table,
-            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
-            ReportFormatArg::Json => crate::present::ReportFormat::Json,
-            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
+            SummaryFormatArg::Table => crate::present::SummaryFormat::Table,
+            SummaryFormatArg::Markdown => crate::present::SummaryFormat::Markdown,
+            SummaryFormatArg::Json => crate::present::SummaryFormat::Json,
+            SummaryFormatArg::Csv => crate::present::SummaryFormat::Csv,
         };
         self.input.into_config(format)
     }
 }
 
 impl InputArgs {
-    pub fn into_config(self, format: crate::present::ReportFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
+    pub fn into_config(self, format: crate::present::SummaryFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
         use crate::analysis::window::{WindowSpec, parse_time};
         let (read, tz) = self.logs.read_options()?;
         let time = |s: &Option<String>, what: &str| -> Result<_> {
