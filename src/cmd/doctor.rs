@@ -141,13 +141,13 @@ fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Optio
     let (cuda, nvidia, order) = (cuda.as_deref(), nvidia.as_deref(), order.as_deref());
     let container = probe::container();
     let in_container = container.kind.is_some();
-    let cgroup = CgroupSource::detect().map(|c| cgroup_report(&c));
+    let cgroup = CgroupSource::detect().map(|c| cgroup_state(&c));
     let device_nodes = probe::device_nodes(Path::new("/dev"));
     let mut problems = Vec::new();
     let (nvml, found) = examine_nvml(lib, in_container, &device_nodes, &mut problems);
     let infos: Vec<GpuInfo> = found.iter().map(|g| g.info.clone()).collect();
     let visible = examine_visible(cuda, nvidia, &infos);
-    let gpus: Vec<GpuState> = found.iter().map(|g| gpu_report(g, &visible.record_gpus)).collect();
+    let gpus: Vec<GpuState> = found.iter().map(|g| gpu_state(g, &visible.record_gpus)).collect();
     if !gpus.is_empty() && visible.record_gpus.is_empty() {
         let var = visible.decided_by.unwrap_or(CUDA_VAR);
         let value = if var == CUDA_VAR { cuda } else { nvidia }.unwrap_or_default();
@@ -233,7 +233,7 @@ fn examine_nvml(
 }
 
 /// One probed GPU as reported; `recorded` when it is among `record_gpus`.
-fn gpu_report(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
+fn gpu_state(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
     let names = |fields: &[Field]| fields.iter().map(|f| f.name()).collect();
     GpuState {
         index: g.info.index,
@@ -251,7 +251,7 @@ fn gpu_report(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
     }
 }
 
-fn cgroup_report(c: &CgroupSource) -> CgroupState {
+fn cgroup_state(c: &CgroupSource) -> CgroupState {
     let l = c.limits();
     CgroupState {
         version: match c.version() {
