@@ -266,7 +266,7 @@ fn host_only_recording_takes_its_span_from_the_timestamps() {
     // a loaded machine may skip a deadline or two (counted in `missed`), which lengthens it.
     // The page says e.g. "999 ms long" or "1.4 s long".
     let head = text.split(" long").next().unwrap_or_default();
-    let mut words = head.rsplit(|c: char| c == ' ' || c == ';').filter(|w| !w.is_empty());
+    let mut words = head.rsplit([' ', ';']).filter(|w| !w.is_empty());
     let (unit, n) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
     let n: f64 = n.parse().unwrap_or_else(|_| panic!("no span in the page: {n:?} {unit:?}"));
     let span = if unit == "ms" { n / 1000.0 } else { n };
