@@ -1,4 +1,5 @@
-//! gpumon CSV: RFC 4180, header `name [unit]`, plain numbers, RFC 3339 UTC timestamps with milliseconds.
+//! gpumon CSV: RFC 4180, header = the canonical field names (the Parquet column names, no units),
+//! plain numbers, RFC 3339 UTC timestamps with milliseconds.
 
 use std::fs::File;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ impl CsvSink {
         let file = out.file();
         let mut w =
             csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).buffer_capacity(1024).from_writer(out);
-        w.write_record(sel.fields().map(|f| f.def().csv_header())).with_context(|| format!("writing {target}"))?;
+        w.write_record(sel.fields().map(Field::name)).with_context(|| format!("writing {target}"))?;
         // The header reaches the file at once, so a visible file is never empty for long.
         w.flush().with_context(|| format!("writing {target}"))?;
         Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), file })

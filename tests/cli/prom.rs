@@ -397,7 +397,7 @@ fn every_dashboard_metric_is_served() {
             continue;
         }
         let def = by_metric.get(m).unwrap_or_else(|| panic!("the dashboard uses {m}, which gpumon never serves"));
-        let col = headers.iter().position(|h| *h == def.csv_header()).unwrap();
+        let col = headers.iter().position(|h| *h == def.name).unwrap();
         assert!(
             rows.iter().all(|r| r[col].is_empty()),
             "{m} ({}) has values in the file but is not served:\n{body}",

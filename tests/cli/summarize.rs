@@ -264,7 +264,8 @@ fn findings_fire_on_a_troubled_recording_and_stay_silent_on_a_healthy_one() {
     assert!(oom["fix"].as_str().unwrap().contains("gradient accumulation"));
 }
 
-/// A gpumon CSV with host columns: an input-bound GPU 0 (20-40 % while a core is pegged), an unused
+/// A gpumon CSV with host columns, in the header style of older gpumon versions (`name [unit]`, still
+/// read): an input-bound GPU 0 (20-40 % while a core is pegged), an unused
 /// GPU 1, and swap in use.
 fn host_fixture(dir: &Path) -> PathBuf {
     let p = dir.join("node.csv");
@@ -514,15 +515,15 @@ fn convert_a_log_to_typed_parquet_and_back() {
     let pa = &r["pyarrow"];
     assert_eq!(pa["rows"], 1518);
     assert_eq!(pa["types"]["timestamp"], "timestamp[us, tz=UTC]");
-    assert_eq!(pa["types"]["utilization.gpu"], "uint8");
-    assert_eq!(pa["types"]["memory.used"], "uint32");
+    assert_eq!(pa["types"]["utilization.gpu"], "int16");
+    assert_eq!(pa["types"]["memory.used"], "int32");
     assert_eq!(pa["types"]["power.draw"], "double");
-    assert_eq!(pa["types"]["clocks_event_reasons.active"], "uint64");
+    assert_eq!(pa["types"]["clocks_event_reasons.active"], "int64");
     assert_eq!(pa["types"]["pstate"], "string");
     assert_eq!(pa["columns"]["host"][0], "yqg9651_cuda_test__h800_sxm_random_gemm_bf16");
     assert_eq!(pa["columns"]["name"][0], "NVIDIA H800");
     assert_eq!(pa["file_meta"]["gpumon.hostname"], "yqg9651_cuda_test__h800_sxm_random_gemm_bf16");
-    assert_eq!(r["duckdb"]["types"]["utilization.gpu"], "UTINYINT");
+    assert_eq!(r["duckdb"]["types"]["utilization.gpu"], "SMALLINT");
     // The converted file summarizes like the log.
     let a = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
     let b = json_of(&summarize(&["--format", "json"], &[&out]));
