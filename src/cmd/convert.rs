@@ -221,6 +221,12 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
             return Err(e);
         }
     };
+    if rows == 0 {
+        let _ = std::fs::remove_file(&tmp);
+        let why =
+            if cfg.read.gpus.is_empty() { "the inputs hold no rows" } else { "no rows of the GPUs --gpus selects" };
+        return Err(UsageError(format!("nothing to convert: {why}")).into());
+    }
     std::fs::rename(&tmp, &cfg.output)
         .with_context(|| format!("renaming {} to {}", tmp.display(), cfg.output.display()))?;
     eprintln!("gpumon: wrote {rows} rows to {}", cfg.output.display());
@@ -229,7 +235,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
 
 impl ConvertArgs {
     pub fn into_config(self) -> Result<crate::cmd::convert::ConvertConfig> {
-        let (read, _) = self.logs.read_options()?;
+        let read = self.logs.read_options();
         Ok(crate::cmd::convert::ConvertConfig {
             inputs: self.inputs,
             output: self.output,

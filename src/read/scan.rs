@@ -1,30 +1,101 @@
 //! One entry point over every input kind: [`scan`] streams a file as Arrow batches (catalogue column
 //! names, UTC timestamps) into caller-made states, and reports what the file held and what was wrong
 //! with it. nvidia-smi logs and gpumon CSV are batched from parsed rows; Parquet is read in parallel.
+//! `--gpus` is applied here, to the batches of every kind, so every command sees only those GPUs.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::Result;
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
 
 use crate::read::gpumon;
 use crate::read::inputs::{Input, Kind};
 use crate::read::smilog::{NvsmiOptions, read_nvsmi};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
 use crate::schema::catalog::Field;
+use crate::schema::cols::{self, Interner, NO_U64};
+use crate::schema::gpus::GpuSelector;
 use crate::schema::run::InputInfo;
 use crate::util::error::UsageError;
 use crate::util::progress::Progress;
+use crate::util::zone::Zone;
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
-    /// `--columns`, `--gpus`, `--tz` for nvidia-smi logs.
+    /// `--columns`, `--interleaved-gpus` and the zone for nvidia-smi logs (its `tz` is derived from
+    /// `zone`: see [`Zone::as_tz`]).
     pub nvsmi: NvsmiOptions,
+    /// `--tz`: the zone of wall-clock times without one (nvidia-smi logs, `--since`).
+    pub zone: Zone,
+    /// `--gpus`: keep only these GPUs' rows (every row when empty).
+    pub gpus: Vec<GpuSelector>,
     /// Host name for inputs that carry none (nvidia-smi logs); default: the file's name.
     pub host: Option<String>,
     /// Threads for reading one Parquet file.
     pub threads: usize,
+}
+
+/// The rows of the GPUs `--gpus` selects. A batch without a uuid column (Parquet row groups after
+/// the first carry only the index, see `gpumon::ParquetFile::scan`) is matched by the indexes that
+/// earlier batches of the file showed the selected UUIDs to have.
+struct GpuFilter<'a> {
+    sel: &'a [GpuSelector],
+    learned: Mutex<HashSet<u64>>,
+}
+
+impl GpuFilter<'_> {
+    fn by_uuid(&self) -> bool {
+        self.sel.iter().any(|s| matches!(s, GpuSelector::Uuid(_)))
+    }
+
+    /// The batch with only the selected GPUs' rows; None when no row is left.
+    fn apply<'b>(&self, b: &'b RecordBatch) -> Result<Option<Cow<'b, RecordBatch>>> {
+        if self.sel.is_empty() {
+            return Ok(Some(Cow::Borrowed(b)));
+        }
+        let col = |want: Field| b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(want));
+        let mut index = Vec::with_capacity(b.num_rows());
+        if !col(Field::Index).is_some_and(|c| cols::u64_values(b.column(c).as_ref(), &mut index)) {
+            index = vec![NO_U64; b.num_rows()];
+        }
+        let mut ids = Interner::default();
+        let mut uuid = Vec::new();
+        let has_uuid =
+            col(Field::Uuid).is_some_and(|c| cols::str_ids(b.column(c).as_ref(), &mut ids, u32::MAX, &mut uuid));
+        let uuid_ok: Vec<bool> = (0..ids.len() as u32)
+            .map(|id| {
+                self.sel.iter().any(|s| matches!(s, GpuSelector::Uuid(_)) && s.matches_gpu(None, Some(ids.name(id))))
+            })
+            .collect();
+        let mut learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let keep: Vec<bool> = (0..b.num_rows())
+            .map(|r| {
+                let idx = (index[r] != NO_U64).then_some(index[r]);
+                let by_uuid = if has_uuid {
+                    let hit = uuid.get(r).and_then(|&id| uuid_ok.get(id as usize)).copied().unwrap_or(false);
+                    if let (true, Some(i)) = (hit, idx) {
+                        learned.insert(i);
+                    }
+                    hit
+                } else {
+                    idx.is_some_and(|i| learned.contains(&i))
+                };
+                by_uuid || self.sel.iter().any(|s| matches!(s, GpuSelector::Index(_)) && s.matches_gpu(idx, None))
+            })
+            .collect();
+        if keep.iter().all(|&k| k) {
+            return Ok(Some(Cow::Borrowed(b)));
+        }
+        if !keep.iter().any(|&k| k) {
+            return Ok(None);
+        }
+        let mask = BooleanArray::from(keep);
+        Ok(Some(Cow::Owned(arrow_select::filter::filter_record_batch(b, &mask)?)))
+    }
 }
 
 /// The name an input without a host column is filed under: `--host`, the recorder's host name from
@@ -58,6 +129,14 @@ pub fn scan<S: Send>(
     init: &(dyn Fn() -> S + Sync),
     visit: Visit<'_, S>,
 ) -> Result<(Vec<S>, InputInfo)> {
+    let filter = GpuFilter { sel: &opts.gpus, learned: Mutex::new(HashSet::new()) };
+    let selected = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
+        match filter.apply(b)? {
+            Some(b) => visit(s, &b, host),
+            None => Ok(()),
+        }
+    };
+    let visit: Visit<'_, S> = &selected;
     let path = &input.path;
     progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
@@ -69,7 +148,10 @@ pub fn scan<S: Send>(
             rep.rows = pf.rows;
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             let host = rep.default_host.clone();
-            let states = pf.scan(want, opts.threads, progress, init, &|s, b| visit(s, b, &host))?;
+            // UUIDs are learned from the first row group (the only one read with its uuid column):
+            // read it before the others.
+            let threads = if filter.by_uuid() { 1 } else { opts.threads };
+            let states = pf.scan(want, threads, progress, init, &|s, b| visit(s, b, &host))?;
             Ok((states, rep))
         }
         Kind::Journal => {
@@ -101,11 +183,13 @@ pub fn scan<S: Send>(
             fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
             let mut batcher = RowBatcher::new(&fields);
             let mut failed: Option<anyhow::Error> = None;
+            // A fixed-offset --tz is read as UTC by the log reader and shifted here.
+            let (_, shift) = opts.zone.as_tz();
             let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
                 if failed.is_some() {
                     return;
                 }
-                batcher.push(row.ts.timestamp_micros(), row.row);
+                batcher.push(row.ts.timestamp_micros() - shift, row.row);
                 if batcher.len() >= BATCH_ROWS
                     && let Err(e) = batcher.finish().and_then(|b| visit(&mut state, &b, &host))
                 {

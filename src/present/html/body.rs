@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::analysis::series::{Collected, Env, Track};
@@ -12,6 +12,7 @@ use crate::present::html::axis::{group, time_ticks};
 use crate::present::html::markup::esc;
 use crate::present::html::svg::{Chart, Conn, HeatRow, Plot, Style, TimeAxis, chart, heatmap};
 use crate::present::html::tables;
+use crate::util::zone::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.
 struct Ctx<'a> {
@@ -44,22 +45,18 @@ fn stat(v: &Value, key: &str) -> Option<f64> {
 }
 
 /// The start and end in UTC and in the report's time zone (`--tz`, else this machine's).
-fn time_line(start: i64, end: i64, tz: Option<chrono_tz::Tz>) -> String {
+fn time_line(start: i64, end: i64, tz: &Zone) -> String {
     let utc = |us: i64| {
         DateTime::<Utc>::from_timestamp_micros(us)
             .map_or_else(|| "-".into(), |d| d.format("%Y-%m-%d %H:%M:%S").to_string())
     };
-    let local = |us: i64| -> String {
-        match tz {
-            Some(z) => z.timestamp_micros(us).single().map(|d| d.format("%Y-%m-%d %H:%M:%S %Z (UTC%:z)").to_string()),
-            None => {
-                chrono::Local.timestamp_micros(us).single().map(|d| d.format("%Y-%m-%d %H:%M:%S (UTC%:z)").to_string())
-            }
-        }
-        .unwrap_or_else(|| "-".into())
+    let fmt = match tz {
+        Zone::Named(_) => "%Y-%m-%d %H:%M:%S %Z (UTC%:z)",
+        Zone::Local | Zone::Fixed(_) => "%Y-%m-%d %H:%M:%S (UTC%:z)",
     };
-    let zone = match tz {
-        Some(z) => z.name().to_string(),
+    let local = |us: i64| -> String { tz.format(us, fmt).unwrap_or_else(|| "-".into()) };
+    let zone = match tz.name() {
+        Some(z) => z,
         None => std::env::var("TZ")
             .ok()
             .filter(|t| !t.is_empty())
@@ -225,7 +222,7 @@ pub fn title(j: &Value) -> String {
 }
 
 /// The body of the report.
-pub fn body(j: &Value, c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
+pub fn body(j: &Value, c: &Collected, tz: &Zone) -> String {
     let grid = c.grid;
     let axis =
         TimeAxis { grid, ticks: time_ticks(grid.start, grid.end, 6), wide_ticks: time_ticks(grid.start, grid.end, 12) };
