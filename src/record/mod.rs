@@ -227,15 +227,17 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
                 let util = status_util(&t);
                 emit(t, &mut outputs, job_pids.as_ref(), &mut pending_missed, &mut stats);
                 if show_status {
+                    // Most telling first: the line is cut at the terminal's width.
                     let (file, bytes) = outputs.file_status();
+                    let file = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned());
                     status::draw(&format!(
-                        "gpumon {}  ticks {}  late {}  {} {}  {}",
+                        "gpumon {}  ticks {}  late {}  {}  {} {}",
                         fmt_elapsed(start.elapsed()),
                         stats.ticks,
                         stats.late,
-                        if file.is_empty() { target_name.clone() } else { file },
+                        util,
+                        file.unwrap_or_else(|| target_name.clone()),
                         fmt_bytes(bytes),
-                        util
                     ));
                 }
             }
