@@ -350,17 +350,7 @@ impl Hist {
 }
 
 /// Throttle (clock event) reasons: NVML's `nvmlClocksEventReason*` bits (nvml.h).
-pub const REASONS: [(u64, &str); 9] = [
-    (0x1, "gpu_idle"),
-    (0x2, "applications_clocks_setting"),
-    (0x4, "sw_power_cap"),
-    (0x8, "hw_slowdown"),
-    (0x10, "sync_boost"),
-    (0x20, "sw_thermal_slowdown"),
-    (0x40, "hw_thermal_slowdown"),
-    (0x80, "hw_power_brake_slowdown"),
-    (0x100, "display_clock_setting"),
-];
+pub use crate::schema::catalog::CLOCK_EVENT_REASONS as REASONS;
 /// Thermal throttling: sw_thermal_slowdown | hw_thermal_slowdown.
 pub const THERMAL_BITS: u64 = 0x20 | 0x40;
 /// Power throttling: sw_power_cap | hw_slowdown | hw_power_brake_slowdown.

@@ -327,6 +327,20 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];
 
+/// The bits of `clocks_event_reasons.active`: NVML's `nvmlClocksEventReason*` (nvml.h), named as
+/// nvidia-smi's `clocks_event_reasons.<name>` query fields.
+pub const CLOCK_EVENT_REASONS: [(u64, &str); 9] = [
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+];
+
 impl Field {
     /// The catalogue row of this field.
     pub fn def(self) -> &'static FieldDef {
