@@ -19,8 +19,8 @@
 //! The clock-event bitmask also gets one 0/1 series per reason ([`REASON_FAMILY`]).
 
 #[cfg(test)]
-use crate::schema::catalog::CATALOG;
-use crate::schema::catalog::{CLOCK_EVENT_REASONS, Field, FieldDef, PromKind, Source, Ty};
+use crate::schema::catalog::{CATALOG, CLOCK_EVENT_REASONS};
+use crate::schema::catalog::{Field, FieldDef, PromKind, Source, Ty};
 
 /// Metric kind on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,7 +266,7 @@ pub fn help(def: &FieldDef, spec: &MetricSpec) -> String {
 }
 
 /// One 0/1 series per clock-event reason, next to the bitmask (`reason` label: the names of
-/// [`CLOCK_EVENT_REASONS`], as nvidia-smi's `clocks_event_reasons.<name>` fields spell them).
+/// [`crate::schema::catalog::CLOCK_EVENT_REASONS`], as nvidia-smi's `clocks_event_reasons.<name>` fields spell them).
 pub const REASON_FAMILY: &str = "gpumon_gpu_clocks_event_reason";
 pub const REASON_HELP: &str = "1 while this clock event (throttle) reason is active, else 0; one series per \
      reason (label `reason`), decoded from clocks_event_reasons.active.";
