@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use chrono::Utc;
+use chrono::{SubsecRound, Utc};
 use crossbeam_channel::RecvTimeoutError;
 
 use crate::record::agg::Aggregator;
@@ -397,7 +397,9 @@ struct Sources<'a> {
 
 /// Sample every source once. Host values are read once and repeated on each GPU row.
 fn sample_tick(sel: &Selection, hostname: &Arc<str>, src: Sources<'_>, seq: u64, budget: Duration) -> Tick {
-    let ts = Utc::now();
+    // To the millisecond, the precision CSV and the nvidia-smi style write: a CSV and a Parquet
+    // recording then hold the same instants.
+    let ts = Utc::now().trunc_subsecs(3);
     let mut host_row = Row::default();
     host_row.set(Field::Host, Value::S(hostname.clone()));
     if let Some(h) = src.host {

@@ -35,14 +35,16 @@ impl CsvSink {
     }
 }
 
-/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise.
+/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise. A float
+/// keeps its decimal point (`300.0`), so readers infer a float column whatever its values, as the
+/// Parquet type says.
 pub fn cell(v: &Value, out: &mut String) {
     use std::fmt::Write;
     out.clear();
     let _ = match v {
         Value::Null | Value::Unsupported => Ok(()),
         Value::U(u) => write!(out, "{u}"),
-        Value::F(f) => write!(out, "{f}"),
+        Value::F(f) => write!(out, "{f:?}"),
         Value::S(s) => write!(out, "{s}"),
     };
 }
@@ -78,5 +80,26 @@ impl Sink for CsvSink {
 
     fn bytes_written(&self) -> u64 {
         self.w.get_ref().written()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells() {
+        let mut s = String::new();
+        for (v, want) in [
+            (Value::F(300.0), "300.0"),
+            (Value::F(70.5), "70.5"),
+            (Value::U(5), "5"),
+            (Value::Null, ""),
+            (Value::Unsupported, ""),
+            (Value::S("P0".into()), "P0"),
+        ] {
+            cell(&v, &mut s);
+            assert_eq!(s, want, "{v:?}");
+        }
     }
 }

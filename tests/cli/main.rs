@@ -8,6 +8,7 @@ mod doctor;
 mod job;
 mod longrun;
 mod prom;
+mod readers;
 mod record;
 mod report;
 mod status;
