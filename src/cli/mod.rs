@@ -268,7 +268,7 @@ pub(crate) struct LogArgs {
     pub(crate) interleaved_gpus: Option<usize>,
     /// Time zone of nvidia-smi log timestamps and of --since/--until given without one, in any case:
     /// local, UTC, an IANA name (Europe/Berlin) or an offset (+02:00, -0530).
-    #[arg(long, default_value = "local", value_parser = parse_tz)]
+    #[arg(long, default_value = "local", value_parser = parse_tz, allow_hyphen_values = true)]
     pub(crate) tz: Zone,
     /// Host name for inputs that carry none (nvidia-smi logs). Default: each log's file name.
     #[arg(long)]
@@ -404,6 +404,7 @@ mod tests {
             (vec!["0".to_string(), "1".to_string()], Some(8), Zone::parse("UTC").unwrap())
         );
         assert_eq!(sum("gpumon summarize x.csv --id GPU-ab --tz +02:00").gpus, ["GPU-ab"]);
+        assert_eq!(sum("gpumon summarize x.csv --tz -0530").tz, Zone::parse("-05:30").unwrap());
         assert!(Cli::try_parse_from(argv("gpumon summarize x.csv --tz Mars/Base")).is_err());
     }
 }
