@@ -27,7 +27,7 @@ pub(crate) enum Cmd {
     /// Sample GPU (NVML) and host metrics on a fixed schedule into CSV or Parquet.
     #[command(after_help = RECORD_EXAMPLES)]
     Record(Box<RecordArgs>),
-    /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`).
+    /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`); --format json|csv for scripts.
     Fields(FieldsArgs),
     /// Check that NVML and the GPUs are usable here and show what `record` would record: driver,
     /// GPUs and the fields each supports, visible-devices variables, container and cgroup limits.
@@ -247,6 +247,7 @@ const SUMMARIZE_EXAMPLES: &str = "Examples:
   gpumon summarize run.parquet                  the whole rotated set, and what a crash left
   gpumon summarize logs/ --format markdown      every gpumon file and nvidia-smi log in logs/
   gpumon summarize gpu.log --tz Europe/Berlin --skip-warmup 5m
+  gpumon summarize h100_8gpu.csv --gpus 0,1 --tz UTC    GPUs 0 and 1 only
   gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'";
 
 const REPORT_EXAMPLES: &str = "Examples:
