@@ -145,17 +145,23 @@ fn selection(fields: &[Field]) -> Selection {
     Selection::new(cols)
 }
 
-/// Run the command; returns the exit code.
-pub fn run(cfg: &ConvertConfig) -> Result<i32> {
-    let format = match cfg.format {
-        Some(f) => f,
+/// `--format`, else the output's extension.
+fn output_format(cfg: &ConvertConfig) -> Result<Format> {
+    match cfg.format {
+        Some(f) => Ok(f),
         None => Format::from_path(&cfg.output).ok_or_else(|| {
             UsageError(format!(
                 "cannot tell the format of {} from its extension; use .csv or .parquet, or --format",
                 cfg.output.display()
             ))
-        })?,
-    };
+            .into()
+        }),
+    }
+}
+
+/// Run the command; returns the exit code.
+pub fn run(cfg: &ConvertConfig) -> Result<i32> {
+    let format = output_format(cfg)?;
     let found = discover(&cfg.inputs)?;
     let out_key = std::fs::canonicalize(&cfg.output).ok();
     if found.inputs.iter().any(|i| std::fs::canonicalize(&i.path).ok() == out_key && out_key.is_some()) {

@@ -90,10 +90,12 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
 }
 
 impl RecordArgs {
-    fn into_config(self) -> Result<RecordConfig> {
-        let target = match self.output {
+    /// Where the rows go and in which format: `-o` (its extension), stdout for `-o -` or for
+    /// nvidia-smi's `--query-gpu` without `-o`, none with `--listen` alone.
+    fn target_and_format(&self) -> Result<(Option<Target>, Format)> {
+        let target = match &self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => Some(Target::File(o)),
+            Some(o) => Some(Target::File(o.clone())),
             None if self.listen.is_some() => None,
             // nvidia-smi --query-gpu prints to stdout.
             None if !self.query_gpu.is_empty() => Some(Target::Stdout),
@@ -116,6 +118,11 @@ impl RecordArgs {
                 ))
             })?,
         };
+        Ok((target, format))
+    }
+
+    fn into_config(self) -> Result<RecordConfig> {
+        let (target, format) = self.target_and_format()?;
         let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);
         let sample_every = self.sample_every.unwrap_or(interval.min(Duration::from_secs(1)));
         if sample_every > interval || !interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {

@@ -179,44 +179,57 @@ pub fn scan<S: Send>(
             rep.default_host = default_host(path, opts, None);
             let host = rep.default_host.clone();
             let mut state = init();
-            let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
-            fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
-            let mut batcher = RowBatcher::new(&fields);
-            let mut failed: Option<anyhow::Error> = None;
-            // A fixed-offset --tz is read as UTC by the log reader and shifted here.
-            let (_, shift) = opts.zone.as_tz();
-            let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
-                if failed.is_some() {
-                    return;
-                }
-                batcher.push(row.ts.timestamp_micros() - shift, row.row);
-                if batcher.len() >= BATCH_ROWS
-                    && let Err(e) = batcher.finish().and_then(|b| visit(&mut state, &b, &host))
-                {
-                    failed = Some(e);
-                }
-            });
-            let r = r.map_err(|e| {
-                let msg = format!("{e:#}");
-                let disp = path.display().to_string();
-                UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") })
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            if !batcher.is_empty() {
-                visit(&mut state, &batcher.finish()?, &host)?;
-            }
+            scan_nvsmi(path, opts, want, &mut rep, &mut |b| visit(&mut state, b, &host))?;
             progress.inc(size);
-            rep.rows = r.rows;
-            rep.fields = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
-            rep.ignored_columns = r.ignored_columns;
-            rep.warnings = r.warnings;
-            rep.notes = r.notes;
-            rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
             Ok((vec![state], rep))
         }
     }
+}
+
+/// An nvidia-smi log as batches of `want` (plus GPU identity) handed to `visit`; fills in what the
+/// log held.
+fn scan_nvsmi(
+    path: &Path,
+    opts: &ReadOptions,
+    want: &[Field],
+    rep: &mut InputInfo,
+    visit: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<()> {
+    let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
+    fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
+    let mut batcher = RowBatcher::new(&fields);
+    let mut failed: Option<anyhow::Error> = None;
+    // A fixed-offset --tz is read as UTC by the log reader and shifted here.
+    let (_, shift) = opts.zone.as_tz();
+    let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
+        if failed.is_some() {
+            return;
+        }
+        batcher.push(row.ts.timestamp_micros() - shift, row.row);
+        if batcher.len() >= BATCH_ROWS
+            && let Err(e) = batcher.finish().and_then(|b| visit(&b))
+        {
+            failed = Some(e);
+        }
+    });
+    let r = r.map_err(|e| {
+        let msg = format!("{e:#}");
+        let disp = path.display().to_string();
+        UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") })
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !batcher.is_empty() {
+        visit(&batcher.finish()?)?;
+    }
+    rep.rows = r.rows;
+    rep.fields = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
+    rep.ignored_columns = r.ignored_columns;
+    rep.warnings = r.warnings;
+    rep.notes = r.notes;
+    rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
+    Ok(())
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
