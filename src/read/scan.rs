@@ -137,6 +137,9 @@ pub fn scan<S: Send>(
         }
     };
     let visit: Visit<'_, S> = &selected;
+    // A UUID selector needs the uuid column, whatever the caller wants.
+    let with_uuid: Vec<Field> = want.iter().copied().chain([Field::Uuid]).collect();
+    let want = if filter.by_uuid() { &with_uuid[..] } else { want };
     let path = &input.path;
     progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
@@ -287,6 +290,46 @@ fn journal_hostname(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, StringArray};
+    use arrow_schema::{DataType, Field as AField, Schema};
+
+    fn batch(index: &[i32], uuid: Option<&[&str]>) -> RecordBatch {
+        let mut fields = vec![AField::new("index", DataType::Int32, true)];
+        let mut cols: Vec<Arc<dyn arrow_array::Array>> = vec![Arc::new(Int32Array::from(index.to_vec()))];
+        if let Some(u) = uuid {
+            fields.push(AField::new("uuid", DataType::Utf8, true));
+            cols.push(Arc::new(StringArray::from(u.to_vec())));
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
+    }
+
+    fn kept(f: &GpuFilter<'_>, b: &RecordBatch) -> Vec<i32> {
+        match f.apply(b).unwrap() {
+            None => Vec::new(),
+            Some(b) => {
+                let mut v = Vec::new();
+                cols::u64_values(b.column(0).as_ref(), &mut v);
+                v.into_iter().map(|x| x as i32).collect()
+            }
+        }
+    }
+
+    #[test]
+    fn gpu_filter_by_index_and_uuid_prefix() {
+        let sel = GpuSelector::parse_list(&["0".into(), "GPU-bb".into()]);
+        let f = GpuFilter { sel: &sel, learned: Mutex::new(HashSet::new()) };
+        assert!(f.by_uuid());
+        let first = batch(&[0, 1, 2, 0, 1, 2], Some(&["GPU-aa", "GPU-bb1", "GPU-cc", "GPU-aa", "GPU-bb1", "GPU-cc"]));
+        assert_eq!(kept(&f, &first), [0, 1, 0, 1]);
+        // A later row group without its uuid column: GPU 1 was learned to be GPU-bb1.
+        assert_eq!(kept(&f, &batch(&[0, 1, 2], None)), [0, 1]);
+        assert_eq!(kept(&f, &batch(&[2, 2], None)), Vec::<i32>::new());
+        let none: Vec<GpuSelector> = Vec::new();
+        let all = GpuFilter { sel: &none, learned: Mutex::new(HashSet::new()) };
+        assert_eq!(kept(&all, &batch(&[2, 2], None)), [2, 2]);
+    }
 
     #[test]
     fn default_host_names() {
