@@ -85,8 +85,7 @@ fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> R
 /// `--gpus`, or without it the GPUs CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects
 /// (see `source::visible`). Empty means every GPU.
 fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
-    let given: Vec<GpuSelector> =
-        given.iter().filter(|g| !g.trim().is_empty()).map(|g| GpuSelector::parse(g)).collect();
+    let given = GpuSelector::parse_list(given);
     if !given.is_empty() {
         return given;
     }
@@ -109,16 +108,15 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
 }
 
 impl RecordArgs {
-    fn into_config(self) -> Result<RecordConfig> {
-        let host = match self.host.as_deref().map(str::trim) {
-            Some("") => return Err(UsageError("--host: empty host name".into()).into()),
-            Some(h) => h.to_string(),
-            None => sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()),
-        };
-        let target = match self.output {
+    /// Where the rows go and in which format: `-o` (its extension), stdout for `-o -` or for
+    /// nvidia-smi's `--query-gpu` without `-o`, none with `--listen` alone.
+    fn target_and_format(&self, host: &str) -> Result<(Option<Target>, Format)> {
+        let target = match &self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => Some(Target::File(fill_template(&o, &host, chrono::Utc::now())?)),
+            Some(o) => Some(Target::File(fill_template(o, host, chrono::Utc::now())?)),
             None if self.listen.is_some() => None,
+            // nvidia-smi --query-gpu prints to stdout.
+            None if !self.query_gpu.is_empty() => Some(Target::Stdout),
             None => {
                 return Err(UsageError(
                     "record needs -o/--output PATH (use - for stdout) or --listen ADDR:PORT".into(),
@@ -127,6 +125,8 @@ impl RecordArgs {
             }
         };
         let format = match (self.format, &target) {
+            // `--query-gpu ... --format=csv` is nvidia-smi's command line: its output.
+            (Some(Format::Csv), _) if !self.query_gpu.is_empty() => Format::NvidiaSmi { header: true, units: true },
             (Some(f), _) => f,
             (None, Some(Target::Stdout) | None) => Format::Csv,
             (None, Some(Target::File(p))) => Format::from_path(p).ok_or_else(|| {
@@ -136,15 +136,25 @@ impl RecordArgs {
                 ))
             })?,
         };
-        let sample_every = self.sample_every.unwrap_or(self.interval.min(Duration::from_secs(1)));
-        if sample_every > self.interval || !self.interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {
+        Ok((target, format))
+    }
+
+    fn into_config(self) -> Result<RecordConfig> {
+        let host = match self.host.as_deref().map(str::trim) {
+            Some("") => return Err(UsageError("--host: empty host name".into()).into()),
+            Some(h) => h.to_string(),
+            None => sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()),
+        };
+        let (target, format) = self.target_and_format(&host)?;
+        let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);
+        let sample_every = self.sample_every.unwrap_or(interval.min(Duration::from_secs(1)));
+        if sample_every > interval || !interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {
             return Err(UsageError(format!(
-                "--interval {:?} must be a whole multiple of --sample-every {:?}",
-                self.interval, sample_every
+                "--interval {interval:?} must be a whole multiple of --sample-every {sample_every:?}"
             ))
             .into());
         }
-        let aggregated = sample_every < self.interval;
+        let aggregated = sample_every < interval;
         if sample_every < MIN_USEFUL_INTERVAL {
             crate::util::warn::warn(&format!(
                 "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
@@ -165,10 +175,11 @@ impl RecordArgs {
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
             );
         }
+        let fields = if self.query_gpu.is_empty() { &self.fields } else { &self.query_gpu };
         Ok(RecordConfig {
-            interval: self.interval,
+            interval,
             sample_every,
-            selection: selection(&self.fields, format, aggregated, !self.command.is_empty() || self.pid.is_some())?,
+            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some())?,
             target,
             host,
             listen: self.listen,

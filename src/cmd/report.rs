@@ -107,7 +107,7 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckR
     let found = discover(&s.inputs)?;
     let grid = span(&summary, &found, s)?;
     let collected = collect(&found, s, grid, summary.window)?;
-    let body = crate::present::html::body::body(&summary, &results, &collected, s.read.nvsmi.tz);
+    let body = crate::present::html::body::body(&summary, &results, &collected, &s.read.zone);
     Ok((crate::present::html::markup::page(&crate::present::html::body::title(&summary), &body, &json), results))
 }
 

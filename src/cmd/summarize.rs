@@ -112,7 +112,13 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
     }
     let summary = build(all, &cfg.thresholds, reports, found.skipped, window);
     if summary.hosts.is_empty() {
-        let why = if summary.windowed_out > 0 { "no rows inside the window" } else { "no GPU or host metrics" };
+        let why = if summary.windowed_out > 0 {
+            "no rows inside the window"
+        } else if !cfg.read.gpus.is_empty() {
+            "no rows of the GPUs --gpus selects"
+        } else {
+            "no GPU or host metrics"
+        };
         return Err(UsageError(format!("nothing to summarize: {why}")).into());
     }
     let results: Vec<CheckResult> = checks.iter().map(|(c, stat)| evaluate(c, *stat, &summary)).collect();
@@ -140,20 +146,22 @@ pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
 }
 
 impl LogArgs {
-    pub fn read_options(&self) -> Result<(crate::read::scan::ReadOptions, Option<chrono_tz::Tz>)> {
-        let tz = match self.tz.trim() {
-            "local" | "" => None,
-            z => Some(z.parse::<chrono_tz::Tz>().map_err(|_| UsageError(format!("--tz: unknown time zone '{z}'")))?),
-        };
+    pub fn read_options(&self) -> crate::read::scan::ReadOptions {
         let columns: Vec<String> =
             self.columns.iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
         let nvsmi = crate::read::smilog::NvsmiOptions {
             columns: (!columns.is_empty()).then_some(columns),
-            gpus: self.gpus,
-            tz,
+            gpus: self.interleaved_gpus,
+            tz: self.tz.as_tz().0,
         };
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        Ok((crate::read::scan::ReadOptions { nvsmi, host: self.host.clone(), threads }, tz))
+        crate::read::scan::ReadOptions {
+            nvsmi,
+            zone: self.tz,
+            gpus: crate::schema::gpus::GpuSelector::parse_list(&self.gpus),
+            host: self.host.clone(),
+            threads,
+        }
     }
 }
 
@@ -172,9 +180,11 @@ impl SummarizeArgs {
 impl InputArgs {
     pub fn into_config(self, format: crate::present::SummaryFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
         use crate::analysis::window::{WindowSpec, parse_time};
-        let (read, tz) = self.logs.read_options()?;
+        let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
-            s.as_deref().map(|t| parse_time(t, tz).map_err(|e| UsageError(format!("{what}: {e}")).into())).transpose()
+            s.as_deref()
+                .map(|t| parse_time(t, &read.zone).map_err(|e| UsageError(format!("{what}: {e}")).into()))
+                .transpose()
         };
         let window = WindowSpec {
             since: time(&self.since, "--since")?,

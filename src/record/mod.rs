@@ -195,15 +195,17 @@ impl Recorder<'_> {
     }
 
     fn draw_status(&self, start: Instant, util: &str) {
+        // Most telling first: the line is cut at the terminal's width.
         let (file, bytes) = self.out.outputs.file_status();
+        let file = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned());
         status::draw(&format!(
-            "gpumon {}  ticks {}  late {}  {} {}  {}",
+            "gpumon {}  ticks {}  late {}  {}  {} {}",
             fmt_elapsed(start.elapsed()),
             self.out.stats.ticks,
             self.out.stats.late,
-            if file.is_empty() { self.target_name.clone() } else { file },
+            util,
+            file.unwrap_or_else(|| self.target_name.clone()),
             fmt_bytes(bytes),
-            util
         ));
     }
 

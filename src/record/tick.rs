@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{SubsecRound, Utc};
 
 use crate::record::agg::Aggregator;
 use crate::record::child::Job;
@@ -29,7 +29,9 @@ pub struct Sources {
 impl Sources {
     /// Sample every source once. Host values are read once and repeated on each GPU row.
     pub fn sample(&mut self, sel: &Selection, hostname: &Arc<str>, seq: u64, budget: Duration) -> Tick {
-        let ts = Utc::now();
+        // To the millisecond, the precision CSV and the nvidia-smi style write: a CSV and a Parquet
+        // recording then hold the same instants.
+        let ts = Utc::now().trunc_subsecs(3);
         let mut host_row = Row::default();
         host_row.set(Field::Host, Value::S(hostname.clone()));
         if let Some(h) = &mut self.host {

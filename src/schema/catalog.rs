@@ -130,18 +130,36 @@ impl NvmlRead {
     }
 }
 
-/// Storage type; the Arrow type and the CSV rendering follow from it.
+/// Storage type; the Arrow type and the CSV rendering follow from it. Integers are signed and
+/// sized to the field's range (NVML's values are never negative, but unsigned columns wrap or
+/// overflow when users subtract them in pandas, polars or DuckDB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
     /// UTC instant, microsecond precision.
     Timestamp,
     Str,
-    U8,
-    U32,
-    U64,
+    /// Percentages (0-100).
+    I16,
+    /// MiB, MHz, degrees, counts.
+    I32,
+    /// Counters that may grow past 2^31, and the clock-event bitmask.
+    I64,
     F64,
     /// Stored as `Value::U(0 | 1)`.
     Bool,
+}
+
+impl Ty {
+    /// The type in user terms, as `gpumon fields` shows it.
+    pub fn user_name(self) -> &'static str {
+        match self {
+            Ty::Timestamp => "timestamp",
+            Ty::Str => "string",
+            Ty::I16 | Ty::I32 | Ty::I64 => "integer",
+            Ty::F64 => "float",
+            Ty::Bool => "boolean",
+        }
+    }
 }
 
 /// How sub-samples of one interval combine into one row (used by interval aggregation).
@@ -289,7 +307,7 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Time of the tick (wall clock, UTC); every row of one tick carries the same value."),
     def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true,
         "Host name of the machine that recorded the row."),
-    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu(Identity), Identity, Label, true,
+    def!(Index, "index", ["gpu_index"], "", false, I32, Gpu(Identity), Identity, Label, true,
         "NVML index of the GPU (null on host-only rows)."),
     def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "Globally unique GPU identifier, e.g. GPU-1f2e...."),
@@ -297,17 +315,17 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Product name of the GPU."),
     def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."),
-    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
+    def!(UtilGpu, "utilization.gpu", [], "%", true, I16, Gpu(Utilization), Mean, Gauge, true,
         "Percent of the past sample period during which one or more kernels ran on the GPU.").stats(&[Mean, P50, P95, Max]),
-    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
+    def!(UtilMemory, "utilization.memory", [], "%", true, I16, Gpu(Utilization), Mean, Gauge, true,
         "Percent of the past sample period during which device memory was read or written.").stats(&[Mean]),
-    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
+    def!(MemUsed, "memory.used", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, true,
         "Device memory allocated by all processes.").stats(&[Max]),
-    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu(Memory), Identity, Gauge, true,
+    def!(MemTotal, "memory.total", [], "MiB", true, I32, Gpu(Memory), Identity, Gauge, true,
         "Total installed device memory."),
-    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
+    def!(MemFree, "memory.free", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, true,
         "Unallocated device memory."),
-    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu(Temperature), Mean, Gauge, true,
+    def!(TempGpu, "temperature.gpu", [], "C", false, I32, Gpu(Temperature), Mean, Gauge, true,
         "Core GPU temperature, degrees Celsius.").stats(&[Max]),
     def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu(Power), Mean, Gauge, true,
         "Power drawn by the whole board, watts.").stats(&[Mean, Max]),
@@ -315,25 +333,25 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Enforced power limit, watts."),
     def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu(Energy), Last, Counter, true,
         "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
-    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu(ClockSm), Mean, Gauge, true,
+    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, I32, Gpu(ClockSm), Mean, Gauge, true,
         "Current SM clock."), "clocks.current.sm"),
-    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu(ClockMem), Mean, Gauge, true,
+    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, I32, Gpu(ClockMem), Mean, Gauge, true,
         "Current memory clock."), "clocks.current.memory"),
-    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu(Fan), Mean, Gauge, true,
+    def!(FanSpeed, "fan.speed", [], "%", true, I16, Gpu(Fan), Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
     def!(Pstate, "pstate", [], "", false, Str, Gpu(Pstate), Last, Gauge, true,
         "Performance state, P0 (maximum) to P12 (minimum)."),
-    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu(EventReasons), Last, Gauge, true,
+    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, I64, Gpu(EventReasons), Last, Gauge, true,
         "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
-    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu(Encoder), Mean, Gauge, true,
+    def!(UtilEncoder, "utilization.encoder", [], "%", true, I16, Gpu(Encoder), Mean, Gauge, true,
         "Video encoder utilization."),
-    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu(Decoder), Mean, Gauge, true,
+    def!(UtilDecoder, "utilization.decoder", [], "%", true, I16, Gpu(Decoder), Mean, Gauge, true,
         "Video decoder utilization."),
-    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu(PcieTx), Mean, Gauge, false,
+    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, I32, Gpu(PcieTx), Mean, Gauge, false,
         "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu(PcieRx), Mean, Gauge, false,
+    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, I32, Gpu(PcieRx), Mean, Gauge, false,
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu(EccUncorrected), Last, Counter, true,
+    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, I64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
     def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true,
         "Host CPU utilization over the tick, percent of all cores.").stats(&[Mean, P95, Max]),
@@ -341,62 +359,76 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound).").stats(&[Mean, P95, Max]),
     def!(Load1, "load.1", ["loadavg.1"], "", false, F64, Host, Last, Gauge, true,
         "One-minute load average."),
-    def!(HostMemTotal, "mem.total", [], "MiB", true, U32, Host, Identity, Gauge, true,
+    def!(HostMemTotal, "mem.total", [], "MiB", true, I32, Host, Identity, Gauge, true,
         "Host RAM installed."),
-    def!(HostMemUsed, "mem.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
+    def!(HostMemUsed, "mem.used", [], "MiB", true, I32, Host, Mean, Gauge, true,
         "Host RAM in use (total minus available).").stats(&[Max]),
-    def!(HostMemAvailable, "mem.available", [], "MiB", true, U32, Host, Mean, Gauge, true,
+    def!(HostMemAvailable, "mem.available", [], "MiB", true, I32, Host, Mean, Gauge, true,
         "Host RAM available for new allocations without swapping."),
-    def!(SwapUsed, "swap.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
+    def!(SwapUsed, "swap.used", [], "MiB", true, I32, Host, Mean, Gauge, true,
         "Swap space in use.").stats(&[Max]),
-    maxof(def!(UtilGpuMax, "utilization.gpu.max", [], "%", true, U8, Derived, Max, Gauge, false,
+    maxof(def!(UtilGpuMax, "utilization.gpu.max", [], "%", true, I16, Derived, Max, Gauge, false,
         "Highest utilization.gpu among the sub-samples of the interval (with --sample-every)."), Field::UtilGpu),
-    maxof(def!(MemUsedMax, "memory.used.max", [], "MiB", true, U32, Derived, Max, Gauge, false,
+    maxof(def!(MemUsedMax, "memory.used.max", [], "MiB", true, I32, Derived, Max, Gauge, false,
         "Highest memory.used among the sub-samples of the interval (with --sample-every)."), Field::MemUsed),
     maxof(def!(PowerDrawMax, "power.draw.max", [], "W", true, F64, Derived, Max, Gauge, false,
         "Highest power.draw among the sub-samples of the interval (with --sample-every)."), Field::PowerDraw),
-    maxof(def!(TempGpuMax, "temperature.gpu.max", [], "C", false, U32, Derived, Max, Gauge, false,
+    maxof(def!(TempGpuMax, "temperature.gpu.max", [], "C", false, I32, Derived, Max, Gauge, false,
         "Highest temperature.gpu among the sub-samples of the interval (with --sample-every)."), Field::TempGpu),
     maxof(def!(CpuMaxCoreMax, "cpu.util.max_core.max", [], "%", true, F64, Derived, Max, Gauge, false,
         "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every)."), Field::CpuUtilMaxCore),
-    def!(Samples, "samples", [], "", false, U32, Derived, Sum, None, false,
+    def!(Samples, "samples", [], "", false, I32, Derived, Sum, None, false,
         "Number of sub-samples summarised by this row (1 without --sample-every)."),
     def!(JobCpu, "job.cpu", [], "%", true, F64, Job, Mean, Gauge, false,
         "CPU used by the job's process tree, percent of one core (400 = four cores busy).").stats(&[Mean, Max]),
-    def!(JobRss, "job.rss", [], "MiB", true, U32, Job, Mean, Gauge, false,
+    def!(JobRss, "job.rss", [], "MiB", true, I32, Job, Mean, Gauge, false,
         "Resident memory of the job's process tree.").stats(&[Mean, Max]),
-    def!(JobProcs, "job.procs", [], "", false, U32, Job, Last, Gauge, false,
+    def!(JobProcs, "job.procs", [], "", false, I32, Job, Last, Gauge, false,
         "Processes in the job's tree (DataLoader workers show up here).").stats(&[Mean, Max]),
-    def!(JobThreads, "job.threads", [], "", false, U32, Job, Last, Gauge, false,
+    def!(JobThreads, "job.threads", [], "", false, I32, Job, Last, Gauge, false,
         "Threads in the job's process tree.").stats(&[Mean, Max]),
     def!(JobRead, "job.read", [], "B/s", true, F64, Job, Mean, Gauge, false,
         "Bytes the job's tree read from storage per second (/proc/PID/io read_bytes).").stats(&[Mean, Max]),
     def!(JobWrite, "job.write", [], "B/s", true, F64, Job, Mean, Gauge, false,
         "Bytes the job's tree wrote to storage per second (/proc/PID/io write_bytes).").stats(&[Mean, Max]),
-    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu(Processes), Mean, Gauge, false,
+    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, I32, Gpu(Processes), Mean, Gauge, false,
         "GPU memory used on this GPU by processes of the job's tree (NVML running compute processes).").stats(&[Mean, Max]),
-    def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, U32, Cgroup, Mean, Gauge, false,
+    def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, I32, Cgroup, Mean, Gauge, false,
         "Memory charged to gpumon's cgroup (memory.current, or memory.usage_in_bytes on v1).").stats(&[Mean, Max]),
-    def!(CgroupMemLimit, "cgroup.mem.limit", [], "MiB", true, U32, Cgroup, Last, Gauge, false,
+    def!(CgroupMemLimit, "cgroup.mem.limit", [], "MiB", true, I32, Cgroup, Last, Gauge, false,
         "Memory limit of the cgroup (memory.max / memory.limit_in_bytes); null when unlimited.").stats(&[Mean, Max]),
     def!(CgroupCpuLimit, "cgroup.cpu.limit", [], "cores", true, F64, Cgroup, Last, Gauge, false,
         "CPU limit of the cgroup in cores (cpu.max quota/period); null when unlimited.").stats(&[Mean, Max]),
     def!(CgroupCpuUtil, "cgroup.cpu.util", [], "%", true, F64, Cgroup, Mean, Gauge, false,
         "CPU used by the cgroup over the tick, percent of its limit (of all cores when unlimited).").stats(&[Mean, Max]),
-    def!(CgroupOomKills, "cgroup.oom_kills", [], "", false, U64, Cgroup, Last, Counter, false,
+    def!(CgroupOomKills, "cgroup.oom_kills", [], "", false, I64, Cgroup, Last, Counter, false,
         "Processes the kernel OOM-killed in the cgroup so far (memory.events oom_kill).").stats(&[Mean, Max]),
-    def!(ProcPid, "proc.pid", ["pid"], "", false, U32, Process, Identity, Label, false,
+    def!(ProcPid, "proc.pid", ["pid"], "", false, I32, Process, Identity, Label, false,
         "Process id as NVML reports it (the host's PID namespace)."),
     def!(ProcUser, "proc.user", ["user"], "", false, Str, Process, Identity, Label, false,
         "Owner of the process (null when the PID is not visible here, e.g. in a container)."),
     def!(ProcCommand, "proc.command", ["command"], "", false, Str, Process, Identity, Label, false,
         "Command line of the process (null when the PID is not visible here)."),
-    def!(ProcGpuMemory, "proc.gpu_memory", ["used_gpu_memory"], "MiB", true, U32, Process, Last, Gauge, false,
+    def!(ProcGpuMemory, "proc.gpu_memory", ["used_gpu_memory"], "MiB", true, I32, Process, Last, Gauge, false,
         "GPU memory the process uses on this GPU."),
     def!(ProcJob, "proc.job", [], "", false, Bool, Process, Last, Gauge, false,
         "Whether the process belongs to the wrapped or followed job."),
-    def!(Missed, "missed", [], "", false, U32, Derived, Sum, None, true,
+    def!(Missed, "missed", [], "", false, I32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
+];
+
+/// The bits of `clocks_event_reasons.active`: NVML's `nvmlClocksEventReason*` (nvml.h), named as
+/// nvidia-smi's `clocks_event_reasons.<name>` query fields.
+pub const CLOCK_EVENT_REASONS: [(u64, &str); 9] = [
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
 ];
 
 impl Field {
@@ -441,11 +473,6 @@ impl FieldDef {
     pub fn nvsmi_header(&self) -> String {
         let name = self.nvsmi_name.unwrap_or(self.name);
         if self.nvsmi_unit && !self.unit.is_empty() { format!("{name} [{}]", self.unit) } else { name.to_string() }
-    }
-
-    /// Column header as gpumon's CSV writes it: `name [unit]`, or `name` when unitless.
-    pub fn csv_header(&self) -> String {
-        if self.unit.is_empty() { self.name.to_string() } else { format!("{} [{}]", self.name, self.unit) }
     }
 }
 

@@ -38,7 +38,8 @@ impl Format {
         }
     }
 
-    /// Parse `csv`, `parquet`, or `nvidia-smi[,noheader][,nounits]`.
+    /// Parse `csv`, `parquet`, or `nvidia-smi[,noheader][,nounits]`. `csv,noheader` / `csv,nounits`
+    /// (nvidia-smi's own spelling) are the nvidia-smi style: gpumon CSV has neither variant.
     pub fn parse(s: &str) -> Option<Format> {
         let mut parts = s.split(',').map(str::trim);
         let base = parts.next()?;
@@ -52,6 +53,7 @@ impl Format {
         }
         match base {
             "csv" if header && units => Some(Format::Csv),
+            "csv" => Some(Format::NvidiaSmi { header, units }),
             "parquet" if header && units => Some(Format::Parquet),
             "nvidia-smi" | "nvsmi" => Some(Format::NvidiaSmi { header, units }),
             _ => None,

@@ -1,4 +1,5 @@
-//! gpumon CSV: RFC 4180, header `name [unit]`, plain numbers, RFC 3339 UTC timestamps with milliseconds.
+//! gpumon CSV: RFC 4180, header = the canonical field names (the Parquet column names, no units),
+//! plain numbers, RFC 3339 UTC timestamps with milliseconds.
 
 use std::fs::File;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ impl CsvSink {
         let file = out.file();
         let mut w =
             csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).buffer_capacity(1024).from_writer(out);
-        w.write_record(sel.fields().map(|f| f.def().csv_header())).with_context(|| format!("writing {target}"))?;
+        w.write_record(sel.fields().map(Field::name)).with_context(|| format!("writing {target}"))?;
         // The header reaches the file at once, so a visible file is never empty for long.
         w.flush().with_context(|| format!("writing {target}"))?;
         Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), file })
@@ -34,14 +35,16 @@ impl CsvSink {
     }
 }
 
-/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise.
+/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise. A float
+/// keeps its decimal point (`300.0`), so readers infer a float column whatever its values, as the
+/// Parquet type says.
 pub fn cell(v: &Value, out: &mut String) {
     use std::fmt::Write;
     out.clear();
     let _ = match v {
         Value::Null | Value::Unsupported => Ok(()),
         Value::U(u) => write!(out, "{u}"),
-        Value::F(f) => write!(out, "{f}"),
+        Value::F(f) => write!(out, "{f:?}"),
         Value::S(s) => write!(out, "{s}"),
     };
 }
@@ -77,5 +80,26 @@ impl Sink for CsvSink {
 
     fn bytes_written(&self) -> u64 {
         self.w.get_ref().written()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells() {
+        let mut s = String::new();
+        for (v, want) in [
+            (Value::F(300.0), "300.0"),
+            (Value::F(70.5), "70.5"),
+            (Value::U(5), "5"),
+            (Value::Null, ""),
+            (Value::Unsupported, ""),
+            (Value::S("P0".into()), "P0"),
+        ] {
+            cell(&v, &mut s);
+            assert_eq!(s, want, "{v:?}");
+        }
     }
 }

@@ -41,30 +41,12 @@ pub struct NvmlUnavailable {
     pub source: NvmlError,
 }
 
-/// A GPU selector given by the user: an index or a UUID (prefix).
-#[derive(Debug, Clone, PartialEq)]
-pub enum GpuSelector {
-    Index(u32),
-    Uuid(String),
-    /// Matches nothing: the visible-devices variables select no GPU.
-    None,
-}
+pub use crate::schema::gpus::GpuSelector;
 
 impl GpuSelector {
-    pub fn parse(s: &str) -> GpuSelector {
-        match s.trim().parse::<u32>() {
-            Ok(i) => GpuSelector::Index(i),
-            Err(_) => GpuSelector::Uuid(s.trim().to_string()),
-        }
-    }
-
     /// Whether this selector names `g` (index, or full UUID / UUID prefix).
     pub fn matches(&self, g: &GpuInfo) -> bool {
-        match self {
-            GpuSelector::Index(i) => g.index == *i,
-            GpuSelector::Uuid(u) => g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str()),
-            GpuSelector::None => false,
-        }
+        self.matches_gpu(Some(u64::from(g.index)), Some(&g.uuid))
     }
 }
 

@@ -44,8 +44,8 @@ fn wrapped_workers_show_in_job_columns() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = readback(&out);
-    let cpu = max_f(&col(&r, "job.cpu [%]"));
-    let rss = max_f(&col(&r, "job.rss [MiB]"));
+    let cpu = max_f(&col(&r, "job.cpu"));
+    let rss = max_f(&col(&r, "job.rss"));
     let procs = max_f(&col(&r, "job.procs"));
     // Two busy workers on a 2-core machine that other tests share: order of magnitude, not exact.
     // (Under a fully loaded machine each worker may get a fraction of a core: 30 % is still far

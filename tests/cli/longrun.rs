@@ -272,7 +272,7 @@ fn interval_aggregation_keeps_the_spike() {
     assert_eq!(col("power.draw.max"), serde_json::json!([300.0, 50.0]));
     assert_eq!(col("samples"), serde_json::json!([10, 10]));
     assert_eq!(col("missed"), serde_json::json!([0, 0]));
-    assert_eq!(r["pyarrow"]["types"]["samples"], "uint32");
+    assert_eq!(r["pyarrow"]["types"]["samples"], "int32");
 }
 
 /// Mount a small tmpfs (needs root); None with a printed reason where the machine does not allow it.

@@ -8,6 +8,8 @@ mod doctor;
 mod job;
 mod longrun;
 mod prom;
+mod readers;
 mod record;
 mod report;
+mod status;
 mod summarize;

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::analysis::series::{Collected, Env, Track};
 use crate::analysis::stat::Stat;
@@ -13,6 +13,7 @@ use crate::present::html::axis::{group, time_ticks};
 use crate::present::html::markup::esc;
 use crate::present::html::svg::{Chart, Conn, HeatRow, Plot, Style, TimeAxis, chart, heatmap};
 use crate::present::html::tables;
+use crate::util::zone::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.
 struct Ctx<'a> {
@@ -41,22 +42,18 @@ fn conn(t: &Track, interval_s: Option<f64>, gap_k: f64) -> Conn<'_> {
 }
 
 /// The start and end in UTC and in the report's time zone (`--tz`, else this machine's).
-fn time_line(start: i64, end: i64, tz: Option<chrono_tz::Tz>) -> String {
+fn time_line(start: i64, end: i64, tz: &Zone) -> String {
     let utc = |us: i64| {
         DateTime::<Utc>::from_timestamp_micros(us)
             .map_or_else(|| "-".into(), |d| d.format("%Y-%m-%d %H:%M:%S").to_string())
     };
-    let local = |us: i64| -> String {
-        match tz {
-            Some(z) => z.timestamp_micros(us).single().map(|d| d.format("%Y-%m-%d %H:%M:%S %Z (UTC%:z)").to_string()),
-            None => {
-                chrono::Local.timestamp_micros(us).single().map(|d| d.format("%Y-%m-%d %H:%M:%S (UTC%:z)").to_string())
-            }
-        }
-        .unwrap_or_else(|| "-".into())
+    let fmt = match tz {
+        Zone::Named(_) => "%Y-%m-%d %H:%M:%S %Z (UTC%:z)",
+        Zone::Local | Zone::Fixed(_) => "%Y-%m-%d %H:%M:%S (UTC%:z)",
     };
-    let zone = match tz {
-        Some(z) => z.name().to_string(),
+    let local = |us: i64| -> String { tz.format(us, fmt).unwrap_or_else(|| "-".into()) };
+    let zone = match tz.name() {
+        Some(z) => z,
         None => std::env::var("TZ")
             .ok()
             .filter(|t| !t.is_empty())
@@ -220,14 +217,7 @@ pub fn title(s: &Summary) -> String {
 }
 
 /// Title, time span, over-all figures, findings, checks and the tables.
-fn summary_part(
-    out: &mut String,
-    s: &Summary,
-    checks: &[CheckResult],
-    start: i64,
-    end: i64,
-    tz: Option<chrono_tz::Tz>,
-) {
+fn summary_part(out: &mut String, s: &Summary, checks: &[CheckResult], start: i64, end: i64, tz: &Zone) {
     let _ = write!(out, "<header><h1>{}</h1>", esc(&title(s)));
     let _ = write!(out, r#"<p class="meta" id="times">{}</p>"#, time_line(start, end, tz));
     out.push_str(&tables::overview(s));
@@ -308,7 +298,7 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
 }
 
 /// The body of the report, from the summary, its checks and the series.
-pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
+pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone) -> String {
     let grid = c.grid;
     let axis =
         TimeAxis { grid, ticks: time_ticks(grid.start, grid.end, 6), wide_ticks: time_ticks(grid.start, grid.end, 12) };

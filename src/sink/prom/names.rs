@@ -13,9 +13,13 @@
 //!
 //! Fields of kind [`PromKind::Label`] are labels, not metrics: per-GPU identity fields label every
 //! per-GPU series (`index` is spelled `gpu`, as dcgm-exporter does), `host` labels every series.
+//!
+//! HELP texts speak in the exposed unit ([`help`]): a percent field's catalogue help is replaced by
+//! its ratio wording ([`RATIO_HELP`]), other helps name the base unit when they do not already.
+//! The clock-event bitmask also gets one 0/1 series per reason ([`REASON_FAMILY`]).
 
 #[cfg(test)]
-use crate::schema::catalog::CATALOG;
+use crate::schema::catalog::{CATALOG, CLOCK_EVENT_REASONS};
 use crate::schema::catalog::{Field, FieldDef, PromKind, Source, Ty};
 
 /// Metric kind on the wire.
@@ -213,10 +217,64 @@ pub fn str_number(s: &str) -> Option<f64> {
     s.trim().trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()
 }
 
+/// HELP of the fields whose catalogue unit is `%`, in their exposed unit (a ratio, 1 = 100 %).
+/// A unit test makes sure every exported percent field has one.
+const RATIO_HELP: &[(&str, &str)] = &[
+    ("utilization.gpu", "Fraction (0-1) of the past sample period during which one or more kernels ran on the GPU."),
+    ("utilization.memory", "Fraction (0-1) of the past sample period during which device memory was read or written."),
+    ("fan.speed", "Intended fan speed as a fraction (0-1) of maximum (absent on passively cooled boards)."),
+    ("utilization.encoder", "Video encoder utilization, as a ratio 0-1."),
+    ("utilization.decoder", "Video decoder utilization, as a ratio 0-1."),
+    ("cpu.util", "Host CPU utilization over the tick, as a fraction (0-1) of all cores."),
+    (
+        "cpu.util.max_core",
+        "Utilization of the busiest single core over the tick, as a ratio 0-1 (a pegged core next to an idle GPU \
+         means input-bound).",
+    ),
+    (
+        "utilization.gpu.max",
+        "Highest utilization.gpu among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    (
+        "cpu.util.max_core.max",
+        "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    ("job.cpu", "CPU used by the job's process tree as a ratio of one core (4 = four cores busy)."),
+    (
+        "cgroup.cpu.util",
+        "CPU used by the cgroup over the tick, as a fraction (0-1) of its limit (of all cores when unlimited).",
+    ),
+];
+
+/// The base unit in words, for HELP texts.
+fn unit_words(suffix: &str) -> String {
+    suffix.replace('_', " ")
+}
+
+/// The HELP text of a field's metric, in the exposed unit.
+pub fn help(def: &FieldDef, spec: &MetricSpec) -> String {
+    if let Some((_, h)) = RATIO_HELP.iter().find(|(n, _)| *n == def.name) {
+        return (*h).to_string();
+    }
+    let mut h = def.help.to_string();
+    if let Some(words) = spec.unit.suffix.map(unit_words)
+        && !h.to_ascii_lowercase().contains(&words)
+    {
+        h.push_str(&format!(" Unit: {words}."));
+    }
+    h
+}
+
+/// One 0/1 series per clock-event reason, next to the bitmask (`reason` label: the names of
+/// [`crate::schema::catalog::CLOCK_EVENT_REASONS`], as nvidia-smi's `clocks_event_reasons.<name>` fields spell them).
+pub const REASON_FAMILY: &str = "gpumon_gpu_clocks_event_reason";
+pub const REASON_HELP: &str = "1 while this clock event (throttle) reason is active, else 0; one series per \
+     reason (label `reason`), decoded from clocks_event_reasons.active.";
+
 /// Metrics that describe the run rather than a catalogue field: (name, kind, help).
 pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
     ("gpumon_up", Kind::Gauge, "1 while gpumon is recording and serving."),
-    ("gpumon", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
+    ("gpumon_build", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
     ("gpumon_interval_seconds", Kind::Gauge, "Time between output rows (--interval)."),
     ("gpumon_start_time_seconds", Kind::Gauge, "When the recording started, seconds since the Unix epoch."),
     (
@@ -317,6 +375,13 @@ pub fn doc_table() -> String {
         };
         let _ = writeln!(out, "| `{}` | {metric} | {kind} | {series} | {scale} | {eq} |", def.name);
     }
+    let reasons: Vec<String> = CLOCK_EVENT_REASONS.iter().map(|(_, n)| format!("`{n}`")).collect();
+    let _ = writeln!(
+        out,
+        "\nWith `clocks_event_reasons.active`, also `{REASON_FAMILY}` (gauge, per GPU and reason): {REASON_HELP} \
+         Reasons: {}.",
+        reasons.join(", ")
+    );
     let _ = writeln!(out, "\nRun metrics (one series per host):\n\n| metric | type | meaning |\n|---|---|---|");
     for &(base, kind, help) in RUN_METRICS {
         let k = match kind {
@@ -351,7 +416,7 @@ mod tests {
 
     #[test]
     fn every_catalogue_field_has_a_valid_unique_name_or_a_reason() {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::from([REASON_FAMILY.to_string()]);
         for &(base, kind, _) in RUN_METRICS {
             assert!(seen.insert(run_metric_name(base, kind)));
         }
@@ -373,6 +438,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn help_speaks_in_the_exposed_unit() {
+        for def in &CATALOG {
+            let Some(m) = metric(def) else { continue };
+            let h = help(def, &m);
+            if def.unit == "%" {
+                assert!(
+                    RATIO_HELP.iter().any(|(n, _)| *n == def.name),
+                    "{}: add its ratio HELP to RATIO_HELP",
+                    def.name
+                );
+                let l = h.to_ascii_lowercase();
+                assert!(!l.contains("percent") && !l.contains('%'), "{}: {h}", def.name);
+                assert!(l.contains("ratio") || l.contains("fraction"), "{}: {h}", def.name);
+            } else if let Some(s) = m.unit.suffix {
+                assert!(h.to_ascii_lowercase().contains(&unit_words(s)), "{}: {h}", def.name);
+            }
+        }
+        assert!(RATIO_HELP.iter().all(|(n, _)| Field::lookup(n).is_some_and(|f| f.def().unit == "%")));
+        let mem = help(Field::MemUsed.def(), &metric(Field::MemUsed.def()).unwrap());
+        assert!(mem.ends_with("Unit: bytes."), "{mem}");
     }
 
     #[test]
