@@ -588,9 +588,9 @@ fn render_gpus(o: &mut String, gpus: &[GpuReport]) {
             kv(o, 5, "failed", &g.failed.join(", "));
         }
         let gpm = match g.gpm {
-            Some(true) => "supported: sm.active, tensor.active, dram.active and the other GPM fields are recorded",
-            Some(false) => "not supported (needs Hopper or newer): sm.active and the other GPM fields stay empty",
-            None => "unknown (NVML could not tell): GPM fields may stay empty",
+            Some(true) => "supported: sm.active, tensor.active, dram.active... recorded",
+            Some(false) => "not supported (needs Hopper or newer): GPM fields empty",
+            None => "unknown (NVML could not tell): GPM fields may be empty",
         };
         kv(o, 5, "GPM", gpm);
     }

@@ -260,7 +260,8 @@ fn events_block(out: &mut String, s: &Summary) {
     line(out, &format!("NVML events ({}, from the events file beside the recording):", count(Some(total as f64))));
     for e in s.events.iter().take(EVENTS_SHOWN) {
         let gpu = e.gpu.map_or_else(|| "GPU ?".to_string(), |g| format!("GPU {g}"));
-        line(out, &format!("  {} UTC  {}  {gpu}  {}: {}", ts(e.ts), e.host, e.label(), e.meaning()));
+        line(out, &format!("  {} UTC, {}, {gpu}: {}", ts(e.ts), e.host, e.label()));
+        line(out, &format!("      {}", e.meaning()));
         if let Some(a) = e.action() {
             line(out, &format!("      action: {a}"));
         }

@@ -60,6 +60,8 @@ pub struct Outputs {
     /// The events writer once the first event came, and the settings to start it with until then.
     events: Option<Writer>,
     events_cfg: Option<WriterConfig>,
+    /// The events file, for messages.
+    events_file: Option<String>,
     /// Owner and command of PIDs seen on a GPU (None: not visible in this PID namespace).
     names: HashMap<u32, Option<Owner>>,
 }
@@ -71,23 +73,22 @@ impl Outputs {
         events_cfg: Option<WriterConfig>,
         exporter: Option<Exporter>,
     ) -> Outputs {
-        Outputs { writer, procs, exporter, events: None, events_cfg, names: HashMap::new() }
+        let events_file = events_cfg.as_ref().map(|c| c.target.to_string());
+        Outputs { writer, procs, exporter, events: None, events_cfg, events_file, names: HashMap::new() }
     }
 
     /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
     /// writer at the first; each kind and code is warned about once per GPU.
     pub fn send_events(&mut self, events: Vec<GpuEvent>, host: &Arc<str>) {
         for e in &events {
-            let code = e.code.map_or(String::new(), |c| format!(" {c}"));
+            let what = match (e.kind, e.code) {
+                ("xid", Some(c)) => format!("Xid {c}"),
+                (k, _) => format!("a {k} event"),
+            };
+            let to = self.events_file.as_ref().map_or(String::new(), |f| format!("; events are recorded in {f}"));
             warn_once(
-                &format!("event-{}-{}-{code}", e.index, e.kind),
-                &format!(
-                    "GPU {} ({}) reported an NVML {}{code} event{}",
-                    e.index,
-                    e.uuid,
-                    e.kind,
-                    self.events_cfg.as_ref().map_or(String::new(), |c| format!("; events go to {}", c.target))
-                ),
+                &format!("event-{}-{what}", e.index),
+                &format!("GPU {} ({}) reported {what} (NVML){to}; `gpumon summarize` explains it", e.index, e.uuid),
             );
         }
         if self.events.is_none()
