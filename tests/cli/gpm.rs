@@ -322,7 +322,10 @@ fn processes_carry_per_process_sm_and_summarize_totals_users() {
         };
         assert_eq!(sm.as_u64(), want, "GPU {gpu} pid {pid}: {c}");
     }
-    assert_eq!(c["proc.mem_util"][0].as_u64().or(c["proc.mem_util"][1].as_u64()).is_some(), true);
+    let mine = pids.iter().position(|p| p.as_u64() == Some(u64::from(me))).unwrap();
+    let shares: Vec<Option<u64>> =
+        ["proc.mem_util", "proc.enc", "proc.dec"].iter().map(|f| c[f][mine].as_u64()).collect();
+    assert_eq!(shares, [Some(30), Some(1), Some(2)]);
     assert_eq!(p["pyarrow"]["types"]["proc.sm"], "uint8");
 
     let o =
