@@ -124,7 +124,7 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
 
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
-        let summarize = self.input.into_config(crate::present::ReportFormat::Json)?;
+        let summarize = self.input.into_config(crate::present::SummaryFormat::Json)?;
         Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
     }
 }

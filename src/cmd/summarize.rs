@@ -20,8 +20,8 @@ use crate::analysis::stat::Stat;
 use crate::analysis::usage::UsageCollector;
 use crate::analysis::window::WindowSpec;
 use crate::analysis::{CheckResult, Companions, Summary, build, evaluate};
-use crate::cli::{InputArgs, LogArgs, ReportFormatArg, SummarizeArgs};
-use crate::present::{ReportFormat, render};
+use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
+use crate::present::{SummaryFormat, render};
 use crate::read::inputs::{Discovered, Input, discover_recording};
 use crate::read::scan::{ReadOptions, scan, table_of};
 use crate::schema::catalog::{Field, Table};
@@ -39,7 +39,7 @@ pub struct SummarizeConfig {
     pub thresholds: Thresholds,
     /// `--fail-if` expressions as given.
     pub checks: Vec<String>,
-    pub format: ReportFormat,
+    pub format: SummaryFormat,
     /// Allow a progress bar (stderr a terminal, reading slow).
     pub progress: bool,
 }
@@ -227,17 +227,17 @@ impl LogArgs {
 impl SummarizeArgs {
     pub fn into_config(self) -> Result<crate::cmd::summarize::SummarizeConfig> {
         let format = match self.format {
-            ReportFormatArg::Table => crate::present::ReportFormat::Table,
-            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
-            ReportFormatArg::Json => crate::present::ReportFormat::Json,
-            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
+            SummaryFormatArg::Table => crate::present::SummaryFormat::Table,
+            SummaryFormatArg::Markdown => crate::present::SummaryFormat::Markdown,
+            SummaryFormatArg::Json => crate::present::SummaryFormat::Json,
+            SummaryFormatArg::Csv => crate::present::SummaryFormat::Csv,
         };
         self.input.into_config(format)
     }
 }
 
 impl InputArgs {
-    pub fn into_config(self, format: crate::present::ReportFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
+    pub fn into_config(self, format: crate::present::SummaryFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
         use crate::analysis::window::{WindowSpec, parse_time};
         let (read, tz) = self.logs.read_options()?;
         let time = |s: &Option<String>, what: &str| -> Result<_> {

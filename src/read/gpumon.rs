@@ -236,7 +236,7 @@ pub fn read_journal(
 
 /// What a CSV read found.
 #[derive(Debug, Default)]
-pub struct CsvReport {
+pub struct CsvInfo {
     pub rows: u64,
     pub fields: Vec<Field>,
     pub ignored: Vec<String>,
@@ -301,7 +301,7 @@ struct CsvColumns {
 
 /// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
 /// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
-fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvReport) -> Result<CsvColumns> {
+fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvInfo) -> Result<CsvColumns> {
     let mut ts_col = None;
     let mut used: Vec<(usize, Field)> = Vec::new();
     let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
@@ -379,14 +379,14 @@ pub fn read_csv(
     want: &[Field],
     progress: &Progress,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<CsvReport> {
+) -> Result<CsvInfo> {
     let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
     let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
     let mut header = csv::StringRecord::new();
     if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
         return Err(UsageError(format!("{}: file is empty", path.display())).into());
     }
-    let mut rep = CsvReport::default();
+    let mut rep = CsvInfo::default();
     let cols = csv_columns(path, &header, want, &mut rep)?;
     let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
     let mut batcher = RowBatcher::new(&batch_fields);

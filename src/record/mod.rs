@@ -36,6 +36,8 @@ pub struct RecordConfig {
     pub sample_every: Duration,
     /// Output file or stdout; None when only serving metrics (`--listen` without `-o`).
     pub target: Option<Target>,
+    /// The `host` value of every row (`--host`, else the system's host name).
+    pub host: String,
     /// Serve the latest tick as Prometheus metrics on this address.
     pub listen: Option<std::net::SocketAddr>,
     pub format: Format,

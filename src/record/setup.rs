@@ -37,7 +37,7 @@ impl<'a> Recorder<'a> {
         let (host, cgroup) = open_host_sources(cfg)?;
         let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
         let gpu = open_gpus(cfg, job_pids.clone())?;
-        let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
+        let hostname: Arc<str> = cfg.host.as_str().into();
         let meta = RunMeta {
             hostname: hostname.to_string(),
             interval_s: cfg.interval.as_secs_f64(),

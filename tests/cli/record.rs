@@ -414,3 +414,38 @@ fn fields_and_completions() {
     let help = String::from_utf8_lossy(&o.stdout);
     assert!(help.contains("Examples:") && help.contains("--sample-every") && help.contains("--processes"));
 }
+
+/// A fleet tree from an output template: three hosts record into `host={host}/date={date}/`;
+/// DuckDB reads the tree with hive partitioning and summarize of the tree gives one result per host.
+#[test]
+fn fleet_template_makes_a_hive_tree_duckdb_and_summarize_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("fleet/host={host}/date={date}/run.parquet");
+    for (host, ticks) in [("node-a", "2"), ("node-b", "3"), ("node-c", "4")] {
+        let out = gpumon_fake(dir.path(), "[device]\nutilization.gpu = 40\n")
+            .args(["record", "-q", "-i", "100ms", "--count", ticks, "--host", host, "-o"])
+            .arg(&template)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    for h in ["node-a", "node-b", "node-c"] {
+        let f = dir.path().join(format!("fleet/host={h}/date={date}/run.parquet"));
+        assert!(f.exists(), "{} missing", f.display());
+    }
+    let script = r#"
+import sys, duckdb
+rows = duckdb.sql(f"select host, count(*) as n, count(distinct date) as d from read_parquet('{sys.argv[1]}/**/*.parquet', hive_partitioning=true) group by host order by host").fetchall()
+print(";".join(f"{h}={n}/{d}" for h, n, d in rows))
+"#;
+    let out =
+        std::process::Command::new("python3").args(["-c", script]).arg(dir.path().join("fleet")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "node-a=2/1;node-b=3/1;node-c=4/1");
+    let out = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("fleet")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts: Vec<&str> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["node-a", "node-b", "node-c"]);
+}
