@@ -89,6 +89,8 @@ struct GpuState {
     mig_mode: Option<bool>,
     /// The GPU answered GPU_IS_LOST.
     lost: bool,
+    /// GPM (Hopper and newer) supported: the `sm.active` family is recorded; null when unknown.
+    gpm: Option<bool>,
     supported: Vec<&'static str>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     unsupported: Vec<&'static str>,
@@ -244,6 +246,7 @@ fn gpu_state(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
         persistence_mode: g.persistence_mode,
         mig_mode: g.mig_mode,
         lost: g.lost,
+        gpm: g.gpm,
         supported: names(&g.supported),
         unsupported: names(&g.unsupported),
         failed: names(&g.failed),
@@ -584,6 +587,12 @@ fn render_gpus(o: &mut String, gpus: &[GpuState]) {
         if !g.failed.is_empty() {
             kv(o, 5, "failed", &g.failed.join(", "));
         }
+        let gpm = match g.gpm {
+            Some(true) => "supported: sm.active, tensor.active, dram.active... recorded",
+            Some(false) => "not supported (needs Hopper or newer): GPM fields empty",
+            None => "unknown (NVML could not tell): GPM fields may be empty",
+        };
+        kv(o, 5, "GPM", gpm);
     }
 }
 

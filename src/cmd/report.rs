@@ -19,8 +19,8 @@ use anyhow::{Context, Result};
 use crate::analysis::Summary;
 use crate::analysis::series::{BUCKETS, Collected, Grid, Series};
 use crate::cli::ReportArgs;
-use crate::cmd::summarize::{SummarizeConfig, report_checks, summarize, time_range};
-use crate::read::inputs::{Discovered, discover};
+use crate::cmd::summarize::{SummarizeConfig, find_inputs, report_checks, summarize, time_range};
+use crate::read::inputs::Discovered;
 use crate::read::scan::scan;
 use crate::util::progress::Progress;
 
@@ -104,7 +104,8 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckR
     let s = &cfg.summarize;
     let (summary, results) = summarize(s)?;
     let json = crate::present::json::value(&summary, &results);
-    let found = discover(&s.inputs)?;
+    // The charts read the metrics only (the companion files feed the summary's events and users).
+    let found = find_inputs(&s.inputs, &s.read)?.metrics;
     let grid = span(&summary, &found, s)?;
     let collected = collect(&found, s, grid, summary.window)?;
     let body = crate::present::html::body::body(&summary, &results, &collected, &s.read.zone);

@@ -1,27 +1,32 @@
 //! `gpumon summarize`: read the inputs, compute the summary, print it, run the checks.
 //!
 //! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
-//! inputs are discovered and sniffed, a relative window is resolved (one cheap pass over the
+//! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
+//! events, told apart by their columns), a relative window is resolved (one cheap pass over the
 //! timestamps), every input is collected, then the report goes to stdout and input warnings and failed
 //! checks to stderr. Exit 3 when a check failed.
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use anyhow::Result;
 
 use crate::analysis::checks::{Check, parse_check, resolve};
 use crate::analysis::collect::{CollectConfig, Collector, wanted_fields};
+use crate::analysis::events::EventCollector;
 use crate::analysis::findings::Thresholds;
 use crate::analysis::stat::Stat;
+use crate::analysis::usage::UsageCollector;
 use crate::analysis::window::WindowSpec;
-use crate::analysis::{CheckResult, Summary, build, evaluate};
+use crate::analysis::{CheckResult, Companions, Summary, build, evaluate};
 use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
 use crate::present::{SummaryFormat, render};
-use crate::read::inputs::{Input, discover};
-use crate::read::scan::{ReadOptions, scan};
-use crate::schema::catalog::Field;
+use crate::read::inputs::{Discovered, Input, discover_recording};
+use crate::read::scan::{ReadOptions, scan, table_of};
+use crate::schema::catalog::{Field, Table};
 use crate::schema::cols::{self, NO_TS};
+use crate::schema::run::InputInfo;
 use crate::util::error::{UsageError, exit};
 use crate::util::progress::Progress;
 
@@ -76,11 +81,72 @@ pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> 
     Ok(range)
 }
 
+/// The inputs of a summary by table: the metrics (with what was skipped), per-process rows, events.
+pub struct Inputs {
+    pub metrics: Discovered,
+    pub procs: Vec<Input>,
+    pub events: Vec<Input>,
+}
+
+/// Discover the inputs with the companion files beside them and sort them by table.
+pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
+    let found = discover_recording(paths)?;
+    let mut out = Inputs {
+        metrics: Discovered { inputs: Vec::new(), skipped: found.skipped },
+        procs: Vec::new(),
+        events: Vec::new(),
+    };
+    for input in found.inputs {
+        match table_of(&input, read) {
+            Table::Metrics => out.metrics.inputs.push(input),
+            Table::Procs => out.procs.push(input),
+            Table::Events => out.events.push(input),
+        }
+    }
+    Ok(out)
+}
+
+/// Events and per-user totals from the companion inputs, inside `window`.
+fn companions(
+    inputs: &Inputs,
+    read: &ReadOptions,
+    window: (Option<i64>, Option<i64>),
+    progress: &Progress,
+    reports: &mut Vec<InputInfo>,
+) -> Result<Companions> {
+    // One collector each over every file, fed in file order (one part per file keeps the rows' order).
+    let read = ReadOptions { threads: 1, ..read.clone() };
+    let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
+    let events = Mutex::new(EventCollector::new(window));
+    let want: Vec<Field> = keys.into_iter().chain([Field::EventKind, Field::EventCode, Field::EventDetail]).collect();
+    for input in &inputs.events {
+        let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match events.lock() {
+            Ok(mut c) => c.visit(b, host),
+            Err(_) => Ok(()),
+        };
+        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+    }
+    let usage = Mutex::new(UsageCollector::new(window));
+    let want: Vec<Field> =
+        keys.into_iter().chain([Field::ProcPid, Field::ProcUser, Field::ProcGpuMemory, Field::ProcSm]).collect();
+    for input in &inputs.procs {
+        let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match usage.lock() {
+            Ok(mut c) => c.visit(b, host),
+            Err(_) => Ok(()),
+        };
+        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+    }
+    let (events, events_more) = events.into_inner().map(EventCollector::finish).unwrap_or_default();
+    let users = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
+    Ok(Companions { events, events_more, users })
+}
+
 /// Read the inputs, compute the summary and evaluate the checks; input warnings go to stderr. What
 /// [`run`] prints, and what `gpumon report` renders.
 pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
     let checks = parse_checks(&cfg.checks)?;
-    let found = discover(&cfg.inputs)?;
+    let all_inputs = find_inputs(&cfg.inputs, &cfg.read)?;
+    let found = &all_inputs.metrics;
     let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
     let passes = if cfg.window.needs_range() { 2 } else { 1 };
     let progress = Progress::new(size * passes, cfg.progress);
@@ -104,14 +170,15 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
         }
         reports.push(rep);
     }
+    let companions = companions(&all_inputs, &cfg.read, window, &progress, &mut reports)?;
     progress.finish();
     for r in &reports {
         for w in &r.warnings {
             crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
     }
-    let summary = build(all, &cfg.thresholds, reports, found.skipped, window);
-    if summary.hosts.is_empty() {
+    let summary = build(all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
+    if summary.hosts.is_empty() && summary.users.is_empty() {
         let why = if summary.windowed_out > 0 {
             "no rows inside the window"
         } else if !cfg.read.gpus.is_empty() {

@@ -10,6 +10,9 @@
 //!
 //! A file named on the command line (or matched by a glob) that cannot be read or is not metrics is an
 //! error ([`UsageError`], exit 2): one bad input fails the whole run rather than quietly summarising less.
+//!
+//! [`discover_recording`] also brings the companion files a recording has beside it (`run.procs.*`,
+//! `run.events.*`, with their rotated pieces); the caller tells the tables apart by their columns.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
@@ -19,8 +22,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::read::smilog::looks_like_nvsmi;
-use crate::schema::catalog::Field;
-use crate::schema::files::{OutputSet, piece_of_journal, written_by_gpumon};
+use crate::schema::catalog::{Field, Table};
+use crate::schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
 use crate::util::error::UsageError;
 
 /// What a file holds.
@@ -63,6 +66,15 @@ const SNIFF_BYTES: u64 = 64 * 1024;
 
 /// Expand the command-line paths into the files to read, in order, without duplicates.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
+    discover_with(args, false)
+}
+
+/// [`discover`], plus the companion files (per-process rows, events) of each file named.
+pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
+    discover_with(args, true)
+}
+
+fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     let mut d = Discovered::default();
     let mut seen = HashSet::new();
     for arg in args {
@@ -81,6 +93,9 @@ pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
             continue;
         }
         add_path(arg, &mut d, &mut seen)?;
+        if companions && !arg.is_dir() {
+            add_companions(arg, &mut d, &mut seen);
+        }
     }
     if d.inputs.is_empty() {
         return Err(UsageError("no input files".into()).into());
@@ -123,6 +138,23 @@ fn add_path(path: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Res
     }
     add_journals(&journals, d, seen);
     Ok(())
+}
+
+/// The per-process and events sets beside the recording `path`, where they exist.
+fn add_companions(path: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) {
+    for table in [Table::Procs, Table::Events] {
+        let set = OutputSet::new(&companion_path(path, table));
+        if !set.dir().is_dir() {
+            continue;
+        }
+        for m in set.members().unwrap_or_default() {
+            match sniff_file(&m) {
+                Ok(kind) => push(d, seen, &m, kind),
+                Err(e) => d.skipped.push((m.clone(), format!("{e:#}"))),
+            }
+        }
+        add_journals(&set.leftover_journals().unwrap_or_default(), d, seen);
+    }
 }
 
 fn add_journals(journals: &[PathBuf], d: &mut Discovered, seen: &mut HashSet<PathBuf>) {
@@ -287,6 +319,10 @@ mod tests {
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
         assert_eq!(crate::util::error::code_for(&e), 2);
         assert!(format!("{e:#}").contains("notes.txt"));
+        fs::write(dir.path().join("run.events.csv"), "timestamp,host,index,uuid,kind,code,detail\n").unwrap();
+        assert_eq!(discover(&[dir.path().join("run.csv")]).unwrap().inputs.len(), 2, "companions only on request");
+        let d = discover_recording(&[dir.path().join("run.csv")]).unwrap();
+        assert!(d.inputs.iter().any(|i| i.path.ends_with("run.events.csv")), "{d:?}");
         let empty = tempfile::tempdir().unwrap();
         assert!(discover(&[empty.path().to_path_buf()]).is_err());
         assert!(discover(&[dir.path().join("nope.csv")]).is_err());

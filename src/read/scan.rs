@@ -15,7 +15,7 @@ use crate::read::gpumon;
 use crate::read::inputs::{Input, Kind};
 use crate::read::smilog::{NvsmiOptions, read_nvsmi};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
-use crate::schema::catalog::Field;
+use crate::schema::catalog::{Field, Table};
 use crate::schema::cols::{self, Interner, NO_U64};
 use crate::schema::gpus::GpuSelector;
 use crate::schema::run::InputInfo;
@@ -144,9 +144,10 @@ pub fn scan<S: Send>(
     progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let table = Table::of(want.iter().copied());
     match input.kind {
         Kind::Parquet => {
-            let pf = gpumon::open_parquet(path)?;
+            let pf = gpumon::open_parquet(path, table)?;
             rep.default_host = default_host(path, opts, pf.hostname.as_deref());
             rep.rows = pf.rows;
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
@@ -161,7 +162,8 @@ pub fn scan<S: Send>(
             rep.default_host = default_host(path, opts, journal_hostname(path).as_deref());
             let mut state = init();
             let host = rep.default_host.clone();
-            let (rows, fields) = gpumon::read_journal(path, &mut rep.warnings, &mut |b| visit(&mut state, b, &host))?;
+            let (rows, fields) =
+                gpumon::read_journal(path, table, &mut rep.warnings, &mut |b| visit(&mut state, b, &host))?;
             progress.inc(size);
             rep.rows = rows;
             rep.fields = fields;
@@ -236,7 +238,7 @@ fn scan_nvsmi(
 pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     let path = &input.path;
     match input.kind {
-        Kind::Parquet => Ok(gpumon::open_parquet(path)?.fields.into_iter().map(|(_, f)| f).collect()),
+        Kind::Parquet => Ok(gpumon::open_parquet(path, Table::Metrics)?.fields.into_iter().map(|(_, f)| f).collect()),
         Kind::Journal => {
             let f =
                 std::fs::File::open(path).map_err(|e| UsageError(format!("{}: cannot open: {e}", path.display())))?;
@@ -270,6 +272,17 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             Ok(out)
         }
     }
+}
+
+/// Which table an input holds, from its columns (an unreadable one counts as metrics: reading it
+/// as such reports the problem).
+pub fn table_of(input: &Input, opts: &ReadOptions) -> Table {
+    let fields = match input.kind {
+        Kind::Nvsmi => return Table::Metrics,
+        Kind::Parquet => gpumon::parquet_fields(&input.path),
+        Kind::Journal | Kind::GpumonCsv => probe_fields(input, opts),
+    };
+    fields.map_or(Table::Metrics, Table::of)
 }
 
 /// `gpumon.hostname` from a journal's schema metadata.

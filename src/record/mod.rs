@@ -184,7 +184,11 @@ impl Recorder<'_> {
             self.out.emit(t);
         }
         self.out.miss(missed);
-        let sub = self.sources.sample(&self.cfg.selection, &self.hostname, m, budget);
+        let mut events = Vec::new();
+        let sub = self.sources.sample(&self.cfg.selection, &self.hostname, m, budget, &mut events);
+        if !events.is_empty() {
+            self.out.outputs.send_events(events, &self.hostname);
+        }
         if let Some(t) = self.rows.push(sub, row, m) {
             let util = status_util(&t);
             self.out.emit(t);

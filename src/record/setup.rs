@@ -8,10 +8,10 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::record::child::Job;
-use crate::record::fanout::{Outputs, procs_selection, procs_target};
+use crate::record::fanout::{Outputs, companion_target, events_selection, procs_selection};
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
-use crate::schema::catalog::Source;
+use crate::schema::catalog::{Source, Table};
 use crate::schema::files::{Format, OutputSet};
 use crate::schema::row::Selection;
 use crate::schema::run::RunMeta;
@@ -97,11 +97,16 @@ fn open_outputs(cfg: &RecordConfig, meta: &RunMeta) -> Result<Outputs> {
         .target
         .as_ref()
         .filter(|_| cfg.processes)
-        .and_then(procs_target)
+        .and_then(|t| companion_target(t, Table::Procs))
         .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
         .transpose()?;
+    // Events are rare and matter after a crash: each is flushed as it comes.
+    let events = cfg.target.as_ref().and_then(|t| companion_target(t, Table::Events)).map(|t| WriterConfig {
+        flush: Duration::ZERO,
+        ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
+    });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    Ok(Outputs::new(writer, procs, exporter))
+    Ok(Outputs::new(writer, procs, events, exporter))
 }
 
 /// The writer settings of one output of this run.
@@ -142,7 +147,8 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
 /// The GPU source, or None when the run records host metrics only (no GPU, or NVML unusable
 /// without `--require-gpu`).
 fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource>> {
-    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job) {
+    let events_file = matches!(cfg.target, Some(Target::File(_)));
+    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job, events_file) {
         Ok(src) => {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {

@@ -10,7 +10,7 @@ use crate::record::agg::Aggregator;
 use crate::record::child::Job;
 use crate::record::fanout::Outputs;
 use crate::schema::catalog::{Field, Source};
-use crate::schema::row::{GpuProc, Row, Selection, Tick, Value};
+use crate::schema::row::{GpuEvent, GpuProc, Row, Selection, Tick, Value};
 use crate::schema::run::RunStats;
 use crate::source::cgroup::CgroupSource;
 use crate::source::gpu::GpuSource;
@@ -27,8 +27,16 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// Sample every source once. Host values are read once and repeated on each GPU row.
-    pub fn sample(&mut self, sel: &Selection, hostname: &Arc<str>, seq: u64, budget: Duration) -> Tick {
+    /// Sample every source once. Host values are read once and repeated on each GPU row. NVML
+    /// events that arrived since the last sample go to `events`.
+    pub fn sample(
+        &mut self,
+        sel: &Selection,
+        hostname: &Arc<str>,
+        seq: u64,
+        budget: Duration,
+        events: &mut Vec<GpuEvent>,
+    ) -> Tick {
         // To the millisecond, the precision CSV and the nvidia-smi style write: a CSV and a Parquet
         // recording then hold the same instants.
         let ts = Utc::now().trunc_subsecs(3);
@@ -47,7 +55,7 @@ impl Sources {
         let mut rows = Vec::new();
         let mut procs: Vec<GpuProc> = Vec::new();
         if let Some(g) = &mut self.gpu {
-            g.sample(seq, budget, &mut rows, &mut procs);
+            g.sample(seq, budget, &mut rows, &mut procs, events);
         }
         if rows.is_empty() {
             rows.push(host_row);

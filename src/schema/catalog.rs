@@ -38,6 +38,25 @@ pub enum Field {
     PcieTx,
     PcieRx,
     EccUncorrected,
+    SmActive,
+    SmOccupancy,
+    TensorActive,
+    DramActive,
+    Fp16Active,
+    Fp32Active,
+    Fp64Active,
+    PcieTxBytes,
+    PcieRxBytes,
+    NvlinkTxBytes,
+    NvlinkRxBytes,
+    XidEvents,
+    RemappedCorrectable,
+    RemappedUncorrectable,
+    RemappedPending,
+    RemappedFailure,
+    RetiredSbe,
+    RetiredDbe,
+    RetiredPending,
     CpuUtil,
     CpuUtilMaxCore,
     Load1,
@@ -50,6 +69,9 @@ pub enum Field {
     PowerDrawMax,
     TempGpuMax,
     CpuMaxCoreMax,
+    SmActiveMax,
+    TensorActiveMax,
+    DramActiveMax,
     Samples,
     JobCpu,
     JobRss,
@@ -68,6 +90,13 @@ pub enum Field {
     ProcCommand,
     ProcGpuMemory,
     ProcJob,
+    ProcSm,
+    ProcMemUtil,
+    ProcEnc,
+    ProcDec,
+    EventKind,
+    EventCode,
+    EventDetail,
     Missed,
 }
 
@@ -91,6 +120,51 @@ pub enum Source {
     Cgroup,
     /// One row per (tick, GPU, process) in the `--processes` output.
     Process,
+    /// One row per NVML event (Xid, ECC, clock, power) in the events file beside the main output.
+    Event,
+}
+
+/// The tables of a recording: the main per-GPU metrics and the two companion files beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Metrics,
+    /// `run.procs.parquet` (`--processes`): one row per (tick, GPU, process).
+    Procs,
+    /// `run.events.parquet`: one row per NVML event.
+    Events,
+}
+
+impl Table {
+    /// The table a set of columns belongs to: a process or event column makes it a companion table.
+    pub fn of(fields: impl IntoIterator<Item = Field>) -> Table {
+        let mut t = Table::Metrics;
+        for f in fields {
+            match f.def().source {
+                Source::Process => t = Table::Procs,
+                Source::Event => return Table::Events,
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// The word a companion file adds to the main file's name (`run.procs.parquet`).
+    pub fn suffix(self) -> Option<&'static str> {
+        match self {
+            Table::Metrics => None,
+            Table::Procs => Some("procs"),
+            Table::Events => Some("events"),
+        }
+    }
+
+    /// What the table holds, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Table::Metrics => "per-GPU metrics",
+            Table::Procs => "a per-process table (record --processes)",
+            Table::Events => "an events table (NVML Xid/ECC events beside a recording)",
+        }
+    }
 }
 
 /// How a GPU field is read through NVML. Fields naming the same reader share its one call per
@@ -120,13 +194,22 @@ pub enum NvmlRead {
     EccUncorrected,
     /// The GPU's running compute processes, attributed to the job's PID set.
     Processes,
+    /// GPM (Hopper and newer): every selected GPM metric from one pair of consecutive samples.
+    Gpm,
+    /// Counted from the NVML event set watched on its own thread, not queried per tick.
+    Events,
+    /// Row remapping counts and flags, read once a minute.
+    RemappedRows,
+    /// Retired pages counts and pending flag, read once a minute.
+    RetiredPages,
 }
 
 impl NvmlRead {
-    /// Whether the reader is an NVML query of its own each tick (not the identity read at
-    /// start, nor the process list that needs a job to attribute processes to).
+    /// Whether one call of the reader yields a value of its own (not the identity read at start,
+    /// the process list that needs a job to attribute processes to, GPM that needs two samples,
+    /// or the event count that comes from the event thread).
     pub fn is_query(self) -> bool {
-        !matches!(self, NvmlRead::Identity | NvmlRead::Processes)
+        !matches!(self, NvmlRead::Identity | NvmlRead::Processes | NvmlRead::Gpm | NvmlRead::Events)
     }
 }
 
@@ -353,6 +436,44 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
     def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, I64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
+    def!(SmActive, "sm.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time at least one warp was resident on an SM, averaged over all SMs (GPM SM_UTIL; DCGM_FI_PROF_SM_ACTIVE). Hopper and newer; empty elsewhere.").stats(&[Mean, Max]),
+    def!(SmOccupancy, "sm.occupancy", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Resident warps as a share of the SMs' maximum, averaged over the interval (GPM SM_OCCUPANCY; DCGM_FI_PROF_SM_OCCUPANCY). Hopper and newer.").stats(&[Mean]),
+    def!(TensorActive, "tensor.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time any tensor core pipe was busy (GPM ANY_TENSOR_UTIL; DCGM_FI_PROF_PIPE_TENSOR_ACTIVE). Hopper and newer.").stats(&[Mean, Max]),
+    def!(DramActive, "dram.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Device memory bandwidth in use, percent of the peak (GPM DRAM_BW_UTIL; DCGM_FI_PROF_DRAM_ACTIVE). Hopper and newer.").stats(&[Mean, Max]),
+    def!(Fp16Active, "fp16.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time the FP16 pipe was busy (GPM FP16_UTIL; DCGM_FI_PROF_PIPE_FP16_ACTIVE). Hopper and newer.").stats(&[Mean]),
+    def!(Fp32Active, "fp32.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time the FP32 pipe was busy (GPM FP32_UTIL; DCGM_FI_PROF_PIPE_FP32_ACTIVE). Hopper and newer.").stats(&[Mean]),
+    def!(Fp64Active, "fp64.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time the FP64 pipe was busy (GPM FP64_UTIL; DCGM_FI_PROF_PIPE_FP64_ACTIVE). Hopper and newer.").stats(&[Mean]),
+    def!(PcieTxBytes, "pcie.tx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "PCIe bytes sent by the GPU per second (GPM PCIE_TX_PER_SEC; DCGM_FI_PROF_PCIE_TX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(PcieRxBytes, "pcie.rx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "PCIe bytes received by the GPU per second (GPM PCIE_RX_PER_SEC; DCGM_FI_PROF_PCIE_RX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(NvlinkTxBytes, "nvlink.tx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "NVLink bytes sent per second, all links (GPM NVLINK_TOTAL_TX_PER_SEC; DCGM_FI_PROF_NVLINK_TX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(NvlinkRxBytes, "nvlink.rx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "NVLink bytes received per second, all links (GPM NVLINK_TOTAL_RX_PER_SEC; DCGM_FI_PROF_NVLINK_RX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(XidEvents, "xid.events", [], "", false, I32, Gpu(Events), Sum, Gauge, true,
+        "Xid critical error events NVML reported for this GPU during the row's interval (each one is in the events file beside the output); empty when the GPU cannot report events."),
+    def!(RemappedCorrectable, "remapped_rows.correctable", [], "", false, I32, Gpu(RemappedRows), Last, Gauge, true,
+        "Rows remapped for correctable ECC errors (A100 and newer; read once a minute)."),
+    def!(RemappedUncorrectable, "remapped_rows.uncorrectable", [], "", false, I32, Gpu(RemappedRows), Last, Gauge, true,
+        "Rows remapped for uncorrectable ECC errors (A100 and newer; read once a minute)."),
+    def!(RemappedPending, "remapped_rows.pending", [], "", false, Bool, Gpu(RemappedRows), Last, Gauge, true,
+        "A row remap is pending: it takes effect at the next GPU reset (read once a minute)."),
+    def!(RemappedFailure, "remapped_rows.failure", [], "", false, Bool, Gpu(RemappedRows), Last, Gauge, true,
+        "A row remap failed: the GPU should be reset and, if it recurs, serviced (read once a minute)."),
+    def!(RetiredSbe, "retired_pages.single_bit_ecc.count", [], "", false, I32, Gpu(RetiredPages), Last, Gauge, true,
+        "Pages retired for multiple single-bit ECC errors (before A100; read once a minute)."),
+    def!(RetiredDbe, "retired_pages.double_bit.count", [], "", false, I32, Gpu(RetiredPages), Last, Gauge, true,
+        "Pages retired for a double-bit ECC error (before A100; read once a minute)."),
+    def!(RetiredPending, "retired_pages.pending", [], "", false, Bool, Gpu(RetiredPages), Last, Gauge, true,
+        "A page retirement is pending until the next driver reload or GPU reset (read once a minute)."),
     def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true,
         "Host CPU utilization over the tick, percent of all cores.").stats(&[Mean, P95, Max]),
     def!(CpuUtilMaxCore, "cpu.util.max_core", [], "%", true, F64, Host, Mean, Gauge, true,
@@ -377,6 +498,12 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Highest temperature.gpu among the sub-samples of the interval (with --sample-every)."), Field::TempGpu),
     maxof(def!(CpuMaxCoreMax, "cpu.util.max_core.max", [], "%", true, F64, Derived, Max, Gauge, false,
         "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every)."), Field::CpuUtilMaxCore),
+    maxof(def!(SmActiveMax, "sm.active.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest sm.active among the sub-samples of the interval (with --sample-every)."), Field::SmActive),
+    maxof(def!(TensorActiveMax, "tensor.active.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest tensor.active among the sub-samples of the interval (with --sample-every)."), Field::TensorActive),
+    maxof(def!(DramActiveMax, "dram.active.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest dram.active among the sub-samples of the interval (with --sample-every)."), Field::DramActive),
     def!(Samples, "samples", [], "", false, I32, Derived, Sum, None, false,
         "Number of sub-samples summarised by this row (1 without --sample-every)."),
     def!(JobCpu, "job.cpu", [], "%", true, F64, Job, Mean, Gauge, false,
@@ -413,6 +540,20 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "GPU memory the process uses on this GPU."),
     def!(ProcJob, "proc.job", [], "", false, Bool, Process, Last, Gauge, false,
         "Whether the process belongs to the wrapped or followed job."),
+    def!(ProcSm, "proc.sm", ["sm_util"], "%", true, I16, Process, Last, Gauge, false,
+        "SM (compute) utilization of the process on this GPU, mean of NVML's per-process samples over the row's interval (0 when NVML saw it idle)."),
+    def!(ProcMemUtil, "proc.mem_util", ["mem_util"], "%", true, I16, Process, Last, Gauge, false,
+        "Device memory bandwidth utilization of the process (NVML per-process utilization)."),
+    def!(ProcEnc, "proc.enc", [], "%", true, I16, Process, Last, Gauge, false,
+        "Video encoder utilization of the process (NVML per-process utilization)."),
+    def!(ProcDec, "proc.dec", [], "%", true, I16, Process, Last, Gauge, false,
+        "Video decoder utilization of the process (NVML per-process utilization)."),
+    def!(EventKind, "kind", ["event.kind"], "", false, Str, Event, Identity, None, false,
+        "Kind of NVML event: xid, dbe (double-bit ECC), sbe (single-bit ECC), clock, power_source."),
+    def!(EventCode, "code", ["event.code"], "", false, I32, Event, Identity, None, false,
+        "The Xid number of an xid event (see `gpumon summarize` for what it means); empty for other kinds."),
+    def!(EventDetail, "detail", ["event.detail"], "", false, Str, Event, Identity, None, false,
+        "What NVML said besides kind and code (e.g. an Xid NVML could not name)."),
     def!(Missed, "missed", [], "", false, I32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];

@@ -16,6 +16,8 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
+use crate::schema::catalog::Table;
+
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -166,6 +168,18 @@ impl OutputSet {
     }
 }
 
+/// Where a companion table of the recording `main` goes: `run.parquet` -> `run.procs.parquet`,
+/// `run.events.parquet`; the main path itself for [`Table::Metrics`].
+pub fn companion_path(main: &Path, table: Table) -> PathBuf {
+    let Some(word) = table.suffix() else { return main.to_path_buf() };
+    let name = main.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let companion = match name.rfind('.') {
+        Some(i) if i > 0 => format!("{}.{word}{}", &name[..i], &name[i..]),
+        _ => format!("{name}.{word}"),
+    };
+    main.with_file_name(companion)
+}
+
 pub fn hidden(path: &Path, suffix: &str) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     path.with_file_name(format!(".{name}{suffix}"))
@@ -210,4 +224,19 @@ pub fn written_by_gpumon(path: &Path) -> bool {
     let mut first = String::new();
     let _ = BufReader::new(file).take(4096).read_line(&mut first);
     first.starts_with("timestamp,") || first.starts_with("timestamp, ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn companion_files_sit_beside_the_main_one() {
+        let p = |s: &str, t| companion_path(Path::new(s), t);
+        assert_eq!(p("/x/run.parquet", Table::Procs), PathBuf::from("/x/run.procs.parquet"));
+        assert_eq!(p("run.csv", Table::Procs), PathBuf::from("run.procs.csv"));
+        assert_eq!(p("/x/run.parquet", Table::Events), PathBuf::from("/x/run.events.parquet"));
+        assert_eq!(p("run", Table::Events), PathBuf::from("run.events"));
+        assert_eq!(p("run.csv", Table::Metrics), PathBuf::from("run.csv"));
+    }
 }

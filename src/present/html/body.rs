@@ -1,11 +1,13 @@
 //! The report's body: header with the time span in UTC and in the report's time zone, findings,
 //! tables, the utilization heatmap, then per host its CPU/RAM/job charts and per GPU its
-//! utilization, memory, power, temperature and SM clock charts.
+//! utilization, GPM activity (sm.active, tensor.active, dram.active), memory, power, temperature and
+//! SM clock charts, with the GPU's NVML events marked on their time axes.
 
 use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 
+use crate::analysis::events::EventRecord;
 use crate::analysis::series::{Collected, Env, Track};
 use crate::analysis::stat::Stat;
 use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
@@ -18,6 +20,8 @@ use crate::util::zone::Zone;
 /// Where the charts' numbers come from, for one GPU or host.
 struct Ctx<'a> {
     axis: &'a TimeAxis,
+    /// The summary's NVML events, marked on each GPU's charts.
+    events: &'a [EventRecord],
     charts: usize,
     /// Whether the inputs carry `.max` companion columns (the band then reaches the sub-sample peak).
     has_max: bool,
@@ -88,6 +92,7 @@ fn spec<'a>(
         unit: axis.1,
         plots,
         include,
+        marks: Vec::new(),
     }
 }
 
@@ -98,6 +103,15 @@ impl Ctx<'_> {
             self.draw(out, c, conn);
         }
     }
+}
+
+/// The events of one GPU as chart marks.
+fn gpu_marks(events: &[EventRecord], host: &str, g: &GpuSummary) -> Vec<(i64, String)> {
+    events
+        .iter()
+        .filter(|e| e.host == host && e.gpu.is_some() && e.gpu == g.index)
+        .map(|e| (e.ts, format!("{} at {} UTC: {}", e.label(), crate::present::ts(e.ts), e.meaning())))
+        .collect()
 }
 
 fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t: &Track, gap_k: f64) {
@@ -116,6 +130,18 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
             format!("{who}: utilization"),
             ("utilization (%)", "%"),
             vec![plot(util, &e[0], Style::Envelope, 0)],
+            vec![0.0, 100.0],
+        ),
+        spec(
+            "gpu-gpm",
+            &key,
+            format!("{who}: SM, tensor core and DRAM activity"),
+            ("activity (%)", "%"),
+            vec![
+                plot("sm.active", &e[8], Style::Envelope, 0),
+                plot("tensor.active", &e[9], Style::Line, 2),
+                plot("dram.active", &e[10], Style::Line, 1),
+            ],
             vec![0.0, 100.0],
         ),
         spec(
@@ -155,6 +181,8 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
             vec![0.0],
         ),
     ];
+    let marks = gpu_marks(ctx.events, host, g);
+    let charts = charts.into_iter().map(|c| Chart { marks: marks.clone(), ..c }).collect();
     ctx.draw_all(out, charts, &c);
 }
 
@@ -230,6 +258,12 @@ fn summary_part(out: &mut String, s: &Summary, checks: &[CheckResult], start: i6
     let _ = write!(out, r#"<h2 id="gpus">GPUs</h2>{}"#, tables::gpu_table(s));
     if let Some(t) = tables::host_table(s) {
         let _ = write!(out, r#"<h2 id="hosts">Hosts</h2>{t}"#);
+    }
+    if let Some(t) = tables::events(s) {
+        let _ = write!(out, r#"<h2 id="events">NVML events</h2>{t}"#);
+    }
+    if let Some(t) = tables::users(s) {
+        let _ = write!(out, r#"<h2 id="users">GPU use by user</h2>{t}"#);
     }
 }
 
@@ -315,7 +349,7 @@ pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone) -> St
         if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
         gap_k
     );
-    let mut ctx = Ctx { axis: &axis, charts: 0, has_max };
+    let mut ctx = Ctx { axis: &axis, events: &s.events, charts: 0, has_max };
     for h in &s.hosts {
         host_part(&mut out, &mut ctx, h, c, gap_k);
     }

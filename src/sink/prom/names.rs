@@ -9,7 +9,9 @@
 //!   `utilization.gpu` -> `gpumon_gpu_utilization_ratio`);
 //! * the catalogue unit becomes a base unit suffix and a scale factor ([`unit`]): `%` -> `_ratio`
 //!   (0-1), `MiB` -> `_bytes`, `MHz` -> `_hertz`, `W` -> `_watts`, `C` -> `_celsius`, `J` -> `_joules`;
-//! * counters end in `_total` (a trailing `total` in the field name is not doubled).
+//! * counters end in `_total` (a trailing `total` in the field name is not doubled), and a trailing
+//!   word the unit suffix already says is not doubled (`pcie.tx.bytes` in MiB/s -> `..._bytes_per_second`);
+//! * GPM fields that would take an older field's name get `gpm_` after the namespace ([`GPM_QUALIFIED`]).
 //!
 //! Fields of kind [`PromKind::Label`] are labels, not metrics: per-GPU identity fields label every
 //! per-GPU series (`index` is spelled `gpu`, as dcgm-exporter does), `host` labels every series.
@@ -124,9 +126,12 @@ pub fn per_gpu(def: &FieldDef) -> bool {
     match def.source {
         Source::Gpu => true,
         Source::Derived => def.max_of.is_some_and(|b| per_gpu(b.def())),
-        Source::Meta | Source::Host | Source::Job | Source::Cgroup | Source::Process => false,
+        Source::Meta | Source::Host | Source::Job | Source::Cgroup | Source::Process | Source::Event => false,
     }
 }
+
+/// GPM fields whose plain name is an older field's metric (`pcie.tx` is NVML's 20 ms PCIe counter).
+const GPM_QUALIFIED: [Field; 2] = [Field::PcieTxBytes, Field::PcieRxBytes];
 
 /// Words that name a namespace when a field name starts with one (`job.gpu_memory` is a job
 /// metric although NVML reports it per GPU).
@@ -147,6 +152,7 @@ fn source_namespace(def: &FieldDef) -> &'static str {
         Source::Job => "job",
         Source::Cgroup => "cgroup",
         Source::Process => "proc",
+        Source::Event => "event",
         Source::Derived => def.max_of.map_or("", |b| source_namespace(b.def())),
         Source::Meta => "",
     }
@@ -167,6 +173,9 @@ pub fn label_name(def: &FieldDef) -> String {
 pub fn exposure(def: &FieldDef) -> Exposure {
     if def.source == Source::Process {
         return Exposure::Omitted("per-process rows (`--processes`) are not exported: every PID would be a new series");
+    }
+    if def.source == Source::Event {
+        return Exposure::Omitted("event rows are in the events file; `xid.events` counts Xid events per GPU");
     }
     let kind = match def.prom {
         PromKind::None if def.ty == Ty::Timestamp => {
@@ -196,6 +205,16 @@ pub fn exposure(def: &FieldDef) -> Exposure {
     let Some(unit) = unit else {
         return Exposure::Omitted("unit without a Prometheus base unit (add it to prom::names::unit)");
     };
+    // `pcie.tx.bytes` in MiB/s: the unit suffix already says bytes.
+    if let Some(first) = unit.suffix.and_then(|u| u.split('_').next())
+        && w.len() > 1
+        && w.last().is_some_and(|t| t == first)
+    {
+        w.pop();
+    }
+    if GPM_QUALIFIED.contains(&def.field) {
+        w.insert(0, "gpm".into());
+    }
     let mut base = String::from("gpumon");
     for part in std::iter::once(ns).chain(w.iter().map(String::as_str)).filter(|p| !p.is_empty()) {
         base.push('_');
@@ -328,6 +347,25 @@ const EQUIVALENTS: &[(&str, &str)] = &[
     ("pcie.tx", "`DCGM_FI_PROF_PCIE_TX_BYTES` (B/s)"),
     ("pcie.rx", "`DCGM_FI_PROF_PCIE_RX_BYTES` (B/s)"),
     ("ecc.errors.uncorrected.volatile.total", "`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`"),
+    ("sm.active", "`DCGM_FI_PROF_SM_ACTIVE` (ratio)"),
+    ("sm.occupancy", "`DCGM_FI_PROF_SM_OCCUPANCY` (ratio)"),
+    ("tensor.active", "`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE` (ratio)"),
+    ("dram.active", "`DCGM_FI_PROF_DRAM_ACTIVE` (ratio)"),
+    ("fp16.active", "`DCGM_FI_PROF_PIPE_FP16_ACTIVE` (ratio)"),
+    ("fp32.active", "`DCGM_FI_PROF_PIPE_FP32_ACTIVE` (ratio)"),
+    ("fp64.active", "`DCGM_FI_PROF_PIPE_FP64_ACTIVE` (ratio)"),
+    ("pcie.tx.bytes", "`DCGM_FI_PROF_PCIE_TX_BYTES` (B/s)"),
+    ("pcie.rx.bytes", "`DCGM_FI_PROF_PCIE_RX_BYTES` (B/s)"),
+    ("nvlink.tx.bytes", "`DCGM_FI_PROF_NVLINK_TX_BYTES` (B/s)"),
+    ("nvlink.rx.bytes", "`DCGM_FI_PROF_NVLINK_RX_BYTES` (B/s)"),
+    ("xid.events", "`DCGM_FI_DEV_XID_ERRORS` (last Xid, not a count)"),
+    ("remapped_rows.correctable", "`DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS`"),
+    ("remapped_rows.uncorrectable", "`DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`"),
+    ("remapped_rows.failure", "`DCGM_FI_DEV_ROW_REMAP_FAILURE`"),
+    ("remapped_rows.pending", "`DCGM_FI_DEV_ROW_REMAP_PENDING`"),
+    ("retired_pages.single_bit_ecc.count", "`DCGM_FI_DEV_RETIRED_SBE`"),
+    ("retired_pages.double_bit.count", "`DCGM_FI_DEV_RETIRED_DBE`"),
+    ("retired_pages.pending", "`DCGM_FI_DEV_RETIRED_PENDING`"),
     ("cpu.util", "`1 - avg(rate(node_cpu_seconds_total{mode=\"idle\"}[1m]))`"),
     ("load.1", "`node_load1`"),
     ("mem.total", "`node_memory_MemTotal_bytes`"),
@@ -487,6 +525,14 @@ mod tests {
         assert_eq!(n(Field::JobRss), "gpumon_job_rss_bytes");
         assert_eq!(n(Field::JobGpuMemory), "gpumon_job_gpu_memory_bytes");
         assert_eq!(n(Field::CgroupOomKills), "gpumon_cgroup_oom_kills_total");
+        assert_eq!(n(Field::SmActive), "gpumon_gpu_sm_active_ratio");
+        assert_eq!(n(Field::SmActiveMax), "gpumon_gpu_sm_active_max_ratio");
+        assert_eq!(n(Field::PcieRx), "gpumon_gpu_pcie_rx_bytes_per_second");
+        assert_eq!(n(Field::PcieRxBytes), "gpumon_gpu_gpm_pcie_rx_bytes_per_second");
+        assert_eq!(n(Field::NvlinkTxBytes), "gpumon_gpu_nvlink_tx_bytes_per_second");
+        assert_eq!(n(Field::XidEvents), "gpumon_gpu_xid_events");
+        assert_eq!(n(Field::RemappedPending), "gpumon_gpu_remapped_rows_pending");
+        assert!(matches!(exposure(Field::EventKind.def()), Exposure::Omitted(_)));
         assert_eq!(exposure(Field::Index.def()), Exposure::Label("gpu".into()));
         assert_eq!(exposure(Field::PciBusId.def()), Exposure::Label("pci_bus_id".into()));
         assert_eq!(exposure(Field::Host.def()), Exposure::Label("host".into()));
