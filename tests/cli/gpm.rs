@@ -55,7 +55,7 @@ fn record(dir: &Path, scenario: &str, out: &str, extra: &[&str]) -> Output {
     o
 }
 
-/// A column by field name (CSV headers carry the unit: `sm.active [%]`).
+/// A column by field name (older CSV headers carried the unit: `sm.active [%]`).
 fn column<'a>(cols: &'a Value, col: &str) -> &'a Vec<Value> {
     let m = cols.as_object().unwrap();
     let key = m
@@ -118,7 +118,7 @@ fn gpm_values_come_out_exactly_and_a_gpu_without_gpm_is_null() {
             assert_eq!(r["pyarrow"]["types"]["sm.active"], "double");
             assert_eq!(r["pyarrow"]["field_meta"]["pcie.rx.bytes"]["unit"], "MiB/s");
         } else {
-            assert_eq!(r["pandas"]["dtypes"]["sm.active [%]"], "float64");
+            assert_eq!(r["pandas"]["dtypes"]["sm.active"], "float64");
         }
         let _ = std::fs::remove_file(dir.path().join("scenario.txt"));
     }
@@ -326,7 +326,7 @@ fn processes_carry_per_process_sm_and_summarize_totals_users() {
     let shares: Vec<Option<u64>> =
         ["proc.mem_util", "proc.enc", "proc.dec"].iter().map(|f| c[f][mine].as_u64()).collect();
     assert_eq!(shares, [Some(30), Some(1), Some(2)]);
-    assert_eq!(p["pyarrow"]["types"]["proc.sm"], "uint8");
+    assert_eq!(p["pyarrow"]["types"]["proc.sm"], "int16");
 
     let o =
         gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("run.parquet")).output().unwrap();

@@ -239,6 +239,35 @@ pub fn str_number(s: &str) -> Option<f64> {
 /// HELP of the fields whose catalogue unit is `%`, in their exposed unit (a ratio, 1 = 100 %).
 /// A unit test makes sure every exported percent field has one.
 const RATIO_HELP: &[(&str, &str)] = &[
+    (
+        "sm.active",
+        "Fraction (0-1) of time at least one warp was resident on an SM, averaged over all SMs (GPM SM_UTIL; \
+         DCGM_FI_PROF_SM_ACTIVE). Hopper and newer.",
+    ),
+    (
+        "sm.occupancy",
+        "Resident warps as a fraction (0-1) of the SMs' maximum (GPM SM_OCCUPANCY; DCGM_FI_PROF_SM_OCCUPANCY).",
+    ),
+    (
+        "tensor.active",
+        "Fraction (0-1) of time any tensor core pipe was busy (GPM ANY_TENSOR_UTIL; DCGM_FI_PROF_PIPE_TENSOR_ACTIVE).",
+    ),
+    (
+        "dram.active",
+        "Device memory bandwidth in use, as a fraction (0-1) of the peak (GPM DRAM_BW_UTIL; DCGM_FI_PROF_DRAM_ACTIVE).",
+    ),
+    ("fp16.active", "Fraction (0-1) of time the FP16 pipe was busy (GPM FP16_UTIL; DCGM_FI_PROF_PIPE_FP16_ACTIVE)."),
+    ("fp32.active", "Fraction (0-1) of time the FP32 pipe was busy (GPM FP32_UTIL; DCGM_FI_PROF_PIPE_FP32_ACTIVE)."),
+    ("fp64.active", "Fraction (0-1) of time the FP64 pipe was busy (GPM FP64_UTIL; DCGM_FI_PROF_PIPE_FP64_ACTIVE)."),
+    ("sm.active.max", "Highest sm.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1."),
+    (
+        "tensor.active.max",
+        "Highest tensor.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    (
+        "dram.active.max",
+        "Highest dram.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
     ("utilization.gpu", "Fraction (0-1) of the past sample period during which one or more kernels ran on the GPU."),
     ("utilization.memory", "Fraction (0-1) of the past sample period during which device memory was read or written."),
     ("fan.speed", "Intended fan speed as a fraction (0-1) of maximum (absent on passively cooled boards)."),
