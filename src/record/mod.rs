@@ -4,6 +4,7 @@
 
 pub mod agg;
 mod child;
+mod clock;
 mod fanout;
 mod signals;
 
@@ -86,6 +87,8 @@ pub struct Outcome {
 /// Record until the count or duration is reached, a signal arrives, or the job ends.
 pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     let signals = signals::install()?;
+    // One writer per output, held until the run ends (sink::lock), before anything is touched.
+    let _locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
     if let Some(Target::File(p)) = &cfg.target {
         recover_leftovers(&OutputSet::new(p))?;
     }
@@ -149,6 +152,7 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     let mut pending_missed: u64 = 0;
     let mut last_sub: Option<Tick> = None;
     let budget = cfg.sample_every.mul_f64(0.8);
+    let mut clock = clock::Stamper::new(cfg.sample_every);
 
     let mut stats = RunStats::default();
     let start = Instant::now();
@@ -218,6 +222,7 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
             Sources { host: host.as_mut(), cgroup: cgroup.as_mut(), job: job.as_mut(), gpu: gpu.as_mut() },
             m,
             budget,
+            &mut clock,
         );
         agg.push(&sub);
         pending_row = Some(row);
@@ -285,7 +290,7 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
         let files: Vec<String> = report.files.iter().map(|f| f.display().to_string()).collect();
         eprintln!(
             "gpumon: {} ticks written to {}",
-            stats.ticks,
+            report.written,
             if files.is_empty() { target_name.clone() } else { files.join(", ") }
         );
     }
@@ -338,11 +343,8 @@ fn emit(mut t: Tick, outputs: &mut Outputs, job: Option<&PidSet>, pending_missed
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
     let done = files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
-    for (path, rows) in &done.rebuilt {
-        warn(&format!("recovered {rows} rows a previous run left in its journal into {}", path.display()));
-    }
-    for (path, cut) in &done.trimmed {
-        warn(&format!("cut a torn last line ({cut} bytes) from {}", path.display()));
+    for m in done.messages() {
+        warn(&format!("a previous run's leftovers: {m}"));
     }
     Ok(())
 }
@@ -394,8 +396,15 @@ struct Sources<'a> {
 }
 
 /// Sample every source once. Host values are read once and repeated on each GPU row.
-fn sample_tick(sel: &Selection, hostname: &Arc<str>, src: Sources<'_>, seq: u64, budget: Duration) -> Tick {
-    let ts = Utc::now();
+fn sample_tick(
+    sel: &Selection,
+    hostname: &Arc<str>,
+    src: Sources<'_>,
+    seq: u64,
+    budget: Duration,
+    clock: &mut clock::Stamper,
+) -> Tick {
+    let ts = clock.now();
     let mut host_row = Row::default();
     host_row.set(Field::Host, Value::S(hostname.clone()));
     if let Some(h) = src.host {

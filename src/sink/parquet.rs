@@ -11,7 +11,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
-use super::{CountingWriter, Sink};
+use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::arrow::{ColumnBuilder, arrow_schema};
 use crate::schema::catalog::Field;
 use crate::schema::row::{Selection, Tick};
@@ -31,6 +31,7 @@ pub struct ParquetSink {
     cols: Vec<ColumnBuilder>,
     rows: usize,
     target: String,
+    files: SinkFiles,
 }
 
 /// File-level key/value metadata describing the run (also stored in the journal's schema).
@@ -64,6 +65,7 @@ pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties 
 impl ParquetSink {
     pub fn new(out: CountingWriter, journal: Option<CountingWriter>, sel: &Selection, meta: &RunMeta) -> Result<Self> {
         let target = out.target().to_string();
+        let files = SinkFiles { data: out.file(), recovery: journal.as_ref().and_then(CountingWriter::file) };
         let schema = arrow_schema(sel);
         let kv = kv_metadata(meta);
         let props = writer_properties_from(&kv);
@@ -71,15 +73,16 @@ impl ParquetSink {
             Some(j) => {
                 let jt = j.target().to_string();
                 let jschema = schema.as_ref().clone().with_metadata(kv);
-                let mut jw = StreamWriter::try_new(j, &jschema).with_context(|| format!("writing {jt}"))?;
-                jw.get_mut().sync()?;
+                // The schema reaches the disk with the first flush (the piece's first tick): a piece
+                // killed before it has an empty journal, which recovery drops.
+                let jw = StreamWriter::try_new(j, &jschema).with_context(|| format!("writing {jt}"))?;
                 Some(jw)
             }
             None => None,
         };
         let w = ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {target}"))?;
         let cols = sel.fields().map(|f| ColumnBuilder::new(f.def().ty)).collect();
-        Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target })
+        Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target, files })
     }
 
     /// Hand buffered rows to the Parquet writer as one batch.
@@ -137,6 +140,10 @@ impl Sink for ParquetSink {
     /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn add_metadata(&mut self, key: &str, value: &str) {
         self.w.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
+    }
+
+    fn files(&self) -> SinkFiles {
+        self.files.clone()
     }
 
     fn bytes_written(&self) -> u64 {

@@ -10,4 +10,5 @@ mod longrun;
 mod prom;
 mod record;
 mod report;
+mod safety;
 mod summarize;
