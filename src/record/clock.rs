@@ -8,9 +8,15 @@
 //! (distinct even in CSV's millisecond text). After a backward step of S seconds the stamps do not
 //! follow the clock back; they go on from the last one written at half speed until the clock
 //! catches up (after 2·S), then follow it again. So every (timestamp, index) stays unique and in
-//! order, the rows of those 2·S carry stamps at most S late, and time rotation, which cuts on the
-//! stamps, never stalls. A forward step is followed at once (the schedule, being monotonic, misses
-//! no tick).
+//! order, the rows of those 2·S carry stamps at most S ahead of the corrected clock, and time
+//! rotation, which cuts on the stamps, never stalls (the writer also recomputes a boundary that a
+//! step left more than a period ahead). A forward step is followed at once (the schedule, being
+//! monotonic, misses no tick).
+//!
+//! Why not hold the old timeline for good, or bump stamps by a microsecond: holding leaves every
+//! later stamp S off the clock for the rest of the run; bumping crams the rows of S seconds into a
+//! few microseconds (the same millisecond in CSV). Half speed bounds the error by S and spreads
+//! the rows in order.
 
 use std::time::{Duration, Instant};
 

@@ -122,15 +122,16 @@ impl PieceFiles {
     }
 
     /// Make a finished piece visible: rename the Parquet partial file into place and drop the
-    /// journal (a journal someone already removed is a warning, not an error).
-    pub fn publish(&mut self) -> Result<()> {
+    /// journal (a journal someone already removed is a warning, not an error). `Ok(true)` when a
+    /// CSV was renamed away before it closed (complete under its new name).
+    pub fn publish(&mut self) -> Result<bool> {
         match presence(&self.data, &self.data_path) {
             Presence::Here => {}
-            Presence::Moved if self.journal.is_none() => {}
+            Presence::Moved if self.journal.is_none() => return Ok(true),
             Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
             Presence::Moved => return Err(anyhow!("{} was moved or removed", self.data_path.display())),
         }
-        let Some(journal) = self.journal.clone() else { return Ok(()) };
+        let Some(journal) = self.journal.clone() else { return Ok(false) };
         fs::rename(&self.data_path, &self.path)
             .with_context(|| format!("renaming {} to {}", self.data_path.display(), self.path.display()))?;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")));
@@ -140,7 +141,7 @@ impl PieceFiles {
             Err(e) => warn(&format!("removing {}: {e}", journal.display())),
             Ok(()) => {}
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Remove a piece that never got a row (no 0-row file is left behind).
@@ -197,7 +198,7 @@ pub enum Settled {
 impl Abandoned {
     /// Cut the recovery file back to its last durable length. A file found shorter than that was
     /// truncated by another program (copytruncate) and holds nothing synced since: it is emptied.
-    pub fn cut_back(&mut self) -> Result<()> {
+    fn cut_back(&mut self) -> Result<()> {
         let Some(f) = &self.recovery else { return Ok(()) };
         let what = || format!("cutting {} back to its last flush", self.recovery_path.display());
         let len = f.metadata().with_context(what)?.len();

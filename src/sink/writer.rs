@@ -351,12 +351,9 @@ impl State {
                 Some(f) => f.flushed(p.ticks)?,
                 None => false,
             };
-            if moved && let Some(p) = self.piece.take() {
-                // Renamed away (logrotate without copytruncate): its ticks stay under the new name.
-                let _ = p.sink.finish();
-                if self.cfg.verbose {
-                    eprintln!("gpumon: {} was renamed; the next tick starts a new file", self.stats_file());
-                }
+            if moved && let Some(Piece { sink, files: Some(files), .. }) = self.piece.take() {
+                let _ = sink.finish();
+                self.renamed_away(&files.path);
             }
         }
         self.note_durable();
@@ -457,11 +454,15 @@ impl State {
         }
         let what = files.path.display().to_string();
         match sink.finish().and_then(|()| files.publish()) {
-            Ok(()) => {
+            Ok(moved) => {
                 self.note_durable();
                 self.unflushed.clear();
-                self.written += ticks;
-                self.closed.push((files.path, ticks));
+                if moved {
+                    self.renamed_away(&files.path);
+                } else {
+                    self.written += ticks;
+                    self.closed.push((files.path, ticks));
+                }
                 Ok(())
             }
             Err(e) => {
@@ -469,6 +470,18 @@ impl State {
                 self.abandon(files, removed);
                 Err(e.context(format!("closing {what}")))
             }
+        }
+    }
+
+    /// A CSV renamed away (logrotate without copytruncate): its ticks stay under the new name, and
+    /// the next tick starts a new file, under the name given when that was the one renamed (as
+    /// nginx and rsyslog reopen their logs).
+    fn renamed_away(&mut self, path: &Path) {
+        if self.set.as_ref().is_some_and(|s| s.base() == path) {
+            self.base_free = true;
+        }
+        if self.cfg.verbose {
+            eprintln!("gpumon: {} was renamed; the next tick starts a new file", path.display());
         }
     }
 
@@ -506,10 +519,8 @@ impl State {
     fn settle_abandoned(&mut self, rebuild: bool) -> Result<()> {
         while let Some(a) = self.abandoned.first_mut() {
             match a.settle(rebuild)? {
-                None => {
-                    a.cut_back()?;
-                    return Ok(());
-                }
+                // A Parquet piece waits, cut back, for the room to rebuild it.
+                None => return Ok(()),
                 Some(Settled::Kept(path, ticks)) => {
                     self.written += ticks;
                     self.closed.push((path, ticks));
@@ -577,8 +588,8 @@ impl State {
         let attempt = (|| -> Result<()> {
             self.settle_abandoned(true)?;
             if self.piece.is_none() {
-                let after = self.backlog.front().map_or_else(Utc::now, |t| t.ts);
-                self.open_piece(after.max(Utc::now()))?;
+                // Named after its first row, the oldest one waiting.
+                self.open_piece(self.backlog.front().map_or_else(Utc::now, |t| t.ts))?;
             }
             // Every backlog tick is now only in memory and in this piece: requeued if this fails.
             self.backlog_rows = 0;
@@ -662,5 +673,82 @@ mod tests {
         assert_eq!(b.to_rfc3339(), "2026-12-02T15:00:00+00:00");
         let b = next_boundary(t, Duration::from_secs(60)).unwrap();
         assert_eq!(b.to_rfc3339(), "2026-12-02T14:18:00+00:00");
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn state(dir: &Path, every: Duration) -> State {
+        let meta = RunMeta {
+            hostname: "h".into(),
+            interval_s: 0.1,
+            command: "test".into(),
+            start: Utc::now(),
+            driver_version: None,
+        };
+        let target = Target::File(dir.join("t.csv"));
+        let cfg = WriterConfig {
+            format: Format::Csv,
+            target: target.clone(),
+            selection: Selection::new(vec![Field::Timestamp, Field::Host, Field::Index, Field::Missed]),
+            meta,
+            flush: Duration::from_secs(10),
+            rotate_size: None,
+            rotate_every: Some(every),
+            keep: None,
+            max_total: None,
+            backlog_rows: 100,
+            verbose: false,
+        };
+        State::new(cfg, Some(OutputSet::new(&dir.join("t.csv"))), Arc::new(WriterStats::default()))
+    }
+
+    fn tick(ts: DateTime<Utc>) -> Tick {
+        Tick { ts, seq: 0, rows: vec![crate::schema::row::Row::default()], procs: Vec::new() }
+    }
+
+    #[test]
+    fn time_rotation_recomputes_its_boundary_after_a_step_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = state(dir.path(), Duration::from_secs(1));
+        s.open_piece(at("2026-12-02T14:00:00.5Z")).unwrap();
+        s.write(&tick(at("2026-12-02T14:00:00.6Z"))).unwrap();
+        // 30 s back: the 14:00:01 cut would stall rotation for 30 s; it follows the step instead.
+        assert!(!s.cut_due(at("2026-12-02T13:59:30.1Z")));
+        assert!(s.cut_due(at("2026-12-02T13:59:31.1Z")));
+        // An empty piece is never cut: its boundary moves.
+        let mut s = state(dir.path(), Duration::from_secs(1));
+        s.open_piece(at("2026-12-02T15:00:00.5Z")).unwrap();
+        assert!(!s.cut_due(at("2026-12-02T15:00:05.0Z")));
+        assert_eq!(s.piece.as_ref().unwrap().boundary, Some(at("2026-12-02T15:00:06Z")));
+    }
+
+    #[test]
+    fn a_sighup_with_nothing_new_makes_no_file_and_ticks_dropped_by_a_full_backlog_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = state(dir.path(), Duration::from_secs(3600));
+        s.open_piece(at("2026-12-02T14:00:00Z")).unwrap();
+        s.on_hup();
+        assert!(s.piece.as_ref().is_some_and(|p| p.ticks == 0), "nothing to rotate");
+        s.on_tick(tick(at("2026-12-02T14:00:01Z")));
+        s.on_hup();
+        assert!(s.piece.is_none() && s.closed.len() == 1, "a piece with a row is closed");
+        s.on_hup();
+        assert_eq!(s.closed.len(), 1);
+        // An outage with room for 2 rows: ticks 4..=6 are dropped, and counted on tick 7 once the
+        // backlog has room again.
+        s.cfg.backlog_rows = 2;
+        s.outage = Some(Outage { since: Instant::now(), next_retry: Instant::now(), error: "x".into(), lost: 0 });
+        for i in 2..=7 {
+            s.on_tick(tick(at(&format!("2026-12-02T14:00:0{i}Z"))));
+            if i == 6 {
+                s.backlog.clear();
+                s.backlog_rows = 0;
+            }
+        }
+        let missed: Vec<u64> = s.backlog.iter().map(|t| t.rows[0].get(Field::Missed).as_u64().unwrap_or(0)).collect();
+        assert_eq!(missed, [3], "the next kept row counts every tick the full backlog dropped");
+        assert_eq!(s.outage.as_ref().unwrap().lost, 3);
     }
 }

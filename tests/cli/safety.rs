@@ -28,7 +28,7 @@ struct Rec {
 impl Rec {
     fn start(dir: &Path, args: &[&str], out: &Path, env: &[(&str, OsString)]) -> Rec {
         let mut cmd = gpumon_fake(dir, STEADY);
-        cmd.arg("record").args(args).arg("-o").arg(out).stderr(Stdio::piped());
+        cmd.arg("record").args(args).arg("-o").arg(out).stdout(Stdio::null()).stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -60,6 +60,16 @@ impl Rec {
         let st = self.child.wait().unwrap();
         std::thread::sleep(Duration::from_millis(100));
         (st, self.log())
+    }
+}
+
+/// A failed assertion must not leave a recorder running.
+impl Drop for Rec {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -272,6 +282,8 @@ fn disk_full_for_three_seconds_keeps_every_tick_once_and_counts_the_hole() {
             (dropped..=dropped + 3).contains(&biggest),
             "{what}: message says {dropped}, missed says {biggest}\n{log}"
         );
+        let files = set["files"].as_object().unwrap().len();
+        eprintln!("{what}: {} ticks once each in {files} files; {dropped} dropped, missed {biggest}", r.len() / GPUS);
     }
 }
 
@@ -334,11 +346,9 @@ fn an_eio_on_the_third_fdatasync_duplicates_nothing() {
                 let r = rows(&set, ext);
                 assert_exactly_once(&r, ext);
                 assert_holes_counted(&r, ext);
-                assert!(
-                    set["files"].as_object().unwrap().len() >= 2,
-                    "{ext}: resumed into a new piece: {}",
-                    set["files"]
-                );
+                let files = set["files"].as_object().unwrap().len();
+                assert!(files >= 2, "{ext}: resumed into a new piece: {}", set["files"]);
+                eprintln!("EIO {ext}: {} ticks once each in {files} files, none dropped", r.len() / GPUS);
             });
         }
     });
@@ -380,10 +390,20 @@ fn removed_directory(ext: &str) {
     let (n, files) = written(&log);
     assert!(files.iter().all(|f| Path::new(f).exists()), "{ext}: {files:?}");
     assert_eq!(n * GPUS as u64, r.len() as u64, "{ext}: {log}");
+    let gone = number_before(removed[0], "ticks it held are gone");
+    let before = (back - r[0].0) / 1000;
+    eprintln!("removed dir {ext}: {gone} ticks gone with it, {n} in {files:?}, from {before} ms before the return");
 }
 
 #[test]
-fn copytruncate_leaves_two_valid_csv_files_and_loses_no_tick() {
+fn logrotate_copytruncate_or_rename_and_hup_leave_two_valid_csv_files_and_lose_no_tick() {
+    std::thread::scope(|s| {
+        s.spawn(copytruncate);
+        s.spawn(rename_and_hup);
+    });
+}
+
+fn copytruncate() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.csv");
     let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "1s"], &out, &[]);
@@ -400,6 +420,29 @@ fn copytruncate_leaves_two_valid_csv_files_and_loses_no_tick() {
     assert_eq!(set["files"].as_object().unwrap().len(), 2);
     assert_exactly_once(&r, "copytruncate");
     assert_holes_counted(&r, "copytruncate");
+    eprintln!("copytruncate: {} ticks once each across both files", r.len() / GPUS);
+}
+
+/// logrotate without copytruncate: rename, then `postrotate kill -HUP`; gpumon writes the name
+/// given again, as nginx and rsyslog reopen their logs.
+fn rename_and_hup() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("n.csv");
+    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    rec.wait("flushed through", 3, 20);
+    let rotated = dir.path().join("n.csv.1");
+    std::fs::rename(&out, &rotated).unwrap();
+    kill(&rec.child, libc::SIGHUP);
+    rec.wait("gpumon: writing ", 2, 20);
+    let flushed = rec.count("flushed through");
+    rec.wait("flushed through", flushed + 3, 20);
+    let (st, log) = rec.stop();
+    assert!(st.success(), "{st:?}\n{log}");
+    assert!(out.exists(), "the name given is written again:\n{log}");
+    let set = tickset(&[rotated, out]);
+    let r = rows(&set, "rename + HUP");
+    assert_exactly_once(&r, "rename + HUP");
+    assert_holes_counted(&r, "rename + HUP");
 }
 
 fn faketime_lib() -> Option<PathBuf> {
@@ -447,6 +490,7 @@ fn a_backward_clock_step_is_reported_once_and_repeats_no_timestamp() {
                 assert_exactly_once(&r, ext);
                 let (n, _) = written(&log);
                 assert_eq!(r.len() as u64, n * GPUS as u64, "{ext}: every tick is kept");
+                eprintln!("clock step {ext}: back {size:.3} s, one warning; {n} ticks, no (timestamp, index) twice");
             });
         }
     });
@@ -490,6 +534,8 @@ fn twenty_sighups_in_a_second_with_keep_5_keep_the_data_and_make_no_empty_file()
                     .collect();
                 assert!(first_ts.windows(2).all(|w| w[0] < w[1]), "{ext}: {names:?} sort out of time order");
                 assert!(hidden_files(dir.path()).is_empty(), "{ext}: {:?}", hidden_files(dir.path()));
+                let pieces = log.lines().filter(|l| l.starts_with("gpumon: writing ")).count();
+                eprintln!("SIGHUP storm {ext}: {pieces} pieces, {} kept, {} rows, none empty", names.len(), r.len());
             });
         }
     });
