@@ -135,9 +135,6 @@ impl Sink for ParquetSink {
         out.sync()
     }
 
-    /// Written bytes plus the encoder's estimate for the open row group and a few bytes per cell not
-    /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
-    /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn add_metadata(&mut self, key: &str, value: &str) {
         self.w.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
     }
@@ -146,6 +143,9 @@ impl Sink for ParquetSink {
         self.files.clone()
     }
 
+    /// Written bytes plus the encoder's estimate for the open row group and a few bytes per cell not
+    /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
+    /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn bytes_written(&self) -> u64 {
         (self.w.bytes_written() + self.w.in_progress_size() + self.rows * self.cols.len() * 2) as u64
     }
