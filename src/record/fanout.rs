@@ -6,13 +6,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::schema::catalog::{Field, Table};
 use crate::schema::files::companion_path;
 use crate::schema::row::{GpuEvent, Row, Selection, Tick, Value};
 use crate::schema::run::RunStats;
 use crate::sink::Target;
+use crate::sink::lock::OutputLock;
 use crate::sink::prom::Exporter;
 use crate::sink::writer::{Writer, WriterConfig, WriterReport};
 use crate::source::job::describe;
@@ -217,6 +218,21 @@ impl Outputs {
         }
         Ok(report)
     }
+}
+
+/// Lock the sets this run writes (the main output and, with --processes, the one beside it) for
+/// the whole run: a second recorder or a `recover` of them exits 2 naming this one.
+pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Vec<OutputLock>> {
+    let Some(Target::File(main)) = target else { return Ok(Vec::new()) };
+    let mut paths = vec![main.clone()];
+    if processes {
+        paths.push(companion_path(main, Table::Procs));
+    }
+    let mut locks = Vec::new();
+    for p in paths {
+        locks.extend(OutputLock::acquire(&p, "record").context("another gpumon writes this output")?);
+    }
+    Ok(locks)
 }
 
 /// The target of a companion output (per-process rows, events) beside the main one.

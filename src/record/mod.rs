@@ -5,6 +5,7 @@
 
 pub mod agg;
 mod child;
+mod clock;
 mod fanout;
 mod setup;
 mod signals;
@@ -80,6 +81,8 @@ pub struct Outcome {
 /// Record until the count or duration is reached, a signal arrives, or the job ends.
 pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     let signals = signals::install()?;
+    // One writer per output, held until the run ends (sink::lock), before anything is touched.
+    let _locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
     let mut rec = Recorder::open(cfg)?;
     rec.run_ticks(&signals)?;
     rec.finish()
@@ -253,7 +256,7 @@ impl Recorder<'_> {
             let files: Vec<String> = report.files.iter().map(|f| f.display().to_string()).collect();
             eprintln!(
                 "gpumon: {} ticks written to {}",
-                stats.ticks,
+                report.written,
                 if files.is_empty() { target_name } else { files.join(", ") }
             );
         }

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::record::child::Job;
+use crate::record::clock::Stamper;
 use crate::record::fanout::{Outputs, companion_target, events_selection, procs_selection};
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
@@ -57,7 +58,7 @@ impl<'a> Recorder<'a> {
         let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
         Ok(Recorder {
             cfg,
-            sources: Sources { host, cgroup, job, gpu },
+            sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every) },
             hostname,
             rows: Rows::new(per_row),
             out: Emitter::new(outputs, job_pids),
@@ -135,11 +136,8 @@ fn writer_config(
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
     let done = files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
-    for (path, rows) in &done.rebuilt {
-        warn(&format!("recovered {rows} rows a previous run left in its journal into {}", path.display()));
-    }
-    for (path, cut) in &done.trimmed {
-        warn(&format!("cut a torn last line ({cut} bytes) from {}", path.display()));
+    for m in done.messages() {
+        warn(&format!("a previous run's leftovers: {m}"));
     }
     Ok(())
 }

@@ -4,10 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{SubsecRound, Utc};
+use chrono::SubsecRound;
+#[cfg(test)]
+use chrono::Utc;
 
 use crate::record::agg::Aggregator;
 use crate::record::child::Job;
+use crate::record::clock::Stamper;
 use crate::record::fanout::Outputs;
 use crate::schema::catalog::{Field, Source};
 use crate::schema::row::{GpuEvent, GpuProc, Row, Selection, Tick, Value};
@@ -24,6 +27,8 @@ pub struct Sources {
     pub cgroup: Option<CgroupSource>,
     pub job: Option<Job>,
     pub gpu: Option<GpuSource>,
+    /// Wall-clock stamps that never repeat or go back, whatever the clock does.
+    pub clock: Stamper,
 }
 
 impl Sources {
@@ -37,9 +42,9 @@ impl Sources {
         budget: Duration,
         events: &mut Vec<GpuEvent>,
     ) -> Tick {
-        // To the millisecond, the precision CSV and the nvidia-smi style write: a CSV and a Parquet
-        // recording then hold the same instants.
-        let ts = Utc::now().trunc_subsecs(3);
+        // To the millisecond, the precision CSV and the nvidia-smi style write, so a CSV and a Parquet
+        // recording hold the same instants (stamps are at least 1 ms apart, so they stay distinct).
+        let ts = self.clock.now().trunc_subsecs(3);
         let mut host_row = Row::default();
         host_row.set(Field::Host, Value::S(hostname.clone()));
         if let Some(h) = &mut self.host {

@@ -2,7 +2,10 @@
 //!
 //! The user names one path, e.g. `run.parquet`. The first piece is written under that name if it
 //! is free; every later piece (rotation, SIGHUP, a later run, a resume after a disk outage) is
-//! `run.<UTC start, YYYYMMDDTHHMMSSZ>[-N].parquet` beside it. While a Parquet piece is open its
+//! `run.<UTC start, YYYYMMDDTHHMMSS.mmmZ>.parquet` beside it. The stamp is made unique by moving it
+//! on a millisecond when the name is taken, so names never need a collision suffix and `ls` or a
+//! glob lists them in time order. Older gpumon wrote `run.<YYYYMMDDTHHMMSSZ>[-N].parquet`; those
+//! names still belong to the set. While a Parquet piece is open its
 //! data lives in `.run.parquet.partial` and every flushed batch is appended to the Arrow IPC
 //! journal `.run.parquet.journal` (fsynced); on close the partial file is renamed into place and
 //! the journal deleted. A journal left behind is what a crash left: [`recover_set`] rebuilds the
@@ -13,7 +16,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::schema::catalog::Table;
@@ -101,22 +104,26 @@ impl OutputSet {
     }
 
     /// A free path for a piece that starts at `start`: the base name for a run's first piece when
-    /// it is free, otherwise a timestamped name (so names sort in time order within a run).
-    pub fn next_piece(&self, start: DateTime<Utc>, first: bool) -> PathBuf {
+    /// it is free, otherwise `stem.<start to the millisecond>Z.ext`, moved on a millisecond at a
+    /// time until free, and never before `after` (the last piece of the run), so names are unique
+    /// and sort in time order.
+    pub fn next_piece(&self, start: DateTime<Utc>, first: bool, after: Option<&Path>) -> PathBuf {
         let taken = |p: &Path| p.exists() || journal_path(p).exists() || partial_path(p).exists();
         let base = self.base();
         if first && !taken(&base) {
             return base;
         }
-        let ts = start.format("%Y%m%dT%H%M%SZ");
-        let mut n = 0u32;
+        // The base name sorts after every stamped one: only a stamped `after` orders the new name.
+        let after = after.filter(|a| *a != base).and_then(Path::file_name);
+        let ms = TimeDelta::milliseconds(1);
+        let mut t = DateTime::from_timestamp_millis(start.timestamp_millis()).unwrap_or(start);
         loop {
-            let suffix = if n == 0 { String::new() } else { format!("-{n}") };
-            let p = self.dir.join(format!("{}.{ts}{suffix}{}", self.stem, self.ext));
-            if !taken(&p) {
+            let p = self.dir.join(format!("{}.{}{}", self.stem, t.format("%Y%m%dT%H%M%S%.3fZ"), self.ext));
+            let before = after.is_some_and(|a| p.file_name().is_some_and(|n| n <= a));
+            if !before && !taken(&p) {
                 return p;
             }
-            n += 1;
+            t += ms;
         }
     }
 
@@ -128,12 +135,19 @@ impl OutputSet {
         let Some(mid) = name.strip_prefix(&format!("{}.", self.stem)).and_then(|r| r.strip_suffix(&self.ext)) else {
             return false;
         };
-        let (ts, n) = mid.split_once('-').unwrap_or((mid, "0"));
-        ts.len() == 16
-            && ts.as_bytes()[8] == b'T'
-            && ts.ends_with('Z')
-            && ts[..8].bytes().chain(ts[9..15].bytes()).all(|b| b.is_ascii_digit())
-            && n.bytes().all(|b| b.is_ascii_digit())
+        is_piece_stamp(mid)
+    }
+
+    /// The lock file that says a recorder is writing this set (see `sink::lock`). A piece's own
+    /// name (`run.20261202T140000.000Z.parquet`) maps to its set's lock, so `recover` of one piece
+    /// sees the recorder of the whole set.
+    pub fn lock_path(&self) -> PathBuf {
+        let dots = self.stem.match_indices('.').map(|(i, _)| i);
+        let stem = match dots.into_iter().find(|&i| is_piece_stamp(&self.stem[i + 1..])) {
+            Some(i) => &self.stem[..i],
+            None => self.stem.as_str(),
+        };
+        hidden(&self.dir.join(format!("{stem}{}", self.ext)), ".lock")
     }
 
     /// Closed pieces on disk, oldest first (by modification time, then name).
@@ -178,6 +192,20 @@ pub fn companion_path(main: &Path, table: Table) -> PathBuf {
         _ => format!("{name}.{word}"),
     };
     main.with_file_name(companion)
+}
+
+/// `20261202T140000.123Z` (this gpumon) or `20261202T140000Z[-N]` (older ones).
+fn is_piece_stamp(mid: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some((date, rest)) = mid.split_once('T') else { return false };
+    if date.len() != 8 || !digits(date) {
+        return false;
+    }
+    if let Some((secs, ms)) = rest.split_once('.') {
+        return secs.len() == 6 && digits(secs) && ms.len() == 4 && ms.ends_with('Z') && digits(&ms[..3]);
+    }
+    let (ts, n) = rest.split_once('-').unwrap_or((rest, "0"));
+    ts.len() == 7 && ts.ends_with('Z') && digits(&ts[..6]) && digits(n)
 }
 
 pub fn hidden(path: &Path, suffix: &str) -> PathBuf {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use chrono::SecondsFormat;
 
-use super::{CountingWriter, Sink};
+use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::catalog::Field;
 use crate::schema::row::{Selection, Tick, Value};
 
@@ -19,20 +19,29 @@ pub struct CsvSink {
 }
 
 impl CsvSink {
-    pub fn new(out: CountingWriter, sel: &Selection) -> Result<Self> {
+    /// The header goes out with the first flush, so a file killed before it holds no data is empty
+    /// (recovery removes it) rather than a visible header-only file.
+    pub fn new(mut out: CountingWriter, sel: &Selection) -> Result<Self> {
         let target = out.target().clone();
+        let header: Vec<&str> = sel.fields().map(Field::name).collect();
+        let mut first = builder().from_writer(Vec::new());
+        first.write_record(&header).with_context(|| format!("writing {target}"))?;
+        out.restart_with(first.into_inner().map_err(|e| anyhow::anyhow!("{}", e.error()))?);
         let file = out.file();
-        let mut w =
-            csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).buffer_capacity(1024).from_writer(out);
-        w.write_record(sel.fields().map(Field::name)).with_context(|| format!("writing {target}"))?;
-        // The header reaches the file at once, so a visible file is never empty for long.
-        w.flush().with_context(|| format!("writing {target}"))?;
+        let mut w = builder().buffer_capacity(1024).from_writer(out);
+        w.write_record(&header).with_context(|| format!("writing {target}"))?;
         Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), file })
     }
 
     fn target(&self) -> String {
         self.w.get_ref().target().to_string()
     }
+}
+
+fn builder() -> csv::WriterBuilder {
+    let mut b = csv::WriterBuilder::new();
+    b.terminator(csv::Terminator::Any(b'\n'));
+    b
 }
 
 /// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise. A float
@@ -80,6 +89,10 @@ impl Sink for CsvSink {
 
     fn bytes_written(&self) -> u64 {
         self.w.get_ref().written()
+    }
+
+    fn files(&self) -> SinkFiles {
+        SinkFiles { data: self.file.clone(), recovery: self.file.clone() }
     }
 }
 

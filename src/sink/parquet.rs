@@ -18,7 +18,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
-use super::{CountingWriter, Sink};
+use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::arrow::{ColumnBuilder, arrow_schema};
 use crate::schema::catalog::Field;
 use crate::schema::row::{Selection, Tick};
@@ -40,6 +40,7 @@ pub struct ParquetSink {
     target: String,
     /// Metadata added after the start ([`Sink::add_metadata`]).
     late: Vec<(String, String)>,
+    files: SinkFiles,
 }
 
 /// File-level key/value metadata describing the run (also stored in the journal's schema).
@@ -87,14 +88,16 @@ pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties 
 impl ParquetSink {
     pub fn new(out: CountingWriter, journal: Option<CountingWriter>, sel: &Selection, meta: &RunMeta) -> Result<Self> {
         let target = out.target().to_string();
+        let files = SinkFiles { data: out.file(), recovery: journal.as_ref().and_then(CountingWriter::file) };
         let kv = kv_metadata(meta);
         let schema: SchemaRef =
             std::sync::Arc::new(arrow_schema(sel).as_ref().clone().with_metadata(schema_metadata(&kv)));
         let journal = match journal {
             Some(j) => {
                 let jt = j.target().to_string();
-                let mut jw = StreamWriter::try_new(j, &schema).with_context(|| format!("writing {jt}"))?;
-                jw.get_mut().sync()?;
+                // The schema reaches the disk with the first flush (the piece's first tick): a piece
+                // killed before it has an empty journal, which recovery drops.
+                let jw = StreamWriter::try_new(j, &schema).with_context(|| format!("writing {jt}"))?;
                 Some(jw)
             }
             None => None,
@@ -105,7 +108,7 @@ impl ParquetSink {
         let w = ArrowWriter::try_new_with_options(out, schema.clone(), opts)
             .with_context(|| format!("writing {target}"))?;
         let cols = sel.fields().map(|f| ColumnBuilder::new(f.def().ty)).collect();
-        Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target, late: Vec::new() })
+        Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target, late: Vec::new(), files })
     }
 
     /// Hand buffered rows to the Parquet writer as one batch.
@@ -163,14 +166,18 @@ impl Sink for ParquetSink {
         out.sync()
     }
 
-    /// Written bytes plus the encoder's estimate for the open row group and a few bytes per cell not
-    /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
-    /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn add_metadata(&mut self, key: &str, value: &str) {
         self.w.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
         self.late.push((key.to_string(), value.to_string()));
     }
 
+    fn files(&self) -> SinkFiles {
+        self.files.clone()
+    }
+
+    /// Written bytes plus the encoder's estimate for the open row group and a few bytes per cell not
+    /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
+    /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn bytes_written(&self) -> u64 {
         (self.w.bytes_written() + self.w.in_progress_size() + self.rows * self.cols.len() * 2) as u64
     }

@@ -12,5 +12,6 @@ mod prom;
 mod readers;
 mod record;
 mod report;
+mod safety;
 mod status;
 mod summarize;
