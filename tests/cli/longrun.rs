@@ -305,13 +305,14 @@ fn disk_full_then_space_returns() {
         let Some(fs) = small_fs(dir.path(), "256k") else { return };
         let mnt = fs.0.clone();
         let filler = mnt.join("filler.bin");
-        // Leave ~20 KiB free (tmpfs counts pages: the Parquet partial file and journal schema take
-        // three), so some rows are flushed before the disk fills.
+        // Leave ~48 KiB free (tmpfs counts pages: the Parquet partial file and the journal's schema,
+        // with the run metadata and every field's, take several), so some rows are flushed before
+        // the disk fills.
         let free = || {
             let out = Command::new("df").args(["-B1", "--output=avail"]).arg(&mnt).output().unwrap();
             String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap().trim().parse::<u64>().unwrap()
         };
-        std::fs::write(&filler, vec![0u8; (free() - 20 * 1024) as usize]).unwrap();
+        std::fs::write(&filler, vec![0u8; (free() - 48 * 1024) as usize]).unwrap();
         let mut child = gpumon_fake(dir.path(), TWO_GPUS)
             .args(["record", "-v", "-i", "100ms", "--flush", "200ms", "--max-backlog", "20", "-o"])
             .arg(mnt.join(format!("d.{ext}")))
