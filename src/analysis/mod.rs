@@ -7,8 +7,10 @@
 pub mod acc;
 pub mod checks;
 pub mod collect;
+pub mod compare;
 pub mod findings;
 pub mod keys;
+pub mod phases;
 pub mod series;
 pub mod stat;
 pub mod stats;

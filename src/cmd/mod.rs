@@ -4,6 +4,7 @@
 pub mod convert;
 pub mod doctor;
 pub mod fields;
+pub mod mark;
 pub mod record;
 pub mod recover;
 pub mod report;
@@ -32,6 +33,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Summarize(a) => summarize::run(&a.into_config()?),
         Cmd::Report(a) => report::run(&a.into_config()?),
         Cmd::Convert(a) => convert::run(&a.into_config()?),
+        Cmd::Mark(a) => mark::run(&a.into_config()?),
         Cmd::Recover { path } => recover::run(&path),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());

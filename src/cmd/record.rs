@@ -24,8 +24,9 @@ pub fn run(args: RecordArgs) -> Result<i32> {
 }
 
 /// Resolve `--fields` names. gpumon's own formats always carry the identity keys and `missed`;
-/// aggregated runs add `samples` and the `.max` companion of each selected field that has one.
-fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> Result<Selection> {
+/// aggregated runs add `samples` and the `.max` companion of each selected field that has one;
+/// `phases` adds `phase`.
+fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phases: bool) -> Result<Selection> {
     let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
     if names.is_empty() && crate::source::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
         // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
@@ -44,6 +45,9 @@ fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> R
         if !cols.contains(&f) {
             cols.push(f);
         }
+    }
+    if phases && !cols.contains(&Field::Phase) {
+        cols.push(Field::Phase);
     }
     if aggregated {
         let extra: Vec<Field> = CATALOG
@@ -137,6 +141,13 @@ impl RecordArgs {
                 UsageError("--processes writes a second file beside -o FILE; it needs an output file".into()).into()
             );
         }
+        let named = self.fields.iter().any(|f| !f.trim().is_empty());
+        // A wrapped command's run records its phases by default; --phases asks for them otherwise.
+        let nvsmi = matches!(format, Format::NvidiaSmi { .. });
+        if self.phases && nvsmi {
+            return Err(UsageError("--phases needs the csv or parquet format".into()).into());
+        }
+        let phases = !nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks));
         if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
@@ -145,7 +156,13 @@ impl RecordArgs {
         Ok(RecordConfig {
             interval: self.interval,
             sample_every,
-            selection: selection(&self.fields, format, aggregated, !self.command.is_empty() || self.pid.is_some())?,
+            selection: selection(
+                &self.fields,
+                format,
+                aggregated,
+                !self.command.is_empty() || self.pid.is_some(),
+                phases,
+            )?,
             target,
             listen: self.listen,
             format,
@@ -168,6 +185,7 @@ impl RecordArgs {
             pid: self.pid,
             keep_going: self.keep_going,
             processes: self.processes,
+            marks: !self.no_marks,
         })
     }
 }
@@ -179,21 +197,27 @@ mod tests {
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {
-        let s = selection(&["clocks.current.sm".into()], Format::Csv, false, false).unwrap();
+        let s = selection(&["clocks.current.sm".into()], Format::Csv, false, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm", "missed"]);
-        let s = selection(&["utilization.gpu".into()], Format::Parquet, true, false).unwrap();
+        let s = selection(&["utilization.gpu".into()], Format::Parquet, true, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(
             names,
             ["timestamp", "host", "index", "uuid", "utilization.gpu", "utilization.gpu.max", "samples", "missed"]
         );
-        let s = selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }, false, false)
-            .unwrap();
+        let s = selection(
+            &["clocks.current.sm".into()],
+            Format::NvidiaSmi { header: true, units: true },
+            false,
+            false,
+            false,
+        )
+        .unwrap();
         assert_eq!(s.fields().collect::<Vec<_>>(), [Field::ClockSm]);
         assert_eq!(Field::ClockSm.def().nvsmi_header(), "clocks.current.sm [MHz]");
         assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
-        let e = selection(&["utilisation.gpu".into()], Format::Csv, false, false).unwrap_err();
+        let e = selection(&["utilisation.gpu".into()], Format::Csv, false, false, false).unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");
     }

@@ -102,7 +102,8 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
 /// The report as HTML (what `run` writes).
 pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckResult>)> {
     let s = &cfg.summarize;
-    let (summary, results) = summarize(s)?;
+    let o = summarize(s)?;
+    let (summary, results) = (o.summary, o.checks);
     let json = crate::present::json::value(&summary, &results);
     let found = discover(&s.inputs)?;
     let grid = span(&summary, &found, s)?;
@@ -123,7 +124,8 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
 
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
-        let summarize = self.input.into_config(crate::present::ReportFormat::Json)?;
+        let summarize =
+            self.input.into_config(crate::present::ReportFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
         Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
     }
 }

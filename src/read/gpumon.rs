@@ -104,7 +104,8 @@ impl ParquetFile {
             .fields
             .iter()
             .filter(|(_, f)| {
-                let strings = f.def().ty == Ty::Str && *f != Field::Host;
+                // Text repeated on every row (identity) is read once; host and phase vary by row.
+                let strings = f.def().ty == Ty::Str && !matches!(f, Field::Host | Field::Phase);
                 keys.contains(f)
                     || (*f == Field::Uuid && !has_index)
                     || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
@@ -116,7 +117,7 @@ impl ParquetFile {
 
     /// Read the columns of `want` (plus timestamp, host and GPU keys), row groups split into
     /// contiguous parts read by up to `threads` threads. Returns one state per part, in file order.
-    /// Text columns other than the host (uuid, name) are read from the first row group only.
+    /// Text columns other than the host and phase (uuid, name) are read from the first row group only.
     pub fn scan<S: Send>(
         &self,
         want: &[Field],

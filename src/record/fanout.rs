@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 
+use crate::record::live::Live;
 use crate::schema::catalog::Field;
 use crate::schema::row::{Row, Selection, Tick, Value};
 use crate::schema::run::RunStats;
@@ -49,19 +50,29 @@ pub struct Outputs {
     pub writer: Option<Writer>,
     pub procs: Option<Writer>,
     pub exporter: Option<Exporter>,
+    /// The live status file `gpumon watch` reads.
+    pub live: Option<Live>,
     /// Owner and command of PIDs seen on a GPU (None: not visible in this PID namespace).
     names: HashMap<u32, Option<Owner>>,
 }
 
 impl Outputs {
-    pub fn new(writer: Option<Writer>, procs: Option<Writer>, exporter: Option<Exporter>) -> Outputs {
-        Outputs { writer, procs, exporter, names: HashMap::new() }
+    pub fn new(
+        writer: Option<Writer>,
+        procs: Option<Writer>,
+        exporter: Option<Exporter>,
+        live: Option<Live>,
+    ) -> Outputs {
+        Outputs { writer, procs, exporter, live, names: HashMap::new() }
     }
 
     /// Publish to the endpoint and queue for the writers; `Err` when the main queue is full.
     pub fn send(&mut self, t: Tick, stats: &RunStats, job: Option<&dyn Fn(u32) -> bool>) -> Result<(), ()> {
         if let Some(e) = &self.exporter {
             e.publish(&t, stats);
+        }
+        if let Some(l) = &self.live {
+            l.publish(&t, stats);
         }
         if self.procs.is_some() {
             let pt = self.process_rows(&t, job);
@@ -137,9 +148,13 @@ impl Outputs {
         )
     }
 
-    pub fn finish(self) -> Result<WriterReport> {
+    /// Stop the endpoint, write the last status document with the run's final `stats`, close the files.
+    pub fn finish(self, stats: &RunStats) -> Result<WriterReport> {
         if let Some(e) = self.exporter {
             e.stop();
+        }
+        if let Some(l) = self.live {
+            l.finish(stats);
         }
         let procs = self.procs.map(Writer::finish).transpose();
         let main = self.writer.map_or_else(|| Ok(WriterReport::default()), Writer::finish)?;

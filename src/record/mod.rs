@@ -5,7 +5,9 @@
 
 pub mod agg;
 mod child;
+mod control;
 mod fanout;
+mod live;
 mod setup;
 mod signals;
 mod tick;
@@ -65,6 +67,8 @@ pub struct RecordConfig {
     pub keep_going: bool,
     /// Write one row per (tick, GPU, process) beside the main output.
     pub processes: bool,
+    /// Listen for phase marks (`gpumon mark`) on a control socket; off with `--no-marks`.
+    pub marks: bool,
 }
 
 /// How a run ended.
@@ -91,6 +95,8 @@ struct Recorder<'a> {
     hostname: Arc<str>,
     rows: Rows,
     out: Emitter,
+    /// The control socket for phase marks, when the run has one.
+    control: Option<control::Control>,
     /// The output as the user named it, for messages.
     target_name: String,
     show_status: bool,
@@ -227,6 +233,12 @@ impl Recorder<'_> {
             None => None,
         };
         let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
+        if let Some(c) = self.control.take() {
+            if let Some(marks) = c.marks.json() {
+                outputs.add_metadata("gpumon.marks", &marks);
+            }
+            drop(c);
+        }
         if let Some(code) = job_exit {
             outputs.add_metadata("gpumon.job.exit_code", &code.to_string());
         }
@@ -234,7 +246,7 @@ impl Recorder<'_> {
             outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));
         }
         let target_name = self.target_name;
-        let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
+        let report = outputs.finish(&stats).with_context(|| format!("finishing {target_name}"))?;
         if stats.late > 0 || stats.dropped > 0 || report.lost > 0 {
             warn(&format!(
                 "{} ticks recorded, {} samples late, {} ticks missed, {} dropped by a full queue, {} lost to write errors",

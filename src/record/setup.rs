@@ -8,11 +8,14 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::record::child::Job;
+use crate::record::control::Control;
 use crate::record::fanout::{Outputs, procs_selection, procs_target};
+use crate::record::live::Live;
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
 use crate::schema::catalog::Source;
-use crate::schema::files::{Format, OutputSet};
+use crate::schema::files::{Format, OutputSet, control_path, status_path};
+use crate::schema::live::{self, LiveStatus};
 use crate::schema::row::Selection;
 use crate::schema::run::RunMeta;
 use crate::sink::Target;
@@ -45,11 +48,12 @@ impl<'a> Recorder<'a> {
             start: Utc::now(),
             driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
         };
-        let outputs = open_outputs(cfg, &meta)?;
+        let control = open_control(cfg);
+        let outputs = open_outputs(cfg, &meta, control.as_ref())?;
         let mut job = match (&cfg.wrap[..], cfg.pid) {
             ([], None) => None,
             ([], Some(pid)) => Some(Job::follow(pid)?),
-            (argv, _) => Some(Job::spawn(argv)?),
+            (argv, _) => Some(Job::spawn(argv, control.as_ref().map(|c| c.path.as_path()))?),
         };
         if let (Some(j), Some(p)) = (job.as_mut(), job_pids.as_ref()) {
             j.share_pids(p.clone());
@@ -60,7 +64,8 @@ impl<'a> Recorder<'a> {
             sources: Sources { host, cgroup, job, gpu },
             hostname,
             rows: Rows::new(per_row),
-            out: Emitter::new(outputs, job_pids),
+            out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),
+            control,
             target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),
             show_status: status::enable(cfg.quiet),
         })
@@ -84,9 +89,44 @@ fn open_host_sources(cfg: &RecordConfig) -> Result<(Option<HostSource>, Option<C
     Ok((host, cgroup))
 }
 
-/// The main writer, the per-process writer beside it (Parquet or CSV like the main file) and
-/// the metrics endpoint, each when asked for.
-fn open_outputs(cfg: &RecordConfig, meta: &RunMeta) -> Result<Outputs> {
+/// The control socket for phase marks: beside an output file, in a private directory for a wrapped
+/// job writing elsewhere (stdout, metrics only); none with `--no-marks`.
+fn open_control(cfg: &RecordConfig) -> Option<Control> {
+    if !cfg.marks {
+        return None;
+    }
+    match &cfg.target {
+        Some(Target::File(p)) => Control::open(&control_path(p)),
+        _ if !cfg.wrap.is_empty() => Control::open_private(),
+        _ => None,
+    }
+}
+
+/// The live status file of a run writing a file (`gpumon watch`).
+fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>) -> Option<Live> {
+    let Some(Target::File(p)) = &cfg.target else { return None };
+    let job = match (&cfg.wrap[..], cfg.pid) {
+        ([], None) => None,
+        ([], Some(pid)) => Some(format!("pid {pid}")),
+        (argv, _) => Some(argv.join(" ")),
+    };
+    let base = LiveStatus {
+        schema: live::SCHEMA.to_string(),
+        pid: std::process::id(),
+        host: meta.hostname.clone(),
+        output: p.display().to_string(),
+        control: control.map(|c| c.path.display().to_string()),
+        interval_s: meta.interval_s,
+        started: meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        job,
+        ..LiveStatus::default()
+    };
+    Live::start(status_path(p), base, cfg.selection.clone(), control.map(|c| c.marks.clone()))
+}
+
+/// The main writer, the per-process writer beside it (Parquet or CSV like the main file), the
+/// metrics endpoint and the status file, each when asked for.
+fn open_outputs(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>) -> Result<Outputs> {
     let writer = cfg
         .target
         .as_ref()
@@ -101,7 +141,7 @@ fn open_outputs(cfg: &RecordConfig, meta: &RunMeta) -> Result<Outputs> {
         .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
         .transpose()?;
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    Ok(Outputs::new(writer, procs, exporter))
+    Ok(Outputs::new(writer, procs, exporter, open_live(cfg, meta, control)))
 }
 
 /// The writer settings of one output of this run.

@@ -68,6 +68,7 @@ pub enum Field {
     ProcCommand,
     ProcGpuMemory,
     ProcJob,
+    Phase,
     Missed,
 }
 
@@ -395,6 +396,8 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "GPU memory the process uses on this GPU."),
     def!(ProcJob, "proc.job", [], "", false, Bool, Process, Last, Gauge, false,
         "Whether the process belongs to the wrapped or followed job."),
+    def!(Phase, "phase", [], "", false, Str, Meta, Last, None, false,
+        "Experiment phase current at the row's timestamp, as marked with `gpumon mark LABEL` (null before the first mark and after `gpumon mark --end`). In the default columns of a wrapped job; --phases adds it otherwise."),
     def!(Missed, "missed", [], "", false, U32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];

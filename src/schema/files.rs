@@ -179,6 +179,16 @@ pub fn journal_path(piece: &Path) -> PathBuf {
     hidden(piece, JOURNAL)
 }
 
+/// The control socket a recording of `base` listens on for phase marks (`gpumon mark`).
+pub fn control_path(base: &Path) -> PathBuf {
+    hidden(base, ".ctl")
+}
+
+/// The live status file the recorder of `base` rewrites after every row (`gpumon watch`).
+pub fn status_path(base: &Path) -> PathBuf {
+    hidden(base, ".status")
+}
+
 /// The piece a journal belongs to.
 pub fn piece_of_journal(journal: &Path) -> Option<PathBuf> {
     let name = journal.file_name()?.to_str()?;

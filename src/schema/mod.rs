@@ -5,6 +5,8 @@ pub mod arrow;
 pub mod batch;
 pub mod catalog;
 pub mod cols;
+pub mod control;
 pub mod files;
+pub mod live;
 pub mod row;
 pub mod run;

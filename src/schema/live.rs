@@ -1,0 +1,107 @@
+//! The live status file of a running recording (`.run.parquet.status` beside the output): the
+//! recorder rewrites it whole after each row (a small JSON document, written to a temporary file and
+//! renamed), and `gpumon watch` reads it. It holds the latest row of every GPU by field name, so a
+//! field added to the catalogue shows up here with no edit.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::schema::row::{Row, Selection, Value};
+
+/// Version tag of the document.
+pub const SCHEMA: &str = "gpumon.status/1";
+
+/// What the recorder says about itself and its latest row.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LiveStatus {
+    pub schema: String,
+    /// The recorder's process id and host: `watch` tells a live recording from a dead one by them.
+    pub pid: u32,
+    pub host: String,
+    /// The output as given to `record`.
+    pub output: String,
+    /// The control socket marks go to (`gpumon mark`), when the recording has one.
+    pub control: Option<String>,
+    pub interval_s: f64,
+    /// RFC 3339 UTC: when the recording started, and when this document was written.
+    pub started: String,
+    pub updated: String,
+    /// The wrapped command or the followed process.
+    pub job: Option<String>,
+    /// The phase current at the latest row, and when its mark arrived.
+    pub phase: Option<String>,
+    pub phase_since: Option<String>,
+    /// Marks received so far (an `end` counts too).
+    pub marks: u64,
+    /// The run's counters so far.
+    pub ticks: u64,
+    pub late: u64,
+    pub missed: u64,
+    pub dropped: u64,
+    /// Set in the last document of a run that ended.
+    pub finished: bool,
+    /// Timestamp (RFC 3339 UTC) of the latest row.
+    pub ts: Option<String>,
+    /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
+    pub rows: Vec<BTreeMap<String, serde_json::Value>>,
+}
+
+/// A row's recorded fields as JSON values (missing is null).
+pub fn row_values(row: &Row, sel: &Selection) -> BTreeMap<String, serde_json::Value> {
+    sel.fields()
+        .filter(|f| *f != crate::schema::catalog::Field::Timestamp)
+        .map(|f| {
+            let v = match row.get(f) {
+                Value::U(x) => serde_json::Value::from(*x),
+                Value::F(x) => {
+                    serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, serde_json::Value::Number)
+                }
+                Value::S(s) => serde_json::Value::from(s.as_ref()),
+                Value::Null | Value::Unsupported => serde_json::Value::Null,
+            };
+            (f.name().to_string(), v)
+        })
+        .collect()
+}
+
+impl LiveStatus {
+    /// A number of row `i`, by field name.
+    pub fn num(&self, i: usize, field: &str) -> Option<f64> {
+        self.rows.get(i)?.get(field)?.as_f64()
+    }
+
+    /// A text of row `i`, by field name (numbers as written).
+    pub fn text(&self, i: usize, field: &str) -> Option<String> {
+        match self.rows.get(i)?.get(field)? {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Null => None,
+            v => Some(v.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::catalog::Field;
+
+    #[test]
+    fn rows_are_written_by_field_name_and_read_back() {
+        let mut r = Row::default();
+        r.set(Field::Index, Value::U(1));
+        r.set(Field::PowerDraw, Value::F(250.5));
+        r.set(Field::Phase, Value::S("bs=64".into()));
+        r.set(Field::FanSpeed, Value::Unsupported);
+        let sel = Selection::new(vec![Field::Timestamp, Field::Index, Field::PowerDraw, Field::FanSpeed, Field::Phase]);
+        let st = LiveStatus { schema: SCHEMA.into(), rows: vec![row_values(&r, &sel)], ..Default::default() };
+        let text = serde_json::to_string(&st).unwrap();
+        let back: LiveStatus = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, st);
+        assert_eq!(back.num(0, "power.draw"), Some(250.5));
+        assert_eq!(back.text(0, "phase").as_deref(), Some("bs=64"));
+        assert_eq!(back.text(0, "index").as_deref(), Some("1"));
+        assert_eq!(back.num(0, "fan.speed"), None);
+        assert_eq!(back.num(0, "timestamp"), None, "the row time is `ts`");
+    }
+}
