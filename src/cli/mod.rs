@@ -42,6 +42,14 @@ pub(crate) enum Cmd {
     /// `phase` column until the next mark or --end.
     #[command(after_help = MARK_EXAMPLES)]
     Mark(MarkArgs),
+    /// Compare runs, or phases of runs, by their key statistics (utilization, memory, power, energy
+    /// per hour, ...): each against the first, with --fail-if checks on the changes for CI.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(Box<CompareArgs>),
+    /// A live view of a recording being written, from another shell: per-GPU bars and numbers, host
+    /// CPU/RAM, the job, the current phase and the findings so far (read from the recorder's status
+    /// file; no second NVML poller). q or Ctrl-C quits.
+    Watch(WatchArgs),
     /// Convert gpumon files or nvidia-smi logs to gpumon CSV or typed Parquet.
     Convert(Box<ConvertArgs>),
     /// Turn what a crash left of a recording (journals, a torn last CSV line) into valid files.
@@ -311,6 +319,55 @@ pub(crate) struct InputArgs {
     /// No progress bar.
     #[arg(short, long)]
     pub(crate) quiet: bool,
+}
+
+const COMPARE_EXAMPLES: &str = "Examples:
+  gpumon compare base.parquet new.parquet              new against base
+  gpumon compare run.parquet@bs=32 run.parquet@bs=128  two phases of one run (gpumon mark)
+  gpumon compare a.parquet b.parquet --fail-if 'energy_per_hour.delta_pct > 10'   exit 3 on a regression";
+
+/// Output format of `compare`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum CompareFormatArg {
+    Table,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CompareArgs {
+    /// Runs to compare: gpumon files (a rotated set by the name given to record), nvidia-smi logs,
+    /// directories; RUN@LABEL for one phase of a run.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub(crate) runs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(crate) format: CompareFormatArg,
+    /// Exit 3 if STATISTIC[.delta|.delta_pct] OP NUMBER holds for a run; a change is against the
+    /// baseline, e.g. 'energy_per_hour.delta_pct > 10' or 'utilization.gpu.mean.delta < -5'. Repeatable.
+    #[arg(long = "fail-if", value_name = "CHECK")]
+    pub(crate) fail_if: Vec<String>,
+    /// The run the others are compared with, as given (default: the first).
+    #[arg(long, value_name = "RUN")]
+    pub(crate) baseline: Option<String>,
+    /// Override a finding threshold, e.g. oom_mem_pct=90 (the headroom note uses it). Repeatable.
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    pub(crate) thresholds: Vec<String>,
+    #[command(flatten)]
+    pub(crate) logs: LogArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct WatchArgs {
+    /// The recording: the -o path given to `gpumon record`.
+    #[arg(value_name = "PATH")]
+    pub(crate) path: PathBuf,
+    /// Print one frame and exit (for scripts); the first lines say whether it is being recorded.
+    #[arg(long)]
+    pub(crate) once: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -69,18 +69,23 @@ fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
 pub fn run(cfg: &MarkConfig) -> Result<i32> {
     let path = socket(cfg.run.as_deref())?;
     let mut s = UnixStream::connect(&path).map_err(|e| {
-        UsageError(format!(
-            "no recording is listening for marks at {} ({e}); is `gpumon record` running on that output?",
-            path.display()
-        ))
+        let at = path.display();
+        UsageError(if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!("cannot reach the recording at {at} ({e}): only the user who started it may mark it")
+        } else {
+            format!("no recording is listening for marks at {at} ({e}); is `gpumon record` running on that output?")
+        })
     })?;
-    s.set_write_timeout(Some(ANSWER))?;
-    s.set_read_timeout(Some(ANSWER))?;
-    s.write_all(cfg.request.line().as_bytes())?;
+    let _ = s.set_write_timeout(Some(ANSWER));
+    let _ = s.set_read_timeout(Some(ANSWER));
+    // A recorder that turns the sender away may close before the request is written (EPIPE): its
+    // answer is read all the same. No io::Error is passed on (a broken pipe would read as success).
+    let sent = s.write_all(cfg.request.line().as_bytes());
     let _ = s.shutdown(std::net::Shutdown::Write);
     let mut answer = String::new();
     if BufReader::new(&s).read_line(&mut answer).is_err() || answer.is_empty() {
-        bail!("the recording at {} did not answer the mark", path.display());
+        let why = sent.err().map_or_else(|| "no answer".to_string(), |e| format!("sending failed: {e}"));
+        bail!("the recording at {} did not take the mark ({why})", path.display());
     }
     let answer = answer.trim_end();
     match answer.strip_prefix("error: ") {

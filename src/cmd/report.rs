@@ -103,13 +103,17 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
 pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckResult>)> {
     let s = &cfg.summarize;
     let o = summarize(s)?;
-    let (summary, results) = (o.summary, o.checks);
-    let json = crate::present::json::value(&summary, &results);
+    let (summary, results) = (&o.summary, &o.checks);
+    let json = match &o.phases {
+        Some(p) => crate::present::phases::json_value(summary, results, p),
+        None => crate::present::json::value(summary, results),
+    };
     let found = discover(&s.inputs)?;
-    let grid = span(&summary, &found, s)?;
+    let grid = span(summary, &found, s)?;
     let collected = collect(&found, s, grid, summary.window)?;
-    let body = crate::present::html::body::body(&summary, &results, &collected, s.read.nvsmi.tz);
-    Ok((crate::present::html::markup::page(&crate::present::html::body::title(&summary), &body, &json), results))
+    let body = crate::present::html::body::body(summary, results, &collected, s.read.nvsmi.tz, o.phases.as_ref());
+    let page = crate::present::html::markup::page(&crate::present::html::body::title(summary), &body, &json);
+    Ok((page, o.checks))
 }
 
 /// Run the command; returns the exit code (3 when a `--fail-if` check failed; the report is written).

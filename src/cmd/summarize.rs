@@ -43,6 +43,8 @@ pub struct SummarizeConfig {
     pub format: ReportFormat,
     /// Allow a progress bar (stderr a terminal, reading slow).
     pub progress: bool,
+    /// Print the inputs' warnings on stderr (`watch` keeps its screen clean).
+    pub warnings: bool,
     /// Whether to split the data by phase.
     pub phases: PhaseMode,
     /// `--phase NAME=SINCE..UNTIL`: phases as time windows, for inputs without marks.
@@ -205,7 +207,7 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
     let split = phase_split(cfg, &found, range);
     let (all, reports) = collect(cfg, &found, &ccfg, split.as_ref(), &progress)?;
     progress.finish();
-    for r in &reports {
+    for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
             crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
@@ -322,6 +324,7 @@ impl InputArgs {
             checks: self.fail_if,
             format,
             progress: !self.quiet,
+            warnings: true,
             phases: if phase_windows.is_empty() { phases } else { PhaseMode::On },
             phase_windows,
             baseline: self.baseline,

@@ -20,7 +20,7 @@ fn value(m: Measure, v: Option<f64>) -> String {
 }
 
 /// The cells of row `i`: the value, and beside it the change against the baseline.
-fn cells(c: &Comparison, i: usize) -> Vec<String> {
+pub fn cells(c: &Comparison, i: usize) -> Vec<String> {
     let m = c.measures[i];
     (0..c.columns.len())
         .map(|col| {
@@ -35,7 +35,7 @@ fn cells(c: &Comparison, i: usize) -> Vec<String> {
 }
 
 /// Row labels: statistic name and unit.
-fn label(m: Measure) -> String {
+pub fn label(m: Measure) -> String {
     if m.unit().is_empty() { m.name() } else { format!("{} {}", m.name(), m.unit()) }
 }
 

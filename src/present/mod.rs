@@ -8,6 +8,7 @@ pub mod json;
 pub mod markdown;
 pub mod phases;
 pub mod table;
+pub mod watch;
 
 use chrono::{DateTime, Utc};
 

@@ -96,7 +96,10 @@ fn open_control(cfg: &RecordConfig) -> Option<Control> {
         return None;
     }
     match &cfg.target {
-        Some(Target::File(p)) => Control::open(&control_path(p)),
+        // Absolute: the wrapped job may change directory before it marks.
+        Some(Target::File(p)) => {
+            Control::open(&std::path::absolute(control_path(p)).unwrap_or_else(|_| control_path(p)))
+        }
         _ if !cfg.wrap.is_empty() => Control::open_private(),
         _ => None,
     }
