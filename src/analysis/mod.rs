@@ -10,6 +10,7 @@ pub mod collect;
 pub mod compare;
 pub mod findings;
 pub mod keys;
+pub mod last;
 pub mod phases;
 pub mod series;
 pub mod stat;

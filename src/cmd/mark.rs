@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::MarkArgs;
 use crate::schema::control::{ENV, Request, check_label};
-use crate::schema::files::{control_path, status_path};
+use crate::schema::files::status_path;
 use crate::schema::live::LiveStatus;
 use crate::util::error::{UsageError, exit};
 
@@ -39,7 +39,8 @@ impl MarkArgs {
     }
 }
 
-/// The control socket of the recording named by `--run`, or of `$GPUMON_CONTROL`.
+/// The control socket of the recording named by `--run` (its status file says where), or of
+/// `$GPUMON_CONTROL`.
 fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
     let Some(run) = run else {
         return match std::env::var_os(ENV).filter(|v| !v.is_empty()) {
@@ -51,18 +52,22 @@ fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
             .into()),
         };
     };
-    let beside = control_path(run);
-    if beside.exists() {
-        return Ok(beside);
-    }
-    // An output path too long for a socket: the status file names where it went.
-    let elsewhere = std::fs::read(status_path(run))
+    let status = status_path(run);
+    std::fs::read(&status)
         .ok()
         .and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok())
-        .filter(|s| !s.finished)
         .and_then(|s| s.control)
-        .map(PathBuf::from);
-    Ok(elsewhere.unwrap_or(beside))
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "no recording is listening for marks on {} (no status file {} naming a control socket); is \
+                 `gpumon record -o {}` running?",
+                run.display(),
+                status.display(),
+                run.display()
+            ))
+            .into()
+        })
 }
 
 /// Send the mark; exit 0 when the recorder took it.

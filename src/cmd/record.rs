@@ -95,8 +95,19 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
 }
 
 impl RecordArgs {
-    fn into_config(self) -> Result<RecordConfig> {
-        let target = match self.output {
+    /// Whether the run records the `phase` column: a wrapped command's run by default (unless it names
+    /// its fields or takes no marks), any run with `--phases`; never the nvidia-smi format.
+    fn phases(&self, format: Format) -> Result<bool> {
+        let nvsmi = matches!(format, Format::NvidiaSmi { .. });
+        if self.phases && nvsmi {
+            return Err(UsageError("--phases needs the csv or parquet format".into()).into());
+        }
+        let named = self.fields.iter().any(|f| !f.trim().is_empty());
+        Ok(!nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks)))
+    }
+
+    fn into_config(mut self) -> Result<RecordConfig> {
+        let target = match self.output.take() {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
             Some(o) => Some(Target::File(o)),
             None if self.listen.is_some() => None,
@@ -141,13 +152,7 @@ impl RecordArgs {
                 UsageError("--processes writes a second file beside -o FILE; it needs an output file".into()).into()
             );
         }
-        let named = self.fields.iter().any(|f| !f.trim().is_empty());
-        // A wrapped command's run records its phases by default; --phases asks for them otherwise.
-        let nvsmi = matches!(format, Format::NvidiaSmi { .. });
-        if self.phases && nvsmi {
-            return Err(UsageError("--phases needs the csv or parquet format".into()).into());
-        }
-        let phases = !nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks));
+        let phases = self.phases(format)?;
         if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()

@@ -1,13 +1,26 @@
-//! `gpumon recover`: turn what a crash left of a recording into valid files.
+//! `gpumon recover`: turn what a crash left of a recording into valid files, and remove the status
+//! file of a recorder that is gone.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
 
-use crate::schema::files::OutputSet;
+use crate::schema::files::{OutputSet, status_path};
+use crate::schema::live::LiveStatus;
 use crate::sink::files::recover_set;
 use crate::util::error::{UsageError, exit};
+
+/// Remove the status file beside `base` when the recorder that wrote it no longer runs; its path.
+fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
+    let path = status_path(base);
+    let st: LiveStatus = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let host = sysinfo::System::host_name().unwrap_or_default();
+    if st.recorder_alive(&host) {
+        return None;
+    }
+    std::fs::remove_file(&path).ok().map(|()| path)
+}
 
 /// Recover the set `path` names (or belongs to) and say what was done.
 pub fn run(path: &Path) -> Result<i32> {
@@ -26,7 +39,11 @@ pub fn run(path: &Path) -> Result<i32> {
     for p in &done.removed {
         writeln!(out, "removed {}: empty (killed before its header was written)", p.display())?;
     }
-    if done.is_empty() {
+    let status = remove_dead_status(&set.base());
+    if let Some(p) = &status {
+        writeln!(out, "removed {}: the status file of a recorder that is gone", p.display())?;
+    }
+    if done.is_empty() && status.is_none() {
         writeln!(out, "nothing to recover for {}", set.base().display())?;
     }
     Ok(exit::OK)

@@ -1,7 +1,8 @@
 //! `gpumon watch PATH`: a live view of a recording from another shell or SSH session, read from the
 //! status file its recorder rewrites after every row (`.PATH.status`, no second NVML poller). It
 //! redraws in place in the terminal's alternate screen every interval and quits on q or Ctrl-C;
-//! `--once` prints one frame. The findings so far come from summarising what the recording has
+//! `--once` prints one frame. A recording nobody writes any more (no status file: the run ended; or
+//! one whose recorder is gone) is said to be so, and its last tick is shown. The findings so far come from summarising what the recording has
 //! written (its journal or CSV), on a thread of their own, at most every [`FINDINGS_EVERY`] or ten
 //! times as long as the last look took.
 
@@ -15,14 +16,19 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use crate::analysis::findings::{Finding, Thresholds};
+use crate::analysis::last::LastTick;
 use crate::analysis::window::WindowSpec;
 use crate::cli::WatchArgs;
 use crate::cmd::summarize::{PhaseMode, SummarizeConfig, summarize};
+use crate::present::rfc3339;
 use crate::present::watch::{Liveness, View, frame};
-use crate::read::scan::ReadOptions;
+use crate::read::inputs::discover;
+use crate::read::scan::{ReadOptions, scan};
+use crate::schema::catalog::{Field, Source};
 use crate::schema::files::status_path;
-use crate::schema::live::LiveStatus;
+use crate::schema::live::{self, LiveStatus};
 use crate::util::error::{UsageError, exit};
+use crate::util::progress::Progress;
 
 /// The findings so far, or why there are none.
 type Found = Result<Vec<Finding>, String>;
@@ -51,24 +57,63 @@ fn load(path: &Path) -> Option<LiveStatus> {
     serde_json::from_slice(&bytes).ok()
 }
 
-fn pid_alive(pid: u32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// Whether the recording is going on: not finished, its recorder alive (on this host), written lately.
+/// Whether the recording is going on: its recorder alive (on this host) and writing lately.
 fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
-    if st.finished {
-        return Liveness::Gone("the run ended".into());
-    }
-    let here = sysinfo::System::host_name().is_ok_and(|h| h == st.host);
-    if here && !pid_alive(st.pid) {
+    let host = sysinfo::System::host_name().unwrap_or_default();
+    if !st.recorder_alive(&host) {
         return Liveness::Gone(format!("its recorder (pid {}) is gone: killed or crashed", st.pid));
     }
     let age = DateTime::parse_from_rfc3339(&st.updated)
         .map_or(f64::INFINITY, |t| (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0);
     if age > (5.0 * st.interval_s).max(5.0) { Liveness::Stale(age) } else { Liveness::Recording }
+}
+
+/// The last tick of what is on disk, for a recording nobody writes (no status file).
+fn from_data(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
+    let found = discover(&[path.to_path_buf()]).ok()?;
+    let want: Vec<Field> = Field::all().filter(|f| f.def().source != Source::Process).collect();
+    let progress = Progress::new(0, false);
+    let visit = |st: &mut LastTick, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
+        st.visit(b, host);
+        Ok(())
+    };
+    let mut last = LastTick::default();
+    for input in &found.inputs {
+        let (parts, _) = scan(input, read, &want, &progress, &LastTick::default, &visit).ok()?;
+        for p in parts {
+            last.merge(p);
+        }
+    }
+    let first = last.rows.first()?;
+    Some(LiveStatus {
+        schema: live::SCHEMA.to_string(),
+        host: first.get("host").and_then(|h| h.as_str()).unwrap_or_default().to_string(),
+        output: path.display().to_string(),
+        phase: first.get("phase").and_then(|p| p.as_str()).map(str::to_string),
+        ts: Some(rfc3339(last.ts)),
+        rows: last.rows,
+        ..LiveStatus::default()
+    })
+}
+
+/// What a frame shows: the status document (or the data's last tick), whether it is recorded, and
+/// whether it was read from the data.
+struct Shown {
+    st: LiveStatus,
+    live: Liveness,
+    from_file: bool,
+}
+
+/// The live status, else the last tick of the data (`ended`: a status file was seen and is gone).
+fn shown(cfg: &WatchConfig, ended: bool, data: &mut Option<Option<LiveStatus>>) -> Option<Shown> {
+    if let Some(st) = load(&cfg.path) {
+        *data = None;
+        let live = liveness(&st, Utc::now());
+        return Some(Shown { st, live, from_file: false });
+    }
+    let st = data.get_or_insert_with(|| from_data(&cfg.path, &cfg.read)).clone()?;
+    let why = if ended { "the run ended" } else { "no recorder is writing it (the run ended, or ran elsewhere)" };
+    Some(Shown { st, live: Liveness::Gone(why.into()), from_file: true })
 }
 
 /// The findings of everything the recording has written so far, or why there is nothing to look at.
@@ -101,27 +146,23 @@ fn size() -> (usize, usize) {
     if r == 0 && ws.ws_col > 0 && ws.ws_row > 0 { (usize::from(ws.ws_col), usize::from(ws.ws_row)) } else { (80, 24) }
 }
 
-/// One frame for `--once`; exit 2 when there is no status to show.
+/// One frame for `--once`; exit 2 when there is nothing to show.
 fn once(cfg: &WatchConfig) -> Result<i32> {
     let path = cfg.path.display().to_string();
-    let st = load(&cfg.path).ok_or_else(|| {
-        UsageError(format!(
-            "no live status beside {path} ({}): is `gpumon record -o {path}` running (or has it run)?",
+    let Some(sh) = shown(cfg, false, &mut None) else {
+        return Err(UsageError(format!(
+            "nothing to watch at {path}: no status file ({}) and no recorded rows",
             status_path(&cfg.path).display()
         ))
-    })?;
+        .into());
+    };
     let now = Utc::now();
     let f = findings(&cfg.path, &cfg.read);
     let width = if std::io::IsTerminal::is_terminal(&std::io::stdout()) { size().0 } else { 100 };
-    let view = View {
-        path: &path,
-        live: liveness(&st, now),
-        findings: Some(f.as_deref().map_err(String::as_str)),
-        now,
-        keys: false,
-    };
+    let findings = Some(f.as_deref().map_err(String::as_str));
+    let view = View { path: &path, live: sh.live, findings, now, keys: false, from_file: sh.from_file };
     let mut out = std::io::stdout().lock();
-    for l in frame(&st, &view, width, usize::MAX) {
+    for l in frame(&sh.st, &view, width, usize::MAX) {
         writeln!(out, "{l}")?;
     }
     out.flush()?;
@@ -195,10 +236,19 @@ fn findings_thread(cfg: &WatchConfig, slot: Arc<Mutex<Option<Found>>>) {
     });
 }
 
-/// The frame to draw now (a waiting note while there is no status yet).
-fn current(cfg: &WatchConfig, found: Option<&Found>, w: usize, h: usize) -> (Vec<String>, Duration) {
+/// What the interactive view keeps between frames.
+#[derive(Default)]
+struct Seen {
+    /// A status file was read: when it goes, the run has ended.
+    status: bool,
+    /// The data's last tick, read once when there is no status file.
+    data: Option<Option<LiveStatus>>,
+}
+
+/// The frame to draw now (a waiting note while there is nothing yet) and the time to the next.
+fn current(cfg: &WatchConfig, seen: &mut Seen, found: Option<&Found>, w: usize, h: usize) -> (Vec<String>, Duration) {
     let path = cfg.path.display().to_string();
-    let Some(st) = load(&cfg.path) else {
+    let Some(sh) = shown(cfg, seen.status, &mut seen.data) else {
         let lines = vec![
             format!("gpumon watch {path}"),
             format!("waiting for the recording: no {} yet", status_path(&cfg.path).display()),
@@ -208,11 +258,12 @@ fn current(cfg: &WatchConfig, found: Option<&Found>, w: usize, h: usize) -> (Vec
         ];
         return (lines.into_iter().map(|l| l.chars().take(w).collect()).collect(), Duration::from_millis(500));
     };
+    seen.status |= !sh.from_file;
     let now = Utc::now();
     let findings = found.map(|f| f.as_deref().map_err(String::as_str));
-    let view = View { path: &path, live: liveness(&st, now), findings, now, keys: true };
-    let every = Duration::from_secs_f64(st.interval_s.clamp(0.1, 2.0));
-    (frame(&st, &view, w, h), every)
+    let view = View { path: &path, live: sh.live, findings, now, keys: true, from_file: sh.from_file };
+    let every = Duration::from_secs_f64(if sh.from_file { 1.0 } else { sh.st.interval_s.clamp(0.1, 2.0) });
+    (frame(&sh.st, &view, w, h), every)
 }
 
 /// Redraw until a quit key or signal.
@@ -224,10 +275,11 @@ fn interactive(cfg: &WatchConfig) -> Result<i32> {
     let term = Term::enter()?;
     let slot = Arc::new(Mutex::new(None));
     findings_thread(cfg, slot.clone());
+    let mut seen = Seen::default();
     while !stop.load(Ordering::Relaxed) {
         let (w, h) = size();
         let found = slot.lock().ok().and_then(|s| s.clone());
-        let (lines, every) = current(cfg, found.as_ref(), w, h);
+        let (lines, every) = current(cfg, &mut seen, found.as_ref(), w, h);
         let mut out = String::from("\x1b[H");
         out.push_str(&lines.join("\x1b[K\r\n"));
         out.push_str("\x1b[K\x1b[J");

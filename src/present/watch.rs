@@ -30,6 +30,8 @@ pub struct View<'a> {
     pub now: DateTime<Utc>,
     /// The key line at the bottom (interactive only).
     pub keys: bool,
+    /// The document is the last tick read from the data (no counters, no marks to tell).
+    pub from_file: bool,
 }
 
 fn hms(rfc: Option<&str>) -> String {
@@ -141,9 +143,10 @@ fn head(st: &LiveStatus, v: &View<'_>, width: usize) -> Vec<String> {
         Liveness::Stale(s) => {
             format!("STALE: no update for {} (pid {} on {} is alive but silent)", dur(*s), st.pid, st.host)
         }
-        Liveness::Gone(why) => format!("NOT BEING RECORDED: {why}; last frame from {} UTC", hms(Some(&st.updated))),
+        Liveness::Gone(why) => format!("NOT BEING RECORDED: {why}; last frame from {} UTC", hms(st.ts.as_deref())),
     };
     let phase = match (&st.phase, &st.phase_since) {
+        _ if v.from_file => format!("phase {} (of the last row)", st.phase.as_deref().unwrap_or("-")),
         (Some(p), Some(t)) => {
             let long = since(t, v.now).map_or(String::new(), |s| format!(" ({})", dur(s.max(0.0))));
             format!("phase {p} since {} UTC{long}; {} mark(s)", hms(Some(t)), st.marks)
@@ -152,11 +155,9 @@ fn head(st: &LiveStatus, v: &View<'_>, width: usize) -> Vec<String> {
         (None, _) if st.control.is_some() => format!("phase - (none marked; {} mark(s) so far)", st.marks),
         (None, _) => "phase - (this run takes no marks)".to_string(),
     };
-    let lines = vec![
-        format!("gpumon watch {}", v.path),
-        state,
-        phase,
-        format!("job {}", st.job.as_deref().unwrap_or("-")),
+    let counters = if v.from_file {
+        format!("last row {} UTC, read from the file", hms(st.ts.as_deref()))
+    } else {
         format!(
             "ticks {}  late {}  missed {}  dropped {}  last row {} UTC",
             count(Some(st.ticks as f64)),
@@ -164,7 +165,14 @@ fn head(st: &LiveStatus, v: &View<'_>, width: usize) -> Vec<String> {
             st.missed,
             st.dropped,
             hms(st.ts.as_deref())
-        ),
+        )
+    };
+    let lines = vec![
+        format!("gpumon watch {}", v.path),
+        state,
+        phase,
+        format!("job {}", st.job.as_deref().unwrap_or("-")),
+        counters,
     ];
     lines.into_iter().map(|l| fit(l, width)).collect()
 }
@@ -259,7 +267,7 @@ mod tests {
 
     fn view(live: Liveness) -> View<'static> {
         let now = DateTime::parse_from_rfc3339("2026-01-05T10:02:09Z").unwrap().with_timezone(&Utc);
-        View { path: "run.parquet", live, findings: Some(Ok(&[])), now, keys: true }
+        View { path: "run.parquet", live, findings: Some(Ok(&[])), now, keys: true, from_file: false }
     }
 
     #[test]

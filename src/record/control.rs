@@ -1,12 +1,14 @@
-//! The control channel of a recording: a Unix socket beside the output (`.run.parquet.ctl`, mode
+//! The control channel of a recording: a Unix socket in a private directory (mode 0700, the socket
 //! 0600, every peer's uid checked with SO_PEERCRED) on which `gpumon mark` and the wrapped job set the
-//! experiment phase. One small thread accepts connections one at a time and answers bounded request
-//! lines (`schema::control`); garbage gets an error line and never reaches the record loop. Marks are
+//! experiment phase; the status file beside the output and `$GPUMON_CONTROL` say where it is (not
+//! beside the output: a socket a crash left there would trip every tool that reads the directory).
+//! One small thread accepts connections one at a time and answers bounded request lines
+//! (`schema::control`); garbage gets an error line and never reaches the record loop. Marks are
 //! stamped with the recorder's clock on arrival and reach the loop through [`PhaseClock`], which costs
 //! one atomic load per row while nobody marks.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -24,8 +26,6 @@ use crate::util::warn::{warn, warn_once};
 /// How long a connection may sit idle before it is closed (a sender that does not send its line
 /// holds up later senders this long at most).
 const IDLE: Duration = Duration::from_millis(100);
-/// Longest socket path the kernel takes (`sun_path` is 108 bytes with its NUL).
-const MAX_SOCKET_PATH: usize = 107;
 
 /// One mark: when it arrived, and the phase it starts (None: `end`).
 #[derive(Debug, Clone, PartialEq)]
@@ -124,28 +124,10 @@ pub struct Control {
 }
 
 impl Control {
-    /// Listen beside the output at `path`, or in a private directory when the path is too long for a
-    /// socket. None, with a warning, when marks cannot be received (the recording goes on).
-    pub fn open(path: &Path) -> Option<Control> {
-        if path.as_os_str().len() > MAX_SOCKET_PATH {
-            warn(&format!(
-                "{} is too long for a Unix socket; the control socket goes to a private directory instead \
-                 (the wrapped job gets it in $GPUMON_CONTROL, `gpumon mark --run` finds it in the status file)",
-                path.display()
-            ));
-            return Control::open_private();
-        }
-        match Control::bind(path, None) {
-            Ok(c) => Some(c),
-            Err(why) => {
-                warn(&format!("marks disabled: {why}"));
-                None
-            }
-        }
-    }
-
-    /// Listen in a new private directory (mode 0700) under the temporary directory.
-    pub fn open_private() -> Option<Control> {
+    /// Listen in a new private directory (mode 0700, under `$XDG_RUNTIME_DIR` or the temporary
+    /// directory); the status file and `$GPUMON_CONTROL` say where. None, with a warning, when marks
+    /// cannot be received (the recording goes on).
+    pub fn open() -> Option<Control> {
         let dir = match private_dir() {
             Ok(d) => d,
             Err(e) => {
@@ -165,16 +147,6 @@ impl Control {
 
     fn bind(path: &Path, temp_dir: Option<PathBuf>) -> Result<Control, String> {
         let disp = path.display();
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            if !meta.file_type().is_socket() {
-                return Err(format!("{disp} exists and is not a socket"));
-            }
-            if UnixStream::connect(path).is_ok() {
-                return Err(format!("another recording listens at {disp}"));
-            }
-            // A crashed run's socket: nobody answers on it.
-            let _ = std::fs::remove_file(path);
-        }
         let listener = UnixListener::bind(path).map_err(|e| format!("cannot listen at {disp}: {e}"))?;
         if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
             let _ = std::fs::remove_file(path);
@@ -212,10 +184,15 @@ impl Drop for Control {
     }
 }
 
-/// A new directory `gpumon-XXXXXX` (mode 0700) under the temporary directory.
+/// A new directory `gpumon-XXXXXX` (mode 0700) under `$XDG_RUNTIME_DIR` (a per-user tmpfs), else
+/// the temporary directory.
 fn private_dir() -> std::io::Result<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
-    let template = std::env::temp_dir().join("gpumon-XXXXXX");
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && d.is_dir())
+        .unwrap_or_else(std::env::temp_dir);
+    let template = base.join("gpumon-XXXXXX");
     let mut buf: Vec<u8> = template.as_os_str().as_bytes().to_vec();
     buf.push(0);
     // SAFETY: `buf` is a writable NUL-terminated template that mkdtemp(3) fills in place.
@@ -342,17 +319,10 @@ mod tests {
 
     #[test]
     fn the_socket_answers_marks_rejects_garbage_and_goes_away() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".run.parquet.ctl");
-        std::fs::write(&path, "").unwrap();
-        assert!(Control::bind(&path, None).is_err(), "a file that is not a socket is left alone");
-        std::fs::remove_file(&path).unwrap();
-        // A stale socket of a crashed run is replaced.
-        drop(UnixListener::bind(&path).unwrap());
-        let c = Control::bind(&path, None).unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        assert!(Control::bind(&path, None).unwrap_err().contains("another recording"));
+        let c = Control::open().unwrap();
+        let (path, dir) = (c.path.clone(), c.path.parent().unwrap().to_path_buf());
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert!(ask(&path, b"mark bs=64\n").starts_with("ok phase bs=64 from "));
         assert!(ask(&path, b"bogus\nmark x\n").starts_with("error: unknown request"), "an error line per request");
         assert!(ask(&path, &[b'x'; 4 * MAX_LINE]).starts_with("error: request longer"));
@@ -360,11 +330,6 @@ mod tests {
         assert_eq!(c.marks.count(), 3);
         assert!(c.marks.current().is_none());
         drop(c);
-        assert!(!path.exists(), "the socket is removed at the end");
-        let p = Control::open_private().unwrap();
-        let dir = p.path.parent().unwrap().to_path_buf();
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
-        drop(p);
-        assert!(!dir.exists());
+        assert!(!path.exists() && !dir.exists(), "the socket and its directory are removed at the end");
     }
 }

@@ -148,13 +148,13 @@ impl Outputs {
         )
     }
 
-    /// Stop the endpoint, write the last status document with the run's final `stats`, close the files.
-    pub fn finish(self, stats: &RunStats) -> Result<WriterReport> {
+    /// Stop the endpoint, remove the status file, close the files.
+    pub fn finish(self) -> Result<WriterReport> {
         if let Some(e) = self.exporter {
             e.stop();
         }
         if let Some(l) = self.live {
-            l.finish(stats);
+            l.finish();
         }
         let procs = self.procs.map(Writer::finish).transpose();
         let main = self.writer.map_or_else(|| Ok(WriterReport::default()), Writer::finish)?;

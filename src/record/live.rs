@@ -1,8 +1,8 @@
 //! The live status file beside the output (`.run.parquet.status`, `schema::live`) that `gpumon watch`
 //! reads: after each row the record loop offers the row set to a small thread through a one-slot
 //! channel (while the thread is busy the offer is skipped before anything is copied), and the thread
-//! writes the JSON to a temporary file and renames it into place, at most every [`MIN_GAP`]. The last
-//! document of a run says `finished`; the file is left for `watch` to show the last frame.
+//! writes the JSON to a temporary file and renames it into place, at most every [`MIN_GAP`]. The file
+//! is removed when the run ends (one a crash left says whose it was: `watch` and `recover` tell).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -24,42 +24,41 @@ use crate::util::warn::warn_once;
 const MIN_GAP: Duration = Duration::from_millis(100);
 
 struct Offer {
-    tick: Option<Tick>,
+    tick: Tick,
     stats: RunStats,
-    finished: bool,
 }
 
 /// The writer thread of the status file.
 pub struct Live {
     tx: Sender<Offer>,
-    handle: Option<JoinHandle<()>>,
+    handle: JoinHandle<()>,
+    path: PathBuf,
 }
 
 impl Live {
     /// Start writing `path`; `base` holds what does not change during the run.
     pub fn start(path: PathBuf, base: LiveStatus, sel: Selection, marks: Option<Arc<Marks>>) -> Option<Live> {
         let (tx, rx) = bounded(1);
+        let p = path.clone();
         let handle = std::thread::Builder::new()
             .name("status".into())
-            .spawn(move || write_loop(&rx, &path, base, &sel, marks.as_deref()))
+            .spawn(move || write_loop(&rx, &p, base, &sel, marks.as_deref()))
             .ok()?;
-        Some(Live { tx, handle: Some(handle) })
+        Some(Live { tx, handle, path })
     }
 
     /// Offer the latest rows; skipped while the thread is still busy with an earlier offer.
     pub fn publish(&self, t: &Tick, stats: &RunStats) {
         if !self.tx.is_full() {
-            let _ = self.tx.try_send(Offer { tick: Some(t.clone()), stats: stats.clone(), finished: false });
+            let _ = self.tx.try_send(Offer { tick: t.clone(), stats: stats.clone() });
         }
     }
 
-    /// Write the run's last document (its final counters, `finished`) and stop the thread.
-    pub fn finish(mut self, stats: &RunStats) {
-        let _ = self.tx.send(Offer { tick: None, stats: stats.clone(), finished: true });
-        if let Some(h) = self.handle.take() {
-            drop(self.tx);
-            let _ = h.join();
-        }
+    /// Stop the thread and remove the file: the run is over.
+    pub fn finish(self) {
+        drop(self.tx);
+        let _ = self.handle.join();
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -72,34 +71,37 @@ fn write_loop(
 ) {
     let tmp = hidden(path, ".tmp");
     let mut last_write: Option<Instant> = None;
-    while let Ok(offer) = rx.recv() {
-        if let Some(t) = &offer.tick {
-            doc.ts = Some(t.ts.to_rfc3339_opts(SecondsFormat::Millis, true));
-            doc.phase = t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
-            doc.rows = t.rows.iter().map(|r| row_values(r, sel)).collect();
-        }
-        let RunStats { ticks, late, missed, dropped } = offer.stats;
-        (doc.ticks, doc.late, doc.missed, doc.dropped, doc.finished) = (ticks, late, missed, dropped, offer.finished);
-        if let Some(m) = marks {
-            doc.marks = m.count();
-            doc.phase_since = m.current().map(|(_, at)| at.to_rfc3339_opts(SecondsFormat::Millis, true));
-        }
-        doc.updated = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
-        let written = serde_json::to_vec(&doc)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| std::fs::write(&tmp, bytes))
-            .and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = written {
-            warn_once(
-                "status-file",
-                &format!("cannot write the status file {} ({e}); `gpumon watch` will not see this run", path.display()),
-            );
-        }
-        if let Some(prev) = last_write.replace(Instant::now())
-            && !offer.finished
-        {
+    // A first document before the first row: `gpumon mark --run` can find the socket at once.
+    write(path, &tmp, &mut doc, marks);
+    while let Ok(Offer { tick: t, stats }) = rx.recv() {
+        doc.ts = Some(t.ts.to_rfc3339_opts(SecondsFormat::Millis, true));
+        doc.phase = t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
+        doc.rows = t.rows.iter().map(|r| row_values(r, sel)).collect();
+        let RunStats { ticks, late, missed, dropped } = stats;
+        (doc.ticks, doc.late, doc.missed, doc.dropped) = (ticks, late, missed, dropped);
+        write(path, &tmp, &mut doc, marks);
+        if let Some(prev) = last_write.replace(Instant::now()) {
             std::thread::sleep(MIN_GAP.saturating_sub(prev.elapsed()));
         }
+    }
+}
+
+/// Write `doc` (its marks and time brought up to date) to `tmp` and rename it to `path`.
+fn write(path: &std::path::Path, tmp: &std::path::Path, doc: &mut LiveStatus, marks: Option<&Marks>) {
+    if let Some(m) = marks {
+        doc.marks = m.count();
+        doc.phase_since = m.current().map(|(_, at)| at.to_rfc3339_opts(SecondsFormat::Millis, true));
+    }
+    doc.updated = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+    let written = serde_json::to_vec(&doc)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| std::fs::write(tmp, bytes))
+        .and_then(|()| std::fs::rename(tmp, path));
+    if let Err(e) = written {
+        warn_once(
+            "status-file",
+            &format!("cannot write the status file {} ({e}); `gpumon watch` will not see this run", path.display()),
+        );
     }
 }
 
@@ -109,7 +111,7 @@ mod tests {
     use crate::schema::row::{Row, Value};
 
     #[test]
-    fn the_file_holds_the_latest_rows_and_ends_finished() {
+    fn the_file_holds_the_latest_rows_and_goes_at_the_end() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".run.parquet.status");
         let sel = Selection::new(vec![Field::Timestamp, Field::Index, Field::UtilGpu, Field::Phase]);
@@ -123,13 +125,18 @@ mod tests {
         r.set(Field::Phase, Value::S("bs=64".into()));
         let t = Tick { ts: Utc::now(), seq: 1, rows: vec![r], procs: Vec::new() };
         live.publish(&t, &RunStats { ticks: 1, ..Default::default() });
-        live.finish(&RunStats { ticks: 2, ..Default::default() });
-        let doc: LiveStatus = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert!(doc.finished);
-        assert_eq!((doc.pid, doc.ticks, doc.marks), (7, 2, 1));
+        // The first document (before any row) comes first; wait for the row's.
+        let t0 = Instant::now();
+        let read = || std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());
+        while read().is_none_or(|d| d.ticks == 0) && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let doc = read().unwrap();
+        assert_eq!((doc.pid, doc.ticks, doc.marks), (7, 1, 1));
         assert_eq!(doc.phase.as_deref(), Some("bs=64"));
         assert!(doc.phase_since.is_some());
         assert_eq!(doc.num(0, "utilization.gpu"), Some(55.0));
-        assert!(!hidden(&path, ".tmp").exists());
+        live.finish();
+        assert!(!path.exists() && !hidden(&path, ".tmp").exists());
     }
 }

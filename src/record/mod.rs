@@ -246,7 +246,7 @@ impl Recorder<'_> {
             outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));
         }
         let target_name = self.target_name;
-        let report = outputs.finish(&stats).with_context(|| format!("finishing {target_name}"))?;
+        let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
         if stats.late > 0 || stats.dropped > 0 || report.lost > 0 {
             warn(&format!(
                 "{} ticks recorded, {} samples late, {} ticks missed, {} dropped by a full queue, {} lost to write errors",

@@ -14,7 +14,7 @@ use crate::record::live::Live;
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
 use crate::schema::catalog::Source;
-use crate::schema::files::{Format, OutputSet, control_path, status_path};
+use crate::schema::files::{Format, OutputSet, status_path};
 use crate::schema::live::{self, LiveStatus};
 use crate::schema::row::Selection;
 use crate::schema::run::RunMeta;
@@ -89,20 +89,11 @@ fn open_host_sources(cfg: &RecordConfig) -> Result<(Option<HostSource>, Option<C
     Ok((host, cgroup))
 }
 
-/// The control socket for phase marks: beside an output file, in a private directory for a wrapped
-/// job writing elsewhere (stdout, metrics only); none with `--no-marks`.
+/// The control socket for phase marks, for a run writing a file (its status file says where the
+/// socket is) or wrapping a job (`$GPUMON_CONTROL`); none with `--no-marks`.
 fn open_control(cfg: &RecordConfig) -> Option<Control> {
-    if !cfg.marks {
-        return None;
-    }
-    match &cfg.target {
-        // Absolute: the wrapped job may change directory before it marks.
-        Some(Target::File(p)) => {
-            Control::open(&std::path::absolute(control_path(p)).unwrap_or_else(|_| control_path(p)))
-        }
-        _ if !cfg.wrap.is_empty() => Control::open_private(),
-        _ => None,
-    }
+    let reachable = matches!(cfg.target, Some(Target::File(_))) || !cfg.wrap.is_empty();
+    if cfg.marks && reachable { Control::open() } else { None }
 }
 
 /// The live status file of a run writing a file (`gpumon watch`).

@@ -179,12 +179,8 @@ pub fn journal_path(piece: &Path) -> PathBuf {
     hidden(piece, JOURNAL)
 }
 
-/// The control socket a recording of `base` listens on for phase marks (`gpumon mark`).
-pub fn control_path(base: &Path) -> PathBuf {
-    hidden(base, ".ctl")
-}
-
-/// The live status file the recorder of `base` rewrites after every row (`gpumon watch`).
+/// The live status file the recorder of `base` rewrites after every row and removes at its end
+/// (`gpumon watch`; `gpumon mark --run` finds the control socket in it).
 pub fn status_path(base: &Path) -> PathBuf {
     hidden(base, ".status")
 }

@@ -12,8 +12,10 @@ use crate::schema::row::{Row, Selection, Value};
 /// Version tag of the document.
 pub const SCHEMA: &str = "gpumon.status/1";
 
-/// What the recorder says about itself and its latest row.
+/// What the recorder says about itself and its latest row (a key missing from the file is its
+/// default, so documents of other versions still read).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LiveStatus {
     pub schema: String,
     /// The recorder's process id and host: `watch` tells a live recording from a dead one by them.
@@ -39,8 +41,6 @@ pub struct LiveStatus {
     pub late: u64,
     pub missed: u64,
     pub dropped: u64,
-    /// Set in the last document of a run that ended.
-    pub finished: bool,
     /// Timestamp (RFC 3339 UTC) of the latest row.
     pub ts: Option<String>,
     /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
@@ -66,6 +66,18 @@ pub fn row_values(row: &Row, sel: &Selection) -> BTreeMap<String, serde_json::Va
 }
 
 impl LiveStatus {
+    /// Whether the recorder that wrote this is still running, as far as `this_host` can tell (a
+    /// recorder on another host, seen over a shared filesystem, counts as running).
+    pub fn recorder_alive(&self, this_host: &str) -> bool {
+        if self.host != this_host {
+            return true;
+        }
+        let Ok(pid) = libc::pid_t::try_from(self.pid) else { return false };
+        // SAFETY: kill(2) with signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+
     /// A number of row `i`, by field name.
     pub fn num(&self, i: usize, field: &str) -> Option<f64> {
         self.rows.get(i)?.get(field)?.as_f64()

@@ -177,6 +177,28 @@ fn a_wrapped_job_marks_phases_and_summarize_compares_them() {
     assert_eq!(o.status.code(), Some(2), "a delta check without --by phase is a usage error");
 }
 
+/// The status file beside `run`.
+fn status_file(run: &Path) -> PathBuf {
+    run.with_file_name(format!(".{}.status", run.file_name().unwrap().to_string_lossy()))
+}
+
+/// The control socket of the recording of `run`, from its status file (waits up to 20 s for it).
+fn control(run: &Path) -> PathBuf {
+    let t0 = Instant::now();
+    loop {
+        let doc = std::fs::read(status_file(run)).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        if let Some(c) = doc.as_ref().and_then(|d| d["control"].as_str()) {
+            return PathBuf::from(c);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no status file naming a control socket beside {}",
+            run.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Start `record` on `run` in the background (no wrapped job) and wait for its control socket.
 fn start_recording(dir: &Path, run: &Path, args: &[&str]) -> Child {
     let child = gpumon_fake(dir, "[device]\nmemory.total = 81920\nmemory.used = 4096\nutilization.gpu = 50\n")
@@ -196,10 +218,6 @@ fn start_recording(dir: &Path, run: &Path, args: &[&str]) -> Child {
     child
 }
 
-fn control(run: &Path) -> PathBuf {
-    run.with_file_name(format!(".{}.ctl", run.file_name().unwrap().to_string_lossy()))
-}
-
 #[test]
 fn mark_without_a_recorder_exits_2_at_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -212,8 +230,11 @@ fn mark_without_a_recorder_exits_2_at_once() {
         assert_eq!(o.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&o.stderr).contains("no recording is listening for marks"), "{o:?}");
     }
-    // A socket a crashed recorder left: nobody answers on it either.
-    drop(std::os::unix::net::UnixListener::bind(control(&run)).unwrap());
+    // The status file and socket a killed recorder left: nobody answers on it either.
+    let dead = dir.path().join("dead.sock");
+    drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
+    std::fs::write(status_file(&run), serde_json::json!({"control": dead, "schema": "gpumon.status/1"}).to_string())
+        .unwrap();
     let o = gpumon().args(["mark", "--run"]).arg(&run).args(["--end"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Connection refused"), "{o:?}");
@@ -311,12 +332,14 @@ fn another_user_cannot_mark() {
             .output()
             .unwrap()
     };
-    // The socket is mode 0600: nobody cannot even connect.
+    // The socket is 0600 in a 0700 directory: nobody cannot even connect.
     let o = as_nobody();
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("Permission denied"), "{o:?}");
-    // Opened up by mistake, the peer-credential check still turns nobody away.
-    std::fs::set_permissions(control(&run), std::fs::Permissions::from_mode(0o666)).unwrap();
+    // Opened up by mistake (directory and socket), the peer-credential check still turns nobody away.
+    let sock = control(&run);
+    std::fs::set_permissions(sock.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o666)).unwrap();
     let o = as_nobody();
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("only the recording's own user"), "{o:?}");
@@ -532,15 +555,11 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
         c.args(["record", "-q", "--phases", "-i", "250ms", "--duration", "12s", "-o"]).arg(&run).stderr(Stdio::piped());
         c.spawn().unwrap()
     };
-    let t0 = Instant::now();
-    while !control(&run).exists() {
-        assert!(t0.elapsed() < Duration::from_secs(20));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _ = control(&run);
     ok(&gpumon().args(["mark", "--run"]).arg(&run).arg("bs=64").output().unwrap());
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
     let tmux = Tmux::new("watch");
-    let status = run.with_file_name(".run.parquet.status");
+    let status = status_file(&run);
     for (session, w, h) in [("small", 80, 24), ("large", 200, 50)] {
         tmux.start(session, w, h, &format!("{} watch {}", bin.display(), run.display()));
         let screen = tmux.wait_for(session, "phase bs=64");
@@ -565,12 +584,13 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
     }
     assert!(!tmux.alive("small") && !tmux.alive("large"), "watch quits on q and on Ctrl-C");
     ok(&child.wait_with_output().unwrap());
-    // The run is over: --once says so and shows the last frame, equal to the file's last rows.
+    // The run is over (its status file is gone): --once says so and shows the file's last rows.
+    assert!(!status.exists(), "the status file goes with the run");
     let o = gpumon().args(["watch", "--once"]).arg(&run).output().unwrap();
     ok(&o);
     let frame = String::from_utf8_lossy(&o.stdout);
-    assert!(frame.contains("NOT BEING RECORDED: the run ended; last frame from"), "{frame}");
-    assert!(frame.contains("phase bs=64"), "{frame}");
+    assert!(frame.contains("NOT BEING RECORDED: no recorder is writing it"), "{frame}");
+    assert!(frame.contains("phase bs=64 (of the last row)"), "{frame}");
     let r = readback(&run);
     let cols = &r["pyarrow"]["columns"];
     let n = r["pyarrow"]["rows"].as_u64().unwrap() as usize;
@@ -588,5 +608,30 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
         }
     }
     let o = gpumon().args(["watch", "--once"]).arg(dir.path().join("other.parquet")).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "no status file: nothing to show");
+    assert_eq!(o.status.code(), Some(2), "no status file and no data: nothing to show");
+}
+
+#[test]
+fn a_killed_recorder_is_told_and_recover_removes_its_status_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.csv");
+    let child = start_recording(dir.path(), &run, &["-i", "100ms"]);
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait_with_output();
+    let o = gpumon().args(["watch", "--once"]).arg(&run).output().unwrap();
+    ok(&o);
+    let frame = String::from_utf8_lossy(&o.stdout);
+    assert!(frame.contains("NOT BEING RECORDED: its recorder (pid") && frame.contains("is gone"), "{frame}");
+    assert!(frame.contains("GPU 0 ") && frame.contains(" 50%"), "{frame}");
+    let o = gpumon().arg("recover").arg(&run).output().unwrap();
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("the status file of a recorder that is gone"), "{o:?}");
+    let hidden: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
 }

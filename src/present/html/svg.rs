@@ -81,7 +81,8 @@ pub struct Band {
     pub color: usize,
 }
 
-/// The phase bands over a plot area, each with its label at the top where it fits.
+/// The phase bands over a plot area (translucent, over a heatmap's cells too), each with its label
+/// at the top where it fits.
 fn bands(s: &mut String, axis: &TimeAxis, left: f64, width: f64, top: f64, height: f64) {
     for b in &axis.bands {
         let x0 = x_px(axis, b.start, left, width).clamp(left, left + width);
@@ -453,7 +454,6 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             mean.map_or("-".into(), |m| format!("mean {m:.0} %"))
         );
     }
-    // Phases over the cells (translucent).
     bands(&mut s, axis, HL, pw, top, bottom_rows);
     // Legend: the ten levels and "no data".
     let ly = top + rows.len() as f64 * ROW + 46.0;
