@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What the experiment features cost a recording that takes no marks: CPU per tick of `gpumon record`
-with the control socket listening (the default: `--phases`, a socket, the status file) against the
-same run with `--no-marks` (no socket; the status file is still written), and, when given, a build
-from before this feature (`--before`: neither socket nor status file).
+with the control socket listening (the default for a file output) against the same run with
+`--no-marks` (no socket); with `--phases` too (the `phase` column, all null); and, when given, a build
+from before these features (`--before`: no socket, no status file), which prices the status file.
 
 Method (bench/record.py's): every variant is run long (600 ticks at 100 ms, 8 fake GPUs, Parquet)
 and short (1 tick, 3 times, median) through the rusage launcher (bench/rusage_exec.c), so
@@ -50,7 +50,11 @@ def main() -> None:
     scenario = tmp / "scenario-8gpu.txt"
     scenario.write_text(rec.scenario_text(rec.NGPUS))
     env = {"GPUMON_NVML_LIB": str(Path(a.fake_nvml).resolve()), "FAKE_NVML_SCENARIO": str(scenario)}
-    variants = [("marks on (default), none sent", a.gpumon, ["--phases"]), ("--no-marks", a.gpumon, ["--no-marks"])]
+    variants = [
+        ("socket on (default), no mark sent", a.gpumon, []),
+        ("--no-marks", a.gpumon, ["--no-marks"]),
+        ("--phases (socket and phase column)", a.gpumon, ["--phases"]),
+    ]
     if a.before:
         variants.append(("before (no socket, no status file)", a.before, []))
     tools = []

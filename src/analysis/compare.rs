@@ -1,6 +1,6 @@
 //! Comparisons of runs or phases: the key statistics of each against a baseline (the first, unless
 //! told otherwise), their changes as plain deltas and in percent, one-line verdicts ("bs=128 vs bs=32:
-//! utilization +18 pts, memory.used.max +21.4 GiB (headroom 3 %: a larger batch will not fit), ..."),
+//! utilization +18 pts, memory.used.max +21.4 GiB (headroom 3%: a larger batch will not fit), ..."),
 //! and `--fail-if` checks on the deltas (`energy_per_hour.delta_pct > 10`).
 //!
 //! The key statistics are a list of [`Stat`]s ([`KEYS`]); one named by string there is compared only
@@ -159,11 +159,11 @@ pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
     Comparison { baseline: baseline.min(cols.len().saturating_sub(1)), measures, columns, headroom }
 }
 
-/// A signed change with its unit, as a verdict says it: `+18 pts`, `+21.4 GiB`, `-40 W`, `+9 %`.
+/// A signed change with its unit, as a verdict says it: `+18 pts`, `+21.4 GiB`, `-40 W`, `+9%`.
 pub fn change(m: Measure, d: Option<f64>, pct: Option<f64>) -> Option<String> {
     let (_, relative) = m.verdict().unwrap_or(("", false));
     if relative {
-        return pct.map(|p| format!("{p:+.0} %"));
+        return pct.map(|p| format!("{p:+.0}%"));
     }
     let d = d?;
     Some(match m.unit() {
@@ -207,16 +207,16 @@ impl Comparison {
     }
 }
 
-/// ` (headroom 3 %: a larger batch will not fit)` from the peak share of memory used.
+/// ` (headroom 3%: a larger batch will not fit)` from the peak share of memory used.
 fn headroom(used_pct: Option<f64>, th: &Thresholds) -> String {
     let Some(p) = used_pct else { return String::new() };
     let free = (100.0 - p).max(0.0);
     if p >= th.oom_mem_pct {
-        format!(" (headroom {free:.0} %: a larger batch will not fit)")
+        format!(" (headroom {free:.0}%: a larger batch will not fit)")
     } else if p < th.headroom_mem_pct {
-        format!(" (headroom {free:.0} %: room for a larger batch)")
+        format!(" (headroom {free:.0}%: room for a larger batch)")
     } else {
-        format!(" (headroom {free:.0} %)")
+        format!(" (headroom {free:.0}%)")
     }
 }
 
@@ -341,8 +341,8 @@ mod tests {
         assert!((pct.unwrap() - 13.333).abs() < 1e-3);
         assert_eq!(
             c.verdicts(&Thresholds::default()),
-            ["bs=128 vs bs=32: utilization +18 pts, memory.used.max +67.5 GiB (headroom 3 %: a larger batch will not \
-              fit), power +40 W, energy per hour +13 %"]
+            ["bs=128 vs bs=32: utilization +18 pts, memory.used.max +67.5 GiB (headroom 3%: a larger batch will not \
+              fit), power +40 W, energy per hour +13%"]
         );
         let check = |t: &str, base: usize| {
             let ck = parse_check(t).unwrap();
@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(ph(-512.0), "-512 MiB");
         assert_eq!(change(Measure::Stat(Stat::mean(Field::UtilGpu)), Some(-3.4), None).unwrap(), "-3 pts");
         assert_eq!(change(Measure::Stat(Stat::max(Field::TempGpu)), Some(4.0), None).unwrap(), "+4 C");
-        assert_eq!(change(Measure::EnergyPerHour, Some(40.0), Some(9.2)).unwrap(), "+9 %");
+        assert_eq!(change(Measure::EnergyPerHour, Some(40.0), Some(9.2)).unwrap(), "+9%");
         assert_eq!(delta(Some(1.0), Some(0.0)), (Some(1.0), None), "no percent of zero");
     }
 }

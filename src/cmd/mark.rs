@@ -53,8 +53,18 @@ fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
         };
     };
     let status = status_path(run);
-    std::fs::read(&status)
-        .ok()
+    let bytes = match std::fs::read(&status) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(UsageError(format!(
+                "cannot reach the recording on {} ({}: {e}): only the user who started it may mark it",
+                run.display(),
+                status.display()
+            ))
+            .into());
+        }
+        r => r.ok(),
+    };
+    bytes
         .and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok())
         .and_then(|s| s.control)
         .map(PathBuf::from)

@@ -11,15 +11,26 @@ use crate::schema::live::LiveStatus;
 use crate::sink::files::recover_set;
 use crate::util::error::{UsageError, exit};
 
-/// Remove the status file beside `base` when the recorder that wrote it no longer runs; its path.
+/// Remove the status file beside `base` (a link into the run's private directory) when the recorder
+/// that wrote it no longer runs, with what that directory holds; the link's path.
 fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
-    let path = status_path(base);
-    let st: LiveStatus = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let link = status_path(base);
+    std::fs::symlink_metadata(&link).ok()?;
+    let doc = std::fs::read(&link).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());
     let host = sysinfo::System::host_name().unwrap_or_default();
-    if st.recorder_alive(&host) {
+    if doc.is_some_and(|st| st.recorder_alive(&host)) {
         return None;
     }
-    std::fs::remove_file(&path).ok().map(|()| path)
+    if let Ok(file) = std::fs::read_link(&link)
+        && let Some(dir) =
+            file.parent().filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gpumon-")))
+    {
+        for name in ["status", ".status.tmp", "ctl"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        let _ = std::fs::remove_dir(dir);
+    }
+    std::fs::remove_file(&link).ok().map(|()| link)
 }
 
 /// Recover the set `path` names (or belongs to) and say what was done.

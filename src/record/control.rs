@@ -1,6 +1,6 @@
-//! The control channel of a recording: a Unix socket in a private directory (mode 0700, the socket
-//! 0600, every peer's uid checked with SO_PEERCRED) on which `gpumon mark` and the wrapped job set the
-//! experiment phase; the status file beside the output and `$GPUMON_CONTROL` say where it is (not
+//! The control channel of a recording: a Unix socket in the run's private directory (`rundir`, mode
+//! 0700; the socket 0600; every peer's uid checked with SO_PEERCRED) on which `gpumon mark` and the
+//! wrapped job set the experiment phase; the status file and `$GPUMON_CONTROL` say where it is (not
 //! beside the output: a socket a crash left there would trip every tool that reads the directory).
 //! One small thread accepts connections one at a time and answers bounded request lines
 //! (`schema::control`); garbage gets an error line and never reaches the record loop. Marks are
@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use crate::record::rundir::RunDir;
 use crate::schema::control::{MAX_LINE, Request, parse};
 use crate::schema::row::Value;
 use crate::util::warn::{warn, warn_once};
@@ -119,33 +120,24 @@ pub struct Control {
     pub marks: Arc<Marks>,
     listener: Arc<UnixListener>,
     handle: Option<JoinHandle<()>>,
-    /// A private directory made for the socket (no output file to put it beside), removed at the end.
-    temp_dir: Option<PathBuf>,
+    /// The directory it is in, held until the socket is removed.
+    _dir: Option<Arc<RunDir>>,
 }
 
 impl Control {
-    /// Listen in a new private directory (mode 0700, under `$XDG_RUNTIME_DIR` or the temporary
-    /// directory); the status file and `$GPUMON_CONTROL` say where. None, with a warning, when marks
-    /// cannot be received (the recording goes on).
-    pub fn open() -> Option<Control> {
-        let dir = match private_dir() {
-            Ok(d) => d,
-            Err(e) => {
-                warn(&format!("marks disabled: cannot make a private directory for the control socket: {e}"));
-                return None;
-            }
-        };
+    /// Listen in the run's private directory (its status file and `$GPUMON_CONTROL` say where). None,
+    /// with a warning, when marks cannot be received (the recording goes on).
+    pub fn open(dir: &Arc<RunDir>) -> Option<Control> {
         match Control::bind(&dir.join("ctl"), Some(dir.clone())) {
             Ok(c) => Some(c),
             Err(why) => {
-                let _ = std::fs::remove_dir(&dir);
                 warn(&format!("marks disabled: {why}"));
                 None
             }
         }
     }
 
-    fn bind(path: &Path, temp_dir: Option<PathBuf>) -> Result<Control, String> {
+    fn bind(path: &Path, dir: Option<Arc<RunDir>>) -> Result<Control, String> {
         let disp = path.display();
         let listener = UnixListener::bind(path).map_err(|e| format!("cannot listen at {disp}: {e}"))?;
         if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
@@ -161,7 +153,7 @@ impl Control {
             .name("control".into())
             .spawn(move || accept_loop(&l, &m, uid))
             .map_err(|e| format!("cannot start the control thread: {e}"))?;
-        Ok(Control { path: path.to_path_buf(), marks, listener, handle: Some(handle), temp_dir })
+        Ok(Control { path: path.to_path_buf(), marks, listener, handle: Some(handle), _dir: dir })
     }
 
     pub fn clock(&self) -> PhaseClock {
@@ -178,30 +170,7 @@ impl Drop for Control {
             let _ = h.join();
         }
         let _ = std::fs::remove_file(&self.path);
-        if let Some(d) = &self.temp_dir {
-            let _ = std::fs::remove_dir(d);
-        }
     }
-}
-
-/// A new directory `gpumon-XXXXXX` (mode 0700) under `$XDG_RUNTIME_DIR` (a per-user tmpfs), else
-/// the temporary directory.
-fn private_dir() -> std::io::Result<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute() && d.is_dir())
-        .unwrap_or_else(std::env::temp_dir);
-    let template = base.join("gpumon-XXXXXX");
-    let mut buf: Vec<u8> = template.as_os_str().as_bytes().to_vec();
-    buf.push(0);
-    // SAFETY: `buf` is a writable NUL-terminated template that mkdtemp(3) fills in place.
-    let p = unsafe { libc::mkdtemp(buf.as_mut_ptr().cast()) };
-    if p.is_null() {
-        return Err(std::io::Error::last_os_error());
-    }
-    buf.pop();
-    Ok(PathBuf::from(std::ffi::OsString::from(std::ffi::OsStr::from_bytes(&buf))))
 }
 
 /// Serve connections one at a time until the listener is shut down.
@@ -319,7 +288,7 @@ mod tests {
 
     #[test]
     fn the_socket_answers_marks_rejects_garbage_and_goes_away() {
-        let c = Control::open().unwrap();
+        let c = Control::open(&RunDir::create().unwrap()).unwrap();
         let (path, dir) = (c.path.clone(), c.path.parent().unwrap().to_path_buf());
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);

@@ -8,6 +8,7 @@ mod child;
 mod control;
 mod fanout;
 mod live;
+mod rundir;
 mod setup;
 mod signals;
 mod tick;

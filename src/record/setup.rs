@@ -11,6 +11,7 @@ use crate::record::child::Job;
 use crate::record::control::Control;
 use crate::record::fanout::{Outputs, procs_selection, procs_target};
 use crate::record::live::Live;
+use crate::record::rundir::RunDir;
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
 use crate::schema::catalog::Source;
@@ -48,8 +49,9 @@ impl<'a> Recorder<'a> {
             start: Utc::now(),
             driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
         };
-        let control = open_control(cfg);
-        let outputs = open_outputs(cfg, &meta, control.as_ref())?;
+        let dir = run_dir(cfg);
+        let control = open_control(cfg, dir.as_ref());
+        let outputs = open_outputs(cfg, &meta, control.as_ref(), dir)?;
         let mut job = match (&cfg.wrap[..], cfg.pid) {
             ([], None) => None,
             ([], Some(pid)) => Some(Job::follow(pid)?),
@@ -89,15 +91,28 @@ fn open_host_sources(cfg: &RecordConfig) -> Result<(Option<HostSource>, Option<C
     Ok((host, cgroup))
 }
 
+/// The run's private directory, for the status file of a run writing a file and the control socket.
+fn run_dir(cfg: &RecordConfig) -> Option<Arc<RunDir>> {
+    let wanted = matches!(cfg.target, Some(Target::File(_))) || (cfg.marks && !cfg.wrap.is_empty());
+    if !wanted {
+        return None;
+    }
+    RunDir::create()
+        .map_err(|e| {
+            warn(&format!("no private directory for the control socket and status file ({e}): marks disabled"))
+        })
+        .ok()
+}
+
 /// The control socket for phase marks, for a run writing a file (its status file says where the
 /// socket is) or wrapping a job (`$GPUMON_CONTROL`); none with `--no-marks`.
-fn open_control(cfg: &RecordConfig) -> Option<Control> {
+fn open_control(cfg: &RecordConfig, dir: Option<&Arc<RunDir>>) -> Option<Control> {
     let reachable = matches!(cfg.target, Some(Target::File(_))) || !cfg.wrap.is_empty();
-    if cfg.marks && reachable { Control::open() } else { None }
+    dir.filter(|_| cfg.marks && reachable).and_then(Control::open)
 }
 
 /// The live status file of a run writing a file (`gpumon watch`).
-fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>) -> Option<Live> {
+fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir: Option<Arc<RunDir>>) -> Option<Live> {
     let Some(Target::File(p)) = &cfg.target else { return None };
     let job = match (&cfg.wrap[..], cfg.pid) {
         ([], None) => None,
@@ -115,12 +130,17 @@ fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>) -> O
         job,
         ..LiveStatus::default()
     };
-    Live::start(status_path(p), base, cfg.selection.clone(), control.map(|c| c.marks.clone()))
+    Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone()))
 }
 
 /// The main writer, the per-process writer beside it (Parquet or CSV like the main file), the
 /// metrics endpoint and the status file, each when asked for.
-fn open_outputs(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>) -> Result<Outputs> {
+fn open_outputs(
+    cfg: &RecordConfig,
+    meta: &RunMeta,
+    control: Option<&Control>,
+    dir: Option<Arc<RunDir>>,
+) -> Result<Outputs> {
     let writer = cfg
         .target
         .as_ref()
@@ -135,7 +155,7 @@ fn open_outputs(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>) -
         .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
         .transpose()?;
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    Ok(Outputs::new(writer, procs, exporter, open_live(cfg, meta, control)))
+    Ok(Outputs::new(writer, procs, exporter, open_live(cfg, meta, control, dir)))
 }
 
 /// The writer settings of one output of this run.

@@ -44,28 +44,48 @@ pub struct LiveStatus {
     /// Timestamp (RFC 3339 UTC) of the latest row.
     pub ts: Option<String>,
     /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<BTreeMap<String, serde_json::Value>>,
 }
 
-/// A row's recorded fields as JSON values (missing is null).
-pub fn row_values(row: &Row, sel: &Selection) -> BTreeMap<String, serde_json::Value> {
-    sel.fields()
-        .filter(|f| *f != crate::schema::catalog::Field::Timestamp)
-        .map(|f| {
-            let v = match row.get(f) {
-                Value::U(x) => serde_json::Value::from(*x),
-                Value::F(x) => {
-                    serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, serde_json::Value::Number)
-                }
-                Value::S(s) => serde_json::Value::from(s.as_ref()),
-                Value::Null | Value::Unsupported => serde_json::Value::Null,
-            };
-            (f.name().to_string(), v)
-        })
-        .collect()
+/// Append `v` as JSON (missing is null; numbers as written, strings escaped).
+fn json_value(v: &Value, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let _ = match v {
+        Value::U(x) => write!(out, "{x}"),
+        Value::F(x) if x.is_finite() => write!(out, "{x}"),
+        Value::S(s) => serde_json::to_writer(&mut *out, s.as_ref()).map_err(std::io::Error::other),
+        Value::F(_) | Value::Null | Value::Unsupported => out.write_all(b"null"),
+    };
 }
 
 impl LiveStatus {
+    /// The document as JSON into `out` (cleared first), with `rows` (the recorded fields of `sel`)
+    /// in place of `self.rows`: written straight from the rows, as the recorder does after each one.
+    pub fn to_json(&self, rows: &[Row], sel: &Selection, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.clear();
+        serde_json::to_writer(&mut *out, self)?;
+        if rows.is_empty() || out.pop() != Some(b'}') {
+            return Ok(());
+        }
+        out.extend_from_slice(b",\"rows\":[");
+        for (i, row) in rows.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"{" } else { b",{" });
+            for (k, f) in sel.fields().filter(|f| *f != crate::schema::catalog::Field::Timestamp).enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                out.push(b'"');
+                out.extend_from_slice(f.name().as_bytes());
+                out.extend_from_slice(b"\":");
+                json_value(row.get(f), out);
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+        Ok(())
+    }
+
     /// Whether the recorder that wrote this is still running, as far as `this_host` can tell (a
     /// recorder on another host, seen over a shared filesystem, counts as running).
     pub fn recorder_alive(&self, this_host: &str) -> bool {
@@ -105,11 +125,24 @@ mod tests {
         r.set(Field::PowerDraw, Value::F(250.5));
         r.set(Field::Phase, Value::S("bs=64".into()));
         r.set(Field::FanSpeed, Value::Unsupported);
-        let sel = Selection::new(vec![Field::Timestamp, Field::Index, Field::PowerDraw, Field::FanSpeed, Field::Phase]);
-        let st = LiveStatus { schema: SCHEMA.into(), rows: vec![row_values(&r, &sel)], ..Default::default() };
-        let text = serde_json::to_string(&st).unwrap();
-        let back: LiveStatus = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, st);
+        r.set(Field::Name, Value::S("quote \" and \u{1} in a name".into()));
+        let sel = Selection::new(vec![
+            Field::Timestamp,
+            Field::Index,
+            Field::Name,
+            Field::PowerDraw,
+            Field::FanSpeed,
+            Field::Phase,
+        ]);
+        let st = LiveStatus { schema: SCHEMA.into(), pid: 3, ..Default::default() };
+        let mut text = Vec::new();
+        st.to_json(&[r.clone(), Row::default()], &sel, &mut text).unwrap();
+        let back: LiveStatus = serde_json::from_slice(&text).unwrap();
+        assert_eq!((back.schema.as_str(), back.pid, back.rows.len()), (SCHEMA, 3, 2));
+        assert_eq!(back.text(0, "name").as_deref(), Some("quote \" and \u{1} in a name"));
+        assert_eq!(back.num(1, "power.draw"), None);
+        st.to_json(&[], &sel, &mut text).unwrap();
+        assert_eq!(serde_json::from_slice::<LiveStatus>(&text).unwrap(), st, "no rows yet");
         assert_eq!(back.num(0, "power.draw"), Some(250.5));
         assert_eq!(back.text(0, "phase").as_deref(), Some("bs=64"));
         assert_eq!(back.text(0, "index").as_deref(), Some("1"));

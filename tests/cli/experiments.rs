@@ -155,8 +155,8 @@ fn a_wrapped_job_marks_phases_and_summarize_compares_them() {
         let verdict = c["verdicts"][1].as_str().unwrap();
         assert_eq!(
             verdict,
-            "bs=128 vs bs=32: utilization +60 pts, memory.used.max +68.0 GiB (headroom 2 %: a larger batch will not \
-             fit), power +120 W, energy per hour +60 %"
+            "bs=128 vs bs=32: utilization +60 pts, memory.used.max +68.0 GiB (headroom 2%: a larger batch will not \
+             fit), power +120 W, energy per hour +60%"
         );
     } else {
         eprintln!("note: a mark landed one tick off on this machine; compared with the file's rows instead");
@@ -386,7 +386,7 @@ fn compare_gives_the_deltas_and_fails_a_threshold() {
     let text = String::from_utf8_lossy(&o.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         text.contains("b.parquet vs ")
-            && text.contains("utilization +18 pts, memory.used.max +19.3 GiB (headroom 63 %)"),
+            && text.contains("utilization +18 pts, memory.used.max +19.3 GiB (headroom 63%)"),
         "{text}"
     );
     let fail = |check: &str| gpumon().args(["compare", "-q", "--fail-if", check]).arg(&a).arg(&b).output().unwrap();
