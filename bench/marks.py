@@ -7,8 +7,11 @@ from before these features (`--before`: no socket, no status file), which prices
 Method (bench/record.py's): every variant is run long (600 ticks at 100 ms, 8 fake GPUs, Parquet)
 and short (1 tick, 3 times, median) through the rusage launcher (bench/rusage_exec.c), so
     CPU per tick = (cpu_long - cpu_short) / (ticks_long - ticks_short)
-The long runs of all variants go in one wave (they are >95 % idle). One run; the figures go to
-stdout and, with --json, to a file.
+The long runs of all variants go in one wave (they are >95 % idle). Whole-process CPU moves by
+±20 % run to run on a shared machine, more than these features cost; so one more run (socket on,
+no mark) is sampled per thread from /proc/PID/task just before it ends: the `control` thread (the
+socket) and the `status` thread (the status file) are priced on their own, next to the record loop
+(`gpumon`). One run; the figures go to stdout and, with --json, to a file.
 
 usage: python3 bench/marks.py [--gpumon BIN] [--fake-nvml LIB] [--before BIN] [--quick] [--json OUT]
 """
@@ -34,6 +37,28 @@ def default(name: str) -> Path:
         if p.exists():
             return p
     return REPO / "target" / "release" / name
+
+
+def thread_cpu(gpumon: str, env: dict, out: Path, ticks: int) -> dict[str, float]:
+    """CPU seconds per thread name of one recording, read just before it ends, and the ticks by then."""
+    import os
+    import subprocess
+    import time
+
+    hz = os.sysconf("SC_CLK_TCK")
+    p = subprocess.Popen([gpumon, "record", "-q", "-i", "100ms", "--count", str(ticks), "-o", str(out)],
+                         env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.monotonic()
+    time.sleep(ticks * 0.1 - 1.0)
+    elapsed = time.monotonic() - t0
+    cpu: dict[str, float] = {}
+    for task in Path(f"/proc/{p.pid}/task").iterdir():
+        name = (task / "comm").read_text().strip()
+        fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        cpu[name] = cpu.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / hz
+    p.wait()
+    cpu["ticks so far"] = elapsed / 0.1
+    return cpu
 
 
 def main() -> None:
@@ -83,8 +108,15 @@ def main() -> None:
     for r in rows:
         print(f"  {r['variant']:<38} {r['cpu_per_tick_ms']:.3f} ms/tick ({r['cpu_per_tick_ms'] / base:.2f}x --no-marks), "
               f"peak RSS {r['peak_rss_mib']:.1f} MiB, {r['ticks']} ticks")
+    threads = thread_cpu(a.gpumon, env, tmp / "threads.parquet", ticks)
+    n = threads.pop("ticks so far")
+    print(f"per thread, socket on, no mark ({n:.0f} ticks so far; CPU clock ticks are 10 ms):")
+    for name, cpu in sorted(threads.items(), key=lambda kv: -kv[1]):
+        if name in ("gpumon", "writer", "status", "control") or cpu > 0:
+            print(f"  {name:<10} {cpu * 1000 / n:.3f} ms/tick ({cpu:.2f} s)")
     if a.json:
-        Path(a.json).write_text(json.dumps({"gpumon": a.gpumon, "ticks": ticks, "rows": rows}, indent=2) + "\n")
+        doc = {"gpumon": a.gpumon, "ticks": ticks, "rows": rows, "threads_s": threads, "threads_ticks": n}
+        Path(a.json).write_text(json.dumps(doc, indent=2) + "\n")
 
 
 if __name__ == "__main__":

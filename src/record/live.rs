@@ -23,7 +23,7 @@ use crate::schema::run::RunStats;
 use crate::util::warn::warn_once;
 
 /// Shortest time between two writes of the file (fast intervals are shown at this pace).
-const MIN_GAP: Duration = Duration::from_millis(100);
+const MIN_GAP: Duration = Duration::from_millis(250);
 
 struct Offer {
     tick: Tick,
