@@ -267,7 +267,8 @@ def empty_gpu_columns(path: Path) -> list[str]:
                 if v:
                     filled[j] = True
     gpu_first = header.index("index")
-    gpu_last = header.index("cpu.util [%]") if "cpu.util [%]" in header else len(header)
+    header = [h.split(" [")[0] for h in header]  # older gpumon CSVs carried `name [unit]`
+    gpu_last = header.index("cpu.util") if "cpu.util" in header else len(header)
     return [header[j] for j in range(gpu_first, gpu_last) if not filled[j]]
 
 

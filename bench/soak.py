@@ -365,8 +365,8 @@ def count_rows(files: list[Path]) -> tuple[int, int, int]:
 
             with open(p, newline="") as f:
                 r = csv.reader(f)
-                h = next(r)
-                iu, im = h.index("utilization.gpu [%]"), h.index("missed")
+                h = [c.split(" [")[0] for c in next(r)]  # older gpumon CSVs: `name [unit]`
+                iu, im = h.index("utilization.gpu"), h.index("missed")
                 for row in r:
                     rows += 1
                     empty += row[iu] == ""

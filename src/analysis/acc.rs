@@ -470,19 +470,9 @@ impl Reason {
         1 << self as u32
     }
 
-    /// The name in `throttle.<name>_pct`.
+    /// The name in `throttle.<name>_pct` (nvidia-smi's `clocks_event_reasons.<name>`).
     pub fn name(self) -> &'static str {
-        match self {
-            Reason::GpuIdle => "gpu_idle",
-            Reason::ApplicationsClocksSetting => "applications_clocks_setting",
-            Reason::SwPowerCap => "sw_power_cap",
-            Reason::HwSlowdown => "hw_slowdown",
-            Reason::SyncBoost => "sync_boost",
-            Reason::SwThermalSlowdown => "sw_thermal_slowdown",
-            Reason::HwThermalSlowdown => "hw_thermal_slowdown",
-            Reason::HwPowerBrakeSlowdown => "hw_power_brake_slowdown",
-            Reason::DisplayClockSetting => "display_clock_setting",
-        }
+        crate::schema::catalog::CLOCK_EVENT_REASONS[self as usize].1
     }
 }
 

@@ -27,7 +27,8 @@ pub struct CollectConfig {
     pub since: Option<i64>,
     /// ...and before this one are counted.
     pub until: Option<i64>,
-    /// Input-bound rule: utilization.gpu below this while cpu.util.max_core is at or above `pegged_core`.
+    /// Input-bound rule: utilization.gpu (sm.active where present) below this while
+    /// cpu.util.max_core is at or above `pegged_core`.
     pub input_bound_util: f64,
     pub pegged_core: f64,
 }
@@ -245,12 +246,23 @@ impl Collector {
         }
     }
 
-    /// Rows with utilization.gpu low while the busiest core is pegged.
+    /// Rows with the GPU's activity low while the busiest core is pegged; the activity is sm.active
+    /// where a row has it (what the SMs did), else utilization.gpu (whether any kernel ran).
     fn input_bound(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let (Some(uc), Some(cc)) = (find(cols, Field::UtilGpu), find(cols, Field::CpuUtilMaxCore)) else { return };
         s.a.clear();
         s.b.clear();
         if cols::f64_values(uc, &mut s.a) && cols::f64_values(cc, &mut s.b) {
+            let mut sm = Vec::new();
+            if let Some(smc) = find(cols, Field::SmActive)
+                && cols::f64_values(smc, &mut sm)
+            {
+                for (u, x) in s.a.iter_mut().zip(&sm) {
+                    if !x.is_nan() {
+                        *u = *x;
+                    }
+                }
+            }
             let (lo, peg) = (self.cfg.input_bound_util, self.cfg.pegged_core);
             for (i, &sl) in s.slot.iter().enumerate() {
                 let (u, core) = (s.a[i], s.b[i]);

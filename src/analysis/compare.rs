@@ -323,6 +323,9 @@ mod tests {
             window: (None, None),
             windowed_out: 0,
             thresholds: Thresholds::default(),
+            events: Vec::new(),
+            events_more: 0,
+            users: Vec::new(),
         }
     }
 

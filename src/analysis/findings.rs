@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use crate::analysis::acc::{POWER, Reason, THERMAL};
+use crate::analysis::events::{EventRecord, xid_groups};
 use crate::analysis::stat::Stat;
 use crate::analysis::stats::Stats;
 use crate::schema::catalog::Field;
@@ -24,6 +25,12 @@ pub struct Thresholds {
     pub imbalance_util: f64,
     pub swap_mib: f64,
     pub gap_intervals: f64,
+    pub busy_util: f64,
+    pub sm_idle: f64,
+    pub tensor_sm_active: f64,
+    pub tensor_idle: f64,
+    pub dram_bound: f64,
+    pub pcie_rx_mib: f64,
 }
 
 impl Default for Thresholds {
@@ -41,6 +48,12 @@ impl Default for Thresholds {
             imbalance_util: 20.0,
             swap_mib: 64.0,
             gap_intervals: 3.0,
+            busy_util: 80.0,
+            sm_idle: 30.0,
+            tensor_sm_active: 50.0,
+            tensor_idle: 1.0,
+            dram_bound: 70.0,
+            pcie_rx_mib: 4096.0,
         }
     }
 }
@@ -48,12 +61,14 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 12] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 18] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| &mut t.unused_idle_pct),
-    ("input_bound_util", "utilization.gpu below this (%) while a core is pegged counts as input-bound", |t| {
-        &mut t.input_bound_util
-    }),
+    (
+        "input_bound_util",
+        "utilization.gpu (sm.active where recorded) below this (%) while a core is pegged counts as input-bound",
+        |t| &mut t.input_bound_util,
+    ),
     ("pegged_core", "cpu.util.max_core at or above this (%) counts as a pegged core", |t| &mut t.pegged_core),
     ("input_bound_pct", "input-bound in at least this share (%) of samples fires input_bound", |t| {
         &mut t.input_bound_pct
@@ -73,6 +88,18 @@ pub static THRESHOLDS: [(&str, &str, Slot); 12] = [
     }),
     ("swap_mib", "host swap.used peak above this (MiB) fires host_swap", |t| &mut t.swap_mib),
     ("gap_intervals", "a step longer than this many intervals (median spacing) is a gap", |t| &mut t.gap_intervals),
+    ("busy_util", "mean utilization.gpu at or above this (%) counts as busy (sm_idle_under_busy)", |t| {
+        &mut t.busy_util
+    }),
+    ("sm_idle", "mean sm.active below this (%) counts as SMs mostly idle (sm_idle_under_busy, pcie_bound)", |t| {
+        &mut t.sm_idle
+    }),
+    ("tensor_sm_active", "mean sm.active at or above this (%) may fire no_tensor_cores", |t| &mut t.tensor_sm_active),
+    ("tensor_idle", "...when mean tensor.active is below this (%)", |t| &mut t.tensor_idle),
+    ("dram_bound", "mean dram.active at or above this (%) fires memory_bound", |t| &mut t.dram_bound),
+    ("pcie_rx_mib", "mean pcie.rx.bytes at or above this (MiB/s) while SMs are mostly idle fires pcie_bound", |t| {
+        &mut t.pcie_rx_mib
+    }),
 ];
 
 impl Thresholds {
@@ -106,6 +133,8 @@ impl Thresholds {
 pub enum Severity {
     Info,
     Warning,
+    /// A hardware or driver fault (an Xid): the run was, or may have been, damaged.
+    Error,
 }
 
 impl Severity {
@@ -113,6 +142,7 @@ impl Severity {
         match self {
             Severity::Info => "info",
             Severity::Warning => "warning",
+            Severity::Error => "error",
         }
     }
 }
@@ -126,12 +156,13 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 8] = [
+pub static RULES: [Rule; 13] = [
     Rule {
         id: "input_bound",
         severity: Severity::Warning,
-        when: "in at least input_bound_pct (30) % of a GPU's samples, utilization.gpu < input_bound_util (50) % while \
-               cpu.util.max_core >= pegged_core (90) %: the GPU waits for a pegged CPU core",
+        when: "in at least input_bound_pct (30) % of a GPU's samples, utilization.gpu (sm.active where recorded) < \
+               input_bound_util (50) % while cpu.util.max_core >= pegged_core (90) %: the GPU waits for a pegged CPU \
+               core",
         fix: "feed the GPU faster: raise DataLoader num_workers, set pin_memory=True and persistent_workers=True, \
               prefetch, move decoding/augmentation out of the main process",
     },
@@ -184,6 +215,45 @@ pub static RULES: [Rule; 8] = [
         fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map the dataset, look for a leak \
               (job.rss), or add RAM",
     },
+    Rule {
+        id: "sm_idle_under_busy",
+        severity: Severity::Warning,
+        when: "mean utilization.gpu >= busy_util (80) % but mean sm.active < sm_idle (30) %: some kernel runs all the \
+               time, yet few SMs are busy (small kernels, launch-bound)",
+        fix: "give each kernel more work: a bigger batch, CUDA graphs (torch.compile mode=\"reduce-overhead\"), \
+              torch.compile to fuse small ops, no host syncs (.item(), .cpu()) inside the step",
+    },
+    Rule {
+        id: "no_tensor_cores",
+        severity: Severity::Warning,
+        when: "mean sm.active >= tensor_sm_active (50) % while mean tensor.active < tensor_idle (1) %: the SMs are busy \
+               but the tensor cores idle (FP32 math)",
+        fix: "use the tensor cores: bf16/fp16 autocast (torch.autocast), TF32 matmuls \
+              (torch.set_float32_matmul_precision(\"high\")), matrix dimensions multiple of 8",
+    },
+    Rule {
+        id: "memory_bound",
+        severity: Severity::Info,
+        when: "mean dram.active >= dram_bound (70) %: device memory bandwidth near its ceiling",
+        fix: "move fewer bytes: fuse element-wise ops (torch.compile), fused kernels (FlashAttention, fused \
+              optimizers), bf16/fp8 activations, bigger matmuls per byte read",
+    },
+    Rule {
+        id: "pcie_bound",
+        severity: Severity::Warning,
+        when: "mean pcie.rx.bytes >= pcie_rx_mib (4096) MiB/s while mean sm.active < sm_idle (30) %: the GPU waits on \
+               host-to-device copies",
+        fix: "pinned memory (DataLoader pin_memory=True) with .to(device, non_blocking=True), keep tensors on the GPU \
+              between steps, move decoding/augmentation to the GPU (DALI, torchvision v2 on CUDA tensors), send \
+              uint8 instead of float32",
+    },
+    Rule {
+        id: "xid",
+        severity: Severity::Error,
+        when: "NVML reported an Xid critical error for a GPU (the events file beside the recording); one finding per \
+               GPU and Xid, with its first time",
+        fix: "the Xid's usual action (NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/)",
+    },
 ];
 
 /// One finding.
@@ -213,6 +283,7 @@ pub struct GpuView<'a> {
 }
 
 const UTIL_MEAN: Stat = Stat::mean(Field::UtilGpu);
+const SM_MEAN: Stat = Stat::mean(Field::SmActive);
 
 /// The findings of one host, as the rules add them.
 struct Findings<'a> {
@@ -258,8 +329,9 @@ fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     if let Some(ib) = s.get(Stat::InputBoundPct)
         && ib >= th.input_bound_pct
     {
+        let by = if s.get(SM_MEAN).is_some() { "sm.active" } else { "utilization.gpu" };
         let evidence = format!(
-            "in {}% of samples utilization.gpu < {}% while the busiest CPU core was >= {}% (mean utilization {}%)",
+            "in {}% of samples {by} < {}% while the busiest CPU core was >= {}% (mean utilization {}%)",
             f(Some(ib), 0),
             th.input_bound_util,
             th.pegged_core,
@@ -366,8 +438,103 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
     }
 }
 
-/// Findings for one host, GPUs in report order.
-pub fn diagnose(host: &str, gpus: &[GpuView<'_>], host_stats: &Stats, th: &Thresholds) -> Vec<Finding> {
+/// `sm_idle_under_busy`: utilization.gpu says busy, sm.active says few SMs work.
+fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), s.get(SM_MEAN))
+        && u >= th.busy_util
+        && sm < th.sm_idle
+    {
+        let evidence = format!(
+            "mean utilization.gpu {}% but mean sm.active {}% (max {}%): kernels are running, on few SMs",
+            f(Some(u), 1),
+            f(Some(sm), 1),
+            f(s.get(Stat::max(Field::SmActive)), 1)
+        );
+        out.push("sm_idle_under_busy", Some(&g.label), evidence);
+    }
+}
+
+/// `no_tensor_cores`: busy SMs, idle tensor cores.
+fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let (Some(sm), Some(t)) = (s.get(SM_MEAN), s.get(Stat::mean(Field::TensorActive)))
+        && sm >= th.tensor_sm_active
+        && t < th.tensor_idle
+    {
+        let evidence = format!(
+            "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%",
+            f(Some(sm), 1),
+            f(Some(t), 2),
+            f(s.get(Stat::max(Field::TensorActive)), 1),
+            f(s.get(Stat::mean(Field::Fp32Active)), 1)
+        );
+        out.push("no_tensor_cores", Some(&g.label), evidence);
+    }
+}
+
+/// `memory_bound`: DRAM bandwidth near its ceiling.
+fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let Some(d) = s.get(Stat::mean(Field::DramActive))
+        && d >= th.dram_bound
+    {
+        let evidence = format!(
+            "mean dram.active {}% (max {}%) with mean sm.active {}%",
+            f(Some(d), 1),
+            f(s.get(Stat::max(Field::DramActive)), 1),
+            f(s.get(SM_MEAN), 1)
+        );
+        out.push("memory_bound", Some(&g.label), evidence);
+    }
+}
+
+/// `pcie_bound`: heavy host-to-device traffic while the SMs wait.
+fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), s.get(SM_MEAN))
+        && rx >= th.pcie_rx_mib
+        && sm < th.sm_idle
+    {
+        let evidence = format!(
+            "mean pcie.rx.bytes {} MiB/s (max {}) while mean sm.active is {}%",
+            f(Some(rx), 0),
+            f(s.get(Stat::max(Field::PcieRxBytes)), 0),
+            f(Some(sm), 1)
+        );
+        out.push("pcie_bound", Some(&g.label), evidence);
+    }
+}
+
+/// `xid`: one finding per GPU and Xid of this host's events, with the Xid's usual action.
+fn xid(out: &mut Findings<'_>, events: &[EventRecord]) {
+    for (gpu, group) in xid_groups(out.host, events) {
+        let Some(first) = group.first() else { continue };
+        let when = |us: i64| {
+            chrono::DateTime::<chrono::Utc>::from_timestamp_micros(us)
+                .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+        };
+        let times = match group.last() {
+            Some(last) if group.len() > 1 => format!(" ({} times, last at {} UTC)", group.len(), when(last.ts)),
+            _ => String::new(),
+        };
+        let evidence = format!("{} at {} UTC{times}: {}", first.label(), when(first.ts), first.meaning());
+        let label = gpu.map(|g| g.to_string());
+        out.push("xid", label.as_deref(), evidence);
+        if let (Some(action), Some(f)) = (first.action(), out.list.last_mut()) {
+            f.fix = action;
+        }
+    }
+}
+
+/// Findings for one host, GPUs in report order, then the Xid events of the host.
+pub fn diagnose(
+    host: &str,
+    gpus: &[GpuView<'_>],
+    host_stats: &Stats,
+    events: &[EventRecord],
+    th: &Thresholds,
+) -> Vec<Finding> {
     let mut out = Findings { host, list: Vec::new() };
     let mut used: Vec<(&str, f64)> = Vec::new();
     for g in gpus {
@@ -377,12 +544,17 @@ pub fn diagnose(host: &str, gpus: &[GpuView<'_>], host_stats: &Stats, th: &Thres
         }
         if !unused {
             input_bound(&mut out, g, th);
+            sm_idle_under_busy(&mut out, g, th);
+            no_tensor_cores(&mut out, g, th);
+            memory_bound(&mut out, g, th);
+            pcie_bound(&mut out, g, th);
         }
         memory(&mut out, g, th);
         throttling(&mut out, g, th);
     }
     imbalance(&mut out, &used, th);
     host_swap(&mut out, host_stats, th);
+    xid(&mut out, events);
     out.list
 }
 
@@ -427,7 +599,7 @@ mod tests {
             ],
         );
         let g = [GpuView { label: "0".into(), stats: &healthy }, GpuView { label: "1".into(), stats: &healthy }];
-        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &th).is_empty());
+        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &[], &th).is_empty());
         let hot = stats(
             Scope::Gpu,
             &[
@@ -441,9 +613,57 @@ mod tests {
         );
         let g = [GpuView { label: "0".into(), stats: &healthy }, GpuView { label: "1".into(), stats: &hot }];
         let swap = stats(Scope::Host, &[(Stat::max(Field::SwapUsed), 900.0)]);
-        let found = diagnose("h", &g, &swap, &th);
+        let found = diagnose("h", &g, &swap, &[], &th);
         let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
         assert_eq!(ids, ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]);
         assert!(found[2].evidence.contains("(sw_thermal_slowdown 20.0%)"), "{}", found[2].evidence);
+    }
+
+    /// The GPM rules and `xid`: each fires on its own case and stays silent on a healthy Hopper GPU.
+    #[test]
+    fn gpm_rules_and_xid_fire_and_stay_silent() {
+        let th = Thresholds::default();
+        let gpu = |util: f64, sm: f64, tensor: f64, dram: f64, rx: f64| {
+            stats(
+                Scope::Gpu,
+                &[
+                    (UTIL_MEAN, util),
+                    (Stat::IdlePct, 0.0),
+                    (SM_MEAN, sm),
+                    (Stat::mean(Field::TensorActive), tensor),
+                    (Stat::mean(Field::DramActive), dram),
+                    (Stat::mean(Field::PcieRxBytes), rx),
+                ],
+            )
+        };
+        let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
+            let g = [GpuView { label: "0".into(), stats: s }];
+            diagnose("h", &g, &Stats::empty(Scope::Host), events, &th).iter().map(|f| f.rule).collect()
+        };
+        assert!(ids(&gpu(95.0, 70.0, 35.0, 40.0, 300.0), &[]).is_empty(), "healthy");
+        assert_eq!(ids(&gpu(98.0, 12.0, 5.0, 10.0, 100.0), &[]), ["sm_idle_under_busy"]);
+        assert_eq!(ids(&gpu(98.0, 80.0, 0.2, 30.0, 100.0), &[]), ["no_tensor_cores"]);
+        assert_eq!(ids(&gpu(98.0, 60.0, 20.0, 85.0, 100.0), &[]), ["memory_bound"]);
+        assert_eq!(ids(&gpu(40.0, 10.0, 2.0, 10.0, 9000.0), &[]), ["pcie_bound"]);
+        let no_gpm = stats(Scope::Gpu, &[(UTIL_MEAN, 99.0), (Stat::IdlePct, 0.0)]);
+        assert!(ids(&no_gpm, &[]).is_empty(), "GPUs without GPM fire none of them");
+        let ev = |ts: i64, code: u64| EventRecord {
+            ts,
+            host: "h".into(),
+            gpu: Some(0),
+            uuid: None,
+            kind: "xid".into(),
+            code: Some(code),
+            detail: None,
+        };
+        let healthy = gpu(95.0, 70.0, 35.0, 40.0, 300.0);
+        let g = [GpuView { label: "0".into(), stats: &healthy }];
+        let events = [ev(1_767_225_600_000_000, 79), ev(1_767_225_601_000_000, 79)];
+        let found = diagnose("h", &g, &Stats::empty(Scope::Host), &events, &th);
+        assert_eq!(found.len(), 1);
+        let x = &found[0];
+        assert_eq!((x.rule, x.severity, x.gpu.as_deref()), ("xid", Severity::Error, Some("0")));
+        assert!(x.evidence.starts_with("Xid 79 at 2026-01-01 00:00:00 UTC (2 times"), "{}", x.evidence);
+        assert!(x.fix.contains("reboot"), "{}", x.fix);
     }
 }

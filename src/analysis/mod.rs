@@ -8,6 +8,7 @@ pub mod acc;
 pub mod checks;
 pub mod collect;
 pub mod compare;
+pub mod events;
 pub mod findings;
 pub mod keys;
 pub mod last;
@@ -15,16 +16,20 @@ pub mod phases;
 pub mod series;
 pub mod stat;
 pub mod stats;
+pub mod usage;
 pub mod window;
+pub mod xid;
 
 use std::path::PathBuf;
 
 use crate::analysis::acc::{Gap, TimingStats};
 use crate::analysis::checks::Check;
 use crate::analysis::collect::{Collector, GpuKey};
+use crate::analysis::events::EventRecord;
 use crate::analysis::findings::{Finding, GpuView, Thresholds, diagnose};
 use crate::analysis::stat::{Scope, Stat};
 use crate::analysis::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
+use crate::analysis::usage::UserUsage;
 use crate::schema::run::InputInfo;
 
 /// One GPU of a host.
@@ -74,6 +79,20 @@ pub struct Summary {
     /// Rows left out by the window.
     pub windowed_out: u64,
     pub thresholds: Thresholds,
+    /// NVML events of the recording's events file, in time order (at most `events::MAX_LISTED`).
+    pub events: Vec<EventRecord>,
+    /// Events beyond those listed.
+    pub events_more: u64,
+    /// Per-user totals from the per-process rows (`record --processes`).
+    pub users: Vec<UserUsage>,
+}
+
+/// What the companion files of the inputs held: events and per-user totals.
+#[derive(Debug, Clone, Default)]
+pub struct Companions {
+    pub events: Vec<EventRecord>,
+    pub events_more: u64,
+    pub users: Vec<UserUsage>,
 }
 
 impl Summary {
@@ -89,6 +108,7 @@ pub fn build(
     inputs: Vec<InputInfo>,
     skipped: Vec<(PathBuf, String)>,
     window: (Option<i64>, Option<i64>),
+    companions: Companions,
 ) -> Summary {
     c.settle();
     let timings: Vec<TimingStats> = c.gpus.iter().map(|(_, _, g)| g.timing.finish(th.gap_intervals)).collect();
@@ -127,8 +147,16 @@ pub fn build(
         }
         let views: Vec<GpuView<'_>> =
             gpus.iter().map(|g| GpuView { label: g.label.clone(), stats: &g.stats }).collect();
-        let findings = diagnose(&name, &views, &hs, th);
+        let findings = diagnose(&name, &views, &hs, &companions.events, th);
         hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
+    }
+    // Hosts known only from their events (the events file read on its own).
+    for e in &companions.events {
+        if !hosts.iter().any(|h| h.name == e.host) {
+            let stats = Stats::empty(Scope::Host);
+            let findings = diagnose(&e.host, &[], &stats, &companions.events, th);
+            hosts.push(HostSummary { name: e.host.clone(), gpus: Vec::new(), stats, has_host_data: false, findings });
+        }
     }
     let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
     let all_gpus = all_gpu_stats(&all, th.idle_util);
@@ -150,6 +178,9 @@ pub fn build(
         window,
         windowed_out: c.windowed_out,
         thresholds: th.clone(),
+        events: companions.events,
+        events_more: companions.events_more,
+        users: companions.users,
     }
 }
 

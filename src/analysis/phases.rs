@@ -16,7 +16,7 @@ use crate::analysis::collect::{CollectConfig, Collector};
 use crate::analysis::compare::{Comparison, compare};
 use crate::analysis::findings::Thresholds;
 use crate::analysis::keys::NONE;
-use crate::analysis::{Summary, build};
+use crate::analysis::{Companions, Summary, build};
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, Interner, NO_TS};
 
@@ -228,7 +228,10 @@ pub fn build_phases(
     by.sort_by_key(|b| b.0);
     let phases: Vec<PhaseSummary> = by
         .into_iter()
-        .map(|(_, label, c)| PhaseSummary { label, summary: build(c, th, Vec::new(), Vec::new(), window) })
+        .map(|(_, label, c)| PhaseSummary {
+            label,
+            summary: build(c, th, Vec::new(), Vec::new(), window, Companions::default()),
+        })
         .filter(|p| !p.summary.hosts.is_empty())
         .collect();
     let mut report = PhaseReport { phases, spans, comparison: None };

@@ -32,7 +32,7 @@ const fn m(field: Field, max_col: Option<Field>) -> Metric {
 }
 
 /// Per-GPU fields, in slot order of [`Track::env`].
-pub const GPU_METRICS: [Metric; 8] = [
+pub const GPU_METRICS: [Metric; 11] = [
     m(Field::UtilGpu, Some(Field::UtilGpuMax)),
     m(Field::MemUsed, Some(Field::MemUsedMax)),
     m(Field::MemTotal, None),
@@ -41,6 +41,9 @@ pub const GPU_METRICS: [Metric; 8] = [
     m(Field::PowerLimit, None),
     m(Field::TempGpu, Some(Field::TempGpuMax)),
     m(Field::ClockSm, None),
+    m(Field::SmActive, Some(Field::SmActiveMax)),
+    m(Field::TensorActive, Some(Field::TensorActiveMax)),
+    m(Field::DramActive, Some(Field::DramActiveMax)),
 ];
 
 /// Per-tick host fields, in slot order of [`Track::env`].

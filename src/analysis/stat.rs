@@ -182,6 +182,8 @@ const GPU_ORDER: &[Place] = &[
     One(Stat::ThrottlePowerPct),
     Place::Reasons,
     One(Stat::InputBoundPct),
+    // Placed so that fields added to the catalogue before it are reported after it (names only grow).
+    Of(Field::JobGpuMemory),
 ];
 
 /// Report order of the host statistics; the fields not named follow in catalogue order.
@@ -243,7 +245,10 @@ mod tests {
              throttle.applications_clocks_setting_pct throttle.sw_power_cap_pct throttle.hw_slowdown_pct \
              throttle.sync_boost_pct throttle.sw_thermal_slowdown_pct throttle.hw_thermal_slowdown_pct \
              throttle.hw_power_brake_slowdown_pct throttle.display_clock_setting_pct input_bound_pct \
-             job.gpu_memory.mean job.gpu_memory.max"
+             job.gpu_memory.mean job.gpu_memory.max sm.active.mean sm.active.max sm.occupancy.mean \
+             tensor.active.mean tensor.active.max dram.active.mean dram.active.max fp16.active.mean \
+             fp32.active.mean fp64.active.mean pcie.tx.bytes.mean pcie.tx.bytes.max pcie.rx.bytes.mean \
+             pcie.rx.bytes.max nvlink.tx.bytes.mean nvlink.tx.bytes.max nvlink.rx.bytes.mean nvlink.rx.bytes.max"
         );
         assert_eq!(
             names(Scope::Host).join(" "),

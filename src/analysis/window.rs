@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, MappedLocalTime, NaiveDateTime, TimeZone};
+use chrono::{DateTime, NaiveDateTime};
+
+use crate::util::zone::Zone;
 
 /// One end of the window as given.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,8 +41,8 @@ pub fn parse_offset(s: &str) -> Option<Duration> {
 }
 
 /// Parse `--since` / `--until`: RFC 3339 (`2026-01-05T10:00:00Z`), `YYYY-MM-DD HH:MM[:SS]` in `tz`
-/// (the machine's zone when None), a date `YYYY-MM-DD` (midnight), `+DURATION` or `-DURATION`.
-pub fn parse_time(s: &str, tz: Option<chrono_tz::Tz>) -> Result<TimeSpec, String> {
+/// (the machine's zone by default), a date `YYYY-MM-DD` (midnight), `+DURATION` or `-DURATION`.
+pub fn parse_time(s: &str, tz: &Zone) -> Result<TimeSpec, String> {
     let t = s.trim();
     let bad = || {
         format!(
@@ -61,19 +63,9 @@ pub fn parse_time(s: &str, tz: Option<chrono_tz::Tz>) -> Result<TimeSpec, String
         .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())
         .or_else(|| chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)))
         .ok_or_else(bad)?;
-    let local = match tz {
-        Some(z) => earliest(z.from_local_datetime(&naive).map(|d| d.timestamp_micros())),
-        None => earliest(chrono::Local.from_local_datetime(&naive).map(|d| d.timestamp_micros())),
-    };
-    local.map(TimeSpec::At).ok_or_else(|| format!("'{s}' does not exist in the time zone (a daylight-saving gap)"))
-}
-
-fn earliest(m: MappedLocalTime<i64>) -> Option<i64> {
-    match m {
-        MappedLocalTime::Single(x) => Some(x),
-        MappedLocalTime::Ambiguous(a, b) => Some(a.min(b)),
-        MappedLocalTime::None => None,
-    }
+    tz.utc_micros(&naive)
+        .map(TimeSpec::At)
+        .ok_or_else(|| format!("'{s}' does not exist in the time zone (a daylight-saving gap)"))
 }
 
 impl WindowSpec {
@@ -111,7 +103,7 @@ pub struct PhaseWindow {
 }
 
 /// Parse `NAME=SINCE..UNTIL`; the times take the forms of `--since` (the name may hold `=`: `bs=64=+0..+5m`).
-pub fn parse_phase_window(s: &str, tz: Option<chrono_tz::Tz>) -> Result<PhaseWindow, String> {
+pub fn parse_phase_window(s: &str, tz: &Zone) -> Result<PhaseWindow, String> {
     let form =
         || format!("--phase '{s}': expected NAME=SINCE..UNTIL, e.g. 'bs=64=+10m..+20m' or 'eval=2026-01-05 10:00..'");
     let (head, until) = s.split_once("..").ok_or_else(form)?;
@@ -147,7 +139,7 @@ mod tests {
 
     #[test]
     fn phase_windows() {
-        let utc = Some(chrono_tz::UTC);
+        let utc = &Zone::Named(chrono_tz::UTC);
         let w = parse_phase_window("bs=64=+10s..+20s", utc).unwrap();
         assert_eq!(w.label, "bs=64");
         assert_eq!((w.since, w.until), (Some(TimeSpec::FromStart(10_000_000)), Some(TimeSpec::FromStart(20_000_000))));
@@ -163,13 +155,14 @@ mod tests {
 
     #[test]
     fn times_and_offsets() {
-        let utc = Some(chrono_tz::UTC);
+        let utc = &Zone::Named(chrono_tz::UTC);
         assert_eq!(parse_time("+10m", utc), Ok(TimeSpec::FromStart(600_000_000)));
         assert_eq!(parse_time("-90", utc), Ok(TimeSpec::FromEnd(90_000_000)));
         assert_eq!(parse_time("1970-01-01T00:00:01Z", utc), Ok(TimeSpec::At(1_000_000)));
         assert_eq!(parse_time("1970-01-01 00:00:02", utc), Ok(TimeSpec::At(2_000_000)));
-        let berlin = Some(chrono_tz::Europe::Berlin);
+        let berlin = &Zone::Named(chrono_tz::Europe::Berlin);
         assert_eq!(parse_time("1970-01-01 01:00:00", berlin), Ok(TimeSpec::At(0)));
+        assert_eq!(parse_time("1970-01-01 05:30:00", &Zone::parse("+05:30").unwrap()), Ok(TimeSpec::At(0)));
         assert!(parse_time("yesterday", utc).is_err());
         assert!(parse_time("+soon", utc).is_err());
     }

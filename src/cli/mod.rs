@@ -2,12 +2,14 @@
 //! module that knows clap; it touches neither the filesystem nor the environment (`cmd/` turns
 //! these arguments into configs and runs them).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
 use crate::schema::files::Format;
+use crate::util::zone::Zone;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -25,8 +27,8 @@ pub(crate) enum Cmd {
     /// Sample GPU (NVML) and host metrics on a fixed schedule into CSV or Parquet.
     #[command(after_help = RECORD_EXAMPLES)]
     Record(Box<RecordArgs>),
-    /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`).
-    Fields,
+    /// List every field gpumon can record (like `nvidia-smi --help-query-gpu`); --format json|csv for scripts.
+    Fields(FieldsArgs),
     /// Check that NVML and the GPUs are usable here and show what `record` would record: driver,
     /// GPUs and the fields each supports, visible-devices variables, container and cgroup limits.
     Doctor(DoctorArgs),
@@ -68,36 +70,53 @@ const RECORD_EXAMPLES: &str = "Examples:
   gpumon record -i 60 -o run.parquet                 one row per GPU per minute, until Ctrl-C
   gpumon record -i 250ms --duration 10m -o run.csv   4 rows per GPU per second for 10 minutes
   gpumon record -o - --fields utilization.gpu,memory.used | tee log.csv
-  gpumon record -i 1 --format nvidia-smi -o gpu.log  same bytes as nvidia-smi --format=csv -l 1";
+  gpumon record -i 1 --format nvidia-smi -o gpu.log  same bytes as nvidia-smi --format=csv -l 1
+  gpumon record --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -l 5
+                                                     nvidia-smi's own flags: its output, on stdout";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RecordArgs {
     /// Time between ticks: a bare number is seconds (like nvidia-smi -l), or 250ms, 1m, 1h. 100ms or more
-    /// for meaningful GPU columns (down to 1ms is accepted with a warning, for benchmarks).
-    #[arg(short, long, default_value = "1", value_parser = parse_interval)]
+    /// for meaningful GPU columns (down to 1ms is accepted with a warning, for benchmarks). nvidia-smi's
+    /// -l SEC / --loop SEC are accepted too.
+    #[arg(short, long, visible_short_alias = 'l', visible_alias = "loop", default_value = "1", value_parser = parse_interval)]
     pub(crate) interval: Duration,
-    /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout.
+    /// The interval in milliseconds, as nvidia-smi's -lms MS / --loop-ms MS (-lms works too).
+    #[arg(long = "loop-ms", value_name = "MS", conflicts_with = "interval", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) loop_ms: Option<u64>,
+    /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout. `{host}` and
+    /// `{date}` (the run's UTC start date) are filled in and missing directories below them made, for
+    /// one tree over a fleet: -o /shared/gpumon/host={host}/date={date}/run.parquet.
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,
+    /// Host name written in the `host` column and metrics (default: the system's host name; in a
+    /// Kubernetes pod pass the node's, e.g. --host "$NODE_NAME").
+    #[arg(long, value_name = "NAME")]
+    pub(crate) host: Option<String>,
     /// Serve the latest tick as Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9400). Binding a
     /// non-loopback address exposes host and GPU metrics to the network: your choice to make.
     #[arg(long)]
     pub(crate) listen: Option<std::net::SocketAddr>,
-    /// Output format: csv, parquet, or nvidia-smi[,noheader][,nounits].
+    /// Output format: csv, parquet, or nvidia-smi[,noheader][,nounits]. nvidia-smi's csv,noheader /
+    /// csv,nounits, and csv with --query-gpu, give the nvidia-smi style.
     #[arg(long, value_parser = parse_format)]
     pub(crate) format: Option<Format>,
     /// Comma-separated fields to record, by name or nvidia-smi alias (see `gpumon fields`).
-    #[arg(long, visible_alias = "query-gpu", value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub(crate) fields: Vec<String>,
+    /// nvidia-smi's spelling of --fields: with --format=csv the output is nvidia-smi's (headers with
+    /// units, `, ` separators), on stdout unless -o is given.
+    #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "fields")]
+    pub(crate) query_gpu: Vec<String>,
     /// Stop after this long (e.g. 30s, 2h).
     #[arg(long, value_parser = parse_duration)]
     pub(crate) duration: Option<Duration>,
     /// Stop after this many ticks.
     #[arg(long)]
     pub(crate) count: Option<u64>,
-    /// GPUs to record, by index or UUID (comma-separated). Default: every GPU, or the ones
+    /// GPUs to record, by index or UUID (prefix), comma-separated. Default: every GPU, or the ones
     /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, visible_alias = "id", value_delimiter = ',', value_name = "LIST")]
     pub(crate) gpus: Vec<String>,
     /// NVML library to load.
     #[arg(long, env = "GPUMON_NVML_LIB", default_value = "libnvidia-ml.so.1")]
@@ -180,6 +199,21 @@ pub(crate) struct MarkArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub(crate) struct FieldsArgs {
+    /// Output format: text (like nvidia-smi --help-query-gpu), or json / csv for scripts: name,
+    /// aliases, unit, type (integer, float, string, timestamp, boolean), aggregation, default, help.
+    #[arg(long, value_enum, default_value_t = FieldsFormatArg::Text)]
+    pub(crate) format: FieldsFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FieldsFormatArg {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(Debug, clap::Args)]
 pub(crate) struct DoctorArgs {
     /// NVML library to load.
     #[arg(long, env = "GPUMON_NVML_LIB", default_value = "libnvidia-ml.so.1")]
@@ -228,10 +262,38 @@ pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
     Format::parse(s).ok_or_else(|| format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]"))
 }
 
+pub(crate) fn parse_tz(s: &str) -> Result<Zone, String> {
+    Zone::parse(s)
+}
+
+/// nvidia-smi's multi-letter short option `-lms MS` (clap has none) as `--loop-ms MS`, before
+/// clap sees the arguments. Arguments after `--` (a wrapped command's) are left alone.
+pub(crate) fn nvsmi_argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut done = false;
+    for a in args {
+        if done {
+            out.push(a);
+            continue;
+        }
+        match a.to_str() {
+            Some("--") => {
+                done = true;
+                out.push(a);
+            }
+            Some("-lms") => out.push("--loop-ms".into()),
+            Some(s) if s.starts_with("-lms=") => out.push(format!("--loop-ms={}", &s[5..]).into()),
+            _ => out.push(a),
+        }
+    }
+    out
+}
+
 const SUMMARIZE_EXAMPLES: &str = "Examples:
   gpumon summarize run.parquet                  the whole rotated set, and what a crash left
   gpumon summarize logs/ --format markdown      every gpumon file and nvidia-smi log in logs/
   gpumon summarize gpu.log --tz Europe/Berlin --skip-warmup 5m
+  gpumon summarize h100_8gpu.csv --gpus 0,1 --tz UTC    GPUs 0 and 1 only
   gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'
   gpumon summarize run.parquet --by phase          per phase (gpumon mark) and compared with the first
   gpumon summarize gpu.log --phase bs=32=+0..+10m --phase bs=64=+10m..   phases of an nvidia-smi log";
@@ -241,25 +303,29 @@ const REPORT_EXAMPLES: &str = "Examples:
   gpumon report gpu.log --tz Europe/Berlin --skip-warmup 5m -o gpu.html
   gpumon report logs/ --since -2h -o last-2h.html";
 
-/// How to read nvidia-smi logs (summarize and convert).
+/// How to read the inputs (summarize, report and convert): which GPUs, and how to read nvidia-smi logs.
 #[derive(Debug, clap::Args)]
 pub(crate) struct LogArgs {
+    /// Only these GPUs, by index or UUID (prefix), comma-separated (default: all).
+    #[arg(long, visible_alias = "id", value_delimiter = ',', value_name = "LIST")]
+    pub(crate) gpus: Vec<String>,
     /// Column names of a headerless nvidia-smi log (--format=csv,noheader): the --query-gpu list, in order.
     #[arg(long, value_delimiter = ',')]
     pub(crate) columns: Vec<String>,
-    /// GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column (default: inferred).
-    #[arg(long)]
-    pub(crate) gpus: Option<usize>,
-    /// Time zone of nvidia-smi log timestamps and of --since/--until given without one: local, UTC, Europe/Berlin...
-    #[arg(long, default_value = "local")]
-    pub(crate) tz: String,
+    /// Number of GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column (default: inferred).
+    #[arg(long, value_name = "N")]
+    pub(crate) interleaved_gpus: Option<usize>,
+    /// Time zone of nvidia-smi log timestamps and of --since/--until given without one, in any case:
+    /// local, UTC, an IANA name (Europe/Berlin) or an offset (+02:00, -0530).
+    #[arg(long, default_value = "local", value_parser = parse_tz, allow_hyphen_values = true)]
+    pub(crate) tz: Zone,
     /// Host name for inputs that carry none (nvidia-smi logs). Default: each log's file name.
     #[arg(long)]
     pub(crate) host: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum ReportFormatArg {
+pub(crate) enum SummaryFormatArg {
     Table,
     Markdown,
     Json,
@@ -277,7 +343,7 @@ pub(crate) enum ByArg {
 pub(crate) struct SummarizeArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "table")]
-    pub(crate) format: ReportFormatArg,
+    pub(crate) format: SummaryFormatArg,
     /// Also summarise each phase (marked with `gpumon mark`, or given with --phase) and compare them.
     #[arg(long, value_enum, value_name = "phase")]
     pub(crate) by: Option<ByArg>,
@@ -412,5 +478,48 @@ mod tests {
         assert!(parse_interval("500us").is_err());
         assert!(parse_interval("fast").is_err());
         assert!(parse_interval("-1").is_err());
+    }
+
+    fn argv(s: &str) -> Vec<OsString> {
+        s.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn lms_becomes_loop_ms_before_the_wrapped_command() {
+        assert_eq!(nvsmi_argv(argv("gpumon record -lms 100 -o x")), argv("gpumon record --loop-ms 100 -o x"));
+        assert_eq!(nvsmi_argv(argv("gpumon record -lms=250")), argv("gpumon record --loop-ms=250"));
+        assert_eq!(nvsmi_argv(argv("gpumon record -l 5 -- prog -lms 1")), argv("gpumon record -l 5 -- prog -lms 1"));
+        assert_eq!(nvsmi_argv(argv("gpumon record -lmsx")), argv("gpumon record -lmsx"));
+    }
+
+    #[test]
+    fn nvidia_smi_flags_parse() {
+        let rec = |s: &str| match Cli::try_parse_from(nvsmi_argv(argv(s))).unwrap().cmd {
+            Cmd::Record(r) => r,
+            other => panic!("{other:?}"),
+        };
+        let r = rec("gpumon record --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -l 5");
+        assert_eq!(r.query_gpu, ["utilization.gpu", "memory.used"]);
+        assert_eq!(r.format, Some(Format::NvidiaSmi { header: false, units: false }));
+        assert_eq!(r.interval, Duration::from_secs(5));
+        assert_eq!(rec("gpumon record -lms 100 -o x.csv").loop_ms, Some(100));
+        assert_eq!(rec("gpumon record --loop 2 -o x.csv").interval, Duration::from_secs(2));
+        assert_eq!(rec("gpumon record -i 60 -o x.csv").interval, Duration::from_secs(60));
+        assert_eq!(rec("gpumon record --id 0,GPU-1 -o x.csv").gpus, ["0", "GPU-1"]);
+        assert_eq!(rec("gpumon record --format=csv -o x.csv").format, Some(Format::Csv));
+        assert!(Cli::try_parse_from(argv("gpumon record -i 1 --loop-ms 100 -o x.csv")).is_err());
+        assert!(Cli::try_parse_from(argv("gpumon record --fields a --query-gpu b -o x.csv")).is_err());
+        let sum = |s: &str| match Cli::try_parse_from(argv(s)).unwrap().cmd {
+            Cmd::Summarize(a) => a.input.logs,
+            other => panic!("{other:?}"),
+        };
+        let l = sum("gpumon summarize x.csv --gpus 0,1 --interleaved-gpus 8 --tz utc");
+        assert_eq!(
+            (l.gpus, l.interleaved_gpus, l.tz),
+            (vec!["0".to_string(), "1".to_string()], Some(8), Zone::parse("UTC").unwrap())
+        );
+        assert_eq!(sum("gpumon summarize x.csv --id GPU-ab --tz +02:00").gpus, ["GPU-ab"]);
+        assert_eq!(sum("gpumon summarize x.csv --tz -0530").tz, Zone::parse("-05:30").unwrap());
+        assert!(Cli::try_parse_from(argv("gpumon summarize x.csv --tz Mars/Base")).is_err());
     }
 }

@@ -58,7 +58,7 @@ pub struct CompareConfig {
 
 impl CompareArgs {
     pub fn into_config(self) -> Result<CompareConfig> {
-        let (read, _) = self.logs.read_options()?;
+        let read = self.logs.read_options();
         let runs: Vec<RunSpec> = self.runs.iter().map(|r| parse_run(r)).collect();
         let baseline = match &self.baseline {
             None => 0,
@@ -90,7 +90,7 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
         window: WindowSpec::default(),
         thresholds: cfg.thresholds.clone(),
         checks: Vec::new(),
-        format: crate::present::ReportFormat::Json,
+        format: crate::present::SummaryFormat::Json,
         progress: cfg.progress,
         warnings: true,
         phases: if run.phase.is_some() { PhaseMode::On } else { PhaseMode::Off },

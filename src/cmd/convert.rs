@@ -145,17 +145,23 @@ fn selection(fields: &[Field]) -> Selection {
     Selection::new(cols)
 }
 
-/// Run the command; returns the exit code.
-pub fn run(cfg: &ConvertConfig) -> Result<i32> {
-    let format = match cfg.format {
-        Some(f) => f,
+/// `--format`, else the output's extension.
+fn output_format(cfg: &ConvertConfig) -> Result<Format> {
+    match cfg.format {
+        Some(f) => Ok(f),
         None => Format::from_path(&cfg.output).ok_or_else(|| {
             UsageError(format!(
                 "cannot tell the format of {} from its extension; use .csv or .parquet, or --format",
                 cfg.output.display()
             ))
-        })?,
-    };
+            .into()
+        }),
+    }
+}
+
+/// Run the command; returns the exit code.
+pub fn run(cfg: &ConvertConfig) -> Result<i32> {
+    let format = output_format(cfg)?;
     let found = discover(&cfg.inputs)?;
     let out_key = std::fs::canonicalize(&cfg.output).ok();
     if found.inputs.iter().any(|i| std::fs::canonicalize(&i.path).ok() == out_key && out_key.is_some()) {
@@ -221,6 +227,12 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
             return Err(e);
         }
     };
+    if rows == 0 {
+        let _ = std::fs::remove_file(&tmp);
+        let why =
+            if cfg.read.gpus.is_empty() { "the inputs hold no rows" } else { "no rows of the GPUs --gpus selects" };
+        return Err(UsageError(format!("nothing to convert: {why}")).into());
+    }
     std::fs::rename(&tmp, &cfg.output)
         .with_context(|| format!("renaming {} to {}", tmp.display(), cfg.output.display()))?;
     eprintln!("gpumon: wrote {rows} rows to {}", cfg.output.display());
@@ -229,7 +241,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
 
 impl ConvertArgs {
     pub fn into_config(self) -> Result<crate::cmd::convert::ConvertConfig> {
-        let (read, _) = self.logs.read_options()?;
+        let read = self.logs.read_options();
         Ok(crate::cmd::convert::ConvertConfig {
             inputs: self.inputs,
             output: self.output,

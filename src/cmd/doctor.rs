@@ -53,21 +53,21 @@ pub fn run(cfg: &DoctorConfig) -> Result<i32> {
 }
 
 #[derive(Debug, Serialize)]
-struct Report {
+struct Diagnosis {
     ok: bool,
     verdict: String,
-    nvml: NvmlReport,
-    gpus: Vec<GpuReport>,
-    visible: VisibleReport,
+    nvml: NvmlState,
+    gpus: Vec<GpuState>,
+    visible: VisibleState,
     container: Container,
-    cgroup: Option<CgroupReport>,
+    cgroup: Option<CgroupState>,
     device_nodes: Vec<DeviceNode>,
     problems: Vec<Problem>,
     notes: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Default)]
-struct NvmlReport {
+struct NvmlState {
     /// The library asked for (`--nvml-lib`).
     library: String,
     /// The file actually mapped, when it loaded.
@@ -79,7 +79,7 @@ struct NvmlReport {
 }
 
 #[derive(Debug, Serialize)]
-struct GpuReport {
+struct GpuState {
     index: u32,
     name: String,
     uuid: String,
@@ -89,6 +89,8 @@ struct GpuReport {
     mig_mode: Option<bool>,
     /// The GPU answered GPU_IS_LOST.
     lost: bool,
+    /// GPM (Hopper and newer) supported: the `sm.active` family is recorded; null when unknown.
+    gpm: Option<bool>,
     supported: Vec<&'static str>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     unsupported: Vec<&'static str>,
@@ -99,7 +101,7 @@ struct GpuReport {
 }
 
 #[derive(Debug, Serialize)]
-struct VarReport {
+struct VarState {
     name: &'static str,
     value: Option<String>,
     /// What the value means to its consumer (CUDA, the container runtime).
@@ -109,8 +111,8 @@ struct VarReport {
 }
 
 #[derive(Debug, Serialize)]
-struct VisibleReport {
-    variables: Vec<VarReport>,
+struct VisibleState {
+    variables: Vec<VarState>,
     /// The variable that restricts `record` without `--gpus`, if any.
     decided_by: Option<&'static str>,
     /// NVML indices `record` samples without `--gpus`.
@@ -118,7 +120,7 @@ struct VisibleReport {
 }
 
 #[derive(Debug, Serialize)]
-struct CgroupReport {
+struct CgroupState {
     version: u8,
     path: String,
     memory_limit_mib: Option<u64>,
@@ -137,17 +139,17 @@ fn problem(p: impl Into<String>, fix: impl Into<String>) -> Problem {
 }
 
 /// Gather everything; `cuda`, `nvidia` and `order` are the environment variables' values.
-fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Option<String>) -> Report {
+fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Option<String>) -> Diagnosis {
     let (cuda, nvidia, order) = (cuda.as_deref(), nvidia.as_deref(), order.as_deref());
     let container = probe::container();
     let in_container = container.kind.is_some();
-    let cgroup = CgroupSource::detect().map(|c| cgroup_report(&c));
+    let cgroup = CgroupSource::detect().map(|c| cgroup_state(&c));
     let device_nodes = probe::device_nodes(Path::new("/dev"));
     let mut problems = Vec::new();
     let (nvml, found) = examine_nvml(lib, in_container, &device_nodes, &mut problems);
     let infos: Vec<GpuInfo> = found.iter().map(|g| g.info.clone()).collect();
     let visible = examine_visible(cuda, nvidia, &infos);
-    let gpus: Vec<GpuReport> = found.iter().map(|g| gpu_report(g, &visible.record_gpus)).collect();
+    let gpus: Vec<GpuState> = found.iter().map(|g| gpu_state(g, &visible.record_gpus)).collect();
     if !gpus.is_empty() && visible.record_gpus.is_empty() {
         let var = visible.decided_by.unwrap_or(CUDA_VAR);
         let value = if var == CUDA_VAR { cuda } else { nvidia }.unwrap_or_default();
@@ -176,7 +178,7 @@ fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Optio
     } else {
         format!("NOT OK: {}", problems.first().map_or("", |p| p.problem.as_str()))
     };
-    Report { ok, verdict, nvml, gpus, visible, container, cgroup, device_nodes, problems, notes }
+    Diagnosis { ok, verdict, nvml, gpus, visible, container, cgroup, device_nodes, problems, notes }
 }
 
 /// NVML and the GPUs it lists; each problem met on the way goes to `problems`.
@@ -185,8 +187,8 @@ fn examine_nvml(
     in_container: bool,
     nodes: &[DeviceNode],
     problems: &mut Vec<Problem>,
-) -> (NvmlReport, Vec<GpuProbe>) {
-    let mut report = NvmlReport { library: lib.to_string(), ..NvmlReport::default() };
+) -> (NvmlState, Vec<GpuProbe>) {
+    let mut report = NvmlState { library: lib.to_string(), ..NvmlState::default() };
     let nvml = match NvmlProbe::load(lib) {
         Ok(n) => n,
         Err(e) => {
@@ -233,9 +235,9 @@ fn examine_nvml(
 }
 
 /// One probed GPU as reported; `recorded` when it is among `record_gpus`.
-fn gpu_report(g: &GpuProbe, record_gpus: &[u32]) -> GpuReport {
+fn gpu_state(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
     let names = |fields: &[Field]| fields.iter().map(|f| f.name()).collect();
-    GpuReport {
+    GpuState {
         index: g.info.index,
         name: g.info.name.to_string(),
         uuid: g.info.uuid.to_string(),
@@ -244,6 +246,7 @@ fn gpu_report(g: &GpuProbe, record_gpus: &[u32]) -> GpuReport {
         persistence_mode: g.persistence_mode,
         mig_mode: g.mig_mode,
         lost: g.lost,
+        gpm: g.gpm,
         supported: names(&g.supported),
         unsupported: names(&g.unsupported),
         failed: names(&g.failed),
@@ -251,9 +254,9 @@ fn gpu_report(g: &GpuProbe, record_gpus: &[u32]) -> GpuReport {
     }
 }
 
-fn cgroup_report(c: &CgroupSource) -> CgroupReport {
+fn cgroup_state(c: &CgroupSource) -> CgroupState {
     let l = c.limits();
-    CgroupReport {
+    CgroupState {
         version: match c.version() {
             CgroupVersion::V1 => 1,
             CgroupVersion::V2 => 2,
@@ -266,15 +269,15 @@ fn cgroup_report(c: &CgroupSource) -> CgroupReport {
 }
 
 /// What each visible-devices variable means, and what record samples by default.
-fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) -> VisibleReport {
+fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) -> VisibleState {
     let mut variables = Vec::new();
     for (name, value) in [(CUDA_VAR, cuda), (NVIDIA_VAR, nvidia)] {
         let Some(v) = value else {
-            variables.push(VarReport { name, value: None, selects: "not set".into(), gpus: Vec::new() });
+            variables.push(VarState { name, value: None, selects: "not set".into(), gpus: Vec::new() });
             continue;
         };
         let (selects, picked) = if name == CUDA_VAR { cuda_meaning(v, infos) } else { runtime_meaning(v, infos) };
-        variables.push(VarReport { name, value: Some(v.to_string()), selects, gpus: picked });
+        variables.push(VarState { name, value: Some(v.to_string()), selects, gpus: picked });
     }
     let (restriction, decided_by) = visible::from_vars(cuda, nvidia);
     let record_gpus: Vec<u32> = match &restriction {
@@ -282,12 +285,12 @@ fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) 
         Visible::None => Vec::new(),
         Visible::Only(sel) => infos.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect(),
     };
-    VisibleReport { variables, decided_by, record_gpus }
+    VisibleState { variables, decided_by, record_gpus }
 }
 
 /// CUDA_VISIBLE_DEVICES decides, and CUDA stops at an entry naming no GPU here where record
 /// goes on: the two see different GPUs.
-fn cuda_stop_note(v: &VisibleReport) -> Option<String> {
+fn cuda_stop_note(v: &VisibleState) -> Option<String> {
     let cuda_var = v.variables.first()?;
     (v.decided_by == Some(CUDA_VAR) && !cuda_var.gpus.is_empty() && cuda_var.gpus != v.record_gpus).then(|| {
         format!(
@@ -299,7 +302,7 @@ fn cuda_stop_note(v: &VisibleReport) -> Option<String> {
 }
 
 /// Notes on one GPU: MIG mode, fields that failed to read.
-fn gpu_notes(r: &GpuReport) -> Vec<String> {
+fn gpu_notes(r: &GpuState) -> Vec<String> {
     let mut notes = Vec::new();
     if r.mig_mode == Some(true) {
         notes.push(format!(
@@ -508,7 +511,7 @@ fn kv(out: &mut String, indent: usize, label: &str, value: &str) {
     wrap(out, &first, indent + 13, value);
 }
 
-fn render_text(r: &Report) -> String {
+fn render_text(r: &Diagnosis) -> String {
     let mut o = String::new();
     render_nvml(&mut o, &r.nvml);
     if r.nvml.error.is_none() {
@@ -546,7 +549,7 @@ fn render_text(r: &Report) -> String {
     o
 }
 
-fn render_nvml(o: &mut String, n: &NvmlReport) {
+fn render_nvml(o: &mut String, n: &NvmlState) {
     o.push_str("NVML\n");
     let lib = match &n.loaded_from {
         Some(p) if *p != n.library => format!("{} -> {p}", n.library),
@@ -563,7 +566,7 @@ fn render_nvml(o: &mut String, n: &NvmlReport) {
     }
 }
 
-fn render_gpus(o: &mut String, gpus: &[GpuReport]) {
+fn render_gpus(o: &mut String, gpus: &[GpuState]) {
     o.push_str(&format!("\nGPUs ({})\n", gpus.len()));
     for g in gpus {
         let mark = if g.recorded { "" } else { "  (not recorded by default)" };
@@ -584,10 +587,16 @@ fn render_gpus(o: &mut String, gpus: &[GpuReport]) {
         if !g.failed.is_empty() {
             kv(o, 5, "failed", &g.failed.join(", "));
         }
+        let gpm = match g.gpm {
+            Some(true) => "supported: sm.active, tensor.active, dram.active... recorded",
+            Some(false) => "not supported (needs Hopper or newer): GPM fields empty",
+            None => "unknown (NVML could not tell): GPM fields may be empty",
+        };
+        kv(o, 5, "GPM", gpm);
     }
 }
 
-fn render_container(o: &mut String, r: &Report) {
+fn render_container(o: &mut String, r: &Diagnosis) {
     o.push_str("\nContainer and cgroup\n");
     let container = match &r.container.kind {
         Some(k) => format!("{k} ({})", r.container.evidence.join("; ")),

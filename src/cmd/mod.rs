@@ -21,8 +21,8 @@ use crate::util::error::{code_for, exit};
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.cmd {
         Cmd::Record(args) => record::run(*args),
-        Cmd::Fields => {
-            fields::print_fields()?;
+        Cmd::Fields(a) => {
+            fields::print_fields(a.format)?;
             Ok(exit::OK)
         }
         Cmd::Doctor(a) => {
@@ -53,7 +53,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Parse the command line, run, and return the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(crate::cli::nvsmi_argv(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

@@ -1,9 +1,10 @@
 //! `gpumon record`: turn the parsed arguments into a [`RecordConfig`] (output, format, field
 //! selection, GPUs from --gpus or the visible-devices variables) and run the recorder.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
 use crate::record::{self, RecordConfig};
@@ -15,6 +16,23 @@ use crate::source::gpu::GpuSelector;
 use crate::source::visible::{self, Visible};
 use crate::util::error::{UsageError, exit};
 use crate::util::warn::warn;
+
+/// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
+/// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
+/// without placeholders is returned as it is: its directory must exist, as for any output.
+fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) -> Result<PathBuf> {
+    let Some(text) = path.to_str().filter(|t| t.contains("{host}") || t.contains("{date}")) else {
+        return Ok(path.to_path_buf());
+    };
+    if host.contains('/') || host == "." || host == ".." {
+        return Err(UsageError(format!("host name {host:?} cannot be a directory name in {text}")).into());
+    }
+    let filled = PathBuf::from(text.replace("{host}", host).replace("{date}", &now.format("%Y-%m-%d").to_string()));
+    if let Some(dir) = filled.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(filled)
+}
 
 /// Record until the count, duration, a signal or the job's end; the exit code is the job's.
 pub fn run(args: RecordArgs) -> Result<i32> {
@@ -71,8 +89,7 @@ fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phas
 /// `--gpus`, or without it the GPUs CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects
 /// (see `source::visible`). Empty means every GPU.
 fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
-    let given: Vec<GpuSelector> =
-        given.iter().filter(|g| !g.trim().is_empty()).map(|g| GpuSelector::parse(g)).collect();
+    let given = GpuSelector::parse_list(given);
     if !given.is_empty() {
         return given;
     }
@@ -102,15 +119,19 @@ impl RecordArgs {
         if self.phases && nvsmi {
             return Err(UsageError("--phases needs the csv or parquet format".into()).into());
         }
-        let named = self.fields.iter().any(|f| !f.trim().is_empty());
+        let named = self.fields.iter().chain(&self.query_gpu).any(|f| !f.trim().is_empty());
         Ok(!nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks)))
     }
 
-    fn into_config(mut self) -> Result<RecordConfig> {
-        let target = match self.output.take() {
+    /// Where the rows go and in which format: `-o` (its extension), stdout for `-o -` or for
+    /// nvidia-smi's `--query-gpu` without `-o`, none with `--listen` alone.
+    fn target_and_format(&self, host: &str) -> Result<(Option<Target>, Format)> {
+        let target = match &self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => Some(Target::File(o)),
+            Some(o) => Some(Target::File(fill_template(o, host, chrono::Utc::now())?)),
             None if self.listen.is_some() => None,
+            // nvidia-smi --query-gpu prints to stdout.
+            None if !self.query_gpu.is_empty() => Some(Target::Stdout),
             None => {
                 return Err(UsageError(
                     "record needs -o/--output PATH (use - for stdout) or --listen ADDR:PORT".into(),
@@ -119,6 +140,8 @@ impl RecordArgs {
             }
         };
         let format = match (self.format, &target) {
+            // `--query-gpu ... --format=csv` is nvidia-smi's command line: its output.
+            (Some(Format::Csv), _) if !self.query_gpu.is_empty() => Format::NvidiaSmi { header: true, units: true },
             (Some(f), _) => f,
             (None, Some(Target::Stdout) | None) => Format::Csv,
             (None, Some(Target::File(p))) => Format::from_path(p).ok_or_else(|| {
@@ -128,15 +151,25 @@ impl RecordArgs {
                 ))
             })?,
         };
-        let sample_every = self.sample_every.unwrap_or(self.interval.min(Duration::from_secs(1)));
-        if sample_every > self.interval || !self.interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {
+        Ok((target, format))
+    }
+
+    fn into_config(self) -> Result<RecordConfig> {
+        let host = match self.host.as_deref().map(str::trim) {
+            Some("") => return Err(UsageError("--host: empty host name".into()).into()),
+            Some(h) => h.to_string(),
+            None => sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()),
+        };
+        let (target, format) = self.target_and_format(&host)?;
+        let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);
+        let sample_every = self.sample_every.unwrap_or(interval.min(Duration::from_secs(1)));
+        if sample_every > interval || !interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {
             return Err(UsageError(format!(
-                "--interval {:?} must be a whole multiple of --sample-every {:?}",
-                self.interval, sample_every
+                "--interval {interval:?} must be a whole multiple of --sample-every {sample_every:?}"
             ))
             .into());
         }
-        let aggregated = sample_every < self.interval;
+        let aggregated = sample_every < interval;
         if sample_every < MIN_USEFUL_INTERVAL {
             crate::util::warn::warn(&format!(
                 "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
@@ -158,17 +191,13 @@ impl RecordArgs {
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
             );
         }
+        let fields = if self.query_gpu.is_empty() { &self.fields } else { &self.query_gpu };
         Ok(RecordConfig {
-            interval: self.interval,
+            interval,
             sample_every,
-            selection: selection(
-                &self.fields,
-                format,
-                aggregated,
-                !self.command.is_empty() || self.pid.is_some(),
-                phases,
-            )?,
+            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some(), phases)?,
             target,
+            host,
             listen: self.listen,
             format,
             duration: self.duration,
@@ -198,6 +227,19 @@ impl RecordArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_templates_fill_host_and_date_and_make_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-03T23:59:00Z").unwrap().to_utc();
+        let t = dir.path().join("host={host}/date={date}/run.parquet");
+        let p = fill_template(&t, "node7", now).unwrap();
+        assert_eq!(p, dir.path().join("host=node7/date=2026-12-03/run.parquet"));
+        assert!(p.parent().unwrap().is_dir());
+        let plain = dir.path().join("plain.csv");
+        assert_eq!(fill_template(&plain, "node7", now).unwrap(), plain);
+        assert!(fill_template(&t, "../x", now).is_err());
+    }
     use crate::util::error::code_for;
 
     #[test]

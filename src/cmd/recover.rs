@@ -4,11 +4,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::schema::files::{OutputSet, status_path};
 use crate::schema::live::LiveStatus;
 use crate::sink::files::recover_set;
+use crate::sink::lock::OutputLock;
 use crate::util::error::{UsageError, exit};
 
 /// Remove the status file beside `base` (a link into the run's private directory) when the recorder
@@ -33,22 +34,18 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
     std::fs::remove_file(&link).ok().map(|()| link)
 }
 
-/// Recover the set `path` names (or belongs to) and say what was done.
+/// Recover the set `path` names (or belongs to) and say what was done. A set a live recorder holds
+/// is left alone (exit 2, naming the recorder).
 pub fn run(path: &Path) -> Result<i32> {
     let set = OutputSet::new(path);
     if !set.dir().is_dir() {
         return Err(UsageError(format!("{}: no such directory", set.dir().display())).into());
     }
+    let _lock = OutputLock::acquire(path, "recover").context("recover changes files a live recorder is writing")?;
     let done = recover_set(&set)?;
     let mut out = std::io::stdout().lock();
-    for (p, rows) in &done.rebuilt {
-        writeln!(out, "rebuilt {} from its journal ({rows} rows)", p.display())?;
-    }
-    for (p, cut) in &done.trimmed {
-        writeln!(out, "cut a torn last line ({cut} bytes) from {}", p.display())?;
-    }
-    for p in &done.removed {
-        writeln!(out, "removed {}: empty (killed before its header was written)", p.display())?;
+    for m in done.messages() {
+        writeln!(out, "{m}")?;
     }
     let status = remove_dead_status(&set.base());
     if let Some(p) = &status {

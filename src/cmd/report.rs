@@ -19,8 +19,8 @@ use anyhow::{Context, Result};
 use crate::analysis::Summary;
 use crate::analysis::series::{BUCKETS, Collected, Grid, Series};
 use crate::cli::ReportArgs;
-use crate::cmd::summarize::{SummarizeConfig, report_checks, summarize, time_range};
-use crate::read::inputs::{Discovered, discover};
+use crate::cmd::summarize::{SummarizeConfig, find_inputs, report_checks, summarize, time_range};
+use crate::read::inputs::Discovered;
 use crate::read::scan::scan;
 use crate::util::progress::Progress;
 
@@ -108,10 +108,11 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckR
         Some(p) => crate::present::phases::json_value(summary, results, p),
         None => crate::present::json::value(summary, results),
     };
-    let found = discover(&s.inputs)?;
+    // The charts read the metrics only (the companion files feed the summary's events and users).
+    let found = find_inputs(&s.inputs, &s.read)?.metrics;
     let grid = span(summary, &found, s)?;
     let collected = collect(&found, s, grid, summary.window)?;
-    let body = crate::present::html::body::body(summary, results, &collected, s.read.nvsmi.tz, o.phases.as_ref());
+    let body = crate::present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
     let page = crate::present::html::markup::page(&crate::present::html::body::title(summary), &body, &json);
     Ok((page, o.checks))
 }
@@ -129,7 +130,7 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
         let summarize =
-            self.input.into_config(crate::present::ReportFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
+            self.input.into_config(crate::present::SummaryFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
         Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
     }
 }

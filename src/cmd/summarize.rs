@@ -1,7 +1,8 @@
 //! `gpumon summarize`: read the inputs, compute the summary, print it, run the checks.
 //!
 //! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
-//! inputs are discovered and sniffed, a relative window is resolved (one cheap pass over the
+//! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
+//! events, told apart by their columns), a relative window is resolved (one cheap pass over the
 //! timestamps), every input is collected, then the report goes to stdout and input warnings and failed
 //! checks to stderr. Exit 3 when a check failed.
 //!
@@ -11,23 +12,27 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use anyhow::Result;
 
 use crate::analysis::checks::{Check, parse_check, resolve};
 use crate::analysis::collect::{CollectConfig, Collector, wanted_fields};
 use crate::analysis::compare::{self, Measure, Part, is_comparison_check};
+use crate::analysis::events::EventCollector;
 use crate::analysis::findings::Thresholds;
 use crate::analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
 use crate::analysis::stat::Stat;
+use crate::analysis::usage::UsageCollector;
 use crate::analysis::window::{PhaseWindow, WindowSpec};
-use crate::analysis::{CheckResult, Summary, build, evaluate};
-use crate::cli::{InputArgs, LogArgs, ReportFormatArg, SummarizeArgs};
-use crate::present::{ReportFormat, render};
-use crate::read::inputs::{Discovered, Input, Kind, discover};
-use crate::read::scan::{ReadOptions, probe_fields, scan};
-use crate::schema::catalog::Field;
+use crate::analysis::{CheckResult, Companions, Summary, build, evaluate};
+use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
+use crate::present::{SummaryFormat, render};
+use crate::read::inputs::{Discovered, Input, Kind, discover_recording};
+use crate::read::scan::{ReadOptions, probe_fields, scan, table_of};
+use crate::schema::catalog::{Field, Table};
 use crate::schema::cols::{self, NO_TS};
+use crate::schema::run::InputInfo;
 use crate::util::error::{UsageError, exit};
 use crate::util::progress::Progress;
 
@@ -40,7 +45,7 @@ pub struct SummarizeConfig {
     pub thresholds: Thresholds,
     /// `--fail-if` expressions as given.
     pub checks: Vec<String>,
-    pub format: ReportFormat,
+    pub format: SummaryFormat,
     /// Allow a progress bar (stderr a terminal, reading slow).
     pub progress: bool,
     /// Print the inputs' warnings on stderr (`watch` keeps its screen clean).
@@ -111,6 +116,66 @@ pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> 
     Ok(range)
 }
 
+/// The inputs of a summary by table: the metrics (with what was skipped), per-process rows, events.
+pub struct Inputs {
+    pub metrics: Discovered,
+    pub procs: Vec<Input>,
+    pub events: Vec<Input>,
+}
+
+/// Discover the inputs with the companion files beside them and sort them by table.
+pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
+    let found = discover_recording(paths)?;
+    let mut out = Inputs {
+        metrics: Discovered { inputs: Vec::new(), skipped: found.skipped },
+        procs: Vec::new(),
+        events: Vec::new(),
+    };
+    for input in found.inputs {
+        match table_of(&input, read) {
+            Table::Metrics => out.metrics.inputs.push(input),
+            Table::Procs => out.procs.push(input),
+            Table::Events => out.events.push(input),
+        }
+    }
+    Ok(out)
+}
+
+/// Events and per-user totals from the companion inputs, inside `window`.
+fn companions(
+    inputs: &Inputs,
+    read: &ReadOptions,
+    window: (Option<i64>, Option<i64>),
+    progress: &Progress,
+    reports: &mut Vec<InputInfo>,
+) -> Result<Companions> {
+    // One collector each over every file, fed in file order (one part per file keeps the rows' order).
+    let read = ReadOptions { threads: 1, ..read.clone() };
+    let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
+    let events = Mutex::new(EventCollector::new(window));
+    let want: Vec<Field> = keys.into_iter().chain([Field::EventKind, Field::EventCode, Field::EventDetail]).collect();
+    for input in &inputs.events {
+        let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match events.lock() {
+            Ok(mut c) => c.visit(b, host),
+            Err(_) => Ok(()),
+        };
+        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+    }
+    let usage = Mutex::new(UsageCollector::new(window));
+    let want: Vec<Field> =
+        keys.into_iter().chain([Field::ProcPid, Field::ProcUser, Field::ProcGpuMemory, Field::ProcSm]).collect();
+    for input in &inputs.procs {
+        let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match usage.lock() {
+            Ok(mut c) => c.visit(b, host),
+            Err(_) => Ok(()),
+        };
+        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+    }
+    let (events, events_more) = events.into_inner().map(EventCollector::finish).unwrap_or_default();
+    let users = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
+    Ok(Companions { events, events_more, users })
+}
+
 /// What `summarize` found: the summary, the per-phase report when asked for, the checks' outcomes.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -137,7 +202,7 @@ fn phase_split(cfg: &SummarizeConfig, found: &Discovered, range: Option<(i64, i6
             .inputs
             .iter()
             .filter(|i| i.kind != Kind::Nvsmi)
-            .any(|i| probe_fields(i, &cfg.read).is_ok_and(|f| f.contains(&crate::schema::catalog::Field::Phase)))
+            .any(|i| probe_fields(i, &cfg.read).is_ok_and(|f| f.contains(&Field::Phase)))
     };
     match cfg.phases {
         PhaseMode::Off => None,
@@ -146,17 +211,17 @@ fn phase_split(cfg: &SummarizeConfig, found: &Discovered, range: Option<(i64, i6
     }
 }
 
-/// One pass over every input into the collectors; returns them with what each input held.
+/// One pass over every metrics input into the collectors; returns them with what each input held.
 fn collect(
     cfg: &SummarizeConfig,
     found: &Discovered,
     ccfg: &CollectConfig,
     split: Option<&Split>,
     progress: &Progress,
-) -> Result<(Parts, Vec<crate::schema::run::InputInfo>)> {
+) -> Result<(Parts, Vec<InputInfo>)> {
     let mut want = wanted_fields();
     if split.is_some() {
-        want.push(crate::schema::catalog::Field::Phase);
+        want.push(Field::Phase);
     }
     let init = || Parts {
         all: Collector::new(ccfg.clone()),
@@ -192,7 +257,8 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
             UsageError(format!("--fail-if '{c}' checks a comparison: add --by phase, or use gpumon compare")).into()
         );
     }
-    let found = discover(&cfg.inputs)?;
+    let all_inputs = find_inputs(&cfg.inputs, &cfg.read)?;
+    let found = &all_inputs.metrics;
     let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
     let needs_range = cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
     let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
@@ -204,18 +270,18 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
         input_bound_util: cfg.thresholds.input_bound_util,
         pegged_core: cfg.thresholds.pegged_core,
     };
-    let split = phase_split(cfg, &found, range);
-    let (all, reports) = collect(cfg, &found, &ccfg, split.as_ref(), &progress)?;
+    let split = phase_split(cfg, found, range);
+    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;
+    let companions = companions(&all_inputs, &cfg.read, window, &progress, &mut reports)?;
     progress.finish();
     for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
             crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
     }
-    let summary = build(all.all, &cfg.thresholds, reports, found.skipped, window);
-    if summary.hosts.is_empty() {
-        let why = if summary.windowed_out > 0 { "no rows inside the window" } else { "no GPU or host metrics" };
-        return Err(UsageError(format!("nothing to summarize: {why}")).into());
+    let summary = build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
+    if summary.hosts.is_empty() && summary.users.is_empty() {
+        return Err(UsageError(format!("nothing to summarize: {}", nothing_why(&summary, cfg))).into());
     }
     let phases = all
         .phases
@@ -224,6 +290,17 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
         .map_err(UsageError)?;
     let results = checks.iter().map(|c| check(c, &summary, phases.as_ref())).collect();
     Ok(Outcome { summary, phases, checks: results })
+}
+
+/// Why a summary has nothing in it.
+fn nothing_why(s: &Summary, cfg: &SummarizeConfig) -> &'static str {
+    if s.windowed_out > 0 {
+        "no rows inside the window"
+    } else if !cfg.read.gpus.is_empty() {
+        "no rows of the GPUs --gpus selects"
+    } else {
+        "no GPU or host metrics"
+    }
 }
 
 /// Evaluate one check: on the summary, or on the comparison of the marked phases.
@@ -264,30 +341,32 @@ pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
 }
 
 impl LogArgs {
-    pub fn read_options(&self) -> Result<(crate::read::scan::ReadOptions, Option<chrono_tz::Tz>)> {
-        let tz = match self.tz.trim() {
-            "local" | "" => None,
-            z => Some(z.parse::<chrono_tz::Tz>().map_err(|_| UsageError(format!("--tz: unknown time zone '{z}'")))?),
-        };
+    pub fn read_options(&self) -> crate::read::scan::ReadOptions {
         let columns: Vec<String> =
             self.columns.iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
         let nvsmi = crate::read::smilog::NvsmiOptions {
             columns: (!columns.is_empty()).then_some(columns),
-            gpus: self.gpus,
-            tz,
+            gpus: self.interleaved_gpus,
+            tz: self.tz.as_tz().0,
         };
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        Ok((crate::read::scan::ReadOptions { nvsmi, host: self.host.clone(), threads }, tz))
+        crate::read::scan::ReadOptions {
+            nvsmi,
+            zone: self.tz,
+            gpus: crate::schema::gpus::GpuSelector::parse_list(&self.gpus),
+            host: self.host.clone(),
+            threads,
+        }
     }
 }
 
 impl SummarizeArgs {
-    pub fn into_config(self) -> Result<SummarizeConfig> {
+    pub fn into_config(self) -> Result<crate::cmd::summarize::SummarizeConfig> {
         let format = match self.format {
-            ReportFormatArg::Table => crate::present::ReportFormat::Table,
-            ReportFormatArg::Markdown => crate::present::ReportFormat::Markdown,
-            ReportFormatArg::Json => crate::present::ReportFormat::Json,
-            ReportFormatArg::Csv => crate::present::ReportFormat::Csv,
+            SummaryFormatArg::Table => crate::present::SummaryFormat::Table,
+            SummaryFormatArg::Markdown => crate::present::SummaryFormat::Markdown,
+            SummaryFormatArg::Json => crate::present::SummaryFormat::Json,
+            SummaryFormatArg::Csv => crate::present::SummaryFormat::Csv,
         };
         let phases = if self.by.is_some() { PhaseMode::On } else { PhaseMode::Off };
         self.input.into_config(format, phases)
@@ -296,11 +375,13 @@ impl SummarizeArgs {
 
 impl InputArgs {
     /// The config; `phases` says when to split by phase (`--phase` windows always do).
-    pub fn into_config(self, format: ReportFormat, phases: PhaseMode) -> Result<SummarizeConfig> {
+    pub fn into_config(self, format: SummaryFormat, phases: PhaseMode) -> Result<SummarizeConfig> {
         use crate::analysis::window::{parse_phase_window, parse_time};
-        let (read, tz) = self.logs.read_options()?;
+        let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
-            s.as_deref().map(|t| parse_time(t, tz).map_err(|e| UsageError(format!("{what}: {e}")).into())).transpose()
+            s.as_deref()
+                .map(|t| parse_time(t, &read.zone).map_err(|e| UsageError(format!("{what}: {e}")).into()))
+                .transpose()
         };
         let window = WindowSpec {
             since: time(&self.since, "--since")?,
@@ -314,7 +395,7 @@ impl InputArgs {
         let phase_windows = self
             .phase_windows
             .iter()
-            .map(|w| parse_phase_window(w, tz).map_err(UsageError))
+            .map(|w| parse_phase_window(w, &read.zone).map_err(UsageError))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(SummarizeConfig {
             inputs: self.inputs,

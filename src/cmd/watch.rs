@@ -124,7 +124,7 @@ fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String> {
         window: WindowSpec::default(),
         thresholds: Thresholds::default(),
         checks: Vec::new(),
-        format: crate::present::ReportFormat::Json,
+        format: crate::present::SummaryFormat::Json,
         progress: false,
         warnings: false,
         phases: PhaseMode::Off,

@@ -3,8 +3,10 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::analysis::events::EventRecord;
 use crate::analysis::findings::RULES;
 use crate::analysis::stats::Stats;
+use crate::analysis::usage::UserUsage;
 use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use crate::present::rfc3339;
 use crate::schema::run::InputInfo;
@@ -90,6 +92,35 @@ fn input(i: &InputInfo) -> Value {
     })
 }
 
+fn event(e: &EventRecord) -> Value {
+    json!({
+        "time": rfc3339(e.ts),
+        "host": e.host,
+        "gpu": e.gpu,
+        "uuid": e.uuid,
+        "kind": e.kind,
+        "code": e.code,
+        "detail": e.detail,
+        "meaning": e.meaning(),
+        "action": e.action(),
+    })
+}
+
+fn user(u: &UserUsage) -> Value {
+    json!({
+        "host": u.host,
+        "gpu": u.gpu,
+        "user": u.user,
+        "processes": u.procs,
+        "ticks": u.ticks,
+        "start": rfc3339(u.first),
+        "end": rfc3339(u.last),
+        "sm_mean_pct": u.sm_mean.map(number),
+        "gpu_memory_mean_mib": u.mem_mean.map(number),
+        "gpu_memory_max_mib": u.mem_max.map(number),
+    })
+}
+
 /// Thresholds, the rules and the checks.
 fn rules(s: &Summary, checks: &[CheckResult]) -> (Value, Value, Value) {
     let mut th = Map::new();
@@ -133,6 +164,9 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
             "hosts": if s.hosts.iter().any(|h| h.has_host_data) { stats(&s.all_hosts) } else { Value::Null },
         },
         "checks": checks,
+        "events": s.events.iter().map(event).collect::<Vec<_>>(),
+        "events_not_listed": s.events_more,
+        "users": s.users.iter().map(user).collect::<Vec<_>>(),
     })
 }
 

@@ -120,6 +120,64 @@ fn findings(o: &mut String, h: &HostSummary) {
     o.push('\n');
 }
 
+/// Events listed in the markdown report; the JSON report has them all.
+const EVENTS_SHOWN: usize = 100;
+
+/// The NVML events of the recording, each Xid with its meaning and usual action.
+fn events(o: &mut String, s: &Summary) {
+    if s.events.is_empty() {
+        return;
+    }
+    o.push_str(
+        "## NVML events\n\n| time (UTC) | host | GPU | event | meaning | usual action |\n|---|---|--:|---|---|---|\n",
+    );
+    for e in s.events.iter().take(EVENTS_SHOWN) {
+        let gpu = e.gpu.map_or_else(|| "-".to_string(), |g| g.to_string());
+        let _ = writeln!(
+            o,
+            "| {} | {} | {gpu} | {} | {} | {} |",
+            ts(e.ts),
+            esc(&e.host),
+            e.label(),
+            esc(&e.meaning()),
+            esc(e.action().unwrap_or(""))
+        );
+    }
+    let total = s.events.len() as u64 + s.events_more;
+    if total > EVENTS_SHOWN as u64 {
+        let _ = writeln!(o, "\n{} more events (all in `--format json`).", total - EVENTS_SHOWN as u64);
+    }
+    o.push('\n');
+}
+
+/// GPU use per user from the per-process rows.
+fn users(o: &mut String, s: &Summary) {
+    if s.users.is_empty() {
+        return;
+    }
+    o.push_str(
+        "## GPU use by user\n\nFrom the `--processes` rows; SM % and memory are the user's processes added up per tick.\n\n\
+         | host | GPU | user | processes | from | to | SM mean % | memory mean MiB | memory peak MiB |\n\
+         |---|--:|---|--:|---|---|--:|--:|--:|\n",
+    );
+    for u in &s.users {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            esc(&u.host),
+            u.gpu.map_or_else(|| "-".to_string(), |g| g.to_string()),
+            esc(&u.user),
+            u.procs,
+            ts(u.first),
+            ts(u.last),
+            num(u.sm_mean, 1),
+            count(u.mem_mean),
+            count(u.mem_max)
+        );
+    }
+    o.push('\n');
+}
+
 /// The files read, their warnings, and the files skipped.
 fn inputs(o: &mut String, s: &Summary) {
     o.push_str("## Inputs\n\n");
@@ -138,6 +196,8 @@ pub fn render(s: &Summary) -> String {
     let mut o = String::new();
     header(&mut o, s);
     host_sections(&mut o, s, "##");
+    events(&mut o, s);
+    users(&mut o, s);
     inputs(&mut o, s);
     o
 }

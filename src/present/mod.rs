@@ -19,7 +19,7 @@ use crate::analysis::{CheckResult, Summary};
 
 /// Report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormat {
+pub enum SummaryFormat {
     Table,
     Markdown,
     Json,
@@ -27,12 +27,12 @@ pub enum ReportFormat {
 }
 
 /// Render the whole report.
-pub fn render(s: &Summary, checks: &[CheckResult], f: ReportFormat) -> String {
+pub fn render(s: &Summary, checks: &[CheckResult], f: SummaryFormat) -> String {
     match f {
-        ReportFormat::Table => table::render(s),
-        ReportFormat::Markdown => markdown::render(s),
-        ReportFormat::Json => json::render(s, checks),
-        ReportFormat::Csv => csv::render(s),
+        SummaryFormat::Table => table::render(s),
+        SummaryFormat::Markdown => markdown::render(s),
+        SummaryFormat::Json => json::render(s, checks),
+        SummaryFormat::Csv => csv::render(s),
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::analysis::phases::PhaseReport;
 use crate::analysis::{CheckResult, Summary};
-use crate::present::{ReportFormat, compare, dur, json as js, markdown, table, ts};
+use crate::present::{SummaryFormat, compare, dur, json as js, markdown, table, ts};
 
 /// A phase's name for people: its label, or `(unmarked)`.
 fn name(label: Option<&str>) -> String {
@@ -94,12 +94,12 @@ pub fn json_value(s: &Summary, checks: &[CheckResult], p: &PhaseReport) -> Value
 }
 
 /// The `--by phase` report in format `f`.
-pub fn render(s: &Summary, checks: &[CheckResult], p: &PhaseReport, f: ReportFormat) -> String {
+pub fn render(s: &Summary, checks: &[CheckResult], p: &PhaseReport, f: SummaryFormat) -> String {
     match f {
-        ReportFormat::Table => text(s, p),
-        ReportFormat::Markdown => md(s, p),
-        ReportFormat::Csv => crate::present::csv::render_phases(s, p),
-        ReportFormat::Json => {
+        SummaryFormat::Table => text(s, p),
+        SummaryFormat::Markdown => md(s, p),
+        SummaryFormat::Csv => crate::present::csv::render_phases(s, p),
+        SummaryFormat::Json => {
             let mut out = serde_json::to_string_pretty(&json_value(s, checks, p)).unwrap_or_else(|_| "{}".into());
             out.push('\n');
             out

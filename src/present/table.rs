@@ -1,5 +1,6 @@
 //! The default report: aligned plain text that fits 80 columns. One block per host (GPU table, gaps,
-//! clock events, host figures, findings), then the over-all line and what was read.
+//! clock events, host figures, findings), then the over-all line, the NVML events with what each Xid
+//! means, GPU use per user, and what was read.
 
 use std::fmt::Write;
 
@@ -248,6 +249,57 @@ pub fn host_block(out: &mut String, h: &HostSummary) {
     }
 }
 
+/// Events listed in the text report; the JSON report has them all.
+const EVENTS_SHOWN: usize = 20;
+
+/// The NVML events of the recording, each Xid with its meaning and usual action.
+fn events_block(out: &mut String, s: &Summary) {
+    if s.events.is_empty() {
+        return;
+    }
+    out.push('\n');
+    let total = s.events.len() as u64 + s.events_more;
+    line(out, &format!("NVML events ({}, from the events file beside the recording):", count(Some(total as f64))));
+    for e in s.events.iter().take(EVENTS_SHOWN) {
+        let gpu = e.gpu.map_or_else(|| "GPU ?".to_string(), |g| format!("GPU {g}"));
+        line(out, &format!("  {} UTC, {}, {gpu}: {}", ts(e.ts), e.host, e.label()));
+        line(out, &format!("      {}", e.meaning()));
+        if let Some(a) = e.action() {
+            line(out, &format!("      action: {a}"));
+        }
+    }
+    if total > EVENTS_SHOWN as u64 {
+        line(out, &format!("  ... {} more (all in --format json)", count(Some((total - EVENTS_SHOWN as u64) as f64))));
+    }
+}
+
+/// GPU use per user from the per-process rows.
+fn users_block(out: &mut String, s: &Summary) {
+    if s.users.is_empty() {
+        return;
+    }
+    out.push('\n');
+    line(out, "GPU use by user (--processes rows; SM % and memory are the user's processes added up per tick):");
+    let u = &s.users;
+    let mut host = col("", "host", u.iter().map(|x| x.host.chars().take(12).collect()).collect());
+    host.left = true;
+    let mut user = col("", "user", u.iter().map(|x| x.user.chars().take(12).collect()).collect());
+    user.left = true;
+    let cols = vec![
+        host,
+        col("", "GPU", u.iter().map(|x| x.gpu.map_or("-".into(), |g| g.to_string())).collect()),
+        user,
+        col("", "procs", u.iter().map(|x| count(Some(x.procs as f64))).collect()),
+        col("", "time", u.iter().map(|x| dur((x.last - x.first) as f64 * 1e-6)).collect()),
+        col("SM %", "mean", u.iter().map(|x| num(x.sm_mean, 1)).collect()),
+        col("memory MiB", "mean", u.iter().map(|x| count(x.mem_mean)).collect()),
+        col("memory MiB", "peak", u.iter().map(|x| count(x.mem_max)).collect()),
+    ];
+    for l in grid(&cols).lines() {
+        let _ = writeln!(out, "  {l}");
+    }
+}
+
 pub fn render(s: &Summary) -> String {
     let mut out = String::new();
     let span = match (s.start, s.end) {
@@ -284,6 +336,8 @@ pub fn render(s: &Summary) -> String {
             ),
         );
     }
+    events_block(&mut out, s);
+    users_block(&mut out, s);
     let rows: u64 = s.inputs.iter().map(|i| i.rows).sum();
     let warnings: usize = s.inputs.iter().map(|i| i.warnings.len()).sum();
     out.push('\n');

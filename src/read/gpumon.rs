@@ -19,7 +19,7 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, Parq
 
 use crate::read::inputs::header_name;
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
-use crate::schema::catalog::{Field, Source, Ty};
+use crate::schema::catalog::{Field, NvmlRead, Source, Table, Ty};
 use crate::schema::cols;
 use crate::schema::row::{Row, Value};
 use crate::util::error::UsageError;
@@ -45,8 +45,8 @@ pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
     out
 }
 
-/// Why a schema cannot be summarised, if it cannot.
-pub fn check_schema(schema: &arrow_schema::Schema) -> std::result::Result<(), String> {
+/// Why a schema cannot be read as `table`, if it cannot.
+pub fn check_schema(schema: &arrow_schema::Schema, table: Table) -> std::result::Result<(), String> {
     let fields = schema_fields(schema);
     let Some(&(ts, _)) = fields.iter().find(|(_, f)| *f == Field::Timestamp) else {
         return Err("no timestamp column".into());
@@ -54,10 +54,12 @@ pub fn check_schema(schema: &arrow_schema::Schema) -> std::result::Result<(), St
     if !cols::is_timestamp(schema.field(ts).data_type()) {
         return Err(format!("the timestamp column is {}, not a timestamp", schema.field(ts).data_type()));
     }
-    if fields.iter().any(|(_, f)| f.def().source == Source::Process) {
-        return Err("a per-process table (record --processes), not per-GPU metrics".into());
+    let found = Table::of(fields.iter().map(|(_, f)| *f));
+    if found != table {
+        return Err(format!("{}, not {}", found.describe(), table.describe()));
     }
-    if !fields.iter().any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
+    if table == Table::Metrics
+        && !fields.iter().any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
         && !fields.iter().any(|(_, f)| f.name().starts_with("job.") || f.name().starts_with("cgroup."))
     {
         return Err("no gpumon metrics columns".into());
@@ -79,13 +81,25 @@ pub struct ParquetFile {
     pub bytes: u64,
 }
 
-/// Open and check a Parquet file; every problem is a [`UsageError`] naming the file.
-pub fn open_parquet(path: &Path) -> Result<ParquetFile> {
+/// The footer of a Parquet file.
+fn parquet_meta(path: &Path) -> Result<(ArrowReaderMetadata, u64)> {
     let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
     let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
     let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
         .map_err(|e| usage(path, "not a readable Parquet file (truncated or damaged?)", e))?;
-    check_schema(meta.schema()).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    Ok((meta, bytes))
+}
+
+/// The catalogue fields of a Parquet file, whatever table it holds.
+pub fn parquet_fields(path: &Path) -> Result<Vec<Field>> {
+    Ok(schema_fields(parquet_meta(path)?.0.schema()).into_iter().map(|(_, f)| f).collect())
+}
+
+/// Open a Parquet file and check that it holds `table`; every problem is a [`UsageError`] naming
+/// the file.
+pub fn open_parquet(path: &Path, table: Table) -> Result<ParquetFile> {
+    let (meta, bytes) = parquet_meta(path)?;
+    check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
     let fields = schema_fields(meta.schema());
     let md = meta.metadata();
     let hostname = md
@@ -104,8 +118,8 @@ impl ParquetFile {
             .fields
             .iter()
             .filter(|(_, f)| {
-                // Text repeated on every row (identity) is read once; host and phase vary by row.
-                let strings = f.def().ty == Ty::Str && !matches!(f, Field::Host | Field::Phase);
+                // GPU identity text is the same on every row of a GPU; other text is read everywhere.
+                let strings = f.def().ty == Ty::Str && f.def().read == Some(NvmlRead::Identity);
                 keys.contains(f)
                     || (*f == Field::Uuid && !has_index)
                     || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
@@ -187,9 +201,11 @@ fn partition(groups: &[(usize, u64)], n: usize) -> Vec<Vec<usize>> {
 // ---------------------------------------------------------------------------------------------
 // Journal (Arrow IPC stream)
 
-/// Stream the batches of a journal; a torn last batch ends it with a warning. Returns the rows read.
+/// Stream the batches of a journal of `table`; a torn last batch ends it with a warning. Returns
+/// the rows read.
 pub fn read_journal(
     path: &Path,
+    table: Table,
     warnings: &mut Vec<String>,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<(u64, Vec<Field>)> {
@@ -197,7 +213,7 @@ pub fn read_journal(
     let reader = StreamReader::try_new(BufReader::new(file), None)
         .map_err(|e| usage(path, "not a readable Arrow IPC journal", e))?;
     let schema = reader.schema();
-    check_schema(&schema).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    check_schema(&schema, table).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
     let fields = schema_fields(&schema).into_iter().map(|(_, f)| f).collect();
     let mut rows = 0u64;
     for batch in reader {
@@ -220,7 +236,7 @@ pub fn read_journal(
 
 /// What a CSV read found.
 #[derive(Debug, Default)]
-pub struct CsvReport {
+pub struct CsvInfo {
     pub rows: u64,
     pub fields: Vec<Field>,
     pub ignored: Vec<String>,
@@ -285,7 +301,7 @@ struct CsvColumns {
 
 /// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
 /// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
-fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvReport) -> Result<CsvColumns> {
+fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvInfo) -> Result<CsvColumns> {
     let mut ts_col = None;
     let mut used: Vec<(usize, Field)> = Vec::new();
     let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
@@ -308,12 +324,9 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
     if rep.fields.is_empty() {
         return Err(UsageError(format!("{}: no gpumon metrics columns in the CSV header", path.display())).into());
     }
-    if rep.fields.iter().any(|f| f.def().source == Source::Process) {
-        return Err(UsageError(format!(
-            "{}: a per-process table (record --processes), not per-GPU metrics",
-            path.display()
-        ))
-        .into());
+    let (found, table) = (Table::of(rep.fields.iter().copied()), Table::of(want.iter().copied()));
+    if found != table {
+        return Err(UsageError(format!("{}: {}, not {}", path.display(), found.describe(), table.describe())).into());
     }
     rep.fields.insert(0, Field::Timestamp);
     Ok(CsvColumns { ts, used })
@@ -366,14 +379,14 @@ pub fn read_csv(
     want: &[Field],
     progress: &Progress,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<CsvReport> {
+) -> Result<CsvInfo> {
     let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
     let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
     let mut header = csv::StringRecord::new();
     if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
         return Err(UsageError(format!("{}: file is empty", path.display())).into());
     }
-    let mut rep = CsvReport::default();
+    let mut rep = CsvInfo::default();
     let cols = csv_columns(path, &header, want, &mut rep)?;
     let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
     let mut batcher = RowBatcher::new(&batch_fields);

@@ -10,6 +10,9 @@
 //!
 //! A file named on the command line (or matched by a glob) that cannot be read or is not metrics is an
 //! error ([`UsageError`], exit 2): one bad input fails the whole run rather than quietly summarising less.
+//!
+//! [`discover_recording`] also brings the companion files a recording has beside it (`run.procs.*`,
+//! `run.events.*`, with their rotated pieces); the caller tells the tables apart by their columns.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
@@ -19,8 +22,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::read::smilog::looks_like_nvsmi;
-use crate::schema::catalog::Field;
-use crate::schema::files::{OutputSet, piece_of_journal, written_by_gpumon};
+use crate::schema::catalog::{Field, Table};
+use crate::schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
 use crate::util::error::UsageError;
 
 /// What a file holds.
@@ -63,6 +66,15 @@ const SNIFF_BYTES: u64 = 64 * 1024;
 
 /// Expand the command-line paths into the files to read, in order, without duplicates.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
+    discover_with(args, false)
+}
+
+/// [`discover`], plus the companion files (per-process rows, events) of each file named.
+pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
+    discover_with(args, true)
+}
+
+fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     let mut d = Discovered::default();
     let mut seen = HashSet::new();
     for arg in args {
@@ -81,6 +93,9 @@ pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
             continue;
         }
         add_path(arg, &mut d, &mut seen)?;
+        if companions && !arg.is_dir() {
+            add_companions(arg, &mut d, &mut seen);
+        }
     }
     if d.inputs.is_empty() {
         return Err(UsageError("no input files".into()).into());
@@ -125,6 +140,23 @@ fn add_path(path: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Res
     Ok(())
 }
 
+/// The per-process and events sets beside the recording `path`, where they exist.
+fn add_companions(path: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) {
+    for table in [Table::Procs, Table::Events] {
+        let set = OutputSet::new(&companion_path(path, table));
+        if !set.dir().is_dir() {
+            continue;
+        }
+        for m in set.members().unwrap_or_default() {
+            match sniff_file(&m) {
+                Ok(kind) => push(d, seen, &m, kind),
+                Err(e) => d.skipped.push((m.clone(), format!("{e:#}"))),
+            }
+        }
+        add_journals(&set.leftover_journals().unwrap_or_default(), d, seen);
+    }
+}
+
 fn add_journals(journals: &[PathBuf], d: &mut Discovered, seen: &mut HashSet<PathBuf>) {
     for j in journals {
         // A journal beside its closed piece is a crash after the rename: the piece has it all.
@@ -143,13 +175,34 @@ fn is_journal_name(path: &Path) -> bool {
     path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') && n.ends_with(".journal"))
 }
 
+/// Subdirectory levels searched below a directory given as input (a fleet tree
+/// `host=H/date=D/` is two).
+const MAX_DEPTH: usize = 4;
+
 fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Result<()> {
+    let before = d.inputs.len();
+    add_dir_files(dir, d, seen, 0)?;
+    if d.inputs.len() == before {
+        return Err(
+            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", dir.display())).into()
+        );
+    }
+    Ok(())
+}
+
+/// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
+fn add_dir_files(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>, depth: usize) -> Result<()> {
     let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", dir.display())))?;
     let mut files = Vec::new();
     let mut journals = Vec::new();
+    let mut subdirs = Vec::new();
     for e in rd.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().is_ok_and(|t| t.is_dir()) && !name.starts_with('.') && depth < MAX_DEPTH {
+            subdirs.push(p);
+            continue;
+        }
         if !e.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
@@ -163,7 +216,6 @@ fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Resul
     // Oldest first: the pieces of a rotated set come out in time order.
     files.sort();
     journals.sort();
-    let before = d.inputs.len();
     for (_, p) in files {
         match sniff_file(&p) {
             Ok(kind) => push(d, seen, &p, kind),
@@ -171,10 +223,9 @@ fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Resul
         }
     }
     add_journals(&journals, d, seen);
-    if d.inputs.len() == before {
-        return Err(
-            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", dir.display())).into()
-        );
+    subdirs.sort();
+    for sub in subdirs {
+        add_dir_files(&sub, d, seen, depth + 1)?;
     }
     Ok(())
 }
@@ -268,6 +319,10 @@ mod tests {
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
         assert_eq!(crate::util::error::code_for(&e), 2);
         assert!(format!("{e:#}").contains("notes.txt"));
+        fs::write(dir.path().join("run.events.csv"), "timestamp,host,index,uuid,kind,code,detail\n").unwrap();
+        assert_eq!(discover(&[dir.path().join("run.csv")]).unwrap().inputs.len(), 2, "companions only on request");
+        let d = discover_recording(&[dir.path().join("run.csv")]).unwrap();
+        assert!(d.inputs.iter().any(|i| i.path.ends_with("run.events.csv")), "{d:?}");
         let empty = tempfile::tempdir().unwrap();
         assert!(discover(&[empty.path().to_path_buf()]).is_err());
         assert!(discover(&[dir.path().join("nope.csv")]).is_err());

@@ -1,30 +1,101 @@
 //! One entry point over every input kind: [`scan`] streams a file as Arrow batches (catalogue column
 //! names, UTC timestamps) into caller-made states, and reports what the file held and what was wrong
 //! with it. nvidia-smi logs and gpumon CSV are batched from parsed rows; Parquet is read in parallel.
+//! `--gpus` is applied here, to the batches of every kind, so every command sees only those GPUs.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::Result;
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
 
 use crate::read::gpumon;
 use crate::read::inputs::{Input, Kind};
 use crate::read::smilog::{NvsmiOptions, read_nvsmi};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
-use crate::schema::catalog::Field;
+use crate::schema::catalog::{Field, Table};
+use crate::schema::cols::{self, Interner, NO_U64};
+use crate::schema::gpus::GpuSelector;
 use crate::schema::run::InputInfo;
 use crate::util::error::UsageError;
 use crate::util::progress::Progress;
+use crate::util::zone::Zone;
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
-    /// `--columns`, `--gpus`, `--tz` for nvidia-smi logs.
+    /// `--columns`, `--interleaved-gpus` and the zone for nvidia-smi logs (its `tz` is derived from
+    /// `zone`: see [`Zone::as_tz`]).
     pub nvsmi: NvsmiOptions,
+    /// `--tz`: the zone of wall-clock times without one (nvidia-smi logs, `--since`).
+    pub zone: Zone,
+    /// `--gpus`: keep only these GPUs' rows (every row when empty).
+    pub gpus: Vec<GpuSelector>,
     /// Host name for inputs that carry none (nvidia-smi logs); default: the file's name.
     pub host: Option<String>,
     /// Threads for reading one Parquet file.
     pub threads: usize,
+}
+
+/// The rows of the GPUs `--gpus` selects. A batch without a uuid column (Parquet row groups after
+/// the first carry only the index, see `gpumon::ParquetFile::scan`) is matched by the indexes that
+/// earlier batches of the file showed the selected UUIDs to have.
+struct GpuFilter<'a> {
+    sel: &'a [GpuSelector],
+    learned: Mutex<HashSet<u64>>,
+}
+
+impl GpuFilter<'_> {
+    fn by_uuid(&self) -> bool {
+        self.sel.iter().any(|s| matches!(s, GpuSelector::Uuid(_)))
+    }
+
+    /// The batch with only the selected GPUs' rows; None when no row is left.
+    fn apply<'b>(&self, b: &'b RecordBatch) -> Result<Option<Cow<'b, RecordBatch>>> {
+        if self.sel.is_empty() {
+            return Ok(Some(Cow::Borrowed(b)));
+        }
+        let col = |want: Field| b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(want));
+        let mut index = Vec::with_capacity(b.num_rows());
+        if !col(Field::Index).is_some_and(|c| cols::u64_values(b.column(c).as_ref(), &mut index)) {
+            index = vec![NO_U64; b.num_rows()];
+        }
+        let mut ids = Interner::default();
+        let mut uuid = Vec::new();
+        let has_uuid =
+            col(Field::Uuid).is_some_and(|c| cols::str_ids(b.column(c).as_ref(), &mut ids, u32::MAX, &mut uuid));
+        let uuid_ok: Vec<bool> = (0..ids.len() as u32)
+            .map(|id| {
+                self.sel.iter().any(|s| matches!(s, GpuSelector::Uuid(_)) && s.matches_gpu(None, Some(ids.name(id))))
+            })
+            .collect();
+        let mut learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
+        let keep: Vec<bool> = (0..b.num_rows())
+            .map(|r| {
+                let idx = (index[r] != NO_U64).then_some(index[r]);
+                let by_uuid = if has_uuid {
+                    let hit = uuid.get(r).and_then(|&id| uuid_ok.get(id as usize)).copied().unwrap_or(false);
+                    if let (true, Some(i)) = (hit, idx) {
+                        learned.insert(i);
+                    }
+                    hit
+                } else {
+                    idx.is_some_and(|i| learned.contains(&i))
+                };
+                by_uuid || self.sel.iter().any(|s| matches!(s, GpuSelector::Index(_)) && s.matches_gpu(idx, None))
+            })
+            .collect();
+        if keep.iter().all(|&k| k) {
+            return Ok(Some(Cow::Borrowed(b)));
+        }
+        if !keep.iter().any(|&k| k) {
+            return Ok(None);
+        }
+        let mask = BooleanArray::from(keep);
+        Ok(Some(Cow::Owned(arrow_select::filter::filter_record_batch(b, &mask)?)))
+    }
 }
 
 /// The name an input without a host column is filed under: `--host`, the recorder's host name from
@@ -58,25 +129,41 @@ pub fn scan<S: Send>(
     init: &(dyn Fn() -> S + Sync),
     visit: Visit<'_, S>,
 ) -> Result<(Vec<S>, InputInfo)> {
+    let filter = GpuFilter { sel: &opts.gpus, learned: Mutex::new(HashSet::new()) };
+    let selected = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
+        match filter.apply(b)? {
+            Some(b) => visit(s, &b, host),
+            None => Ok(()),
+        }
+    };
+    let visit: Visit<'_, S> = &selected;
+    // A UUID selector needs the uuid column, whatever the caller wants.
+    let with_uuid: Vec<Field> = want.iter().copied().chain([Field::Uuid]).collect();
+    let want = if filter.by_uuid() { &with_uuid[..] } else { want };
     let path = &input.path;
     progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let table = Table::of(want.iter().copied());
     match input.kind {
         Kind::Parquet => {
-            let pf = gpumon::open_parquet(path)?;
+            let pf = gpumon::open_parquet(path, table)?;
             rep.default_host = default_host(path, opts, pf.hostname.as_deref());
             rep.rows = pf.rows;
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             let host = rep.default_host.clone();
-            let states = pf.scan(want, opts.threads, progress, init, &|s, b| visit(s, b, &host))?;
+            // UUIDs are learned from the first row group (the only one read with its uuid column):
+            // read it before the others.
+            let threads = if filter.by_uuid() { 1 } else { opts.threads };
+            let states = pf.scan(want, threads, progress, init, &|s, b| visit(s, b, &host))?;
             Ok((states, rep))
         }
         Kind::Journal => {
             rep.default_host = default_host(path, opts, journal_hostname(path).as_deref());
             let mut state = init();
             let host = rep.default_host.clone();
-            let (rows, fields) = gpumon::read_journal(path, &mut rep.warnings, &mut |b| visit(&mut state, b, &host))?;
+            let (rows, fields) =
+                gpumon::read_journal(path, table, &mut rep.warnings, &mut |b| visit(&mut state, b, &host))?;
             progress.inc(size);
             rep.rows = rows;
             rep.fields = fields;
@@ -95,45 +182,47 @@ pub fn scan<S: Send>(
         }
         Kind::Nvsmi => {
             rep.default_host = default_host(path, opts, None);
-            let state = scan_nvsmi(path, opts, want, init, visit, &mut rep)?;
+            let host = rep.default_host.clone();
+            let mut state = init();
+            scan_nvsmi(path, opts, want, &mut rep, &mut |b| visit(&mut state, b, &host))?;
             progress.inc(size);
             Ok((vec![state], rep))
         }
     }
 }
 
-/// Read an nvidia-smi log into one state, batching its parsed rows; fills `rep` from the reader's report.
-fn scan_nvsmi<S>(
+/// An nvidia-smi log as batches of `want` (plus GPU identity) handed to `visit`; fills in what the
+/// log held.
+fn scan_nvsmi(
     path: &Path,
     opts: &ReadOptions,
     want: &[Field],
-    init: &(dyn Fn() -> S + Sync),
-    visit: Visit<'_, S>,
     rep: &mut InputInfo,
-) -> Result<S> {
-    let host = rep.default_host.clone();
-    let mut state = init();
+    visit: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<()> {
     let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
     fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
     let mut batcher = RowBatcher::new(&fields);
     let mut failed: Option<anyhow::Error> = None;
+    // A fixed-offset --tz is read as UTC by the log reader and shifted here.
+    let (_, shift) = opts.zone.as_tz();
     let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
         if failed.is_some() {
             return;
         }
-        batcher.push(row.ts.timestamp_micros(), row.row);
+        batcher.push(row.ts.timestamp_micros() - shift, row.row);
         if batcher.len() >= BATCH_ROWS
-            && let Err(e) = batcher.finish().and_then(|b| visit(&mut state, &b, &host))
+            && let Err(e) = batcher.finish().and_then(|b| visit(&b))
         {
             failed = Some(e);
         }
-    })
-    .map_err(|e| nvsmi_error(path, &e))?;
+    });
+    let r = r.map_err(|e| nvsmi_error(path, &e))?;
     if let Some(e) = failed {
         return Err(e);
     }
     if !batcher.is_empty() {
-        visit(&mut state, &batcher.finish()?, &host)?;
+        visit(&batcher.finish()?)?;
     }
     rep.rows = r.rows;
     rep.fields = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
@@ -141,14 +230,7 @@ fn scan_nvsmi<S>(
     rep.warnings = r.warnings;
     rep.notes = r.notes;
     rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
-    Ok(state)
-}
-
-/// A problem with an nvidia-smi log as a [`UsageError`] that names the file once.
-fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
-    let msg = format!("{e:#}");
-    let disp = path.display().to_string();
-    UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") }).into()
+    Ok(())
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
@@ -156,7 +238,7 @@ fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
 pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     let path = &input.path;
     match input.kind {
-        Kind::Parquet => Ok(gpumon::open_parquet(path)?.fields.into_iter().map(|(_, f)| f).collect()),
+        Kind::Parquet => Ok(gpumon::open_parquet(path, Table::Metrics)?.fields.into_iter().map(|(_, f)| f).collect()),
         Kind::Journal => {
             let f =
                 std::fs::File::open(path).map_err(|e| UsageError(format!("{}: cannot open: {e}", path.display())))?;
@@ -192,6 +274,17 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     }
 }
 
+/// Which table an input holds, from its columns (an unreadable one counts as metrics: reading it
+/// as such reports the problem).
+pub fn table_of(input: &Input, opts: &ReadOptions) -> Table {
+    let fields = match input.kind {
+        Kind::Nvsmi => return Table::Metrics,
+        Kind::Parquet => gpumon::parquet_fields(&input.path),
+        Kind::Journal | Kind::GpumonCsv => probe_fields(input, opts),
+    };
+    fields.map_or(Table::Metrics, Table::of)
+}
+
 /// `gpumon.hostname` from a journal's schema metadata.
 fn journal_hostname(path: &Path) -> Option<String> {
     let f = std::fs::File::open(path).ok()?;
@@ -199,9 +292,56 @@ fn journal_hostname(path: &Path) -> Option<String> {
     r.schema().metadata().get("gpumon.hostname").cloned()
 }
 
+/// A problem with an nvidia-smi log as a [`UsageError`] that names the file once.
+fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
+    let msg = format!("{e:#}");
+    let disp = path.display().to_string();
+    UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") }).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, StringArray};
+    use arrow_schema::{DataType, Field as AField, Schema};
+
+    fn batch(index: &[i32], uuid: Option<&[&str]>) -> RecordBatch {
+        let mut fields = vec![AField::new("index", DataType::Int32, true)];
+        let mut cols: Vec<Arc<dyn arrow_array::Array>> = vec![Arc::new(Int32Array::from(index.to_vec()))];
+        if let Some(u) = uuid {
+            fields.push(AField::new("uuid", DataType::Utf8, true));
+            cols.push(Arc::new(StringArray::from(u.to_vec())));
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap()
+    }
+
+    fn kept(f: &GpuFilter<'_>, b: &RecordBatch) -> Vec<i32> {
+        match f.apply(b).unwrap() {
+            None => Vec::new(),
+            Some(b) => {
+                let mut v = Vec::new();
+                cols::u64_values(b.column(0).as_ref(), &mut v);
+                v.into_iter().map(|x| x as i32).collect()
+            }
+        }
+    }
+
+    #[test]
+    fn gpu_filter_by_index_and_uuid_prefix() {
+        let sel = GpuSelector::parse_list(&["0".into(), "GPU-bb".into()]);
+        let f = GpuFilter { sel: &sel, learned: Mutex::new(HashSet::new()) };
+        assert!(f.by_uuid());
+        let first = batch(&[0, 1, 2, 0, 1, 2], Some(&["GPU-aa", "GPU-bb1", "GPU-cc", "GPU-aa", "GPU-bb1", "GPU-cc"]));
+        assert_eq!(kept(&f, &first), [0, 1, 0, 1]);
+        // A later row group without its uuid column: GPU 1 was learned to be GPU-bb1.
+        assert_eq!(kept(&f, &batch(&[0, 1, 2], None)), [0, 1]);
+        assert_eq!(kept(&f, &batch(&[2, 2], None)), Vec::<i32>::new());
+        let none: Vec<GpuSelector> = Vec::new();
+        let all = GpuFilter { sel: &none, learned: Mutex::new(HashSet::new()) };
+        assert_eq!(kept(&all, &batch(&[2, 2], None)), [2, 2]);
+    }
 
     #[test]
     fn default_host_names() {

@@ -1,8 +1,11 @@
 //! Interval aggregation: combine the sub-samples of one interval into one row per GPU,
-//! each field by the rule its catalogue row declares (mean, last, max, sum).
+//! each field by the rule its catalogue row declares (mean, last, max, sum). The process list is
+//! the last sub-sample's, each process's utilization the mean of its sub-samples.
+
+use std::collections::HashMap;
 
 use crate::schema::catalog::{Agg, CATALOG, Field, Ty};
-use crate::schema::row::{Row, Tick, Value};
+use crate::schema::row::{ProcUtil, Row, Tick, Value};
 
 /// Running state for one output row position (one GPU, or the host-only row).
 #[derive(Debug, Clone, Default)]
@@ -80,6 +83,8 @@ fn typed(ty: Ty, x: f64) -> Value {
 pub struct Aggregator {
     accs: Vec<Acc>,
     count: u32,
+    /// Per-process utilization summed over the sub-samples, by (row, pid), with the count.
+    proc_util: HashMap<(usize, u32), (ProcUtil, f64)>,
 }
 
 impl Aggregator {
@@ -95,6 +100,16 @@ impl Aggregator {
         for (acc, row) in self.accs.iter_mut().zip(&tick.rows) {
             acc.add(row);
         }
+        for p in &tick.procs {
+            if let Some(u) = p.util {
+                let (sum, n) = self.proc_util.entry((p.row, p.pid)).or_default();
+                sum.sm += u.sm;
+                sum.mem += u.mem;
+                sum.enc += u.enc;
+                sum.dec += u.dec;
+                *n += 1.0;
+            }
+        }
         self.count += 1;
     }
 
@@ -107,7 +122,14 @@ impl Aggregator {
         let rows = self.accs.iter().map(Acc::finish).collect();
         self.accs.clear();
         self.count = 0;
-        Some(Tick { ts: last.ts, seq: last.seq, rows, procs: last.procs.clone() })
+        let mut procs = last.procs.clone();
+        for p in procs.iter_mut().filter(|p| p.util.is_some()) {
+            if let Some(&(s, n)) = self.proc_util.get(&(p.row, p.pid)) {
+                p.util = Some(ProcUtil { sm: s.sm / n, mem: s.mem / n, enc: s.enc / n, dec: s.dec / n });
+            }
+        }
+        self.proc_util.clear();
+        Some(Tick { ts: last.ts, seq: last.seq, rows, procs })
     }
 }
 
@@ -147,5 +169,26 @@ mod tests {
         assert_eq!(r.get(Field::Samples), &Value::U(4));
         assert_eq!(r.get(Field::Missed), &Value::U(3));
         assert!(a.take(&out).is_none(), "nothing pending after a take");
+    }
+
+    #[test]
+    fn process_utilization_is_the_mean_of_the_sub_samples() {
+        use crate::schema::row::GpuProc;
+        let mut a = Aggregator::new();
+        let sub = |sm: Option<f64>| {
+            let util = sm.map(|sm| ProcUtil { sm, mem: 2.0 * sm, ..Default::default() });
+            let mut t = tick(Some(1), 1.0, 1.0, 0);
+            t.procs = vec![GpuProc { row: 0, pid: 7, used_mib: Some(10), util }];
+            t
+        };
+        a.push(&sub(Some(10.0)));
+        a.push(&sub(None));
+        let last = sub(Some(30.0));
+        a.push(&last);
+        let out = a.take(&last).unwrap();
+        assert_eq!(out.procs[0].util, Some(ProcUtil { sm: 20.0, mem: 40.0, ..Default::default() }));
+        let lone = sub(Some(5.0));
+        a.push(&lone);
+        assert_eq!(a.take(&lone).unwrap().procs[0].util.map(|u| u.sm), Some(5.0), "sums start over");
     }
 }

@@ -1,22 +1,24 @@
-//! Where emitted rows go: the file writer, the per-process writer (`--processes`) and the
+//! Where emitted rows go: the file writer, the per-process writer (`--processes`), the events
+//! writer (started at the first NVML event, so a run without one leaves no events file) and the
 //! metrics endpoint. Publishing never blocks the sampler.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::record::live::Live;
-use crate::schema::catalog::Field;
-use crate::schema::row::{Row, Selection, Tick, Value};
+use crate::schema::catalog::{Field, Table};
+use crate::schema::files::companion_path;
+use crate::schema::row::{GpuEvent, Row, Selection, Tick, Value};
 use crate::schema::run::RunStats;
 use crate::sink::Target;
+use crate::sink::lock::OutputLock;
 use crate::sink::prom::Exporter;
-use crate::sink::writer::{Writer, WriterReport};
+use crate::sink::writer::{Writer, WriterConfig, WriterReport};
 use crate::source::job::describe;
-use crate::util::warn::warn_once;
+use crate::util::warn::{warn, warn_once};
 
 /// Columns of the `--processes` output.
 pub fn procs_selection() -> Selection {
@@ -30,17 +32,24 @@ pub fn procs_selection() -> Selection {
         Field::ProcCommand,
         Field::ProcGpuMemory,
         Field::ProcJob,
+        Field::ProcSm,
+        Field::ProcMemUtil,
+        Field::ProcEnc,
+        Field::ProcDec,
     ])
 }
 
-/// `run.parquet` -> `run.procs.parquet`: where the per-process rows go.
-pub fn procs_path(main: &std::path::Path) -> PathBuf {
-    let name = main.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let procs = match name.rfind('.') {
-        Some(i) if i > 0 => format!("{}.procs{}", &name[..i], &name[i..]),
-        _ => format!("{name}.procs"),
-    };
-    main.with_file_name(procs)
+/// Columns of the events file.
+pub fn events_selection() -> Selection {
+    Selection::new(vec![
+        Field::Timestamp,
+        Field::Host,
+        Field::Index,
+        Field::Uuid,
+        Field::EventKind,
+        Field::EventCode,
+        Field::EventDetail,
+    ])
 }
 
 /// User name and command line of a process.
@@ -50,8 +59,13 @@ pub struct Outputs {
     pub writer: Option<Writer>,
     pub procs: Option<Writer>,
     pub exporter: Option<Exporter>,
+    /// The events writer once the first event came, and the settings to start it with until then.
+    events: Option<Writer>,
+    events_cfg: Option<WriterConfig>,
+    /// The events file, for messages.
+    events_file: Option<String>,
     /// The live status file `gpumon watch` reads.
-    pub live: Option<Live>,
+    live: Option<Live>,
     /// Owner and command of PIDs seen on a GPU (None: not visible in this PID namespace).
     names: HashMap<u32, Option<Owner>>,
 }
@@ -60,10 +74,49 @@ impl Outputs {
     pub fn new(
         writer: Option<Writer>,
         procs: Option<Writer>,
+        events_cfg: Option<WriterConfig>,
         exporter: Option<Exporter>,
         live: Option<Live>,
     ) -> Outputs {
-        Outputs { writer, procs, exporter, live, names: HashMap::new() }
+        let events_file = events_cfg.as_ref().map(|c| c.target.to_string());
+        Outputs { writer, procs, exporter, events: None, events_cfg, events_file, live, names: HashMap::new() }
+    }
+
+    /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
+    /// writer at the first; each kind and code is warned about once per GPU.
+    pub fn send_events(&mut self, events: Vec<GpuEvent>, host: &Arc<str>) {
+        for e in &events {
+            let what = match (e.kind, e.code) {
+                ("xid", Some(c)) => format!("Xid {c}"),
+                (k, _) => format!("a {k} event"),
+            };
+            let to = self.events_file.as_ref().map_or(String::new(), |f| format!("; events are recorded in {f}"));
+            warn_once(
+                &format!("event-{}-{what}", e.index),
+                &format!("GPU {} ({}) reported {what} (NVML){to}; `gpumon summarize` explains it", e.index, e.uuid),
+            );
+        }
+        if self.events.is_none()
+            && let Some(cfg) = self.events_cfg.take()
+        {
+            match Writer::spawn(cfg) {
+                Ok(w) => self.events = Some(w),
+                Err(e) => warn(&format!("cannot write the events file ({e:#}); events are only counted in xid.events")),
+            }
+        }
+        let Some(w) = &self.events else { return };
+        for e in events {
+            let mut r = Row::default();
+            r.set(Field::Host, Value::S(host.clone()));
+            r.set(Field::Index, Value::U(u64::from(e.index)));
+            r.set(Field::Uuid, Value::S(e.uuid));
+            r.set(Field::EventKind, Value::S(e.kind.into()));
+            r.set(Field::EventCode, e.code.map_or(Value::Null, Value::U));
+            r.set(Field::EventDetail, e.detail.map_or(Value::Null, |d| Value::S(d.into())));
+            if w.send(Tick { ts: e.ts, seq: 0, rows: vec![r], procs: Vec::new() }).is_err() {
+                warn_once("events-queue-full", "the events writer is falling behind; events are being dropped");
+            }
+        }
     }
 
     /// Publish to the endpoint and queue for the writers; `Err` when the main queue is full.
@@ -101,6 +154,17 @@ impl Outputs {
             r.set(Field::ProcPid, Value::U(u64::from(p.pid)));
             r.set(Field::ProcGpuMemory, p.used_mib.map_or(Value::Null, Value::U));
             r.set(Field::ProcJob, Value::U(u64::from(job.is_some_and(|j| j(p.pid)))));
+            let pct = |x: f64| Value::U(x.max(0.0).round() as u64);
+            if let Some(u) = p.util {
+                for (f, x) in [
+                    (Field::ProcSm, u.sm),
+                    (Field::ProcMemUtil, u.mem),
+                    (Field::ProcEnc, u.enc),
+                    (Field::ProcDec, u.dec),
+                ] {
+                    r.set(f, pct(x));
+                }
+            }
             let name = self
                 .names
                 .entry(p.pid)
@@ -125,13 +189,13 @@ impl Outputs {
 
     /// Record a fact about the run in the files' metadata (Parquet footer).
     pub fn add_metadata(&self, key: &str, value: &str) {
-        for w in [&self.writer, &self.procs].into_iter().flatten() {
+        for w in [&self.writer, &self.procs, &self.events].into_iter().flatten() {
             w.add_metadata(key, value);
         }
     }
 
     pub fn rotate(&self) {
-        for w in [&self.writer, &self.procs].into_iter().flatten() {
+        for w in [&self.writer, &self.procs, &self.events].into_iter().flatten() {
             w.rotate();
         }
     }
@@ -157,30 +221,35 @@ impl Outputs {
             l.finish();
         }
         let procs = self.procs.map(Writer::finish).transpose();
+        let events = self.events.map(Writer::finish).transpose();
         let main = self.writer.map_or_else(|| Ok(WriterReport::default()), Writer::finish)?;
         let mut report = main;
-        if let Some(p) = procs? {
-            report.files.extend(p.files);
+        for companion in [procs?, events?].into_iter().flatten() {
+            report.files.extend(companion.files);
         }
         Ok(report)
     }
 }
 
-/// The target of the per-process output, beside the main one.
-pub fn procs_target(main: &Target) -> Option<Target> {
-    match main {
-        Target::File(p) => Some(Target::File(procs_path(p))),
-        Target::Stdout => None,
+/// Lock the sets this run writes (the main output and, with --processes, the one beside it) for
+/// the whole run: a second recorder or a `recover` of them exits 2 naming this one.
+pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Vec<OutputLock>> {
+    let Some(Target::File(main)) = target else { return Ok(Vec::new()) };
+    let mut paths = vec![main.clone()];
+    if processes {
+        paths.push(companion_path(main, Table::Procs));
     }
+    let mut locks = Vec::new();
+    for p in paths {
+        locks.extend(OutputLock::acquire(&p, "record").context("another gpumon writes this output")?);
+    }
+    Ok(locks)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn procs_file_sits_beside_the_main_one() {
-        assert_eq!(procs_path(std::path::Path::new("/x/run.parquet")), PathBuf::from("/x/run.procs.parquet"));
-        assert_eq!(procs_path(std::path::Path::new("run.csv")), PathBuf::from("run.procs.csv"));
+/// The target of a companion output (per-process rows, events) beside the main one.
+pub fn companion_target(main: &Target, table: Table) -> Option<Target> {
+    match main {
+        Target::File(p) => Some(Target::File(companion_path(p, table))),
+        Target::Stdout => None,
     }
 }

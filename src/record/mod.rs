@@ -5,6 +5,7 @@
 
 pub mod agg;
 mod child;
+mod clock;
 mod control;
 mod fanout;
 mod live;
@@ -39,6 +40,8 @@ pub struct RecordConfig {
     pub sample_every: Duration,
     /// Output file or stdout; None when only serving metrics (`--listen` without `-o`).
     pub target: Option<Target>,
+    /// The `host` value of every row (`--host`, else the system's host name).
+    pub host: String,
     /// Serve the latest tick as Prometheus metrics on this address.
     pub listen: Option<std::net::SocketAddr>,
     pub format: Format,
@@ -83,6 +86,8 @@ pub struct Outcome {
 /// Record until the count or duration is reached, a signal arrives, or the job ends.
 pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     let signals = signals::install()?;
+    // One writer per output, held until the run ends (sink::lock), before anything is touched.
+    let _locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
     let mut rec = Recorder::open(cfg)?;
     rec.run_ticks(&signals)?;
     rec.finish()
@@ -189,7 +194,11 @@ impl Recorder<'_> {
             self.out.emit(t);
         }
         self.out.miss(missed);
-        let sub = self.sources.sample(&self.cfg.selection, &self.hostname, m, budget);
+        let mut events = Vec::new();
+        let sub = self.sources.sample(&self.cfg.selection, &self.hostname, m, budget, &mut events);
+        if !events.is_empty() {
+            self.out.outputs.send_events(events, &self.hostname);
+        }
         if let Some(t) = self.rows.push(sub, row, m) {
             let util = status_util(&t);
             self.out.emit(t);
@@ -200,15 +209,17 @@ impl Recorder<'_> {
     }
 
     fn draw_status(&self, start: Instant, util: &str) {
+        // Most telling first: the line is cut at the terminal's width.
         let (file, bytes) = self.out.outputs.file_status();
+        let file = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned());
         status::draw(&format!(
-            "gpumon {}  ticks {}  late {}  {} {}  {}",
+            "gpumon {}  ticks {}  late {}  {}  {} {}",
             fmt_elapsed(start.elapsed()),
             self.out.stats.ticks,
             self.out.stats.late,
-            if file.is_empty() { self.target_name.clone() } else { file },
+            util,
+            file.unwrap_or_else(|| self.target_name.clone()),
             fmt_bytes(bytes),
-            util
         ));
     }
 
@@ -258,7 +269,7 @@ impl Recorder<'_> {
             let files: Vec<String> = report.files.iter().map(|f| f.display().to_string()).collect();
             eprintln!(
                 "gpumon: {} ticks written to {}",
-                stats.ticks,
+                report.written,
                 if files.is_empty() { target_name } else { files.join(", ") }
             );
         }

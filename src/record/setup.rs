@@ -8,13 +8,14 @@ use anyhow::{Context, Result, bail};
 use chrono::Utc;
 
 use crate::record::child::Job;
+use crate::record::clock::Stamper;
 use crate::record::control::Control;
-use crate::record::fanout::{Outputs, procs_selection, procs_target};
+use crate::record::fanout::{Outputs, companion_target, events_selection, procs_selection};
 use crate::record::live::Live;
 use crate::record::rundir::RunDir;
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
-use crate::schema::catalog::Source;
+use crate::schema::catalog::{Source, Table};
 use crate::schema::files::{Format, OutputSet, status_path};
 use crate::schema::live::{self, LiveStatus};
 use crate::schema::row::Selection;
@@ -41,7 +42,7 @@ impl<'a> Recorder<'a> {
         let (host, cgroup) = open_host_sources(cfg)?;
         let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
         let gpu = open_gpus(cfg, job_pids.clone())?;
-        let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
+        let hostname: Arc<str> = cfg.host.as_str().into();
         let meta = RunMeta {
             hostname: hostname.to_string(),
             interval_s: cfg.interval.as_secs_f64(),
@@ -63,7 +64,7 @@ impl<'a> Recorder<'a> {
         let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
         Ok(Recorder {
             cfg,
-            sources: Sources { host, cgroup, job, gpu },
+            sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every) },
             hostname,
             rows: Rows::new(per_row),
             out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),
@@ -122,7 +123,8 @@ fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir:
     let base = LiveStatus {
         schema: live::SCHEMA.to_string(),
         pid: std::process::id(),
-        host: meta.hostname.clone(),
+        // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
+        host: sysinfo::System::host_name().unwrap_or_else(|_| meta.hostname.clone()),
         output: p.display().to_string(),
         control: control.map(|c| c.path.display().to_string()),
         interval_s: meta.interval_s,
@@ -151,11 +153,16 @@ fn open_outputs(
         .target
         .as_ref()
         .filter(|_| cfg.processes)
-        .and_then(procs_target)
+        .and_then(|t| companion_target(t, Table::Procs))
         .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
         .transpose()?;
+    // Events are rare and matter after a crash: each is flushed as it comes.
+    let events = cfg.target.as_ref().and_then(|t| companion_target(t, Table::Events)).map(|t| WriterConfig {
+        flush: Duration::ZERO,
+        ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
+    });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    Ok(Outputs::new(writer, procs, exporter, open_live(cfg, meta, control, dir)))
+    Ok(Outputs::new(writer, procs, events, exporter, open_live(cfg, meta, control, dir)))
 }
 
 /// The writer settings of one output of this run.
@@ -184,11 +191,8 @@ fn writer_config(
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
     let done = files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
-    for (path, rows) in &done.rebuilt {
-        warn(&format!("recovered {rows} rows a previous run left in its journal into {}", path.display()));
-    }
-    for (path, cut) in &done.trimmed {
-        warn(&format!("cut a torn last line ({cut} bytes) from {}", path.display()));
+    for m in done.messages() {
+        warn(&format!("a previous run's leftovers: {m}"));
     }
     Ok(())
 }
@@ -196,7 +200,8 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
 /// The GPU source, or None when the run records host metrics only (no GPU, or NVML unusable
 /// without `--require-gpu`).
 fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource>> {
-    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job) {
+    let events_file = matches!(cfg.target, Some(Target::File(_)));
+    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job, events_file) {
         Ok(src) => {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {

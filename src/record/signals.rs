@@ -27,14 +27,16 @@ pub enum Signal {
 /// Install the handlers and return the channel the loop waits on.
 pub fn install() -> Result<Receiver<Signal>> {
     let (tx, rx) = bounded(64);
+    // The listener first: a SIGINT between the two registrations must stop the run, not be lost
+    // (with only the flag handlers in place it would arm the second-signal exit and nothing else).
+    let mut signals =
+        SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
     let seen = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())
             .context("installing signal handlers")?;
         signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
-    let mut signals =
-        SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
     thread::Builder::new()
         .name("signals".into())
         .spawn(move || {

@@ -4,14 +4,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::SubsecRound;
+#[cfg(test)]
 use chrono::Utc;
 
 use crate::record::agg::Aggregator;
 use crate::record::child::Job;
+use crate::record::clock::Stamper;
 use crate::record::control::PhaseClock;
 use crate::record::fanout::Outputs;
 use crate::schema::catalog::{Field, Source};
-use crate::schema::row::{GpuProc, Row, Selection, Tick, Value};
+use crate::schema::row::{GpuEvent, GpuProc, Row, Selection, Tick, Value};
 use crate::schema::run::RunStats;
 use crate::source::cgroup::CgroupSource;
 use crate::source::gpu::GpuSource;
@@ -25,12 +28,24 @@ pub struct Sources {
     pub cgroup: Option<CgroupSource>,
     pub job: Option<Job>,
     pub gpu: Option<GpuSource>,
+    /// Wall-clock stamps that never repeat or go back, whatever the clock does.
+    pub clock: Stamper,
 }
 
 impl Sources {
-    /// Sample every source once. Host values are read once and repeated on each GPU row.
-    pub fn sample(&mut self, sel: &Selection, hostname: &Arc<str>, seq: u64, budget: Duration) -> Tick {
-        let ts = Utc::now();
+    /// Sample every source once. Host values are read once and repeated on each GPU row. NVML
+    /// events that arrived since the last sample go to `events`.
+    pub fn sample(
+        &mut self,
+        sel: &Selection,
+        hostname: &Arc<str>,
+        seq: u64,
+        budget: Duration,
+        events: &mut Vec<GpuEvent>,
+    ) -> Tick {
+        // To the millisecond, the precision CSV and the nvidia-smi style write, so a CSV and a Parquet
+        // recording hold the same instants (stamps are at least 1 ms apart, so they stay distinct).
+        let ts = self.clock.now().trunc_subsecs(3);
         let mut host_row = Row::default();
         host_row.set(Field::Host, Value::S(hostname.clone()));
         if let Some(h) = &mut self.host {
@@ -46,7 +61,7 @@ impl Sources {
         let mut rows = Vec::new();
         let mut procs: Vec<GpuProc> = Vec::new();
         if let Some(g) = &mut self.gpu {
-            g.sample(seq, budget, &mut rows, &mut procs);
+            g.sample(seq, budget, &mut rows, &mut procs, events);
         }
         if rows.is_empty() {
             rows.push(host_row);

@@ -1,12 +1,13 @@
-//! The Arrow schema of a selection, generated from the catalogue (types, units and help in field metadata).
+//! The Arrow schema of a selection, generated from the catalogue (signed integer types sized by range,
+//! units and help in field metadata).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, StringBuilder, TimestampMicrosecondBuilder, UInt8Builder, UInt32Builder,
-    UInt64Builder,
+    BooleanBuilder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
@@ -18,9 +19,9 @@ pub fn arrow_type(ty: Ty) -> DataType {
     match ty {
         Ty::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         Ty::Str => DataType::Utf8,
-        Ty::U8 => DataType::UInt8,
-        Ty::U32 => DataType::UInt32,
-        Ty::U64 => DataType::UInt64,
+        Ty::I16 => DataType::Int16,
+        Ty::I32 => DataType::Int32,
+        Ty::I64 => DataType::Int64,
         Ty::F64 => DataType::Float64,
         Ty::Bool => DataType::Boolean,
     }
@@ -47,9 +48,9 @@ pub fn arrow_schema(sel: &Selection) -> SchemaRef {
 pub enum ColumnBuilder {
     Ts(TimestampMicrosecondBuilder),
     Str(StringBuilder),
-    U8(UInt8Builder),
-    U32(UInt32Builder),
-    U64(UInt64Builder),
+    I16(Int16Builder),
+    I32(Int32Builder),
+    I64(Int64Builder),
     F64(Float64Builder),
     Bool(BooleanBuilder),
 }
@@ -59,9 +60,9 @@ impl ColumnBuilder {
         match ty {
             Ty::Timestamp => ColumnBuilder::Ts(TimestampMicrosecondBuilder::new().with_timezone("UTC")),
             Ty::Str => ColumnBuilder::Str(StringBuilder::new()),
-            Ty::U8 => ColumnBuilder::U8(UInt8Builder::new()),
-            Ty::U32 => ColumnBuilder::U32(UInt32Builder::new()),
-            Ty::U64 => ColumnBuilder::U64(UInt64Builder::new()),
+            Ty::I16 => ColumnBuilder::I16(Int16Builder::new()),
+            Ty::I32 => ColumnBuilder::I32(Int32Builder::new()),
+            Ty::I64 => ColumnBuilder::I64(Int64Builder::new()),
             Ty::F64 => ColumnBuilder::F64(Float64Builder::new()),
             Ty::Bool => ColumnBuilder::Bool(BooleanBuilder::new()),
         }
@@ -72,9 +73,9 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Ts(b) => b.append_null(),
             ColumnBuilder::Str(b) => b.append_option(v.as_str()),
-            ColumnBuilder::U8(b) => b.append_option(v.as_u64().and_then(|x| u8::try_from(x).ok())),
-            ColumnBuilder::U32(b) => b.append_option(v.as_u64().and_then(|x| u32::try_from(x).ok())),
-            ColumnBuilder::U64(b) => b.append_option(v.as_u64()),
+            ColumnBuilder::I16(b) => b.append_option(v.as_u64().and_then(|x| i16::try_from(x).ok())),
+            ColumnBuilder::I32(b) => b.append_option(v.as_u64().and_then(|x| i32::try_from(x).ok())),
+            ColumnBuilder::I64(b) => b.append_option(v.as_u64().and_then(|x| i64::try_from(x).ok())),
             ColumnBuilder::F64(b) => b.append_option(v.as_f64()),
             ColumnBuilder::Bool(b) => b.append_option(v.as_u64().map(|x| x != 0)),
         }
@@ -91,9 +92,9 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Ts(b) => Arc::new(b.finish()),
             ColumnBuilder::Str(b) => Arc::new(b.finish()),
-            ColumnBuilder::U8(b) => Arc::new(b.finish()),
-            ColumnBuilder::U32(b) => Arc::new(b.finish()),
-            ColumnBuilder::U64(b) => Arc::new(b.finish()),
+            ColumnBuilder::I16(b) => Arc::new(b.finish()),
+            ColumnBuilder::I32(b) => Arc::new(b.finish()),
+            ColumnBuilder::I64(b) => Arc::new(b.finish()),
             ColumnBuilder::F64(b) => Arc::new(b.finish()),
             ColumnBuilder::Bool(b) => Arc::new(b.finish()),
         }
@@ -104,9 +105,25 @@ impl ColumnBuilder {
 mod tests {
     use super::*;
     use crate::schema::catalog::CATALOG;
+    use arrow_array::Array;
 
     #[test]
-    fn schema_and_csv_header_agree_with_catalogue() {
+    fn out_of_range_integers_are_null_and_types_are_signed() {
+        let mut b = ColumnBuilder::new(Ty::I16);
+        b.push(&Value::U(100));
+        b.push(&Value::U(40_000));
+        b.push(&Value::Null);
+        let a = b.finish();
+        assert_eq!(a.data_type(), &DataType::Int16);
+        assert_eq!((a.null_count(), a.len()), (2, 3));
+        let mut b = ColumnBuilder::new(Ty::I64);
+        b.push(&Value::U(0x1));
+        b.push(&Value::U(u64::MAX));
+        assert_eq!(b.finish().null_count(), 1, "a bitmask past i64::MAX is not a value NVML reports");
+    }
+
+    #[test]
+    fn schema_agrees_with_catalogue() {
         let all = Selection::new(CATALOG.iter().map(|d| d.field).collect());
         let schema = arrow_schema(&all);
         assert_eq!(schema.fields().len(), CATALOG.len());
@@ -114,7 +131,9 @@ mod tests {
             assert_eq!(af.name(), d.name);
             assert_eq!(af.data_type(), &arrow_type(d.ty));
             assert_eq!(af.metadata().get("unit").map(String::as_str).unwrap_or(""), d.unit);
-            assert!(d.csv_header().starts_with(d.name));
+            if d.ty.user_name() == "integer" {
+                assert!(af.data_type().is_signed_integer(), "{}: integers are signed", d.name);
+            }
         }
     }
 }

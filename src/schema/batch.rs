@@ -79,6 +79,12 @@ pub fn batch_fields(batch: &RecordBatch) -> Vec<Option<Field>> {
     batch.schema().fields().iter().map(|f| Field::lookup(f.name())).collect()
 }
 
+/// The first column of `batch` that holds field `f` (by name or alias).
+pub fn column(batch: &RecordBatch, f: Field) -> Option<&dyn arrow_array::Array> {
+    let i = batch.schema().fields().iter().position(|c| Field::lookup(c.name()) == Some(f))?;
+    Some(batch.column(i).as_ref())
+}
+
 /// Each row of `batch` as (UTC µs timestamp, catalogue row); rows without a timestamp are left out.
 /// Values are converted to the catalogue type of their field.
 pub fn rows_of_batch(batch: &RecordBatch, rows: &mut Vec<(i64, Row)>) {

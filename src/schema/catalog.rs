@@ -38,6 +38,25 @@ pub enum Field {
     PcieTx,
     PcieRx,
     EccUncorrected,
+    SmActive,
+    SmOccupancy,
+    TensorActive,
+    DramActive,
+    Fp16Active,
+    Fp32Active,
+    Fp64Active,
+    PcieTxBytes,
+    PcieRxBytes,
+    NvlinkTxBytes,
+    NvlinkRxBytes,
+    XidEvents,
+    RemappedCorrectable,
+    RemappedUncorrectable,
+    RemappedPending,
+    RemappedFailure,
+    RetiredSbe,
+    RetiredDbe,
+    RetiredPending,
     CpuUtil,
     CpuUtilMaxCore,
     Load1,
@@ -50,6 +69,9 @@ pub enum Field {
     PowerDrawMax,
     TempGpuMax,
     CpuMaxCoreMax,
+    SmActiveMax,
+    TensorActiveMax,
+    DramActiveMax,
     Samples,
     JobCpu,
     JobRss,
@@ -68,6 +90,13 @@ pub enum Field {
     ProcCommand,
     ProcGpuMemory,
     ProcJob,
+    ProcSm,
+    ProcMemUtil,
+    ProcEnc,
+    ProcDec,
+    EventKind,
+    EventCode,
+    EventDetail,
     Phase,
     Missed,
 }
@@ -92,6 +121,51 @@ pub enum Source {
     Cgroup,
     /// One row per (tick, GPU, process) in the `--processes` output.
     Process,
+    /// One row per NVML event (Xid, ECC, clock, power) in the events file beside the main output.
+    Event,
+}
+
+/// The tables of a recording: the main per-GPU metrics and the two companion files beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Metrics,
+    /// `run.procs.parquet` (`--processes`): one row per (tick, GPU, process).
+    Procs,
+    /// `run.events.parquet`: one row per NVML event.
+    Events,
+}
+
+impl Table {
+    /// The table a set of columns belongs to: a process or event column makes it a companion table.
+    pub fn of(fields: impl IntoIterator<Item = Field>) -> Table {
+        let mut t = Table::Metrics;
+        for f in fields {
+            match f.def().source {
+                Source::Process => t = Table::Procs,
+                Source::Event => return Table::Events,
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// The word a companion file adds to the main file's name (`run.procs.parquet`).
+    pub fn suffix(self) -> Option<&'static str> {
+        match self {
+            Table::Metrics => None,
+            Table::Procs => Some("procs"),
+            Table::Events => Some("events"),
+        }
+    }
+
+    /// What the table holds, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Table::Metrics => "per-GPU metrics",
+            Table::Procs => "a per-process table (record --processes)",
+            Table::Events => "an events table (NVML Xid/ECC events beside a recording)",
+        }
+    }
 }
 
 /// How a GPU field is read through NVML. Fields naming the same reader share its one call per
@@ -121,28 +195,55 @@ pub enum NvmlRead {
     EccUncorrected,
     /// The GPU's running compute processes, attributed to the job's PID set.
     Processes,
+    /// GPM (Hopper and newer): every selected GPM metric from one pair of consecutive samples.
+    Gpm,
+    /// Counted from the NVML event set watched on its own thread, not queried per tick.
+    Events,
+    /// Row remapping counts and flags, read once a minute.
+    RemappedRows,
+    /// Retired pages counts and pending flag, read once a minute.
+    RetiredPages,
 }
 
 impl NvmlRead {
-    /// Whether the reader is an NVML query of its own each tick (not the identity read at
-    /// start, nor the process list that needs a job to attribute processes to).
+    /// Whether one call of the reader yields a value of its own (not the identity read at start,
+    /// the process list that needs a job to attribute processes to, GPM that needs two samples,
+    /// or the event count that comes from the event thread).
     pub fn is_query(self) -> bool {
-        !matches!(self, NvmlRead::Identity | NvmlRead::Processes)
+        !matches!(self, NvmlRead::Identity | NvmlRead::Processes | NvmlRead::Gpm | NvmlRead::Events)
     }
 }
 
-/// Storage type; the Arrow type and the CSV rendering follow from it.
+/// Storage type; the Arrow type and the CSV rendering follow from it. Integers are signed and
+/// sized to the field's range (NVML's values are never negative, but unsigned columns wrap or
+/// overflow when users subtract them in pandas, polars or DuckDB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
     /// UTC instant, microsecond precision.
     Timestamp,
     Str,
-    U8,
-    U32,
-    U64,
+    /// Percentages (0-100).
+    I16,
+    /// MiB, MHz, degrees, counts.
+    I32,
+    /// Counters that may grow past 2^31, and the clock-event bitmask.
+    I64,
     F64,
     /// Stored as `Value::U(0 | 1)`.
     Bool,
+}
+
+impl Ty {
+    /// The type in user terms, as `gpumon fields` shows it.
+    pub fn user_name(self) -> &'static str {
+        match self {
+            Ty::Timestamp => "timestamp",
+            Ty::Str => "string",
+            Ty::I16 | Ty::I32 | Ty::I64 => "integer",
+            Ty::F64 => "float",
+            Ty::Bool => "boolean",
+        }
+    }
 }
 
 /// How sub-samples of one interval combine into one row (used by interval aggregation).
@@ -290,7 +391,7 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Time of the tick (wall clock, UTC); every row of one tick carries the same value."),
     def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true,
         "Host name of the machine that recorded the row."),
-    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu(Identity), Identity, Label, true,
+    def!(Index, "index", ["gpu_index"], "", false, I32, Gpu(Identity), Identity, Label, true,
         "NVML index of the GPU (null on host-only rows)."),
     def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "Globally unique GPU identifier, e.g. GPU-1f2e...."),
@@ -298,17 +399,17 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Product name of the GPU."),
     def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."),
-    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
+    def!(UtilGpu, "utilization.gpu", [], "%", true, I16, Gpu(Utilization), Mean, Gauge, true,
         "Percent of the past sample period during which one or more kernels ran on the GPU.").stats(&[Mean, P50, P95, Max]),
-    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
+    def!(UtilMemory, "utilization.memory", [], "%", true, I16, Gpu(Utilization), Mean, Gauge, true,
         "Percent of the past sample period during which device memory was read or written.").stats(&[Mean]),
-    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
+    def!(MemUsed, "memory.used", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, true,
         "Device memory allocated by all processes.").stats(&[Max]),
-    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu(Memory), Identity, Gauge, true,
+    def!(MemTotal, "memory.total", [], "MiB", true, I32, Gpu(Memory), Identity, Gauge, true,
         "Total installed device memory."),
-    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
+    def!(MemFree, "memory.free", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, true,
         "Unallocated device memory."),
-    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu(Temperature), Mean, Gauge, true,
+    def!(TempGpu, "temperature.gpu", [], "C", false, I32, Gpu(Temperature), Mean, Gauge, true,
         "Core GPU temperature, degrees Celsius.").stats(&[Max]),
     def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu(Power), Mean, Gauge, true,
         "Power drawn by the whole board, watts.").stats(&[Mean, Max]),
@@ -316,90 +417,162 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Enforced power limit, watts."),
     def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu(Energy), Last, Counter, true,
         "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
-    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu(ClockSm), Mean, Gauge, true,
+    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, I32, Gpu(ClockSm), Mean, Gauge, true,
         "Current SM clock."), "clocks.current.sm"),
-    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu(ClockMem), Mean, Gauge, true,
+    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, I32, Gpu(ClockMem), Mean, Gauge, true,
         "Current memory clock."), "clocks.current.memory"),
-    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu(Fan), Mean, Gauge, true,
+    def!(FanSpeed, "fan.speed", [], "%", true, I16, Gpu(Fan), Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
     def!(Pstate, "pstate", [], "", false, Str, Gpu(Pstate), Last, Gauge, true,
         "Performance state, P0 (maximum) to P12 (minimum)."),
-    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu(EventReasons), Last, Gauge, true,
+    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, I64, Gpu(EventReasons), Last, Gauge, true,
         "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
-    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu(Encoder), Mean, Gauge, true,
+    def!(UtilEncoder, "utilization.encoder", [], "%", true, I16, Gpu(Encoder), Mean, Gauge, true,
         "Video encoder utilization."),
-    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu(Decoder), Mean, Gauge, true,
+    def!(UtilDecoder, "utilization.decoder", [], "%", true, I16, Gpu(Decoder), Mean, Gauge, true,
         "Video decoder utilization."),
-    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu(PcieTx), Mean, Gauge, false,
+    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, I32, Gpu(PcieTx), Mean, Gauge, false,
         "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu(PcieRx), Mean, Gauge, false,
+    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, I32, Gpu(PcieRx), Mean, Gauge, false,
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu(EccUncorrected), Last, Counter, true,
+    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, I64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
+    def!(SmActive, "sm.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time at least one warp was resident on an SM, averaged over all SMs (GPM SM_UTIL; DCGM_FI_PROF_SM_ACTIVE). Hopper and newer; empty elsewhere.").stats(&[Mean, Max]),
+    def!(SmOccupancy, "sm.occupancy", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Resident warps as a share of the SMs' maximum, averaged over the interval (GPM SM_OCCUPANCY; DCGM_FI_PROF_SM_OCCUPANCY). Hopper and newer.").stats(&[Mean]),
+    def!(TensorActive, "tensor.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time any tensor core pipe was busy (GPM ANY_TENSOR_UTIL; DCGM_FI_PROF_PIPE_TENSOR_ACTIVE). Hopper and newer.").stats(&[Mean, Max]),
+    def!(DramActive, "dram.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Device memory bandwidth in use, percent of the peak (GPM DRAM_BW_UTIL; DCGM_FI_PROF_DRAM_ACTIVE). Hopper and newer.").stats(&[Mean, Max]),
+    def!(Fp16Active, "fp16.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time the FP16 pipe was busy (GPM FP16_UTIL; DCGM_FI_PROF_PIPE_FP16_ACTIVE). Hopper and newer.").stats(&[Mean]),
+    def!(Fp32Active, "fp32.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time the FP32 pipe was busy (GPM FP32_UTIL; DCGM_FI_PROF_PIPE_FP32_ACTIVE). Hopper and newer.").stats(&[Mean]),
+    def!(Fp64Active, "fp64.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "Share of time the FP64 pipe was busy (GPM FP64_UTIL; DCGM_FI_PROF_PIPE_FP64_ACTIVE). Hopper and newer.").stats(&[Mean]),
+    def!(PcieTxBytes, "pcie.tx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "PCIe bytes sent by the GPU per second (GPM PCIE_TX_PER_SEC; DCGM_FI_PROF_PCIE_TX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(PcieRxBytes, "pcie.rx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "PCIe bytes received by the GPU per second (GPM PCIE_RX_PER_SEC; DCGM_FI_PROF_PCIE_RX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(NvlinkTxBytes, "nvlink.tx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "NVLink bytes sent per second, all links (GPM NVLINK_TOTAL_TX_PER_SEC; DCGM_FI_PROF_NVLINK_TX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(NvlinkRxBytes, "nvlink.rx.bytes", [], "MiB/s", true, F64, Gpu(Gpm), Mean, Gauge, true,
+        "NVLink bytes received per second, all links (GPM NVLINK_TOTAL_RX_PER_SEC; DCGM_FI_PROF_NVLINK_RX_BYTES). Hopper and newer.").stats(&[Mean, Max]),
+    def!(XidEvents, "xid.events", [], "", false, I32, Gpu(Events), Sum, Gauge, true,
+        "Xid critical error events NVML reported for this GPU during the row's interval (each one is in the events file beside the output); empty when the GPU cannot report events."),
+    def!(RemappedCorrectable, "remapped_rows.correctable", [], "", false, I32, Gpu(RemappedRows), Last, Gauge, true,
+        "Rows remapped for correctable ECC errors (A100 and newer; read once a minute)."),
+    def!(RemappedUncorrectable, "remapped_rows.uncorrectable", [], "", false, I32, Gpu(RemappedRows), Last, Gauge, true,
+        "Rows remapped for uncorrectable ECC errors (A100 and newer; read once a minute)."),
+    def!(RemappedPending, "remapped_rows.pending", [], "", false, Bool, Gpu(RemappedRows), Last, Gauge, true,
+        "A row remap is pending: it takes effect at the next GPU reset (read once a minute)."),
+    def!(RemappedFailure, "remapped_rows.failure", [], "", false, Bool, Gpu(RemappedRows), Last, Gauge, true,
+        "A row remap failed: the GPU should be reset and, if it recurs, serviced (read once a minute)."),
+    def!(RetiredSbe, "retired_pages.single_bit_ecc.count", [], "", false, I32, Gpu(RetiredPages), Last, Gauge, true,
+        "Pages retired for multiple single-bit ECC errors (before A100; read once a minute)."),
+    def!(RetiredDbe, "retired_pages.double_bit.count", [], "", false, I32, Gpu(RetiredPages), Last, Gauge, true,
+        "Pages retired for a double-bit ECC error (before A100; read once a minute)."),
+    def!(RetiredPending, "retired_pages.pending", [], "", false, Bool, Gpu(RetiredPages), Last, Gauge, true,
+        "A page retirement is pending until the next driver reload or GPU reset (read once a minute)."),
     def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true,
         "Host CPU utilization over the tick, percent of all cores.").stats(&[Mean, P95, Max]),
     def!(CpuUtilMaxCore, "cpu.util.max_core", [], "%", true, F64, Host, Mean, Gauge, true,
         "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound).").stats(&[Mean, P95, Max]),
     def!(Load1, "load.1", ["loadavg.1"], "", false, F64, Host, Last, Gauge, true,
         "One-minute load average."),
-    def!(HostMemTotal, "mem.total", [], "MiB", true, U32, Host, Identity, Gauge, true,
+    def!(HostMemTotal, "mem.total", [], "MiB", true, I32, Host, Identity, Gauge, true,
         "Host RAM installed."),
-    def!(HostMemUsed, "mem.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
+    def!(HostMemUsed, "mem.used", [], "MiB", true, I32, Host, Mean, Gauge, true,
         "Host RAM in use (total minus available).").stats(&[Max]),
-    def!(HostMemAvailable, "mem.available", [], "MiB", true, U32, Host, Mean, Gauge, true,
+    def!(HostMemAvailable, "mem.available", [], "MiB", true, I32, Host, Mean, Gauge, true,
         "Host RAM available for new allocations without swapping."),
-    def!(SwapUsed, "swap.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
+    def!(SwapUsed, "swap.used", [], "MiB", true, I32, Host, Mean, Gauge, true,
         "Swap space in use.").stats(&[Max]),
-    maxof(def!(UtilGpuMax, "utilization.gpu.max", [], "%", true, U8, Derived, Max, Gauge, false,
+    maxof(def!(UtilGpuMax, "utilization.gpu.max", [], "%", true, I16, Derived, Max, Gauge, false,
         "Highest utilization.gpu among the sub-samples of the interval (with --sample-every)."), Field::UtilGpu),
-    maxof(def!(MemUsedMax, "memory.used.max", [], "MiB", true, U32, Derived, Max, Gauge, false,
+    maxof(def!(MemUsedMax, "memory.used.max", [], "MiB", true, I32, Derived, Max, Gauge, false,
         "Highest memory.used among the sub-samples of the interval (with --sample-every)."), Field::MemUsed),
     maxof(def!(PowerDrawMax, "power.draw.max", [], "W", true, F64, Derived, Max, Gauge, false,
         "Highest power.draw among the sub-samples of the interval (with --sample-every)."), Field::PowerDraw),
-    maxof(def!(TempGpuMax, "temperature.gpu.max", [], "C", false, U32, Derived, Max, Gauge, false,
+    maxof(def!(TempGpuMax, "temperature.gpu.max", [], "C", false, I32, Derived, Max, Gauge, false,
         "Highest temperature.gpu among the sub-samples of the interval (with --sample-every)."), Field::TempGpu),
     maxof(def!(CpuMaxCoreMax, "cpu.util.max_core.max", [], "%", true, F64, Derived, Max, Gauge, false,
         "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every)."), Field::CpuUtilMaxCore),
-    def!(Samples, "samples", [], "", false, U32, Derived, Sum, None, false,
+    maxof(def!(SmActiveMax, "sm.active.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest sm.active among the sub-samples of the interval (with --sample-every)."), Field::SmActive),
+    maxof(def!(TensorActiveMax, "tensor.active.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest tensor.active among the sub-samples of the interval (with --sample-every)."), Field::TensorActive),
+    maxof(def!(DramActiveMax, "dram.active.max", [], "%", true, F64, Derived, Max, Gauge, false,
+        "Highest dram.active among the sub-samples of the interval (with --sample-every)."), Field::DramActive),
+    def!(Samples, "samples", [], "", false, I32, Derived, Sum, None, false,
         "Number of sub-samples summarised by this row (1 without --sample-every)."),
     def!(JobCpu, "job.cpu", [], "%", true, F64, Job, Mean, Gauge, false,
         "CPU used by the job's process tree, percent of one core (400 = four cores busy).").stats(&[Mean, Max]),
-    def!(JobRss, "job.rss", [], "MiB", true, U32, Job, Mean, Gauge, false,
+    def!(JobRss, "job.rss", [], "MiB", true, I32, Job, Mean, Gauge, false,
         "Resident memory of the job's process tree.").stats(&[Mean, Max]),
-    def!(JobProcs, "job.procs", [], "", false, U32, Job, Last, Gauge, false,
+    def!(JobProcs, "job.procs", [], "", false, I32, Job, Last, Gauge, false,
         "Processes in the job's tree (DataLoader workers show up here).").stats(&[Mean, Max]),
-    def!(JobThreads, "job.threads", [], "", false, U32, Job, Last, Gauge, false,
+    def!(JobThreads, "job.threads", [], "", false, I32, Job, Last, Gauge, false,
         "Threads in the job's process tree.").stats(&[Mean, Max]),
     def!(JobRead, "job.read", [], "B/s", true, F64, Job, Mean, Gauge, false,
         "Bytes the job's tree read from storage per second (/proc/PID/io read_bytes).").stats(&[Mean, Max]),
     def!(JobWrite, "job.write", [], "B/s", true, F64, Job, Mean, Gauge, false,
         "Bytes the job's tree wrote to storage per second (/proc/PID/io write_bytes).").stats(&[Mean, Max]),
-    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu(Processes), Mean, Gauge, false,
+    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, I32, Gpu(Processes), Mean, Gauge, false,
         "GPU memory used on this GPU by processes of the job's tree (NVML running compute processes).").stats(&[Mean, Max]),
-    def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, U32, Cgroup, Mean, Gauge, false,
+    def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, I32, Cgroup, Mean, Gauge, false,
         "Memory charged to gpumon's cgroup (memory.current, or memory.usage_in_bytes on v1).").stats(&[Mean, Max]),
-    def!(CgroupMemLimit, "cgroup.mem.limit", [], "MiB", true, U32, Cgroup, Last, Gauge, false,
+    def!(CgroupMemLimit, "cgroup.mem.limit", [], "MiB", true, I32, Cgroup, Last, Gauge, false,
         "Memory limit of the cgroup (memory.max / memory.limit_in_bytes); null when unlimited.").stats(&[Mean, Max]),
     def!(CgroupCpuLimit, "cgroup.cpu.limit", [], "cores", true, F64, Cgroup, Last, Gauge, false,
         "CPU limit of the cgroup in cores (cpu.max quota/period); null when unlimited.").stats(&[Mean, Max]),
     def!(CgroupCpuUtil, "cgroup.cpu.util", [], "%", true, F64, Cgroup, Mean, Gauge, false,
         "CPU used by the cgroup over the tick, percent of its limit (of all cores when unlimited).").stats(&[Mean, Max]),
-    def!(CgroupOomKills, "cgroup.oom_kills", [], "", false, U64, Cgroup, Last, Counter, false,
+    def!(CgroupOomKills, "cgroup.oom_kills", [], "", false, I64, Cgroup, Last, Counter, false,
         "Processes the kernel OOM-killed in the cgroup so far (memory.events oom_kill).").stats(&[Mean, Max]),
-    def!(ProcPid, "proc.pid", ["pid"], "", false, U32, Process, Identity, Label, false,
+    def!(ProcPid, "proc.pid", ["pid"], "", false, I32, Process, Identity, Label, false,
         "Process id as NVML reports it (the host's PID namespace)."),
     def!(ProcUser, "proc.user", ["user"], "", false, Str, Process, Identity, Label, false,
         "Owner of the process (null when the PID is not visible here, e.g. in a container)."),
     def!(ProcCommand, "proc.command", ["command"], "", false, Str, Process, Identity, Label, false,
         "Command line of the process (null when the PID is not visible here)."),
-    def!(ProcGpuMemory, "proc.gpu_memory", ["used_gpu_memory"], "MiB", true, U32, Process, Last, Gauge, false,
+    def!(ProcGpuMemory, "proc.gpu_memory", ["used_gpu_memory"], "MiB", true, I32, Process, Last, Gauge, false,
         "GPU memory the process uses on this GPU."),
     def!(ProcJob, "proc.job", [], "", false, Bool, Process, Last, Gauge, false,
         "Whether the process belongs to the wrapped or followed job."),
+    def!(ProcSm, "proc.sm", ["sm_util"], "%", true, I16, Process, Last, Gauge, false,
+        "SM (compute) utilization of the process on this GPU, mean of NVML's per-process samples over the row's interval (0 when NVML saw it idle)."),
+    def!(ProcMemUtil, "proc.mem_util", ["mem_util"], "%", true, I16, Process, Last, Gauge, false,
+        "Device memory bandwidth utilization of the process (NVML per-process utilization)."),
+    def!(ProcEnc, "proc.enc", [], "%", true, I16, Process, Last, Gauge, false,
+        "Video encoder utilization of the process (NVML per-process utilization)."),
+    def!(ProcDec, "proc.dec", [], "%", true, I16, Process, Last, Gauge, false,
+        "Video decoder utilization of the process (NVML per-process utilization)."),
+    def!(EventKind, "kind", ["event.kind"], "", false, Str, Event, Identity, None, false,
+        "Kind of NVML event: xid, dbe (double-bit ECC), sbe (single-bit ECC), clock, power_source."),
+    def!(EventCode, "code", ["event.code"], "", false, I32, Event, Identity, None, false,
+        "The Xid number of an xid event (see `gpumon summarize` for what it means); empty for other kinds."),
+    def!(EventDetail, "detail", ["event.detail"], "", false, Str, Event, Identity, None, false,
+        "What NVML said besides kind and code (e.g. an Xid NVML could not name)."),
     def!(Phase, "phase", [], "", false, Str, Meta, Last, None, false,
         "Experiment phase current at the row's timestamp, as marked with `gpumon mark LABEL` (null before the first mark and after `gpumon mark --end`). In the default columns of a wrapped job; --phases adds it otherwise."),
-    def!(Missed, "missed", [], "", false, U32, Derived, Sum, None, true,
+    def!(Missed, "missed", [], "", false, I32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
+];
+
+/// The bits of `clocks_event_reasons.active`: NVML's `nvmlClocksEventReason*` (nvml.h), named as
+/// nvidia-smi's `clocks_event_reasons.<name>` query fields.
+pub const CLOCK_EVENT_REASONS: [(u64, &str); 9] = [
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
 ];
 
 impl Field {
@@ -444,11 +617,6 @@ impl FieldDef {
     pub fn nvsmi_header(&self) -> String {
         let name = self.nvsmi_name.unwrap_or(self.name);
         if self.nvsmi_unit && !self.unit.is_empty() { format!("{name} [{}]", self.unit) } else { name.to_string() }
-    }
-
-    /// Column header as gpumon's CSV writes it: `name [unit]`, or `name` when unitless.
-    pub fn csv_header(&self) -> String {
-        if self.unit.is_empty() { self.name.to_string() } else { format!("{} [{}]", self.name, self.unit) }
     }
 }
 

@@ -2,7 +2,10 @@
 //!
 //! The user names one path, e.g. `run.parquet`. The first piece is written under that name if it
 //! is free; every later piece (rotation, SIGHUP, a later run, a resume after a disk outage) is
-//! `run.<UTC start, YYYYMMDDTHHMMSSZ>[-N].parquet` beside it. While a Parquet piece is open its
+//! `run.<UTC start, YYYYMMDDTHHMMSS.mmmZ>.parquet` beside it. The stamp is made unique by moving it
+//! on a millisecond when the name is taken, so names never need a collision suffix and `ls` or a
+//! glob lists them in time order. Older gpumon wrote `run.<YYYYMMDDTHHMMSSZ>[-N].parquet`; those
+//! names still belong to the set. While a Parquet piece is open its
 //! data lives in `.run.parquet.partial` and every flushed batch is appended to the Arrow IPC
 //! journal `.run.parquet.journal` (fsynced); on close the partial file is renamed into place and
 //! the journal deleted. A journal left behind is what a crash left: [`recover_set`] rebuilds the
@@ -13,8 +16,10 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::schema::catalog::Table;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +43,8 @@ impl Format {
         }
     }
 
-    /// Parse `csv`, `parquet`, or `nvidia-smi[,noheader][,nounits]`.
+    /// Parse `csv`, `parquet`, or `nvidia-smi[,noheader][,nounits]`. `csv,noheader` / `csv,nounits`
+    /// (nvidia-smi's own spelling) are the nvidia-smi style: gpumon CSV has neither variant.
     pub fn parse(s: &str) -> Option<Format> {
         let mut parts = s.split(',').map(str::trim);
         let base = parts.next()?;
@@ -52,6 +58,7 @@ impl Format {
         }
         match base {
             "csv" if header && units => Some(Format::Csv),
+            "csv" => Some(Format::NvidiaSmi { header, units }),
             "parquet" if header && units => Some(Format::Parquet),
             "nvidia-smi" | "nvsmi" => Some(Format::NvidiaSmi { header, units }),
             _ => None,
@@ -97,22 +104,26 @@ impl OutputSet {
     }
 
     /// A free path for a piece that starts at `start`: the base name for a run's first piece when
-    /// it is free, otherwise a timestamped name (so names sort in time order within a run).
-    pub fn next_piece(&self, start: DateTime<Utc>, first: bool) -> PathBuf {
+    /// it is free, otherwise `stem.<start to the millisecond>Z.ext`, moved on a millisecond at a
+    /// time until free, and never before `after` (the last piece of the run), so names are unique
+    /// and sort in time order.
+    pub fn next_piece(&self, start: DateTime<Utc>, first: bool, after: Option<&Path>) -> PathBuf {
         let taken = |p: &Path| p.exists() || journal_path(p).exists() || partial_path(p).exists();
         let base = self.base();
         if first && !taken(&base) {
             return base;
         }
-        let ts = start.format("%Y%m%dT%H%M%SZ");
-        let mut n = 0u32;
+        // The base name sorts after every stamped one: only a stamped `after` orders the new name.
+        let after = after.filter(|a| *a != base).and_then(Path::file_name);
+        let ms = TimeDelta::milliseconds(1);
+        let mut t = DateTime::from_timestamp_millis(start.timestamp_millis()).unwrap_or(start);
         loop {
-            let suffix = if n == 0 { String::new() } else { format!("-{n}") };
-            let p = self.dir.join(format!("{}.{ts}{suffix}{}", self.stem, self.ext));
-            if !taken(&p) {
+            let p = self.dir.join(format!("{}.{}{}", self.stem, t.format("%Y%m%dT%H%M%S%.3fZ"), self.ext));
+            let before = after.is_some_and(|a| p.file_name().is_some_and(|n| n <= a));
+            if !before && !taken(&p) {
                 return p;
             }
-            n += 1;
+            t += ms;
         }
     }
 
@@ -124,12 +135,19 @@ impl OutputSet {
         let Some(mid) = name.strip_prefix(&format!("{}.", self.stem)).and_then(|r| r.strip_suffix(&self.ext)) else {
             return false;
         };
-        let (ts, n) = mid.split_once('-').unwrap_or((mid, "0"));
-        ts.len() == 16
-            && ts.as_bytes()[8] == b'T'
-            && ts.ends_with('Z')
-            && ts[..8].bytes().chain(ts[9..15].bytes()).all(|b| b.is_ascii_digit())
-            && n.bytes().all(|b| b.is_ascii_digit())
+        is_piece_stamp(mid)
+    }
+
+    /// The lock file that says a recorder is writing this set (see `sink::lock`). A piece's own
+    /// name (`run.20261202T140000.000Z.parquet`) maps to its set's lock, so `recover` of one piece
+    /// sees the recorder of the whole set.
+    pub fn lock_path(&self) -> PathBuf {
+        let dots = self.stem.match_indices('.').map(|(i, _)| i);
+        let stem = match dots.into_iter().find(|&i| is_piece_stamp(&self.stem[i + 1..])) {
+            Some(i) => &self.stem[..i],
+            None => self.stem.as_str(),
+        };
+        hidden(&self.dir.join(format!("{stem}{}", self.ext)), ".lock")
     }
 
     /// Closed pieces on disk, oldest first (by modification time, then name).
@@ -162,6 +180,32 @@ impl OutputSet {
         out.sort();
         Ok(out)
     }
+}
+
+/// Where a companion table of the recording `main` goes: `run.parquet` -> `run.procs.parquet`,
+/// `run.events.parquet`; the main path itself for [`Table::Metrics`].
+pub fn companion_path(main: &Path, table: Table) -> PathBuf {
+    let Some(word) = table.suffix() else { return main.to_path_buf() };
+    let name = main.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let companion = match name.rfind('.') {
+        Some(i) if i > 0 => format!("{}.{word}{}", &name[..i], &name[i..]),
+        _ => format!("{name}.{word}"),
+    };
+    main.with_file_name(companion)
+}
+
+/// `20261202T140000.123Z` (this gpumon) or `20261202T140000Z[-N]` (older ones).
+fn is_piece_stamp(mid: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some((date, rest)) = mid.split_once('T') else { return false };
+    if date.len() != 8 || !digits(date) {
+        return false;
+    }
+    if let Some((secs, ms)) = rest.split_once('.') {
+        return secs.len() == 6 && digits(secs) && ms.len() == 4 && ms.ends_with('Z') && digits(&ms[..3]);
+    }
+    let (ts, n) = rest.split_once('-').unwrap_or((rest, "0"));
+    ts.len() == 7 && ts.ends_with('Z') && digits(&ts[..6]) && digits(n)
 }
 
 pub fn hidden(path: &Path, suffix: &str) -> PathBuf {
@@ -214,4 +258,19 @@ pub fn written_by_gpumon(path: &Path) -> bool {
     let mut first = String::new();
     let _ = BufReader::new(file).take(4096).read_line(&mut first);
     first.starts_with("timestamp,") || first.starts_with("timestamp, ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn companion_files_sit_beside_the_main_one() {
+        let p = |s: &str, t| companion_path(Path::new(s), t);
+        assert_eq!(p("/x/run.parquet", Table::Procs), PathBuf::from("/x/run.procs.parquet"));
+        assert_eq!(p("run.csv", Table::Procs), PathBuf::from("run.procs.csv"));
+        assert_eq!(p("/x/run.parquet", Table::Events), PathBuf::from("/x/run.events.parquet"));
+        assert_eq!(p("run", Table::Events), PathBuf::from("run.events"));
+        assert_eq!(p("run.csv", Table::Metrics), PathBuf::from("run.csv"));
+    }
 }

@@ -1,5 +1,5 @@
 //! The shared vocabulary: the field catalogue, the row model, the Arrow schema and column access,
-//! run statistics and metadata, and file-set naming. Imports nothing of ours but `util`.
+//! run statistics and metadata, file-set naming and GPU selectors. Imports nothing of ours but `util`.
 
 pub mod arrow;
 pub mod batch;
@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod cols;
 pub mod control;
 pub mod files;
+pub mod gpus;
 pub mod live;
 pub mod row;
 pub mod run;

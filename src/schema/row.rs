@@ -92,6 +92,32 @@ pub struct GpuProc {
     pub pid: u32,
     /// GPU memory it uses, MiB (None when NVML cannot tell, e.g. under MIG without permission).
     pub used_mib: Option<u64>,
+    /// Its share of the GPU's engines (None when NVML cannot report per-process utilization).
+    pub util: Option<ProcUtil>,
+}
+
+/// Per-process utilization, percent (NVML `nvmlDeviceGetProcessUtilization`): SM, memory
+/// bandwidth, video encoder and decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ProcUtil {
+    pub sm: f64,
+    pub mem: f64,
+    pub enc: f64,
+    pub dec: f64,
+}
+
+/// One NVML event as the recorder saw it (a row of the events file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuEvent {
+    /// When the event reached gpumon (NVML events carry no time of their own).
+    pub ts: DateTime<Utc>,
+    pub index: u32,
+    pub uuid: Arc<str>,
+    /// `xid`, `dbe`, `sbe`, `clock`, `power_source`, `pstate`.
+    pub kind: &'static str,
+    /// The Xid of an `xid` event.
+    pub code: Option<u64>,
+    pub detail: Option<String>,
 }
 
 /// The columns an output carries, in order.

@@ -1,4 +1,5 @@
-//! gpumon CSV: RFC 4180, header `name [unit]`, plain numbers, RFC 3339 UTC timestamps with milliseconds.
+//! gpumon CSV: RFC 4180, header = the canonical field names (the Parquet column names, no units),
+//! plain numbers, RFC 3339 UTC timestamps with milliseconds.
 
 use std::fs::File;
 use std::sync::Arc;
@@ -6,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use chrono::SecondsFormat;
 
-use super::{CountingWriter, Sink};
+use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::catalog::Field;
 use crate::schema::row::{Selection, Tick, Value};
 
@@ -18,14 +19,17 @@ pub struct CsvSink {
 }
 
 impl CsvSink {
-    pub fn new(out: CountingWriter, sel: &Selection) -> Result<Self> {
+    /// The header goes out with the first flush, so a file killed before it holds no data is empty
+    /// (recovery removes it) rather than a visible header-only file.
+    pub fn new(mut out: CountingWriter, sel: &Selection) -> Result<Self> {
         let target = out.target().clone();
+        let header: Vec<&str> = sel.fields().map(Field::name).collect();
+        let mut first = builder().from_writer(Vec::new());
+        first.write_record(&header).with_context(|| format!("writing {target}"))?;
+        out.restart_with(first.into_inner().map_err(|e| anyhow::anyhow!("{}", e.error()))?);
         let file = out.file();
-        let mut w =
-            csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).buffer_capacity(1024).from_writer(out);
-        w.write_record(sel.fields().map(|f| f.def().csv_header())).with_context(|| format!("writing {target}"))?;
-        // The header reaches the file at once, so a visible file is never empty for long.
-        w.flush().with_context(|| format!("writing {target}"))?;
+        let mut w = builder().buffer_capacity(1024).from_writer(out);
+        w.write_record(&header).with_context(|| format!("writing {target}"))?;
         Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), file })
     }
 
@@ -34,14 +38,22 @@ impl CsvSink {
     }
 }
 
-/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise.
+fn builder() -> csv::WriterBuilder {
+    let mut b = csv::WriterBuilder::new();
+    b.terminator(csv::Terminator::Any(b'\n'));
+    b
+}
+
+/// A value as a gpumon CSV cell: empty when missing, shortest exact decimal otherwise. A float
+/// keeps its decimal point (`300.0`), so readers infer a float column whatever its values, as the
+/// Parquet type says.
 pub fn cell(v: &Value, out: &mut String) {
     use std::fmt::Write;
     out.clear();
     let _ = match v {
         Value::Null | Value::Unsupported => Ok(()),
         Value::U(u) => write!(out, "{u}"),
-        Value::F(f) => write!(out, "{f}"),
+        Value::F(f) => write!(out, "{f:?}"),
         Value::S(s) => write!(out, "{s}"),
     };
 }
@@ -77,5 +89,30 @@ impl Sink for CsvSink {
 
     fn bytes_written(&self) -> u64 {
         self.w.get_ref().written()
+    }
+
+    fn files(&self) -> SinkFiles {
+        SinkFiles { data: self.file.clone(), recovery: self.file.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells() {
+        let mut s = String::new();
+        for (v, want) in [
+            (Value::F(300.0), "300.0"),
+            (Value::F(70.5), "70.5"),
+            (Value::U(5), "5"),
+            (Value::Null, ""),
+            (Value::Unsupported, ""),
+            (Value::S("P0".into()), "P0"),
+        ] {
+            cell(&v, &mut s);
+            assert_eq!(s, want, "{v:?}");
+        }
     }
 }

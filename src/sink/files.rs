@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use arrow_ipc::reader::StreamReader;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::schema::files::{
     OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir, written_by_gpumon,
@@ -18,18 +19,47 @@ use crate::sink::parquet::writer_properties_from;
 /// What recovery did.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Recovered {
-    /// (file written, rows in it) for each rebuilt Parquet piece.
+    /// (file written, rows in it) for each Parquet piece rebuilt from its journal.
     pub rebuilt: Vec<(PathBuf, u64)>,
-    /// CSV pieces whose torn last line was cut, with the bytes removed.
-    pub trimmed: Vec<(PathBuf, u64)>,
-    /// Empty pieces (killed before their header was written) that were deleted.
+    /// (piece, rows in it) for pieces that were already complete (the crash hit after the close):
+    /// only the journal left beside them was removed.
+    pub complete: Vec<(PathBuf, u64)>,
+    /// (CSV piece, bytes removed, rows kept) for each torn last line that was cut.
+    pub trimmed: Vec<(PathBuf, u64, u64)>,
+    /// Pieces that held no row (killed before their first flush): their leftovers were removed.
     pub removed: Vec<PathBuf>,
 }
 
 impl Recovered {
     pub fn is_empty(&self) -> bool {
-        self.rebuilt.is_empty() && self.trimmed.is_empty() && self.removed.is_empty()
+        self.rebuilt.is_empty() && self.complete.is_empty() && self.trimmed.is_empty() && self.removed.is_empty()
     }
+
+    /// One line per thing done, for `recover`'s output and `record`'s warnings.
+    pub fn messages(&self) -> Vec<String> {
+        let rebuilt =
+            self.rebuilt.iter().map(|(p, rows)| format!("rebuilt {} from its journal ({rows} rows)", p.display()));
+        let complete = self.complete.iter().map(|(p, rows)| {
+            format!("{} was already complete ({rows} rows); removed the journal a crash left beside it", p.display())
+        });
+        let trimmed = self.trimmed.iter().map(|(p, cut, rows)| {
+            format!("cut a torn last line ({cut} bytes) from {} ({rows} rows kept)", p.display())
+        });
+        let removed =
+            self.removed.iter().map(|p| format!("removed {}: no rows (killed before its first flush)", p.display()));
+        rebuilt.chain(complete).chain(trimmed).chain(removed).collect()
+    }
+}
+
+/// What [`recover_journal`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalOutcome {
+    /// The piece was rebuilt with this many rows.
+    Rebuilt(u64),
+    /// The piece was already complete (this many rows); only the leftovers went.
+    Complete(u64),
+    /// No row had been flushed: journal and partial file removed, no piece written.
+    Empty,
 }
 
 /// Turn everything a crash left in this set into valid files.
@@ -37,8 +67,11 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     let mut done = Recovered::default();
     for journal in set.leftover_journals()? {
         let Some(piece) = piece_of_journal(&journal) else { continue };
-        let rows = recover_journal(&journal, &piece)?;
-        done.rebuilt.push((piece, rows));
+        match recover_journal(&journal, &piece)? {
+            JournalOutcome::Rebuilt(rows) => done.rebuilt.push((piece, rows)),
+            JournalOutcome::Complete(rows) => done.complete.push((piece, rows)),
+            JournalOutcome::Empty => done.removed.push(piece),
+        }
     }
     // A partial file without a journal was never written to (the crash hit while opening it).
     for e in fs::read_dir(set.dir()).with_context(|| format!("listing {}", set.dir().display()))?.flatten() {
@@ -53,36 +86,65 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     if set.ext().eq_ignore_ascii_case(".csv") {
         for m in set.members()? {
             let cut = trim_torn_line(&m)?;
-            if fs::metadata(&m).is_ok_and(|md| md.len() == 0) {
-                // Killed before even the header reached the disk: the piece holds nothing.
+            let rows = if cut > 0 { csv_rows(&m)? } else { 0 };
+            if fs::metadata(&m).is_ok_and(|md| md.len() == 0) || (cut > 0 && rows == 0) {
+                // Killed before its first flush: the piece holds no row.
                 fs::remove_file(&m).with_context(|| format!("removing empty {}", m.display()))?;
                 done.removed.push(m);
             } else if cut > 0 {
-                done.trimmed.push((m, cut));
+                done.trimmed.push((m, cut, rows));
             }
         }
     }
     Ok(done)
 }
 
+/// Data rows of a CSV file: its lines after the header.
+fn csv_rows(path: &Path) -> Result<u64> {
+    let mut f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = 0u64;
+    loop {
+        let n = f.read(&mut buf).with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            return Ok(lines.saturating_sub(1));
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+}
+
+/// Rows of a Parquet file, from its footer.
+fn parquet_rows(path: &Path) -> Option<u64> {
+    let r = SerializedFileReader::new(File::open(path).ok()?).ok()?;
+    u64::try_from(r.metadata().file_metadata().num_rows()).ok()
+}
+
 /// Rebuild `piece` from its journal (every complete batch), then remove journal and partial file.
-/// When the piece already exists (the crash hit after the rename), only the leftovers go.
-pub fn recover_journal(journal: &Path, piece: &Path) -> Result<u64> {
+/// When the piece already exists (the crash hit after the rename), only the leftovers go; when
+/// the journal holds no row, nothing is written (no empty piece).
+pub fn recover_journal(journal: &Path, piece: &Path) -> Result<JournalOutcome> {
     let partial = partial_path(piece);
-    if piece.exists() && written_by_gpumon(piece) {
+    let leftovers = || -> Result<()> {
         let _ = fs::remove_file(&partial);
-        fs::remove_file(journal).with_context(|| format!("removing {}", journal.display()))?;
-        return Ok(0);
+        match fs::remove_file(journal) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("removing {}", journal.display()))
+            }
+            _ => Ok(()),
+        }
+    };
+    if piece.exists() && written_by_gpumon(piece) {
+        leftovers()?;
+        return Ok(JournalOutcome::Complete(parquet_rows(piece).unwrap_or(0)));
     }
     let file = File::open(journal).with_context(|| format!("opening {}", journal.display()))?;
-    let mut reader = match StreamReader::try_new(BufReader::new(file), None) {
-        Ok(r) => r,
-        Err(_) => {
-            // Not even a schema made it to disk: nothing to recover.
-            let _ = fs::remove_file(&partial);
-            fs::remove_file(journal).with_context(|| format!("removing {}", journal.display()))?;
-            return Ok(0);
-        }
+    // Not even a schema, or a torn first batch: nothing to recover. A torn later batch (the crash
+    // hit mid-append) ends the stream: everything before it is kept.
+    let mut reader = StreamReader::try_new(BufReader::new(file), None).ok();
+    let first = reader.as_mut().and_then(|r| r.next()).and_then(Result::ok).filter(|b| b.num_rows() > 0);
+    let (Some(reader), Some(first)) = (reader, first) else {
+        leftovers()?;
+        return Ok(JournalOutcome::Empty);
     };
     let schema = reader.schema();
     let props: WriterProperties = writer_properties_from(schema.metadata());
@@ -91,8 +153,7 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<u64> {
     let mut w =
         ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {}", tmp.display()))?;
     let mut rows = 0u64;
-    // A torn last batch (the crash hit mid-append) ends the stream: everything before it is kept.
-    for batch in reader.by_ref() {
+    for batch in std::iter::once(Ok(first)).chain(reader) {
         let Ok(batch) = batch else { break };
         rows += batch.num_rows() as u64;
         w.write(&batch).with_context(|| format!("writing {}", tmp.display()))?;
@@ -101,9 +162,8 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<u64> {
     out.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
     fs::rename(&tmp, piece).with_context(|| format!("renaming {} to {}", tmp.display(), piece.display()))?;
     sync_dir(piece.parent().unwrap_or(Path::new(".")));
-    let _ = fs::remove_file(&partial);
-    fs::remove_file(journal).with_context(|| format!("removing {}", journal.display()))?;
-    Ok(rows)
+    leftovers()?;
+    Ok(JournalOutcome::Rebuilt(rows))
 }
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.
@@ -181,21 +241,104 @@ mod tests {
     fn piece_names_and_membership() {
         let dir = tempfile::tempdir().unwrap();
         let set = OutputSet::new(&dir.path().join("run.parquet"));
-        let t = DateTime::parse_from_rfc3339("2026-12-02T14:00:00Z").unwrap().with_timezone(&Utc);
-        assert_eq!(set.next_piece(t, true), dir.path().join("run.parquet"));
-        assert_eq!(set.next_piece(t, false), dir.path().join("run.20261202T140000Z.parquet"));
+        let t = DateTime::parse_from_rfc3339("2026-12-02T14:00:00.0005Z").unwrap().with_timezone(&Utc);
+        assert_eq!(set.next_piece(t, true, None), dir.path().join("run.parquet"));
+        assert_eq!(set.next_piece(t, false, None), dir.path().join("run.20261202T140000.000Z.parquet"));
         fs::write(dir.path().join("run.parquet"), b"x").unwrap();
-        let p2 = set.next_piece(t, true);
-        assert_eq!(p2, dir.path().join("run.20261202T140000Z.parquet"));
+        let p2 = set.next_piece(t, true, None);
+        assert_eq!(p2, dir.path().join("run.20261202T140000.000Z.parquet"));
         fs::write(&p2, b"x").unwrap();
-        assert_eq!(set.next_piece(t, true), dir.path().join("run.20261202T140000Z-1.parquet"));
+        // A taken name moves the stamp on a millisecond: unique, and still in time order.
+        let p3 = set.next_piece(t, true, None);
+        assert_eq!(p3, dir.path().join("run.20261202T140000.001Z.parquet"));
+        // Never before the run's last piece (a clock stepped back).
+        let later = dir.path().join("run.20261202T140005.000Z.parquet");
+        assert_eq!(set.next_piece(t, false, Some(&later)), dir.path().join("run.20261202T140005.001Z.parquet"));
+        assert_eq!(set.next_piece(t, false, Some(&dir.path().join("run.parquet"))), p3);
+        fs::write(dir.path().join("run.20261202T140000Z-1.parquet"), b"x").unwrap();
         fs::write(dir.path().join("run.backup.parquet"), b"x").unwrap();
         fs::write(dir.path().join("other.parquet"), b"x").unwrap();
         let m = set.members().unwrap();
-        assert_eq!(m.len(), 2, "{m:?}");
+        assert_eq!(m.len(), 3, "the base, a new name and an old one: {m:?}");
         assert!(set.is_member_name("run.20261202T140000Z-12.parquet"));
+        assert!(set.is_member_name("run.20261202T140000Z.parquet"));
         assert!(!set.is_member_name("run.2026120xT140000Z.parquet"));
+        assert!(!set.is_member_name("run.20261202T140000.12Z.parquet"));
         assert_eq!(piece_of_journal(&journal_path(&p2)), Some(p2.clone()));
+        // ls order is time order for the stamped pieces, old and new names alike.
+        let mut names = [
+            "run.20261202T140000.010Z.parquet",
+            "run.20261202T140000.002Z.parquet",
+            "run.20261202T135959.999Z.parquet",
+            "run.20261202T140001.000Z.parquet",
+        ];
+        names.sort_unstable();
+        assert_eq!(names[0], "run.20261202T135959.999Z.parquet");
+        assert_eq!(names[3], "run.20261202T140001.000Z.parquet");
+        assert_eq!(set.lock_path(), dir.path().join(".run.parquet.lock"));
+        assert_eq!(OutputSet::new(&p2).lock_path(), dir.path().join(".run.parquet.lock"));
+    }
+
+    /// An Arrow IPC journal with `batches` batches of `rows` rows each.
+    fn journal(path: &Path, batches: usize, rows: usize) {
+        use std::sync::Arc;
+
+        use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+        use arrow_ipc::writer::StreamWriter;
+        use arrow_schema::{DataType, Field, Schema};
+        let kv = std::collections::HashMap::from([("gpumon.version".to_string(), "test".to_string())]);
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]).with_metadata(kv));
+        let mut w = StreamWriter::try_new(File::create(path).unwrap(), &schema).unwrap();
+        for b in 0..batches {
+            let col: ArrayRef = Arc::new(Int64Array::from_iter_values((0..rows as i64).map(|i| i + (b * rows) as i64)));
+            w.write(&RecordBatch::try_new(schema.clone(), vec![col]).unwrap()).unwrap();
+        }
+        w.flush().unwrap();
+    }
+
+    #[test]
+    fn journals_recover_to_their_rows_and_an_empty_one_to_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = OutputSet::new(&dir.path().join("run.parquet"));
+        let a = dir.path().join("run.parquet");
+        let b = dir.path().join("run.20261202T140000.000Z.parquet");
+        journal(&journal_path(&a), 3, 10);
+        fs::write(partial_path(&a), b"PAR1 half").unwrap();
+        // Killed before its first flush: a schema and nothing else.
+        journal(&journal_path(&b), 0, 0);
+        fs::write(partial_path(&b), b"PAR1").unwrap();
+        let done = recover_set(&set).unwrap();
+        assert_eq!(done.rebuilt, [(a.clone(), 30)], "{done:?}");
+        assert_eq!(done.removed, std::slice::from_ref(&b));
+        assert!(!b.exists(), "no 0-row file");
+        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, [a.file_name().unwrap()], "only the rebuilt piece is left");
+        assert!(done.messages()[0].contains("(30 rows)"), "{:?}", done.messages());
+        // Killed after the close renamed the piece, before the journal went: the rows it holds.
+        journal(&journal_path(&a), 1, 5);
+        let done = recover_set(&set).unwrap();
+        assert_eq!(done.complete, [(a.clone(), 30)]);
+        assert!(done.messages()[0].contains("already complete (30 rows)"), "{:?}", done.messages());
+        // A torn first batch holds nothing whole.
+        journal(&journal_path(&b), 1, 100);
+        let j = journal_path(&b);
+        let len = fs::metadata(&j).unwrap().len();
+        File::options().write(true).open(&j).unwrap().set_len(len - 40).unwrap();
+        assert_eq!(recover_journal(&j, &b).unwrap(), JournalOutcome::Empty);
+    }
+
+    #[test]
+    fn torn_csv_recovery_reports_the_rows_kept_and_drops_a_rowless_piece() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = OutputSet::new(&dir.path().join("r.csv"));
+        fs::write(dir.path().join("r.csv"), b"timestamp,host\n1,a\n2,a\n3,").unwrap();
+        fs::write(dir.path().join("r.20260101T000000.000Z.csv"), b"timestamp,host\n1,").unwrap();
+        fs::write(dir.path().join("r.20260101T000001.000Z.csv"), b"").unwrap();
+        fs::write(dir.path().join("r.20260101T000002.000Z.csv"), b"timestamp,host\n").unwrap();
+        let done = recover_set(&set).unwrap();
+        assert_eq!(done.trimmed, [(dir.path().join("r.csv"), 2, 2)]);
+        assert_eq!(done.removed.len(), 2, "{:?}", done.removed);
+        assert!(dir.path().join("r.20260101T000002.000Z.csv").exists(), "a clean empty run is not a crash");
     }
 
     #[test]
@@ -212,7 +355,7 @@ mod tests {
     fn retention_spares_foreign_and_current_files() {
         let dir = tempfile::tempdir().unwrap();
         let set = OutputSet::new(&dir.path().join("r.csv"));
-        let names = ["r.20260101T000000Z.csv", "r.20260101T010000Z.csv", "r.20260101T020000Z.csv", "r.csv"];
+        let names = ["r.20260101T000000Z.csv", "r.20260101T010000Z.csv", "r.20260101T020000.000Z.csv", "r.csv"];
         for (i, n) in names.iter().enumerate() {
             fs::write(dir.path().join(n), format!("timestamp,host\n{i}\n")).unwrap();
             let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i as u64);
@@ -223,6 +366,6 @@ mod tests {
         let gone = retain(&set, Some(2), None, Some(&cur)).unwrap();
         assert_eq!(gone.len(), 2, "{gone:?}");
         assert!(dir.path().join("r.20250101T000000Z.csv").exists(), "foreign file kept");
-        assert!(dir.path().join("r.20260101T020000Z.csv").exists() && cur.exists());
+        assert!(dir.path().join("r.20260101T020000.000Z.csv").exists() && cur.exists());
     }
 }

@@ -2,12 +2,14 @@
 
 pub mod csv;
 pub mod files;
+pub mod lock;
 pub mod parquet;
+mod piece;
 pub mod prom;
 pub mod smistyle;
 pub mod writer;
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,6 +46,19 @@ pub trait Sink: Send {
     fn bytes_written(&self) -> u64;
     /// Add a key/value to the file's metadata, where the format has a place for it.
     fn add_metadata(&mut self, _key: &str, _value: &str) {}
+    /// The open files behind the sink (none for stdout).
+    fn files(&self) -> SinkFiles {
+        SinkFiles::default()
+    }
+}
+
+/// The open files behind a file sink, which the writer watches and cuts back after a write error.
+#[derive(Debug, Default, Clone)]
+pub struct SinkFiles {
+    /// Where the data goes: the CSV itself, or the Parquet partial file.
+    pub data: Option<Arc<File>>,
+    /// What a crash or a write error is recovered from: the CSV itself, or the Parquet journal.
+    pub recovery: Option<Arc<File>>,
 }
 
 /// Open a sink of `format` writing to `target`; Parquet also appends each flushed batch to `journal`.
@@ -66,27 +81,54 @@ pub fn open(
 }
 
 enum Dest {
-    File(Arc<File>),
+    File(Arc<File>, Option<Restart>),
     Stdout(io::Stdout),
+}
+
+/// Text files whose header is written again when the file is found cut short under us
+/// (logrotate `copytruncate`): the truncated file stays a valid CSV.
+struct Restart {
+    header: Vec<u8>,
+    /// Where our last write ended in the file.
+    end: u64,
+}
+
+impl Dest {
+    fn write_file(file: &File, restart: &mut Option<Restart>, buf: &[u8]) -> io::Result<usize> {
+        let Some(r) = restart else { return (&*file).write(buf) };
+        let len = file.metadata()?.len();
+        let at = if len < r.end {
+            // Truncated (copytruncate): the file is O_APPEND, so this lands at its new start.
+            (&*file).write_all(&r.header)?;
+            len + r.header.len() as u64
+        } else {
+            len
+        };
+        let n = (&*file).write(buf)?;
+        r.end = at + n as u64;
+        Ok(n)
+    }
 }
 
 impl Write for Dest {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Dest::File(f) => (&**f).write(buf),
+            Dest::File(f, restart) => Dest::write_file(f, restart, buf),
             Dest::Stdout(s) => s.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Dest::File(f) => (&**f).flush(),
+            Dest::File(f, _) => (&**f).flush(),
             Dest::Stdout(s) => s.flush(),
         }
     }
 }
 
 /// A buffered writer that counts the bytes it passes on, can fsync, and names its target in errors.
+/// Files are opened for appending (`O_APPEND`): if another program truncates one (logrotate
+/// `copytruncate`), the next write lands at its new end instead of leaving a hole of NUL bytes.
 pub struct CountingWriter {
     inner: BufWriter<Dest>,
     written: u64,
@@ -97,11 +139,24 @@ impl CountingWriter {
     pub fn open(target: &Target) -> Result<Self> {
         let dest = match target {
             Target::File(p) => {
-                Dest::File(Arc::new(File::create(p).with_context(|| format!("creating {}", p.display()))?))
+                let f = OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(p)
+                    .and_then(|f| f.set_len(0).map(|()| f))
+                    .with_context(|| format!("creating {}", p.display()))?;
+                Dest::File(Arc::new(f), None)
             }
             Target::Stdout => Dest::Stdout(io::stdout()),
         };
         Ok(CountingWriter { inner: BufWriter::with_capacity(64 * 1024, dest), written: 0, target: target.clone() })
+    }
+
+    /// Write `header` again whenever the file turns out shorter than our last write (see [`Restart`]).
+    pub fn restart_with(&mut self, header: Vec<u8>) {
+        if let Dest::File(_, r) = self.inner.get_mut() {
+            *r = Some(Restart { header, end: 0 });
+        }
     }
 
     pub fn target(&self) -> &Target {
@@ -115,7 +170,7 @@ impl CountingWriter {
     /// Flush the buffer and, for files, fsync the data so it survives a crash or power loss.
     pub fn sync(&mut self) -> Result<()> {
         self.inner.flush().with_context(|| format!("writing {}", self.target))?;
-        if let Dest::File(f) = self.inner.get_ref() {
+        if let Dest::File(f, _) = self.inner.get_ref() {
             f.sync_data().with_context(|| format!("syncing {}", self.target))?;
         }
         Ok(())
@@ -124,7 +179,7 @@ impl CountingWriter {
     /// The open file, for syncing through a wrapper that hides this writer (the csv crate's).
     pub fn file(&self) -> Option<Arc<File>> {
         match self.inner.get_ref() {
-            Dest::File(f) => Some(f.clone()),
+            Dest::File(f, _) => Some(f.clone()),
             Dest::Stdout(_) => None,
         }
     }

@@ -9,7 +9,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use chrono::Local;
 
-use super::{CountingWriter, Sink};
+use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::catalog::{Field, Ty};
 use crate::schema::row::{Selection, Tick, Value};
 
@@ -24,7 +24,9 @@ impl NvsmiSink {
     pub fn new(mut out: CountingWriter, sel: &Selection, with_header: bool, units: bool) -> Result<Self> {
         if with_header {
             let h: Vec<String> = sel.fields().map(|f| f.def().nvsmi_header()).collect();
-            writeln!(out, "{}", h.join(", ")).with_context(|| format!("writing {}", out.target()))?;
+            let line = format!("{}\n", h.join(", "));
+            out.restart_with(line.clone().into_bytes());
+            out.write_all(line.as_bytes()).with_context(|| format!("writing {}", out.target()))?;
         }
         Ok(NvsmiSink { out, sel: sel.clone(), units, line: String::new() })
     }
@@ -78,5 +80,10 @@ impl Sink for NvsmiSink {
 
     fn bytes_written(&self) -> u64 {
         self.out.written()
+    }
+
+    fn files(&self) -> SinkFiles {
+        let f = self.out.file();
+        SinkFiles { data: f.clone(), recovery: f }
     }
 }

@@ -19,6 +19,7 @@ use crate::schema::files::{self as names, OutputSet};
 use crate::schema::row::{Selection, Tick, Value};
 use crate::schema::run::RunMeta;
 use crate::sink::files;
+use crate::sink::piece::{Abandoned, PieceFiles, Removed, Settled};
 use crate::sink::{self, Sink, Target};
 use crate::util::warn::warn;
 
@@ -59,8 +60,11 @@ pub struct WriterStats {
 /// What a finished writer reports.
 #[derive(Debug, Default, Clone)]
 pub struct WriterReport {
-    /// Every piece closed during the run, in order.
+    /// Every piece closed during the run that is still at its path, in order.
     pub files: Vec<PathBuf>,
+    /// Ticks written to files (or stdout) and closed there; ticks in files someone removed under
+    /// the writer are not among them.
+    pub written: u64,
     /// Ticks that could not be kept (backlog full during an outage, or still unwritten at exit).
     pub lost: u64,
 }
@@ -106,7 +110,7 @@ impl Writer {
         }
     }
 
-    /// Close the current piece and start a new one (SIGHUP).
+    /// Close the current piece if it holds rows; the next tick starts a new one (SIGHUP).
     pub fn rotate(&self) {
         let _ = self.tx.try_send(Msg::Rotate);
     }
@@ -125,14 +129,10 @@ impl Writer {
     }
 }
 
-/// One open output file.
+/// One open output: a file piece, or stdout (`files` None).
 struct Piece {
     sink: Box<dyn Sink>,
-    /// The visible name the piece gets (for Parquet: once closed).
-    path: Option<PathBuf>,
-    /// Parquet only: where the data is written while open.
-    partial: Option<PathBuf>,
-    journal: Option<PathBuf>,
+    files: Option<PieceFiles>,
     boundary: Option<DateTime<Utc>>,
     /// Ticks written to this piece.
     ticks: u64,
@@ -142,27 +142,40 @@ struct Outage {
     since: Instant,
     next_retry: Instant,
     error: String,
+    /// Ticks dropped during this outage because the backlog was full.
+    lost: u64,
 }
 
 struct State {
     cfg: WriterConfig,
     set: Option<OutputSet>,
     stats: Arc<WriterStats>,
+    /// The open piece; None between a rotation and the next tick (pieces open when data comes).
     piece: Option<Piece>,
     /// Ticks written to the open piece since its last successful flush (requeued if it fails).
     unflushed: Vec<Tick>,
     backlog: VecDeque<Tick>,
     backlog_rows: usize,
-    /// Pieces a write error left open: recovered (journal replay / torn-line cut) on resume.
-    abandoned: Vec<PathBuf>,
+    /// Pieces a write error left open: cut back at once, made valid files on resume.
+    abandoned: Vec<Abandoned>,
     outage: Option<Outage>,
     /// Ticks dropped since the last kept one; stamped into the next kept tick's `missed`.
     pending_missed: u64,
     lost: u64,
+    /// Ticks that were in a piece someone removed under us.
+    gone: u64,
     last_flush: Instant,
-    report: WriterReport,
-    /// Pieces opened so far in this run.
+    /// Closed pieces of this run and their ticks.
+    closed: Vec<(PathBuf, u64)>,
+    /// Ticks in closed pieces (and to stdout).
+    written: u64,
+    /// Pieces opened so far in this run, and the last one's name (later names sort after it).
     opened: u64,
+    last_piece: Option<PathBuf>,
+    /// The piece under the base name was removed: the next piece takes the name again.
+    base_free: bool,
+    /// Metadata for the open piece, kept for the next one when none is open.
+    meta: Vec<(String, String)>,
 }
 
 impl State {
@@ -179,9 +192,14 @@ impl State {
             outage: None,
             pending_missed: 0,
             lost: 0,
+            gone: 0,
             last_flush: Instant::now(),
-            report: WriterReport::default(),
+            closed: Vec::new(),
+            written: 0,
             opened: 0,
+            last_piece: None,
+            base_free: false,
+            meta: Vec::new(),
         }
     }
 
@@ -190,16 +208,12 @@ impl State {
             let wait = self.next_wakeup().saturating_duration_since(Instant::now());
             match rx.recv_timeout(wait) {
                 Ok(Msg::Tick(t)) => self.on_tick(t),
-                Ok(Msg::Rotate) => {
-                    if self.outage.is_none()
-                        && let Err(e) = self.rotate(Utc::now())
-                    {
-                        self.enter_outage(&e);
-                    }
-                }
+                Ok(Msg::Rotate) => self.on_hup(),
                 Ok(Msg::Meta(k, v)) => {
                     if let Some(p) = self.piece.as_mut() {
                         p.sink.add_metadata(&k, &v);
+                    } else {
+                        self.meta.push((k, v));
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -231,6 +245,27 @@ impl State {
     }
 
     fn on_tick(&mut self, mut tick: Tick) {
+        if let Some(o) = self.outage.as_mut() {
+            if self.backlog_rows + tick.rows.len() > self.cfg.backlog_rows {
+                o.lost += 1;
+                self.lost += 1;
+                self.pending_missed += 1;
+                self.stats.lost.store(self.lost, Ordering::Relaxed);
+                return;
+            }
+            self.stamp_missed(&mut tick);
+            self.backlog_rows += tick.rows.len();
+            self.backlog.push_back(tick);
+            return;
+        }
+        self.stamp_missed(&mut tick);
+        if let Err(e) = self.write(&tick) {
+            self.enter_outage(&e);
+        }
+    }
+
+    /// Add the ticks dropped since the last kept one to this kept tick's `missed`.
+    fn stamp_missed(&mut self, tick: &mut Tick) {
         if self.pending_missed > 0 {
             for r in &mut tick.rows {
                 let prev = r.get(Field::Missed).as_u64().unwrap_or(0);
@@ -238,60 +273,88 @@ impl State {
             }
             self.pending_missed = 0;
         }
+    }
+
+    /// SIGHUP: close the piece if it holds rows; the next tick opens a new one.
+    fn on_hup(&mut self) {
         if self.outage.is_some() {
-            self.enqueue(tick);
             return;
         }
-        if let Err(e) = self.write(&tick) {
+        if self.piece.as_ref().is_none_or(|p| p.ticks == 0) {
+            if self.cfg.verbose {
+                eprintln!("gpumon: SIGHUP: nothing written since the last rotation, nothing to rotate");
+            }
+            return;
+        }
+        if let Err(e) = self.rotate() {
             self.enter_outage(&e);
         }
     }
 
     fn write(&mut self, tick: &Tick) -> Result<()> {
-        let due = self.piece.as_ref().and_then(|p| p.boundary).is_some_and(|b| tick.ts >= b);
-        if due && let Some(p) = self.piece.as_mut().filter(|p| p.ticks == 0) {
-            // Nothing written yet: move the cut instead of leaving an empty file behind.
-            p.boundary = self.cfg.rotate_every.and_then(|every| next_boundary(tick.ts, every));
-        }
-        let due = due && self.piece.as_ref().is_some_and(|p| p.ticks > 0);
-        let keep = self.cfg.target != Target::Stdout;
-        if due && let Err(e) = self.rotate(tick.ts) {
+        let file = self.set.is_some();
+        if self.cut_due(tick.ts)
+            && let Err(e) = self.rotate()
+        {
             self.unflushed.push(tick.clone());
             return Err(e);
         }
         // Until the next successful flush this tick is only in memory: keep a copy to requeue.
-        if keep {
+        if file {
             self.unflushed.push(tick.clone());
+        }
+        if self.piece.is_none() {
+            self.open_piece(tick.ts)?;
         }
         let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
         if let Err(e) = piece.sink.write_tick(tick) {
-            if self.cfg.target == Target::Stdout {
+            if !file {
                 self.stats.fatal.store(true, Ordering::Relaxed);
             }
             return Err(e);
         }
         piece.ticks += 1;
-        // The copies kept for requeueing are bounded too: a long --flush flushes early instead.
-        if self.cfg.flush.is_zero() || self.cfg.target == Target::Stdout || self.unflushed.len() >= MAX_UNFLUSHED_TICKS
-        {
+        // A piece's first tick is flushed at once, so a piece on disk always holds a row; the
+        // copies kept for requeueing are bounded too: a long --flush flushes early instead.
+        if self.cfg.flush.is_zero() || !file || piece.ticks == 1 || self.unflushed.len() >= MAX_UNFLUSHED_TICKS {
             self.flush()?;
         }
-        let size = self.piece.as_ref().map_or(0, |p| p.sink.bytes_written());
-        if self.cfg.rotate_size.is_some_and(|max| size >= max) {
-            self.rotate(tick.ts)?;
-        }
         Ok(())
+    }
+
+    /// Whether the open piece must be closed before a tick stamped `ts` (size or time rotation).
+    /// A piece without rows is never closed: its time boundary moves instead.
+    fn cut_due(&mut self, ts: DateTime<Utc>) -> bool {
+        let every = self.cfg.rotate_every;
+        let max = self.cfg.rotate_size;
+        let Some(p) = self.piece.as_mut() else { return false };
+        if let (Some(b), Some(e)) = (p.boundary, every) {
+            // Also after the clock stepped back by more than a period: the boundary follows it.
+            let stepped_back = chrono::Duration::from_std(e).is_ok_and(|e| b - ts > e);
+            if (ts >= b && p.ticks == 0) || stepped_back {
+                p.boundary = next_boundary(ts, e);
+            }
+        }
+        p.ticks > 0 && (p.boundary.is_some_and(|b| ts >= b) || max.is_some_and(|m| p.sink.bytes_written() >= m))
     }
 
     fn flush(&mut self) -> Result<()> {
         if let Some(p) = self.piece.as_mut() {
             if let Err(e) = p.sink.flush() {
-                if self.cfg.target == Target::Stdout {
+                if p.files.is_none() {
                     self.stats.fatal.store(true, Ordering::Relaxed);
                 }
                 return Err(e);
             }
             self.stats.bytes.store(p.sink.bytes_written(), Ordering::Relaxed);
+            let moved = match p.files.as_mut() {
+                Some(f) => f.flushed(p.ticks)?,
+                None => false,
+            };
+            if moved && let Some(Piece { sink, files: Some(files), .. }) = self.piece.take() {
+                let _ = sink.finish();
+                self.renamed_away(&files.path);
+            }
         }
         self.note_durable();
         self.unflushed.clear();
@@ -308,33 +371,38 @@ impl State {
         }
     }
 
+    fn stats_file(&self) -> String {
+        self.stats.file.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+
     fn open_piece(&mut self, start: DateTime<Utc>) -> Result<()> {
         let boundary = self.cfg.rotate_every.and_then(|every| next_boundary(start, every));
         let piece = match &self.set {
             None => Piece {
                 sink: sink::open(self.cfg.format, &Target::Stdout, None, &self.cfg.selection, &self.cfg.meta)?,
-                path: None,
-                partial: None,
-                journal: None,
+                files: None,
                 boundary: None,
                 ticks: 0,
             },
             Some(set) => {
-                let path = set.next_piece(start, self.opened == 0);
-                self.opened += 1;
-                let (data, partial, journal) = if self.cfg.format == Format::Parquet {
-                    let partial = names::partial_path(&path);
-                    (partial.clone(), Some(partial), Some(names::journal_path(&path)))
+                let path = set.next_piece(start, self.opened == 0 || self.base_free, self.last_piece.as_deref());
+                let (data, journal) = if self.cfg.format == Format::Parquet {
+                    (names::partial_path(&path), Some(names::journal_path(&path)))
                 } else {
-                    (path.clone(), None, None)
+                    (path.clone(), None)
                 };
-                let sink = match sink::open(
+                let opened = sink::open(
                     self.cfg.format,
                     &Target::File(data.clone()),
                     journal.as_deref(),
                     &self.cfg.selection,
                     &self.cfg.meta,
-                ) {
+                )
+                .and_then(|s| {
+                    let files = PieceFiles::new(path.clone(), data.clone(), journal.clone(), s.files())?;
+                    Ok((s, files))
+                });
+                let (sink, files) = match opened {
                     Ok(s) => s,
                     Err(e) => {
                         // Nothing valid was written: leave no empty or half-made file behind.
@@ -352,44 +420,78 @@ impl State {
                 if self.cfg.verbose {
                     eprintln!("gpumon: writing {}", path.display());
                 }
-                Piece { sink, path: Some(path), partial, journal, boundary, ticks: 0 }
+                self.opened += 1;
+                self.base_free = false;
+                self.last_piece = Some(path);
+                Piece { sink, files: Some(files), boundary, ticks: 0 }
             }
         };
         self.piece = Some(piece);
+        if let Some(p) = self.piece.as_mut() {
+            for (k, v) in self.meta.drain(..) {
+                p.sink.add_metadata(&k, &v);
+            }
+        }
         self.stats.bytes.store(0, Ordering::Relaxed);
         self.last_flush = Instant::now();
         Ok(())
     }
 
-    /// Close the open piece so it is a complete file under its visible name.
+    /// Close the open piece so it is a complete file under its visible name. A piece without a
+    /// row is removed instead when the set has other files (no 0-row file is left behind).
     fn close_piece(&mut self) -> Result<()> {
         let Some(p) = self.piece.take() else { return Ok(()) };
-        let what = p.path.as_ref().map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
-        if let Err(e) = p.sink.finish() {
-            // Left for recovery: the journal (or the CSV itself) holds every flushed tick.
-            self.abandoned.extend(p.path);
-            return Err(e.context(format!("closing {what}")));
-        }
-        self.note_durable();
-        self.unflushed.clear();
-        if let (Some(path), Some(partial)) = (&p.path, &p.partial) {
-            std::fs::rename(partial, path)
-                .with_context(|| format!("renaming {} to {}", partial.display(), path.display()))?;
-            names::sync_dir(path.parent().unwrap_or(Path::new(".")));
-        }
-        if let Some(j) = &p.journal {
-            std::fs::remove_file(j).with_context(|| format!("removing {}", j.display()))?;
-        }
-        if let Some(path) = p.path {
-            self.report.files.push(path);
-        }
-        Ok(())
-    }
-
-    fn rotate(&mut self, now: DateTime<Utc>) -> Result<()> {
-        if self.set.is_none() {
+        let Piece { sink, files, ticks, .. } = p;
+        let Some(mut files) = files else {
+            sink.finish().context("closing <stdout>")?;
+            self.written += ticks;
+            return Ok(());
+        };
+        if ticks == 0 && self.has_other_files(&files.path) {
+            drop(sink);
+            files.discard();
             return Ok(());
         }
+        let what = files.path.display().to_string();
+        match sink.finish().and_then(|()| files.publish()) {
+            Ok(moved) => {
+                self.note_durable();
+                self.unflushed.clear();
+                if moved {
+                    self.renamed_away(&files.path);
+                } else {
+                    self.written += ticks;
+                    self.closed.push((files.path, ticks));
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let removed = is_removed(&e);
+                self.abandon(files, removed);
+                Err(e.context(format!("closing {what}")))
+            }
+        }
+    }
+
+    /// A CSV renamed away (logrotate without copytruncate): its ticks stay under the new name, and
+    /// the next tick starts a new file, under the name given when that was the one renamed (as
+    /// nginx and rsyslog reopen their logs).
+    fn renamed_away(&mut self, path: &Path) {
+        if self.set.as_ref().is_some_and(|s| s.base() == path) {
+            self.base_free = true;
+        }
+        if self.cfg.verbose {
+            eprintln!("gpumon: {} was renamed; the next tick starts a new file", path.display());
+        }
+    }
+
+    fn has_other_files(&self, path: &Path) -> bool {
+        !self.closed.is_empty()
+            || self.set.as_ref().is_some_and(|s| s.members().is_ok_and(|m| m.iter().any(|f| f != path)))
+    }
+
+    /// Close the open piece and apply retention; the next tick opens a new piece.
+    fn rotate(&mut self) -> Result<()> {
         self.close_piece()?;
         if let Some(set) = &self.set {
             for gone in files::retain(set, self.cfg.keep, self.cfg.max_total, None)? {
@@ -398,115 +500,140 @@ impl State {
                 }
             }
         }
-        self.open_piece(now)
+        Ok(())
+    }
+
+    /// Put a piece a write error hit aside, cut back to its last durable batch.
+    fn abandon(&mut self, files: PieceFiles, removed: bool) -> u64 {
+        if removed && self.set.as_ref().is_some_and(|s| s.base() == files.path) {
+            self.base_free = true;
+        }
+        let durable = files.durable_ticks;
+        self.abandoned.push(files.abandon(removed));
+        // A full disk still lets a file shrink: CSV pieces are settled at once, Parquet on resume.
+        let _ = self.settle_abandoned(false);
+        durable
+    }
+
+    /// Make abandoned pieces valid files (or nothing), oldest first; `rebuild`: Parquet too.
+    fn settle_abandoned(&mut self, rebuild: bool) -> Result<()> {
+        while let Some(a) = self.abandoned.first_mut() {
+            match a.settle(rebuild)? {
+                // A Parquet piece waits, cut back, for the room to rebuild it.
+                None => return Ok(()),
+                Some(Settled::Kept(path, ticks)) => {
+                    self.written += ticks;
+                    self.closed.push((path, ticks));
+                }
+                Some(Settled::Empty) => {}
+                Some(Settled::Lost(ticks)) => self.gone += ticks,
+            }
+            self.abandoned.remove(0);
+        }
+        Ok(())
     }
 
     fn enter_outage(&mut self, e: &anyhow::Error) {
-        if self.cfg.target == Target::Stdout {
+        if self.set.is_none() {
             self.stats.fatal.store(true, Ordering::Relaxed);
             return;
         }
+        let removed = is_removed(e);
+        let in_removed = match self.piece.take() {
+            Some(Piece { sink, files: Some(files), .. }) => {
+                // Dropping the sink first lets its buffers reach the file before the cut back.
+                drop(sink);
+                self.abandon(files, removed)
+            }
+            _ => 0,
+        };
         let error = format!("{e:#}");
         if self.outage.is_none() {
-            warn(&format!(
-                "{error}; files already closed are intact; keeping up to {} rows in memory and retrying every {} s",
-                self.cfg.backlog_rows,
-                RETRY_EVERY.as_secs()
-            ));
+            let dir = self.set.as_ref().map_or_else(String::new, |s| s.dir().display().to_string());
+            warn(&if removed {
+                format!(
+                    "{error}: the {in_removed} ticks it held are gone; keeping up to {} rows in memory and \
+                     writing again when {dir} is back (retrying every {} s)",
+                    self.cfg.backlog_rows,
+                    RETRY_EVERY.as_secs()
+                )
+            } else {
+                format!(
+                    "{error}; files already closed are intact; keeping up to {} rows in memory and retrying every {} s",
+                    self.cfg.backlog_rows,
+                    RETRY_EVERY.as_secs()
+                )
+            });
         }
-        if let Some(p) = self.piece.take() {
-            // Drop the sink without finishing: the journal (or the CSV itself) holds every flushed
-            // tick; the unflushed ones go back to the backlog.
-            if let Some(path) = p.path {
-                self.abandoned.push(path);
-            }
-        }
-        let unflushed: Vec<Tick> = self.unflushed.drain(..).collect();
-        for t in unflushed.into_iter().rev() {
+        for t in self.unflushed.drain(..).rev() {
             self.backlog_rows += t.rows.len();
             self.backlog.push_front(t);
         }
-        let now = Instant::now();
-        self.outage.get_or_insert(Outage { since: now, next_retry: now + RETRY_EVERY, error });
-    }
-
-    fn enqueue(&mut self, tick: Tick) {
-        if self.backlog_rows + tick.rows.len() > self.cfg.backlog_rows {
-            self.lost += 1;
-            self.pending_missed += 1;
-            self.stats.lost.store(self.lost, Ordering::Relaxed);
-            return;
+        let next_retry = Instant::now() + RETRY_EVERY;
+        match self.outage.as_mut() {
+            Some(o) => {
+                o.next_retry = next_retry;
+                o.error = error;
+            }
+            None => self.outage = Some(Outage { since: Instant::now(), next_retry, error, lost: 0 }),
         }
-        self.backlog_rows += tick.rows.len();
-        self.backlog.push_back(tick);
     }
 
-    /// Try to leave an outage: recover abandoned pieces, open a new one, write the backlog.
+    /// Try to leave an outage: settle abandoned pieces, open a new one, write the backlog.
     fn retry(&mut self, force: bool) {
         let Some(o) = &self.outage else { return };
         if !force && Instant::now() < o.next_retry {
             return;
         }
         let attempt = (|| -> Result<()> {
-            while let Some(path) = self.abandoned.first().cloned() {
-                if self.cfg.format == Format::Parquet {
-                    files::recover_journal(&names::journal_path(&path), &path)?;
-                } else {
-                    files::trim_torn_line(&path)?;
-                }
-                self.report.files.push(path);
-                self.abandoned.remove(0);
-            }
+            self.settle_abandoned(true)?;
             if self.piece.is_none() {
-                self.open_piece(Utc::now())?;
+                // Named after its first row, the oldest one waiting.
+                self.open_piece(self.backlog.front().map_or_else(Utc::now, |t| t.ts))?;
             }
+            // Every backlog tick is now only in memory and in this piece: requeued if this fails.
+            self.backlog_rows = 0;
+            self.unflushed.extend(self.backlog.drain(..));
             let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
-            for t in &self.backlog {
+            for t in &self.unflushed {
                 piece.sink.write_tick(t)?;
+                piece.ticks += 1;
             }
-            piece.sink.flush()?;
-            Ok(())
+            self.flush()
         })();
         match attempt {
             Ok(()) => {
-                let since = self.outage.take().map(|o| o.since.elapsed()).unwrap_or_default();
-                self.backlog.clear();
-                self.backlog_rows = 0;
-                self.unflushed.clear();
-                self.last_flush = Instant::now();
-                let file = self.stats.file.lock().map(|f| f.clone()).unwrap_or_default();
+                let (since, lost) = self.outage.take().map(|o| (o.since.elapsed(), o.lost)).unwrap_or_default();
                 warn(&format!(
-                    "writing resumed after {} s into {file}; {} ticks could not be kept",
+                    "writing resumed after {} s into {}; {lost} ticks could not be kept",
                     since.as_secs(),
-                    self.lost
+                    self.stats_file()
                 ));
             }
-            Err(e) => {
-                // Whatever was opened is abandoned again; the backlog stays.
-                if let Some(p) = self.piece.take()
-                    && let Some(path) = p.path
-                {
-                    self.abandoned.push(path);
-                }
-                if let Some(o) = self.outage.as_mut() {
-                    o.next_retry = Instant::now() + RETRY_EVERY;
-                    o.error = format!("{e:#}");
-                }
-            }
+            Err(e) => self.enter_outage(&e),
         }
     }
 
     fn close(mut self) -> Result<WriterReport> {
-        if self.outage.is_some() {
-            self.retry(true);
+        // Two tries: a piece found removed at close is written again from memory into a new one.
+        for _ in 0..2 {
+            if self.outage.is_some() {
+                self.retry(true);
+            }
+            if self.outage.is_some() {
+                break;
+            }
+            match self.close_piece() {
+                Ok(()) => break,
+                Err(e) => self.enter_outage(&e),
+            }
         }
         if let Some(o) = &self.outage {
             let unwritten = self.backlog.len() as u64;
-            self.report.lost = self.lost + unwritten;
+            let lost = self.lost + unwritten;
             bail!(
-                "could not write the output ({}); {} ticks lost; files already closed are intact{}",
+                "could not write the output ({}); {lost} ticks lost; files already closed are intact{}",
                 o.error,
-                self.report.lost,
                 if self.abandoned.is_empty() {
                     String::new()
                 } else {
@@ -514,14 +641,17 @@ impl State {
                 }
             );
         }
-        self.close_piece()?;
         if let Some(set) = &self.set {
-            let current = self.report.files.last().cloned();
+            let current = self.closed.last().map(|c| c.0.clone());
             files::retain(set, self.cfg.keep, self.cfg.max_total, current.as_deref())?;
         }
-        self.report.lost = self.lost;
-        Ok(self.report)
+        let files = self.closed.into_iter().map(|c| c.0).filter(|p| p.exists()).collect();
+        Ok(WriterReport { files, written: self.written, lost: self.lost })
     }
+}
+
+fn is_removed(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<Removed>())
 }
 
 /// The first multiple of `every` since the Unix epoch after `t` (wall-clock aligned cuts).
@@ -543,5 +673,82 @@ mod tests {
         assert_eq!(b.to_rfc3339(), "2026-12-02T15:00:00+00:00");
         let b = next_boundary(t, Duration::from_secs(60)).unwrap();
         assert_eq!(b.to_rfc3339(), "2026-12-02T14:18:00+00:00");
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    fn state(dir: &Path, every: Duration) -> State {
+        let meta = RunMeta {
+            hostname: "h".into(),
+            interval_s: 0.1,
+            command: "test".into(),
+            start: Utc::now(),
+            driver_version: None,
+        };
+        let target = Target::File(dir.join("t.csv"));
+        let cfg = WriterConfig {
+            format: Format::Csv,
+            target: target.clone(),
+            selection: Selection::new(vec![Field::Timestamp, Field::Host, Field::Index, Field::Missed]),
+            meta,
+            flush: Duration::from_secs(10),
+            rotate_size: None,
+            rotate_every: Some(every),
+            keep: None,
+            max_total: None,
+            backlog_rows: 100,
+            verbose: false,
+        };
+        State::new(cfg, Some(OutputSet::new(&dir.join("t.csv"))), Arc::new(WriterStats::default()))
+    }
+
+    fn tick(ts: DateTime<Utc>) -> Tick {
+        Tick { ts, seq: 0, rows: vec![crate::schema::row::Row::default()], procs: Vec::new() }
+    }
+
+    #[test]
+    fn time_rotation_recomputes_its_boundary_after_a_step_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = state(dir.path(), Duration::from_secs(1));
+        s.open_piece(at("2026-12-02T14:00:00.5Z")).unwrap();
+        s.write(&tick(at("2026-12-02T14:00:00.6Z"))).unwrap();
+        // 30 s back: the 14:00:01 cut would stall rotation for 30 s; it follows the step instead.
+        assert!(!s.cut_due(at("2026-12-02T13:59:30.1Z")));
+        assert!(s.cut_due(at("2026-12-02T13:59:31.1Z")));
+        // An empty piece is never cut: its boundary moves.
+        let mut s = state(dir.path(), Duration::from_secs(1));
+        s.open_piece(at("2026-12-02T15:00:00.5Z")).unwrap();
+        assert!(!s.cut_due(at("2026-12-02T15:00:05.0Z")));
+        assert_eq!(s.piece.as_ref().unwrap().boundary, Some(at("2026-12-02T15:00:06Z")));
+    }
+
+    #[test]
+    fn a_sighup_with_nothing_new_makes_no_file_and_ticks_dropped_by_a_full_backlog_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = state(dir.path(), Duration::from_secs(3600));
+        s.open_piece(at("2026-12-02T14:00:00Z")).unwrap();
+        s.on_hup();
+        assert!(s.piece.as_ref().is_some_and(|p| p.ticks == 0), "nothing to rotate");
+        s.on_tick(tick(at("2026-12-02T14:00:01Z")));
+        s.on_hup();
+        assert!(s.piece.is_none() && s.closed.len() == 1, "a piece with a row is closed");
+        s.on_hup();
+        assert_eq!(s.closed.len(), 1);
+        // An outage with room for 2 rows: ticks 4..=6 are dropped, and counted on tick 7 once the
+        // backlog has room again.
+        s.cfg.backlog_rows = 2;
+        s.outage = Some(Outage { since: Instant::now(), next_retry: Instant::now(), error: "x".into(), lost: 0 });
+        for i in 2..=7 {
+            s.on_tick(tick(at(&format!("2026-12-02T14:00:0{i}Z"))));
+            if i == 6 {
+                s.backlog.clear();
+                s.backlog_rows = 0;
+            }
+        }
+        let missed: Vec<u64> = s.backlog.iter().map(|t| t.rows[0].get(Field::Missed).as_u64().unwrap_or(0)).collect();
+        assert_eq!(missed, [3], "the next kept row counts every tick the full backlog dropped");
+        assert_eq!(s.outage.as_ref().unwrap().lost, 3);
     }
 }

@@ -3,7 +3,11 @@
 //! A failing call costs one field of one GPU for one tick: `NotSupported` becomes
 //! [`Value::Unsupported`], any other error `Null`, each warned about once. A GPU that
 //! reports `GpuLost` gets null rows (warned once) and is probed again on later ticks.
+//! Each worker keeps what spans sub-samples ([`DeviceState`]): the previous GPM sample
+//! (`gpm.rs`), the once-a-minute health readings (`health.rs`) and where per-process
+//! utilization left off; NVML events are watched on a thread of their own (`events.rs`).
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::sync::Arc;
 use std::thread;
@@ -17,7 +21,10 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 
 use crate::schema::catalog::{Field, NvmlRead};
-use crate::schema::row::{GpuProc, Row, Selection, Value};
+use crate::schema::row::{GpuEvent, GpuProc, ProcUtil, Row, Selection, Value};
+use crate::source::events::EventWatcher;
+use crate::source::gpm::Gpm;
+use crate::source::health::Health;
 use crate::source::job::PidSet;
 use crate::util::warn::{warn, warn_once};
 
@@ -41,30 +48,12 @@ pub struct NvmlUnavailable {
     pub source: NvmlError,
 }
 
-/// A GPU selector given by the user: an index or a UUID (prefix).
-#[derive(Debug, Clone, PartialEq)]
-pub enum GpuSelector {
-    Index(u32),
-    Uuid(String),
-    /// Matches nothing: the visible-devices variables select no GPU.
-    None,
-}
+pub use crate::schema::gpus::GpuSelector;
 
 impl GpuSelector {
-    pub fn parse(s: &str) -> GpuSelector {
-        match s.trim().parse::<u32>() {
-            Ok(i) => GpuSelector::Index(i),
-            Err(_) => GpuSelector::Uuid(s.trim().to_string()),
-        }
-    }
-
     /// Whether this selector names `g` (index, or full UUID / UUID prefix).
     pub fn matches(&self, g: &GpuInfo) -> bool {
-        match self {
-            GpuSelector::Index(i) => g.index == *i,
-            GpuSelector::Uuid(u) => g.uuid.eq_ignore_ascii_case(u) || g.uuid.starts_with(u.as_str()),
-            GpuSelector::None => false,
-        }
+        self.matches_gpu(Some(u64::from(g.index)), Some(&g.uuid))
     }
 }
 
@@ -73,10 +62,14 @@ impl GpuSelector {
 pub struct GpuSource {
     nvml: Arc<Nvml>,
     workers: Vec<Worker>,
+    /// The NVML event thread, when events are watched and some GPU can report them.
+    events: Option<EventWatcher>,
+    /// `xid.events` is selected: each row counts its GPU's Xid events.
+    count_xid: bool,
 }
 
-/// Compute processes of one GPU: (pid, used MiB).
-type ProcList = Vec<(u32, Option<u64>)>;
+/// Compute processes of one GPU (their `row` is set when the reading joins the tick).
+type ProcList = Vec<GpuProc>;
 
 /// What one GPU's worker answers for one tick.
 type Reading = (Row, ProcList);
@@ -92,14 +85,16 @@ struct Worker {
 
 impl GpuSource {
     /// Load NVML from `lib` and resolve the GPU selection (all visible GPUs when empty).
-    /// With `procs`, each tick also lists the GPU's running compute processes; with `job`, each
-    /// row gets `job.gpu_memory`, the memory of the processes in that PID set.
+    /// With `procs`, each tick also lists the GPU's running compute processes with their
+    /// utilization; with `job`, each row gets `job.gpu_memory`, the memory of the processes in
+    /// that PID set. With `watch_events` (or `xid.events` selected) NVML events are watched.
     pub fn open(
         lib: &str,
         select: &[GpuSelector],
         sel: &Selection,
         procs: bool,
         job: Option<PidSet>,
+        watch_events: bool,
     ) -> Result<GpuSource, NvmlUnavailable> {
         let unavailable = |source| NvmlUnavailable { lib: lib.to_string(), source };
         let nvml = Arc::new(Nvml::builder().lib_path(OsStr::new(lib)).init().map_err(unavailable)?);
@@ -124,13 +119,16 @@ impl GpuSource {
             let list = procs || job.is_some();
             let spawned =
                 thread::Builder::new().name(format!("gpu{}", info.index)).stack_size(256 * 1024).spawn(move || {
+                    let mut state = DeviceState::new(&nvml, &sel);
                     for seq in req_rx {
                         let mut row = identity_row(&winfo);
-                        let r = sample_device(&nvml, &winfo, &sel, &mut row).and_then(|()| {
-                            let ps = if list { running_processes(&nvml, &winfo)? } else { None };
+                        let r = sample_device(&nvml, &winfo, &sel, &mut state, &mut row).and_then(|()| {
+                            let ps = if list { running_processes(&nvml, &winfo, procs, &mut state)? } else { None };
                             if let (Some(job), Some(ps)) = (&job, &ps) {
                                 let mib: u64 = match job.read() {
-                                    Ok(pids) => ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum(),
+                                    Ok(pids) => {
+                                        ps.iter().filter(|p| pids.contains(&p.pid)).filter_map(|p| p.used_mib).sum()
+                                    }
                                     Err(_) => 0,
                                 };
                                 row.set(Field::JobGpuMemory, Value::U(mib));
@@ -148,7 +146,14 @@ impl GpuSource {
             }
             workers.push(Worker { info, req, resp, busy: false, lost: false });
         }
-        Ok(GpuSource { nvml, workers })
+        let count_xid = sel.fields().any(|f| f == Field::XidEvents);
+        let events = if (watch_events || count_xid) && !workers.is_empty() {
+            let infos: Vec<GpuInfo> = workers.iter().map(|w| w.info.clone()).collect();
+            EventWatcher::start(nvml.clone(), &infos)
+        } else {
+            None
+        };
+        Ok(GpuSource { nvml, workers, events, count_xid })
     }
 
     /// The GPUs being recorded.
@@ -161,8 +166,17 @@ impl GpuSource {
     }
 
     /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
-    /// within `budget` get a row with only their identity.
-    pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>) {
+    /// within `budget` get a row with only their identity. NVML events that arrived meanwhile go
+    /// to `events` (and are counted in `xid.events`).
+    pub fn sample(
+        &mut self,
+        seq: u64,
+        budget: Duration,
+        rows: &mut Vec<Row>,
+        procs: &mut Vec<GpuProc>,
+        events: &mut Vec<GpuEvent>,
+    ) {
+        let first = rows.len();
         for w in &mut self.workers {
             if w.busy {
                 // Still stuck in the previous request? Take its late answer if it came.
@@ -191,7 +205,8 @@ impl GpuSource {
             let info = &w.info;
             let row = match row {
                 Some(Ok((row, ps))) => {
-                    procs.extend(ps.into_iter().map(|(pid, used_mib)| GpuProc { row: rows.len(), pid, used_mib }));
+                    let at = rows.len();
+                    procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
                     if w.lost {
                         w.lost = false;
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
@@ -221,28 +236,70 @@ impl GpuSource {
             };
             rows.push(row);
         }
+        self.take_events(&mut rows[first..], events);
+    }
+
+    /// Move the events that arrived to `events`; count each GPU's Xid events in its row.
+    fn take_events(&self, rows: &mut [Row], events: &mut Vec<GpuEvent>) {
+        let Some(w) = &self.events else { return };
+        let start = events.len();
+        w.drain(events);
+        if !self.count_xid {
+            return;
+        }
+        for (row, worker) in rows.iter_mut().zip(&self.workers) {
+            let index = worker.info.index;
+            if w.watches_xid(index) {
+                let n = events[start..].iter().filter(|e| e.kind == "xid" && e.index == index).count();
+                row.set(Field::XidEvents, Value::U(n as u64));
+            }
+        }
     }
 }
 
-/// Compute processes on one GPU: (pid, used MiB); None when NVML cannot list them.
-fn running_processes(nvml: &Nvml, info: &GpuInfo) -> Result<Option<ProcList>, Lost> {
+/// What one GPU's worker keeps between sub-samples.
+pub(super) struct DeviceState<'n> {
+    gpm: Gpm<'n>,
+    health: Health,
+    /// Timestamp (µs) of the newest per-process utilization sample seen.
+    proc_seen: Option<u64>,
+}
+
+impl<'n> DeviceState<'n> {
+    pub(super) fn new(nvml: &'n Nvml, sel: &Selection) -> DeviceState<'n> {
+        DeviceState { gpm: Gpm::new(nvml, sel), health: Health::default(), proc_seen: None }
+    }
+}
+
+/// Compute processes on one GPU with their memory and, with `util`, their utilization since the
+/// last call; None when NVML cannot list them.
+fn running_processes(
+    nvml: &Nvml,
+    info: &GpuInfo,
+    util: bool,
+    state: &mut DeviceState<'_>,
+) -> Result<Option<ProcList>, Lost> {
     let dev = match nvml.device_by_index(info.index) {
         Ok(d) => d,
         Err(NvmlError::GpuLost) => return Err(Lost),
         Err(_) => return Ok(None),
     };
     match dev.running_compute_processes() {
-        Ok(ps) => Ok(Some(
-            ps.into_iter()
-                .map(|p| {
-                    let used = match p.used_gpu_memory {
-                        UsedGpuMemory::Used(b) => Some(b / MIB),
-                        UsedGpuMemory::Unavailable => None,
-                    };
-                    (p.pid, used)
-                })
-                .collect(),
-        )),
+        Ok(ps) => {
+            let shares = if util { process_util(&dev, info, &mut state.proc_seen)? } else { None };
+            Ok(Some(
+                ps.into_iter()
+                    .map(|p| {
+                        let used_mib = match p.used_gpu_memory {
+                            UsedGpuMemory::Used(b) => Some(b / MIB),
+                            UsedGpuMemory::Unavailable => None,
+                        };
+                        let util = shares.as_ref().map(|m| m.get(&p.pid).copied().unwrap_or_default());
+                        GpuProc { row: 0, pid: p.pid, used_mib, util }
+                    })
+                    .collect(),
+            ))
+        }
         Err(NvmlError::GpuLost) => Err(Lost),
         Err(e) => {
             warn_once(
@@ -252,6 +309,44 @@ fn running_processes(nvml: &Nvml, info: &GpuInfo) -> Result<Option<ProcList>, Lo
             Ok(None)
         }
     }
+}
+
+/// Per-process utilization since the newest sample seen (`seen`, moved on): the mean of each PID's
+/// samples. NVML lists only processes that were busy, so an empty answer (`NotFound`) means all
+/// idle; None when the GPU cannot report it.
+fn process_util(
+    dev: &Device<'_>,
+    info: &GpuInfo,
+    seen: &mut Option<u64>,
+) -> Result<Option<HashMap<u32, ProcUtil>>, Lost> {
+    let samples = match dev.process_utilization_stats(*seen) {
+        Ok(s) => s,
+        Err(NvmlError::NotFound) => Vec::new(),
+        Err(NvmlError::GpuLost) => return Err(Lost),
+        Err(NvmlError::NotSupported) => return Ok(None),
+        Err(e) => {
+            warn_once(
+                &format!("nvml-procutil-{}", info.index),
+                &format!("GPU {}: cannot read per-process utilization ({e}); proc.sm and co. stay empty", info.index),
+            );
+            return Ok(None);
+        }
+    };
+    let mut sums: HashMap<u32, (ProcUtil, f64)> = HashMap::new();
+    for s in samples {
+        *seen = Some(seen.map_or(s.timestamp, |t| t.max(s.timestamp)));
+        let e = sums.entry(s.pid).or_default();
+        e.0.sm += f64::from(s.sm_util);
+        e.0.mem += f64::from(s.mem_util);
+        e.0.enc += f64::from(s.enc_util);
+        e.0.dec += f64::from(s.dec_util);
+        e.1 += 1.0;
+    }
+    Ok(Some(
+        sums.into_iter()
+            .map(|(pid, (u, n))| (pid, ProcUtil { sm: u.sm / n, mem: u.mem / n, enc: u.enc / n, dec: u.dec / n }))
+            .collect(),
+    ))
 }
 
 /// A row holding only the GPU's cached identity.
@@ -273,10 +368,15 @@ pub(super) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
 }
 
 /// The device answered `GpuLost`.
-struct Lost;
+pub(super) struct Lost;
 
 /// Turn one NVML result into a value; `Err(Lost)` aborts the GPU's row.
-fn val<T>(info: &GpuInfo, field: Field, r: Result<T, NvmlError>, conv: impl FnOnce(T) -> Value) -> Result<Value, Lost> {
+pub(super) fn val<T>(
+    info: &GpuInfo,
+    field: Field,
+    r: Result<T, NvmlError>,
+    conv: impl FnOnce(T) -> Value,
+) -> Result<Value, Lost> {
     match r {
         Ok(v) => Ok(conv(v)),
         Err(NvmlError::GpuLost) => Err(Lost),
@@ -295,12 +395,19 @@ fn val<T>(info: &GpuInfo, field: Field, r: Result<T, NvmlError>, conv: impl FnOn
 /// `gpumon doctor`); None when the GPU is lost.
 pub(super) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row> {
     let mut row = identity_row(info);
-    sample_device(nvml, info, sel, &mut row).ok().map(|()| row)
+    let mut state = DeviceState::new(nvml, sel);
+    sample_device(nvml, info, sel, &mut state, &mut row).ok().map(|()| row)
 }
 
 /// Read the GPU fields of `sel` into `row`: each field by the reader its catalogue row names,
 /// one NVML call per reader (fields of the same reader share it).
-fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) -> Result<(), Lost> {
+fn sample_device<'n>(
+    nvml: &'n Nvml,
+    info: &GpuInfo,
+    sel: &Selection,
+    state: &mut DeviceState<'n>,
+    row: &mut Row,
+) -> Result<(), Lost> {
     let dev = match nvml.device_by_index(info.index) {
         Ok(d) => d,
         Err(NvmlError::GpuLost) => return Err(Lost),
@@ -314,19 +421,29 @@ fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) ->
         let Some(read) = f.def().read else { continue };
         if !done.contains(&read) {
             done.push(read);
-            read_field(&dev, info, read, f, row)?;
+            read_field(&dev, info, read, f, state, row)?;
         }
     }
     Ok(())
 }
 
 /// One reader's NVML call on one GPU: sets `f`, or every field of a shared reader.
-fn read_field(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row) -> Result<(), Lost> {
+fn read_field<'n>(
+    dev: &Device<'n>,
+    info: &GpuInfo,
+    read: NvmlRead,
+    f: Field,
+    state: &mut DeviceState<'n>,
+    row: &mut Row,
+) -> Result<(), Lost> {
     let u = |v: u32| Value::U(u64::from(v));
     let watts = |mw: u32| Value::F(f64::from(mw) / 1000.0);
     let v = match read {
-        // Cached at start (identity_row) / computed by the worker from the process list.
-        NvmlRead::Identity | NvmlRead::Processes => return Ok(()),
+        // Cached at start (identity_row) / computed by the worker from the process list / counted
+        // from the event thread by `GpuSource::sample`.
+        NvmlRead::Identity | NvmlRead::Processes | NvmlRead::Events => return Ok(()),
+        NvmlRead::Gpm => return state.gpm.read(dev, info, row),
+        NvmlRead::RemappedRows | NvmlRead::RetiredPages => return state.health.read(dev, info, read, row),
         NvmlRead::Utilization => return utilization(dev, info, row),
         NvmlRead::Memory => return memory(dev, info, row),
         NvmlRead::Temperature => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
@@ -423,14 +540,38 @@ mod tests {
     }
 
     /// One GPU whose scenario sets every per-tick GPU field (the fake's keys are the fields'
-    /// names) and runs one compute process, PID `pid`.
+    /// names, the retired-pages counts are page lists), every GPM metric, an Xid event, and runs
+    /// one compute process, PID `pid`, with its utilization.
     fn scenario(pid: u32) -> String {
-        let mut s = format!("init = ok\n[device]\nprocesses = {pid}:64\n");
+        let mut s =
+            format!("init = ok\n[device]\nprocesses = {pid}:64\nprocess_util = {pid}:sm=42\nevents = xid:79@0\n");
         for d in CATALOG.iter().filter(|d| d.read.is_some_and(NvmlRead::is_query)) {
-            s.push_str(&format!("{} = 1\n", d.name));
+            let line = match d.name.strip_suffix(".count") {
+                Some(list) => format!("{list} = 0x1000\n"),
+                None => format!("{} = 1\n", d.name),
+            };
+            s.push_str(&line);
+        }
+        for key in GPM_KEYS {
+            s.push_str(&format!("gpm.{key} = 0, 1\n"));
         }
         s
     }
+
+    /// The fake's key of each GPM metric of [`crate::source::gpm::METRICS`] (tests/fake-nvml README).
+    const GPM_KEYS: [&str; 11] = [
+        "sm_util",
+        "sm_occupancy",
+        "any_tensor_util",
+        "dram_bw_util",
+        "fp16_util",
+        "fp32_util",
+        "fp64_util",
+        "pcie_tx_per_sec",
+        "pcie_rx_per_sec",
+        "nvlink_total_tx_per_sec",
+        "nvlink_total_rx_per_sec",
+    ];
 
     /// Every field the catalogue declares as read from the GPU comes back from one sample
     /// through the real nvml-wrapper against the fake NVML, or is listed in [`NOT_SAMPLED`].
@@ -457,9 +598,14 @@ mod tests {
         let fields: Vec<Field> = CATALOG.iter().filter(|d| d.source == Source::Gpu).map(|d| d.field).collect();
         let job = PidSet::default();
         job.write().unwrap().insert(4242);
-        let mut src = GpuSource::open(&lib, &[], &Selection::new(fields.clone()), true, Some(job)).unwrap();
-        let (mut rows, mut procs) = (Vec::new(), Vec::new());
-        src.sample(1, Duration::from_secs(10), &mut rows, &mut procs);
+        let mut src = GpuSource::open(&lib, &[], &Selection::new(fields.clone()), true, Some(job), false).unwrap();
+        let (mut rows, mut procs, mut events) = (Vec::new(), Vec::new(), Vec::new());
+        // GPM values need two samples: the second reading has them.
+        src.sample(1, Duration::from_secs(10), &mut rows, &mut procs, &mut events);
+        assert!(rows[0].get(Field::SmActive).is_missing(), "no GPM value before a second sample");
+        rows.clear();
+        procs.clear();
+        src.sample(2, Duration::from_secs(10), &mut rows, &mut procs, &mut events);
         assert_eq!(rows.len(), 1);
         for f in fields {
             let v = rows[0].get(f);
@@ -469,6 +615,9 @@ mod tests {
             }
         }
         assert_eq!(rows[0].get(Field::JobGpuMemory), &Value::U(64), "the job's process memory");
+        assert_eq!(rows[0].get(Field::SmActive), &Value::F(1.0));
+        assert_eq!(rows[0].get(Field::RetiredDbe), &Value::U(1), "one retired page");
         assert_eq!(procs.len(), 1);
+        assert_eq!(procs[0].util.map(|u| u.sm), Some(42.0));
     }
 }

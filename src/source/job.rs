@@ -240,17 +240,28 @@ pub fn describe(pid: u32) -> Option<(String, String)> {
     Some((user_name(uid), cmd))
 }
 
-/// Login name of a uid from /etc/passwd, or the number.
+/// Login name of a uid from the system's user database (getpwuid_r: /etc/passwd, LDAP, SSSD...,
+/// as nsswitch.conf says, so cluster users have names too), or the number when it has none.
 fn user_name(uid: u32) -> String {
-    let passwd = fs::read_to_string("/etc/passwd").unwrap_or_default();
-    passwd
-        .lines()
-        .find_map(|l| {
-            let mut it = l.split(':');
-            let name = it.next()?;
-            (it.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
-        })
-        .unwrap_or_else(|| uid.to_string())
+    let mut buf: Vec<libc::c_char> = vec![0; 1024];
+    loop {
+        // SAFETY: an all-zero `passwd` is a valid value of this plain C struct (null pointers).
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call; the strings `pwd` points to live in `buf`,
+        // which outlives their use below.
+        let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found) };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+            return uid.to_string();
+        }
+        // SAFETY: on success `pw_name` is a NUL-terminated string inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) }.to_string_lossy().into_owned();
+        return if name.is_empty() { uid.to_string() } else { name };
+    }
 }
 
 #[cfg(test)]
@@ -266,6 +277,16 @@ mod tests {
         assert_eq!(st.start, 98765);
         assert_eq!(st.rss_pages, 500);
         assert!(parse_stat("1 (z) Z 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0").is_none(), "zombies are gone");
+    }
+
+    #[test]
+    fn user_names_come_from_the_user_database() {
+        assert_eq!(user_name(0), "root");
+        // SAFETY: getuid has no preconditions.
+        let me = unsafe { libc::getuid() };
+        let id = std::process::Command::new("id").arg("-un").output().unwrap();
+        assert_eq!(user_name(me), String::from_utf8_lossy(&id.stdout).trim());
+        assert_eq!(user_name(3_999_999_999), "3999999999", "no such user: the number");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Sources: where values come from (NVML for GPUs, /proc and sysinfo for the host).
 
 pub mod cgroup;
+mod events;
+mod gpm;
 pub mod gpu;
+mod health;
 pub mod host;
 pub mod job;
 pub mod probe;

@@ -1,6 +1,7 @@
 //! What this machine offers a recorder, probed once (for `gpumon doctor`): NVML and each GPU
-//! with one reading of every GPU field through the calls `record` makes, signs of a container,
-//! and the `/dev/nvidia*` nodes with this user's access to them.
+//! with one reading of every GPU field through the calls `record` makes (and whether it has GPM,
+//! whose fields need two samples), signs of a container, and the `/dev/nvidia*` nodes with this
+//! user's access to them.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -66,6 +67,7 @@ impl NvmlProbe {
             }
         }
         Ok(GpuProbe {
+            gpm: dev.as_ref().and_then(|d| super::gpm::supported(d).ok()),
             memory_total_mib: dev.as_ref().and_then(|d| d.memory_info().ok()).map(|m| m.total / (1024 * 1024)),
             persistence_mode: dev.as_ref().and_then(|d| d.is_in_persistent_mode().ok()),
             mig_mode: dev.as_ref().and_then(|d| d.mig_mode().ok()).map(|m| m.current != 0),
@@ -86,6 +88,8 @@ pub struct GpuProbe {
     pub mig_mode: Option<bool>,
     /// The GPU answered GPU_IS_LOST.
     pub lost: bool,
+    /// Whether NVML says the GPU has GPM (the `sm.active` family); None when it cannot tell.
+    pub gpm: Option<bool>,
     pub supported: Vec<Field>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     pub unsupported: Vec<Field>,

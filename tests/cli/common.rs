@@ -74,7 +74,8 @@ pub fn warnings(stderr: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(stderr).lines().filter(|l| l.contains("warning:")).map(str::to_string).collect()
 }
 
-/// Two scripted GPUs: GPU 0 healthy with a fan, GPU 1 without a fan (NOT_SUPPORTED) and lost from the 5th tick on.
+/// Two scripted GPUs: GPU 0 a healthy H100 with a fan, GPM counters, watched events and row remapping,
+/// GPU 1 without a fan (NOT_SUPPORTED), GPM or events, and lost from the 5th tick on.
 pub const TWO_GPUS: &str = "
 init = ok
 driver_version = 550.54.15
@@ -100,6 +101,19 @@ clocks_event_reasons.active = 0x1, 0x0, 0x4
 utilization.encoder = 0
 utilization.decoder = 0
 ecc.errors.uncorrected.volatile.total = 0
+gpm.sm_util = 0, 60
+gpm.sm_occupancy = 0, 30
+gpm.any_tensor_util = 0, 25
+gpm.dram_bw_util = 0, 40
+gpm.fp16_util = 0, 20
+gpm.fp32_util = 0, 5
+gpm.fp64_util = 0, 0
+gpm.pcie_tx_per_sec = 0, 100
+gpm.pcie_rx_per_sec = 0, 800
+gpm.nvlink_total_tx_per_sec = 0, 5000
+gpm.nvlink_total_rx_per_sec = 0, 5000
+events = none
+remapped_rows.uncorrectable = 0
 
 [device]
 name = NVIDIA H100 80GB HBM3

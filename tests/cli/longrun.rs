@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 
-fn kill(child: &Child, sig: i32) {
+pub fn kill(child: &Child, sig: i32) {
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
 }
 
 /// Collect a child's stderr lines on a thread.
-fn capture_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
+pub fn capture_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
     let lines = Arc::new(Mutex::new(Vec::new()));
     let err = child.stderr.take().unwrap();
     let l = lines.clone();
@@ -27,7 +27,7 @@ fn capture_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
     lines
 }
 
-fn wait_for(lines: &Arc<Mutex<Vec<String>>>, what: &str, timeout: Duration) -> bool {
+pub fn wait_for(lines: &Arc<Mutex<Vec<String>>>, what: &str, timeout: Duration) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < timeout {
         if lines.lock().unwrap().iter().any(|l| l.contains(what)) {
@@ -213,8 +213,9 @@ fn open_fds(pid: u32) -> usize {
 #[test]
 fn a_thousand_rotations_leak_no_descriptor() {
     let dir = tempfile::tempdir().unwrap();
+    // A SIGHUP rotates only when the piece holds rows: ticks every 5 ms keep each one worth rotating.
     let mut child = gpumon_fake(dir.path(), ONE_GPU)
-        .args(["record", "-v", "-i", "1s", "--keep", "3", "-o"])
+        .args(["record", "-v", "-i", "5ms", "--keep", "3", "-o"])
         .arg(dir.path().join("r.parquet"))
         .stderr(Stdio::piped())
         .spawn()
@@ -272,11 +273,11 @@ fn interval_aggregation_keeps_the_spike() {
     assert_eq!(col("power.draw.max"), serde_json::json!([300.0, 50.0]));
     assert_eq!(col("samples"), serde_json::json!([10, 10]));
     assert_eq!(col("missed"), serde_json::json!([0, 0]));
-    assert_eq!(r["pyarrow"]["types"]["samples"], "uint32");
+    assert_eq!(r["pyarrow"]["types"]["samples"], "int32");
 }
 
 /// Mount a small tmpfs (needs root); None with a printed reason where the machine does not allow it.
-fn small_fs(dir: &Path, size: &str) -> Option<TmpfsGuard> {
+pub fn small_fs(dir: &Path, size: &str) -> Option<TmpfsGuard> {
     let mnt = dir.join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     let st = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&mnt).status();
@@ -289,7 +290,7 @@ fn small_fs(dir: &Path, size: &str) -> Option<TmpfsGuard> {
     }
 }
 
-struct TmpfsGuard(PathBuf);
+pub struct TmpfsGuard(pub PathBuf);
 
 impl Drop for TmpfsGuard {
     fn drop(&mut self) {
@@ -304,12 +305,14 @@ fn disk_full_then_space_returns() {
         let Some(fs) = small_fs(dir.path(), "256k") else { return };
         let mnt = fs.0.clone();
         let filler = mnt.join("filler.bin");
-        // Leave ~12 KiB free.
+        // Leave ~48 KiB free (tmpfs counts pages: the Parquet partial file and the journal's schema,
+        // with the run metadata and every field's, take several), so some rows are flushed before
+        // the disk fills.
         let free = || {
             let out = Command::new("df").args(["-B1", "--output=avail"]).arg(&mnt).output().unwrap();
             String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap().trim().parse::<u64>().unwrap()
         };
-        std::fs::write(&filler, vec![0u8; (free() - 12 * 1024) as usize]).unwrap();
+        std::fs::write(&filler, vec![0u8; (free() - 48 * 1024) as usize]).unwrap();
         let mut child = gpumon_fake(dir.path(), TWO_GPUS)
             .args(["record", "-v", "-i", "100ms", "--flush", "200ms", "--max-backlog", "20", "-o"])
             .arg(mnt.join(format!("d.{ext}")))

@@ -206,6 +206,13 @@ fn promtool_accepts_the_endpoint_and_values_follow_the_catalogue() {
     assert!(body.contains("# TYPE gpumon_gpu_energy_joules_total counter"));
     assert_eq!(body.matches("\ngpumon_host_mem_total_bytes{").count(), 1, "host metrics once per host");
     assert_eq!(metric_value(&body, "gpumon_up"), Some(1.0));
+    // HELP in the exposed unit; the usual build-info series; a 0/1 series per clock-event reason.
+    assert!(body.contains("# HELP gpumon_gpu_utilization_ratio Fraction (0-1) of the past"), "{body}");
+    assert!(!body.lines().any(|l| l.starts_with("# HELP ") && l.contains("_ratio ") && l.contains("ercent")), "{body}");
+    assert!(body.lines().any(|l| l.starts_with("gpumon_build_info{") && l.contains("version=")), "{body}");
+    assert!(!body.contains("\ngpumon_info{"), "{body}");
+    let reasons = body.lines().filter(|l| l.starts_with("gpumon_gpu_clocks_event_reason{")).count();
+    assert_eq!(reasons, 2 * 9, "one series per GPU and reason:\n{body}");
 
     // OpenMetrics when asked, the same series.
     let (status, head, om) =
@@ -320,6 +327,18 @@ fn a_real_prometheus_scrapes_the_scripted_values() {
     // The counter arrived as a counter (OpenMetrics: family name without _total).
     let energy = query(&agent, prom, r#"gpumon_gpu_energy_joules_total{gpu="0"}"#);
     assert!(energy.first().is_some_and(|e| e.1 >= 1000.0), "{energy:?}");
+    // One clock-event reason, selected by label (GPU 0's bitmask script ends at 0x4 = sw_power_cap).
+    let reason = |gpu: &str, r: &str| {
+        let q = format!(r#"gpumon_gpu_clocks_event_reason{{gpu="{gpu}", reason="{r}"}}"#);
+        let v = query(&agent, prom, &q);
+        assert_eq!(v.len(), 1, "{q}: {v:?}");
+        v[0].1
+    };
+    assert_eq!(reason("0", "sw_power_cap"), 1.0);
+    assert_eq!(reason("0", "gpu_idle"), 0.0);
+    assert_eq!(reason("1", "sw_power_cap"), 0.0);
+    let capped = query(&agent, prom, r#"gpumon_gpu_clocks_event_reason{reason="sw_power_cap"} == 1"#);
+    assert_eq!(capped.iter().map(|c| c.0["gpu"].as_str()).collect::<Vec<_>>(), ["0"], "{capped:?}");
     rec.finish();
 }
 
@@ -372,8 +391,10 @@ fn every_dashboard_metric_is_served() {
     assert!(wanted.len() > 20, "{wanted:?}");
 
     // Record every catalogue field the dashboard uses, wrapping a job so that job.* has values.
-    let by_metric: HashMap<String, &gpumon::FieldDef> =
+    let mut by_metric: HashMap<String, &gpumon::FieldDef> =
         gpumon::CATALOG.iter().filter_map(|d| gpumon::prom_metric(d).map(|m| (m.name(), d))).collect();
+    // The per-reason series come from the bitmask field.
+    by_metric.insert("gpumon_gpu_clocks_event_reason".into(), gpumon::Field::EventReasons.def());
     let fields: Vec<&str> = wanted.iter().filter_map(|m| by_metric.get(m)).map(|d| d.name).collect();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("dash.csv");
@@ -397,7 +418,7 @@ fn every_dashboard_metric_is_served() {
             continue;
         }
         let def = by_metric.get(m).unwrap_or_else(|| panic!("the dashboard uses {m}, which gpumon never serves"));
-        let col = headers.iter().position(|h| *h == def.csv_header()).unwrap();
+        let col = headers.iter().position(|h| *h == def.name).unwrap();
         assert!(
             rows.iter().all(|r| r[col].is_empty()),
             "{m} ({}) has values in the file but is not served:\n{body}",

@@ -42,7 +42,7 @@ fn host_only_csv_five_rows_one_warning() {
     let p = &r["pandas"];
     assert_eq!(p["rows"], 5);
     assert_eq!(p["timestamp_parsed"], true);
-    for c in ["cpu.util [%]", "cpu.util.max_core [%]", "load.1", "mem.used [MiB]", "swap.used [MiB]"] {
+    for c in ["cpu.util", "cpu.util.max_core", "load.1", "mem.used", "swap.used"] {
         let t = p["dtypes"][c].as_str().unwrap();
         assert!(t == "float64" || t == "int64", "{c} read as {t}");
     }
@@ -57,7 +57,7 @@ fn fast_interval_refreshes_cpu_every_tick() {
     let r = readback(&out);
     let ts = r["pandas"]["columns"]["timestamp"].as_array().unwrap();
     assert_eq!(ts.len(), 20);
-    let cpu = r["pandas"]["columns"]["cpu.util [%]"].as_array().unwrap();
+    let cpu = r["pandas"]["columns"]["cpu.util"].as_array().unwrap();
     assert!(cpu.iter().all(|v| v.as_f64().is_some()), "a 100 ms tick must not leave cpu.util empty: {cpu:?}");
 }
 
@@ -126,8 +126,9 @@ fn parquet_types_and_metadata_for_every_reader() {
     let r = readback(&out);
     let pa = &r["pyarrow"];
     assert_eq!(pa["types"]["timestamp"], "timestamp[us, tz=UTC]");
-    assert_eq!(pa["types"]["utilization.gpu"], "uint8");
-    assert_eq!(pa["types"]["memory.used"], "uint32");
+    assert_eq!(pa["types"]["utilization.gpu"], "int16");
+    assert_eq!(pa["types"]["memory.used"], "int32");
+    assert_eq!(pa["types"]["clocks_event_reasons.active"], "int64");
     assert_eq!(pa["types"]["power.draw"], "double");
     assert_eq!(pa["types"]["name"], "string");
     assert_eq!(pa["field_meta"]["memory.used"]["unit"], "MiB");
@@ -143,17 +144,17 @@ fn parquet_types_and_metadata_for_every_reader() {
 
     let pd = &r["pandas"]["dtypes"];
     assert_eq!(pd["timestamp"], "datetime64[us, UTC]");
-    assert_eq!(pd["utilization.gpu"], "uint8");
+    assert_eq!(pd["utilization.gpu"], "int16");
     assert_eq!(pd["power.draw"], "float64");
     assert_eq!(r["pandas"]["rows"], 6);
     let pl = &r["polars"]["dtypes"];
     assert!(pl["timestamp"].as_str().unwrap().starts_with("Datetime(time_unit='us', time_zone='UTC')"), "{pl}");
-    assert_eq!(pl["utilization.gpu"], "UInt8");
+    assert_eq!(pl["utilization.gpu"], "Int16");
     assert_eq!(r["polars"]["rows"], 6);
     let dd = &r["duckdb"]["types"];
     assert_eq!(dd["timestamp"], "TIMESTAMP WITH TIME ZONE");
-    assert_eq!(dd["utilization.gpu"], "UTINYINT");
-    assert_eq!(dd["memory.used"], "UINTEGER");
+    assert_eq!(dd["utilization.gpu"], "SMALLINT");
+    assert_eq!(dd["memory.used"], "INTEGER");
     assert_eq!(r["duckdb"]["rows"], 6);
 }
 
@@ -234,7 +235,7 @@ fn aliases_select_fields_and_pcie_is_off_by_default() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&out).unwrap();
     let header = text.lines().next().unwrap();
-    assert_eq!(header, "timestamp,host,index,uuid,name,clocks.sm [MHz],clocks_event_reasons.active,missed");
+    assert_eq!(header, "timestamp,host,index,uuid,name,clocks.sm,clocks_event_reasons.active,missed");
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("Pcie"), "PCIe throughput must not be queried unless asked");
     assert!(!calls.contains("GetPowerUsage"), "unselected fields are not queried");
@@ -252,16 +253,17 @@ fn aliases_select_fields_and_pcie_is_off_by_default() {
 #[test]
 fn gpus_selects_by_index_and_uuid() {
     let dir = tempfile::tempdir().unwrap();
-    for sel in ["1", "GPU-11111111"] {
-        let out = dir.path().join(format!("g{sel}.csv"));
+    // --id is nvidia-smi's name for it.
+    for (flag, sel) in [("--gpus", "1"), ("--gpus", "GPU-11111111"), ("--id", "1")] {
+        let out = dir.path().join(format!("g{sel}{flag}.csv"));
         let o = gpumon_fake(dir.path(), TWO_GPUS)
-            .args(["record", "-i", "100ms", "--count", "2", "--gpus", sel, "-o"])
+            .args(["record", "-i", "100ms", "--count", "2", flag, sel, "-o"])
             .arg(&out)
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let r = readback(&out);
-        assert_eq!(r["pandas"]["columns"]["index"], serde_json::json!([1, 1]), "--gpus {sel}");
+        assert_eq!(r["pandas"]["columns"]["index"], serde_json::json!([1, 1]), "{flag} {sel}");
     }
     let o = gpumon_fake(dir.path(), TWO_GPUS)
         .args(["record", "--count", "1", "--gpus", "7", "-o"])
@@ -394,6 +396,65 @@ fn nvidia_smi_style_matches_real_logs_token_for_token() {
     assert_eq!(shape(ours.lines().next().unwrap()), shape(real.lines().next().unwrap()));
 }
 
+/// nvidia-smi's own command lines: `--query-gpu=... --format=csv[,noheader][,nounits]`, `-l SEC`,
+/// `-lms MS`; the output (on stdout, as nvidia-smi prints it) matches the real logs token for token.
+#[test]
+fn nvidia_smi_command_lines_give_its_output() {
+    let logs = repo_root().join("../shared/data/nvidia-smi-logs");
+    if !logs.exists() {
+        eprintln!("skipped: {} is absent", logs.display());
+        return;
+    }
+    let run = |args: &[&str]| -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let o = gpumon_fake(dir.path(), TWO_GPUS).arg("record").args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let same_shape = |ours: &str, real: &str, what: &str| {
+        let (a, b): (Vec<&str>, Vec<&str>) = (ours.split(", ").collect(), real.split(", ").collect());
+        assert_eq!(a.len(), b.len(), "{what}: {ours:?} vs {real:?}");
+        for (x, y) in a.iter().zip(&b) {
+            if !x.starts_with("NVIDIA") && !x.starts_with("0000") {
+                assert_eq!(shape(x), shape(y), "{what}: ours {ours:?}, nvidia-smi {real:?}");
+            }
+        }
+    };
+    // `--format=csv,noheader,nounits -lms 100`, like the llama.cpp log: no header, bare numbers.
+    let real = std::fs::read_to_string(logs.join("dst915_llama.cpp__gpu_stats.csv")).unwrap();
+    let ours = run(&[
+        "--query-gpu=timestamp,utilization.gpu,memory.used",
+        "--format=csv,noheader,nounits",
+        "-lms",
+        "100",
+        "--count",
+        "2",
+    ]);
+    assert_eq!(ours.lines().count(), 4, "2 ticks of 2 GPUs on stdout: {ours}");
+    for line in ours.lines() {
+        same_shape(line, real.lines().next().unwrap(), "noheader,nounits");
+    }
+    // `--format=csv -l SEC`, like the RTX 4090 and RTX 2070 logs: nvidia-smi's header and units.
+    for file in ["eobo0530_vlm_optimization__gpu_log.csv", "AkshayRoyal_gpu-usage__gpu_usage.csv"] {
+        let real = std::fs::read_to_string(logs.join(file)).unwrap();
+        let mut rl = real.lines();
+        let header = rl.next().unwrap();
+        let query: Vec<&str> = header.split(", ").map(|h| h.split(" [").next().unwrap()).collect();
+        let ours = run(&[&format!("--query-gpu={}", query.join(",")), "--format=csv", "-l", "0.2", "--count", "1"]);
+        let mut ol = ours.lines();
+        assert_eq!(ol.next().unwrap(), header, "{file}: header");
+        same_shape(ol.next().unwrap(), rl.next().unwrap(), file);
+    }
+    // `--format=csv,nounits`: units stay in the header (as nvidia-smi does), not in the values.
+    let ours = run(&["--query-gpu", "memory.used,power.draw", "--format", "csv,nounits", "--count", "1", "-l", "0.2"]);
+    let mut ol = ours.lines();
+    assert_eq!(ol.next().unwrap(), "memory.used [MiB], power.draw [W]");
+    same_shape(ol.next().unwrap(), "132, 69.32", "nounits");
+    // --fields with --format csv stays gpumon's CSV.
+    let ours = run(&["--fields", "memory.used", "--format=csv", "--count", "1", "-l", "0.2", "-o", "-"]);
+    assert!(ours.starts_with("timestamp,host,index,uuid,memory.used,missed\n"), "{ours}");
+}
+
 #[test]
 fn fields_and_completions() {
     let o = gpumon().arg("fields").output().unwrap();
@@ -405,6 +466,37 @@ fn fields_and_completions() {
         assert!(text.contains(name), "gpumon fields lists {name}");
     }
     assert!(text.contains("aliases: clocks.current.sm"));
+    assert!(text.contains("\"utilization.gpu\" [%]  (integer, gpu, mean)"), "user-term types: {text}");
+    assert!(text.contains("\"power.draw\" [W]  (float, gpu, mean)"), "{text}");
+    // Machine-readable forms.
+    let o = gpumon().args(["fields", "--format", "json"]).output().unwrap();
+    assert!(o.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let all = j.as_array().unwrap();
+    assert_eq!(all.len(), gpumon::CATALOG.len());
+    let util = all.iter().find(|f| f["name"] == "utilization.gpu").unwrap();
+    assert_eq!(
+        (&util["unit"], &util["type"], &util["aggregation"], &util["default"]),
+        (&"%".into(), &"integer".into(), &"mean".into(), &true.into())
+    );
+    assert!(util["help"].as_str().unwrap().contains("kernels"));
+    let ts = all.iter().find(|f| f["name"] == "timestamp").unwrap();
+    assert_eq!(ts["type"], "timestamp");
+    let sm = all.iter().find(|f| f["name"] == "clocks.sm").unwrap();
+    assert_eq!(sm["aliases"], serde_json::json!(["clocks.current.sm"]));
+    let pcie = all.iter().find(|f| f["name"] == "pcie.tx").unwrap();
+    assert_eq!(pcie["default"], false);
+    let o = gpumon().args(["fields", "--format", "csv"]).output().unwrap();
+    let csv = String::from_utf8_lossy(&o.stdout);
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(
+        rows.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["name", "aliases", "unit", "type", "source", "aggregation", "default", "help"]
+    );
+    let recs: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(recs.len(), gpumon::CATALOG.len());
+    let power = recs.iter().find(|r| &r[0] == "power.draw").unwrap();
+    assert_eq!((&power[2], &power[3], &power[6]), ("W", "float", "on"));
     for shell in ["bash", "zsh", "fish"] {
         let o = gpumon().args(["completions", shell]).output().unwrap();
         assert!(o.status.success() && o.stdout.len() > 1000, "{shell} completions");
@@ -413,4 +505,47 @@ fn fields_and_completions() {
     let o = gpumon().args(["record", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&o.stdout);
     assert!(help.contains("Examples:") && help.contains("--sample-every") && help.contains("--processes"));
+    for flag in ["--query-gpu", "--loop-ms", "[aliases: -l, --loop]", "[alias: --id]"] {
+        assert!(help.contains(flag), "record --help mentions {flag}:\n{help}");
+    }
+    let o = gpumon().args(["summarize", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for flag in ["--gpus", "--interleaved-gpus", "+02:00"] {
+        assert!(help.contains(flag), "summarize --help mentions {flag}:\n{help}");
+    }
+}
+
+/// A fleet tree from an output template: three hosts record into `host={host}/date={date}/`;
+/// DuckDB reads the tree with hive partitioning and summarize of the tree gives one result per host.
+#[test]
+fn fleet_template_makes_a_hive_tree_duckdb_and_summarize_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("fleet/host={host}/date={date}/run.parquet");
+    for (host, ticks) in [("node-a", "2"), ("node-b", "3"), ("node-c", "4")] {
+        let out = gpumon_fake(dir.path(), "[device]\nutilization.gpu = 40\n")
+            .args(["record", "-q", "-i", "100ms", "--count", ticks, "--host", host, "-o"])
+            .arg(&template)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    for h in ["node-a", "node-b", "node-c"] {
+        let f = dir.path().join(format!("fleet/host={h}/date={date}/run.parquet"));
+        assert!(f.exists(), "{} missing", f.display());
+    }
+    let script = r#"
+import sys, duckdb
+rows = duckdb.sql(f"select host, count(*) as n, count(distinct date) as d from read_parquet('{sys.argv[1]}/**/*.parquet', hive_partitioning=true) group by host order by host").fetchall()
+print(";".join(f"{h}={n}/{d}" for h, n, d in rows))
+"#;
+    let out =
+        std::process::Command::new("python3").args(["-c", script]).arg(dir.path().join("fleet")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "node-a=2/1;node-b=3/1;node-c=4/1");
+    let out = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("fleet")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts: Vec<&str> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["node-a", "node-b", "node-c"]);
 }

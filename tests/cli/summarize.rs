@@ -257,7 +257,8 @@ fn findings_fire_on_a_troubled_recording_and_stay_silent_on_a_healthy_one() {
     assert!(oom["fix"].as_str().unwrap().contains("gradient accumulation"));
 }
 
-/// A gpumon CSV with host columns: an input-bound GPU 0 (20-40 % while a core is pegged), an unused
+/// A gpumon CSV with host columns, in the header style of older gpumon versions (`name [unit]`, still
+/// read): an input-bound GPU 0 (20-40 % while a core is pegged), an unused
 /// GPU 1, and swap in use.
 fn host_fixture(dir: &Path) -> PathBuf {
     let p = dir.join("node.csv");
@@ -510,15 +511,15 @@ fn convert_a_log_to_typed_parquet_and_back() {
     let pa = &r["pyarrow"];
     assert_eq!(pa["rows"], 1518);
     assert_eq!(pa["types"]["timestamp"], "timestamp[us, tz=UTC]");
-    assert_eq!(pa["types"]["utilization.gpu"], "uint8");
-    assert_eq!(pa["types"]["memory.used"], "uint32");
+    assert_eq!(pa["types"]["utilization.gpu"], "int16");
+    assert_eq!(pa["types"]["memory.used"], "int32");
     assert_eq!(pa["types"]["power.draw"], "double");
-    assert_eq!(pa["types"]["clocks_event_reasons.active"], "uint64");
+    assert_eq!(pa["types"]["clocks_event_reasons.active"], "int64");
     assert_eq!(pa["types"]["pstate"], "string");
     assert_eq!(pa["columns"]["host"][0], "yqg9651_cuda_test__h800_sxm_random_gemm_bf16");
     assert_eq!(pa["columns"]["name"][0], "NVIDIA H800");
     assert_eq!(pa["file_meta"]["gpumon.hostname"], "yqg9651_cuda_test__h800_sxm_random_gemm_bf16");
-    assert_eq!(r["duckdb"]["types"]["utilization.gpu"], "UTINYINT");
+    assert_eq!(r["duckdb"]["types"]["utilization.gpu"], "SMALLINT");
     // The converted file summarizes like the log.
     let a = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
     let b = json_of(&summarize(&["--format", "json"], &[&out]));
@@ -546,4 +547,73 @@ fn convert_a_log_to_typed_parquet_and_back() {
     // Writing over an input is refused.
     let o = gpumon().args(["convert", "-o"]).arg(&out).arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// `--gpus` selects GPUs in summarize, report and convert; the GPU count of an interleaved
+/// nvidia-smi log has its own flag, `--interleaved-gpus`.
+#[test]
+fn gpus_selects_gpus_and_interleaved_gpus_counts_them() {
+    let Some(logs) = shared_smi_logs() else { return };
+    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let gpus = |j: &Value| -> Vec<String> {
+        j["hosts"][0]["gpus"].as_array().unwrap().iter().map(|g| g["gpu"].as_str().unwrap().to_string()).collect()
+    };
+    let all = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
+    assert_eq!(gpus(&all).len(), 8);
+    let two = json_of(&summarize(&["--format", "json", "--tz", "UTC", "--gpus", "0,1"], &[&log]));
+    assert_eq!(gpus(&two), ["0", "1"]);
+    // The selected GPUs' statistics are those of the full summary.
+    for k in 0..2 {
+        assert_eq!(two["hosts"][0]["gpus"][k]["stats"], all["hosts"][0]["gpus"][k]["stats"]);
+    }
+    let three = json_of(&summarize(&["--format", "json", "--tz", "UTC", "--id", "3"], &[&log]));
+    assert_eq!(gpus(&three), ["3"]);
+    // The interleaving count under its own name still folds the log into that many GPUs.
+    let four = json_of(&summarize(&["--format", "json", "--tz", "UTC", "--interleaved-gpus", "4"], &[&log]));
+    assert_eq!(gpus(&four), ["0", "1", "2", "3"]);
+    let o = summarize(&["--gpus", "9"], &[&log]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no rows of the GPUs --gpus selects"));
+
+    // convert and report keep the same rows.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gpu1.parquet");
+    let o = gpumon().args(["convert", "-q", "--tz", "UTC", "--gpus", "1", "-o"]).arg(&out).arg(&log).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = readback(&out);
+    let idx = r["pyarrow"]["columns"]["index"].as_array().unwrap();
+    assert_eq!(idx.len(), 45632 / 8);
+    assert!(idx.iter().all(|i| i == 1), "convert --gpus 1 keeps GPU 1's rows only");
+    let html = dir.path().join("r.html");
+    let o = gpumon().args(["report", "--tz", "UTC", "--gpus", "0,1", "-o"]).arg(&html).arg(&log).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let start = page.find(r#"id="gpumon-summary">"#).unwrap() + r#"id="gpumon-summary">"#.len();
+    let embedded: Value = serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()]).unwrap();
+    assert_eq!(gpus(&embedded), ["0", "1"]);
+}
+
+/// `--tz` in any case, IANA names, fixed offsets.
+#[test]
+fn tz_accepts_any_case_and_fixed_offsets() {
+    let Some(logs) = shared_smi_logs() else { return };
+    let log = logs.join("shougangu_balance-budget__gpu_usage.csv");
+    let start = |tz: &str| -> i64 {
+        let j = json_of(&summarize(&["--format", "json", "--tz", tz], &[&log]));
+        chrono::DateTime::parse_from_rfc3339(j["start"].as_str().unwrap()).unwrap().timestamp()
+    };
+    let utc = start("UTC");
+    assert_eq!(start("utc"), utc);
+    assert_eq!(start("Z"), utc);
+    assert_eq!(start("+02:00"), utc - 7200);
+    assert_eq!(start("-0530"), utc + 19800);
+    // February: Berlin is UTC+1.
+    assert_eq!(start("europe/berlin"), utc - 3600);
+    assert_eq!(start("Europe/Berlin"), utc - 3600);
+    let o = summarize(&["--tz", "Mars/Olympus_Mons"], &[&log]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown time zone"));
+    // --since in the same zone.
+    let j = json_of(&summarize(&["--format", "json", "--tz", "+02:00", "--since", "2026-02-02 05:00:00"], &[&log]));
+    assert_eq!(j["window"]["since"], "2026-02-02T03:00:00.000Z", "{}", j["window"]);
 }

@@ -1,11 +1,13 @@
 //! The report's body: header with the time span in UTC and in the report's time zone, findings,
 //! tables, the utilization heatmap, then per host its CPU/RAM/job charts and per GPU its
-//! utilization, memory, power, temperature and SM clock charts.
+//! utilization, GPM activity (sm.active, tensor.active, dram.active), memory, power, temperature and
+//! SM clock charts, with the GPU's NVML events marked on their time axes.
 
 use std::fmt::Write;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 
+use crate::analysis::events::EventRecord;
 use crate::analysis::phases::PhaseReport;
 use crate::analysis::series::{Collected, Env, Track};
 use crate::analysis::stat::Stat;
@@ -15,10 +17,13 @@ use crate::present::html::markup::esc;
 use crate::present::html::phases as html_phases;
 use crate::present::html::svg::{Chart, Conn, HeatRow, Plot, Style, TimeAxis, chart, heatmap};
 use crate::present::html::tables;
+use crate::util::zone::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.
 struct Ctx<'a> {
     axis: &'a TimeAxis,
+    /// The summary's NVML events, marked on each GPU's charts.
+    events: &'a [EventRecord],
     charts: usize,
     /// Whether the inputs carry `.max` companion columns (the band then reaches the sub-sample peak).
     has_max: bool,
@@ -43,22 +48,18 @@ fn conn(t: &Track, interval_s: Option<f64>, gap_k: f64) -> Conn<'_> {
 }
 
 /// The start and end in UTC and in the report's time zone (`--tz`, else this machine's).
-fn time_line(start: i64, end: i64, tz: Option<chrono_tz::Tz>) -> String {
+fn time_line(start: i64, end: i64, tz: &Zone) -> String {
     let utc = |us: i64| {
         DateTime::<Utc>::from_timestamp_micros(us)
             .map_or_else(|| "-".into(), |d| d.format("%Y-%m-%d %H:%M:%S").to_string())
     };
-    let local = |us: i64| -> String {
-        match tz {
-            Some(z) => z.timestamp_micros(us).single().map(|d| d.format("%Y-%m-%d %H:%M:%S %Z (UTC%:z)").to_string()),
-            None => {
-                chrono::Local.timestamp_micros(us).single().map(|d| d.format("%Y-%m-%d %H:%M:%S (UTC%:z)").to_string())
-            }
-        }
-        .unwrap_or_else(|| "-".into())
+    let fmt = match tz {
+        Zone::Named(_) => "%Y-%m-%d %H:%M:%S %Z (UTC%:z)",
+        Zone::Local | Zone::Fixed(_) => "%Y-%m-%d %H:%M:%S (UTC%:z)",
     };
-    let zone = match tz {
-        Some(z) => z.name().to_string(),
+    let local = |us: i64| -> String { tz.format(us, fmt).unwrap_or_else(|| "-".into()) };
+    let zone = match tz.name() {
+        Some(z) => z,
         None => std::env::var("TZ")
             .ok()
             .filter(|t| !t.is_empty())
@@ -93,6 +94,7 @@ fn spec<'a>(
         unit: axis.1,
         plots,
         include,
+        marks: Vec::new(),
     }
 }
 
@@ -103,6 +105,15 @@ impl Ctx<'_> {
             self.draw(out, c, conn);
         }
     }
+}
+
+/// The events of one GPU as chart marks.
+fn gpu_marks(events: &[EventRecord], host: &str, g: &GpuSummary) -> Vec<(i64, String)> {
+    events
+        .iter()
+        .filter(|e| e.host == host && e.gpu.is_some() && e.gpu == g.index)
+        .map(|e| (e.ts, format!("{} at {} UTC: {}", e.label(), crate::present::ts(e.ts), e.meaning())))
+        .collect()
 }
 
 fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t: &Track, gap_k: f64) {
@@ -121,6 +132,18 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
             format!("{who}: utilization"),
             ("utilization (%)", "%"),
             vec![plot(util, &e[0], Style::Envelope, 0)],
+            vec![0.0, 100.0],
+        ),
+        spec(
+            "gpu-gpm",
+            &key,
+            format!("{who}: SM, tensor core and DRAM activity"),
+            ("activity (%)", "%"),
+            vec![
+                plot("sm.active", &e[8], Style::Envelope, 0),
+                plot("tensor.active", &e[9], Style::Line, 2),
+                plot("dram.active", &e[10], Style::Line, 1),
+            ],
             vec![0.0, 100.0],
         ),
         spec(
@@ -160,6 +183,8 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
             vec![0.0],
         ),
     ];
+    let marks = gpu_marks(ctx.events, host, g);
+    let charts = charts.into_iter().map(|c| Chart { marks: marks.clone(), ..c }).collect();
     ctx.draw_all(out, charts, &c);
 }
 
@@ -222,14 +247,7 @@ pub fn title(s: &Summary) -> String {
 }
 
 /// Title, time span, over-all figures, findings, checks and the tables.
-fn summary_part(
-    out: &mut String,
-    s: &Summary,
-    checks: &[CheckResult],
-    start: i64,
-    end: i64,
-    tz: Option<chrono_tz::Tz>,
-) {
+fn summary_part(out: &mut String, s: &Summary, checks: &[CheckResult], start: i64, end: i64, tz: &Zone) {
     let _ = write!(out, "<header><h1>{}</h1>", esc(&title(s)));
     let _ = write!(out, r#"<p class="meta" id="times">{}</p>"#, time_line(start, end, tz));
     out.push_str(&tables::overview(s));
@@ -242,6 +260,12 @@ fn summary_part(
     let _ = write!(out, r#"<h2 id="gpus">GPUs</h2>{}"#, tables::gpu_table(s));
     if let Some(t) = tables::host_table(s) {
         let _ = write!(out, r#"<h2 id="hosts">Hosts</h2>{t}"#);
+    }
+    if let Some(t) = tables::events(s) {
+        let _ = write!(out, r#"<h2 id="events">NVML events</h2>{t}"#);
+    }
+    if let Some(t) = tables::users(s) {
+        let _ = write!(out, r#"<h2 id="users">GPU use by user</h2>{t}"#);
     }
 }
 
@@ -310,13 +334,7 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
 }
 
 /// The body of the report, from the summary, its checks, the series and the phases (when marked).
-pub fn body(
-    s: &Summary,
-    checks: &[CheckResult],
-    c: &Collected,
-    tz: Option<chrono_tz::Tz>,
-    phases: Option<&PhaseReport>,
-) -> String {
+pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone, phases: Option<&PhaseReport>) -> String {
     let grid = c.grid;
     let axis = TimeAxis {
         grid,
@@ -340,7 +358,7 @@ pub fn body(
         if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
         gap_k
     );
-    let mut ctx = Ctx { axis: &axis, charts: 0, has_max };
+    let mut ctx = Ctx { axis: &axis, events: &s.events, charts: 0, has_max };
     for h in &s.hosts {
         host_part(&mut out, &mut ctx, h, c, gap_k);
     }

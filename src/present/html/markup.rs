@@ -42,6 +42,7 @@ td.l,th.l{text-align:left}td.w{white-space:normal;text-align:left;max-width:520p
 .scroll{overflow-x:auto}
 .findings{list-style:none;padding:0;margin:6px 0}
 .findings li{border-left:4px solid var(--line);padding:4px 10px;margin:6px 0;background:#f6f8fa}
+.findings li.error{border-color:#cf222e}.error .sev{color:#cf222e}
 .findings li.warning{border-color:var(--warn)}.findings li.info{border-color:#0969da}
 .sev{font-weight:600;text-transform:uppercase;font-size:11px;letter-spacing:.04em;margin-right:6px}
 .warning .sev{color:var(--warn)}.info .sev{color:#0969da}
@@ -56,6 +57,7 @@ svg .yl{text-anchor:end}svg .xl{text-anchor:middle}svg .at{text-anchor:middle;fi
 svg .hl{text-anchor:end;font-size:12px}svg .hm{font-size:12px;fill:var(--mute)}
 svg .g{stroke:#e6e9ed;stroke-width:1;fill:none}
 svg .fr{fill:none;stroke:#b8c0c8;stroke-width:1}
+svg .ev path{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:3 2;fill:none}svg .ev .evm{fill:#cf222e;stroke:none}
 svg .l{fill:none;stroke-width:1.5;stroke-linejoin:round;stroke-linecap:round;vector-effect:non-scaling-stroke}
 svg .sw{fill:none;stroke-width:2}
 svg .k{stroke-dasharray:6 4;stroke-width:1.3}

@@ -59,6 +59,8 @@ pub struct Chart<'a> {
     pub plots: Vec<Plot<'a>>,
     /// Values the y axis always covers (e.g. 0 and 100 for percentages).
     pub include: Vec<f64>,
+    /// Events marked on the time axis: (UTC µs, what happened), drawn as red vertical lines.
+    pub marks: Vec<(i64, String)>,
 }
 
 /// The time axis shared by every chart.
@@ -293,6 +295,15 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> 
         }
     }
     s.push_str("</g>");
+    for (t, what) in c.marks.iter().filter(|(t, _)| axis.grid.bucket(*t).is_some()) {
+        let x = f1(x_px(axis, *t, L, PW));
+        let _ = write!(
+            s,
+            r#"<g class="ev"><title>{}</title><path d="M{x} {top}v{PH}"/><path class="evm" d="M{x} {}l-4 -6h8z"/></g>"#,
+            esc(what),
+            top
+        );
+    }
     let _ = write!(s, r#"<rect class="fr" x="{L}" y="{top}" width="{PW}" height="{PH}"/></svg>"#);
     Some(s)
 }
@@ -553,9 +564,12 @@ mod tests {
             unit: "%",
             plots: vec![Plot { label: "util".into(), env: &e, style: Style::Envelope, color: 0 }],
             include: vec![0.0, 100.0],
+            marks: vec![(1_000_000, "Xid 79 <bus>".into()), (9_000_000, "outside".into())],
         };
         let s = chart(&c, &axis, &conn).unwrap();
         assert!(s.contains("GPU 0 on &lt;h&gt; &amp; co"));
+        assert_eq!(s.matches(r#"<g class="ev">"#).count(), 1, "marks outside the span are left out");
+        assert!(s.contains("<title>Xid 79 &lt;bus&gt;</title>"), "{s}");
         assert!(!s.contains("<h>"));
         assert!(s.contains("mean 15 %"), "{s}");
         assert!(s.contains(r#"<rect class="ph p1" data-phase="bs=&lt;64&gt;" x="325" y="30" width="263""#), "{s}");

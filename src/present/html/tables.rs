@@ -133,10 +133,15 @@ pub fn host_table(s: &Summary) -> Option<String> {
     Some(table("hosts", &rows, cols))
 }
 
-/// The findings of every host, warnings first.
+/// The findings of every host, errors first, then warnings.
 pub fn findings(s: &Summary) -> String {
+    use crate::analysis::findings::Severity;
     let mut all: Vec<_> = s.hosts.iter().flat_map(|h| &h.findings).collect();
-    all.sort_by_key(|f| f.severity.label() != "warning");
+    all.sort_by_key(|f| match f.severity {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+    });
     if all.is_empty() {
         return r#"<p class="note" id="no-findings">No findings: nothing in the data met a rule's condition.</p>"#
             .into();
@@ -162,6 +167,60 @@ pub fn findings(s: &Summary) -> String {
     }
     s.push_str("</ul>");
     s
+}
+
+/// The NVML events of the recording with what each Xid means, when there are any.
+pub fn events(s: &Summary) -> Option<String> {
+    if s.events.is_empty() {
+        return None;
+    }
+    let mut t = String::from(
+        r#"<table class="events"><thead><tr><th class="l">time (UTC)</th><th class="l">host</th><th>GPU</th><th class="l">event</th><th class="l">meaning</th><th class="l">usual action</th></tr></thead><tbody>"#,
+    );
+    for e in &s.events {
+        let _ = write!(
+            t,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td></tr>"#,
+            crate::present::ts(e.ts),
+            esc(&e.host),
+            e.gpu.map_or_else(|| "-".to_string(), |g| g.to_string()),
+            esc(&e.label()),
+            esc(&e.meaning()),
+            esc(e.action().unwrap_or(""))
+        );
+    }
+    t.push_str("</tbody></table>");
+    if s.events_more > 0 {
+        let _ = write!(t, r#"<p class="note">{} more events are not listed.</p>"#, s.events_more);
+    }
+    Some(t)
+}
+
+/// GPU use per user from the per-process rows, when there are any.
+pub fn users(s: &Summary) -> Option<String> {
+    if s.users.is_empty() {
+        return None;
+    }
+    let mut t = String::from(
+        r#"<table class="users"><thead><tr><th class="l">host</th><th>GPU</th><th class="l">user</th><th>processes</th><th class="l">from (UTC)</th><th class="l">to</th><th>SM mean %</th><th>memory mean MiB</th><th>memory peak MiB</th></tr></thead><tbody>"#,
+    );
+    for u in &s.users {
+        let _ = write!(
+            t,
+            r#"<tr><td class="l">{}</td><td>{}</td><td class="l">{}</td><td>{}</td><td class="l">{}</td><td class="l">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            esc(&u.host),
+            u.gpu.map_or_else(|| "-".to_string(), |g| g.to_string()),
+            esc(&u.user),
+            u.procs,
+            crate::present::ts(u.first),
+            crate::present::ts(u.last),
+            crate::present::num(u.sm_mean, 1),
+            crate::present::count(u.mem_mean),
+            crate::present::count(u.mem_max)
+        );
+    }
+    t.push_str("</tbody></table>");
+    Some(t)
 }
 
 /// The `--fail-if` checks, when there are any.
@@ -300,6 +359,9 @@ mod tests {
             window: (None, None),
             windowed_out: 0,
             thresholds: Thresholds::default(),
+            events: vec![],
+            events_more: 0,
+            users: vec![],
         }
     }
 

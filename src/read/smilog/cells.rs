@@ -70,10 +70,10 @@ fn numeric_value(f: Field, header_unit: Option<&str>, cell: &str) -> Option<Valu
         Some(u) => unit_factor(u, def.unit)?,
     };
     let max = match def.ty {
-        Ty::U8 => u64::from(u8::MAX),
+        Ty::I16 => u64::from(u8::MAX),
         Ty::Bool => 1,
-        Ty::U32 => u64::from(u32::MAX),
-        Ty::U64 => u64::MAX,
+        Ty::I32 => u64::from(u32::MAX),
+        Ty::I64 => u64::MAX,
         Ty::F64 => {
             let x: f64 = num.parse().ok()?;
             let y = x * factor;

@@ -12,7 +12,7 @@ use super::header::{ColKind, Ident, Layout, columns_layout, parse_header};
 use super::interleave::{self, Phase};
 use super::lines::{LineReader, MAX_LINE, Pending};
 use super::time::{ZoneCache, has_timestamp_cell, parse_naive};
-use super::{NvsmiOptions, NvsmiRow, ReadReport, push_capped};
+use super::{NvsmiOptions, NvsmiRow, SmiLogInfo, push_capped};
 use crate::schema::catalog::Field;
 use crate::schema::row::{Row, Value};
 
@@ -322,7 +322,7 @@ impl Parser {
         Ok(())
     }
 
-    pub(super) fn finish<R>(mut self, lines: &LineReader<R>) -> Result<ReadReport> {
+    pub(super) fn finish<R>(mut self, lines: &LineReader<R>) -> Result<SmiLogInfo> {
         let d = &self.disp;
         if lines.bytes == 0 {
             bail!("{d}: file is empty");
@@ -372,7 +372,7 @@ impl Parser {
             let why = if w.is_empty() { String::new() } else { format!(": {}", w.join("; ")) };
             bail!("{d}: no data rows{why}");
         }
-        Ok(ReadReport {
+        Ok(SmiLogInfo {
             rows: self.rows,
             gpus: self.ids.distinct,
             warnings: w,

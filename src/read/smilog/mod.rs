@@ -60,7 +60,7 @@ pub struct NvsmiRow<'a> {
 
 /// What [`read_nvsmi`] found.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ReadReport {
+pub struct SmiLogInfo {
     /// Data rows handed to the callback.
     pub rows: u64,
     /// Distinct GPUs among those rows.
@@ -114,7 +114,7 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
 ///
 /// Errors (file name in the message): unreadable file, empty file, data without a header
 /// and no `--columns`, no data rows.
-pub fn read_nvsmi(path: &Path, opts: &NvsmiOptions, on_row: &mut dyn FnMut(NvsmiRow<'_>)) -> Result<ReadReport> {
+pub fn read_nvsmi(path: &Path, opts: &NvsmiOptions, on_row: &mut dyn FnMut(NvsmiRow<'_>)) -> Result<SmiLogInfo> {
     let disp = path.display().to_string();
     let file = File::open(path).with_context(|| format!("cannot open {disp}"))?;
     let mut lines = LineReader::new(BufReader::with_capacity(1 << 16, file));

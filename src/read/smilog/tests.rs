@@ -15,7 +15,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 struct Got {
-    rep: ReadReport,
+    rep: SmiLogInfo,
     rows: Vec<(DateTime<Utc>, u32, Row)>,
 }
 

@@ -14,7 +14,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::{Registry, Unit as PcUnit};
 
 use super::names::{self, Exposure, Kind, MetricSpec, RUN_METRICS};
-use crate::schema::catalog::{CATALOG, FieldDef, PromKind, Source};
+use crate::schema::catalog::{CATALOG, CLOCK_EVENT_REASONS, Field, FieldDef, PromKind, Source};
 use crate::schema::row::{Row, Selection, Tick, Value};
 use crate::schema::run::RunMeta;
 use crate::schema::run::RunStats;
@@ -73,7 +73,7 @@ impl Plan {
         for &(base, kind, help) in RUN_METRICS {
             let value = match base {
                 "gpumon_up" => Some(1.0),
-                "gpumon" => Some(1.0),
+                "gpumon_build" => Some(1.0),
                 "gpumon_interval_seconds" => Some(self.meta.interval_s),
                 "gpumon_start_time_seconds" => Some(self.meta.start.timestamp_micros() as f64 / 1e6),
                 "gpumon_last_tick_timestamp_seconds" => {
@@ -102,7 +102,7 @@ impl Plan {
             for row in per_row {
                 let mut lb = host.clone();
                 if spec.per_gpu {
-                    if row.get(crate::schema::catalog::Field::Index).is_missing() {
+                    if row.get(Field::Index).is_missing() {
                         continue; // the host-only row of a machine without a GPU
                     }
                     lb.extend(labels(row, &self.gpu_labels));
@@ -117,16 +117,39 @@ impl Plan {
                     samples.push(Sample { labels: lb, value: spec.unit.apply(x) });
                 }
             }
+            let reasons = (def.field == Field::EventReasons).then(|| reason_family(&samples));
             out.push(Family {
                 base: spec.base.clone(),
                 unit: spec.unit.suffix,
                 kind: spec.kind,
-                help: def.help.to_string(),
+                help: names::help(def, spec),
                 samples,
             });
+            out.extend(reasons);
         }
         out.retain(|f| !f.samples.is_empty());
         out
+    }
+}
+
+/// One 0/1 series per GPU and clock-event reason, from the bitmask's samples (same labels plus
+/// `reason`), so PromQL can select a reason without bit arithmetic.
+fn reason_family(bitmask: &[Sample]) -> Family {
+    let mut samples = Vec::with_capacity(bitmask.len() * CLOCK_EVENT_REASONS.len());
+    for s in bitmask {
+        let bits = s.value as u64;
+        for (bit, name) in CLOCK_EVENT_REASONS {
+            let mut labels = s.labels.clone();
+            labels.push(("reason".into(), name.to_string()));
+            samples.push(Sample { labels, value: if bits & bit != 0 { 1.0 } else { 0.0 } });
+        }
+    }
+    Family {
+        base: names::REASON_FAMILY.to_string(),
+        unit: None,
+        kind: Kind::Gauge,
+        help: names::REASON_HELP.to_string(),
+        samples,
     }
 }
 
@@ -323,6 +346,7 @@ mod tests {
         r.set(Field::Pstate, Value::S("P8".into()));
         r.set(Field::CpuUtil, Value::F(12.5));
         r.set(Field::Missed, Value::U(3));
+        r.set(Field::EventReasons, Value::U(0x4 | 0x1));
         r
     }
 
@@ -373,8 +397,16 @@ mod tests {
         assert!(om.ends_with("# EOF\n"), "{om}");
         assert!(t.contains(r#"name="NVIDIA \"H100\"\\x""#), "{t}");
         assert!(om.contains(r#"name="NVIDIA \"H100\"\\x""#), "{om}");
-        assert!(t.contains("gpumon_info{host=\"node1\",version="), "{t}");
-        assert!(om.contains("# TYPE gpumon info\n") && om.contains("gpumon_info{host=\"node1\",version="), "{om}");
+        assert!(t.contains("gpumon_build_info{host=\"node1\",version="), "{t}");
+        assert!(
+            om.contains("# TYPE gpumon_build info\n") && om.contains("gpumon_build_info{host=\"node1\",version="),
+            "{om}"
+        );
+        assert!(t.contains("# HELP gpumon_gpu_utilization_ratio Fraction (0-1) of the past"), "{t}");
+        assert!(
+            t.contains(r#"gpumon_gpu_clocks_event_reason{host="node1",gpu="0",uuid="GPU-0",name="NVIDIA \"H100\"\\x",pci_bus_id="00000000:17:00.0",reason="sw_power_cap"} 1"#),
+            "{t}"
+        );
         let series = |s: &str| -> Vec<String> {
             let mut v: Vec<String> =
                 s.lines().filter(|l| !l.starts_with('#')).map(|l| l.rsplit_once(' ').unwrap().0.to_string()).collect();

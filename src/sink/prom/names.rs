@@ -9,13 +9,19 @@
 //!   `utilization.gpu` -> `gpumon_gpu_utilization_ratio`);
 //! * the catalogue unit becomes a base unit suffix and a scale factor ([`unit`]): `%` -> `_ratio`
 //!   (0-1), `MiB` -> `_bytes`, `MHz` -> `_hertz`, `W` -> `_watts`, `C` -> `_celsius`, `J` -> `_joules`;
-//! * counters end in `_total` (a trailing `total` in the field name is not doubled).
+//! * counters end in `_total` (a trailing `total` in the field name is not doubled), and a trailing
+//!   word the unit suffix already says is not doubled (`pcie.tx.bytes` in MiB/s -> `..._bytes_per_second`);
+//! * GPM fields that would take an older field's name get `gpm_` after the namespace ([`GPM_QUALIFIED`]).
 //!
 //! Fields of kind [`PromKind::Label`] are labels, not metrics: per-GPU identity fields label every
 //! per-GPU series (`index` is spelled `gpu`, as dcgm-exporter does), `host` labels every series.
+//!
+//! HELP texts speak in the exposed unit ([`help`]): a percent field's catalogue help is replaced by
+//! its ratio wording ([`RATIO_HELP`]), other helps name the base unit when they do not already.
+//! The clock-event bitmask also gets one 0/1 series per reason ([`REASON_FAMILY`]).
 
 #[cfg(test)]
-use crate::schema::catalog::CATALOG;
+use crate::schema::catalog::{CATALOG, CLOCK_EVENT_REASONS};
 use crate::schema::catalog::{Field, FieldDef, PromKind, Source, Ty};
 
 /// Metric kind on the wire.
@@ -120,9 +126,12 @@ pub fn per_gpu(def: &FieldDef) -> bool {
     match def.source {
         Source::Gpu => true,
         Source::Derived => def.max_of.is_some_and(|b| per_gpu(b.def())),
-        Source::Meta | Source::Host | Source::Job | Source::Cgroup | Source::Process => false,
+        Source::Meta | Source::Host | Source::Job | Source::Cgroup | Source::Process | Source::Event => false,
     }
 }
+
+/// GPM fields whose plain name is an older field's metric (`pcie.tx` is NVML's 20 ms PCIe counter).
+const GPM_QUALIFIED: [Field; 2] = [Field::PcieTxBytes, Field::PcieRxBytes];
 
 /// Words that name a namespace when a field name starts with one (`job.gpu_memory` is a job
 /// metric although NVML reports it per GPU).
@@ -143,6 +152,7 @@ fn source_namespace(def: &FieldDef) -> &'static str {
         Source::Job => "job",
         Source::Cgroup => "cgroup",
         Source::Process => "proc",
+        Source::Event => "event",
         Source::Derived => def.max_of.map_or("", |b| source_namespace(b.def())),
         Source::Meta => "",
     }
@@ -163,6 +173,9 @@ pub fn label_name(def: &FieldDef) -> String {
 pub fn exposure(def: &FieldDef) -> Exposure {
     if def.source == Source::Process {
         return Exposure::Omitted("per-process rows (`--processes`) are not exported: every PID would be a new series");
+    }
+    if def.source == Source::Event {
+        return Exposure::Omitted("event rows are in the events file; `xid.events` counts Xid events per GPU");
     }
     let kind = match def.prom {
         PromKind::None if def.ty == Ty::Timestamp => {
@@ -195,6 +208,16 @@ pub fn exposure(def: &FieldDef) -> Exposure {
     let Some(unit) = unit else {
         return Exposure::Omitted("unit without a Prometheus base unit (add it to prom::names::unit)");
     };
+    // `pcie.tx.bytes` in MiB/s: the unit suffix already says bytes.
+    if let Some(first) = unit.suffix.and_then(|u| u.split('_').next())
+        && w.len() > 1
+        && w.last().is_some_and(|t| t == first)
+    {
+        w.pop();
+    }
+    if GPM_QUALIFIED.contains(&def.field) {
+        w.insert(0, "gpm".into());
+    }
     let mut base = String::from("gpumon");
     for part in std::iter::once(ns).chain(w.iter().map(String::as_str)).filter(|p| !p.is_empty()) {
         base.push('_');
@@ -216,10 +239,93 @@ pub fn str_number(s: &str) -> Option<f64> {
     s.trim().trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()
 }
 
+/// HELP of the fields whose catalogue unit is `%`, in their exposed unit (a ratio, 1 = 100 %).
+/// A unit test makes sure every exported percent field has one.
+const RATIO_HELP: &[(&str, &str)] = &[
+    (
+        "sm.active",
+        "Fraction (0-1) of time at least one warp was resident on an SM, averaged over all SMs (GPM SM_UTIL; \
+         DCGM_FI_PROF_SM_ACTIVE). Hopper and newer.",
+    ),
+    (
+        "sm.occupancy",
+        "Resident warps as a fraction (0-1) of the SMs' maximum (GPM SM_OCCUPANCY; DCGM_FI_PROF_SM_OCCUPANCY).",
+    ),
+    (
+        "tensor.active",
+        "Fraction (0-1) of time any tensor core pipe was busy (GPM ANY_TENSOR_UTIL; DCGM_FI_PROF_PIPE_TENSOR_ACTIVE).",
+    ),
+    (
+        "dram.active",
+        "Device memory bandwidth in use, as a fraction (0-1) of the peak (GPM DRAM_BW_UTIL; DCGM_FI_PROF_DRAM_ACTIVE).",
+    ),
+    ("fp16.active", "Fraction (0-1) of time the FP16 pipe was busy (GPM FP16_UTIL; DCGM_FI_PROF_PIPE_FP16_ACTIVE)."),
+    ("fp32.active", "Fraction (0-1) of time the FP32 pipe was busy (GPM FP32_UTIL; DCGM_FI_PROF_PIPE_FP32_ACTIVE)."),
+    ("fp64.active", "Fraction (0-1) of time the FP64 pipe was busy (GPM FP64_UTIL; DCGM_FI_PROF_PIPE_FP64_ACTIVE)."),
+    ("sm.active.max", "Highest sm.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1."),
+    (
+        "tensor.active.max",
+        "Highest tensor.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    (
+        "dram.active.max",
+        "Highest dram.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    ("utilization.gpu", "Fraction (0-1) of the past sample period during which one or more kernels ran on the GPU."),
+    ("utilization.memory", "Fraction (0-1) of the past sample period during which device memory was read or written."),
+    ("fan.speed", "Intended fan speed as a fraction (0-1) of maximum (absent on passively cooled boards)."),
+    ("utilization.encoder", "Video encoder utilization, as a ratio 0-1."),
+    ("utilization.decoder", "Video decoder utilization, as a ratio 0-1."),
+    ("cpu.util", "Host CPU utilization over the tick, as a fraction (0-1) of all cores."),
+    (
+        "cpu.util.max_core",
+        "Utilization of the busiest single core over the tick, as a ratio 0-1 (a pegged core next to an idle GPU \
+         means input-bound).",
+    ),
+    (
+        "utilization.gpu.max",
+        "Highest utilization.gpu among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    (
+        "cpu.util.max_core.max",
+        "Highest cpu.util.max_core among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
+    ("job.cpu", "CPU used by the job's process tree as a ratio of one core (4 = four cores busy)."),
+    (
+        "cgroup.cpu.util",
+        "CPU used by the cgroup over the tick, as a fraction (0-1) of its limit (of all cores when unlimited).",
+    ),
+];
+
+/// The base unit in words, for HELP texts.
+fn unit_words(suffix: &str) -> String {
+    suffix.replace('_', " ")
+}
+
+/// The HELP text of a field's metric, in the exposed unit.
+pub fn help(def: &FieldDef, spec: &MetricSpec) -> String {
+    if let Some((_, h)) = RATIO_HELP.iter().find(|(n, _)| *n == def.name) {
+        return (*h).to_string();
+    }
+    let mut h = def.help.to_string();
+    if let Some(words) = spec.unit.suffix.map(unit_words)
+        && !h.to_ascii_lowercase().contains(&words)
+    {
+        h.push_str(&format!(" Unit: {words}."));
+    }
+    h
+}
+
+/// One 0/1 series per clock-event reason, next to the bitmask (`reason` label: the names of
+/// [`crate::schema::catalog::CLOCK_EVENT_REASONS`], as nvidia-smi's `clocks_event_reasons.<name>` fields spell them).
+pub const REASON_FAMILY: &str = "gpumon_gpu_clocks_event_reason";
+pub const REASON_HELP: &str = "1 while this clock event (throttle) reason is active, else 0; one series per \
+     reason (label `reason`), decoded from clocks_event_reasons.active.";
+
 /// Metrics that describe the run rather than a catalogue field: (name, kind, help).
 pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
     ("gpumon_up", Kind::Gauge, "1 while gpumon is recording and serving."),
-    ("gpumon", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
+    ("gpumon_build", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
     ("gpumon_interval_seconds", Kind::Gauge, "Time between output rows (--interval)."),
     ("gpumon_start_time_seconds", Kind::Gauge, "When the recording started, seconds since the Unix epoch."),
     (
@@ -273,6 +379,25 @@ const EQUIVALENTS: &[(&str, &str)] = &[
     ("pcie.tx", "`DCGM_FI_PROF_PCIE_TX_BYTES` (B/s)"),
     ("pcie.rx", "`DCGM_FI_PROF_PCIE_RX_BYTES` (B/s)"),
     ("ecc.errors.uncorrected.volatile.total", "`DCGM_FI_DEV_ECC_DBE_VOL_TOTAL`"),
+    ("sm.active", "`DCGM_FI_PROF_SM_ACTIVE` (ratio)"),
+    ("sm.occupancy", "`DCGM_FI_PROF_SM_OCCUPANCY` (ratio)"),
+    ("tensor.active", "`DCGM_FI_PROF_PIPE_TENSOR_ACTIVE` (ratio)"),
+    ("dram.active", "`DCGM_FI_PROF_DRAM_ACTIVE` (ratio)"),
+    ("fp16.active", "`DCGM_FI_PROF_PIPE_FP16_ACTIVE` (ratio)"),
+    ("fp32.active", "`DCGM_FI_PROF_PIPE_FP32_ACTIVE` (ratio)"),
+    ("fp64.active", "`DCGM_FI_PROF_PIPE_FP64_ACTIVE` (ratio)"),
+    ("pcie.tx.bytes", "`DCGM_FI_PROF_PCIE_TX_BYTES` (B/s)"),
+    ("pcie.rx.bytes", "`DCGM_FI_PROF_PCIE_RX_BYTES` (B/s)"),
+    ("nvlink.tx.bytes", "`DCGM_FI_PROF_NVLINK_TX_BYTES` (B/s)"),
+    ("nvlink.rx.bytes", "`DCGM_FI_PROF_NVLINK_RX_BYTES` (B/s)"),
+    ("xid.events", "`DCGM_FI_DEV_XID_ERRORS` (last Xid, not a count)"),
+    ("remapped_rows.correctable", "`DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS`"),
+    ("remapped_rows.uncorrectable", "`DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`"),
+    ("remapped_rows.failure", "`DCGM_FI_DEV_ROW_REMAP_FAILURE`"),
+    ("remapped_rows.pending", "`DCGM_FI_DEV_ROW_REMAP_PENDING`"),
+    ("retired_pages.single_bit_ecc.count", "`DCGM_FI_DEV_RETIRED_SBE`"),
+    ("retired_pages.double_bit.count", "`DCGM_FI_DEV_RETIRED_DBE`"),
+    ("retired_pages.pending", "`DCGM_FI_DEV_RETIRED_PENDING`"),
     ("cpu.util", "`1 - avg(rate(node_cpu_seconds_total{mode=\"idle\"}[1m]))`"),
     ("load.1", "`node_load1`"),
     ("mem.total", "`node_memory_MemTotal_bytes`"),
@@ -320,6 +445,13 @@ pub fn doc_table() -> String {
         };
         let _ = writeln!(out, "| `{}` | {metric} | {kind} | {series} | {scale} | {eq} |", def.name);
     }
+    let reasons: Vec<String> = CLOCK_EVENT_REASONS.iter().map(|(_, n)| format!("`{n}`")).collect();
+    let _ = writeln!(
+        out,
+        "\nWith `clocks_event_reasons.active`, also `{REASON_FAMILY}` (gauge, per GPU and reason): {REASON_HELP} \
+         Reasons: {}.",
+        reasons.join(", ")
+    );
     let _ = writeln!(out, "\nRun metrics (one series per host):\n\n| metric | type | meaning |\n|---|---|---|");
     for &(base, kind, help) in RUN_METRICS {
         let k = match kind {
@@ -354,7 +486,7 @@ mod tests {
 
     #[test]
     fn every_catalogue_field_has_a_valid_unique_name_or_a_reason() {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::from([REASON_FAMILY.to_string()]);
         for &(base, kind, _) in RUN_METRICS {
             assert!(seen.insert(run_metric_name(base, kind)));
         }
@@ -376,6 +508,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn help_speaks_in_the_exposed_unit() {
+        for def in &CATALOG {
+            let Some(m) = metric(def) else { continue };
+            let h = help(def, &m);
+            if def.unit == "%" {
+                assert!(
+                    RATIO_HELP.iter().any(|(n, _)| *n == def.name),
+                    "{}: add its ratio HELP to RATIO_HELP",
+                    def.name
+                );
+                let l = h.to_ascii_lowercase();
+                assert!(!l.contains("percent") && !l.contains('%'), "{}: {h}", def.name);
+                assert!(l.contains("ratio") || l.contains("fraction"), "{}: {h}", def.name);
+            } else if let Some(s) = m.unit.suffix {
+                assert!(h.to_ascii_lowercase().contains(&unit_words(s)), "{}: {h}", def.name);
+            }
+        }
+        assert!(RATIO_HELP.iter().all(|(n, _)| Field::lookup(n).is_some_and(|f| f.def().unit == "%")));
+        let mem = help(Field::MemUsed.def(), &metric(Field::MemUsed.def()).unwrap());
+        assert!(mem.ends_with("Unit: bytes."), "{mem}");
     }
 
     #[test]
@@ -402,6 +557,14 @@ mod tests {
         assert_eq!(n(Field::JobRss), "gpumon_job_rss_bytes");
         assert_eq!(n(Field::JobGpuMemory), "gpumon_job_gpu_memory_bytes");
         assert_eq!(n(Field::CgroupOomKills), "gpumon_cgroup_oom_kills_total");
+        assert_eq!(n(Field::SmActive), "gpumon_gpu_sm_active_ratio");
+        assert_eq!(n(Field::SmActiveMax), "gpumon_gpu_sm_active_max_ratio");
+        assert_eq!(n(Field::PcieRx), "gpumon_gpu_pcie_rx_bytes_per_second");
+        assert_eq!(n(Field::PcieRxBytes), "gpumon_gpu_gpm_pcie_rx_bytes_per_second");
+        assert_eq!(n(Field::NvlinkTxBytes), "gpumon_gpu_nvlink_tx_bytes_per_second");
+        assert_eq!(n(Field::XidEvents), "gpumon_gpu_xid_events");
+        assert_eq!(n(Field::RemappedPending), "gpumon_gpu_remapped_rows_pending");
+        assert!(matches!(exposure(Field::EventKind.def()), Exposure::Omitted(_)));
         assert_eq!(exposure(Field::Index.def()), Exposure::Label("gpu".into()));
         assert_eq!(exposure(Field::PciBusId.def()), Exposure::Label("pci_bus_id".into()));
         assert_eq!(exposure(Field::Host.def()), Exposure::Label("host".into()));

@@ -1,0 +1,152 @@
+//! One writer per output set: `record` holds an advisory lock on `.run.parquet.lock` beside the
+//! output for the whole run, and `recover` takes the same lock, so recovery never touches a file a
+//! live recorder holds and two recorders never share a set.
+//!
+//! The lock is `flock(2)` (std's `File::try_lock`), like SQLite's and Prometheus TSDB's: the
+//! kernel drops it when the process ends, so `kill -9` leaves no stale lock. The file holds the
+//! holder's PID, start time and command for the message a second writer gets (exit 2). The holder
+//! unlinks the file when it ends; an acquirer therefore checks, after locking, that the file it
+//! locked is still the one at the path (else it locked a file just unlinked and tries again).
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::{SecondsFormat, Utc};
+
+use crate::schema::files::OutputSet;
+use crate::util::error::UsageError;
+
+/// A held lock on an output set; released (and its file removed) when dropped.
+#[derive(Debug)]
+pub struct OutputLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl OutputLock {
+    /// Take the lock of the set `output` belongs to for `who` (`record`, `recover`). `Ok(None)` when
+    /// no lock file can be made or opened there (a missing or read-only directory: nobody can be
+    /// writing the set from here, and the caller's own writes fail with their usual message).
+    /// A lock held by another process is a [`UsageError`] naming it.
+    pub fn acquire(output: &Path, who: &str) -> Result<Option<OutputLock>> {
+        let path = OutputSet::new(output).lock_path();
+        for _ in 0..100 {
+            let Some(file) = open(&path)? else { return Ok(None) };
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => {
+                    return Err(UsageError(format!(
+                        "{} is being written by {}; one writer per output: wait for it to end, or choose another path",
+                        output.display(),
+                        holder(&path)
+                    ))
+                    .into());
+                }
+                Err(TryLockError::Error(e)) => return Err(e).with_context(|| format!("locking {}", path.display())),
+            }
+            // The previous holder may have unlinked the file between our open and our lock.
+            let same = match (file.metadata(), std::fs::metadata(&path)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            };
+            if same {
+                let mut lock = OutputLock { file, path };
+                lock.describe(who);
+                return Ok(Some(lock));
+            }
+        }
+        anyhow::bail!("could not lock {}: it keeps being replaced", path.display())
+    }
+
+    /// Write who holds the lock (best effort: a lock file opened read-only keeps the old text).
+    fn describe(&mut self, who: &str) {
+        let text =
+            format!("{} {} gpumon {who}\n", std::process::id(), Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true));
+        if self.file.set_len(0).is_ok() {
+            let _ = self.file.write_all(text.as_bytes());
+        }
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // Unlinked while still held: a waiting acquirer sees the change and opens a fresh file.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Open (creating) the lock file; read-only when it belongs to another user. None when neither works.
+fn open(path: &Path) -> Result<Option<File>> {
+    match OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+            ) =>
+        {
+            match File::open(path) {
+                Ok(f) => Ok(Some(f)),
+                Err(_) => Ok(None),
+            }
+        }
+        Err(e) => Err(e).with_context(|| format!("creating {}", path.display())),
+    }
+}
+
+/// "`gpumon record` (PID 1234, started 2026-12-02T14:00:00Z)", from the lock file's text.
+fn holder(path: &Path) -> String {
+    let mut text = String::new();
+    // The holder writes its line right after locking: give it a moment.
+    for _ in 0..20 {
+        text.clear();
+        if let Ok(mut f) = File::open(path) {
+            let _ = f.read_to_string(&mut text);
+        }
+        if text.ends_with('\n') {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut parts = text.split_whitespace();
+    match (parts.next(), parts.next()) {
+        (Some(pid), Some(start)) => {
+            let cmd: Vec<&str> = parts.collect();
+            let cmd = if cmd.is_empty() { "gpumon".to_string() } else { cmd.join(" ") };
+            format!("`{cmd}` (PID {pid}, started {start})")
+        }
+        _ => format!("another process (it holds {})", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::error::{code_for, exit};
+
+    #[test]
+    fn a_second_holder_is_refused_with_the_first_ones_pid_and_the_lock_goes_with_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run.parquet");
+        let first = OutputLock::acquire(&out, "record").unwrap().unwrap();
+        assert!(dir.path().join(".run.parquet.lock").exists());
+        // A piece's own name belongs to the same set, hence the same lock.
+        let e = OutputLock::acquire(&dir.path().join("run.20261202T140000.000Z.parquet"), "recover").unwrap_err();
+        assert_eq!(code_for(&e), exit::USAGE);
+        let msg = format!("{e:#}");
+        assert!(msg.contains(&format!("PID {}", std::process::id())) && msg.contains("gpumon record"), "{msg}");
+        drop(first);
+        assert!(!dir.path().join(".run.parquet.lock").exists(), "the holder removes its lock file");
+        let again = OutputLock::acquire(&out, "recover").unwrap();
+        assert!(again.is_some());
+    }
+
+    #[test]
+    fn no_lock_where_nothing_can_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(OutputLock::acquire(&dir.path().join("missing/run.csv"), "record").unwrap().is_none());
+    }
+}

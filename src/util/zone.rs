@@ -1,0 +1,165 @@
+//! Time zones as `--tz` names them: `local`, `UTC`, IANA names in any case (`europe/berlin`) and
+//! fixed offsets (`+02:00`, `-0530`, `Z`, `UTC+2`).
+
+use chrono::{DateTime, FixedOffset, MappedLocalTime, NaiveDateTime, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
+
+/// The zone of wall-clock times that carry none (nvidia-smi logs, `--since 'YYYY-MM-DD HH:MM'`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Zone {
+    /// This machine's zone (`TZ`, else /etc/localtime).
+    #[default]
+    Local,
+    Named(Tz),
+    Fixed(FixedOffset),
+}
+
+impl Zone {
+    /// Parse a `--tz` value (case-insensitive).
+    pub fn parse(s: &str) -> Result<Zone, String> {
+        let t = s.trim();
+        let bad = || {
+            format!(
+                "unknown time zone '{s}': use local, UTC, an IANA name (Europe/Berlin) or an offset (+02:00, -0530)"
+            )
+        };
+        if t.is_empty() || t.eq_ignore_ascii_case("local") {
+            return Ok(Zone::Local);
+        }
+        if t.eq_ignore_ascii_case("utc") || t.eq_ignore_ascii_case("z") {
+            return Ok(Zone::Named(chrono_tz::UTC));
+        }
+        if let Some(off) = fixed_offset(t) {
+            return off.map(Zone::Fixed).ok_or_else(bad);
+        }
+        if let Ok(z) = t.parse::<Tz>() {
+            return Ok(Zone::Named(z));
+        }
+        chrono_tz::TZ_VARIANTS
+            .iter()
+            .find(|z| z.name().eq_ignore_ascii_case(t))
+            .map(|z| Zone::Named(*z))
+            .ok_or_else(bad)
+    }
+
+    /// UTC microseconds of a wall-clock time in this zone: the earliest of an ambiguous time (the
+    /// hour repeated when daylight saving ends), None for a time in a daylight-saving gap.
+    pub fn utc_micros(&self, naive: &NaiveDateTime) -> Option<i64> {
+        fn earliest<Z: TimeZone>(m: MappedLocalTime<DateTime<Z>>) -> Option<i64> {
+            match m {
+                MappedLocalTime::Single(d) => Some(d.timestamp_micros()),
+                MappedLocalTime::Ambiguous(a, b) => Some(a.timestamp_micros().min(b.timestamp_micros())),
+                MappedLocalTime::None => None,
+            }
+        }
+        match self {
+            Zone::Local => earliest(chrono::Local.from_local_datetime(naive)),
+            Zone::Named(z) => earliest(z.from_local_datetime(naive)),
+            Zone::Fixed(o) => earliest(o.from_local_datetime(naive)),
+        }
+    }
+
+    /// An instant as wall-clock time in this zone, with `chrono` format `fmt` (`%Z` is the zone's
+    /// abbreviation where it has one, `%:z` the offset).
+    pub fn format(&self, utc_us: i64, fmt: &str) -> Option<String> {
+        let t = DateTime::<Utc>::from_timestamp_micros(utc_us)?;
+        Some(match self {
+            Zone::Local => t.with_timezone(&chrono::Local).format(fmt).to_string(),
+            Zone::Named(z) => t.with_timezone(z).format(fmt).to_string(),
+            Zone::Fixed(o) => t.with_timezone(o).format(fmt).to_string(),
+        })
+    }
+
+    /// The zone's name for people (`Europe/Berlin`, `UTC+05:30`); None for this machine's zone.
+    pub fn name(&self) -> Option<String> {
+        match self {
+            Zone::Local => None,
+            Zone::Named(z) => Some(z.name().to_string()),
+            Zone::Fixed(o) => Some(format!("UTC{o}")),
+        }
+    }
+
+    /// For a reader that converts wall-clock times with a chrono-tz zone (None = local): that zone,
+    /// and the microseconds to subtract from what it returns. A fixed offset is read as UTC and
+    /// shifted afterwards (exact: a fixed offset has no daylight saving).
+    pub fn as_tz(&self) -> (Option<Tz>, i64) {
+        match self {
+            Zone::Local => (None, 0),
+            Zone::Named(z) => (Some(*z), 0),
+            Zone::Fixed(o) => (Some(chrono_tz::UTC), i64::from(o.fix().local_minus_utc()) * 1_000_000),
+        }
+    }
+}
+
+/// `+02:00`, `+0200`, `+02`, `-5:30`, `UTC+2`, `GMT-03:00`: Some(the offset, or None when out of
+/// range); None when `s` is not shaped like an offset.
+fn fixed_offset(s: &str) -> Option<Option<FixedOffset>> {
+    let lower = s.to_ascii_lowercase();
+    let rest = lower.strip_prefix("utc").or_else(|| lower.strip_prefix("gmt")).unwrap_or(&lower);
+    let (sign, digits) = match rest.as_bytes().first()? {
+        b'+' => (1, &rest[1..]),
+        b'-' => (-1, &rest[1..]),
+        _ => return None,
+    };
+    let (h, m) = match digits.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if digits.len() == 4 => digits.split_at(2),
+        None => (digits, "0"),
+    };
+    if h.is_empty() || h.len() > 2 || m.is_empty() || m.len() > 2 {
+        return None;
+    }
+    let (h, m): (i32, i32) = (h.parse().ok()?, m.parse().ok()?);
+    if h > 14 || m > 59 {
+        return Some(None);
+    }
+    Some(FixedOffset::east_opt(sign * (h * 3600 + m * 60)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(s: &str) -> NaiveDateTime {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").unwrap()
+    }
+
+    #[test]
+    fn names_in_any_case_and_offsets() {
+        assert_eq!(Zone::parse("local"), Ok(Zone::Local));
+        assert_eq!(Zone::parse("LOCAL"), Ok(Zone::Local));
+        for utc in ["UTC", "utc", "Utc", "Z", "z"] {
+            assert_eq!(Zone::parse(utc), Ok(Zone::Named(chrono_tz::UTC)), "{utc}");
+        }
+        assert_eq!(Zone::parse("Europe/Berlin"), Ok(Zone::Named(chrono_tz::Europe::Berlin)));
+        assert_eq!(Zone::parse("europe/berlin"), Ok(Zone::Named(chrono_tz::Europe::Berlin)));
+        assert_eq!(Zone::parse("AMERICA/NEW_YORK"), Ok(Zone::Named(chrono_tz::America::New_York)));
+        let east = |s: i32| Ok(Zone::Fixed(FixedOffset::east_opt(s).unwrap()));
+        assert_eq!(Zone::parse("+02:00"), east(7200));
+        assert_eq!(Zone::parse("+0200"), east(7200));
+        assert_eq!(Zone::parse("+2"), east(7200));
+        assert_eq!(Zone::parse("-0530"), east(-19800));
+        assert_eq!(Zone::parse("-05:30"), east(-19800));
+        assert_eq!(Zone::parse("UTC+05:30"), east(19800));
+        assert_eq!(Zone::parse("utc-3"), east(-10800));
+        for bad in ["Mars/Olympus", "+25:00", "+02:75", "+", "+123", "2"] {
+            assert!(Zone::parse(bad).unwrap_err().contains("unknown time zone"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn conversions() {
+        let t = naive("2026-01-05 12:00:00");
+        let utc = Zone::parse("utc").unwrap().utc_micros(&t).unwrap();
+        assert_eq!(Zone::parse("+02:00").unwrap().utc_micros(&t), Some(utc - 7_200_000_000));
+        assert_eq!(Zone::parse("-0530").unwrap().utc_micros(&t), Some(utc + 19_800_000_000));
+        assert_eq!(Zone::parse("europe/berlin").unwrap().utc_micros(&t), Some(utc - 3_600_000_000));
+        // 02:30 on the last Sunday of March does not exist in Berlin.
+        assert_eq!(Zone::parse("Europe/Berlin").unwrap().utc_micros(&naive("2026-03-29 02:30:00")), None);
+        let z = Zone::parse("-05:30").unwrap();
+        assert_eq!(z.format(utc, "%H:%M %:z").as_deref(), Some("06:30 -05:30"));
+        assert_eq!(z.name().as_deref(), Some("UTC-05:30"));
+        assert_eq!(z.as_tz(), (Some(chrono_tz::UTC), -19_800_000_000));
+        assert_eq!(Zone::Local.as_tz(), (None, 0));
+    }
+}

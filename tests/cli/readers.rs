@@ -1,0 +1,146 @@
+//! What data scientists do with gpumon files: arithmetic in pandas, polars and DuckDB, one pandas
+//! function for CSV and Parquet, the run metadata from pyarrow and pandas, and older files (unsigned
+//! columns, `name [unit]` CSV headers) still read.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// One GPU whose values go down tick after tick: utilization.memory stays below utilization.gpu,
+/// memory.used falls by 2000 MiB per tick.
+const FALLING: &str = "
+init = ok
+
+[device]
+name = NVIDIA H100 80GB HBM3
+memory.total = 81559
+memory.used = 8000, 6000, 4000, 2000
+utilization.gpu = 40, 30, 20, 10
+utilization.memory = 0
+power.draw = 300
+fan.speed = NOT_SUPPORTED
+";
+
+/// tests/py/arith.py on `files`: per file, what each tool computed.
+fn arith(files: &[&Path]) -> Value {
+    let out = Command::new("python3").arg(repo_root().join("tests/py/arith.py")).args(files).output().unwrap();
+    assert!(out.status.success(), "arith.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn record(dir: &Path, out: &Path) {
+    let o = gpumon_fake(dir, FALLING)
+        .args(["record", "-q", "-i", "100ms", "--count", "4", "-o"])
+        .arg(out)
+        .args(["--fields", "utilization.gpu,utilization.memory,memory.used,power.draw,fan.speed"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn pandas_polars_and_duckdb_subtract_to_negative_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, csv) = (dir.path().join("run.parquet"), dir.path().join("run.csv"));
+    record(dir.path(), &pq);
+    record(dir.path(), &csv);
+    let r = arith(&[&pq, &csv]);
+    for file in [&pq, &csv] {
+        let f = &r[file.to_str().unwrap()];
+        for tool in ["pandas", "polars", "duckdb"] {
+            let t = &f[tool];
+            assert!(t.get("error").is_none(), "{tool} on {}: {}", file.display(), t["error"]);
+            // Compared as numbers: pandas gives a float for a diff.
+            let nums = |k: &str| -> Vec<f64> { t[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect() };
+            assert_eq!(nums("util_diff"), [-40.0, -30.0, -20.0, -10.0], "{tool} on {}", file.display());
+            assert_eq!(nums("mem_step"), [-2000.0, -2000.0, -2000.0], "{tool} on {}", file.display());
+        }
+    }
+    // The run metadata, where pyarrow and pandas users look for it.
+    let f = &r[pq.to_str().unwrap()];
+    let md = &f["schema_metadata"];
+    for key in ["gpumon.version", "gpumon.hostname", "gpumon.interval_s", "gpumon.command", "gpumon.start"] {
+        assert!(md[key].as_str().is_some_and(|v| !v.is_empty()), "schema.metadata lacks {key}: {md}");
+    }
+    assert_eq!(md["gpumon.interval_s"], "0.1");
+    assert!(md["gpumon.command"].as_str().unwrap().contains("record"));
+    assert_eq!(f["pandas_attrs"]["gpumon.hostname"], md["gpumon.hostname"], "{}", f["pandas_attrs"]);
+}
+
+#[test]
+fn one_pandas_function_reads_the_csv_and_the_parquet_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, csv) = (dir.path().join("run.parquet"), dir.path().join("run.csv"));
+    record(dir.path(), &pq);
+    let o = gpumon().args(["convert", "-q", "-o"]).arg(&csv).arg(&pq).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A CSV recorded directly has the same header as the Parquet file's columns.
+    let direct = dir.path().join("direct.csv");
+    record(dir.path(), &direct);
+    let r = arith(&[&pq, &csv, &direct]);
+    let (a, b) = (&r[pq.to_str().unwrap()]["load"], &r[csv.to_str().unwrap()]["load"]);
+    assert_eq!(a["columns"], b["columns"]);
+    assert_eq!(a["columns"], r[direct.to_str().unwrap()]["load"]["columns"]);
+    assert_eq!(
+        a["columns"],
+        json!([
+            "timestamp",
+            "host",
+            "index",
+            "uuid",
+            "utilization.gpu",
+            "utilization.memory",
+            "memory.used",
+            "power.draw",
+            "fan.speed",
+            "missed"
+        ])
+    );
+    assert_eq!(a["values"], b["values"], "the same values from both formats");
+    assert_eq!(a["values"]["memory.used"], json!([8000, 6000, 4000, 2000]));
+    assert_eq!(a["values"]["fan.speed"], json!([null, null, null, null]), "missing is null in both");
+}
+
+#[test]
+fn older_files_with_unsigned_columns_and_unit_headers_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, csv) = (dir.path().join("old.parquet"), dir.path().join("old.csv"));
+    let o = Command::new("python3").arg(repo_root().join("tests/py/oldstyle.py")).args([&pq, &csv]).output().unwrap();
+    assert!(o.status.success(), "oldstyle.py: {}", String::from_utf8_lossy(&o.stderr));
+    let before = readback(&pq);
+    assert_eq!(before["pyarrow"]["types"]["utilization.gpu"], "uint8", "the fixture is an old-style file");
+    let header = std::fs::read_to_string(&csv).unwrap();
+    assert!(header.lines().next().unwrap().contains("utilization.gpu [%]"), "{header}");
+    let stat = |file: &Path| -> Vec<(String, f64)> {
+        let o = gpumon().args(["summarize", "--format", "json"]).arg(file).output().unwrap();
+        assert!(o.status.success(), "{}: {}", file.display(), String::from_utf8_lossy(&o.stderr));
+        let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["hosts"][0]["host"], "oldnode");
+        j["hosts"][0]["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| {
+                let s = &g["stats"];
+                ["utilization.gpu.mean", "memory.used.max", "throttle.sw_power_cap_pct"]
+                    .map(|k| (format!("{}:{k}", g["gpu"]), s[k].as_f64().unwrap()))
+            })
+            .collect()
+    };
+    let from_parquet = stat(&pq);
+    assert_eq!(from_parquet, stat(&csv), "the old CSV and Parquet summarize alike");
+    assert!(from_parquet.contains(&("\"1\":utilization.gpu.mean".into(), 100.0)), "{from_parquet:?}");
+    assert!(from_parquet.contains(&("\"0\":memory.used.max".into(), 2900.0)), "{from_parquet:?}");
+    assert!(from_parquet.contains(&("\"0\":throttle.sw_power_cap_pct".into(), 50.0)), "{from_parquet:?}");
+    // Converted, they become today's signed columns.
+    let new = dir.path().join("new.parquet");
+    let o = gpumon().args(["convert", "-q", "-o"]).arg(&new).arg(&pq).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = readback(&new);
+    assert_eq!(after["pyarrow"]["types"]["utilization.gpu"], "int16");
+    assert_eq!(after["pyarrow"]["types"]["clocks_event_reasons.active"], "int64");
+    assert_eq!(after["pyarrow"]["columns"]["memory.used"], before["pyarrow"]["columns"]["memory.used"]);
+}

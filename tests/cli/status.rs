@@ -1,0 +1,92 @@
+//! The live status line in a real terminal: tmux, 80 columns, 8 GPUs. The line must never be wider
+//! than the terminal (a wrapped line leaves rows behind that the in-place redraw cannot clear).
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common::fake_nvml;
+
+/// Eight GPUs busy at 90-99 %, so the status line lists eight readings.
+fn eight_gpus() -> String {
+    let mut s = String::from("init = ok\n");
+    for i in 0..8 {
+        s += &format!("\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = {}\nmemory.used = 1000\n", 90 + i);
+    }
+    s
+}
+
+/// A private tmux server (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    fn capture(&self) -> String {
+        // -J joins the rows of a wrapped line, so a wrapped status line shows as one long line.
+        let o = self.cmd().args(["capture-pane", "-p", "-J", "-t", "t"]).output().unwrap();
+        assert!(o.status.success(), "capture-pane: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+#[test]
+fn status_line_fits_an_80_column_terminal() {
+    let have_tmux = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    assert!(have_tmux, "this test needs tmux (a terminal to draw in): apt-get install tmux (.ci/run installs it)");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.txt");
+    std::fs::write(&scenario, eight_gpus()).unwrap();
+    // A long output name makes the line longer still.
+    let out = dir.path().join("a-rather-long-output-file-name-for-this-training-run.csv");
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let script = format!(
+        "env -u CUDA_VISIBLE_DEVICES -u NVIDIA_VISIBLE_DEVICES GPUMON_NVML_LIB='{}' FAKE_NVML_SCENARIO='{}' '{}' record -i 200ms --duration 4s -o '{}'; echo gpumon-exit=$?; sleep 60",
+        fake_nvml().display(),
+        scenario.display(),
+        bin.display(),
+        out.display()
+    );
+    let tmux = Tmux { socket: format!("gpumon-test-{}", std::process::id()) };
+    let st = tmux.cmd().args(["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", &script]).status().unwrap();
+    assert!(st.success(), "tmux new-session failed");
+    let width = tmux.cmd().args(["display-message", "-p", "-t", "t", "#{pane_width}"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&width.stdout).trim(), "80", "the pane must be 80 columns wide");
+
+    let t0 = Instant::now();
+    let mut seen = 0;
+    let mut last = String::new();
+    while t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = tmux.capture();
+        if screen.contains("gpumon-exit=") {
+            last = screen;
+            break;
+        }
+        for line in screen.lines() {
+            assert!(line.chars().count() <= 80, "a line wider than the terminal (it wrapped):\n{screen}");
+        }
+        let status: Vec<&str> = screen.lines().filter(|l| l.contains("ticks")).collect();
+        assert!(status.len() <= 1, "the status line was not redrawn in place:\n{screen}");
+        if let Some(s) = status.first() {
+            assert!(s.starts_with("gpumon ") && s.contains("GPU 90%"), "{s}");
+            assert!(s.chars().count() < 80, "{s}");
+            seen += 1;
+        }
+        last = screen;
+    }
+    assert!(last.contains("gpumon-exit=0"), "gpumon did not end cleanly:\n{last}");
+    assert!(seen >= 3, "the status line was seen {seen} times:\n{last}");
+    assert!(!last.lines().any(|l| l.contains("ticks")), "the status line is cleared at the end:\n{last}");
+}
