@@ -122,6 +122,12 @@ impl Collector {
 
     /// Count one batch; rows without a host value belong to `default_host`.
     pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        self.visit_rows(batch, default_host, None)
+    }
+
+    /// Count the rows of a batch that `keep` selects (all without it); the others are passed over
+    /// as if they were not there (one phase of a batch that holds several).
+    pub fn visit_rows(&mut self, batch: &RecordBatch, default_host: &str, keep: Option<&[bool]>) -> Result<()> {
         let n = batch.num_rows();
         if n == 0 {
             return Ok(());
@@ -136,7 +142,7 @@ impl Collector {
         let mut s = std::mem::take(&mut self.s);
         s.ts.clear();
         if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {
-            self.rows(&cols, default_host, n, &mut s);
+            self.rows(&cols, default_host, n, keep, &mut s);
             self.timing(&cols, n, &mut s);
             self.gpu_columns(&cols, &mut s);
             self.memory_sum(&cols, &mut s);
@@ -151,7 +157,7 @@ impl Collector {
 
     /// Key every row: its GPU slot ([`NONE`] outside the window), and whether it is the first row of
     /// a new tick of its host (the first tick of a host in this part is held back).
-    fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, s: &mut Scratch) {
+    fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, keep: Option<&[bool]>, s: &mut Scratch) {
         let (h, i, u) = (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
         self.grow_hosts();
@@ -161,6 +167,11 @@ impl Collector {
         let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
         for i in 0..n {
             let t = s.ts[i];
+            if keep.is_some_and(|k| !k.get(i).copied().unwrap_or(false)) {
+                s.slot.push(NONE);
+                s.hrow.push(false);
+                continue;
+            }
             if t == NO_TS || t < since || t >= until {
                 if t != NO_TS {
                     self.windowed_out += 1;

@@ -7,9 +7,12 @@
 pub mod acc;
 pub mod checks;
 pub mod collect;
+pub mod compare;
 pub mod events;
 pub mod findings;
 pub mod keys;
+pub mod last;
+pub mod phases;
 pub mod series;
 pub mod stat;
 pub mod stats;

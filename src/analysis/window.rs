@@ -93,9 +93,65 @@ impl WindowSpec {
     }
 }
 
+/// A phase given as a time window (`--phase NAME=SINCE..UNTIL`), for inputs without marks; an
+/// empty end is the data's first (last) sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseWindow {
+    pub label: String,
+    pub since: Option<TimeSpec>,
+    pub until: Option<TimeSpec>,
+}
+
+/// Parse `NAME=SINCE..UNTIL`; the times take the forms of `--since` (the name may hold `=`: `bs=64=+0..+5m`).
+pub fn parse_phase_window(s: &str, tz: &Zone) -> Result<PhaseWindow, String> {
+    let form =
+        || format!("--phase '{s}': expected NAME=SINCE..UNTIL, e.g. 'bs=64=+10m..+20m' or 'eval=2026-01-05 10:00..'");
+    let (head, until) = s.split_once("..").ok_or_else(form)?;
+    let (label, since) = head.rsplit_once('=').ok_or_else(form)?;
+    crate::schema::control::check_label(label.trim()).map_err(|why| format!("--phase '{s}': {why}"))?;
+    let time = |t: &str| -> Result<Option<TimeSpec>, String> {
+        let t = t.trim();
+        if t.is_empty() { Ok(None) } else { parse_time(t, tz).map(Some).map_err(|e| format!("--phase '{s}': {e}")) }
+    };
+    Ok(PhaseWindow { label: label.trim().to_string(), since: time(since)?, until: time(until)? })
+}
+
+impl PhaseWindow {
+    /// Whether resolving needs the data's first and last sample.
+    pub fn needs_range(&self) -> bool {
+        WindowSpec { since: self.since, until: self.until, skip_warmup: None }.needs_range()
+    }
+
+    /// The window in UTC µs, given the data's (first, last) sample; an open end takes in everything.
+    pub fn resolve(&self, range: Option<(i64, i64)>) -> crate::analysis::phases::Window {
+        let (since, until) = WindowSpec { since: self.since, until: self.until, skip_warmup: None }.resolve(range);
+        crate::analysis::phases::Window {
+            label: self.label.clone(),
+            since: since.unwrap_or(i64::MIN),
+            until: until.unwrap_or(i64::MAX),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phase_windows() {
+        let utc = &Zone::Named(chrono_tz::UTC);
+        let w = parse_phase_window("bs=64=+10s..+20s", utc).unwrap();
+        assert_eq!(w.label, "bs=64");
+        assert_eq!((w.since, w.until), (Some(TimeSpec::FromStart(10_000_000)), Some(TimeSpec::FromStart(20_000_000))));
+        let r = w.resolve(Some((1_000_000, 99_000_000)));
+        assert_eq!((r.since, r.until), (11_000_000, 21_000_000));
+        let open = parse_phase_window("eval=1970-01-01 00:00:05..", utc).unwrap();
+        assert_eq!(open.since, Some(TimeSpec::At(5_000_000)));
+        assert_eq!(open.resolve(None).until, i64::MAX);
+        for bad in ["nope", "a=1", "=1..2", "a=soon..", "x\u{7}=1..2"] {
+            assert!(parse_phase_window(bad, utc).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn times_and_offsets() {

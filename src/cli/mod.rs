@@ -40,6 +40,18 @@ pub(crate) enum Cmd {
     /// (one row per GPU) and per-GPU/host charts, for the same inputs and windows as summarize.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(Box<ReportArgs>),
+    /// Mark a phase of a running recording (`bs=64`, `eval`): rows from now on carry it in their
+    /// `phase` column until the next mark or --end.
+    #[command(after_help = MARK_EXAMPLES)]
+    Mark(MarkArgs),
+    /// Compare runs, or phases of runs, by their key statistics (utilization, memory, power, energy
+    /// per hour, ...): each against the first, with --fail-if checks on the changes for CI.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(Box<CompareArgs>),
+    /// A live view of a recording being written, from another shell: per-GPU bars and numbers, host
+    /// CPU/RAM, the job, the current phase and the findings so far (read from the recorder's status
+    /// file; no second NVML poller). q or Ctrl-C quits.
+    Watch(WatchArgs),
     /// Convert gpumon files or nvidia-smi logs to gpumon CSV or typed Parquet.
     Convert(Box<ConvertArgs>),
     /// Turn what a crash left of a recording (journals, a torn last CSV line) into valid files.
@@ -147,6 +159,14 @@ pub(crate) struct RecordArgs {
     /// RUN.procs.parquet/.csv beside the output: who is using which GPU, and whether it is the job.
     #[arg(long)]
     pub(crate) processes: bool,
+    /// Add the `phase` column (set by `gpumon mark LABEL`) to a run that does not wrap a command;
+    /// a wrapped command's run has it by default.
+    #[arg(long, conflicts_with = "no_marks")]
+    pub(crate) phases: bool,
+    /// No control socket: `gpumon mark` cannot reach this run (and a wrapped command gets no
+    /// $GPUMON_CONTROL nor `phase` column).
+    #[arg(long)]
+    pub(crate) no_marks: bool,
     /// Command to start and record (after --): recording ends when it exits, and gpumon exits with its code.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
@@ -156,6 +176,26 @@ pub(crate) struct RecordArgs {
     /// Print debug detail (GPUs found, files written).
     #[arg(short, long)]
     pub(crate) verbose: bool,
+}
+
+const MARK_EXAMPLES: &str = "Examples:
+  gpumon record -i 1 -o run.parquet -- python train.py   and inside train.py (or any shell it starts):
+  gpumon mark bs=64                                       uses $GPUMON_CONTROL, set by record
+  gpumon mark --run run.parquet eval                      from another shell of the same user
+  gpumon mark --run run.parquet --end                     rows are unmarked again";
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct MarkArgs {
+    /// Phase label: free text or key=value, e.g. bs=64 (several words are joined with spaces).
+    #[arg(required_unless_present = "end", conflicts_with = "end", value_name = "LABEL")]
+    pub(crate) label: Vec<String>,
+    /// Close the current phase: rows carry no phase until the next mark.
+    #[arg(long)]
+    pub(crate) end: bool,
+    /// The recording: the -o path given to `gpumon record`. Default: $GPUMON_CONTROL, which a
+    /// command started by `gpumon record ... -- CMD` inherits.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) run: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -254,7 +294,9 @@ const SUMMARIZE_EXAMPLES: &str = "Examples:
   gpumon summarize logs/ --format markdown      every gpumon file and nvidia-smi log in logs/
   gpumon summarize gpu.log --tz Europe/Berlin --skip-warmup 5m
   gpumon summarize h100_8gpu.csv --gpus 0,1 --tz UTC    GPUs 0 and 1 only
-  gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'";
+  gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'
+  gpumon summarize run.parquet --by phase          per phase (gpumon mark) and compared with the first
+  gpumon summarize gpu.log --phase bs=32=+0..+10m --phase bs=64=+10m..   phases of an nvidia-smi log";
 
 const REPORT_EXAMPLES: &str = "Examples:
   gpumon report run.parquet -o run.html          the whole rotated set: tables, heatmap, charts
@@ -290,11 +332,21 @@ pub(crate) enum SummaryFormatArg {
     Csv,
 }
 
+/// What `summarize --by` splits the data by.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ByArg {
+    /// The experiment phases (`gpumon mark`, or --phase windows): a summary per phase and their comparison.
+    Phase,
+}
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct SummarizeArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "table")]
     pub(crate) format: SummaryFormatArg,
+    /// Also summarise each phase (marked with `gpumon mark`, or given with --phase) and compare them.
+    #[arg(long, value_enum, value_name = "phase")]
+    pub(crate) by: Option<ByArg>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }
@@ -321,11 +373,67 @@ pub(crate) struct InputArgs {
     /// Override a finding threshold, e.g. idle_util=10 (see README). Repeatable.
     #[arg(long = "threshold", value_name = "NAME=VALUE")]
     pub(crate) thresholds: Vec<String>,
+    /// A phase as a time window, for inputs without marks (nvidia-smi logs): NAME=SINCE..UNTIL with
+    /// times as for --since (an empty end is the data's start or end). Repeatable; implies --by phase.
+    #[arg(long = "phase", value_name = "NAME=SINCE..UNTIL", allow_hyphen_values = true)]
+    pub(crate) phase_windows: Vec<String>,
+    /// The phase the others are compared with (default: the first).
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) baseline: Option<String>,
     #[command(flatten)]
     pub(crate) logs: LogArgs,
     /// No progress bar.
     #[arg(short, long)]
     pub(crate) quiet: bool,
+}
+
+const COMPARE_EXAMPLES: &str = "Examples:
+  gpumon compare base.parquet new.parquet              new against base
+  gpumon compare run.parquet@bs=32 run.parquet@bs=128  two phases of one run (gpumon mark)
+  gpumon compare a.parquet b.parquet --fail-if 'energy_per_hour.delta_pct > 10'   exit 3 on a regression";
+
+/// Output format of `compare`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum CompareFormatArg {
+    Table,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CompareArgs {
+    /// Runs to compare: gpumon files (a rotated set by the name given to record), nvidia-smi logs,
+    /// directories; RUN@LABEL for one phase of a run.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub(crate) runs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(crate) format: CompareFormatArg,
+    /// Exit 3 if STATISTIC[.delta|.delta_pct] OP NUMBER holds for a run; a change is against the
+    /// baseline, e.g. 'energy_per_hour.delta_pct > 10' or 'utilization.gpu.mean.delta < -5'. Repeatable.
+    #[arg(long = "fail-if", value_name = "CHECK")]
+    pub(crate) fail_if: Vec<String>,
+    /// The run the others are compared with, as given (default: the first).
+    #[arg(long, value_name = "RUN")]
+    pub(crate) baseline: Option<String>,
+    /// Override a finding threshold, e.g. oom_mem_pct=90 (the headroom note uses it). Repeatable.
+    #[arg(long = "threshold", value_name = "NAME=VALUE")]
+    pub(crate) thresholds: Vec<String>,
+    #[command(flatten)]
+    pub(crate) logs: LogArgs,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct WatchArgs {
+    /// The recording: the -o path given to `gpumon record`.
+    #[arg(value_name = "PATH")]
+    pub(crate) path: PathBuf,
+    /// Print one frame and exit (for scripts); the first lines say whether it is being recorded.
+    #[arg(long)]
+    pub(crate) once: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,13 +1,16 @@
 //! One module per subcommand: each turns its parsed arguments into a config, wires the rooms
 //! together and returns an exit code. [`main`] parses, dispatches and maps errors to exit codes.
 
+pub mod compare;
 pub mod convert;
 pub mod doctor;
 pub mod fields;
+pub mod mark;
 pub mod record;
 pub mod recover;
 pub mod report;
 pub mod summarize;
+pub mod watch;
 
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
@@ -32,6 +35,9 @@ fn dispatch(cli: Cli) -> Result<i32> {
         Cmd::Summarize(a) => summarize::run(&a.into_config()?),
         Cmd::Report(a) => report::run(&a.into_config()?),
         Cmd::Convert(a) => convert::run(&a.into_config()?),
+        Cmd::Mark(a) => mark::run(&a.into_config()?),
+        Cmd::Compare(a) => compare::run(&a.into_config()?),
+        Cmd::Watch(a) => watch::run(&a.into_config()?),
         Cmd::Recover { path } => recover::run(&path),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());

@@ -42,8 +42,9 @@ pub fn run(args: RecordArgs) -> Result<i32> {
 }
 
 /// Resolve `--fields` names. gpumon's own formats always carry the identity keys and `missed`;
-/// aggregated runs add `samples` and the `.max` companion of each selected field that has one.
-fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> Result<Selection> {
+/// aggregated runs add `samples` and the `.max` companion of each selected field that has one;
+/// `phases` adds `phase`.
+fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phases: bool) -> Result<Selection> {
     let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
     if names.is_empty() && crate::source::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
         // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
@@ -62,6 +63,9 @@ fn selection(names: &[String], format: Format, aggregated: bool, job: bool) -> R
         if !cols.contains(&f) {
             cols.push(f);
         }
+    }
+    if phases && !cols.contains(&Field::Phase) {
+        cols.push(Field::Phase);
     }
     if aggregated {
         let extra: Vec<Field> = CATALOG
@@ -108,6 +112,17 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
 }
 
 impl RecordArgs {
+    /// Whether the run records the `phase` column: a wrapped command's run by default (unless it names
+    /// its fields or takes no marks), any run with `--phases`; never the nvidia-smi format.
+    fn phases(&self, format: Format) -> Result<bool> {
+        let nvsmi = matches!(format, Format::NvidiaSmi { .. });
+        if self.phases && nvsmi {
+            return Err(UsageError("--phases needs the csv or parquet format".into()).into());
+        }
+        let named = self.fields.iter().chain(&self.query_gpu).any(|f| !f.trim().is_empty());
+        Ok(!nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks)))
+    }
+
     /// Where the rows go and in which format: `-o` (its extension), stdout for `-o -` or for
     /// nvidia-smi's `--query-gpu` without `-o`, none with `--listen` alone.
     fn target_and_format(&self, host: &str) -> Result<(Option<Target>, Format)> {
@@ -170,6 +185,7 @@ impl RecordArgs {
                 UsageError("--processes writes a second file beside -o FILE; it needs an output file".into()).into()
             );
         }
+        let phases = self.phases(format)?;
         if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
@@ -179,7 +195,7 @@ impl RecordArgs {
         Ok(RecordConfig {
             interval,
             sample_every,
-            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some())?,
+            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some(), phases)?,
             target,
             host,
             listen: self.listen,
@@ -203,6 +219,7 @@ impl RecordArgs {
             pid: self.pid,
             keep_going: self.keep_going,
             processes: self.processes,
+            marks: !self.no_marks,
         })
     }
 }
@@ -227,21 +244,27 @@ mod tests {
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {
-        let s = selection(&["clocks.current.sm".into()], Format::Csv, false, false).unwrap();
+        let s = selection(&["clocks.current.sm".into()], Format::Csv, false, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm", "missed"]);
-        let s = selection(&["utilization.gpu".into()], Format::Parquet, true, false).unwrap();
+        let s = selection(&["utilization.gpu".into()], Format::Parquet, true, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(
             names,
             ["timestamp", "host", "index", "uuid", "utilization.gpu", "utilization.gpu.max", "samples", "missed"]
         );
-        let s = selection(&["clocks.current.sm".into()], Format::NvidiaSmi { header: true, units: true }, false, false)
-            .unwrap();
+        let s = selection(
+            &["clocks.current.sm".into()],
+            Format::NvidiaSmi { header: true, units: true },
+            false,
+            false,
+            false,
+        )
+        .unwrap();
         assert_eq!(s.fields().collect::<Vec<_>>(), [Field::ClockSm]);
         assert_eq!(Field::ClockSm.def().nvsmi_header(), "clocks.current.sm [MHz]");
         assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
-        let e = selection(&["utilisation.gpu".into()], Format::Csv, false, false).unwrap_err();
+        let e = selection(&["utilisation.gpu".into()], Format::Csv, false, false, false).unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");
     }

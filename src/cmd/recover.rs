@@ -1,14 +1,38 @@
-//! `gpumon recover`: turn what a crash left of a recording into valid files.
+//! `gpumon recover`: turn what a crash left of a recording into valid files, and remove the status
+//! file of a recorder that is gone.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::schema::files::OutputSet;
+use crate::schema::files::{OutputSet, status_path};
+use crate::schema::live::LiveStatus;
 use crate::sink::files::recover_set;
 use crate::sink::lock::OutputLock;
 use crate::util::error::{UsageError, exit};
+
+/// Remove the status file beside `base` (a link into the run's private directory) when the recorder
+/// that wrote it no longer runs, with what that directory holds; the link's path.
+fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
+    let link = status_path(base);
+    std::fs::symlink_metadata(&link).ok()?;
+    let doc = std::fs::read(&link).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());
+    let host = sysinfo::System::host_name().unwrap_or_default();
+    if doc.is_some_and(|st| st.recorder_alive(&host)) {
+        return None;
+    }
+    if let Ok(file) = std::fs::read_link(&link)
+        && let Some(dir) =
+            file.parent().filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gpumon-")))
+    {
+        for name in ["status", ".status.tmp", "ctl"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        let _ = std::fs::remove_dir(dir);
+    }
+    std::fs::remove_file(&link).ok().map(|()| link)
+}
 
 /// Recover the set `path` names (or belongs to) and say what was done. A set a live recorder holds
 /// is left alone (exit 2, naming the recorder).
@@ -23,7 +47,11 @@ pub fn run(path: &Path) -> Result<i32> {
     for m in done.messages() {
         writeln!(out, "{m}")?;
     }
-    if done.is_empty() {
+    let status = remove_dead_status(&set.base());
+    if let Some(p) = &status {
+        writeln!(out, "removed {}: the status file of a recorder that is gone", p.display())?;
+    }
+    if done.is_empty() && status.is_none() {
         writeln!(out, "nothing to recover for {}", set.base().display())?;
     }
     Ok(exit::OK)

@@ -102,14 +102,19 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
 /// The report as HTML (what `run` writes).
 pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckResult>)> {
     let s = &cfg.summarize;
-    let (summary, results) = summarize(s)?;
-    let json = crate::present::json::value(&summary, &results);
+    let o = summarize(s)?;
+    let (summary, results) = (&o.summary, &o.checks);
+    let json = match &o.phases {
+        Some(p) => crate::present::phases::json_value(summary, results, p),
+        None => crate::present::json::value(summary, results),
+    };
     // The charts read the metrics only (the companion files feed the summary's events and users).
     let found = find_inputs(&s.inputs, &s.read)?.metrics;
-    let grid = span(&summary, &found, s)?;
+    let grid = span(summary, &found, s)?;
     let collected = collect(&found, s, grid, summary.window)?;
-    let body = crate::present::html::body::body(&summary, &results, &collected, &s.read.zone);
-    Ok((crate::present::html::markup::page(&crate::present::html::body::title(&summary), &body, &json), results))
+    let body = crate::present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
+    let page = crate::present::html::markup::page(&crate::present::html::body::title(summary), &body, &json);
+    Ok((page, o.checks))
 }
 
 /// Run the command; returns the exit code (3 when a `--fail-if` check failed; the report is written).
@@ -124,7 +129,8 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
 
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
-        let summarize = self.input.into_config(crate::present::SummaryFormat::Json)?;
+        let summarize =
+            self.input.into_config(crate::present::SummaryFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
         Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
     }
 }

@@ -5,6 +5,10 @@
 //! events, told apart by their columns), a relative window is resolved (one cheap pass over the
 //! timestamps), every input is collected, then the report goes to stdout and input warnings and failed
 //! checks to stderr. Exit 3 when a check failed.
+//!
+//! With `--by phase` (or `--phase` windows, or in the report when the inputs carry marks) the same
+//! pass also feeds one collector per phase ([`PhaseCollector`]); the phases are summarised like the
+//! whole run and compared, and `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,16 +18,18 @@ use anyhow::Result;
 
 use crate::analysis::checks::{Check, parse_check, resolve};
 use crate::analysis::collect::{CollectConfig, Collector, wanted_fields};
+use crate::analysis::compare::{self, Measure, Part, is_comparison_check};
 use crate::analysis::events::EventCollector;
 use crate::analysis::findings::Thresholds;
+use crate::analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
 use crate::analysis::stat::Stat;
 use crate::analysis::usage::UsageCollector;
-use crate::analysis::window::WindowSpec;
+use crate::analysis::window::{PhaseWindow, WindowSpec};
 use crate::analysis::{CheckResult, Companions, Summary, build, evaluate};
 use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
 use crate::present::{SummaryFormat, render};
-use crate::read::inputs::{Discovered, Input, discover_recording};
-use crate::read::scan::{ReadOptions, scan, table_of};
+use crate::read::inputs::{Discovered, Input, Kind, discover_recording};
+use crate::read::scan::{ReadOptions, probe_fields, scan, table_of};
 use crate::schema::catalog::{Field, Table};
 use crate::schema::cols::{self, NO_TS};
 use crate::schema::run::InputInfo;
@@ -42,16 +48,45 @@ pub struct SummarizeConfig {
     pub format: SummaryFormat,
     /// Allow a progress bar (stderr a terminal, reading slow).
     pub progress: bool,
+    /// Print the inputs' warnings on stderr (`watch` keeps its screen clean).
+    pub warnings: bool,
+    /// Whether to split the data by phase.
+    pub phases: PhaseMode,
+    /// `--phase NAME=SINCE..UNTIL`: phases as time windows, for inputs without marks.
+    pub phase_windows: Vec<PhaseWindow>,
+    /// `--baseline LABEL`: the phase the others are compared with (default: the first).
+    pub baseline: Option<String>,
+}
+
+/// When the data is split by phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseMode {
+    Off,
+    /// When an input carries a `phase` column or `--phase` windows are given (the report).
+    IfMarked,
+    /// Always (`--by phase`, `--phase`).
+    On,
+}
+
+/// A `--fail-if` check: on a statistic, or on a comparison of the phases.
+#[derive(Debug, Clone)]
+pub enum ParsedCheck {
+    Stat(Check, Stat),
+    Compare(Check, Measure, Part),
 }
 
 /// Parse and resolve the checks; errors are usage errors.
-pub fn parse_checks(exprs: &[String]) -> Result<Vec<(Check, Stat)>> {
+pub fn parse_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
     exprs
         .iter()
         .map(|e| {
             let c = parse_check(e).map_err(UsageError)?;
+            if is_comparison_check(&c) {
+                let (m, part) = compare::resolve(&c).map_err(UsageError)?;
+                return Ok(ParsedCheck::Compare(c, m, part));
+            }
             let stat = resolve(&c).map_err(UsageError)?;
-            Ok((c, stat))
+            Ok(ParsedCheck::Stat(c, stat))
         })
         .collect()
 }
@@ -141,16 +176,93 @@ fn companions(
     Ok(Companions { events, events_more, users })
 }
 
-/// Read the inputs, compute the summary and evaluate the checks; input warnings go to stderr. What
-/// [`run`] prints, and what `gpumon report` renders.
-pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
+/// What `summarize` found: the summary, the per-phase report when asked for, the checks' outcomes.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub summary: Summary,
+    pub phases: Option<PhaseReport>,
+    pub checks: Vec<CheckResult>,
+}
+
+/// The state of one part of the data: the whole run's collector and, split by phase, the phases'.
+struct Parts {
+    all: Collector,
+    phases: Option<PhaseCollector>,
+}
+
+/// How rows are split by phase: windows when given, else the `phase` column when asked for or, for
+/// the report, when an input has one.
+fn phase_split(cfg: &SummarizeConfig, found: &Discovered, range: Option<(i64, i64)>) -> Option<Split> {
+    if !cfg.phase_windows.is_empty() {
+        let w: Vec<_> = cfg.phase_windows.iter().map(|w| w.resolve(range)).collect();
+        return Some(Split::Windows(w.into()));
+    }
+    let marked = || {
+        found
+            .inputs
+            .iter()
+            .filter(|i| i.kind != Kind::Nvsmi)
+            .any(|i| probe_fields(i, &cfg.read).is_ok_and(|f| f.contains(&Field::Phase)))
+    };
+    match cfg.phases {
+        PhaseMode::Off => None,
+        PhaseMode::On => Some(Split::Column),
+        PhaseMode::IfMarked => marked().then_some(Split::Column),
+    }
+}
+
+/// One pass over every metrics input into the collectors; returns them with what each input held.
+fn collect(
+    cfg: &SummarizeConfig,
+    found: &Discovered,
+    ccfg: &CollectConfig,
+    split: Option<&Split>,
+    progress: &Progress,
+) -> Result<(Parts, Vec<InputInfo>)> {
+    let mut want = wanted_fields();
+    if split.is_some() {
+        want.push(Field::Phase);
+    }
+    let init = || Parts {
+        all: Collector::new(ccfg.clone()),
+        phases: split.map(|s| PhaseCollector::new(ccfg.clone(), s.clone())),
+    };
+    let visit = |st: &mut Parts, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
+        st.all.visit(b, host)?;
+        st.phases.as_mut().map_or(Ok(()), |p| p.visit(b, host))
+    };
+    let mut all = init();
+    let mut reports = Vec::new();
+    for input in &found.inputs {
+        let (parts, rep) = scan(input, &cfg.read, &want, progress, &init, &visit)?;
+        for p in parts {
+            all.all.append(p.all);
+            if let (Some(mine), Some(later)) = (all.phases.as_mut(), p.phases) {
+                mine.append(later);
+            }
+        }
+        reports.push(rep);
+    }
+    Ok((all, reports))
+}
+
+/// Read the inputs, compute the summary (and the phases' when asked for) and evaluate the checks;
+/// input warnings go to stderr. What [`run`] prints, and what `gpumon report` renders.
+pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
     let checks = parse_checks(&cfg.checks)?;
+    if cfg.phases == PhaseMode::Off
+        && let Some(ParsedCheck::Compare(c, ..)) = checks.iter().find(|c| matches!(c, ParsedCheck::Compare(..)))
+    {
+        return Err(
+            UsageError(format!("--fail-if '{c}' checks a comparison: add --by phase, or use gpumon compare")).into()
+        );
+    }
     let all_inputs = find_inputs(&cfg.inputs, &cfg.read)?;
     let found = &all_inputs.metrics;
     let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
-    let passes = if cfg.window.needs_range() { 2 } else { 1 };
-    let progress = Progress::new(size * passes, cfg.progress);
-    let range = if cfg.window.needs_range() { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
+    let needs_range = cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
+    let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
+    let range = if needs_range { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
     let window = cfg.window.resolve(range);
     let ccfg = CollectConfig {
         since: window.0,
@@ -158,38 +270,51 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
         input_bound_util: cfg.thresholds.input_bound_util,
         pegged_core: cfg.thresholds.pegged_core,
     };
-    let want = wanted_fields();
-    let mut all = Collector::new(ccfg.clone());
-    let mut reports = Vec::new();
-    for input in &found.inputs {
-        let init = || Collector::new(ccfg.clone());
-        let visit = |c: &mut Collector, b: &arrow_array::RecordBatch, host: &str| c.visit(b, host);
-        let (parts, rep) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
-        for p in parts {
-            all.append(p);
-        }
-        reports.push(rep);
-    }
+    let split = phase_split(cfg, found, range);
+    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;
     let companions = companions(&all_inputs, &cfg.read, window, &progress, &mut reports)?;
     progress.finish();
-    for r in &reports {
+    for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
             crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
     }
-    let summary = build(all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
+    let summary = build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
     if summary.hosts.is_empty() && summary.users.is_empty() {
-        let why = if summary.windowed_out > 0 {
-            "no rows inside the window"
-        } else if !cfg.read.gpus.is_empty() {
-            "no rows of the GPUs --gpus selects"
-        } else {
-            "no GPU or host metrics"
-        };
-        return Err(UsageError(format!("nothing to summarize: {why}")).into());
+        return Err(UsageError(format!("nothing to summarize: {}", nothing_why(&summary, cfg))).into());
     }
-    let results: Vec<CheckResult> = checks.iter().map(|(c, stat)| evaluate(c, *stat, &summary)).collect();
-    Ok((summary, results))
+    let phases = all
+        .phases
+        .map(|p| build_phases(p, &cfg.thresholds, window, cfg.baseline.as_deref()))
+        .transpose()
+        .map_err(UsageError)?;
+    let results = checks.iter().map(|c| check(c, &summary, phases.as_ref())).collect();
+    Ok(Outcome { summary, phases, checks: results })
+}
+
+/// Why a summary has nothing in it.
+fn nothing_why(s: &Summary, cfg: &SummarizeConfig) -> &'static str {
+    if s.windowed_out > 0 {
+        "no rows inside the window"
+    } else if !cfg.read.gpus.is_empty() {
+        "no rows of the GPUs --gpus selects"
+    } else {
+        "no GPU or host metrics"
+    }
+}
+
+/// Evaluate one check: on the summary, or on the comparison of the marked phases.
+fn check(c: &ParsedCheck, s: &Summary, phases: Option<&PhaseReport>) -> CheckResult {
+    match c {
+        ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
+        ParsedCheck::Compare(c, m, part) => {
+            let cols: Vec<(String, &Summary)> = phases
+                .map(|p| p.phases.iter().filter_map(|x| Some((x.label.clone()?, &x.summary))).collect())
+                .unwrap_or_default();
+            let base = phases.and_then(|p| p.comparison.as_ref()).map_or(0, |c| c.baseline);
+            compare::evaluate(c, *m, *part, &cols, base)
+        }
+    }
 }
 
 /// Print the failed checks to stderr; the exit code of the checks.
@@ -204,12 +329,15 @@ pub fn report_checks(results: &[CheckResult]) -> i32 {
 
 /// Run the command; returns the exit code.
 pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
-    let (summary, results) = summarize(cfg)?;
-    let text = render(&summary, &results, cfg.format);
+    let o = summarize(cfg)?;
+    let text = match &o.phases {
+        Some(p) => crate::present::phases::render(&o.summary, &o.checks, p, cfg.format),
+        None => render(&o.summary, &o.checks, cfg.format),
+    };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(report_checks(&results))
+    Ok(report_checks(&o.checks))
 }
 
 impl LogArgs {
@@ -240,13 +368,15 @@ impl SummarizeArgs {
             SummaryFormatArg::Json => crate::present::SummaryFormat::Json,
             SummaryFormatArg::Csv => crate::present::SummaryFormat::Csv,
         };
-        self.input.into_config(format)
+        let phases = if self.by.is_some() { PhaseMode::On } else { PhaseMode::Off };
+        self.input.into_config(format, phases)
     }
 }
 
 impl InputArgs {
-    pub fn into_config(self, format: crate::present::SummaryFormat) -> Result<crate::cmd::summarize::SummarizeConfig> {
-        use crate::analysis::window::{WindowSpec, parse_time};
+    /// The config; `phases` says when to split by phase (`--phase` windows always do).
+    pub fn into_config(self, format: SummaryFormat, phases: PhaseMode) -> Result<SummarizeConfig> {
+        use crate::analysis::window::{parse_phase_window, parse_time};
         let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
             s.as_deref()
@@ -262,7 +392,12 @@ impl InputArgs {
         for t in &self.thresholds {
             thresholds.set(t).map_err(UsageError)?;
         }
-        Ok(crate::cmd::summarize::SummarizeConfig {
+        let phase_windows = self
+            .phase_windows
+            .iter()
+            .map(|w| parse_phase_window(w, &read.zone).map_err(UsageError))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SummarizeConfig {
             inputs: self.inputs,
             read,
             window,
@@ -270,6 +405,10 @@ impl InputArgs {
             checks: self.fail_if,
             format,
             progress: !self.quiet,
+            warnings: true,
+            phases: if phase_windows.is_empty() { phases } else { PhaseMode::On },
+            phase_windows,
+            baseline: self.baseline,
         })
     }
 }

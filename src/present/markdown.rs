@@ -8,7 +8,8 @@ use crate::analysis::{HostSummary, Summary};
 use crate::present::{count, dur, num, throttle_list, ts};
 use crate::schema::catalog::Field;
 
-fn esc(s: &str) -> String {
+/// Text for a table cell (a `|` would end it).
+pub fn esc(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
@@ -194,19 +195,24 @@ fn inputs(o: &mut String, s: &Summary) {
 pub fn render(s: &Summary) -> String {
     let mut o = String::new();
     header(&mut o, s);
-    for h in &s.hosts {
-        let _ = writeln!(o, "## Host `{}`\n", h.name);
-        if !h.gpus.is_empty() {
-            gpu_table(&mut o, h);
-            gpu_notes(&mut o, h);
-        }
-        if h.has_host_data {
-            host_table(&mut o, h);
-        }
-        findings(&mut o, h);
-    }
+    host_sections(&mut o, s, "##");
     events(&mut o, s);
     users(&mut o, s);
     inputs(&mut o, s);
     o
+}
+
+/// A section per host (GPU table, notes, host figures, findings) under `level` headings.
+pub fn host_sections(o: &mut String, s: &Summary, level: &str) {
+    for h in &s.hosts {
+        let _ = writeln!(o, "{level} Host `{}`\n", h.name);
+        if !h.gpus.is_empty() {
+            gpu_table(o, h);
+            gpu_notes(o, h);
+        }
+        if h.has_host_data {
+            host_table(o, h);
+        }
+        findings(o, h);
+    }
 }

@@ -1,11 +1,14 @@
 //! Presenters for a summary: aligned text table (default, fits 80 columns), markdown, JSON (the stable
 //! shape in docs/summary-json.md) and CSV (one statistic per line). They only read the [`Summary`].
 
+pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod phases;
 pub mod table;
+pub mod watch;
 
 use chrono::{DateTime, Utc};
 

@@ -119,7 +119,8 @@ fn energy(wh: Option<f64>) -> String {
     }
 }
 
-fn line(out: &mut String, text: &str) {
+/// A line wrapped to the report's width.
+pub fn line(out: &mut String, text: &str) {
     out.push_str(&wrap(text, WIDTH, 4));
     out.push('\n');
 }
@@ -226,7 +227,8 @@ fn gpu_notes(out: &mut String, h: &HostSummary) {
     }
 }
 
-fn host_block(out: &mut String, h: &HostSummary) {
+/// One host: its GPUs, gaps and clock events, host figures and findings.
+pub fn host_block(out: &mut String, h: &HostSummary) {
     let _ = writeln!(out, "Host {}", h.name);
     if !h.gpus.is_empty() {
         gpu_block(out, h);

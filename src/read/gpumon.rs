@@ -131,7 +131,7 @@ impl ParquetFile {
 
     /// Read the columns of `want` (plus timestamp, host and GPU keys), row groups split into
     /// contiguous parts read by up to `threads` threads. Returns one state per part, in file order.
-    /// Text columns other than the host (uuid, name) are read from the first row group only.
+    /// Text columns other than the host and phase (uuid, name) are read from the first row group only.
     pub fn scan<S: Send>(
         &self,
         want: &[Field],

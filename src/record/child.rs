@@ -19,11 +19,16 @@ pub struct Job {
 }
 
 impl Job {
-    /// Start `argv` as a child of gpumon (same process group: a terminal's Ctrl-C reaches both).
-    pub fn spawn(argv: &[String]) -> Result<Job> {
+    /// Start `argv` as a child of gpumon (same process group: a terminal's Ctrl-C reaches both), with
+    /// the recording's control socket in `$GPUMON_CONTROL` when it has one.
+    pub fn spawn(argv: &[String], control: Option<&std::path::Path>) -> Result<Job> {
         let (prog, args) = argv.split_first().ok_or_else(|| UsageError("no command after --".into()))?;
-        let child =
-            Command::new(prog).args(args).spawn().map_err(|e| UsageError(format!("cannot start {prog}: {e}")))?;
+        let mut cmd = Command::new(prog);
+        cmd.args(args);
+        if let Some(c) = control {
+            cmd.env(crate::schema::control::ENV, c);
+        }
+        let child = cmd.spawn().map_err(|e| UsageError(format!("cannot start {prog}: {e}")))?;
         let tracker = JobTracker::new(child.id());
         Ok(Job { child: Some(child), tracker, pids: PidSet::default(), exit: None, stopping: false })
     }

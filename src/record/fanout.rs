@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 
+use crate::record::live::Live;
 use crate::schema::catalog::{Field, Table};
 use crate::schema::files::companion_path;
 use crate::schema::row::{GpuEvent, Row, Selection, Tick, Value};
@@ -63,6 +64,8 @@ pub struct Outputs {
     events_cfg: Option<WriterConfig>,
     /// The events file, for messages.
     events_file: Option<String>,
+    /// The live status file `gpumon watch` reads.
+    live: Option<Live>,
     /// Owner and command of PIDs seen on a GPU (None: not visible in this PID namespace).
     names: HashMap<u32, Option<Owner>>,
 }
@@ -73,9 +76,10 @@ impl Outputs {
         procs: Option<Writer>,
         events_cfg: Option<WriterConfig>,
         exporter: Option<Exporter>,
+        live: Option<Live>,
     ) -> Outputs {
         let events_file = events_cfg.as_ref().map(|c| c.target.to_string());
-        Outputs { writer, procs, exporter, events: None, events_cfg, events_file, names: HashMap::new() }
+        Outputs { writer, procs, exporter, events: None, events_cfg, events_file, live, names: HashMap::new() }
     }
 
     /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
@@ -119,6 +123,9 @@ impl Outputs {
     pub fn send(&mut self, t: Tick, stats: &RunStats, job: Option<&dyn Fn(u32) -> bool>) -> Result<(), ()> {
         if let Some(e) = &self.exporter {
             e.publish(&t, stats);
+        }
+        if let Some(l) = &self.live {
+            l.publish(&t, stats);
         }
         if self.procs.is_some() {
             let pt = self.process_rows(&t, job);
@@ -205,9 +212,13 @@ impl Outputs {
         )
     }
 
+    /// Stop the endpoint, remove the status file, close the files.
     pub fn finish(self) -> Result<WriterReport> {
         if let Some(e) = self.exporter {
             e.stop();
+        }
+        if let Some(l) = self.live {
+            l.finish();
         }
         let procs = self.procs.map(Writer::finish).transpose();
         let events = self.events.map(Writer::finish).transpose();

@@ -6,7 +6,10 @@
 pub mod agg;
 mod child;
 mod clock;
+mod control;
 mod fanout;
+mod live;
+mod rundir;
 mod setup;
 mod signals;
 mod tick;
@@ -68,6 +71,8 @@ pub struct RecordConfig {
     pub keep_going: bool,
     /// Write one row per (tick, GPU, process) beside the main output.
     pub processes: bool,
+    /// Listen for phase marks (`gpumon mark`) on a control socket; off with `--no-marks`.
+    pub marks: bool,
 }
 
 /// How a run ended.
@@ -96,6 +101,8 @@ struct Recorder<'a> {
     hostname: Arc<str>,
     rows: Rows,
     out: Emitter,
+    /// The control socket for phase marks, when the run has one.
+    control: Option<control::Control>,
     /// The output as the user named it, for messages.
     target_name: String,
     show_status: bool,
@@ -238,6 +245,12 @@ impl Recorder<'_> {
             None => None,
         };
         let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
+        if let Some(c) = self.control.take() {
+            if let Some(marks) = c.marks.json() {
+                outputs.add_metadata("gpumon.marks", &marks);
+            }
+            drop(c);
+        }
         if let Some(code) = job_exit {
             outputs.add_metadata("gpumon.job.exit_code", &code.to_string());
         }

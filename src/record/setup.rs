@@ -9,11 +9,15 @@ use chrono::Utc;
 
 use crate::record::child::Job;
 use crate::record::clock::Stamper;
+use crate::record::control::Control;
 use crate::record::fanout::{Outputs, companion_target, events_selection, procs_selection};
+use crate::record::live::Live;
+use crate::record::rundir::RunDir;
 use crate::record::tick::{Emitter, Rows, Sources};
 use crate::record::{RecordConfig, Recorder};
 use crate::schema::catalog::{Source, Table};
-use crate::schema::files::{Format, OutputSet};
+use crate::schema::files::{Format, OutputSet, status_path};
+use crate::schema::live::{self, LiveStatus};
 use crate::schema::row::Selection;
 use crate::schema::run::RunMeta;
 use crate::sink::Target;
@@ -46,11 +50,13 @@ impl<'a> Recorder<'a> {
             start: Utc::now(),
             driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
         };
-        let outputs = open_outputs(cfg, &meta)?;
+        let dir = run_dir(cfg);
+        let control = open_control(cfg, dir.as_ref());
+        let outputs = open_outputs(cfg, &meta, control.as_ref(), dir)?;
         let mut job = match (&cfg.wrap[..], cfg.pid) {
             ([], None) => None,
             ([], Some(pid)) => Some(Job::follow(pid)?),
-            (argv, _) => Some(Job::spawn(argv)?),
+            (argv, _) => Some(Job::spawn(argv, control.as_ref().map(|c| c.path.as_path()))?),
         };
         if let (Some(j), Some(p)) = (job.as_mut(), job_pids.as_ref()) {
             j.share_pids(p.clone());
@@ -61,7 +67,8 @@ impl<'a> Recorder<'a> {
             sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every) },
             hostname,
             rows: Rows::new(per_row),
-            out: Emitter::new(outputs, job_pids),
+            out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),
+            control,
             target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),
             show_status: status::enable(cfg.quiet),
         })
@@ -85,9 +92,57 @@ fn open_host_sources(cfg: &RecordConfig) -> Result<(Option<HostSource>, Option<C
     Ok((host, cgroup))
 }
 
-/// The main writer, the per-process writer beside it (Parquet or CSV like the main file) and
-/// the metrics endpoint, each when asked for.
-fn open_outputs(cfg: &RecordConfig, meta: &RunMeta) -> Result<Outputs> {
+/// The run's private directory, for the status file of a run writing a file and the control socket.
+fn run_dir(cfg: &RecordConfig) -> Option<Arc<RunDir>> {
+    let wanted = matches!(cfg.target, Some(Target::File(_))) || (cfg.marks && !cfg.wrap.is_empty());
+    if !wanted {
+        return None;
+    }
+    RunDir::create()
+        .map_err(|e| {
+            warn(&format!("no private directory for the control socket and status file ({e}): marks disabled"))
+        })
+        .ok()
+}
+
+/// The control socket for phase marks, for a run writing a file (its status file says where the
+/// socket is) or wrapping a job (`$GPUMON_CONTROL`); none with `--no-marks`.
+fn open_control(cfg: &RecordConfig, dir: Option<&Arc<RunDir>>) -> Option<Control> {
+    let reachable = matches!(cfg.target, Some(Target::File(_))) || !cfg.wrap.is_empty();
+    dir.filter(|_| cfg.marks && reachable).and_then(Control::open)
+}
+
+/// The live status file of a run writing a file (`gpumon watch`).
+fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir: Option<Arc<RunDir>>) -> Option<Live> {
+    let Some(Target::File(p)) = &cfg.target else { return None };
+    let job = match (&cfg.wrap[..], cfg.pid) {
+        ([], None) => None,
+        ([], Some(pid)) => Some(format!("pid {pid}")),
+        (argv, _) => Some(argv.join(" ")),
+    };
+    let base = LiveStatus {
+        schema: live::SCHEMA.to_string(),
+        pid: std::process::id(),
+        // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
+        host: sysinfo::System::host_name().unwrap_or_else(|_| meta.hostname.clone()),
+        output: p.display().to_string(),
+        control: control.map(|c| c.path.display().to_string()),
+        interval_s: meta.interval_s,
+        started: meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        job,
+        ..LiveStatus::default()
+    };
+    Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone()))
+}
+
+/// The main writer, the per-process writer beside it (Parquet or CSV like the main file), the
+/// metrics endpoint and the status file, each when asked for.
+fn open_outputs(
+    cfg: &RecordConfig,
+    meta: &RunMeta,
+    control: Option<&Control>,
+    dir: Option<Arc<RunDir>>,
+) -> Result<Outputs> {
     let writer = cfg
         .target
         .as_ref()
@@ -107,7 +162,7 @@ fn open_outputs(cfg: &RecordConfig, meta: &RunMeta) -> Result<Outputs> {
         ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
     });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    Ok(Outputs::new(writer, procs, events, exporter))
+    Ok(Outputs::new(writer, procs, events, exporter, open_live(cfg, meta, control, dir)))
 }
 
 /// The writer settings of one output of this run.

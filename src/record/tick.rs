@@ -11,6 +11,7 @@ use chrono::Utc;
 use crate::record::agg::Aggregator;
 use crate::record::child::Job;
 use crate::record::clock::Stamper;
+use crate::record::control::PhaseClock;
 use crate::record::fanout::Outputs;
 use crate::schema::catalog::{Field, Source};
 use crate::schema::row::{GpuEvent, GpuProc, Row, Selection, Tick, Value};
@@ -139,6 +140,8 @@ impl Rows {
 pub struct Emitter {
     pub outputs: Outputs,
     pub stats: RunStats,
+    /// The phase marks of a run with a control channel, stamped on every row (`phase`).
+    phase: Option<PhaseClock>,
     /// The job's PID set, for `proc.job` of the per-process rows.
     job: Option<PidSet>,
     /// Ticks missed since the last row handed on; carried by the next row's `missed`.
@@ -146,8 +149,8 @@ pub struct Emitter {
 }
 
 impl Emitter {
-    pub fn new(outputs: Outputs, job: Option<PidSet>) -> Emitter {
-        Emitter { outputs, stats: RunStats::default(), job, pending_missed: 0 }
+    pub fn new(outputs: Outputs, job: Option<PidSet>, phase: Option<PhaseClock>) -> Emitter {
+        Emitter { outputs, stats: RunStats::default(), phase, job, pending_missed: 0 }
     }
 
     /// Count `n` ticks that will never be recorded.
@@ -160,6 +163,13 @@ impl Emitter {
     pub fn emit(&mut self, mut t: Tick) {
         for r in &mut t.rows {
             r.set(Field::Missed, Value::U(self.pending_missed));
+        }
+        // A row belongs to the phase current at its timestamp, the end of the interval it describes.
+        if let Some(clock) = &mut self.phase {
+            let p = clock.at(t.ts);
+            for r in &mut t.rows {
+                r.set(Field::Phase, p.clone());
+            }
         }
         self.stats.ticks += 1;
         // A read guard, not a copy: only this thread writes the set, and only between ticks.

@@ -97,6 +97,7 @@ pub enum Field {
     EventKind,
     EventCode,
     EventDetail,
+    Phase,
     Missed,
 }
 
@@ -554,6 +555,8 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "The Xid number of an xid event (see `gpumon summarize` for what it means); empty for other kinds."),
     def!(EventDetail, "detail", ["event.detail"], "", false, Str, Event, Identity, None, false,
         "What NVML said besides kind and code (e.g. an Xid NVML could not name)."),
+    def!(Phase, "phase", [], "", false, Str, Meta, Last, None, false,
+        "Experiment phase current at the row's timestamp, as marked with `gpumon mark LABEL` (null before the first mark and after `gpumon mark --end`). In the default columns of a wrapped job; --phases adds it otherwise."),
     def!(Missed, "missed", [], "", false, I32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];

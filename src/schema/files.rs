@@ -223,6 +223,12 @@ pub fn journal_path(piece: &Path) -> PathBuf {
     hidden(piece, JOURNAL)
 }
 
+/// The live status file the recorder of `base` rewrites after every row and removes at its end
+/// (`gpumon watch`; `gpumon mark --run` finds the control socket in it).
+pub fn status_path(base: &Path) -> PathBuf {
+    hidden(base, ".status")
+}
+
 /// The piece a journal belongs to.
 pub fn piece_of_journal(journal: &Path) -> Option<PathBuf> {
     let name = journal.file_name()?.to_str()?;

@@ -5,6 +5,7 @@
 mod cgroup;
 mod common;
 mod doctor;
+mod experiments;
 mod gpm;
 mod job;
 mod longrun;

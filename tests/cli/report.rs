@@ -33,7 +33,7 @@ fn chromium() -> PathBuf {
 }
 
 /// Open `html` in headless Chromium; screenshot (and PDF) under target/test-artifacts/report/.
-fn browse(html: &Path, name: &str) -> Value {
+pub fn browse(html: &Path, name: &str) -> Value {
     let browser = chromium();
     let dir = artifacts();
     let out = Command::new("python3")

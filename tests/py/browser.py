@@ -64,6 +64,11 @@ DOM_FACTS = r"""
     page_height: document.documentElement.scrollHeight,
     max_line_runs: Math.max(0, ...[...document.querySelectorAll('svg.chart path.l:not(.k)')]
       .map(p => (p.getAttribute('d').match(/M/g) || []).length)),
+    phase_bands: [...document.querySelectorAll('svg.chart, svg.heatmap')].map(s =>
+      [...s.querySelectorAll('rect.ph')].filter(r => r.getBoundingClientRect().width > 1).map(r => r.dataset.phase)),
+    phase_fills: [...new Set([...document.querySelectorAll('svg rect.ph')].map(r => getComputedStyle(r).fill))],
+    comparison_rows: [...document.querySelectorAll('table.comparison tbody tr')].map(tr => tr.dataset.stat),
+    verdicts: [...document.querySelectorAll('ul.verdicts li')].map(li => li.textContent),
   });
 })()
 """

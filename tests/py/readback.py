@@ -32,6 +32,10 @@ def parquet(path):
                 for name in t.column_names
             },
             "row_groups": md.num_row_groups,
+            "encodings": {
+                md.row_group(0).column(i).path_in_schema: list(md.row_group(0).column(i).encodings)
+                for i in range(md.num_columns)
+            } if md.num_row_groups else {},
         }
     }
     df = pd.read_parquet(path)

@@ -8,11 +8,13 @@ use std::fmt::Write;
 use chrono::{DateTime, Utc};
 
 use crate::analysis::events::EventRecord;
+use crate::analysis::phases::PhaseReport;
 use crate::analysis::series::{Collected, Env, Track};
 use crate::analysis::stat::Stat;
 use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use crate::present::html::axis::{group, time_ticks};
 use crate::present::html::markup::esc;
+use crate::present::html::phases as html_phases;
 use crate::present::html::svg::{Chart, Conn, HeatRow, Plot, Style, TimeAxis, chart, heatmap};
 use crate::present::html::tables;
 use crate::util::zone::Zone;
@@ -331,16 +333,23 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
     out.push_str("</section>");
 }
 
-/// The body of the report, from the summary, its checks and the series.
-pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone) -> String {
+/// The body of the report, from the summary, its checks, the series and the phases (when marked).
+pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone, phases: Option<&PhaseReport>) -> String {
     let grid = c.grid;
-    let axis =
-        TimeAxis { grid, ticks: time_ticks(grid.start, grid.end, 6), wide_ticks: time_ticks(grid.start, grid.end, 12) };
+    let axis = TimeAxis {
+        grid,
+        ticks: time_ticks(grid.start, grid.end, 6),
+        wide_ticks: time_ticks(grid.start, grid.end, 12),
+        bands: phases.map(html_phases::bands).unwrap_or_default(),
+    };
     let gap_k = s.thresholds.gap_intervals;
     // Inputs with `.max` companion columns: the bands then reach the sub-sample peaks.
     let has_max = s.inputs.iter().any(|i| i.fields.iter().any(|f| f.def().max_of.is_some()));
     let mut out = String::with_capacity(1 << 20);
     summary_part(&mut out, s, checks, grid.start, grid.end, tz);
+    if let Some(p) = phases.filter(|p| !p.labels().is_empty()) {
+        out.push_str(&html_phases::section(p, &s.thresholds));
+    }
     heatmap_part(&mut out, s, c, &axis);
     let _ = write!(
         out,

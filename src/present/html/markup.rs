@@ -66,6 +66,10 @@ svg .b{stroke:none}
 .c1{stroke:#bc4c00}.b1{fill:#bc4c00;fill-opacity:.2}
 .c2{stroke:#1a7f37}.b2{fill:#1a7f37;fill-opacity:.2}
 .c3{stroke:#57606a}.b3{fill:#57606a;fill-opacity:.2}
+svg .ph{stroke:none}svg .pl{font-size:10px;fill:var(--mute)}
+.p0{fill:#8250df;fill-opacity:.12}.p1{fill:#bf8700;fill-opacity:.14}.p2{fill:#1b7c83;fill-opacity:.12}.p3{fill:#cf222e;fill-opacity:.10}
+.phs{display:inline-block;width:14px;height:10px;margin-right:5px}
+.phs.p0{background:#8250df30}.phs.p1{background:#bf870038}.phs.p2{background:#1b7c8330}.phs.p3{background:#cf222e28}
 svg .hm-row path{shape-rendering:crispEdges}
 .h0{fill:#ffffd9}.h1{fill:#edf8b1}.h2{fill:#c7e9b4}.h3{fill:#7fcdbb}.h4{fill:#41b6c4}
 .h5{fill:#1d91c0}.h6{fill:#225ea8}.h7{fill:#253494}.h8{fill:#1a2670}.h9{fill:#081d58}

@@ -4,5 +4,6 @@
 pub mod axis;
 pub mod body;
 pub mod markup;
+pub mod phases;
 pub mod svg;
 pub mod tables;

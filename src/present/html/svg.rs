@@ -70,6 +70,47 @@ pub struct TimeAxis {
     /// Tick instants (UTC µs) and labels for the charts and for the wider heatmap.
     pub ticks: Vec<(i64, String)>,
     pub wide_ticks: Vec<(i64, String)>,
+    /// The experiment phases, shaded under every chart.
+    pub bands: Vec<Band>,
+}
+
+/// A phase shaded on the time axis: `[start, end)` UTC µs, colour slot `color` (one per label).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub label: String,
+    pub start: i64,
+    pub end: i64,
+    pub color: usize,
+}
+
+/// The phase bands over a plot area (translucent, over a heatmap's cells too), each with its label
+/// at the top where it fits.
+fn bands(s: &mut String, axis: &TimeAxis, left: f64, width: f64, top: f64, height: f64) {
+    for b in &axis.bands {
+        let x0 = x_px(axis, b.start, left, width).clamp(left, left + width);
+        let x1 = x_px(axis, b.end, left, width).clamp(left, left + width);
+        if x1 <= x0 {
+            continue;
+        }
+        let _ = write!(
+            s,
+            r#"<rect class="ph p{}" data-phase="{}" x="{}" y="{top}" width="{}" height="{height}"><title>phase {}</title></rect>"#,
+            b.color % 4,
+            esc(&b.label),
+            f1(x0),
+            f1(x1 - x0),
+            esc(&b.label)
+        );
+        let fits = ((x1 - x0 - 4.0) / 6.0).floor().max(0.0) as usize;
+        if fits >= 3 {
+            let text: String = if b.label.chars().count() <= fits {
+                b.label.clone()
+            } else {
+                format!("{}…", b.label.chars().take(fits - 1).collect::<String>())
+            };
+            let _ = write!(s, r#"<text class="pl" x="{}" y="{}">{}</text>"#, f1(x0 + 3.0), f1(top + 11.0), esc(&text));
+        }
+    }
 }
 
 const W: f64 = 600.0;
@@ -234,6 +275,7 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> 
         esc(&c.y_label)
     );
     time_axis(&mut s, axis, &axis.ticks, L, PW, top, PH);
+    bands(&mut s, axis, L, PW, top, PH);
     // Data.
     let (sx, sy) = (PW / (2.0 * axis.grid.n as f64), PH / 1000.0);
     let _ = write!(s, r#"<g transform="translate({L} {top}) scale({sx:.6} {sy})">"#);
@@ -423,6 +465,7 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             mean.map_or("-".into(), |m| format!("mean {m:.0} %"))
         );
     }
+    bands(&mut s, axis, HL, pw, top, bottom_rows);
     // Legend: the ten levels and "no data".
     let ly = top + rows.len() as f64 * ROW + 46.0;
     for lv in 0..10 {
@@ -507,7 +550,8 @@ mod tests {
     fn charts_and_heatmap_escape_their_text() {
         let e = env(&[Some(10.0), Some(20.0)]);
         let grid = Grid::new(0, 1_999_999, 2);
-        let axis = TimeAxis { grid, ticks: vec![(0, "00:00:00".into())], wide_ticks: vec![] };
+        let band = Band { label: "bs=<64>".into(), start: 1_000_000, end: 1_999_999, color: 5 };
+        let axis = TimeAxis { grid, ticks: vec![(0, "00:00:00".into())], wide_ticks: vec![], bands: vec![band] };
         let rows = [1, 1];
         let ts = [0, 1_000_000];
         let conn = Conn { rows: &rows, first: &ts, last: &ts, gap_us: 3e6 };
@@ -528,6 +572,8 @@ mod tests {
         assert!(s.contains("<title>Xid 79 &lt;bus&gt;</title>"), "{s}");
         assert!(!s.contains("<h>"));
         assert!(s.contains("mean 15 %"), "{s}");
+        assert!(s.contains(r#"<rect class="ph p1" data-phase="bs=&lt;64&gt;" x="325" y="30" width="263""#), "{s}");
+        assert!(s.contains(r#"<text class="pl" x="328" y="41">bs=&lt;64&gt;</text>"#), "{s}");
         let empty = Env::default();
         let c2 = Chart { plots: vec![Plot { label: "x".into(), env: &empty, style: Style::Line, color: 0 }], ..c };
         assert!(chart(&c2, &axis, &conn).is_none());

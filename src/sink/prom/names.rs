@@ -181,6 +181,9 @@ pub fn exposure(def: &FieldDef) -> Exposure {
         PromKind::None if def.ty == Ty::Timestamp => {
             return Exposure::Omitted("Prometheus stamps samples itself; see `gpumon_last_tick_timestamp_seconds`");
         }
+        PromKind::None if def.ty == Ty::Str => {
+            return Exposure::Omitted("a text column of the files (the experiment phase), not a measurement");
+        }
         PromKind::None => return Exposure::Omitted("row bookkeeping; the run counters `gpumon_ticks_*` cover it"),
         PromKind::Label if def.source == Source::Meta || per_gpu(def) => {
             return Exposure::Label(label_name(def));

@@ -1,0 +1,110 @@
+//! `gpumon mark LABEL` / `gpumon mark --end`: send a phase mark to a running recording over its
+//! control socket (`--run PATH`, else `$GPUMON_CONTROL`, which a wrapped command inherits) and wait
+//! for its one-line answer. No recorder listening is exit 2 at once, not a hang.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::cli::MarkArgs;
+use crate::schema::control::{ENV, Request, check_label};
+use crate::schema::files::status_path;
+use crate::schema::live::LiveStatus;
+use crate::util::error::{UsageError, exit};
+
+/// How long the recorder has to answer (it answers at once; a stopped recorder does not).
+const ANSWER: Duration = Duration::from_secs(2);
+
+/// A validated `mark` command line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkConfig {
+    pub request: Request,
+    /// The recording's output path, or None for `$GPUMON_CONTROL`.
+    pub run: Option<PathBuf>,
+}
+
+impl MarkArgs {
+    pub fn into_config(self) -> Result<MarkConfig> {
+        let request = if self.end {
+            Request::End
+        } else {
+            let label = self.label.join(" ");
+            check_label(&label).map_err(|why| UsageError(format!("bad phase label '{label}': {why}")))?;
+            Request::Mark(label.trim().to_string())
+        };
+        Ok(MarkConfig { request, run: self.run })
+    }
+}
+
+/// The control socket of the recording named by `--run` (its status file says where), or of
+/// `$GPUMON_CONTROL`.
+fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
+    let Some(run) = run else {
+        return match std::env::var_os(ENV).filter(|v| !v.is_empty()) {
+            Some(p) => Ok(PathBuf::from(p)),
+            None => Err(UsageError(format!(
+                "which recording? pass --run PATH (the -o of `gpumon record`), or run inside `gpumon record ... -- CMD`, \
+                 which sets ${ENV}"
+            ))
+            .into()),
+        };
+    };
+    let status = status_path(run);
+    let bytes = match std::fs::read(&status) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(UsageError(format!(
+                "cannot reach the recording on {} ({}: {e}): only the user who started it may mark it",
+                run.display(),
+                status.display()
+            ))
+            .into());
+        }
+        r => r.ok(),
+    };
+    bytes
+        .and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok())
+        .and_then(|s| s.control)
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "no recording is listening for marks on {} (no status file {} naming a control socket); is \
+                 `gpumon record -o {}` running?",
+                run.display(),
+                status.display(),
+                run.display()
+            ))
+            .into()
+        })
+}
+
+/// Send the mark; exit 0 when the recorder took it.
+pub fn run(cfg: &MarkConfig) -> Result<i32> {
+    let path = socket(cfg.run.as_deref())?;
+    let mut s = UnixStream::connect(&path).map_err(|e| {
+        let at = path.display();
+        UsageError(if e.kind() == std::io::ErrorKind::PermissionDenied {
+            format!("cannot reach the recording at {at} ({e}): only the user who started it may mark it")
+        } else {
+            format!("no recording is listening for marks at {at} ({e}); is `gpumon record` running on that output?")
+        })
+    })?;
+    let _ = s.set_write_timeout(Some(ANSWER));
+    let _ = s.set_read_timeout(Some(ANSWER));
+    // A recorder that turns the sender away may close before the request is written (EPIPE): its
+    // answer is read all the same. No io::Error is passed on (a broken pipe would read as success).
+    let sent = s.write_all(cfg.request.line().as_bytes());
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let mut answer = String::new();
+    if BufReader::new(&s).read_line(&mut answer).is_err() || answer.is_empty() {
+        let why = sent.err().map_or_else(|| "no answer".to_string(), |e| format!("sending failed: {e}"));
+        bail!("the recording at {} did not take the mark ({why})", path.display());
+    }
+    let answer = answer.trim_end();
+    match answer.strip_prefix("error: ") {
+        Some(why) => Err(UsageError(format!("the recording refused the mark: {why}")).into()),
+        None => Ok(exit::OK),
+    }
+}

@@ -1,0 +1,304 @@
+//! The control channel of a recording: a Unix socket in the run's private directory (`rundir`, mode
+//! 0700; the socket 0600; every peer's uid checked with SO_PEERCRED) on which `gpumon mark` and the
+//! wrapped job set the experiment phase; the status file and `$GPUMON_CONTROL` say where it is (not
+//! beside the output: a socket a crash left there would trip every tool that reads the directory).
+//! One small thread accepts connections one at a time and answers bounded request lines
+//! (`schema::control`); garbage gets an error line and never reaches the record loop. Marks are
+//! stamped with the recorder's clock on arrival and reach the loop through [`PhaseClock`], which costs
+//! one atomic load per row while nobody marks.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+use crate::record::rundir::RunDir;
+use crate::schema::control::{MAX_LINE, Request, parse};
+use crate::schema::row::Value;
+use crate::util::warn::{warn, warn_once};
+
+/// How long a connection may sit idle before it is closed (a sender that does not send its line
+/// holds up later senders this long at most).
+const IDLE: Duration = Duration::from_millis(100);
+
+/// One mark: when it arrived, and the phase it starts (None: `end`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub at: DateTime<Utc>,
+    pub label: Option<Arc<str>>,
+}
+
+/// Every mark of the run, in arrival order, and their count (read without the lock).
+#[derive(Debug, Default)]
+pub struct Marks {
+    count: AtomicU64,
+    log: Mutex<Vec<Mark>>,
+}
+
+impl Marks {
+    /// Record a mark arriving now; returns its time.
+    pub fn push(&self, label: Option<Arc<str>>) -> DateTime<Utc> {
+        let at = Utc::now();
+        if let Ok(mut log) = self.log.lock() {
+            log.push(Mark { at, label });
+            self.count.store(log.len() as u64, Ordering::Release);
+        }
+        at
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// The phase of the latest mark and when it arrived (None before the first mark and after `end`).
+    pub fn current(&self) -> Option<(Arc<str>, DateTime<Utc>)> {
+        let log = self.log.lock().ok()?;
+        let last = log.last()?;
+        last.label.clone().map(|l| (l, last.at))
+    }
+
+    /// The marks as the JSON list stored in the file metadata (`gpumon.marks`): `[{"time", "label"}]`,
+    /// time RFC 3339 UTC with microseconds, label null for an `end`. None without marks.
+    pub fn json(&self) -> Option<String> {
+        let log = self.log.lock().ok()?;
+        if log.is_empty() {
+            return None;
+        }
+        let list: Vec<serde_json::Value> = log
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "time": m.at.to_rfc3339_opts(SecondsFormat::Micros, true),
+                    "label": m.label.as_deref(),
+                })
+            })
+            .collect();
+        serde_json::to_string(&list).ok()
+    }
+}
+
+/// The record loop's view of the marks: the phase current at a row's timestamp.
+#[derive(Debug)]
+pub struct PhaseClock {
+    marks: Arc<Marks>,
+    /// Marks applied so far (a later one may still wait for a row at or after its time).
+    next: usize,
+    current: Value,
+}
+
+impl PhaseClock {
+    pub fn new(marks: Arc<Marks>) -> PhaseClock {
+        PhaseClock { marks, next: 0, current: Value::Null }
+    }
+
+    /// The phase of a row stamped `ts`: the label of the latest mark that arrived at or before it.
+    /// One atomic load when every mark is applied; the lock only while one waits.
+    pub fn at(&mut self, ts: DateTime<Utc>) -> Value {
+        if self.marks.count() as usize > self.next
+            && let Ok(log) = self.marks.log.lock()
+        {
+            while let Some(m) = log.get(self.next).filter(|m| m.at <= ts) {
+                self.current = m.label.clone().map_or(Value::Null, Value::S);
+                self.next += 1;
+            }
+        }
+        self.current.clone()
+    }
+}
+
+/// The listening socket and its thread; dropping it stops the thread and removes the socket.
+#[derive(Debug)]
+pub struct Control {
+    pub path: PathBuf,
+    pub marks: Arc<Marks>,
+    listener: Arc<UnixListener>,
+    handle: Option<JoinHandle<()>>,
+    /// The directory it is in, held until the socket is removed.
+    _dir: Option<Arc<RunDir>>,
+}
+
+impl Control {
+    /// Listen in the run's private directory (its status file and `$GPUMON_CONTROL` say where). None,
+    /// with a warning, when marks cannot be received (the recording goes on).
+    pub fn open(dir: &Arc<RunDir>) -> Option<Control> {
+        match Control::bind(&dir.join("ctl"), Some(dir.clone())) {
+            Ok(c) => Some(c),
+            Err(why) => {
+                warn(&format!("marks disabled: {why}"));
+                None
+            }
+        }
+    }
+
+    fn bind(path: &Path, dir: Option<Arc<RunDir>>) -> Result<Control, String> {
+        let disp = path.display();
+        let listener = UnixListener::bind(path).map_err(|e| format!("cannot listen at {disp}: {e}"))?;
+        if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+            let _ = std::fs::remove_file(path);
+            return Err(format!("cannot make {disp} private: {e}"));
+        }
+        let listener = Arc::new(listener);
+        let marks = Arc::new(Marks::default());
+        // SAFETY: geteuid(2) cannot fail and has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        let (l, m) = (listener.clone(), marks.clone());
+        let handle = std::thread::Builder::new()
+            .name("control".into())
+            .spawn(move || accept_loop(&l, &m, uid))
+            .map_err(|e| format!("cannot start the control thread: {e}"))?;
+        Ok(Control { path: path.to_path_buf(), marks, listener, handle: Some(handle), _dir: dir })
+    }
+
+    pub fn clock(&self) -> PhaseClock {
+        PhaseClock::new(self.marks.clone())
+    }
+}
+
+impl Drop for Control {
+    fn drop(&mut self) {
+        // Wakes the thread's accept with an error; the listener stays open until both sides drop it.
+        // SAFETY: shutdown(2) on a socket this struct keeps open.
+        unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Serve connections one at a time until the listener is shut down.
+fn accept_loop(listener: &UnixListener, marks: &Marks, uid: u32) {
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => serve(&s, marks, uid),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // EINVAL after shutdown (the run ends); anything else would repeat, so stop too.
+            Err(_) => return,
+        }
+    }
+}
+
+/// The uid of the process at the other end of `s`.
+fn peer_uid(s: &UnixStream) -> Option<u32> {
+    // SAFETY: a zeroed ucred is a valid value of this plain C struct.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt(2) writes at most `len` bytes into `cred`, which is that large.
+    let r = unsafe {
+        libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&raw mut cred).cast(), &raw mut len)
+    };
+    (r == 0).then_some(cred.uid)
+}
+
+/// Answer the request lines of one connection; any trouble closes it.
+fn serve(s: &UnixStream, marks: &Marks, uid: u32) {
+    let _ = s.set_read_timeout(Some(IDLE));
+    let _ = s.set_write_timeout(Some(IDLE));
+    let mut out = s;
+    if peer_uid(s) != Some(uid) {
+        let _ = out.write_all(b"error: permission denied: only the recording's own user may mark it\n");
+        return;
+    }
+    let mut r = BufReader::with_capacity(MAX_LINE, s);
+    let mut line = Vec::with_capacity(MAX_LINE);
+    loop {
+        line.clear();
+        let n = match (&mut r).take(MAX_LINE as u64).read_until(b'\n', &mut line) {
+            Ok(n) => n,
+            Err(_) => return,
+        };
+        if n == 0 {
+            return;
+        }
+        let complete = line.last() == Some(&b'\n');
+        if !complete && n >= MAX_LINE {
+            reject("a request line longer than the limit");
+            let _ = out.write_all(format!("error: request longer than {MAX_LINE} bytes\n").as_bytes());
+            return;
+        }
+        let reply = answer(line.strip_suffix(b"\n").unwrap_or(&line), marks);
+        if out.write_all(reply.as_bytes()).is_err() || !complete {
+            return;
+        }
+    }
+}
+
+/// The reply to one request line, acting on it when it is valid.
+fn answer(line: &[u8], marks: &Marks) -> String {
+    match parse(line) {
+        Ok(Request::Mark(label)) => {
+            let at = marks.push(Some(Arc::from(label.as_str())));
+            format!("ok phase {label} from {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true))
+        }
+        Ok(Request::End) => {
+            let at = marks.push(None);
+            format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true))
+        }
+        Err(why) => {
+            reject(&why);
+            format!("error: {why}\n")
+        }
+    }
+}
+
+fn reject(why: &str) {
+    warn_once("control-garbage", &format!("ignored a bad request on the control socket ({why}); recording goes on"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(path: &Path, text: &[u8]) -> String {
+        let mut s = UnixStream::connect(path).unwrap();
+        s.write_all(text).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    }
+
+    #[test]
+    fn marks_reach_the_clock_at_their_time() {
+        let m = Arc::new(Marks::default());
+        let mut clock = PhaseClock::new(m.clone());
+        let t0 = Utc::now();
+        assert_eq!(clock.at(t0), Value::Null);
+        let a = m.push(Some("bs=32".into()));
+        assert_eq!(clock.at(t0), Value::Null, "a row stamped before the mark keeps the old phase");
+        assert_eq!(clock.at(a), Value::S("bs=32".into()));
+        std::thread::sleep(Duration::from_millis(2));
+        let b = m.push(Some("bs=64".into()));
+        let c = m.push(None);
+        assert_eq!(clock.at(b), Value::S("bs=64".into()));
+        assert_eq!(clock.at(c), Value::Null, "after end: no phase");
+        assert_eq!(m.count(), 3);
+        let json: serde_json::Value = serde_json::from_str(&m.json().unwrap()).unwrap();
+        assert_eq!(json[0]["label"], "bs=32");
+        assert_eq!(json[2]["label"], serde_json::Value::Null);
+        assert!(m.current().is_none());
+    }
+
+    #[test]
+    fn the_socket_answers_marks_rejects_garbage_and_goes_away() {
+        let c = Control::open(&RunDir::create().unwrap()).unwrap();
+        let (path, dir) = (c.path.clone(), c.path.parent().unwrap().to_path_buf());
+        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(ask(&path, b"mark bs=64\n").starts_with("ok phase bs=64 from "));
+        assert!(ask(&path, b"bogus\nmark x\n").starts_with("error: unknown request"), "an error line per request");
+        assert!(ask(&path, &[b'x'; 4 * MAX_LINE]).starts_with("error: request longer"));
+        assert!(ask(&path, b"end").starts_with("ok phase ended"), "a last line without newline counts");
+        assert_eq!(c.marks.count(), 3);
+        assert!(c.marks.current().is_none());
+        drop(c);
+        assert!(!path.exists() && !dir.exists(), "the socket and its directory are removed at the end");
+    }
+}

@@ -1,0 +1,152 @@
+//! The live status file of a running recording (`.run.parquet.status` beside the output): the
+//! recorder rewrites it whole after each row (a small JSON document, written to a temporary file and
+//! renamed), and `gpumon watch` reads it. It holds the latest row of every GPU by field name, so a
+//! field added to the catalogue shows up here with no edit.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::schema::row::{Row, Selection, Value};
+
+/// Version tag of the document.
+pub const SCHEMA: &str = "gpumon.status/1";
+
+/// What the recorder says about itself and its latest row (a key missing from the file is its
+/// default, so documents of other versions still read).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveStatus {
+    pub schema: String,
+    /// The recorder's process id and host: `watch` tells a live recording from a dead one by them.
+    pub pid: u32,
+    pub host: String,
+    /// The output as given to `record`.
+    pub output: String,
+    /// The control socket marks go to (`gpumon mark`), when the recording has one.
+    pub control: Option<String>,
+    pub interval_s: f64,
+    /// RFC 3339 UTC: when the recording started, and when this document was written.
+    pub started: String,
+    pub updated: String,
+    /// The wrapped command or the followed process.
+    pub job: Option<String>,
+    /// The phase current at the latest row, and when its mark arrived.
+    pub phase: Option<String>,
+    pub phase_since: Option<String>,
+    /// Marks received so far (an `end` counts too).
+    pub marks: u64,
+    /// The run's counters so far.
+    pub ticks: u64,
+    pub late: u64,
+    pub missed: u64,
+    pub dropped: u64,
+    /// Timestamp (RFC 3339 UTC) of the latest row.
+    pub ts: Option<String>,
+    /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<BTreeMap<String, serde_json::Value>>,
+}
+
+/// Append `v` as JSON (missing is null; numbers as written, strings escaped).
+fn json_value(v: &Value, out: &mut Vec<u8>) {
+    use std::io::Write;
+    let _ = match v {
+        Value::U(x) => write!(out, "{x}"),
+        Value::F(x) if x.is_finite() => write!(out, "{x}"),
+        Value::S(s) => serde_json::to_writer(&mut *out, s.as_ref()).map_err(std::io::Error::other),
+        Value::F(_) | Value::Null | Value::Unsupported => out.write_all(b"null"),
+    };
+}
+
+impl LiveStatus {
+    /// The document as JSON into `out` (cleared first), with `rows` (the recorded fields of `sel`)
+    /// in place of `self.rows`: written straight from the rows, as the recorder does after each one.
+    pub fn to_json(&self, rows: &[Row], sel: &Selection, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.clear();
+        serde_json::to_writer(&mut *out, self)?;
+        if rows.is_empty() || out.pop() != Some(b'}') {
+            return Ok(());
+        }
+        out.extend_from_slice(b",\"rows\":[");
+        for (i, row) in rows.iter().enumerate() {
+            out.extend_from_slice(if i == 0 { b"{" } else { b",{" });
+            for (k, f) in sel.fields().filter(|f| *f != crate::schema::catalog::Field::Timestamp).enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                out.push(b'"');
+                out.extend_from_slice(f.name().as_bytes());
+                out.extend_from_slice(b"\":");
+                json_value(row.get(f), out);
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+        Ok(())
+    }
+
+    /// Whether the recorder that wrote this is still running, as far as `this_host` can tell (a
+    /// recorder on another host, seen over a shared filesystem, counts as running).
+    pub fn recorder_alive(&self, this_host: &str) -> bool {
+        if self.host != this_host {
+            return true;
+        }
+        let Ok(pid) = libc::pid_t::try_from(self.pid) else { return false };
+        // SAFETY: kill(2) with signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+
+    /// A number of row `i`, by field name.
+    pub fn num(&self, i: usize, field: &str) -> Option<f64> {
+        self.rows.get(i)?.get(field)?.as_f64()
+    }
+
+    /// A text of row `i`, by field name (numbers as written).
+    pub fn text(&self, i: usize, field: &str) -> Option<String> {
+        match self.rows.get(i)?.get(field)? {
+            serde_json::Value::String(s) => Some(s.clone()),
+            serde_json::Value::Null => None,
+            v => Some(v.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::catalog::Field;
+
+    #[test]
+    fn rows_are_written_by_field_name_and_read_back() {
+        let mut r = Row::default();
+        r.set(Field::Index, Value::U(1));
+        r.set(Field::PowerDraw, Value::F(250.5));
+        r.set(Field::Phase, Value::S("bs=64".into()));
+        r.set(Field::FanSpeed, Value::Unsupported);
+        r.set(Field::Name, Value::S("quote \" and \u{1} in a name".into()));
+        let sel = Selection::new(vec![
+            Field::Timestamp,
+            Field::Index,
+            Field::Name,
+            Field::PowerDraw,
+            Field::FanSpeed,
+            Field::Phase,
+        ]);
+        let st = LiveStatus { schema: SCHEMA.into(), pid: 3, ..Default::default() };
+        let mut text = Vec::new();
+        st.to_json(&[r.clone(), Row::default()], &sel, &mut text).unwrap();
+        let back: LiveStatus = serde_json::from_slice(&text).unwrap();
+        assert_eq!((back.schema.as_str(), back.pid, back.rows.len()), (SCHEMA, 3, 2));
+        assert_eq!(back.text(0, "name").as_deref(), Some("quote \" and \u{1} in a name"));
+        assert_eq!(back.num(1, "power.draw"), None);
+        st.to_json(&[], &sel, &mut text).unwrap();
+        assert_eq!(serde_json::from_slice::<LiveStatus>(&text).unwrap(), st, "no rows yet");
+        assert_eq!(back.num(0, "power.draw"), Some(250.5));
+        assert_eq!(back.text(0, "phase").as_deref(), Some("bs=64"));
+        assert_eq!(back.text(0, "index").as_deref(), Some("1"));
+        assert_eq!(back.num(0, "fan.speed"), None);
+        assert_eq!(back.num(0, "timestamp"), None, "the row time is `ts`");
+    }
+}
