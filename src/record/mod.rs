@@ -103,7 +103,7 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     }
     let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
     let mut gpu = open_gpus(cfg, job_pids.clone())?;
-    let hostname: Arc<str> = sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()).into();
+    let hostname: Arc<str> = crate::source::host::hostname().into();
 
     let meta = RunMeta {
         hostname: hostname.to_string(),
