@@ -44,6 +44,10 @@ pub trait Sink: Send {
     fn bytes_written(&self) -> u64;
     /// Add a key/value to the file's metadata, where the format has a place for it.
     fn add_metadata(&mut self, _key: &str, _value: &str) {}
+    /// The piece holds as much as one file should (Parquet: footer metadata); the writer starts the next.
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// Open a sink of `format` writing to `target`; Parquet also appends each flushed batch to `journal`.

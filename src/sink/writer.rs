@@ -277,7 +277,8 @@ impl State {
             self.flush()?;
         }
         let size = self.piece.as_ref().map_or(0, |p| p.sink.bytes_written());
-        if self.cfg.rotate_size.is_some_and(|max| size >= max) {
+        let full = self.piece.as_ref().is_some_and(|p| p.sink.full());
+        if full || self.cfg.rotate_size.is_some_and(|max| size >= max) {
             self.rotate(tick.ts)?;
         }
         Ok(())
