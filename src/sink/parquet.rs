@@ -102,9 +102,9 @@ impl ParquetSink {
             Some(j) => {
                 let jt = j.target().to_string();
                 let jschema = schema.as_ref().clone().with_metadata(kv);
-                let mut jw = StreamWriter::try_new_with_options(j, &jschema, journal_options()?)
+                // Synced with the first flush: a journal without a schema recovers as empty.
+                let jw = StreamWriter::try_new_with_options(j, &jschema, journal_options()?)
                     .with_context(|| format!("writing {jt}"))?;
-                jw.get_mut().sync()?;
                 Some(jw)
             }
             None => None,
