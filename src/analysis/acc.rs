@@ -2,11 +2,19 @@
 //! percentiles), moments, and the sample-spacing histogram that yields interval, gaps, coverage and
 //! power-integrated energy without keeping the rows.
 //!
+//! What is kept of each field follows the catalogue's `summary` column ([`inputs`], [`FieldAcc`]);
+//! the rest feeds the statistics derived from several fields (memory total, throttle reasons,
+//! input-bound rows).
+//!
 //! Two ways to combine: `append` joins a later stretch of the same series (the step across the
 //! boundary is counted), `pool` adds a different series (for the over-all figures).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::LazyLock;
+
+use crate::analysis::stat::{Scope, summarised};
+use crate::schema::catalog::{Field, Reduce, Ty};
 
 /// Spacing histogram: exact below 128 µs, then 128 log-linear sub-buckets per power of two
 /// (relative width 1/128 ≈ 0.8 %), up to 2^42 µs (51 days); longer steps share the last bucket.
@@ -289,19 +297,18 @@ impl Moments {
     }
 }
 
-/// A percent histogram: 0..=100 in steps of `1/scale` (values rounded to the step, clamped), with
-/// exact moments of the unrounded values.
+/// A percent histogram: 0..=100 in steps of `1/scale` (values rounded to the step, clamped).
 #[derive(Debug, Clone)]
 pub struct Hist {
     counts: Vec<u64>,
     scale: f64,
-    pub m: Moments,
+    n: u64,
 }
 
 impl Hist {
     /// `scale` buckets per percentage point: 1 for integer percents, 10 for 0.1 % resolution.
     pub fn new(scale: u32) -> Hist {
-        Hist { counts: vec![0; 100 * scale as usize + 1], scale: f64::from(scale), m: Moments::default() }
+        Hist { counts: vec![0; 100 * scale as usize + 1], scale: f64::from(scale), n: 0 }
     }
 
     #[inline]
@@ -310,19 +317,19 @@ impl Hist {
         // Round half up (values are percentages, never negative in practice); cheaper than f64::round.
         let b = (((v * self.scale).max(0.0) + 0.5) as usize).min(last);
         self.counts[b] += 1;
-        self.m.add(v);
+        self.n += 1;
     }
 
     pub fn pool(&mut self, o: &Hist) {
         for (a, b) in self.counts.iter_mut().zip(&o.counts) {
             *a += b;
         }
-        self.m.pool(&o.m);
+        self.n += o.n;
     }
 
     /// Nearest-rank percentile: the smallest value with at least `ceil(p/100 × n)` values at or below it.
     pub fn percentile(&self, p: f64) -> Option<f64> {
-        let n = self.m.n;
+        let n = self.n;
         if n == 0 {
             return None;
         }
@@ -339,7 +346,7 @@ impl Hist {
 
     /// Share (%) of the values below `x` (compared after rounding to the histogram's step).
     pub fn pct_below(&self, x: f64) -> Option<f64> {
-        let n = self.m.n;
+        let n = self.n;
         if n == 0 {
             return None;
         }
@@ -349,22 +356,144 @@ impl Hist {
     }
 }
 
-/// Throttle (clock event) reasons: NVML's `nvmlClocksEventReason*` bits (nvml.h).
-pub const REASONS: [(u64, &str); 9] = [
-    (0x1, "gpu_idle"),
-    (0x2, "applications_clocks_setting"),
-    (0x4, "sw_power_cap"),
-    (0x8, "hw_slowdown"),
-    (0x10, "sync_boost"),
-    (0x20, "sw_thermal_slowdown"),
-    (0x40, "hw_thermal_slowdown"),
-    (0x80, "hw_power_brake_slowdown"),
-    (0x100, "display_clock_setting"),
+fn max2(a: &Moments, b: &Moments) -> Option<f64> {
+    match (a.max(), b.max()) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// What is kept of one summarised field (the catalogue's `summary`): moments, the maxima of its
+/// `.max` companion column, and a percent histogram when percentiles are declared (whole points for
+/// integer fields, 0.1 for floats).
+#[derive(Debug, Clone)]
+pub struct FieldAcc {
+    pub m: Moments,
+    pub max_col: Moments,
+    pub hist: Option<Hist>,
+}
+
+impl FieldAcc {
+    pub fn new(f: Field) -> FieldAcc {
+        let d = f.def();
+        let scale = if d.ty == Ty::F64 { 10 } else { 1 };
+        let hist = d.summary.iter().any(|r| r.percentile().is_some()).then(|| Hist::new(scale));
+        FieldAcc { m: Moments::default(), max_col: Moments::default(), hist }
+    }
+
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        self.m.add(v);
+        if let Some(h) = &mut self.hist {
+            h.add(v);
+        }
+    }
+
+    fn pool(&mut self, o: &FieldAcc) {
+        self.m.pool(&o.m);
+        self.max_col.pool(&o.max_col);
+        if let (Some(a), Some(b)) = (&mut self.hist, &o.hist) {
+            a.pool(b);
+        }
+    }
+
+    /// The statistic; the maximum includes the companion column's.
+    pub fn reduce(&self, r: Reduce) -> Option<f64> {
+        match r {
+            Reduce::Mean => self.m.mean(),
+            Reduce::Max => max2(&self.m, &self.max_col),
+            Reduce::P50 | Reduce::P95 => self.hist.as_ref().and_then(|h| h.percentile(r.percentile()?)),
+        }
+    }
+}
+
+/// Where a column's values go in the accumulators of its scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The k-th summarised field of the scope ([`summarised`]).
+    Value(usize),
+    /// The `.max` companion column of the k-th summarised field.
+    MaxCol(usize),
+    /// `memory.total` (GPU) or `mem.total` (host).
+    Total,
+}
+
+/// The columns that feed the accumulators of a scope and where they go: every summarised field,
+/// its `.max` companion, and the total memory.
+pub fn inputs(scope: Scope) -> &'static [(Field, Slot)] {
+    static INPUTS: LazyLock<[Vec<(Field, Slot)>; 2]> =
+        LazyLock::new(|| [make_inputs(Scope::Gpu), make_inputs(Scope::Host)]);
+    &INPUTS[scope as usize]
+}
+
+fn make_inputs(scope: Scope) -> Vec<(Field, Slot)> {
+    let fields = summarised(scope);
+    let mut v: Vec<(Field, Slot)> = fields.iter().enumerate().map(|(k, &f)| (f, Slot::Value(k))).collect();
+    for f in Field::all() {
+        if let Some(k) = f.def().max_of.and_then(|b| fields.iter().position(|&x| x == b)) {
+            v.push((f, Slot::MaxCol(k)));
+        }
+    }
+    v.push((if scope == Scope::Gpu { Field::MemTotal } else { Field::HostMemTotal }, Slot::Total));
+    v
+}
+
+/// Clock event (throttle) reasons: NVML's `nvmlClocksEventReason*` bits (nvml.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    GpuIdle,
+    ApplicationsClocksSetting,
+    SwPowerCap,
+    HwSlowdown,
+    SyncBoost,
+    SwThermalSlowdown,
+    HwThermalSlowdown,
+    HwPowerBrakeSlowdown,
+    DisplayClockSetting,
+}
+
+/// Every reason, in bit order.
+pub const REASONS: [Reason; 9] = [
+    Reason::GpuIdle,
+    Reason::ApplicationsClocksSetting,
+    Reason::SwPowerCap,
+    Reason::HwSlowdown,
+    Reason::SyncBoost,
+    Reason::SwThermalSlowdown,
+    Reason::HwThermalSlowdown,
+    Reason::HwPowerBrakeSlowdown,
+    Reason::DisplayClockSetting,
 ];
-/// Thermal throttling: sw_thermal_slowdown | hw_thermal_slowdown.
-pub const THERMAL_BITS: u64 = 0x20 | 0x40;
-/// Power throttling: sw_power_cap | hw_slowdown | hw_power_brake_slowdown.
-pub const POWER_BITS: u64 = 0x4 | 0x8 | 0x80;
+
+impl Reason {
+    pub fn bit(self) -> u64 {
+        1 << self as u32
+    }
+
+    /// The name in `throttle.<name>_pct`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::GpuIdle => "gpu_idle",
+            Reason::ApplicationsClocksSetting => "applications_clocks_setting",
+            Reason::SwPowerCap => "sw_power_cap",
+            Reason::HwSlowdown => "hw_slowdown",
+            Reason::SyncBoost => "sync_boost",
+            Reason::SwThermalSlowdown => "sw_thermal_slowdown",
+            Reason::HwThermalSlowdown => "hw_thermal_slowdown",
+            Reason::HwPowerBrakeSlowdown => "hw_power_brake_slowdown",
+            Reason::DisplayClockSetting => "display_clock_setting",
+        }
+    }
+}
+
+/// Thermal throttling.
+pub const THERMAL: [Reason; 2] = [Reason::SwThermalSlowdown, Reason::HwThermalSlowdown];
+/// Power throttling.
+pub const POWER: [Reason; 3] = [Reason::SwPowerCap, Reason::HwSlowdown, Reason::HwPowerBrakeSlowdown];
+
+fn any_of(bits: u64, reasons: &[Reason]) -> bool {
+    reasons.iter().any(|r| bits & r.bit() != 0)
+}
 
 /// Everything summarised about one GPU.
 #[derive(Debug, Clone)]
@@ -373,19 +502,11 @@ pub struct GpuAcc {
     pub first_ts: i64,
     pub last_ts: i64,
     pub timing: Timing,
-    pub util: Hist,
-    /// `utilization.gpu.max` (interval maxima of aggregated recordings).
-    pub util_max_col: Moments,
-    pub umem: Moments,
-    pub mem_used: Moments,
-    pub mem_used_max_col: Moments,
+    /// The summarised GPU fields, in the order of [`summarised`].
+    pub fields: Vec<FieldAcc>,
     pub mem_total: Moments,
     /// memory.used + memory.free, for files without memory.total.
     pub mem_sum: Moments,
-    pub temp: Moments,
-    pub temp_max_col: Moments,
-    pub power: Moments,
-    pub power_max_col: Moments,
     pub reasons: [u64; 9],
     pub reasons_n: u64,
     pub thermal_n: u64,
@@ -393,39 +514,45 @@ pub struct GpuAcc {
     /// Rows with both utilization.gpu and cpu.util.max_core, and those of them input-bound.
     pub ib_both: u64,
     pub ib_n: u64,
-    /// GPU-scoped job fields, in the order of the collector's list.
-    pub extra: Vec<Moments>,
     pub uuid: Option<String>,
     pub name: Option<String>,
 }
 
-impl GpuAcc {
-    pub fn new(extras: usize) -> GpuAcc {
+impl Default for GpuAcc {
+    fn default() -> Self {
         GpuAcc {
             rows: 0,
             first_ts: i64::MAX,
             last_ts: i64::MIN,
             timing: Timing::default(),
-            util: Hist::new(1),
-            util_max_col: Moments::default(),
-            umem: Moments::default(),
-            mem_used: Moments::default(),
-            mem_used_max_col: Moments::default(),
+            fields: summarised(Scope::Gpu).iter().map(|&f| FieldAcc::new(f)).collect(),
             mem_total: Moments::default(),
             mem_sum: Moments::default(),
-            temp: Moments::default(),
-            temp_max_col: Moments::default(),
-            power: Moments::default(),
-            power_max_col: Moments::default(),
             reasons: [0; 9],
             reasons_n: 0,
             thermal_n: 0,
             power_n: 0,
             ib_both: 0,
             ib_n: 0,
-            extra: vec![Moments::default(); extras],
             uuid: None,
             name: None,
+        }
+    }
+}
+
+impl GpuAcc {
+    /// The accumulator of a summarised field.
+    pub fn field(&self, f: Field) -> Option<&FieldAcc> {
+        summarised(Scope::Gpu).iter().position(|&x| x == f).and_then(|k| self.fields.get(k))
+    }
+
+    /// Add a value of the column with `slot` (not NaN).
+    #[inline]
+    pub fn add(&mut self, slot: Slot, v: f64) {
+        match slot {
+            Slot::Value(k) => self.fields[k].add(v),
+            Slot::MaxCol(k) => self.fields[k].max_col.add(v),
+            Slot::Total => self.mem_total.add(v),
         }
     }
 
@@ -435,34 +562,24 @@ impl GpuAcc {
         if bits == 0 {
             return;
         }
-        for (k, (bit, _)) in REASONS.iter().enumerate() {
-            if bits & bit != 0 {
+        for (k, r) in REASONS.iter().enumerate() {
+            if bits & r.bit() != 0 {
                 self.reasons[k] += 1;
             }
         }
-        self.thermal_n += u64::from(bits & THERMAL_BITS != 0);
-        self.power_n += u64::from(bits & POWER_BITS != 0);
+        self.thermal_n += u64::from(any_of(bits, &THERMAL));
+        self.power_n += u64::from(any_of(bits, &POWER));
     }
 
     fn add_values(&mut self, o: &GpuAcc) {
         self.rows += o.rows;
         self.first_ts = self.first_ts.min(o.first_ts);
         self.last_ts = self.last_ts.max(o.last_ts);
-        self.util.pool(&o.util);
-        for (a, b) in [
-            (&mut self.util_max_col, &o.util_max_col),
-            (&mut self.umem, &o.umem),
-            (&mut self.mem_used, &o.mem_used),
-            (&mut self.mem_used_max_col, &o.mem_used_max_col),
-            (&mut self.mem_total, &o.mem_total),
-            (&mut self.mem_sum, &o.mem_sum),
-            (&mut self.temp, &o.temp),
-            (&mut self.temp_max_col, &o.temp_max_col),
-            (&mut self.power, &o.power),
-            (&mut self.power_max_col, &o.power_max_col),
-        ] {
+        for (a, b) in self.fields.iter_mut().zip(&o.fields) {
             a.pool(b);
         }
+        self.mem_total.pool(&o.mem_total);
+        self.mem_sum.pool(&o.mem_sum);
         for (a, b) in self.reasons.iter_mut().zip(&o.reasons) {
             *a += b;
         }
@@ -471,9 +588,6 @@ impl GpuAcc {
         self.power_n += o.power_n;
         self.ib_both += o.ib_both;
         self.ib_n += o.ib_n;
-        for (a, b) in self.extra.iter_mut().zip(&o.extra) {
-            a.pool(b);
-        }
         if self.uuid.is_none() {
             self.uuid.clone_from(&o.uuid);
         }
@@ -495,99 +609,64 @@ impl GpuAcc {
     }
 }
 
-/// Per-tick host figures, by position: the fixed ones, then the host-scoped job/cgroup fields.
-pub mod hm {
-    pub const CPU: usize = 0;
-    pub const CORE: usize = 1;
-    pub const CORE_MAX: usize = 2;
-    pub const MEM: usize = 3;
-    pub const MEM_TOTAL: usize = 4;
-    pub const SWAP: usize = 5;
-    pub const FIXED: usize = 6;
-}
-
 /// Everything summarised about one host (one value per tick).
 #[derive(Debug, Clone)]
 pub struct HostAcc {
     pub ticks: u64,
     /// Timestamp of the last tick seen (ticks are told apart by their timestamp).
     pub last_ts: i64,
-    /// The first tick of this stretch, held back so that `append` can drop it when the earlier
-    /// stretch ended inside the same tick.
+    /// The first tick of this stretch (one value per [`inputs`] column), held back so that `append`
+    /// can drop it when the earlier stretch ended inside the same tick.
     pub pending: Option<(i64, Vec<f64>)>,
-    pub cpu: Hist,
-    pub core: Hist,
-    pub core_max_col: Moments,
-    pub mem: Moments,
+    /// The summarised host fields, in the order of [`summarised`].
+    pub fields: Vec<FieldAcc>,
     pub mem_total: Moments,
-    pub swap: Moments,
-    pub extra: Vec<Moments>,
 }
 
-impl HostAcc {
-    pub fn new(extras: usize) -> HostAcc {
+impl Default for HostAcc {
+    fn default() -> Self {
         HostAcc {
             ticks: 0,
             last_ts: i64::MIN,
             pending: None,
-            cpu: Hist::new(10),
-            core: Hist::new(10),
-            core_max_col: Moments::default(),
-            mem: Moments::default(),
+            fields: summarised(Scope::Host).iter().map(|&f| FieldAcc::new(f)).collect(),
             mem_total: Moments::default(),
-            swap: Moments::default(),
-            extra: vec![Moments::default(); extras],
         }
     }
+}
 
-    /// Width of a tick sample ([`hm`] positions plus extras).
-    pub fn width(&self) -> usize {
-        hm::FIXED + self.extra.len()
+impl HostAcc {
+    /// The accumulator of a summarised field.
+    pub fn field(&self, f: Field) -> Option<&FieldAcc> {
+        summarised(Scope::Host).iter().position(|&x| x == f).and_then(|k| self.fields.get(k))
     }
 
-    /// Add metric `m` of one tick (NaN = missing).
+    /// Add the value of one tick of the column with `slot` (NaN = missing).
     #[inline]
-    pub fn add(&mut self, m: usize, v: f64) {
+    pub fn add(&mut self, slot: Slot, v: f64) {
         if v.is_nan() {
             return;
         }
-        match m {
-            hm::CPU => self.cpu.add(v),
-            hm::CORE => self.core.add(v),
-            hm::CORE_MAX => self.core_max_col.add(v),
-            hm::MEM => self.mem.add(v),
-            hm::MEM_TOTAL => self.mem_total.add(v),
-            hm::SWAP => self.swap.add(v),
-            k => {
-                if let Some(e) = self.extra.get_mut(k - hm::FIXED) {
-                    e.add(v);
-                }
-            }
+        match slot {
+            Slot::Value(k) => self.fields[k].add(v),
+            Slot::MaxCol(k) => self.fields[k].max_col.add(v),
+            Slot::Total => self.mem_total.add(v),
         }
     }
 
     fn add_sample(&mut self, s: &[f64]) {
         self.ticks += 1;
-        for (m, &v) in s.iter().enumerate() {
-            self.add(m, v);
+        for (&(_, slot), &v) in inputs(Scope::Host).iter().zip(s) {
+            self.add(slot, v);
         }
     }
 
     fn add_values(&mut self, o: &HostAcc) {
         self.ticks += o.ticks;
-        self.cpu.pool(&o.cpu);
-        self.core.pool(&o.core);
-        for (a, b) in [
-            (&mut self.core_max_col, &o.core_max_col),
-            (&mut self.mem, &o.mem),
-            (&mut self.mem_total, &o.mem_total),
-            (&mut self.swap, &o.swap),
-        ] {
+        for (a, b) in self.fields.iter_mut().zip(&o.fields) {
             a.pool(b);
         }
-        for (a, b) in self.extra.iter_mut().zip(&o.extra) {
-            a.pool(b);
-        }
+        self.mem_total.pool(&o.mem_total);
     }
 
     /// Join the later stretch of the same host.

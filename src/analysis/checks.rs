@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::analysis::stat::{Scope, Stat, layout};
+
 /// Comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -42,18 +44,12 @@ impl Op {
     }
 }
 
-/// Which statistics a check reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Gpu,
-    Host,
-}
-
 /// A parsed check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
     /// `all.` prefix: the over-all figure.
     pub all: bool,
+    /// The statistic's name as given ([`resolve`] finds the [`Stat`]).
     pub stat: String,
     pub op: Op,
     pub value: f64,
@@ -110,16 +106,13 @@ fn levenshtein(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Scope of the check's statistic, or an error naming the closest known statistics.
-pub fn resolve(c: &Check, gpu_names: &[String], host_names: &[String]) -> Result<Scope, String> {
-    if gpu_names.contains(&c.stat) {
-        return Ok(Scope::Gpu);
+/// The statistic a check names, or an error naming the closest known statistics.
+pub fn resolve(c: &Check) -> Result<Stat, String> {
+    if let Some(s) = Stat::lookup(&c.stat) {
+        return Ok(s);
     }
-    if host_names.contains(&c.stat) {
-        return Ok(Scope::Host);
-    }
-    let mut near: Vec<(usize, &String)> =
-        gpu_names.iter().chain(host_names).map(|n| (levenshtein(&c.stat, n), n)).collect();
+    let names = [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| layout(s).iter().map(|x| x.to_string()));
+    let mut near: Vec<(usize, String)> = names.map(|n| (levenshtein(&c.stat, &n), n)).collect();
     near.sort();
     let hint: Vec<&str> = near.iter().take(3).map(|(_, n)| n.as_str()).collect();
     Err(format!(
@@ -148,12 +141,23 @@ mod tests {
 
     #[test]
     fn resolves_names_with_hints() {
-        let g = vec!["utilization.gpu.mean".to_string()];
-        let h = vec!["cpu.util.p95".to_string()];
-        assert_eq!(resolve(&parse_check("utilization.gpu.mean<1").unwrap(), &g, &h), Ok(Scope::Gpu));
-        assert_eq!(resolve(&parse_check("cpu.util.p95<1").unwrap(), &g, &h), Ok(Scope::Host));
-        let e = resolve(&parse_check("utilisation.gpu.mean<1").unwrap(), &g, &h).unwrap_err();
-        assert!(e.contains("did you mean utilization.gpu.mean"), "{e}");
+        use crate::schema::catalog::Field;
+        let r = |t: &str| resolve(&parse_check(t).unwrap());
+        assert_eq!(r("utilization.gpu.mean<1"), Ok(Stat::mean(Field::UtilGpu)));
+        assert_eq!(r("all.cpu.util.p95<1").map(Stat::scope), Ok(Scope::Host));
+        assert_eq!(r("throttle.hw_slowdown_pct>0").map(|s| s.to_string()), Ok("throttle.hw_slowdown_pct".into()));
+        assert_eq!(r("job.gpu_memory.max>0").map(Stat::scope), Ok(Scope::Gpu));
+        for (typo, msg) in [
+            ("utilisation.gpu.mean", "did you mean utilization.gpu.mean, utilization.gpu.max, utilization.gpu.p50?"),
+            ("nope.x", "did you mean gap_s, gaps, samples?"),
+            ("cpu.util.p96", "did you mean cpu.util.p95, cpu.util.max, cpu.util.mean?"),
+        ] {
+            let e = r(&format!("{typo} < 1")).unwrap_err();
+            assert_eq!(
+                e,
+                format!("--fail-if: unknown statistic '{typo}' ({msg}); the JSON report lists every statistic")
+            );
+        }
     }
 
     fn op() -> impl Strategy<Value = Op> {

@@ -4,13 +4,16 @@
 //!
 //! Rows are keyed by host (the `host` column, or the input's default host) and GPU (`index`, or
 //! `uuid` when there is no index). Host fields are taken once per tick: from the first row of each
-//! new timestamp of a host. Windowed-out rows are skipped before anything is counted.
+//! new timestamp of a host. Windowed-out rows are skipped before anything is counted. The columns
+//! read are those the catalogue declares statistics for ([`inputs`]) and the inputs of the derived
+//! statistics ([`DERIVED_INPUTS`]).
 
 use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
-use crate::analysis::acc::{GpuAcc, HostAcc, hm};
-use crate::schema::catalog::{CATALOG, Field, Source};
+use crate::analysis::acc::{GpuAcc, HostAcc, inputs};
+use crate::analysis::stat::Scope;
+use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS, NO_U64};
 
 use super::keys::{Keyer, NONE, RowKeys};
@@ -29,64 +32,28 @@ pub struct CollectConfig {
     pub pegged_core: f64,
 }
 
-/// Job and cgroup fields (any catalogue field named `job.*` / `cgroup.*`), GPU-scoped or per tick.
-pub fn extra_fields() -> (Vec<Field>, Vec<Field>) {
-    let mut gpu = Vec::new();
-    let mut host = Vec::new();
-    for d in &CATALOG {
-        let numeric = !matches!(d.ty, crate::schema::catalog::Ty::Str | crate::schema::catalog::Ty::Timestamp);
-        if numeric && (d.name.starts_with("job.") || d.name.starts_with("cgroup.")) {
-            if d.source == Source::Gpu { gpu.push(d.field) } else { host.push(d.field) }
-        }
-    }
-    (gpu, host)
-}
+/// Columns read for the statistics derived from several fields (memory total from used + free, the
+/// energy counter, throttle reasons, input-bound rows), besides the keys and [`inputs`].
+const DERIVED_INPUTS: [Field; 5] =
+    [Field::MemFree, Field::EnergyTotal, Field::EventReasons, Field::PowerDraw, Field::CpuUtilMaxCore];
 
 /// Every field the analysis reads.
 pub fn wanted_fields() -> Vec<Field> {
-    let mut v = vec![
-        Field::Timestamp,
-        Field::Host,
-        Field::Index,
-        Field::Uuid,
-        Field::Name,
-        Field::UtilGpu,
-        Field::UtilGpuMax,
-        Field::UtilMemory,
-        Field::MemUsed,
-        Field::MemUsedMax,
-        Field::MemTotal,
-        Field::MemFree,
-        Field::TempGpu,
-        Field::TempGpuMax,
-        Field::PowerDraw,
-        Field::PowerDrawMax,
-        Field::EnergyTotal,
-        Field::EventReasons,
-        Field::CpuUtil,
-        Field::CpuUtilMaxCore,
-        Field::CpuMaxCoreMax,
-        Field::HostMemUsed,
-        Field::HostMemTotal,
-        Field::SwapUsed,
-    ];
-    let (g, h) = extra_fields();
-    v.extend(g);
-    v.extend(h);
+    let mut v = vec![Field::Timestamp, Field::Host, Field::Index, Field::Uuid, Field::Name];
+    let fed = [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| inputs(s).iter().map(|(f, _)| *f));
+    for f in fed.chain(DERIVED_INPUTS) {
+        if !v.contains(&f) {
+            v.push(f);
+        }
+    }
     v
 }
 
-/// Host metric position of a field.
-fn host_metric(f: Field, host_extra: &[Field]) -> Option<usize> {
-    Some(match f {
-        Field::CpuUtil => hm::CPU,
-        Field::CpuUtilMaxCore => hm::CORE,
-        Field::CpuMaxCoreMax => hm::CORE_MAX,
-        Field::HostMemUsed => hm::MEM,
-        Field::HostMemTotal => hm::MEM_TOTAL,
-        Field::SwapUsed => hm::SWAP,
-        _ => hm::FIXED + host_extra.iter().position(|&x| x == f)?,
-    })
+/// The batch's catalogue columns.
+type Cols<'a> = [(Field, &'a dyn Array)];
+
+fn find<'a>(cols: &Cols<'a>, f: Field) -> Option<&'a dyn Array> {
+    cols.iter().find(|(g, _)| *g == f).map(|(_, c)| *c)
 }
 
 #[derive(Default)]
@@ -97,15 +64,12 @@ struct Scratch {
     hrow: Vec<bool>,
     a: Vec<f64>,
     b: Vec<f64>,
-    c: Vec<f64>,
     u: Vec<u64>,
 }
 
 /// Accumulators for one part of the data.
 pub struct Collector {
     cfg: CollectConfig,
-    gpu_extra: Vec<Field>,
-    host_extra: Vec<Field>,
     pub keys: Keyer,
     pub gpus: Vec<(u32, GpuKey, GpuAcc)>,
     pub host_accs: Vec<HostAcc>,
@@ -118,11 +82,8 @@ pub struct Collector {
 
 impl Collector {
     pub fn new(cfg: CollectConfig) -> Collector {
-        let (gpu_extra, host_extra) = extra_fields();
         Collector {
             cfg,
-            gpu_extra,
-            host_extra,
             keys: Keyer::default(),
             gpus: Vec::new(),
             host_accs: Vec::new(),
@@ -141,7 +102,7 @@ impl Collector {
     /// One host accumulator per known host.
     fn grow_hosts(&mut self) {
         while self.host_accs.len() < self.keys.hosts.len() {
-            self.host_accs.push(HostAcc::new(self.host_extra.len()));
+            self.host_accs.push(HostAcc::default());
         }
     }
 
@@ -154,7 +115,7 @@ impl Collector {
     /// Per-GPU state for a slot the keyer has just created.
     fn add_gpu(&mut self, host: u32, new: Option<GpuKey>) {
         if let Some(key) = new {
-            self.gpus.push((host, key, GpuAcc::new(self.gpu_extra.len())));
+            self.gpus.push((host, key, GpuAcc::default()));
         }
     }
 
@@ -171,16 +132,27 @@ impl Collector {
             .zip(batch.columns())
             .filter_map(|(f, c)| Field::lookup(f.name()).map(|field| (field, c.as_ref())))
             .collect();
-        let col = |f: Field| cols.iter().find(|(g, _)| *g == f).map(|(_, c)| *c);
         let mut s = std::mem::take(&mut self.s);
         s.ts.clear();
-        let Some(tsc) = col(Field::Timestamp) else { return Ok(()) };
-        if !cols::ts_micros(tsc, &mut s.ts) {
-            self.s = s;
-            return Ok(());
+        if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {
+            self.rows(&cols, default_host, n, &mut s);
+            self.timing(&cols, n, &mut s);
+            self.gpu_columns(&cols, &mut s);
+            self.memory_sum(&cols, &mut s);
+            self.input_bound(&cols, &mut s);
+            self.reasons(&cols, &mut s);
+            self.identity(&cols, &s);
+            self.host_columns(&cols, &mut s);
         }
-        // Hosts and GPUs
-        self.keys.read(col(Field::Host), col(Field::Index), col(Field::Uuid), default_host, n, &mut s.keys);
+        self.s = s;
+        Ok(())
+    }
+
+    /// Key every row: its GPU slot ([`NONE`] outside the window), and whether it is the first row of
+    /// a new tick of its host (the first tick of a host in this part is held back).
+    fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, s: &mut Scratch) {
+        let (h, i, u) = (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
+        self.keys.read(h, i, u, default_host, n, &mut s.keys);
         self.grow_hosts();
         s.slot.clear();
         s.hrow.clear();
@@ -205,7 +177,7 @@ impl Collector {
             if new_tick {
                 ha.last_ts = t;
                 if ha.pending.is_none() && ha.ticks == 0 {
-                    ha.pending = Some((t, vec![f64::NAN; ha.width()]));
+                    ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
                     self.pending_rows.push((h, i));
                     s.hrow.push(false);
                     continue;
@@ -214,12 +186,14 @@ impl Collector {
             }
             s.hrow.push(new_tick);
         }
+    }
 
-        // Timing: one step per GPU row, with power and the energy counter.
+    /// Timing: one step per GPU row, with power and the energy counter.
+    fn timing(&mut self, cols: &Cols<'_>, n: usize, s: &mut Scratch) {
         s.a.clear();
         s.b.clear();
-        fill(col(Field::PowerDraw), n, &mut s.a);
-        fill(col(Field::EnergyTotal), n, &mut s.b);
+        fill(find(cols, Field::PowerDraw), n, &mut s.a);
+        fill(find(cols, Field::EnergyTotal), n, &mut s.b);
         for i in 0..n {
             let sl = s.slot[i];
             if sl == NONE {
@@ -232,87 +206,69 @@ impl Collector {
             g.last_ts = g.last_ts.max(t);
             g.timing.step(t, s.a[i], s.b[i]);
         }
-        if col(Field::PowerDraw).is_some() {
-            self.gpu_loop(&s.slot, &s.a, |g, v| g.power.add(v));
-        }
+    }
 
-        // Per-GPU fields.
-        macro_rules! gpu_field {
-            ($f:expr, $body:expr) => {
-                if let Some(c) = col($f) {
-                    s.a.clear();
-                    if cols::f64_values(c, &mut s.a) {
-                        self.gpu_loop(&s.slot, &s.a, $body);
-                    }
-                }
-            };
-        }
-        gpu_field!(Field::UtilGpuMax, |g, v| g.util_max_col.add(v));
-        gpu_field!(Field::UtilMemory, |g, v| g.umem.add(v));
-        gpu_field!(Field::MemUsedMax, |g, v| g.mem_used_max_col.add(v));
-        gpu_field!(Field::MemTotal, |g, v| g.mem_total.add(v));
-        gpu_field!(Field::TempGpu, |g, v| g.temp.add(v));
-        gpu_field!(Field::TempGpuMax, |g, v| g.temp_max_col.add(v));
-        gpu_field!(Field::PowerDrawMax, |g, v| g.power_max_col.add(v));
-        for (k, f) in self.gpu_extra.clone().into_iter().enumerate() {
-            gpu_field!(f, |g, v| if let Some(m) = g.extra.get_mut(k) {
-                m.add(v)
-            });
-        }
-        // memory.used, and used + free for files without memory.total
-        if let Some(c) = col(Field::MemUsed) {
+    /// The columns of the GPU accumulators ([`inputs`]).
+    fn gpu_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        for &(f, slot) in inputs(Scope::Gpu) {
+            let Some(c) = find(cols, f) else { continue };
             s.a.clear();
             if cols::f64_values(c, &mut s.a) {
-                self.gpu_loop(&s.slot, &s.a, |g, v| g.mem_used.add(v));
-                if let Some(fc) = col(Field::MemFree) {
-                    s.b.clear();
-                    if cols::f64_values(fc, &mut s.b) {
-                        for i in 0..n {
-                            let sum = s.a[i] + s.b[i];
-                            if s.slot[i] != NONE && !sum.is_nan() {
-                                self.gpus[s.slot[i] as usize].2.mem_sum.add(sum);
-                            }
-                        }
-                    }
+                self.gpu_loop(&s.slot, &s.a, |g, v| g.add(slot, v));
+            }
+        }
+    }
+
+    /// memory.used + memory.free, for files without memory.total.
+    fn memory_sum(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let (Some(uc), Some(fc)) = (find(cols, Field::MemUsed), find(cols, Field::MemFree)) else { return };
+        s.a.clear();
+        s.b.clear();
+        if cols::f64_values(uc, &mut s.a) && cols::f64_values(fc, &mut s.b) {
+            for (i, &sl) in s.slot.iter().enumerate() {
+                let sum = s.a[i] + s.b[i];
+                if sl != NONE && !sum.is_nan() {
+                    self.gpus[sl as usize].2.mem_sum.add(sum);
                 }
             }
         }
-        // utilization.gpu, and the input-bound co-occurrence with the busiest core
-        if let Some(c) = col(Field::UtilGpu) {
-            s.a.clear();
-            if cols::f64_values(c, &mut s.a) {
-                self.gpu_loop(&s.slot, &s.a, |g, v| g.util.add(v));
-                if let Some(cc) = col(Field::CpuUtilMaxCore) {
-                    s.b.clear();
-                    if cols::f64_values(cc, &mut s.b) {
-                        let (lo, peg) = (self.cfg.input_bound_util, self.cfg.pegged_core);
-                        for i in 0..n {
-                            let (u, core) = (s.a[i], s.b[i]);
-                            if s.slot[i] != NONE && !u.is_nan() && !core.is_nan() {
-                                let g = &mut self.gpus[s.slot[i] as usize].2;
-                                g.ib_both += 1;
-                                g.ib_n += u64::from(u < lo && core >= peg);
-                            }
-                        }
-                    }
+    }
+
+    /// Rows with utilization.gpu low while the busiest core is pegged.
+    fn input_bound(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let (Some(uc), Some(cc)) = (find(cols, Field::UtilGpu), find(cols, Field::CpuUtilMaxCore)) else { return };
+        s.a.clear();
+        s.b.clear();
+        if cols::f64_values(uc, &mut s.a) && cols::f64_values(cc, &mut s.b) {
+            let (lo, peg) = (self.cfg.input_bound_util, self.cfg.pegged_core);
+            for (i, &sl) in s.slot.iter().enumerate() {
+                let (u, core) = (s.a[i], s.b[i]);
+                if sl != NONE && !u.is_nan() && !core.is_nan() {
+                    let g = &mut self.gpus[sl as usize].2;
+                    g.ib_both += 1;
+                    g.ib_n += u64::from(u < lo && core >= peg);
                 }
             }
         }
-        if let Some(c) = col(Field::EventReasons) {
-            s.u.clear();
-            if cols::u64_values(c, &mut s.u) {
-                for i in 0..n {
-                    if s.slot[i] != NONE && s.u[i] != NO_U64 {
-                        self.gpus[s.slot[i] as usize].2.add_reasons(s.u[i]);
-                    }
+    }
+
+    fn reasons(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let Some(c) = find(cols, Field::EventReasons) else { return };
+        s.u.clear();
+        if cols::u64_values(c, &mut s.u) {
+            for (i, &sl) in s.slot.iter().enumerate() {
+                if sl != NONE && s.u[i] != NO_U64 {
+                    self.gpus[sl as usize].2.add_reasons(s.u[i]);
                 }
             }
         }
-        // Identity text, once per GPU.
+    }
+
+    /// Identity text, once per GPU.
+    fn identity(&mut self, cols: &Cols<'_>, s: &Scratch) {
         for (f, is_uuid) in [(Field::Uuid, true), (Field::Name, false)] {
-            let Some(c) = col(f) else { continue };
-            for i in 0..n {
-                let sl = s.slot[i];
+            let Some(c) = find(cols, f) else { continue };
+            for (i, &sl) in s.slot.iter().enumerate() {
                 if sl == NONE {
                     continue;
                 }
@@ -323,29 +279,30 @@ impl Collector {
                 }
             }
         }
+    }
 
-        // Host fields, once per tick.
-        for &(f, c) in &cols {
-            let Some(m) = host_metric(f, &self.host_extra) else { continue };
-            s.c.clear();
-            if !cols::f64_values(c, &mut s.c) {
+    /// The columns of the host accumulators ([`inputs`]), once per tick.
+    fn host_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        for &(f, c) in cols {
+            let Some(m) = inputs(Scope::Host).iter().position(|(x, _)| *x == f) else { continue };
+            let slot = inputs(Scope::Host)[m].1;
+            s.a.clear();
+            if !cols::f64_values(c, &mut s.a) {
                 continue;
             }
-            for i in 0..n {
-                if s.hrow[i] {
-                    self.host_accs[s.keys.host[i] as usize].add(m, s.c[i]);
+            for (i, &new_tick) in s.hrow.iter().enumerate() {
+                if new_tick {
+                    self.host_accs[s.keys.host[i] as usize].add(slot, s.a[i]);
                 }
             }
             for &(h, i) in &self.pending_rows {
                 if let Some((_, sample)) = &mut self.host_accs[h as usize].pending
-                    && let Some(slot) = sample.get_mut(m)
+                    && let Some(v) = sample.get_mut(m)
                 {
-                    *slot = s.c[i];
+                    *v = s.a[i];
                 }
             }
         }
-        self.s = s;
-        Ok(())
     }
 
     #[inline]
@@ -384,14 +341,6 @@ impl Collector {
         for h in &mut self.host_accs {
             h.settle();
         }
-    }
-
-    pub fn gpu_extra(&self) -> &[Field] {
-        &self.gpu_extra
-    }
-
-    pub fn host_extra(&self) -> &[Field] {
-        &self.host_extra
     }
 }
 

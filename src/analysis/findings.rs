@@ -4,7 +4,10 @@
 
 use std::fmt::Write;
 
+use crate::analysis::acc::{POWER, Reason, THERMAL};
+use crate::analysis::stat::Stat;
 use crate::analysis::stats::Stats;
+use crate::schema::catalog::Field;
 
 /// Every threshold the rules use, with defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,162 +212,191 @@ pub struct GpuView<'a> {
     pub stats: &'a Stats,
 }
 
-/// Findings for one host, GPUs in report order.
-pub fn diagnose(host: &str, gpus: &[GpuView<'_>], host_stats: &Stats, th: &Thresholds) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let mut push = |id: &'static str, gpu: Option<&str>, evidence: String| {
+const UTIL_MEAN: Stat = Stat::mean(Field::UtilGpu);
+
+/// The findings of one host, as the rules add them.
+struct Findings<'a> {
+    host: &'a str,
+    list: Vec<Finding>,
+}
+
+impl Findings<'_> {
+    fn push(&mut self, id: &'static str, gpu: Option<&str>, evidence: String) {
         let r = rule(id);
-        out.push(Finding {
+        self.list.push(Finding {
             rule: r.id,
             severity: r.severity,
-            host: host.to_string(),
+            host: self.host.to_string(),
             gpu: gpu.map(str::to_string),
             evidence,
             fix: r.fix,
         });
-    };
-    let mut used: Vec<(&str, f64)> = Vec::new();
-    for g in gpus {
-        let s = g.stats;
-        let gl = Some(g.label.as_str());
-        let idle = s.get("utilization.gpu.idle_pct");
-        let unused = idle.is_some_and(|i| i >= th.unused_idle_pct);
-        if unused {
-            push(
-                "unused_gpu",
-                gl,
-                format!(
-                    "utilization.gpu < {}% in {}% of {} samples (max {}%), memory.used peak {} MiB",
-                    th.idle_util,
-                    f(idle, 1),
-                    f(s.get("samples"), 0),
-                    f(s.get("utilization.gpu.max"), 0),
-                    f(s.get("memory.used.max"), 0)
-                ),
-            );
-        } else if let Some(m) = s.get("utilization.gpu.mean") {
-            used.push((g.label.as_str(), m));
-        }
-        if let Some(ib) = s.get("input_bound_pct")
-            && ib >= th.input_bound_pct
-            && !unused
-        {
-            push(
-                "input_bound",
-                gl,
-                format!(
-                    "in {}% of samples utilization.gpu < {}% while the busiest CPU core was >= {}% (mean utilization {}%)",
-                    f(Some(ib), 0),
-                    th.input_bound_util,
-                    th.pegged_core,
-                    f(s.get("utilization.gpu.mean"), 1)
-                ),
-            );
-        }
-        let mem_pct = s.get("memory.used.max_pct");
-        if let Some(p) = mem_pct
-            && p >= th.oom_mem_pct
-        {
-            push(
-                "oom_risk",
-                gl,
-                format!(
-                    "memory.used peak {} MiB = {}% of {} MiB",
-                    f(s.get("memory.used.max"), 0),
-                    f(Some(p), 1),
-                    f(s.get("memory.total"), 0)
-                ),
-            );
-        }
-        if let (Some(p), Some(u)) = (mem_pct, s.get("utilization.gpu.mean"))
-            && p < th.headroom_mem_pct
-            && u >= th.headroom_util
-        {
-            push(
-                "batch_headroom",
-                gl,
-                format!("memory.used peak {}% of memory.total at mean utilization {}%", f(Some(p), 1), f(Some(u), 1)),
-            );
-        }
-        let reasons = |names: &[&str]| -> String {
-            let mut e = String::new();
-            for n in names {
-                if let Some(v) = s.get(&format!("throttle.{n}_pct")).filter(|&v| v > 0.0) {
-                    let _ = write!(e, "{}{n} {}%", if e.is_empty() { "" } else { ", " }, f(Some(v), 1));
-                }
-            }
-            e
-        };
-        if let Some(t) = s.get("throttle.thermal_pct")
-            && t > th.throttle_pct
-        {
-            push(
-                "thermal_throttling",
-                gl,
-                format!(
-                    "thermal slowdown in {}% of samples ({}); temperature.gpu max {} C",
-                    f(Some(t), 1),
-                    reasons(&["sw_thermal_slowdown", "hw_thermal_slowdown"]),
-                    f(s.get("temperature.gpu.max"), 0)
-                ),
-            );
-        }
-        if let Some(t) = s.get("throttle.power_pct")
-            && t > th.throttle_pct
-        {
-            push(
-                "power_throttling",
-                gl,
-                format!(
-                    "power slowdown in {}% of samples ({}); power.draw mean {} W, max {} W",
-                    f(Some(t), 1),
-                    reasons(&["sw_power_cap", "hw_slowdown", "hw_power_brake_slowdown"]),
-                    f(s.get("power.draw.mean"), 0),
-                    f(s.get("power.draw.max"), 0)
-                ),
-            );
+    }
+}
+
+/// `unused_gpu`; whether the GPU is unused.
+fn unused_gpu(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let idle = s.get(Stat::IdlePct);
+    let unused = idle.is_some_and(|i| i >= th.unused_idle_pct);
+    if unused {
+        let evidence = format!(
+            "utilization.gpu < {}% in {}% of {} samples (max {}%), memory.used peak {} MiB",
+            th.idle_util,
+            f(idle, 1),
+            f(s.get(Stat::Samples), 0),
+            f(s.get(Stat::max(Field::UtilGpu)), 0),
+            f(s.get(Stat::max(Field::MemUsed)), 0)
+        );
+        out.push("unused_gpu", Some(&g.label), evidence);
+    }
+    unused
+}
+
+fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let Some(ib) = s.get(Stat::InputBoundPct)
+        && ib >= th.input_bound_pct
+    {
+        let evidence = format!(
+            "in {}% of samples utilization.gpu < {}% while the busiest CPU core was >= {}% (mean utilization {}%)",
+            f(Some(ib), 0),
+            th.input_bound_util,
+            th.pegged_core,
+            f(s.get(UTIL_MEAN), 1)
+        );
+        out.push("input_bound", Some(&g.label), evidence);
+    }
+}
+
+/// `oom_risk` and `batch_headroom`.
+fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let mem_pct = s.get(Stat::MemoryUsedMaxPct);
+    if let Some(p) = mem_pct
+        && p >= th.oom_mem_pct
+    {
+        let evidence = format!(
+            "memory.used peak {} MiB = {}% of {} MiB",
+            f(s.get(Stat::max(Field::MemUsed)), 0),
+            f(Some(p), 1),
+            f(s.get(Stat::MemoryTotal), 0)
+        );
+        out.push("oom_risk", Some(&g.label), evidence);
+    }
+    if let (Some(p), Some(u)) = (mem_pct, s.get(UTIL_MEAN))
+        && p < th.headroom_mem_pct
+        && u >= th.headroom_util
+    {
+        let evidence =
+            format!("memory.used peak {}% of memory.total at mean utilization {}%", f(Some(p), 1), f(Some(u), 1));
+        out.push("batch_headroom", Some(&g.label), evidence);
+    }
+}
+
+/// The reasons among `reasons` a GPU had, with their shares.
+fn reason_list(s: &Stats, reasons: &[Reason]) -> String {
+    let mut e = String::new();
+    for &r in reasons {
+        if let Some(v) = s.get(Stat::Throttle(r)).filter(|&v| v > 0.0) {
+            let _ = write!(e, "{}{} {}%", if e.is_empty() { "" } else { ", " }, r.name(), f(Some(v), 1));
         }
     }
-    if used.len() >= 2 {
-        let hi = used.iter().copied().fold(("", f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
-        let lo = used.iter().copied().fold(("", f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
-        if hi.1 - lo.1 > th.imbalance_util {
-            push(
-                "imbalance",
-                None,
-                format!(
-                    "mean utilization.gpu: GPU {} {}% vs GPU {} {}% ({} points apart)",
-                    hi.0,
-                    f(Some(hi.1), 1),
-                    lo.0,
-                    f(Some(lo.1), 1),
-                    f(Some(hi.1 - lo.1), 1)
-                ),
-            );
-        }
+    e
+}
+
+/// `thermal_throttling` and `power_throttling`.
+fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let Some(t) = s.get(Stat::ThrottleThermalPct)
+        && t > th.throttle_pct
+    {
+        let evidence = format!(
+            "thermal slowdown in {}% of samples ({}); temperature.gpu max {} C",
+            f(Some(t), 1),
+            reason_list(s, &THERMAL),
+            f(s.get(Stat::max(Field::TempGpu)), 0)
+        );
+        out.push("thermal_throttling", Some(&g.label), evidence);
     }
-    if let Some(sw) = host_stats.get("swap.used.max")
+    if let Some(t) = s.get(Stat::ThrottlePowerPct)
+        && t > th.throttle_pct
+    {
+        let evidence = format!(
+            "power slowdown in {}% of samples ({}); power.draw mean {} W, max {} W",
+            f(Some(t), 1),
+            reason_list(s, &POWER),
+            f(s.get(Stat::mean(Field::PowerDraw)), 0),
+            f(s.get(Stat::max(Field::PowerDraw)), 0)
+        );
+        out.push("power_throttling", Some(&g.label), evidence);
+    }
+}
+
+/// `imbalance` between the GPUs in use: (label, mean utilization).
+fn imbalance(out: &mut Findings<'_>, used: &[(&str, f64)], th: &Thresholds) {
+    if used.len() < 2 {
+        return;
+    }
+    let hi = used.iter().copied().fold(("", f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    let lo = used.iter().copied().fold(("", f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
+    if hi.1 - lo.1 > th.imbalance_util {
+        let evidence = format!(
+            "mean utilization.gpu: GPU {} {}% vs GPU {} {}% ({} points apart)",
+            hi.0,
+            f(Some(hi.1), 1),
+            lo.0,
+            f(Some(lo.1), 1),
+            f(Some(hi.1 - lo.1), 1)
+        );
+        out.push("imbalance", None, evidence);
+    }
+}
+
+fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
+    if let Some(sw) = host_stats.get(Stat::max(Field::SwapUsed))
         && sw > th.swap_mib
     {
-        push(
-            "host_swap",
-            None,
-            format!(
-                "swap.used peak {} MiB; mem.used peak {}% of mem.total",
-                f(Some(sw), 0),
-                f(host_stats.get("mem.used.max_pct"), 1)
-            ),
+        let evidence = format!(
+            "swap.used peak {} MiB; mem.used peak {}% of mem.total",
+            f(Some(sw), 0),
+            f(host_stats.get(Stat::MemUsedMaxPct), 1)
         );
+        out.push("host_swap", None, evidence);
     }
-    out
+}
+
+/// Findings for one host, GPUs in report order.
+pub fn diagnose(host: &str, gpus: &[GpuView<'_>], host_stats: &Stats, th: &Thresholds) -> Vec<Finding> {
+    let mut out = Findings { host, list: Vec::new() };
+    let mut used: Vec<(&str, f64)> = Vec::new();
+    for g in gpus {
+        let unused = unused_gpu(&mut out, g, th);
+        if !unused && let Some(m) = g.stats.get(UTIL_MEAN) {
+            used.push((g.label.as_str(), m));
+        }
+        if !unused {
+            input_bound(&mut out, g, th);
+        }
+        memory(&mut out, g, th);
+        throttling(&mut out, g, th);
+    }
+    imbalance(&mut out, &used, th);
+    host_swap(&mut out, host_stats, th);
+    out.list
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::stat::Scope;
 
-    fn stats(pairs: &[(&str, f64)]) -> Stats {
-        Stats(pairs.iter().map(|(n, v)| (n.to_string(), Some(*v))).collect())
+    fn stats(scope: Scope, pairs: &[(Stat, f64)]) -> Stats {
+        let mut s = Stats::empty(scope);
+        for &(n, v) in pairs {
+            s.set(n, Some(v));
+        }
+        s
     }
 
     #[test]
@@ -383,27 +415,35 @@ mod tests {
     #[test]
     fn rules_fire_and_stay_silent() {
         let th = Thresholds::default();
-        let healthy = stats(&[
-            ("utilization.gpu.mean", 90.0),
-            ("utilization.gpu.idle_pct", 2.0),
-            ("memory.used.max_pct", 60.0),
-            ("throttle.thermal_pct", 0.0),
-            ("throttle.power_pct", 1.0),
-            ("input_bound_pct", 0.0),
-        ]);
+        let healthy = stats(
+            Scope::Gpu,
+            &[
+                (UTIL_MEAN, 90.0),
+                (Stat::IdlePct, 2.0),
+                (Stat::MemoryUsedMaxPct, 60.0),
+                (Stat::ThrottleThermalPct, 0.0),
+                (Stat::ThrottlePowerPct, 1.0),
+                (Stat::InputBoundPct, 0.0),
+            ],
+        );
         let g = [GpuView { label: "0".into(), stats: &healthy }, GpuView { label: "1".into(), stats: &healthy }];
-        assert!(diagnose("h", &g, &Stats::default(), &th).is_empty());
-        let hot = stats(&[
-            ("utilization.gpu.mean", 40.0),
-            ("utilization.gpu.idle_pct", 2.0),
-            ("memory.used.max_pct", 97.0),
-            ("throttle.thermal_pct", 20.0),
-            ("throttle.sw_thermal_slowdown_pct", 20.0),
-            ("input_bound_pct", 60.0),
-        ]);
+        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &th).is_empty());
+        let hot = stats(
+            Scope::Gpu,
+            &[
+                (UTIL_MEAN, 40.0),
+                (Stat::IdlePct, 2.0),
+                (Stat::MemoryUsedMaxPct, 97.0),
+                (Stat::ThrottleThermalPct, 20.0),
+                (Stat::Throttle(Reason::SwThermalSlowdown), 20.0),
+                (Stat::InputBoundPct, 60.0),
+            ],
+        );
         let g = [GpuView { label: "0".into(), stats: &healthy }, GpuView { label: "1".into(), stats: &hot }];
-        let ids: Vec<&str> =
-            diagnose("h", &g, &stats(&[("swap.used.max", 900.0)]), &th).iter().map(|f| f.rule).collect();
+        let swap = stats(Scope::Host, &[(Stat::max(Field::SwapUsed), 900.0)]);
+        let found = diagnose("h", &g, &swap, &th);
+        let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
         assert_eq!(ids, ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]);
+        assert!(found[2].evidence.contains("(sw_thermal_slowdown 20.0%)"), "{}", found[2].evidence);
     }
 }

@@ -10,15 +10,17 @@ pub mod collect;
 pub mod findings;
 pub mod keys;
 pub mod series;
+pub mod stat;
 pub mod stats;
 pub mod window;
 
 use std::path::PathBuf;
 
 use crate::analysis::acc::{Gap, TimingStats};
-use crate::analysis::checks::{Check, Scope};
+use crate::analysis::checks::Check;
 use crate::analysis::collect::{Collector, GpuKey};
 use crate::analysis::findings::{Finding, GpuView, Thresholds, diagnose};
+use crate::analysis::stat::{Scope, Stat};
 use crate::analysis::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
 use crate::schema::run::InputInfo;
 
@@ -33,7 +35,7 @@ pub struct GpuSummary {
     /// First and last sample in the window, UTC µs.
     pub start: i64,
     pub end: i64,
-    /// The longest gaps (at most 64), in time order; `stats["gaps"]` counts them all.
+    /// The longest gaps (at most 64), in time order; the `gaps` statistic counts them all.
     pub gaps: Vec<Gap>,
     /// How `energy_wh` was found: `counter` (energy.total steps) or `power` (power.draw integrated).
     pub energy_method: Option<&'static str>,
@@ -86,17 +88,14 @@ pub fn build(
     window: (Option<i64>, Option<i64>),
 ) -> Summary {
     c.settle();
-    let gpu_extra = c.gpu_extra().to_vec();
-    let host_extra = c.host_extra().to_vec();
     let timings: Vec<TimingStats> = c.gpus.iter().map(|(_, _, g)| g.timing.finish(th.gap_intervals)).collect();
     let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].2.rows > 0).collect();
     order.sort_by(|&a, &b| (c.gpus[a].0, &c.gpus[a].1).cmp(&(c.gpus[b].0, &c.gpus[b].1)));
-    let per_gpu: Vec<Stats> =
-        c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util, &gpu_extra)).collect();
+    let per_gpu: Vec<Stats> = c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
     let mut hosts = Vec::new();
     for h in 0..c.keys.hosts.len() {
         let name = c.keys.hosts.name(h as u32).to_string();
-        let hs = host_stats(&c.host_accs[h], &host_extra);
+        let hs = host_stats(&c.host_accs[h]);
         let gpus: Vec<GpuSummary> = order
             .iter()
             .filter(|&&i| c.gpus[i].0 == h as u32)
@@ -129,12 +128,12 @@ pub fn build(
         hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
     }
     let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
-    let all_gpus = all_gpu_stats(&all, th.idle_util, &gpu_extra);
-    let mut pooled = acc::HostAcc::new(host_extra.len());
+    let all_gpus = all_gpu_stats(&all, th.idle_util);
+    let mut pooled = acc::HostAcc::default();
     for h in &c.host_accs {
         pooled.pool(h);
     }
-    let all_hosts = host_stats(&pooled, &host_extra);
+    let all_hosts = host_stats(&pooled);
     let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
     let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
     Summary {
@@ -162,8 +161,8 @@ fn num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") }
 }
 
-/// Run a resolved check against the summary.
-pub fn evaluate(c: &Check, scope: Scope, s: &Summary) -> CheckResult {
+/// Run a check against the summary; `stat` is what [`checks::resolve`] found for it.
+pub fn evaluate(c: &Check, stat: Stat, s: &Summary) -> CheckResult {
     let mut failures = Vec::new();
     let mut seen = 0;
     let mut test = |v: Option<f64>, who: String| {
@@ -174,19 +173,19 @@ pub fn evaluate(c: &Check, scope: Scope, s: &Summary) -> CheckResult {
             }
         }
     };
-    match (c.all, scope) {
-        (true, Scope::Gpu) => test(s.all_gpus.get(&c.stat), "all: ".into()),
-        (true, Scope::Host) => test(s.all_hosts.get(&c.stat), "all hosts: ".into()),
+    match (c.all, stat.scope()) {
+        (true, Scope::Gpu) => test(s.all_gpus.get(stat), "all: ".into()),
+        (true, Scope::Host) => test(s.all_hosts.get(stat), "all hosts: ".into()),
         (false, Scope::Gpu) => {
             for h in &s.hosts {
                 for g in &h.gpus {
-                    test(g.stats.get(&c.stat), format!("{} GPU {}: ", h.name, g.label));
+                    test(g.stats.get(stat), format!("{} GPU {}: ", h.name, g.label));
                 }
             }
         }
         (false, Scope::Host) => {
             for h in &s.hosts {
-                test(h.stats.get(&c.stat), format!("{}: ", h.name));
+                test(h.stats.get(stat), format!("{}: ", h.name));
             }
         }
     }

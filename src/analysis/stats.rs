@@ -1,37 +1,58 @@
-//! Statistics from finished accumulators, as ordered `name → value` lists. The names are the ones
-//! the JSON and CSV reports carry and `--fail-if` checks address; the list of valid names is made by
-//! the same code from an empty accumulator, so names cannot drift apart.
+//! Statistics from finished accumulators: [`Stats`] holds one value per [`Stat`] of a scope, in
+//! report order ([`layout`]), so presenters and checks address statistics by id, never by a string.
 //!
 //! Percentiles are nearest-rank (the smallest value with at least ⌈p/100·n⌉ samples at or below it):
 //! exact for integer percents, exact to 0.1 point for `cpu.util` (values rounded to 0.1 first).
 
-use crate::analysis::acc::{GpuAcc, HostAcc, Moments, REASONS, TimingStats};
+use crate::analysis::acc::{GpuAcc, HostAcc, REASONS, TimingStats};
+use crate::analysis::stat::{Scope, Stat, layout};
 use crate::schema::catalog::Field;
 
-/// An ordered list of statistics; `None` where the data lacks what the statistic needs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Stats(pub Vec<(String, Option<f64>)>);
-
-impl Stats {
-    pub fn get(&self, name: &str) -> Option<f64> {
-        self.0.iter().find(|(n, _)| n == name).and_then(|(_, v)| *v)
-    }
-
-    fn push(&mut self, name: impl Into<String>, v: Option<f64>) {
-        self.0.push((name.into(), v.filter(|x| x.is_finite())));
-    }
-
-    fn set(&mut self, name: &str, v: Option<f64>) {
-        if let Some(slot) = self.0.iter_mut().find(|(n, _)| n == name) {
-            slot.1 = v.filter(|x| x.is_finite());
-        }
-    }
+/// The statistics of one GPU or host (or of all of them pooled); `None` where the data lacks what
+/// the statistic needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    scope: Scope,
+    /// One value per statistic of [`layout`]`(scope)`, in that order.
+    values: Vec<Option<f64>>,
 }
 
-fn max2(a: &Moments, b: &Moments) -> Option<f64> {
-    match (a.max(), b.max()) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, y) => x.or(y),
+impl Stats {
+    /// Every statistic of the scope, without a value.
+    pub fn empty(scope: Scope) -> Stats {
+        Stats { scope, values: vec![None; layout(scope).len()] }
+    }
+
+    fn index(&self, s: Stat) -> Option<usize> {
+        layout(self.scope).iter().position(|&x| x == s)
+    }
+
+    /// The value of a statistic. Asking for one the scope does not report (a host's among a GPU's,
+    /// a statistic the catalogue does not declare) is a bug: `None`, and a panic in debug builds.
+    pub fn get(&self, s: Stat) -> Option<f64> {
+        let i = self.index(s);
+        debug_assert!(i.is_some(), "{s} is not a statistic of {:?}", self.scope);
+        i.and_then(|i| self.values[i])
+    }
+
+    /// Set a statistic of this scope (non-finite values are missing).
+    pub fn set(&mut self, s: Stat, v: Option<f64>) {
+        if let Some(i) = self.index(s) {
+            self.values[i] = v.filter(|x| x.is_finite());
+        }
+    }
+
+    /// Every statistic and its value, in report order.
+    pub fn iter(&self) -> impl Iterator<Item = (Stat, Option<f64>)> + '_ {
+        layout(self.scope).iter().copied().zip(self.values.iter().copied())
+    }
+
+    fn compute(scope: Scope, value: impl Fn(Stat) -> Option<f64>) -> Stats {
+        let mut s = Stats::empty(scope);
+        for (i, &stat) in layout(scope).iter().enumerate() {
+            s.values[i] = value(stat).filter(|x| x.is_finite());
+        }
+        s
     }
 }
 
@@ -45,7 +66,7 @@ pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static st
     if let Some(j) = t.counter_j {
         return (Some(j / 3600.0), Some("counter"));
     }
-    if acc.power.n > 0
+    if acc.field(Field::PowerDraw).is_some_and(|p| p.m.n > 0)
         && let Some(j) = t.integrated_j
     {
         return (Some(j / 3600.0), Some("power"));
@@ -53,49 +74,43 @@ pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static st
     (None, None)
 }
 
-/// The per-GPU statistics. `idle_util`: utilization below it counts as idle.
-pub fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64, extra: &[Field]) -> Stats {
-    let mut s = Stats::default();
+/// One per-GPU statistic. `idle_util`: utilization below it counts as idle.
+fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Option<f64> {
     let span = (acc.rows > 0).then(|| (acc.last_ts - acc.first_ts) as f64 / 1e6);
-    s.push("samples", Some(acc.rows as f64));
-    s.push("span_s", span);
-    s.push("interval_s", t.interval_s);
-    s.push("coverage_pct", span.filter(|&x| x > 0.0).map(|x| (100.0 * t.covered_s / x).min(100.0)));
-    s.push("gaps", t.interval_s.map(|_| t.gaps as f64));
-    s.push("gap_s", t.interval_s.map(|_| t.gap_s));
-    let u = &acc.util;
-    s.push("utilization.gpu.mean", u.m.mean());
-    s.push("utilization.gpu.p50", u.percentile(50.0));
-    s.push("utilization.gpu.p95", u.percentile(95.0));
-    s.push("utilization.gpu.max", max2(&u.m, &acc.util_max_col));
-    s.push("utilization.gpu.idle_pct", u.pct_below(idle_util));
-    s.push("utilization.memory.mean", acc.umem.mean());
-    let used = max2(&acc.mem_used, &acc.mem_used_max_col);
-    let total = acc.mem_total.max().or(acc.mem_sum.max()).filter(|&t| t > 0.0);
-    s.push("memory.used.max", used);
-    s.push("memory.total", total);
-    s.push("memory.used.max_pct", used.zip(total).map(|(u, t)| 100.0 * u / t));
-    s.push("power.draw.mean", acc.power.mean());
-    s.push("power.draw.max", max2(&acc.power, &acc.power_max_col));
-    s.push("energy_wh", energy(acc, t).0);
-    s.push("temperature.gpu.max", max2(&acc.temp, &acc.temp_max_col));
-    s.push("throttle.thermal_pct", pct(acc.thermal_n, acc.reasons_n));
-    s.push("throttle.power_pct", pct(acc.power_n, acc.reasons_n));
-    for (k, (_, name)) in REASONS.iter().enumerate() {
-        s.push(format!("throttle.{name}_pct"), pct(acc.reasons[k], acc.reasons_n));
+    let used = || acc.field(Field::MemUsed).and_then(|m| m.reduce(crate::schema::catalog::Reduce::Max));
+    let total = || acc.mem_total.max().or(acc.mem_sum.max()).filter(|&t| t > 0.0);
+    match stat {
+        Stat::Field(f, r) => acc.field(f).and_then(|a| a.reduce(r)),
+        Stat::Samples => Some(acc.rows as f64),
+        Stat::SpanS => span,
+        Stat::IntervalS => t.interval_s,
+        Stat::CoveragePct => span.filter(|&x| x > 0.0).map(|x| (100.0 * t.covered_s / x).min(100.0)),
+        Stat::Gaps => t.interval_s.map(|_| t.gaps as f64),
+        Stat::GapS => t.interval_s.map(|_| t.gap_s),
+        Stat::IdlePct => acc.field(Field::UtilGpu).and_then(|u| u.hist.as_ref()?.pct_below(idle_util)),
+        Stat::MemoryTotal => total(),
+        Stat::MemoryUsedMaxPct => used().zip(total()).map(|(u, t)| 100.0 * u / t),
+        Stat::EnergyWh => energy(acc, t).0,
+        Stat::ThrottleThermalPct => pct(acc.thermal_n, acc.reasons_n),
+        Stat::ThrottlePowerPct => pct(acc.power_n, acc.reasons_n),
+        Stat::Throttle(r) => {
+            let k = REASONS.iter().position(|&x| x == r)?;
+            pct(acc.reasons[k], acc.reasons_n)
+        }
+        Stat::InputBoundPct => pct(acc.ib_n, acc.ib_both),
+        Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct => None,
     }
-    s.push("input_bound_pct", pct(acc.ib_n, acc.ib_both));
-    for (f, m) in extra.iter().zip(&acc.extra) {
-        s.push(format!("{}.mean", f.name()), m.mean());
-        s.push(format!("{}.max", f.name()), m.max());
-    }
-    s
+}
+
+/// The per-GPU statistics. `idle_util`: utilization below it counts as idle.
+pub fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Stats {
+    Stats::compute(Scope::Gpu, |s| gpu_value(s, acc, t, idle_util))
 }
 
 /// Over-all GPU statistics: the GPUs pooled (histograms merged), with energy, coverage and gaps
 /// added up from the per-GPU figures.
-pub fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64, extra: &[Field]) -> Stats {
-    let mut pooled = GpuAcc::new(extra.len());
+pub fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64) -> Stats {
+    let mut pooled = GpuAcc::default();
     for (g, _, _) in gpus {
         pooled.pool(g);
     }
@@ -106,69 +121,38 @@ pub fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64, e
         gap_s: gpus.iter().map(|(_, t, _)| t.gap_s).sum(),
         ..Default::default()
     };
-    let mut s = gpu_stats(&pooled, &t, idle_util, extra);
-    let sum = |name: &str| -> Option<f64> {
-        let vals: Vec<f64> = gpus.iter().filter_map(|(_, _, st)| st.get(name)).collect();
+    let mut s = gpu_stats(&pooled, &t, idle_util);
+    let sum = |stat: Stat| -> Option<f64> {
+        let vals: Vec<f64> = gpus.iter().filter_map(|(_, _, st)| st.get(stat)).collect();
         (!vals.is_empty()).then(|| vals.iter().sum())
     };
-    s.set("energy_wh", sum("energy_wh"));
-    let spans = sum("span_s").unwrap_or(0.0);
-    s.set("coverage_pct", (spans > 0.0).then(|| (100.0 * t.covered_s / spans).min(100.0)));
+    s.set(Stat::EnergyWh, sum(Stat::EnergyWh));
+    let spans = sum(Stat::SpanS).unwrap_or(0.0);
+    s.set(Stat::CoveragePct, (spans > 0.0).then(|| (100.0 * t.covered_s / spans).min(100.0)));
     s
 }
 
-/// The per-host statistics (one value per tick).
-pub fn host_stats(acc: &HostAcc, extra: &[Field]) -> Stats {
-    let mut s = Stats::default();
-    s.push("ticks", Some(acc.ticks as f64));
-    s.push("cpu.util.mean", acc.cpu.m.mean());
-    s.push("cpu.util.p95", acc.cpu.percentile(95.0));
-    s.push("cpu.util.max", acc.cpu.m.max());
-    s.push("cpu.util.max_core.mean", acc.core.m.mean());
-    s.push("cpu.util.max_core.p95", acc.core.percentile(95.0));
-    s.push("cpu.util.max_core.max", max2(&acc.core.m, &acc.core_max_col));
-    let used = acc.mem.max();
-    let total = acc.mem_total.max().filter(|&t| t > 0.0);
-    s.push("mem.used.max", used);
-    s.push("mem.total", total);
-    s.push("mem.used.max_pct", used.zip(total).map(|(u, t)| 100.0 * u / t));
-    s.push("swap.used.max", acc.swap.max());
-    for (f, m) in extra.iter().zip(&acc.extra) {
-        s.push(format!("{}.mean", f.name()), m.mean());
-        s.push(format!("{}.max", f.name()), m.max());
+/// One per-host statistic.
+fn host_value(stat: Stat, acc: &HostAcc) -> Option<f64> {
+    let used = || acc.field(Field::HostMemUsed).and_then(|m| m.reduce(crate::schema::catalog::Reduce::Max));
+    let total = || acc.mem_total.max().filter(|&t| t > 0.0);
+    match stat {
+        Stat::Field(f, r) => acc.field(f).and_then(|a| a.reduce(r)),
+        Stat::Ticks => Some(acc.ticks as f64),
+        Stat::MemTotal => total(),
+        Stat::MemUsedMaxPct => used().zip(total()).map(|(u, t)| 100.0 * u / t),
+        _ => None,
     }
-    s
+}
+
+/// The per-host statistics (one value per tick).
+pub fn host_stats(acc: &HostAcc) -> Stats {
+    Stats::compute(Scope::Host, |s| host_value(s, acc))
 }
 
 /// Whether a host has any host-level data worth showing.
 pub fn has_host_data(s: &Stats) -> bool {
-    s.0.iter().any(|(n, v)| n != "ticks" && v.is_some())
-}
-
-/// Every per-GPU statistic name, in report order.
-pub fn gpu_stat_names(extra: &[Field]) -> Vec<String> {
-    let acc = GpuAcc::new(extra.len());
-    gpu_stats(&acc, &TimingStats::default(), 5.0, extra).0.into_iter().map(|(n, _)| n).collect()
-}
-
-/// Every per-host statistic name, in report order.
-pub fn host_stat_names(extra: &[Field]) -> Vec<String> {
-    host_stats(&HostAcc::new(extra.len()), extra).0.into_iter().map(|(n, _)| n).collect()
-}
-
-/// Unit of a statistic, for headers and docs.
-pub fn unit_of(name: &str) -> &'static str {
-    if name.ends_with("_pct") || name.starts_with("utilization.") || name.starts_with("cpu.util") {
-        return "%";
-    }
-    if name.ends_with("_s") {
-        return "s";
-    }
-    if name == "energy_wh" {
-        return "Wh";
-    }
-    let base = name.rsplit_once('.').map_or(name, |(b, _)| b);
-    Field::lookup(base).map_or("", |f| f.def().unit)
+    s.iter().any(|(n, v)| n != Stat::Ticks && v.is_some())
 }
 
 #[cfg(test)]
@@ -176,28 +160,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_disjoint() {
-        let (g, h) = crate::analysis::collect::extra_fields();
-        let gn = gpu_stat_names(&g);
-        let hn = host_stat_names(&h);
-        let mut all: Vec<&String> = gn.iter().chain(&hn).collect();
-        let n = all.len();
-        all.sort();
-        all.dedup();
-        assert_eq!(all.len(), n, "duplicate statistic names");
-        assert!(gn.contains(&"utilization.gpu.mean".to_string()));
-        assert!(gn.contains(&"throttle.hw_thermal_slowdown_pct".to_string()));
-        assert!(hn.contains(&"cpu.util.max_core.p95".to_string()));
-        assert_eq!(unit_of("memory.used.max"), "MiB");
-        assert_eq!(unit_of("utilization.gpu.p95"), "%");
-        assert_eq!(unit_of("energy_wh"), "Wh");
+    fn empty_accumulator_gives_nulls_not_zeros() {
+        let s = gpu_stats(&GpuAcc::default(), &TimingStats::default(), 5.0);
+        assert_eq!(s.get(Stat::Samples), Some(0.0));
+        assert_eq!(s.get(Stat::mean(Field::UtilGpu)), None);
+        assert_eq!(s.get(Stat::EnergyWh), None);
+        let h = host_stats(&HostAcc::default());
+        assert_eq!(h.get(Stat::Ticks), Some(0.0));
+        assert!(!has_host_data(&h));
     }
 
     #[test]
-    fn empty_accumulator_gives_nulls_not_zeros() {
-        let s = gpu_stats(&GpuAcc::new(0), &TimingStats::default(), 5.0, &[]);
-        assert_eq!(s.get("samples"), Some(0.0));
-        assert_eq!(s.get("utilization.gpu.mean"), None);
-        assert_eq!(s.get("energy_wh"), None);
+    #[should_panic(expected = "ticks is not a statistic of Gpu")]
+    fn asking_for_another_scope_is_a_bug() {
+        let _ = Stats::empty(Scope::Gpu).get(Stat::Ticks);
+    }
+
+    #[test]
+    fn field_statistics_follow_the_catalogue() {
+        let mut g = GpuAcc::default();
+        let mut h = HostAcc::default();
+        for (f, slot) in crate::analysis::acc::inputs(Scope::Gpu) {
+            g.add(*slot, if *f == Field::UtilGpuMax { 95.0 } else { 40.0 });
+        }
+        for (_, slot) in crate::analysis::acc::inputs(Scope::Host) {
+            h.add(*slot, 12.0);
+        }
+        let s = gpu_stats(&g, &TimingStats::default(), 5.0);
+        assert_eq!(s.get(Stat::mean(Field::UtilGpu)), Some(40.0));
+        assert_eq!(s.get(Stat::max(Field::UtilGpu)), Some(95.0), ".max takes the companion column");
+        assert_eq!(s.get(Stat::max(Field::JobGpuMemory)), Some(40.0));
+        assert_eq!(s.get(Stat::MemoryUsedMaxPct), Some(100.0));
+        let hs = host_stats(&h);
+        assert_eq!(hs.get(Stat::p95(Field::CpuUtil)), Some(12.0));
+        assert_eq!(hs.get(Stat::mean(Field::CgroupCpuUtil)), Some(12.0));
+        assert!(has_host_data(&hs));
     }
 }

@@ -64,9 +64,15 @@ pub(crate) struct RecordArgs {
     /// for meaningful GPU columns (down to 1ms is accepted with a warning, for benchmarks).
     #[arg(short, long, default_value = "1", value_parser = parse_interval)]
     pub(crate) interval: Duration,
-    /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout.
+    /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout. `{host}` and
+    /// `{date}` (the run's UTC start date) are filled in and missing directories below them made, for
+    /// one tree over a fleet: -o /shared/gpumon/host={host}/date={date}/run.parquet.
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,
+    /// Host name written in the `host` column and metrics (default: the system's host name; in a
+    /// Kubernetes pod pass the node's, e.g. --host "$NODE_NAME").
+    #[arg(long, value_name = "NAME")]
+    pub(crate) host: Option<String>,
     /// Serve the latest tick as Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9400). Binding a
     /// non-loopback address exposes host and GPU metrics to the network: your choice to make.
     #[arg(long)]

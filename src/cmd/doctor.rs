@@ -3,23 +3,20 @@
 //! It loads NVML the way `record` does, lists every GPU with one probe of each GPU field (the
 //! same NVML calls `record` makes), shows what `CUDA_VISIBLE_DEVICES` / `NVIDIA_VISIBLE_DEVICES`
 //! select, the container and cgroup gpumon runs in, and the `/dev/nvidia*` nodes. Each problem
-//! comes with its usual fix. Exit 0 when the GPUs are usable, 1 otherwise.
+//! comes with its usual fix. Exit 0 when the GPUs are usable, 1 otherwise. The probing itself
+//! lives in `source/probe.rs`; this module turns its findings into problems, notes and the report.
 
-use std::ffi::OsStr;
-use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 use anyhow::Result;
-use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
-use crate::schema::catalog::{CATALOG, Field, Source};
-use crate::schema::row::{Selection, Value};
+use crate::schema::catalog::Field;
 use crate::source::cgroup::{CgroupSource, CgroupVersion};
-use crate::source::gpu::{self, GpuInfo, GpuSelector};
+use crate::source::gpu::{GpuInfo, GpuSelector};
+use crate::source::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
 use crate::source::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use crate::util::error::exit;
 
@@ -62,7 +59,7 @@ struct Report {
     nvml: NvmlReport,
     gpus: Vec<GpuReport>,
     visible: VisibleReport,
-    container: ContainerReport,
+    container: Container,
     cgroup: Option<CgroupReport>,
     device_nodes: Vec<DeviceNode>,
     problems: Vec<Problem>,
@@ -120,13 +117,6 @@ struct VisibleReport {
     record_gpus: Vec<u32>,
 }
 
-#[derive(Debug, Serialize, Default)]
-struct ContainerReport {
-    /// docker, podman, kubernetes, ... ; None when nothing suggests a container.
-    kind: Option<String>,
-    evidence: Vec<String>,
-}
-
 #[derive(Debug, Serialize)]
 struct CgroupReport {
     version: u8,
@@ -134,13 +124,6 @@ struct CgroupReport {
     memory_limit_mib: Option<u64>,
     cpu_limit_cores: Option<f64>,
     description: String,
-}
-
-#[derive(Debug, Serialize)]
-struct DeviceNode {
-    path: String,
-    /// Readable and writable by this user.
-    access: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -155,193 +138,183 @@ fn problem(p: impl Into<String>, fix: impl Into<String>) -> Problem {
 
 /// Gather everything; `cuda`, `nvidia` and `order` are the environment variables' values.
 fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Option<String>) -> Report {
-    let container = detect_container();
+    let (cuda, nvidia, order) = (cuda.as_deref(), nvidia.as_deref(), order.as_deref());
+    let container = probe::container();
     let in_container = container.kind.is_some();
-    let cgroup = CgroupSource::detect().map(|c| {
-        let l = c.limits();
-        CgroupReport {
-            version: match c.version() {
-                CgroupVersion::V1 => 1,
-                CgroupVersion::V2 => 2,
-            },
-            path: c.path().to_string(),
-            memory_limit_mib: l.memory_mib,
-            cpu_limit_cores: l.cpu_cores,
-            description: c.describe(),
-        }
-    });
-    let device_nodes = device_nodes(Path::new("/dev"));
+    let cgroup = CgroupSource::detect().map(|c| cgroup_report(&c));
+    let device_nodes = probe::device_nodes(Path::new("/dev"));
     let mut problems = Vec::new();
-    let mut notes = Vec::new();
-    let mut nvml_report = NvmlReport { library: lib.to_string(), ..NvmlReport::default() };
-    let mut gpus: Vec<(GpuInfo, GpuReport)> = Vec::new();
-
-    match Nvml::builder().lib_path(OsStr::new(lib)).init() {
-        Err(e) => {
-            nvml_report.error = Some(e.to_string());
-            problems.push(init_problem(&e, lib, in_container, &device_nodes));
-        }
-        Ok(nvml) => {
-            nvml_report.loaded_from = loaded_from(lib);
-            nvml_report.driver_version = nvml.sys_driver_version().ok();
-            nvml_report.nvml_version = nvml.sys_nvml_version().ok();
-            nvml_report.cuda_driver_version = nvml.sys_cuda_driver_version().ok().map(|v| {
-                format!("{}.{}", nvml_wrapper::cuda_driver_version_major(v), nvml_wrapper::cuda_driver_version_minor(v))
-            });
-            match nvml.device_count() {
-                Err(e) => problems.push(gpu_problem("NVML cannot count the GPUs", &e, in_container)),
-                Ok(0) => problems.push(problem(
-                    "NVML loaded but reports no GPU",
-                    if in_container {
-                        "the container was given no GPU: start it with `docker run --gpus all` (NVIDIA Container \
-                         Toolkit on the host), or on Kubernetes request nvidia.com/gpu"
-                    } else {
-                        "check `nvidia-smi -L`; GPUs bound to vfio-pci (passthrough) or disabled are not listed"
-                    },
-                )),
-                Ok(n) => {
-                    for index in 0..n {
-                        match gpu::read_info(&nvml, index) {
-                            Ok(info) => {
-                                let r = examine_gpu(&nvml, &info);
-                                if r.lost {
-                                    problems.push(problem(
-                                        format!("GPU {index} ({}) is lost: it fell off the bus or hangs", info.uuid),
-                                        "check `dmesg` for Xid errors (79: fallen off the bus); reset it with \
-                                         `nvidia-smi -r -i INDEX` or reboot",
-                                    ));
-                                }
-                                gpus.push((info, r));
-                            }
-                            Err(e) => problems.push(gpu_problem(&format!("GPU {index}"), &e, in_container)),
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    // Visible devices: what each variable means, and what record samples by default.
-    let infos: Vec<GpuInfo> = gpus.iter().map(|(i, _)| i.clone()).collect();
-    let mut variables = Vec::new();
-    for (name, value) in [(CUDA_VAR, &cuda), (NVIDIA_VAR, &nvidia)] {
-        let Some(v) = value else {
-            variables.push(VarReport { name, value: None, selects: "not set".into(), gpus: Vec::new() });
-            continue;
-        };
-        let (selects, picked) = if name == CUDA_VAR { cuda_meaning(v, &infos) } else { runtime_meaning(v, &infos) };
-        variables.push(VarReport { name, value: Some(v.clone()), selects, gpus: picked });
-    }
-    let (restriction, decided_by) = visible::from_vars(cuda.as_deref(), nvidia.as_deref());
-    let record_gpus: Vec<u32> = match &restriction {
-        Visible::All => infos.iter().map(|g| g.index).collect(),
-        Visible::None => Vec::new(),
-        Visible::Only(sel) => infos.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect(),
-    };
-    for (_, r) in &mut gpus {
-        r.recorded = record_gpus.contains(&r.index);
-    }
-    if !gpus.is_empty() && record_gpus.is_empty() {
-        let var = decided_by.unwrap_or(CUDA_VAR);
-        let value = if var == CUDA_VAR { cuda.clone() } else { nvidia.clone() }.unwrap_or_default();
+    let (nvml, found) = examine_nvml(lib, in_container, &device_nodes, &mut problems);
+    let infos: Vec<GpuInfo> = found.iter().map(|g| g.info.clone()).collect();
+    let visible = examine_visible(cuda, nvidia, &infos);
+    let gpus: Vec<GpuReport> = found.iter().map(|g| gpu_report(g, &visible.record_gpus)).collect();
+    if !gpus.is_empty() && visible.record_gpus.is_empty() {
+        let var = visible.decided_by.unwrap_or(CUDA_VAR);
+        let value = if var == CUDA_VAR { cuda } else { nvidia }.unwrap_or_default();
         problems.push(problem(
             format!("{var}={value:?} hides every GPU from the job"),
             format!("unset {var}, or set it to indices 0..{} or UUIDs listed above", gpus.len().saturating_sub(1)),
         ));
     }
-    notes.extend(visible_notes(cuda.as_deref(), nvidia.as_deref(), order.as_deref(), &infos));
-    if let (Some(CUDA_VAR), Some(cuda_var)) = (decided_by, variables.first())
-        && !cuda_var.gpus.is_empty()
-        && cuda_var.gpus != record_gpus
-    {
-        notes.push(format!(
-            "{CUDA_VAR} names a GPU that is not here; CUDA stops there and sees {}, record samples {}",
-            list_gpus(&cuda_var.gpus, usize::MAX),
-            list_gpus(&record_gpus, usize::MAX)
-        ));
-    }
-    for (_, r) in &gpus {
-        if r.mig_mode == Some(true) {
-            notes.push(format!(
-                "GPU {}: MIG is on; gpumon records the whole GPU (NVML reports no utilization for MIG instances)",
-                r.index
-            ));
-        }
-        if !r.failed.is_empty() {
-            notes.push(format!(
-                "GPU {}: reading {} failed (the warnings above say why); record leaves these columns empty",
-                r.index,
-                r.failed.join(", ")
-            ));
-        }
-    }
-    if nvml_report.error.is_some() && !device_nodes.is_empty() && device_nodes.iter().all(|d| !d.access) {
+    let mut notes = visible_notes(cuda, nvidia, order, &infos);
+    notes.extend(cuda_stop_note(&visible));
+    notes.extend(gpus.iter().flat_map(gpu_notes));
+    if nvml.error.is_some() && !device_nodes.is_empty() && device_nodes.iter().all(|d| !d.access) {
         problems.push(problem(
             "no permission on the /dev/nvidia* device nodes",
             "run as a user in the group that owns them (often `video`), or fix their permissions \
              (`ls -l /dev/nvidia*`)",
         ));
     }
-
     let ok = problems.is_empty();
     let verdict = if ok {
         format!(
             "OK: {} usable; record without --gpus samples {}",
             plural(gpus.len(), "GPU"),
-            list_gpus(&record_gpus, gpus.len())
+            list_gpus(&visible.record_gpus, gpus.len())
         )
     } else {
         format!("NOT OK: {}", problems.first().map_or("", |p| p.problem.as_str()))
     };
-    Report {
-        ok,
-        verdict,
-        nvml: nvml_report,
-        gpus: gpus.into_iter().map(|(_, r)| r).collect(),
-        visible: VisibleReport { variables, decided_by, record_gpus },
-        container,
-        cgroup,
-        device_nodes,
-        problems,
-        notes,
-    }
+    Report { ok, verdict, nvml, gpus, visible, container, cgroup, device_nodes, problems, notes }
 }
 
-/// Identity, static properties and one probe of every GPU field.
-fn examine_gpu(nvml: &Nvml, info: &GpuInfo) -> GpuReport {
-    let dev = nvml.device_by_index(info.index).ok();
-    let fields: Vec<Field> = CATALOG
-        .iter()
-        .filter(|d| d.source == Source::Gpu)
-        .map(|d| d.field)
-        // Identity is read once at start; job.gpu_memory needs a job to attribute processes to.
-        .filter(|f| !matches!(f, Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::JobGpuMemory))
-        .collect();
-    let probe = gpu::probe(nvml, info, &Selection::new(fields.clone()));
-    let (mut supported, mut unsupported, mut failed) = (Vec::new(), Vec::new(), Vec::new());
-    if let Some(row) = &probe {
-        for f in &fields {
-            match row.get(*f) {
-                Value::Unsupported => unsupported.push(f.name()),
-                Value::Null => failed.push(f.name()),
-                _ => supported.push(f.name()),
+/// NVML and the GPUs it lists; each problem met on the way goes to `problems`.
+fn examine_nvml(
+    lib: &str,
+    in_container: bool,
+    nodes: &[DeviceNode],
+    problems: &mut Vec<Problem>,
+) -> (NvmlReport, Vec<GpuProbe>) {
+    let mut report = NvmlReport { library: lib.to_string(), ..NvmlReport::default() };
+    let nvml = match NvmlProbe::load(lib) {
+        Ok(n) => n,
+        Err(e) => {
+            report.error = Some(e.to_string());
+            problems.push(init_problem(&e, lib, in_container, nodes));
+            return (report, Vec::new());
+        }
+    };
+    report.loaded_from = nvml.loaded_from.clone();
+    report.driver_version = nvml.driver_version.clone();
+    report.cuda_driver_version = nvml.cuda_driver_version.clone();
+    report.nvml_version = nvml.nvml_version.clone();
+    let mut gpus = Vec::new();
+    match nvml.gpu_count() {
+        Err(e) => problems.push(gpu_problem("NVML cannot count the GPUs", &e, in_container)),
+        Ok(0) => problems.push(problem(
+            "NVML loaded but reports no GPU",
+            if in_container {
+                "the container was given no GPU: start it with `docker run --gpus all` (NVIDIA Container \
+                 Toolkit on the host), or on Kubernetes request nvidia.com/gpu"
+            } else {
+                "check `nvidia-smi -L`; GPUs bound to vfio-pci (passthrough) or disabled are not listed"
+            },
+        )),
+        Ok(n) => {
+            for index in 0..n {
+                match nvml.gpu(index) {
+                    Ok(g) => {
+                        if g.lost {
+                            problems.push(problem(
+                                format!("GPU {index} ({}) is lost: it fell off the bus or hangs", g.info.uuid),
+                                "check `dmesg` for Xid errors (79: fallen off the bus); reset it with \
+                                 `nvidia-smi -r -i INDEX` or reboot",
+                            ));
+                        }
+                        gpus.push(g);
+                    }
+                    Err(e) => problems.push(gpu_problem(&format!("GPU {index}"), &e, in_container)),
+                }
             }
         }
     }
+    (report, gpus)
+}
+
+/// One probed GPU as reported; `recorded` when it is among `record_gpus`.
+fn gpu_report(g: &GpuProbe, record_gpus: &[u32]) -> GpuReport {
+    let names = |fields: &[Field]| fields.iter().map(|f| f.name()).collect();
     GpuReport {
-        index: info.index,
-        name: info.name.to_string(),
-        uuid: info.uuid.to_string(),
-        pci_bus_id: info.bus_id.to_string(),
-        memory_total_mib: dev.as_ref().and_then(|d| d.memory_info().ok()).map(|m| m.total / (1024 * 1024)),
-        persistence_mode: dev.as_ref().and_then(|d| d.is_in_persistent_mode().ok()),
-        mig_mode: dev.as_ref().and_then(|d| d.mig_mode().ok()).map(|m| m.current != 0),
-        lost: probe.is_none(),
-        supported,
-        unsupported,
-        failed,
-        recorded: false,
+        index: g.info.index,
+        name: g.info.name.to_string(),
+        uuid: g.info.uuid.to_string(),
+        pci_bus_id: g.info.bus_id.to_string(),
+        memory_total_mib: g.memory_total_mib,
+        persistence_mode: g.persistence_mode,
+        mig_mode: g.mig_mode,
+        lost: g.lost,
+        supported: names(&g.supported),
+        unsupported: names(&g.unsupported),
+        failed: names(&g.failed),
+        recorded: record_gpus.contains(&g.info.index),
     }
+}
+
+fn cgroup_report(c: &CgroupSource) -> CgroupReport {
+    let l = c.limits();
+    CgroupReport {
+        version: match c.version() {
+            CgroupVersion::V1 => 1,
+            CgroupVersion::V2 => 2,
+        },
+        path: c.path().to_string(),
+        memory_limit_mib: l.memory_mib,
+        cpu_limit_cores: l.cpu_cores,
+        description: c.describe(),
+    }
+}
+
+/// What each visible-devices variable means, and what record samples by default.
+fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) -> VisibleReport {
+    let mut variables = Vec::new();
+    for (name, value) in [(CUDA_VAR, cuda), (NVIDIA_VAR, nvidia)] {
+        let Some(v) = value else {
+            variables.push(VarReport { name, value: None, selects: "not set".into(), gpus: Vec::new() });
+            continue;
+        };
+        let (selects, picked) = if name == CUDA_VAR { cuda_meaning(v, infos) } else { runtime_meaning(v, infos) };
+        variables.push(VarReport { name, value: Some(v.to_string()), selects, gpus: picked });
+    }
+    let (restriction, decided_by) = visible::from_vars(cuda, nvidia);
+    let record_gpus: Vec<u32> = match &restriction {
+        Visible::All => infos.iter().map(|g| g.index).collect(),
+        Visible::None => Vec::new(),
+        Visible::Only(sel) => infos.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect(),
+    };
+    VisibleReport { variables, decided_by, record_gpus }
+}
+
+/// CUDA_VISIBLE_DEVICES decides, and CUDA stops at an entry naming no GPU here where record
+/// goes on: the two see different GPUs.
+fn cuda_stop_note(v: &VisibleReport) -> Option<String> {
+    let cuda_var = v.variables.first()?;
+    (v.decided_by == Some(CUDA_VAR) && !cuda_var.gpus.is_empty() && cuda_var.gpus != v.record_gpus).then(|| {
+        format!(
+            "{CUDA_VAR} names a GPU that is not here; CUDA stops there and sees {}, record samples {}",
+            list_gpus(&cuda_var.gpus, usize::MAX),
+            list_gpus(&v.record_gpus, usize::MAX)
+        )
+    })
+}
+
+/// Notes on one GPU: MIG mode, fields that failed to read.
+fn gpu_notes(r: &GpuReport) -> Vec<String> {
+    let mut notes = Vec::new();
+    if r.mig_mode == Some(true) {
+        notes.push(format!(
+            "GPU {}: MIG is on; gpumon records the whole GPU (NVML reports no utilization for MIG instances)",
+            r.index
+        ));
+    }
+    if !r.failed.is_empty() {
+        notes.push(format!(
+            "GPU {}: reading {} failed (the warnings above say why); record leaves these columns empty",
+            r.index,
+            r.failed.join(", ")
+        ));
+    }
+    notes
 }
 
 /// What CUDA makes of `CUDA_VISIBLE_DEVICES`: it stops at the first entry that names no GPU.
@@ -480,107 +453,6 @@ fn gpu_problem(what: &str, e: &NvmlError, in_container: bool) -> Problem {
     }
 }
 
-/// The file NVML was loaded from: `lib` itself when it is a path, else the mapping the dynamic
-/// loader chose (from /proc/self/maps).
-fn loaded_from(lib: &str) -> Option<String> {
-    if lib.contains('/') {
-        return fs::canonicalize(lib).ok().map(|p| p.display().to_string());
-    }
-    let maps = fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            let name = p.rsplit('/').next().unwrap_or(p);
-            name.starts_with(lib) || name.contains("nvidia-ml") || name.contains("nvidia_ml")
-        })
-        .map(str::to_string)
-}
-
-/// Signs of a container: marker files, the `container` variable, Kubernetes, cgroup path hints.
-fn detect_container() -> ContainerReport {
-    let mut r = ContainerReport::default();
-    let mut found = |kind: &str, evidence: String| {
-        if r.kind.is_none() {
-            r.kind = Some(kind.to_string());
-        }
-        r.evidence.push(evidence);
-    };
-    if Path::new("/.dockerenv").exists() {
-        found("docker", "/.dockerenv exists".into());
-    }
-    if Path::new("/run/.containerenv").exists() {
-        found("podman", "/run/.containerenv exists".into());
-    }
-    if let Ok(c) = std::env::var("container") {
-        found(&c, format!("container={c} in the environment"));
-    }
-    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
-        found("kubernetes", "KUBERNETES_SERVICE_HOST is set".into());
-    }
-    let cg = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    for (hint, kind) in [
-        ("kubepods", "kubernetes"),
-        ("docker", "docker"),
-        ("libpod", "podman"),
-        ("containerd", "containerd"),
-        ("crio", "cri-o"),
-        ("lxc", "lxc"),
-    ] {
-        if let Some(line) = cg.lines().find(|l| l.rsplit(':').next().is_some_and(|p| p.contains(hint))) {
-            found(kind, format!("cgroup path {}", line.rsplit(':').next().unwrap_or_default()));
-            break;
-        }
-    }
-    r
-}
-
-/// The `/dev/nvidia*` character devices and whether this user may open them read-write.
-fn device_nodes(dev: &Path) -> Vec<DeviceNode> {
-    let ids = Ids::of_self();
-    let Ok(rd) = fs::read_dir(dev) else { return Vec::new() };
-    let mut nodes: Vec<DeviceNode> = rd
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("nvidia"))
-        .filter_map(|e| {
-            let meta = fs::metadata(e.path()).ok()?;
-            meta.file_type().is_char_device().then(|| DeviceNode {
-                path: e.path().display().to_string(),
-                access: ids.may_read_write(meta.mode(), meta.uid(), meta.gid()),
-            })
-        })
-        .collect();
-    nodes.sort_by(|a, b| a.path.cmp(&b.path));
-    nodes
-}
-
-/// Effective user, group and supplementary groups, from /proc/self/status.
-struct Ids {
-    uid: u32,
-    gids: Vec<u32>,
-}
-
-impl Ids {
-    fn of_self() -> Ids {
-        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let nums = |key: &str| -> Vec<u32> {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(|rest| rest.split_whitespace().filter_map(|n| n.parse().ok()).collect())
-                .unwrap_or_default()
-        };
-        let uid = nums("Uid:").get(1).copied().unwrap_or(u32::MAX);
-        let mut gids = nums("Groups:");
-        gids.extend(nums("Gid:").get(1).copied());
-        Ids { uid, gids }
-    }
-
-    fn may_read_write(&self, mode: u32, uid: u32, gid: u32) -> bool {
-        let rw = |shift: u32| (mode >> shift) & 0o6 == 0o6;
-        self.uid == 0 || (uid == self.uid && rw(6)) || (self.gids.contains(&gid) && rw(3)) || rw(0)
-    }
-}
-
 fn plural(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
@@ -638,45 +510,10 @@ fn kv(out: &mut String, indent: usize, label: &str, value: &str) {
 
 fn render_text(r: &Report) -> String {
     let mut o = String::new();
-    o.push_str("NVML\n");
-    let lib = match &r.nvml.loaded_from {
-        Some(p) if *p != r.nvml.library => format!("{} -> {p}", r.nvml.library),
-        _ => r.nvml.library.clone(),
-    };
-    kv(&mut o, 2, "library", &lib);
-    match &r.nvml.error {
-        Some(e) => kv(&mut o, 2, "status", &format!("not usable: {e}")),
-        None => {
-            kv(&mut o, 2, "driver", r.nvml.driver_version.as_deref().unwrap_or("unknown"));
-            kv(&mut o, 2, "CUDA driver", r.nvml.cuda_driver_version.as_deref().unwrap_or("unknown"));
-            kv(&mut o, 2, "NVML", r.nvml.nvml_version.as_deref().unwrap_or("unknown"));
-        }
-    }
-
+    render_nvml(&mut o, &r.nvml);
     if r.nvml.error.is_none() {
-        o.push_str(&format!("\nGPUs ({})\n", r.gpus.len()));
-        for g in &r.gpus {
-            let mark = if g.recorded { "" } else { "  (not recorded by default)" };
-            wrap(&mut o, &format!("  {:<3}", g.index), 5, &format!("{}{mark}", g.name));
-            kv(&mut o, 5, "uuid", &g.uuid);
-            kv(&mut o, 5, "PCI bus id", &g.pci_bus_id);
-            kv(&mut o, 5, "memory", &g.memory_total_mib.map_or("n/a".into(), |m| format!("{m} MiB")));
-            kv(&mut o, 5, "modes", &format!("persistence {}, MIG {}", on_off(g.persistence_mode), on_off(g.mig_mode)));
-            if g.lost {
-                kv(&mut o, 5, "fields", "none: the GPU is lost");
-                continue;
-            }
-            let total = g.supported.len() + g.unsupported.len() + g.failed.len();
-            kv(&mut o, 5, "fields", &format!("{} of {total} GPU fields readable", g.supported.len()));
-            if !g.unsupported.is_empty() {
-                kv(&mut o, 5, "unsupported", &g.unsupported.join(", "));
-            }
-            if !g.failed.is_empty() {
-                kv(&mut o, 5, "failed", &g.failed.join(", "));
-            }
-        }
+        render_gpus(&mut o, &r.gpus);
     }
-
     o.push_str("\nVisible devices\n");
     for v in &r.visible.variables {
         let value = match &v.value {
@@ -687,34 +524,10 @@ fn render_text(r: &Report) -> String {
     }
     if r.nvml.error.is_none() {
         let from = r.visible.decided_by.map_or(String::new(), |v| format!(" (from {v})"));
-        kv(
-            &mut o,
-            2,
-            "record",
-            &format!("without --gpus samples {}{from}", list_gpus(&r.visible.record_gpus, r.gpus.len())),
-        );
+        let gpus = list_gpus(&r.visible.record_gpus, r.gpus.len());
+        kv(&mut o, 2, "record", &format!("without --gpus samples {gpus}{from}"));
     }
-
-    o.push_str("\nContainer and cgroup\n");
-    let container = match &r.container.kind {
-        Some(k) => format!("{k} ({})", r.container.evidence.join("; ")),
-        None => "none detected".into(),
-    };
-    kv(&mut o, 2, "container", &container);
-    let cgroup = r.cgroup.as_ref().map_or("not found".to_string(), |c| c.description.clone());
-    kv(&mut o, 2, "cgroup", &cgroup);
-    let nodes = if r.device_nodes.is_empty() {
-        "none (no /dev/nvidia*)".to_string()
-    } else {
-        let l: Vec<String> = r
-            .device_nodes
-            .iter()
-            .map(|d| format!("{}{}", d.path.trim_start_matches("/dev/"), if d.access { "" } else { " (no access)" }))
-            .collect();
-        l.join(", ")
-    };
-    kv(&mut o, 2, "/dev nodes", &nodes);
-
+    render_container(&mut o, r);
     if !r.problems.is_empty() {
         o.push_str("\nProblems\n");
         for p in &r.problems {
@@ -733,6 +546,68 @@ fn render_text(r: &Report) -> String {
     o
 }
 
+fn render_nvml(o: &mut String, n: &NvmlReport) {
+    o.push_str("NVML\n");
+    let lib = match &n.loaded_from {
+        Some(p) if *p != n.library => format!("{} -> {p}", n.library),
+        _ => n.library.clone(),
+    };
+    kv(o, 2, "library", &lib);
+    match &n.error {
+        Some(e) => kv(o, 2, "status", &format!("not usable: {e}")),
+        None => {
+            kv(o, 2, "driver", n.driver_version.as_deref().unwrap_or("unknown"));
+            kv(o, 2, "CUDA driver", n.cuda_driver_version.as_deref().unwrap_or("unknown"));
+            kv(o, 2, "NVML", n.nvml_version.as_deref().unwrap_or("unknown"));
+        }
+    }
+}
+
+fn render_gpus(o: &mut String, gpus: &[GpuReport]) {
+    o.push_str(&format!("\nGPUs ({})\n", gpus.len()));
+    for g in gpus {
+        let mark = if g.recorded { "" } else { "  (not recorded by default)" };
+        wrap(o, &format!("  {:<3}", g.index), 5, &format!("{}{mark}", g.name));
+        kv(o, 5, "uuid", &g.uuid);
+        kv(o, 5, "PCI bus id", &g.pci_bus_id);
+        kv(o, 5, "memory", &g.memory_total_mib.map_or("n/a".into(), |m| format!("{m} MiB")));
+        kv(o, 5, "modes", &format!("persistence {}, MIG {}", on_off(g.persistence_mode), on_off(g.mig_mode)));
+        if g.lost {
+            kv(o, 5, "fields", "none: the GPU is lost");
+            continue;
+        }
+        let total = g.supported.len() + g.unsupported.len() + g.failed.len();
+        kv(o, 5, "fields", &format!("{} of {total} GPU fields readable", g.supported.len()));
+        if !g.unsupported.is_empty() {
+            kv(o, 5, "unsupported", &g.unsupported.join(", "));
+        }
+        if !g.failed.is_empty() {
+            kv(o, 5, "failed", &g.failed.join(", "));
+        }
+    }
+}
+
+fn render_container(o: &mut String, r: &Report) {
+    o.push_str("\nContainer and cgroup\n");
+    let container = match &r.container.kind {
+        Some(k) => format!("{k} ({})", r.container.evidence.join("; ")),
+        None => "none detected".into(),
+    };
+    kv(o, 2, "container", &container);
+    let cgroup = r.cgroup.as_ref().map_or("not found".to_string(), |c| c.description.clone());
+    kv(o, 2, "cgroup", &cgroup);
+    let nodes = if r.device_nodes.is_empty() {
+        "none (no /dev/nvidia*)".to_string()
+    } else {
+        let l: Vec<String> = r
+            .device_nodes
+            .iter()
+            .map(|d| format!("{}{}", d.path.trim_start_matches("/dev/"), if d.access { "" } else { " (no access)" }))
+            .collect();
+        l.join(", ")
+    };
+    kv(o, 2, "/dev nodes", &nodes);
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -747,17 +622,6 @@ mod tests {
             assert!(l.chars().count() <= WIDTH, "{l:?}");
         }
         assert!(o.lines().nth(1).unwrap().starts_with(&" ".repeat(15)), "continuation lines are indented");
-    }
-
-    #[test]
-    fn permission_bits() {
-        let ids = Ids { uid: 1000, gids: vec![44] };
-        assert!(ids.may_read_write(0o666, 0, 0));
-        assert!(ids.may_read_write(0o660, 0, 44), "video group");
-        assert!(!ids.may_read_write(0o660, 0, 0));
-        assert!(ids.may_read_write(0o600, 1000, 0));
-        assert!(!ids.may_read_write(0o644, 0, 0), "read-only is not enough");
-        assert!(Ids { uid: 0, gids: vec![] }.may_read_write(0o600, 1, 1), "root");
     }
 
     #[test]

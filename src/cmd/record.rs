@@ -1,9 +1,10 @@
 //! `gpumon record`: turn the parsed arguments into a [`RecordConfig`] (output, format, field
 //! selection, GPUs from --gpus or the visible-devices variables) and run the recorder.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
 use crate::record::{self, RecordConfig};
@@ -15,6 +16,23 @@ use crate::source::gpu::GpuSelector;
 use crate::source::visible::{self, Visible};
 use crate::util::error::{UsageError, exit};
 use crate::util::warn::warn;
+
+/// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
+/// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
+/// without placeholders is returned as it is: its directory must exist, as for any output.
+fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) -> Result<PathBuf> {
+    let Some(text) = path.to_str().filter(|t| t.contains("{host}") || t.contains("{date}")) else {
+        return Ok(path.to_path_buf());
+    };
+    if host.contains('/') || host == "." || host == ".." {
+        return Err(UsageError(format!("host name {host:?} cannot be a directory name in {text}")).into());
+    }
+    let filled = PathBuf::from(text.replace("{host}", host).replace("{date}", &now.format("%Y-%m-%d").to_string()));
+    if let Some(dir) = filled.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(filled)
+}
 
 /// Record until the count, duration, a signal or the job's end; the exit code is the job's.
 pub fn run(args: RecordArgs) -> Result<i32> {
@@ -92,9 +110,14 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
 
 impl RecordArgs {
     fn into_config(self) -> Result<RecordConfig> {
+        let host = match self.host.as_deref().map(str::trim) {
+            Some("") => return Err(UsageError("--host: empty host name".into()).into()),
+            Some(h) => h.to_string(),
+            None => crate::source::host::hostname(),
+        };
         let target = match self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => Some(Target::File(o)),
+            Some(o) => Some(Target::File(fill_template(&o, &host, chrono::Utc::now())?)),
             None if self.listen.is_some() => None,
             None => {
                 return Err(UsageError(
@@ -147,6 +170,7 @@ impl RecordArgs {
             sample_every,
             selection: selection(&self.fields, format, aggregated, !self.command.is_empty() || self.pid.is_some())?,
             target,
+            host,
             listen: self.listen,
             format,
             duration: self.duration,
@@ -175,6 +199,19 @@ impl RecordArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_templates_fill_host_and_date_and_make_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-03T23:59:00Z").unwrap().to_utc();
+        let t = dir.path().join("host={host}/date={date}/run.parquet");
+        let p = fill_template(&t, "node7", now).unwrap();
+        assert_eq!(p, dir.path().join("host=node7/date=2026-12-03/run.parquet"));
+        assert!(p.parent().unwrap().is_dir());
+        let plain = dir.path().join("plain.csv");
+        assert_eq!(fill_template(&plain, "node7", now).unwrap(), plain);
+        assert!(fill_template(&t, "../x", now).is_err());
+    }
     use crate::util::error::code_for;
 
     #[test]

@@ -1,8 +1,9 @@
 //! `gpumon report`: one self-contained HTML file with the summary's tables and findings, a heatmap
 //! of utilization per GPU over time, and per-GPU / per-host charts drawn as inline SVG.
 //!
-//! Pipeline: the summarize pipeline runs unchanged ([`crate::cmd::summarize::summarize`]) and its JSON value
-//! (docs/summary-json.md) feeds the tables. The charts need the time span before they can bucket:
+//! Pipeline: the summarize pipeline runs unchanged ([`crate::cmd::summarize::summarize`]) and its
+//! [`Summary`] feeds the tables (the page embeds the same summary as `summarize --format json` prints
+//! it, docs/summary-json.md, for scripts). The charts need the time span before they can bucket:
 //! the summary already holds the first and last GPU sample inside the window, so that is the span
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
 //! one pass over the timestamp column ([`crate::cmd::summarize::time_range`]), clipped to the window.
@@ -106,8 +107,8 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckR
     let found = discover(&s.inputs)?;
     let grid = span(&summary, &found, s)?;
     let collected = collect(&found, s, grid, summary.window)?;
-    let body = crate::present::html::body::body(&json, &collected, s.read.nvsmi.tz);
-    Ok((crate::present::html::markup::page(&crate::present::html::body::title(&json), &body, &json), results))
+    let body = crate::present::html::body::body(&summary, &results, &collected, s.read.nvsmi.tz);
+    Ok((crate::present::html::markup::page(&crate::present::html::body::title(&summary), &body, &json), results))
 }
 
 /// Run the command; returns the exit code (3 when a `--fail-if` check failed; the report is written).

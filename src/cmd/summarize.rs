@@ -10,10 +10,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::analysis::checks::{Check, Scope, parse_check, resolve};
-use crate::analysis::collect::{CollectConfig, Collector, extra_fields, wanted_fields};
+use crate::analysis::checks::{Check, parse_check, resolve};
+use crate::analysis::collect::{CollectConfig, Collector, wanted_fields};
 use crate::analysis::findings::Thresholds;
-use crate::analysis::stats::{gpu_stat_names, host_stat_names};
+use crate::analysis::stat::Stat;
 use crate::analysis::window::WindowSpec;
 use crate::analysis::{CheckResult, Summary, build, evaluate};
 use crate::cli::{InputArgs, LogArgs, ReportFormatArg, SummarizeArgs};
@@ -40,15 +40,13 @@ pub struct SummarizeConfig {
 }
 
 /// Parse and resolve the checks; errors are usage errors.
-pub fn parse_checks(exprs: &[String]) -> Result<Vec<(Check, Scope)>> {
-    let (gx, hx) = extra_fields();
-    let (gn, hn) = (gpu_stat_names(&gx), host_stat_names(&hx));
+pub fn parse_checks(exprs: &[String]) -> Result<Vec<(Check, Stat)>> {
     exprs
         .iter()
         .map(|e| {
             let c = parse_check(e).map_err(UsageError)?;
-            let scope = resolve(&c, &gn, &hn).map_err(UsageError)?;
-            Ok((c, scope))
+            let stat = resolve(&c).map_err(UsageError)?;
+            Ok((c, stat))
         })
         .collect()
 }
@@ -117,7 +115,7 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
         let why = if summary.windowed_out > 0 { "no rows inside the window" } else { "no GPU or host metrics" };
         return Err(UsageError(format!("nothing to summarize: {why}")).into());
     }
-    let results: Vec<CheckResult> = checks.iter().map(|(c, scope)| evaluate(c, *scope, &summary)).collect();
+    let results: Vec<CheckResult> = checks.iter().map(|(c, stat)| evaluate(c, *stat, &summary)).collect();
     Ok((summary, results))
 }
 

@@ -3,16 +3,16 @@
 //! `all_hosts`; missing values are empty cells. Findings are not part of it (use JSON).
 
 use crate::analysis::Summary;
-use crate::analysis::stats::{Stats, unit_of};
+use crate::analysis::stats::Stats;
 
 fn cell(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
 fn rows(out: &mut String, scope: &str, host: &str, gpu: &str, stats: &Stats) {
-    for (name, v) in &stats.0 {
+    for (stat, v) in stats.iter() {
         let v = v.map_or_else(String::new, |x| x.to_string());
-        out.push_str(&format!("{scope},{},{},{name},{v},{}\n", cell(host), cell(gpu), cell(unit_of(name))));
+        out.push_str(&format!("{scope},{},{},{stat},{v},{}\n", cell(host), cell(gpu), cell(stat.unit())));
     }
 }
 

@@ -5,16 +5,17 @@ use serde_json::{Map, Value, json};
 
 use crate::analysis::findings::RULES;
 use crate::analysis::stats::Stats;
-use crate::analysis::{CheckResult, Summary};
+use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use crate::present::rfc3339;
+use crate::schema::run::InputInfo;
 
 /// Version tag of the shape; bumped only on incompatible changes.
 pub const SCHEMA: &str = "gpumon.summary/1";
 
 fn stats(s: &Stats) -> Value {
     let mut m = Map::new();
-    for (k, v) in &s.0 {
-        m.insert(k.clone(), v.map_or(Value::Null, number));
+    for (k, v) in s.iter() {
+        m.insert(k.to_string(), v.map_or(Value::Null, number));
     }
     Value::Object(m)
 }
@@ -28,80 +29,69 @@ fn time(us: Option<i64>) -> Value {
     us.map_or(Value::Null, |t| json!(rfc3339(t)))
 }
 
-/// The report as a JSON value.
-pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
-    let hosts: Vec<Value> = s
-        .hosts
+fn gpu(g: &GpuSummary) -> Value {
+    let gaps: Vec<Value> = g
+        .gaps
         .iter()
-        .map(|h| {
-            let gpus: Vec<Value> = h
-                .gpus
-                .iter()
-                .map(|g| {
-                    let gaps: Vec<Value> = g
-                        .gaps
-                        .iter()
-                        .map(|gap| {
-                            json!({
-                                "start": rfc3339(gap.start),
-                                "end": rfc3339(gap.end),
-                                "duration_s": (gap.end - gap.start) as f64 / 1e6,
-                            })
-                        })
-                        .collect();
-                    json!({
-                        "gpu": g.label,
-                        "index": g.index,
-                        "uuid": g.uuid,
-                        "name": g.name,
-                        "start": rfc3339(g.start),
-                        "end": rfc3339(g.end),
-                        "energy_method": g.energy_method,
-                        "stats": stats(&g.stats),
-                        "gaps": gaps,
-                    })
-                })
-                .collect();
-            let findings: Vec<Value> = h
-                .findings
-                .iter()
-                .map(|f| {
-                    json!({
-                        "rule": f.rule,
-                        "severity": f.severity.label(),
-                        "host": f.host,
-                        "gpu": f.gpu,
-                        "evidence": f.evidence,
-                        "fix": f.fix,
-                    })
-                })
-                .collect();
+        .map(|gap| {
             json!({
-                "host": h.name,
-                "gpus": gpus,
-                "stats": if h.has_host_data { stats(&h.stats) } else { Value::Null },
-                "findings": findings,
+                "start": rfc3339(gap.start),
+                "end": rfc3339(gap.end),
+                "duration_s": (gap.end - gap.start) as f64 / 1e6,
             })
         })
         .collect();
-    let inputs: Vec<Value> = s
-        .inputs
+    json!({
+        "gpu": g.label,
+        "index": g.index,
+        "uuid": g.uuid,
+        "name": g.name,
+        "start": rfc3339(g.start),
+        "end": rfc3339(g.end),
+        "energy_method": g.energy_method,
+        "stats": stats(&g.stats),
+        "gaps": gaps,
+    })
+}
+
+fn host(h: &HostSummary) -> Value {
+    let findings: Vec<Value> = h
+        .findings
         .iter()
-        .map(|i| {
+        .map(|f| {
             json!({
-                "path": i.path.display().to_string(),
-                "kind": i.kind,
-                "rows": i.rows,
-                "host": i.default_host,
-                "columns": i.fields.iter().map(|f| f.name()).collect::<Vec<_>>(),
-                "ignored_columns": i.ignored_columns,
-                "warnings": i.warnings,
-                "notes": i.notes,
+                "rule": f.rule,
+                "severity": f.severity.label(),
+                "host": f.host,
+                "gpu": f.gpu,
+                "evidence": f.evidence,
+                "fix": f.fix,
             })
         })
         .collect();
-    let skipped: Vec<Value> =
-        s.skipped.iter().map(|(p, why)| json!({"path": p.display().to_string(), "reason": why})).collect();
+    json!({
+        "host": h.name,
+        "gpus": h.gpus.iter().map(gpu).collect::<Vec<_>>(),
+        "stats": if h.has_host_data { stats(&h.stats) } else { Value::Null },
+        "findings": findings,
+    })
+}
+
+fn input(i: &InputInfo) -> Value {
+    json!({
+        "path": i.path.display().to_string(),
+        "kind": i.kind,
+        "rows": i.rows,
+        "host": i.default_host,
+        "columns": i.fields.iter().map(|f| f.name()).collect::<Vec<_>>(),
+        "ignored_columns": i.ignored_columns,
+        "warnings": i.warnings,
+        "notes": i.notes,
+    })
+}
+
+/// Thresholds, the rules and the checks.
+fn rules(s: &Summary, checks: &[CheckResult]) -> (Value, Value, Value) {
     let mut th = Map::new();
     for (n, v) in s.thresholds.values() {
         th.insert(n.to_string(), json!(v));
@@ -114,6 +104,14 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         .iter()
         .map(|c| json!({"check": c.check, "passed": c.failures.is_empty(), "failures": c.failures}))
         .collect();
+    (Value::Object(th), json!(rules), json!(checks))
+}
+
+/// The report as a JSON value.
+pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
+    let skipped: Vec<Value> =
+        s.skipped.iter().map(|(p, why)| json!({"path": p.display().to_string(), "reason": why})).collect();
+    let (thresholds, rules, checks) = rules(s, checks);
     json!({
         "schema": SCHEMA,
         "gpumon_version": env!("CARGO_PKG_VERSION"),
@@ -125,11 +123,11 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
             "rows_left_out": s.windowed_out,
         },
         "percentiles": "nearest-rank",
-        "thresholds": th,
+        "thresholds": thresholds,
         "rules": rules,
-        "inputs": inputs,
+        "inputs": s.inputs.iter().map(input).collect::<Vec<_>>(),
         "skipped": skipped,
-        "hosts": hosts,
+        "hosts": s.hosts.iter().map(host).collect::<Vec<_>>(),
         "all": {
             "gpus": stats(&s.all_gpus),
             "hosts": if s.hosts.iter().any(|h| h.has_host_data) { stats(&s.all_hosts) } else { Value::Null },

@@ -3,15 +3,17 @@
 
 use std::fmt::Write;
 
-use crate::analysis::Summary;
+use crate::analysis::stat::Stat;
+use crate::analysis::{HostSummary, Summary};
 use crate::present::{count, dur, num, throttle_list, ts};
+use crate::schema::catalog::Field;
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-pub fn render(s: &Summary) -> String {
-    let mut o = String::new();
+/// Title, span and window.
+fn header(o: &mut String, s: &Summary) {
     let _ = writeln!(o, "# gpumon summary\n");
     if let (Some(a), Some(b)) = (s.start, s.end) {
         let _ = writeln!(
@@ -33,81 +35,92 @@ pub fn render(s: &Summary) -> String {
             s.windowed_out
         );
     }
-    for h in &s.hosts {
-        let _ = writeln!(o, "## Host `{}`\n", h.name);
-        if !h.gpus.is_empty() {
-            o.push_str(
-                "| GPU | name | samples | interval | coverage % | util mean % | p50 | p95 | max | idle % \
-                 | mem peak MiB | mem % | power mean W | power max W | energy Wh | temp max C |\n",
+}
+
+/// One row per GPU of a host.
+fn gpu_table(o: &mut String, h: &HostSummary) {
+    o.push_str(
+        "| GPU | name | samples | interval | coverage % | util mean % | p50 | p95 | max | idle % \
+         | mem peak MiB | mem % | power mean W | power max W | energy Wh | temp max C |\n",
+    );
+    o.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for g in &h.gpus {
+        let st = &g.stats;
+        let cells = [
+            esc(&g.label),
+            esc(g.name.as_deref().unwrap_or("")),
+            count(st.get(Stat::Samples)),
+            st.get(Stat::IntervalS).map_or("-".into(), dur),
+            num(st.get(Stat::CoveragePct), 1),
+            num(st.get(Stat::mean(Field::UtilGpu)), 1),
+            num(st.get(Stat::p50(Field::UtilGpu)), 0),
+            num(st.get(Stat::p95(Field::UtilGpu)), 0),
+            num(st.get(Stat::max(Field::UtilGpu)), 0),
+            num(st.get(Stat::IdlePct), 1),
+            count(st.get(Stat::max(Field::MemUsed))),
+            num(st.get(Stat::MemoryUsedMaxPct), 1),
+            num(st.get(Stat::mean(Field::PowerDraw)), 1),
+            num(st.get(Stat::max(Field::PowerDraw)), 1),
+            num(st.get(Stat::EnergyWh), 1),
+            num(st.get(Stat::max(Field::TempGpu)), 0),
+        ];
+        let _ = writeln!(o, "| {} |", cells.join(" | "));
+    }
+    o.push('\n');
+}
+
+/// Gaps and clock events of each GPU of a host.
+fn gpu_notes(o: &mut String, h: &HostSummary) {
+    for g in &h.gpus {
+        if g.stats.get(Stat::Gaps).unwrap_or(0.0) > 0.0 {
+            let longest = g.gaps.iter().max_by_key(|x| x.end - x.start);
+            let _ = writeln!(
+                o,
+                "- GPU {}: {} gap(s), {} in total; longest: {}",
+                g.label,
+                count(g.stats.get(Stat::Gaps)),
+                dur(g.stats.get(Stat::GapS).unwrap_or(0.0)),
+                longest.map_or("-".into(), |x| format!(
+                    "{} from {}",
+                    dur((x.end - x.start) as f64 * 1e-6),
+                    ts(x.start)
+                ))
             );
-            o.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
-            for g in &h.gpus {
-                let st = &g.stats;
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    esc(&g.label),
-                    esc(g.name.as_deref().unwrap_or("")),
-                    count(st.get("samples")),
-                    st.get("interval_s").map_or("-".into(), dur),
-                    num(st.get("coverage_pct"), 1),
-                    num(st.get("utilization.gpu.mean"), 1),
-                    num(st.get("utilization.gpu.p50"), 0),
-                    num(st.get("utilization.gpu.p95"), 0),
-                    num(st.get("utilization.gpu.max"), 0),
-                    num(st.get("utilization.gpu.idle_pct"), 1),
-                    count(st.get("memory.used.max")),
-                    num(st.get("memory.used.max_pct"), 1),
-                    num(st.get("power.draw.mean"), 1),
-                    num(st.get("power.draw.max"), 1),
-                    num(st.get("energy_wh"), 1),
-                    num(st.get("temperature.gpu.max"), 0),
-                );
-            }
-            o.push('\n');
-            for g in &h.gpus {
-                if g.stats.get("gaps").unwrap_or(0.0) > 0.0 {
-                    let _ = writeln!(
-                        o,
-                        "- GPU {}: {} gap(s), {} in total; longest: {}",
-                        g.label,
-                        count(g.stats.get("gaps")),
-                        dur(g.stats.get("gap_s").unwrap_or(0.0)),
-                        g.gaps.iter().max_by_key(|x| x.end - x.start).map_or("-".into(), |x| format!(
-                            "{} from {}",
-                            dur((x.end - x.start) as f64 * 1e-6),
-                            ts(x.start)
-                        ))
-                    );
-                }
-                let thr = throttle_list(&g.stats);
-                if !thr.is_empty() {
-                    let _ = writeln!(o, "- GPU {} clock events (share of samples): {}", g.label, thr.join(", "));
-                }
-            }
-            o.push('\n');
         }
-        if h.has_host_data {
-            o.push_str("| host statistic | value |\n|---|--:|\n");
-            for (n, v) in &h.stats.0 {
-                if v.is_some() {
-                    let _ = writeln!(o, "| `{n}` | {} |", num(*v, 1));
-                }
-            }
-            o.push('\n');
-        }
-        if h.findings.is_empty() {
-            o.push_str("No findings.\n\n");
-        } else {
-            o.push_str("### Findings\n\n");
-            for f in &h.findings {
-                let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
-                let _ =
-                    writeln!(o, "- **{}** ({}): {who}{}  \n  Fix: {}", f.rule, f.severity.label(), f.evidence, f.fix);
-            }
-            o.push('\n');
+        let thr = throttle_list(&g.stats);
+        if !thr.is_empty() {
+            let _ = writeln!(o, "- GPU {} clock events (share of samples): {}", g.label, thr.join(", "));
         }
     }
+    o.push('\n');
+}
+
+/// Every host statistic with a value.
+fn host_table(o: &mut String, h: &HostSummary) {
+    o.push_str("| host statistic | value |\n|---|--:|\n");
+    for (stat, v) in h.stats.iter() {
+        if v.is_some() {
+            let _ = writeln!(o, "| `{stat}` | {} |", num(v, 1));
+        }
+    }
+    o.push('\n');
+}
+
+fn findings(o: &mut String, h: &HostSummary) {
+    if h.findings.is_empty() {
+        o.push_str("No findings.\n\n");
+        return;
+    }
+    o.push_str("### Findings\n\n");
+    for f in &h.findings {
+        let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
+        let _ = writeln!(o, "- **{}** ({}): {who}{}  \n  Fix: {}", f.rule, f.severity.label(), f.evidence, f.fix);
+    }
+    o.push('\n');
+}
+
+/// The files read, their warnings, and the files skipped.
+fn inputs(o: &mut String, s: &Summary) {
     o.push_str("## Inputs\n\n");
     for i in &s.inputs {
         let _ = writeln!(o, "- `{}` ({}, {} rows)", i.path.display(), i.kind, count(Some(i.rows as f64)));
@@ -118,5 +131,22 @@ pub fn render(s: &Summary) -> String {
     for (p, why) in &s.skipped {
         let _ = writeln!(o, "- skipped `{}`: {why}", p.display());
     }
+}
+
+pub fn render(s: &Summary) -> String {
+    let mut o = String::new();
+    header(&mut o, s);
+    for h in &s.hosts {
+        let _ = writeln!(o, "## Host `{}`\n", h.name);
+        if !h.gpus.is_empty() {
+            gpu_table(&mut o, h);
+            gpu_notes(&mut o, h);
+        }
+        if h.has_host_data {
+            host_table(&mut o, h);
+        }
+        findings(&mut o, h);
+    }
+    inputs(&mut o, s);
     o
 }

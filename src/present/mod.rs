@@ -9,6 +9,9 @@ pub mod table;
 
 use chrono::{DateTime, Utc};
 
+use crate::analysis::acc::{REASONS, Reason};
+use crate::analysis::stat::Stat;
+use crate::analysis::stats::Stats;
 use crate::analysis::{CheckResult, Summary};
 
 /// Report format.
@@ -105,13 +108,11 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> String {
 }
 
 /// Non-idle clock event reasons of a GPU above zero, as `name 12.0%`.
-pub fn throttle_list(stats: &crate::analysis::stats::Stats) -> Vec<String> {
-    crate::analysis::acc::REASONS
+pub fn throttle_list(stats: &Stats) -> Vec<String> {
+    REASONS
         .iter()
-        .filter(|(bit, _)| *bit != 0x1)
-        .filter_map(|(_, n)| {
-            stats.get(&format!("throttle.{n}_pct")).filter(|&v| v > 0.0).map(|v| format!("{n} {v:.1}%"))
-        })
+        .filter(|&&r| r != Reason::GpuIdle)
+        .filter_map(|&r| stats.get(Stat::Throttle(r)).filter(|&v| v > 0.0).map(|v| format!("{} {v:.1}%", r.name())))
         .collect()
 }
 

@@ -3,9 +3,11 @@
 
 use std::fmt::Write;
 
+use crate::analysis::stat::Stat;
 use crate::analysis::stats::Stats;
 use crate::analysis::{HostSummary, Summary};
 use crate::present::{count, dur, num, throttle_list, ts, wrap};
+use crate::schema::catalog::{Field, Reduce, Source};
 
 const WIDTH: usize = 80;
 
@@ -89,22 +91,22 @@ fn grid(cols: &[Col]) -> String {
 }
 
 fn gpu_table(h: &HostSummary) -> String {
-    let g = |name: &str, d: usize| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(name), d)).collect() };
+    let g = |stat: Stat, d: usize| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(stat), d)).collect() };
     let mut gpu = col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
     gpu.left = true;
     let cols = vec![
         gpu,
-        col("utilization %", "mean", g("utilization.gpu.mean", 1)),
-        col("utilization %", "p50", g("utilization.gpu.p50", 0)),
-        col("utilization %", "p95", g("utilization.gpu.p95", 0)),
-        col("utilization %", "max", g("utilization.gpu.max", 0)),
-        col("utilization %", "idle", g("utilization.gpu.idle_pct", 1)),
-        col("memory MiB", "peak", h.gpus.iter().map(|x| count(x.stats.get("memory.used.max"))).collect()),
-        col("memory MiB", "%", g("memory.used.max_pct", 1)),
-        col("power W", "mean", g("power.draw.mean", 1)),
-        col("power W", "max", g("power.draw.max", 1)),
-        col("", "Wh", h.gpus.iter().map(|x| energy(x.stats.get("energy_wh"))).collect()),
-        col(" ", "temp C", g("temperature.gpu.max", 0)),
+        col("utilization %", "mean", g(Stat::mean(Field::UtilGpu), 1)),
+        col("utilization %", "p50", g(Stat::p50(Field::UtilGpu), 0)),
+        col("utilization %", "p95", g(Stat::p95(Field::UtilGpu), 0)),
+        col("utilization %", "max", g(Stat::max(Field::UtilGpu), 0)),
+        col("utilization %", "idle", g(Stat::IdlePct, 1)),
+        col("memory MiB", "peak", h.gpus.iter().map(|x| count(x.stats.get(Stat::max(Field::MemUsed)))).collect()),
+        col("memory MiB", "%", g(Stat::MemoryUsedMaxPct, 1)),
+        col("power W", "mean", g(Stat::mean(Field::PowerDraw), 1)),
+        col("power W", "max", g(Stat::max(Field::PowerDraw), 1)),
+        col("", "Wh", h.gpus.iter().map(|x| energy(x.stats.get(Stat::EnergyWh))).collect()),
+        col(" ", "temp C", g(Stat::max(Field::TempGpu), 0)),
     ];
     grid(&cols)
 }
@@ -124,99 +126,110 @@ fn line(out: &mut String, text: &str) {
 fn host_lines(out: &mut String, s: &Stats) {
     let cpu = format!(
         "  CPU: mean {}%, p95 {}%, max {}%; busiest core mean {}%, p95 {}%",
-        num(s.get("cpu.util.mean"), 1),
-        num(s.get("cpu.util.p95"), 1),
-        num(s.get("cpu.util.max"), 1),
-        num(s.get("cpu.util.max_core.mean"), 1),
-        num(s.get("cpu.util.max_core.p95"), 1)
+        num(s.get(Stat::mean(Field::CpuUtil)), 1),
+        num(s.get(Stat::p95(Field::CpuUtil)), 1),
+        num(s.get(Stat::max(Field::CpuUtil)), 1),
+        num(s.get(Stat::mean(Field::CpuUtilMaxCore)), 1),
+        num(s.get(Stat::p95(Field::CpuUtilMaxCore)), 1)
     );
     line(out, &cpu);
     let ram = format!(
         "  RAM: peak {} MiB ({}% of {} MiB); swap peak {} MiB",
-        count(s.get("mem.used.max")),
-        num(s.get("mem.used.max_pct"), 1),
-        count(s.get("mem.total")),
-        count(s.get("swap.used.max"))
+        count(s.get(Stat::max(Field::HostMemUsed))),
+        num(s.get(Stat::MemUsedMaxPct), 1),
+        count(s.get(Stat::MemTotal)),
+        count(s.get(Stat::max(Field::SwapUsed)))
     );
     line(out, &ram);
-    let jobs: Vec<String> =
-        s.0.iter()
-            .filter(|(n, v)| v.is_some() && n.ends_with(".mean") && (n.starts_with("job.") || n.starts_with("cgroup.")))
-            .map(|(n, v)| {
-                let base = n.trim_end_matches(".mean");
-                format!("{base} mean {} max {}", num(*v, 1), num(s.get(&format!("{base}.max")), 1))
-            })
-            .collect();
+    let jobs: Vec<String> = s
+        .iter()
+        .filter_map(|(stat, v)| match stat {
+            Stat::Field(f, Reduce::Mean) if v.is_some() && matches!(f.def().source, Source::Job | Source::Cgroup) => {
+                Some(format!("{f} mean {} max {}", num(v, 1), num(s.get(Stat::max(f)), 1)))
+            }
+            _ => None,
+        })
+        .collect();
     if !jobs.is_empty() {
         line(out, &format!("  Job: {}", jobs.join("; ")));
+    }
+}
+
+/// The GPUs of a host: span, models, the table, how energy was found.
+fn gpu_block(out: &mut String, h: &HostSummary) {
+    let samples: f64 = h.gpus.iter().filter_map(|g| g.stats.get(Stat::Samples)).sum();
+    let intervals: Vec<f64> = h.gpus.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect();
+    let interval = intervals.iter().copied().fold(f64::NAN, f64::min);
+    let start = h.gpus.iter().map(|g| g.start).min().unwrap_or(0);
+    let end = h.gpus.iter().map(|g| g.end).max().unwrap_or(0);
+    line(
+        out,
+        &format!(
+            "  {} GPU(s), {} samples, {} to {} UTC ({}), interval {}",
+            h.gpus.len(),
+            count(Some(samples)),
+            ts(start),
+            ts(end),
+            dur((end - start) as f64 * 1e-6),
+            if interval.is_nan() { "-".into() } else { dur(interval) }
+        ),
+    );
+    let names: Vec<&str> = h.gpus.iter().filter_map(|g| g.name.as_deref()).collect();
+    if !names.is_empty() {
+        if names.iter().all(|n| *n == names[0]) && names.len() == h.gpus.len() {
+            line(out, &format!("  {} x {}", names.len(), names[0]));
+        } else {
+            for g in &h.gpus {
+                if let Some(n) = &g.name {
+                    line(out, &format!("  GPU {}: {n}", g.label));
+                }
+            }
+        }
+    }
+    out.push('\n');
+    for l in gpu_table(h).lines() {
+        let _ = writeln!(out, "  {l}");
+    }
+    let methods: Vec<&str> = h.gpus.iter().filter_map(|g| g.energy_method).collect();
+    if methods.contains(&"power") {
+        line(out, "  Wh: power.draw integrated over the sample spacing, gaps left out");
+    } else if !methods.is_empty() {
+        line(out, "  Wh: from the energy.total counter");
+    }
+}
+
+/// Gaps and clock events of each GPU of a host.
+fn gpu_notes(out: &mut String, h: &HostSummary) {
+    for g in &h.gpus {
+        let gaps = g.stats.get(Stat::Gaps).unwrap_or(0.0);
+        if gaps > 0.0 {
+            let longest = g.gaps.iter().max_by_key(|x| x.end - x.start);
+            let l = longest.map_or(String::new(), |x| {
+                format!(", longest {} from {}", dur((x.end - x.start) as f64 * 1e-6), ts(x.start))
+            });
+            line(
+                out,
+                &format!(
+                    "  GPU {}: {} gap(s) totalling {}{l}; coverage {}%",
+                    g.label,
+                    count(Some(gaps)),
+                    dur(g.stats.get(Stat::GapS).unwrap_or(0.0)),
+                    num(g.stats.get(Stat::CoveragePct), 1)
+                ),
+            );
+        }
+        let thr = throttle_list(&g.stats);
+        if !thr.is_empty() {
+            line(out, &format!("  GPU {} clock events (share of samples): {}", g.label, thr.join(", ")));
+        }
     }
 }
 
 fn host_block(out: &mut String, h: &HostSummary) {
     let _ = writeln!(out, "Host {}", h.name);
     if !h.gpus.is_empty() {
-        let samples: f64 = h.gpus.iter().filter_map(|g| g.stats.get("samples")).sum();
-        let intervals: Vec<f64> = h.gpus.iter().filter_map(|g| g.stats.get("interval_s")).collect();
-        let interval = intervals.iter().copied().fold(f64::NAN, f64::min);
-        let start = h.gpus.iter().map(|g| g.start).min().unwrap_or(0);
-        let end = h.gpus.iter().map(|g| g.end).max().unwrap_or(0);
-        line(
-            out,
-            &format!(
-                "  {} GPU(s), {} samples, {} to {} UTC ({}), interval {}",
-                h.gpus.len(),
-                count(Some(samples)),
-                ts(start),
-                ts(end),
-                dur((end - start) as f64 * 1e-6),
-                if interval.is_nan() { "-".into() } else { dur(interval) }
-            ),
-        );
-        let names: Vec<&str> = h.gpus.iter().filter_map(|g| g.name.as_deref()).collect();
-        if !names.is_empty() {
-            if names.iter().all(|n| *n == names[0]) && names.len() == h.gpus.len() {
-                line(out, &format!("  {} x {}", names.len(), names[0]));
-            } else {
-                for g in &h.gpus {
-                    if let Some(n) = &g.name {
-                        line(out, &format!("  GPU {}: {n}", g.label));
-                    }
-                }
-            }
-        }
-        out.push('\n');
-        for l in gpu_table(h).lines() {
-            let _ = writeln!(out, "  {l}");
-        }
-        let methods: Vec<&str> = h.gpus.iter().filter_map(|g| g.energy_method).collect();
-        if methods.contains(&"power") {
-            line(out, "  Wh: power.draw integrated over the sample spacing, gaps left out");
-        } else if !methods.is_empty() {
-            line(out, "  Wh: from the energy.total counter");
-        }
-        for g in &h.gpus {
-            let gaps = g.stats.get("gaps").unwrap_or(0.0);
-            if gaps > 0.0 {
-                let longest = g.gaps.iter().max_by_key(|x| x.end - x.start);
-                let l = longest.map_or(String::new(), |x| {
-                    format!(", longest {} from {}", dur((x.end - x.start) as f64 * 1e-6), ts(x.start))
-                });
-                line(
-                    out,
-                    &format!(
-                        "  GPU {}: {} gap(s) totalling {}{l}; coverage {}%",
-                        g.label,
-                        count(Some(gaps)),
-                        dur(g.stats.get("gap_s").unwrap_or(0.0)),
-                        num(g.stats.get("coverage_pct"), 1)
-                    ),
-                );
-            }
-            let thr = throttle_list(&g.stats);
-            if !thr.is_empty() {
-                line(out, &format!("  GPU {} clock events (share of samples): {}", g.label, thr.join(", ")));
-            }
-        }
+        gpu_block(out, h);
+        gpu_notes(out, h);
     }
     if h.has_host_data {
         host_lines(out, &h.stats);
@@ -262,10 +275,10 @@ pub fn render(s: &Summary) -> String {
             &mut out,
             &format!(
                 "All GPUs: utilization mean {}%, p95 {}%, idle {}% of samples; energy {} Wh",
-                num(a.get("utilization.gpu.mean"), 1),
-                num(a.get("utilization.gpu.p95"), 0),
-                num(a.get("utilization.gpu.idle_pct"), 1),
-                energy(a.get("energy_wh"))
+                num(a.get(Stat::mean(Field::UtilGpu)), 1),
+                num(a.get(Stat::p95(Field::UtilGpu)), 0),
+                num(a.get(Stat::IdlePct), 1),
+                energy(a.get(Stat::EnergyWh))
             ),
         );
     }

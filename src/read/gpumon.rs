@@ -276,20 +276,15 @@ fn parse_cell(ty: Ty, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Opt
     }
 }
 
-/// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
-pub fn read_csv(
-    path: &Path,
-    want: &[Field],
-    progress: &Progress,
-    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<CsvReport> {
-    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
-    let mut header = csv::StringRecord::new();
-    if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
-        return Err(UsageError(format!("{}: file is empty", path.display())).into());
-    }
-    let mut rep = CsvReport::default();
+/// The columns of a gpumon CSV header that are read: the timestamp's, and (index, field) of the others.
+struct CsvColumns {
+    ts: usize,
+    used: Vec<(usize, Field)>,
+}
+
+/// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
+/// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
+fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvReport) -> Result<CsvColumns> {
     let mut ts_col = None;
     let mut used: Vec<(usize, Field)> = Vec::new();
     let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
@@ -306,7 +301,7 @@ pub fn read_csv(
             _ => rep.ignored.push(name.to_string()),
         }
     }
-    let Some(ts_col) = ts_col else {
+    let Some(ts) = ts_col else {
         return Err(UsageError(format!("{}: no timestamp column in the CSV header", path.display())).into());
     };
     if rep.fields.is_empty() {
@@ -320,10 +315,68 @@ pub fn read_csv(
         .into());
     }
     rep.fields.insert(0, Field::Timestamp);
-    let batch_fields: Vec<Field> = used.iter().map(|(_, f)| *f).collect();
+    Ok(CsvColumns { ts, used })
+}
+
+/// Cells of the columns read into a row: a string cache and one warning per column.
+struct CsvCells {
+    cache: Vec<Option<(String, Arc<str>)>>,
+    warned: Vec<bool>,
+}
+
+impl CsvCells {
+    fn new(n: usize) -> CsvCells {
+        CsvCells { cache: vec![None; n], warned: vec![false; n] }
+    }
+
+    /// Set `row` from the cells of record `rec` (file line `line`); an unreadable cell is null.
+    fn fill(
+        &mut self,
+        used: &[(usize, Field)],
+        rec: &csv::StringRecord,
+        line: u64,
+        row: &mut Row,
+        warnings: &mut Vec<String>,
+    ) {
+        for (k, &(i, f)) in used.iter().enumerate() {
+            let cell = rec.get(i).unwrap_or("");
+            let v = match parse_cell(f.def().ty, cell, &mut self.cache[k]) {
+                Some(v) => v,
+                None => {
+                    if !self.warned[k] {
+                        self.warned[k] = true;
+                        let shown: String = cell.chars().take(40).collect();
+                        warnings.push(format!(
+                            "column {}: cannot read `{shown}` (line {line}); such cells are left empty",
+                            f.name()
+                        ));
+                    }
+                    Value::Null
+                }
+            };
+            row.set(f, v);
+        }
+    }
+}
+
+/// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
+pub fn read_csv(
+    path: &Path,
+    want: &[Field],
+    progress: &Progress,
+    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<CsvReport> {
+    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
+    let mut header = csv::StringRecord::new();
+    if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
+        return Err(UsageError(format!("{}: file is empty", path.display())).into());
+    }
+    let mut rep = CsvReport::default();
+    let cols = csv_columns(path, &header, want, &mut rep)?;
+    let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
     let mut batcher = RowBatcher::new(&batch_fields);
-    let mut cache: Vec<Option<(String, Arc<str>)>> = vec![None; used.len()];
-    let mut warned = vec![false; used.len()];
+    let mut cells = CsvCells::new(cols.used.len());
     let mut row = Row::default();
     let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
     let complete = ends_with_newline(path);
@@ -344,25 +397,8 @@ pub fn read_csv(
                 bad_shape += 1;
                 first_bad = if first_bad == 0 { line } else { first_bad };
             }
-        } else if let Some(ts) = cur.get(ts_col).and_then(parse_ts) {
-            for (k, &(i, f)) in used.iter().enumerate() {
-                let cell = cur.get(i).unwrap_or("");
-                let v = match parse_cell(f.def().ty, cell, &mut cache[k]) {
-                    Some(v) => v,
-                    None => {
-                        if !warned[k] {
-                            warned[k] = true;
-                            let shown: String = cell.chars().take(40).collect();
-                            rep.warnings.push(format!(
-                                "column {}: cannot read `{shown}` (line {line}); such cells are left empty",
-                                f.name()
-                            ));
-                        }
-                        Value::Null
-                    }
-                };
-                row.set(f, v);
-            }
+        } else if let Some(ts) = cur.get(cols.ts).and_then(parse_ts) {
+            cells.fill(&cols.used, &cur, line, &mut row, &mut rep.warnings);
             batcher.push(ts, &row);
             rep.rows += 1;
             if batcher.len() >= BATCH_ROWS {

@@ -143,13 +143,34 @@ fn is_journal_name(path: &Path) -> bool {
     path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') && n.ends_with(".journal"))
 }
 
+/// Subdirectory levels searched below a directory given as input (a fleet tree
+/// `host=H/date=D/` is two).
+const MAX_DEPTH: usize = 4;
+
 fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Result<()> {
+    let before = d.inputs.len();
+    add_dir_files(dir, d, seen, 0)?;
+    if d.inputs.len() == before {
+        return Err(
+            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", dir.display())).into()
+        );
+    }
+    Ok(())
+}
+
+/// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
+fn add_dir_files(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>, depth: usize) -> Result<()> {
     let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", dir.display())))?;
     let mut files = Vec::new();
     let mut journals = Vec::new();
+    let mut subdirs = Vec::new();
     for e in rd.flatten() {
         let p = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().is_ok_and(|t| t.is_dir()) && !name.starts_with('.') && depth < MAX_DEPTH {
+            subdirs.push(p);
+            continue;
+        }
         if !e.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
@@ -163,7 +184,6 @@ fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Resul
     // Oldest first: the pieces of a rotated set come out in time order.
     files.sort();
     journals.sort();
-    let before = d.inputs.len();
     for (_, p) in files {
         match sniff_file(&p) {
             Ok(kind) => push(d, seen, &p, kind),
@@ -171,10 +191,9 @@ fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Resul
         }
     }
     add_journals(&journals, d, seen);
-    if d.inputs.len() == before {
-        return Err(
-            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", dir.display())).into()
-        );
+    subdirs.sort();
+    for sub in subdirs {
+        add_dir_files(&sub, d, seen, depth + 1)?;
     }
     Ok(())
 }

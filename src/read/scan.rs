@@ -95,44 +95,60 @@ pub fn scan<S: Send>(
         }
         Kind::Nvsmi => {
             rep.default_host = default_host(path, opts, None);
-            let host = rep.default_host.clone();
-            let mut state = init();
-            let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
-            fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
-            let mut batcher = RowBatcher::new(&fields);
-            let mut failed: Option<anyhow::Error> = None;
-            let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
-                if failed.is_some() {
-                    return;
-                }
-                batcher.push(row.ts.timestamp_micros(), row.row);
-                if batcher.len() >= BATCH_ROWS
-                    && let Err(e) = batcher.finish().and_then(|b| visit(&mut state, &b, &host))
-                {
-                    failed = Some(e);
-                }
-            });
-            let r = r.map_err(|e| {
-                let msg = format!("{e:#}");
-                let disp = path.display().to_string();
-                UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") })
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            if !batcher.is_empty() {
-                visit(&mut state, &batcher.finish()?, &host)?;
-            }
+            let state = scan_nvsmi(path, opts, want, init, visit, &mut rep)?;
             progress.inc(size);
-            rep.rows = r.rows;
-            rep.fields = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
-            rep.ignored_columns = r.ignored_columns;
-            rep.warnings = r.warnings;
-            rep.notes = r.notes;
-            rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
             Ok((vec![state], rep))
         }
     }
+}
+
+/// Read an nvidia-smi log into one state, batching its parsed rows; fills `rep` from the reader's report.
+fn scan_nvsmi<S>(
+    path: &Path,
+    opts: &ReadOptions,
+    want: &[Field],
+    init: &(dyn Fn() -> S + Sync),
+    visit: Visit<'_, S>,
+    rep: &mut InputInfo,
+) -> Result<S> {
+    let host = rep.default_host.clone();
+    let mut state = init();
+    let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
+    fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
+    let mut batcher = RowBatcher::new(&fields);
+    let mut failed: Option<anyhow::Error> = None;
+    let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
+        if failed.is_some() {
+            return;
+        }
+        batcher.push(row.ts.timestamp_micros(), row.row);
+        if batcher.len() >= BATCH_ROWS
+            && let Err(e) = batcher.finish().and_then(|b| visit(&mut state, &b, &host))
+        {
+            failed = Some(e);
+        }
+    })
+    .map_err(|e| nvsmi_error(path, &e))?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !batcher.is_empty() {
+        visit(&mut state, &batcher.finish()?, &host)?;
+    }
+    rep.rows = r.rows;
+    rep.fields = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
+    rep.ignored_columns = r.ignored_columns;
+    rep.warnings = r.warnings;
+    rep.notes = r.notes;
+    rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
+    Ok(state)
+}
+
+/// A problem with an nvidia-smi log as a [`UsageError`] that names the file once.
+fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
+    let msg = format!("{e:#}");
+    let disp = path.display().to_string();
+    UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") }).into()
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
@@ -168,11 +184,7 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             Ok(out)
         }
         Kind::Nvsmi => {
-            let r = read_nvsmi(path, &opts.nvsmi, &mut |_| {}).map_err(|e| {
-                let msg = format!("{e:#}");
-                let disp = path.display().to_string();
-                UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") })
-            })?;
+            let r = read_nvsmi(path, &opts.nvsmi, &mut |_| {}).map_err(|e| nvsmi_error(path, &e))?;
             let mut out: Vec<Field> = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
             out.push(Field::Index);
             Ok(out)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use arrow_array::builder::TimestampMicrosecondBuilder;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 
 use crate::schema::arrow::ColumnBuilder;
@@ -96,70 +96,75 @@ pub fn rows_of_batch(batch: &RecordBatch, rows: &mut Vec<(i64, Row)>) {
     let mut f64s = Vec::with_capacity(n);
     let mut u64s = Vec::with_capacity(n);
     for (col, field) in batch.columns().iter().zip(&fields) {
-        let Some(f) = *field else { continue };
-        if f == Field::Timestamp {
-            continue;
-        }
-        let arr = col.as_ref();
-        match f.def().ty {
-            Ty::Str => {
-                let mut last: Option<(usize, Arc<str>)> = None;
-                let mut ids = cols::Interner::default();
-                let mut idv = Vec::with_capacity(n);
-                if cols::str_ids(arr, &mut ids, u32::MAX, &mut idv) {
-                    for (r, &id) in out.iter_mut().zip(&idv) {
-                        if id == u32::MAX {
-                            continue;
-                        }
-                        let s = match &last {
-                            Some((l, s)) if *l == id as usize => s.clone(),
-                            _ => {
-                                let s: Arc<str> = Arc::from(ids.name(id));
-                                last = Some((id as usize, s.clone()));
-                                s
-                            }
-                        };
-                        r.1.set(f, Value::S(s));
-                    }
-                } else if arr.data_type() != &DataType::Null {
-                    // Numbers in a text field (e.g. an integer pstate): keep their text.
-                    f64s.clear();
-                    if cols::f64_values(arr, &mut f64s) {
-                        for (r, &v) in out.iter_mut().zip(&f64s) {
-                            if !v.is_nan() {
-                                r.1.set(f, Value::S(Arc::from(v.to_string().as_str())));
-                            }
-                        }
-                    }
-                }
-            }
-            Ty::F64 => {
-                f64s.clear();
-                if cols::f64_values(arr, &mut f64s) {
-                    for (r, &v) in out.iter_mut().zip(&f64s) {
-                        if !v.is_nan() {
-                            r.1.set(f, Value::F(v));
-                        }
-                    }
-                }
-            }
-            Ty::Timestamp => {}
-            _ => {
-                u64s.clear();
-                if cols::u64_values(arr, &mut u64s) {
-                    for (r, &v) in out.iter_mut().zip(&u64s) {
-                        if v != NO_U64 {
-                            r.1.set(f, Value::U(v));
-                        }
-                    }
-                }
-            }
+        if let Some(f) = *field
+            && f != Field::Timestamp
+        {
+            set_column(out, f, col.as_ref(), &mut f64s, &mut u64s);
         }
     }
     // Rows without a timestamp cannot be placed in time.
     if ts.contains(&NO_TS) {
         let tail = rows.split_off(start);
         rows.extend(tail.into_iter().filter(|r| r.0 != NO_TS));
+    }
+}
+
+/// Set field `f` of each row in `out` from the column `arr`, converted to the field's catalogue type;
+/// nulls leave the field unset. `f64s` and `u64s` are scratch buffers.
+fn set_column(out: &mut [(i64, Row)], f: Field, arr: &dyn Array, f64s: &mut Vec<f64>, u64s: &mut Vec<u64>) {
+    match f.def().ty {
+        Ty::Str => {
+            let mut last: Option<(usize, Arc<str>)> = None;
+            let mut ids = cols::Interner::default();
+            let mut idv = Vec::with_capacity(out.len());
+            if cols::str_ids(arr, &mut ids, u32::MAX, &mut idv) {
+                for (r, &id) in out.iter_mut().zip(&idv) {
+                    if id == u32::MAX {
+                        continue;
+                    }
+                    let s = match &last {
+                        Some((l, s)) if *l == id as usize => s.clone(),
+                        _ => {
+                            let s: Arc<str> = Arc::from(ids.name(id));
+                            last = Some((id as usize, s.clone()));
+                            s
+                        }
+                    };
+                    r.1.set(f, Value::S(s));
+                }
+            } else if arr.data_type() != &DataType::Null {
+                // Numbers in a text field (e.g. an integer pstate): keep their text.
+                f64s.clear();
+                if cols::f64_values(arr, f64s) {
+                    for (r, &v) in out.iter_mut().zip(f64s.iter()) {
+                        if !v.is_nan() {
+                            r.1.set(f, Value::S(Arc::from(v.to_string().as_str())));
+                        }
+                    }
+                }
+            }
+        }
+        Ty::F64 => {
+            f64s.clear();
+            if cols::f64_values(arr, f64s) {
+                for (r, &v) in out.iter_mut().zip(f64s.iter()) {
+                    if !v.is_nan() {
+                        r.1.set(f, Value::F(v));
+                    }
+                }
+            }
+        }
+        Ty::Timestamp => {}
+        _ => {
+            u64s.clear();
+            if cols::u64_values(arr, u64s) {
+                for (r, &v) in out.iter_mut().zip(u64s.iter()) {
+                    if v != NO_U64 {
+                        r.1.set(f, Value::U(v));
+                    }
+                }
+            }
+        }
     }
 }
 

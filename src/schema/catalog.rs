@@ -2,7 +2,10 @@
 //!
 //! The CSV header, the Arrow schema, the nvidia-smi style header, `gpumon fields`
 //! and field selection are all generated from [`CATALOG`]. Adding a field means adding
-//! one [`Field`] variant and one [`FieldDef`] row, in the same position.
+//! one [`Field`] variant and one [`FieldDef`] row, in the same position. A GPU field's row
+//! names the NVML reader that yields it (`Gpu(Temperature)`); only a new kind of NVML call
+//! needs a new [`NvmlRead`] variant and its call in `source/gpu.rs` (a unit test there reads
+//! every GPU field through the fake NVML, whose scenario keys are the fields' names).
 
 use std::fmt;
 
@@ -90,6 +93,43 @@ pub enum Source {
     Process,
 }
 
+/// How a GPU field is read through NVML. Fields naming the same reader share its one call per
+/// GPU per tick (`Utilization` yields utilization.gpu and .memory, `Memory` memory.used, .total
+/// and .free); `source/gpu.rs` maps each reader to its nvml-wrapper call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NvmlRead {
+    /// Read once when the run starts and repeated on every row (index, UUID, name, bus id).
+    Identity,
+    /// Utilization rates: GPU and memory.
+    Utilization,
+    /// Memory info: used, total, free.
+    Memory,
+    Temperature,
+    Power,
+    PowerLimit,
+    Energy,
+    ClockSm,
+    ClockMem,
+    Fan,
+    Pstate,
+    EventReasons,
+    Encoder,
+    Decoder,
+    PcieTx,
+    PcieRx,
+    EccUncorrected,
+    /// The GPU's running compute processes, attributed to the job's PID set.
+    Processes,
+}
+
+impl NvmlRead {
+    /// Whether the reader is an NVML query of its own each tick (not the identity read at
+    /// start, nor the process list that needs a job to attribute processes to).
+    pub fn is_query(self) -> bool {
+        !matches!(self, NvmlRead::Identity | NvmlRead::Processes)
+    }
+}
+
 /// Storage type; the Arrow type and the CSV rendering follow from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
@@ -117,6 +157,38 @@ pub enum Agg {
     Max,
     /// Added up over the sub-samples (counts).
     Sum,
+}
+
+/// A statistic `summarize` computes from a field's values over the whole run, reported as
+/// `NAME.mean`, `NAME.p50`, `NAME.p95`, `NAME.max` (the `.max` also takes the field's `.max`
+/// companion column). Percentiles are of percent fields: whole points for integer types, 0.1 for floats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    Mean,
+    P50,
+    P95,
+    Max,
+}
+
+impl Reduce {
+    /// The suffix of the statistic's name.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Reduce::Mean => "mean",
+            Reduce::P50 => "p50",
+            Reduce::P95 => "p95",
+            Reduce::Max => "max",
+        }
+    }
+
+    /// The percentile, for `P50` / `P95`.
+    pub fn percentile(self) -> Option<f64> {
+        match self {
+            Reduce::P50 => Some(50.0),
+            Reduce::P95 => Some(95.0),
+            Reduce::Mean | Reduce::Max => None,
+        }
+    }
 }
 
 /// Prometheus metric kind for the field, or `Label` for identity fields. `prom::names` derives
@@ -151,17 +223,31 @@ pub struct FieldDef {
     pub nvsmi_name: Option<&'static str>,
     pub ty: Ty,
     pub source: Source,
+    /// For a GPU field (`Gpu(Reader)` in the table): how NVML yields it; None otherwise.
+    pub read: Option<NvmlRead>,
     pub agg: Agg,
     pub prom: PromKind,
     /// Recorded when the user gives no `--fields`.
     pub default: bool,
     /// For a `.max` companion column: the field whose interval maximum it holds.
     pub max_of: Option<Field>,
+    /// The statistics `summarize` reports for the field, in report order (none for most fields).
+    pub summary: &'static [Reduce],
     pub help: &'static str,
 }
 
+/// `Gpu(Temperature)` in the source column: the reader; a plain source has none.
+macro_rules! read {
+    () => {
+        None
+    };
+    ($read:ident) => {
+        Some(NvmlRead::$read)
+    };
+}
+
 macro_rules! def {
-    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident, $agg:ident, $prom:ident, $default:literal, $help:literal) => {
+    ($field:ident, $name:literal, [$($alias:literal),*], $unit:literal, $nvu:literal, $ty:ident, $src:ident $(($read:ident))?, $agg:ident, $prom:ident, $default:literal, $help:literal) => {
         FieldDef {
             field: Field::$field,
             name: $name,
@@ -171,10 +257,12 @@ macro_rules! def {
             nvsmi_name: None,
             ty: Ty::$ty,
             source: Source::$src,
+            read: read!($($read)?),
             agg: Agg::$agg,
             prom: PromKind::$prom,
             default: $default,
             max_of: None,
+            summary: &[],
             help: $help,
         }
     };
@@ -192,6 +280,8 @@ const fn maxof(mut d: FieldDef, base: Field) -> FieldDef {
     d
 }
 
+use Reduce::{Max, Mean, P50, P95};
+
 /// The catalogue, in [`Field`] order. Column order of every output follows it.
 #[rustfmt::skip]
 pub static CATALOG: [FieldDef; FIELD_COUNT] = [
@@ -199,66 +289,66 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Time of the tick (wall clock, UTC); every row of one tick carries the same value."),
     def!(Host, "host", ["hostname"], "", false, Str, Meta, Identity, Label, true,
         "Host name of the machine that recorded the row."),
-    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu, Identity, Label, true,
+    def!(Index, "index", ["gpu_index"], "", false, U32, Gpu(Identity), Identity, Label, true,
         "NVML index of the GPU (null on host-only rows)."),
-    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu, Identity, Label, true,
+    def!(Uuid, "uuid", ["gpu_uuid"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "Globally unique GPU identifier, e.g. GPU-1f2e...."),
-    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu, Identity, Label, true,
+    def!(Name, "name", ["gpu_name"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "Product name of the GPU."),
-    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu, Identity, Label, true,
+    def!(PciBusId, "pci.bus_id", ["gpu_bus_id"], "", false, Str, Gpu(Identity), Identity, Label, true,
         "PCI bus id as domain:bus:device.function, e.g. 00000000:17:00.0."),
-    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu, Mean, Gauge, true,
-        "Percent of the past sample period during which one or more kernels ran on the GPU."),
-    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu, Mean, Gauge, true,
-        "Percent of the past sample period during which device memory was read or written."),
-    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu, Mean, Gauge, true,
-        "Device memory allocated by all processes."),
-    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu, Identity, Gauge, true,
+    def!(UtilGpu, "utilization.gpu", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
+        "Percent of the past sample period during which one or more kernels ran on the GPU.").stats(&[Mean, P50, P95, Max]),
+    def!(UtilMemory, "utilization.memory", [], "%", true, U8, Gpu(Utilization), Mean, Gauge, true,
+        "Percent of the past sample period during which device memory was read or written.").stats(&[Mean]),
+    def!(MemUsed, "memory.used", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
+        "Device memory allocated by all processes.").stats(&[Max]),
+    def!(MemTotal, "memory.total", [], "MiB", true, U32, Gpu(Memory), Identity, Gauge, true,
         "Total installed device memory."),
-    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu, Mean, Gauge, true,
+    def!(MemFree, "memory.free", [], "MiB", true, U32, Gpu(Memory), Mean, Gauge, true,
         "Unallocated device memory."),
-    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu, Mean, Gauge, true,
-        "Core GPU temperature, degrees Celsius."),
-    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu, Mean, Gauge, true,
-        "Power drawn by the whole board, watts."),
-    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu, Last, Gauge, true,
+    def!(TempGpu, "temperature.gpu", [], "C", false, U32, Gpu(Temperature), Mean, Gauge, true,
+        "Core GPU temperature, degrees Celsius.").stats(&[Max]),
+    def!(PowerDraw, "power.draw", [], "W", true, F64, Gpu(Power), Mean, Gauge, true,
+        "Power drawn by the whole board, watts.").stats(&[Mean, Max]),
+    def!(PowerLimit, "power.limit", ["enforced.power.limit"], "W", true, F64, Gpu(PowerLimit), Last, Gauge, true,
         "Enforced power limit, watts."),
-    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu, Last, Counter, true,
+    def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu(Energy), Last, Counter, true,
         "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
-    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu, Mean, Gauge, true,
+    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, U32, Gpu(ClockSm), Mean, Gauge, true,
         "Current SM clock."), "clocks.current.sm"),
-    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu, Mean, Gauge, true,
+    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, U32, Gpu(ClockMem), Mean, Gauge, true,
         "Current memory clock."), "clocks.current.memory"),
-    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(FanSpeed, "fan.speed", [], "%", true, U8, Gpu(Fan), Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
-    def!(Pstate, "pstate", [], "", false, Str, Gpu, Last, Gauge, true,
+    def!(Pstate, "pstate", [], "", false, Str, Gpu(Pstate), Last, Gauge, true,
         "Performance state, P0 (maximum) to P12 (minimum)."),
-    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu, Last, Gauge, true,
+    def!(EventReasons, "clocks_event_reasons.active", ["clocks_throttle_reasons.active"], "", false, U64, Gpu(EventReasons), Last, Gauge, true,
         "Bitmask of active clock event (throttle) reasons; 0 means none. nvidia-smi prints it in hex."),
-    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(UtilEncoder, "utilization.encoder", [], "%", true, U8, Gpu(Encoder), Mean, Gauge, true,
         "Video encoder utilization."),
-    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu, Mean, Gauge, true,
+    def!(UtilDecoder, "utilization.decoder", [], "%", true, U8, Gpu(Decoder), Mean, Gauge, true,
         "Video decoder utilization."),
-    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false,
+    def!(PcieTx, "pcie.tx", ["pcie.tx_throughput"], "KiB/s", true, U32, Gpu(PcieTx), Mean, Gauge, false,
         "PCIe transmit throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu, Mean, Gauge, false,
+    def!(PcieRx, "pcie.rx", ["pcie.rx_throughput"], "KiB/s", true, U32, Gpu(PcieRx), Mean, Gauge, false,
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
-    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu, Last, Counter, true,
+    def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, U64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
     def!(CpuUtil, "cpu.util", [], "%", true, F64, Host, Mean, Gauge, true,
-        "Host CPU utilization over the tick, percent of all cores."),
+        "Host CPU utilization over the tick, percent of all cores.").stats(&[Mean, P95, Max]),
     def!(CpuUtilMaxCore, "cpu.util.max_core", [], "%", true, F64, Host, Mean, Gauge, true,
-        "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound)."),
+        "Utilization of the busiest single core over the tick, percent (a pegged core next to an idle GPU means input-bound).").stats(&[Mean, P95, Max]),
     def!(Load1, "load.1", ["loadavg.1"], "", false, F64, Host, Last, Gauge, true,
         "One-minute load average."),
     def!(HostMemTotal, "mem.total", [], "MiB", true, U32, Host, Identity, Gauge, true,
         "Host RAM installed."),
     def!(HostMemUsed, "mem.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
-        "Host RAM in use (total minus available)."),
+        "Host RAM in use (total minus available).").stats(&[Max]),
     def!(HostMemAvailable, "mem.available", [], "MiB", true, U32, Host, Mean, Gauge, true,
         "Host RAM available for new allocations without swapping."),
     def!(SwapUsed, "swap.used", [], "MiB", true, U32, Host, Mean, Gauge, true,
-        "Swap space in use."),
+        "Swap space in use.").stats(&[Max]),
     maxof(def!(UtilGpuMax, "utilization.gpu.max", [], "%", true, U8, Derived, Max, Gauge, false,
         "Highest utilization.gpu among the sub-samples of the interval (with --sample-every)."), Field::UtilGpu),
     maxof(def!(MemUsedMax, "memory.used.max", [], "MiB", true, U32, Derived, Max, Gauge, false,
@@ -272,29 +362,29 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
     def!(Samples, "samples", [], "", false, U32, Derived, Sum, None, false,
         "Number of sub-samples summarised by this row (1 without --sample-every)."),
     def!(JobCpu, "job.cpu", [], "%", true, F64, Job, Mean, Gauge, false,
-        "CPU used by the job's process tree, percent of one core (400 = four cores busy)."),
+        "CPU used by the job's process tree, percent of one core (400 = four cores busy).").stats(&[Mean, Max]),
     def!(JobRss, "job.rss", [], "MiB", true, U32, Job, Mean, Gauge, false,
-        "Resident memory of the job's process tree."),
+        "Resident memory of the job's process tree.").stats(&[Mean, Max]),
     def!(JobProcs, "job.procs", [], "", false, U32, Job, Last, Gauge, false,
-        "Processes in the job's tree (DataLoader workers show up here)."),
+        "Processes in the job's tree (DataLoader workers show up here).").stats(&[Mean, Max]),
     def!(JobThreads, "job.threads", [], "", false, U32, Job, Last, Gauge, false,
-        "Threads in the job's process tree."),
+        "Threads in the job's process tree.").stats(&[Mean, Max]),
     def!(JobRead, "job.read", [], "B/s", true, F64, Job, Mean, Gauge, false,
-        "Bytes the job's tree read from storage per second (/proc/PID/io read_bytes)."),
+        "Bytes the job's tree read from storage per second (/proc/PID/io read_bytes).").stats(&[Mean, Max]),
     def!(JobWrite, "job.write", [], "B/s", true, F64, Job, Mean, Gauge, false,
-        "Bytes the job's tree wrote to storage per second (/proc/PID/io write_bytes)."),
-    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu, Mean, Gauge, false,
-        "GPU memory used on this GPU by processes of the job's tree (NVML running compute processes)."),
+        "Bytes the job's tree wrote to storage per second (/proc/PID/io write_bytes).").stats(&[Mean, Max]),
+    def!(JobGpuMemory, "job.gpu_memory", [], "MiB", true, U32, Gpu(Processes), Mean, Gauge, false,
+        "GPU memory used on this GPU by processes of the job's tree (NVML running compute processes).").stats(&[Mean, Max]),
     def!(CgroupMemUsed, "cgroup.mem.used", [], "MiB", true, U32, Cgroup, Mean, Gauge, false,
-        "Memory charged to gpumon's cgroup (memory.current, or memory.usage_in_bytes on v1)."),
+        "Memory charged to gpumon's cgroup (memory.current, or memory.usage_in_bytes on v1).").stats(&[Mean, Max]),
     def!(CgroupMemLimit, "cgroup.mem.limit", [], "MiB", true, U32, Cgroup, Last, Gauge, false,
-        "Memory limit of the cgroup (memory.max / memory.limit_in_bytes); null when unlimited."),
+        "Memory limit of the cgroup (memory.max / memory.limit_in_bytes); null when unlimited.").stats(&[Mean, Max]),
     def!(CgroupCpuLimit, "cgroup.cpu.limit", [], "cores", true, F64, Cgroup, Last, Gauge, false,
-        "CPU limit of the cgroup in cores (cpu.max quota/period); null when unlimited."),
+        "CPU limit of the cgroup in cores (cpu.max quota/period); null when unlimited.").stats(&[Mean, Max]),
     def!(CgroupCpuUtil, "cgroup.cpu.util", [], "%", true, F64, Cgroup, Mean, Gauge, false,
-        "CPU used by the cgroup over the tick, percent of its limit (of all cores when unlimited)."),
+        "CPU used by the cgroup over the tick, percent of its limit (of all cores when unlimited).").stats(&[Mean, Max]),
     def!(CgroupOomKills, "cgroup.oom_kills", [], "", false, U64, Cgroup, Last, Counter, false,
-        "Processes the kernel OOM-killed in the cgroup so far (memory.events oom_kill)."),
+        "Processes the kernel OOM-killed in the cgroup so far (memory.events oom_kill).").stats(&[Mean, Max]),
     def!(ProcPid, "proc.pid", ["pid"], "", false, U32, Process, Identity, Label, false,
         "Process id as NVML reports it (the host's PID namespace)."),
     def!(ProcUser, "proc.user", ["user"], "", false, Str, Process, Identity, Label, false,
@@ -341,6 +431,12 @@ impl fmt::Display for Field {
 }
 
 impl FieldDef {
+    /// Declare the statistics `summarize` reports for the field (a catalogue row's `.stats(...)`).
+    const fn stats(mut self, summary: &'static [Reduce]) -> FieldDef {
+        self.summary = summary;
+        self
+    }
+
     /// Column header in nvidia-smi style: its own name for the field, `[unit]` where it prints one.
     pub fn nvsmi_header(&self) -> String {
         let name = self.nvsmi_name.unwrap_or(self.name);
@@ -399,6 +495,13 @@ mod tests {
     fn catalogue_rows_are_in_enum_order() {
         for (i, d) in CATALOG.iter().enumerate() {
             assert_eq!(d.field as usize, i, "{} is out of order", d.name);
+        }
+    }
+
+    #[test]
+    fn gpu_fields_and_only_they_name_a_reader() {
+        for d in &CATALOG {
+            assert_eq!(d.read.is_some(), d.source == Source::Gpu, "{}: a GPU field names its NVML reader", d.name);
         }
     }
 

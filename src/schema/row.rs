@@ -114,10 +114,6 @@ impl Selection {
         self.fields.iter().copied()
     }
 
-    pub fn contains(&self, f: Field) -> bool {
-        self.fields.contains(&f)
-    }
-
     pub fn len(&self) -> usize {
         self.fields.len()
     }

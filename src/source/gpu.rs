@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
 
-use crate::schema::catalog::{Field, Source};
+use crate::schema::catalog::{Field, NvmlRead};
 use crate::schema::row::{GpuProc, Row, Selection, Value};
 use crate::source::job::PidSet;
 use crate::util::warn::{warn, warn_once};
@@ -264,7 +264,7 @@ fn identity_row(info: &GpuInfo) -> Row {
     row
 }
 
-pub(crate) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
+pub(super) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let dev = nvml.device_by_index(index)?;
     let uuid = dev.uuid()?;
     let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
@@ -293,11 +293,13 @@ fn val<T>(info: &GpuInfo, field: Field, r: Result<T, NvmlError>, conv: impl FnOn
 
 /// One reading of the GPU fields of `sel` on one GPU, with the same calls `record` makes (for
 /// `gpumon doctor`); None when the GPU is lost.
-pub(crate) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row> {
+pub(super) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row> {
     let mut row = identity_row(info);
     sample_device(nvml, info, sel, &mut row).ok().map(|()| row)
 }
 
+/// Read the GPU fields of `sel` into `row`: each field by the reader its catalogue row names,
+/// one NVML call per reader (fields of the same reader share it).
 fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) -> Result<(), Lost> {
     let dev = match nvml.device_by_index(info.index) {
         Ok(d) => d,
@@ -307,63 +309,166 @@ fn sample_device(nvml: &Nvml, info: &GpuInfo, sel: &Selection, row: &mut Row) ->
             return Ok(());
         }
     };
-    let want = |f: Field| sel.contains(f);
-    let u = |v: u32| Value::U(u64::from(v));
-    if want(Field::UtilGpu) || want(Field::UtilMemory) {
-        match dev.utilization_rates() {
-            Ok(r) => {
-                row.set(Field::UtilGpu, u(r.gpu));
-                row.set(Field::UtilMemory, u(r.memory));
-            }
-            Err(e) => {
-                let v = val(info, Field::UtilGpu, Err::<(), _>(e), |_| Value::Null)?;
-                row.set(Field::UtilGpu, v.clone());
-                row.set(Field::UtilMemory, v);
-            }
+    let mut done: Vec<NvmlRead> = Vec::new();
+    for f in sel.fields() {
+        let Some(read) = f.def().read else { continue };
+        if !done.contains(&read) {
+            done.push(read);
+            read_field(&dev, info, read, f, row)?;
         }
-    }
-    if want(Field::MemUsed) || want(Field::MemTotal) || want(Field::MemFree) {
-        match dev.memory_info() {
-            Ok(m) => {
-                row.set(Field::MemUsed, Value::U(m.used / MIB));
-                row.set(Field::MemTotal, Value::U(m.total / MIB));
-                row.set(Field::MemFree, Value::U(m.free / MIB));
-            }
-            Err(e) => {
-                let v = val(info, Field::MemUsed, Err::<(), _>(e), |_| Value::Null)?;
-                for f in [Field::MemUsed, Field::MemTotal, Field::MemFree] {
-                    row.set(f, v.clone());
-                }
-            }
-        }
-    }
-    let watts = |mw: u32| Value::F(f64::from(mw) / 1000.0);
-    // Each remaining field is one independent NVML call.
-    for f in sel.fields().filter(|f| f.def().source == Source::Gpu) {
-        let v = match f {
-            Field::TempGpu => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
-            Field::PowerDraw => val(info, f, dev.power_usage(), watts)?,
-            Field::PowerLimit => val(info, f, dev.enforced_power_limit(), watts)?,
-            Field::EnergyTotal => val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?,
-            Field::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
-            Field::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
-            Field::FanSpeed => val(info, f, dev.fan_speed(0), u)?,
-            Field::Pstate => val(info, f, dev.performance_state(), |p| {
-                let n = p.as_c();
-                if n < 16 { Value::S(format!("P{n}").into()) } else { Value::Null }
-            })?,
-            Field::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?,
-            Field::UtilEncoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
-            Field::UtilDecoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
-            Field::PcieTx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
-            Field::PcieRx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
-            Field::EccUncorrected => {
-                val(info, f, dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile), Value::U)?
-            }
-            // Identity fields are cached; utilization and memory were read above.
-            _ => continue,
-        };
-        row.set(f, v);
     }
     Ok(())
+}
+
+/// One reader's NVML call on one GPU: sets `f`, or every field of a shared reader.
+fn read_field(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row) -> Result<(), Lost> {
+    let u = |v: u32| Value::U(u64::from(v));
+    let watts = |mw: u32| Value::F(f64::from(mw) / 1000.0);
+    let v = match read {
+        // Cached at start (identity_row) / computed by the worker from the process list.
+        NvmlRead::Identity | NvmlRead::Processes => return Ok(()),
+        NvmlRead::Utilization => return utilization(dev, info, row),
+        NvmlRead::Memory => return memory(dev, info, row),
+        NvmlRead::Temperature => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
+        NvmlRead::Power => val(info, f, dev.power_usage(), watts)?,
+        NvmlRead::PowerLimit => val(info, f, dev.enforced_power_limit(), watts)?,
+        NvmlRead::Energy => val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?,
+        NvmlRead::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
+        NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
+        NvmlRead::Fan => val(info, f, dev.fan_speed(0), u)?,
+        NvmlRead::Pstate => val(info, f, dev.performance_state(), |p| {
+            let n = p.as_c();
+            if n < 16 { Value::S(format!("P{n}").into()) } else { Value::Null }
+        })?,
+        NvmlRead::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?,
+        NvmlRead::Encoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
+        NvmlRead::Decoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
+        NvmlRead::PcieTx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
+        NvmlRead::PcieRx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
+        NvmlRead::EccUncorrected => {
+            val(info, f, dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile), Value::U)?
+        }
+    };
+    row.set(f, v);
+    Ok(())
+}
+
+/// utilization.gpu and utilization.memory from one call.
+fn utilization(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> {
+    match dev.utilization_rates() {
+        Ok(r) => {
+            row.set(Field::UtilGpu, Value::U(u64::from(r.gpu)));
+            row.set(Field::UtilMemory, Value::U(u64::from(r.memory)));
+        }
+        Err(e) => {
+            let v = val(info, Field::UtilGpu, Err::<(), _>(e), |_| Value::Null)?;
+            row.set(Field::UtilGpu, v.clone());
+            row.set(Field::UtilMemory, v);
+        }
+    }
+    Ok(())
+}
+
+/// memory.used, memory.total and memory.free from one call, in MiB.
+fn memory(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> {
+    match dev.memory_info() {
+        Ok(m) => {
+            row.set(Field::MemUsed, Value::U(m.used / MIB));
+            row.set(Field::MemTotal, Value::U(m.total / MIB));
+            row.set(Field::MemFree, Value::U(m.free / MIB));
+        }
+        Err(e) => {
+            let v = val(info, Field::MemUsed, Err::<(), _>(e), |_| Value::Null)?;
+            for f in [Field::MemUsed, Field::MemTotal, Field::MemFree] {
+                row.set(f, v.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use super::*;
+    use crate::schema::catalog::{CATALOG, Source};
+
+    /// GPU fields the sampler leaves empty on purpose, each with the reason. A GPU field missing
+    /// from a reading and not listed here fails `every_gpu_field_is_sampled`.
+    const NOT_SAMPLED: &[(Field, &str)] = &[];
+
+    /// Set in the child process that runs the check (see `every_gpu_field_is_sampled`).
+    const CHILD: &str = "GPUMON_TEST_GPU_FIELDS_CHILD";
+
+    /// The fake libnvidia-ml (tests/fake-nvml) beside this test binary's `deps/`, built when
+    /// missing or older than its source.
+    fn fake_nvml() -> PathBuf {
+        let exe = std::env::current_exe().unwrap();
+        let so = exe.parent().and_then(Path::parent).unwrap().join("libnvidia_ml.so");
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-nvml/src/lib.rs");
+        let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if !matches!((mtime(&src), mtime(&so)), (Some(s), Some(o)) if o >= s) {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "--quiet", "-p", "fake-nvml"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .unwrap();
+            assert!(status.success(), "cargo build -p fake-nvml failed");
+        }
+        assert!(so.exists(), "{} missing", so.display());
+        so
+    }
+
+    /// One GPU whose scenario sets every per-tick GPU field (the fake's keys are the fields'
+    /// names) and runs one compute process, PID `pid`.
+    fn scenario(pid: u32) -> String {
+        let mut s = format!("init = ok\n[device]\nprocesses = {pid}:64\n");
+        for d in CATALOG.iter().filter(|d| d.read.is_some_and(NvmlRead::is_query)) {
+            s.push_str(&format!("{} = 1\n", d.name));
+        }
+        s
+    }
+
+    /// Every field the catalogue declares as read from the GPU comes back from one sample
+    /// through the real nvml-wrapper against the fake NVML, or is listed in [`NOT_SAMPLED`].
+    #[test]
+    fn every_gpu_field_is_sampled() {
+        // The fake reads its scenario from the environment at init, and setting a variable while
+        // other tests run on other threads is unsound: the check runs in a child process.
+        if std::env::var_os(CHILD).is_none() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("scenario.txt");
+            std::fs::write(&path, scenario(4242)).unwrap();
+            let name = "source::gpu::tests::every_gpu_field_is_sampled";
+            let out = Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", name, "--nocapture", "--test-threads=1"])
+                .env(CHILD, fake_nvml())
+                .env("FAKE_NVML_SCENARIO", &path)
+                .output()
+                .unwrap();
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert!(out.status.success() && text.contains("1 passed"), "{text}");
+            return;
+        }
+        let lib = std::env::var(CHILD).unwrap();
+        let fields: Vec<Field> = CATALOG.iter().filter(|d| d.source == Source::Gpu).map(|d| d.field).collect();
+        let job = PidSet::default();
+        job.write().unwrap().insert(4242);
+        let mut src = GpuSource::open(&lib, &[], &Selection::new(fields.clone()), true, Some(job)).unwrap();
+        let (mut rows, mut procs) = (Vec::new(), Vec::new());
+        src.sample(1, Duration::from_secs(10), &mut rows, &mut procs);
+        assert_eq!(rows.len(), 1);
+        for f in fields {
+            let v = rows[0].get(f);
+            match NOT_SAMPLED.iter().find(|(n, _)| *n == f) {
+                Some((_, why)) => assert!(v.is_missing(), "{f} is listed as not sampled ({why}) but reads {v:?}"),
+                None => assert!(!v.is_missing(), "{f} is a GPU field but the sampler leaves it empty ({v:?})"),
+            }
+        }
+        assert_eq!(rows[0].get(Field::JobGpuMemory), &Value::U(64), "the job's process memory");
+        assert_eq!(procs.len(), 1);
+    }
 }

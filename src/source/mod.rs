@@ -4,4 +4,5 @@ pub mod cgroup;
 pub mod gpu;
 pub mod host;
 pub mod job;
+pub mod probe;
 pub mod visible;

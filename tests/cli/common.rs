@@ -10,6 +10,13 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+include!("../support/shared_data.rs");
+
+/// A small nvidia-smi log of tests/fixtures/nvidia-smi (written by its make.py in nvidia-smi's format).
+pub fn smi_fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures/nvidia-smi").join(name)
+}
+
 /// A `gpumon` command with a clean environment for NVML.
 pub fn gpumon() -> Command {
     let mut c = Command::cargo_bin("gpumon").unwrap();

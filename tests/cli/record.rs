@@ -333,15 +333,16 @@ fn shape(tok: &str) -> String {
 
 #[test]
 fn nvidia_smi_style_matches_real_logs_token_for_token() {
-    let logs = repo_root().join("../shared/data/nvidia-smi-logs");
+    // Header and first row of the fixtures, written in nvidia-smi's format for these queries (the
+    // headers and token shapes of the real logs in ../shared/data).
     for (file, scenario_extra) in [
-        ("eobo0530_vlm_optimization__gpu_log.csv", ""),
-        ("AkshayRoyal_gpu-usage__gpu_usage.csv", ""),
-        ("fridanl_thesis-mas__nvidia-smi.log", ""),
-        ("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv", ""),
-        ("shougangu_balance-budget__gpu_usage.csv", ""),
+        ("plain.csv", ""),
+        ("header-every-row.csv", ""),
+        ("cut-last-line.log", ""),
+        ("interleaved-8gpu.csv", ""),
+        ("crlf.csv", ""),
     ] {
-        let real = std::fs::read_to_string(logs.join(file)).unwrap();
+        let real = std::fs::read_to_string(smi_fixture(file)).unwrap();
         let mut lines = real.lines();
         let header = lines.next().unwrap();
         let sample = lines.next().unwrap();
@@ -388,7 +389,7 @@ fn nvidia_smi_style_matches_real_logs_token_for_token() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    let real = std::fs::read_to_string(logs.join("dst915_llama.cpp__gpu_stats.csv")).unwrap();
+    let real = std::fs::read_to_string(smi_fixture("headerless-nounits.csv")).unwrap();
     let ours = std::fs::read_to_string(&out).unwrap();
     assert_eq!(shape(ours.lines().next().unwrap()), shape(real.lines().next().unwrap()));
 }
@@ -412,4 +413,39 @@ fn fields_and_completions() {
     let o = gpumon().args(["record", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&o.stdout);
     assert!(help.contains("Examples:") && help.contains("--sample-every") && help.contains("--processes"));
+}
+
+/// A fleet tree from an output template: three hosts record into `host={host}/date={date}/`;
+/// DuckDB reads the tree with hive partitioning and summarize of the tree gives one result per host.
+#[test]
+fn fleet_template_makes_a_hive_tree_duckdb_and_summarize_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("fleet/host={host}/date={date}/run.parquet");
+    for (host, ticks) in [("node-a", "2"), ("node-b", "3"), ("node-c", "4")] {
+        let out = gpumon_fake(dir.path(), "[device]\nutilization.gpu = 40\n")
+            .args(["record", "-q", "-i", "100ms", "--count", ticks, "--host", host, "-o"])
+            .arg(&template)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    for h in ["node-a", "node-b", "node-c"] {
+        let f = dir.path().join(format!("fleet/host={h}/date={date}/run.parquet"));
+        assert!(f.exists(), "{} missing", f.display());
+    }
+    let script = r#"
+import sys, duckdb
+rows = duckdb.sql(f"select host, count(*) as n, count(distinct date) as d from read_parquet('{sys.argv[1]}/**/*.parquet', hive_partitioning=true) group by host order by host").fetchall()
+print(";".join(f"{h}={n}/{d}" for h, n, d in rows))
+"#;
+    let out =
+        std::process::Command::new("python3").args(["-c", script]).arg(dir.path().join("fleet")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "node-a=2/1;node-b=3/1;node-c=4/1");
+    let out = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("fleet")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts: Vec<&str> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["node-a", "node-b", "node-c"]);
 }

@@ -195,9 +195,8 @@ fn fake_recording_with_a_starved_gpu() {
 
 #[test]
 fn real_8gpu_nvidia_smi_log() {
-    let log = repo_root().join(
-        "../shared/data/nvidia-smi-logs/grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv",
-    );
+    let Some(logs) = shared_smi_logs() else { return };
+    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("h100.html");
     let o = gpumon().args(["report", "-q", "--tz", "UTC"]).arg(&log).arg("-o").arg(&html).output().unwrap();
@@ -216,9 +215,8 @@ fn real_8gpu_nvidia_smi_log() {
 
 #[test]
 fn windows_checks_stdout_and_escaping() {
-    let log = repo_root().join(
-        "../shared/data/nvidia-smi-logs/grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv",
-    );
+    let Some(logs) = shared_smi_logs() else { return };
+    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let host = "<script>alert(1)</script>&\"x\"";
     let o = gpumon()
         .args(["report", "-q", "--tz", "Europe/Berlin", "--since", "+5m", "--host", host])

@@ -9,10 +9,6 @@ use serde_json::Value;
 
 use crate::common::*;
 
-fn logs_dir() -> PathBuf {
-    repo_root().join("../shared/data/nvidia-smi-logs")
-}
-
 /// The headerless log needs its columns; the interleaved ones their GPU count for pandas.
 fn log_args(name: &str) -> (Vec<&'static str>, Vec<&'static str>) {
     const COLS: &str = "timestamp,utilization.gpu,memory.used";
@@ -68,12 +64,13 @@ fn stat(g: &Value, name: &str) -> Option<f64> {
 
 #[test]
 fn every_shared_log_agrees_with_pandas() {
+    let Some(logs) = shared_smi_logs() else { return };
     let mut names: Vec<String> =
-        std::fs::read_dir(logs_dir()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        std::fs::read_dir(&logs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     assert_eq!(names.len(), 11, "{names:?}");
     for name in &names {
-        let log = logs_dir().join(name);
+        let log = logs.join(name);
         let (ours, theirs) = log_args(name);
         let mut args = vec!["--format", "json", "--tz", "UTC"];
         args.extend(ours);
@@ -142,14 +139,13 @@ fn every_shared_log_agrees_with_pandas() {
 
 #[test]
 fn a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
-    let o = summarize(&["--format", "json", "--tz", "UTC"], &[&logs_dir()]);
+    let Some(logs) = shared_smi_logs() else { return };
+    let o = summarize(&["--format", "json", "--tz", "UTC"], &[&logs]);
     assert_eq!(o.status.code(), Some(2), "the headerless log without --columns fails the run");
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("dst915") && e.contains("--columns") && e.lines().count() == 1, "{e}");
-    let o = summarize(
-        &["--format", "json", "--tz", "UTC", "--columns", "timestamp,utilization.gpu,memory.used"],
-        &[&logs_dir()],
-    );
+    let o =
+        summarize(&["--format", "json", "--tz", "UTC", "--columns", "timestamp,utilization.gpu,memory.used"], &[&logs]);
     let j = json_of(&o);
     assert_eq!(j["hosts"].as_array().unwrap().len(), 11);
     assert_eq!(j["inputs"].as_array().unwrap().len(), 11);
@@ -158,10 +154,7 @@ fn a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
         1518 + 41645 + 3314 + 45632 + 1216 + 2714 + 388 + 104 + 224 + 1639 + 2619
     );
     // --host files every log under one name.
-    let o = summarize(
-        &["--format", "json", "--host", "box"],
-        &[&logs_dir().join("eobo0530_vlm_optimization__gpu_log.csv")],
-    );
+    let o = summarize(&["--format", "json", "--host", "box"], &[&logs.join("eobo0530_vlm_optimization__gpu_log.csv")]);
     assert_eq!(json_of(&o)["hosts"][0]["host"], "box");
 }
 
@@ -312,7 +305,7 @@ fn input_bound_unused_and_swap_from_a_csv_fixture() {
 
 #[test]
 fn fail_if_checks_exit_codes() {
-    let log = logs_dir().join("eobo0530_vlm_optimization__gpu_log.csv");
+    let log = smi_fixture("plain.csv");
     let o =
         summarize(&["-q", "--fail-if", "utilization.gpu.mean < 1", "--fail-if", "all.energy_wh > 1000000"], &[&log]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
@@ -371,7 +364,7 @@ fn bad_inputs_are_one_line_usage_errors() {
     // Unreadable: as root, run as nobody (root reads anything).
     let secret = tempfile::Builder::new().prefix("gpumon-perm").tempdir_in(std::env::temp_dir()).unwrap();
     let path = secret.path().join("secret.csv");
-    std::fs::copy(logs_dir().join("eobo0530_vlm_optimization__gpu_log.csv"), &path).unwrap();
+    std::fs::copy(smi_fixture("plain.csv"), &path).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(secret.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
@@ -460,7 +453,8 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
 
 #[test]
 fn windows_cut_the_data() {
-    let log = logs_dir().join("shougangu_balance-budget__gpu_usage.csv");
+    let Some(logs) = shared_smi_logs() else { return };
+    let log = logs.join("shougangu_balance-budget__gpu_usage.csv");
     let all = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
     let n = stat(&all["hosts"][0]["gpus"][0], "samples").unwrap();
     assert_eq!(n, 1639.0);
@@ -485,7 +479,8 @@ fn windows_cut_the_data() {
 
 #[test]
 fn table_markdown_and_csv_reports() {
-    let log = logs_dir().join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let Some(logs) = shared_smi_logs() else { return };
+    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let o = summarize(&["--tz", "UTC"], &[&log]);
     assert!(o.status.success());
     let t = String::from_utf8(o.stdout).unwrap();
@@ -505,8 +500,9 @@ fn table_markdown_and_csv_reports() {
 
 #[test]
 fn convert_a_log_to_typed_parquet_and_back() {
+    let Some(logs) = shared_smi_logs() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let log = logs_dir().join("yqg9651_cuda_test__h800_sxm_random_gemm_bf16.csv");
+    let log = logs.join("yqg9651_cuda_test__h800_sxm_random_gemm_bf16.csv");
     let out = dir.path().join("h800.parquet");
     let o = gpumon().args(["convert", "--tz", "UTC", "-o"]).arg(&out).arg(&log).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -537,7 +533,7 @@ fn convert_a_log_to_typed_parquet_and_back() {
         assert_eq!(a["hosts"][0]["gpus"][0]["stats"][s], b["hosts"][0]["gpus"][0]["stats"][s], "{s}");
     }
     // The interleaved 8-GPU log becomes ticks of 8 rows sharing one timestamp.
-    let log8 = logs_dir().join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let log8 = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let csv = dir.path().join("h100.csv");
     let o = gpumon().args(["convert", "-q", "--tz", "UTC", "-o"]).arg(&csv).arg(&log8).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

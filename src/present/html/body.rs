@@ -5,9 +5,10 @@
 use std::fmt::Write;
 
 use chrono::{DateTime, TimeZone, Utc};
-use serde_json::Value;
 
 use crate::analysis::series::{Collected, Env, Track};
+use crate::analysis::stat::Stat;
+use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use crate::present::html::axis::{group, time_ticks};
 use crate::present::html::markup::esc;
 use crate::present::html::svg::{Chart, Conn, HeatRow, Plot, Style, TimeAxis, chart, heatmap};
@@ -37,10 +38,6 @@ fn plot<'a>(label: &str, env: &'a Env, style: Style, color: u8) -> Plot<'a> {
 fn conn(t: &Track, interval_s: Option<f64>, gap_k: f64) -> Conn<'_> {
     let gap_us = interval_s.filter(|&i| i > 0.0).map_or(f64::INFINITY, |i| i * gap_k * 1e6);
     Conn { rows: &t.rows, first: &t.first, last: &t.last, gap_us }
-}
-
-fn stat(v: &Value, key: &str) -> Option<f64> {
-    v.get("stats").and_then(|s| s.get(key)).and_then(Value::as_f64)
 }
 
 /// The start and end in UTC and in the report's time zone (`--tz`, else this machine's).
@@ -106,14 +103,14 @@ impl Ctx<'_> {
     }
 }
 
-fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &Value, t: &Track, gap_k: f64) {
-    let label = g["gpu"].as_str().unwrap_or("?");
+fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t: &Track, gap_k: f64) {
+    let label = &g.label;
     let key = format!("{host}/{label}");
-    let c = conn(t, stat(g, "interval_s"), gap_k);
+    let c = conn(t, g.stats.get(Stat::IntervalS), gap_k);
     let e = &t.env;
     let who = format!("GPU {label}");
     let util = if ctx.has_max { "utilization.gpu (band up to .max)" } else { "utilization.gpu" };
-    let mem_total = stat(g, "memory.total");
+    let mem_total = g.stats.get(Stat::MemoryTotal);
     let of_total = mem_total.map_or(String::new(), |m| format!(" of {} MiB", group(&format!("{m:.0}"))));
     let charts = vec![
         spec(
@@ -164,11 +161,11 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &Value, t: &Tr
     ctx.draw_all(out, charts, &c);
 }
 
-fn host_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, h: &Value, t: &Track, gap_k: f64) {
+fn host_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, h: &HostSummary, t: &Track, gap_k: f64) {
     let interval = t.timing.finish(gap_k).interval_s;
     let c = conn(t, interval, gap_k);
     let e = &t.env;
-    let ram_total = stat(h, "mem.total");
+    let ram_total = h.stats.get(Stat::MemTotal);
     let charts = vec![
         spec(
             "host-cpu",
@@ -212,49 +209,49 @@ fn short(s: &str, max: usize) -> String {
 }
 
 /// Title of the document: the inputs' file names.
-pub fn title(j: &Value) -> String {
-    let names: Vec<String> = j["inputs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["path"].as_str())
-        .map(|p| std::path::Path::new(p).file_name().map_or(p.to_string(), |n| n.to_string_lossy().into_owned()))
+pub fn title(s: &Summary) -> String {
+    let names: Vec<String> = s
+        .inputs
+        .iter()
+        .map(|i| i.path.file_name().map_or(i.path.display().to_string(), |n| n.to_string_lossy().into_owned()))
         .collect();
     let more = if names.len() > 3 { format!(" and {} more", names.len() - 3) } else { String::new() };
     format!("gpumon report: {}{more}", names.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
 }
 
-/// The body of the report.
-pub fn body(j: &Value, c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
-    let grid = c.grid;
-    let axis =
-        TimeAxis { grid, ticks: time_ticks(grid.start, grid.end, 6), wide_ticks: time_ticks(grid.start, grid.end, 12) };
-    let gap_k = j["thresholds"]["gap_intervals"].as_f64().unwrap_or(3.0);
-    let has_max = j["inputs"].as_array().into_iter().flatten().any(|i| {
-        i["columns"].as_array().into_iter().flatten().any(|c| c.as_str().is_some_and(|s| s.ends_with(".max")))
-    });
-    let hosts: Vec<&Value> = j["hosts"].as_array().into_iter().flatten().collect();
-    let multi = hosts.len() > 1;
-    let mut s = String::with_capacity(1 << 20);
-    let _ = write!(s, "<header><h1>{}</h1>", esc(&title(j)));
-    let _ = write!(s, r#"<p class="meta" id="times">{}</p>"#, time_line(grid.start, grid.end, tz));
-    s.push_str(&tables::overview(j));
-    s.push_str("</header>");
-    s.push_str(r#"<h2 id="findings">Findings</h2>"#);
-    s.push_str(&tables::findings(j));
-    if let Some(t) = tables::checks(j) {
-        let _ = write!(s, "<h3>Checks</h3>{t}");
+/// Title, time span, over-all figures, findings, checks and the tables.
+fn summary_part(
+    out: &mut String,
+    s: &Summary,
+    checks: &[CheckResult],
+    start: i64,
+    end: i64,
+    tz: Option<chrono_tz::Tz>,
+) {
+    let _ = write!(out, "<header><h1>{}</h1>", esc(&title(s)));
+    let _ = write!(out, r#"<p class="meta" id="times">{}</p>"#, time_line(start, end, tz));
+    out.push_str(&tables::overview(s));
+    out.push_str("</header>");
+    out.push_str(r#"<h2 id="findings">Findings</h2>"#);
+    out.push_str(&tables::findings(s));
+    if let Some(t) = tables::checks(checks) {
+        let _ = write!(out, "<h3>Checks</h3>{t}");
     }
-    let _ = write!(s, r#"<h2 id="gpus">GPUs</h2>{}"#, tables::gpu_table(j));
-    if let Some(t) = tables::host_table(j) {
-        let _ = write!(s, r#"<h2 id="hosts">Hosts</h2>{t}"#);
+    let _ = write!(out, r#"<h2 id="gpus">GPUs</h2>{}"#, tables::gpu_table(s));
+    if let Some(t) = tables::host_table(s) {
+        let _ = write!(out, r#"<h2 id="hosts">Hosts</h2>{t}"#);
     }
-    // Heatmap: one row per GPU of every host.
+}
+
+/// The heatmap: one row per GPU of every host.
+fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
+    let gap_k = s.thresholds.gap_intervals;
+    let multi = s.hosts.len() > 1;
     let mut rows = Vec::new();
-    for h in &hosts {
-        let host = h["host"].as_str().unwrap_or("");
-        for g in h["gpus"].as_array().into_iter().flatten() {
-            let label = g["gpu"].as_str().unwrap_or("");
+    for h in &s.hosts {
+        let host = h.name.as_str();
+        for g in &h.gpus {
+            let label = g.label.as_str();
             if let Some(sr) = c.gpu(host, label).filter(|sr| !sr.track.env[0].is_empty()) {
                 let name = if multi {
                     format!("{} · GPU {}", short(host, 14), short(label, 10))
@@ -266,60 +263,78 @@ pub fn body(j: &Value, c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
                     gpu: label.to_string(),
                     label: name,
                     env: &sr.track.env[0],
-                    conn: conn(&sr.track, stat(g, "interval_s"), gap_k),
+                    conn: conn(&sr.track, g.stats.get(Stat::IntervalS), gap_k),
                 });
             }
         }
     }
     if !rows.is_empty() {
         let _ = write!(
-            s,
+            out,
             r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">Mean utilization.gpu per {} column; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
-            crate::present::dur(grid.bucket_s()),
-            heatmap(&rows, &axis)
+            crate::present::dur(axis.grid.bucket_s()),
+            heatmap(&rows, axis)
         );
     }
+}
+
+/// A host's section: its charts, then each GPU's.
+fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected, gap_k: f64) {
+    let host = h.name.as_str();
+    let _ = write!(out, r#"<section class="host" data-host="{}"><h2>Host {}</h2>"#, esc(host), esc(host));
+    if let Some(t) = c.host(host) {
+        let mut g = String::new();
+        host_charts(ctx, &mut g, host, h, t, gap_k);
+        if !g.is_empty() {
+            let _ = write!(out, r#"<div class="grid">{g}</div>"#);
+        }
+    }
+    for g in &h.gpus {
+        let label = g.label.as_str();
+        let Some(sr) = c.gpu(host, label) else { continue };
+        let name = g.name.as_deref().map_or(String::new(), |n| format!(" · {n}"));
+        let uuid = g.uuid.as_deref().filter(|u| *u != label).map_or(String::new(), |u| format!(" · {u}"));
+        let _ = write!(
+            out,
+            r#"<section class="gpu"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
+            esc(label),
+            esc(&name),
+            esc(&uuid)
+        );
+        gpu_charts(ctx, out, host, g, &sr.track, gap_k);
+        out.push_str("</div></section>");
+    }
+    out.push_str("</section>");
+}
+
+/// The body of the report, from the summary, its checks and the series.
+pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
+    let grid = c.grid;
+    let axis =
+        TimeAxis { grid, ticks: time_ticks(grid.start, grid.end, 6), wide_ticks: time_ticks(grid.start, grid.end, 12) };
+    let gap_k = s.thresholds.gap_intervals;
+    // Inputs with `.max` companion columns: the bands then reach the sub-sample peaks.
+    let has_max = s.inputs.iter().any(|i| i.fields.iter().any(|f| f.def().max_of.is_some()));
+    let mut out = String::with_capacity(1 << 20);
+    summary_part(&mut out, s, checks, grid.start, grid.end, tz);
+    heatmap_part(&mut out, s, c, &axis);
     let _ = write!(
-        s,
+        out,
         r#"<h2 id="charts">Charts</h2><p class="note">Each band spans the lowest to the highest value in a {} bucket{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.</p>"#,
         crate::present::dur(grid.bucket_s()),
         if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
         gap_k
     );
     let mut ctx = Ctx { axis: &axis, charts: 0, has_max };
-    for h in &hosts {
-        let host = h["host"].as_str().unwrap_or("");
-        let _ = write!(s, r#"<section class="host" data-host="{}"><h2>Host {}</h2>"#, esc(host), esc(host));
-        if let Some(t) = c.host(host) {
-            let mut g = String::new();
-            host_charts(&mut ctx, &mut g, host, h, t, gap_k);
-            if !g.is_empty() {
-                let _ = write!(s, r#"<div class="grid">{g}</div>"#);
-            }
-        }
-        for g in h["gpus"].as_array().into_iter().flatten() {
-            let label = g["gpu"].as_str().unwrap_or("");
-            let Some(sr) = c.gpu(host, label) else { continue };
-            let name = g["name"].as_str().map_or(String::new(), |n| format!(" · {n}"));
-            let uuid = g["uuid"].as_str().filter(|u| *u != label).map_or(String::new(), |u| format!(" · {u}"));
-            let _ = write!(
-                s,
-                r#"<section class="gpu"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
-                esc(label),
-                esc(&name),
-                esc(&uuid)
-            );
-            gpu_charts(&mut ctx, &mut s, host, g, &sr.track, gap_k);
-            s.push_str("</div></section>");
-        }
-        s.push_str("</section>");
+    for h in &s.hosts {
+        host_part(&mut out, &mut ctx, h, c, gap_k);
     }
-    let _ = write!(s, r#"<h2 id="inputs">Inputs</h2>{}"#, tables::inputs(j));
+    let _ = write!(out, r#"<h2 id="inputs">Inputs</h2>{}"#, tables::inputs(s));
     let _ = write!(
-        s,
+        out,
         "<footer>Written by gpumon {} on {} UTC from the summary <code>gpumon summarize --format json</code> gives for the same inputs and window (embedded below as JSON, id <code>gpumon-summary</code>).</footer>",
         env!("CARGO_PKG_VERSION"),
         Utc::now().format("%Y-%m-%d %H:%M:%S")
     );
-    s
+    out
 }

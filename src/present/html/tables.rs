@@ -1,35 +1,29 @@
-//! The report's tables and findings, rendered from the summary's JSON value (the shape of
-//! docs/summary-json.md, exactly what `summarize --format json` prints), not from a second analysis.
-//! Columns that are empty for every row (a log without temperatures) are left out.
+//! The report's tables and findings, rendered from the [`Summary`] (the same one `summarize` prints),
+//! not from a second analysis. Columns that are empty for every row (a log without temperatures)
+//! are left out.
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
+use crate::analysis::stat::Stat;
+use crate::analysis::stats::Stats;
+use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use crate::present::html::axis::group;
 use crate::present::html::markup::esc;
-
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v.get("stats").and_then(|s| s.get(key)).and_then(Value::as_f64)
-}
+use crate::present::ts;
+use crate::schema::catalog::Field;
+use crate::schema::run::InputInfo;
 
 fn fmt(v: Option<f64>, digits: usize) -> Option<String> {
     v.map(|x| group(&format!("{x:.digits$}")))
 }
 
-fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or("").to_string()
-}
+type Cell<'a, T> = Box<dyn Fn(&T) -> Option<String> + 'a>;
 
-/// `2026-01-05T10:00:00.000Z` → `2026-01-05 10:00:00`.
-pub fn short_time(rfc: &str) -> String {
-    rfc.get(..19).map_or_else(|| rfc.to_string(), |s| s.replace('T', " "))
-}
+/// A column: header, title attribute, left-aligned, cell.
+type Col<'a, T> = (&'a str, &'a str, bool, Cell<'a, T>);
 
-type Cell<'a> = Box<dyn Fn(&Value) -> Option<String> + 'a>;
-
-/// A table over `rows`: (header, title attribute, left-aligned, cell) columns, empty ones dropped.
-fn table(class: &str, rows: &[Value], cols: Vec<(&str, &str, bool, Cell<'_>)>) -> String {
+/// A table over `rows`, empty columns dropped.
+fn table<T>(class: &str, rows: &[T], cols: Vec<Col<'_, T>>) -> String {
     let cells: Vec<Vec<Option<String>>> = rows.iter().map(|r| cols.iter().map(|c| (c.3)(r)).collect()).collect();
     let keep: Vec<usize> = (0..cols.len()).filter(|&i| cells.iter().any(|r| r[i].is_some())).collect();
     let mut s = format!(r#"<div class="scroll"><table class="{class}"><thead><tr>"#);
@@ -51,118 +45,119 @@ fn table(class: &str, rows: &[Value], cols: Vec<(&str, &str, bool, Cell<'_>)>) -
     s
 }
 
-fn stat<'a>(key: &'a str, digits: usize) -> Cell<'a> {
-    Box::new(move |g: &Value| fmt(num(g, key), digits))
+/// A row of the GPU table: the host's name and the GPU.
+type GpuRow<'a> = (&'a str, &'a GpuSummary);
+
+fn gpu_stat<'a>(stat: Stat, digits: usize) -> Cell<'a, GpuRow<'a>> {
+    Box::new(move |(_, g): &GpuRow<'_>| fmt(g.stats.get(stat), digits))
+}
+
+fn host_stat<'a>(stat: Stat, digits: usize) -> Cell<'a, &'a HostSummary> {
+    Box::new(move |h: &&HostSummary| fmt(h.stats.get(stat), digits))
+}
+
+/// The GPU table's statistic columns.
+fn gpu_stat_cols<'a>() -> Vec<Col<'a, GpuRow<'a>>> {
+    vec![
+        ("samples", "", false, gpu_stat(Stat::Samples, 0)),
+        (
+            "span",
+            "last minus first sample",
+            false,
+            Box::new(|(_, g): &GpuRow<'_>| g.stats.get(Stat::SpanS).map(crate::present::dur)),
+        ),
+        ("interval s", "median step between samples", false, gpu_stat(Stat::IntervalS, 3)),
+        ("coverage %", "share of the span not in gaps", false, gpu_stat(Stat::CoveragePct, 1)),
+        ("gaps", "steps longer than gap_intervals × the interval", false, gpu_stat(Stat::Gaps, 0)),
+        ("util mean %", "utilization.gpu", false, gpu_stat(Stat::mean(Field::UtilGpu), 1)),
+        ("p50", "", false, gpu_stat(Stat::p50(Field::UtilGpu), 0)),
+        ("p95", "", false, gpu_stat(Stat::p95(Field::UtilGpu), 0)),
+        ("max", "", false, gpu_stat(Stat::max(Field::UtilGpu), 0)),
+        ("idle %", "share of samples below idle_util", false, gpu_stat(Stat::IdlePct, 1)),
+        ("mem peak MiB", "memory.used.max", false, gpu_stat(Stat::max(Field::MemUsed), 0)),
+        ("of total %", "memory.used.max_pct", false, gpu_stat(Stat::MemoryUsedMaxPct, 1)),
+        ("power mean W", "", false, gpu_stat(Stat::mean(Field::PowerDraw), 1)),
+        ("max W", "", false, gpu_stat(Stat::max(Field::PowerDraw), 1)),
+        ("energy Wh", "", false, gpu_stat(Stat::EnergyWh, 1)),
+        ("temp max °C", "", false, gpu_stat(Stat::max(Field::TempGpu), 0)),
+        ("power-capped %", "throttle.power_pct", false, gpu_stat(Stat::ThrottlePowerPct, 1)),
+        ("thermal %", "throttle.thermal_pct", false, gpu_stat(Stat::ThrottleThermalPct, 1)),
+        ("input-bound %", "input_bound_pct", false, gpu_stat(Stat::InputBoundPct, 1)),
+        ("job GPU MiB", "job.gpu_memory.max", false, gpu_stat(Stat::max(Field::JobGpuMemory), 0)),
+    ]
 }
 
 /// One row per GPU of every host.
-pub fn gpu_table(j: &Value) -> String {
-    let hosts = j["hosts"].as_array().cloned().unwrap_or_default();
-    let multi = hosts.len() > 1;
-    let mut rows = Vec::new();
-    for h in &hosts {
-        for g in h["gpus"].as_array().into_iter().flatten() {
-            let mut g = g.clone();
-            if let Some(o) = g.as_object_mut() {
-                o.insert("_host".into(), h["host"].clone());
-            }
-            rows.push(g);
-        }
-    }
+pub fn gpu_table(s: &Summary) -> String {
+    let multi = s.hosts.len() > 1;
+    let rows: Vec<GpuRow<'_>> = s.hosts.iter().flat_map(|h| h.gpus.iter().map(|g| (h.name.as_str(), g))).collect();
     // One model everywhere: said once above the table instead of in every row.
-    let mut names: Vec<&str> = rows.iter().filter_map(|g| g["name"].as_str()).collect();
+    let mut names: Vec<&str> = rows.iter().filter_map(|(_, g)| g.name.as_deref()).collect();
     names.dedup();
-    let common = (names.len() == 1 && rows.iter().all(|g| g["name"].is_string())).then(|| names[0].to_string());
-    let mut cols: Vec<(&str, &str, bool, Cell<'_>)> = Vec::new();
+    let common = (names.len() == 1 && rows.iter().all(|(_, g)| g.name.is_some())).then(|| names[0].to_string());
+    let mut cols: Vec<Col<'_, GpuRow<'_>>> = Vec::new();
     if multi {
-        cols.push(("host", "", true, Box::new(|g: &Value| Some(text(g, "_host")))));
+        cols.push(("host", "", true, Box::new(|(h, _): &GpuRow<'_>| Some(h.to_string()))));
     }
-    cols.extend([
-        ("GPU", "index, or uuid", true, Box::new(|g: &Value| Some(text(g, "gpu"))) as Cell<'_>),
-        ("name", "", true, Box::new(|g: &Value| g["name"].as_str().filter(|_| common.is_none()).map(str::to_string))),
-        ("samples", "", false, stat("samples", 0)),
-        ("span", "last minus first sample", false, Box::new(|g: &Value| num(g, "span_s").map(crate::present::dur))),
-        ("interval s", "median step between samples", false, stat("interval_s", 3)),
-        ("coverage %", "share of the span not in gaps", false, stat("coverage_pct", 1)),
-        ("gaps", "steps longer than gap_intervals × the interval", false, stat("gaps", 0)),
-        ("util mean %", "utilization.gpu", false, stat("utilization.gpu.mean", 1)),
-        ("p50", "", false, stat("utilization.gpu.p50", 0)),
-        ("p95", "", false, stat("utilization.gpu.p95", 0)),
-        ("max", "", false, stat("utilization.gpu.max", 0)),
-        ("idle %", "share of samples below idle_util", false, stat("utilization.gpu.idle_pct", 1)),
-        ("mem peak MiB", "memory.used.max", false, stat("memory.used.max", 0)),
-        ("of total %", "memory.used.max_pct", false, stat("memory.used.max_pct", 1)),
-        ("power mean W", "", false, stat("power.draw.mean", 1)),
-        ("max W", "", false, stat("power.draw.max", 1)),
-        ("energy Wh", "", false, stat("energy_wh", 1)),
-        ("temp max °C", "", false, stat("temperature.gpu.max", 0)),
-        ("power-capped %", "throttle.power_pct", false, stat("throttle.power_pct", 1)),
-        ("thermal %", "throttle.thermal_pct", false, stat("throttle.thermal_pct", 1)),
-        ("input-bound %", "input_bound_pct", false, stat("input_bound_pct", 1)),
-        ("job GPU MiB", "job.gpu_memory.max", false, stat("job.gpu_memory.max", 0)),
-    ]);
+    cols.push(("GPU", "index, or uuid", true, Box::new(|(_, g): &GpuRow<'_>| Some(g.label.clone()))));
+    cols.push(("name", "", true, Box::new(|(_, g): &GpuRow<'_>| g.name.clone().filter(|_| common.is_none()))));
+    cols.extend(gpu_stat_cols());
     let caption = common.as_ref().map_or(String::new(), |n| format!(r#"<p class="note">Every GPU: {}</p>"#, esc(n)));
     format!("{caption}{}", table("gpus", &rows, cols))
 }
 
 /// One row per host with host fields.
-pub fn host_table(j: &Value) -> Option<String> {
-    let rows: Vec<Value> =
-        j["hosts"].as_array().into_iter().flatten().filter(|h| !h["stats"].is_null()).cloned().collect();
+pub fn host_table(s: &Summary) -> Option<String> {
+    let rows: Vec<&HostSummary> = s.hosts.iter().filter(|h| h.has_host_data).collect();
     if rows.is_empty() {
         return None;
     }
-    let cols: Vec<(&str, &str, bool, Cell<'_>)> = vec![
-        ("host", "", true, Box::new(|h: &Value| Some(text(h, "host")))),
-        ("ticks", "", false, stat("ticks", 0)),
-        ("CPU mean %", "cpu.util: % of all cores", false, stat("cpu.util.mean", 1)),
-        ("p95", "", false, stat("cpu.util.p95", 1)),
-        ("max", "", false, stat("cpu.util.max", 1)),
-        ("busiest core mean %", "cpu.util.max_core", false, stat("cpu.util.max_core.mean", 1)),
-        ("p95", "", false, stat("cpu.util.max_core.p95", 1)),
-        ("max", "", false, stat("cpu.util.max_core.max", 1)),
-        ("RAM peak MiB", "mem.used.max", false, stat("mem.used.max", 0)),
-        ("total MiB", "mem.total", false, stat("mem.total", 0)),
-        ("%", "mem.used.max_pct", false, stat("mem.used.max_pct", 1)),
-        ("swap max MiB", "", false, stat("swap.used.max", 0)),
-        ("job CPU mean %", "job.cpu: % of one core", false, stat("job.cpu.mean", 1)),
-        ("max", "", false, stat("job.cpu.max", 1)),
-        ("job RSS mean MiB", "job.rss", false, stat("job.rss.mean", 0)),
-        ("max", "", false, stat("job.rss.max", 0)),
+    let cols: Vec<Col<'_, &HostSummary>> = vec![
+        ("host", "", true, Box::new(|h: &&HostSummary| Some(h.name.clone()))),
+        ("ticks", "", false, host_stat(Stat::Ticks, 0)),
+        ("CPU mean %", "cpu.util: % of all cores", false, host_stat(Stat::mean(Field::CpuUtil), 1)),
+        ("p95", "", false, host_stat(Stat::p95(Field::CpuUtil), 1)),
+        ("max", "", false, host_stat(Stat::max(Field::CpuUtil), 1)),
+        ("busiest core mean %", "cpu.util.max_core", false, host_stat(Stat::mean(Field::CpuUtilMaxCore), 1)),
+        ("p95", "", false, host_stat(Stat::p95(Field::CpuUtilMaxCore), 1)),
+        ("max", "", false, host_stat(Stat::max(Field::CpuUtilMaxCore), 1)),
+        ("RAM peak MiB", "mem.used.max", false, host_stat(Stat::max(Field::HostMemUsed), 0)),
+        ("total MiB", "mem.total", false, host_stat(Stat::MemTotal, 0)),
+        ("%", "mem.used.max_pct", false, host_stat(Stat::MemUsedMaxPct, 1)),
+        ("swap max MiB", "", false, host_stat(Stat::max(Field::SwapUsed), 0)),
+        ("job CPU mean %", "job.cpu: % of one core", false, host_stat(Stat::mean(Field::JobCpu), 1)),
+        ("max", "", false, host_stat(Stat::max(Field::JobCpu), 1)),
+        ("job RSS mean MiB", "job.rss", false, host_stat(Stat::mean(Field::JobRss), 0)),
+        ("max", "", false, host_stat(Stat::max(Field::JobRss), 0)),
     ];
     Some(table("hosts", &rows, cols))
 }
 
 /// The findings of every host, warnings first.
-pub fn findings(j: &Value) -> String {
-    let mut all: Vec<&Value> = j["hosts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|h| h["findings"].as_array().into_iter().flatten())
-        .collect();
-    all.sort_by_key(|f| f["severity"].as_str() != Some("warning"));
+pub fn findings(s: &Summary) -> String {
+    let mut all: Vec<_> = s.hosts.iter().flat_map(|h| &h.findings).collect();
+    all.sort_by_key(|f| f.severity.label() != "warning");
     if all.is_empty() {
         return r#"<p class="note" id="no-findings">No findings: nothing in the data met a rule's condition.</p>"#
             .into();
     }
     let mut s = String::from(r#"<ul class="findings">"#);
     for f in all {
-        let sev = text(f, "severity");
-        let who = match f["gpu"].as_str() {
-            Some(g) => format!("{} GPU {g}", text(f, "host")),
-            None => text(f, "host"),
+        let sev = f.severity.label();
+        let who = match &f.gpu {
+            Some(g) => format!("{} GPU {g}", f.host),
+            None => f.host.clone(),
         };
         let _ = write!(
             s,
             r#"<li class="{}" data-rule="{}"><span class="sev">{}</span><b>{}</b> · {}: {}<br><span class="fix">Fix: {}</span></li>"#,
-            esc(&sev),
-            esc(&text(f, "rule")),
-            esc(&sev),
-            esc(&text(f, "rule")),
+            esc(sev),
+            esc(f.rule),
+            esc(sev),
+            esc(f.rule),
             esc(&who),
-            esc(&text(f, "evidence")),
-            esc(&text(f, "fix")),
+            esc(&f.evidence),
+            esc(f.fix),
         );
     }
     s.push_str("</ul>");
@@ -170,19 +165,20 @@ pub fn findings(j: &Value) -> String {
 }
 
 /// The `--fail-if` checks, when there are any.
-pub fn checks(j: &Value) -> Option<String> {
-    let checks = j["checks"].as_array().filter(|c| !c.is_empty())?;
+pub fn checks(checks: &[CheckResult]) -> Option<String> {
+    if checks.is_empty() {
+        return None;
+    }
     let mut s = String::from(
         r#"<table class="checks"><thead><tr><th class="l">check</th><th class="l">result</th><th class="l">failures</th></tr></thead><tbody>"#,
     );
     for c in checks {
-        let passed = c["passed"].as_bool().unwrap_or(false);
-        let failures: Vec<String> =
-            c["failures"].as_array().into_iter().flatten().filter_map(Value::as_str).map(esc).collect();
+        let passed = c.failures.is_empty();
+        let failures: Vec<String> = c.failures.iter().map(|f| esc(f)).collect();
         let _ = write!(
             s,
             r#"<tr><td class="l">{}</td><td class="l {}">{}</td><td class="w">{}</td></tr>"#,
-            esc(&text(c, "check")),
+            esc(&c.check),
             if passed { "pass" } else { "fail" },
             if passed { "passed" } else { "failed" },
             failures.join("<br>")
@@ -193,107 +189,133 @@ pub fn checks(j: &Value) -> Option<String> {
 }
 
 /// The files read, what they held and what was wrong with them; files skipped.
-pub fn inputs(j: &Value) -> String {
-    let rows = j["inputs"].as_array().cloned().unwrap_or_default();
-    let cols: Vec<(&str, &str, bool, Cell<'_>)> = vec![
-        ("file", "", true, Box::new(|i: &Value| Some(text(i, "path")))),
-        ("kind", "", true, Box::new(|i: &Value| Some(text(i, "kind")))),
-        ("rows", "", false, Box::new(|i: &Value| fmt(i["rows"].as_f64(), 0))),
-        ("host", "host of rows without one", true, Box::new(|i: &Value| Some(text(i, "host")))),
+pub fn inputs(s: &Summary) -> String {
+    let cols: Vec<Col<'_, InputInfo>> = vec![
+        ("file", "", true, Box::new(|i: &InputInfo| Some(i.path.display().to_string()))),
+        ("kind", "", true, Box::new(|i: &InputInfo| Some(i.kind.to_string()))),
+        ("rows", "", false, Box::new(|i: &InputInfo| fmt(Some(i.rows as f64), 0))),
+        ("host", "host of rows without one", true, Box::new(|i: &InputInfo| Some(i.default_host.clone()))),
         (
             "columns",
             "catalogue fields present",
             true,
-            Box::new(|i: &Value| {
-                let c: Vec<&str> = i["columns"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-                Some(c.join(", "))
-            }),
+            Box::new(|i: &InputInfo| Some(i.fields.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "))),
         ),
         (
             "notes and warnings",
             "",
             true,
-            Box::new(|i: &Value| {
-                let w: Vec<String> = ["warnings", "notes"]
-                    .iter()
-                    .flat_map(|k| i[*k].as_array().into_iter().flatten().filter_map(Value::as_str))
-                    .map(str::to_string)
-                    .collect();
+            Box::new(|i: &InputInfo| {
+                let w: Vec<&str> = i.warnings.iter().chain(&i.notes).map(String::as_str).collect();
                 (!w.is_empty()).then(|| w.join("; "))
             }),
         ),
     ];
-    let mut s = table("inputs", &rows, cols).replace("<td class=\"l\">", "<td class=\"l w\">");
-    let skipped = j["skipped"].as_array().cloned().unwrap_or_default();
-    if !skipped.is_empty() {
-        s.push_str(r#"<p class="note">Not read:</p><ul class="note">"#);
-        for k in &skipped {
-            let _ = write!(s, "<li>{}: {}</li>", esc(&text(k, "path")), esc(&text(k, "reason")));
+    let mut out = table("inputs", &s.inputs, cols).replace("<td class=\"l\">", "<td class=\"l w\">");
+    if !s.skipped.is_empty() {
+        out.push_str(r#"<p class="note">Not read:</p><ul class="note">"#);
+        for (path, why) in &s.skipped {
+            let _ = write!(out, "<li>{}: {}</li>", esc(&path.display().to_string()), esc(why));
         }
-        s.push_str("</ul>");
+        out.push_str("</ul>");
     }
-    s
+    out
 }
 
 /// Over-all figures under the title.
-pub fn overview(j: &Value) -> String {
-    let all = &j["all"]["gpus"];
-    let stat = |k: &str| all.get(k).and_then(Value::as_f64);
-    let hosts = j["hosts"].as_array().map_or(0, Vec::len);
-    let gpus: usize =
-        j["hosts"].as_array().into_iter().flatten().map(|h| h["gpus"].as_array().map_or(0, Vec::len)).sum();
-    let mut s = String::new();
-    let mut line = format!("<b>{gpus}</b> GPU(s) on <b>{hosts}</b> host(s)");
-    if let Some(n) = stat("samples") {
+pub fn overview(s: &Summary) -> String {
+    let all: &Stats = &s.all_gpus;
+    let mut out = String::new();
+    let mut line = format!("<b>{}</b> GPU(s) on <b>{}</b> host(s)", s.gpu_count(), s.hosts.len());
+    if let Some(n) = all.get(Stat::Samples) {
         let _ = write!(line, ", {} GPU samples", group(&format!("{n:.0}")));
     }
-    if let Some(u) = stat("utilization.gpu.mean") {
+    if let Some(u) = all.get(Stat::mean(Field::UtilGpu)) {
         let _ = write!(line, "; utilization mean <b>{u:.1} %</b>");
     }
-    if let Some(i) = stat("utilization.gpu.idle_pct") {
+    if let Some(i) = all.get(Stat::IdlePct) {
         let _ = write!(line, ", idle {i:.1} % of samples");
     }
-    if let Some(e) = stat("energy_wh") {
+    if let Some(e) = all.get(Stat::EnergyWh) {
         let _ = write!(line, "; energy {} Wh", group(&format!("{e:.0}")));
     }
-    let _ = write!(s, r#"<p class="meta">{line}</p>"#);
-    let w = &j["window"];
-    if !w["since"].is_null() || !w["until"].is_null() {
+    let _ = write!(out, r#"<p class="meta">{line}</p>"#);
+    let (since, until) = s.window;
+    if since.is_some() || until.is_some() {
         let _ = write!(
-            s,
+            out,
             r#"<p class="meta">Window: from {} until {} (UTC); {} rows outside it left out.</p>"#,
-            w["since"].as_str().map_or("the start".into(), short_time),
-            w["until"].as_str().map_or("the end".into(), short_time),
-            group(&w["rows_left_out"].as_u64().unwrap_or(0).to_string())
+            since.map_or("the start".into(), ts),
+            until.map_or("the end".into(), ts),
+            group(&s.windowed_out.to_string())
         );
     }
-    s
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::analysis::findings::{Finding, Severity, Thresholds};
+    use crate::analysis::stat::Scope;
+
+    fn summary() -> Summary {
+        let mut gs = Stats::empty(Scope::Gpu);
+        gs.set(Stat::Samples, Some(1200.0));
+        gs.set(Stat::mean(Field::UtilGpu), Some(55.25));
+        let gpu = GpuSummary {
+            label: "0".into(),
+            index: Some(0),
+            uuid: None,
+            name: Some("H100".into()),
+            start: 0,
+            end: 1,
+            gaps: vec![],
+            energy_method: None,
+            stats: gs.clone(),
+        };
+        let finding = Finding {
+            rule: "imbalance",
+            severity: Severity::Warning,
+            host: "<n1>".into(),
+            gpu: Some("3".into()),
+            evidence: "GPU 3 at 10% vs 90%".into(),
+            fix: "check the <sampler>",
+        };
+        let host = HostSummary {
+            name: "<n1>".into(),
+            gpus: vec![gpu],
+            stats: Stats::empty(Scope::Host),
+            has_host_data: false,
+            findings: vec![finding],
+        };
+        Summary {
+            hosts: vec![host],
+            all_gpus: gs,
+            all_hosts: Stats::empty(Scope::Host),
+            start: Some(0),
+            end: Some(1),
+            inputs: vec![],
+            skipped: vec![],
+            window: (None, None),
+            windowed_out: 0,
+            thresholds: Thresholds::default(),
+        }
+    }
 
     #[test]
-    fn tables_from_json_escape_and_drop_empty_columns() {
-        let j = json!({
-            "hosts": [{"host": "<n1>", "stats": null, "findings": [
-                {"rule": "imbalance", "severity": "warning", "host": "<n1>", "gpu": "3",
-                 "evidence": "GPU 3 at 10% vs 90%", "fix": "check the <sampler>"}],
-              "gpus": [{"gpu": "0", "name": "H100", "stats": {"samples": 1200, "utilization.gpu.mean": 55.25,
-                        "temperature.gpu.max": null}}]}],
-            "all": {"gpus": {"samples": 1200}, "hosts": null},
-            "inputs": [], "skipped": [], "checks": [], "window": {"since": null, "until": null}
-        });
-        let t = gpu_table(&j);
+    fn tables_escape_and_drop_empty_columns() {
+        let s = summary();
+        let t = gpu_table(&s);
         assert!(t.contains("<td>55.2</td>") || t.contains("<td>55.3</td>"), "{t}");
+        assert!(t.contains("Every GPU: H100"), "{t}");
         assert!(!t.contains("temp max"), "an all-null column is dropped");
-        assert!(host_table(&j).is_none());
-        let f = findings(&j);
+        assert!(host_table(&s).is_none());
+        let f = findings(&s);
         assert!(f.contains("&lt;n1&gt; GPU 3") && f.contains("&lt;sampler&gt;"), "{f}");
-        assert!(checks(&j).is_none());
-        assert!(overview(&j).contains("<b>1</b> GPU(s)"));
-        assert_eq!(short_time("2026-01-05T10:00:00.000Z"), "2026-01-05 10:00:00");
+        assert!(checks(&[]).is_none());
+        let c = checks(&[CheckResult { check: "a < 1".into(), failures: vec!["x <b>".into()] }]).unwrap_or_default();
+        assert!(c.contains("failed") && c.contains("x &lt;b&gt;"), "{c}");
+        assert!(overview(&s).contains("<b>1</b> GPU(s)"));
     }
 }

@@ -1,0 +1,184 @@
+//! Setting up a run: leftovers of a crashed run recovered, the sources the selection needs
+//! opened, the outputs (writer, `--processes` writer, metrics endpoint) started, then the job.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use chrono::Utc;
+
+use crate::record::child::Job;
+use crate::record::fanout::{Outputs, procs_selection, procs_target};
+use crate::record::tick::{Emitter, Rows, Sources};
+use crate::record::{RecordConfig, Recorder};
+use crate::schema::catalog::Source;
+use crate::schema::files::{Format, OutputSet};
+use crate::schema::row::Selection;
+use crate::schema::run::RunMeta;
+use crate::sink::Target;
+use crate::sink::files;
+use crate::sink::prom::Exporter;
+use crate::sink::writer::{Writer, WriterConfig};
+use crate::source::cgroup::CgroupSource;
+use crate::source::gpu::{GpuSelector, GpuSource};
+use crate::source::host::HostSource;
+use crate::source::job::PidSet;
+use crate::util::error::UsageError;
+use crate::util::status;
+use crate::util::warn::warn;
+
+impl<'a> Recorder<'a> {
+    /// Everything a run needs before its first tick. The job starts last, so nothing it does
+    /// goes unrecorded for lack of a ready writer.
+    pub fn open(cfg: &'a RecordConfig) -> Result<Recorder<'a>> {
+        if let Some(Target::File(p)) = &cfg.target {
+            recover_leftovers(&OutputSet::new(p))?;
+        }
+        let (host, cgroup) = open_host_sources(cfg)?;
+        let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
+        let gpu = open_gpus(cfg, job_pids.clone())?;
+        let hostname: Arc<str> = cfg.host.as_str().into();
+        let meta = RunMeta {
+            hostname: hostname.to_string(),
+            interval_s: cfg.interval.as_secs_f64(),
+            command: cfg.command_line.clone(),
+            start: Utc::now(),
+            driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
+        };
+        let outputs = open_outputs(cfg, &meta)?;
+        let mut job = match (&cfg.wrap[..], cfg.pid) {
+            ([], None) => None,
+            ([], Some(pid)) => Some(Job::follow(pid)?),
+            (argv, _) => Some(Job::spawn(argv)?),
+        };
+        if let (Some(j), Some(p)) = (job.as_mut(), job_pids.as_ref()) {
+            j.share_pids(p.clone());
+        }
+        let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
+        Ok(Recorder {
+            cfg,
+            sources: Sources { host, cgroup, job, gpu },
+            hostname,
+            rows: Rows::new(per_row),
+            out: Emitter::new(outputs, job_pids),
+            target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),
+            show_status: status::enable(cfg.quiet),
+        })
+    }
+}
+
+/// The host and cgroup sources, when something selected comes from them.
+fn open_host_sources(cfg: &RecordConfig) -> Result<(Option<HostSource>, Option<CgroupSource>)> {
+    let needs_host = cfg.selection.fields().any(|f| f.def().source == Source::Host);
+    let host = if needs_host { Some(HostSource::new()?) } else { None };
+    let needs_cgroup = cfg.selection.fields().any(|f| f.def().source == Source::Cgroup);
+    let cgroup = if needs_cgroup { CgroupSource::detect() } else { None };
+    if needs_cgroup && cgroup.is_none() {
+        warn("no cgroup found for gpumon: cgroup.* columns stay empty");
+    }
+    if cfg.verbose
+        && let Some(c) = &cgroup
+    {
+        eprintln!("gpumon: {}", c.describe());
+    }
+    Ok((host, cgroup))
+}
+
+/// The main writer, the per-process writer beside it (Parquet or CSV like the main file) and
+/// the metrics endpoint, each when asked for.
+fn open_outputs(cfg: &RecordConfig, meta: &RunMeta) -> Result<Outputs> {
+    let writer = cfg
+        .target
+        .as_ref()
+        .map(|t| Writer::spawn(writer_config(cfg, t, cfg.format, &cfg.selection, meta)))
+        .transpose()?;
+    let procs_format = if cfg.format == Format::Parquet { Format::Parquet } else { Format::Csv };
+    let procs = cfg
+        .target
+        .as_ref()
+        .filter(|_| cfg.processes)
+        .and_then(procs_target)
+        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
+        .transpose()?;
+    let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
+    Ok(Outputs::new(writer, procs, exporter))
+}
+
+/// The writer settings of one output of this run.
+fn writer_config(
+    cfg: &RecordConfig,
+    target: &Target,
+    format: Format,
+    selection: &Selection,
+    meta: &RunMeta,
+) -> WriterConfig {
+    WriterConfig {
+        format,
+        target: target.clone(),
+        selection: selection.clone(),
+        meta: meta.clone(),
+        flush: if *target == Target::Stdout { Duration::ZERO } else { cfg.flush },
+        rotate_size: cfg.rotate_size,
+        rotate_every: cfg.rotate_every,
+        keep: cfg.keep,
+        max_total: cfg.max_total,
+        backlog_rows: cfg.max_backlog,
+        verbose: cfg.verbose,
+    }
+}
+
+/// Turn what an earlier crash left in this output set into valid files before writing new ones.
+fn recover_leftovers(set: &OutputSet) -> Result<()> {
+    let done = files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
+    for (path, rows) in &done.rebuilt {
+        warn(&format!("recovered {rows} rows a previous run left in its journal into {}", path.display()));
+    }
+    for (path, cut) in &done.trimmed {
+        warn(&format!("cut a torn last line ({cut} bytes) from {}", path.display()));
+    }
+    Ok(())
+}
+
+/// The GPU source, or None when the run records host metrics only (no GPU, or NVML unusable
+/// without `--require-gpu`).
+fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource>> {
+    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job) {
+        Ok(src) => {
+            let found: Vec<_> = src.gpus().collect();
+            if found.is_empty() {
+                return no_gpu_found(cfg);
+            }
+            if cfg.verbose {
+                for g in &found {
+                    eprintln!("gpumon: recording GPU {} {} {} ({})", g.index, g.name, g.uuid, g.bus_id);
+                }
+            }
+            Ok(Some(src))
+        }
+        Err(e) if cfg.require_gpu => Err(anyhow::Error::new(e).context("--require-gpu")),
+        Err(e) => {
+            warn(&format!("{e}; recording host metrics only (GPU columns stay empty)"));
+            Ok(None)
+        }
+    }
+}
+
+/// NVML works but the GPU selection is empty: an error where the user asked for GPUs, else a
+/// host-only run.
+fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
+    if cfg.gpus == [GpuSelector::None] {
+        return Ok(None);
+    }
+    if !cfg.gpus.is_empty() && cfg.gpus_from_env {
+        warn("CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES name no GPU NVML sees; recording host metrics only");
+        return Ok(None);
+    }
+    if !cfg.gpus.is_empty() {
+        return Err(UsageError(format!("--gpus {:?} matches no visible GPU", cfg.gpus)).into());
+    }
+    if cfg.require_gpu {
+        bail!("--require-gpu: NVML loaded from {} but reports no GPU", cfg.nvml_lib);
+    }
+    warn("NVML reports no GPU; recording host metrics only");
+    Ok(None)
+}

@@ -1,0 +1,212 @@
+//! One tick of the record loop: sampling every source once ([`Sources`]), folding sub-samples
+//! into output rows ([`Rows`]) and handing rows to the outputs with the `missed` count ([`Emitter`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+
+use crate::record::agg::Aggregator;
+use crate::record::child::Job;
+use crate::record::fanout::Outputs;
+use crate::schema::catalog::{Field, Source};
+use crate::schema::row::{GpuProc, Row, Selection, Tick, Value};
+use crate::schema::run::RunStats;
+use crate::source::cgroup::CgroupSource;
+use crate::source::gpu::GpuSource;
+use crate::source::host::HostSource;
+use crate::source::job::PidSet;
+use crate::util::warn::warn_once;
+
+/// The sources a run reads, each present only when something selected needs it.
+pub struct Sources {
+    pub host: Option<HostSource>,
+    pub cgroup: Option<CgroupSource>,
+    pub job: Option<Job>,
+    pub gpu: Option<GpuSource>,
+}
+
+impl Sources {
+    /// Sample every source once. Host values are read once and repeated on each GPU row.
+    pub fn sample(&mut self, sel: &Selection, hostname: &Arc<str>, seq: u64, budget: Duration) -> Tick {
+        let ts = Utc::now();
+        let mut host_row = Row::default();
+        host_row.set(Field::Host, Value::S(hostname.clone()));
+        if let Some(h) = &mut self.host {
+            h.sample(&mut host_row);
+        }
+        if let Some(c) = &mut self.cgroup {
+            c.sample(&mut host_row);
+        }
+        // The job's tree is read before the GPUs so `job.gpu_memory` uses this tick's PIDs.
+        if let Some(j) = &mut self.job {
+            j.sample(&mut host_row);
+        }
+        let mut rows = Vec::new();
+        let mut procs: Vec<GpuProc> = Vec::new();
+        if let Some(g) = &mut self.gpu {
+            g.sample(seq, budget, &mut rows, &mut procs);
+        }
+        if rows.is_empty() {
+            rows.push(host_row);
+        } else {
+            let host_fields: Vec<Field> = sel.fields().filter(|f| f.def().source != Source::Gpu).collect();
+            for r in &mut rows {
+                for &f in &host_fields {
+                    r.set(f, host_row.get(f).clone());
+                }
+            }
+        }
+        Tick { ts, seq, rows, procs }
+    }
+}
+
+/// Sub-samples on their way to output rows: sub-sample m (from 1) belongs to output row
+/// `(m - 1) / per_row`. A late skip may leave the pending row incomplete (emitted as is, with
+/// fewer `samples`) and whole rows empty (counted in `missed`).
+pub struct Rows {
+    per_row: u64,
+    agg: Aggregator,
+    /// The output row that the aggregator's pending sub-samples belong to.
+    pending_row: Option<u64>,
+    /// The next output row expected; rows skipped over are counted as missed.
+    next_row: u64,
+    last_sub: Option<Tick>,
+}
+
+impl Rows {
+    pub fn new(per_row: u64) -> Rows {
+        Rows { per_row, agg: Aggregator::new(), pending_row: None, next_row: 0, last_sub: None }
+    }
+
+    /// The output row sub-sample `m` belongs to.
+    pub fn row_of(&self, m: u64) -> u64 {
+        (m - 1) / self.per_row
+    }
+
+    /// A sub-sample of `row` is about to be taken: returns the pending earlier row, complete as
+    /// it is, and the number of whole rows skipped over before `row`.
+    pub fn enter(&mut self, row: u64) -> (Option<Tick>, u64) {
+        let mut left = None;
+        if self.pending_row.is_some_and(|p| p != row) {
+            left = self.last_sub.as_ref().and_then(|last| self.agg.take(last));
+            self.next_row = self.pending_row.map_or(self.next_row, |p| p + 1);
+        }
+        let mut missed = 0;
+        if row > self.next_row {
+            missed = row - self.next_row;
+            self.next_row = row;
+        }
+        (left, missed)
+    }
+
+    /// Add sub-sample `m` of `row`; returns the output row when `m` is its last sub-sample.
+    pub fn push(&mut self, sub: Tick, row: u64, m: u64) -> Option<Tick> {
+        self.agg.push(&sub);
+        self.pending_row = Some(row);
+        let mut done = None;
+        if m.is_multiple_of(self.per_row) {
+            self.next_row = row + 1;
+            done = self.agg.take(&sub);
+            self.pending_row = None;
+        }
+        self.last_sub = Some(sub);
+        done
+    }
+
+    /// The partial interval at the end of the run (still data).
+    pub fn rest(&mut self) -> Option<Tick> {
+        self.last_sub.as_ref().and_then(|last| self.agg.take(last))
+    }
+}
+
+/// The outputs of a run with its counters: rows handed on, ticks missed, dropped, late.
+pub struct Emitter {
+    pub outputs: Outputs,
+    pub stats: RunStats,
+    /// The job's PID set, for `proc.job` of the per-process rows.
+    job: Option<PidSet>,
+    /// Ticks missed since the last row handed on; carried by the next row's `missed`.
+    pending_missed: u64,
+}
+
+impl Emitter {
+    pub fn new(outputs: Outputs, job: Option<PidSet>) -> Emitter {
+        Emitter { outputs, stats: RunStats::default(), job, pending_missed: 0 }
+    }
+
+    /// Count `n` ticks that will never be recorded.
+    pub fn miss(&mut self, n: u64) {
+        self.pending_missed += n;
+        self.stats.missed += n;
+    }
+
+    /// Hand one output row set to the outputs, carrying the count of ticks missed just before it.
+    pub fn emit(&mut self, mut t: Tick) {
+        for r in &mut t.rows {
+            r.set(Field::Missed, Value::U(self.pending_missed));
+        }
+        self.stats.ticks += 1;
+        // A read guard, not a copy: only this thread writes the set, and only between ticks.
+        let pids = self.job.as_ref().and_then(|j| j.read().ok());
+        let in_job = |pid: u32| pids.as_ref().is_some_and(|p| p.contains(&pid));
+        let in_job: Option<&dyn Fn(u32) -> bool> = if pids.is_some() { Some(&in_job) } else { None };
+        match self.outputs.send(t, &self.stats, in_job) {
+            Ok(()) => self.pending_missed = 0,
+            Err(()) => {
+                self.stats.dropped += 1;
+                self.pending_missed += 1;
+                warn_once("queue-full", "the writer is falling behind; ticks are being dropped and counted");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sub(seq: u64) -> Tick {
+        Tick { ts: Utc::now(), seq, rows: vec![Row::default()], procs: Vec::new() }
+    }
+
+    /// Feed sub-samples `ms` (three per row) and return (row, samples, missed before it) per emitted row.
+    fn feed(ms: &[u64]) -> Vec<(u64, u64, u64)> {
+        let mut rows = Rows::new(3);
+        let (mut out, mut missed) = (Vec::new(), 0);
+        let samples = |t: &Tick| t.rows[0].get(Field::Samples).as_u64().unwrap_or(0);
+        for &m in ms {
+            let row = rows.row_of(m);
+            let (left, skipped) = rows.enter(row);
+            if let Some(t) = left {
+                out.push((t.seq, samples(&t), missed));
+                missed = 0;
+            }
+            missed += skipped;
+            if let Some(t) = rows.push(sub(m), row, m) {
+                out.push((t.seq, samples(&t), missed));
+                missed = 0;
+            }
+        }
+        if let Some(t) = rows.rest() {
+            out.push((t.seq, samples(&t), missed));
+        }
+        out
+    }
+
+    #[test]
+    fn whole_rows_on_schedule() {
+        assert_eq!(feed(&[1, 2, 3, 4, 5, 6]), [(3, 3, 0), (6, 3, 0)]);
+    }
+
+    #[test]
+    fn a_skip_emits_the_partial_row_and_counts_the_rows_jumped_over() {
+        // Sub-samples 3..7 never happen: row 0 ends short, row 1 is missed, row 2 runs 8 and 9.
+        assert_eq!(feed(&[1, 2, 8, 9]), [(2, 2, 0), (9, 2, 1)]);
+    }
+
+    #[test]
+    fn the_partial_interval_at_the_end_is_kept() {
+        assert_eq!(feed(&[1, 2, 3, 4]), [(3, 3, 0), (4, 1, 0)]);
+    }
+}
