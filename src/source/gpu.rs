@@ -5,11 +5,10 @@
 //! reports `GpuLost` gets null rows (warned once) and is probed again on later ticks.
 
 use std::ffi::OsStr;
-use std::sync::Arc;
-use std::thread;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
-
-use crossbeam_channel::{Receiver, Sender, bounded};
 
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
@@ -69,10 +68,12 @@ impl GpuSelector {
 }
 
 /// Samples the selected GPUs, each on its own worker thread so a hanging driver call
-/// costs that GPU's row for the tick, not the tick itself.
+/// costs that GPU's row for the tick, not the tick itself. Hand-offs park and unpark threads (no
+/// spinning): one wake-up per worker, and one for the sampler when the last answer of the tick is in.
 pub struct GpuSource {
     nvml: Arc<Nvml>,
     workers: Vec<Worker>,
+    gate: Arc<Gate>,
 }
 
 /// Compute processes of one GPU: (pid, used MiB).
@@ -83,11 +84,86 @@ type Reading = (Row, ProcList);
 
 struct Worker {
     info: GpuInfo,
-    req: Sender<u64>,
-    resp: Receiver<(u64, Result<Reading, Lost>)>,
+    mailbox: Arc<Mailbox>,
+    thread: Thread,
     /// A request is outstanding (the driver has not answered yet).
     busy: bool,
     lost: bool,
+}
+
+/// One worker's side of the hand-off: the latest tick requested and the answer slot.
+#[derive(Default)]
+struct Mailbox {
+    /// The tick to sample (0: none yet); a worker that finds it unchanged parks again.
+    request: AtomicU64,
+    answer: Mutex<Option<(u64, Result<Reading, Lost>)>>,
+    closed: AtomicBool,
+}
+
+/// The answers still missing for the current tick, shared by the sampler and every worker: the
+/// tick's number and the count in one word, so a late answer to an older tick never counts.
+struct Gate {
+    state: AtomicU64,
+    sampler: Mutex<Option<Thread>>,
+}
+
+const COUNT_BITS: u32 = 16;
+
+impl Gate {
+    fn open(&self, seq: u64, requested: usize) {
+        self.state.store(seq << COUNT_BITS | requested as u64, Ordering::SeqCst);
+    }
+
+    fn missing(&self) -> u64 {
+        self.state.load(Ordering::SeqCst) & ((1 << COUNT_BITS) - 1)
+    }
+
+    /// A worker answered `seq`: count it if it is the current tick, and wake the sampler on the last.
+    fn answered(&self, seq: u64) {
+        let mut cur = self.state.load(Ordering::SeqCst);
+        while cur >> COUNT_BITS == seq && cur & ((1 << COUNT_BITS) - 1) > 0 {
+            match self.state.compare_exchange(cur, cur - 1, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    if cur & ((1 << COUNT_BITS) - 1) == 1
+                        && let Ok(t) = self.sampler.lock()
+                        && let Some(t) = t.as_ref()
+                    {
+                        t.unpark();
+                    }
+                    return;
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+impl Drop for GpuSource {
+    fn drop(&mut self) {
+        for w in &self.workers {
+            w.mailbox.closed.store(true, Ordering::SeqCst);
+            w.thread.unpark();
+        }
+    }
+}
+
+/// A worker's loop: park until a new tick is requested, sample it, post the answer.
+fn serve(mailbox: &Mailbox, gate: &Gate, mut sample: impl FnMut() -> Result<Reading, Lost>) {
+    let mut done = 0;
+    while !mailbox.closed.load(Ordering::SeqCst) {
+        let seq = mailbox.request.load(Ordering::SeqCst);
+        if seq == done {
+            thread::park();
+            continue;
+        }
+        let r = sample();
+        match mailbox.answer.lock() {
+            Ok(mut a) => *a = Some((seq, r)),
+            Err(_) => return,
+        }
+        done = seq;
+        gate.answered(seq);
+    }
 }
 
 impl GpuSource {
@@ -116,39 +192,35 @@ impl GpuSource {
         } else {
             all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
+        let gate = Arc::new(Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) });
         let mut workers = Vec::new();
         for info in infos {
-            let (req, req_rx) = bounded::<u64>(1);
-            let (resp_tx, resp) = bounded(1);
+            let mailbox = Arc::new(Mailbox::default());
             let (nvml, sel, winfo, job) = (nvml.clone(), sel.clone(), info.clone(), job.clone());
+            let (mb, g) = (mailbox.clone(), gate.clone());
             let list = procs || job.is_some();
             let spawned =
                 thread::Builder::new().name(format!("gpu{}", info.index)).stack_size(256 * 1024).spawn(move || {
-                    for seq in req_rx {
+                    serve(&mb, &g, || {
                         let mut row = identity_row(&winfo);
-                        let r = sample_device(&nvml, &winfo, &sel, &mut row).and_then(|()| {
-                            let ps = if list { running_processes(&nvml, &winfo)? } else { None };
-                            if let (Some(job), Some(ps)) = (&job, &ps) {
-                                let mib: u64 = match job.read() {
-                                    Ok(pids) => ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum(),
-                                    Err(_) => 0,
-                                };
-                                row.set(Field::JobGpuMemory, Value::U(mib));
-                            }
-                            Ok((row, if procs { ps.unwrap_or_default() } else { Vec::new() }))
-                        });
-                        if resp_tx.send((seq, r)).is_err() {
-                            break;
+                        sample_device(&nvml, &winfo, &sel, &mut row)?;
+                        let ps = if list { running_processes(&nvml, &winfo)? } else { None };
+                        if let (Some(job), Some(ps)) = (&job, &ps) {
+                            let mib: u64 = match job.read() {
+                                Ok(pids) => ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum(),
+                                Err(_) => 0,
+                            };
+                            row.set(Field::JobGpuMemory, Value::U(mib));
                         }
-                    }
+                        Ok((row, if procs { ps.unwrap_or_default() } else { Vec::new() }))
+                    });
                 });
-            if let Err(e) = spawned {
-                warn(&format!("GPU {}: cannot start its sampling thread ({e}); skipping it", info.index));
-                continue;
+            match spawned {
+                Ok(h) => workers.push(Worker { info, mailbox, thread: h.thread().clone(), busy: false, lost: false }),
+                Err(e) => warn(&format!("GPU {}: cannot start its sampling thread ({e}); skipping it", info.index)),
             }
-            workers.push(Worker { info, req, resp, busy: false, lost: false });
         }
-        Ok(GpuSource { nvml, workers })
+        Ok(GpuSource { nvml, workers, gate })
     }
 
     /// The GPUs being recorded.
@@ -163,29 +235,39 @@ impl GpuSource {
     /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
     /// within `budget` get a row with only their identity.
     pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>) {
+        if let Ok(mut t) = self.gate.sampler.lock()
+            && t.as_ref().is_none_or(|t| t.id() != thread::current().id())
+        {
+            *t = Some(thread::current());
+        }
+        // A worker still stuck in an older tick is not asked again; its late answer is dropped.
         for w in &mut self.workers {
-            if w.busy {
-                // Still stuck in the previous request? Take its late answer if it came.
-                if w.resp.try_recv().is_ok() {
-                    w.busy = false;
-                }
-            }
-            if !w.busy && w.req.try_send(seq).is_ok() {
-                w.busy = true;
+            if w.busy && take_answer(w).is_some() {
+                w.busy = false;
             }
         }
+        self.gate.open(seq, self.workers.iter().filter(|w| !w.busy).count());
+        for w in self.workers.iter_mut().filter(|w| !w.busy) {
+            w.mailbox.request.store(seq, Ordering::SeqCst);
+            w.thread.unpark();
+            w.busy = true;
+        }
         let deadline = Instant::now() + budget;
+        while self.gate.missing() > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            thread::park_timeout(left);
+        }
         for w in &mut self.workers {
             let mut row = None;
-            while w.busy {
-                match w.resp.recv_deadline(deadline) {
-                    Ok((s, r)) => {
-                        w.busy = false;
-                        if s == seq {
-                            row = Some(r);
-                        }
-                    }
-                    Err(_) => break,
+            if w.busy
+                && let Some((s, r)) = take_answer(w)
+            {
+                w.busy = false;
+                if s == seq {
+                    row = Some(r);
                 }
             }
             let info = &w.info;
@@ -222,6 +304,11 @@ impl GpuSource {
             rows.push(row);
         }
     }
+}
+
+/// The answer a worker posted, if any.
+fn take_answer(w: &Worker) -> Option<(u64, Result<Reading, Lost>)> {
+    w.mailbox.answer.lock().ok()?.take()
 }
 
 /// Compute processes on one GPU: (pid, used MiB); None when NVML cannot list them.
