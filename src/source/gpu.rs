@@ -5,7 +5,7 @@
 //! reports `GpuLost` gets null rows (warned once) and is probed again on later ticks.
 
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
@@ -67,37 +67,75 @@ impl GpuSelector {
     }
 }
 
-/// Samples the selected GPUs, each on its own worker thread so a hanging driver call
-/// costs that GPU's row for the tick, not the tick itself. Hand-offs park and unpark threads (no
-/// spinning): one wake-up per worker, and one for the sampler when the last answer of the tick is in.
+/// Samples the selected GPUs on worker threads, so a hanging driver call costs that GPU's row for
+/// the tick, not the tick itself. All GPUs start on one worker that samples them in turn (one
+/// wake-up a tick, no threads contending for the driver). When a tick begins with a worker still
+/// inside an older tick, the GPU it is stuck on keeps that worker and its other GPUs move to a new
+/// one: a hung GPU costs only its own row from then on. Hand-offs park and unpark (no spinning).
 pub struct GpuSource {
     nvml: Arc<Nvml>,
-    workers: Vec<Worker>,
+    gpus: Vec<Gpu>,
+    workers: Vec<Arc<Worker>>,
     gate: Arc<Gate>,
+    ctx: Arc<Ctx>,
 }
 
 /// Compute processes of one GPU: (pid, used MiB).
 type ProcList = Vec<(u32, Option<u64>)>;
 
-/// What one GPU's worker answers for one tick.
+/// What one GPU's reading holds for one tick.
 type Reading = (Row, ProcList);
 
-struct Worker {
+/// A GPU's answer: the tick it answers and the reading.
+type Slot = Mutex<Option<(u64, Result<Reading, Lost>)>>;
+
+/// What a worker needs to read a GPU.
+struct Ctx {
+    nvml: Arc<Nvml>,
+    sel: Selection,
+    procs: bool,
+    job: Option<PidSet>,
+}
+
+/// The sampler's side of one GPU.
+struct Gpu {
     info: GpuInfo,
-    mailbox: Arc<Mailbox>,
-    thread: Thread,
-    /// A request is outstanding (the driver has not answered yet).
-    busy: bool,
+    slot: Arc<Slot>,
     lost: bool,
 }
 
-/// One worker's side of the hand-off: the latest tick requested and the answer slot.
-#[derive(Default)]
-struct Mailbox {
-    /// The tick to sample (0: none yet); a worker that finds it unchanged parks again.
+/// One worker thread and the GPUs it samples in turn.
+struct Worker {
+    thread: Thread,
+    /// The tick to sample (0: none yet).
     request: AtomicU64,
-    answer: Mutex<Option<(u64, Result<Reading, Lost>)>>,
+    /// The last tick whose GPUs it has all answered.
+    done: AtomicU64,
+    /// Position in `list` of the GPU being read.
+    current: AtomicUsize,
+    list: Mutex<Vec<(GpuInfo, Arc<Slot>)>>,
     closed: AtomicBool,
+}
+
+impl Worker {
+    fn busy(&self) -> bool {
+        self.done.load(Ordering::SeqCst) < self.request.load(Ordering::SeqCst)
+    }
+
+    fn len(&self) -> usize {
+        self.list.lock().map_or(0, |l| l.len())
+    }
+
+    /// Keep only the GPU being read; return the others.
+    fn split(&self) -> Vec<(GpuInfo, Arc<Slot>)> {
+        let Ok(mut l) = self.list.lock() else { return Vec::new() };
+        let cur = self.current.load(Ordering::SeqCst).min(l.len().saturating_sub(1));
+        let mut rest = l.split_off(cur);
+        let stuck = if rest.is_empty() { Vec::new() } else { rest.drain(..1).collect() };
+        rest.extend(l.drain(..));
+        *l = stuck;
+        rest
+    }
 }
 
 /// The answers still missing for the current tick, shared by the sampler and every worker: the
@@ -108,23 +146,24 @@ struct Gate {
 }
 
 const COUNT_BITS: u32 = 16;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 
 impl Gate {
     fn open(&self, seq: u64, requested: usize) {
-        self.state.store(seq << COUNT_BITS | requested as u64, Ordering::SeqCst);
+        self.state.store(seq << COUNT_BITS | (requested as u64 & COUNT_MASK), Ordering::SeqCst);
     }
 
     fn missing(&self) -> u64 {
-        self.state.load(Ordering::SeqCst) & ((1 << COUNT_BITS) - 1)
+        self.state.load(Ordering::SeqCst) & COUNT_MASK
     }
 
-    /// A worker answered `seq`: count it if it is the current tick, and wake the sampler on the last.
+    /// A GPU answered `seq`: count it if it is the current tick, and wake the sampler on the last.
     fn answered(&self, seq: u64) {
         let mut cur = self.state.load(Ordering::SeqCst);
-        while cur >> COUNT_BITS == seq && cur & ((1 << COUNT_BITS) - 1) > 0 {
+        while cur >> COUNT_BITS == seq && cur & COUNT_MASK > 0 {
             match self.state.compare_exchange(cur, cur - 1, Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(_) => {
-                    if cur & ((1 << COUNT_BITS) - 1) == 1
+                    if cur & COUNT_MASK == 1
                         && let Ok(t) = self.sampler.lock()
                         && let Some(t) = t.as_ref()
                     {
@@ -141,28 +180,87 @@ impl Gate {
 impl Drop for GpuSource {
     fn drop(&mut self) {
         for w in &self.workers {
-            w.mailbox.closed.store(true, Ordering::SeqCst);
+            w.closed.store(true, Ordering::SeqCst);
             w.thread.unpark();
         }
     }
 }
 
-/// A worker's loop: park until a new tick is requested, sample it, post the answer.
-fn serve(mailbox: &Mailbox, gate: &Gate, mut sample: impl FnMut() -> Result<Reading, Lost>) {
-    let mut done = 0;
-    while !mailbox.closed.load(Ordering::SeqCst) {
-        let seq = mailbox.request.load(Ordering::SeqCst);
-        if seq == done {
+/// A worker's loop: park until a new tick is requested, read its GPUs in turn, post each answer.
+fn serve(w: &Worker, gate: &Gate, ctx: &Ctx) {
+    let mut last = 0;
+    while !w.closed.load(Ordering::SeqCst) {
+        let seq = w.request.load(Ordering::SeqCst);
+        if seq == last {
             thread::park();
             continue;
         }
-        let r = sample();
-        match mailbox.answer.lock() {
-            Ok(mut a) => *a = Some((seq, r)),
-            Err(_) => return,
+        w.current.store(0, Ordering::SeqCst);
+        for i in 0.. {
+            let next = match w.list.lock() {
+                Ok(l) => l.get(i).cloned(),
+                Err(_) => None,
+            };
+            let Some((info, slot)) = next else { break };
+            // Already answered this tick (by the worker these GPUs were taken from).
+            if slot.lock().is_ok_and(|s| s.as_ref().is_some_and(|a| a.0 == seq)) {
+                continue;
+            }
+            w.current.store(i, Ordering::SeqCst);
+            let r = read_gpu(ctx, &info);
+            if let Ok(mut s) = slot.lock() {
+                *s = Some((seq, r));
+            }
+            gate.answered(seq);
         }
-        done = seq;
-        gate.answered(seq);
+        last = seq;
+        w.done.store(seq, Ordering::SeqCst);
+    }
+}
+
+/// One GPU's row for a tick (and its processes when asked for).
+fn read_gpu(ctx: &Ctx, info: &GpuInfo) -> Result<Reading, Lost> {
+    let mut row = identity_row(info);
+    sample_device(&ctx.nvml, info, &ctx.sel, &mut row)?;
+    let list = ctx.procs || ctx.job.is_some();
+    let ps = if list { running_processes(&ctx.nvml, info)? } else { None };
+    if let (Some(job), Some(ps)) = (&ctx.job, &ps) {
+        let mib: u64 = match job.read() {
+            Ok(pids) => ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum(),
+            Err(_) => 0,
+        };
+        row.set(Field::JobGpuMemory, Value::U(mib));
+    }
+    Ok((row, if ctx.procs { ps.unwrap_or_default() } else { Vec::new() }))
+}
+
+/// Start a worker for `list`; None (warned) when no thread can be started.
+fn spawn_worker(ctx: &Arc<Ctx>, gate: &Arc<Gate>, list: Vec<(GpuInfo, Arc<Slot>)>) -> Option<Arc<Worker>> {
+    let name = list.first().map_or_else(|| "gpu".to_string(), |g| format!("gpu{}", g.0.index));
+    let (ctx, gate) = (ctx.clone(), gate.clone());
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Worker>>(1);
+    let spawned = thread::Builder::new().name(name).stack_size(256 * 1024).spawn(move || {
+        if let Ok(w) = rx.recv() {
+            serve(&w, &gate, &ctx);
+        }
+    });
+    match spawned {
+        Ok(h) => {
+            let w = Arc::new(Worker {
+                thread: h.thread().clone(),
+                request: AtomicU64::new(0),
+                done: AtomicU64::new(0),
+                current: AtomicUsize::new(0),
+                list: Mutex::new(list),
+                closed: AtomicBool::new(false),
+            });
+            tx.send(w.clone()).ok()?;
+            Some(w)
+        }
+        Err(e) => {
+            warn(&format!("cannot start a GPU sampling thread ({e}); those GPUs' fields stay empty"));
+            None
+        }
     }
 }
 
@@ -193,96 +291,123 @@ impl GpuSource {
             all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
         let gate = Arc::new(Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) });
-        let mut workers = Vec::new();
-        for info in infos {
-            let mailbox = Arc::new(Mailbox::default());
-            let (nvml, sel, winfo, job) = (nvml.clone(), sel.clone(), info.clone(), job.clone());
-            let (mb, g) = (mailbox.clone(), gate.clone());
-            let list = procs || job.is_some();
-            let spawned =
-                thread::Builder::new().name(format!("gpu{}", info.index)).stack_size(256 * 1024).spawn(move || {
-                    serve(&mb, &g, || {
-                        let mut row = identity_row(&winfo);
-                        sample_device(&nvml, &winfo, &sel, &mut row)?;
-                        let ps = if list { running_processes(&nvml, &winfo)? } else { None };
-                        if let (Some(job), Some(ps)) = (&job, &ps) {
-                            let mib: u64 = match job.read() {
-                                Ok(pids) => ps.iter().filter(|p| pids.contains(&p.0)).filter_map(|p| p.1).sum(),
-                                Err(_) => 0,
-                            };
-                            row.set(Field::JobGpuMemory, Value::U(mib));
-                        }
-                        Ok((row, if procs { ps.unwrap_or_default() } else { Vec::new() }))
-                    });
-                });
-            match spawned {
-                Ok(h) => workers.push(Worker { info, mailbox, thread: h.thread().clone(), busy: false, lost: false }),
-                Err(e) => warn(&format!("GPU {}: cannot start its sampling thread ({e}); skipping it", info.index)),
-            }
+        let ctx = Arc::new(Ctx { nvml: nvml.clone(), sel: sel.clone(), procs, job });
+        let gpus: Vec<Gpu> =
+            infos.into_iter().map(|info| Gpu { info, slot: Arc::new(Mutex::new(None)), lost: false }).collect();
+        let list = gpus.iter().map(|g| (g.info.clone(), g.slot.clone())).collect::<Vec<_>>();
+        let workers = if list.is_empty() { Vec::new() } else { spawn_worker(&ctx, &gate, list).into_iter().collect() };
+        if workers.is_empty() {
+            return Ok(GpuSource { nvml, gpus: Vec::new(), workers, gate, ctx });
         }
-        Ok(GpuSource { nvml, workers, gate })
+        Ok(GpuSource { nvml, gpus, workers, gate, ctx })
     }
 
     /// The GPUs being recorded.
     pub fn gpus(&self) -> impl Iterator<Item = &GpuInfo> {
-        self.workers.iter().map(|w| &w.info)
+        self.gpus.iter().map(|g| &g.info)
     }
 
     pub fn driver_version(&self) -> Option<String> {
         self.nvml.sys_driver_version().ok()
     }
 
-    /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
-    /// within `budget` get a row with only their identity.
-    pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>) {
+    /// Ask every idle worker for tick `seq`; a worker stuck in an older tick gives its other GPUs
+    /// to a new worker. Returns how many GPUs were asked.
+    fn request(&mut self, seq: u64) -> usize {
         if let Ok(mut t) = self.gate.sampler.lock()
             && t.as_ref().is_none_or(|t| t.id() != thread::current().id())
         {
             *t = Some(thread::current());
         }
-        // A worker still stuck in an older tick is not asked again; its late answer is dropped.
-        for w in &mut self.workers {
-            if w.busy && take_answer(w).is_some() {
-                w.busy = false;
+        let mut idle: Vec<usize> = (0..self.workers.len()).filter(|&k| !self.workers[k].busy()).collect();
+        idle.extend(self.split_busy(|_| true));
+        let asked = idle.iter().map(|&k| self.workers[k].len()).sum();
+        self.gate.open(seq, asked);
+        for &k in &idle {
+            self.workers[k].request.store(seq, Ordering::SeqCst);
+            self.workers[k].thread.unpark();
+        }
+        asked
+    }
+
+    /// Busy workers (those `which` selects) keep only the GPU they are reading; the others go to a
+    /// new worker each. Returns the new workers' positions.
+    fn split_busy(&mut self, which: impl Fn(&Worker) -> bool) -> Vec<usize> {
+        let mut added = Vec::new();
+        for k in 0..self.workers.len() {
+            let w = self.workers[k].clone();
+            if !w.busy() || !which(&w) {
+                continue;
             }
-        }
-        self.gate.open(seq, self.workers.iter().filter(|w| !w.busy).count());
-        for w in self.workers.iter_mut().filter(|w| !w.busy) {
-            w.mailbox.request.store(seq, Ordering::SeqCst);
-            w.thread.unpark();
-            w.busy = true;
-        }
-        let deadline = Instant::now() + budget;
-        while self.gate.missing() > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
+            let rest = w.split();
+            if rest.is_empty() {
+                continue;
             }
-            thread::park_timeout(left);
-        }
-        for w in &mut self.workers {
-            let mut row = None;
-            if w.busy
-                && let Some((s, r)) = take_answer(w)
-            {
-                w.busy = false;
-                if s == seq {
-                    row = Some(r);
+            match spawn_worker(&self.ctx, &self.gate, rest.clone()) {
+                Some(nw) => {
+                    self.workers.push(nw);
+                    added.push(self.workers.len() - 1);
+                }
+                // No thread: the GPUs wait behind the stuck one.
+                None => {
+                    if let Ok(mut l) = w.list.lock() {
+                        l.extend(rest);
+                    }
                 }
             }
-            let info = &w.info;
+        }
+        added
+    }
+
+    /// Wait for this tick's answers until `budget` has passed. At half of it, a worker still busy
+    /// with this tick hands the GPUs it has not reached to a new worker, so one hung GPU does not
+    /// hold up the others even on the tick it starts hanging.
+    fn wait(&mut self, seq: u64, budget: Duration) {
+        let start = Instant::now();
+        let (half, deadline) = (start + budget / 2, start + budget);
+        let mut rescued = false;
+        while self.gate.missing() > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if !rescued && now >= half {
+                rescued = true;
+                for k in self.split_busy(|w| w.request.load(Ordering::SeqCst) == seq) {
+                    self.workers[k].request.store(seq, Ordering::SeqCst);
+                    self.workers[k].thread.unpark();
+                }
+                continue;
+            }
+            thread::park_timeout((if rescued { deadline } else { half }) - now);
+        }
+    }
+
+    /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
+    /// within `budget` get a row with only their identity.
+    pub fn sample(&mut self, seq: u64, budget: Duration, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>) {
+        if self.request(seq) > 0 {
+            self.wait(seq, budget);
+        }
+        for g in &mut self.gpus {
+            // A late answer to an older tick is dropped.
+            let row = match g.slot.lock().ok().and_then(|mut s| s.take()) {
+                Some((s, r)) if s == seq => Some(r),
+                _ => None,
+            };
+            let info = &g.info;
             let row = match row {
                 Some(Ok((row, ps))) => {
                     procs.extend(ps.into_iter().map(|(pid, used_mib)| GpuProc { row: rows.len(), pid, used_mib }));
-                    if w.lost {
-                        w.lost = false;
+                    if g.lost {
+                        g.lost = false;
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
                     }
                     row
                 }
                 Some(Err(Lost)) => {
-                    if !w.lost {
-                        w.lost = true;
+                    if !g.lost {
+                        g.lost = true;
                         warn(&format!(
                             "GPU {} ({}) is lost (fallen off the bus or driver reset); its fields are empty until it answers again",
                             info.index, info.uuid
@@ -304,11 +429,6 @@ impl GpuSource {
             rows.push(row);
         }
     }
-}
-
-/// The answer a worker posted, if any.
-fn take_answer(w: &Worker) -> Option<(u64, Result<Reading, Lost>)> {
-    w.mailbox.answer.lock().ok()?.take()
 }
 
 /// Compute processes on one GPU: (pid, used MiB); None when NVML cannot list them.
@@ -557,5 +677,39 @@ mod tests {
         }
         assert_eq!(rows[0].get(Field::JobGpuMemory), &Value::U(64), "the job's process memory");
         assert_eq!(procs.len(), 1);
+    }
+
+    #[test]
+    fn gate_counts_only_answers_to_the_current_tick() {
+        let g = Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) };
+        g.open(5, 2);
+        g.answered(4);
+        assert_eq!(g.missing(), 2, "a late answer to tick 4 does not count for tick 5");
+        g.answered(5);
+        g.answered(5);
+        assert_eq!(g.missing(), 0);
+        g.answered(5);
+        assert_eq!(g.missing(), 0, "never below zero");
+    }
+
+    #[test]
+    fn a_busy_worker_keeps_only_the_gpu_it_is_reading() {
+        let gpu = |i: u32| {
+            let info = GpuInfo { index: i, uuid: "u".into(), name: "n".into(), bus_id: "b".into() };
+            (info, Arc::new(Mutex::new(None)))
+        };
+        let w = Worker {
+            thread: thread::current(),
+            request: AtomicU64::new(3),
+            done: AtomicU64::new(2),
+            current: AtomicUsize::new(2),
+            list: Mutex::new((0..4).map(gpu).collect()),
+            closed: AtomicBool::new(false),
+        };
+        assert!(w.busy());
+        let rest: Vec<u32> = w.split().iter().map(|g| g.0.index).collect();
+        assert_eq!(rest, [3, 0, 1]);
+        assert_eq!(w.list.lock().unwrap().iter().map(|g| g.0.index).collect::<Vec<_>>(), [2]);
+        assert!(w.split().is_empty(), "a worker left with one GPU keeps it");
     }
 }
