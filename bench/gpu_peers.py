@@ -125,6 +125,7 @@ def main() -> None:
     ap.add_argument("--gpumon", default=str(rb.DEFAULT_GPUMON))
     ap.add_argument("--fake-nvml", default=str(rb.DEFAULT_FAKE))
     ap.add_argument("--keep", metavar="DIR")
+    ap.add_argument("--gpumon-before", help="an older gpumon binary run the same way in the same rounds")
     args = ap.parse_args()
 
     tmp = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="gpumon-gpu-peers-"))
@@ -155,6 +156,10 @@ def main() -> None:
         ("gpustat new_query loop", lambda k, o: [sys.executable, scripts["gpustat_loop.py"], str(iv), str(k), o], py_env, lambda o: lines(Path(o)) // NGPUS),
         ("nvitop ResourceMetricCollector", lambda k, o: [sys.executable, scripts["nvitop_collector.py"], str(iv), str(k), o], py_env, lambda o: lines(Path(o))),
     ]
+    if args.gpumon_before:
+        b = args.gpumon_before
+        tools.insert(2, ("gpumon BEFORE -> csv", lambda k, o: [b, "record", "-q", "-i", "100ms", "--count", str(k), "-o", f"{o}.csv"], gm_env,
+                         lambda o: rb.gpumon_rows_and_ticks(Path(f"{o}.csv"))[1]))
     started = time.monotonic()
     load_before = os.getloadavg()
     busy0, total0 = rb.proc_stat_cpu()
@@ -163,12 +168,12 @@ def main() -> None:
         shorts = {t[0]: [] for t in tools}
         for i in range(3):
             for name, argv, env, _ in tools:
-                p = rb.Proc(name + " short", [str(a) for a in argv(1, str(tmp / f"short-{rnd}-{i}-{name.split()[0]}"))], env)
+                p = rb.Proc(name + " short", [str(a) for a in argv(1, str(tmp / f"short-{rnd}-{i}-{name.replace(' ', '_').replace('>', '')}"))], env)
                 rb.run_wave([p], tmp)
                 shorts[name].append(p)
         longs = []
         for name, argv, env, ticks in tools:
-            out = str(tmp / f"long-{rnd}-{name.split()[0]}")
+            out = str(tmp / f"long-{rnd}-{name.replace(' ', '_').replace('>', '')}")
             longs.append((name, rb.Proc(name, [str(a) for a in argv(n, out)], env), ticks, out))
         print(f"round {rnd + 1}/{args.rounds}: {len(longs)} long runs side by side, {n} ticks at {iv * 1e3:.0f} ms ...", flush=True)
         rb.run_wave([p for _, p, _, _ in longs], tmp)
@@ -190,7 +195,7 @@ def main() -> None:
         v = [r[key] for r in results[name]]
         return f"{min(v):.3f}-{max(v):.3f}"
 
-    peers = [t[0] for t in tools[2:]]
+    peers = [t[0] for t in tools if not t[0].startswith("gpumon")]
     best = min(peers, key=lambda p: med(p, "cpu_per_tick_ms"))
     print()
     print(f"8 fake GPUs, {n} ticks at 100 ms, {args.rounds} rounds (median, range); CPU = rusage of the finished child")
