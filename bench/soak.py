@@ -353,7 +353,7 @@ def readback(files: list[Path]) -> dict:
             continue
         md = pq.read_metadata(f)
         rows_pa = pq.read_table(f, columns=["timestamp", "utilization.gpu"]).num_rows
-        rows_db = duckdb.sql(f"select count(*) from read_parquet('{f}')").fetchone()[0]
+        rows_db = duckdb.sql(f"select count(*) from read_parquet('{f}')").fetchall()[0][0]
         out["files"].append({"file": f.name, "bytes": f.stat().st_size, "row_groups": md.num_row_groups,
                              "rows_pyarrow": rows_pa, "rows_duckdb": rows_db,
                              "footer_bytes": md.serialized_size})

@@ -51,13 +51,15 @@ def ensure_input(rows):
 def scaled_input(base, k):
     """The base file repeated k times, each copy shifted in time by the span of the one before it
     (a k times longer recording), written one row group at a time (memory: one row group)."""
+    out = base.replace(".parquet", f"-x{k}.parquet")
+    if os.path.exists(out):
+        return out
+    # Imported only here: a child forked from a process that holds pyarrow would report its RSS
+    # (execve folds the old address space's high-water mark into ru_maxrss).
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    out = base.replace(".parquet", f"-x{k}.parquet")
-    if os.path.exists(out):
-        return out
     print(f"writing {out} ...", file=sys.stderr)
     src = pq.ParquetFile(base)
     ts = pq.read_table(base, columns=["timestamp"]).column(0)
