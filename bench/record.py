@@ -52,6 +52,8 @@ DEFAULT_GPUMON = REPO / "target" / "release" / "gpumon"
 DEFAULT_FAKE = REPO / "target" / "release" / "libnvidia_ml.so"
 DEFAULT_PSUTIL = Path("/work/shared/bench/psutil_recorder.py")
 DEFAULT_SADC = Path("/usr/lib/sysstat/sadc")
+DEFAULT_NMON = Path("/usr/bin/nmon")
+CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 
 INTERVAL_S = 0.1
 RSS_TARGET_MIB = 15.0
@@ -89,6 +91,7 @@ class Proc:
     maxrss_kib: int = 0
     rc: int | None = None
     stderr: str = ""
+    cgroup: bool = False  # measure with a cpuacct cgroup (tools that daemonize) instead of wait4
 
     @property
     def cpu_s(self) -> float:
@@ -113,8 +116,13 @@ def build_launcher(tmp: Path) -> Path:
 def run_wave(procs: list[Proc], workdir: Path) -> None:
     """Start every process at once through the launcher; each child's own rusage comes back in a file."""
     assert LAUNCHER is not None
+    import threading
+
+    threads = [threading.Thread(target=run_in_cgroup, args=(p, workdir)) for p in procs if p.cgroup]
+    for t in threads:
+        t.start()
     running: dict[int, tuple[Proc, subprocess.Popen, Path, Path]] = {}
-    for i, p in enumerate(procs):
+    for i, p in enumerate(q for q in procs if not q.cgroup):
         tag = f"{p.label.replace(' ', '_').replace('/', '_').replace('>', '')}.{time.monotonic_ns()}.{i}"
         err, ruf = workdir / f"stderr.{tag}", workdir / f"rusage.{tag}"
         env = {**os.environ, **p.env}
@@ -135,6 +143,8 @@ def run_wave(procs: list[Proc], workdir: Path) -> None:
         except (OSError, ValueError):
             sys.exit(f"record.py: no rusage from `{' '.join(map(str, p.argv))}` (launcher exit {child.returncode}):\n{p.stderr}")
         p.rc, p.utime_s, p.stime_s, p.maxrss_kib, p.wall_s = int(rc), float(ut), float(st), int(rss), float(wall)
+    for t in threads:
+        t.join()
     for p in procs:
         if p.rc != 0:
             sys.exit(f"record.py: `{' '.join(map(str, p.argv))}` exited {p.rc}:\n{p.stderr}")
@@ -157,19 +167,64 @@ class Tool:
     interval_s: float = INTERVAL_S
     long: Proc | None = None
     shorts: list[Proc] = field(default_factory=list)
+    cgroup: bool = False
 
 
-def gpumon_tool(name, gpumon, env, out, long_args, tmp, rows_per_tick):
+def gpumon_tool(name, gpumon, env, out, long_args, tmp, rows_per_tick, interval_s=INTERVAL_S):
     suffix = out.suffix
+    iv = f"{int(interval_s * 1000)}ms"
     return Tool(
         name=name,
-        long_argv=[str(gpumon), "record", "-q", "-i", "100ms", *long_args, "-o", str(out)],
-        short_argv=[str(gpumon), "record", "-q", "-i", "100ms", "--count", "1", "-o", str(tmp / f"{out.stem}.short{{i}}{suffix}")],
+        long_argv=[str(gpumon), "record", "-q", "-i", iv, *long_args, "-o", str(out)],
+        short_argv=[str(gpumon), "record", "-q", "-i", iv, "--count", "1", "-o", str(tmp / f"{out.stem}.short{{i}}{suffix}")],
         env=env,
         out_long=out,
         ticks_fn=lambda path, r=rows_per_tick: gpumon_ticks(path, r),
         rows_per_tick=rows_per_tick,
+        interval_s=interval_s,
     )
+
+
+def nmon_snapshots(path: Path) -> int:
+    with open(path, errors="replace") as f:
+        return sum(1 for line in f if line.startswith("ZZZZ,"))
+
+
+def run_in_cgroup(p: Proc, workdir: Path) -> None:
+    """Run `p` in its own cpuacct cgroup until every process in it has exited (nmon forks into the
+    background and its parent exits at once, so wait4 cannot see it). CPU = cpuacct.usage; peak RSS
+    = the largest VmHWM read from /proc while it runs (every 0.2 s)."""
+    cg = CGROUP_CPUACCT / f"gpumon-bench-{os.getpid()}-{time.monotonic_ns()}"
+    cg.mkdir()
+    try:
+        t0 = time.monotonic()
+        with open(workdir / f"stderr.{cg.name}", "wb") as ef:
+            child = subprocess.Popen(
+                ["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec "$@"', "sh", *map(str, p.argv)],
+                env={**os.environ, **p.env}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=ef,
+            )
+            p.rc = child.wait()
+        hwm = 0
+        while True:
+            pids = (cg / "cgroup.procs").read_text().split()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                        if line.startswith("VmHWM:"):
+                            hwm = max(hwm, int(line.split()[1]))
+                except OSError:
+                    pass
+            time.sleep(0.2)
+        p.wall_s = time.monotonic() - t0
+        stat = dict(line.split() for line in (cg / "cpuacct.stat").read_text().splitlines())
+        total = int((cg / "cpuacct.usage").read_text()) / 1e9
+        user_share = int(stat["user"]) / max(1, int(stat["user"]) + int(stat["system"]))
+        p.utime_s, p.stime_s = total * user_share, total * (1 - user_share)
+        p.maxrss_kib = hwm
+    finally:
+        cg.rmdir()
 
 
 def gpumon_rows_and_ticks(path: Path) -> tuple[int, int]:
@@ -392,6 +447,8 @@ def main() -> None:
     ap.add_argument("--fake-nvml", default=str(DEFAULT_FAKE))
     ap.add_argument("--psutil-recorder", default=str(DEFAULT_PSUTIL))
     ap.add_argument("--sadc", default=str(DEFAULT_SADC))
+    ap.add_argument("--nmon", default=str(DEFAULT_NMON), help="nmon binary ('' to leave nmon out)")
+    ap.add_argument("--gpumon-before", help="an older gpumon binary measured host-only in the same waves")
     args = ap.parse_args()
 
     for what, p in [("gpumon", args.gpumon), ("fake NVML", args.fake_nvml), ("psutil recorder", args.psutil_recorder), ("sadc", args.sadc)]:
@@ -445,7 +502,40 @@ def main() -> None:
         out_long=tmp / "psutil.csv",
         ticks_fn=lambda p: csv_lines(p, 1),
     )
-    tools = [host_pq, host_csv, fake_pq, fake_csv, sadc, psu]
+    # The same recorders at 1 s (nmon cannot sample faster), side by side with nmon and sadc.
+    dur1 = ["--duration", f"{samples}s"]
+    host_pq1 = gpumon_tool("gpumon host-only -> parquet @1s", args.gpumon, no_nvml, tmp / "host1.parquet", dur1, tmp, 1, 1.0)
+    host_csv1 = gpumon_tool("gpumon host-only -> csv @1s", args.gpumon, no_nvml, tmp / "host1.csv", dur1, tmp, 1, 1.0)
+    psu1 = Tool(
+        name="psutil loop (python) @1s",
+        long_argv=[sys.executable, args.psutil_recorder, "1.0", str(samples), str(tmp / "psutil1.csv")],
+        short_argv=[sys.executable, args.psutil_recorder, "1.0", "1", str(tmp / "psutil1.short{i}.csv")],
+        env={},
+        out_long=tmp / "psutil1.csv",
+        ticks_fn=lambda p: csv_lines(p, 1),
+        interval_s=1.0,
+    )
+    extra = [host_pq1, host_csv1, psu1]
+    nmon = None
+    if args.nmon and Path(args.nmon).exists() and CGROUP_CPUACCT.is_dir():
+        nmon = Tool(
+            name="nmon (default collection) @1s",
+            long_argv=[args.nmon, "-F", str(tmp / "long.nmon"), "-s", "1", "-c", str(samples)],
+            short_argv=[args.nmon, "-F", str(tmp / "short{i}.nmon"), "-s", "1", "-c", "1"],
+            env={},
+            out_long=tmp / "long.nmon",
+            ticks_fn=nmon_snapshots,
+            interval_s=1.0,
+            cgroup=True,
+        )
+        extra.append(nmon)
+    before = []
+    if args.gpumon_before:
+        before = [
+            gpumon_tool("gpumon BEFORE host-only -> parquet", args.gpumon_before, no_nvml, tmp / "before.parquet", dur, tmp, 1),
+            gpumon_tool("gpumon BEFORE host-only -> csv", args.gpumon_before, no_nvml, tmp / "before.csv", dur, tmp, 1),
+        ]
+    tools = [host_pq, host_csv, fake_pq, fake_csv, sadc, psu, *extra, *before]
 
     drift_gpumon = Proc(
         "drift gpumon",
@@ -465,19 +555,19 @@ def main() -> None:
     print(f"short runs (1 tick, x{SHORT_REPEATS}) ...", flush=True)
     for i in range(SHORT_REPEATS):
         for t in tools:
-            p = Proc(t.name + " short", [a.replace("{i}", str(i)) for a in t.short_argv], t.env)
+            p = Proc(t.name + " short", [a.replace("{i}", str(i)) for a in t.short_argv], t.env, cgroup=t.cgroup)
             run_wave([p], tmp)
             t.shorts.append(p)
 
     # Long runs.
     for t in tools:
-        t.long = Proc(t.name, t.long_argv, t.env)
+        t.long = Proc(t.name, t.long_argv, t.env, cgroup=t.cgroup)
     if args.sequential:
         waves = [[t.long] for t in tools] + [[drift_gpumon, drift_loop]]
     else:
         waves = [
-            [host_pq.long, sadc.long, drift_gpumon, drift_loop],
-            [host_csv.long, psu.long],
+            [host_pq.long, host_csv.long, sadc.long, drift_gpumon, drift_loop, *(t.long for t in before)],
+            [psu.long, *(t.long for t in extra)],
             [fake_pq.long, fake_csv.long],
         ]
     for k, wave in enumerate(waves, 1):
@@ -489,7 +579,9 @@ def main() -> None:
     load_after = os.getloadavg()
     rows = [summarize(t) for t in tools]
     by = {t.name: r for t, r in zip(tools, rows)}
-    hp, hc, fp, fc, sd, ps = (by[t.name] for t in tools)
+    hp, hc, fp, fc, sd, ps = (by[t.name] for t in tools[:6])
+    hp1, hc1, ps1 = by[host_pq1.name], by[host_csv1.name], by[psu1.name]
+    nm = by[nmon.name] if nmon else None
 
     d_gpumon = drift_stats(gpumon_timestamps(tmp / "drift-gpumon.csv"), INTERVAL_S)
     d_loop = drift_stats(loop_timestamps(tmp / "drift-loop.txt"), INTERVAL_S)
@@ -507,7 +599,27 @@ def main() -> None:
         "gpumon_startup_over_psutil_startup": hp["startup_cpu_ms"] / ps["startup_cpu_ms"],
         "gpumon_peak_rss_over_target": {r["tool"]: r["peak_rss_mib"] / RSS_TARGET_MIB for r in (hp, hc, fp, fc)},
         "gpumon_peak_rss_over_psutil": hp["peak_rss_mib"] / ps["peak_rss_mib"],
+        "at_1s": {
+            "gpumon_parquet_over_psutil": hp1["cpu_per_tick_ms"] / ps1["cpu_per_tick_ms"],
+            "gpumon_csv_over_psutil": hc1["cpu_per_tick_ms"] / ps1["cpu_per_tick_ms"],
+            "gpumon_parquet_over_nmon": hp1["cpu_per_tick_ms"] / nm["cpu_per_tick_ms"] if nm else None,
+            "gpumon_csv_over_nmon": hc1["cpu_per_tick_ms"] / nm["cpu_per_tick_ms"] if nm else None,
+            "gpumon_parquet_over_sadc": hp1["cpu_per_tick_ms"] / sd["cpu_per_tick_ms"],
+        },
+        "startup": {
+            "gpumon_parquet_over_sadc": hp["startup_cpu_ms"] / sd["startup_cpu_ms"],
+            "gpumon_csv_over_sadc": hc["startup_cpu_ms"] / sd["startup_cpu_ms"],
+            "gpumon_parquet_over_nmon": hp["startup_cpu_ms"] / nm["startup_cpu_ms"] if nm else None,
+        },
     }
+    if before:
+        bp, bc = by[before[0].name], by[before[1].name]
+        ratios["after_over_before"] = {
+            "parquet_cpu_per_tick": hp["cpu_per_tick_ms"] / bp["cpu_per_tick_ms"],
+            "csv_cpu_per_tick": hc["cpu_per_tick_ms"] / bc["cpu_per_tick_ms"],
+            "parquet_startup": hp["startup_cpu_ms"] / bp["startup_cpu_ms"],
+            "csv_startup": hc["startup_cpu_ms"] / bc["startup_cpu_ms"],
+        }
 
     print()
     print(f"peak RSS floor of the launcher (/bin/true): {mib(floor.maxrss_kib):.2f} MiB")
@@ -522,6 +634,12 @@ def main() -> None:
           f"csv {ratios['gpumon_host_csv_per_tick_over_psutil_per_tick']:.2f}x   (same 100 ms rate)")
     print(f"  gpumon 8 fake GPUs (parquet) / psutil       : {ratios['gpumon_fake8_parquet_per_tick_over_psutil_per_tick']:.2f}x")
     print(f"  gpumon start-up CPU / psutil start-up CPU   : {ratios['gpumon_startup_over_psutil_startup']:.3f}x")
+    for k, v in ratios["at_1s"].items():
+        print(f"  @1s {k:40s}: " + (f"{v:.3f}x" if v is not None else "-"))
+    for k, v in ratios["startup"].items():
+        print(f"  start-up {k:35s}: " + (f"{v:.3f}x" if v is not None else "-"))
+    for k, v in ratios.get("after_over_before", {}).items():
+        print(f"  after / before {k:29s}: {v:.3f}x")
     for name, v in ratios["gpumon_peak_rss_over_target"].items():
         r = by[name]
         verdict = "within" if v <= 1 else "OVER"

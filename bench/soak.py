@@ -301,6 +301,7 @@ def soak_summary(r: Run, interval_s: float) -> dict:
     s = r.samples
     warm = [x for x in s if x["t"] >= WARMUP_FRACTION * s[-1]["t"]]
     start, mid, end = at_fraction(s, WARMUP_FRACTION), at_fraction(s, 0.5), s[-1]
+    p10 = at_fraction(s, 0.1)
     return {
         "ticks": r.ticks,
         "wall_s": r.wall_s,
@@ -312,9 +313,10 @@ def soak_summary(r: Run, interval_s: float) -> dict:
         "stime_s": r.stime_s,
         "cpu_per_tick_ms": 1000 * r.cpu_s / r.ticks,
         "pct_core_at_interval": 100 * r.cpu_s / r.ticks / interval_s,
-        "rss_kib": {"start": start["VmRSS"], "mid": mid["VmRSS"], "end": end["VmRSS"],
+        "rss_kib": {"start": start["VmRSS"], "p10": p10["VmRSS"], "mid": mid["VmRSS"], "end": end["VmRSS"],
                     "max_sampled": max(x["VmRSS"] for x in s), "min_after_warmup": min(x["VmRSS"] for x in warm)},
-        "rss_at_s": {"start": start["t"], "mid": mid["t"], "end": end["t"]},
+        "rss_at_s": {"start": start["t"], "p10": p10["t"], "mid": mid["t"], "end": end["t"]},
+        "rss_anon_kib": {"p10": p10.get("RssAnon"), "mid": mid.get("RssAnon"), "end": end.get("RssAnon")},
         "rss_slope_kib_per_100k_ticks_after_warmup": slope_per_s(warm, "VmRSS") * 100_000 * r.wall_s / r.ticks,
         "rss_slope_kib_per_100k_ticks_second_half": slope_per_s([x for x in s if x["t"] >= 0.5 * s[-1]["t"]], "VmRSS")
         * 100_000 * r.wall_s / r.ticks,
@@ -336,6 +338,28 @@ def soak_summary(r: Run, interval_s: float) -> dict:
         "rss_samples": len(s),
         "thread_cpu_per_tick_us": {k: 1e6 * v * r.wall_s / r.ticks for k, v in sorted(thread_rates(s).items())},
     }
+
+
+def readback(files: list[Path]) -> dict:
+    """Rows and row groups of each Parquet file as pyarrow and DuckDB see them."""
+    out: dict = {"files": []}
+    try:
+        import duckdb
+        import pyarrow.parquet as pq
+    except ImportError as e:
+        return {"text": f"not checked ({e})", "files": []}
+    for f in files:
+        if f.suffix != ".parquet":
+            continue
+        md = pq.read_metadata(f)
+        rows_pa = pq.read_table(f, columns=["timestamp", "utilization.gpu"]).num_rows
+        rows_db = duckdb.sql(f"select count(*) from read_parquet('{f}')").fetchall()[0][0]
+        out["files"].append({"file": f.name, "bytes": f.stat().st_size, "row_groups": md.num_row_groups,
+                             "rows_pyarrow": rows_pa, "rows_duckdb": rows_db,
+                             "footer_bytes": md.serialized_size})
+    out["text"] = "; ".join(f"{x['file']}: {x['rows_pyarrow']:,} / {x['rows_duckdb']:,} rows, {x['row_groups']} row groups, "
+                            f"{x['bytes'] / 2**20:.1f} MiB, footer {x['footer_bytes'] / 1024:.0f} KiB" for x in out["files"])
+    return out
 
 
 def output_files(d: Path) -> list[dict]:
@@ -388,6 +412,8 @@ def main() -> None:
                     help="part 2 with the soak's rotation too (off by default: when Parquet pieces rotate depends on --flush, "
                          "so the two settings would rotate a different number of times)")
     ap.add_argument("--skip-soak", action="store_true", help="flush cost only")
+    ap.add_argument("--one-file", action="store_true",
+                    help="soak into ONE file (no --rotate-size/--keep) and read it back with pyarrow and DuckDB")
     ap.add_argument("--json", metavar="OUT", help="write every figure (and every RSS sample) as JSON")
     ap.add_argument("--keep", metavar="DIR", help="keep outputs, scenario and stderr in DIR (default: temp dir, removed)")
     ap.add_argument("--gpumon", default=str(DEFAULT_GPUMON))
@@ -439,7 +465,7 @@ def main() -> None:
         d = tmp / "soak"
         d.mkdir(exist_ok=True)
         out = d / f"soak.{args.format}"
-        run = Run("soak", gpumon_argv(out, soak_ticks, "1s"), d)
+        run = Run("soak", gpumon_argv(out, soak_ticks, "1s", rotate=not args.one_file), d)
         print(f"\npart 1: soak, {soak_ticks:,} ticks at {args.interval} (about {soak_ticks * interval_s / 60:.0f} min)")
         print("  $ " + " ".join(run.argv[1:]).replace(str(d) + "/", ""))
         sys.stdout.flush()
@@ -472,6 +498,7 @@ def main() -> None:
             ("CPU total (user + sys)", f"{s['cpu_s']:.1f} s ({s['utime_s']:.1f} + {s['stime_s']:.1f})"),
             ("CPU per tick", f"{s['cpu_per_tick_ms'] * 1000:.1f} µs ({s['pct_core_at_interval']:.0f} % of a core at {args.interval})"),
             (f"RSS at {WARMUP_FRACTION:.0%} (t={s['rss_at_s']['start']:.0f} s)", f"{mib(rk['start']):.2f} MiB"),
+            (f"RSS at 10% (t={s['rss_at_s']['p10']:.0f} s)", f"{mib(rk['p10']):.2f} MiB"),
             (f"RSS at 50% (t={s['rss_at_s']['mid']:.0f} s)", f"{mib(rk['mid']):.2f} MiB"),
             (f"RSS at end (t={s['rss_at_s']['end']:.0f} s)", f"{mib(rk['end']):.2f} MiB"),
             ("RSS max sampled / min after warm-up", f"{mib(rk['max_sampled']):.2f} / {mib(rk['min_after_warmup']):.2f} MiB"),
@@ -490,6 +517,11 @@ def main() -> None:
             ("RSS samples", f"{s['rss_samples']} (every {args.rss_every:g} s)"),
             ("CPU per tick by thread (schedstat)", ", ".join(f"{k} {v:.0f} µs" for k, v in s["thread_cpu_per_tick_us"].items())),
         ]
+        if args.one_file:
+            s["readback"] = readback(files)
+            rowsout.append(("read back (pyarrow / DuckDB rows)", s["readback"]["text"]))
+            rowsout.append(("RSS 10% -> 100% (max - min of the three)",
+                            f"{mib(max(rk['p10'], rk['mid'], rk['end']) - min(rk['p10'], rk['mid'], rk['end'])):.2f} MiB"))
         for k, v in rowsout:
             print(f"| {k:<36} | {v} |")
         for line in run.stderr_other[:6]:

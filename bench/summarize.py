@@ -2,7 +2,7 @@
 """`gpumon summarize` next to DuckDB on the same 20-million-row Parquet file, in one run.
 
 usage: python3 bench/summarize.py [--rows 20000000] [--runs 5] [--gpumon target/release/gpumon]
-                                  [--peers duckdb,polars] [--json OUT]
+                                  [--peers duckdb,polars] [--scale K] [--json OUT]
 
 The input comes from /work/shared/bench/gen_metrics_parquet.py (8 GPUs, 1 s, 30 days) and is cached
 under bench/.data/. Each tool runs as a child process; wall time is measured around it and peak RSS is
@@ -48,6 +48,33 @@ def ensure_input(rows):
     return path
 
 
+def scaled_input(base, k):
+    """The base file repeated k times, each copy shifted in time by the span of the one before it
+    (a k times longer recording), written one row group at a time (memory: one row group)."""
+    out = base.replace(".parquet", f"-x{k}.parquet")
+    if os.path.exists(out):
+        return out
+    # Imported only here: a child forked from a process that holds pyarrow would report its RSS
+    # (execve folds the old address space's high-water mark into ru_maxrss).
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    print(f"writing {out} ...", file=sys.stderr)
+    src = pq.ParquetFile(base)
+    ts = pq.read_table(base, columns=["timestamp"]).column(0)
+    span_us = (pc.max(ts).value - pc.min(ts).value) + 1_000_000
+    tmp = out + ".tmp"
+    with pq.ParquetWriter(tmp, src.schema_arrow, compression="zstd") as w:
+        for copy in range(k):
+            for i in range(src.num_row_groups):
+                t = src.read_row_group(i)
+                shifted = pc.add(t.column("timestamp").cast(pa.int64()), copy * span_us).cast(t.schema.field("timestamp").type)
+                w.write_table(t.set_column(t.schema.get_field_index("timestamp"), "timestamp", shifted))
+    os.rename(tmp, out)
+    return out
+
+
 def compare(gpumon_json, peer_json):
     ours = {int(g["index"]): g["stats"] for h in gpumon_json["hosts"] for g in h["gpus"]}
     worst = 0.0
@@ -67,14 +94,17 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--gpumon", default=os.path.join(ROOT, "target", "release", "gpumon"))
     ap.add_argument("--peers", default="duckdb")
+    ap.add_argument("--scale", type=int, default=1, help="repeat the input K times in time (K x rows)")
     ap.add_argument("--json")
     a = ap.parse_args()
     path = ensure_input(a.rows)
+    if a.scale > 1:
+        path = scaled_input(path, a.scale)
     with open(path, "rb") as f:  # warm the page cache
         while f.read(1 << 24):
             pass
     tools = {"gpumon": [a.gpumon, "summarize", path, "--format", "json", "-q"]}
-    for peer in a.peers.split(","):
+    for peer in filter(None, a.peers.split(",")):
         tools[peer] = [sys.executable, os.path.join(SHARED, "peer_summary.py"), peer, path]
     res = {k: {"wall_s": [], "rss_mib": []} for k in tools}
     last = {}
@@ -87,7 +117,7 @@ def main():
             res[k]["rss_mib"].append(rss)
             last[k] = out
     ours = json.loads(last["gpumon"])
-    report = {"rows": a.rows, "file_bytes": os.path.getsize(path), "cpus": os.cpu_count(), "runs": a.runs, "tools": {}}
+    report = {"rows": a.rows * a.scale, "file_bytes": os.path.getsize(path), "cpus": os.cpu_count(), "runs": a.runs, "tools": {}}
     for k in tools:
         report["tools"][k] = {
             "wall_s_median": statistics.median(res[k]["wall_s"]),
@@ -95,7 +125,7 @@ def main():
             "wall_s": res[k]["wall_s"],
         }
     g = report["tools"]["gpumon"]
-    print(f"{a.rows:,} rows, {report['file_bytes'] / 1e6:.0f} MB, {os.cpu_count()} CPUs, median of {a.runs}")
+    print(f"{a.rows * a.scale:,} rows, {report['file_bytes'] / 1e6:.0f} MB, {os.cpu_count()} CPUs, median of {a.runs}")
     print(f"{'tool':10} {'wall s':>8} {'peak RSS MiB':>13} {'time vs gpumon':>15} {'max rel. diff':>14}")
     for k, t in report["tools"].items():
         diff = "" if k == "gpumon" else f"{compare(ours, json.loads(last[k])):.1e}"

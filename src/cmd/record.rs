@@ -158,7 +158,7 @@ impl RecordArgs {
         let host = match self.host.as_deref().map(str::trim) {
             Some("") => return Err(UsageError("--host: empty host name".into()).into()),
             Some(h) => h.to_string(),
-            None => sysinfo::System::host_name().unwrap_or_else(|_| "unknown".into()),
+            None => crate::source::host::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
         let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::RecvTimeoutError;
 
 use crate::schema::catalog::Field;
 use crate::schema::files::Format;
@@ -28,7 +28,7 @@ use crate::sink::Target;
 use crate::source::gpu::GpuSelector;
 use crate::util::status;
 use crate::util::warn::{warn, warn_once};
-use signals::Signal;
+use signals::{Signal, Signals};
 use tick::{Emitter, Rows, Sources};
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
@@ -111,7 +111,7 @@ struct Recorder<'a> {
 impl Recorder<'_> {
     /// The tick loop: sub-sample m is due at start + m * sample_every on the monotonic clock,
     /// whatever earlier ticks cost; signals are handled while waiting for it.
-    fn run_ticks(&mut self, signals: &Receiver<Signal>) -> Result<()> {
+    fn run_ticks(&mut self, signals: &Signals) -> Result<()> {
         let every = self.cfg.sample_every;
         let budget = every.mul_f64(0.8);
         let start = Instant::now();
@@ -139,7 +139,7 @@ impl Recorder<'_> {
     }
 
     /// Wait for `deadline`, acting on signals meanwhile; false when a stop ends the run now.
-    fn wait_until(&mut self, deadline: Instant, signals: &Receiver<Signal>) -> bool {
+    fn wait_until(&mut self, deadline: Instant, signals: &Signals) -> bool {
         loop {
             let now = Instant::now();
             let sig = if deadline > now {

@@ -1,14 +1,19 @@
 //! Signal handling for `record`: SIGINT/SIGTERM end the run (a second one exits at once),
 //! SIGHUP rotates; the origin of each signal is kept so a terminal's Ctrl-C is not forwarded twice.
+//! No thread: the record loop waits for its next deadline in `ppoll` on the handlers' self-pipe.
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use crossbeam_channel::{Receiver, bounded};
+use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use signal_hook::iterator::SignalsInfo;
+use signal_hook::iterator::backend::SignalDelivery;
 use signal_hook::iterator::exfiltrator::WithOrigin;
 use signal_hook::low_level::siginfo::Cause;
 
@@ -24,31 +29,91 @@ pub enum Signal {
     Rotate,
 }
 
-/// Install the handlers and return the channel the loop waits on.
-pub fn install() -> Result<Receiver<Signal>> {
-    let (tx, rx) = bounded(64);
+/// The signals that arrived, read from the handlers' self-pipe by the thread that waits on them.
+pub struct Signals {
+    delivery: RefCell<SignalDelivery<UnixStream, WithOrigin>>,
+    queue: RefCell<VecDeque<Signal>>,
+}
+
+/// Install the handlers; the loop waits on the returned [`Signals`].
+pub fn install() -> Result<Signals> {
     // The listener first: a SIGINT between the two registrations must stop the run, not be lost
     // (with only the flag handlers in place it would arm the second-signal exit and nothing else).
-    let mut signals =
-        SignalsInfo::<WithOrigin>::new([SIGINT, SIGTERM, SIGHUP]).context("installing signal handlers")?;
+    let (read, write) = UnixStream::pair().context("installing signal handlers")?;
+    let delivery = SignalDelivery::with_pipe(read, write, WithOrigin::default(), [SIGINT, SIGTERM, SIGHUP])
+        .context("installing signal handlers")?;
     let seen = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())
             .context("installing signal handlers")?;
         signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
-    thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            for o in signals.forever() {
-                let s = if o.signal == SIGHUP {
+    Ok(Signals { delivery: RefCell::new(delivery), queue: RefCell::new(VecDeque::new()) })
+}
+
+impl Signals {
+    /// The next signal, waiting until one arrives or `timeout` has passed.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Signal, RecvTimeoutError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.take() {
+                return Ok(s);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            // Returns when the pipe is readable, the time is up, or any signal interrupts it.
+            self.wait_readable(left);
+        }
+    }
+
+    /// A signal that already arrived, if any.
+    pub fn try_recv(&self) -> Result<Signal, TryRecvError> {
+        self.take().ok_or(TryRecvError::Empty)
+    }
+
+    fn take(&self) -> Option<Signal> {
+        let mut queue = self.queue.borrow_mut();
+        if queue.is_empty() {
+            for o in self.delivery.borrow_mut().pending() {
+                queue.push_back(if o.signal == SIGHUP {
                     Signal::Rotate
                 } else {
                     Signal::Stop { signo: o.signal, from_terminal: o.cause == Cause::Kernel }
-                };
-                let _ = tx.try_send(s);
+                });
             }
-        })
-        .context("starting the signal thread")?;
-    Ok(rx)
+        }
+        queue.pop_front()
+    }
+
+    fn wait_readable(&self, d: Duration) {
+        let fd = self.delivery.borrow().get_read().as_raw_fd();
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let ts = libc::timespec {
+            tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: one valid pollfd and a valid timespec; no signal mask change.
+        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test: a raised SIGHUP reaches every installed `Signals` of the process.
+    #[test]
+    fn waits_out_the_timeout_and_wakes_on_sighup() {
+        let s = install().unwrap();
+        let t = Instant::now();
+        assert_eq!(s.recv_timeout(Duration::from_millis(30)), Err(RecvTimeoutError::Timeout));
+        assert!(t.elapsed() >= Duration::from_millis(30));
+        assert_eq!(s.try_recv(), Err(TryRecvError::Empty));
+        let t = Instant::now();
+        signal_hook::low_level::raise(SIGHUP).unwrap();
+        assert_eq!(s.recv_timeout(Duration::from_secs(5)), Ok(Signal::Rotate));
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
 }

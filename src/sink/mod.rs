@@ -50,6 +50,10 @@ pub trait Sink: Send {
     fn files(&self) -> SinkFiles {
         SinkFiles::default()
     }
+    /// The piece holds as much as one file should (Parquet: footer metadata); the writer starts the next.
+    fn full(&self) -> bool {
+        false
+    }
 }
 
 /// The open files behind a file sink, which the writer watches and cuts back after a write error.

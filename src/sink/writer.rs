@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Utc};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
+use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError, bounded};
 
 use crate::schema::catalog::Field;
 use crate::schema::files::Format;
@@ -25,6 +25,9 @@ use crate::util::warn::warn;
 
 /// Ticks that may wait in the channel for the writer.
 const QUEUE_TICKS: usize = 1024;
+/// Ticks queued before the sampler wakes the writer (otherwise it wakes to flush): one wake-up per
+/// batch instead of one per tick.
+const WAKE_TICKS: usize = 32;
 /// Ticks written but not yet flushed before a flush is forced whatever `--flush` says.
 const MAX_UNFLUSHED_TICKS: usize = 1024;
 /// How often writing is retried during an outage.
@@ -80,6 +83,8 @@ pub struct Writer {
     tx: Sender<Msg>,
     handle: thread::JoinHandle<Result<WriterReport>>,
     pub stats: Arc<WriterStats>,
+    /// Queued ticks that wake the writer (1 when every tick is flushed at once).
+    wake_at: usize,
 }
 
 impl Writer {
@@ -91,6 +96,7 @@ impl Writer {
             Target::File(p) => Some(OutputSet::new(p)),
             Target::Stdout => None,
         };
+        let wake_at = if cfg.flush.is_zero() || cfg.target == Target::Stdout { 1 } else { WAKE_TICKS };
         let mut state = State::new(cfg, set, stats.clone());
         state.open_piece(Utc::now())?;
         let (tx, rx) = bounded(QUEUE_TICKS);
@@ -98,13 +104,18 @@ impl Writer {
             .name("writer".into())
             .spawn(move || state.run(&rx))
             .context("starting the writer thread")?;
-        Ok(Writer { tx, handle, stats })
+        Ok(Writer { tx, handle, stats, wake_at })
     }
 
     /// Queue a tick; `Err` when the queue is full (the tick is dropped by the caller and counted).
     pub fn send(&self, tick: Tick) -> Result<(), Tick> {
         match self.tx.try_send(Msg::Tick(tick)) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                if self.tx.len() >= self.wake_at {
+                    self.handle.thread().unpark();
+                }
+                Ok(())
+            }
             Err(TrySendError::Full(Msg::Tick(t)) | TrySendError::Disconnected(Msg::Tick(t))) => Err(t),
             Err(_) => Ok(()),
         }
@@ -113,15 +124,18 @@ impl Writer {
     /// Close the current piece if it holds rows; the next tick starts a new one (SIGHUP).
     pub fn rotate(&self) {
         let _ = self.tx.try_send(Msg::Rotate);
+        self.handle.thread().unpark();
     }
 
     /// Add a key/value to the metadata of the open piece (Parquet footer; other formats have none).
     pub fn add_metadata(&self, key: &str, value: &str) {
         let _ = self.tx.send(Msg::Meta(key.to_string(), value.to_string()));
+        self.handle.thread().unpark();
     }
 
     pub fn finish(self) -> Result<WriterReport> {
         drop(self.tx);
+        self.handle.thread().unpark();
         match self.handle.join() {
             Ok(r) => r,
             Err(_) => bail!("the writer thread panicked"),
@@ -205,19 +219,32 @@ impl State {
 
     fn run(mut self, rx: &Receiver<Msg>) -> Result<WriterReport> {
         loop {
-            let wait = self.next_wakeup().saturating_duration_since(Instant::now());
-            match rx.recv_timeout(wait) {
-                Ok(Msg::Tick(t)) => self.on_tick(t),
-                Ok(Msg::Rotate) => self.on_hup(),
-                Ok(Msg::Meta(k, v)) => {
-                    if let Some(p) = self.piece.as_mut() {
-                        p.sink.add_metadata(&k, &v);
-                    } else {
-                        self.meta.push((k, v));
+            // Parked until due (flush, retry) or woken by the sender: a batch of ticks, a control
+            // message, or the end. Then everything queued is taken at once.
+            if rx.is_empty() {
+                thread::park_timeout(self.next_wakeup().saturating_duration_since(Instant::now()));
+            }
+            let mut ended = false;
+            loop {
+                match rx.try_recv() {
+                    Ok(Msg::Tick(t)) => self.on_tick(t),
+                    Ok(Msg::Rotate) => self.on_hup(),
+                    Ok(Msg::Meta(k, v)) => {
+                        if let Some(p) = self.piece.as_mut() {
+                            p.sink.add_metadata(&k, &v);
+                        } else {
+                            self.meta.push((k, v));
+                        }
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        ended = true;
+                        break;
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if ended {
+                break;
             }
             if self.stats.fatal.load(Ordering::Relaxed) {
                 // stdout went away: nothing more can be written.
@@ -240,6 +267,8 @@ impl State {
         match &self.outage {
             Some(o) => o.next_retry,
             None if !self.unflushed.is_empty() => self.last_flush + self.cfg.flush,
+            // Ticks may be queued unseen: look at least once per flush interval.
+            None if !self.cfg.flush.is_zero() => Instant::now() + self.cfg.flush,
             None => Instant::now() + Duration::from_secs(3600),
         }
     }
@@ -322,7 +351,8 @@ impl State {
         Ok(())
     }
 
-    /// Whether the open piece must be closed before a tick stamped `ts` (size or time rotation).
+    /// Whether the open piece must be closed before a tick stamped `ts` (size or time rotation, or
+    /// the sink is full: Parquet's bounded footer metadata).
     /// A piece without rows is never closed: its time boundary moves instead.
     fn cut_due(&mut self, ts: DateTime<Utc>) -> bool {
         let every = self.cfg.rotate_every;
@@ -335,7 +365,10 @@ impl State {
                 p.boundary = next_boundary(ts, e);
             }
         }
-        p.ticks > 0 && (p.boundary.is_some_and(|b| ts >= b) || max.is_some_and(|m| p.sink.bytes_written() >= m))
+        p.ticks > 0
+            && (p.boundary.is_some_and(|b| ts >= b)
+                || max.is_some_and(|m| p.sink.bytes_written() >= m)
+                || p.sink.full())
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -3,17 +3,16 @@
 //! A failing call costs one field of one GPU for one tick: `NotSupported` becomes
 //! [`Value::Unsupported`], any other error `Null`, each warned about once. A GPU that
 //! reports `GpuLost` gets null rows (warned once) and is probed again on later ticks.
-//! Each worker keeps what spans sub-samples ([`DeviceState`]): the previous GPM sample
-//! (`gpm.rs`), the once-a-minute health readings (`health.rs`) and where per-process
+//! Each worker keeps, per GPU it reads, what spans sub-samples ([`DeviceState`]): the previous
+//! GPM sample (`gpm.rs`), the once-a-minute health readings (`health.rs`) and where per-process
 //! utilization left off; NVML events are watched on a thread of their own (`events.rs`).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::sync::Arc;
-use std::thread;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
-
-use crossbeam_channel::{Receiver, Sender, bounded};
 
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
@@ -57,11 +56,17 @@ impl GpuSelector {
     }
 }
 
-/// Samples the selected GPUs, each on its own worker thread so a hanging driver call
-/// costs that GPU's row for the tick, not the tick itself.
+/// Samples the selected GPUs on worker threads, so a hanging driver call costs that GPU's row for
+/// the tick, not the tick itself. All GPUs start on one worker that samples them in turn (one
+/// wake-up a tick, no threads contending for the driver). When a tick begins with a worker still
+/// inside an older tick, the GPU it is stuck on keeps that worker and its other GPUs move to a new
+/// one: a hung GPU costs only its own row from then on. Hand-offs park and unpark (no spinning).
 pub struct GpuSource {
     nvml: Arc<Nvml>,
-    workers: Vec<Worker>,
+    gpus: Vec<Gpu>,
+    workers: Vec<Arc<Worker>>,
+    gate: Arc<Gate>,
+    ctx: Arc<Ctx>,
     /// The NVML event thread, when events are watched and some GPU can report them.
     events: Option<EventWatcher>,
     /// `xid.events` is selected: each row counts its GPU's Xid events.
@@ -71,16 +76,189 @@ pub struct GpuSource {
 /// Compute processes of one GPU (their `row` is set when the reading joins the tick).
 type ProcList = Vec<GpuProc>;
 
-/// What one GPU's worker answers for one tick.
+/// What one GPU's reading holds for one tick.
 type Reading = (Row, ProcList);
 
-struct Worker {
+/// A GPU's answer: the tick it answers and the reading.
+type Slot = Mutex<Option<(u64, Result<Reading, Lost>)>>;
+
+/// What a worker needs to read a GPU.
+struct Ctx {
+    nvml: Arc<Nvml>,
+    sel: Selection,
+    procs: bool,
+    job: Option<PidSet>,
+}
+
+/// The sampler's side of one GPU.
+struct Gpu {
     info: GpuInfo,
-    req: Sender<u64>,
-    resp: Receiver<(u64, Result<Reading, Lost>)>,
-    /// A request is outstanding (the driver has not answered yet).
-    busy: bool,
+    slot: Arc<Slot>,
     lost: bool,
+}
+
+/// One worker thread and the GPUs it samples in turn.
+struct Worker {
+    thread: Thread,
+    /// The tick to sample (0: none yet).
+    request: AtomicU64,
+    /// The last tick whose GPUs it has all answered.
+    done: AtomicU64,
+    /// Position in `list` of the GPU being read.
+    current: AtomicUsize,
+    list: Mutex<Vec<(GpuInfo, Arc<Slot>)>>,
+    closed: AtomicBool,
+}
+
+impl Worker {
+    fn busy(&self) -> bool {
+        self.done.load(Ordering::SeqCst) < self.request.load(Ordering::SeqCst)
+    }
+
+    fn len(&self) -> usize {
+        self.list.lock().map_or(0, |l| l.len())
+    }
+
+    /// Keep only the GPU being read; return the others.
+    fn split(&self) -> Vec<(GpuInfo, Arc<Slot>)> {
+        let Ok(mut l) = self.list.lock() else { return Vec::new() };
+        let cur = self.current.load(Ordering::SeqCst).min(l.len().saturating_sub(1));
+        let mut rest = l.split_off(cur);
+        let stuck = if rest.is_empty() { Vec::new() } else { rest.drain(..1).collect() };
+        rest.extend(l.drain(..));
+        *l = stuck;
+        rest
+    }
+}
+
+/// The answers still missing for the current tick, shared by the sampler and every worker: the
+/// tick's number and the count in one word, so a late answer to an older tick never counts.
+struct Gate {
+    state: AtomicU64,
+    sampler: Mutex<Option<Thread>>,
+}
+
+const COUNT_BITS: u32 = 16;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+
+impl Gate {
+    fn open(&self, seq: u64, requested: usize) {
+        self.state.store(seq << COUNT_BITS | (requested as u64 & COUNT_MASK), Ordering::SeqCst);
+    }
+
+    fn missing(&self) -> u64 {
+        self.state.load(Ordering::SeqCst) & COUNT_MASK
+    }
+
+    /// A GPU answered `seq`: count it if it is the current tick, and wake the sampler on the last.
+    fn answered(&self, seq: u64) {
+        let mut cur = self.state.load(Ordering::SeqCst);
+        while cur >> COUNT_BITS == seq && cur & COUNT_MASK > 0 {
+            match self.state.compare_exchange(cur, cur - 1, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    if cur & COUNT_MASK == 1
+                        && let Ok(t) = self.sampler.lock()
+                        && let Some(t) = t.as_ref()
+                    {
+                        t.unpark();
+                    }
+                    return;
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+impl Drop for GpuSource {
+    fn drop(&mut self) {
+        for w in &self.workers {
+            w.closed.store(true, Ordering::SeqCst);
+            w.thread.unpark();
+        }
+    }
+}
+
+/// A worker's loop: park until a new tick is requested, read its GPUs in turn, post each answer.
+fn serve(w: &Worker, gate: &Gate, ctx: &Ctx) {
+    let mut last = 0;
+    // What spans sub-samples, per GPU this worker has read; a GPU handed to another worker starts
+    // afresh there (its first GPM sample after the hand-off has no values).
+    let mut states: HashMap<u32, DeviceState<'_>> = HashMap::new();
+    while !w.closed.load(Ordering::SeqCst) {
+        let seq = w.request.load(Ordering::SeqCst);
+        if seq == last {
+            thread::park();
+            continue;
+        }
+        w.current.store(0, Ordering::SeqCst);
+        for i in 0.. {
+            let next = match w.list.lock() {
+                Ok(l) => l.get(i).cloned(),
+                Err(_) => None,
+            };
+            let Some((info, slot)) = next else { break };
+            // Already answered this tick (by the worker these GPUs were taken from).
+            if slot.lock().is_ok_and(|s| s.as_ref().is_some_and(|a| a.0 == seq)) {
+                continue;
+            }
+            w.current.store(i, Ordering::SeqCst);
+            let state = states.entry(info.index).or_insert_with(|| DeviceState::new(&ctx.nvml, &ctx.sel));
+            let r = read_gpu(ctx, &info, state);
+            if let Ok(mut s) = slot.lock() {
+                *s = Some((seq, r));
+            }
+            gate.answered(seq);
+        }
+        last = seq;
+        w.done.store(seq, Ordering::SeqCst);
+    }
+}
+
+/// One GPU's row for a tick (and its processes when asked for).
+fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
+    let mut row = identity_row(info);
+    sample_device(&ctx.nvml, info, &ctx.sel, state, &mut row)?;
+    let list = ctx.procs || ctx.job.is_some();
+    let ps = if list { running_processes(&ctx.nvml, info, ctx.procs, state)? } else { None };
+    if let (Some(job), Some(ps)) = (&ctx.job, &ps) {
+        let mib: u64 = match job.read() {
+            Ok(pids) => ps.iter().filter(|p| pids.contains(&p.pid)).filter_map(|p| p.used_mib).sum(),
+            Err(_) => 0,
+        };
+        row.set(Field::JobGpuMemory, Value::U(mib));
+    }
+    Ok((row, if ctx.procs { ps.unwrap_or_default() } else { Vec::new() }))
+}
+
+/// Start a worker for `list`; None (warned) when no thread can be started.
+fn spawn_worker(ctx: &Arc<Ctx>, gate: &Arc<Gate>, list: Vec<(GpuInfo, Arc<Slot>)>) -> Option<Arc<Worker>> {
+    let name = list.first().map_or_else(|| "gpu".to_string(), |g| format!("gpu{}", g.0.index));
+    let (ctx, gate) = (ctx.clone(), gate.clone());
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Worker>>(1);
+    let spawned = thread::Builder::new().name(name).stack_size(256 * 1024).spawn(move || {
+        if let Ok(w) = rx.recv() {
+            serve(&w, &gate, &ctx);
+        }
+    });
+    match spawned {
+        Ok(h) => {
+            let w = Arc::new(Worker {
+                thread: h.thread().clone(),
+                request: AtomicU64::new(0),
+                done: AtomicU64::new(0),
+                current: AtomicUsize::new(0),
+                list: Mutex::new(list),
+                closed: AtomicBool::new(false),
+            });
+            tx.send(w.clone()).ok()?;
+            Some(w)
+        }
+        Err(e) => {
+            warn(&format!("cannot start a GPU sampling thread ({e}); those GPUs' fields stay empty"));
+            None
+        }
+    }
 }
 
 impl GpuSource {
@@ -111,58 +289,102 @@ impl GpuSource {
         } else {
             all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
-        let mut workers = Vec::new();
-        for info in infos {
-            let (req, req_rx) = bounded::<u64>(1);
-            let (resp_tx, resp) = bounded(1);
-            let (nvml, sel, winfo, job) = (nvml.clone(), sel.clone(), info.clone(), job.clone());
-            let list = procs || job.is_some();
-            let spawned =
-                thread::Builder::new().name(format!("gpu{}", info.index)).stack_size(256 * 1024).spawn(move || {
-                    let mut state = DeviceState::new(&nvml, &sel);
-                    for seq in req_rx {
-                        let mut row = identity_row(&winfo);
-                        let r = sample_device(&nvml, &winfo, &sel, &mut state, &mut row).and_then(|()| {
-                            let ps = if list { running_processes(&nvml, &winfo, procs, &mut state)? } else { None };
-                            if let (Some(job), Some(ps)) = (&job, &ps) {
-                                let mib: u64 = match job.read() {
-                                    Ok(pids) => {
-                                        ps.iter().filter(|p| pids.contains(&p.pid)).filter_map(|p| p.used_mib).sum()
-                                    }
-                                    Err(_) => 0,
-                                };
-                                row.set(Field::JobGpuMemory, Value::U(mib));
-                            }
-                            Ok((row, if procs { ps.unwrap_or_default() } else { Vec::new() }))
-                        });
-                        if resp_tx.send((seq, r)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            if let Err(e) = spawned {
-                warn(&format!("GPU {}: cannot start its sampling thread ({e}); skipping it", info.index));
-                continue;
-            }
-            workers.push(Worker { info, req, resp, busy: false, lost: false });
-        }
+        let gate = Arc::new(Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) });
+        let ctx = Arc::new(Ctx { nvml: nvml.clone(), sel: sel.clone(), procs, job });
+        let gpus: Vec<Gpu> =
+            infos.into_iter().map(|info| Gpu { info, slot: Arc::new(Mutex::new(None)), lost: false }).collect();
+        let list = gpus.iter().map(|g| (g.info.clone(), g.slot.clone())).collect::<Vec<_>>();
+        let workers = if list.is_empty() { Vec::new() } else { spawn_worker(&ctx, &gate, list).into_iter().collect() };
+        let gpus = if workers.is_empty() { Vec::new() } else { gpus };
         let count_xid = sel.fields().any(|f| f == Field::XidEvents);
-        let events = if (watch_events || count_xid) && !workers.is_empty() {
-            let infos: Vec<GpuInfo> = workers.iter().map(|w| w.info.clone()).collect();
+        let events = if (watch_events || count_xid) && !gpus.is_empty() {
+            let infos: Vec<GpuInfo> = gpus.iter().map(|g| g.info.clone()).collect();
             EventWatcher::start(nvml.clone(), &infos)
         } else {
             None
         };
-        Ok(GpuSource { nvml, workers, events, count_xid })
+        Ok(GpuSource { nvml, gpus, workers, gate, ctx, events, count_xid })
     }
 
     /// The GPUs being recorded.
     pub fn gpus(&self) -> impl Iterator<Item = &GpuInfo> {
-        self.workers.iter().map(|w| &w.info)
+        self.gpus.iter().map(|g| &g.info)
     }
 
     pub fn driver_version(&self) -> Option<String> {
         self.nvml.sys_driver_version().ok()
+    }
+
+    /// Ask every idle worker for tick `seq`; a worker stuck in an older tick gives its other GPUs
+    /// to a new worker. Returns how many GPUs were asked.
+    fn request(&mut self, seq: u64) -> usize {
+        if let Ok(mut t) = self.gate.sampler.lock()
+            && t.as_ref().is_none_or(|t| t.id() != thread::current().id())
+        {
+            *t = Some(thread::current());
+        }
+        let mut idle: Vec<usize> = (0..self.workers.len()).filter(|&k| !self.workers[k].busy()).collect();
+        idle.extend(self.split_busy(|_| true));
+        let asked = idle.iter().map(|&k| self.workers[k].len()).sum();
+        self.gate.open(seq, asked);
+        for &k in &idle {
+            self.workers[k].request.store(seq, Ordering::SeqCst);
+            self.workers[k].thread.unpark();
+        }
+        asked
+    }
+
+    /// Busy workers (those `which` selects) keep only the GPU they are reading; the others go to a
+    /// new worker each. Returns the new workers' positions.
+    fn split_busy(&mut self, which: impl Fn(&Worker) -> bool) -> Vec<usize> {
+        let mut added = Vec::new();
+        for k in 0..self.workers.len() {
+            let w = self.workers[k].clone();
+            if !w.busy() || !which(&w) {
+                continue;
+            }
+            let rest = w.split();
+            if rest.is_empty() {
+                continue;
+            }
+            match spawn_worker(&self.ctx, &self.gate, rest.clone()) {
+                Some(nw) => {
+                    self.workers.push(nw);
+                    added.push(self.workers.len() - 1);
+                }
+                // No thread: the GPUs wait behind the stuck one.
+                None => {
+                    if let Ok(mut l) = w.list.lock() {
+                        l.extend(rest);
+                    }
+                }
+            }
+        }
+        added
+    }
+
+    /// Wait for this tick's answers until `budget` has passed. At half of it, a worker still busy
+    /// with this tick hands the GPUs it has not reached to a new worker, so one hung GPU does not
+    /// hold up the others even on the tick it starts hanging.
+    fn wait(&mut self, seq: u64, budget: Duration) {
+        let start = Instant::now();
+        let (half, deadline) = (start + budget / 2, start + budget);
+        let mut rescued = false;
+        while self.gate.missing() > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if !rescued && now >= half {
+                rescued = true;
+                for k in self.split_busy(|w| w.request.load(Ordering::SeqCst) == seq) {
+                    self.workers[k].request.store(seq, Ordering::SeqCst);
+                    self.workers[k].thread.unpark();
+                }
+                continue;
+            }
+            thread::park_timeout((if rescued { deadline } else { half }) - now);
+        }
     }
 
     /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
@@ -177,45 +399,29 @@ impl GpuSource {
         events: &mut Vec<GpuEvent>,
     ) {
         let first = rows.len();
-        for w in &mut self.workers {
-            if w.busy {
-                // Still stuck in the previous request? Take its late answer if it came.
-                if w.resp.try_recv().is_ok() {
-                    w.busy = false;
-                }
-            }
-            if !w.busy && w.req.try_send(seq).is_ok() {
-                w.busy = true;
-            }
+        if self.request(seq) > 0 {
+            self.wait(seq, budget);
         }
-        let deadline = Instant::now() + budget;
-        for w in &mut self.workers {
-            let mut row = None;
-            while w.busy {
-                match w.resp.recv_deadline(deadline) {
-                    Ok((s, r)) => {
-                        w.busy = false;
-                        if s == seq {
-                            row = Some(r);
-                        }
-                    }
-                    Err(_) => break,
-                }
-            }
-            let info = &w.info;
+        for g in &mut self.gpus {
+            // A late answer to an older tick is dropped.
+            let row = match g.slot.lock().ok().and_then(|mut s| s.take()) {
+                Some((s, r)) if s == seq => Some(r),
+                _ => None,
+            };
+            let info = &g.info;
             let row = match row {
                 Some(Ok((row, ps))) => {
                     let at = rows.len();
                     procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
-                    if w.lost {
-                        w.lost = false;
+                    if g.lost {
+                        g.lost = false;
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
                     }
                     row
                 }
                 Some(Err(Lost)) => {
-                    if !w.lost {
-                        w.lost = true;
+                    if !g.lost {
+                        g.lost = true;
                         warn(&format!(
                             "GPU {} ({}) is lost (fallen off the bus or driver reset); its fields are empty until it answers again",
                             info.index, info.uuid
@@ -247,8 +453,8 @@ impl GpuSource {
         if !self.count_xid {
             return;
         }
-        for (row, worker) in rows.iter_mut().zip(&self.workers) {
-            let index = worker.info.index;
+        for (row, gpu) in rows.iter_mut().zip(&self.gpus) {
+            let index = gpu.info.index;
             if w.watches_xid(index) {
                 let n = events[start..].iter().filter(|e| e.kind == "xid" && e.index == index).count();
                 row.set(Field::XidEvents, Value::U(n as u64));
@@ -619,5 +825,39 @@ mod tests {
         assert_eq!(rows[0].get(Field::RetiredDbe), &Value::U(1), "one retired page");
         assert_eq!(procs.len(), 1);
         assert_eq!(procs[0].util.map(|u| u.sm), Some(42.0));
+    }
+
+    #[test]
+    fn gate_counts_only_answers_to_the_current_tick() {
+        let g = Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) };
+        g.open(5, 2);
+        g.answered(4);
+        assert_eq!(g.missing(), 2, "a late answer to tick 4 does not count for tick 5");
+        g.answered(5);
+        g.answered(5);
+        assert_eq!(g.missing(), 0);
+        g.answered(5);
+        assert_eq!(g.missing(), 0, "never below zero");
+    }
+
+    #[test]
+    fn a_busy_worker_keeps_only_the_gpu_it_is_reading() {
+        let gpu = |i: u32| {
+            let info = GpuInfo { index: i, uuid: "u".into(), name: "n".into(), bus_id: "b".into() };
+            (info, Arc::new(Mutex::new(None)))
+        };
+        let w = Worker {
+            thread: thread::current(),
+            request: AtomicU64::new(3),
+            done: AtomicU64::new(2),
+            current: AtomicUsize::new(2),
+            list: Mutex::new((0..4).map(gpu).collect()),
+            closed: AtomicBool::new(false),
+        };
+        assert!(w.busy());
+        let rest: Vec<u32> = w.split().iter().map(|g| g.0.index).collect();
+        assert_eq!(rest, [3, 0, 1]);
+        assert_eq!(w.list.lock().unwrap().iter().map(|g| g.0.index).collect::<Vec<_>>(), [2]);
+        assert!(w.split().is_empty(), "a worker left with one GPU keeps it");
     }
 }

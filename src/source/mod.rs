@@ -1,4 +1,4 @@
-//! Sources: where values come from (NVML for GPUs, /proc and sysinfo for the host).
+//! Sources: where values come from (NVML for GPUs, /proc for the host).
 
 pub mod cgroup;
 mod events;
