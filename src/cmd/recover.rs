@@ -18,7 +18,7 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
     let link = status_path(base);
     std::fs::symlink_metadata(&link).ok()?;
     let doc = std::fs::read(&link).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());
-    let host = sysinfo::System::host_name().unwrap_or_default();
+    let host = crate::source::host::hostname();
     if doc.is_some_and(|st| st.recorder_alive(&host)) {
         return None;
     }

@@ -124,7 +124,7 @@ fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir:
         schema: live::SCHEMA.to_string(),
         pid: std::process::id(),
         // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
-        host: sysinfo::System::host_name().unwrap_or_else(|_| meta.hostname.clone()),
+        host: crate::source::host::hostname(),
         output: p.display().to_string(),
         control: control.map(|c| c.path.display().to_string()),
         interval_s: meta.interval_s,
