@@ -90,11 +90,24 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
     }
 }
 
+/// A list option given only empty values (`--fields ''`) is a mistake, not "the default".
+fn non_empty(what: &str, given: &[String]) -> Result<()> {
+    if !given.is_empty() && given.iter().all(|g| g.trim().is_empty()) {
+        return Err(UsageError(format!("{what} is empty; leave it out for the default")).into());
+    }
+    Ok(())
+}
+
 impl RecordArgs {
     fn into_config(self) -> Result<RecordConfig> {
+        non_empty("--fields", &self.fields)?;
+        non_empty("--gpus", &self.gpus)?;
         let target = match self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => Some(Target::File(o)),
+            Some(o) => {
+                crate::cmd::report::check_output_dir(&o)?;
+                Some(Target::File(o))
+            }
             None if self.listen.is_some() => None,
             None => {
                 return Err(UsageError(

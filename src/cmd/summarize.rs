@@ -18,7 +18,7 @@ use crate::analysis::window::WindowSpec;
 use crate::analysis::{CheckResult, Summary, build, evaluate};
 use crate::cli::{InputArgs, LogArgs, ReportFormatArg, SummarizeArgs};
 use crate::present::{ReportFormat, render};
-use crate::read::inputs::{Input, discover};
+use crate::read::inputs::{Discovered, Input, discover};
 use crate::read::scan::{ReadOptions, scan};
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS};
@@ -79,11 +79,18 @@ pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> 
 }
 
 /// Read the inputs, compute the summary and evaluate the checks; input warnings go to stderr. What
-/// [`run`] prints, and what `gpumon report` renders.
+/// [`run`] prints.
 pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
-    let checks = parse_checks(&cfg.checks)?;
+    parse_checks(&cfg.checks)?;
     let found = discover(&cfg.inputs)?;
-    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+    summarize_found(cfg, &found)
+}
+
+/// [`summarize`] over inputs already discovered (each input is discovered once: a pipe can be
+/// read only once). What `gpumon report` renders.
+pub fn summarize_found(cfg: &SummarizeConfig, found: &Discovered) -> Result<(Summary, Vec<CheckResult>)> {
+    let checks = parse_checks(&cfg.checks)?;
+    let size = found.bytes();
     let passes = if cfg.window.needs_range() { 2 } else { 1 };
     let progress = Progress::new(size * passes, cfg.progress);
     let range = if cfg.window.needs_range() { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
@@ -112,10 +119,10 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
             crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
     }
-    let summary = build(all, &cfg.thresholds, reports, found.skipped, window);
+    let summary = build(all, &cfg.thresholds, reports, found.skipped.clone(), window);
     if summary.hosts.is_empty() {
         let why = if summary.windowed_out > 0 { "no rows inside the window" } else { "no GPU or host metrics" };
-        return Err(UsageError(format!("nothing to summarize: {why}")).into());
+        return Err(UsageError(format!("{}: nothing to summarize: {why}", found.names())).into());
     }
     let results: Vec<CheckResult> = checks.iter().map(|(c, scope)| evaluate(c, *scope, &summary)).collect();
     Ok((summary, results))
@@ -144,7 +151,8 @@ pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
 impl LogArgs {
     pub fn read_options(&self) -> Result<(crate::read::scan::ReadOptions, Option<chrono_tz::Tz>)> {
         let tz = match self.tz.trim() {
-            "local" | "" => None,
+            "" => return Err(UsageError("--tz is empty: give a zone (local, UTC, Europe/Berlin...)".into()).into()),
+            "local" => None,
             z => Some(z.parse::<chrono_tz::Tz>().map_err(|_| UsageError(format!("--tz: unknown time zone '{z}'")))?),
         };
         let columns: Vec<String> =

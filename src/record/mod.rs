@@ -344,6 +344,9 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
     for (path, cut) in &done.trimmed {
         warn(&format!("cut a torn last line ({cut} bytes) from {}", path.display()));
     }
+    for (path, why) in &done.kept {
+        warn(&format!("kept the damaged journal as {}: {why}", path.display()));
+    }
     Ok(())
 }
 

@@ -1,10 +1,12 @@
 //! The shared vocabulary: the field catalogue, the row model, the Arrow schema and column access,
-//! run statistics and metadata, and file-set naming. Imports nothing of ours but `util`.
+//! run statistics and metadata, file-set naming, and the journal format read back. Imports nothing
+//! of ours but `util`.
 
 pub mod arrow;
 pub mod batch;
 pub mod catalog;
 pub mod cols;
 pub mod files;
+pub mod journal;
 pub mod row;
 pub mod run;

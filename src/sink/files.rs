@@ -1,19 +1,23 @@
 //! Retention and crash recovery of an output set: rebuild Parquet pieces from their journals, cut
-//! a CSV's torn last line, delete the oldest closed pieces gpumon wrote.
+//! a CSV's torn last line, delete the oldest closed pieces gpumon wrote. Recovery rewrites only
+//! files gpumon wrote, and deletes a journal only when every byte of it was read (or is the torn
+//! tail of a crash): a damaged one is kept beside the rebuilt piece as `.X.journal.damaged`.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use arrow_ipc::reader::StreamReader;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
 use crate::schema::files::{
     OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir, written_by_gpumon,
 };
+use crate::schema::journal::{Journal, Unreadable};
 use crate::sink::parquet::writer_properties_from;
+use crate::util::error::UsageError;
+use crate::util::text::show;
 
 /// What recovery did.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -24,11 +28,13 @@ pub struct Recovered {
     pub trimmed: Vec<(PathBuf, u64)>,
     /// Empty pieces (killed before their header was written) that were deleted.
     pub removed: Vec<PathBuf>,
+    /// Journals with damage, kept under this name after their piece was rebuilt, with what was lost.
+    pub kept: Vec<(PathBuf, String)>,
 }
 
 impl Recovered {
     pub fn is_empty(&self) -> bool {
-        self.rebuilt.is_empty() && self.trimmed.is_empty() && self.removed.is_empty()
+        self.rebuilt.is_empty() && self.trimmed.is_empty() && self.removed.is_empty() && self.kept.is_empty()
     }
 }
 
@@ -37,8 +43,9 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     let mut done = Recovered::default();
     for journal in set.leftover_journals()? {
         let Some(piece) = piece_of_journal(&journal) else { continue };
-        let rows = recover_journal(&journal, &piece)?;
+        let (rows, kept) = recover_journal(&journal, &piece)?;
         done.rebuilt.push((piece, rows));
+        done.kept.extend(kept);
     }
     // A partial file without a journal was never written to (the crash hit while opening it).
     for e in fs::read_dir(set.dir()).with_context(|| format!("listing {}", set.dir().display()))?.flatten() {
@@ -52,6 +59,11 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     }
     if set.ext().eq_ignore_ascii_case(".csv") {
         for m in set.members()? {
+            let empty = fs::metadata(&m).is_ok_and(|md| md.len() == 0);
+            if !empty && !gpumon_csv(&m) {
+                // Not gpumon's own CSV (an nvidia-smi log, say): never rewritten.
+                continue;
+            }
             let cut = trim_torn_line(&m)?;
             if fs::metadata(&m).is_ok_and(|md| md.len() == 0) {
                 // Killed before even the header reached the disk: the piece holds nothing.
@@ -65,45 +77,72 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     Ok(done)
 }
 
-/// Rebuild `piece` from its journal (every complete batch), then remove journal and partial file.
-/// When the piece already exists (the crash hit after the rename), only the leftovers go.
-pub fn recover_journal(journal: &Path, piece: &Path) -> Result<u64> {
+/// Whether `path` starts with gpumon's own CSV header (`timestamp,` without the space that
+/// nvidia-smi's `--format=csv` puts after each comma).
+fn gpumon_csv(path: &Path) -> bool {
+    let Ok(f) = File::open(path) else { return false };
+    let mut first = Vec::new();
+    let _ = BufReader::new(f.take(4096)).read_until(b'\n', &mut first);
+    first.starts_with(b"timestamp,") && !first.starts_with(b"timestamp, ")
+}
+
+/// Rebuild `piece` from its journal (every valid batch, before and after any damage), then remove
+/// the partial file and the journal; a journal with damage is kept as `.X.journal.damaged` and
+/// returned with what was lost. When the piece already exists (the crash hit after the rename),
+/// only the leftovers go. A piece name held by a file gpumon did not write (or by a link to the
+/// journal itself) is never overwritten.
+pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(u64, Option<(PathBuf, String)>)> {
     let partial = partial_path(piece);
     if piece.exists() && written_by_gpumon(piece) {
         let _ = fs::remove_file(&partial);
-        fs::remove_file(journal).with_context(|| format!("removing {}", journal.display()))?;
-        return Ok(0);
+        fs::remove_file(journal).with_context(|| format!("removing {}", show(journal)))?;
+        return Ok((0, None));
     }
-    let file = File::open(journal).with_context(|| format!("opening {}", journal.display()))?;
-    let mut reader = match StreamReader::try_new(BufReader::new(file), None) {
-        Ok(r) => r,
-        Err(_) => {
+    if fs::symlink_metadata(piece).is_ok() {
+        return Err(UsageError(format!(
+            "{}: exists and is not a Parquet file gpumon wrote (a link to its journal?); it is not overwritten: \
+             move it away to rebuild it from {}",
+            show(piece),
+            show(journal)
+        ))
+        .into());
+    }
+    let file = File::open(journal).with_context(|| format!("opening {}", show(journal)))?;
+    let j = match Journal::open(file) {
+        Ok(j) => j,
+        Err(Unreadable::Empty) => {
             // Not even a schema made it to disk: nothing to recover.
             let _ = fs::remove_file(&partial);
-            fs::remove_file(journal).with_context(|| format!("removing {}", journal.display()))?;
-            return Ok(0);
+            fs::remove_file(journal).with_context(|| format!("removing {}", show(journal)))?;
+            return Ok((0, None));
         }
+        Err(e) => return Err(UsageError(format!("{}: {e}; the journal is kept", show(journal))).into()),
     };
-    let schema = reader.schema();
+    let schema = j.schema();
     let props: WriterProperties = writer_properties_from(schema.metadata());
     let tmp = hidden(piece, ".recovering");
-    let out = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let mut w =
-        ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {}", tmp.display()))?;
-    let mut rows = 0u64;
-    // A torn last batch (the crash hit mid-append) ends the stream: everything before it is kept.
-    for batch in reader.by_ref() {
-        let Ok(batch) = batch else { break };
-        rows += batch.num_rows() as u64;
-        w.write(&batch).with_context(|| format!("writing {}", tmp.display()))?;
-    }
-    let out = w.into_inner().with_context(|| format!("closing {}", tmp.display()))?;
-    out.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
-    fs::rename(&tmp, piece).with_context(|| format!("renaming {} to {}", tmp.display(), piece.display()))?;
+    let out = File::create(&tmp).with_context(|| format!("creating {}", show(&tmp)))?;
+    let mut w = ArrowWriter::try_new(out, schema, Some(props)).with_context(|| format!("writing {}", show(&tmp)))?;
+    let read = j.read_batches(&mut |batch| w.write(batch).with_context(|| format!("writing {}", show(&tmp))));
+    let read = match read {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    let out = w.into_inner().with_context(|| format!("closing {}", show(&tmp)))?;
+    out.sync_all().with_context(|| format!("syncing {}", show(&tmp)))?;
+    fs::rename(&tmp, piece).with_context(|| format!("renaming {} to {}", show(&tmp), show(piece)))?;
     sync_dir(piece.parent().unwrap_or(Path::new(".")));
     let _ = fs::remove_file(&partial);
-    fs::remove_file(journal).with_context(|| format!("removing {}", journal.display()))?;
-    Ok(rows)
+    let Some(damage) = read.damage_summary() else {
+        fs::remove_file(journal).with_context(|| format!("removing {}", show(journal)))?;
+        return Ok((read.rows, None));
+    };
+    let kept = hidden(piece, ".journal.damaged");
+    fs::rename(journal, &kept).with_context(|| format!("renaming {} to {}", show(journal), show(&kept)))?;
+    Ok((read.rows, Some((kept, damage))))
 }
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.

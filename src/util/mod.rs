@@ -1,7 +1,10 @@
 //! The floor every room stands on: error kinds and exit codes, once-per-cause warnings, the live
-//! status line and read progress. Imports nothing of ours.
+//! status line and read progress, escaping of untrusted text, the panic boundary around decoders.
+//! Imports nothing of ours.
 
 pub mod error;
+pub mod guard;
 pub mod progress;
 pub mod status;
+pub mod text;
 pub mod warn;
