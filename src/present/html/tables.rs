@@ -193,8 +193,12 @@ pub fn checks(j: &Value) -> Option<String> {
 }
 
 /// The files read, what they held and what was wrong with them; files skipped.
+/// Inputs listed one by one at most; the rest are counted (all are in the embedded JSON).
+const MAX_INPUT_ROWS: usize = 200;
+
 pub fn inputs(j: &Value) -> String {
-    let rows = j["inputs"].as_array().cloned().unwrap_or_default();
+    let all = j["inputs"].as_array().cloned().unwrap_or_default();
+    let rows: Vec<Value> = all.iter().take(MAX_INPUT_ROWS).cloned().collect();
     let cols: Vec<(&str, &str, bool, Cell<'_>)> = vec![
         ("file", "", true, Box::new(|i: &Value| Some(text(i, "path")))),
         ("kind", "", true, Box::new(|i: &Value| Some(text(i, "kind")))),
@@ -224,11 +228,23 @@ pub fn inputs(j: &Value) -> String {
         ),
     ];
     let mut s = table("inputs", &rows, cols).replace("<td class=\"l\">", "<td class=\"l w\">");
+    if all.len() > rows.len() {
+        let more = all.len() - rows.len();
+        let warned =
+            all[rows.len()..].iter().filter(|i| i["warnings"].as_array().is_some_and(|w| !w.is_empty())).count();
+        let _ = write!(
+            s,
+            r#"<p class="note" id="more-inputs">… and {more} more input(s), {warned} of them with warnings (all are listed in the embedded JSON).</p>"#
+        );
+    }
     let skipped = j["skipped"].as_array().cloned().unwrap_or_default();
     if !skipped.is_empty() {
         s.push_str(r#"<p class="note">Not read:</p><ul class="note">"#);
-        for k in &skipped {
+        for k in skipped.iter().take(MAX_INPUT_ROWS) {
             let _ = write!(s, "<li>{}: {}</li>", esc(&text(k, "path")), esc(&text(k, "reason")));
+        }
+        if skipped.len() > MAX_INPUT_ROWS {
+            let _ = write!(s, "<li>… and {} more</li>", skipped.len() - MAX_INPUT_ROWS);
         }
         s.push_str("</ul>");
     }
