@@ -4,6 +4,8 @@
 pub mod convert;
 pub mod doctor;
 pub mod fields;
+#[cfg(test)]
+mod fuzz;
 pub mod record;
 pub mod recover;
 pub mod report;

@@ -15,6 +15,7 @@ use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDateTime};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::reader::Length;
 
 use crate::read::inputs::{Input, header_name};
@@ -95,10 +96,19 @@ pub fn open_parquet(input: &Input) -> Result<ParquetFile> {
     let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
     let damaged = "not a readable Parquet file (truncated or damaged?)";
     check_footer(&file).map_err(|e| usage(path, damaged, e))?;
-    let meta = contain(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
+    let md = contain(|| ParquetMetaDataReader::new().parse_and_finish(&file))
         .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
         .map_err(|e| usage(path, damaged, e))?;
-    check_chunks(meta.metadata(), file.len()).map_err(|e| usage(path, damaged, e))?;
+    check_chunks(&md, file.len()).map_err(|e| usage(path, damaged, e))?;
+    let md = Arc::new(md);
+    // The Arrow schema stored in the footer is decoded by a reader that panics on damage: when it
+    // fails, the schema is taken from the Parquet types instead (the data is the same).
+    let meta = match contain(|| ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())) {
+        Ok(Ok(m)) => m,
+        _ => contain(|| ArrowReaderMetadata::try_new(md, ArrowReaderOptions::new().with_skip_arrow_metadata(true)))
+            .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
+            .map_err(|e| usage(path, damaged, e))?,
+    };
     check_schema(meta.schema()).map_err(|e| UsageError(format!("{}: {e}", show(path))))?;
     let fields = schema_fields(meta.schema());
     let md = meta.metadata();
