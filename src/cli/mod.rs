@@ -81,7 +81,7 @@ pub(crate) struct RecordArgs {
     #[arg(long, value_parser = parse_duration)]
     pub(crate) duration: Option<Duration>,
     /// Stop after this many ticks.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_parser = parse_positive::<u64>)]
     pub(crate) count: Option<u64>,
     /// GPUs to record, by index or UUID (comma-separated). Default: every GPU, or the ones
     /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set.
@@ -108,7 +108,7 @@ pub(crate) struct RecordArgs {
     #[arg(long, value_parser = parse_nonzero_duration)]
     pub(crate) rotate_every: Option<Duration>,
     /// Keep at most this many files of the set; the oldest are deleted first.
-    #[arg(long, value_parser = parse_positive)]
+    #[arg(long, value_parser = parse_positive::<usize>)]
     pub(crate) keep: Option<usize>,
     /// Keep the files of the set under this total size (e.g. 10GiB); the oldest are deleted first.
     #[arg(long, value_parser = parse_nonzero_size)]
@@ -202,9 +202,11 @@ pub(crate) fn parse_nonzero_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A count of at least 1.
-pub(crate) fn parse_positive(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(0) => Err("0 is not allowed; give at least 1".into()),
+pub(crate) fn parse_positive<T: std::str::FromStr<Err = std::num::ParseIntError> + PartialEq + From<u8>>(
+    s: &str,
+) -> Result<T, String> {
+    match s.trim().parse::<T>() {
+        Ok(n) if n == T::from(0) => Err("0 is not allowed; give at least 1".into()),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("'{s}' is not a count ({e})")),
     }
@@ -340,8 +342,8 @@ mod tests {
         assert!(parse_nonzero_duration("0").is_err());
         assert!(parse_nonzero_duration("0s").is_err());
         assert_eq!(parse_nonzero_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert!(parse_positive("0").is_err());
-        assert!(parse_positive("").is_err());
-        assert_eq!(parse_positive("3"), Ok(3));
+        assert!(parse_positive::<u64>("0").is_err());
+        assert!(parse_positive::<usize>("").is_err());
+        assert_eq!(parse_positive::<usize>("3"), Ok(3));
     }
 }

@@ -117,7 +117,7 @@ fn ticks(n: usize, gpus: usize, sel: &Selection) -> Vec<Tick> {
                     let mut r = Row::default();
                     for f in sel.fields() {
                         // A missing value now and then: missing is null.
-                        if f != Field::Index && (i + g + f as usize) % 23 == 0 {
+                        if f != Field::Index && (i + g + f as usize).is_multiple_of(23) {
                             continue;
                         }
                         r.set(f, value(f, g, i));

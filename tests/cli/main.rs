@@ -5,6 +5,7 @@
 mod cgroup;
 mod common;
 mod doctor;
+mod hostile;
 mod job;
 mod longrun;
 mod prom;
