@@ -146,6 +146,48 @@ fn selection(fields: &[Field]) -> Selection {
     Selection::new(cols)
 }
 
+/// Feed the rows of one input to the writer; rows without a timestamp are counted and warned about.
+fn convert_input(
+    input: &crate::read::inputs::Input,
+    read: &ReadOptions,
+    want: &[Field],
+    progress: &Progress,
+    w: &Mutex<Writer>,
+) -> Result<()> {
+    let no_ts = std::sync::atomic::AtomicU64::new(0);
+    let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
+        let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
+        let host: Arc<str> = Arc::from(host);
+        // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
+        let mut rows = Vec::with_capacity(CHUNK_ROWS);
+        for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
+            rows.clear();
+            let n = CHUNK_ROWS.min(b.num_rows() - off);
+            rows_of_batch(&b.slice(off, n), &mut rows);
+            no_ts.fetch_add((n - rows.len()) as u64, std::sync::atomic::Ordering::Relaxed);
+            for (ts, mut row) in rows.drain(..) {
+                if row.get(Field::Host).is_missing() {
+                    row.set(Field::Host, Value::S(host.clone()));
+                }
+                w.push_row(ts, row)?;
+            }
+        }
+        Ok(())
+    };
+    let (_, rep) = scan(input, read, want, progress, &|| (), &visit)?;
+    for warning in &rep.warnings {
+        crate::util::warn::warn(&format!("{}: {warning}", rep.path.display()));
+    }
+    let no_ts = no_ts.into_inner();
+    if no_ts > 0 {
+        crate::util::warn::warn(&format!(
+            "{}: {no_ts} row(s) without a timestamp cannot be placed in time; not converted",
+            rep.path.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Run the command; returns the exit code.
 pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let format = match cfg.format {
@@ -185,37 +227,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {
         for input in &found.inputs {
-            let no_ts = std::sync::atomic::AtomicU64::new(0);
-            let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
-                let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
-                let host: Arc<str> = Arc::from(host);
-                // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
-                let mut rows = Vec::with_capacity(CHUNK_ROWS);
-                for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
-                    rows.clear();
-                    let n = CHUNK_ROWS.min(b.num_rows() - off);
-                    rows_of_batch(&b.slice(off, n), &mut rows);
-                    no_ts.fetch_add((n - rows.len()) as u64, std::sync::atomic::Ordering::Relaxed);
-                    for (ts, mut row) in rows.drain(..) {
-                        if row.get(Field::Host).is_missing() {
-                            row.set(Field::Host, Value::S(host.clone()));
-                        }
-                        w.push_row(ts, row)?;
-                    }
-                }
-                Ok(())
-            };
-            let (_, rep) = scan(input, &read, &want, &progress, &|| (), &visit)?;
-            for warning in &rep.warnings {
-                crate::util::warn::warn(&format!("{}: {warning}", rep.path.display()));
-            }
-            let no_ts = no_ts.into_inner();
-            if no_ts > 0 {
-                crate::util::warn::warn(&format!(
-                    "{}: {no_ts} row(s) without a timestamp cannot be placed in time; not converted",
-                    rep.path.display()
-                ));
-            }
+            convert_input(input, &read, &want, &progress, &w)?;
         }
         let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
         w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()

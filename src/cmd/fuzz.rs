@@ -327,12 +327,14 @@ fn run_case(dir: &Path, name: &str, kind: &str, bytes: &[u8], f: &mut Figures) {
     f.largest = f.largest.max(largest);
     f.slowest = f.slowest.max(t0.elapsed());
     if largest > alloc_limit(bytes.len()) {
-        f.too_large.push(format!("{kind}: {largest} bytes at once for {} input bytes", bytes.len()));
+        let kept = keep_failure(name, bytes, f.cases);
+        f.too_large.push(format!("{kind}: {largest} bytes at once for {} input bytes ({kept})", bytes.len()));
     }
     match outcome {
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-            f.escaped_panics.push(format!("{kind}: {}", msg.unwrap_or_default()));
+            let kept = keep_failure(name, bytes, f.cases);
+            f.escaped_panics.push(format!("{kind}: {} ({kept})", msg.unwrap_or_default()));
         }
         Ok((read, recovered)) => {
             for e in [Some(read), recovered].into_iter().flatten() {
@@ -348,6 +350,15 @@ fn run_case(dir: &Path, name: &str, kind: &str, bytes: &[u8], f: &mut Figures) {
                 }
             }
         }
+    }
+}
+
+/// Keep a failing mutant for reproduction: its path.
+fn keep_failure(name: &str, bytes: &[u8], case: u64) -> String {
+    let p = std::env::temp_dir().join(format!("gpumon-fuzz-failure-{case}-{}", name.trim_start_matches('.')));
+    match std::fs::write(&p, bytes) {
+        Ok(()) => format!("kept as {}", p.display()),
+        Err(e) => format!("not kept: {e}"),
     }
 }
 

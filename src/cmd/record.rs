@@ -102,12 +102,12 @@ impl RecordArgs {
     fn into_config(self) -> Result<RecordConfig> {
         non_empty("--fields", &self.fields)?;
         non_empty("--gpus", &self.gpus)?;
+        if let Some(o) = self.output.as_ref().filter(|o| o.as_os_str() != "-") {
+            crate::cmd::report::check_output_dir(o)?;
+        }
         let target = match self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => {
-                crate::cmd::report::check_output_dir(&o)?;
-                Some(Target::File(o))
-            }
+            Some(o) => Some(Target::File(o)),
             None if self.listen.is_some() => None,
             None => {
                 return Err(UsageError(

@@ -92,6 +92,13 @@ impl BoundedFile {
                             page_limit(s.compressed)
                         )));
                     }
+                    // A dictionary's values are allocated at once; each takes at least a bit.
+                    if let Some(n) = s.dict_values.filter(|&n| n < 0 || n > s.uncompressed.saturating_mul(8) + 64) {
+                        return Err(general(format!(
+                            "the dictionary page at offset {start} claims {n} values in {} bytes",
+                            s.uncompressed
+                        )));
+                    }
                     return Ok(buf);
                 }
                 Err(Bad::Short) if (want as u64) < left && want < MAX_HEADER => {

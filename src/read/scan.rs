@@ -40,7 +40,7 @@ pub fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> 
     if let Some(h) = recorded.filter(|h| !h.is_empty()) {
         return h.to_string();
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path.file_name().map(|n| show(Path::new(n))).unwrap_or_default();
     let name = name.trim_start_matches('.').trim_end_matches(".journal");
     let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
     if stem.is_empty() { "-".to_string() } else { stem.to_string() }

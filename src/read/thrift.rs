@@ -185,23 +185,37 @@ pub struct PageSizes {
     pub header_len: usize,
     pub uncompressed: i64,
     pub compressed: i64,
+    /// Values in a dictionary page (its decoder allocates them all at once).
+    pub dict_values: Option<i64>,
 }
 
-/// Read the page header at the start of `bytes`: its length and the two page sizes (fields 2 and
-/// 3 of `PageHeader`), with every nested length checked.
+/// Read the page header at the start of `bytes`: its length, the two page sizes (fields 2 and 3
+/// of `PageHeader`) and a dictionary page's value count (field 1 of field 7), with every nested
+/// length checked.
 pub fn page_header(bytes: &[u8]) -> Result<PageSizes, Bad> {
     let mut w = Walker { b: bytes, pos: 0 };
-    let (mut uncompressed, mut compressed) = (None, None);
+    let (mut uncompressed, mut compressed, mut dict_values) = (None, None, None);
     let mut last = 0i16;
     while let Some((id, ty)) = w.field(&mut last)? {
         match (id, ty) {
             (2, 5) => uncompressed = Some(w.zigzag()?),
             (3, 5) => compressed = Some(w.zigzag()?),
+            (7, 12) => {
+                let mut inner = 0i16;
+                while let Some((id, ty)) = w.field(&mut inner)? {
+                    match (id, ty) {
+                        (1, 5) => dict_values = Some(w.zigzag()?),
+                        _ => w.skip(ty, 2)?,
+                    }
+                }
+            }
             _ => w.skip(ty, 1)?,
         }
     }
     match (uncompressed, compressed) {
-        (Some(uncompressed), Some(compressed)) => Ok(PageSizes { header_len: w.pos, uncompressed, compressed }),
+        (Some(uncompressed), Some(compressed)) => {
+            Ok(PageSizes { header_len: w.pos, uncompressed, compressed, dict_values })
+        }
         _ => damaged("a page header without its sizes"),
     }
 }
@@ -244,10 +258,15 @@ mod tests {
     fn page_header_sizes() {
         let h = header(4096, 512);
         let s = page_header(&h).unwrap();
-        assert_eq!(s, PageSizes { header_len: h.len(), uncompressed: 4096, compressed: 512 });
+        assert_eq!(s, PageSizes { header_len: h.len(), uncompressed: 4096, compressed: 512, dict_values: None });
         let h = header(i64::from(i32::MAX), 512);
         assert_eq!(page_header(&h).unwrap().uncompressed, i64::from(i32::MAX));
         assert_eq!(page_header(&h[..3]), Err(Bad::Short));
+        // A dictionary page header (field 7) with its value count.
+        let mut d = header(4096, 512);
+        let n = d.len();
+        d[n - 6] = 0x4c; // field 7 (delta 4 from field 3), struct, instead of field 5
+        assert_eq!(page_header(&d).unwrap().dict_values, Some(100));
     }
 
     #[test]

@@ -550,49 +550,7 @@ fn a_fresh_scrape_is_answered_within_a_second_during_200_slowloris_connections()
     rec.wait_ticks(1);
     let addr = rec.addr;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (reconnects, peak) = (Arc::new(Mutex::new(0u64)), Arc::new(Mutex::new(0usize)));
-    let loris = {
-        let (stop, reconnects, peak) = (stop.clone(), reconnects.clone(), peak.clone());
-        std::thread::spawn(move || {
-            // A head that never ends: the request line, then one header value a byte at a time.
-            const HEAD: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
-            let open = || -> Option<(TcpStream, usize)> {
-                let s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-                s.set_nonblocking(true).ok()?;
-                Some((s, 0))
-            };
-            let mut conns: Vec<Option<(TcpStream, usize)>> = (0..200).map(|_| open()).collect();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut alive = 0;
-                for c in conns.iter_mut() {
-                    let kept = c.as_mut().is_some_and(|(s, sent)| {
-                        // EOF, a response (an error, then close) or a reset: the server let go.
-                        let let_go =
-                            !matches!(s.read(&mut [0u8; 256]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
-                        let byte = HEAD.get(*sent).copied().unwrap_or(b'a');
-                        *sent += 1;
-                        !let_go && s.write(&[byte]).is_ok_and(|n| n == 1)
-                    });
-                    if kept {
-                        alive += 1;
-                    } else {
-                        // Come back at once, as an attacker would.
-                        *c = open();
-                        *reconnects.lock().unwrap() += 1;
-                    }
-                }
-                let mut p = peak.lock().unwrap();
-                *p = (*p).max(alive);
-                drop(p);
-                for _ in 0..20 {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            }
-        })
-    };
+    let loris = slowloris(addr, 200, stop.clone());
     std::thread::sleep(Duration::from_secs(3));
     let mut worst = Duration::ZERO;
     let mut scrapes = 0;
@@ -608,11 +566,10 @@ fn a_fresh_scrape_is_answered_within_a_second_during_200_slowloris_connections()
         std::thread::sleep(Duration::from_millis(250));
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    loris.join().unwrap();
+    let (reconnects, peak) = loris.join().unwrap();
     eprintln!(
-        "slowloris: {scrapes} fresh scrapes, slowest {worst:?}; {} reconnects by 200 slow clients, at most {} open at a check",
-        reconnects.lock().unwrap(),
-        peak.lock().unwrap()
+        "slowloris: {scrapes} fresh scrapes, slowest {worst:?}; {reconnects} reconnects by 200 slow clients, \
+         at most {peak} open at a check"
     );
     assert!(worst < Duration::from_secs(1), "a fresh scrape took {worst:?} during the slowloris attack");
     let (_, _, body) = http(addr, "GET", "/metrics", &[]).unwrap();
@@ -623,4 +580,53 @@ fn a_fresh_scrape_is_answered_within_a_second_during_200_slowloris_connections()
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 2 * 40, "20 s at 500 ms with two GPUs");
     assert!(rows.iter().all(|r| &r[missed] == "0"), "a tick was missed during the attack");
+}
+
+/// `n` slowloris clients on one thread: each sends one byte of a request head that never ends every
+/// 2 s and reconnects at once when the server lets go, until `stop`. Returns (reconnects, the most
+/// found still open at a round).
+fn slowloris(
+    addr: SocketAddr,
+    n: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<(u64, usize)> {
+    std::thread::spawn(move || {
+        // A head that never ends: the request line, then one header value a byte at a time.
+        const HEAD: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        let open = || -> Option<(TcpStream, usize)> {
+            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+            s.set_nonblocking(true).ok()?;
+            Some((s, 0))
+        };
+        let mut conns: Vec<Option<(TcpStream, usize)>> = (0..n).map(|_| open()).collect();
+        let (mut reconnects, mut peak) = (0u64, 0usize);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut alive = 0;
+            for c in conns.iter_mut() {
+                let kept = c.as_mut().is_some_and(|(s, sent)| {
+                    // EOF, a response (an error, then close) or a reset: the server let go.
+                    let let_go =
+                        !matches!(s.read(&mut [0u8; 256]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+                    let byte = HEAD.get(*sent).copied().unwrap_or(b'a');
+                    *sent += 1;
+                    !let_go && s.write(&[byte]).is_ok_and(|n| n == 1)
+                });
+                if kept {
+                    alive += 1;
+                } else {
+                    // Come back at once, as an attacker would.
+                    *c = open();
+                    reconnects += 1;
+                }
+            }
+            peak = peak.max(alive);
+            for _ in 0..20 {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        (reconnects, peak)
+    })
 }

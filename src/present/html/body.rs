@@ -225,6 +225,19 @@ pub fn title(j: &Value) -> String {
 }
 
 /// The body of the report.
+/// A note on the GPUs and hosts left without charts (beyond the cap), if any.
+fn uncharted(c: &Collected) -> String {
+    if c.uncharted.is_empty() {
+        return String::new();
+    }
+    let gpus = c.uncharted.iter().filter(|(_, gpu)| gpu.is_some()).count();
+    let hosts = c.uncharted.len() - gpus;
+    format!(
+        r#"<p class="note" id="uncharted">Charts for the first {} GPUs and hosts only: {gpus} more GPU(s) and {hosts} more host(s) are in the tables above.</p>"#,
+        crate::analysis::series::MAX_CHARTED
+    )
+}
+
 pub fn body(j: &Value, c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
     let grid = c.grid;
     let axis =
@@ -286,15 +299,7 @@ pub fn body(j: &Value, c: &Collected, tz: Option<chrono_tz::Tz>) -> String {
         if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
         gap_k
     );
-    if !c.uncharted.is_empty() {
-        let (g, h) =
-            c.uncharted.iter().fold((0, 0), |(g, h), (_, gpu)| if gpu.is_some() { (g + 1, h) } else { (g, h + 1) });
-        let _ = write!(
-            s,
-            r#"<p class="note" id="uncharted">Charts for the first {} GPUs and hosts only: {g} more GPU(s) and {h} more host(s) are in the tables above.</p>"#,
-            crate::analysis::series::MAX_CHARTED
-        );
-    }
+    s.push_str(&uncharted(c));
     let mut ctx = Ctx { axis: &axis, charts: 0, has_max };
     for h in &hosts {
         let host = h["host"].as_str().unwrap_or("");
