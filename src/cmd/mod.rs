@@ -4,6 +4,8 @@
 pub mod convert;
 pub mod doctor;
 pub mod fields;
+#[cfg(test)]
+mod fuzz;
 pub mod record;
 pub mod recover;
 pub mod report;
@@ -59,7 +61,8 @@ pub fn main() -> i32 {
         Err(e) if is_broken_pipe(&e) => exit::OK,
         Err(e) => {
             crate::util::status::clear_line();
-            eprintln!("gpumon: error: {e:#}");
+            // One line, whatever a file name or a decoder's message holds.
+            eprintln!("gpumon: error: {}", crate::util::text::escape(&format!("{e:#}")));
             code_for(&e)
         }
     }

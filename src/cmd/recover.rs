@@ -9,13 +9,14 @@ use crate::schema::files::OutputSet;
 use crate::sink::files::recover_set;
 use crate::sink::lock::OutputLock;
 use crate::util::error::{UsageError, exit};
+use crate::util::text::show;
 
 /// Recover the set `path` names (or belongs to) and say what was done. A set a live recorder holds
 /// is left alone (exit 2, naming the recorder).
 pub fn run(path: &Path) -> Result<i32> {
     let set = OutputSet::new(path);
     if !set.dir().is_dir() {
-        return Err(UsageError(format!("{}: no such directory", set.dir().display())).into());
+        return Err(UsageError(format!("{}: no such directory", show(set.dir()))).into());
     }
     let _lock = OutputLock::acquire(path, "recover").context("recover changes files a live recorder is writing")?;
     let done = recover_set(&set)?;
@@ -23,8 +24,11 @@ pub fn run(path: &Path) -> Result<i32> {
     for m in done.messages() {
         writeln!(out, "{m}")?;
     }
+    for w in done.warnings() {
+        crate::util::warn::warn(&w);
+    }
     if done.is_empty() {
-        writeln!(out, "nothing to recover for {}", set.base().display())?;
+        writeln!(out, "nothing to recover for {}", show(&set.base()))?;
     }
     Ok(exit::OK)
 }

@@ -142,12 +142,27 @@ fn companions(
 }
 
 /// Read the inputs, compute the summary and evaluate the checks; input warnings go to stderr. What
-/// [`run`] prints, and what `gpumon report` renders.
+/// [`run`] prints.
 pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
+    parse_checks(&cfg.checks)?;
+    let inputs = find_inputs(&cfg.inputs, &cfg.read)?;
+    summarize_found(cfg, &inputs)
+}
+
+impl Inputs {
+    /// Every input, whatever its table.
+    pub fn all(&self) -> Discovered {
+        let all = self.metrics.inputs.iter().chain(&self.procs).chain(&self.events).cloned().collect();
+        Discovered { inputs: all, ..Default::default() }
+    }
+}
+
+/// [`summarize`] over inputs already found (each input is discovered once: a pipe can be read only
+/// once). What `gpumon report` renders.
+pub fn summarize_found(cfg: &SummarizeConfig, inputs: &Inputs) -> Result<(Summary, Vec<CheckResult>)> {
     let checks = parse_checks(&cfg.checks)?;
-    let all_inputs = find_inputs(&cfg.inputs, &cfg.read)?;
-    let found = &all_inputs.metrics;
-    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+    let found = &inputs.metrics;
+    let size = found.bytes();
     let passes = if cfg.window.needs_range() { 2 } else { 1 };
     let progress = Progress::new(size * passes, cfg.progress);
     let range = if cfg.window.needs_range() { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
@@ -170,7 +185,7 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
         }
         reports.push(rep);
     }
-    let companions = companions(&all_inputs, &cfg.read, window, &progress, &mut reports)?;
+    let companions = companions(inputs, &cfg.read, window, &progress, &mut reports)?;
     progress.finish();
     for r in &reports {
         for w in &r.warnings {
@@ -186,7 +201,7 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<(Summary, Vec<CheckResult>)> {
         } else {
             "no GPU or host metrics"
         };
-        return Err(UsageError(format!("nothing to summarize: {why}")).into());
+        return Err(UsageError(format!("{}: nothing to summarize: {why}", inputs.all().names())).into());
     }
     let results: Vec<CheckResult> = checks.iter().map(|(c, stat)| evaluate(c, *stat, &summary)).collect();
     Ok((summary, results))

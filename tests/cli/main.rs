@@ -6,6 +6,7 @@ mod cgroup;
 mod common;
 mod doctor;
 mod gpm;
+mod hostile;
 mod job;
 mod longrun;
 mod prom;
