@@ -19,6 +19,9 @@ use crate::schema::cols::{self, NO_TS};
 
 /// Buckets across the report's time span.
 pub const BUCKETS: usize = 1200;
+/// GPUs and hosts charted at most (in order of first appearance); the rest are counted, so that
+/// thousands of inputs cost a bounded page and bounded memory (their figures stay in the tables).
+pub const MAX_CHARTED: usize = 64;
 
 /// A charted field and the `.max` companion column whose values raise the top of its band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,19 +403,25 @@ pub struct Collected {
     pub gpus: Vec<GpuSeries>,
     /// Host name and its per-tick track, in order of first appearance.
     pub hosts: Vec<(String, Track)>,
+    /// GPUs and hosts seen beyond [`MAX_CHARTED`] (not charted).
+    pub uncharted: std::collections::HashSet<(String, Option<String>)>,
 }
 
 impl Collected {
     pub fn new(grid: Grid) -> Collected {
-        Collected { grid, gpus: Vec::new(), hosts: Vec::new() }
+        Collected { grid, gpus: Vec::new(), hosts: Vec::new(), uncharted: Default::default() }
     }
 
     /// Join the envelopes of the next part of the data (parts in time order).
     pub fn append(&mut self, part: Series) {
         for (h, track) in part.host_tracks.into_iter().enumerate() {
             let name = part.keys.hosts.name(h as u32).to_string();
+            let full = self.hosts.len() >= MAX_CHARTED;
             match self.hosts.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, t)) => t.append(track),
+                None if full => {
+                    self.uncharted.insert((name, None));
+                }
                 None => self.hosts.push((name, track)),
             }
         }
@@ -422,8 +431,12 @@ impl Collected {
                 GpuKey::Index(x) => x.to_string(),
                 GpuKey::Uuid(u) => u,
             };
+            let full = self.gpus.len() >= MAX_CHARTED;
             match self.gpus.iter_mut().find(|g| g.host == host && g.label == label) {
                 Some(g) => g.track.append(track),
+                None if full => {
+                    self.uncharted.insert((host, Some(label)));
+                }
                 None => self.gpus.push(GpuSeries { host, label, track }),
             }
         }

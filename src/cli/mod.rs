@@ -112,7 +112,7 @@ pub(crate) struct RecordArgs {
     #[arg(long, value_parser = parse_duration)]
     pub(crate) duration: Option<Duration>,
     /// Stop after this many ticks.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_positive::<u64>)]
     pub(crate) count: Option<u64>,
     /// GPUs to record, by index or UUID (prefix), comma-separated. Default: every GPU, or the ones
     /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set.
@@ -133,16 +133,16 @@ pub(crate) struct RecordArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub(crate) flush: Duration,
     /// Start a new file when the current one reaches this size (e.g. 256MiB).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_nonzero_size)]
     pub(crate) rotate_size: Option<u64>,
     /// Start a new file on wall-clock boundaries of this period (e.g. 1h, 1d). SIGHUP rotates at once.
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_nonzero_duration)]
     pub(crate) rotate_every: Option<Duration>,
     /// Keep at most this many files of the set; the oldest are deleted first.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_positive::<usize>)]
     pub(crate) keep: Option<usize>,
     /// Keep the files of the set under this total size (e.g. 10GiB); the oldest are deleted first.
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_nonzero_size)]
     pub(crate) max_total: Option<u64>,
     /// Rows held in memory while the output cannot be written (disk full, I/O errors); later ticks
     /// are dropped and counted in `missed`.
@@ -256,6 +256,34 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
         .parse::<bytesize::ByteSize>()
         .map(|b| b.as_u64())
         .map_err(|e| format!("'{s}' is not a size ({e}); use e.g. 256MiB, 1GiB, 500MB"))
+}
+
+/// A size above zero (a zero rotation size or total would rotate or delete without end).
+pub(crate) fn parse_nonzero_size(s: &str) -> Result<u64, String> {
+    match parse_size(s)? {
+        0 => Err(format!("'{s}' is zero; give a size above 0, e.g. 256MiB")),
+        n => Ok(n),
+    }
+}
+
+/// A duration above zero.
+pub(crate) fn parse_nonzero_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!("'{s}' is zero; give a period above 0, e.g. 1h"));
+    }
+    Ok(d)
+}
+
+/// A count of at least 1.
+pub(crate) fn parse_positive<T: std::str::FromStr<Err = std::num::ParseIntError> + PartialEq + From<u8>>(
+    s: &str,
+) -> Result<T, String> {
+    match s.trim().parse::<T>() {
+        Ok(n) if n == T::from(0) => Err("0 is not allowed; give at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("'{s}' is not a count ({e})")),
+    }
 }
 
 pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
@@ -521,5 +549,18 @@ mod tests {
         assert_eq!(sum("gpumon summarize x.csv --id GPU-ab --tz +02:00").gpus, ["GPU-ab"]);
         assert_eq!(sum("gpumon summarize x.csv --tz -0530").tz, Zone::parse("-05:30").unwrap());
         assert!(Cli::try_parse_from(argv("gpumon summarize x.csv --tz Mars/Base")).is_err());
+    }
+
+    #[test]
+    fn zero_sizes_periods_and_counts_are_refused() {
+        assert!(parse_nonzero_size("0").is_err());
+        assert!(parse_nonzero_size("0MiB").is_err());
+        assert_eq!(parse_nonzero_size("1KiB"), Ok(1024));
+        assert!(parse_nonzero_duration("0").is_err());
+        assert!(parse_nonzero_duration("0s").is_err());
+        assert_eq!(parse_nonzero_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_positive::<u64>("0").is_err());
+        assert!(parse_positive::<usize>("").is_err());
+        assert_eq!(parse_positive::<usize>("3"), Ok(3));
     }
 }

@@ -24,6 +24,7 @@ use crate::schema::run::RunMeta;
 use crate::sink::{self, Sink, Target};
 use crate::util::error::{UsageError, exit};
 use crate::util::progress::Progress;
+use crate::util::text::show;
 
 /// Rows of one tick may spread this far (µs).
 const TICK_SPREAD_US: i64 = 2_000_000;
@@ -145,6 +146,48 @@ fn selection(fields: &[Field]) -> Selection {
     Selection::new(cols)
 }
 
+/// Feed the rows of one input to the writer; rows without a timestamp are counted and warned about.
+fn convert_input(
+    input: &crate::read::inputs::Input,
+    read: &ReadOptions,
+    want: &[Field],
+    progress: &Progress,
+    w: &Mutex<Writer>,
+) -> Result<()> {
+    let no_ts = std::sync::atomic::AtomicU64::new(0);
+    let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
+        let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
+        let host: Arc<str> = Arc::from(host);
+        // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
+        let mut rows = Vec::with_capacity(CHUNK_ROWS);
+        for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
+            rows.clear();
+            let n = CHUNK_ROWS.min(b.num_rows() - off);
+            rows_of_batch(&b.slice(off, n), &mut rows);
+            no_ts.fetch_add((n - rows.len()) as u64, std::sync::atomic::Ordering::Relaxed);
+            for (ts, mut row) in rows.drain(..) {
+                if row.get(Field::Host).is_missing() {
+                    row.set(Field::Host, Value::S(host.clone()));
+                }
+                w.push_row(ts, row)?;
+            }
+        }
+        Ok(())
+    };
+    let (_, rep) = scan(input, read, want, progress, &|| (), &visit)?;
+    for warning in &rep.warnings {
+        crate::util::warn::warn(&format!("{}: {warning}", rep.path.display()));
+    }
+    let no_ts = no_ts.into_inner();
+    if no_ts > 0 {
+        crate::util::warn::warn(&format!(
+            "{}: {no_ts} row(s) without a timestamp cannot be placed in time; not converted",
+            rep.path.display()
+        ));
+    }
+    Ok(())
+}
+
 /// `--format`, else the output's extension.
 fn output_format(cfg: &ConvertConfig) -> Result<Format> {
     match cfg.format {
@@ -152,7 +195,7 @@ fn output_format(cfg: &ConvertConfig) -> Result<Format> {
         None => Format::from_path(&cfg.output).ok_or_else(|| {
             UsageError(format!(
                 "cannot tell the format of {} from its extension; use .csv or .parquet, or --format",
-                cfg.output.display()
+                show(&cfg.output)
             ))
             .into()
         }),
@@ -163,10 +206,7 @@ fn output_format(cfg: &ConvertConfig) -> Result<Format> {
 pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let format = output_format(cfg)?;
     let found = discover(&cfg.inputs)?;
-    let out_key = std::fs::canonicalize(&cfg.output).ok();
-    if found.inputs.iter().any(|i| std::fs::canonicalize(&i.path).ok() == out_key && out_key.is_some()) {
-        return Err(UsageError(format!("{} is also an input; write to another file", cfg.output.display())).into());
-    }
+    crate::cmd::report::check_output(&cfg.output, &found)?;
     let mut fields = Vec::new();
     for i in &found.inputs {
         for f in probe_fields(i, &cfg.read)? {
@@ -189,53 +229,35 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
         seq: 0,
         rows: 0,
     }));
-    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
-    let progress = Progress::new(size, cfg.progress);
+    let progress = Progress::new(found.bytes(), cfg.progress);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {
         for input in &found.inputs {
-            let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
-                let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
-                let host: Arc<str> = Arc::from(host);
-                // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
-                let mut rows = Vec::with_capacity(CHUNK_ROWS);
-                for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
-                    rows.clear();
-                    rows_of_batch(&b.slice(off, CHUNK_ROWS.min(b.num_rows() - off)), &mut rows);
-                    for (ts, mut row) in rows.drain(..) {
-                        if row.get(Field::Host).is_missing() {
-                            row.set(Field::Host, Value::S(host.clone()));
-                        }
-                        w.push_row(ts, row)?;
-                    }
-                }
-                Ok(())
-            };
-            let (_, rep) = scan(input, &read, &want, &progress, &|| (), &visit)?;
-            for warning in &rep.warnings {
-                crate::util::warn::warn(&format!("{}: {warning}", rep.path.display()));
-            }
+            convert_input(input, &read, &want, &progress, &w)?;
         }
         let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
         w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()
     })();
     progress.finish();
     let rows = match result {
+        Ok(0) => {
+            let _ = std::fs::remove_file(&tmp);
+            let gpus = if cfg.read.gpus.is_empty() { "" } else { " of the GPUs --gpus selects" };
+            return Err(UsageError(format!(
+                "{}: no rows with a timestamp to convert{gpus}; {} not written",
+                found.names(),
+                show(&cfg.output)
+            ))
+            .into());
+        }
         Ok(r) => r,
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
         }
     };
-    if rows == 0 {
-        let _ = std::fs::remove_file(&tmp);
-        let why =
-            if cfg.read.gpus.is_empty() { "the inputs hold no rows" } else { "no rows of the GPUs --gpus selects" };
-        return Err(UsageError(format!("nothing to convert: {why}")).into());
-    }
-    std::fs::rename(&tmp, &cfg.output)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), cfg.output.display()))?;
-    eprintln!("gpumon: wrote {rows} rows to {}", cfg.output.display());
+    std::fs::rename(&tmp, &cfg.output).with_context(|| format!("renaming {} to {}", show(&tmp), show(&cfg.output)))?;
+    eprintln!("gpumon: wrote {rows} rows to {}", show(&cfg.output));
     Ok(exit::OK)
 }
 

@@ -5,6 +5,8 @@ pub mod compare;
 pub mod convert;
 pub mod doctor;
 pub mod fields;
+#[cfg(test)]
+mod fuzz;
 pub mod mark;
 pub mod record;
 pub mod recover;
@@ -65,7 +67,8 @@ pub fn main() -> i32 {
         Err(e) if is_broken_pipe(&e) => exit::OK,
         Err(e) => {
             crate::util::status::clear_line();
-            eprintln!("gpumon: error: {e:#}");
+            // One line, whatever a file name or a decoder's message holds.
+            eprintln!("gpumon: error: {}", crate::util::text::escape(&format!("{e:#}")));
             code_for(&e)
         }
     }

@@ -111,6 +111,14 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
     }
 }
 
+/// A list option given only empty values (`--fields ''`) is a mistake, not "the default".
+fn non_empty(what: &str, given: &[String]) -> Result<()> {
+    if !given.is_empty() && given.iter().all(|g| g.trim().is_empty()) {
+        return Err(UsageError(format!("{what} is empty; leave it out for the default")).into());
+    }
+    Ok(())
+}
+
 impl RecordArgs {
     /// Whether the run records the `phase` column: a wrapped command's run by default (unless it names
     /// its fields or takes no marks), any run with `--phases`; never the nvidia-smi format.
@@ -128,7 +136,11 @@ impl RecordArgs {
     fn target_and_format(&self, host: &str) -> Result<(Option<Target>, Format)> {
         let target = match &self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
-            Some(o) => Some(Target::File(fill_template(o, host, chrono::Utc::now())?)),
+            Some(o) => {
+                let path = fill_template(o, host, chrono::Utc::now())?;
+                crate::cmd::report::check_output_dir(&path)?;
+                Some(Target::File(path))
+            }
             None if self.listen.is_some() => None,
             // nvidia-smi --query-gpu prints to stdout.
             None if !self.query_gpu.is_empty() => Some(Target::Stdout),
@@ -155,6 +167,8 @@ impl RecordArgs {
     }
 
     fn into_config(self) -> Result<RecordConfig> {
+        non_empty("--fields", &self.fields)?;
+        non_empty("--gpus", &self.gpus)?;
         let host = match self.host.as_deref().map(str::trim) {
             Some("") => return Err(UsageError("--host: empty host name".into()).into()),
             Some(h) => h.to_string(),

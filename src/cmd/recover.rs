@@ -11,6 +11,7 @@ use crate::schema::live::LiveStatus;
 use crate::sink::files::recover_set;
 use crate::sink::lock::OutputLock;
 use crate::util::error::{UsageError, exit};
+use crate::util::text::show;
 
 /// Remove the status file beside `base` (a link into the run's private directory) when the recorder
 /// that wrote it no longer runs, with what that directory holds; the link's path.
@@ -39,7 +40,7 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
 pub fn run(path: &Path) -> Result<i32> {
     let set = OutputSet::new(path);
     if !set.dir().is_dir() {
-        return Err(UsageError(format!("{}: no such directory", set.dir().display())).into());
+        return Err(UsageError(format!("{}: no such directory", show(set.dir()))).into());
     }
     let _lock = OutputLock::acquire(path, "recover").context("recover changes files a live recorder is writing")?;
     let done = recover_set(&set)?;
@@ -47,12 +48,15 @@ pub fn run(path: &Path) -> Result<i32> {
     for m in done.messages() {
         writeln!(out, "{m}")?;
     }
+    for w in done.warnings() {
+        crate::util::warn::warn(&w);
+    }
     let status = remove_dead_status(&set.base());
     if let Some(p) = &status {
-        writeln!(out, "removed {}: the status file of a recorder that is gone", p.display())?;
+        writeln!(out, "removed {}: the status file of a recorder that is gone", show(p))?;
     }
     if done.is_empty() && status.is_none() {
-        writeln!(out, "nothing to recover for {}", set.base().display())?;
+        writeln!(out, "nothing to recover for {}", show(&set.base()))?;
     }
     Ok(exit::OK)
 }

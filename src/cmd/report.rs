@@ -19,10 +19,12 @@ use anyhow::{Context, Result};
 use crate::analysis::Summary;
 use crate::analysis::series::{BUCKETS, Collected, Grid, Series};
 use crate::cli::ReportArgs;
-use crate::cmd::summarize::{SummarizeConfig, find_inputs, report_checks, summarize, time_range};
+use crate::cmd::summarize::{SummarizeConfig, find_inputs, parse_checks, report_checks, summarize_found, time_range};
 use crate::read::inputs::Discovered;
 use crate::read::scan::scan;
+use crate::util::error::UsageError;
 use crate::util::progress::Progress;
+use crate::util::text::show;
 
 /// A validated `report` command line.
 #[derive(Debug, Clone)]
@@ -33,10 +35,6 @@ pub struct ReportConfig {
     pub output: PathBuf,
 }
 
-fn input_bytes(found: &Discovered) -> u64 {
-    found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum()
-}
-
 /// The charts' time span: the summary's GPU span, widened by a timestamp pass only when a host has
 /// no GPU rows.
 fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<Grid> {
@@ -45,7 +43,7 @@ fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<
     let (start, end) = match gpu_span {
         Some(r) if !host_only => r,
         _ => {
-            let progress = Progress::new(input_bytes(found), cfg.progress);
+            let progress = Progress::new(found.bytes(), cfg.progress);
             let range = time_range(&found.inputs, &cfg.read, &progress)?;
             progress.finish();
             let (since, until) = summary.window;
@@ -70,7 +68,7 @@ fn collect(
     grid: Grid,
     window: (Option<i64>, Option<i64>),
 ) -> Result<Collected> {
-    let progress = Progress::new(input_bytes(found), cfg.progress);
+    let progress = Progress::new(found.bytes(), cfg.progress);
     let want = crate::analysis::series::wanted();
     let mut all = Collected::new(grid);
     for input in &found.inputs {
@@ -85,6 +83,25 @@ fn collect(
     Ok(all)
 }
 
+/// Refuse an output that would replace one of the inputs (the same device and inode: a hard or
+/// symbolic link, a set member or a journal counts) or that lies in a missing directory.
+pub fn check_output(out: &Path, found: &Discovered) -> Result<()> {
+    if let Some(i) = found.input_at(out) {
+        let same = if i.path == out { String::new() } else { format!(" ({} is the same file)", show(&i.path)) };
+        return Err(UsageError(format!("{}: is also an input{same}; write to another file", show(out))).into());
+    }
+    check_output_dir(out)
+}
+
+/// An output in a directory that does not exist is a usage error naming both.
+pub fn check_output_dir(out: &Path) -> Result<()> {
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(UsageError(format!("{}: directory {} does not exist", show(out), show(dir))).into());
+    }
+    Ok(())
+}
+
 /// Write `text` to `path` whole: a temporary file beside it, renamed into place.
 fn write_out(path: &Path, text: &str) -> Result<()> {
     if path.as_os_str() == "-" {
@@ -94,24 +111,30 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.html".into());
     let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", show(&tmp)))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", show(&tmp), show(path)))?;
     Ok(())
 }
 
-/// The report as HTML (what `run` writes).
+/// The report as HTML (what `run` writes). Inputs are discovered once; an output that is one of
+/// them is refused before anything is read.
 pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckResult>)> {
     let s = &cfg.summarize;
-    let o = summarize(s)?;
+    parse_checks(&s.checks)?;
+    let inputs = find_inputs(&s.inputs, &s.read)?;
+    if cfg.output.as_os_str() != "-" {
+        check_output(&cfg.output, &inputs.all())?;
+    }
+    let o = summarize_found(s, &inputs)?;
     let (summary, results) = (&o.summary, &o.checks);
     let json = match &o.phases {
         Some(p) => crate::present::phases::json_value(summary, results, p),
         None => crate::present::json::value(summary, results),
     };
     // The charts read the metrics only (the companion files feed the summary's events and users).
-    let found = find_inputs(&s.inputs, &s.read)?.metrics;
-    let grid = span(summary, &found, s)?;
-    let collected = collect(&found, s, grid, summary.window)?;
+    let found = &inputs.metrics;
+    let grid = span(summary, found, s)?;
+    let collected = collect(found, s, grid, summary.window)?;
     let body = crate::present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
     let page = crate::present::html::markup::page(&crate::present::html::body::title(summary), &body, &json);
     Ok((page, o.checks))
@@ -122,7 +145,7 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
     let (page, results) = render(cfg)?;
     write_out(&cfg.output, &page)?;
     if cfg.summarize.progress && cfg.output.as_os_str() != "-" {
-        eprintln!("gpumon: wrote {} ({:.1} MB)", cfg.output.display(), page.len() as f64 / 1e6);
+        eprintln!("gpumon: wrote {} ({:.1} MB)", show(&cfg.output), page.len() as f64 / 1e6);
     }
     Ok(report_checks(&results))
 }

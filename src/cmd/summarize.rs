@@ -249,6 +249,22 @@ fn collect(
 /// Read the inputs, compute the summary (and the phases' when asked for) and evaluate the checks;
 /// input warnings go to stderr. What [`run`] prints, and what `gpumon report` renders.
 pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
+    parse_checks(&cfg.checks)?;
+    let inputs = find_inputs(&cfg.inputs, &cfg.read)?;
+    summarize_found(cfg, &inputs)
+}
+
+impl Inputs {
+    /// Every input, whatever its table.
+    pub fn all(&self) -> Discovered {
+        let all = self.metrics.inputs.iter().chain(&self.procs).chain(&self.events).cloned().collect();
+        Discovered { inputs: all, ..Default::default() }
+    }
+}
+
+/// [`summarize`] over inputs already found (each input is discovered once: a pipe can be read only
+/// once). What `gpumon report` renders.
+pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Outcome> {
     let checks = parse_checks(&cfg.checks)?;
     if cfg.phases == PhaseMode::Off
         && let Some(ParsedCheck::Compare(c, ..)) = checks.iter().find(|c| matches!(c, ParsedCheck::Compare(..)))
@@ -257,9 +273,8 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
             UsageError(format!("--fail-if '{c}' checks a comparison: add --by phase, or use gpumon compare")).into()
         );
     }
-    let all_inputs = find_inputs(&cfg.inputs, &cfg.read)?;
     let found = &all_inputs.metrics;
-    let size: u64 = found.inputs.iter().map(|i| std::fs::metadata(&i.path).map(|m| m.len()).unwrap_or(0)).sum();
+    let size = found.bytes();
     let needs_range = cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
     let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
     let range = if needs_range { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
@@ -272,7 +287,7 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
     };
     let split = phase_split(cfg, found, range);
     let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;
-    let companions = companions(&all_inputs, &cfg.read, window, &progress, &mut reports)?;
+    let companions = companions(all_inputs, &cfg.read, window, &progress, &mut reports)?;
     progress.finish();
     for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
@@ -281,7 +296,12 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
     }
     let summary = build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
     if summary.hosts.is_empty() && summary.users.is_empty() {
-        return Err(UsageError(format!("nothing to summarize: {}", nothing_why(&summary, cfg))).into());
+        return Err(UsageError(format!(
+            "{}: nothing to summarize: {}",
+            all_inputs.all().names(),
+            nothing_why(&summary, cfg)
+        ))
+        .into());
     }
     let phases = all
         .phases

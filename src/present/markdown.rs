@@ -182,7 +182,8 @@ fn users(o: &mut String, s: &Summary) {
 fn inputs(o: &mut String, s: &Summary) {
     o.push_str("## Inputs\n\n");
     for i in &s.inputs {
-        let _ = writeln!(o, "- `{}` ({}, {} rows)", i.path.display(), i.kind, count(Some(i.rows as f64)));
+        let _ =
+            writeln!(o, "- `{}` ({}, {} rows)", crate::util::text::show(&i.path), i.kind, count(Some(i.rows as f64)));
         for w in &i.warnings {
             let _ = writeln!(o, "  - warning: {w}");
         }

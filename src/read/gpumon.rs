@@ -7,36 +7,44 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
 use arrow_array::RecordBatch;
-use arrow_ipc::reader::StreamReader;
 use chrono::{DateTime, NaiveDateTime};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::reader::Length;
 
-use crate::read::inputs::header_name;
+use crate::read::inputs::{Input, header_name};
+use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
+use crate::read::values::{Found, type_fits};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
 use crate::schema::catalog::{Field, NvmlRead, Source, Table, Ty};
 use crate::schema::cols;
+use crate::schema::journal::{Journal, Unreadable};
 use crate::schema::row::{Row, Value};
 use crate::util::error::UsageError;
+use crate::util::guard::contain;
 use crate::util::progress::Progress;
+use crate::util::text::show;
 
 /// Rows per batch decoded from Parquet.
 const PARQUET_BATCH: usize = 64 * 1024;
 
 fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
-    UsageError(format!("{}: {what}: {e}", path.display())).into()
+    UsageError(format!("{}: {what}: {e}", show(path))).into()
 }
 
-/// Columns of a schema that name catalogue fields: (column index, field), first column per field.
+/// Columns of a schema that name catalogue fields in a type that can hold them: (column index,
+/// field), first column per field. Other types are listed by [`crate::read::values::mistyped`].
 pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
     let mut out: Vec<(usize, Field)> = Vec::new();
     for (i, f) in schema.fields().iter().enumerate() {
         if let Some(field) = Field::lookup(f.name())
+            && (type_fits(field.def().ty, f.data_type()) || field == Field::Timestamp)
             && !out.iter().any(|(_, g)| *g == field)
         {
             out.push((i, field));
@@ -72,7 +80,9 @@ pub fn check_schema(schema: &arrow_schema::Schema, table: Table) -> std::result:
 
 /// An opened Parquet file: its footer and the catalogue columns it has.
 pub struct ParquetFile {
-    pub path: PathBuf,
+    /// The file as named (for messages).
+    name: std::path::PathBuf,
+    file: BoundedFile,
     meta: ArrowReaderMetadata,
     pub fields: Vec<(usize, Field)>,
     /// `gpumon.hostname` from the footer, when gpumon wrote the file.
@@ -81,25 +91,40 @@ pub struct ParquetFile {
     pub bytes: u64,
 }
 
-/// The footer of a Parquet file.
-fn parquet_meta(path: &Path) -> Result<(ArrowReaderMetadata, u64)> {
-    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
-    let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-        .map_err(|e| usage(path, "not a readable Parquet file (truncated or damaged?)", e))?;
-    Ok((meta, bytes))
+/// The footer of a Parquet file, checked before and after it is decoded: sizes in the footer are
+/// checked before it is decoded, and every column chunk is placed inside the file.
+fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
+    let path = &input.path;
+    let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
+    let damaged = "not a readable Parquet file (truncated or damaged?)";
+    check_footer(&file).map_err(|e| usage(path, damaged, e))?;
+    let md = contain(|| ParquetMetaDataReader::new().parse_and_finish(&file))
+        .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
+        .map_err(|e| usage(path, damaged, e))?;
+    check_chunks(&md, file.len()).map_err(|e| usage(path, damaged, e))?;
+    let md = Arc::new(md);
+    // The Arrow schema stored in the footer is decoded by a reader that panics on damage: when it
+    // fails, the schema is taken from the Parquet types instead (the data is the same).
+    let meta = match contain(|| ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())) {
+        Ok(Ok(m)) => m,
+        _ => contain(|| ArrowReaderMetadata::try_new(md, ArrowReaderOptions::new().with_skip_arrow_metadata(true)))
+            .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
+            .map_err(|e| usage(path, damaged, e))?,
+    };
+    Ok((file, meta))
 }
 
 /// The catalogue fields of a Parquet file, whatever table it holds.
-pub fn parquet_fields(path: &Path) -> Result<Vec<Field>> {
-    Ok(schema_fields(parquet_meta(path)?.0.schema()).into_iter().map(|(_, f)| f).collect())
+pub fn parquet_fields(input: &Input) -> Result<Vec<Field>> {
+    Ok(schema_fields(parquet_meta(input)?.1.schema()).into_iter().map(|(_, f)| f).collect())
 }
 
 /// Open a Parquet file and check that it holds `table`; every problem is a [`UsageError`] naming
 /// the file.
-pub fn open_parquet(path: &Path, table: Table) -> Result<ParquetFile> {
-    let (meta, bytes) = parquet_meta(path)?;
-    check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
+    let path = &input.path;
+    let (file, meta) = parquet_meta(input)?;
+    check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", show(path))))?;
     let fields = schema_fields(meta.schema());
     let md = meta.metadata();
     let hostname = md
@@ -107,10 +132,16 @@ pub fn open_parquet(path: &Path, table: Table) -> Result<ParquetFile> {
         .key_value_metadata()
         .and_then(|kv| kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone()));
     let rows = md.file_metadata().num_rows().max(0) as u64;
-    Ok(ParquetFile { path: path.to_path_buf(), meta, fields, hostname, rows, bytes })
+    let bytes = file.len();
+    Ok(ParquetFile { name: path.clone(), file, meta, fields, hostname, rows, bytes })
 }
 
 impl ParquetFile {
+    /// Columns named after a field in a type that cannot hold it.
+    pub fn mistyped(&self) -> Vec<String> {
+        crate::read::values::mistyped(self.meta.schema())
+    }
+
     fn mask(&self, want: &[Field], identity: bool) -> ProjectionMask {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
@@ -127,6 +158,34 @@ impl ParquetFile {
             .map(|(i, _)| *i)
             .collect();
         ProjectionMask::roots(self.meta.parquet_schema(), idx)
+    }
+
+    /// Decode row group `rg` (columns of `mask`), handing each batch to `visit`. Page headers are
+    /// checked as they are read; a decoder panic becomes an error naming the file.
+    fn read_group(
+        &self,
+        rg: usize,
+        mask: ProjectionMask,
+        on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        let damaged = "cannot read Parquet data (damaged?)";
+        let mut reader = contain(|| {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
+                .with_projection(mask)
+                .with_row_groups(vec![rg])
+                .with_batch_size(PARQUET_BATCH)
+                .build()
+        })
+        .map_err(|p| usage(&self.name, damaged, format!("the decoder failed: {p}")))?
+        .map_err(|e| usage(&self.name, "cannot read", e))?;
+        loop {
+            let next = contain(|| reader.next())
+                .map_err(|p| usage(&self.name, damaged, format!("the decoder failed: {p}")))?;
+            match next {
+                None => return Ok(()),
+                Some(batch) => on_batch(&batch.map_err(|e| usage(&self.name, damaged, e))?)?,
+            }
+        }
     }
 
     /// Read the columns of `want` (plus timestamp, host and GPU keys), row groups split into
@@ -147,20 +206,11 @@ impl ParquetFile {
         let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
         let run = |part: &[usize], first: bool| -> Result<S> {
             let mut state = init();
-            let file = File::open(&self.path).map_err(|e| usage(&self.path, "cannot open", e))?;
             for (k, &rg) in part.iter().enumerate() {
-                let f = file.try_clone().map_err(|e| usage(&self.path, "cannot open", e))?;
-                let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(f, self.meta.clone())
-                    .with_projection(self.mask(want, first && k == 0))
-                    .with_row_groups(vec![rg])
-                    .with_batch_size(PARQUET_BATCH)
-                    .build()
-                    .map_err(|e| usage(&self.path, "cannot read", e))?;
-                for batch in reader {
-                    let batch = batch.map_err(|e| usage(&self.path, "cannot read Parquet data (damaged?)", e))?;
+                self.read_group(rg, self.mask(want, first && k == 0), &mut |batch| {
                     progress.inc((batch.num_rows() as f64 * per_row) as u64);
-                    visit(&mut state, &batch)?;
-                }
+                    visit(&mut state, batch)
+                })?;
             }
             Ok(state)
         };
@@ -201,34 +251,38 @@ fn partition(groups: &[(usize, u64)], n: usize) -> Vec<Vec<usize>> {
 // ---------------------------------------------------------------------------------------------
 // Journal (Arrow IPC stream)
 
-/// Stream the batches of a journal of `table`; a torn last batch ends it with a warning. Returns
-/// the rows read.
+/// Open a journal; a journal that cannot be read at all is a [`UsageError`] naming it.
+pub fn open_journal(input: &Input) -> Result<Journal> {
+    Journal::open(input.open()?).map_err(|e| match e {
+        Unreadable::Io(e) => usage(&input.path, "cannot read", e),
+        e => usage(&input.path, "not a readable Arrow IPC journal", e),
+    })
+}
+
+/// Stream the batches of a journal of `table` message by message: a torn last batch (a crash
+/// mid-write) and damaged messages are skipped with a warning, and every valid batch before and
+/// after them is read. Returns the rows read and the fields of its schema.
 pub fn read_journal(
-    path: &Path,
+    journal: &Journal,
+    name: &Path,
     table: Table,
     warnings: &mut Vec<String>,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<(u64, Vec<Field>)> {
-    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
-    let reader = StreamReader::try_new(BufReader::new(file), None)
-        .map_err(|e| usage(path, "not a readable Arrow IPC journal", e))?;
-    let schema = reader.schema();
-    check_schema(&schema, table).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let schema = journal.schema();
+    check_schema(&schema, table).map_err(|e| UsageError(format!("{}: {e}", show(name))))?;
     let fields = schema_fields(&schema).into_iter().map(|(_, f)| f).collect();
-    let mut rows = 0u64;
-    for batch in reader {
-        match batch {
-            Ok(b) => {
-                rows += b.num_rows() as u64;
-                on_batch(&b)?;
-            }
-            Err(e) => {
-                warnings.push(format!("journal ends in a torn batch after {rows} rows (a crash mid-write): {e}"));
-                break;
-            }
-        }
+    let r = journal.read_batches(on_batch)?;
+    if let Some(d) = r.damage_summary() {
+        warnings.push(format!("journal: {d}"));
     }
-    Ok((rows, fields))
+    if r.torn_tail > 0 {
+        warnings.push(format!(
+            "journal ends in a torn batch after {} rows ({} bytes; a crash mid-write)",
+            r.rows, r.torn_tail
+        ));
+    }
+    Ok((r.rows, fields))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,6 +295,8 @@ pub struct CsvInfo {
     pub fields: Vec<Field>,
     pub ignored: Vec<String>,
     pub warnings: Vec<String>,
+    /// Bad indexes and out-of-range values, set to null.
+    pub values: Found,
 }
 
 fn ends_with_newline(path: &Path) -> bool {
@@ -259,11 +315,11 @@ fn parse_ts(cell: &str) -> Option<i64> {
     NaiveDateTime::parse_from_str(cell, "%Y-%m-%d %H:%M:%S%.f").ok().map(|n| n.and_utc().timestamp_micros())
 }
 
-fn parse_cell(ty: Ty, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
+fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
     if cell.is_empty() {
         return Some(Value::Null);
     }
-    match ty {
+    match f.def().ty {
         Ty::Str => {
             if let Some((s, a)) = cache
                 && s == cell
@@ -288,7 +344,12 @@ fn parse_cell(ty: Ty, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Opt
             if let Some(h) = cell.strip_prefix("0x") {
                 return u64::from_str_radix(h, 16).ok().map(Value::U);
             }
-            cell.parse::<f64>().ok().filter(|v| *v >= 0.0 && v.is_finite()).map(|v| Value::U(v.round() as u64))
+            // A whole number written as a float (`3.0`) reads; a fraction is rounded, except in the
+            // GPU index, where 0.5 names no GPU.
+            cell.parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 0.0 && v.is_finite() && (f != Field::Index || v.fract() == 0.0))
+                .map(|v| Value::U(v.round() as u64))
         }
     }
 }
@@ -319,72 +380,74 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
         }
     }
     let Some(ts) = ts_col else {
-        return Err(UsageError(format!("{}: no timestamp column in the CSV header", path.display())).into());
+        return Err(UsageError(format!("{}: no timestamp column in the CSV header", show(path))).into());
     };
     if rep.fields.is_empty() {
-        return Err(UsageError(format!("{}: no gpumon metrics columns in the CSV header", path.display())).into());
+        return Err(UsageError(format!("{}: no gpumon metrics columns in the CSV header", show(path))).into());
     }
     let (found, table) = (Table::of(rep.fields.iter().copied()), Table::of(want.iter().copied()));
     if found != table {
-        return Err(UsageError(format!("{}: {}, not {}", path.display(), found.describe(), table.describe())).into());
+        return Err(UsageError(format!("{}: {}, not {}", show(path), found.describe(), table.describe())).into());
     }
     rep.fields.insert(0, Field::Timestamp);
     Ok(CsvColumns { ts, used })
 }
 
-/// Cells of the columns read into a row: a string cache and one warning per column.
+/// Cells of the columns read into a row: a string cache, and per column the unreadable cells
+/// (how many, the first one and its line).
 struct CsvCells {
     cache: Vec<Option<(String, Arc<str>)>>,
-    warned: Vec<bool>,
+    bad: Vec<(u64, String, u64)>,
 }
 
 impl CsvCells {
     fn new(n: usize) -> CsvCells {
-        CsvCells { cache: vec![None; n], warned: vec![false; n] }
+        CsvCells { cache: vec![None; n], bad: vec![(0, String::new(), 0); n] }
     }
 
     /// Set `row` from the cells of record `rec` (file line `line`); an unreadable cell is null.
-    fn fill(
-        &mut self,
-        used: &[(usize, Field)],
-        rec: &csv::StringRecord,
-        line: u64,
-        row: &mut Row,
-        warnings: &mut Vec<String>,
-    ) {
+    fn fill(&mut self, used: &[(usize, Field)], rec: &csv::StringRecord, line: u64, row: &mut Row) {
         for (k, &(i, f)) in used.iter().enumerate() {
             let cell = rec.get(i).unwrap_or("");
-            let v = match parse_cell(f.def().ty, cell, &mut self.cache[k]) {
+            let v = match parse_cell(f, cell, &mut self.cache[k]) {
                 Some(v) => v,
                 None => {
-                    if !self.warned[k] {
-                        self.warned[k] = true;
-                        let shown: String = cell.chars().take(40).collect();
-                        warnings.push(format!(
-                            "column {}: cannot read `{shown}` (line {line}); such cells are left empty",
-                            f.name()
-                        ));
+                    let bad = &mut self.bad[k];
+                    if bad.0 == 0 {
+                        *bad = (0, cell.chars().take(40).collect(), line);
                     }
+                    bad.0 += 1;
                     Value::Null
                 }
             };
             row.set(f, v);
         }
     }
+
+    /// One warning per column with unreadable cells.
+    fn report(&self, used: &[(usize, Field)], warnings: &mut Vec<String>) {
+        for ((_, f), (n, first, line)) in used.iter().zip(&self.bad).filter(|(_, b)| b.0 > 0) {
+            warnings.push(format!(
+                "column {}: {n} cell(s) cannot be read (first: `{first}`, line {line}); they are left empty",
+                f.name()
+            ));
+        }
+    }
 }
 
 /// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
 pub fn read_csv(
-    path: &Path,
+    input: &Input,
     want: &[Field],
     progress: &Progress,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<CsvInfo> {
-    let file = File::open(path).map_err(|e| usage(path, "cannot open", e))?;
+    let path = &input.path;
+    let file = input.open()?;
     let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
     let mut header = csv::StringRecord::new();
     if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
-        return Err(UsageError(format!("{}: file is empty", path.display())).into());
+        return Err(UsageError(format!("{}: file is empty", show(path))).into());
     }
     let mut rep = CsvInfo::default();
     let cols = csv_columns(path, &header, want, &mut rep)?;
@@ -393,7 +456,7 @@ pub fn read_csv(
     let mut cells = CsvCells::new(cols.used.len());
     let mut row = Row::default();
     let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
-    let complete = ends_with_newline(path);
+    let complete = ends_with_newline(input.data());
     let ncols = header.len();
     let mut cur = csv::StringRecord::new();
     let mut next = csv::StringRecord::new();
@@ -412,8 +475,11 @@ pub fn read_csv(
                 first_bad = if first_bad == 0 { line } else { first_bad };
             }
         } else if let Some(ts) = cur.get(cols.ts).and_then(parse_ts) {
-            cells.fill(&cols.used, &cur, line, &mut row, &mut rep.warnings);
-            batcher.push(ts, &row);
+            cells.fill(&cols.used, &cur, line, &mut row);
+            match rep.values.check_row(&row, &batch_fields) {
+                Some(fixed) => batcher.push(ts, &fixed),
+                None => batcher.push(ts, &row),
+            }
             rep.rows += 1;
             if batcher.len() >= BATCH_ROWS {
                 on_batch(&batcher.finish()?)?;
@@ -438,8 +504,9 @@ pub fn read_csv(
     if bad_ts > 0 {
         rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped"));
     }
+    cells.report(&cols.used, &mut rep.warnings);
     if rep.rows == 0 {
-        return Err(UsageError(format!("{}: no data rows", path.display())).into());
+        return Err(UsageError(format!("{}: no data rows", show(path))).into());
     }
     Ok(rep)
 }
@@ -472,7 +539,8 @@ mod tests {
         )
         .unwrap();
         let mut n = 0;
-        let rep = read_csv(&p, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
+        let input = Input::file(&p, crate::read::inputs::Kind::GpumonCsv);
+        let rep = read_csv(&input, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
             n += b.num_rows();
             Ok(())
         })

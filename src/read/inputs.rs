@@ -1,5 +1,6 @@
-//! Input discovery for `summarize` and `convert`: paths, directories and globs become the list of files
-//! to read, each sniffed by content (Parquet, Arrow IPC journal, gpumon CSV, nvidia-smi CSV log).
+//! Input discovery for `summarize`, `report` and `convert`: paths, directories and globs become the
+//! list of files to read, each sniffed by content (Parquet, Arrow IPC journal, gpumon CSV, nvidia-smi
+//! CSV log).
 //!
 //! - A file named as given at record time brings its whole rotated set ([`OutputSet::members`]) and the
 //!   journals a crash left behind (read directly, never modified). A name whose base file retention has
@@ -7,9 +8,14 @@
 //! - A directory brings every metrics file directly inside it (not sub-directories); other files are
 //!   skipped and listed. A directory without any metrics file is an error.
 //! - A glob (`'runs/*.parquet'`, for shells that did not expand it) brings every match.
+//! - `-` is standard input; a FIFO or pipe (`<(...)`, `/dev/stdin`) is read once, into a temporary
+//!   copy that every later pass reads ([`Input::data`]).
 //!
 //! A file named on the command line (or matched by a glob) that cannot be read or is not metrics is an
-//! error ([`UsageError`], exit 2): one bad input fails the whole run rather than quietly summarising less.
+//! error ([`UsageError`], exit 2), and so is a file found in a directory or a set that cannot be read:
+//! one bad input fails the whole run rather than quietly summarising less. Inputs are told apart by
+//! device and inode, so a link to a file already found is not read twice, and an output path can be
+//! checked against every input ([`Discovered::input_at`]).
 //!
 //! [`discover_recording`] also brings the companion files a recording has beside it (`run.procs.*`,
 //! `run.events.*`, with their rotated pieces); the caller tells the tables apart by their columns.
@@ -17,7 +23,9 @@
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
 
@@ -25,6 +33,7 @@ use crate::read::smilog::looks_like_nvsmi;
 use crate::schema::catalog::{Field, Table};
 use crate::schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
 use crate::util::error::UsageError;
+use crate::util::text::show;
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,11 +56,53 @@ impl Kind {
     }
 }
 
+/// Device and inode: what makes two names the same file.
+pub type FileId = (u64, u64);
+
+/// The device and inode of `path` (symbolic links followed).
+pub fn file_id(path: &Path) -> Option<FileId> {
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 /// One file to read.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Input {
+    /// The file as named: what messages and reports show.
     pub path: PathBuf,
     pub kind: Kind,
+    /// A copy of a pipe's bytes (FIFO, `<(...)`, stdin), read once at discovery; None: read `path`.
+    spool: Option<Arc<tempfile::TempPath>>,
+    /// Device and inode of the file named.
+    pub id: Option<FileId>,
+}
+
+impl Input {
+    /// A regular file of a known kind.
+    #[cfg(test)]
+    pub fn file(path: &Path, kind: Kind) -> Input {
+        Input { path: path.to_path_buf(), kind, spool: None, id: file_id(path) }
+    }
+
+    /// Where the bytes are read from (the copy, for a pipe).
+    pub fn data(&self) -> &Path {
+        self.spool.as_deref().map_or(&self.path, |t| t)
+    }
+
+    /// Open the bytes for reading; the error names the input.
+    pub fn open(&self) -> Result<File> {
+        File::open(self.data()).map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
+    }
+
+    /// Size in bytes (0 when unknown).
+    pub fn len(&self) -> u64 {
+        fs::metadata(self.data()).map_or(0, |m| m.len())
+    }
+}
+
+impl PartialEq for Input {
+    fn eq(&self, o: &Input) -> bool {
+        self.path == o.path && self.kind == o.kind
+    }
 }
 
 /// What discovery found.
@@ -62,9 +113,39 @@ pub struct Discovered {
     pub skipped: Vec<(PathBuf, String)>,
 }
 
+impl Discovered {
+    /// The input `path` names (the same device and inode: a hard or symbolic link counts), if any.
+    pub fn input_at(&self, path: &Path) -> Option<&Input> {
+        let id = file_id(path)?;
+        self.inputs.iter().find(|i| i.id == Some(id))
+    }
+
+    /// Total bytes of the inputs.
+    pub fn bytes(&self) -> u64 {
+        self.inputs.iter().map(Input::len).sum()
+    }
+
+    /// The inputs named for a message: the first few, then how many more.
+    pub fn names(&self) -> String {
+        let mut s: Vec<String> = self.inputs.iter().take(3).map(|i| show(&i.path)).collect();
+        if self.inputs.len() > 3 {
+            s.push(format!("and {} more", self.inputs.len() - 3));
+        }
+        s.join(", ")
+    }
+}
+
 const SNIFF_BYTES: u64 = 64 * 1024;
 
-/// Expand the command-line paths into the files to read, in order, without duplicates.
+/// Discovery state: what was found, and the files already taken (by device and inode).
+struct Found {
+    d: Discovered,
+    seen: HashSet<FileId>,
+    stdin_taken: bool,
+}
+
+/// Expand the command-line paths into the files to read, in order, without duplicates. `-` is
+/// standard input; a pipe or FIFO (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
     discover_with(args, false)
 }
@@ -75,100 +156,149 @@ pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
 }
 
 fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
-    let mut d = Discovered::default();
-    let mut seen = HashSet::new();
+    let mut f = Found { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false };
     for arg in args {
         let s = arg.to_string_lossy();
+        if arg.as_os_str() == "-" {
+            add_stdin(&mut f)?;
+            continue;
+        }
         if !arg.exists() && s.contains(['*', '?', '[']) {
-            let paths = glob::glob(&s).map_err(|e| UsageError(format!("{s}: bad glob pattern: {e}")))?;
+            let shown = show(arg);
+            let paths = glob::glob(&s).map_err(|e| UsageError(format!("{shown}: bad glob pattern: {e}")))?;
             let mut any = false;
             for p in paths {
-                let p = p.map_err(|e| UsageError(format!("{s}: {e}")))?;
+                let p = p.map_err(|e| UsageError(format!("{shown}: {e}")))?;
                 any = true;
-                add_path(&p, &mut d, &mut seen)?;
+                add_path(&p, &mut f)?;
             }
             if !any {
-                return Err(UsageError(format!("{s}: no file matches")).into());
+                return Err(UsageError(format!("{shown}: no file matches")).into());
             }
             continue;
         }
-        add_path(arg, &mut d, &mut seen)?;
+        add_path(arg, &mut f)?;
         if companions && !arg.is_dir() {
-            add_companions(arg, &mut d, &mut seen);
+            add_companions(arg, &mut f)?;
         }
     }
-    if d.inputs.is_empty() {
-        return Err(UsageError("no input files".into()).into());
+    if f.d.inputs.is_empty() {
+        let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
+        return Err(UsageError(format!("{}: no input files", named.join(", "))).into());
     }
-    Ok(d)
+    Ok(f.d)
 }
 
-fn push(d: &mut Discovered, seen: &mut HashSet<PathBuf>, path: &Path, kind: Kind) {
-    let key = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if seen.insert(key) {
-        d.inputs.push(Input { path: path.to_path_buf(), kind });
+fn push(f: &mut Found, path: &Path, kind: Kind, spool: Option<Arc<tempfile::TempPath>>) {
+    let id = file_id(path);
+    if id.is_some_and(|id| !f.seen.insert(id)) {
+        return;
     }
+    f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id });
 }
 
-fn add_path(path: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Result<()> {
+/// Copy `src` (named `name`) into a temporary file: a pipe can be read only once, but its input
+/// is read several times (a time-range pass, the summary, the report's charts).
+fn spool(name: &Path, src: &mut dyn Read) -> Result<Arc<tempfile::TempPath>> {
+    let mut tmp = tempfile::NamedTempFile::new()
+        .map_err(|e| anyhow::anyhow!("{}: cannot make a temporary copy: {e}", show(name)))?;
+    std::io::copy(src, tmp.as_file_mut()).map_err(|e| UsageError(format!("{}: cannot read: {e}", show(name))))?;
+    Ok(Arc::new(tmp.into_temp_path()))
+}
+
+/// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy.
+fn add_spooled(f: &mut Found, name: &Path, src: &mut dyn Read) -> Result<()> {
+    let copy = spool(name, src)?;
+    let kind = sniff_file(name, &copy)?;
+    push(f, name, kind, Some(copy));
+    Ok(())
+}
+
+fn add_stdin(f: &mut Found) -> Result<()> {
+    if std::mem::replace(&mut f.stdin_taken, true) {
+        return Ok(());
+    }
+    add_spooled(f, Path::new("<stdin>"), &mut std::io::stdin().lock())
+}
+
+fn add_path(path: &Path, f: &mut Found) -> Result<()> {
+    let shown = show(path);
     if path.is_dir() {
-        return add_dir(path, d, seen);
+        return add_dir(path, f);
+    }
+    if let Ok(m) = fs::metadata(path)
+        && !m.is_file()
+    {
+        let t = m.file_type();
+        if !(t.is_fifo() || t.is_char_device() || t.is_socket()) {
+            return Err(UsageError(format!("{shown}: not a regular file, directory or pipe")).into());
+        }
+        if file_id(path).is_some_and(|id| f.seen.contains(&id)) {
+            return Ok(());
+        }
+        let mut src = File::open(path).map_err(|e| UsageError(format!("{shown}: cannot open: {e}")))?;
+        return add_spooled(f, path, &mut src);
     }
     if is_journal_name(path) {
-        let kind = sniff_file(path)?;
-        push(d, seen, path, kind);
+        let kind = sniff_file(path, path)?;
+        push(f, path, kind, None);
         return Ok(());
     }
     let set = OutputSet::new(path);
-    let members = if set.dir().is_dir() { set.members().unwrap_or_default() } else { Vec::new() };
-    let journals = if set.dir().is_dir() { set.leftover_journals().unwrap_or_default() } else { Vec::new() };
+    let listed = set.dir().is_dir();
+    let members = if listed { set.members().unwrap_or_default() } else { Vec::new() };
+    let journals = if listed { set.leftover_journals().unwrap_or_default() } else { Vec::new() };
     if !path.exists() && members.is_empty() && journals.is_empty() {
-        return Err(UsageError(format!("{}: no such file or directory", path.display())).into());
+        return Err(UsageError(format!("{shown}: no such file or directory")).into());
     }
     if path.exists() {
-        // The file named is read (an error if it is not metrics); the rest of its set only if readable.
-        let kind = sniff_file(path)?;
-        push(d, seen, path, kind);
+        // The file named is read (an error if it is not metrics); the rest of its set as well, when
+        // it is metrics: an unreadable member is an error, a foreign file of a matching name skipped.
+        let kind = sniff_file(path, path)?;
+        push(f, path, kind, None);
     }
     for m in members.iter().filter(|m| m.as_path() != path) {
-        match sniff_file(m) {
-            Ok(kind) => push(d, seen, m, kind),
-            Err(e) => d.skipped.push((m.clone(), format!("{e:#}"))),
-        }
+        add_member(m, f)?;
     }
-    add_journals(&journals, d, seen);
+    add_journals(&journals, f)
+}
+
+/// A file found in a directory or a set: read when it is metrics, skipped (and listed) when it is
+/// not, an error when it cannot be read at all (as for a file named or matched by a glob).
+fn add_member(p: &Path, f: &mut Found) -> Result<()> {
+    let head = read_head(p, p)?;
+    match sniff(&head) {
+        Ok(kind) => push(f, p, kind, None),
+        Err(why) => f.d.skipped.push((p.to_path_buf(), format!("{}: {why}", show(p)))),
+    }
     Ok(())
 }
 
 /// The per-process and events sets beside the recording `path`, where they exist.
-fn add_companions(path: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) {
+fn add_companions(path: &Path, f: &mut Found) -> Result<()> {
     for table in [Table::Procs, Table::Events] {
         let set = OutputSet::new(&companion_path(path, table));
         if !set.dir().is_dir() {
             continue;
         }
         for m in set.members().unwrap_or_default() {
-            match sniff_file(&m) {
-                Ok(kind) => push(d, seen, &m, kind),
-                Err(e) => d.skipped.push((m.clone(), format!("{e:#}"))),
-            }
+            add_member(&m, f)?;
         }
-        add_journals(&set.leftover_journals().unwrap_or_default(), d, seen);
+        add_journals(&set.leftover_journals().unwrap_or_default(), f)?;
     }
+    Ok(())
 }
 
-fn add_journals(journals: &[PathBuf], d: &mut Discovered, seen: &mut HashSet<PathBuf>) {
+fn add_journals(journals: &[PathBuf], f: &mut Found) -> Result<()> {
     for j in journals {
         // A journal beside its closed piece is a crash after the rename: the piece has it all.
         if piece_of_journal(j).is_some_and(|p| p.exists() && written_by_gpumon(&p)) {
-            d.skipped.push((j.clone(), "its piece was closed; the piece is read instead".into()));
+            f.d.skipped.push((j.clone(), "its piece was closed; the piece is read instead".into()));
             continue;
         }
-        match sniff_file(j) {
-            Ok(kind) => push(d, seen, j, kind),
-            Err(e) => d.skipped.push((j.clone(), format!("{e:#}"))),
-        }
+        add_member(j, f)?;
     }
+    Ok(())
 }
 
 fn is_journal_name(path: &Path) -> bool {
@@ -179,20 +309,20 @@ fn is_journal_name(path: &Path) -> bool {
 /// `host=H/date=D/` is two).
 const MAX_DEPTH: usize = 4;
 
-fn add_dir(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>) -> Result<()> {
-    let before = d.inputs.len();
-    add_dir_files(dir, d, seen, 0)?;
-    if d.inputs.len() == before {
+fn add_dir(dir: &Path, f: &mut Found) -> Result<()> {
+    let before = f.d.inputs.len();
+    add_dir_files(dir, f, 0)?;
+    if f.d.inputs.len() == before {
         return Err(
-            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", dir.display())).into()
+            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", show(dir))).into()
         );
     }
     Ok(())
 }
 
 /// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
-fn add_dir_files(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>, depth: usize) -> Result<()> {
-    let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", dir.display())))?;
+fn add_dir_files(dir: &Path, f: &mut Found, depth: usize) -> Result<()> {
+    let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", show(dir))))?;
     let mut files = Vec::new();
     let mut journals = Vec::new();
     let mut subdirs = Vec::new();
@@ -217,26 +347,29 @@ fn add_dir_files(dir: &Path, d: &mut Discovered, seen: &mut HashSet<PathBuf>, de
     files.sort();
     journals.sort();
     for (_, p) in files {
-        match sniff_file(&p) {
-            Ok(kind) => push(d, seen, &p, kind),
-            Err(e) => d.skipped.push((p, format!("{e:#}"))),
-        }
+        add_member(&p, f)?;
     }
-    add_journals(&journals, d, seen);
+    add_journals(&journals, f)?;
     subdirs.sort();
     for sub in subdirs {
-        add_dir_files(&sub, d, seen, depth + 1)?;
+        add_dir_files(&sub, f, depth + 1)?;
     }
     Ok(())
 }
 
-/// Read the head of `path` and tell its kind; the error names the file.
-pub fn sniff_file(path: &Path) -> Result<Kind> {
-    let disp = path.display();
-    let mut f = File::open(path).map_err(|e| UsageError(format!("{disp}: cannot open: {e}")))?;
+/// The first bytes of `data` (the file named `name`); an error naming it when it cannot be read.
+fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
+    let disp = show(name);
+    let f = File::open(data).map_err(|e| UsageError(format!("{disp}: cannot open: {e}")))?;
     let mut head = Vec::new();
-    (&mut f).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
-    sniff(&head).map_err(|why| UsageError(format!("{disp}: {why}")).into())
+    f.take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
+    Ok(head)
+}
+
+/// Read the head of `data` (the file named `name`) and tell its kind; the error names the file.
+pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
+    let head = read_head(name, data)?;
+    sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))).into())
 }
 
 /// Kind of a file from its first bytes, or why it is not one gpumon reads.

@@ -1,7 +1,12 @@
-//! Readers: turn files on disk (gpumon CSV/Parquet, nvidia-smi logs) back into rows for analysis.
+//! Readers: turn files on disk (gpumon CSV/Parquet, journals, nvidia-smi logs) back into rows for
+//! analysis, behind a boundary for untrusted bytes: sizes checked before allocating
+//! ([`pqbounds`], [`thrift`], `schema::journal`), decoder panics contained (`util::guard`), values
+//! checked ([`values`]).
 
 pub mod gpumon;
 pub mod inputs;
-pub mod smilog;
-
+pub mod pqbounds;
 pub mod scan;
+pub mod smilog;
+pub mod thrift;
+pub mod values;

@@ -13,7 +13,8 @@ use arrow_array::{BooleanArray, RecordBatch};
 
 use crate::read::gpumon;
 use crate::read::inputs::{Input, Kind};
-use crate::read::smilog::{NvsmiOptions, read_nvsmi};
+use crate::read::smilog::{NvsmiOptions, read_nvsmi_file};
+use crate::read::values::{self, Found};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
 use crate::schema::catalog::{Field, Table};
 use crate::schema::cols::{self, Interner, NO_U64};
@@ -21,6 +22,7 @@ use crate::schema::gpus::GpuSelector;
 use crate::schema::run::InputInfo;
 use crate::util::error::UsageError;
 use crate::util::progress::Progress;
+use crate::util::text::show;
 use crate::util::zone::Zone;
 
 /// How to read the inputs.
@@ -108,7 +110,7 @@ pub fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> 
     if let Some(h) = recorded.filter(|h| !h.is_empty()) {
         return h.to_string();
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path.file_name().map(|n| show(Path::new(n))).unwrap_or_default();
     let name = name.trim_start_matches('.').trim_end_matches(".journal");
     let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
     if stem.is_empty() { "-".to_string() } else { stem.to_string() }
@@ -119,8 +121,9 @@ pub type Visit<'a, S> = &'a (dyn Fn(&mut S, &RecordBatch, &str) -> Result<()> + 
 
 /// Read `input`, handing batches of the fields in `want` (plus timestamp, host and GPU keys) to
 /// `visit`. Parquet files are split into parts read in parallel, one state each, returned in file
-/// order; other kinds give one state. Problems with the file are [`UsageError`]s naming it; errors
-/// from `visit` pass through unchanged.
+/// order; other kinds give one state. Every batch passes the value checks first
+/// ([`values::check`]: bad indexes and percentages become null and are counted). Problems with the
+/// file are [`UsageError`]s naming it; errors from `visit` pass through unchanged.
 pub fn scan<S: Send>(
     input: &Input,
     opts: &ReadOptions,
@@ -141,76 +144,99 @@ pub fn scan<S: Send>(
     let with_uuid: Vec<Field> = want.iter().copied().chain([Field::Uuid]).collect();
     let want = if filter.by_uuid() { &with_uuid[..] } else { want };
     let path = &input.path;
-    progress.set_file(&path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    progress.set_file(&path.file_name().map(|n| show(Path::new(n))).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let table = Table::of(want.iter().copied());
-    match input.kind {
+    let found = Mutex::new(Found::default());
+    // The --gpus filter first, then the value checks, on the batches of every kind.
+    let checked = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
+        let Some(b) = filter.apply(b)? else { return Ok(()) };
+        let (b, f) = values::check(b.into_owned())?;
+        if f != Found::default() {
+            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+        }
+        visit(s, &b, host)
+    };
+    let states = match input.kind {
         Kind::Parquet => {
-            let pf = gpumon::open_parquet(path, table)?;
+            let pf = gpumon::open_parquet(input, table)?;
             rep.default_host = default_host(path, opts, pf.hostname.as_deref());
             rep.rows = pf.rows;
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
+            rep.ignored_columns = pf.mistyped();
             let host = rep.default_host.clone();
             // UUIDs are learned from the first row group (the only one read with its uuid column):
             // read it before the others.
             let threads = if filter.by_uuid() { 1 } else { opts.threads };
-            let states = pf.scan(want, threads, progress, init, &|s, b| visit(s, b, &host))?;
-            Ok((states, rep))
+            pf.scan(want, threads, progress, init, &|s, b| checked(s, b, &host))?
         }
         Kind::Journal => {
-            rep.default_host = default_host(path, opts, journal_hostname(path).as_deref());
+            let j = gpumon::open_journal(input)?;
+            let schema = j.schema();
+            rep.default_host = default_host(path, opts, schema.metadata().get("gpumon.hostname").map(String::as_str));
+            rep.ignored_columns = values::mistyped(&schema);
             let mut state = init();
             let host = rep.default_host.clone();
             let (rows, fields) =
-                gpumon::read_journal(path, table, &mut rep.warnings, &mut |b| visit(&mut state, b, &host))?;
-            progress.inc(size);
+                gpumon::read_journal(&j, path, table, &mut rep.warnings, &mut |b| checked(&mut state, b, &host))?;
+            progress.inc(input.len());
             rep.rows = rows;
             rep.fields = fields;
-            Ok((vec![state], rep))
+            vec![state]
         }
         Kind::GpumonCsv => {
             rep.default_host = default_host(path, opts, None);
             let mut state = init();
             let host = rep.default_host.clone();
-            let c = gpumon::read_csv(path, want, progress, &mut |b| visit(&mut state, b, &host))?;
+            let c = gpumon::read_csv(input, want, progress, &mut |b| checked(&mut state, b, &host))?;
             rep.rows = c.rows;
             rep.fields = c.fields;
             rep.ignored_columns = c.ignored;
             rep.warnings = c.warnings;
-            Ok((vec![state], rep))
+            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(c.values);
+            vec![state]
         }
         Kind::Nvsmi => {
             rep.default_host = default_host(path, opts, None);
             let host = rep.default_host.clone();
             let mut state = init();
-            scan_nvsmi(path, opts, want, &mut rep, &mut |b| visit(&mut state, b, &host))?;
-            progress.inc(size);
-            Ok((vec![state], rep))
+            let f = scan_nvsmi(input, opts, want, &mut rep, &mut |b| checked(&mut state, b, &host))?;
+            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            progress.inc(input.len());
+            vec![state]
         }
-    }
+    };
+    let found = found.into_inner().map_err(|_| anyhow::anyhow!("value checks poisoned"))?;
+    rep.warnings.extend(found.warnings());
+    Ok((states, rep))
 }
 
-/// An nvidia-smi log as batches of `want` (plus GPU identity) handed to `visit`; fills in what the
-/// log held.
+/// An nvidia-smi log as batches of `want` (plus GPU identity) handed to `visit`, its parsed rows
+/// checked by [`Found::check_row`]; fills in what the log held.
 fn scan_nvsmi(
-    path: &Path,
+    input: &Input,
     opts: &ReadOptions,
     want: &[Field],
     rep: &mut InputInfo,
     visit: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<()> {
+) -> Result<Found> {
+    let path = &input.path;
     let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
     fields.extend(want.iter().copied().filter(|f| f.def().source != crate::schema::catalog::Source::Meta));
     let mut batcher = RowBatcher::new(&fields);
+    let mut found = Found::default();
     let mut failed: Option<anyhow::Error> = None;
     // A fixed-offset --tz is read as UTC by the log reader and shifted here.
     let (_, shift) = opts.zone.as_tz();
-    let r = read_nvsmi(path, &opts.nvsmi, &mut |row| {
+    let r = read_nvsmi_file(path, input.open()?, &opts.nvsmi, &mut |row| {
         if failed.is_some() {
             return;
         }
-        batcher.push(row.ts.timestamp_micros() - shift, row.row);
+        let ts = row.ts.timestamp_micros() - shift;
+        match found.check_row(row.row, &fields) {
+            Some(fixed) => batcher.push(ts, &fixed),
+            None => batcher.push(ts, row.row),
+        }
         if batcher.len() >= BATCH_ROWS
             && let Err(e) = batcher.finish().and_then(|b| visit(&b))
         {
@@ -230,7 +256,14 @@ fn scan_nvsmi(
     rep.warnings = r.warnings;
     rep.notes = r.notes;
     rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
-    Ok(())
+    Ok(found)
+}
+
+/// A problem with an nvidia-smi log as a [`UsageError`] that names the file once.
+fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
+    let msg = format!("{e:#}");
+    let disp = show(path);
+    UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") }).into()
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
@@ -238,22 +271,17 @@ fn scan_nvsmi(
 pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     let path = &input.path;
     match input.kind {
-        Kind::Parquet => Ok(gpumon::open_parquet(path, Table::Metrics)?.fields.into_iter().map(|(_, f)| f).collect()),
+        Kind::Parquet => Ok(gpumon::open_parquet(input, Table::Metrics)?.fields.into_iter().map(|(_, f)| f).collect()),
         Kind::Journal => {
-            let f =
-                std::fs::File::open(path).map_err(|e| UsageError(format!("{}: cannot open: {e}", path.display())))?;
-            let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None)
-                .map_err(|e| UsageError(format!("{}: not a readable Arrow IPC journal: {e}", path.display())))?;
-            Ok(gpumon::schema_fields(&r.schema()).into_iter().map(|(_, f)| f).collect())
+            let j = gpumon::open_journal(input)?;
+            Ok(gpumon::schema_fields(&j.schema()).into_iter().map(|(_, f)| f).collect())
         }
         Kind::GpumonCsv => {
             use std::io::{BufRead, Read};
-            let f =
-                std::fs::File::open(path).map_err(|e| UsageError(format!("{}: cannot open: {e}", path.display())))?;
             let mut first = Vec::new();
-            std::io::BufReader::new(f.take(1 << 20))
+            std::io::BufReader::new(input.open()?.take(1 << 20))
                 .read_until(b'\n', &mut first)
-                .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+                .map_err(|e| UsageError(format!("{}: cannot read: {e}", show(path))))?;
             let line = String::from_utf8_lossy(&first);
             let mut out: Vec<Field> = Vec::new();
             for cell in line.trim_end_matches('\r').split(',') {
@@ -266,7 +294,8 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             Ok(out)
         }
         Kind::Nvsmi => {
-            let r = read_nvsmi(path, &opts.nvsmi, &mut |_| {}).map_err(|e| nvsmi_error(path, &e))?;
+            let r =
+                read_nvsmi_file(path, input.open()?, &opts.nvsmi, &mut |_| {}).map_err(|e| nvsmi_error(path, &e))?;
             let mut out: Vec<Field> = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
             out.push(Field::Index);
             Ok(out)
@@ -279,26 +308,11 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
 pub fn table_of(input: &Input, opts: &ReadOptions) -> Table {
     let fields = match input.kind {
         Kind::Nvsmi => return Table::Metrics,
-        Kind::Parquet => gpumon::parquet_fields(&input.path),
+        Kind::Parquet => gpumon::parquet_fields(input),
         Kind::Journal | Kind::GpumonCsv => probe_fields(input, opts),
     };
     fields.map_or(Table::Metrics, Table::of)
 }
-
-/// `gpumon.hostname` from a journal's schema metadata.
-fn journal_hostname(path: &Path) -> Option<String> {
-    let f = std::fs::File::open(path).ok()?;
-    let r = arrow_ipc::reader::StreamReader::try_new(std::io::BufReader::new(f), None).ok()?;
-    r.schema().metadata().get("gpumon.hostname").cloned()
-}
-
-/// A problem with an nvidia-smi log as a [`UsageError`] that names the file once.
-fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
-    let msg = format!("{e:#}");
-    let disp = path.display().to_string();
-    UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") }).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

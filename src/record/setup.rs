@@ -194,6 +194,9 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
     for m in done.messages() {
         warn(&format!("a previous run's leftovers: {m}"));
     }
+    for w in done.warnings() {
+        warn(&w);
+    }
     Ok(())
 }
 

@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, TimeDelta, Utc};
-use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::schema::catalog::Table;
 
@@ -244,20 +243,36 @@ pub fn sync_dir(dir: &Path) {
 }
 
 /// Whether gpumon wrote this file (Parquet with gpumon metadata, or a gpumon CSV header).
-/// Retention never deletes anything else.
+/// Retention never deletes anything else. The Parquet footer is not decoded (it may be damaged or
+/// hostile): its length is checked against the file and its bytes searched for gpumon's key.
 pub fn written_by_gpumon(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else { return false };
+    let Ok(mut file) = File::open(path) else { return false };
     if path.extension().is_some_and(|e| e == "parquet") {
-        return SerializedFileReader::new(file).is_ok_and(|r| {
-            r.metadata()
-                .file_metadata()
-                .key_value_metadata()
-                .is_some_and(|kv| kv.iter().any(|k| k.key == "gpumon.version"))
-        });
+        return parquet_footer(&mut file).is_some_and(|f| f.windows(14).any(|w| w == b"gpumon.version"));
     }
     let mut first = String::new();
     let _ = BufReader::new(file).take(4096).read_line(&mut first);
     first.starts_with("timestamp,") || first.starts_with("timestamp, ")
+}
+
+/// The footer metadata bytes of a Parquet file, when its length fits inside the file.
+fn parquet_footer(file: &mut File) -> Option<Vec<u8>> {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata().ok()?.len();
+    if len < 12 {
+        return None;
+    }
+    let mut tail = [0u8; 8];
+    file.seek(SeekFrom::Start(len - 8)).ok()?;
+    file.read_exact(&mut tail).ok()?;
+    let meta = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if &tail[4..] != b"PAR1" || meta + 12 > len {
+        return None;
+    }
+    let mut buf = vec![0u8; meta as usize];
+    file.seek(SeekFrom::Start(len - 8 - meta)).ok()?;
+    file.read_exact(&mut buf).ok()?;
+    Some(buf)
 }
 
 #[cfg(test)]

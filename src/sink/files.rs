@@ -1,12 +1,13 @@
 //! Retention and crash recovery of an output set: rebuild Parquet pieces from their journals, cut
-//! a CSV's torn last line, delete the oldest closed pieces gpumon wrote.
+//! a CSV's torn last line, delete the oldest closed pieces gpumon wrote. Recovery rewrites only
+//! files gpumon wrote, and deletes a journal only when every byte of it was read (or is the torn
+//! tail of a crash): a damaged one is kept beside the rebuilt piece as `.X.journal.damaged`.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use arrow_ipc::reader::StreamReader;
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -14,7 +15,10 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use crate::schema::files::{
     OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir, written_by_gpumon,
 };
+use crate::schema::journal::{Journal, Unreadable};
 use crate::sink::parquet::writer_properties_from;
+use crate::util::error::UsageError;
+use crate::util::text::show;
 
 /// What recovery did.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -28,26 +32,38 @@ pub struct Recovered {
     pub trimmed: Vec<(PathBuf, u64, u64)>,
     /// Pieces that held no row (killed before their first flush): their leftovers were removed.
     pub removed: Vec<PathBuf>,
+    /// Journals with damage, kept under this name after their piece was rebuilt, with what was lost.
+    pub kept: Vec<(PathBuf, String)>,
 }
 
 impl Recovered {
     pub fn is_empty(&self) -> bool {
-        self.rebuilt.is_empty() && self.complete.is_empty() && self.trimmed.is_empty() && self.removed.is_empty()
+        self.rebuilt.is_empty()
+            && self.complete.is_empty()
+            && self.trimmed.is_empty()
+            && self.removed.is_empty()
+            && self.kept.is_empty()
     }
 
     /// One line per thing done, for `recover`'s output and `record`'s warnings.
     pub fn messages(&self) -> Vec<String> {
         let rebuilt =
-            self.rebuilt.iter().map(|(p, rows)| format!("rebuilt {} from its journal ({rows} rows)", p.display()));
+            self.rebuilt.iter().map(|(p, rows)| format!("rebuilt {} from its journal ({rows} rows)", show(p)));
         let complete = self.complete.iter().map(|(p, rows)| {
-            format!("{} was already complete ({rows} rows); removed the journal a crash left beside it", p.display())
+            format!("{} was already complete ({rows} rows); removed the journal a crash left beside it", show(p))
         });
-        let trimmed = self.trimmed.iter().map(|(p, cut, rows)| {
-            format!("cut a torn last line ({cut} bytes) from {} ({rows} rows kept)", p.display())
-        });
+        let trimmed = self
+            .trimmed
+            .iter()
+            .map(|(p, cut, rows)| format!("cut a torn last line ({cut} bytes) from {} ({rows} rows kept)", show(p)));
         let removed =
-            self.removed.iter().map(|p| format!("removed {}: no rows (killed before its first flush)", p.display()));
+            self.removed.iter().map(|p| format!("removed {}: no rows (killed before its first flush)", show(p)));
         rebuilt.chain(complete).chain(trimmed).chain(removed).collect()
+    }
+
+    /// One warning per journal with damage, kept beside its piece.
+    pub fn warnings(&self) -> Vec<String> {
+        self.kept.iter().map(|(p, why)| format!("kept the damaged journal as {}: {why}", show(p))).collect()
     }
 }
 
@@ -67,11 +83,13 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     let mut done = Recovered::default();
     for journal in set.leftover_journals()? {
         let Some(piece) = piece_of_journal(&journal) else { continue };
-        match recover_journal(&journal, &piece)? {
+        let (outcome, kept) = recover_journal(&journal, &piece)?;
+        match outcome {
             JournalOutcome::Rebuilt(rows) => done.rebuilt.push((piece, rows)),
             JournalOutcome::Complete(rows) => done.complete.push((piece, rows)),
             JournalOutcome::Empty => done.removed.push(piece),
         }
+        done.kept.extend(kept);
     }
     // A partial file without a journal was never written to (the crash hit while opening it).
     for e in fs::read_dir(set.dir()).with_context(|| format!("listing {}", set.dir().display()))?.flatten() {
@@ -85,6 +103,11 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     }
     if set.ext().eq_ignore_ascii_case(".csv") {
         for m in set.members()? {
+            let empty = fs::metadata(&m).is_ok_and(|md| md.len() == 0);
+            if !empty && !gpumon_csv(&m) {
+                // Not gpumon's own CSV (an nvidia-smi log, say): never rewritten.
+                continue;
+            }
             let cut = trim_torn_line(&m)?;
             let rows = if cut > 0 { csv_rows(&m)? } else { 0 };
             if fs::metadata(&m).is_ok_and(|md| md.len() == 0) || (cut > 0 && rows == 0) {
@@ -119,51 +142,95 @@ fn parquet_rows(path: &Path) -> Option<u64> {
     u64::try_from(r.metadata().file_metadata().num_rows()).ok()
 }
 
-/// Rebuild `piece` from its journal (every complete batch), then remove journal and partial file.
-/// When the piece already exists (the crash hit after the rename), only the leftovers go; when
-/// the journal holds no row, nothing is written (no empty piece).
-pub fn recover_journal(journal: &Path, piece: &Path) -> Result<JournalOutcome> {
+/// Whether `path` starts with gpumon's own CSV header (`timestamp,` without the space that
+/// nvidia-smi's `--format=csv` puts after each comma).
+fn gpumon_csv(path: &Path) -> bool {
+    let Ok(f) = File::open(path) else { return false };
+    let mut first = Vec::new();
+    let _ = BufReader::new(f.take(4096)).read_until(b'\n', &mut first);
+    first.starts_with(b"timestamp,") && !first.starts_with(b"timestamp, ")
+}
+
+/// Rebuild `piece` from its journal (every valid batch, before and after any damage), then remove
+/// the partial file and the journal; a journal with damage is kept as `.X.journal.damaged` and
+/// returned with what was lost. When the piece already exists (the crash hit after the rename),
+/// only the leftovers go; when the journal holds no row, nothing is written (no empty piece). A
+/// piece name held by a file gpumon did not write (or by a link to the journal itself) is never
+/// overwritten.
+pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, Option<(PathBuf, String)>)> {
     let partial = partial_path(piece);
     let leftovers = || -> Result<()> {
         let _ = fs::remove_file(&partial);
         match fs::remove_file(journal) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("removing {}", journal.display()))
+                Err(e).with_context(|| format!("removing {}", show(journal)))
             }
             _ => Ok(()),
         }
     };
     if piece.exists() && written_by_gpumon(piece) {
         leftovers()?;
-        return Ok(JournalOutcome::Complete(parquet_rows(piece).unwrap_or(0)));
+        return Ok((JournalOutcome::Complete(parquet_rows(piece).unwrap_or(0)), None));
     }
-    let file = File::open(journal).with_context(|| format!("opening {}", journal.display()))?;
-    // Not even a schema, or a torn first batch: nothing to recover. A torn later batch (the crash
-    // hit mid-append) ends the stream: everything before it is kept.
-    let mut reader = StreamReader::try_new(BufReader::new(file), None).ok();
-    let first = reader.as_mut().and_then(|r| r.next()).and_then(Result::ok).filter(|b| b.num_rows() > 0);
-    let (Some(reader), Some(first)) = (reader, first) else {
-        leftovers()?;
-        return Ok(JournalOutcome::Empty);
+    if fs::symlink_metadata(piece).is_ok() {
+        return Err(UsageError(format!(
+            "{}: exists and is not a Parquet file gpumon wrote (a link to its journal?); it is not overwritten: \
+             move it away to rebuild it from {}",
+            show(piece),
+            show(journal)
+        ))
+        .into());
+    }
+    let file = File::open(journal).with_context(|| format!("opening {}", show(journal)))?;
+    let j = match Journal::open(file) {
+        Ok(j) => j,
+        Err(Unreadable::Empty) => {
+            // Not even a schema made it to disk: nothing to recover.
+            leftovers()?;
+            return Ok((JournalOutcome::Empty, None));
+        }
+        Err(e) => return Err(UsageError(format!("{}: {e}; the journal is kept", show(journal))).into()),
     };
-    let schema = reader.schema();
+    let schema = j.schema();
     let props: WriterProperties = writer_properties_from(schema.metadata());
     let tmp = hidden(piece, ".recovering");
-    let out = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let mut w =
-        ArrowWriter::try_new(out, schema.clone(), Some(props)).with_context(|| format!("writing {}", tmp.display()))?;
-    let mut rows = 0u64;
-    for batch in std::iter::once(Ok(first)).chain(reader) {
-        let Ok(batch) = batch else { break };
-        rows += batch.num_rows() as u64;
-        w.write(&batch).with_context(|| format!("writing {}", tmp.display()))?;
-    }
-    let out = w.into_inner().with_context(|| format!("closing {}", tmp.display()))?;
-    out.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
-    fs::rename(&tmp, piece).with_context(|| format!("renaming {} to {}", tmp.display(), piece.display()))?;
+    let out = File::create(&tmp).with_context(|| format!("creating {}", show(&tmp)))?;
+    let mut w = ArrowWriter::try_new(out, schema, Some(props)).with_context(|| format!("writing {}", show(&tmp)))?;
+    let read = j.read_batches(&mut |batch| w.write(batch).with_context(|| format!("writing {}", show(&tmp))));
+    let read = match read {
+        Ok(r) if r.rows > 0 => r,
+        Ok(r) => {
+            // Killed before its first flush (or a torn first batch): no empty piece.
+            let _ = fs::remove_file(&tmp);
+            let Some(damage) = r.damage_summary() else {
+                leftovers()?;
+                return Ok((JournalOutcome::Empty, None));
+            };
+            let _ = fs::remove_file(&partial);
+            return Ok((JournalOutcome::Empty, Some((keep_damaged(journal, piece)?, damage))));
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    let out = w.into_inner().with_context(|| format!("closing {}", show(&tmp)))?;
+    out.sync_all().with_context(|| format!("syncing {}", show(&tmp)))?;
+    fs::rename(&tmp, piece).with_context(|| format!("renaming {} to {}", show(&tmp), show(piece)))?;
     sync_dir(piece.parent().unwrap_or(Path::new(".")));
-    leftovers()?;
-    Ok(JournalOutcome::Rebuilt(rows))
+    let Some(damage) = read.damage_summary() else {
+        leftovers()?;
+        return Ok((JournalOutcome::Rebuilt(read.rows), None));
+    };
+    let _ = fs::remove_file(&partial);
+    Ok((JournalOutcome::Rebuilt(read.rows), Some((keep_damaged(journal, piece)?, damage))))
+}
+
+/// Keep a journal with damage beside its piece as `.X.journal.damaged`, never deleted.
+fn keep_damaged(journal: &Path, piece: &Path) -> Result<PathBuf> {
+    let kept = hidden(piece, ".journal.damaged");
+    fs::rename(journal, &kept).with_context(|| format!("renaming {} to {}", show(journal), show(&kept)))?;
+    Ok(kept)
 }
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.
@@ -324,7 +391,7 @@ mod tests {
         let j = journal_path(&b);
         let len = fs::metadata(&j).unwrap().len();
         File::options().write(true).open(&j).unwrap().set_len(len - 40).unwrap();
-        assert_eq!(recover_journal(&j, &b).unwrap(), JournalOutcome::Empty);
+        assert_eq!(recover_journal(&j, &b).unwrap(), (JournalOutcome::Empty, None));
     }
 
     #[test]

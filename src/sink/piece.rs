@@ -233,7 +233,7 @@ impl Abandoned {
         if !rebuild {
             return Ok(None);
         }
-        Ok(Some(match recover_journal(&self.recovery_path, &self.path)? {
+        Ok(Some(match recover_journal(&self.recovery_path, &self.path)?.0 {
             JournalOutcome::Rebuilt(_) | JournalOutcome::Complete(_) => {
                 Settled::Kept(self.path.clone(), self.durable_ticks)
             }

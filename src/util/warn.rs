@@ -21,8 +21,9 @@ pub fn warn_once(key: &str, msg: &str) -> bool {
     true
 }
 
-/// Print a warning unconditionally (clearing a live status line first).
+/// Print a warning unconditionally (clearing a live status line first), on one line: control
+/// characters from file names or cells are escaped.
 pub fn warn(msg: &str) {
     crate::util::status::clear_line();
-    let _ = writeln!(std::io::stderr(), "gpumon: warning: {msg}");
+    let _ = writeln!(std::io::stderr(), "gpumon: warning: {}", crate::util::text::escape(msg));
 }

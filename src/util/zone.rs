@@ -23,7 +23,10 @@ impl Zone {
                 "unknown time zone '{s}': use local, UTC, an IANA name (Europe/Berlin) or an offset (+02:00, -0530)"
             )
         };
-        if t.is_empty() || t.eq_ignore_ascii_case("local") {
+        if t.is_empty() {
+            return Err("--tz is empty: give a zone (local, UTC, Europe/Berlin...)".into());
+        }
+        if t.eq_ignore_ascii_case("local") {
             return Ok(Zone::Local);
         }
         if t.eq_ignore_ascii_case("utc") || t.eq_ignore_ascii_case("z") {
@@ -128,6 +131,7 @@ mod tests {
     fn names_in_any_case_and_offsets() {
         assert_eq!(Zone::parse("local"), Ok(Zone::Local));
         assert_eq!(Zone::parse("LOCAL"), Ok(Zone::Local));
+        assert!(Zone::parse(" ").is_err());
         for utc in ["UTC", "utc", "Utc", "Z", "z"] {
             assert_eq!(Zone::parse(utc), Ok(Zone::Named(chrono_tz::UTC)), "{utc}");
         }

@@ -7,6 +7,7 @@ mod common;
 mod doctor;
 mod experiments;
 mod gpm;
+mod hostile;
 mod job;
 mod longrun;
 mod prom;

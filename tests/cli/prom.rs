@@ -558,3 +558,96 @@ fn hostile_clients_cost_no_tick_and_the_endpoint_recovers() {
     assert_eq!(rows.len(), 2 * 32, "16 s at 500 ms with two GPUs (attack took {attack:?})");
     assert!(rows.iter().all(|r| &r[missed] == "0"), "a tick was missed during the attack");
 }
+
+/// 200 slowloris clients (one byte of a request head every 2 s, reconnecting whenever the server
+/// hangs up) against the real endpoint: a fresh scrape is answered within 1 s throughout, and the
+/// sampler misses no tick.
+#[test]
+fn a_fresh_scrape_is_answered_within_a_second_during_200_slowloris_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    let rec =
+        Recorder::start(listen_cmd(dir.path(), TWO_GPUS, "500ms", &["--duration", "20s", "-o", csv.to_str().unwrap()]));
+    rec.wait_ticks(1);
+    let addr = rec.addr;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let loris = slowloris(addr, 200, stop.clone());
+    std::thread::sleep(Duration::from_secs(3));
+    let mut worst = Duration::ZERO;
+    let mut scrapes = 0;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(12) {
+        let start = Instant::now();
+        let (status, _, body) = http(addr, "GET", "/metrics", &[]).unwrap();
+        let took = start.elapsed();
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("gpumon_up"));
+        worst = worst.max(took);
+        scrapes += 1;
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (reconnects, peak) = loris.join().unwrap();
+    eprintln!(
+        "slowloris: {scrapes} fresh scrapes, slowest {worst:?}; {reconnects} reconnects by 200 slow clients, \
+         at most {peak} open at a check"
+    );
+    assert!(worst < Duration::from_secs(1), "a fresh scrape took {worst:?} during the slowloris attack");
+    let (_, _, body) = http(addr, "GET", "/metrics", &[]).unwrap();
+    assert_eq!(metric_value(&body, "gpumon_ticks_missed_total"), Some(0.0), "{body}");
+    rec.wait_success();
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let missed = reader.headers().unwrap().iter().position(|h| h == "missed").unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2 * 40, "20 s at 500 ms with two GPUs");
+    assert!(rows.iter().all(|r| &r[missed] == "0"), "a tick was missed during the attack");
+}
+
+/// `n` slowloris clients on one thread: each sends one byte of a request head that never ends every
+/// 2 s and reconnects at once when the server lets go, until `stop`. Returns (reconnects, the most
+/// found still open at a round).
+fn slowloris(
+    addr: SocketAddr,
+    n: usize,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<(u64, usize)> {
+    std::thread::spawn(move || {
+        // A head that never ends: the request line, then one header value a byte at a time.
+        const HEAD: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        let open = || -> Option<(TcpStream, usize)> {
+            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+            s.set_nonblocking(true).ok()?;
+            Some((s, 0))
+        };
+        let mut conns: Vec<Option<(TcpStream, usize)>> = (0..n).map(|_| open()).collect();
+        let (mut reconnects, mut peak) = (0u64, 0usize);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut alive = 0;
+            for c in conns.iter_mut() {
+                let kept = c.as_mut().is_some_and(|(s, sent)| {
+                    // EOF, a response (an error, then close) or a reset: the server let go.
+                    let let_go =
+                        !matches!(s.read(&mut [0u8; 256]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock);
+                    let byte = HEAD.get(*sent).copied().unwrap_or(b'a');
+                    *sent += 1;
+                    !let_go && s.write(&[byte]).is_ok_and(|n| n == 1)
+                });
+                if kept {
+                    alive += 1;
+                } else {
+                    // Come back at once, as an attacker would.
+                    *c = open();
+                    reconnects += 1;
+                }
+            }
+            peak = peak.max(alive);
+            for _ in 0..20 {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        (reconnects, peak)
+    })
+}

@@ -246,6 +246,19 @@ pub fn title(s: &Summary) -> String {
     format!("gpumon report: {}{more}", names.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
 }
 
+/// A note on the GPUs and hosts left without charts (beyond the cap), if any.
+fn uncharted(c: &Collected) -> String {
+    if c.uncharted.is_empty() {
+        return String::new();
+    }
+    let gpus = c.uncharted.iter().filter(|(_, gpu)| gpu.is_some()).count();
+    let hosts = c.uncharted.len() - gpus;
+    format!(
+        r#"<p class="note" id="uncharted">Charts for the first {} GPUs and hosts only: {gpus} more GPU(s) and {hosts} more host(s) are in the tables above.</p>"#,
+        crate::analysis::series::MAX_CHARTED
+    )
+}
+
 /// Title, time span, over-all figures, findings, checks and the tables.
 fn summary_part(out: &mut String, s: &Summary, checks: &[CheckResult], start: i64, end: i64, tz: &Zone) {
     let _ = write!(out, "<header><h1>{}</h1>", esc(&title(s)));
@@ -358,6 +371,7 @@ pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone, phase
         if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
         gap_k
     );
+    out.push_str(&uncharted(c));
     let mut ctx = Ctx { axis: &axis, events: &s.events, charts: 0, has_max };
     for h in &s.hosts {
         host_part(&mut out, &mut ctx, h, c, gap_k);

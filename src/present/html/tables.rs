@@ -247,6 +247,9 @@ pub fn checks(checks: &[CheckResult]) -> Option<String> {
     Some(s)
 }
 
+/// Inputs listed one by one at most; the rest are counted (all are in the embedded JSON).
+const MAX_INPUT_ROWS: usize = 200;
+
 /// The files read, what they held and what was wrong with them; files skipped.
 pub fn inputs(s: &Summary) -> String {
     let cols: Vec<Col<'_, InputInfo>> = vec![
@@ -270,11 +273,24 @@ pub fn inputs(s: &Summary) -> String {
             }),
         ),
     ];
-    let mut out = table("inputs", &s.inputs, cols).replace("<td class=\"l\">", "<td class=\"l w\">");
+    let shown = &s.inputs[..s.inputs.len().min(MAX_INPUT_ROWS)];
+    let mut out = table("inputs", shown, cols).replace("<td class=\"l\">", "<td class=\"l w\">");
+    if s.inputs.len() > shown.len() {
+        let rest = &s.inputs[shown.len()..];
+        let warned = rest.iter().filter(|i| !i.warnings.is_empty()).count();
+        let _ = write!(
+            out,
+            r#"<p class="note" id="more-inputs">… and {} more input(s), {warned} of them with warnings (all are listed in the embedded JSON).</p>"#,
+            rest.len()
+        );
+    }
     if !s.skipped.is_empty() {
         out.push_str(r#"<p class="note">Not read:</p><ul class="note">"#);
-        for (path, why) in &s.skipped {
+        for (path, why) in s.skipped.iter().take(MAX_INPUT_ROWS) {
             let _ = write!(out, "<li>{}: {}</li>", esc(&path.display().to_string()), esc(why));
+        }
+        if s.skipped.len() > MAX_INPUT_ROWS {
+            let _ = write!(out, "<li>… and {} more</li>", s.skipped.len() - MAX_INPUT_ROWS);
         }
         out.push_str("</ul>");
     }

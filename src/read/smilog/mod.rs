@@ -114,9 +114,20 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
 ///
 /// Errors (file name in the message): unreadable file, empty file, data without a header
 /// and no `--columns`, no data rows.
+#[cfg(test)]
 pub fn read_nvsmi(path: &Path, opts: &NvsmiOptions, on_row: &mut dyn FnMut(NvsmiRow<'_>)) -> Result<SmiLogInfo> {
-    let disp = path.display().to_string();
-    let file = File::open(path).with_context(|| format!("cannot open {disp}"))?;
+    let file = File::open(path).with_context(|| format!("cannot open {}", crate::util::text::show(path)))?;
+    read_nvsmi_file(path, file, opts, on_row)
+}
+
+/// Parse the log `file` (named `name` in messages), calling `on_row` for each data row in file order.
+pub fn read_nvsmi_file(
+    name: &Path,
+    file: File,
+    opts: &NvsmiOptions,
+    on_row: &mut dyn FnMut(NvsmiRow<'_>),
+) -> Result<SmiLogInfo> {
+    let disp = crate::util::text::show(name);
     let mut lines = LineReader::new(BufReader::with_capacity(1 << 16, file));
     let mut p = Parser::new(disp.clone(), opts)?;
     let mut pending: VecDeque<Pending> = VecDeque::new();

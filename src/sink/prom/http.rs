@@ -5,17 +5,25 @@
 //! header-size or read-timeout settings, so a slowloris client could pile up threads. hyper
 //! gives all three bounds below, and one runtime thread serves every connection as a task.
 //!
-//! Bounds: at most [`MAX_CONNECTIONS`] open connections (further clients wait in the kernel's
-//! accept backlog); request head at most [`MAX_HEAD_BYTES`] and [`MAX_HEADERS`] headers (431
-//! beyond); the head must arrive within [`HEAD_TIMEOUT`], which also closes idle keep-alive
-//! connections; a connection lives at most [`CONN_LIFETIME`]. Only `GET`/`HEAD` on `/metrics` and
-//! `/`; other paths 404, other methods 405. Request bodies are never read.
+//! Bounds, per connection: a request head must arrive within [`HEAD_TIMEOUT`] of its first byte,
+//! a connection waiting for a request closes after [`IDLE_TIMEOUT`], and one lives at most
+//! [`CONN_LIFETIME`]; request head at most [`MAX_HEAD_BYTES`] and [`MAX_HEADERS`] headers (431
+//! beyond). At most [`MAX_CONNECTIONS`] are open: a new client is always accepted, and when the limit
+//! is reached the connection that has waited longest for its request is closed (one dripping a head
+//! byte by byte first, then an idle one), never one younger than [`GRACE`] while older ones exist.
+//! So a slowloris crowd cannot lock out a fresh scrape: its request arrives at once and is served
+//! before the crowd's turn comes round. Only `GET`/`HEAD` on `/metrics` and `/`; other paths 404,
+//! other methods 405. Request bodies are never read.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use http_body_util::Full;
@@ -25,19 +33,27 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 
 use super::Shared;
 use crate::util::warn::warn_once;
 
-/// Connections served at once; more wait in the accept backlog until one closes.
+/// Connections open at once; a new one beyond closes the one that has waited longest for a request.
 pub const MAX_CONNECTIONS: usize = 32;
 /// Largest request head (request line and headers) accepted; hyper's minimum buffer size.
 pub const MAX_HEAD_BYTES: usize = 8 * 1024;
 pub const MAX_HEADERS: usize = 64;
-/// Time a client has to send a complete request head, also the keep-alive idle limit.
-pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time a client has to complete a request head once its first byte arrived.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time a connection may wait without a byte of a request (a keep-alive between scrapes).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+/// A connection this young is not closed to make room while older ones are open.
+pub const GRACE: Duration = Duration::from_millis(250);
+/// How often each connection checks its own timeouts.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
 /// Longest life of one connection; then it is closed after the response in flight.
 pub const CONN_LIFETIME: Duration = Duration::from_secs(60);
 
@@ -92,16 +108,49 @@ impl Drop for Server {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: oneshot::Receiver<()>) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let permit = tokio::select! {
-            _ = &mut stop => return,
-            p = slots.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => return,
-            },
+/// What the server knows of one connection: when it began waiting for its next request, and
+/// whether a byte of that request has arrived (milliseconds since the server started).
+struct ConnState {
+    waiting_since: AtomicU64,
+    head_started: AtomicBool,
+}
+
+impl ConnState {
+    /// How long it has waited, and for what: (waited, a head is being dripped).
+    fn waiting(&self, now: u64) -> (Duration, bool) {
+        let since = self.waiting_since.load(Ordering::Relaxed);
+        (Duration::from_millis(now.saturating_sub(since)), self.head_started.load(Ordering::Relaxed))
+    }
+}
+
+/// The open connections, for the limit.
+#[derive(Default)]
+struct Registry {
+    next_id: u64,
+    conns: HashMap<u64, (Arc<ConnState>, AbortHandle)>,
+}
+
+impl Registry {
+    /// The connection to close to make room: a dripped head before an idle wait, the longest
+    /// waiting first, none younger than [`GRACE`] if an older one exists.
+    fn victim(&self, now: u64) -> Option<u64> {
+        let rank = |st: &ConnState| {
+            let (waited, head) = st.waiting(now);
+            (waited >= GRACE, head, waited)
         };
+        self.conns.iter().max_by_key(|(_, (st, _))| rank(st)).map(|(id, _)| *id)
+    }
+}
+
+/// Milliseconds since `epoch`.
+fn ms(epoch: Instant) -> u64 {
+    epoch.elapsed().as_millis() as u64
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: oneshot::Receiver<()>) {
+    let epoch = Instant::now();
+    let reg = Arc::new(Mutex::new(Registry::default()));
+    loop {
         let stream = tokio::select! {
             _ = &mut stop => return,
             r = listener.accept() => match r {
@@ -114,29 +163,108 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: onesh
                 }
             },
         };
-        let shared = shared.clone();
-        tokio::spawn(async move {
-            serve_connection(stream, shared).await;
-            drop(permit);
-        });
+        let now = ms(epoch);
+        let state = Arc::new(ConnState { waiting_since: AtomicU64::new(now), head_started: AtomicBool::new(false) });
+        let Ok(mut r) = reg.lock() else { return };
+        let evict =
+            if r.conns.len() >= MAX_CONNECTIONS { r.victim(now).and_then(|v| r.conns.remove(&v)) } else { None };
+        let id = r.next_id;
+        r.next_id += 1;
+        // One thread runs every task: the new one cannot start (and deregister) before it is registered.
+        let task =
+            tokio::spawn(serve_connection(stream, shared.clone(), state.clone(), epoch, Deregister(reg.clone(), id)));
+        r.conns.insert(id, (state, task.abort_handle()));
+        drop(r);
+        if let Some((_, handle)) = evict {
+            handle.abort();
+        }
     }
 }
 
-async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
+/// Removes a connection from the registry when its task ends, aborted or not.
+struct Deregister(Arc<Mutex<Registry>>, u64);
+
+impl Drop for Deregister {
+    fn drop(&mut self) {
+        if let Ok(mut r) = self.0.lock() {
+            r.conns.remove(&self.1);
+        }
+    }
+}
+
+/// The client's stream, noting when a byte of a new request arrives.
+struct Watched {
+    inner: TcpStream,
+    state: Arc<ConnState>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.state.head_started.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Resolves when the connection has waited too long for (the rest of) a request.
+async fn watchdog(state: Arc<ConnState>, epoch: Instant) {
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        let (waited, head) = state.waiting(ms(epoch));
+        if waited > if head { HEAD_TIMEOUT } else { IDLE_TIMEOUT } {
+            return;
+        }
+    }
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    shared: Arc<Shared>,
+    state: Arc<ConnState>,
+    epoch: Instant,
+    _registered: Deregister,
+) {
     let _ = stream.set_nodelay(true);
+    let st = state.clone();
     let svc = service_fn(move |req: Request<Incoming>| {
+        // A complete head: the wait for the next request starts with this response.
+        st.head_started.store(false, Ordering::Relaxed);
+        st.waiting_since.store(ms(epoch), Ordering::Relaxed);
         let shared = shared.clone();
         async move { Ok::<_, Infallible>(respond(&shared, &req)) }
     });
+    let io = Watched { inner: stream, state: state.clone() };
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEAD_TIMEOUT)
+        .header_read_timeout(HEAD_TIMEOUT + IDLE_TIMEOUT)
         .max_buf_size(MAX_HEAD_BYTES)
         .max_headers(MAX_HEADERS)
-        .serve_connection(TokioIo::new(stream), svc);
+        .serve_connection(TokioIo::new(io), svc);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => {}
+        _ = watchdog(state, epoch) => {}
         _ = tokio::time::sleep(CONN_LIFETIME) => {
             conn.as_mut().graceful_shutdown();
             let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
