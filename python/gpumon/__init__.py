@@ -13,6 +13,12 @@ module (see :func:`binary`); this module only runs it and hands the results back
     s = gpumon.summary("run.parquet")    # `gpumon summarize --format json` as a dict
     gpumon.report("run.parquet")         # the HTML report, shown inline in Jupyter
 
+    with gpumon.recording("sweep.parquet"):  # experiments: mark phases, compare them afterwards
+        for bs in (32, 64, 128):
+            gpumon.mark(f"bs={bs}")
+            train(batch_size=bs)
+    gpumon.live("run.parquet")           # a chart of a running recording, redrawn in its cell
+
 :func:`read` needs pandas and pyarrow (``pip install gpumon[pandas]``); nothing else does.
 """
 
@@ -32,6 +38,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from ._bin import GpumonError, GpumonNotFound, StrPath, binary, run
+from ._experiments import LiveChart, send_mark, status
 
 if TYPE_CHECKING:  # pandas is imported only by read(), and only when it is called
     import pandas
@@ -39,16 +46,23 @@ if TYPE_CHECKING:  # pandas is imported only by read(), and only when it is call
 __all__ = [
     "GpumonError",
     "GpumonNotFound",
+    "LiveChart",
     "Recording",
     "Report",
     "binary",
+    "live",
+    "mark",
     "read",
     "recording",
     "report",
     "run",
+    "status",
     "summary",
     "version",
 ]
+
+#: Recordings this process started and has not stopped yet, latest last (what :func:`mark` marks).
+_ACTIVE: list[Recording] = []
 
 Duration = Union[str, float, int]
 
@@ -232,6 +246,7 @@ class Recording:
         fields: Iterable[str] | None = None,
         gpus: Iterable[int | str] | None = None,
         follow: bool = True,
+        phases: bool = True,
         overwrite: bool = True,
         show: bool = True,
         report: bool | StrPath = False,
@@ -245,6 +260,7 @@ class Recording:
         self.fields = list(fields) if fields is not None else None
         self.gpus = [str(g) for g in gpus] if gpus is not None else None
         self.follow = follow
+        self.phases = phases
         self.overwrite = overwrite
         self.show = show
         self._report = report
@@ -269,6 +285,8 @@ class Recording:
             # stops by itself if this process dies without stopping it. gpumon is one of those
             # children, so job.rss/job.cpu include its own few MiB and well under 1 % of a core.
             argv += ["--pid", str(os.getpid())]
+        if self.phases:
+            argv += ["--phases"]  # the `phase` column, for gpumon.mark()
         return argv + self.extra_args
 
     def _earlier_files(self) -> list[Path]:
@@ -298,6 +316,7 @@ class Recording:
             self._argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err, start_new_session=True
         )
         self._wait_ready(self._proc)
+        _ACTIVE.append(self)
         return self
 
     @staticmethod
@@ -325,6 +344,8 @@ class Recording:
         proc = self._proc
         if proc is None or self.returncode is not None:
             return
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
         try:
@@ -357,6 +378,15 @@ class Recording:
         if isinstance(self._report, bool):
             return self.path.with_suffix(".html")
         return Path(self._report)
+
+    def mark(self, label: str | None = None, *, end: bool = False) -> bool:
+        """Start the phase ``label`` of this recording (``end=True``: close the current one); see
+        :func:`mark`."""
+        return send_mark(label, end=end, run=self.path, wait=10.0)
+
+    def live(self, every: float = 1.0, window: int = 120) -> LiveChart:
+        """A chart of this recording that redraws itself in its notebook cell; see :func:`live`."""
+        return LiveChart(self.path, every=every, window=window)
 
     def read(self) -> pandas.DataFrame:
         """The recorded rows (see :func:`read`)."""
@@ -398,6 +428,7 @@ def recording(
     fields: Iterable[str] | None = None,
     gpus: Iterable[int | str] | None = None,
     follow: bool = True,
+    phases: bool = True,
     overwrite: bool = True,
     show: bool = True,
     report: bool | StrPath = False,
@@ -419,7 +450,7 @@ def recording(
     ``interval``: seconds or ``"250ms"``, one row per GPU per interval (at least one interval must
     pass for a row). ``fields``/``gpus``: as ``--fields``/``--gpus``. ``follow``: record this
     process and its children as the job (``job.*`` columns; gpumon stops by itself if this
-    process dies). ``overwrite``: first delete an earlier recording at ``path`` (the file, its
+    process dies). ``phases``: record the ``phase`` column that :func:`mark` sets. ``overwrite``: first delete an earlier recording at ``path`` (the file, its
     rotated files and a crash's leftovers), so that re-running a cell records afresh instead of
     adding to the set that ``summary``/``read`` would take together. ``extra_args``: any other
     ``gpumon record`` options.
@@ -430,9 +461,47 @@ def recording(
         fields=fields,
         gpus=gpus,
         follow=follow,
+        phases=phases,
         overwrite=overwrite,
         show=show,
         report=report,
         extra_args=extra_args,
         stop_timeout=stop_timeout,
     )
+
+
+def mark(
+    label: str | None = None, *, end: bool = False, run: StrPath | None = None, missing_ok: bool = False
+) -> bool:
+    """Start the experiment phase ``label`` (``"bs=64"``, ``"eval"``) of the running recording:
+    its rows carry it in their ``phase`` column from now on, until the next mark or ``end=True``.
+
+    Which recording: ``run`` (the ``-o`` path of a ``gpumon record`` running anywhere on this
+    machine, as the same user), else the latest :func:`recording` this process started, else the
+    one whose command this process is (``gpumon record ... -- python train.py`` sets
+    ``$GPUMON_CONTROL``). Returns True when the recorder took the mark; with no recording to mark,
+    False if ``missing_ok`` (so a script can mark whether or not it runs under gpumon), else
+    :class:`GpumonError`. Then ``gpumon summarize --by phase`` compares the phases.
+    """
+    if run is None and _ACTIVE:
+        return _ACTIVE[-1].mark(label, end=end)
+    return send_mark(label, end=end, run=run, missing_ok=missing_ok)
+
+
+def live(path: StrPath | None = None, *, every: float = 1.0, window: int = 120) -> LiveChart:
+    """A chart of a running recording that redraws itself in its notebook cell every ``every``
+    seconds: per GPU the utilization (and SM active where recorded) and memory of the last
+    ``window`` rows, current values, the phase and where it changed. ``path`` is the ``-o`` of a
+    ``gpumon record`` running on this machine (default: the latest :func:`recording` of this
+    process). Like ``gpumon watch`` it reads the status file the recorder keeps beside its output:
+    no second NVML poller. It stops when the recording ends; ``.stop()`` stops it sooner.
+
+    Make it a cell's last expression (or ``display()`` it) while the recording runs, e.g. one
+    started with ``rec = gpumon.recording("run.parquet").start()``; training in the next cells
+    redraws it.
+    """
+    if path is None:
+        if not _ACTIVE:
+            raise TypeError("live(): give the recording's path (no recording of this process is running)")
+        path = _ACTIVE[-1].path
+    return LiveChart(path, every=every, window=window)

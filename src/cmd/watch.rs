@@ -24,7 +24,7 @@ use crate::present::rfc3339;
 use crate::present::watch::{Liveness, View, frame};
 use crate::read::inputs::discover;
 use crate::read::scan::{ReadOptions, scan};
-use crate::schema::catalog::{Field, Source};
+use crate::schema::catalog::{Field, Table};
 use crate::schema::files::status_path;
 use crate::schema::live::{self, LiveStatus};
 use crate::util::error::{UsageError, exit};
@@ -71,7 +71,7 @@ fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
 /// The last tick of what is on disk, for a recording nobody writes (no status file).
 fn from_data(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
     let found = discover(&[path.to_path_buf()]).ok()?;
-    let want: Vec<Field> = Field::all().filter(|f| f.def().source != Source::Process).collect();
+    let want: Vec<Field> = Field::all().filter(|f| Table::of([*f]) == Table::Metrics).collect();
     let progress = Progress::new(0, false);
     let visit = |st: &mut LastTick, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
         st.visit(b, host);
@@ -112,7 +112,7 @@ fn shown(cfg: &WatchConfig, ended: bool, data: &mut Option<Option<LiveStatus>>) 
         return Some(Shown { st, live, from_file: false });
     }
     let st = data.get_or_insert_with(|| from_data(&cfg.path, &cfg.read)).clone()?;
-    let why = if ended { "the run ended" } else { "no recorder is writing it (the run ended, or ran elsewhere)" };
+    let why = if ended { "the run ended" } else { "no recorder is writing it" };
     Some(Shown { st, live: Liveness::Gone(why.into()), from_file: true })
 }
 

@@ -539,6 +539,49 @@ fn gpu_values(st: &Value, i: usize) -> Vec<String> {
     ]
 }
 
+/// Two GPUs at constant values: the watch and notebook views must show exactly these.
+const TWO_STEADY_GPUS: &str = "[device]\nname = NVIDIA H100 80GB HBM3\nmemory.total = 81920\nmemory.used = 20480\n\
+     utilization.gpu = 55\npower.draw = 260.5\npower.limit = 700\ntemperature.gpu = 61\n[device]\nmemory.total = 81920\n\
+     memory.used = 80000\nutilization.gpu = 97\npower.draw = 650\npower.limit = 700\ntemperature.gpu = 80\n";
+
+/// A python3 run of `script` with the module from python/, the debug binary and the fake NVML.
+fn python_module(dir: &Path, script: &str) -> Value {
+    let scenario = dir.join("scenario.txt");
+    std::fs::write(&scenario, TWO_STEADY_GPUS).unwrap();
+    let o = Command::new("python3")
+        .arg(repo_root().join("tests/py").join(script))
+        .arg(dir)
+        .env("PYTHONPATH", repo_root().join("python"))
+        .env("GPUMON_BIN", assert_cmd::cargo::cargo_bin("gpumon"))
+        .env("GPUMON_NVML_LIB", fake_nvml())
+        .env("FAKE_NVML_SCENARIO", &scenario)
+        .env_remove("GPUMON_CONTROL")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{script} failed (it needs the packages of tests/requirements.txt):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
+    serde_json::from_str(&last).unwrap_or_else(|e| panic!("{script}: not JSON ({e}): {last}"))
+}
+
+#[test]
+fn the_python_module_marks_phases_and_draws_a_live_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = python_module(dir.path(), "experiments_module.py");
+    assert!(v["frames"].as_u64().unwrap() >= 3, "the chart was redrawn as rows came: {v}");
+    assert_eq!(v["frames"], v["shown"], "every redraw reached the display");
+}
+
+#[test]
+fn the_live_chart_redraws_itself_in_a_jupyter_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = python_module(dir.path(), "live_notebook.py");
+    assert_eq!(v["phases"], serde_json::json!(["bs=32", "bs=64"]), "{v}");
+}
+
 #[test]
 fn watch_shows_the_latest_row_in_tmux_and_once() {
     if Command::new("tmux").arg("-V").output().is_err() {
@@ -546,12 +589,8 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
     }
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.parquet");
-    let sc = "[device]\nname = NVIDIA H100 80GB HBM3\nmemory.total = 81920\nmemory.used = 20480\nutilization.gpu = 55\n\
-              power.draw = 260.5\npower.limit = 700\ntemperature.gpu = 61\n[device]\nmemory.total = 81920\n\
-              memory.used = 80000\nutilization.gpu = 97\npower.draw = 650\npower.limit = 700\ntemperature.gpu = 80\n";
-    std::fs::write(dir.path().join("scenario.txt"), sc).unwrap();
     let child = {
-        let mut c = gpumon_fake(dir.path(), sc);
+        let mut c = gpumon_fake(dir.path(), TWO_STEADY_GPUS);
         c.args(["record", "-q", "--phases", "-i", "250ms", "--duration", "12s", "-o"]).arg(&run).stderr(Stdio::piped());
         c.spawn().unwrap()
     };
