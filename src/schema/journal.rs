@@ -271,6 +271,7 @@ impl Journal {
             MessageHeader::RecordBatch => {
                 let b = msg.header_as_record_batch().ok_or("a batch message without its header")?;
                 check_batch(&b, frame.body_len)?;
+                check_compressed(&b, body.as_slice())?;
                 let dicts = &*dicts;
                 contain(|| arrow_ipc::reader::read_record_batch(&body, b, schema, dicts, None, &version))
                     .map_err(|p| format!("the decoder failed: {p}"))?
@@ -281,6 +282,7 @@ impl Journal {
                 let d = msg.header_as_dictionary_batch().ok_or("a dictionary message without its header")?;
                 if let Some(b) = d.data() {
                     check_batch(&b, frame.body_len)?;
+                    check_compressed(&b, body.as_slice())?;
                 }
                 contain(|| arrow_ipc::reader::read_dictionary(&body, d, &schema, dicts, &version))
                     .map_err(|p| format!("the decoder failed: {p}"))?
@@ -370,6 +372,36 @@ fn check_batch(b: &arrow_ipc::RecordBatch<'_>, body_len: u64) -> Result<(), Stri
                 buf.length(),
                 buf.offset()
             ));
+        }
+    }
+    Ok(())
+}
+
+/// In a compressed batch every buffer starts with the length it decompresses to, which the
+/// decoder allocates before it looks at the data: a damaged length would ask for any amount of
+/// memory (an abort, not an error). Refuse lengths no buffer of this size can honestly claim.
+fn check_compressed(b: &arrow_ipc::RecordBatch<'_>, body: &[u8]) -> Result<(), String> {
+    if b.compression().is_none() {
+        return Ok(());
+    }
+    // zstd and lz4 expand a buffer of constant values by a few thousand times at most.
+    const MAX_RATIO: u64 = 4096;
+    const FLOOR: u64 = 16 << 20;
+    let mut total: u64 = 0;
+    for buf in b.buffers().iter().flatten() {
+        let (Ok(off), Ok(len)) = (usize::try_from(buf.offset()), usize::try_from(buf.length())) else { continue };
+        let Some(head) = body.get(off..off + len.min(8)).filter(|h| h.len() == 8) else { continue };
+        let mut n = [0u8; 8];
+        n.copy_from_slice(head);
+        let claimed = i64::from_le_bytes(n);
+        if claimed < 0 {
+            continue; // -1: stored uncompressed
+        }
+        let claimed = claimed as u64;
+        let limit = (len as u64).saturating_mul(MAX_RATIO).max(FLOOR);
+        total = total.saturating_add(claimed);
+        if claimed > limit || total > (body.len() as u64).saturating_mul(MAX_RATIO).max(FLOOR) {
+            return Err(format!("a compressed buffer of {len} bytes that claims to hold {claimed} bytes"));
         }
     }
     Ok(())
