@@ -527,16 +527,30 @@ impl Drop for Tmux {
     }
 }
 
-/// What `watch` must show of row `i` of the status document.
-fn gpu_values(st: &Value, i: usize) -> Vec<String> {
+/// What `watch` must show of row `i` of the status document; None while a value is missing (a GPU
+/// read that missed its tick on a loaded machine leaves its row's values null for that tick).
+fn gpu_values(st: &Value, i: usize) -> Option<Vec<String>> {
     let r = &st["rows"][i];
-    vec![
-        format!("GPU {:<2}", r["index"].to_string()),
-        format!("{:>3}%", r["utilization.gpu"].to_string()),
-        format!("{}/{} MiB", r["memory.used"], r["memory.total"]),
-        format!("{:.1}/{} W", r["power.draw"].as_f64().unwrap(), r["power.limit"].as_f64().unwrap()),
-        format!("  {} C", r["temperature.gpu"]),
-    ]
+    Some(vec![
+        format!("GPU {:<2}", r["index"].as_i64()?),
+        format!("{:>3}%", r["utilization.gpu"].as_i64()?),
+        format!("{}/{} MiB", r["memory.used"].as_i64()?, r["memory.total"].as_i64()?),
+        format!("{:.1}/{} W", r["power.draw"].as_f64()?, r["power.limit"].as_f64()?),
+        format!("  {} C", r["temperature.gpu"].as_i64()?),
+    ])
+}
+
+/// The GPU lines of `screen` hold the values of the status document read just after it.
+fn screen_matches(screen: &str, st: &Value) -> Result<(), String> {
+    for i in 0..2 {
+        let line = screen.lines().find(|l| l.starts_with(&format!("GPU {i} "))).ok_or("no GPU line")?;
+        for v in gpu_values(st, i).ok_or("a value is missing in the status document")? {
+            if !line.contains(v.trim_start()) {
+                return Err(format!("{v:?} not in {line:?}"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Two GPUs at constant values: the watch and notebook views must show exactly these.
@@ -601,17 +615,22 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
     let status = status_file(&run);
     for (session, w, h) in [("small", 80, 24), ("large", 200, 50)] {
         tmux.start(session, w, h, &format!("{} watch {}", bin.display(), run.display()));
-        let screen = tmux.wait_for(session, "phase bs=64");
-        let st: Value = serde_json::from_slice(&std::fs::read(&status).unwrap()).unwrap();
+        tmux.wait_for(session, "phase bs=64");
+        // The screen against the status document read right after it (again if a tick in between
+        // changed what is shown).
+        let mut tries = 0;
+        let screen = loop {
+            let screen = tmux.capture(session);
+            let st: Value = serde_json::from_slice(&std::fs::read(&status).unwrap()).unwrap();
+            match screen_matches(&screen, &st) {
+                Ok(()) => break screen,
+                Err(e) if tries >= 40 => panic!("{w}x{h}: {e}\n{screen}"),
+                Err(_) => tries += 1,
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
         assert!(screen.contains("recording (pid") && screen.contains("phase bs=64 since"), "{w}x{h}:\n{screen}");
         assert!(screen.lines().count() <= h as usize && screen.lines().all(|l| l.chars().count() <= w as usize));
-        for i in 0..2 {
-            let line =
-                screen.lines().find(|l| l.starts_with(&format!("GPU {i} "))).unwrap_or_else(|| panic!("{screen}"));
-            for v in gpu_values(&st, i) {
-                assert!(line.contains(v.trim_start()), "{w}x{h}: {v:?} not in {line:?}");
-            }
-        }
         assert!(screen.contains("q or Ctrl-C quits"));
     }
     // q quits one, Ctrl-C the other.
@@ -642,7 +661,7 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
             "temperature.gpu": cols["temperature.gpu"][row],
         }]});
         let line = frame.lines().find(|l| l.starts_with(&format!("GPU {i} "))).unwrap();
-        for v in gpu_values(&last, 0) {
+        for v in gpu_values(&last, 0).unwrap_or_default() {
             assert!(line.contains(v.trim_start()), "{v:?} not in {line:?}");
         }
     }
