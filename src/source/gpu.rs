@@ -208,6 +208,11 @@ fn serve(w: &Worker, gate: &Gate, ctx: &Ctx) {
             if let Ok(mut s) = slot.lock() {
                 *s = Some((seq, r));
             }
+            // Done before the last answer goes out: the sampler, woken by that answer, may ask
+            // for the next tick at once and must not find this worker still "busy" with this one.
+            if w.list.lock().map_or(true, |l| i + 1 >= l.len()) {
+                w.done.store(seq, Ordering::SeqCst);
+            }
             gate.answered(seq);
         }
         last = seq;
