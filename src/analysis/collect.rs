@@ -132,13 +132,7 @@ impl Collector {
         if n == 0 {
             return Ok(());
         }
-        let cols: Vec<(Field, &dyn Array)> = batch
-            .schema()
-            .fields()
-            .iter()
-            .zip(batch.columns())
-            .filter_map(|(f, c)| Field::lookup(f.name()).map(|field| (field, c.as_ref())))
-            .collect();
+        let cols = cols::catalogue_columns(batch);
         let mut s = std::mem::take(&mut self.s);
         s.ts.clear();
         if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {

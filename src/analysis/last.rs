@@ -38,13 +38,7 @@ impl LastTick {
     /// Keep the rows of the batch's latest timestamp if it is the latest so far; rows without a
     /// host belong to `default_host`.
     pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) {
-        let schema = batch.schema();
-        let cols: Vec<(Field, &dyn Array)> = schema
-            .fields()
-            .iter()
-            .zip(batch.columns())
-            .filter_map(|(f, c)| Field::lookup(f.name()).map(|field| (field, c.as_ref())))
-            .collect();
+        let cols = crate::schema::cols::catalogue_columns(batch);
         let mut ts = Vec::new();
         let Some((_, tc)) = cols.iter().find(|(f, _)| *f == Field::Timestamp) else { return };
         if !cols::ts_micros(*tc, &mut ts) {

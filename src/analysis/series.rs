@@ -261,13 +261,7 @@ impl Series {
         if n == 0 {
             return Ok(());
         }
-        let schema = batch.schema();
-        let cols: Vec<(Field, &dyn Array)> = schema
-            .fields()
-            .iter()
-            .zip(batch.columns())
-            .filter_map(|(f, c)| Field::lookup(f.name()).map(|field| (field, c.as_ref())))
-            .collect();
+        let cols = crate::schema::cols::catalogue_columns(batch);
         let col = |f: Field| cols.iter().find(|(g, _)| *g == f).map(|(_, c)| *c);
         let Some(tsc) = col(Field::Timestamp) else { return Ok(()) };
         let mut s = std::mem::take(&mut self.s);

@@ -262,6 +262,17 @@ pub fn str_at(arr: &dyn Array, row: usize) -> Option<String> {
     }
 }
 
+/// The batch's columns that are catalogue fields, by field (other columns are left out).
+pub fn catalogue_columns(batch: &arrow_array::RecordBatch) -> Vec<(crate::schema::catalog::Field, &dyn Array)> {
+    let schema = batch.schema();
+    schema
+        .fields()
+        .iter()
+        .zip(batch.columns())
+        .filter_map(|(f, c)| crate::schema::catalog::Field::lookup(f.name()).map(|field| (field, c.as_ref())))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
