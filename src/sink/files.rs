@@ -44,7 +44,9 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     for journal in set.leftover_journals()? {
         let Some(piece) = piece_of_journal(&journal) else { continue };
         let (rows, kept) = recover_journal(&journal, &piece)?;
-        done.rebuilt.push((piece, rows));
+        if kept.is_none() || piece.exists() {
+            done.rebuilt.push((piece, rows));
+        }
         done.kept.extend(kept);
     }
     // A partial file without a journal was never written to (the crash hit while opening it).
@@ -87,8 +89,8 @@ fn gpumon_csv(path: &Path) -> bool {
 }
 
 /// Rebuild `piece` from its journal (every valid batch, before and after any damage), then remove
-/// the partial file and the journal; a journal with damage is kept as `.X.journal.damaged` and
-/// returned with what was lost. When the piece already exists (the crash hit after the rename),
+/// the partial file and the journal; a journal with damage (or a schema that cannot be read) is
+/// kept as `.X.journal.damaged` and returned with what was lost. When the piece already exists (the crash hit after the rename),
 /// only the leftovers go. A piece name held by a file gpumon did not write (or by a link to the
 /// journal itself) is never overwritten.
 pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(u64, Option<(PathBuf, String)>)> {
@@ -116,7 +118,11 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(u64, Option<(Pat
             fs::remove_file(journal).with_context(|| format!("removing {}", show(journal)))?;
             return Ok((0, None));
         }
-        Err(e) => return Err(UsageError(format!("{}: {e}; the journal is kept", show(journal))).into()),
+        Err(e) => {
+            // Nothing can be decoded without the schema: keep the journal aside, whole.
+            let _ = fs::remove_file(&partial);
+            return Ok((0, Some((keep_damaged(journal, piece)?, e.to_string()))));
+        }
     };
     let schema = j.schema();
     let props: WriterProperties = writer_properties_from(schema.metadata());
@@ -140,9 +146,15 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(u64, Option<(Pat
         fs::remove_file(journal).with_context(|| format!("removing {}", show(journal)))?;
         return Ok((read.rows, None));
     };
+    Ok((read.rows, Some((keep_damaged(journal, piece)?, damage))))
+}
+
+/// Move a journal that could not be read in full to `.X.journal.damaged`: kept, but no longer a
+/// leftover that recovery or the readers pick up again.
+fn keep_damaged(journal: &Path, piece: &Path) -> Result<PathBuf> {
     let kept = hidden(piece, ".journal.damaged");
     fs::rename(journal, &kept).with_context(|| format!("renaming {} to {}", show(journal), show(&kept)))?;
-    Ok((read.rows, Some((kept, damage))))
+    Ok(kept)
 }
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.
