@@ -497,6 +497,11 @@ fn a_fifo_stdin_and_a_process_substitution_are_read_once() {
         c.args(["summarize", arg, "--format", "json"]);
         assert_eq!(rows_of(&json(&output_within(c, Some(bytes.clone())))), 40, "{arg}");
     }
+    // A device of endless bytes is refused from its head, not copied forever.
+    let mut c = gpumon();
+    c.args(["summarize", "/dev/zero"]);
+    let o = output_within(c, None);
+    expect_one_line_error(o.status.code().unwrap_or(-1), &out_err(&o), "/dev/zero");
     // bash's <(...) is a pipe under /dev/fd.
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
     let mut c = Command::new("bash");
