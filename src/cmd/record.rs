@@ -99,12 +99,18 @@ fn non_empty(what: &str, given: &[String]) -> Result<()> {
 }
 
 impl RecordArgs {
-    fn into_config(self) -> Result<RecordConfig> {
+    /// Lists given only empty values, and an output in a missing directory, are usage errors.
+    fn check(&self) -> Result<()> {
         non_empty("--fields", &self.fields)?;
         non_empty("--gpus", &self.gpus)?;
-        if let Some(o) = self.output.as_ref().filter(|o| o.as_os_str() != "-") {
-            crate::cmd::report::check_output_dir(o)?;
+        match self.output.as_ref().filter(|o| o.as_os_str() != "-") {
+            Some(o) => crate::cmd::report::check_output_dir(o),
+            None => Ok(()),
         }
+    }
+
+    fn into_config(self) -> Result<RecordConfig> {
+        self.check()?;
         let target = match self.output {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
             Some(o) => Some(Target::File(o)),
