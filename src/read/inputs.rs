@@ -22,7 +22,7 @@
 
 use std::collections::HashSet;
 use std::fs::{self, File};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -197,20 +197,23 @@ fn push(f: &mut Found, path: &Path, kind: Kind, spool: Option<Arc<tempfile::Temp
     f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id });
 }
 
-/// Copy `src` (named `name`) into a temporary file: a pipe can be read only once, but its input
-/// is read several times (a time-range pass, the summary, the report's charts).
-fn spool(name: &Path, src: &mut dyn Read) -> Result<Arc<tempfile::TempPath>> {
+/// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy: a pipe can be
+/// read only once, but an input is read several times (a time-range pass, the summary, the
+/// report's charts). Its head is sniffed first, so `/dev/zero` is refused, not copied forever.
+fn add_spooled(f: &mut Found, name: &Path, src: &mut dyn Read) -> Result<()> {
+    let mut head = Vec::new();
+    src.take(SNIFF_BYTES)
+        .read_to_end(&mut head)
+        .map_err(|e| UsageError(format!("{}: cannot read: {e}", show(name))))?;
+    let kind = sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))))?;
     let mut tmp = tempfile::NamedTempFile::new()
         .map_err(|e| anyhow::anyhow!("{}: cannot make a temporary copy: {e}", show(name)))?;
-    std::io::copy(src, tmp.as_file_mut()).map_err(|e| UsageError(format!("{}: cannot read: {e}", show(name))))?;
-    Ok(Arc::new(tmp.into_temp_path()))
-}
-
-/// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy.
-fn add_spooled(f: &mut Found, name: &Path, src: &mut dyn Read) -> Result<()> {
-    let copy = spool(name, src)?;
-    let kind = sniff_file(name, &copy)?;
-    push(f, name, kind, Some(copy));
+    // Reading the pipe and writing the copy fail alike for the user: the input could not be taken in.
+    tmp.as_file_mut()
+        .write_all(&head)
+        .and_then(|()| std::io::copy(src, tmp.as_file_mut()))
+        .map_err(|e| UsageError(format!("{}: cannot read into a temporary copy: {e}", show(name))))?;
+    push(f, name, kind, Some(Arc::new(tmp.into_temp_path())));
     Ok(())
 }
 

@@ -177,9 +177,37 @@ fn tally(v: &mut Vec<(Field, Tally)>, f: Field) -> &mut Tally {
     &mut v[i].1
 }
 
+/// Whether any slot of a primitive column (null ones too) may hold a value `bad` selects, checked
+/// without copying the column: the common case, a clean column, costs one pass.
+fn may_be_bad(col: &dyn Array, bad: &impl Fn(f64) -> bool) -> bool {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    macro_rules! any {
+        ($t:ty) => {
+            col.as_primitive_opt::<$t>().is_none_or(|a| a.values().iter().any(|&v| bad(v as f64)))
+        };
+    }
+    match col.data_type() {
+        DataType::UInt8 => any!(UInt8Type),
+        DataType::UInt16 => any!(UInt16Type),
+        DataType::UInt32 => any!(UInt32Type),
+        DataType::UInt64 => any!(UInt64Type),
+        DataType::Int8 => any!(Int8Type),
+        DataType::Int16 => any!(Int16Type),
+        DataType::Int32 => any!(Int32Type),
+        DataType::Int64 => any!(Int64Type),
+        DataType::Float32 => any!(Float32Type),
+        DataType::Float64 => any!(Float64Type),
+        _ => true,
+    }
+}
+
 /// Null out the values in `col` that `bad` selects; `None` when none is bad. Returns the bad count
 /// and first bad value.
 fn screen(col: &dyn Array, bad: impl Fn(f64) -> bool) -> Option<(Vec<Option<f64>>, u64, f64)> {
+    if !may_be_bad(col, &bad) {
+        return None;
+    }
     let mut v = Vec::with_capacity(col.len());
     if !cols::f64_values(col, &mut v) || !v.iter().any(|&x| !x.is_nan() && bad(x)) {
         return None;
@@ -206,6 +234,12 @@ fn screen(col: &dyn Array, bad: impl Fn(f64) -> bool) -> Option<(Vec<Option<f64>
 
 /// Timestamps outside [`TS_RANGE`] set to null (a UTC microsecond column), counted in `t`.
 fn screen_time(col: &dyn Array, t: &mut Tally) -> Option<(ArrayRef, DataType)> {
+    use arrow_array::cast::AsArray;
+    if let Some(a) = col.as_primitive_opt::<arrow_array::types::TimestampMicrosecondType>()
+        && a.values().iter().all(|x| TS_RANGE.contains(x))
+    {
+        return None;
+    }
     let mut v = Vec::with_capacity(col.len());
     if !cols::ts_micros(col, &mut v) || v.iter().all(|x| *x == cols::NO_TS || TS_RANGE.contains(x)) {
         return None;

@@ -76,6 +76,8 @@ pub enum JournalOutcome {
     Complete(u64),
     /// No row had been flushed: journal and partial file removed, no piece written.
     Empty,
+    /// Not even the schema could be read: the journal is kept aside whole, no piece written.
+    KeptAside,
 }
 
 /// Turn everything a crash left in this set into valid files.
@@ -88,6 +90,7 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
             JournalOutcome::Rebuilt(rows) => done.rebuilt.push((piece, rows)),
             JournalOutcome::Complete(rows) => done.complete.push((piece, rows)),
             JournalOutcome::Empty => done.removed.push(piece),
+            JournalOutcome::KeptAside => {}
         }
         done.kept.extend(kept);
     }
@@ -152,11 +155,11 @@ fn gpumon_csv(path: &Path) -> bool {
 }
 
 /// Rebuild `piece` from its journal (every valid batch, before and after any damage), then remove
-/// the partial file and the journal; a journal with damage is kept as `.X.journal.damaged` and
-/// returned with what was lost. When the piece already exists (the crash hit after the rename),
-/// only the leftovers go; when the journal holds no row, nothing is written (no empty piece). A
-/// piece name held by a file gpumon did not write (or by a link to the journal itself) is never
-/// overwritten.
+/// the partial file and the journal; a journal with damage (or a schema that cannot be read) is
+/// kept as `.X.journal.damaged` and returned with what was lost. When the piece already exists
+/// (the crash hit after the rename), only the leftovers go; when the journal holds no row, nothing
+/// is written (no empty piece). A piece name held by a file gpumon did not write (or by a link to
+/// the journal itself) is never overwritten.
 pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, Option<(PathBuf, String)>)> {
     let partial = partial_path(piece);
     let leftovers = || -> Result<()> {
@@ -189,7 +192,11 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
             leftovers()?;
             return Ok((JournalOutcome::Empty, None));
         }
-        Err(e) => return Err(UsageError(format!("{}: {e}; the journal is kept", show(journal))).into()),
+        Err(e) => {
+            // Nothing can be decoded without the schema: keep the journal aside, whole.
+            let _ = fs::remove_file(&partial);
+            return Ok((JournalOutcome::KeptAside, Some((keep_damaged(journal, piece)?, e.to_string()))));
+        }
     };
     let schema = j.schema();
     let props: WriterProperties = writer_properties_from(schema.metadata());
@@ -226,7 +233,8 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
     Ok((JournalOutcome::Rebuilt(read.rows), Some((keep_damaged(journal, piece)?, damage))))
 }
 
-/// Keep a journal with damage beside its piece as `.X.journal.damaged`, never deleted.
+/// Move a journal that could not be read in full to `.X.journal.damaged`: kept, but no longer a
+/// leftover that recovery or the readers pick up again.
 fn keep_damaged(journal: &Path, piece: &Path) -> Result<PathBuf> {
     let kept = hidden(piece, ".journal.damaged");
     fs::rename(journal, &kept).with_context(|| format!("renaming {} to {}", show(journal), show(&kept)))?;

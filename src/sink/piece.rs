@@ -237,7 +237,7 @@ impl Abandoned {
             JournalOutcome::Rebuilt(_) | JournalOutcome::Complete(_) => {
                 Settled::Kept(self.path.clone(), self.durable_ticks)
             }
-            JournalOutcome::Empty => Settled::Empty,
+            JournalOutcome::Empty | JournalOutcome::KeptAside => Settled::Empty,
         }))
     }
 }

@@ -365,6 +365,17 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
     assert_eq!(rows_of(&j), read, "the rebuilt piece holds every valid row");
     assert_eq!(readback(&d.join("run.parquet"))["pyarrow"]["rows"].as_u64(), Some(read));
 
+    // A damaged schema message: nothing can be decoded; summarize says so, recover keeps it aside.
+    let mut no_schema = clean.clone();
+    no_schema[4..8].copy_from_slice(&0x7FFF_FFFFu32.to_le_bytes());
+    let d = work("schema", &no_schema);
+    let o = gpumon().arg("summarize").arg(d.join("run.parquet")).output().unwrap();
+    expect_one_line_error(o.status.code().unwrap_or(-1), &out_err(&o), ".run.parquet.journal");
+    let o = gpumon().arg("recover").arg(d.join("run.parquet")).output().unwrap();
+    assert!(o.status.success() && out_err(&o).contains("kept the damaged journal"), "{}", out_err(&o));
+    assert_eq!(std::fs::read(d.join(".run.parquet.journal.damaged")).unwrap(), no_schema);
+    assert!(!d.join("run.parquet").exists());
+
     // A torn tail alone is what a crash leaves: recovered in full, the journal removed.
     let d = work("torn", &clean[..starts[6] + 20]);
     let o = gpumon().arg("recover").arg(d.join("run.parquet")).output().unwrap();
@@ -486,6 +497,11 @@ fn a_fifo_stdin_and_a_process_substitution_are_read_once() {
         c.args(["summarize", arg, "--format", "json"]);
         assert_eq!(rows_of(&json(&output_within(c, Some(bytes.clone())))), 40, "{arg}");
     }
+    // A device of endless bytes is refused from its head, not copied forever.
+    let mut c = gpumon();
+    c.args(["summarize", "/dev/zero"]);
+    let o = output_within(c, None);
+    expect_one_line_error(o.status.code().unwrap_or(-1), &out_err(&o), "/dev/zero");
     // bash's <(...) is a pipe under /dev/fd.
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
     let mut c = Command::new("bash");

@@ -8,11 +8,11 @@
 //! Bounds, per connection: a request head must arrive within [`HEAD_TIMEOUT`] of its first byte,
 //! a connection waiting for a request closes after [`IDLE_TIMEOUT`], and one lives at most
 //! [`CONN_LIFETIME`]; request head at most [`MAX_HEAD_BYTES`] and [`MAX_HEADERS`] headers (431
-//! beyond). At most [`MAX_CONNECTIONS`] are open: a new client is always accepted, and when the limit
-//! is reached the connection that has waited longest for its request is closed (one dripping a head
-//! byte by byte first, then an idle one), never one younger than [`GRACE`] while older ones exist.
-//! So a slowloris crowd cannot lock out a fresh scrape: its request arrives at once and is served
-//! before the crowd's turn comes round. Only `GET`/`HEAD` on `/metrics` and `/`; other paths 404,
+//! beyond). A new client is always accepted; when that makes more than [`MAX_CONNECTIONS`], the
+//! ones that have waited longest for a request are closed (those dripping a head byte by byte
+//! first, then idle ones). Connections younger than [`GRACE`] are left to send their request (up
+//! to [`HARD_LIMIT`] open). So a slowloris crowd cannot lock out a fresh scrape: its request
+//! arrives at once and is served before the crowd's turn comes round. Only `GET`/`HEAD` on `/metrics` and `/`; other paths 404,
 //! other methods 405. Request bodies are never read.
 
 use std::collections::HashMap;
@@ -50,8 +50,10 @@ pub const MAX_HEADERS: usize = 64;
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a connection may wait without a byte of a request (a keep-alive between scrapes).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
-/// A connection this young is not closed to make room while older ones are open.
+/// A connection this young is not closed to make room (it may be a scrape about to be served)...
 pub const GRACE: Duration = Duration::from_millis(250);
+/// ...unless this many are open.
+pub const HARD_LIMIT: usize = 8 * MAX_CONNECTIONS;
 /// How often each connection checks its own timeouts.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 /// Longest life of one connection; then it is closed after the response in flight.
@@ -131,14 +133,20 @@ struct Registry {
 }
 
 impl Registry {
-    /// The connection to close to make room: a dripped head before an idle wait, the longest
-    /// waiting first, none younger than [`GRACE`] if an older one exists.
-    fn victim(&self, now: u64) -> Option<u64> {
-        let rank = |st: &ConnState| {
-            let (waited, head) = st.waiting(now);
-            (waited >= GRACE, head, waited)
-        };
-        self.conns.iter().max_by_key(|(_, (st, _))| rank(st)).map(|(id, _)| *id)
+    /// Up to `n` connections to close to make room: among those that have waited at least
+    /// [`GRACE`] for a request, dripped heads before idle waits, the longest waiting first. Younger
+    /// ones are left to finish their request (a fresh scrape sends it at once), unless
+    /// [`HARD_LIMIT`] connections are open.
+    fn victims(&self, now: u64, n: usize) -> Vec<u64> {
+        let any_age = self.conns.len() >= HARD_LIMIT;
+        let mut c: Vec<(u64, (Duration, bool))> = self
+            .conns
+            .iter()
+            .map(|(id, (st, _))| (*id, st.waiting(now)))
+            .filter(|(_, (waited, _))| any_age || *waited >= GRACE)
+            .collect();
+        c.sort_by_key(|(_, (waited, head))| std::cmp::Reverse((*head, *waited)));
+        c.into_iter().take(n).map(|(id, _)| id).collect()
     }
 }
 
@@ -165,20 +173,34 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: onesh
         };
         let now = ms(epoch);
         let state = Arc::new(ConnState { waiting_since: AtomicU64::new(now), head_started: AtomicBool::new(false) });
-        let Ok(mut r) = reg.lock() else { return };
-        let evict =
-            if r.conns.len() >= MAX_CONNECTIONS { r.victim(now).and_then(|v| r.conns.remove(&v)) } else { None };
-        let id = r.next_id;
-        r.next_id += 1;
-        // One thread runs every task: the new one cannot start (and deregister) before it is registered.
-        let task =
-            tokio::spawn(serve_connection(stream, shared.clone(), state.clone(), epoch, Deregister(reg.clone(), id)));
-        r.conns.insert(id, (state, task.abort_handle()));
-        drop(r);
-        if let Some((_, handle)) = evict {
-            handle.abort();
-        }
+        let Some(evict) = register(&reg, stream, &shared, state, epoch) else { return };
+        evict.iter().for_each(AbortHandle::abort);
+        // Let the new connection read its request before the next client is accepted.
+        tokio::task::yield_now().await;
     }
+}
+
+/// Start serving `stream` and register it; returns the connections to close to make room (None:
+/// the registry is gone).
+fn register(
+    reg: &Arc<Mutex<Registry>>,
+    stream: TcpStream,
+    shared: &Arc<Shared>,
+    state: Arc<ConnState>,
+    epoch: Instant,
+) -> Option<Vec<AbortHandle>> {
+    let mut r = reg.lock().ok()?;
+    let now = ms(epoch);
+    let excess = (r.conns.len() + 1).saturating_sub(MAX_CONNECTIONS);
+    let evict: Vec<AbortHandle> =
+        r.victims(now, excess).into_iter().filter_map(|v| r.conns.remove(&v)).map(|(_, h)| h).collect();
+    let id = r.next_id;
+    r.next_id += 1;
+    // One thread runs every task: the new one cannot start (and deregister) before it is registered.
+    let task =
+        tokio::spawn(serve_connection(stream, shared.clone(), state.clone(), epoch, Deregister(reg.clone(), id)));
+    r.conns.insert(id, (state, task.abort_handle()));
+    Some(evict)
 }
 
 /// Removes a connection from the registry when its task ends, aborted or not.
