@@ -14,10 +14,10 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use crate::cli::ConvertArgs;
-use crate::read::inputs::discover;
-use crate::read::scan::{ReadOptions, probe_fields, scan};
+use crate::read::inputs::{Input, discover};
+use crate::read::scan::{ReadOptions, probe_fields, scan, table_of};
 use crate::schema::batch::rows_of_batch;
-use crate::schema::catalog::{Field, Source};
+use crate::schema::catalog::{Field, Source, Table};
 use crate::schema::files::Format;
 use crate::schema::row::{Row, Selection, Tick, Value};
 use crate::schema::run::RunMeta;
@@ -25,6 +25,7 @@ use crate::sink::{self, Sink, Target};
 use crate::util::error::{UsageError, exit};
 use crate::util::progress::Progress;
 use crate::util::text::show;
+use crate::util::warn::warn;
 
 /// Rows of one tick may spread this far (µs).
 const TICK_SPREAD_US: i64 = 2_000_000;
@@ -202,11 +203,30 @@ fn output_format(cfg: &ConvertConfig) -> Result<Format> {
     }
 }
 
+/// A recording's directory also holds its per-process and events files: convert writes the
+/// metrics table, so those are skipped with one line each, unless nothing else was given (then
+/// reading them says what they are, exit 2).
+fn skip_companions(inputs: &mut Vec<Input>, read: &ReadOptions) {
+    let tables: Vec<Table> = inputs.iter().map(|i| table_of(i, read)).collect();
+    if !tables.contains(&Table::Metrics) {
+        return;
+    }
+    let mut t = tables.into_iter();
+    inputs.retain(|i| match t.next() {
+        Some(Table::Metrics) | None => true,
+        Some(other) => {
+            warn(&format!("skipping {}: {}; convert writes the per-GPU metrics", show(&i.path), other.describe()));
+            false
+        }
+    });
+}
+
 /// Run the command; returns the exit code.
 pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let format = output_format(cfg)?;
-    let found = discover(&cfg.inputs)?;
+    let mut found = discover(&cfg.inputs)?;
     crate::cmd::report::check_output(&cfg.output, &found)?;
+    skip_companions(&mut found.inputs, &cfg.read);
     let mut fields = Vec::new();
     for i in &found.inputs {
         for f in probe_fields(i, &cfg.read)? {

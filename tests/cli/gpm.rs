@@ -343,6 +343,23 @@ fn processes_carry_per_process_sm_and_summarize_totals_users() {
     let o = gpumon().args(["summarize", "-q"]).arg(dir.path().join("run.parquet")).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("GPU use by user"), "{text}");
+
+    // convert of the recording's directory writes the metrics and says it skipped the companion.
+    let out = dir.path().join("out").join("all.csv");
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let o = gpumon().args(["convert", "-o"]).arg(&out).arg(dir.path()).output().unwrap();
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("skipping") && err.contains("run.procs.parquet") && err.contains("per-process"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 1 + 2 * 5, "header and 2 GPUs x 5 ticks");
+    // Named alone, the per-process file is still refused: it is not per-GPU metrics.
+    let o = gpumon()
+        .args(["convert", "-o"])
+        .arg(dir.path().join("p.csv"))
+        .arg(dir.path().join("run.procs.parquet"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 /// Five H100s, one case each: healthy, launch-bound, FP32 math, memory-bound, PCIe-bound.
