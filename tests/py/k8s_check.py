@@ -87,6 +87,11 @@ def run_args(binary: str, c: dict[str, Any], work: Path, where: str) -> None:
     assert "gpumon_up" in body, f"{where}: no /metrics answer while running: {body[:300]}"
     written = [p for p in work.iterdir() if p.suffix == ".parquet"]
     assert written, f"{where}: nothing written to {work}"
+    hosts = [a.partition("=")[2] for a in args if a.startswith("--host=")]
+    if hosts:
+        # --host names the node: it is the metrics' host label and fills {host} in the file name.
+        assert f'host="{hosts[0]}"' in body, f"{where}: no host=\"{hosts[0]}\" label: {body[:300]}"
+        assert (work / f"{hosts[0]}.parquet").exists(), f"{where}: {[p.name for p in written]}"
     print(f"  {where}: gpumon {' '.join(c['args'])} -> ran ({len(body.splitlines())} metric lines)")
 
 
