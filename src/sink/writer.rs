@@ -751,7 +751,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = state(dir.path(), Duration::from_secs(1));
         s.open_piece(at("2026-12-02T14:00:00.5Z")).unwrap();
-        s.write(&tick(at("2026-12-02T14:00:00.6Z"))).unwrap();
+        s.write(tick(at("2026-12-02T14:00:00.6Z"))).unwrap();
         // 30 s back: the 14:00:01 cut would stall rotation for 30 s; it follows the step instead.
         assert!(!s.cut_due(at("2026-12-02T13:59:30.1Z")));
         assert!(s.cut_due(at("2026-12-02T13:59:31.1Z")));
