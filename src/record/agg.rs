@@ -3,6 +3,7 @@
 //! the last sub-sample's, each process's utilization the mean of its sub-samples.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use crate::schema::catalog::{Agg, CATALOG, Field, Ty};
 use crate::schema::row::{ProcUtil, Row, Tick, Value};
@@ -70,6 +71,38 @@ impl Acc {
     }
 }
 
+/// The row one sub-sample aggregates to on its own, built in place: what [`Acc::add`] then
+/// [`Acc::finish`] give for a single sub-sample (means and sums in the field's storage type, each
+/// `.max` column its base's value, `samples` = 1), without the accumulator's copies.
+fn single(mut row: Row) -> Row {
+    let (maxes, typed_fields) = single_plan();
+    // The `.max` columns first: they take their base's value as sampled, before it is typed.
+    for &(f, base, ty) in maxes {
+        if let Some(x) = row.get(base).as_f64() {
+            row.set(f, typed(ty, x));
+        }
+    }
+    for &(f, ty) in typed_fields {
+        if let Some(x) = row.get(f).as_f64() {
+            row.set(f, typed(ty, x));
+        }
+    }
+    row.set(Field::Samples, Value::U(1));
+    row
+}
+
+/// Each `(.max column, base, type)` and each `(mean or sum field, type)` of the catalogue.
+type SinglePlan = (Vec<(Field, Field, Ty)>, Vec<(Field, Ty)>);
+
+fn single_plan() -> &'static SinglePlan {
+    static PLAN: OnceLock<SinglePlan> = OnceLock::new();
+    PLAN.get_or_init(|| {
+        let maxes = CATALOG.iter().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect();
+        let typed = CATALOG.iter().filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect();
+        (maxes, typed)
+    })
+}
+
 /// A mean or maximum in the field's storage type (integers rounded).
 fn typed(ty: Ty, x: f64) -> Value {
     match ty {
@@ -111,6 +144,13 @@ impl Aggregator {
             }
         }
         self.count += 1;
+    }
+
+    /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): the same
+    /// rows as [`Aggregator::push`] then [`Aggregator::take`] give, built in place.
+    pub fn one(tick: Tick) -> Tick {
+        let Tick { ts, seq, rows, procs } = tick;
+        Tick { ts, seq, rows: rows.into_iter().map(single).collect(), procs }
     }
 
     /// The aggregated rows of everything pushed since the last take, stamped like `last`
@@ -169,6 +209,27 @@ mod tests {
         assert_eq!(r.get(Field::Samples), &Value::U(4));
         assert_eq!(r.get(Field::Missed), &Value::U(3));
         assert!(a.take(&out).is_none(), "nothing pending after a take");
+    }
+
+    #[test]
+    fn one_sub_sample_gives_the_rows_push_and_take_give() {
+        use crate::schema::row::GpuProc;
+        let mut t = tick(Some(97), 612.123_456_7, 123_456_789.000_4, 2);
+        t.rows[0].set(Field::TempGpu, Value::F(57.6));
+        t.rows[0].set(Field::SmActive, Value::F(1.0 / 3.0));
+        t.rows[0].set(Field::MemUsed, Value::Unsupported);
+        t.rows[0].set(Field::XidEvents, Value::U(3));
+        t.rows[0].set(Field::UtilGpuMax, Value::U(5));
+        t.rows[0].set(Field::CpuUtilMaxCore, Value::F(99.999_9));
+        let mut second = tick(None, 0.000_4, 1.0, 0);
+        second.rows[0].set(Field::PowerDrawMax, Value::F(7.0));
+        t.rows.push(second.rows.remove(0));
+        t.procs =
+            vec![GpuProc { row: 1, pid: 7, used_mib: None, util: Some(ProcUtil { sm: 1.5, ..Default::default() }) }];
+        let mut a = Aggregator::new();
+        a.push(&t);
+        let want = a.take(&t).unwrap();
+        assert_eq!(Aggregator::one(t), want);
     }
 
     #[test]

@@ -118,6 +118,11 @@ impl Rows {
 
     /// Add sub-sample `m` of `row`; returns the output row when `m` is its last sub-sample.
     pub fn push(&mut self, sub: Tick, row: u64, m: u64) -> Option<Tick> {
+        // One sub-sample per row (no --sample-every): the row is the sub-sample, nothing pends.
+        if self.per_row == 1 && self.pending_row.is_none() {
+            self.next_row = row + 1;
+            return Some(Aggregator::one(sub));
+        }
         self.agg.push(&sub);
         self.pending_row = Some(row);
         let mut done = None;

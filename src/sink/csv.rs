@@ -15,6 +15,8 @@ pub struct CsvSink {
     w: csv::Writer<CountingWriter>,
     sel: Selection,
     cells: Vec<String>,
+    /// The bits of the float each cell of `cells` holds, if it holds one.
+    floats: Vec<Option<u64>>,
     file: Option<Arc<File>>,
 }
 
@@ -30,7 +32,7 @@ impl CsvSink {
         let file = out.file();
         let mut w = builder().buffer_capacity(1024).from_writer(out);
         w.write_record(&header).with_context(|| format!("writing {target}"))?;
-        Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), file })
+        Ok(CsvSink { w, sel: sel.clone(), cells: Vec::new(), floats: Vec::new(), file })
     }
 
     fn target(&self) -> String {
@@ -50,24 +52,50 @@ fn builder() -> csv::WriterBuilder {
 pub fn cell(v: &Value, out: &mut String) {
     use std::fmt::Write;
     out.clear();
-    let _ = match v {
-        Value::Null | Value::Unsupported => Ok(()),
-        Value::U(u) => write!(out, "{u}"),
-        Value::F(f) => write!(out, "{f:?}"),
-        Value::S(s) => write!(out, "{s}"),
-    };
+    match v {
+        Value::Null | Value::Unsupported => {}
+        Value::U(u) => push_u64(*u, out),
+        Value::F(f) => {
+            let _ = write!(out, "{f:?}");
+        }
+        Value::S(s) => out.push_str(s),
+    }
+}
+
+/// `u` in decimal, as `{u}` writes it, without the formatting machinery (most cells are integers).
+fn push_u64(mut u: u64, out: &mut String) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    out.extend(buf[i..].iter().map(|&b| char::from(b)));
 }
 
 impl Sink for CsvSink {
     fn write_tick(&mut self, tick: &Tick) -> Result<()> {
         let ts = tick.ts.to_rfc3339_opts(SecondsFormat::Millis, true);
         self.cells.resize(self.sel.len(), String::new());
+        self.floats.resize(self.sel.len(), None);
         for row in &tick.rows {
-            for (cellbuf, f) in self.cells.iter_mut().zip(self.sel.fields()) {
+            for ((cellbuf, float), f) in self.cells.iter_mut().zip(&mut self.floats).zip(self.sel.fields()) {
+                let v = row.get(f);
+                match v {
+                    // The cell still holds this float: host columns repeat on every GPU row, and
+                    // many GPU values stay put (formatting a float is most of a cell's cost).
+                    Value::F(x) if *float == Some(x.to_bits()) => continue,
+                    Value::F(x) => *float = Some(x.to_bits()),
+                    _ => *float = None,
+                }
                 if f == Field::Timestamp {
                     cellbuf.clone_from(&ts);
                 } else {
-                    cell(row.get(f), cellbuf);
+                    cell(v, cellbuf);
                 }
             }
             self.w.write_record(&self.cells).with_context(|| format!("writing {}", self.target()))?;
@@ -107,6 +135,9 @@ mod tests {
             (Value::F(300.0), "300.0"),
             (Value::F(70.5), "70.5"),
             (Value::U(5), "5"),
+            (Value::U(0), "0"),
+            (Value::U(1_000_000_007), "1000000007"),
+            (Value::U(u64::MAX), "18446744073709551615"),
             (Value::Null, ""),
             (Value::Unsupported, ""),
             (Value::S("P0".into()), "P0"),

@@ -288,7 +288,7 @@ impl State {
             return;
         }
         self.stamp_missed(&mut tick);
-        if let Err(e) = self.write(&tick) {
+        if let Err(e) = self.write(tick) {
             self.enter_outage(&e);
         }
     }
@@ -320,22 +320,27 @@ impl State {
         }
     }
 
-    fn write(&mut self, tick: &Tick) -> Result<()> {
+    fn write(&mut self, tick: Tick) -> Result<()> {
         let file = self.set.is_some();
-        if self.cut_due(tick.ts)
+        let ts = tick.ts;
+        if self.cut_due(ts)
             && let Err(e) = self.rotate()
         {
-            self.unflushed.push(tick.clone());
+            self.unflushed.push(tick);
             return Err(e);
         }
-        // Until the next successful flush this tick is only in memory: keep a copy to requeue.
-        if file {
-            self.unflushed.push(tick.clone());
-        }
+        // Until the next successful flush this tick is only in memory: kept (not copied) to requeue.
+        let unkept = if file {
+            self.unflushed.push(tick);
+            None
+        } else {
+            Some(tick)
+        };
         if self.piece.is_none() {
-            self.open_piece(tick.ts)?;
+            self.open_piece(ts)?;
         }
         let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
+        let Some(tick) = unkept.as_ref().or(self.unflushed.last()) else { bail!("no tick to write") };
         if let Err(e) = piece.sink.write_tick(tick) {
             if !file {
                 self.stats.fatal.store(true, Ordering::Relaxed);
@@ -746,7 +751,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = state(dir.path(), Duration::from_secs(1));
         s.open_piece(at("2026-12-02T14:00:00.5Z")).unwrap();
-        s.write(&tick(at("2026-12-02T14:00:00.6Z"))).unwrap();
+        s.write(tick(at("2026-12-02T14:00:00.6Z"))).unwrap();
         // 30 s back: the 14:00:01 cut would stall rotation for 30 s; it follows the step instead.
         assert!(!s.cut_due(at("2026-12-02T13:59:30.1Z")));
         assert!(s.cut_due(at("2026-12-02T13:59:31.1Z")));

@@ -222,8 +222,17 @@ fn serve(w: &Worker, gate: &Gate, ctx: &Ctx) {
 
 /// One GPU's row for a tick (and its processes when asked for).
 fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
+    let r = read_gpu_with(ctx, info, state);
+    if r.is_err() {
+        // A lost GPU's handle is asked for again when it answers again.
+        state.dev = None;
+    }
+    r
+}
+
+fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
     let mut row = identity_row(info);
-    sample_device(&ctx.nvml, info, &ctx.sel, state, &mut row)?;
+    sample_device(&ctx.nvml, info, state, &mut row)?;
     let list = ctx.procs || ctx.job.is_some();
     let ps = if list { running_processes(&ctx.nvml, info, ctx.procs, state)? } else { None };
     if let (Some(job), Some(ps)) = (&ctx.job, &ps) {
@@ -474,11 +483,23 @@ pub(super) struct DeviceState<'n> {
     health: Health,
     /// Timestamp (µs) of the newest per-process utilization sample seen.
     proc_seen: Option<u64>,
+    /// The NVML reader of each selected GPU field, once per reader (with its first field).
+    reads: Vec<(NvmlRead, Field)>,
+    /// The GPU's handle, got at the first reading and kept; got again after the GPU was lost.
+    dev: Option<Device<'n>>,
 }
 
 impl<'n> DeviceState<'n> {
     pub(super) fn new(nvml: &'n Nvml, sel: &Selection) -> DeviceState<'n> {
-        DeviceState { gpm: Gpm::new(nvml, sel), health: Health::default(), proc_seen: None }
+        let mut reads: Vec<(NvmlRead, Field)> = Vec::new();
+        for f in sel.fields() {
+            if let Some(read) = f.def().read
+                && !reads.iter().any(|(r, _)| *r == read)
+            {
+                reads.push((read, f));
+            }
+        }
+        DeviceState { gpm: Gpm::new(nvml, sel), health: Health::default(), proc_seen: None, reads, dev: None }
     }
 }
 
@@ -490,14 +511,21 @@ fn running_processes(
     util: bool,
     state: &mut DeviceState<'_>,
 ) -> Result<Option<ProcList>, Lost> {
-    let dev = match nvml.device_by_index(info.index) {
-        Ok(d) => d,
-        Err(NvmlError::GpuLost) => return Err(Lost),
-        Err(_) => return Ok(None),
+    let fresh;
+    let dev = match &state.dev {
+        Some(d) => d,
+        None => match nvml.device_by_index(info.index) {
+            Ok(d) => {
+                fresh = d;
+                &fresh
+            }
+            Err(NvmlError::GpuLost) => return Err(Lost),
+            Err(_) => return Ok(None),
+        },
     };
     match dev.running_compute_processes() {
         Ok(ps) => {
-            let shares = if util { process_util(&dev, info, &mut state.proc_seen)? } else { None };
+            let shares = if util { process_util(dev, info, &mut state.proc_seen)? } else { None };
             Ok(Some(
                 ps.into_iter()
                     .map(|p| {
@@ -607,33 +635,26 @@ pub(super) fn val<T>(
 pub(super) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row> {
     let mut row = identity_row(info);
     let mut state = DeviceState::new(nvml, sel);
-    sample_device(nvml, info, sel, &mut state, &mut row).ok().map(|()| row)
+    sample_device(nvml, info, &mut state, &mut row).ok().map(|()| row)
 }
 
-/// Read the GPU fields of `sel` into `row`: each field by the reader its catalogue row names,
-/// one NVML call per reader (fields of the same reader share it).
-fn sample_device<'n>(
-    nvml: &'n Nvml,
-    info: &GpuInfo,
-    sel: &Selection,
-    state: &mut DeviceState<'n>,
-    row: &mut Row,
-) -> Result<(), Lost> {
-    let dev = match nvml.device_by_index(info.index) {
-        Ok(d) => d,
-        Err(NvmlError::GpuLost) => return Err(Lost),
-        Err(e) => {
-            warn_once(&format!("nvml-handle-{}", info.index), &format!("GPU {}: no handle: {e}", info.index));
-            return Ok(());
-        }
+/// Read the GPU fields selected for `state` into `row`: each field by the reader its catalogue
+/// row names, one NVML call per reader (fields of the same reader share it).
+fn sample_device<'n>(nvml: &'n Nvml, info: &GpuInfo, state: &mut DeviceState<'n>, row: &mut Row) -> Result<(), Lost> {
+    let DeviceState { gpm, health, reads, dev, .. } = state;
+    let dev = match dev {
+        Some(d) => d,
+        None => match nvml.device_by_index(info.index) {
+            Ok(d) => dev.insert(d),
+            Err(NvmlError::GpuLost) => return Err(Lost),
+            Err(e) => {
+                warn_once(&format!("nvml-handle-{}", info.index), &format!("GPU {}: no handle: {e}", info.index));
+                return Ok(());
+            }
+        },
     };
-    let mut done: Vec<NvmlRead> = Vec::new();
-    for f in sel.fields() {
-        let Some(read) = f.def().read else { continue };
-        if !done.contains(&read) {
-            done.push(read);
-            read_field(&dev, info, read, f, state, row)?;
-        }
+    for &(read, f) in reads.iter() {
+        read_field(dev, info, read, f, (gpm, health), row)?;
     }
     Ok(())
 }
@@ -644,7 +665,7 @@ fn read_field<'n>(
     info: &GpuInfo,
     read: NvmlRead,
     f: Field,
-    state: &mut DeviceState<'n>,
+    (gpm, health): (&mut Gpm<'n>, &mut Health),
     row: &mut Row,
 ) -> Result<(), Lost> {
     let u = |v: u32| Value::U(u64::from(v));
@@ -653,8 +674,8 @@ fn read_field<'n>(
         // Cached at start (identity_row) / computed by the worker from the process list / counted
         // from the event thread by `GpuSource::sample`.
         NvmlRead::Identity | NvmlRead::Processes | NvmlRead::Events => return Ok(()),
-        NvmlRead::Gpm => return state.gpm.read(dev, info, row),
-        NvmlRead::RemappedRows | NvmlRead::RetiredPages => return state.health.read(dev, info, read, row),
+        NvmlRead::Gpm => return gpm.read(dev, info, row),
+        NvmlRead::RemappedRows | NvmlRead::RetiredPages => return health.read(dev, info, read, row),
         NvmlRead::Utilization => return utilization(dev, info, row),
         NvmlRead::Memory => return memory(dev, info, row),
         NvmlRead::Temperature => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,

@@ -15,10 +15,12 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::fs::OpenOptions;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 // ---------------------------------------------------------------------------
@@ -401,6 +403,31 @@ struct Pci {
     device: u32,
 }
 
+/// FNV-1a for the per-device maps, which are keyed by short names and looked up on every call
+/// (SipHash cost more than the rest of a call). Only the lookup cost changes, not what is found.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
 #[derive(Debug)]
 struct Global {
     init: Ret,
@@ -426,7 +453,7 @@ struct Device {
     name: Option<Result<String, Ret>>,
     uuid: Option<Result<String, Ret>>,
     pci: Option<Result<Pci, Ret>>,
-    num: HashMap<&'static str, Vec<Elem>>,
+    num: FastMap<&'static str, Vec<Elem>>,
     processes: Option<Result<Vec<Proc>, Ret>>,
     graphics_processes: Option<Result<Vec<Proc>, Ret>>,
     processes_file: Option<PathBuf>,
@@ -446,7 +473,7 @@ struct Device {
     /// Indexed by `nvmlPageRetirementCause_t`: 0 = multiple SBE, 1 = DBE.
     retired_pages: [Option<TickLists<Page>>; 2],
     // runtime state
-    cursors: HashMap<String, usize>,
+    cursors: FastMap<String, usize>,
     util_reads: u64,
 }
 
@@ -489,6 +516,16 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 /// Signalled whenever something an `nvmlEventSetWait*` caller waits for may
 /// have changed: a device tick advanced, a set was freed, NVML shut down.
 static EVENTS_CHANGED: Condvar = Condvar::new();
+/// Callers waiting on [`EVENTS_CHANGED`] (changed under the state lock, like the condition).
+static EVENT_WAITERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Wake the event waiters, if any (a wake-up without waiters would still cost a system call).
+/// Called with the state lock held.
+fn events_changed() {
+    if EVENT_WAITERS.load(Ordering::SeqCst) > 0 {
+        EVENTS_CHANGED.notify_all();
+    }
+}
 
 fn lock() -> MutexGuard<'static, Option<State>> {
     STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -878,10 +915,7 @@ impl Device {
 
     /// Returns the current position of `cursor` and advances it.
     fn tick(&mut self, cursor: &str) -> usize {
-        let c = self.cursors.entry(cursor.to_string()).or_insert(0);
-        let i = *c;
-        *c += 1;
-        i
+        advance(&mut self.cursors, cursor)
     }
 
     /// The current position of `cursor`, without advancing it.
@@ -911,11 +945,12 @@ impl Device {
 
     /// Next value of `key` using `cursor`; NOT_SUPPORTED if absent.
     fn next(&mut self, cursor: &str, key: &str) -> Result<Num, Ret> {
-        if !self.has(key) {
+        // `has`, `tick` and `at` with one look-up of the key.
+        let Some(seq) = self.num.get(key) else {
             return Err(ERROR_NOT_SUPPORTED);
-        }
-        let i = self.tick(cursor);
-        self.at(key, i).unwrap_or(Err(ERROR_NOT_SUPPORTED))
+        };
+        let i = advance(&mut self.cursors, cursor);
+        seq.get(i.min(seq.len().saturating_sub(1))).copied().unwrap_or(Err(ERROR_NOT_SUPPORTED))
     }
 
     fn name(&self) -> Result<String, Ret> {
@@ -999,6 +1034,16 @@ impl Device {
     }
 }
 
+/// Returns the current position of `cursor` and advances it.
+fn advance(cursors: &mut FastMap<String, usize>, cursor: &str) -> usize {
+    if let Some(c) = cursors.get_mut(cursor) {
+        *c += 1;
+        return *c - 1;
+    }
+    cursors.insert(cursor.to_string(), 1);
+    0
+}
+
 /// Element `min(i, len-1)` of a per-tick list.
 fn tick_list<T: Clone>(lists: &TickLists<T>, i: usize) -> Result<Vec<T>, Ret> {
     lists.get(i.min(lists.len().saturating_sub(1))).cloned().unwrap_or(Ok(Vec::new()))
@@ -1074,13 +1119,33 @@ fn stderr_line(msg: &str) {
     let _ = writeln!(std::io::stderr(), "fake-nvml: {msg}");
 }
 
+/// `FAKE_NVML_LOG` as it was when NVML was initialised (`Some`), kept until the last shutdown;
+/// `None` outside, where each call reads the environment.
+static LOG_PATH: RwLock<Option<Option<PathBuf>>> = RwLock::new(None);
+
+fn log_path_from_env() -> Option<PathBuf> {
+    std::env::var_os("FAKE_NVML_LOG").filter(|p| !p.is_empty()).map(PathBuf::from)
+}
+
+fn set_log_path(p: Option<Option<PathBuf>>) {
+    *LOG_PATH.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = p;
+}
+
 fn log_call(name: &str, idx: Option<usize>) {
-    let Some(path) = std::env::var_os("FAKE_NVML_LOG") else {
-        return;
-    };
-    if path.is_empty() {
-        return;
+    let cached = LOG_PATH.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match &*cached {
+        Some(None) => {}
+        Some(Some(path)) => log_line(path, name, idx),
+        None => {
+            drop(cached);
+            if let Some(path) = log_path_from_env() {
+                log_line(&path, name, idx);
+            }
+        }
     }
+}
+
+fn log_line(path: &Path, name: &str, idx: Option<usize>) {
     let line = match idx {
         Some(i) => format!("{name} {i}\n"),
         None => format!("{name} -\n"),
@@ -1132,8 +1197,8 @@ fn device_state_call(
 ) -> Ret {
     guard(|| {
         log_call(name, handle_index(handle));
+        let mut g = lock();
         let delay = {
-            let mut g = lock();
             let Some(state) = g.as_mut() else {
                 return ERROR_UNINITIALIZED;
             };
@@ -1149,9 +1214,10 @@ fn device_state_call(
             dev.delay_ms
         };
         if delay > 0 {
+            drop(g);
             std::thread::sleep(Duration::from_millis(delay));
+            g = lock();
         }
-        let mut g = lock();
         let Some(state) = g.as_mut() else {
             return ERROR_UNINITIALIZED;
         };
@@ -1296,6 +1362,7 @@ fn init(name: &'static str) -> Ret {
                     return sc.global.init;
                 }
                 *g = Some(State::new(sc));
+                set_log_path(Some(log_path_from_env()));
                 SUCCESS
             }
             Err(LoadError::Unset) => ERROR_DRIVER_NOT_LOADED,
@@ -1328,8 +1395,9 @@ pub unsafe extern "C" fn nvmlShutdown() -> Ret {
         state.refcount = state.refcount.saturating_sub(1);
         if state.refcount == 0 {
             *g = None;
+            set_log_path(None);
             // Wake event waiters: they now return UNINITIALIZED.
-            EVENTS_CHANGED.notify_all();
+            events_changed();
         }
         SUCCESS
     })
@@ -1507,7 +1575,7 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: Handle, utilizati
     device_call("nvmlDeviceGetUtilizationRates", device, !utilization.is_null(), |d| {
         d.util_reads += 1;
         // The utilization read count is the device tick that events follow.
-        EVENTS_CHANGED.notify_all();
+        events_changed();
         if !d.has("utilization.gpu") {
             return Err(ERROR_NOT_SUPPORTED);
         }
@@ -1618,6 +1686,9 @@ pub unsafe extern "C" fn nvmlDeviceGetFanSpeed(device: Handle, speed: *mut c_uin
     scalar("nvmlDeviceGetFanSpeed", device, speed, "fan", "fan.speed", Num::as_u32)
 }
 
+/// The cursors of the first fans (`fan{N}`), named without formatting on every call.
+const FAN_CURSORS: [&str; 4] = ["fan0", "fan1", "fan2", "fan3"];
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetFanSpeed_v2(device: Handle, fan: c_uint, speed: *mut c_uint) -> Ret {
     device_call("nvmlDeviceGetFanSpeed_v2", device, !speed.is_null(), |d| {
@@ -1625,7 +1696,10 @@ pub unsafe extern "C" fn nvmlDeviceGetFanSpeed_v2(device: Handle, fan: c_uint, s
         if u64::from(fan) >= num_fans {
             return Err(ERROR_INVALID_ARGUMENT);
         }
-        let v = d.next(&format!("fan{fan}"), "fan.speed")?;
+        let v = match FAN_CURSORS.get(fan as usize) {
+            Some(cursor) => d.next(cursor, "fan.speed")?,
+            None => d.next(&format!("fan{fan}"), "fan.speed")?,
+        };
         // SAFETY: non-null.
         unsafe { speed.write(v.as_u32()) };
         Ok(())
@@ -1976,7 +2050,7 @@ pub unsafe extern "C" fn nvmlEventSetFree(set: *mut c_void) -> Ret {
     state_call("nvmlEventSetFree", true, |s| {
         s.event_sets.remove(&set.addr()).ok_or(ERROR_INVALID_ARGUMENT)?;
         // A waiter on this set now returns INVALID_ARGUMENT.
-        EVENTS_CHANGED.notify_all();
+        events_changed();
         Ok(())
     })
 }
@@ -2000,7 +2074,7 @@ pub unsafe extern "C" fn nvmlDeviceRegisterEvents(device: Handle, event_types: c
             return Err(ERROR_NOT_SUPPORTED);
         }
         *es.regs.entry(i).or_insert(0) |= event_types;
-        EVENTS_CHANGED.notify_all();
+        events_changed();
         Ok(())
     })
 }
@@ -2036,10 +2110,12 @@ fn event_wait(name: &'static str, set: *mut c_void, data: *mut EventData, timeou
             if let Some(at) = next_wall {
                 wait = wait.min(at.saturating_duration_since(now));
             }
+            EVENT_WAITERS.fetch_add(1, Ordering::SeqCst);
             g = match EVENTS_CHANGED.wait_timeout(g, wait) {
                 Ok((g, _)) => g,
                 Err(poisoned) => poisoned.into_inner().0,
             };
+            EVENT_WAITERS.fetch_sub(1, Ordering::SeqCst);
         }
     })
 }
