@@ -2,13 +2,15 @@
 """`gpumon summarize` next to DuckDB on the same 20-million-row Parquet file, in one run.
 
 usage: python3 bench/summarize.py [--rows 20000000] [--runs 5] [--gpumon target/release/gpumon]
-                                  [--peers duckdb,polars] [--scale K] [--json OUT]
+                                  [--before OTHER_GPUMON] [--peers duckdb,polars] [--scale K] [--json OUT]
 
 The input comes from /work/shared/bench/gen_metrics_parquet.py (8 GPUs, 1 s, 30 days) and is cached
 under bench/.data/. Each tool runs as a child process; wall time is measured around it and peak RSS is
 ru_maxrss from os.wait4. Runs alternate between the tools (warm page cache, one untimed warm-up each)
 and the median is reported, with gpumon's time as a ratio of each peer's. The per-GPU results are
 compared (count, mean, max, memory peak, power mean) so that a fast wrong answer does not count.
+`--before BIN` runs a second gpumon binary (an earlier build) in the same rotation, as `gpumon-before`;
+its JSON is compared with gpumon's whole ("same" or "differs").
 """
 import argparse
 import json
@@ -93,6 +95,7 @@ def main():
     ap.add_argument("--rows", type=int, default=20_000_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--gpumon", default=os.path.join(ROOT, "target", "release", "gpumon"))
+    ap.add_argument("--before", help="an earlier gpumon binary, run alongside as gpumon-before")
     ap.add_argument("--peers", default="duckdb")
     ap.add_argument("--scale", type=int, default=1, help="repeat the input K times in time (K x rows)")
     ap.add_argument("--json")
@@ -104,6 +107,8 @@ def main():
         while f.read(1 << 24):
             pass
     tools = {"gpumon": [a.gpumon, "summarize", path, "--format", "json", "-q"]}
+    if a.before:
+        tools["gpumon-before"] = [a.before, "summarize", path, "--format", "json", "-q"]
     for peer in filter(None, a.peers.split(",")):
         tools[peer] = [sys.executable, os.path.join(SHARED, "peer_summary.py"), peer, path]
     res = {k: {"wall_s": [], "rss_mib": []} for k in tools}
@@ -126,12 +131,15 @@ def main():
         }
     g = report["tools"]["gpumon"]
     print(f"{a.rows * a.scale:,} rows, {report['file_bytes'] / 1e6:.0f} MB, {os.cpu_count()} CPUs, median of {a.runs}")
-    print(f"{'tool':10} {'wall s':>8} {'peak RSS MiB':>13} {'time vs gpumon':>15} {'max rel. diff':>14}")
+    print(f"{'tool':14} {'wall s':>8} {'peak RSS MiB':>13} {'time vs gpumon':>15} {'max rel. diff':>14}")
     for k, t in report["tools"].items():
-        diff = "" if k == "gpumon" else f"{compare(ours, json.loads(last[k])):.1e}"
+        if k == "gpumon-before":
+            diff = "same" if json.loads(last[k]) == ours else "differs"
+        else:
+            diff = "" if k == "gpumon" else f"{compare(ours, json.loads(last[k])):.1e}"
         ratio = t["wall_s_median"] / g["wall_s_median"]
         t["gpumon_time_ratio"] = g["wall_s_median"] / t["wall_s_median"]
-        print(f"{k:10} {t['wall_s_median']:8.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
+        print(f"{k:14} {t['wall_s_median']:8.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(report, f, indent=1)

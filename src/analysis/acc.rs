@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 
 use crate::analysis::stat::{Scope, summarised};
 use crate::schema::catalog::{Field, Reduce, Ty};
+use crate::schema::cols::NO_I64;
 
 /// Spacing histogram: exact below 128 µs, then 128 log-linear sub-buckets per power of two
 /// (relative width 1/128 ≈ 0.8 %), up to 2^42 µs (51 days); longer steps share the last bucket.
@@ -67,6 +68,8 @@ pub struct Timing {
     /// The first sample of this stretch (ts, power, counter), for `append`.
     first: Option<(i64, f64, f64)>,
     buckets: Vec<SpBucket>,
+    /// The last step and its bucket (steps repeat: the bucket is computed once per new step).
+    last_step: (u64, usize),
     top: BinaryHeap<Reverse<(u64, i64)>>,
     /// Steps that went back in time (inputs out of order); not counted.
     pub backwards: u64,
@@ -83,6 +86,7 @@ impl Default for Timing {
             prev_counter: f64::NAN,
             first: None,
             buckets: Vec::new(),
+            last_step: (0, 0),
             top: BinaryHeap::new(),
             backwards: 0,
             counter_j: 0.0,
@@ -111,6 +115,7 @@ pub struct TimingStats {
 
 impl Timing {
     /// One sample of the series, in time order. `power` / `counter` are NaN when missing.
+    #[inline]
     pub fn step(&mut self, ts: i64, power: f64, counter: f64) {
         match self.prev {
             None => self.first = Some((ts, power, counter)),
@@ -120,7 +125,10 @@ impl Timing {
                 if self.buckets.is_empty() {
                     self.buckets = vec![SpBucket::default(); SPACING_BUCKETS];
                 }
-                let b = &mut self.buckets[bucket(dt)];
+                if self.last_step.0 != dt {
+                    self.last_step = (dt, bucket(dt));
+                }
+                let b = &mut self.buckets[self.last_step.1];
                 b.n += 1;
                 b.dt += dt;
                 if !power.is_nan() {
@@ -281,6 +289,33 @@ impl Moments {
         self.max = self.max.max(v);
     }
 
+    /// Add every value of `vals` that is not NaN, in order (the same sums as one [`Moments::add`]
+    /// each, with the running figures kept in registers).
+    #[inline]
+    pub fn add_slice(&mut self, vals: &[f64]) {
+        let (mut n, mut sum, mut min, mut max) = (self.n, self.sum, self.min, self.max);
+        for &v in vals.iter().filter(|v| !v.is_nan()) {
+            n += 1;
+            sum += v;
+            min = min.min(v);
+            max = max.max(v);
+        }
+        *self = Moments { n, sum, min, max };
+    }
+
+    /// [`Moments::add_slice`] for whole numbers (`NO_I64` = missing) of at most 32 bits, added
+    /// exactly: the same figures as one f64 add each while the sum stays below 2^53.
+    #[inline]
+    pub fn add_ints(&mut self, vals: &[i64]) {
+        let (n, sum, min, max) = int_moments(vals);
+        if n > 0 {
+            self.n += n;
+            self.sum += sum as f64;
+            self.min = self.min.min(min as f64);
+            self.max = self.max.max(max as f64);
+        }
+    }
+
     pub fn pool(&mut self, o: &Moments) {
         self.n += o.n;
         self.sum += o.sum;
@@ -295,6 +330,19 @@ impl Moments {
     pub fn max(&self) -> Option<f64> {
         (self.n > 0).then_some(self.max)
     }
+}
+
+/// Count, sum, min and max of whole numbers (`NO_I64` = missing); the sum is exact (i128).
+#[inline]
+fn int_moments(vals: &[i64]) -> (u64, i128, i64, i64) {
+    let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
+    for &v in vals.iter().filter(|&&v| v != NO_I64) {
+        n += 1;
+        sum += i128::from(v);
+        min = min.min(v);
+        max = max.max(v);
+    }
+    (n, sum, min, max)
 }
 
 /// A percent histogram: 0..=100 in steps of `1/scale` (values rounded to the step, clamped).
@@ -314,10 +362,45 @@ impl Hist {
     #[inline]
     pub fn add(&mut self, v: f64) {
         let last = self.counts.len() - 1;
-        // Round half up (values are percentages, never negative in practice); cheaper than f64::round.
-        let b = (((v * self.scale).max(0.0) + 0.5) as usize).min(last);
-        self.counts[b] += 1;
+        self.counts[Self::bucket(v, self.scale, last)] += 1;
         self.n += 1;
+    }
+
+    /// Round half up (values are percentages, never negative in practice); cheaper than f64::round.
+    #[inline]
+    fn bucket(v: f64, scale: f64, last: usize) -> usize {
+        (((v * scale).max(0.0) + 0.5) as usize).min(last)
+    }
+
+    /// [`Hist::add`] every whole number of `vals` (`NO_I64` = missing; at most 32 bits): the same
+    /// buckets without a float conversion.
+    #[inline]
+    pub fn add_ints(&mut self, vals: &[i64]) {
+        let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
+        let counts = &mut self.counts[..];
+        let mut n = 0;
+        for &v in vals.iter().filter(|&&v| v != NO_I64) {
+            if let Some(c) = counts.get_mut((v * scale).clamp(0, last) as usize) {
+                *c += 1;
+            }
+            n += 1;
+        }
+        self.n += n;
+    }
+
+    /// [`Hist::add`] every value of `vals` that is not NaN.
+    #[inline]
+    pub fn add_slice(&mut self, vals: &[f64]) {
+        let (scale, last) = (self.scale, self.counts.len() - 1);
+        let counts = &mut self.counts[..];
+        let mut n = 0;
+        for &v in vals.iter().filter(|v| !v.is_nan()) {
+            if let Some(c) = counts.get_mut(Self::bucket(v, scale, last)) {
+                *c += 1;
+            }
+            n += 1;
+        }
+        self.n += n;
     }
 
     pub fn pool(&mut self, o: &Hist) {
@@ -386,6 +469,24 @@ impl FieldAcc {
         self.m.add(v);
         if let Some(h) = &mut self.hist {
             h.add(v);
+        }
+    }
+
+    /// [`FieldAcc::add`] every value of `vals` that is not NaN.
+    #[inline]
+    pub fn add_slice(&mut self, vals: &[f64]) {
+        self.m.add_slice(vals);
+        if let Some(h) = &mut self.hist {
+            h.add_slice(vals);
+        }
+    }
+
+    /// [`FieldAcc::add_slice`] for whole numbers ([`Moments::add_ints`]).
+    #[inline]
+    pub fn add_ints(&mut self, vals: &[i64]) {
+        self.m.add_ints(vals);
+        if let Some(h) = &mut self.hist {
+            h.add_ints(vals);
         }
     }
 
@@ -536,13 +637,23 @@ impl GpuAcc {
         summarised(Scope::Gpu).iter().position(|&x| x == f).and_then(|k| self.fields.get(k))
     }
 
-    /// Add a value of the column with `slot` (not NaN).
+    /// Add every value of `vals` that is not NaN to the accumulator of the column with `slot`.
     #[inline]
-    pub fn add(&mut self, slot: Slot, v: f64) {
+    pub fn add_slice(&mut self, slot: Slot, vals: &[f64]) {
         match slot {
-            Slot::Value(k) => self.fields[k].add(v),
-            Slot::MaxCol(k) => self.fields[k].max_col.add(v),
-            Slot::Total => self.mem_total.add(v),
+            Slot::Value(k) => self.fields[k].add_slice(vals),
+            Slot::MaxCol(k) => self.fields[k].max_col.add_slice(vals),
+            Slot::Total => self.mem_total.add_slice(vals),
+        }
+    }
+
+    /// [`GpuAcc::add_slice`] for whole numbers ([`Moments::add_ints`]).
+    #[inline]
+    pub fn add_ints(&mut self, slot: Slot, vals: &[i64]) {
+        match slot {
+            Slot::Value(k) => self.fields[k].add_ints(vals),
+            Slot::MaxCol(k) => self.fields[k].max_col.add_ints(vals),
+            Slot::Total => self.mem_total.add_ints(vals),
         }
     }
 

@@ -63,9 +63,46 @@ struct Scratch {
     keys: RowKeys,
     slot: Vec<u32>,
     hrow: Vec<bool>,
+    /// The rows of each GPU slot, in batch order: `order[lo..hi]` of each (slot, lo, hi).
+    order: Vec<u32>,
+    groups: Vec<(u32, usize, usize)>,
+    /// The rows that start a new tick of their host.
+    hrows: Vec<u32>,
     a: Vec<f64>,
     b: Vec<f64>,
+    c: Vec<f64>,
+    i: Vec<i64>,
     u: Vec<u64>,
+}
+
+impl Scratch {
+    /// Sort the rows by GPU slot (a counting sort, stable: each slot's rows stay in batch order),
+    /// and list the rows that start a host tick.
+    fn group(&mut self, slots: usize) {
+        let mut count = vec![0usize; slots + 1];
+        for &sl in &self.slot {
+            if sl != NONE {
+                count[sl as usize + 1] += 1;
+            }
+        }
+        for k in 1..count.len() {
+            count[k] += count[k - 1];
+        }
+        self.groups.clear();
+        self.groups
+            .extend(count.windows(2).enumerate().filter(|(_, w)| w[1] > w[0]).map(|(k, w)| (k as u32, w[0], w[1])));
+        self.order.clear();
+        self.order.resize(count[slots], 0);
+        for (i, &sl) in self.slot.iter().enumerate() {
+            if sl != NONE {
+                let at = &mut count[sl as usize];
+                self.order[*at] = i as u32;
+                *at += 1;
+            }
+        }
+        self.hrows.clear();
+        self.hrows.extend(self.hrow.iter().enumerate().filter(|(_, h)| **h).map(|(i, _)| i as u32));
+    }
 }
 
 /// Accumulators for one part of the data.
@@ -137,7 +174,8 @@ impl Collector {
         s.ts.clear();
         if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {
             self.rows(&cols, default_host, n, keep, &mut s);
-            self.timing(&cols, n, &mut s);
+            s.group(self.gpus.len());
+            self.timing(&cols, &mut s);
             self.gpu_columns(&cols, &mut s);
             self.memory_sum(&cols, &mut s);
             self.input_bound(&cols, &mut s);
@@ -176,7 +214,9 @@ impl Collector {
             }
             let h = s.keys.host[i];
             let (slot, new) = self.keys.slot(&s.keys, i);
-            self.add_gpu(h, new);
+            if new.is_some() {
+                self.add_gpu(h, new);
+            }
             s.slot.push(slot);
             let ha = &mut self.host_accs[h as usize];
             let new_tick = ha.last_ts != t;
@@ -194,33 +234,40 @@ impl Collector {
         }
     }
 
-    /// Timing: one step per GPU row, with power and the energy counter.
-    fn timing(&mut self, cols: &Cols<'_>, n: usize, s: &mut Scratch) {
-        s.a.clear();
-        s.b.clear();
-        fill(find(cols, Field::PowerDraw), n, &mut s.a);
-        fill(find(cols, Field::EnergyTotal), n, &mut s.b);
-        for i in 0..n {
-            let sl = s.slot[i];
-            if sl == NONE {
-                continue;
-            }
+    /// Timing: one step per GPU row, with power and the energy counter (slot by slot, each slot's
+    /// rows in order).
+    fn timing(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let (power, energy) = (find(cols, Field::PowerDraw), find(cols, Field::EnergyTotal));
+        for &(sl, lo, hi) in &s.groups {
+            let rows = &s.order[lo..hi];
+            gather(power, rows, &mut s.a);
+            gather(energy, rows, &mut s.b);
             let g = &mut self.gpus[sl as usize].2;
-            let t = s.ts[i];
-            g.rows += 1;
-            g.first_ts = g.first_ts.min(t);
-            g.last_ts = g.last_ts.max(t);
-            g.timing.step(t, s.a[i], s.b[i]);
+            g.rows += rows.len() as u64;
+            for ((&i, &p), &e) in rows.iter().zip(&s.a).zip(&s.b) {
+                let t = s.ts[i as usize];
+                g.first_ts = g.first_ts.min(t);
+                g.last_ts = g.last_ts.max(t);
+                g.timing.step(t, p, e);
+            }
         }
     }
 
-    /// The columns of the GPU accumulators ([`inputs`]).
+    /// The columns of the GPU accumulators ([`inputs`]), slot by slot.
     fn gpu_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         for &(f, slot) in inputs(Scope::Gpu) {
             let Some(c) = find(cols, f) else { continue };
-            s.a.clear();
-            if cols::f64_values(c, &mut s.a) {
-                self.gpu_loop(&s.slot, &s.a, |g, v| g.add(slot, v));
+            for &(sl, lo, hi) in &s.groups {
+                let (rows, g) = (&s.order[lo..hi], &mut self.gpus[sl as usize].2);
+                s.i.clear();
+                s.a.clear();
+                if cols::i64_at(c, rows, &mut s.i) {
+                    g.add_ints(slot, &s.i);
+                } else if cols::f64_at(c, rows, &mut s.a) {
+                    g.add_slice(slot, &s.a);
+                } else {
+                    break;
+                }
             }
         }
     }
@@ -300,33 +347,25 @@ impl Collector {
 
     /// The columns of the host accumulators ([`inputs`]), once per tick.
     fn host_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let pending: Vec<u32> = self.pending_rows.iter().map(|&(_, i)| i as u32).collect();
         for &(f, c) in cols {
             let Some(m) = inputs(Scope::Host).iter().position(|(x, _)| *x == f) else { continue };
             let slot = inputs(Scope::Host)[m].1;
             s.a.clear();
-            if !cols::f64_values(c, &mut s.a) {
+            if !cols::f64_at(c, &s.hrows, &mut s.a) {
                 continue;
             }
-            for (i, &new_tick) in s.hrow.iter().enumerate() {
-                if new_tick {
-                    self.host_accs[s.keys.host[i] as usize].add(slot, s.a[i]);
-                }
+            for (&i, &v) in s.hrows.iter().zip(&s.a) {
+                self.host_accs[s.keys.host[i as usize] as usize].add(slot, v);
             }
-            for &(h, i) in &self.pending_rows {
+            s.c.clear();
+            cols::f64_at(c, &pending, &mut s.c);
+            for (&(h, _), &x) in self.pending_rows.iter().zip(&s.c) {
                 if let Some((_, sample)) = &mut self.host_accs[h as usize].pending
                     && let Some(v) = sample.get_mut(m)
                 {
-                    *v = s.a[i];
+                    *v = x;
                 }
-            }
-        }
-    }
-
-    #[inline]
-    fn gpu_loop(&mut self, slot: &[u32], vals: &[f64], mut body: impl FnMut(&mut GpuAcc, f64)) {
-        for (&sl, &v) in slot.iter().zip(vals) {
-            if sl != NONE && !v.is_nan() {
-                body(&mut self.gpus[sl as usize].2, v);
             }
         }
     }
@@ -361,13 +400,15 @@ impl Collector {
     }
 }
 
-/// Fill `out` with the column as f64, or NaN when the column is absent or not numeric.
-fn fill(c: Option<&dyn Array>, n: usize, out: &mut Vec<f64>) {
+/// Fill `out` with the column's values at `rows` as f64, or NaN when the column is absent or not
+/// numeric.
+fn gather(c: Option<&dyn Array>, rows: &[u32], out: &mut Vec<f64>) {
+    out.clear();
     if let Some(c) = c
-        && cols::f64_values(c, out)
+        && cols::f64_at(c, rows, out)
     {
         return;
     }
     out.clear();
-    out.resize(n, f64::NAN);
+    out.resize(rows.len(), f64::NAN);
 }

@@ -81,6 +81,7 @@ impl Keyer {
 
     /// The slot of row `i` ([`NONE`] without a usable key) and, for a GPU seen for the first time,
     /// its key (the caller appends its per-GPU state for it).
+    #[inline]
     pub fn slot(&mut self, k: &RowKeys, i: usize) -> (u32, Option<GpuKey>) {
         let h = k.host[i];
         if k.by_uuid {

@@ -181,7 +181,7 @@ mod tests {
         let mut g = GpuAcc::default();
         let mut h = HostAcc::default();
         for (f, slot) in crate::analysis::acc::inputs(Scope::Gpu) {
-            g.add(*slot, if *f == Field::UtilGpuMax { 95.0 } else { 40.0 });
+            g.add_slice(*slot, &[if *f == Field::UtilGpuMax { 95.0 } else { 40.0 }]);
         }
         for (_, slot) in crate::analysis::acc::inputs(Scope::Host) {
             h.add(*slot, 12.0);

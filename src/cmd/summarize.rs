@@ -432,3 +432,106 @@ impl InputArgs {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use arrow_array::{
+        ArrayRef, Float32Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array,
+        UInt64Array,
+    };
+    use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+
+    /// 3 GPUs, 400 ticks at 1 s with a 60 s gap, nulls and an out-of-range percentage, in row groups
+    /// of 97 rows (ticks split across row groups).
+    fn write_file(path: &std::path::Path) {
+        let (gpus, ticks) = (3u32, 400u32);
+        let rows: Vec<(u32, u32)> = (0..ticks).flat_map(|t| (0..gpus).map(move |g| (t, g))).collect();
+        let ts = |t: u32| 1_700_000_000_000_000i64 + i64::from(t) * 1_000_000 + if t >= 150 { 60_000_000 } else { 0 };
+        let col = |f: fn(u32, u32) -> Option<f32>| -> ArrayRef {
+            Arc::new(Float32Array::from(rows.iter().map(|&(t, g)| f(t, g)).collect::<Vec<_>>()))
+        };
+        let util: UInt8Array = rows
+            .iter()
+            .map(|&(t, g)| match (t * 7 + g * 13) % 50 {
+                0 => None,
+                1 => Some(150),
+                v => Some((v * 2 + g) as u8),
+            })
+            .collect();
+        let cols: Vec<(&str, DataType, ArrayRef)> = vec![
+            (
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                Arc::new(
+                    TimestampMicrosecondArray::from_iter_values(rows.iter().map(|&(t, _)| ts(t))).with_timezone("UTC"),
+                ),
+            ),
+            ("host", DataType::Utf8, Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "h1")))),
+            ("index", DataType::UInt32, Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(_, g)| g)))),
+            ("utilization.gpu", DataType::UInt8, Arc::new(util)),
+            (
+                "memory.used",
+                DataType::UInt32,
+                Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(t, g)| 1000 + t * 3 + g))),
+            ),
+            ("memory.total", DataType::UInt32, Arc::new(UInt32Array::from_iter_values(rows.iter().map(|_| 81_559)))),
+            (
+                "power.draw",
+                DataType::Float32,
+                col(|t, g| (t % 5 != 4).then_some(60.0 + (t % 40) as f32 * 0.25 + g as f32)),
+            ),
+            ("cpu.util", DataType::Float32, col(|t, _| Some((t % 20) as f32 * 0.5))),
+            (
+                "mem.used",
+                DataType::UInt64,
+                Arc::new(UInt64Array::from_iter_values(rows.iter().map(|&(t, _)| 5000 + u64::from(t)))),
+            ),
+        ];
+        let schema =
+            Arc::new(Schema::new(cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>()));
+        let batch = RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.2).collect()).unwrap();
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(97)).build();
+        let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+
+    /// Row groups read by 1 thread and by several (parts joined at row-group boundaries inside
+    /// ticks, a gap, nulls, a bad value) give the same summary.
+    #[test]
+    fn parallel_parts_join_to_the_sequential_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rg.parquet");
+        write_file(&path);
+        let json = |threads: usize| {
+            let cfg = SummarizeConfig {
+                inputs: vec![path.clone()],
+                read: ReadOptions { threads, ..Default::default() },
+                window: WindowSpec::default(),
+                thresholds: Thresholds::default(),
+                checks: Vec::new(),
+                format: SummaryFormat::Json,
+                progress: false,
+                warnings: false,
+                phases: PhaseMode::Off,
+                phase_windows: Vec::new(),
+                baseline: None,
+            };
+            let o = summarize(&cfg).unwrap();
+            render(&o.summary, &o.checks, cfg.format)
+        };
+        let one = json(1);
+        assert!(one.contains("\"samples\": 1200") || one.contains("\"samples\":1200"), "{one}");
+        assert!(one.contains("outside 0-100"), "{one}");
+        for threads in [2, 3, 5, 13] {
+            let many = json(threads);
+            let diff = one.lines().zip(many.lines()).find(|(a, b)| a != b);
+            assert!(diff.is_none() && one == many, "{threads} threads: {diff:?}");
+        }
+    }
+}

@@ -24,8 +24,9 @@ const MIN_PAGE_LIMIT: i64 = 8 << 20;
 const MAX_PAGE_LIMIT: i64 = 256 << 20;
 /// Decompressed bytes allowed per stored byte above the minimum.
 const MAX_RATIO: i64 = 1024;
-/// Bytes read ahead to parse a page header (statistics can make one long).
-const HEADER_PEEK: usize = 64 * 1024;
+/// Bytes read first to parse a page header; a longer one (statistics) is read again 4 times larger.
+/// Small: the buffer is zeroed before each read, and the page's data follows through `At`.
+const HEADER_PEEK: usize = 1024;
 /// Longest page header accepted.
 const MAX_HEADER: usize = 16 << 20;
 

@@ -20,18 +20,37 @@ pub const NO_U64: u64 = u64::MAX;
 /// Marker for a missing timestamp.
 pub const NO_TS: i64 = i64::MIN;
 
-fn prim_f64<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, out: &mut Vec<f64>, conv: impl Fn(T::Native) -> f64) {
-    out.extend(a.values().iter().map(|&v| conv(v)));
+fn prim_f64<T: ArrowPrimitiveType>(
+    a: &PrimitiveArray<T>,
+    rows: Option<&[u32]>,
+    out: &mut Vec<f64>,
+    conv: impl Fn(T::Native) -> f64,
+) {
+    let v = a.values();
+    match rows {
+        None => out.extend(v.iter().map(|&x| conv(x))),
+        Some(rows) => out.extend(rows.iter().map(|&i| v.get(i as usize).map_or(f64::NAN, |&x| conv(x)))),
+    }
 }
 
 /// Append the column's values as `f64` (NaN for null) to `out`. Returns false for a type that is
 /// not numeric (nothing appended).
 pub fn f64_values(arr: &dyn Array, out: &mut Vec<f64>) -> bool {
+    numbers(arr, None, out)
+}
+
+/// [`f64_values`] of the rows `rows` only, in that order (a gather: no copy of the whole column).
+pub fn f64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<f64>) -> bool {
+    numbers(arr, Some(rows), out)
+}
+
+/// The values of `rows` (every row when None) as `f64`, NaN for null and non-finite.
+fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
     let base = out.len();
     macro_rules! p {
         ($t:ty) => {
             match arr.as_primitive_opt::<$t>() {
-                Some(a) => prim_f64(a, out, |v| v as f64),
+                Some(a) => prim_f64(a, rows, out, |v| v as f64),
                 None => return false,
             }
         };
@@ -48,16 +67,33 @@ pub fn f64_values(arr: &dyn Array, out: &mut Vec<f64>) -> bool {
         DataType::Float32 => p!(Float32Type),
         DataType::Float64 => p!(Float64Type),
         DataType::Boolean => match arr.as_boolean_opt() {
-            Some(b) => out.extend(b.values().iter().map(|v| if v { 1.0 } else { 0.0 })),
+            Some(b) => {
+                let bit = |i: usize| if i < b.len() && b.value(i) { 1.0 } else { 0.0 };
+                match rows {
+                    None => out.extend(b.values().iter().map(|v| if v { 1.0 } else { 0.0 })),
+                    Some(rows) => out.extend(rows.iter().map(|&i| bit(i as usize))),
+                }
+            }
             None => return false,
         },
-        DataType::Null => out.resize(base + arr.len(), f64::NAN),
+        DataType::Null => out.resize(base + rows.map_or(arr.len(), <[u32]>::len), f64::NAN),
         _ => return false,
     }
     if let Some(nulls) = arr.logical_nulls() {
-        for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
-            if !valid {
-                *slot = f64::NAN;
+        match rows {
+            None => {
+                for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
+                    if !valid {
+                        *slot = f64::NAN;
+                    }
+                }
+            }
+            Some(rows) => {
+                for (slot, &i) in out[base..].iter_mut().zip(rows) {
+                    if (i as usize) < nulls.len() && nulls.is_null(i as usize) {
+                        *slot = f64::NAN;
+                    }
+                }
             }
         }
     }
@@ -65,6 +101,44 @@ pub fn f64_values(arr: &dyn Array, out: &mut Vec<f64>) -> bool {
         for v in &mut out[base..] {
             if !v.is_finite() {
                 *v = f64::NAN;
+            }
+        }
+    }
+    true
+}
+
+/// Marker for a missing value in [`i64_at`].
+pub const NO_I64: i64 = i64::MIN;
+
+/// The values of the rows `rows` of a column of 8-, 16- or 32-bit integers as `i64` ([`NO_I64`] for
+/// null). Returns false for any other type (nothing appended): wider integers and floats go through
+/// [`f64_at`].
+pub fn i64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<i64>) -> bool {
+    let base = out.len();
+    macro_rules! p {
+        ($t:ty) => {
+            match arr.as_primitive_opt::<$t>() {
+                Some(a) => {
+                    let v = a.values();
+                    out.extend(rows.iter().map(|&i| v.get(i as usize).map_or(NO_I64, |&x| i64::from(x))));
+                }
+                None => return false,
+            }
+        };
+    }
+    match arr.data_type() {
+        DataType::Int8 => p!(Int8Type),
+        DataType::Int16 => p!(Int16Type),
+        DataType::Int32 => p!(Int32Type),
+        DataType::UInt8 => p!(UInt8Type),
+        DataType::UInt16 => p!(UInt16Type),
+        DataType::UInt32 => p!(UInt32Type),
+        _ => return false,
+    }
+    if let Some(nulls) = arr.logical_nulls() {
+        for (slot, &i) in out[base..].iter_mut().zip(rows) {
+            if (i as usize) < nulls.len() && nulls.is_null(i as usize) {
+                *slot = NO_I64;
             }
         }
     }
@@ -290,6 +364,16 @@ mod tests {
         assert_eq!(v.len(), 5);
         assert!(v[4].is_nan());
         assert!(!f64_values(&StringArray::from(vec!["x"]), &mut v));
+        let mut g = Vec::new();
+        assert!(f64_at(&UInt8Array::from(vec![Some(1), None, Some(255)]), &[2, 1, 0, 2], &mut g));
+        assert_eq!((g[0], g[2], g[3]), (255.0, 1.0, 255.0));
+        assert!(g[1].is_nan());
+        assert!(f64_at(&Float32Array::from(vec![Some(1.5), Some(f32::INFINITY)]), &[1, 0], &mut g));
+        assert!(g[4].is_nan() && g[5] == 1.5);
+        let mut w = Vec::new();
+        assert!(i64_at(&UInt8Array::from(vec![Some(1), None, Some(255)]), &[2, 1, 0], &mut w));
+        assert_eq!(w, [255, NO_I64, 1]);
+        assert!(!i64_at(&Float32Array::from(vec![1.0]), &[0], &mut w));
         let mut u = Vec::new();
         assert!(u64_values(&Float32Array::from(vec![Some(3.6), None, Some(-1.0)]), &mut u));
         assert_eq!(u, [4, NO_U64, NO_U64]);
