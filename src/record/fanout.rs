@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -231,17 +232,48 @@ impl Outputs {
     }
 }
 
+/// How often a run checks that its lock files still exist (a removed directory takes them along).
+const LOCK_CHECK: Duration = Duration::from_secs(1);
+
+/// The locks of this run's output sets, taken again when a removed directory comes back.
+pub struct Locks {
+    held: Vec<OutputLock>,
+    next_check: Instant,
+}
+
+impl Locks {
+    /// At most every [`LOCK_CHECK`]: a lock file gone with its directory is made again once the
+    /// directory is back, so a second recorder is still refused while this one writes there.
+    pub fn check(&mut self) {
+        let now = Instant::now();
+        if now < self.next_check {
+            return;
+        }
+        self.next_check = now + LOCK_CHECK;
+        for lock in &mut self.held {
+            if let Err(who) = lock.renew("record") {
+                warn_once(
+                    "lock-taken",
+                    &format!(
+                        "while its directory was gone, this output was taken by {who}: two recorders now write it"
+                    ),
+                );
+            }
+        }
+    }
+}
+
 /// Lock the sets this run writes (the main output and, with --processes, the one beside it) for
 /// the whole run: a second recorder or a `recover` of them exits 2 naming this one.
-pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Vec<OutputLock>> {
-    let Some(Target::File(main)) = target else { return Ok(Vec::new()) };
+pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Locks> {
+    let mut locks = Locks { held: Vec::new(), next_check: Instant::now() + LOCK_CHECK };
+    let Some(Target::File(main)) = target else { return Ok(locks) };
     let mut paths = vec![main.clone()];
     if processes {
         paths.push(companion_path(main, Table::Procs));
     }
-    let mut locks = Vec::new();
     for p in paths {
-        locks.extend(OutputLock::acquire(&p, "record").context("another gpumon writes this output")?);
+        locks.held.extend(OutputLock::acquire(&p, "record").context("another gpumon writes this output")?);
     }
     Ok(locks)
 }

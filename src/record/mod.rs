@@ -87,9 +87,9 @@ pub struct Outcome {
 pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     let signals = signals::install()?;
     // One writer per output, held until the run ends (sink::lock), before anything is touched.
-    let _locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
+    let mut locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
     let mut rec = Recorder::open(cfg)?;
-    rec.run_ticks(&signals)?;
+    rec.run_ticks(&signals, &mut locks)?;
     rec.finish()
 }
 
@@ -111,7 +111,7 @@ struct Recorder<'a> {
 impl Recorder<'_> {
     /// The tick loop: sub-sample m is due at start + m * sample_every on the monotonic clock,
     /// whatever earlier ticks cost; signals are handled while waiting for it.
-    fn run_ticks(&mut self, signals: &Signals) -> Result<()> {
+    fn run_ticks(&mut self, signals: &Signals, locks: &mut fanout::Locks) -> Result<()> {
         let every = self.cfg.sample_every;
         let budget = every.mul_f64(0.8);
         let start = Instant::now();
@@ -127,6 +127,7 @@ impl Recorder<'_> {
             }
             m = self.skip_late(deadline, m);
             self.tick(m, budget, start);
+            locks.check();
             if self.should_end()? {
                 break;
             }

@@ -32,7 +32,7 @@ impl OutputLock {
     /// writing the set from here, and the caller's own writes fail with their usual message).
     /// A lock held by another process is a [`UsageError`] naming it.
     pub fn acquire(output: &Path, who: &str) -> Result<Option<OutputLock>> {
-        let path = OutputSet::new(output).lock_path();
+        let mut path = OutputSet::new(output).lock_path();
         for _ in 0..100 {
             let Some(file) = open(&path)? else { return Ok(None) };
             match file.try_lock() {
@@ -48,15 +48,13 @@ impl OutputLock {
                 Err(TryLockError::Error(e)) => return Err(e).with_context(|| format!("locking {}", path.display())),
             }
             // The previous holder may have unlinked the file between our open and our lock.
-            let same = match (file.metadata(), std::fs::metadata(&path)) {
-                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-                _ => false,
-            };
-            if same {
-                let mut lock = OutputLock { file, path };
+            let mut lock = OutputLock { file, path };
+            if lock.is_ours() {
                 lock.describe(who);
                 return Ok(Some(lock));
             }
+            // Not ours after all: dropping it must not unlink the file now at the path.
+            path = std::mem::take(&mut lock.path);
         }
         anyhow::bail!("could not lock {}: it keeps being replaced", path.display())
     }
@@ -71,10 +69,42 @@ impl OutputLock {
     }
 }
 
+impl OutputLock {
+    /// Whether the file at the lock's path is still the one this lock holds.
+    fn is_ours(&self) -> bool {
+        match (self.file.metadata(), std::fs::metadata(&self.path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+
+    /// Take the lock again when its file went away with a removed directory that has come back
+    /// (the writer resumes there, and a second recorder must still be refused). `Err` names the
+    /// process that took the set meanwhile; `Ok` while the directory is still missing.
+    pub fn renew(&mut self, who: &str) -> std::result::Result<(), String> {
+        if self.is_ours() || !self.path.parent().is_some_and(Path::is_dir) {
+            return Ok(());
+        }
+        let Ok(Some(file)) = open(&self.path) else { return Ok(()) };
+        match file.try_lock() {
+            Ok(()) => {
+                self.file = file;
+                self.describe(who);
+                Ok(())
+            }
+            Err(TryLockError::WouldBlock) => Err(holder(&self.path)),
+            Err(TryLockError::Error(_)) => Ok(()),
+        }
+    }
+}
+
 impl Drop for OutputLock {
     fn drop(&mut self) {
         // Unlinked while still held: a waiting acquirer sees the change and opens a fresh file.
-        let _ = std::fs::remove_file(&self.path);
+        // Never a lock file that another process made after this one's directory was removed.
+        if self.is_ours() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 

@@ -378,6 +378,20 @@ fn removed_directory(ext: &str) {
     let back = now_us();
     rec.wait("writing resumed", 1, 15);
     std::thread::sleep(Duration::from_secs(1));
+    // The lock file went with the directory; the recorder makes it again, so a second recorder
+    // on the returned directory is still refused.
+    let lock = sub.join(format!(".r.{ext}.lock"));
+    for _ in 0..30 {
+        if lock.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second =
+        crate::common::gpumon().args(["record", "-q", "-i", "100ms", "--count", "1", "-o"]).arg(&out).output().unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{ext}: a second recorder after the return: {err}");
+    assert!(err.contains("is being written by"), "{ext}: {err}");
     let (st, log) = rec.stop();
     assert!(st.success(), "{ext}: {st:?}\n{log}");
     let removed: Vec<&str> = log.lines().filter(|l| l.contains("was removed")).collect();
