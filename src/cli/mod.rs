@@ -475,7 +475,7 @@ pub(crate) struct ReportArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ConvertArgs {
-    /// Inputs, as for summarize.
+    /// Inputs, as for summarize (per-process and events files in a directory are skipped).
     #[arg(required = true, value_name = "INPUT")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Output file (.csv or .parquet).
