@@ -22,7 +22,7 @@ pub mod xid;
 
 use std::path::PathBuf;
 
-use crate::analysis::acc::{Gap, TimingStats};
+use crate::analysis::acc::{Gap, GpuAcc, TimingStats};
 use crate::analysis::checks::Check;
 use crate::analysis::collect::{Collector, GpuKey};
 use crate::analysis::events::EventRecord;
@@ -122,24 +122,7 @@ pub fn build(
         let gpus: Vec<GpuSummary> = order
             .iter()
             .filter(|&&i| c.gpus[i].0 == h as u32)
-            .map(|&i| {
-                let (_, key, g) = &c.gpus[i];
-                let (label, index) = match key {
-                    GpuKey::Index(x) => (x.to_string(), Some(*x)),
-                    GpuKey::Uuid(u) => (u.clone(), None),
-                };
-                GpuSummary {
-                    label,
-                    index,
-                    uuid: g.uuid.clone(),
-                    name: g.name.clone(),
-                    start: g.first_ts,
-                    end: g.last_ts,
-                    gaps: timings[i].listed.clone(),
-                    energy_method: stats::energy(g, &timings[i]).1,
-                    stats: per_gpu[i].clone(),
-                }
-            })
+            .map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i]))
             .collect();
         let has = has_host_data(&hs);
         if gpus.is_empty() && !has {
@@ -181,6 +164,25 @@ pub fn build(
         events: companions.events,
         events_more: companions.events_more,
         users: companions.users,
+    }
+}
+
+/// One GPU's part of the summary, from its accumulator, timing and statistics.
+fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &Stats) -> GpuSummary {
+    let (label, index) = match key {
+        GpuKey::Index(x) => (x.to_string(), Some(*x)),
+        GpuKey::Uuid(u) => (u.clone(), None),
+    };
+    GpuSummary {
+        label,
+        index,
+        uuid: g.uuid.clone(),
+        name: g.name.clone(),
+        start: g.first_ts,
+        end: g.last_ts,
+        gaps: timing.listed.clone(),
+        energy_method: stats::energy(g, timing).1,
+        stats: stats.clone(),
     }
 }
 

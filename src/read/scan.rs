@@ -133,13 +133,6 @@ pub fn scan<S: Send>(
     visit: Visit<'_, S>,
 ) -> Result<(Vec<S>, InputInfo)> {
     let filter = GpuFilter { sel: &opts.gpus, learned: Mutex::new(HashSet::new()) };
-    let selected = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
-        match filter.apply(b)? {
-            Some(b) => visit(s, &b, host),
-            None => Ok(()),
-        }
-    };
-    let visit: Visit<'_, S> = &selected;
     // A UUID selector needs the uuid column, whatever the caller wants.
     let with_uuid: Vec<Field> = want.iter().copied().chain([Field::Uuid]).collect();
     let want = if filter.by_uuid() { &with_uuid[..] } else { want };

@@ -221,24 +221,23 @@ fn x_px(axis: &TimeAxis, t: i64, left: f64, width: f64) -> f64 {
     left + axis.grid.x(t) / axis.grid.n as f64 * width
 }
 
+/// The value axis spanning every plot's values and the values `include` asks for.
+fn value_axis_of(plots: &[&Plot<'_>], include: &[f64]) -> ValueAxis {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (a, b) in plots.iter().filter_map(|p| p.env.range()).chain(include.iter().map(|&v| (v, v))) {
+        lo = lo.min(a);
+        hi = hi.max(b);
+    }
+    value_axis(lo, hi)
+}
+
 /// One chart as an `<svg class="chart">`; None when none of its series has a value.
 pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> {
     let plots: Vec<&Plot<'_>> = c.plots.iter().filter(|p| !p.env.is_empty()).collect();
     if plots.is_empty() {
         return None;
     }
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for p in &plots {
-        if let Some((a, b)) = p.env.range() {
-            lo = lo.min(a);
-            hi = hi.max(b);
-        }
-    }
-    for &v in &c.include {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    let ax = value_axis(lo, hi);
+    let ax = value_axis_of(&plots, &c.include);
     // The legend sits right of the title, or on a row of its own when they would overlap.
     let title_w = 7.6 * c.title.chars().count() as f64;
     let legend_w: f64 = plots.iter().map(|p| legend_width(p)).sum();
