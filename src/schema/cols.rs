@@ -79,24 +79,7 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
         DataType::Null => out.resize(base + rows.map_or(arr.len(), <[u32]>::len), f64::NAN),
         _ => return false,
     }
-    if let Some(nulls) = arr.logical_nulls() {
-        match rows {
-            None => {
-                for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
-                    if !valid {
-                        *slot = f64::NAN;
-                    }
-                }
-            }
-            Some(rows) => {
-                for (slot, &i) in out[base..].iter_mut().zip(rows) {
-                    if (i as usize) < nulls.len() && nulls.is_null(i as usize) {
-                        *slot = f64::NAN;
-                    }
-                }
-            }
-        }
-    }
+    mark_nulls(arr, rows, &mut out[base..], f64::NAN);
     if matches!(arr.data_type(), DataType::Float32 | DataType::Float64) {
         for v in &mut out[base..] {
             if !v.is_finite() {
@@ -135,13 +118,7 @@ pub fn i64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<i64>) -> bool {
         DataType::UInt32 => p!(UInt32Type),
         _ => return false,
     }
-    if let Some(nulls) = arr.logical_nulls() {
-        for (slot, &i) in out[base..].iter_mut().zip(rows) {
-            if (i as usize) < nulls.len() && nulls.is_null(i as usize) {
-                *slot = NO_I64;
-            }
-        }
-    }
+    mark_nulls(arr, Some(rows), &mut out[base..], NO_I64);
     true
 }
 
@@ -176,14 +153,29 @@ pub fn u64_values(arr: &dyn Array, out: &mut Vec<u64>) -> bool {
         }
         _ => return false,
     }
-    if let Some(nulls) = arr.logical_nulls() {
-        for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
-            if !valid {
-                *slot = NO_U64;
+    mark_nulls(arr, None, &mut out[base..], NO_U64);
+    true
+}
+
+/// Set to `missing` the values in `out` (read from `arr` at `rows`, or at every row) whose row is null.
+fn mark_nulls<T: Copy>(arr: &dyn Array, rows: Option<&[u32]>, out: &mut [T], missing: T) {
+    let Some(nulls) = arr.logical_nulls() else { return };
+    match rows {
+        None => {
+            for (slot, valid) in out.iter_mut().zip(nulls.iter()) {
+                if !valid {
+                    *slot = missing;
+                }
+            }
+        }
+        Some(rows) => {
+            for (slot, &i) in out.iter_mut().zip(rows) {
+                if (i as usize) < nulls.len() && nulls.is_null(i as usize) {
+                    *slot = missing;
+                }
             }
         }
     }
-    true
 }
 
 /// Whether `ts_micros` can read this type.
@@ -213,13 +205,7 @@ pub fn ts_micros(arr: &dyn Array, out: &mut Vec<i64>) -> bool {
         DataType::Date64 => p!(arrow_array::types::Date64Type, |&v: &i64| v.saturating_mul(1000)),
         _ => return false,
     }
-    if let Some(nulls) = arr.logical_nulls() {
-        for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
-            if !valid {
-                *slot = NO_TS;
-            }
-        }
-    }
+    mark_nulls(arr, None, &mut out[base..], NO_TS);
     true
 }
 
@@ -301,13 +287,7 @@ pub fn str_ids(arr: &dyn Array, ids: &mut Interner, missing: u32, out: &mut Vec<
             } else {
                 out.extend(d.normalized_keys().into_iter().map(|k| vals.get(k).copied().unwrap_or(missing)));
             }
-            if let Some(nulls) = arr.logical_nulls() {
-                for (slot, valid) in out[base..].iter_mut().zip(nulls.iter()) {
-                    if !valid {
-                        *slot = missing;
-                    }
-                }
-            }
+            mark_nulls(arr, None, &mut out[base..], missing);
         }
         _ => return false,
     }
