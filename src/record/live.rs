@@ -1,10 +1,11 @@
-//! The live status file (`schema::live`) that `gpumon watch` reads: after each row the record loop
-//! offers the row set to a small thread through a one-slot channel (while the thread is busy the
-//! offer is skipped before anything is copied), and the thread writes the JSON to a temporary file and
-//! renames it into place, at most every [`MIN_GAP`]. The file lives in the run's private directory in
+//! The live status file (`schema::live`) that `gpumon watch` reads: at most every [`MIN_GAP`] the
+//! record loop offers the latest rows to a small thread through a one-slot channel (between offers
+//! nothing is copied and nobody is woken), and the thread writes the JSON to a temporary file and
+//! renames it into place. The file lives in the run's private directory in
 //! memory (`rundir`); beside the output a link to it (`.run.parquet.status`) is where readers look.
 //! Both go when the run ends (a crash leaves them: `watch` says whose they were, `recover` removes them).
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -22,8 +23,10 @@ use crate::schema::row::{Row, Selection, Tick};
 use crate::schema::run::RunStats;
 use crate::util::warn::warn_once;
 
-/// Shortest time between two writes of the file (fast intervals are shown at this pace).
-const MIN_GAP: Duration = Duration::from_millis(250);
+/// Shortest time between two writes of the file (faster intervals are shown at this pace; `watch(1)`'s
+/// default). Each write cost about 0.2 ms of CPU on the 2-vCPU VM (the wake-up, the file, the rename):
+/// at 250 ms it more than doubled a host-only tick's CPU (bench/README.md, issue 13).
+const MIN_GAP: Duration = Duration::from_secs(2);
 
 struct Offer {
     tick: Tick,
@@ -39,6 +42,8 @@ pub struct Live {
     link: PathBuf,
     file: PathBuf,
     _dir: Option<Arc<RunDir>>,
+    /// When the next offer is due.
+    next: Cell<Instant>,
 }
 
 impl Live {
@@ -58,14 +63,17 @@ impl Live {
             .name("status".into())
             .spawn(move || write_loop(&rx, (&f, &l), base, &sel, marks.as_deref()))
             .ok()?;
-        Some(Live { tx, handle, link, file, _dir: dir })
+        Some(Live { tx, handle, link, file, _dir: dir, next: Cell::new(Instant::now()) })
     }
 
-    /// Offer the latest rows; skipped while the thread is still busy with an earlier offer.
+    /// Offer the latest rows when a write is due; skipped while the thread is still busy.
     pub fn publish(&self, t: &Tick, stats: &RunStats) {
-        if !self.tx.is_full() {
-            let _ = self.tx.try_send(Offer { tick: t.clone(), stats: stats.clone() });
+        let now = Instant::now();
+        if now < self.next.get() || self.tx.is_full() {
+            return;
         }
+        self.next.set(now + MIN_GAP);
+        let _ = self.tx.try_send(Offer { tick: t.clone(), stats: stats.clone() });
     }
 
     /// Stop the thread and remove the file and its link: the run is over.
@@ -104,7 +112,6 @@ fn write_loop(
     // SAFETY: gettid(2) and setpriority(2) on this thread's own id have no memory effects.
     unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::syscall(libc::SYS_gettid) as libc::id_t, 10) };
     let tmp = hidden(path, ".tmp");
-    let mut last_write: Option<Instant> = None;
     let (mut last, mut buf): (Vec<Row>, Vec<u8>) = (Vec::new(), Vec::with_capacity(16 * 1024));
     // A first document before the first row: `gpumon mark --run` can find the socket at once.
     write(path, &tmp, &mut doc, (&last, sel), marks, &mut buf);
@@ -116,9 +123,6 @@ fn write_loop(
         (doc.ticks, doc.late, doc.missed, doc.dropped) = (ticks, late, missed, dropped);
         last = t.rows;
         write(path, &tmp, &mut doc, (&last, sel), marks, &mut buf);
-        if let Some(prev) = last_write.replace(Instant::now()) {
-            std::thread::sleep(MIN_GAP.saturating_sub(prev.elapsed()));
-        }
     }
 }
 
