@@ -1,5 +1,5 @@
 //! `gpumon watch PATH`: a live view of a recording from another shell or SSH session, read from the
-//! status file its recorder rewrites after every row (`.PATH.status`, no second NVML poller). It
+//! status file its recorder rewrites with the latest row (at most every 2 s) (`.PATH.status`, no second NVML poller). It
 //! redraws in place in the terminal's alternate screen every interval and quits on q or Ctrl-C;
 //! `--once` prints one frame. A recording nobody writes any more (no status file: the run ended; or
 //! one whose recorder is gone) is said to be so, and its last tick is shown. The findings so far come from summarising what the recording has
