@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 
 use crate::cli::ConvertArgs;
 use crate::read::inputs::{Input, discover};
-use crate::read::scan::{ReadOptions, probe_fields, scan, table_of};
+use crate::read::scan::{ReadOptions, by_table, probe_fields, scan};
 use crate::schema::batch::rows_of_batch;
 use crate::schema::catalog::{Field, Source, Table};
 use crate::schema::files::Format;
@@ -207,18 +207,16 @@ fn output_format(cfg: &ConvertConfig) -> Result<Format> {
 /// metrics table, so those are skipped with one line each, unless nothing else was given (then
 /// reading them says what they are, exit 2).
 fn skip_companions(inputs: &mut Vec<Input>, read: &ReadOptions) {
-    let tables: Vec<Table> = inputs.iter().map(|i| table_of(i, read)).collect();
-    if !tables.contains(&Table::Metrics) {
+    let t = by_table(std::mem::take(inputs), read);
+    if t.metrics.is_empty() {
+        // Nothing else given: reading them says what they are (exit 2).
+        *inputs = t.procs.into_iter().chain(t.events).collect();
         return;
     }
-    let mut t = tables.into_iter();
-    inputs.retain(|i| match t.next() {
-        Some(Table::Metrics) | None => true,
-        Some(other) => {
-            warn(&format!("skipping {}: {}; convert writes the per-GPU metrics", show(&i.path), other.describe()));
-            false
-        }
-    });
+    for (i, table) in t.procs.iter().map(|i| (i, Table::Procs)).chain(t.events.iter().map(|i| (i, Table::Events))) {
+        warn(&format!("skipping {}: {}; convert writes the per-GPU metrics", show(&i.path), table.describe()));
+    }
+    *inputs = t.metrics;
 }
 
 /// Run the command; returns the exit code.

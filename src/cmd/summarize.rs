@@ -29,8 +29,8 @@ use crate::analysis::{CheckResult, Companions, Summary, build, evaluate};
 use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
 use crate::present::{SummaryFormat, render};
 use crate::read::inputs::{Discovered, Input, Kind, discover_recording};
-use crate::read::scan::{ReadOptions, probe_fields, scan, table_of};
-use crate::schema::catalog::{Field, Table};
+use crate::read::scan::{ReadOptions, by_table, probe_fields, scan};
+use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS};
 use crate::schema::run::InputInfo;
 use crate::util::error::{UsageError, exit};
@@ -126,19 +126,8 @@ pub struct Inputs {
 /// Discover the inputs with the companion files beside them and sort them by table.
 pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
     let found = discover_recording(paths)?;
-    let mut out = Inputs {
-        metrics: Discovered { inputs: Vec::new(), skipped: found.skipped },
-        procs: Vec::new(),
-        events: Vec::new(),
-    };
-    for input in found.inputs {
-        match table_of(&input, read) {
-            Table::Metrics => out.metrics.inputs.push(input),
-            Table::Procs => out.procs.push(input),
-            Table::Events => out.events.push(input),
-        }
-    }
-    Ok(out)
+    let t = by_table(found.inputs, read);
+    Ok(Inputs { metrics: Discovered { inputs: t.metrics, skipped: found.skipped }, procs: t.procs, events: t.events })
 }
 
 /// Events and per-user totals from the companion inputs, inside `window`.

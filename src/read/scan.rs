@@ -298,13 +298,34 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
 
 /// Which table an input holds, from its columns (an unreadable one counts as metrics: reading it
 /// as such reports the problem).
-pub fn table_of(input: &Input, opts: &ReadOptions) -> Table {
+fn table_of(input: &Input, opts: &ReadOptions) -> Table {
     let fields = match input.kind {
         Kind::Nvsmi => return Table::Metrics,
         Kind::Parquet => gpumon::parquet_fields(input),
         Kind::Journal | Kind::GpumonCsv => probe_fields(input, opts),
     };
     fields.map_or(Table::Metrics, Table::of)
+}
+
+/// Inputs sorted by the table they hold, each group in the given order: per-GPU metrics,
+/// per-process rows, events.
+pub struct ByTable {
+    pub metrics: Vec<Input>,
+    pub procs: Vec<Input>,
+    pub events: Vec<Input>,
+}
+
+/// Sort `inputs` by [`table_of`].
+pub fn by_table(inputs: Vec<Input>, opts: &ReadOptions) -> ByTable {
+    let mut out = ByTable { metrics: Vec::new(), procs: Vec::new(), events: Vec::new() };
+    for input in inputs {
+        match table_of(&input, opts) {
+            Table::Metrics => out.metrics.push(input),
+            Table::Procs => out.procs.push(input),
+            Table::Events => out.events.push(input),
+        }
+    }
+    out
 }
 #[cfg(test)]
 mod tests {
