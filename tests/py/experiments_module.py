@@ -43,6 +43,9 @@ def main() -> None:
 
     shown = []
     with gpumon.recording(out, interval=0.2, follow=False, show=False) as rec:
+        # The chart starts on a status document with a row: a write landing between its first two
+        # reads (before `shown` is attached below) would be a frame no display received.
+        until(lambda: (gpumon.status(out) or {}).get("ticks", 0) > 0)
         chart = gpumon.live(every=0.1)
         chart._shows.append(shown.append)  # what a notebook display would get
         assert gpumon.mark("bs=32") is True
