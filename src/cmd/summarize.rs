@@ -361,7 +361,7 @@ impl LogArgs {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
         crate::read::scan::ReadOptions {
             nvsmi,
-            zone: self.tz,
+            zone: self.tz.clone(),
             gpus: crate::schema::gpus::GpuSelector::parse_list(&self.gpus),
             host: self.host.clone(),
             threads,

@@ -116,7 +116,7 @@ impl Parser {
         }
         let mut p = Parser {
             disp,
-            zone: ZoneCache::new(opts.tz),
+            zone: ZoneCache::new(opts.tz.clone()),
             forced_k: opts.gpus,
             layout: None,
             from_columns: false,

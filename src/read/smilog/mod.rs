@@ -46,7 +46,7 @@ pub struct NvsmiOptions {
     /// Number of GPUs interleaved when there is no index/uuid/pci.bus_id column; None = infer.
     pub gpus: Option<usize>,
     /// Zone of the log's local timestamps; None = the machine's local zone.
-    pub tz: Option<chrono_tz::Tz>,
+    pub tz: Option<crate::util::zone::NamedZone>,
 }
 
 /// One data row of the log, handed to the caller's callback.

@@ -1,6 +1,7 @@
 //! Timestamps: nvidia-smi's `YYYY/MM/DD HH:MM:SS.mmm` (and close variants) read as local time, and
 //! local → UTC in the log's zone (`--tz` or the machine's), with DST folds and gaps handled.
 
+use crate::util::zone::NamedZone;
 use chrono::{DateTime, MappedLocalTime, NaiveDate, NaiveDateTime, Offset, TimeDelta, TimeZone, Timelike, Utc};
 
 /// `YYYY/MM/DD HH:MM:SS[.fff]` (also `-` date separators and a `T`) as a naive local time.
@@ -58,7 +59,7 @@ pub(super) fn has_timestamp_cell(line: &str) -> bool {
 }
 
 enum Zone {
-    Named(chrono_tz::Tz),
+    Named(NamedZone),
     Local,
 }
 
@@ -83,13 +84,13 @@ fn shift(n: NaiveDateTime, off: i64) -> Option<DateTime<Utc>> {
 }
 
 impl ZoneCache {
-    pub(super) fn new(tz: Option<chrono_tz::Tz>) -> Self {
+    pub(super) fn new(tz: Option<NamedZone>) -> Self {
         ZoneCache { zone: tz.map_or(Zone::Local, Zone::Named), hour: None, off: 0 }
     }
 
     fn offset(&self, n: &NaiveDateTime) -> (Option<i64>, bool) {
         match &self.zone {
-            Zone::Named(tz) => offset_in(tz, n),
+            Zone::Named(tz) => tz.local_offset(n),
             Zone::Local => offset_in(&chrono::Local, n),
         }
     }
