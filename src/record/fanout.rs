@@ -125,7 +125,7 @@ impl Outputs {
         if let Some(e) = &self.exporter {
             e.publish(&t, stats);
         }
-        if let Some(l) = &self.live {
+        if let Some(l) = &mut self.live {
             l.publish(&t, stats);
         }
         if self.procs.is_some() {

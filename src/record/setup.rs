@@ -132,7 +132,7 @@ fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir:
         job,
         ..LiveStatus::default()
     };
-    Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone()))
+    Some(Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone())))
 }
 
 /// The main writer, the per-process writer beside it (Parquet or CSV like the main file), the
