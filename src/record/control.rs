@@ -3,7 +3,9 @@
 //! wrapped job set the experiment phase; the status file and `$GPUMON_CONTROL` say where it is (not
 //! beside the output: a socket a crash left there would trip every tool that reads the directory).
 //! One small thread accepts connections one at a time and answers bounded request lines
-//! (`schema::control`); garbage gets an error line and never reaches the record loop. Marks are
+//! (`schema::control`); garbage gets an error line and never reaches the record loop. The thread
+//! starts at the first connection: until then the record loop watches the socket in the `ppoll` it
+//! waits in anyway ([`Control::idle_fd`], [`Control::serve`]), so a run nobody marks starts no thread. Marks are
 //! stamped with the recorder's clock on arrival and reach the loop through [`PhaseClock`], which costs
 //! one atomic load per row while nobody marks.
 
@@ -119,7 +121,8 @@ pub struct Control {
     pub path: PathBuf,
     pub marks: Arc<Marks>,
     listener: Arc<UnixListener>,
-    handle: Option<JoinHandle<()>>,
+    /// The accept thread, once somebody connected; `Err` when it could not be started.
+    handle: Option<Result<JoinHandle<()>, ()>>,
     /// The directory it is in, held until the socket is removed.
     _dir: Option<Arc<RunDir>>,
 }
@@ -146,14 +149,25 @@ impl Control {
         }
         let listener = Arc::new(listener);
         let marks = Arc::new(Marks::default());
+        Ok(Control { path: path.to_path_buf(), marks, listener, handle: None, _dir: dir })
+    }
+
+    /// The socket while no thread serves it: readable when somebody connects, then call
+    /// [`Control::serve`]. Connections wait in the socket's backlog meanwhile.
+    pub fn idle_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.handle.is_none().then(|| self.listener.as_raw_fd())
+    }
+
+    /// Start the thread that answers connections (once; a failure is warned about and marks stay off).
+    pub fn serve(&mut self) {
+        if self.handle.is_some() {
+            return;
+        }
         // SAFETY: geteuid(2) cannot fail and has no preconditions.
         let uid = unsafe { libc::geteuid() };
-        let (l, m) = (listener.clone(), marks.clone());
-        let handle = std::thread::Builder::new()
-            .name("control".into())
-            .spawn(move || accept_loop(&l, &m, uid))
-            .map_err(|e| format!("cannot start the control thread: {e}"))?;
-        Ok(Control { path: path.to_path_buf(), marks, listener, handle: Some(handle), _dir: dir })
+        let (l, m) = (self.listener.clone(), self.marks.clone());
+        let spawned = std::thread::Builder::new().name("control".into()).spawn(move || accept_loop(&l, &m, uid));
+        self.handle = Some(spawned.map_err(|e| warn(&format!("marks disabled: cannot start the control thread: {e}"))));
     }
 
     pub fn clock(&self) -> PhaseClock {
@@ -166,7 +180,7 @@ impl Drop for Control {
         // Wakes the thread's accept with an error; the listener stays open until both sides drop it.
         // SAFETY: shutdown(2) on a socket this struct keeps open.
         unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
-        if let Some(h) = self.handle.take() {
+        if let Some(Ok(h)) = self.handle.take() {
             let _ = h.join();
         }
         let _ = std::fs::remove_file(&self.path);
@@ -288,7 +302,10 @@ mod tests {
 
     #[test]
     fn the_socket_answers_marks_rejects_garbage_and_goes_away() {
-        let c = Control::open(&RunDir::create().unwrap()).unwrap();
+        let mut c = Control::open(&RunDir::create().unwrap()).unwrap();
+        assert!(c.idle_fd().is_some(), "no thread before the first connection");
+        c.serve();
+        assert!(c.idle_fd().is_none());
         let (path, dir) = (c.path.clone(), c.path.parent().unwrap().to_path_buf());
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);

@@ -116,6 +116,7 @@ impl Recorder<'_> {
         let budget = every.mul_f64(0.8);
         let start = Instant::now();
         let mut m: u64 = 0;
+        signals.watch(self.control.as_ref().and_then(control::Control::idle_fd));
         loop {
             m += 1;
             let deadline = start + every.mul_f64(m as f64);
@@ -163,6 +164,13 @@ impl Recorder<'_> {
                     }
                 }
                 Some(Signal::Rotate) => self.out.outputs.rotate(),
+                // Somebody connected to the idle control socket: its thread starts now.
+                None if signals.take_extra() => {
+                    signals.watch(None);
+                    if let Some(c) = &mut self.control {
+                        c.serve();
+                    }
+                }
                 None => return true,
             }
         }

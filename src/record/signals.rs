@@ -2,9 +2,9 @@
 //! SIGHUP rotates; the origin of each signal is kept so a terminal's Ctrl-C is not forwarded twice.
 //! No thread: the record loop waits for its next deadline in `ppoll` on the handlers' self-pipe.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -33,6 +33,14 @@ pub enum Signal {
 pub struct Signals {
     delivery: RefCell<SignalDelivery<UnixStream, WithOrigin>>,
     queue: RefCell<VecDeque<Signal>>,
+    /// The self-pipe may hold bytes: it was readable at the last wait (or never waited on yet).
+    /// A handler writes a byte for every signal, so an unreadable pipe means nothing to read and
+    /// the loop does not ask (one `ppoll` per tick, no `recv` that finds nothing).
+    readable: Cell<bool>,
+    /// Another descriptor the wait also watches (the idle control socket), and whether it was
+    /// readable at the last wait.
+    extra: Cell<Option<RawFd>>,
+    extra_ready: Cell<bool>,
 }
 
 /// Install the handlers; the loop waits on the returned [`Signals`].
@@ -48,10 +56,27 @@ pub fn install() -> Result<Signals> {
             .context("installing signal handlers")?;
         signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
-    Ok(Signals { delivery: RefCell::new(delivery), queue: RefCell::new(VecDeque::new()) })
+    Ok(Signals {
+        delivery: RefCell::new(delivery),
+        queue: RefCell::new(VecDeque::new()),
+        readable: Cell::new(true),
+        extra: Cell::new(None),
+        extra_ready: Cell::new(false),
+    })
 }
 
 impl Signals {
+    /// Also end waits when `fd` becomes readable ([`Signals::take_extra`] then says so); None: stop.
+    pub fn watch(&self, fd: Option<RawFd>) {
+        self.extra.set(fd);
+        self.extra_ready.set(false);
+    }
+
+    /// Whether the watched descriptor was readable at the last wait (cleared by asking).
+    pub fn take_extra(&self) -> bool {
+        self.extra_ready.replace(false)
+    }
+
     /// The next signal, waiting until one arrives or `timeout` has passed.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<Signal, RecvTimeoutError> {
         let deadline = Instant::now() + timeout;
@@ -60,7 +85,7 @@ impl Signals {
                 return Ok(s);
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left.is_zero() || self.extra_ready.get() {
                 return Err(RecvTimeoutError::Timeout);
             }
             // Returns when the pipe is readable, the time is up, or any signal interrupts it.
@@ -70,12 +95,16 @@ impl Signals {
 
     /// A signal that already arrived, if any.
     pub fn try_recv(&self) -> Result<Signal, TryRecvError> {
+        if let Some(s) = self.take() {
+            return Ok(s);
+        }
+        self.wait_readable(Duration::ZERO);
         self.take().ok_or(TryRecvError::Empty)
     }
 
     fn take(&self) -> Option<Signal> {
         let mut queue = self.queue.borrow_mut();
-        if queue.is_empty() {
+        if queue.is_empty() && self.readable.replace(false) {
             for o in self.delivery.borrow_mut().pending() {
                 queue.push_back(if o.signal == SIGHUP {
                     Signal::Rotate
@@ -89,13 +118,24 @@ impl Signals {
 
     fn wait_readable(&self, d: Duration) {
         let fd = self.delivery.borrow().get_read().as_raw_fd();
-        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let mut pfd = [
+            libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.extra.get().unwrap_or(-1), events: libc::POLLIN, revents: 0 },
+        ];
+        let nfds: libc::nfds_t = if self.extra.get().is_some() { 2 } else { 1 };
         let ts = libc::timespec {
             tv_sec: libc::time_t::try_from(d.as_secs()).unwrap_or(libc::time_t::MAX),
             tv_nsec: d.subsec_nanos() as libc::c_long,
         };
-        // SAFETY: one valid pollfd and a valid timespec; no signal mask change.
-        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        // SAFETY: `nfds` valid pollfds and a valid timespec; no signal mask change.
+        let n = unsafe { libc::ppoll(pfd.as_mut_ptr(), nfds, &ts, std::ptr::null()) };
+        if pfd[1].revents != 0 {
+            self.extra_ready.set(true);
+        }
+        // Interrupted (a signal came) or the pipe readable: the next `take` reads the pipe.
+        if n < 0 || pfd[0].revents != 0 {
+            self.readable.set(true);
+        }
     }
 }
 
