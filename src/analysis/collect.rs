@@ -194,43 +194,48 @@ impl Collector {
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
         self.grow_hosts();
         s.slot.clear();
+        s.slot.resize(n, NONE);
         s.hrow.clear();
+        s.hrow.resize(n, false);
         self.pending_rows.clear();
         let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        // (host, timestamp) of the last row counted: the rows after it in the same tick are not new.
+        let mut last = (u32::MAX, NO_TS);
         for i in 0..n {
             let t = s.ts[i];
             if keep.is_some_and(|k| !k.get(i).copied().unwrap_or(false)) {
-                s.slot.push(NONE);
-                s.hrow.push(false);
                 continue;
             }
             if t == NO_TS || t < since || t >= until {
                 if t != NO_TS {
                     self.windowed_out += 1;
                 }
-                s.slot.push(NONE);
-                s.hrow.push(false);
                 continue;
             }
             let h = s.keys.host[i];
-            let (slot, new) = self.keys.slot(&s.keys, i);
-            if new.is_some() {
-                self.add_gpu(h, new);
+            s.slot[i] = match self.keys.known(&s.keys, i) {
+                Some(slot) => slot,
+                None => {
+                    let (slot, new) = self.keys.slot(&s.keys, i);
+                    self.add_gpu(h, new);
+                    slot
+                }
+            };
+            if (h, t) == last {
+                continue;
             }
-            s.slot.push(slot);
+            last = (h, t);
             let ha = &mut self.host_accs[h as usize];
-            let new_tick = ha.last_ts != t;
-            if new_tick {
+            if ha.last_ts != t {
                 ha.last_ts = t;
                 if ha.pending.is_none() && ha.ticks == 0 {
                     ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
                     self.pending_rows.push((h, i));
-                    s.hrow.push(false);
                     continue;
                 }
                 ha.ticks += 1;
+                s.hrow[i] = true;
             }
-            s.hrow.push(new_tick);
         }
     }
 
@@ -242,14 +247,13 @@ impl Collector {
             let rows = &s.order[lo..hi];
             gather(power, rows, &mut s.a);
             gather(energy, rows, &mut s.b);
+            s.i.clear();
+            s.i.extend(rows.iter().map(|&i| s.ts[i as usize]));
             let g = &mut self.gpus[sl as usize].2;
             g.rows += rows.len() as u64;
-            for ((&i, &p), &e) in rows.iter().zip(&s.a).zip(&s.b) {
-                let t = s.ts[i as usize];
-                g.first_ts = g.first_ts.min(t);
-                g.last_ts = g.last_ts.max(t);
-                g.timing.step(t, p, e);
-            }
+            g.first_ts = s.i.iter().fold(g.first_ts, |m, &t| m.min(t));
+            g.last_ts = s.i.iter().fold(g.last_ts, |m, &t| m.max(t));
+            g.timing.steps(&s.i, &s.a, &s.b);
         }
     }
 
