@@ -362,6 +362,24 @@ impl Moments {
     #[inline]
     pub fn add_ints(&mut self, vals: &[i64]) {
         let (n, sum, min, max) = int_moments(vals);
+        self.add_int_moments(n, sum, min, max);
+    }
+
+    /// [`Moments::add_ints`] of the values counted in `counts` (`counts[k]` values equal to
+    /// `lo + k`): the same figures.
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
+        for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let v = lo + k as i64;
+            n += u64::from(c);
+            sum += i128::from(v) * i128::from(c);
+            min = min.min(v);
+            max = max.max(v);
+        }
+        self.add_int_moments(n, sum, min, max);
+    }
+
+    fn add_int_moments(&mut self, n: u64, sum: i128, min: i64, max: i64) {
         if n > 0 {
             self.n += n;
             self.sum += sum as f64;
@@ -447,6 +465,17 @@ impl Hist {
             n += 1;
         }
         self.n += n;
+    }
+
+    /// [`Hist::add_ints`] of the values counted in `counts` (`counts[k]` values equal to `lo + k`).
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
+        for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            if let Some(b) = self.counts.get_mut(((lo + k as i64) * scale).clamp(0, last) as usize) {
+                *b += u64::from(c);
+            }
+            self.n += u64::from(c);
+        }
     }
 
     /// [`Hist::add`] every value of `vals` that is not NaN.
@@ -548,6 +577,14 @@ impl FieldAcc {
         self.m.add_ints(vals);
         if let Some(h) = &mut self.hist {
             h.add_ints(vals);
+        }
+    }
+
+    /// [`FieldAcc::add_ints`] of the values counted in `counts` ([`Moments::add_counts`]).
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        self.m.add_counts(lo, counts);
+        if let Some(h) = &mut self.hist {
+            h.add_counts(lo, counts);
         }
     }
 
@@ -715,6 +752,15 @@ impl GpuAcc {
             Slot::Value(k) => self.fields[k].add_ints(vals),
             Slot::MaxCol(k) => self.fields[k].max_col.add_ints(vals),
             Slot::Total => self.mem_total.add_ints(vals),
+        }
+    }
+
+    /// [`GpuAcc::add_ints`] of the values counted in `counts` ([`Moments::add_counts`]).
+    pub fn add_counts(&mut self, slot: Slot, lo: i64, counts: &[u32]) {
+        match slot {
+            Slot::Value(k) => self.fields[k].add_counts(lo, counts),
+            Slot::MaxCol(k) => self.fields[k].max_col.add_counts(lo, counts),
+            Slot::Total => self.mem_total.add_counts(lo, counts),
         }
     }
 
@@ -951,6 +997,21 @@ mod tests {
         assert_eq!((one.backwards, one.resets, one.prev), (many.backwards, many.resets, many.prev));
         let bits = |t: &Timing| t.buckets.iter().map(|b| (b.n, b.dt, b.joules.to_bits())).collect::<Vec<_>>();
         assert_eq!(bits(&one), bits(&many));
+    }
+
+    #[test]
+    fn counted_values_equal_added_ones() {
+        let vals: Vec<i64> = (0..500).map(|i| 40 + (i * 37) % 61).chain([NO_I64, 101]).collect();
+        let mut counts = vec![0u32; 70];
+        vals.iter().filter(|&&v| v != NO_I64).for_each(|&v| counts[(v - 40) as usize] += 1);
+        let (mut a, mut b) = (FieldAcc::new(Field::UtilGpu), FieldAcc::new(Field::UtilGpu));
+        a.add_ints(&vals);
+        b.add_counts(40, &counts);
+        assert_eq!((a.m.n, a.m.sum, a.m.min, a.m.max), (b.m.n, b.m.sum, b.m.min, b.m.max));
+        for r in [Reduce::Mean, Reduce::Max, Reduce::P50, Reduce::P95] {
+            assert_eq!(a.reduce(r), b.reduce(r));
+        }
+        assert_eq!(a.hist.map(|h| (h.n, h.counts)), b.hist.map(|h| (h.n, h.counts)));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
-use crate::analysis::acc::{GpuAcc, HostAcc, inputs};
+use crate::analysis::acc::{GpuAcc, HostAcc, Slot, inputs};
 use crate::analysis::stat::Scope;
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS, NO_U64};
@@ -73,6 +73,9 @@ struct Scratch {
     c: Vec<f64>,
     i: Vec<i64>,
     u: Vec<u64>,
+    /// A narrow whole-number column as offsets from its least value, and their counts per GPU slot.
+    off: Vec<u16>,
+    cnt: Vec<u32>,
 }
 
 impl Scratch {
@@ -261,6 +264,9 @@ impl Collector {
     fn gpu_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         for &(f, slot) in inputs(Scope::Gpu) {
             let Some(c) = find(cols, f) else { continue };
+            if self.count_column(c, slot, s) {
+                continue;
+            }
             for &(sl, lo, hi) in &s.groups {
                 let (rows, g) = (&s.order[lo..hi], &mut self.gpus[sl as usize].2);
                 s.i.clear();
@@ -274,6 +280,33 @@ impl Collector {
                 }
             }
         }
+    }
+
+    /// A whole-number column whose values span a narrow range (percentages, temperatures, clocks),
+    /// counted per GPU slot and value in one pass over the rows, without gathering them: the same
+    /// figures as [`GpuAcc::add_ints`]. False (nothing counted) for any other column.
+    fn count_column(&mut self, c: &dyn Array, slot: Slot, s: &mut Scratch) -> bool {
+        // The counts of every slot at most as many as the rows of the batch (and 256 KiB).
+        let slots = self.gpus.len().max(1);
+        let max_span = (s.slot.len() / slots).min((1 << 16) / slots);
+        let Some(lo) = cols::offsets(c, max_span, &mut s.off) else { return false };
+        let span = usize::from(s.off.iter().copied().max().unwrap_or(0)) + 1;
+        s.cnt.clear();
+        s.cnt.resize(slots * span, 0);
+        for (&sl, &o) in s.slot.iter().zip(&s.off) {
+            if sl != NONE
+                && let Some(n) = s.cnt.get_mut(sl as usize * span + usize::from(o))
+            {
+                *n += 1;
+            }
+        }
+        for &(sl, _, _) in &s.groups {
+            let at = sl as usize * span;
+            if let Some(counts) = s.cnt.get(at..at + span) {
+                self.gpus[sl as usize].2.add_counts(slot, lo, counts);
+            }
+        }
+        true
     }
 
     /// memory.used + memory.free, for files without memory.total.
