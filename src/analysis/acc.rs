@@ -134,15 +134,70 @@ impl Timing {
                 if !power.is_nan() {
                     b.joules += power * dt as f64 * 1e-6;
                 }
-                if self.top.len() < TOP_GAPS {
-                    self.top.push(Reverse((dt, p)));
-                } else if self.top.peek().is_some_and(|Reverse((m, _))| dt > *m) {
-                    self.top.pop();
-                    self.top.push(Reverse((dt, p)));
-                }
+                self.top_gap(dt, p);
             }
             Some(_) => {}
         }
+        self.counter_step(counter);
+        self.prev = Some(ts);
+    }
+
+    /// [`Timing::step`] for consecutive samples of the series (`power` and `counter` as long as
+    /// `ts`). A run of equal steps is counted with its bucket held in registers, its joules added
+    /// in the same order: the same figures as one `step` each.
+    pub fn steps(&mut self, ts: &[i64], power: &[f64], counter: &[f64]) {
+        let n = ts.len().min(power.len()).min(counter.len());
+        let mut k = 0;
+        while k < n {
+            let (t, prev) = (ts[k], self.prev.unwrap_or(i64::MAX));
+            if t <= prev || self.buckets.is_empty() {
+                // The first sample, a step back, a repeated stamp, the first step: one at a time.
+                self.step(t, power[k], counter[k]);
+                k += 1;
+                continue;
+            }
+            let dt = (t - prev) as u64;
+            if self.last_step.0 != dt {
+                self.last_step = (dt, bucket(dt));
+            }
+            let at = self.last_step.1;
+            let mut b = self.buckets[at];
+            let mut last = prev;
+            // While the longest steps kept are all at least this one, the run leaves them alone.
+            let mut quiet = false;
+            while k < n && ts[k].wrapping_sub(last) as u64 == dt {
+                b.n += 1;
+                b.dt += dt;
+                if !power[k].is_nan() {
+                    b.joules += power[k] * dt as f64 * 1e-6;
+                }
+                if !quiet {
+                    self.top_gap(dt, last);
+                    quiet = self.top.len() >= TOP_GAPS && self.top.peek().is_some_and(|Reverse((m, _))| dt <= *m);
+                }
+                self.counter_step(counter[k]);
+                last = ts[k];
+                k += 1;
+            }
+            self.buckets[at] = b;
+            self.prev = Some(last);
+        }
+    }
+
+    /// Remember a step among the longest ones.
+    #[inline]
+    fn top_gap(&mut self, dt: u64, start: i64) {
+        if self.top.len() < TOP_GAPS {
+            self.top.push(Reverse((dt, start)));
+        } else if self.top.peek().is_some_and(|Reverse((m, _))| dt > *m) {
+            self.top.pop();
+            self.top.push(Reverse((dt, start)));
+        }
+    }
+
+    /// One reading of the energy counter (NaN when missing).
+    #[inline]
+    fn counter_step(&mut self, counter: f64) {
         if !counter.is_nan() {
             if !self.prev_counter.is_nan() {
                 let d = counter - self.prev_counter;
@@ -155,7 +210,6 @@ impl Timing {
             }
             self.prev_counter = counter;
         }
-        self.prev = Some(ts);
     }
 
     fn add_counts(&mut self, other: &Timing) {
@@ -308,6 +362,24 @@ impl Moments {
     #[inline]
     pub fn add_ints(&mut self, vals: &[i64]) {
         let (n, sum, min, max) = int_moments(vals);
+        self.add_int_moments(n, sum, min, max);
+    }
+
+    /// [`Moments::add_ints`] of the values counted in `counts` (`counts[k]` values equal to
+    /// `lo + k`): the same figures.
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
+        for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let v = lo + k as i64;
+            n += u64::from(c);
+            sum += i128::from(v) * i128::from(c);
+            min = min.min(v);
+            max = max.max(v);
+        }
+        self.add_int_moments(n, sum, min, max);
+    }
+
+    fn add_int_moments(&mut self, n: u64, sum: i128, min: i64, max: i64) {
         if n > 0 {
             self.n += n;
             self.sum += sum as f64;
@@ -336,11 +408,18 @@ impl Moments {
 #[inline]
 fn int_moments(vals: &[i64]) -> (u64, i128, i64, i64) {
     let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
-    for &v in vals.iter().filter(|&&v| v != NO_I64) {
-        n += 1;
-        sum += i128::from(v);
-        min = min.min(v);
-        max = max.max(v);
+    // Without branches: a missing value (`NO_I64` = i64::MIN) adds nothing and never wins the
+    // maximum. Values of at most 32 bits: a chunk of 2^20 of them sums exactly in an i64.
+    for chunk in vals.chunks(1 << 20) {
+        let mut s = 0i64;
+        for &v in chunk {
+            let ok = v != NO_I64;
+            n += u64::from(ok);
+            s += if ok { v } else { 0 };
+            min = min.min(if ok { v } else { i64::MAX });
+            max = max.max(v);
+        }
+        sum += i128::from(s);
     }
     (n, sum, min, max)
 }
@@ -386,6 +465,17 @@ impl Hist {
             n += 1;
         }
         self.n += n;
+    }
+
+    /// [`Hist::add_ints`] of the values counted in `counts` (`counts[k]` values equal to `lo + k`).
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
+        for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            if let Some(b) = self.counts.get_mut(((lo + k as i64) * scale).clamp(0, last) as usize) {
+                *b += u64::from(c);
+            }
+            self.n += u64::from(c);
+        }
     }
 
     /// [`Hist::add`] every value of `vals` that is not NaN.
@@ -487,6 +577,14 @@ impl FieldAcc {
         self.m.add_ints(vals);
         if let Some(h) = &mut self.hist {
             h.add_ints(vals);
+        }
+    }
+
+    /// [`FieldAcc::add_ints`] of the values counted in `counts` ([`Moments::add_counts`]).
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        self.m.add_counts(lo, counts);
+        if let Some(h) = &mut self.hist {
+            h.add_counts(lo, counts);
         }
     }
 
@@ -654,6 +752,15 @@ impl GpuAcc {
             Slot::Value(k) => self.fields[k].add_ints(vals),
             Slot::MaxCol(k) => self.fields[k].max_col.add_ints(vals),
             Slot::Total => self.mem_total.add_ints(vals),
+        }
+    }
+
+    /// [`GpuAcc::add_ints`] of the values counted in `counts` ([`Moments::add_counts`]).
+    pub fn add_counts(&mut self, slot: Slot, lo: i64, counts: &[u32]) {
+        match slot {
+            Slot::Value(k) => self.fields[k].add_counts(lo, counts),
+            Slot::MaxCol(k) => self.fields[k].max_col.add_counts(lo, counts),
+            Slot::Total => self.mem_total.add_counts(lo, counts),
         }
     }
 
@@ -855,6 +962,56 @@ mod tests {
         let (x, y) = (a.finish(3.0), one.finish(3.0));
         assert!((x.integrated_j.unwrap() - y.integrated_j.unwrap()).abs() < 1e-6);
         assert_eq!(TimingStats { integrated_j: None, ..x }, TimingStats { integrated_j: None, ..y });
+    }
+
+    #[test]
+    fn steps_equal_one_step_each() {
+        // Runs of equal steps, gaps, a step back, a repeated stamp, missing power, a counter reset,
+        // and more than TOP_GAPS distinct steps.
+        let mut pts: Vec<(i64, f64, f64)> = Vec::new();
+        let mut ts = 5_000_000i64;
+        for i in 0..400i64 {
+            ts += match i % 97 {
+                13 => -2_000_000,
+                14 => 0,
+                30 => 45_000_000 + i * 1000,
+                _ if i % 7 == 0 => 1_000_000 + i,
+                _ => 1_000_000,
+            };
+            let p = if i % 11 == 0 { f64::NAN } else { 100.0 + (i % 5) as f64 * 0.1 };
+            let c = if i == 200 { 1.0 } else { i as f64 * 90.0 };
+            pts.push((ts, p, c));
+        }
+        let mut one = Timing::default();
+        pts.iter().for_each(|p| one.step(p.0, p.1, p.2));
+        let mut many = Timing::default();
+        for chunk in pts.chunks(37) {
+            let (t, p, c): (Vec<i64>, Vec<f64>, Vec<f64>) = (
+                chunk.iter().map(|x| x.0).collect(),
+                chunk.iter().map(|x| x.1).collect(),
+                chunk.iter().map(|x| x.2).collect(),
+            );
+            many.steps(&t, &p, &c);
+        }
+        assert_eq!(one.finish(3.0), many.finish(3.0));
+        assert_eq!((one.backwards, one.resets, one.prev), (many.backwards, many.resets, many.prev));
+        let bits = |t: &Timing| t.buckets.iter().map(|b| (b.n, b.dt, b.joules.to_bits())).collect::<Vec<_>>();
+        assert_eq!(bits(&one), bits(&many));
+    }
+
+    #[test]
+    fn counted_values_equal_added_ones() {
+        let vals: Vec<i64> = (0..500).map(|i| 40 + (i * 37) % 61).chain([NO_I64, 101]).collect();
+        let mut counts = vec![0u32; 70];
+        vals.iter().filter(|&&v| v != NO_I64).for_each(|&v| counts[(v - 40) as usize] += 1);
+        let (mut a, mut b) = (FieldAcc::new(Field::UtilGpu), FieldAcc::new(Field::UtilGpu));
+        a.add_ints(&vals);
+        b.add_counts(40, &counts);
+        assert_eq!((a.m.n, a.m.sum, a.m.min, a.m.max), (b.m.n, b.m.sum, b.m.min, b.m.max));
+        for r in [Reduce::Mean, Reduce::Max, Reduce::P50, Reduce::P95] {
+            assert_eq!(a.reduce(r), b.reduce(r));
+        }
+        assert_eq!(a.hist.map(|h| (h.n, h.counts)), b.hist.map(|h| (h.n, h.counts)));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
-use crate::analysis::acc::{GpuAcc, HostAcc, inputs};
+use crate::analysis::acc::{GpuAcc, HostAcc, Slot, inputs};
 use crate::analysis::stat::Scope;
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS, NO_U64};
@@ -73,6 +73,9 @@ struct Scratch {
     c: Vec<f64>,
     i: Vec<i64>,
     u: Vec<u64>,
+    /// A narrow whole-number column as offsets from its least value, and their counts per GPU slot.
+    off: Vec<u16>,
+    cnt: Vec<u32>,
 }
 
 impl Scratch {
@@ -194,43 +197,48 @@ impl Collector {
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
         self.grow_hosts();
         s.slot.clear();
+        s.slot.resize(n, NONE);
         s.hrow.clear();
+        s.hrow.resize(n, false);
         self.pending_rows.clear();
         let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        // (host, timestamp) of the last row counted: the rows after it in the same tick are not new.
+        let mut last = (u32::MAX, NO_TS);
         for i in 0..n {
             let t = s.ts[i];
             if keep.is_some_and(|k| !k.get(i).copied().unwrap_or(false)) {
-                s.slot.push(NONE);
-                s.hrow.push(false);
                 continue;
             }
             if t == NO_TS || t < since || t >= until {
                 if t != NO_TS {
                     self.windowed_out += 1;
                 }
-                s.slot.push(NONE);
-                s.hrow.push(false);
                 continue;
             }
             let h = s.keys.host[i];
-            let (slot, new) = self.keys.slot(&s.keys, i);
-            if new.is_some() {
-                self.add_gpu(h, new);
+            s.slot[i] = match self.keys.known(&s.keys, i) {
+                Some(slot) => slot,
+                None => {
+                    let (slot, new) = self.keys.slot(&s.keys, i);
+                    self.add_gpu(h, new);
+                    slot
+                }
+            };
+            if (h, t) == last {
+                continue;
             }
-            s.slot.push(slot);
+            last = (h, t);
             let ha = &mut self.host_accs[h as usize];
-            let new_tick = ha.last_ts != t;
-            if new_tick {
+            if ha.last_ts != t {
                 ha.last_ts = t;
                 if ha.pending.is_none() && ha.ticks == 0 {
                     ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
                     self.pending_rows.push((h, i));
-                    s.hrow.push(false);
                     continue;
                 }
                 ha.ticks += 1;
+                s.hrow[i] = true;
             }
-            s.hrow.push(new_tick);
         }
     }
 
@@ -242,14 +250,13 @@ impl Collector {
             let rows = &s.order[lo..hi];
             gather(power, rows, &mut s.a);
             gather(energy, rows, &mut s.b);
+            s.i.clear();
+            s.i.extend(rows.iter().map(|&i| s.ts[i as usize]));
             let g = &mut self.gpus[sl as usize].2;
             g.rows += rows.len() as u64;
-            for ((&i, &p), &e) in rows.iter().zip(&s.a).zip(&s.b) {
-                let t = s.ts[i as usize];
-                g.first_ts = g.first_ts.min(t);
-                g.last_ts = g.last_ts.max(t);
-                g.timing.step(t, p, e);
-            }
+            g.first_ts = s.i.iter().fold(g.first_ts, |m, &t| m.min(t));
+            g.last_ts = s.i.iter().fold(g.last_ts, |m, &t| m.max(t));
+            g.timing.steps(&s.i, &s.a, &s.b);
         }
     }
 
@@ -257,6 +264,9 @@ impl Collector {
     fn gpu_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         for &(f, slot) in inputs(Scope::Gpu) {
             let Some(c) = find(cols, f) else { continue };
+            if self.count_column(c, slot, s) {
+                continue;
+            }
             for &(sl, lo, hi) in &s.groups {
                 let (rows, g) = (&s.order[lo..hi], &mut self.gpus[sl as usize].2);
                 s.i.clear();
@@ -270,6 +280,33 @@ impl Collector {
                 }
             }
         }
+    }
+
+    /// A whole-number column whose values span a narrow range (percentages, temperatures, clocks),
+    /// counted per GPU slot and value in one pass over the rows, without gathering them: the same
+    /// figures as [`GpuAcc::add_ints`]. False (nothing counted) for any other column.
+    fn count_column(&mut self, c: &dyn Array, slot: Slot, s: &mut Scratch) -> bool {
+        // The counts of every slot at most as many as the rows of the batch (and 256 KiB).
+        let slots = self.gpus.len().max(1);
+        let max_span = (s.slot.len() / slots).min((1 << 16) / slots);
+        let Some(lo) = cols::offsets(c, max_span, &mut s.off) else { return false };
+        let span = usize::from(s.off.iter().copied().max().unwrap_or(0)) + 1;
+        s.cnt.clear();
+        s.cnt.resize(slots * span, 0);
+        for (&sl, &o) in s.slot.iter().zip(&s.off) {
+            if sl != NONE
+                && let Some(n) = s.cnt.get_mut(sl as usize * span + usize::from(o))
+            {
+                *n += 1;
+            }
+        }
+        for &(sl, _, _) in &s.groups {
+            let at = sl as usize * span;
+            if let Some(counts) = s.cnt.get(at..at + span) {
+                self.gpus[sl as usize].2.add_counts(slot, lo, counts);
+            }
+        }
+        true
     }
 
     /// memory.used + memory.free, for files without memory.total.

@@ -79,6 +79,18 @@ impl Keyer {
         };
     }
 
+    /// The slot of row `i` when its GPU is known by index (the common case, without allocating);
+    /// None when [`Keyer::slot`] must decide.
+    #[inline]
+    pub fn known(&self, k: &RowKeys, i: usize) -> Option<u32> {
+        if k.by_uuid {
+            return None;
+        }
+        let g = usize::try_from(*k.gpu.get(i)?).ok()?;
+        let sl = *self.by_index.get(*k.host.get(i)? as usize)?.get(g)?;
+        (sl != NONE).then_some(sl)
+    }
+
     /// The slot of row `i` ([`NONE`] without a usable key) and, for a GPU seen for the first time,
     /// its key (the caller appends its per-GPU state for it).
     #[inline]

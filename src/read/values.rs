@@ -178,8 +178,10 @@ fn tally(v: &mut Vec<(Field, Tally)>, f: Field) -> &mut Tally {
 }
 
 /// Whether any slot of a primitive column (null ones too) may hold a value `bad` selects, checked
-/// without copying the column: the common case, a clean column, costs one pass.
+/// without copying the column: the common case, a clean column, costs one pass. `bad` must select
+/// the values outside a range (and, for floats, any other values).
 fn may_be_bad(col: &dyn Array, bad: &impl Fn(f64) -> bool) -> bool {
+    use arrow_array::ArrowPrimitiveType;
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
     macro_rules! any {
@@ -187,15 +189,29 @@ fn may_be_bad(col: &dyn Array, bad: &impl Fn(f64) -> bool) -> bool {
             col.as_primitive_opt::<$t>().is_none_or(|a| a.values().iter().any(|&v| bad(v as f64)))
         };
     }
+    // Whole numbers: `bad` selects what lies outside a range, so the extremes tell (one pass
+    // without early exits, which the compiler vectorises).
+    macro_rules! ends {
+        ($t:ty) => {
+            col.as_primitive_opt::<$t>().is_none_or(|a| {
+                let v = a.values();
+                let (lo, hi) = v.iter().fold(
+                    (<$t as ArrowPrimitiveType>::Native::MAX, <$t as ArrowPrimitiveType>::Native::MIN),
+                    |(l, h), &x| (l.min(x), h.max(x)),
+                );
+                !v.is_empty() && (bad(lo as f64) || bad(hi as f64))
+            })
+        };
+    }
     match col.data_type() {
-        DataType::UInt8 => any!(UInt8Type),
-        DataType::UInt16 => any!(UInt16Type),
-        DataType::UInt32 => any!(UInt32Type),
-        DataType::UInt64 => any!(UInt64Type),
-        DataType::Int8 => any!(Int8Type),
-        DataType::Int16 => any!(Int16Type),
-        DataType::Int32 => any!(Int32Type),
-        DataType::Int64 => any!(Int64Type),
+        DataType::UInt8 => ends!(UInt8Type),
+        DataType::UInt16 => ends!(UInt16Type),
+        DataType::UInt32 => ends!(UInt32Type),
+        DataType::UInt64 => ends!(UInt64Type),
+        DataType::Int8 => ends!(Int8Type),
+        DataType::Int16 => ends!(Int16Type),
+        DataType::Int32 => ends!(Int32Type),
+        DataType::Int64 => ends!(Int64Type),
         DataType::Float32 => any!(Float32Type),
         DataType::Float64 => any!(Float64Type),
         _ => true,
@@ -235,8 +251,13 @@ fn screen(col: &dyn Array, bad: impl Fn(f64) -> bool) -> Option<(Vec<Option<f64>
 /// Timestamps outside [`TS_RANGE`] set to null (a UTC microsecond column), counted in `t`.
 fn screen_time(col: &dyn Array, t: &mut Tally) -> Option<(ArrayRef, DataType)> {
     use arrow_array::cast::AsArray;
+    // The extremes decide (one pass without early exits).
+    let inside = |v: &[i64]| {
+        let (lo, hi) = v.iter().fold((i64::MAX, i64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        v.is_empty() || (TS_RANGE.contains(&lo) && TS_RANGE.contains(&hi))
+    };
     if let Some(a) = col.as_primitive_opt::<arrow_array::types::TimestampMicrosecondType>()
-        && a.values().iter().all(|x| TS_RANGE.contains(x))
+        && inside(a.values())
     {
         return None;
     }

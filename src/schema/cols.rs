@@ -122,6 +122,40 @@ pub fn i64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<i64>) -> bool {
     true
 }
 
+/// The values of a column of 8-, 16- or 32-bit integers without nulls as offsets from their least
+/// value, when they span at most `max_span` values: the least value, `out` holding one offset per
+/// row. None (for any other column, nulls, or a wider span) leaves `out` empty.
+pub fn offsets(arr: &dyn Array, max_span: usize, out: &mut Vec<u16>) -> Option<i64> {
+    out.clear();
+    if arr.null_count() > 0 || arr.is_empty() || max_span == 0 || max_span > 1 << 16 {
+        return None;
+    }
+    macro_rules! p {
+        ($t:ty) => {{
+            type N = <$t as ArrowPrimitiveType>::Native;
+            let v = arr.as_primitive_opt::<$t>()?.values();
+            // In the column's own type: the compiler vectorises it.
+            let (lo, hi) = v.iter().fold((N::MAX, N::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+            if i64::from(hi) - i64::from(lo) >= max_span as i64 {
+                return None;
+            }
+            // The offsets fit 16 bits: wrapping arithmetic in 32 bits gives them exactly.
+            let base = i64::from(lo) as u32;
+            out.extend(v.iter().map(|&x| (i64::from(x) as u32).wrapping_sub(base) as u16));
+            i64::from(lo)
+        }};
+    }
+    Some(match arr.data_type() {
+        DataType::Int8 => p!(Int8Type),
+        DataType::Int16 => p!(Int16Type),
+        DataType::Int32 => p!(Int32Type),
+        DataType::UInt8 => p!(UInt8Type),
+        DataType::UInt16 => p!(UInt16Type),
+        DataType::UInt32 => p!(UInt32Type),
+        _ => return None,
+    })
+}
+
 /// Append the column's values as `u64` ([`NO_U64`] for null, negative or fractional values rounded,
 /// negative ones missing). Returns false for a non-numeric type.
 pub fn u64_values(arr: &dyn Array, out: &mut Vec<u64>) -> bool {
