@@ -16,6 +16,7 @@ use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterPropertiesPtr;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
@@ -26,6 +27,11 @@ use super::{CountingWriter, Target};
 /// Journal bytes of one row group at most (the journal takes about 8 times the Parquet bytes of
 /// metrics, so about 1 MiB of Parquet): bounds what one column's pass reads back.
 const ROW_GROUP_JOURNAL_BYTES: u64 = 8 << 20;
+/// Row groups with fewer rows are written without compression (a 1-tick run, the last seconds of a
+/// piece at a slow rate): zstd does not shrink pages of a few values, and each column's zstd
+/// contexts cost more than the rest of its encoding (zstd probes the CPU with `cpuid` for every
+/// context, three VM exits of about 15 µs each on a virtual machine: two contexts per column).
+const SMALL_GROUP_ROWS: usize = 64;
 /// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
 /// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
 const FIRST_RATIO: f64 = 0.25;
@@ -40,6 +46,8 @@ pub struct ColumnwiseWriter {
     /// The file's Parquet schema (each column writer takes its leaf from it).
     descr: SchemaDescriptor,
     props: WriterPropertiesPtr,
+    /// The same without compression, for small row groups.
+    small_props: WriterPropertiesPtr,
     /// Journal bytes of the schema message, which each pass reads before the row group's batches.
     header_len: u64,
     /// Journal offset where the open row group's batches begin, and the rows it holds.
@@ -73,6 +81,8 @@ impl ColumnwiseWriter {
         let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
         let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), props.clone())
             .with_context(|| format!("writing {target}"))?;
+        let small_props =
+            Arc::new(props.as_ref().clone().into_builder().set_compression(Compression::UNCOMPRESSED).build());
         Ok(ColumnwiseWriter {
             file,
             journal,
@@ -80,6 +90,7 @@ impl ColumnwiseWriter {
             schema: schema.clone(),
             descr,
             props,
+            small_props,
             header_len,
             group_start: header_len,
             group_rows: 0,
@@ -153,7 +164,8 @@ impl ColumnwiseWriter {
     }
 
     fn write_group(&mut self, tail: Option<&RecordBatch>) -> Result<()> {
-        if self.group_rows + tail.map_or(0, RecordBatch::num_rows) == 0 {
+        let rows = self.group_rows + tail.map_or(0, RecordBatch::num_rows);
+        if rows == 0 {
             return Ok(());
         }
         // The batches must be in the file to be read back (written, not synced: durability is
@@ -166,7 +178,7 @@ impl ColumnwiseWriter {
         let pass = ColumnPass {
             schema: &self.schema,
             descr: &self.descr,
-            props: &self.props,
+            props: if rows < SMALL_GROUP_ROWS { &self.small_props } else { &self.props },
             journal: &self.journal_file,
             header_len: self.header_len,
             group: (self.group_start, end),
@@ -182,7 +194,20 @@ impl ColumnwiseWriter {
         }
         self.group_start = end;
         self.group_rows = 0;
+        release_freed_memory();
         Ok(())
+    }
+}
+
+/// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
+/// at 1 ms) allocates a few MiB at once: one column's pages and dictionary, decoded journal batches.
+/// glibc keeps freed memory in the thread's arena for reuse, so without this the process keeps
+/// the high-water mark of the first row group for the rest of the run. Once per row group.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -286,7 +311,12 @@ mod tests {
         ]));
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
-        let props = Arc::new(WriterProperties::builder().set_data_page_row_count_limit(100).build());
+        let props = Arc::new(
+            WriterProperties::builder()
+                .set_data_page_row_count_limit(100)
+                .set_compression(Compression::ZSTD(Default::default()))
+                .build(),
+        );
         let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
         // Batches that straddle the 1,000-row bound: 2,500 rows make 3 row groups.
         let mut at = 0;
@@ -308,8 +338,33 @@ mod tests {
         for (g, w) in got[0].columns().iter().zip(want.columns()) {
             assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
         }
+        let codecs: Vec<Compression> = r_codecs(&dir.path().join("x.parquet"));
+        assert!(codecs.iter().all(|c| matches!(c, Compression::ZSTD(_))), "{codecs:?}");
         // The journal still holds every row for recovery.
         let j = StreamReader::try_new(File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
         assert_eq!(j.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2500);
+    }
+
+    fn r_codecs(path: &std::path::Path) -> Vec<Compression> {
+        let r = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+        r.metadata().row_groups().iter().flat_map(|g| g.columns().iter().map(|c| c.compression())).collect()
+    }
+
+    #[test]
+    fn a_small_last_row_group_is_not_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
+        let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
+        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let props =
+            Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build());
+        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        let col =
+            |r: std::ops::Range<usize>| -> ArrayRef { Arc::new(Float64Array::from_iter_values(r.map(|i| i as f64))) };
+        w.write(&RecordBatch::try_new(schema.clone(), vec![col(0..1000)]).unwrap()).unwrap();
+        let tail = RecordBatch::try_new(schema.clone(), vec![col(1000..1000 + SMALL_GROUP_ROWS - 1)]).unwrap();
+        w.finish(Some(tail)).unwrap().sync().unwrap();
+        let codecs = r_codecs(&dir.path().join("x.parquet"));
+        assert!(matches!(codecs[..], [Compression::ZSTD(_), Compression::UNCOMPRESSED]), "{codecs:?}");
     }
 }

@@ -28,8 +28,9 @@ const QUEUE_TICKS: usize = 1024;
 /// Ticks queued before the sampler wakes the writer (otherwise it wakes to flush): one wake-up per
 /// batch instead of one per tick.
 const WAKE_TICKS: usize = 32;
-/// Ticks written but not yet flushed before a flush is forced whatever `--flush` says.
-const MAX_UNFLUSHED_TICKS: usize = 1024;
+/// Rows written but not yet flushed before a flush is forced whatever `--flush` says: bounds the
+/// copies kept to requeue them (about 1 KiB a row), e.g. 512 ticks of 2 GPUs, 2 flushes a second at 1 ms.
+const MAX_UNFLUSHED_ROWS: usize = 1024;
 /// How often writing is retried during an outage.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 
@@ -326,6 +327,7 @@ impl State {
     fn write(&mut self, tick: Tick) -> Result<()> {
         let file = self.set.is_some();
         let ts = tick.ts;
+        let rows = tick.rows.len().max(1);
         if self.cut_due(ts)
             && let Err(e) = self.rotate()
         {
@@ -355,7 +357,7 @@ impl State {
         if self.cfg.flush.is_zero() || piece.ticks == 1 {
             self.flush_due = true;
         }
-        if !file || self.unflushed.len() >= MAX_UNFLUSHED_TICKS {
+        if !file || self.unflushed.len() * rows >= MAX_UNFLUSHED_ROWS {
             self.flush()?;
         }
         Ok(())
