@@ -1,8 +1,10 @@
 //! Parquet row groups encoded one column at a time from the journal: the open row group's rows wait
-//! only in the journal (zstd Arrow IPC, written anyway for recovery), and when the row group ends
-//! each column is read back from it and encoded alone. So one column writer (one zstd context, one
-//! dictionary, one column chunk's pages) is alive at a time, and only while a row group is written,
-//! instead of one per column for the whole life of every row group.
+//! only in the journal (zstd Arrow IPC, written anyway for recovery), and once the row group is
+//! complete each column is read back from it and encoded alone, one column for each batch written
+//! after it (the encoded chunks wait in memory, compressed, until the last one puts the row group in
+//! the file). So one column writer (one zstd context, one dictionary, one column chunk's pages) is
+//! alive at a time instead of one per column for the whole life of every row group, and the work
+//! of a row group is spread over the rows that follow it.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -15,11 +17,11 @@ use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::ArrowSchemaConverter;
-use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterPropertiesPtr;
-use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{SchemaDescriptor, Type};
 
 use super::{CountingWriter, Target};
@@ -57,6 +59,8 @@ pub struct ColumnwiseWriter {
     group_max: usize,
     /// Parquet bytes per journal byte of the last row group written.
     ratio: f64,
+    /// A complete row group whose columns are being encoded.
+    pending: Option<Pending>,
 }
 
 impl ColumnwiseWriter {
@@ -96,10 +100,13 @@ impl ColumnwiseWriter {
             group_rows: 0,
             group_max,
             ratio: FIRST_RATIO,
+            pending: None,
         })
     }
 
-    /// Append a batch to the journal; a row group that is complete is written to the file.
+    /// Append a batch to the journal; a row group that is complete starts being encoded, one
+    /// column for each batch written after it (so the work of a row group is spread over the
+    /// rows that follow it instead of stalling the writer at once).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let mut rest = batch.clone();
         while rest.num_rows() > 0 {
@@ -108,10 +115,10 @@ impl ColumnwiseWriter {
             self.group_rows += n;
             rest = rest.slice(n, rest.num_rows() - n);
             if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
-                self.end_row_group()?;
+                self.close_group()?;
             }
         }
-        Ok(())
+        self.step()
     }
 
     /// Flush and fsync the journal: everything written so far is durable.
@@ -129,22 +136,25 @@ impl ColumnwiseWriter {
         self.journal.get_ref().written() - self.group_start
     }
 
-    /// Written bytes plus an estimate for the open row group.
+    /// Written bytes plus an estimate for the row groups not in the file yet.
     pub fn bytes_estimate(&self) -> u64 {
-        self.file.bytes_written() as u64 + (self.group_bytes() as f64 * self.ratio) as u64
+        let waiting = self.pending.as_ref().map_or(0, |p| p.range.1 - p.range.0) + self.group_bytes();
+        self.file.bytes_written() as u64 + (waiting as f64 * self.ratio) as u64
     }
 
+    /// Row groups in the file or being encoded.
     pub fn row_groups(&self) -> usize {
-        self.file.flushed_row_groups().len()
+        self.file.flushed_row_groups().len() + usize::from(self.pending.is_some())
     }
 
     pub fn append_key_value_metadata(&mut self, kv: KeyValue) {
         self.file.append_key_value_metadata(kv);
     }
 
-    /// Write the open row group, with `tail` (rows not in the journal) after its rows, then the
-    /// footer; returns the data file's writer. The tail skips the journal: the file is complete
-    /// before the journal is removed, and a 1-tick run neither compresses nor reads it back.
+    /// Write the row groups not in the file yet, with `tail` (rows not in the journal) after the
+    /// open one's rows, then the footer; returns the data file's writer. The tail skips the
+    /// journal: the file is complete before the journal is removed, and a 1-tick run neither
+    /// compresses nor reads it back.
     pub fn finish(mut self, tail: Option<RecordBatch>) -> Result<CountingWriter> {
         let tail = match tail {
             Some(b) if self.group_rows + b.num_rows() > self.group_max => {
@@ -153,50 +163,106 @@ impl ColumnwiseWriter {
             }
             t => t,
         };
-        self.write_group(tail.as_ref())?;
+        self.complete_pending()?;
+        if self.group_rows + tail.as_ref().map_or(0, RecordBatch::num_rows) > 0 {
+            let end = self.journal_end()?;
+            let mut last = Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new() };
+            self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
+            self.append(last)?;
+        }
         let target = self.journal.get_ref().target().to_string();
         self.file.into_inner().with_context(|| format!("closing the Parquet file of {target}"))
     }
 
-    /// Encode the open row group from the journal, column by column, into the file.
+    /// Close the open row group and write it to the file at once.
+    #[cfg(test)]
     pub fn end_row_group(&mut self) -> Result<()> {
-        self.write_group(None)
+        self.close_group()?;
+        self.complete_pending()
     }
 
-    fn write_group(&mut self, tail: Option<&RecordBatch>) -> Result<()> {
-        let rows = self.group_rows + tail.map_or(0, RecordBatch::num_rows);
-        if rows == 0 {
+    /// The journal's length, its batches handed to the file so that they can be read back
+    /// (written, not synced: durability is the journal's own flush).
+    fn journal_end(&mut self) -> Result<u64> {
+        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
+        Ok(self.journal.get_ref().written())
+    }
+
+    /// The open row group becomes the pending one (a pending one still unfinished is finished first).
+    fn close_group(&mut self) -> Result<()> {
+        if self.group_rows == 0 {
             return Ok(());
         }
-        // The batches must be in the file to be read back (written, not synced: durability is
-        // the journal's own flush).
-        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
-        let end = self.journal.get_ref().written();
-        let before = self.file.bytes_written();
-        let index = self.row_groups();
-        let mut rg = self.file.next_row_group().context("starting a row group")?;
+        self.complete_pending()?;
+        let end = self.journal_end()?;
+        self.pending = Some(Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new() });
+        self.group_start = end;
+        self.group_rows = 0;
+        Ok(())
+    }
+
+    /// Encode the pending row group's next column; the last one puts the row group in the file.
+    fn step(&mut self) -> Result<()> {
+        let Some(mut p) = self.pending.take() else { return Ok(()) };
+        self.encode_columns(&mut p, None, 1)?;
+        if p.chunks.len() == self.schema.fields().len() {
+            self.append(p)
+        } else {
+            self.pending = Some(p);
+            Ok(())
+        }
+    }
+
+    fn complete_pending(&mut self) -> Result<()> {
+        let Some(mut p) = self.pending.take() else { return Ok(()) };
+        self.encode_columns(&mut p, None, usize::MAX)?;
+        self.append(p)
+    }
+
+    /// Encode up to `n` more columns of `p` (`tail`: rows after its journal batches).
+    fn encode_columns(&self, p: &mut Pending, tail: Option<&RecordBatch>, n: usize) -> Result<()> {
+        let rows = p.rows + tail.map_or(0, RecordBatch::num_rows);
         let pass = ColumnPass {
             schema: &self.schema,
             descr: &self.descr,
             props: if rows < SMALL_GROUP_ROWS { &self.small_props } else { &self.props },
             journal: &self.journal_file,
             header_len: self.header_len,
-            group: (self.group_start, end),
+            group: p.range,
             tail,
         };
-        for i in 0..self.schema.fields().len() {
-            pass.encode(i, index, &mut rg)
-                .with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
+        let index = self.file.flushed_row_groups().len();
+        for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
+            let chunk =
+                pass.encode(i, index).with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
+            p.chunks.push(chunk);
+        }
+        Ok(())
+    }
+
+    /// Put an encoded row group in the file.
+    fn append(&mut self, p: Pending) -> Result<()> {
+        let before = self.file.bytes_written();
+        let mut rg = self.file.next_row_group().context("starting a row group")?;
+        for chunk in p.chunks {
+            chunk.append_to_row_group(&mut rg)?;
         }
         rg.close().context("closing a row group")?;
-        if end > self.group_start {
-            self.ratio = (self.file.bytes_written() - before) as f64 / (end - self.group_start) as f64;
+        if p.range.1 > p.range.0 {
+            self.ratio = (self.file.bytes_written() - before) as f64 / (p.range.1 - p.range.0) as f64;
         }
-        self.group_start = end;
-        self.group_rows = 0;
         release_freed_memory();
         Ok(())
     }
+}
+
+/// A complete row group while its columns are encoded.
+struct Pending {
+    /// Its batches in the journal.
+    range: (u64, u64),
+    rows: usize,
+    /// The columns encoded so far, in order (compressed pages).
+    chunks: Vec<ArrowColumnChunk>,
 }
 
 /// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
@@ -225,7 +291,7 @@ struct ColumnPass<'a> {
 }
 
 impl ColumnPass<'_> {
-    fn encode(&self, i: usize, row_group: usize, rg: &mut SerializedRowGroupWriter<'_, CountingWriter>) -> Result<()> {
+    fn encode(&self, i: usize, row_group: usize) -> Result<ArrowColumnChunk> {
         let field = self.schema.field(i);
         let mut writer = self.column_writer(i, row_group)?;
         if self.group.1 > self.group.0 {
@@ -247,8 +313,7 @@ impl ColumnPass<'_> {
                 writer.write(&leaf)?;
             }
         }
-        writer.close()?.append_to_row_group(rg)?;
-        Ok(())
+        Ok(writer.close()?)
     }
 
     /// A writer for column `i` alone: a one-column schema holding the file schema's own leaf type,
