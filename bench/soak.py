@@ -261,12 +261,32 @@ def thread_rates(samples: list[dict], from_frac: float = 0.1) -> dict[str, float
     return {k: (b["thread_ns"].get(k, 0) - a["thread_ns"].get(k, 0)) / 1e9 / dt_s for k in b["thread_ns"]}
 
 
+def smaps_by_mapping(pid: int) -> dict[str, int] | None:
+    """Resident KiB per mapped file (anonymous mappings as "[anon]"), largest first: what RssFile is."""
+    try:
+        text = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return None
+    out: dict[str, int] = {}
+    name = "[anon]"
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and "-" in parts[0] and len(parts) >= 5 and ":" in parts[3]:
+            name = parts[5] if len(parts) >= 6 else "[anon]"
+        elif parts and parts[0] == "Rss:":
+            out[name] = out.get(name, 0) + int(parts[1])
+    return dict(sorted(((k, v) for k, v in out.items() if v), key=lambda kv: -kv[1]))
+
+
 def sampler(l: Launched, every_s: float, stop: threading.Event) -> None:
     t0 = time.monotonic()
     while not stop.is_set() and l.pid is not None:
         s = sample_proc(l.pid)
         if s is None:
             break
+        # Where the resident memory is, every 10th sample (the report shows the last one taken).
+        if len(l.run.samples) % 10 == 0 and (m := smaps_by_mapping(l.pid)) is not None:
+            s["smaps_kib"] = m
         s["t"] = round(time.monotonic() - t0, 3)
         s["dir_bytes"], s["dir_files"], s["journal_bytes"] = dir_bytes(l.run.out_dir)
         l.run.samples.append(s)
@@ -317,6 +337,8 @@ def soak_summary(r: Run, interval_s: float) -> dict:
                     "max_sampled": max(x["VmRSS"] for x in s), "min_after_warmup": min(x["VmRSS"] for x in warm)},
         "rss_at_s": {"start": start["t"], "p10": p10["t"], "mid": mid["t"], "end": end["t"]},
         "rss_anon_kib": {"p10": p10.get("RssAnon"), "mid": mid.get("RssAnon"), "end": end.get("RssAnon")},
+        "rss_file_kib": {"p10": p10.get("RssFile"), "mid": mid.get("RssFile"), "end": end.get("RssFile")},
+        "smaps_kib_last": next((x["smaps_kib"] for x in reversed(s) if "smaps_kib" in x), None),
         "rss_slope_kib_per_100k_ticks_after_warmup": slope_per_s(warm, "VmRSS") * 100_000 * r.wall_s / r.ticks,
         "rss_slope_kib_per_100k_ticks_second_half": slope_per_s([x for x in s if x["t"] >= 0.5 * s[-1]["t"]], "VmRSS")
         * 100_000 * r.wall_s / r.ticks,
@@ -520,6 +542,13 @@ def main() -> None:
         if args.one_file:
             s["readback"] = readback(files)
             rowsout.append(("read back (pyarrow / DuckDB rows)", s["readback"]["text"]))
+            ra, rf = s["rss_anon_kib"], s["rss_file_kib"]
+            if None not in (*ra.values(), *rf.values()):
+                rowsout.append(("RssAnon at 10% / 50% / end", " / ".join(f"{mib(ra[k]):.2f}" for k in ("p10", "mid", "end")) + " MiB"))
+                rowsout.append(("RssFile at 10% / 50% / end", " / ".join(f"{mib(rf[k]):.2f}" for k in ("p10", "mid", "end")) + " MiB"))
+            if s["smaps_kib_last"]:
+                top = list(s["smaps_kib_last"].items())[:5]
+                rowsout.append(("resident by mapping (last smaps), KiB", ", ".join(f"{Path(k).name} {v}" for k, v in top)))
             rowsout.append(("RSS 10% -> 100% (max - min of the three)",
                             f"{mib(max(rk['p10'], rk['mid'], rk['end']) - min(rk['p10'], rk['mid'], rk['end'])):.2f} MiB"))
         for k, v in rowsout:

@@ -1,6 +1,7 @@
 //! Parquet sink: zstd, UTC microsecond timestamps, signed integers sized by range, run metadata in
-//! the footer's key/value metadata and in the Arrow schema's metadata; memory bounded by row-group
-//! and page limits, and by closing a piece after a fixed number of column chunks.
+//! the footer's key/value metadata and in the Arrow schema's metadata; memory bounded by page
+//! limits, by encoding row groups one column at a time from the journal (`columnwise`), and by
+//! closing a piece after a fixed number of column chunks.
 //!
 //! pyarrow (hence pandas) takes a file's schema metadata from the Arrow schema stored in the footer
 //! (`ARROW:schema`), not from the footer's key/value pairs; so the run metadata goes into both, and
@@ -12,7 +13,7 @@ use std::collections::HashMap;
 use anyhow::{Context, Result};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::CompressionType;
-use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ARROW_SCHEMA_META_KEY, ArrowWriter, encode_arrow_schema};
@@ -20,6 +21,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
+use super::columnwise::ColumnwiseWriter;
 use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::arrow::{ColumnBuilder, arrow_schema};
 use crate::schema::catalog::Field;
@@ -27,13 +29,14 @@ use crate::schema::row::{Selection, Tick};
 use crate::schema::run::RunMeta;
 
 // Memory of an open piece. The Parquet writer keeps the metadata of every closed row group (about
-// 0.8 KB per column chunk: statistics, offsets, encodings) until the footer is written, and buffers
-// the open row group's encoded pages. So row groups are large in rows but bounded in bytes, pages
-// are bounded in rows (the encoders' uncompressed buffers), and a piece holds a bounded number of
-// column chunks before the writer closes it and opens the next piece of the set.
+// 0.8 KB per column chunk: statistics, offsets, encodings) until the footer is written. So row groups
+// are large in rows, and a piece holds a bounded number of column chunks before the writer closes
+// it and opens the next piece of the set. The open row group waits in the journal (`columnwise`);
+// without a journal (stdout, convert) the parquet crate's writer buffers its encoded pages, bounded
+// in bytes. Pages are bounded in rows (the encoders' uncompressed buffers).
 /// Rows per row group at most.
 const ROW_GROUP_ROWS: usize = 128 * 1024;
-/// Encoded bytes of the open row group at most (pages are held in memory until it closes).
+/// Encoded bytes of the open row group at most without a journal (its pages are held in memory).
 const ROW_GROUP_BYTES: usize = 1 << 20;
 /// Rows per data page at most: bounds each column encoder's uncompressed buffer.
 const PAGE_ROWS: usize = 8 * 1024;
@@ -47,9 +50,7 @@ const MAX_COLUMN_CHUNKS: usize = 2048;
 const BATCH_ROWS: usize = 1024;
 
 pub struct ParquetSink {
-    w: ArrowWriter<CountingWriter>,
-    /// Arrow IPC stream of every flushed batch, fsynced at each flush: what recovery rebuilds from.
-    journal: Option<StreamWriter<CountingWriter>>,
+    enc: Encoder,
     schema: SchemaRef,
     sel: Selection,
     cols: Vec<ColumnBuilder>,
@@ -60,6 +61,15 @@ pub struct ParquetSink {
     files: SinkFiles,
     /// Row groups after which the piece is full (MAX_COLUMN_CHUNKS over the column count).
     max_row_groups: usize,
+}
+
+/// How rows become Parquet.
+enum Encoder {
+    /// Recording to a file: every batch goes to the journal (fsynced at each flush: what recovery
+    /// rebuilds from), and each row group is encoded from it one column at a time.
+    Columnwise(Box<ColumnwiseWriter>),
+    /// No journal (stdout, `convert`): the parquet crate's writer, all columns at once.
+    Direct(Box<ArrowWriter<CountingWriter>>),
 }
 
 /// File-level key/value metadata describing the run (also stored in the journal's schema).
@@ -123,40 +133,54 @@ impl ParquetSink {
         let kv = kv_metadata(meta);
         let schema: SchemaRef =
             std::sync::Arc::new(arrow_schema(sel).as_ref().clone().with_metadata(schema_metadata(&kv)));
-        let journal = match journal {
-            Some(j) => {
-                let jt = j.target().to_string();
-                // The schema reaches the disk with the first flush (the piece's first tick): a piece
-                // killed before it has an empty journal, which recovery drops.
-                let jw = StreamWriter::try_new_with_options(j, &schema, journal_options()?)
-                    .with_context(|| format!("writing {jt}"))?;
-                Some(jw)
-            }
-            None => None,
-        };
+        let props = writer_properties_from(&kv);
         // The Arrow schema goes into the footer at close (finish), with every metadata key.
-        let opts =
-            ArrowWriterOptions::new().with_properties(writer_properties_from(&kv)).with_skip_arrow_metadata(true);
-        let w = ArrowWriter::try_new_with_options(out, schema.clone(), opts)
-            .with_context(|| format!("writing {target}"))?;
+        let enc = match journal {
+            Some(j) => Encoder::Columnwise(Box::new(ColumnwiseWriter::new(
+                out,
+                j,
+                &schema,
+                std::sync::Arc::new(props),
+                journal_options()?,
+                ROW_GROUP_ROWS,
+            )?)),
+            None => {
+                let opts = ArrowWriterOptions::new().with_properties(props).with_skip_arrow_metadata(true);
+                let w = ArrowWriter::try_new_with_options(out, schema.clone(), opts)
+                    .with_context(|| format!("writing {target}"))?;
+                Encoder::Direct(Box::new(w))
+            }
+        };
         let cols = sel.fields().map(|f| ColumnBuilder::new(f.def().ty)).collect();
         let max_row_groups = (MAX_COLUMN_CHUNKS / sel.len().max(1)).max(8);
         let late = Vec::new();
-        Ok(ParquetSink { w, journal, schema, sel: sel.clone(), cols, rows: 0, target, late, files, max_row_groups })
+        Ok(ParquetSink { enc, schema, sel: sel.clone(), cols, rows: 0, target, late, files, max_row_groups })
     }
 
-    /// Hand buffered rows to the Parquet writer as one batch.
-    fn drain(&mut self) -> Result<()> {
+    /// The buffered rows as one batch, if there are any.
+    fn take_batch(&mut self) -> Result<Option<RecordBatch>> {
         if self.rows == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(ColumnBuilder::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays).context("building a record batch")?;
         self.rows = 0;
-        if let Some(j) = &mut self.journal {
-            j.write(&batch).with_context(|| format!("writing the journal of {}", self.target))?;
+        RecordBatch::try_new(self.schema.clone(), arrays).map(Some).context("building a record batch")
+    }
+
+    /// Hand buffered rows to the encoder (and the journal) as one batch.
+    fn drain(&mut self) -> Result<()> {
+        let Some(batch) = self.take_batch()? else { return Ok(()) };
+        match &mut self.enc {
+            Encoder::Columnwise(c) => c.write(&batch).with_context(|| format!("writing {}", self.target)),
+            Encoder::Direct(w) => w.write(&batch).with_context(|| format!("writing {}", self.target)),
         }
-        self.w.write(&batch).with_context(|| format!("writing {}", self.target))
+    }
+
+    fn append_key_value_metadata(&mut self, kv: KeyValue) {
+        match &mut self.enc {
+            Encoder::Columnwise(c) => c.append_key_value_metadata(kv),
+            Encoder::Direct(w) => w.append_key_value_metadata(kv),
+        }
     }
 }
 
@@ -181,27 +205,36 @@ impl Sink for ParquetSink {
 
     fn flush(&mut self) -> Result<()> {
         self.drain()?;
-        if let Some(j) = &mut self.journal {
-            j.flush().with_context(|| format!("writing the journal of {}", self.target))?;
-            j.get_mut().sync()?;
+        if let Encoder::Columnwise(c) = &mut self.enc {
+            c.sync_journal()?;
         }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<()> {
-        self.drain()?;
+        // The last rows go straight into the file (the journal is removed once it is complete).
+        let tail = match self.enc {
+            Encoder::Columnwise(_) => self.take_batch()?,
+            Encoder::Direct(_) => {
+                self.drain()?;
+                None
+            }
+        };
         let target = self.target.clone();
         let mut md = self.schema.metadata().clone();
         md.extend(self.late.iter().cloned());
         let stored = Schema::new(self.schema.fields().clone()).with_metadata(schema_metadata(&md));
-        self.w
-            .append_key_value_metadata(KeyValue::new(ARROW_SCHEMA_META_KEY.to_string(), encode_arrow_schema(&stored)));
-        let mut out = self.w.into_inner().with_context(|| format!("closing {target}"))?;
+        self.append_key_value_metadata(KeyValue::new(ARROW_SCHEMA_META_KEY.to_string(), encode_arrow_schema(&stored)));
+        let mut out = match self.enc {
+            Encoder::Columnwise(c) => c.finish(tail),
+            Encoder::Direct(w) => w.into_inner().map_err(anyhow::Error::from),
+        }
+        .with_context(|| format!("closing {target}"))?;
         out.sync()
     }
 
     fn add_metadata(&mut self, key: &str, value: &str) {
-        self.w.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
+        self.append_key_value_metadata(KeyValue::new(key.to_string(), value.to_string()));
         self.late.push((key.to_string(), value.to_string()));
     }
 
@@ -210,14 +243,23 @@ impl Sink for ParquetSink {
     }
 
     fn full(&self) -> bool {
-        self.w.flushed_row_groups().len() >= self.max_row_groups
+        let groups = match &self.enc {
+            Encoder::Columnwise(c) => c.row_groups(),
+            Encoder::Direct(w) => w.flushed_row_groups().len(),
+        };
+        groups >= self.max_row_groups
     }
 
     /// Written bytes plus the encoder's estimate for the open row group and a few bytes per cell not
     /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
     /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn bytes_written(&self) -> u64 {
-        (self.w.bytes_written() + self.w.in_progress_size() + self.rows * self.cols.len() * 2) as u64
+        let buffered = (self.rows * self.cols.len() * 2) as u64;
+        buffered
+            + match &self.enc {
+                Encoder::Columnwise(c) => c.bytes_estimate(),
+                Encoder::Direct(w) => (w.bytes_written() + w.in_progress_size()) as u64,
+            }
     }
 }
 
@@ -281,7 +323,9 @@ mod tests {
             assert!(!s.full());
             s.write_tick(&tick(i)).unwrap();
             s.drain().unwrap();
-            s.w.flush().unwrap();
+            if let Encoder::Columnwise(c) = &mut s.enc {
+                c.end_row_group().unwrap();
+            }
         }
         assert!(s.full());
         let props = writer_properties_from(&kv_metadata(&meta()));

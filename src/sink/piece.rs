@@ -67,6 +67,9 @@ pub struct PieceFiles {
     pub durable_ticks: u64,
     /// The journal was removed under us (warned once); the piece still closes normally.
     journal_gone: bool,
+    /// The directory entries of the piece's files are durable (synced at the first flush, or at
+    /// close for a piece closed before any: one directory sync per piece).
+    dir_synced: bool,
 }
 
 impl PieceFiles {
@@ -75,7 +78,17 @@ impl PieceFiles {
             return Err(anyhow!("{}: the sink has no file", path.display()));
         };
         // Nothing is durable before the first flush (the CSV header and the journal schema go with it).
-        Ok(PieceFiles { path, data_path, journal, data, recovery, durable: 0, durable_ticks: 0, journal_gone: false })
+        Ok(PieceFiles {
+            path,
+            data_path,
+            journal,
+            data,
+            recovery,
+            durable: 0,
+            durable_ticks: 0,
+            journal_gone: false,
+            dir_synced: false,
+        })
     }
 
     /// After a successful flush and sync: check the files are still ours, and note what is durable.
@@ -98,6 +111,7 @@ impl PieceFiles {
                 _ => return Err(Removed { path: self.path.clone() }.into()),
             },
         }
+        self.make_dir_durable();
         if !self.journal_gone {
             self.durable = self
                 .recovery
@@ -107,6 +121,15 @@ impl PieceFiles {
         }
         self.durable_ticks = ticks;
         Ok(false)
+    }
+
+    /// Make the new files' directory entries durable, once: a synced file nobody can find after a
+    /// crash would not be durable.
+    fn make_dir_durable(&mut self) {
+        if !self.dir_synced {
+            sync_dir(self.data_path.parent().unwrap_or(Path::new(".")));
+            self.dir_synced = true;
+        }
     }
 
     fn journal_removed(&mut self) {
@@ -131,10 +154,14 @@ impl PieceFiles {
             Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
             Presence::Moved => return Err(anyhow!("{} was moved or removed", self.data_path.display())),
         }
-        let Some(journal) = self.journal.clone() else { return Ok(false) };
+        let Some(journal) = self.journal.clone() else {
+            self.make_dir_durable();
+            return Ok(false);
+        };
         fs::rename(&self.data_path, &self.path)
             .with_context(|| format!("renaming {} to {}", self.data_path.display(), self.path.display()))?;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")));
+        self.dir_synced = true;
         match fs::remove_file(&journal) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.journal_removed(),
             // The piece is complete: a leftover journal is dropped by the next recovery.

@@ -16,7 +16,7 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError, bounded};
 use crate::schema::catalog::Field;
 use crate::schema::files::Format;
 use crate::schema::files::{self as names, OutputSet};
-use crate::schema::row::{Selection, Tick, Value};
+use crate::schema::row::{Row, Selection, Tick, Value};
 use crate::schema::run::RunMeta;
 use crate::sink::files;
 use crate::sink::piece::{Abandoned, PieceFiles, Removed, Settled};
@@ -28,8 +28,9 @@ const QUEUE_TICKS: usize = 1024;
 /// Ticks queued before the sampler wakes the writer (otherwise it wakes to flush): one wake-up per
 /// batch instead of one per tick.
 const WAKE_TICKS: usize = 32;
-/// Ticks written but not yet flushed before a flush is forced whatever `--flush` says.
-const MAX_UNFLUSHED_TICKS: usize = 1024;
+/// Rows written but not yet flushed before a flush is forced whatever `--flush` says: bounds the
+/// copies kept to requeue them (about 1 KiB a row), e.g. 512 ticks of 2 GPUs, 2 flushes a second at 1 ms.
+const MAX_UNFLUSHED_ROWS: usize = 1024;
 /// How often writing is retried during an outage.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 
@@ -167,7 +168,9 @@ struct State {
     /// The open piece; None between a rotation and the next tick (pieces open when data comes).
     piece: Option<Piece>,
     /// Ticks written to the open piece since its last successful flush (requeued if it fails).
-    unflushed: Vec<Tick>,
+    unflushed: Vec<Kept>,
+    /// A flush is due once the ticks queued now are written (a piece's first tick, `--flush 0`).
+    flush_due: bool,
     backlog: VecDeque<Tick>,
     backlog_rows: usize,
     /// Pieces a write error left open: cut back at once, made valid files on resume.
@@ -200,6 +203,7 @@ impl State {
             stats,
             piece: None,
             unflushed: Vec::new(),
+            flush_due: false,
             backlog: VecDeque::new(),
             backlog_rows: 0,
             abandoned: Vec::new(),
@@ -254,7 +258,7 @@ impl State {
             if self.outage.is_some() {
                 self.retry(false);
             } else if !self.unflushed.is_empty()
-                && self.last_flush.elapsed() >= self.cfg.flush
+                && (self.flush_due || self.last_flush.elapsed() >= self.cfg.flush)
                 && let Err(e) = self.flush()
             {
                 self.enter_outage(&e);
@@ -323,34 +327,37 @@ impl State {
     fn write(&mut self, tick: Tick) -> Result<()> {
         let file = self.set.is_some();
         let ts = tick.ts;
+        let rows = tick.rows.len().max(1);
         if self.cut_due(ts)
             && let Err(e) = self.rotate()
         {
-            self.unflushed.push(tick);
+            self.unflushed.push(Kept::new(&tick, &self.cfg.selection));
             return Err(e);
         }
-        // Until the next successful flush this tick is only in memory: kept (not copied) to requeue.
-        let unkept = if file {
-            self.unflushed.push(tick);
-            None
-        } else {
-            Some(tick)
-        };
+        // Until the next successful flush this tick is only in memory: a compact copy is kept to
+        // requeue it.
+        if file {
+            self.unflushed.push(Kept::new(&tick, &self.cfg.selection));
+        }
         if self.piece.is_none() {
             self.open_piece(ts)?;
         }
         let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
-        let Some(tick) = unkept.as_ref().or(self.unflushed.last()) else { bail!("no tick to write") };
-        if let Err(e) = piece.sink.write_tick(tick) {
+        if let Err(e) = piece.sink.write_tick(&tick) {
             if !file {
                 self.stats.fatal.store(true, Ordering::Relaxed);
             }
             return Err(e);
         }
         piece.ticks += 1;
-        // A piece's first tick is flushed at once, so a piece on disk always holds a row; the
-        // copies kept for requeueing are bounded too: a long --flush flushes early instead.
-        if self.cfg.flush.is_zero() || !file || piece.ticks == 1 || self.unflushed.len() >= MAX_UNFLUSHED_TICKS {
+        // A piece's first tick is flushed as soon as the ticks queued with it are written, so a
+        // piece on disk always holds a row (at the end of the run, closing the piece makes it
+        // durable instead: a 1-tick run syncs no journal); the copies kept for requeueing are
+        // bounded too: a long --flush flushes early instead.
+        if self.cfg.flush.is_zero() || piece.ticks == 1 {
+            self.flush_due = true;
+        }
+        if !file || self.unflushed.len() * rows >= MAX_UNFLUSHED_ROWS {
             self.flush()?;
         }
         Ok(())
@@ -396,6 +403,7 @@ impl State {
         }
         self.note_durable();
         self.unflushed.clear();
+        self.flush_due = false;
         self.last_flush = Instant::now();
         Ok(())
     }
@@ -451,7 +459,7 @@ impl State {
                         return Err(e);
                     }
                 };
-                names::sync_dir(set.dir());
+                // The directory is synced with the piece's first flush or at its close (PieceFiles).
                 if let Ok(mut f) = self.stats.file.lock() {
                     *f = path.display().to_string();
                 }
@@ -605,7 +613,7 @@ impl State {
         }
         for t in self.unflushed.drain(..).rev() {
             self.backlog_rows += t.rows.len();
-            self.backlog.push_front(t);
+            self.backlog.push_front(t.into_tick(&self.cfg.selection));
         }
         let next_retry = Instant::now() + RETRY_EVERY;
         match self.outage.as_mut() {
@@ -631,9 +639,10 @@ impl State {
             }
             // Every backlog tick is now only in memory and in this piece: requeued if this fails.
             self.backlog_rows = 0;
-            self.unflushed.extend(self.backlog.drain(..));
+            let ticks: Vec<Tick> = self.backlog.drain(..).collect();
+            self.unflushed.extend(ticks.iter().map(|t| Kept::new(t, &self.cfg.selection)));
             let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
-            for t in &self.unflushed {
+            for t in &ticks {
                 piece.sink.write_tick(t)?;
                 piece.ticks += 1;
             }
@@ -685,6 +694,37 @@ impl State {
         }
         let files = self.closed.into_iter().map(|c| c.0).filter(|p| p.exists()).collect();
         Ok(WriterReport { files, written: self.written, lost: self.lost })
+    }
+}
+
+/// A tick kept until its flush succeeds, with only the selected fields of its rows (a row holds
+/// every catalogue field; sinks write only the selected ones, and no process lists).
+struct Kept {
+    ts: DateTime<Utc>,
+    seq: u64,
+    rows: Vec<Box<[Value]>>,
+}
+
+impl Kept {
+    fn new(t: &Tick, sel: &Selection) -> Kept {
+        let rows = t.rows.iter().map(|r| sel.fields().map(|f| r.get(f).clone()).collect()).collect();
+        Kept { ts: t.ts, seq: t.seq, rows }
+    }
+
+    /// The tick again, as the sinks see it.
+    fn into_tick(self, sel: &Selection) -> Tick {
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|values| {
+                let mut r = Row::default();
+                for (f, v) in sel.fields().zip(values) {
+                    r.set(f, v);
+                }
+                r
+            })
+            .collect();
+        Tick { ts: self.ts, seq: self.seq, rows, procs: Vec::new() }
     }
 }
 
@@ -744,6 +784,20 @@ mod tests {
 
     fn tick(ts: DateTime<Utc>) -> Tick {
         Tick { ts, seq: 0, rows: vec![crate::schema::row::Row::default()], procs: Vec::new() }
+    }
+
+    #[test]
+    fn a_kept_tick_comes_back_with_its_selected_fields() {
+        let sel = Selection::new(vec![Field::Timestamp, Field::Host, Field::Missed]);
+        let mut r = Row::default();
+        r.set(Field::Host, Value::S("h".into()));
+        r.set(Field::Missed, Value::U(3));
+        r.set(Field::Index, Value::U(1));
+        let t = Tick { ts: at("2026-12-02T14:00:00Z"), seq: 7, rows: vec![r.clone(), r.clone()], procs: Vec::new() };
+        let back = Kept::new(&t, &sel).into_tick(&sel);
+        // A field no sink writes is not kept.
+        r.set(Field::Index, Value::Null);
+        assert_eq!(back, Tick { rows: vec![r.clone(), r], ..t });
     }
 
     #[test]

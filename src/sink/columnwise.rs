@@ -1,0 +1,435 @@
+//! Parquet row groups encoded one column at a time from the journal: the open row group's rows wait
+//! only in the journal (zstd Arrow IPC, written anyway for recovery), and once the row group is
+//! complete each column is read back from it and encoded alone, one column for each batch written
+//! after it (the encoded chunks wait in memory, compressed, until the last one puts the row group in
+//! the file). So one column writer (one zstd context, one dictionary, one column chunk's pages) is
+//! alive at a time instead of one per column for the whole life of every row group, and the work
+//! of a row group is spread over the rows that follow it.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, anyhow, bail};
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_schema::{Schema, SchemaRef};
+use parquet::arrow::ArrowSchemaConverter;
+use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterPropertiesPtr;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::{SchemaDescriptor, Type};
+
+use super::{CountingWriter, Target};
+
+/// Journal bytes of one row group at most (the journal takes about 8 times the Parquet bytes of
+/// metrics, so about 1 MiB of Parquet): bounds what one column's pass reads back.
+const ROW_GROUP_JOURNAL_BYTES: u64 = 8 << 20;
+/// Row groups with fewer rows are written without compression (a 1-tick run, the last seconds of a
+/// piece at a slow rate): zstd does not shrink pages of a few values, and each column's zstd
+/// contexts cost more than the rest of its encoding (zstd probes the CPU with `cpuid` for every
+/// context, three VM exits of about 15 µs each on a virtual machine: two contexts per column).
+const SMALL_GROUP_ROWS: usize = 64;
+/// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
+/// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
+const FIRST_RATIO: f64 = 0.25;
+
+/// A Parquet file whose row groups are built from the journal, column by column.
+pub struct ColumnwiseWriter {
+    file: SerializedFileWriter<CountingWriter>,
+    journal: StreamWriter<CountingWriter>,
+    /// The journal's descriptor: read back through it even if another program removed the path.
+    journal_file: Arc<File>,
+    schema: SchemaRef,
+    /// The file's Parquet schema (each column writer takes its leaf from it).
+    descr: SchemaDescriptor,
+    props: WriterPropertiesPtr,
+    /// The same without compression, for small row groups.
+    small_props: WriterPropertiesPtr,
+    /// Journal bytes of the schema message, which each pass reads before the row group's batches.
+    header_len: u64,
+    /// Journal offset where the open row group's batches begin, and the rows it holds.
+    group_start: u64,
+    group_rows: usize,
+    /// Rows per row group at most.
+    group_max: usize,
+    /// Parquet bytes per journal byte of the last row group written.
+    ratio: f64,
+    /// A complete row group whose columns are being encoded.
+    pending: Option<Pending>,
+}
+
+impl ColumnwiseWriter {
+    pub fn new(
+        out: CountingWriter,
+        journal: CountingWriter,
+        schema: &SchemaRef,
+        props: WriterPropertiesPtr,
+        ipc: IpcWriteOptions,
+        group_max: usize,
+    ) -> Result<Self> {
+        let target = out.target().to_string();
+        // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
+        let Target::File(jp) = journal.target() else { bail!("the journal of {target} is not a file") };
+        let journal_file = Arc::new(File::open(jp).with_context(|| format!("opening {}", jp.display()))?);
+        let jt = journal.target().to_string();
+        // The schema reaches the disk with the first flush (the piece's first tick): a piece killed
+        // before it has an empty journal, which recovery drops.
+        let journal =
+            StreamWriter::try_new_with_options(journal, schema, ipc).with_context(|| format!("writing {jt}"))?;
+        let header_len = journal.get_ref().written();
+        let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
+        let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), props.clone())
+            .with_context(|| format!("writing {target}"))?;
+        let small_props =
+            Arc::new(props.as_ref().clone().into_builder().set_compression(Compression::UNCOMPRESSED).build());
+        Ok(ColumnwiseWriter {
+            file,
+            journal,
+            journal_file,
+            schema: schema.clone(),
+            descr,
+            props,
+            small_props,
+            header_len,
+            group_start: header_len,
+            group_rows: 0,
+            group_max,
+            ratio: FIRST_RATIO,
+            pending: None,
+        })
+    }
+
+    /// Append a batch to the journal; a row group that is complete starts being encoded, one
+    /// column for each batch written after it (so the work of a row group is spread over the
+    /// rows that follow it instead of stalling the writer at once).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let mut rest = batch.clone();
+        while rest.num_rows() > 0 {
+            let n = rest.num_rows().min(self.group_max - self.group_rows);
+            self.journal.write(&rest.slice(0, n)).with_context(|| format!("writing {}", self.journal_target()))?;
+            self.group_rows += n;
+            rest = rest.slice(n, rest.num_rows() - n);
+            if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
+                self.close_group()?;
+            }
+        }
+        self.step()
+    }
+
+    /// Flush and fsync the journal: everything written so far is durable.
+    pub fn sync_journal(&mut self) -> Result<()> {
+        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
+        self.journal.get_mut().sync()
+    }
+
+    fn journal_target(&self) -> String {
+        self.journal.get_ref().target().to_string()
+    }
+
+    /// Journal bytes of the open row group.
+    fn group_bytes(&self) -> u64 {
+        self.journal.get_ref().written() - self.group_start
+    }
+
+    /// Written bytes plus an estimate for the row groups not in the file yet.
+    pub fn bytes_estimate(&self) -> u64 {
+        let waiting = self.pending.as_ref().map_or(0, |p| p.range.1 - p.range.0) + self.group_bytes();
+        self.file.bytes_written() as u64 + (waiting as f64 * self.ratio) as u64
+    }
+
+    /// Row groups in the file or being encoded.
+    pub fn row_groups(&self) -> usize {
+        self.file.flushed_row_groups().len() + usize::from(self.pending.is_some())
+    }
+
+    pub fn append_key_value_metadata(&mut self, kv: KeyValue) {
+        self.file.append_key_value_metadata(kv);
+    }
+
+    /// Write the row groups not in the file yet, with `tail` (rows not in the journal) after the
+    /// open one's rows, then the footer; returns the data file's writer. The tail skips the
+    /// journal: the file is complete before the journal is removed, and a 1-tick run neither
+    /// compresses nor reads it back.
+    pub fn finish(mut self, tail: Option<RecordBatch>) -> Result<CountingWriter> {
+        let tail = match tail {
+            Some(b) if self.group_rows + b.num_rows() > self.group_max => {
+                self.write(&b)?;
+                None
+            }
+            t => t,
+        };
+        self.complete_pending()?;
+        if self.group_rows + tail.as_ref().map_or(0, RecordBatch::num_rows) > 0 {
+            let end = self.journal_end()?;
+            let mut last = Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new() };
+            self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
+            self.append(last)?;
+        }
+        let target = self.journal.get_ref().target().to_string();
+        self.file.into_inner().with_context(|| format!("closing the Parquet file of {target}"))
+    }
+
+    /// Close the open row group and write it to the file at once.
+    #[cfg(test)]
+    pub fn end_row_group(&mut self) -> Result<()> {
+        self.close_group()?;
+        self.complete_pending()
+    }
+
+    /// The journal's length, its batches handed to the file so that they can be read back
+    /// (written, not synced: durability is the journal's own flush).
+    fn journal_end(&mut self) -> Result<u64> {
+        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
+        Ok(self.journal.get_ref().written())
+    }
+
+    /// The open row group becomes the pending one (a pending one still unfinished is finished first).
+    fn close_group(&mut self) -> Result<()> {
+        if self.group_rows == 0 {
+            return Ok(());
+        }
+        self.complete_pending()?;
+        let end = self.journal_end()?;
+        self.pending = Some(Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new() });
+        self.group_start = end;
+        self.group_rows = 0;
+        Ok(())
+    }
+
+    /// Encode the pending row group's next column; the last one puts the row group in the file.
+    fn step(&mut self) -> Result<()> {
+        let Some(mut p) = self.pending.take() else { return Ok(()) };
+        self.encode_columns(&mut p, None, 1)?;
+        if p.chunks.len() == self.schema.fields().len() {
+            self.append(p)
+        } else {
+            self.pending = Some(p);
+            Ok(())
+        }
+    }
+
+    fn complete_pending(&mut self) -> Result<()> {
+        let Some(mut p) = self.pending.take() else { return Ok(()) };
+        self.encode_columns(&mut p, None, usize::MAX)?;
+        self.append(p)
+    }
+
+    /// Encode up to `n` more columns of `p` (`tail`: rows after its journal batches).
+    fn encode_columns(&self, p: &mut Pending, tail: Option<&RecordBatch>, n: usize) -> Result<()> {
+        let rows = p.rows + tail.map_or(0, RecordBatch::num_rows);
+        let pass = ColumnPass {
+            schema: &self.schema,
+            descr: &self.descr,
+            props: if rows < SMALL_GROUP_ROWS { &self.small_props } else { &self.props },
+            journal: &self.journal_file,
+            header_len: self.header_len,
+            group: p.range,
+            tail,
+        };
+        let index = self.file.flushed_row_groups().len();
+        for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
+            let chunk =
+                pass.encode(i, index).with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
+            p.chunks.push(chunk);
+        }
+        Ok(())
+    }
+
+    /// Put an encoded row group in the file.
+    fn append(&mut self, p: Pending) -> Result<()> {
+        let before = self.file.bytes_written();
+        let mut rg = self.file.next_row_group().context("starting a row group")?;
+        for chunk in p.chunks {
+            chunk.append_to_row_group(&mut rg)?;
+        }
+        rg.close().context("closing a row group")?;
+        if p.range.1 > p.range.0 {
+            self.ratio = (self.file.bytes_written() - before) as f64 / (p.range.1 - p.range.0) as f64;
+        }
+        release_freed_memory();
+        Ok(())
+    }
+}
+
+/// A complete row group while its columns are encoded.
+struct Pending {
+    /// Its batches in the journal.
+    range: (u64, u64),
+    rows: usize,
+    /// The columns encoded so far, in order (compressed pages).
+    chunks: Vec<ArrowColumnChunk>,
+}
+
+/// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
+/// at 1 ms) allocates a few MiB at once: one column's pages and dictionary, decoded journal batches.
+/// glibc keeps freed memory in the thread's arena for reuse, so without this the process keeps
+/// the high-water mark of the first row group for the rest of the run. Once per row group.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// One column's pass over the open row group in the journal.
+struct ColumnPass<'a> {
+    schema: &'a SchemaRef,
+    descr: &'a SchemaDescriptor,
+    props: &'a WriterPropertiesPtr,
+    journal: &'a Arc<File>,
+    header_len: u64,
+    /// The row group's batches in the journal (empty when it has none).
+    group: (u64, u64),
+    /// Rows after them that are not in the journal.
+    tail: Option<&'a RecordBatch>,
+}
+
+impl ColumnPass<'_> {
+    fn encode(&self, i: usize, row_group: usize) -> Result<ArrowColumnChunk> {
+        let field = self.schema.field(i);
+        let mut writer = self.column_writer(i, row_group)?;
+        if self.group.1 > self.group.0 {
+            let bytes = Range { file: self.journal, at: 0, end: self.header_len }.chain(Range {
+                file: self.journal,
+                at: self.group.0,
+                end: self.group.1,
+            });
+            let reader = StreamReader::try_new_buffered(bytes, Some(vec![i])).context("reading the journal back")?;
+            for batch in reader {
+                let batch = batch.context("reading the journal back")?;
+                for leaf in compute_leaves(field, batch.column(0))? {
+                    writer.write(&leaf)?;
+                }
+            }
+        }
+        if let Some(tail) = self.tail {
+            for leaf in compute_leaves(field, tail.column(i))? {
+                writer.write(&leaf)?;
+            }
+        }
+        Ok(writer.close()?)
+    }
+
+    /// A writer for column `i` alone: a one-column schema holding the file schema's own leaf type,
+    /// so the chunk's descriptor is the one the file expects.
+    fn column_writer(&self, i: usize, row_group: usize) -> Result<ArrowColumnWriter> {
+        let leaf = self.descr.column(i).self_type_ptr();
+        let root = Type::group_type_builder(self.descr.root_schema().name()).with_fields(vec![leaf]).build()?;
+        let one = SerializedFileWriter::new(io::sink(), Arc::new(root), self.props.clone())?;
+        let arrow = Arc::new(Schema::new(vec![self.schema.field(i).clone()]));
+        let mut writers = ArrowRowGroupWriterFactory::new(&one, arrow).create_column_writers(row_group)?;
+        writers.pop().ok_or_else(|| anyhow!("no column writer"))
+    }
+}
+
+/// Bytes `at..end` of a file, read by offset (the journal's own descriptor keeps appending).
+struct Range<'a> {
+    file: &'a File,
+    at: u64,
+    end: u64,
+}
+
+impl Read for Range<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let want = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX).min(buf.len());
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.at)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the journal is shorter than written"));
+        }
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, Float64Array, Int16Array, StringArray};
+    use arrow_schema::{DataType, Field};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::properties::WriterProperties;
+
+    fn batch(schema: &SchemaRef, from: usize, n: usize) -> RecordBatch {
+        let host: ArrayRef = Arc::new(StringArray::from_iter((from..from + n).map(|i| Some(format!("h{}", i % 3)))));
+        let util: ArrayRef =
+            Arc::new(Int16Array::from_iter((from..from + n).map(|i| (i % 7 != 0).then_some((i % 101) as i16))));
+        let power: ArrayRef = Arc::new(Float64Array::from_iter_values((from..from + n).map(|i| i as f64 * 0.5)));
+        RecordBatch::try_new(schema.clone(), vec![host, util, power]).unwrap()
+    }
+
+    #[test]
+    fn row_groups_are_cut_at_their_bound_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("host", DataType::Utf8, true),
+            Field::new("utilization.gpu", DataType::Int16, true),
+            Field::new("power.draw", DataType::Float64, true),
+        ]));
+        let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
+        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let props = Arc::new(
+            WriterProperties::builder()
+                .set_data_page_row_count_limit(100)
+                .set_compression(Compression::ZSTD(Default::default()))
+                .build(),
+        );
+        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        // Batches that straddle the 1,000-row bound: 2,500 rows make 3 row groups.
+        let mut at = 0;
+        for n in [700, 700, 1, 1099] {
+            w.write(&batch(&schema, at, n)).unwrap();
+            at += n;
+        }
+        assert_eq!(w.row_groups(), 2);
+        w.sync_journal().unwrap();
+        // 200 more rows given at close go into the last row group without the journal.
+        w.finish(Some(batch(&schema, 2500, 200))).unwrap().sync().unwrap();
+        let f = File::open(dir.path().join("x.parquet")).unwrap();
+        let r = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+        let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(groups, [1000, 1000, 700]);
+        let got: Vec<RecordBatch> = r.with_batch_size(2700).build().unwrap().map(|b| b.unwrap()).collect();
+        assert_eq!(got.len(), 1);
+        let want = batch(&schema, 0, 2700);
+        for (g, w) in got[0].columns().iter().zip(want.columns()) {
+            assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
+        }
+        let codecs: Vec<Compression> = r_codecs(&dir.path().join("x.parquet"));
+        assert!(codecs.iter().all(|c| matches!(c, Compression::ZSTD(_))), "{codecs:?}");
+        // The journal still holds every row for recovery.
+        let j = StreamReader::try_new(File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
+        assert_eq!(j.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2500);
+    }
+
+    fn r_codecs(path: &std::path::Path) -> Vec<Compression> {
+        let r = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+        r.metadata().row_groups().iter().flat_map(|g| g.columns().iter().map(|c| c.compression())).collect()
+    }
+
+    #[test]
+    fn a_small_last_row_group_is_not_compressed() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
+        let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
+        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let props =
+            Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build());
+        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        let col =
+            |r: std::ops::Range<usize>| -> ArrayRef { Arc::new(Float64Array::from_iter_values(r.map(|i| i as f64))) };
+        w.write(&RecordBatch::try_new(schema.clone(), vec![col(0..1000)]).unwrap()).unwrap();
+        let tail = RecordBatch::try_new(schema.clone(), vec![col(1000..1000 + SMALL_GROUP_ROWS - 1)]).unwrap();
+        w.finish(Some(tail)).unwrap().sync().unwrap();
+        let codecs = r_codecs(&dir.path().join("x.parquet"));
+        assert!(matches!(codecs[..], [Compression::ZSTD(_), Compression::UNCOMPRESSED]), "{codecs:?}");
+    }
+}
