@@ -73,34 +73,31 @@ impl Acc {
 
 /// The row one sub-sample aggregates to on its own, built in place: what [`Acc::add`] then
 /// [`Acc::finish`] give for a single sub-sample (means and sums in the field's storage type, each
-/// `.max` column its base's value, `samples` = 1), without the accumulator's copies.
+/// `.max` column its base's value, `samples` = 1), without the accumulator's copies. Only the
+/// fields the row holds are visited (a missing value stays as it is).
 fn single(mut row: Row) -> Row {
-    let (maxes, typed_fields) = single_plan();
     // The `.max` columns first: they take their base's value as sampled, before it is typed.
-    for &(f, base, ty) in maxes {
+    for &(f, base, ty) in max_columns() {
         if let Some(x) = row.get(base).as_f64() {
             row.set(f, typed(ty, x));
         }
     }
-    for &(f, ty) in typed_fields {
-        if let Some(x) = row.get(f).as_f64() {
-            row.set(f, typed(ty, x));
+    row.for_each_set(|f, v| {
+        let d = f.def();
+        if matches!(d.agg, Agg::Mean | Agg::Sum)
+            && let Some(x) = v.as_f64()
+        {
+            *v = typed(d.ty, x);
         }
-    }
+    });
     row.set(Field::Samples, Value::U(1));
     row
 }
 
-/// Each `(.max column, base, type)` and each `(mean or sum field, type)` of the catalogue.
-type SinglePlan = (Vec<(Field, Field, Ty)>, Vec<(Field, Ty)>);
-
-fn single_plan() -> &'static SinglePlan {
-    static PLAN: OnceLock<SinglePlan> = OnceLock::new();
-    PLAN.get_or_init(|| {
-        let maxes = CATALOG.iter().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect();
-        let typed = CATALOG.iter().filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect();
-        (maxes, typed)
-    })
+/// Each `(.max column, base, type)` of the catalogue.
+fn max_columns() -> &'static [(Field, Field, Ty)] {
+    static PLAN: OnceLock<Vec<(Field, Field, Ty)>> = OnceLock::new();
+    PLAN.get_or_init(|| CATALOG.iter().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect())
 }
 
 /// A mean or maximum in the field's storage type (integers rounded).

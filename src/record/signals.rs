@@ -2,7 +2,7 @@
 //! SIGHUP rotates; the origin of each signal is kept so a terminal's Ctrl-C is not forwarded twice.
 //! No thread: the record loop waits for its next deadline in `ppoll` on the handlers' self-pipe.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -33,6 +33,10 @@ pub enum Signal {
 pub struct Signals {
     delivery: RefCell<SignalDelivery<UnixStream, WithOrigin>>,
     queue: RefCell<VecDeque<Signal>>,
+    /// The self-pipe may hold bytes: it was readable at the last wait (or never waited on yet).
+    /// A handler writes a byte for every signal, so an unreadable pipe means nothing to read and
+    /// the loop does not ask (one `ppoll` per tick, no `recv` that finds nothing).
+    readable: Cell<bool>,
 }
 
 /// Install the handlers; the loop waits on the returned [`Signals`].
@@ -48,7 +52,7 @@ pub fn install() -> Result<Signals> {
             .context("installing signal handlers")?;
         signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
-    Ok(Signals { delivery: RefCell::new(delivery), queue: RefCell::new(VecDeque::new()) })
+    Ok(Signals { delivery: RefCell::new(delivery), queue: RefCell::new(VecDeque::new()), readable: Cell::new(true) })
 }
 
 impl Signals {
@@ -70,12 +74,16 @@ impl Signals {
 
     /// A signal that already arrived, if any.
     pub fn try_recv(&self) -> Result<Signal, TryRecvError> {
+        if let Some(s) = self.take() {
+            return Ok(s);
+        }
+        self.wait_readable(Duration::ZERO);
         self.take().ok_or(TryRecvError::Empty)
     }
 
     fn take(&self) -> Option<Signal> {
         let mut queue = self.queue.borrow_mut();
-        if queue.is_empty() {
+        if queue.is_empty() && self.readable.replace(false) {
             for o in self.delivery.borrow_mut().pending() {
                 queue.push_back(if o.signal == SIGHUP {
                     Signal::Rotate
@@ -95,7 +103,11 @@ impl Signals {
             tv_nsec: d.subsec_nanos() as libc::c_long,
         };
         // SAFETY: one valid pollfd and a valid timespec; no signal mask change.
-        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        let n = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        // Interrupted (a signal came) or readable: the next `take` reads the pipe.
+        if n != 0 {
+            self.readable.set(true);
+        }
     }
 }
 
