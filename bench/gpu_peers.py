@@ -9,6 +9,7 @@ FAKE_NVML_SCENARIO is the 8 x H100 scenario of record.py (every default gpumon G
 |---|---|
 | gpumon -> csv / parquet | `gpumon record -q -i 100ms --count N`: the default fields of 8 GPUs + host, one row per GPU |
 | gpumon -> csv, loop's fields | the same with `--fields` = the loop's fields (no host read, no host columns) |
+| gpumon BEFORE -> csv (, loop's fields) | `--gpumon-before`: an older build run the same two ways in the same rounds |
 | nvidia-ml-py loop | the NVML calls gpumon makes for its default GPU fields, per GPU, one CSV line per GPU |
 | gpustat | `gpustat.new_query()` (its fields, with the GPU processes), one CSV line per GPU |
 | nvitop collector | `ResourceMetricCollector(Device.all(), interval)` sampling in its thread, `collect()` once per tick, one CSV line per tick |
@@ -168,6 +169,9 @@ def main() -> None:
     if args.gpumon_before:
         b = args.gpumon_before
         tools.insert(2, ("gpumon BEFORE -> csv", lambda k, o: [b, "record", "-q", "-i", "100ms", "--count", str(k), "-o", f"{o}.csv"], gm_env,
+                         lambda o: rb.gpumon_rows_and_ticks(Path(f"{o}.csv"))[1]))
+        tools.insert(4, ("gpumon BEFORE -> csv, loop's fields", lambda k, o: [b, "record", "-q", "-i", "100ms", "--count", str(k), "--fields",
+                                                                    LOOP_FIELDS, "-o", f"{o}.csv"], gm_env,
                          lambda o: rb.gpumon_rows_and_ticks(Path(f"{o}.csv"))[1]))
     started = time.monotonic()
     load_before = os.getloadavg()

@@ -73,34 +73,42 @@ impl Acc {
 
 /// The row one sub-sample aggregates to on its own, built in place: what [`Acc::add`] then
 /// [`Acc::finish`] give for a single sub-sample (means and sums in the field's storage type, each
-/// `.max` column its base's value, `samples` = 1), without the accumulator's copies.
+/// `.max` column its base's value, `samples` = 1), without the accumulator's copies. Only the
+/// fields the row holds are visited (a missing value stays as it is).
 fn single(mut row: Row) -> Row {
-    let (maxes, typed_fields) = single_plan();
     // The `.max` columns first: they take their base's value as sampled, before it is typed.
-    for &(f, base, ty) in maxes {
+    for &(f, base, ty) in max_columns() {
         if let Some(x) = row.get(base).as_f64() {
             row.set(f, typed(ty, x));
         }
     }
-    for &(f, ty) in typed_fields {
-        if let Some(x) = row.get(f).as_f64() {
-            row.set(f, typed(ty, x));
+    let retype = retyped();
+    row.for_each_set(|f, v| {
+        match (retype[f as usize], &*v) {
+            (None, _) => {}
+            // An integer below 2^53 is its own rounded mean: the same value without the float trip.
+            (Some(ty), Value::U(n)) if !matches!(ty, Ty::F64) && *n < 1 << 53 => {}
+            (Some(ty), _) => {
+                if let Some(x) = v.as_f64() {
+                    *v = typed(ty, x);
+                }
+            }
         }
-    }
+    });
     row.set(Field::Samples, Value::U(1));
     row
 }
 
-/// Each `(.max column, base, type)` and each `(mean or sum field, type)` of the catalogue.
-type SinglePlan = (Vec<(Field, Field, Ty)>, Vec<(Field, Ty)>);
+/// The storage type of each mean or sum field of the catalogue (None for the others), by field.
+fn retyped() -> &'static [Option<Ty>] {
+    static PLAN: OnceLock<Vec<Option<Ty>>> = OnceLock::new();
+    PLAN.get_or_init(|| CATALOG.iter().map(|d| matches!(d.agg, Agg::Mean | Agg::Sum).then_some(d.ty)).collect())
+}
 
-fn single_plan() -> &'static SinglePlan {
-    static PLAN: OnceLock<SinglePlan> = OnceLock::new();
-    PLAN.get_or_init(|| {
-        let maxes = CATALOG.iter().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect();
-        let typed = CATALOG.iter().filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect();
-        (maxes, typed)
-    })
+/// Each `(.max column, base, type)` of the catalogue.
+fn max_columns() -> &'static [(Field, Field, Ty)] {
+    static PLAN: OnceLock<Vec<(Field, Field, Ty)>> = OnceLock::new();
+    PLAN.get_or_init(|| CATALOG.iter().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect())
 }
 
 /// A mean or maximum in the field's storage type (integers rounded).

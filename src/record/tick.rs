@@ -58,7 +58,7 @@ impl Sources {
         if let Some(j) = &mut self.job {
             j.sample(&mut host_row);
         }
-        let mut rows = Vec::new();
+        let mut rows = Vec::with_capacity(self.gpu.as_ref().map_or(1, |g| g.gpus().count()));
         let mut procs: Vec<GpuProc> = Vec::new();
         if let Some(g) = &mut self.gpu {
             g.sample(seq, budget, &mut rows, &mut procs, events);
@@ -66,10 +66,12 @@ impl Sources {
         if rows.is_empty() {
             rows.push(host_row);
         } else {
-            let host_fields: Vec<Field> = sel.fields().filter(|f| f.def().source != Source::Gpu).collect();
-            for r in &mut rows {
-                for &f in &host_fields {
-                    r.set(f, host_row.get(f).clone());
+            // GPU rows hold no host field yet: an unset field already reads null.
+            let host = sel.fields().filter(|f| f.def().source != Source::Gpu && *host_row.get(*f) != Value::Null);
+            for f in host {
+                let v = host_row.get(f);
+                for r in &mut rows {
+                    r.set(f, v.clone());
                 }
             }
         }

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 
-use crate::schema::catalog::{Field, NvmlRead};
+use crate::schema::catalog::{CATALOG, Field, NvmlRead};
 use crate::schema::row::{GpuEvent, GpuProc, ProcUtil, Row, Selection, Value};
 use crate::source::events::EventWatcher;
 use crate::source::gpm::Gpm;
@@ -86,6 +86,8 @@ type Slot = Mutex<Option<(u64, Result<Reading, Lost>)>>;
 struct Ctx {
     nvml: Arc<Nvml>,
     sel: Selection,
+    /// [`row_capacity`] of `sel`.
+    row_cap: usize,
     procs: bool,
     job: Option<PidSet>,
 }
@@ -231,7 +233,7 @@ fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Re
 }
 
 fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
-    let mut row = identity_row(info);
+    let mut row = identity_row(info, ctx.row_cap);
     sample_device(&ctx.nvml, info, state, &mut row)?;
     let list = ctx.procs || ctx.job.is_some();
     let ps = if list { running_processes(&ctx.nvml, info, ctx.procs, state)? } else { None };
@@ -304,7 +306,7 @@ impl GpuSource {
             all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
         let gate = Arc::new(Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) });
-        let ctx = Arc::new(Ctx { nvml: nvml.clone(), sel: sel.clone(), procs, job });
+        let ctx = Arc::new(Ctx { nvml: nvml.clone(), sel: sel.clone(), row_cap: row_capacity(sel), procs, job });
         let gpus: Vec<Gpu> =
             infos.into_iter().map(|info| Gpu { info, slot: Arc::new(Mutex::new(None)), lost: false }).collect();
         let list = gpus.iter().map(|g| (g.info.clone(), g.slot.clone())).collect::<Vec<_>>();
@@ -441,7 +443,7 @@ impl GpuSource {
                             info.index, info.uuid
                         ));
                     }
-                    identity_row(info)
+                    identity_row(info, 0)
                 }
                 None => {
                     warn_once(
@@ -451,7 +453,7 @@ impl GpuSource {
                             info.index, budget
                         ),
                     );
-                    identity_row(info)
+                    identity_row(info, 0)
                 }
             };
             rows.push(row);
@@ -588,9 +590,17 @@ fn process_util(
     ))
 }
 
-/// A row holding only the GPU's cached identity.
-fn identity_row(info: &GpuInfo) -> Row {
-    let mut row = Row::default();
+/// Values a GPU row of `sel` ends up holding: the selected fields and those the loop adds
+/// (`samples`, `missed`, `phase`, the `.max` column of each selected base), so the row is
+/// allocated once.
+fn row_capacity(sel: &Selection) -> usize {
+    let maxes = CATALOG.iter().filter(|d| d.max_of.is_some_and(|b| sel.fields().any(|f| f == b))).count();
+    sel.len() + 3 + maxes
+}
+
+/// A row holding only the GPU's cached identity, with room for `cap` values.
+fn identity_row(info: &GpuInfo, cap: usize) -> Row {
+    let mut row = Row::with_capacity(cap.max(4));
     row.set(Field::Index, Value::U(u64::from(info.index)));
     row.set(Field::Uuid, Value::S(info.uuid.clone()));
     row.set(Field::Name, Value::S(info.name.clone()));
@@ -633,7 +643,7 @@ pub(super) fn val<T>(
 /// One reading of the GPU fields of `sel` on one GPU, with the same calls `record` makes (for
 /// `gpumon doctor`); None when the GPU is lost.
 pub(super) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row> {
-    let mut row = identity_row(info);
+    let mut row = identity_row(info, row_capacity(sel));
     let mut state = DeviceState::new(nvml, sel);
     sample_device(nvml, info, &mut state, &mut row).ok().map(|()| row)
 }
@@ -685,10 +695,7 @@ fn read_field<'n>(
         NvmlRead::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
         NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
         NvmlRead::Fan => val(info, f, dev.fan_speed(0), u)?,
-        NvmlRead::Pstate => val(info, f, dev.performance_state(), |p| {
-            let n = p.as_c();
-            if n < 16 { Value::S(format!("P{n}").into()) } else { Value::Null }
-        })?,
+        NvmlRead::Pstate => val(info, f, dev.performance_state(), |p| pstate_name(p.as_c()))?,
         NvmlRead::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?,
         NvmlRead::Encoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
         NvmlRead::Decoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
@@ -700,6 +707,13 @@ fn read_field<'n>(
     };
     row.set(f, v);
     Ok(())
+}
+
+/// `P0`..`P15` for NVML's performance state `n` (one shared string each, not one per reading).
+fn pstate_name(n: u32) -> Value {
+    static NAMES: OnceLock<Vec<Arc<str>>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| (0..16).map(|k| Arc::from(format!("P{k}"))).collect());
+    names.get(n as usize).map_or(Value::Null, |s| Value::S(s.clone()))
 }
 
 /// utilization.gpu and utilization.memory from one call.
@@ -742,7 +756,7 @@ mod tests {
     use std::process::Command;
 
     use super::*;
-    use crate::schema::catalog::{CATALOG, Source};
+    use crate::schema::catalog::Source;
 
     /// GPU fields the sampler leaves empty on purpose, each with the reason. A GPU field missing
     /// from a reading and not listed here fails `every_gpu_field_is_sampled`.
