@@ -1,5 +1,5 @@
 //! Parquet row groups encoded one column at a time from the journal: the open row group's rows wait
-//! only in the journal (zstd Arrow IPC, written anyway for recovery), and once the row group is
+//! only in the journal (LZ4 Arrow IPC, written anyway for recovery), and once the row group is
 //! complete each column is read back from it and encoded alone, one column for each batch written
 //! after it (the encoded chunks wait in memory, compressed, until the last one puts the row group in
 //! the file). So one column writer (one zstd context, one dictionary, one column chunk's pages) is
