@@ -90,6 +90,22 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
     true
 }
 
+/// `$p!(T)` for a column of 8-, 16- or 32-bit integers of arrow type `T` (`$dt` its data type),
+/// `$other` for any other type.
+macro_rules! narrow_int {
+    ($dt:expr, $p:ident, $other:expr) => {
+        match $dt {
+            DataType::Int8 => $p!(Int8Type),
+            DataType::Int16 => $p!(Int16Type),
+            DataType::Int32 => $p!(Int32Type),
+            DataType::UInt8 => $p!(UInt8Type),
+            DataType::UInt16 => $p!(UInt16Type),
+            DataType::UInt32 => $p!(UInt32Type),
+            _ => $other,
+        }
+    };
+}
+
 /// Marker for a missing value in [`i64_at`].
 pub const NO_I64: i64 = i64::MIN;
 
@@ -109,15 +125,7 @@ pub fn i64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<i64>) -> bool {
             }
         };
     }
-    match arr.data_type() {
-        DataType::Int8 => p!(Int8Type),
-        DataType::Int16 => p!(Int16Type),
-        DataType::Int32 => p!(Int32Type),
-        DataType::UInt8 => p!(UInt8Type),
-        DataType::UInt16 => p!(UInt16Type),
-        DataType::UInt32 => p!(UInt32Type),
-        _ => return false,
-    }
+    narrow_int!(arr.data_type(), p, return false);
     mark_nulls(arr, Some(rows), &mut out[base..], NO_I64);
     true
 }
@@ -145,15 +153,7 @@ pub fn offsets(arr: &dyn Array, max_span: usize, out: &mut Vec<u16>) -> Option<i
             i64::from(lo)
         }};
     }
-    Some(match arr.data_type() {
-        DataType::Int8 => p!(Int8Type),
-        DataType::Int16 => p!(Int16Type),
-        DataType::Int32 => p!(Int32Type),
-        DataType::UInt8 => p!(UInt8Type),
-        DataType::UInt16 => p!(UInt16Type),
-        DataType::UInt32 => p!(UInt32Type),
-        _ => return None,
-    })
+    Some(narrow_int!(arr.data_type(), p, return None))
 }
 
 /// Append the column's values as `u64` ([`NO_U64`] for null, negative or fractional values rounded,
