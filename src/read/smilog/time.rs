@@ -58,21 +58,18 @@ pub(super) fn has_timestamp_cell(line: &str) -> bool {
     line.split(',').any(|c| parse_naive(c.trim()).is_some())
 }
 
-enum Zone {
-    Named(NamedZone),
-    Local,
-}
-
 /// Local → UTC conversion with a one-hour cache of the offset (logs are in time order).
 pub(super) struct ZoneCache {
-    zone: Zone,
+    /// The log's zone; None: this machine's.
+    zone: Option<NamedZone>,
     hour: Option<NaiveDateTime>,
     off: i64,
 }
 
-/// Offset (seconds east of UTC) of the earliest instant `n` names, and whether it is unambiguous.
-fn offset_in<Z: TimeZone>(z: &Z, n: &NaiveDateTime) -> (Option<i64>, bool) {
-    match z.from_local_datetime(n) {
+/// Offset (seconds east of UTC) of the earliest instant `n` names in this machine's zone, and
+/// whether it is unambiguous (the same answer as [`NamedZone::local_offset`]).
+fn machine_offset(n: &NaiveDateTime) -> (Option<i64>, bool) {
+    match chrono::Local.from_local_datetime(n) {
         MappedLocalTime::Single(d) => (Some(i64::from(d.offset().fix().local_minus_utc())), true),
         MappedLocalTime::Ambiguous(a, _) => (Some(i64::from(a.offset().fix().local_minus_utc())), false),
         MappedLocalTime::None => (None, false),
@@ -85,13 +82,13 @@ fn shift(n: NaiveDateTime, off: i64) -> Option<DateTime<Utc>> {
 
 impl ZoneCache {
     pub(super) fn new(tz: Option<NamedZone>) -> Self {
-        ZoneCache { zone: tz.map_or(Zone::Local, Zone::Named), hour: None, off: 0 }
+        ZoneCache { zone: tz, hour: None, off: 0 }
     }
 
     fn offset(&self, n: &NaiveDateTime) -> (Option<i64>, bool) {
         match &self.zone {
-            Zone::Named(tz) => tz.local_offset(n),
-            Zone::Local => offset_in(&chrono::Local, n),
+            Some(tz) => tz.local_offset(n),
+            None => machine_offset(n),
         }
     }
 
