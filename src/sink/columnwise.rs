@@ -4,7 +4,8 @@
 //! after it (the encoded chunks wait in memory, compressed, until the last one puts the row group in
 //! the file). So one column writer (one zstd context, one dictionary, one column chunk's pages) is
 //! alive at a time instead of one per column for the whole life of every row group, and the work
-//! of a row group is spread over the rows that follow it.
+//! of a row group is spread over the rows that follow it. A row group still small when it ends (a short
+//! run's, the last of a piece) is encoded from its batches held in memory, every column at once.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -34,6 +35,12 @@ const ROW_GROUP_JOURNAL_BYTES: u64 = 8 << 20;
 /// contexts cost more than the rest of its encoding (zstd probes the CPU with `cpuid` for every
 /// context, three VM exits of about 15 µs each on a virtual machine: two contexts per column).
 const SMALL_GROUP_ROWS: usize = 64;
+/// While the open row group has at most this many journal bytes its batches are also held in
+/// memory (about 5 times the journal bytes), and a row group that ends within it is encoded from
+/// them, every column at once: a short run's last row group is neither read back from the journal
+/// (32 decodings of the schema, an LZ4 frame and its zeroed 64 KiB block per column and batch)
+/// nor given 32 writers one after the other.
+const HELD_JOURNAL_BYTES: u64 = 256 << 10;
 /// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
 /// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
 const FIRST_RATIO: f64 = 0.25;
@@ -61,6 +68,10 @@ pub struct ColumnwiseWriter {
     ratio: f64,
     /// A complete row group whose columns are being encoded.
     pending: Option<Pending>,
+    /// The open row group's batches while its journal is within `hold_bytes`.
+    held: Option<Vec<RecordBatch>>,
+    /// [`HELD_JOURNAL_BYTES`] (a test sets 0: every column read back from the journal).
+    hold_bytes: u64,
 }
 
 impl ColumnwiseWriter {
@@ -101,6 +112,8 @@ impl ColumnwiseWriter {
             group_max,
             ratio: FIRST_RATIO,
             pending: None,
+            held: Some(Vec::new()),
+            hold_bytes: HELD_JOURNAL_BYTES,
         })
     }
 
@@ -111,8 +124,14 @@ impl ColumnwiseWriter {
         let mut rest = batch.clone();
         while rest.num_rows() > 0 {
             let n = rest.num_rows().min(self.group_max - self.group_rows);
-            self.journal.write(&rest.slice(0, n)).with_context(|| format!("writing {}", self.journal_target()))?;
+            let part = rest.slice(0, n);
+            self.journal.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
             self.group_rows += n;
+            if self.group_bytes() > self.hold_bytes {
+                self.held = None;
+            } else if let Some(h) = self.held.as_mut() {
+                h.push(part);
+            }
             rest = rest.slice(n, rest.num_rows() - n);
             if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
                 self.close_group()?;
@@ -166,7 +185,8 @@ impl ColumnwiseWriter {
         self.complete_pending()?;
         if self.group_rows + tail.as_ref().map_or(0, RecordBatch::num_rows) > 0 {
             let end = self.journal_end()?;
-            let mut last = Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new() };
+            let held = self.held.take();
+            let mut last = Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new(), held };
             self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
             self.append(last)?;
         }
@@ -195,7 +215,9 @@ impl ColumnwiseWriter {
         }
         self.complete_pending()?;
         let end = self.journal_end()?;
-        self.pending = Some(Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new() });
+        let held = self.held.replace(Vec::new());
+        self.pending =
+            Some(Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new(), held });
         self.group_start = end;
         self.group_rows = 0;
         Ok(())
@@ -232,6 +254,12 @@ impl ColumnwiseWriter {
             tail,
         };
         let index = self.file.flushed_row_groups().len();
+        if p.chunks.is_empty()
+            && let Some(batches) = p.held.take()
+        {
+            p.chunks = pass.encode_all(index, &batches).context("writing a row group")?;
+            return Ok(());
+        }
         for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
             let chunk =
                 pass.encode(i, index).with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
@@ -263,6 +291,8 @@ struct Pending {
     rows: usize,
     /// The columns encoded so far, in order (compressed pages).
     chunks: Vec<ArrowColumnChunk>,
+    /// Its batches, when they were held in memory.
+    held: Option<Vec<RecordBatch>>,
 }
 
 /// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
@@ -295,12 +325,8 @@ impl ColumnPass<'_> {
         let field = self.schema.field(i);
         let mut writer = self.column_writer(i, row_group)?;
         if self.group.1 > self.group.0 {
-            let bytes = Range { file: self.journal, at: 0, end: self.header_len }.chain(Range {
-                file: self.journal,
-                at: self.group.0,
-                end: self.group.1,
-            });
-            let reader = StreamReader::try_new_buffered(bytes, Some(vec![i])).context("reading the journal back")?;
+            let reader = StreamReader::try_new_buffered(self.group_bytes(), Some(vec![i]))
+                .context("reading the journal back")?;
             for batch in reader {
                 let batch = batch.context("reading the journal back")?;
                 for leaf in compute_leaves(field, batch.column(0))? {
@@ -314,6 +340,34 @@ impl ColumnPass<'_> {
             }
         }
         Ok(writer.close()?)
+    }
+
+    /// Every column at once, from the row group's batches held in memory (then `tail`).
+    fn encode_all(&self, row_group: usize, batches: &[RecordBatch]) -> Result<Vec<ArrowColumnChunk>> {
+        let one = SerializedFileWriter::new(io::sink(), self.descr.root_schema_ptr(), self.props.clone())?;
+        let mut writers =
+            ArrowRowGroupWriterFactory::new(&one, self.schema.clone()).create_column_writers(row_group)?;
+        let mut write = |batch: &RecordBatch| -> Result<()> {
+            for ((w, field), column) in writers.iter_mut().zip(self.schema.fields()).zip(batch.columns()) {
+                for leaf in compute_leaves(field, column)? {
+                    w.write(&leaf)?;
+                }
+            }
+            Ok(())
+        };
+        for batch in batches.iter().chain(self.tail) {
+            write(batch)?;
+        }
+        writers.into_iter().map(|w| w.close().map_err(anyhow::Error::from)).collect()
+    }
+
+    /// The schema message and the row group's batches in the journal.
+    fn group_bytes(&self) -> impl Read + '_ {
+        Range { file: self.journal, at: 0, end: self.header_len }.chain(Range {
+            file: self.journal,
+            at: self.group.0,
+            end: self.group.1,
+        })
     }
 
     /// A writer for column `i` alone: a one-column schema holding the file schema's own leaf type,
@@ -368,6 +422,13 @@ mod tests {
 
     #[test]
     fn row_groups_are_cut_at_their_bound_and_read_back_whole() {
+        // Row groups encoded from the batches held in memory, and read back from the journal.
+        for hold_bytes in [HELD_JOURNAL_BYTES, 0] {
+            cut_and_read_back(hold_bytes);
+        }
+    }
+
+    fn cut_and_read_back(hold_bytes: u64) {
         let dir = tempfile::tempdir().unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("host", DataType::Utf8, true),
@@ -383,6 +444,7 @@ mod tests {
                 .build(),
         );
         let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        w.hold_bytes = hold_bytes;
         // Batches that straddle the 1,000-row bound: 2,500 rows make 3 row groups.
         let mut at = 0;
         for n in [700, 700, 1, 1099] {
