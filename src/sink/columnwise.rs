@@ -40,7 +40,7 @@ const SMALL_GROUP_ROWS: usize = 64;
 /// them, every column at once: a short run's last row group is neither read back from the journal
 /// (32 decodings of the schema, an LZ4 frame and its zeroed 64 KiB block per column and batch)
 /// nor given 32 writers one after the other.
-const HELD_JOURNAL_BYTES: u64 = 256 << 10;
+const HELD_JOURNAL_BYTES: u64 = 64 << 10;
 /// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
 /// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
 const FIRST_RATIO: f64 = 0.25;
