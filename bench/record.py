@@ -534,6 +534,8 @@ def main() -> None:
         before = [
             gpumon_tool("gpumon BEFORE host-only -> parquet", args.gpumon_before, no_nvml, tmp / "before.parquet", dur, tmp, 1),
             gpumon_tool("gpumon BEFORE host-only -> csv", args.gpumon_before, no_nvml, tmp / "before.csv", dur, tmp, 1),
+            gpumon_tool("gpumon BEFORE host-only -> parquet @1s", args.gpumon_before, no_nvml, tmp / "before1.parquet", dur1,
+                        tmp, 1, 1.0),
         ]
     tools = [host_pq, host_csv, fake_pq, fake_csv, sadc, psu, *extra, *before]
 
@@ -566,8 +568,8 @@ def main() -> None:
         waves = [[t.long] for t in tools] + [[drift_gpumon, drift_loop]]
     else:
         waves = [
-            [host_pq.long, host_csv.long, sadc.long, drift_gpumon, drift_loop, *(t.long for t in before)],
-            [psu.long, *(t.long for t in extra)],
+            [host_pq.long, host_csv.long, sadc.long, drift_gpumon, drift_loop, *(t.long for t in before[:2])],
+            [psu.long, *(t.long for t in extra), *(t.long for t in before[2:])],
             [fake_pq.long, fake_csv.long],
         ]
     for k, wave in enumerate(waves, 1):
@@ -619,6 +621,7 @@ def main() -> None:
             "csv_cpu_per_tick": hc["cpu_per_tick_ms"] / bc["cpu_per_tick_ms"],
             "parquet_startup": hp["startup_cpu_ms"] / bp["startup_cpu_ms"],
             "csv_startup": hc["startup_cpu_ms"] / bc["startup_cpu_ms"],
+            "parquet_cpu_per_tick_at_1s": hp1["cpu_per_tick_ms"] / by[before[2].name]["cpu_per_tick_ms"],
         }
 
     print()

@@ -5,7 +5,7 @@
 //! the file). So one column writer (one zstd context, one dictionary, one column chunk's pages) is
 //! alive at a time instead of one per column for the whole life of every row group, and the work
 //! of a row group is spread over the rows that follow it. A row group still small when it ends (a short
-//! run's, the last of a piece) is encoded from its batches held in memory, every column at once.
+//! run's, the last of a piece) is encoded from its batches held in memory instead of the journal.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -13,7 +13,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow_schema::{Schema, SchemaRef};
@@ -37,9 +37,9 @@ const ROW_GROUP_JOURNAL_BYTES: u64 = 8 << 20;
 const SMALL_GROUP_ROWS: usize = 64;
 /// While the open row group has at most this many journal bytes its batches are also held in
 /// memory (about 5 times the journal bytes), and a row group that ends within it is encoded from
-/// them, every column at once: a short run's last row group is neither read back from the journal
-/// (32 decodings of the schema, an LZ4 frame and its zeroed 64 KiB block per column and batch)
-/// nor given 32 writers one after the other.
+/// them: a short run's last row group is not read back from the journal (per column, a decoding of
+/// the schema, and an LZ4 frame with its zeroed 64 KiB block per batch). Still one column writer at
+/// a time: 32 at once would hold 32 zstd contexts.
 const HELD_JOURNAL_BYTES: u64 = 64 << 10;
 /// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
 /// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
@@ -251,15 +251,10 @@ impl ColumnwiseWriter {
             journal: &self.journal_file,
             header_len: self.header_len,
             group: p.range,
+            held: p.held.as_deref(),
             tail,
         };
         let index = self.file.flushed_row_groups().len();
-        if p.chunks.is_empty()
-            && let Some(batches) = p.held.take()
-        {
-            p.chunks = pass.encode_all(index, &batches).context("writing a row group")?;
-            return Ok(());
-        }
         for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
             let chunk =
                 pass.encode(i, index).with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
@@ -316,6 +311,8 @@ struct ColumnPass<'a> {
     header_len: u64,
     /// The row group's batches in the journal (empty when it has none).
     group: (u64, u64),
+    /// The same batches, when they were held in memory (then the journal is not read).
+    held: Option<&'a [RecordBatch]>,
     /// Rows after them that are not in the journal.
     tail: Option<&'a RecordBatch>,
 }
@@ -324,41 +321,31 @@ impl ColumnPass<'_> {
     fn encode(&self, i: usize, row_group: usize) -> Result<ArrowColumnChunk> {
         let field = self.schema.field(i);
         let mut writer = self.column_writer(i, row_group)?;
-        if self.group.1 > self.group.0 {
-            let reader = StreamReader::try_new_buffered(self.group_bytes(), Some(vec![i]))
-                .context("reading the journal back")?;
-            for batch in reader {
-                let batch = batch.context("reading the journal back")?;
-                for leaf in compute_leaves(field, batch.column(0))? {
-                    writer.write(&leaf)?;
-                }
-            }
-        }
-        if let Some(tail) = self.tail {
-            for leaf in compute_leaves(field, tail.column(i))? {
+        let mut write = |column: &ArrayRef| -> Result<()> {
+            for leaf in compute_leaves(field, column)? {
                 writer.write(&leaf)?;
-            }
-        }
-        Ok(writer.close()?)
-    }
-
-    /// Every column at once, from the row group's batches held in memory (then `tail`).
-    fn encode_all(&self, row_group: usize, batches: &[RecordBatch]) -> Result<Vec<ArrowColumnChunk>> {
-        let one = SerializedFileWriter::new(io::sink(), self.descr.root_schema_ptr(), self.props.clone())?;
-        let mut writers =
-            ArrowRowGroupWriterFactory::new(&one, self.schema.clone()).create_column_writers(row_group)?;
-        let mut write = |batch: &RecordBatch| -> Result<()> {
-            for ((w, field), column) in writers.iter_mut().zip(self.schema.fields()).zip(batch.columns()) {
-                for leaf in compute_leaves(field, column)? {
-                    w.write(&leaf)?;
-                }
             }
             Ok(())
         };
-        for batch in batches.iter().chain(self.tail) {
-            write(batch)?;
+        match self.held {
+            Some(batches) => {
+                for batch in batches {
+                    write(batch.column(i))?;
+                }
+            }
+            None if self.group.1 > self.group.0 => {
+                let reader = StreamReader::try_new_buffered(self.group_bytes(), Some(vec![i]))
+                    .context("reading the journal back")?;
+                for batch in reader {
+                    write(batch.context("reading the journal back")?.column(0))?;
+                }
+            }
+            None => {}
         }
-        writers.into_iter().map(|w| w.close().map_err(anyhow::Error::from)).collect()
+        if let Some(tail) = self.tail {
+            write(tail.column(i))?;
+        }
+        Ok(writer.close()?)
     }
 
     /// The schema message and the row group's batches in the journal.
