@@ -225,6 +225,8 @@ mod tests {
             (Value::F(300.0), "300.0"),
             (Value::F(70.5), "70.5"),
             (Value::F(-0.0), "-0.0"),
+            // 17 digits, where ryu writes ...745.2 (the other shortest): left to the formatter.
+            (Value::F(1_592_223_542_930_745.3), "1592223542930745.3"),
             (Value::F(1e-5), "1e-5"),
             (Value::F(1e16), "1e16"),
             (Value::F(f64::NAN), "NaN"),
