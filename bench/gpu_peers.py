@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -236,6 +237,9 @@ def main() -> None:
             "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "scenario": scenario.read_text(),
         }, indent=2) + "\n")
         print(f"wrote {args.json}")
+    if not args.keep:
+        # Outputs, the launcher and the scenario: scratch unless --keep asked for them.
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

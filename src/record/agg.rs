@@ -82,27 +82,29 @@ fn single(mut row: Row) -> Row {
             row.set(f, typed(ty, x));
         }
     }
-    let retype = retyped();
-    row.for_each_set(|f, v| {
-        match (retype[f as usize], &*v) {
-            (None, _) => {}
+    for &(f, ty) in retyped() {
+        let v = row.get(f);
+        match v {
             // An integer below 2^53 is its own rounded mean: the same value without the float trip.
-            (Some(ty), Value::U(n)) if !matches!(ty, Ty::F64) && *n < 1 << 53 => {}
-            (Some(ty), _) => {
+            Value::U(n) if !matches!(ty, Ty::F64) && *n < 1 << 53 => {}
+            // Unset fields read null: nothing to type.
+            _ => {
                 if let Some(x) = v.as_f64() {
-                    *v = typed(ty, x);
+                    row.set(f, typed(ty, x));
                 }
             }
         }
-    });
+    }
     row.set(Field::Samples, Value::U(1));
     row
 }
 
-/// The storage type of each mean or sum field of the catalogue (None for the others), by field.
-fn retyped() -> &'static [Option<Ty>] {
-    static PLAN: OnceLock<Vec<Option<Ty>>> = OnceLock::new();
-    PLAN.get_or_init(|| CATALOG.iter().map(|d| matches!(d.agg, Agg::Mean | Agg::Sum).then_some(d.ty)).collect())
+/// Each mean or sum field of the catalogue with its storage type.
+fn retyped() -> &'static [(Field, Ty)] {
+    static PLAN: OnceLock<Vec<(Field, Ty)>> = OnceLock::new();
+    PLAN.get_or_init(|| {
+        CATALOG.iter().filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect()
+    })
 }
 
 /// Each `(.max column, base, type)` of the catalogue.

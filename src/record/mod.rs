@@ -209,7 +209,8 @@ impl Recorder<'_> {
             self.out.outputs.send_events(events, &self.hostname);
         }
         if let Some(t) = self.rows.push(sub, row, m) {
-            let util = status_util(&t);
+            // Only a status line shows it (not with -q or off a terminal).
+            let util = if self.show_status { status_util(&t) } else { String::new() };
             self.out.emit(t);
             if self.show_status {
                 self.draw_status(start, &util);
