@@ -16,6 +16,8 @@ const RULES: &[(&str, &[&str])] = &[
     ("record", &["source", "sink", "schema", "util"]),
     ("cli", &["schema", "util"]),
     ("cmd", &["cli", "record", "source", "sink", "read", "analysis", "present", "schema", "util"]),
+    // Extra executables (`gpumon-analyze`): like main.rs, they call the library's public entry only.
+    ("bin", &[]),
 ];
 
 fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -2,7 +2,7 @@
 //!
 //! Rooms follow the data flow (see ARCHITECTURE.md): `util` and `schema` at the floor, `source` and
 //! `sink` for recording, `record` joining them, `read` -> `analysis` -> `present` for reading, `cmd`
-//! wiring one subcommand each and `cli` parsing arguments. Only [`main`] is public.
+//! wiring one subcommand each and `cli` parsing arguments. Only [`main`] and [`main_reading`] are public.
 
 mod analysis;
 mod cli;
@@ -15,9 +15,15 @@ mod sink;
 mod source;
 mod util;
 
-/// Run the command line and return the process exit code.
+/// Run the command line and return the process exit code (`gpumon`: recording, and the reading
+/// commands handed to `gpumon-analyze`).
 pub fn main() -> i32 {
     cmd::main()
+}
+
+/// The same for `gpumon-analyze`, the binary that runs the reading commands.
+pub fn main_reading() -> i32 {
+    cmd::main_reading()
 }
 
 // The library surface the integration tests use: the catalogue (names, Prometheus metric names)

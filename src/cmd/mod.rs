@@ -14,12 +14,17 @@ pub mod report;
 pub mod summarize;
 pub mod watch;
 
+mod analyzer;
+
 use anyhow::Result;
 use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Cmd, DoctorFormatArg};
-use crate::util::error::{code_for, exit};
+use crate::util::error::{UsageError, code_for, exit};
 
+/// The recording side, run by the `gpumon` binary itself. The reading commands are passed to the
+/// `gpumon-analyze` binary beside it (`analyzer`): a recorder beside a week-long job maps only the
+/// code it runs (start-up, resident memory; bench/README.md "Fourth session").
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.cmd {
         Cmd::Record(args) => record::run(*args),
@@ -34,16 +39,32 @@ fn dispatch(cli: Cli) -> Result<i32> {
             };
             doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format })
         }
-        Cmd::Summarize(a) => summarize::run(&a.into_config()?),
-        Cmd::Report(a) => report::run(&a.into_config()?),
-        Cmd::Convert(a) => convert::run(&a.into_config()?),
         Cmd::Mark(a) => mark::run(&a.into_config()?),
-        Cmd::Compare(a) => compare::run(&a.into_config()?),
-        Cmd::Watch(a) => watch::run(&a.into_config()?),
         Cmd::Recover { path } => recover::run(&path),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());
             Ok(exit::OK)
+        }
+        Cmd::Summarize(_) | Cmd::Report(_) | Cmd::Convert(_) | Cmd::Compare(_) | Cmd::Watch(_) => analyzer::exec(),
+    }
+}
+
+/// The reading side, run by the `gpumon-analyze` binary (which `gpumon` execs for these commands).
+fn dispatch_reading(cli: Cli) -> Result<i32> {
+    match cli.cmd {
+        Cmd::Summarize(a) => summarize::run(&a.into_config()?),
+        Cmd::Report(a) => report::run(&a.into_config()?),
+        Cmd::Convert(a) => convert::run(&a.into_config()?),
+        Cmd::Compare(a) => compare::run(&a.into_config()?),
+        Cmd::Watch(a) => watch::run(&a.into_config()?),
+        Cmd::Record(_)
+        | Cmd::Fields(_)
+        | Cmd::Doctor(_)
+        | Cmd::Mark(_)
+        | Cmd::Recover { .. }
+        | Cmd::Completions { .. } => {
+            Err(UsageError(format!("{} runs gpumon's reading commands; run this one as `gpumon`", analyzer::NAME))
+                .into())
         }
     }
 }
@@ -53,8 +74,17 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
 }
 
-/// Parse the command line, run, and return the process exit code.
+/// Parse the command line, run, and return the process exit code (`gpumon`).
 pub fn main() -> i32 {
+    run(dispatch)
+}
+
+/// The same for `gpumon-analyze`: the reading commands.
+pub fn main_reading() -> i32 {
+    run(dispatch_reading)
+}
+
+fn run(dispatch: fn(Cli) -> Result<i32>) -> i32 {
     let cli = match Cli::try_parse_from(crate::cli::nvsmi_argv(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
