@@ -569,6 +569,18 @@ mod tests {
     }
 
     #[test]
+    fn parts_taken_in_turn_come_back_in_order() {
+        for threads in [1, 2, 3, 8] {
+            let out = take_in_turn(10, threads, &|i| Ok(i * 10)).unwrap();
+            assert_eq!(out, (0..10).map(|i| i * 10).collect::<Vec<_>>());
+        }
+        // The first failing part's error, whatever finished first.
+        let r = take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
+        assert_eq!(r.unwrap_err().to_string(), "part 4");
+        assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
+    }
+
+    #[test]
     fn csv_cut_last_line_is_a_warning() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.csv");
