@@ -25,7 +25,7 @@ SHARED = os.path.join(ROOT, "..", "shared", "bench")
 
 
 def run(cmd):
-    """Run cmd, return (wall seconds, peak RSS MiB, stdout bytes)."""
+    """Run cmd, return (wall seconds, peak RSS MiB, stdout bytes, CPU seconds: user + system)."""
     out_path = os.path.join(ROOT, "bench", ".data", "stdout.tmp")
     with open(out_path, "wb") as out:
         t0 = time.perf_counter()
@@ -37,7 +37,7 @@ def run(cmd):
         sys.exit(f"{cmd[0]} failed ({status}): {err.decode(errors='replace')}")
     with open(out_path, "rb") as f:
         data = f.read()
-    return wall, ru.ru_maxrss / 1024.0, data
+    return wall, ru.ru_maxrss / 1024.0, data, ru.ru_utime + ru.ru_stime
 
 
 def ensure_input(rows):
@@ -111,27 +111,33 @@ def main():
         tools["gpumon-before"] = [a.before, "summarize", path, "--format", "json", "-q"]
     for peer in filter(None, a.peers.split(",")):
         tools[peer] = [sys.executable, os.path.join(SHARED, "peer_summary.py"), peer, path]
-    res = {k: {"wall_s": [], "rss_mib": []} for k in tools}
+    res = {k: {"wall_s": [], "rss_mib": [], "cpu_s": []} for k in tools}
     last = {}
+    load_before = os.getloadavg()
     for k, cmd in tools.items():
-        _, _, last[k] = run(cmd)  # warm-up, untimed
+        _, _, last[k], _ = run(cmd)  # warm-up, untimed
     for _ in range(a.runs):
         for k, cmd in tools.items():
-            w, rss, out = run(cmd)
+            w, rss, out, cpu = run(cmd)
             res[k]["wall_s"].append(w)
             res[k]["rss_mib"].append(rss)
+            res[k]["cpu_s"].append(cpu)
             last[k] = out
     ours = json.loads(last["gpumon"])
-    report = {"rows": a.rows * a.scale, "file_bytes": os.path.getsize(path), "cpus": os.cpu_count(), "runs": a.runs, "tools": {}}
+    report = {"rows": a.rows * a.scale, "file_bytes": os.path.getsize(path), "cpus": os.cpu_count(), "runs": a.runs,
+              "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "tools": {}}
     for k in tools:
         report["tools"][k] = {
             "wall_s_median": statistics.median(res[k]["wall_s"]),
+            "cpu_s_median": statistics.median(res[k]["cpu_s"]),
             "peak_rss_mib_max": max(res[k]["rss_mib"]),
             "wall_s": res[k]["wall_s"],
+            "cpu_s": res[k]["cpu_s"],
         }
     g = report["tools"]["gpumon"]
-    print(f"{a.rows * a.scale:,} rows, {report['file_bytes'] / 1e6:.0f} MB, {os.cpu_count()} CPUs, median of {a.runs}")
-    print(f"{'tool':14} {'wall s':>8} {'peak RSS MiB':>13} {'time vs gpumon':>15} {'max rel. diff':>14}")
+    print(f"{a.rows * a.scale:,} rows, {report['file_bytes'] / 1e6:.0f} MB, {os.cpu_count()} CPUs, median of {a.runs}, "
+          f"load {load_before[0]:.1f} -> {report['loadavg_after'][0]:.1f}")
+    print(f"{'tool':14} {'wall s':>8} {'(min-max)':>11} {'CPU s':>6} {'peak RSS MiB':>13} {'time vs gpumon':>15} {'max rel. diff':>14}")
     for k, t in report["tools"].items():
         if k == "gpumon-before":
             diff = "same" if json.loads(last[k]) == ours else "differs"
@@ -139,7 +145,8 @@ def main():
             diff = "" if k == "gpumon" else f"{compare(ours, json.loads(last[k])):.1e}"
         ratio = t["wall_s_median"] / g["wall_s_median"]
         t["gpumon_time_ratio"] = g["wall_s_median"] / t["wall_s_median"]
-        print(f"{k:14} {t['wall_s_median']:8.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
+        span = f"{min(t['wall_s']):.2f}-{max(t['wall_s']):.2f}"
+        print(f"{k:14} {t['wall_s_median']:8.2f} {span:>11} {t['cpu_s_median']:6.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(report, f, indent=1)

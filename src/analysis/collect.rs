@@ -108,6 +108,12 @@ impl Scratch {
     }
 }
 
+thread_local! {
+    /// The scratch of the collectors on this thread: one per reading thread, not one per part of
+    /// the data (a part's collector is kept until the parts are joined).
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+}
+
 /// Accumulators for one part of the data.
 pub struct Collector {
     cfg: CollectConfig,
@@ -116,7 +122,6 @@ pub struct Collector {
     pub host_accs: Vec<HostAcc>,
     /// Held-back first tick of each host in this part: (host, row) of the current batch.
     pending_rows: Vec<(u32, usize)>,
-    s: Scratch,
     /// Rows outside the window.
     pub windowed_out: u64,
 }
@@ -129,7 +134,6 @@ impl Collector {
             gpus: Vec::new(),
             host_accs: Vec::new(),
             pending_rows: Vec::new(),
-            s: Scratch::default(),
             windowed_out: 0,
         }
     }
@@ -173,7 +177,7 @@ impl Collector {
             return Ok(());
         }
         let cols = cols::catalogue_columns(batch);
-        let mut s = std::mem::take(&mut self.s);
+        let mut s = SCRATCH.take();
         s.ts.clear();
         if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {
             self.rows(&cols, default_host, n, keep, &mut s);
@@ -186,7 +190,7 @@ impl Collector {
             self.identity(&cols, &s);
             self.host_columns(&cols, &mut s);
         }
-        self.s = s;
+        SCRATCH.set(s);
         Ok(())
     }
 
@@ -244,8 +248,11 @@ impl Collector {
 
     /// Timing: one step per GPU row, with power and the energy counter (slot by slot, each slot's
     /// rows in order).
+    /// The power column's own statistics are fed here too, from the same gather, when it holds
+    /// floats (see [`float_power`]).
     fn timing(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let (power, energy) = (find(cols, Field::PowerDraw), find(cols, Field::EnergyTotal));
+        let power_slot = float_power(cols);
         for &(sl, lo, hi) in &s.groups {
             let rows = &s.order[lo..hi];
             gather(power, rows, &mut s.a);
@@ -257,13 +264,20 @@ impl Collector {
             g.first_ts = s.i.iter().fold(g.first_ts, |m, &t| m.min(t));
             g.last_ts = s.i.iter().fold(g.last_ts, |m, &t| m.max(t));
             g.timing.steps(&s.i, &s.a, &s.b);
+            if let Some(slot) = power_slot {
+                g.add_slice(slot, &s.a);
+            }
         }
     }
 
     /// The columns of the GPU accumulators ([`inputs`]), slot by slot.
     fn gpu_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let power_done = float_power(cols).is_some();
         for &(f, slot) in inputs(Scope::Gpu) {
             let Some(c) = find(cols, f) else { continue };
+            if f == Field::PowerDraw && power_done {
+                continue;
+            }
             if self.count_column(c, slot, s) {
                 continue;
             }
@@ -434,6 +448,22 @@ impl Collector {
         for h in &mut self.host_accs {
             h.settle();
         }
+    }
+}
+
+/// The accumulator slot of a power column of floats: [`Collector::timing`] gathers it per GPU anyway
+/// and feeds its statistics from that gather, the same values in the same order as the gather of
+/// [`Collector::gpu_columns`] (which then passes it over). None for a power column of whole numbers
+/// (counted or gathered as integers there) or when power is not a single input.
+fn float_power(cols: &Cols<'_>) -> Option<Slot> {
+    let c = find(cols, Field::PowerDraw)?;
+    if !matches!(c.data_type(), arrow_schema::DataType::Float32 | arrow_schema::DataType::Float64) {
+        return None;
+    }
+    let mut slots = inputs(Scope::Gpu).iter().filter(|(f, _)| *f == Field::PowerDraw);
+    match (slots.next(), slots.next()) {
+        (Some(&(_, slot)), None) => Some(slot),
+        _ => None,
     }
 }
 

@@ -189,8 +189,11 @@ impl ParquetFile {
     }
 
     /// Read the columns of `want` (plus timestamp, host and GPU keys), row groups split into
-    /// contiguous parts read by up to `threads` threads. Returns one state per part, in file order.
-    /// Text columns other than the host and phase (uuid, name) are read from the first row group only.
+    /// contiguous parts (up to [`PARTS_PER_THREAD`] per thread) that up to `threads` threads take in
+    /// turn, each the next part not yet taken: a thread slowed by other work on the machine takes
+    /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
+    /// file order. Text columns other than the host and phase (uuid, name) are read from the first
+    /// row group only.
     pub fn scan<S: Send>(
         &self,
         want: &[Field],
@@ -202,7 +205,8 @@ impl ParquetFile {
         let md = self.meta.metadata();
         let groups: Vec<(usize, u64)> =
             (0..md.num_row_groups()).map(|i| (i, md.row_group(i).num_rows().max(0) as u64)).collect();
-        let parts = partition(&groups, threads.max(1));
+        let threads = threads.max(1);
+        let parts = partition(&groups, if threads > 1 { threads * PARTS_PER_THREAD } else { 1 });
         let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
         let run = |part: &[usize], first: bool| -> Result<S> {
             let mut state = init();
@@ -218,15 +222,53 @@ impl ParquetFile {
             let all: Vec<usize> = groups.iter().map(|g| g.0).collect();
             return Ok(vec![run(&all, true)?]);
         }
-        std::thread::scope(|s| {
-            let handles: Vec<_> =
-                parts.iter().enumerate().map(|(i, part)| s.spawn(move || run(part, i == 0))).collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a reader thread failed"))))
-                .collect()
-        })
+        take_in_turn(parts.len(), threads, &|i| run(&parts[i], i == 0))
     }
+}
+
+/// Parts per reading thread: enough that the threads finish close together when one is slowed down,
+/// few enough that the states of the parts (per-GPU accumulators, held until they are joined) stay
+/// small.
+const PARTS_PER_THREAD: usize = 4;
+
+/// Run `run(0..n)` on up to `threads` threads, each taking the next index not yet taken; the results
+/// in index order. After an error no further index is started; the first error in index order is
+/// returned.
+fn take_in_turn<S: Send>(n: usize, threads: usize, run: &(dyn Fn(usize) -> Result<S> + Sync)) -> Result<Vec<S>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Result<S>>>> = Mutex::new((0..n).map(|_| None).collect());
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                return;
+            }
+            let r = run(i);
+            if r.is_err() {
+                next.store(n, Ordering::Relaxed);
+            }
+            if let Ok(mut d) = done.lock() {
+                d[i] = Some(r);
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.min(n)).map(|_| s.spawn(work)).collect();
+        for h in handles {
+            if h.join().is_err() {
+                next.store(n, Ordering::Relaxed);
+            }
+        }
+    });
+    let done = done.into_inner().map_err(|_| anyhow::anyhow!("a reader thread failed"))?;
+    let mut out = Vec::with_capacity(n);
+    for r in done {
+        // A part not read: an earlier one failed (its error comes first) or its thread did.
+        out.push(r.unwrap_or_else(|| Err(anyhow::anyhow!("a reader thread failed")))?);
+    }
+    Ok(out)
 }
 
 /// Split row groups (index, rows) into at most `n` contiguous parts of similar row counts.
@@ -524,6 +566,18 @@ mod tests {
         assert!(p[0].len().abs_diff(p[1].len()) <= 1);
         assert_eq!(partition(&g[..1], 4).len(), 1);
         assert_eq!(partition(&[], 2), vec![Vec::<usize>::new()]);
+    }
+
+    #[test]
+    fn parts_taken_in_turn_come_back_in_order() {
+        for threads in [1, 2, 3, 8] {
+            let out = take_in_turn(10, threads, &|i| Ok(i * 10)).unwrap();
+            assert_eq!(out, (0..10).map(|i| i * 10).collect::<Vec<_>>());
+        }
+        // The first failing part's error, whatever finished first.
+        let r = take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
+        assert_eq!(r.unwrap_err().to_string(), "part 4");
+        assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
     }
 
     #[test]

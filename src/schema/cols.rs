@@ -49,12 +49,17 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
     let base = out.len();
     macro_rules! p {
         ($t:ty) => {
+            p!($t, |v| v as f64)
+        };
+        ($t:ty, $conv:expr) => {
             match arr.as_primitive_opt::<$t>() {
-                Some(a) => prim_f64(a, rows, out, |v| v as f64),
+                Some(a) => prim_f64(a, rows, out, $conv),
                 None => return false,
             }
         };
     }
+    // Floats: a value that is not finite reads as NaN, in the same pass.
+    let finite = |v: f64| if v.is_finite() { v } else { f64::NAN };
     match arr.data_type() {
         DataType::Int8 => p!(Int8Type),
         DataType::Int16 => p!(Int16Type),
@@ -64,8 +69,8 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
         DataType::UInt16 => p!(UInt16Type),
         DataType::UInt32 => p!(UInt32Type),
         DataType::UInt64 => p!(UInt64Type),
-        DataType::Float32 => p!(Float32Type),
-        DataType::Float64 => p!(Float64Type),
+        DataType::Float32 => p!(Float32Type, |v| finite(f64::from(v))),
+        DataType::Float64 => p!(Float64Type, finite),
         DataType::Boolean => match arr.as_boolean_opt() {
             Some(b) => {
                 let bit = |i: usize| if i < b.len() && b.value(i) { 1.0 } else { 0.0 };
@@ -80,13 +85,6 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
         _ => return false,
     }
     mark_nulls(arr, rows, &mut out[base..], f64::NAN);
-    if matches!(arr.data_type(), DataType::Float32 | DataType::Float64) {
-        for v in &mut out[base..] {
-            if !v.is_finite() {
-                *v = f64::NAN;
-            }
-        }
-    }
     true
 }
 
@@ -316,10 +314,30 @@ pub fn str_ids(arr: &dyn Array, ids: &mut Interner, missing: u32, out: &mut Vec<
             if !str_ids(d.values().as_ref(), ids, missing, &mut vals) {
                 return false;
             }
+            let id = |k: Option<usize>| k.and_then(|k| vals.get(k)).copied().unwrap_or(missing);
+            // The keys read in their own type (no vector of normalised keys per batch).
+            macro_rules! keys {
+                ($t:ty) => {
+                    match arr.as_dictionary_opt::<$t>() {
+                        Some(a) => out.extend(a.keys().values().iter().map(|&k| id(usize::try_from(k).ok()))),
+                        None => return false,
+                    }
+                };
+            }
             if vals.is_empty() {
                 out.resize(base + arr.len(), missing);
             } else {
-                out.extend(d.normalized_keys().into_iter().map(|k| vals.get(k).copied().unwrap_or(missing)));
+                match d.keys().data_type() {
+                    DataType::Int8 => keys!(Int8Type),
+                    DataType::Int16 => keys!(Int16Type),
+                    DataType::Int32 => keys!(Int32Type),
+                    DataType::Int64 => keys!(Int64Type),
+                    DataType::UInt8 => keys!(UInt8Type),
+                    DataType::UInt16 => keys!(UInt16Type),
+                    DataType::UInt32 => keys!(UInt32Type),
+                    DataType::UInt64 => keys!(UInt64Type),
+                    _ => out.extend(d.normalized_keys().into_iter().map(|k| id(Some(k)))),
+                }
             }
             mark_nulls(arr, None, &mut out[base..], missing);
         }
