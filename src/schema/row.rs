@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::schema::catalog::{CATALOG, FIELD_COUNT, Field};
+use crate::schema::catalog::{FIELD_COUNT, Field};
 
 /// One recorded value. Every sink renders `Null` and `Unsupported` as missing.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -97,15 +97,6 @@ impl Row {
     #[inline]
     pub fn get(&self, f: Field) -> &Value {
         self.at(f as usize)
-    }
-
-    /// Call `f` on each field that was set, with its value, in catalogue order.
-    pub fn for_each_set(&mut self, mut f: impl FnMut(Field, &mut Value)) {
-        for (d, &k) in CATALOG.iter().zip(&self.slot) {
-            if k != UNSET {
-                f(d.field, &mut self.values[usize::from(k)]);
-            }
-        }
     }
 
     #[inline]
@@ -217,15 +208,5 @@ mod tests {
         assert_eq!(a, b, "order of setting and an explicit null do not matter");
         b.set(Field::MemUsed, Value::Unsupported);
         assert_ne!(a, b);
-        let mut seen = Vec::new();
-        b.for_each_set(|f, v| seen.push((f, v.clone())));
-        let want = [
-            (Field::MemUsed, Value::Unsupported),
-            (Field::UtilGpu, Value::U(8)),
-            (Field::Pstate, Value::S("P0".into())),
-        ];
-        let mut want = want.to_vec();
-        want.sort_by_key(|(f, _)| *f as usize);
-        assert_eq!(seen, want, "catalogue order");
     }
 }
