@@ -17,10 +17,11 @@ pub fn exec() -> Result<i32> {
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_else(|| "gpumon".into());
     let err = Command::new(&path).arg0(arg0).args(args).exec();
+    let beside = std::env::current_exe().map_or_else(|_| "gpumon".into(), |me| me.with_file_name(NAME));
     Err(anyhow!(
-        "cannot start {} ({err}): gpumon's reading commands run there; it is installed beside gpumon \
-         (`cargo install` and the wheel install both)",
-        path.display()
+        "cannot start {NAME} ({err}; looked at {} and on PATH): gpumon's reading commands run there; \
+         install it beside gpumon (`cargo install` and the wheel install both)",
+        beside.display()
     ))
 }
 

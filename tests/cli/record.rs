@@ -549,3 +549,47 @@ print(";".join(f"{h}={n}/{d}" for h, n, d in rows))
     let hosts: Vec<&str> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
     assert_eq!(hosts, ["node-a", "node-b", "node-c"]);
 }
+
+/// The README's main command is `cargo run --release -- record ...`: with two binaries in the
+/// package cargo picks one only through `default-run`, which must name the recorder.
+#[test]
+fn cargo_run_in_the_readme_picks_the_recorder() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    assert!(readme.contains("cargo run --release -- record"), "the README's main command changed");
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.lines().any(|l| l.trim() == r#"default-run = "gpumon""#),
+        "Cargo.toml must set default-run = \"gpumon\" (two [[bin]] targets)"
+    );
+}
+
+/// `gpumon` copied alone still records; its reading commands (run by `gpumon-analyze`) fail with
+/// one line naming what is missing, and work again once the sibling is beside it.
+#[test]
+fn a_lone_gpumon_records_and_names_the_missing_analyzer() {
+    let dir = tempfile::tempdir().unwrap();
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gpumon"));
+    let lone = dir.path().join("gpumon");
+    std::fs::copy(&built, &lone).unwrap();
+    let empty_path = dir.path().join("empty");
+    std::fs::create_dir(&empty_path).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&lone)
+            .args(args)
+            .current_dir(dir.path())
+            .env("PATH", &empty_path)
+            .env_remove("GPUMON_NVML_LIB")
+            .output()
+            .unwrap()
+    };
+    let rec = run(&["record", "-q", "-i", "100ms", "--count", "2", "-o", "x.csv"]);
+    assert!(rec.status.success(), "{}", String::from_utf8_lossy(&rec.stderr));
+    let sum = run(&["summarize", "x.csv"]);
+    let err = String::from_utf8_lossy(&sum.stderr);
+    assert_eq!(sum.status.code(), Some(1), "{err}");
+    assert!(err.contains("gpumon-analyze") && err.lines().count() == 1, "{err}");
+    std::fs::copy(built.with_file_name("gpumon-analyze"), dir.path().join("gpumon-analyze")).unwrap();
+    let sum = run(&["summarize", "x.csv"]);
+    assert!(sum.status.success(), "{}", String::from_utf8_lossy(&sum.stderr));
+    assert!(String::from_utf8_lossy(&sum.stdout).contains("gpumon summary"));
+}
