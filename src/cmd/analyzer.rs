@@ -13,23 +13,15 @@ pub const NAME: &str = "gpumon-analyze";
 /// Replace this process with `gpumon-analyze` and the same arguments; returns only when it could
 /// not be started.
 pub fn exec() -> Result<i32> {
-    let path = sibling();
+    // Beside this binary (links resolved), else whichever `PATH` finds.
+    let beside = std::env::current_exe().ok().map(|me| me.with_file_name(NAME));
+    let path = beside.clone().filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from(NAME));
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_else(|| "gpumon".into());
     let err = Command::new(&path).arg0(arg0).args(args).exec();
-    let beside = std::env::current_exe().map_or_else(|_| "gpumon".into(), |me| me.with_file_name(NAME));
     Err(anyhow!(
         "cannot start {NAME} ({err}; looked at {} and on PATH): gpumon's reading commands run there; \
          install it beside gpumon (`cargo install` and the wheel install both)",
-        beside.display()
+        beside.unwrap_or_else(|| PathBuf::from(NAME)).display()
     ))
-}
-
-/// `gpumon-analyze` beside this binary (links resolved), else whichever `PATH` finds.
-fn sibling() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .map(|me| me.with_file_name(NAME))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from(NAME))
 }

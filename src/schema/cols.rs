@@ -327,17 +327,12 @@ pub fn str_ids(arr: &dyn Array, ids: &mut Interner, missing: u32, out: &mut Vec<
             if vals.is_empty() {
                 out.resize(base + arr.len(), missing);
             } else {
-                match d.keys().data_type() {
-                    DataType::Int8 => keys!(Int8Type),
-                    DataType::Int16 => keys!(Int16Type),
-                    DataType::Int32 => keys!(Int32Type),
-                    DataType::Int64 => keys!(Int64Type),
-                    DataType::UInt8 => keys!(UInt8Type),
-                    DataType::UInt16 => keys!(UInt16Type),
-                    DataType::UInt32 => keys!(UInt32Type),
-                    DataType::UInt64 => keys!(UInt64Type),
-                    _ => out.extend(d.normalized_keys().into_iter().map(|k| id(Some(k)))),
-                }
+                // 64-bit keys (rare) through the normalised keys.
+                narrow_int!(
+                    d.keys().data_type(),
+                    keys,
+                    out.extend(d.normalized_keys().into_iter().map(|k| id(Some(k))))
+                )
             }
             mark_nulls(arr, None, &mut out[base..], missing);
         }
