@@ -92,6 +92,9 @@ class Proc:
     rc: int | None = None
     stderr: str = ""
     cgroup: bool = False  # measure with a cpuacct cgroup (tools that daemonize) instead of wait4
+    # (seconds since start, cgroup CPU seconds) every 0.2 s of a cgroup run: the steady-state rate
+    # without start-up and exit (see steady_per_tick)
+    usage: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def cpu_s(self) -> float:
@@ -170,7 +173,7 @@ class Tool:
     cgroup: bool = False
 
 
-def gpumon_tool(name, gpumon, env, out, long_args, tmp, rows_per_tick, interval_s=INTERVAL_S):
+def gpumon_tool(name, gpumon, env, out, long_args, tmp, rows_per_tick, interval_s=INTERVAL_S, cgroup=False):
     suffix = out.suffix
     iv = f"{int(interval_s * 1000)}ms"
     return Tool(
@@ -182,6 +185,7 @@ def gpumon_tool(name, gpumon, env, out, long_args, tmp, rows_per_tick, interval_
         ticks_fn=lambda path, r=rows_per_tick: gpumon_ticks(path, r),
         rows_per_tick=rows_per_tick,
         interval_s=interval_s,
+        cgroup=cgroup,
     )
 
 
@@ -203,20 +207,23 @@ def run_in_cgroup(p: Proc, workdir: Path) -> None:
                 ["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec "$@"', "sh", *map(str, p.argv)],
                 env={**os.environ, **p.env}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=ef,
             )
-            p.rc = child.wait()
-        hwm = 0
-        while True:
-            pids = (cg / "cgroup.procs").read_text().split()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                        if line.startswith("VmHWM:"):
-                            hwm = max(hwm, int(line.split()[1]))
-                except OSError:
-                    pass
-            time.sleep(0.2)
+            hwm = 0
+            while True:
+                # Poll while the child runs and then while anything is left in the cgroup (a daemon).
+                if p.rc is None and child.poll() is not None:
+                    p.rc = child.returncode
+                pids = (cg / "cgroup.procs").read_text().split()
+                if p.rc is not None and not pids:
+                    break
+                p.usage.append((time.monotonic() - t0, int((cg / "cpuacct.usage").read_text()) / 1e9))
+                for pid in pids:
+                    try:
+                        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                            if line.startswith("VmHWM:"):
+                                hwm = max(hwm, int(line.split()[1]))
+                    except OSError:
+                        pass
+                time.sleep(0.2)
         p.wall_s = time.monotonic() - t0
         stat = dict(line.split() for line in (cg / "cpuacct.stat").read_text().splitlines())
         total = int((cg / "cpuacct.usage").read_text()) / 1e9
@@ -225,6 +232,26 @@ def run_in_cgroup(p: Proc, workdir: Path) -> None:
         p.maxrss_kib = hwm
     finally:
         cg.rmdir()
+
+
+# The steady-state window of a cgroup run: from STEADY_FROM s after the start to STEADY_TAIL s
+# before the last reading.
+STEADY_FROM, STEADY_TAIL = 10.0, 3.0
+
+
+def steady_per_tick(p: Proc, interval_s: float) -> float | None:
+    """CPU seconds per tick in the middle of a run, from the cgroup's CPU counter read while it runs:
+    (usage(b) - usage(a)) / (b - a) * interval. Start-up and exit are outside the window, so a tool
+    whose start-up varies by tens of ms (nmon: 80-90 ms) no longer swamps a per-sample cost of well
+    under a millisecond, which (long - short) / (ticks - 1) divides by only ~60 ticks at 1 s."""
+    if not p.usage:
+        return None
+    end = p.usage[-1][0] - STEADY_TAIL
+    win = [u for u in p.usage if STEADY_FROM <= u[0] <= end]
+    if len(win) < 2 or win[-1][0] - win[0][0] < 5.0:
+        return None
+    (ta, ua), (tb, ub) = win[0], win[-1]
+    return (ub - ua) / (tb - ta) * interval_s
 
 
 def gpumon_rows_and_ticks(path: Path) -> tuple[int, int]:
@@ -390,6 +417,7 @@ def summarize(tool: Tool) -> dict:
     per_tick = (long.cpu_s - short_cpu) / (ticks_long - ticks_short)
     startup = short_cpu - ticks_short * per_tick
     size = tool.out_long.stat().st_size
+    steady = steady_per_tick(long, tool.interval_s)
     return {
         "tool": tool.name,
         "command": " ".join(long.argv),
@@ -405,6 +433,7 @@ def summarize(tool: Tool) -> dict:
         "cpu_short_median_s": short_cpu,
         "cpu_per_tick_ms": per_tick * 1e3,
         "cpu_pct_of_core": 100 * per_tick / tool.interval_s,
+        "steady_cpu_per_tick_ms": steady * 1e3 if steady is not None else None,
         "startup_cpu_ms": startup * 1e3,
         "peak_rss_mib": mib(long.maxrss_kib),
         "peak_rss_short_mib": max(mib(p.maxrss_kib) for p in tool.shorts),
@@ -415,12 +444,13 @@ def summarize(tool: Tool) -> dict:
 
 
 def print_table(rows: list[dict]) -> None:
-    hdr = ["recorder", "ticks", "CPU/tick ms", "% core", "start-up ms", "CPU long s", "peak RSS MiB", "bytes/tick"]
+    hdr = ["recorder", "ticks", "CPU/tick ms", "steady ms", "% core", "start-up ms", "CPU long s", "peak RSS MiB", "bytes/tick"]
     body = [
         [
             r["tool"],
             f"{r['ticks_long']} @ {r['interval_s']:g}s",
             f"{r['cpu_per_tick_ms']:.3f}",
+            f"{r['steady_cpu_per_tick_ms']:.3f}" if r["steady_cpu_per_tick_ms"] is not None else "-",
             f"{r['cpu_pct_of_core']:.2f}",
             f"{r['startup_cpu_ms']:.1f}",
             f"{r['cpu_long_s']:.3f}",
@@ -480,6 +510,9 @@ def main() -> None:
     no_nvml = {"GPUMON_NVML_LIB": str(tmp / "no-such-dir" / "libnvidia-ml.so.1")}
     fake = {"GPUMON_NVML_LIB": str(Path(args.fake_nvml).resolve()), "FAKE_NVML_SCENARIO": str(scenario)}
     dur = ["--duration", f"{secs}s"]
+    # The tools at 1 s run in cpuacct cgroups (as nmon must): their CPU counter is read while they run,
+    # for the steady-state figure (steady_per_tick).
+    cg1 = CGROUP_CPUACCT.is_dir()
 
     host_pq = gpumon_tool("gpumon host-only -> parquet", args.gpumon, no_nvml, tmp / "host.parquet", dur, tmp, 1)
     host_csv = gpumon_tool("gpumon host-only -> csv", args.gpumon, no_nvml, tmp / "host.csv", dur, tmp, 1)
@@ -493,6 +526,7 @@ def main() -> None:
         out_long=tmp / "sa.long",
         ticks_fn=lambda p: (lambda n: n if n > 0 else samples)(sadc_records(p)),
         interval_s=1.0,
+        cgroup=cg1,
     )
     psu = Tool(
         name="psutil loop (python)",
@@ -504,8 +538,8 @@ def main() -> None:
     )
     # The same recorders at 1 s (nmon cannot sample faster), side by side with nmon and sadc.
     dur1 = ["--duration", f"{samples}s"]
-    host_pq1 = gpumon_tool("gpumon host-only -> parquet @1s", args.gpumon, no_nvml, tmp / "host1.parquet", dur1, tmp, 1, 1.0)
-    host_csv1 = gpumon_tool("gpumon host-only -> csv @1s", args.gpumon, no_nvml, tmp / "host1.csv", dur1, tmp, 1, 1.0)
+    host_pq1 = gpumon_tool("gpumon host-only -> parquet @1s", args.gpumon, no_nvml, tmp / "host1.parquet", dur1, tmp, 1, 1.0, cg1)
+    host_csv1 = gpumon_tool("gpumon host-only -> csv @1s", args.gpumon, no_nvml, tmp / "host1.csv", dur1, tmp, 1, 1.0, cg1)
     psu1 = Tool(
         name="psutil loop (python) @1s",
         long_argv=[sys.executable, args.psutil_recorder, "1.0", str(samples), str(tmp / "psutil1.csv")],
@@ -514,6 +548,7 @@ def main() -> None:
         out_long=tmp / "psutil1.csv",
         ticks_fn=lambda p: csv_lines(p, 1),
         interval_s=1.0,
+        cgroup=cg1,
     )
     extra = [host_pq1, host_csv1, psu1]
     nmon = None
@@ -535,7 +570,7 @@ def main() -> None:
             gpumon_tool("gpumon BEFORE host-only -> parquet", args.gpumon_before, no_nvml, tmp / "before.parquet", dur, tmp, 1),
             gpumon_tool("gpumon BEFORE host-only -> csv", args.gpumon_before, no_nvml, tmp / "before.csv", dur, tmp, 1),
             gpumon_tool("gpumon BEFORE host-only -> parquet @1s", args.gpumon_before, no_nvml, tmp / "before1.parquet", dur1,
-                        tmp, 1, 1.0),
+                        tmp, 1, 1.0, cg1),
         ]
     tools = [host_pq, host_csv, fake_pq, fake_csv, sadc, psu, *extra, *before]
 
@@ -608,6 +643,13 @@ def main() -> None:
             "gpumon_csv_over_nmon": hc1["cpu_per_tick_ms"] / nm["cpu_per_tick_ms"] if nm else None,
             "gpumon_parquet_over_sadc": hp1["cpu_per_tick_ms"] / sd["cpu_per_tick_ms"],
         },
+        # The same at 1 s from the steady-state window (cgroup CPU read while running; None without it).
+        "at_1s_steady": {
+            f"gpumon_{fmt}_over_{peer}": ours["steady_cpu_per_tick_ms"] / theirs["steady_cpu_per_tick_ms"]
+            if theirs and ours["steady_cpu_per_tick_ms"] and theirs["steady_cpu_per_tick_ms"] else None
+            for fmt, ours in (("parquet", hp1), ("csv", hc1))
+            for peer, theirs in (("nmon", nm), ("sadc", sd), ("psutil", ps1))
+        },
         "startup": {
             "gpumon_parquet_over_sadc": hp["startup_cpu_ms"] / sd["startup_cpu_ms"],
             "gpumon_csv_over_sadc": hc["startup_cpu_ms"] / sd["startup_cpu_ms"],
@@ -628,6 +670,8 @@ def main() -> None:
     print(f"peak RSS floor of the launcher (/bin/true): {mib(floor.maxrss_kib):.2f} MiB")
     print(f"CPU = ru_utime + ru_stime of the finished child; per tick = (long - median of {SHORT_REPEATS} x 1-tick) / (ticks - 1); "
           f"start-up = 1-tick run minus one tick")
+    print(f"steady = the @1s runs' cgroup CPU counter read every 0.2 s while running: its rate from {STEADY_FROM:g} s after the "
+          f"start to {STEADY_TAIL:g} s before the end, times the interval")
     print_table(rows)
     print()
     print("ratios")
@@ -639,6 +683,8 @@ def main() -> None:
     print(f"  gpumon start-up CPU / psutil start-up CPU   : {ratios['gpumon_startup_over_psutil_startup']:.3f}x")
     for k, v in ratios["at_1s"].items():
         print(f"  @1s {k:40s}: " + (f"{v:.3f}x" if v is not None else "-"))
+    for k, v in ratios["at_1s_steady"].items():
+        print(f"  @1s steady {k:33s}: " + (f"{v:.3f}x" if v is not None else "-"))
     for k, v in ratios["startup"].items():
         print(f"  start-up {k:35s}: " + (f"{v:.3f}x" if v is not None else "-"))
     for k, v in ratios.get("after_over_before", {}).items():
