@@ -593,3 +593,18 @@ fn a_lone_gpumon_records_and_names_the_missing_analyzer() {
     assert!(sum.status.success(), "{}", String::from_utf8_lossy(&sum.stderr));
     assert!(String::from_utf8_lossy(&sum.stdout).contains("gpumon summary"));
 }
+
+/// build.rs links the static unwinder: the recorder loads no `libgcc_s.so.1` (a second library and
+/// its `cpuid`-heavy constructor at every start) wherever the C toolchain has `libgcc_eh.a`.
+#[test]
+fn the_recorder_does_not_load_libgcc_s() {
+    let eh = std::process::Command::new("cc").arg("-print-file-name=libgcc_eh.a").output().unwrap();
+    let eh = String::from_utf8_lossy(&eh.stdout).trim().to_string();
+    assert!(std::path::Path::new(&eh).is_absolute(), "no libgcc_eh.a here ({eh}): build.rs keeps libgcc_s");
+    for exe in [env!("CARGO_BIN_EXE_gpumon"), env!("CARGO_BIN_EXE_gpumon-analyze")] {
+        let o = std::process::Command::new("readelf").args(["-d", exe]).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success() && text.contains("(NEEDED)"), "readelf -d {exe}: {text}");
+        assert!(!text.contains("libgcc_s"), "{exe} still needs libgcc_s:\n{text}");
+    }
+}
