@@ -6,10 +6,14 @@
 //! alive at a time instead of one per column for the whole life of every row group, and the work
 //! of a row group is spread over the rows that follow it. A row group still small when it ends (a short
 //! run's, the last of a piece) is encoded from its batches held in memory instead of the journal.
+//!
+//! The journal is created with the first batch written to it (the piece's first flush): a run that
+//! ends before it (a 1-tick run) writes its file whole at close and never makes one.
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -48,17 +52,16 @@ const FIRST_RATIO: f64 = 0.25;
 /// A Parquet file whose row groups are built from the journal, column by column.
 pub struct ColumnwiseWriter {
     file: SerializedFileWriter<CountingWriter>,
-    journal: StreamWriter<CountingWriter>,
-    /// The journal's descriptor: read back through it even if another program removed the path.
-    journal_file: Arc<File>,
+    /// The journal, once its first batch is written.
+    journal: Option<Journal>,
+    journal_path: PathBuf,
+    ipc: IpcWriteOptions,
     schema: SchemaRef,
     /// The file's Parquet schema (each column writer takes its leaf from it).
     descr: SchemaDescriptor,
     props: WriterPropertiesPtr,
     /// The same without compression, for small row groups.
     small_props: WriterPropertiesPtr,
-    /// Journal bytes of the schema message, which each pass reads before the row group's batches.
-    header_len: u64,
     /// Journal offset where the open row group's batches begin, and the rows it holds.
     group_start: u64,
     group_rows: usize,
@@ -74,25 +77,38 @@ pub struct ColumnwiseWriter {
     hold_bytes: u64,
 }
 
+/// An open journal: the IPC stream appended to, and a descriptor to read it back.
+struct Journal {
+    writer: StreamWriter<CountingWriter>,
+    /// Read back through it even if another program removed the path.
+    file: Arc<File>,
+    /// Bytes of the schema message, which each pass reads before the row group's batches.
+    header_len: u64,
+}
+
+impl Journal {
+    fn create(path: &std::path::Path, schema: &SchemaRef, ipc: &IpcWriteOptions) -> Result<Journal> {
+        let out = CountingWriter::open(&Target::File(path.to_path_buf()))?;
+        // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
+        let file = Arc::new(File::open(path).with_context(|| format!("opening {}", path.display()))?);
+        let writer = StreamWriter::try_new_with_options(out, schema, ipc.clone())
+            .with_context(|| format!("writing {}", path.display()))?;
+        let header_len = writer.get_ref().written();
+        Ok(Journal { writer, file, header_len })
+    }
+}
+
 impl ColumnwiseWriter {
+    /// A writer of `out` whose journal will be `journal` (created with the first batch).
     pub fn new(
         out: CountingWriter,
-        journal: CountingWriter,
+        journal: PathBuf,
         schema: &SchemaRef,
         props: WriterPropertiesPtr,
         ipc: IpcWriteOptions,
         group_max: usize,
     ) -> Result<Self> {
         let target = out.target().to_string();
-        // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
-        let Target::File(jp) = journal.target() else { bail!("the journal of {target} is not a file") };
-        let journal_file = Arc::new(File::open(jp).with_context(|| format!("opening {}", jp.display()))?);
-        let jt = journal.target().to_string();
-        // The schema reaches the disk with the first flush (the piece's first tick): a piece killed
-        // before it has an empty journal, which recovery drops.
-        let journal =
-            StreamWriter::try_new_with_options(journal, schema, ipc).with_context(|| format!("writing {jt}"))?;
-        let header_len = journal.get_ref().written();
         let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
         let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), props.clone())
             .with_context(|| format!("writing {target}"))?;
@@ -100,14 +116,14 @@ impl ColumnwiseWriter {
             Arc::new(props.as_ref().clone().into_builder().set_compression(Compression::UNCOMPRESSED).build());
         Ok(ColumnwiseWriter {
             file,
-            journal,
-            journal_file,
+            journal: None,
+            journal_path: journal,
+            ipc,
             schema: schema.clone(),
             descr,
             props,
             small_props,
-            header_len,
-            group_start: header_len,
+            group_start: 0,
             group_rows: 0,
             group_max,
             ratio: FIRST_RATIO,
@@ -125,7 +141,7 @@ impl ColumnwiseWriter {
         while rest.num_rows() > 0 {
             let n = rest.num_rows().min(self.group_max - self.group_rows);
             let part = rest.slice(0, n);
-            self.journal.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
+            self.journal()?.writer.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
             self.group_rows += n;
             if self.group_bytes() > self.hold_bytes {
                 self.held = None;
@@ -140,19 +156,45 @@ impl ColumnwiseWriter {
         self.step()
     }
 
-    /// Flush and fsync the journal: everything written so far is durable.
+    /// The journal, created (its schema message written, not synced) if this is its first batch.
+    fn journal(&mut self) -> Result<&mut Journal> {
+        let j = match self.journal.take() {
+            Some(j) => j,
+            None => {
+                let j = Journal::create(&self.journal_path, &self.schema, &self.ipc)?;
+                self.group_start = j.header_len;
+                j
+            }
+        };
+        Ok(self.journal.insert(j))
+    }
+
+    /// The journal's open descriptor, once it exists.
+    pub fn journal_file(&self) -> Option<Arc<File>> {
+        self.journal.as_ref().and_then(|j| j.writer.get_ref().file())
+    }
+
+    /// Flush and fsync the journal: everything written so far is durable (nothing to do before
+    /// its first batch).
     pub fn sync_journal(&mut self) -> Result<()> {
-        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
-        self.journal.get_mut().sync()
+        let target = self.journal_target();
+        let Some(j) = self.journal.as_mut() else { return Ok(()) };
+        j.writer.flush().with_context(|| format!("writing {target}"))?;
+        j.writer.get_mut().sync()
     }
 
     fn journal_target(&self) -> String {
-        self.journal.get_ref().target().to_string()
+        self.journal_path.display().to_string()
+    }
+
+    /// Journal bytes written so far.
+    fn journal_len(&self) -> u64 {
+        self.journal.as_ref().map_or(0, |j| j.writer.get_ref().written())
     }
 
     /// Journal bytes of the open row group.
     fn group_bytes(&self) -> u64 {
-        self.journal.get_ref().written() - self.group_start
+        self.journal_len().saturating_sub(self.group_start)
     }
 
     /// Written bytes plus an estimate for the row groups not in the file yet.
@@ -190,7 +232,7 @@ impl ColumnwiseWriter {
             self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
             self.append(last)?;
         }
-        let target = self.journal.get_ref().target().to_string();
+        let target = self.journal_target();
         self.file.into_inner().with_context(|| format!("closing the Parquet file of {target}"))
     }
 
@@ -204,8 +246,10 @@ impl ColumnwiseWriter {
     /// The journal's length, its batches handed to the file so that they can be read back
     /// (written, not synced: durability is the journal's own flush).
     fn journal_end(&mut self) -> Result<u64> {
-        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
-        Ok(self.journal.get_ref().written())
+        let target = self.journal_target();
+        let Some(j) = self.journal.as_mut() else { return Ok(self.group_start) };
+        j.writer.flush().with_context(|| format!("writing {target}"))?;
+        Ok(j.writer.get_ref().written())
     }
 
     /// The open row group becomes the pending one (a pending one still unfinished is finished first).
@@ -248,8 +292,7 @@ impl ColumnwiseWriter {
             schema: &self.schema,
             descr: &self.descr,
             props: if rows < SMALL_GROUP_ROWS { &self.small_props } else { &self.props },
-            journal: &self.journal_file,
-            header_len: self.header_len,
+            journal: self.journal.as_ref().map(|j| (&j.file, j.header_len)),
             group: p.range,
             held: p.held.as_deref(),
             tail,
@@ -307,8 +350,8 @@ struct ColumnPass<'a> {
     schema: &'a SchemaRef,
     descr: &'a SchemaDescriptor,
     props: &'a WriterPropertiesPtr,
-    journal: &'a Arc<File>,
-    header_len: u64,
+    /// The journal's descriptor and the length of its schema message (None before its first batch).
+    journal: Option<(&'a Arc<File>, u64)>,
     /// The row group's batches in the journal (empty when it has none).
     group: (u64, u64),
     /// The same batches, when they were held in memory (then the journal is not read).
@@ -334,7 +377,8 @@ impl ColumnPass<'_> {
                 }
             }
             None if self.group.1 > self.group.0 => {
-                let reader = StreamReader::try_new_buffered(self.group_bytes(), Some(vec![i]))
+                let Some((journal, header_len)) = self.journal else { bail!("the row group has no journal") };
+                let reader = StreamReader::try_new_buffered(self.group_bytes(journal, header_len), Some(vec![i]))
                     .context("reading the journal back")?;
                 for batch in reader {
                     write(batch.context("reading the journal back")?.column(0))?;
@@ -349,12 +393,8 @@ impl ColumnPass<'_> {
     }
 
     /// The schema message and the row group's batches in the journal.
-    fn group_bytes(&self) -> impl Read + '_ {
-        Range { file: self.journal, at: 0, end: self.header_len }.chain(Range {
-            file: self.journal,
-            at: self.group.0,
-            end: self.group.1,
-        })
+    fn group_bytes<'f>(&self, journal: &'f File, header_len: u64) -> impl Read + 'f {
+        Range { file: journal, at: 0, end: header_len }.chain(Range { file: journal, at: self.group.0, end: self.group.1 })
     }
 
     /// A writer for column `i` alone: a one-column schema holding the file schema's own leaf type,
@@ -423,7 +463,7 @@ mod tests {
             Field::new("power.draw", DataType::Float64, true),
         ]));
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
-        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let journal = dir.path().join("x.journal");
         let props = Arc::new(
             WriterProperties::builder()
                 .set_data_page_row_count_limit(100)
@@ -469,7 +509,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
-        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let journal = dir.path().join("x.journal");
         let props =
             Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build());
         let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
