@@ -11,7 +11,7 @@
 //! ends before it (a 1-tick run) writes its file whole at close and never makes one.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
-use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message};
 use arrow_schema::{Schema, SchemaRef};
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
@@ -45,6 +45,11 @@ const SMALL_GROUP_ROWS: usize = 64;
 /// the schema, and an LZ4 frame with its zeroed 64 KiB block per batch). Still one column writer at
 /// a time: 32 at once would hold 32 zstd contexts.
 const HELD_JOURNAL_BYTES: u64 = 64 << 10;
+/// Batches with fewer rows go into the journal uncompressed: LZ4 does not shrink a column buffer of
+/// a few values (its frame headers make it larger), and arrow-ipc makes a frame encoder per buffer
+/// (two 64 KiB block buffers and a 16 KiB table, allocated and zeroed: with a flush every tick,
+/// a third of the process's CPU). Both kinds read back alike.
+const COMPRESS_ROWS: usize = 64;
 /// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
 /// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
 const FIRST_RATIO: f64 = 0.25;
@@ -77,9 +82,16 @@ pub struct ColumnwiseWriter {
     hold_bytes: u64,
 }
 
-/// An open journal: the IPC stream appended to, and a descriptor to read it back.
+/// An open journal: an Arrow IPC stream appended to, and a descriptor to read it back. Each batch
+/// message carries its own compression (the IPC format allows it, and every reader takes it): batches
+/// of [`COMPRESS_ROWS`] rows or more are compressed with the given options, smaller ones are not.
 struct Journal {
-    writer: StreamWriter<CountingWriter>,
+    out: CountingWriter,
+    encoder: IpcDataGenerator,
+    dicts: DictionaryTracker,
+    ctx: IpcWriteContext,
+    compressed: IpcWriteOptions,
+    plain: IpcWriteOptions,
     /// Read back through it even if another program removed the path.
     file: Arc<File>,
     /// Bytes of the schema message, which each pass reads before the row group's batches.
@@ -88,13 +100,28 @@ struct Journal {
 
 impl Journal {
     fn create(path: &std::path::Path, schema: &SchemaRef, ipc: &IpcWriteOptions) -> Result<Journal> {
-        let out = CountingWriter::open(&Target::File(path.to_path_buf()))?;
+        let mut out = CountingWriter::open(&Target::File(path.to_path_buf()))?;
         // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
         let file = Arc::new(File::open(path).with_context(|| format!("opening {}", path.display()))?);
-        let writer = StreamWriter::try_new_with_options(out, schema, ipc.clone())
-            .with_context(|| format!("writing {}", path.display()))?;
-        let header_len = writer.get_ref().written();
-        Ok(Journal { writer, file, header_len })
+        let plain = ipc.clone().try_with_compression(None).context("setting up the journal")?;
+        let encoder = IpcDataGenerator::default();
+        let mut dicts = DictionaryTracker::new(false);
+        let header = encoder.schema_to_bytes_with_dictionary_tracker(schema, &mut dicts, &plain);
+        write_message(&mut out, header, &plain).with_context(|| format!("writing {}", path.display()))?;
+        let header_len = out.written();
+        let ctx = IpcWriteContext::default();
+        Ok(Journal { out, encoder, dicts, ctx, compressed: ipc.clone(), plain, file, header_len })
+    }
+
+    /// Append a batch (buffered: [`CountingWriter::sync`] makes it durable).
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), arrow_schema::ArrowError> {
+        let opts = if batch.num_rows() >= COMPRESS_ROWS { &self.compressed } else { &self.plain };
+        let (dicts, msg) = self.encoder.encode(batch, &mut self.dicts, opts, &mut self.ctx)?;
+        for d in dicts {
+            write_message(&mut self.out, d, opts)?;
+        }
+        write_message(&mut self.out, msg, opts)?;
+        Ok(())
     }
 }
 
@@ -141,7 +168,7 @@ impl ColumnwiseWriter {
         while rest.num_rows() > 0 {
             let n = rest.num_rows().min(self.group_max - self.group_rows);
             let part = rest.slice(0, n);
-            self.journal()?.writer.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
+            self.journal()?.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
             self.group_rows += n;
             if self.group_bytes() > self.hold_bytes {
                 self.held = None;
@@ -171,16 +198,14 @@ impl ColumnwiseWriter {
 
     /// The journal's open descriptor, once it exists.
     pub fn journal_file(&self) -> Option<Arc<File>> {
-        self.journal.as_ref().and_then(|j| j.writer.get_ref().file())
+        self.journal.as_ref().and_then(|j| j.out.file())
     }
 
     /// Flush and fsync the journal: everything written so far is durable (nothing to do before
     /// its first batch).
     pub fn sync_journal(&mut self) -> Result<()> {
-        let target = self.journal_target();
         let Some(j) = self.journal.as_mut() else { return Ok(()) };
-        j.writer.flush().with_context(|| format!("writing {target}"))?;
-        j.writer.get_mut().sync()
+        j.out.sync()
     }
 
     fn journal_target(&self) -> String {
@@ -189,7 +214,7 @@ impl ColumnwiseWriter {
 
     /// Journal bytes written so far.
     fn journal_len(&self) -> u64 {
-        self.journal.as_ref().map_or(0, |j| j.writer.get_ref().written())
+        self.journal.as_ref().map_or(0, |j| j.out.written())
     }
 
     /// Journal bytes of the open row group.
@@ -248,8 +273,8 @@ impl ColumnwiseWriter {
     fn journal_end(&mut self) -> Result<u64> {
         let target = self.journal_target();
         let Some(j) = self.journal.as_mut() else { return Ok(self.group_start) };
-        j.writer.flush().with_context(|| format!("writing {target}"))?;
-        Ok(j.writer.get_ref().written())
+        j.out.flush().with_context(|| format!("writing {target}"))?;
+        Ok(j.out.written())
     }
 
     /// The open row group becomes the pending one (a pending one still unfinished is finished first).
