@@ -21,6 +21,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message};
 use arrow_schema::{Schema, SchemaRef};
+use arrow_select::concat::concat_batches;
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::Compression;
@@ -39,12 +40,14 @@ const ROW_GROUP_JOURNAL_BYTES: u64 = 8 << 20;
 /// contexts cost more than the rest of its encoding (zstd probes the CPU with `cpuid` for every
 /// context, three VM exits of about 15 µs each on a virtual machine: two contexts per column).
 const SMALL_GROUP_ROWS: usize = 64;
-/// While the open row group has at most this many journal bytes its batches are also held in
-/// memory (about 5 times the journal bytes), and a row group that ends within it is encoded from
-/// them: a short run's last row group is not read back from the journal (per column, a decoding of
-/// the schema, and an LZ4 frame with its zeroed 64 KiB block per batch). Still one column writer at
-/// a time: 32 at once would hold 32 zstd contexts.
-const HELD_JOURNAL_BYTES: u64 = 64 << 10;
+/// While the open row group's batches take at most this many bytes of memory they are also held,
+/// and a row group that ends within it is encoded from them: a short run's last row group is not
+/// read back from the journal (per column and batch, a message decoded, and an LZ4 frame with its
+/// zeroed 64 KiB block). Still one column writer at a time: 32 at once would hold 32 zstd contexts.
+const HELD_BYTES: usize = 256 << 10;
+/// Held batches are merged into one every this many (a batch per flush, of a few rows when flushes
+/// are frequent: each holds an array and its buffers per column, most of its memory).
+const HELD_MERGE: usize = 16;
 /// Batches with fewer rows go into the journal uncompressed: LZ4 does not shrink a column buffer of
 /// a few values (its frame headers make it larger), and arrow-ipc makes a frame encoder per buffer
 /// (two 64 KiB block buffers and a 16 KiB table, allocated and zeroed: with a flush every tick,
@@ -76,10 +79,10 @@ pub struct ColumnwiseWriter {
     ratio: f64,
     /// A complete row group whose columns are being encoded.
     pending: Option<Pending>,
-    /// The open row group's batches while its journal is within `hold_bytes`.
+    /// The open row group's batches while they take at most `hold_bytes` of memory.
     held: Option<Vec<RecordBatch>>,
-    /// [`HELD_JOURNAL_BYTES`] (a test sets 0: every column read back from the journal).
-    hold_bytes: u64,
+    /// [`HELD_BYTES`] (a test sets 0: every column read back from the journal).
+    hold_bytes: usize,
 }
 
 /// An open journal: an Arrow IPC stream appended to, and a descriptor to read it back. Each batch
@@ -156,7 +159,7 @@ impl ColumnwiseWriter {
             ratio: FIRST_RATIO,
             pending: None,
             held: Some(Vec::new()),
-            hold_bytes: HELD_JOURNAL_BYTES,
+            hold_bytes: HELD_BYTES,
         })
     }
 
@@ -170,11 +173,7 @@ impl ColumnwiseWriter {
             let part = rest.slice(0, n);
             self.journal()?.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
             self.group_rows += n;
-            if self.group_bytes() > self.hold_bytes {
-                self.held = None;
-            } else if let Some(h) = self.held.as_mut() {
-                h.push(part);
-            }
+            self.hold(part)?;
             rest = rest.slice(n, rest.num_rows() - n);
             if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
                 self.close_group()?;
@@ -199,6 +198,20 @@ impl ColumnwiseWriter {
     /// The journal's open descriptor, once it exists.
     pub fn journal_file(&self) -> Option<Arc<File>> {
         self.journal.as_ref().and_then(|j| j.out.file())
+    }
+
+    /// Keep `part` of the open row group in memory too, while what is held stays within `hold_bytes`.
+    fn hold(&mut self, part: RecordBatch) -> Result<()> {
+        let Some(h) = self.held.as_mut() else { return Ok(()) };
+        h.push(part);
+        if h.len() >= HELD_MERGE {
+            let one = concat_batches(&self.schema, h.iter()).context("merging held batches")?;
+            *h = vec![one];
+        }
+        if h.iter().map(RecordBatch::get_array_memory_size).sum::<usize>() > self.hold_bytes {
+            self.held = None;
+        }
+        Ok(())
     }
 
     /// Flush and fsync the journal: everything written so far is durable (nothing to do before
@@ -296,6 +309,8 @@ impl ColumnwiseWriter {
     fn step(&mut self) -> Result<()> {
         let Some(mut p) = self.pending.take() else { return Ok(()) };
         self.encode_columns(&mut p, None, 1)?;
+        // A column's pass frees its pages' buffers and the decoded journal batches at once.
+        release_freed_memory();
         if p.chunks.len() == self.schema.fields().len() {
             self.append(p)
         } else {
@@ -361,7 +376,8 @@ struct Pending {
 /// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
 /// at 1 ms) allocates a few MiB at once: one column's pages and dictionary, decoded journal batches.
 /// glibc keeps freed memory in the thread's arena for reuse, so without this the process keeps
-/// the high-water mark of the first row group for the rest of the run. Once per row group.
+/// the high-water mark of the first row group for the rest of the run. Once per column pass and
+/// once per row group.
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
@@ -419,7 +435,11 @@ impl ColumnPass<'_> {
 
     /// The schema message and the row group's batches in the journal.
     fn group_bytes<'f>(&self, journal: &'f File, header_len: u64) -> impl Read + 'f {
-        Range { file: journal, at: 0, end: header_len }.chain(Range { file: journal, at: self.group.0, end: self.group.1 })
+        Range { file: journal, at: 0, end: header_len }.chain(Range {
+            file: journal,
+            at: self.group.0,
+            end: self.group.1,
+        })
     }
 
     /// A writer for column `i` alone: a one-column schema holding the file schema's own leaf type,
@@ -475,12 +495,12 @@ mod tests {
     #[test]
     fn row_groups_are_cut_at_their_bound_and_read_back_whole() {
         // Row groups encoded from the batches held in memory, and read back from the journal.
-        for hold_bytes in [HELD_JOURNAL_BYTES, 0] {
+        for hold_bytes in [HELD_BYTES, 0] {
             cut_and_read_back(hold_bytes);
         }
     }
 
-    fn cut_and_read_back(hold_bytes: u64) {
+    fn cut_and_read_back(hold_bytes: usize) {
         let dir = tempfile::tempdir().unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("host", DataType::Utf8, true),
@@ -522,6 +542,36 @@ mod tests {
         // The journal still holds every row for recovery.
         let j = StreamReader::try_new(File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
         assert_eq!(j.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2500);
+    }
+
+    #[test]
+    fn many_small_batches_are_held_merged_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("host", DataType::Utf8, true),
+            Field::new("utilization.gpu", DataType::Int16, true),
+            Field::new("power.draw", DataType::Float64, true),
+        ]));
+        let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
+        let props = Arc::new(WriterProperties::builder().build());
+        let journal = dir.path().join("x.journal");
+        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        // A flush every tick: 300 batches of 3 rows, a row group cut at 1,000 rows.
+        for i in 0..300 {
+            w.write(&batch(&schema, i * 3, 3)).unwrap();
+            let held = w.held.as_ref().map(Vec::len);
+            assert!(held.is_some_and(|n| n < HELD_MERGE), "batch {i}: {held:?}");
+        }
+        w.finish(None).unwrap().sync().unwrap();
+        let f = File::open(dir.path().join("x.parquet")).unwrap();
+        let r = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+        let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(groups, [900]);
+        let got: Vec<RecordBatch> = r.with_batch_size(900).build().unwrap().map(|b| b.unwrap()).collect();
+        let want = batch(&schema, 0, 900);
+        for (g, w) in got[0].columns().iter().zip(want.columns()) {
+            assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
+        }
     }
 
     fn r_codecs(path: &std::path::Path) -> Vec<Compression> {

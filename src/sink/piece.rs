@@ -127,7 +127,8 @@ impl PieceFiles {
         if !self.journal_gone
             && let Some(recovery) = &self.recovery
         {
-            self.durable = recovery.metadata().map(|m| m.len()).with_context(|| format!("reading {}", self.path.display()))?;
+            self.durable =
+                recovery.metadata().map(|m| m.len()).with_context(|| format!("reading {}", self.path.display()))?;
         }
         self.durable_ticks = ticks;
         Ok(false)
