@@ -203,12 +203,20 @@ impl ColumnwiseWriter {
     /// Keep `part` of the open row group in memory too, while what is held stays within `hold_bytes`.
     fn hold(&mut self, part: RecordBatch) -> Result<()> {
         let Some(h) = self.held.as_mut() else { return Ok(()) };
+        // A batch of a few rows has buffers of the builders' whole capacity (1,024 values), a part
+        // of a batch shares its buffers: held as an exact copy (merged with an empty slice of itself,
+        // as a merge of one batch copies nothing).
+        let part = if part.get_array_memory_size() > 2 * data_bytes(&part) {
+            concat_batches(&self.schema, [&part, &part.slice(0, 0)]).context("copying a held batch")?
+        } else {
+            part
+        };
         h.push(part);
         if h.len() >= HELD_MERGE {
             let one = concat_batches(&self.schema, h.iter()).context("merging held batches")?;
             *h = vec![one];
         }
-        if h.iter().map(RecordBatch::get_array_memory_size).sum::<usize>() > self.hold_bytes {
+        if h.iter().map(data_bytes).sum::<usize>() > self.hold_bytes {
             self.held = None;
         }
         Ok(())
@@ -360,6 +368,11 @@ impl ColumnwiseWriter {
         release_freed_memory();
         Ok(())
     }
+}
+
+/// Bytes of the values a batch holds (not the capacity of its buffers).
+fn data_bytes(b: &RecordBatch) -> usize {
+    b.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or(0)).sum()
 }
 
 /// A complete row group while its columns are encoded.
