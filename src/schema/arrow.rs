@@ -88,6 +88,19 @@ impl ColumnBuilder {
         }
     }
 
+    /// The values appended so far as an array, leaving them in the builder.
+    pub fn finish_cloned(&self) -> ArrayRef {
+        match self {
+            ColumnBuilder::Ts(b) => Arc::new(b.finish_cloned()),
+            ColumnBuilder::Str(b) => Arc::new(b.finish_cloned()),
+            ColumnBuilder::I16(b) => Arc::new(b.finish_cloned()),
+            ColumnBuilder::I32(b) => Arc::new(b.finish_cloned()),
+            ColumnBuilder::I64(b) => Arc::new(b.finish_cloned()),
+            ColumnBuilder::F64(b) => Arc::new(b.finish_cloned()),
+            ColumnBuilder::Bool(b) => Arc::new(b.finish_cloned()),
+        }
+    }
+
     pub fn finish(&mut self) -> ArrayRef {
         match self {
             ColumnBuilder::Ts(b) => Arc::new(b.finish()),

@@ -6,17 +6,22 @@
 //! alive at a time instead of one per column for the whole life of every row group, and the work
 //! of a row group is spread over the rows that follow it. A row group still small when it ends (a short
 //! run's, the last of a piece) is encoded from its batches held in memory instead of the journal.
+//!
+//! The journal is created with the first batch written to it (the piece's first flush): a run that
+//! ends before it (a 1-tick run) writes its file whole at close and never makes one.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
-use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message};
 use arrow_schema::{Schema, SchemaRef};
+use arrow_select::concat::concat_batches;
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::Compression;
@@ -35,12 +40,19 @@ const ROW_GROUP_JOURNAL_BYTES: u64 = 8 << 20;
 /// contexts cost more than the rest of its encoding (zstd probes the CPU with `cpuid` for every
 /// context, three VM exits of about 15 µs each on a virtual machine: two contexts per column).
 const SMALL_GROUP_ROWS: usize = 64;
-/// While the open row group has at most this many journal bytes its batches are also held in
-/// memory (about 5 times the journal bytes), and a row group that ends within it is encoded from
-/// them: a short run's last row group is not read back from the journal (per column, a decoding of
-/// the schema, and an LZ4 frame with its zeroed 64 KiB block per batch). Still one column writer at
-/// a time: 32 at once would hold 32 zstd contexts.
-const HELD_JOURNAL_BYTES: u64 = 64 << 10;
+/// While the open row group's batches take at most this many bytes of memory they are also held,
+/// and a row group that ends within it is encoded from them: a short run's last row group is not
+/// read back from the journal (per column and batch, a message decoded, and an LZ4 frame with its
+/// zeroed 64 KiB block). Still one column writer at a time: 32 at once would hold 32 zstd contexts.
+const HELD_BYTES: usize = 256 << 10;
+/// Held batches are merged into one every this many (a batch per flush, of a few rows when flushes
+/// are frequent: each holds an array and its buffers per column, most of its memory).
+const HELD_MERGE: usize = 16;
+/// Batches with fewer rows go into the journal uncompressed: LZ4 does not shrink a column buffer of
+/// a few values (its frame headers make it larger), and arrow-ipc makes a frame encoder per buffer
+/// (two 64 KiB block buffers and a 16 KiB table, allocated and zeroed: with a flush every tick,
+/// a third of the process's CPU). Both kinds read back alike.
+const COMPRESS_ROWS: usize = 64;
 /// Parquet bytes per journal byte assumed before a row group of the piece has been written (the
 /// measured ratio of metrics is about 0.12; a higher guess rotates small pieces early, not late).
 const FIRST_RATIO: f64 = 0.25;
@@ -48,17 +60,16 @@ const FIRST_RATIO: f64 = 0.25;
 /// A Parquet file whose row groups are built from the journal, column by column.
 pub struct ColumnwiseWriter {
     file: SerializedFileWriter<CountingWriter>,
-    journal: StreamWriter<CountingWriter>,
-    /// The journal's descriptor: read back through it even if another program removed the path.
-    journal_file: Arc<File>,
+    /// The journal, once its first batch is written.
+    journal: Option<Journal>,
+    journal_path: PathBuf,
+    ipc: IpcWriteOptions,
     schema: SchemaRef,
     /// The file's Parquet schema (each column writer takes its leaf from it).
     descr: SchemaDescriptor,
     props: WriterPropertiesPtr,
     /// The same without compression, for small row groups.
     small_props: WriterPropertiesPtr,
-    /// Journal bytes of the schema message, which each pass reads before the row group's batches.
-    header_len: u64,
     /// Journal offset where the open row group's batches begin, and the rows it holds.
     group_start: u64,
     group_rows: usize,
@@ -68,31 +79,66 @@ pub struct ColumnwiseWriter {
     ratio: f64,
     /// A complete row group whose columns are being encoded.
     pending: Option<Pending>,
-    /// The open row group's batches while its journal is within `hold_bytes`.
+    /// The open row group's batches while they take at most `hold_bytes` of memory.
     held: Option<Vec<RecordBatch>>,
-    /// [`HELD_JOURNAL_BYTES`] (a test sets 0: every column read back from the journal).
-    hold_bytes: u64,
+    /// [`HELD_BYTES`] (a test sets 0: every column read back from the journal).
+    hold_bytes: usize,
+}
+
+/// An open journal: an Arrow IPC stream appended to, and a descriptor to read it back. Each batch
+/// message carries its own compression (the IPC format allows it, and every reader takes it): batches
+/// of [`COMPRESS_ROWS`] rows or more are compressed with the given options, smaller ones are not.
+struct Journal {
+    out: CountingWriter,
+    encoder: IpcDataGenerator,
+    dicts: DictionaryTracker,
+    ctx: IpcWriteContext,
+    compressed: IpcWriteOptions,
+    plain: IpcWriteOptions,
+    /// Read back through it even if another program removed the path.
+    file: Arc<File>,
+    /// Bytes of the schema message, which each pass reads before the row group's batches.
+    header_len: u64,
+}
+
+impl Journal {
+    fn create(path: &std::path::Path, schema: &SchemaRef, ipc: &IpcWriteOptions) -> Result<Journal> {
+        let mut out = CountingWriter::open(&Target::File(path.to_path_buf()))?;
+        // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
+        let file = Arc::new(File::open(path).with_context(|| format!("opening {}", path.display()))?);
+        let plain = ipc.clone().try_with_compression(None).context("setting up the journal")?;
+        let encoder = IpcDataGenerator::default();
+        let mut dicts = DictionaryTracker::new(false);
+        let header = encoder.schema_to_bytes_with_dictionary_tracker(schema, &mut dicts, &plain);
+        write_message(&mut out, header, &plain).with_context(|| format!("writing {}", path.display()))?;
+        let header_len = out.written();
+        let ctx = IpcWriteContext::default();
+        Ok(Journal { out, encoder, dicts, ctx, compressed: ipc.clone(), plain, file, header_len })
+    }
+
+    /// Append a batch (buffered: [`CountingWriter::sync`] makes it durable).
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), arrow_schema::ArrowError> {
+        let opts = if batch.num_rows() >= COMPRESS_ROWS { &self.compressed } else { &self.plain };
+        let (dicts, msg) = self.encoder.encode(batch, &mut self.dicts, opts, &mut self.ctx)?;
+        for d in dicts {
+            write_message(&mut self.out, d, opts)?;
+        }
+        write_message(&mut self.out, msg, opts)?;
+        Ok(())
+    }
 }
 
 impl ColumnwiseWriter {
+    /// A writer of `out` whose journal will be `journal` (created with the first batch).
     pub fn new(
         out: CountingWriter,
-        journal: CountingWriter,
+        journal: PathBuf,
         schema: &SchemaRef,
         props: WriterPropertiesPtr,
         ipc: IpcWriteOptions,
         group_max: usize,
     ) -> Result<Self> {
         let target = out.target().to_string();
-        // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
-        let Target::File(jp) = journal.target() else { bail!("the journal of {target} is not a file") };
-        let journal_file = Arc::new(File::open(jp).with_context(|| format!("opening {}", jp.display()))?);
-        let jt = journal.target().to_string();
-        // The schema reaches the disk with the first flush (the piece's first tick): a piece killed
-        // before it has an empty journal, which recovery drops.
-        let journal =
-            StreamWriter::try_new_with_options(journal, schema, ipc).with_context(|| format!("writing {jt}"))?;
-        let header_len = journal.get_ref().written();
         let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
         let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), props.clone())
             .with_context(|| format!("writing {target}"))?;
@@ -100,20 +146,20 @@ impl ColumnwiseWriter {
             Arc::new(props.as_ref().clone().into_builder().set_compression(Compression::UNCOMPRESSED).build());
         Ok(ColumnwiseWriter {
             file,
-            journal,
-            journal_file,
+            journal: None,
+            journal_path: journal,
+            ipc,
             schema: schema.clone(),
             descr,
             props,
             small_props,
-            header_len,
-            group_start: header_len,
+            group_start: 0,
             group_rows: 0,
             group_max,
             ratio: FIRST_RATIO,
             pending: None,
             held: Some(Vec::new()),
-            hold_bytes: HELD_JOURNAL_BYTES,
+            hold_bytes: HELD_BYTES,
         })
     }
 
@@ -125,13 +171,9 @@ impl ColumnwiseWriter {
         while rest.num_rows() > 0 {
             let n = rest.num_rows().min(self.group_max - self.group_rows);
             let part = rest.slice(0, n);
-            self.journal.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
+            self.journal()?.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
             self.group_rows += n;
-            if self.group_bytes() > self.hold_bytes {
-                self.held = None;
-            } else if let Some(h) = self.held.as_mut() {
-                h.push(part);
-            }
+            self.hold(part)?;
             rest = rest.slice(n, rest.num_rows() - n);
             if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
                 self.close_group()?;
@@ -140,19 +182,65 @@ impl ColumnwiseWriter {
         self.step()
     }
 
-    /// Flush and fsync the journal: everything written so far is durable.
+    /// The journal, created (its schema message written, not synced) if this is its first batch.
+    fn journal(&mut self) -> Result<&mut Journal> {
+        let j = match self.journal.take() {
+            Some(j) => j,
+            None => {
+                let j = Journal::create(&self.journal_path, &self.schema, &self.ipc)?;
+                self.group_start = j.header_len;
+                j
+            }
+        };
+        Ok(self.journal.insert(j))
+    }
+
+    /// The journal's open descriptor, once it exists.
+    pub fn journal_file(&self) -> Option<Arc<File>> {
+        self.journal.as_ref().and_then(|j| j.out.file())
+    }
+
+    /// Keep `part` of the open row group in memory too, while what is held stays within `hold_bytes`.
+    fn hold(&mut self, part: RecordBatch) -> Result<()> {
+        let Some(h) = self.held.as_mut() else { return Ok(()) };
+        // A batch of a few rows has buffers of the builders' whole capacity (1,024 values), a part
+        // of a batch shares its buffers: held as an exact copy (merged with an empty slice of itself,
+        // as a merge of one batch copies nothing).
+        let part = if part.get_array_memory_size() > 2 * data_bytes(&part) {
+            concat_batches(&self.schema, [&part, &part.slice(0, 0)]).context("copying a held batch")?
+        } else {
+            part
+        };
+        h.push(part);
+        if h.len() >= HELD_MERGE {
+            let one = concat_batches(&self.schema, h.iter()).context("merging held batches")?;
+            *h = vec![one];
+        }
+        if h.iter().map(data_bytes).sum::<usize>() > self.hold_bytes {
+            self.held = None;
+        }
+        Ok(())
+    }
+
+    /// Flush and fsync the journal: everything written so far is durable (nothing to do before
+    /// its first batch).
     pub fn sync_journal(&mut self) -> Result<()> {
-        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
-        self.journal.get_mut().sync()
+        let Some(j) = self.journal.as_mut() else { return Ok(()) };
+        j.out.sync()
     }
 
     fn journal_target(&self) -> String {
-        self.journal.get_ref().target().to_string()
+        self.journal_path.display().to_string()
+    }
+
+    /// Journal bytes written so far.
+    fn journal_len(&self) -> u64 {
+        self.journal.as_ref().map_or(0, |j| j.out.written())
     }
 
     /// Journal bytes of the open row group.
     fn group_bytes(&self) -> u64 {
-        self.journal.get_ref().written() - self.group_start
+        self.journal_len().saturating_sub(self.group_start)
     }
 
     /// Written bytes plus an estimate for the row groups not in the file yet.
@@ -190,7 +278,7 @@ impl ColumnwiseWriter {
             self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
             self.append(last)?;
         }
-        let target = self.journal.get_ref().target().to_string();
+        let target = self.journal_target();
         self.file.into_inner().with_context(|| format!("closing the Parquet file of {target}"))
     }
 
@@ -204,8 +292,10 @@ impl ColumnwiseWriter {
     /// The journal's length, its batches handed to the file so that they can be read back
     /// (written, not synced: durability is the journal's own flush).
     fn journal_end(&mut self) -> Result<u64> {
-        self.journal.flush().with_context(|| format!("writing {}", self.journal_target()))?;
-        Ok(self.journal.get_ref().written())
+        let target = self.journal_target();
+        let Some(j) = self.journal.as_mut() else { return Ok(self.group_start) };
+        j.out.flush().with_context(|| format!("writing {target}"))?;
+        Ok(j.out.written())
     }
 
     /// The open row group becomes the pending one (a pending one still unfinished is finished first).
@@ -227,6 +317,8 @@ impl ColumnwiseWriter {
     fn step(&mut self) -> Result<()> {
         let Some(mut p) = self.pending.take() else { return Ok(()) };
         self.encode_columns(&mut p, None, 1)?;
+        // A column's pass frees its pages' buffers and the decoded journal batches at once.
+        release_freed_memory();
         if p.chunks.len() == self.schema.fields().len() {
             self.append(p)
         } else {
@@ -248,8 +340,7 @@ impl ColumnwiseWriter {
             schema: &self.schema,
             descr: &self.descr,
             props: if rows < SMALL_GROUP_ROWS { &self.small_props } else { &self.props },
-            journal: &self.journal_file,
-            header_len: self.header_len,
+            journal: self.journal.as_ref().map(|j| (&j.file, j.header_len)),
             group: p.range,
             held: p.held.as_deref(),
             tail,
@@ -279,6 +370,11 @@ impl ColumnwiseWriter {
     }
 }
 
+/// Bytes of the values a batch holds (not the capacity of its buffers).
+fn data_bytes(b: &RecordBatch) -> usize {
+    b.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or(0)).sum()
+}
+
 /// A complete row group while its columns are encoded.
 struct Pending {
     /// Its batches in the journal.
@@ -293,7 +389,8 @@ struct Pending {
 /// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
 /// at 1 ms) allocates a few MiB at once: one column's pages and dictionary, decoded journal batches.
 /// glibc keeps freed memory in the thread's arena for reuse, so without this the process keeps
-/// the high-water mark of the first row group for the rest of the run. Once per row group.
+/// the high-water mark of the first row group for the rest of the run. Once per column pass and
+/// once per row group.
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
@@ -307,8 +404,8 @@ struct ColumnPass<'a> {
     schema: &'a SchemaRef,
     descr: &'a SchemaDescriptor,
     props: &'a WriterPropertiesPtr,
-    journal: &'a Arc<File>,
-    header_len: u64,
+    /// The journal's descriptor and the length of its schema message (None before its first batch).
+    journal: Option<(&'a Arc<File>, u64)>,
     /// The row group's batches in the journal (empty when it has none).
     group: (u64, u64),
     /// The same batches, when they were held in memory (then the journal is not read).
@@ -334,7 +431,8 @@ impl ColumnPass<'_> {
                 }
             }
             None if self.group.1 > self.group.0 => {
-                let reader = StreamReader::try_new_buffered(self.group_bytes(), Some(vec![i]))
+                let Some((journal, header_len)) = self.journal else { bail!("the row group has no journal") };
+                let reader = StreamReader::try_new_buffered(self.group_bytes(journal, header_len), Some(vec![i]))
                     .context("reading the journal back")?;
                 for batch in reader {
                     write(batch.context("reading the journal back")?.column(0))?;
@@ -349,9 +447,9 @@ impl ColumnPass<'_> {
     }
 
     /// The schema message and the row group's batches in the journal.
-    fn group_bytes(&self) -> impl Read + '_ {
-        Range { file: self.journal, at: 0, end: self.header_len }.chain(Range {
-            file: self.journal,
+    fn group_bytes<'f>(&self, journal: &'f File, header_len: u64) -> impl Read + 'f {
+        Range { file: journal, at: 0, end: header_len }.chain(Range {
+            file: journal,
             at: self.group.0,
             end: self.group.1,
         })
@@ -410,12 +508,12 @@ mod tests {
     #[test]
     fn row_groups_are_cut_at_their_bound_and_read_back_whole() {
         // Row groups encoded from the batches held in memory, and read back from the journal.
-        for hold_bytes in [HELD_JOURNAL_BYTES, 0] {
+        for hold_bytes in [HELD_BYTES, 0] {
             cut_and_read_back(hold_bytes);
         }
     }
 
-    fn cut_and_read_back(hold_bytes: u64) {
+    fn cut_and_read_back(hold_bytes: usize) {
         let dir = tempfile::tempdir().unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("host", DataType::Utf8, true),
@@ -423,7 +521,7 @@ mod tests {
             Field::new("power.draw", DataType::Float64, true),
         ]));
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
-        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let journal = dir.path().join("x.journal");
         let props = Arc::new(
             WriterProperties::builder()
                 .set_data_page_row_count_limit(100)
@@ -459,6 +557,36 @@ mod tests {
         assert_eq!(j.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2500);
     }
 
+    #[test]
+    fn many_small_batches_are_held_merged_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("host", DataType::Utf8, true),
+            Field::new("utilization.gpu", DataType::Int16, true),
+            Field::new("power.draw", DataType::Float64, true),
+        ]));
+        let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
+        let props = Arc::new(WriterProperties::builder().build());
+        let journal = dir.path().join("x.journal");
+        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        // A flush every tick: 300 batches of 3 rows, a row group cut at 1,000 rows.
+        for i in 0..300 {
+            w.write(&batch(&schema, i * 3, 3)).unwrap();
+            let held = w.held.as_ref().map(Vec::len);
+            assert!(held.is_some_and(|n| n < HELD_MERGE), "batch {i}: {held:?}");
+        }
+        w.finish(None).unwrap().sync().unwrap();
+        let f = File::open(dir.path().join("x.parquet")).unwrap();
+        let r = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+        let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(groups, [900]);
+        let got: Vec<RecordBatch> = r.with_batch_size(900).build().unwrap().map(|b| b.unwrap()).collect();
+        let want = batch(&schema, 0, 900);
+        for (g, w) in got[0].columns().iter().zip(want.columns()) {
+            assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
+        }
+    }
+
     fn r_codecs(path: &std::path::Path) -> Vec<Compression> {
         let r = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
         r.metadata().row_groups().iter().flat_map(|g| g.columns().iter().map(|c| c.compression())).collect()
@@ -469,7 +597,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
-        let journal = CountingWriter::open(&Target::File(dir.path().join("x.journal"))).unwrap();
+        let journal = dir.path().join("x.journal");
         let props =
             Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build());
         let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();

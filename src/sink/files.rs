@@ -94,14 +94,16 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
         }
         done.kept.extend(kept);
     }
-    // A partial file without a journal was never written to (the crash hit while opening it).
+    // A partial file without a journal holds no flushed row: the crash hit before the piece's first
+    // flush, which creates the journal.
     for e in fs::read_dir(set.dir()).with_context(|| format!("listing {}", set.dir().display()))?.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(piece) = name.strip_prefix('.').and_then(|n| n.strip_suffix(PARTIAL))
             && set.is_member_name(piece)
             && !journal_path(&set.dir().join(piece)).exists()
+            && fs::remove_file(e.path()).is_ok()
         {
-            let _ = fs::remove_file(e.path());
+            done.removed.push(set.dir().join(piece));
         }
     }
     if set.ext().eq_ignore_ascii_case(".csv") {
@@ -384,10 +386,13 @@ mod tests {
         // Killed before its first flush: a schema and nothing else.
         journal(&journal_path(&b), 0, 0);
         fs::write(partial_path(&b), b"PAR1").unwrap();
+        // Killed before its first flush, which would have made its journal: a partial file alone.
+        let c = dir.path().join("run.20261202T150000.000Z.parquet");
+        fs::write(partial_path(&c), b"PAR1").unwrap();
         let done = recover_set(&set).unwrap();
         assert_eq!(done.rebuilt, [(a.clone(), 30)], "{done:?}");
-        assert_eq!(done.removed, std::slice::from_ref(&b));
-        assert!(!b.exists(), "no 0-row file");
+        assert_eq!(done.removed, [b.clone(), c.clone()]);
+        assert!(!b.exists() && !c.exists(), "no 0-row file");
         let left: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(left, [a.file_name().unwrap()], "only the rebuilt piece is left");
         assert!(done.messages()[0].contains("(30 rows)"), "{:?}", done.messages());

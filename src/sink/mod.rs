@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use arrow_array::RecordBatch;
 
 use crate::schema::files::Format;
 use crate::schema::row::{Selection, Tick};
@@ -55,6 +56,17 @@ pub trait Sink: Send {
     fn full(&self) -> bool {
         false
     }
+    /// Whether the sink keeps the rows written since its last successful flush ([`Sink::unflushed`]);
+    /// otherwise the writer keeps copies of them to requeue them if the flush fails.
+    fn keeps_unflushed(&self) -> bool {
+        false
+    }
+    /// The rows written since the last successful flush, in the order written, when the sink keeps
+    /// them (Parquet: the Arrow batches made since, compact and shared with the encoder, and the
+    /// rows not in a batch yet). A tick handed to `write_tick` is among them even if that call failed.
+    fn unflushed(&self) -> Option<Vec<RecordBatch>> {
+        None
+    }
 }
 
 /// The open files behind a file sink, which the writer watches and cuts back after a write error.
@@ -66,7 +78,8 @@ pub struct SinkFiles {
     pub recovery: Option<Arc<File>>,
 }
 
-/// Open a sink of `format` writing to `target`; Parquet also appends each flushed batch to `journal`.
+/// Open a sink of `format` writing to `target`; Parquet also appends each flushed batch to `journal`
+/// (created with the first flush).
 pub fn open(
     format: Format,
     target: &Target,
@@ -78,10 +91,7 @@ pub fn open(
     Ok(match format {
         Format::Csv => Box::new(csv::CsvSink::new(out, sel)?),
         Format::NvidiaSmi { header, units } => Box::new(smistyle::NvsmiSink::new(out, sel, header, units)?),
-        Format::Parquet => {
-            let journal = journal.map(|j| CountingWriter::open(&Target::File(j.to_path_buf()))).transpose()?;
-            Box::new(parquet::ParquetSink::new(out, journal, sel, meta)?)
-        }
+        Format::Parquet => Box::new(parquet::ParquetSink::new(out, journal.map(Path::to_path_buf), sel, meta)?),
     })
 }
 

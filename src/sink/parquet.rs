@@ -9,6 +9,7 @@
 //! written at close, so that metadata added during the run (the job's exit code) is in it.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -61,6 +62,9 @@ pub struct ParquetSink {
     files: SinkFiles,
     /// Row groups after which the piece is full (MAX_COLUMN_CHUNKS over the column count).
     max_row_groups: usize,
+    /// With a journal: the batches handed to it since its last sync (shared with the encoder, not
+    /// copies), which the writer requeues if the sync fails ([`Sink::unflushed`]).
+    since_sync: Vec<RecordBatch>,
 }
 
 /// How rows become Parquet.
@@ -113,6 +117,11 @@ pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties 
         .set_dictionary_page_size_limit(DICT_PAGE_BYTES)
         // Column-chunk statistics only: per-page indexes would pile up in memory until the footer.
         .set_statistics_enabled(EnabledStatistics::Chunk)
+        // No offset index either (page locations, kept for every closed row group until the footer:
+        // about a third of what an open piece's footer holds in memory). Without the column index
+        // it only serves seeks to a row number inside a chunk; pyarrow, pandas, polars and DuckDB
+        // read these files whole-chunk, and gpumon's reader does too.
+        .set_offset_index_disabled(true)
         .set_key_value_metadata(Some(pairs))
         .build()
 }
@@ -130,9 +139,12 @@ fn journal_options() -> Result<IpcWriteOptions> {
 }
 
 impl ParquetSink {
-    pub fn new(out: CountingWriter, journal: Option<CountingWriter>, sel: &Selection, meta: &RunMeta) -> Result<Self> {
+    /// A sink writing `out`; with `journal`, every flushed batch also goes to that file (created
+    /// with the first flush) and row groups are encoded from it (`columnwise`).
+    pub fn new(out: CountingWriter, journal: Option<PathBuf>, sel: &Selection, meta: &RunMeta) -> Result<Self> {
         let target = out.target().to_string();
-        let files = SinkFiles { data: out.file(), recovery: journal.as_ref().and_then(CountingWriter::file) };
+        // The journal's descriptor joins these once it exists (`files`).
+        let files = SinkFiles { data: out.file(), recovery: None };
         let kv = kv_metadata(meta);
         let schema: SchemaRef =
             std::sync::Arc::new(arrow_schema(sel).as_ref().clone().with_metadata(schema_metadata(&kv)));
@@ -157,7 +169,19 @@ impl ParquetSink {
         let cols = sel.fields().map(|f| ColumnBuilder::new(f.def().ty)).collect();
         let max_row_groups = (MAX_COLUMN_CHUNKS / sel.len().max(1)).max(8);
         let late = Vec::new();
-        Ok(ParquetSink { enc, schema, sel: sel.clone(), cols, rows: 0, target, late, files, max_row_groups })
+        let since_sync = Vec::new();
+        Ok(ParquetSink {
+            enc,
+            schema,
+            sel: sel.clone(),
+            cols,
+            rows: 0,
+            target,
+            late,
+            files,
+            max_row_groups,
+            since_sync,
+        })
     }
 
     /// The buffered rows as one batch, if there are any.
@@ -174,7 +198,10 @@ impl ParquetSink {
     fn drain(&mut self) -> Result<()> {
         let Some(batch) = self.take_batch()? else { return Ok(()) };
         match &mut self.enc {
-            Encoder::Columnwise(c) => c.write(&batch).with_context(|| format!("writing {}", self.target)),
+            Encoder::Columnwise(c) => {
+                self.since_sync.push(batch.clone());
+                c.write(&batch).with_context(|| format!("writing {}", self.target))
+            }
             Encoder::Direct(w) => w.write(&batch).with_context(|| format!("writing {}", self.target)),
         }
     }
@@ -210,6 +237,7 @@ impl Sink for ParquetSink {
         self.drain()?;
         if let Encoder::Columnwise(c) = &mut self.enc {
             c.sync_journal()?;
+            self.since_sync.clear();
         }
         Ok(())
     }
@@ -242,7 +270,28 @@ impl Sink for ParquetSink {
     }
 
     fn files(&self) -> SinkFiles {
-        self.files.clone()
+        let recovery = match &self.enc {
+            Encoder::Columnwise(c) => c.journal_file(),
+            Encoder::Direct(_) => None,
+        };
+        SinkFiles { recovery, ..self.files.clone() }
+    }
+
+    fn keeps_unflushed(&self) -> bool {
+        matches!(self.enc, Encoder::Columnwise(_))
+    }
+
+    fn unflushed(&self) -> Option<Vec<RecordBatch>> {
+        if !self.keeps_unflushed() {
+            return None;
+        }
+        let mut batches = self.since_sync.clone();
+        if self.rows > 0 {
+            let arrays: Vec<ArrayRef> = self.cols.iter().map(ColumnBuilder::finish_cloned).collect();
+            // The builders hold the same columns as the schema: this cannot fail.
+            batches.extend(RecordBatch::try_new(self.schema.clone(), arrays).ok());
+        }
+        Some(batches)
     }
 
     fn full(&self) -> bool {
@@ -295,8 +344,7 @@ mod tests {
     fn sink(dir: &std::path::Path) -> ParquetSink {
         let sel = Selection::new(vec![Field::Timestamp, Field::Host, Field::UtilGpu, Field::PowerDraw]);
         let out = CountingWriter::open(&Target::File(dir.join("x.parquet"))).unwrap();
-        let journal = CountingWriter::open(&Target::File(dir.join("x.journal"))).unwrap();
-        ParquetSink::new(out, Some(journal), &sel, &meta()).unwrap()
+        ParquetSink::new(out, Some(dir.join("x.journal")), &sel, &meta()).unwrap()
     }
 
     #[test]
@@ -318,6 +366,89 @@ mod tests {
     }
 
     #[test]
+    fn small_batches_go_into_the_journal_uncompressed_and_every_batch_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = sink(dir.path());
+        let mut at = 0;
+        let mut sizes = Vec::new();
+        for n in [1, 2000, 3] {
+            let before = std::fs::metadata(dir.path().join("x.journal")).map_or(0, |m| m.len());
+            for _ in 0..n {
+                s.write_tick(&tick(at)).unwrap();
+                at += 1;
+            }
+            s.flush().unwrap();
+            sizes.push(std::fs::metadata(dir.path().join("x.journal")).unwrap().len() - before);
+        }
+        let j =
+            crate::schema::journal::Journal::open(std::fs::File::open(dir.path().join("x.journal")).unwrap()).unwrap();
+        let mut rows = 0;
+        let read = j.read_batches(&mut |b| {
+            rows += b.num_rows();
+            Ok(())
+        });
+        assert!(read.is_ok());
+        assert_eq!(rows, 2004);
+        let r = StreamReader::try_new(std::fs::File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
+        assert_eq!(r.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2004);
+        // 2,000 rows compressed: well under their uncompressed 17 bytes a row.
+        assert!(sizes[1] < 2000 * 17, "{sizes:?}");
+        Box::new(s).finish().unwrap();
+    }
+
+    #[test]
+    fn a_piece_closed_before_its_first_flush_makes_no_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = sink(dir.path());
+        s.write_tick(&tick(0)).unwrap();
+        assert!(s.files().recovery.is_none());
+        Box::new(s).finish().unwrap();
+        assert!(!dir.path().join("x.journal").exists());
+        let f = std::fs::File::open(dir.path().join("x.parquet")).unwrap();
+        let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+        assert_eq!(r.metadata().file_metadata().num_rows(), 1);
+        // The first flush makes it, and the sink names its descriptor from then on.
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = sink(dir.path());
+        s.write_tick(&tick(0)).unwrap();
+        assert!(!dir.path().join("x.journal").exists());
+        s.flush().unwrap();
+        assert!(dir.path().join("x.journal").exists() && s.files().recovery.is_some());
+        Box::new(s).finish().unwrap();
+    }
+
+    #[test]
+    fn rows_not_yet_synced_are_handed_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = sink(dir.path());
+        s.write_tick(&tick(0)).unwrap();
+        s.flush().unwrap();
+        assert_eq!(s.unflushed().unwrap().len(), 0);
+        // A batch in the journal but not synced, then rows still in the builders.
+        for i in 1..11 {
+            s.write_tick(&tick(i)).unwrap();
+        }
+        s.drain().unwrap();
+        for i in 11..16 {
+            s.write_tick(&tick(i)).unwrap();
+        }
+        let mut back = Vec::new();
+        for b in s.unflushed().unwrap() {
+            crate::schema::batch::rows_of_batch(&b, &mut back);
+        }
+        let utils: Vec<u64> = back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        assert_eq!(utils, (1..16).collect::<Vec<u64>>());
+        assert_eq!(back[3].0, tick(4).ts.timestamp_micros());
+        // Asking does not take them: the file still gets every row.
+        s.flush().unwrap();
+        assert!(s.unflushed().unwrap().is_empty());
+        Box::new(s).finish().unwrap();
+        let f = std::fs::File::open(dir.path().join("x.parquet")).unwrap();
+        let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+        assert_eq!(r.metadata().file_metadata().num_rows(), 16);
+    }
+
+    #[test]
     fn piece_is_full_after_its_row_group_bound() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = sink(dir.path());
@@ -335,5 +466,6 @@ mod tests {
         let props = writer_properties_from(&kv_metadata(&meta()));
         assert_eq!(props.max_row_group_row_count(), Some(ROW_GROUP_ROWS));
         assert_eq!(props.max_row_group_bytes(), Some(ROW_GROUP_BYTES));
+        assert!(props.offset_index_disabled());
     }
 }

@@ -60,7 +60,8 @@ pub struct PieceFiles {
     /// Parquet: the journal (the recovery file).
     journal: Option<PathBuf>,
     data: Arc<File>,
-    recovery: Arc<File>,
+    /// The recovery file's descriptor; a Parquet journal's only from the first flush, which creates it.
+    recovery: Option<Arc<File>>,
     /// Length of the recovery file after the last successful sync: everything before it is durable.
     durable: u64,
     /// Ticks durably in the piece.
@@ -74,9 +75,10 @@ pub struct PieceFiles {
 
 impl PieceFiles {
     pub fn new(path: PathBuf, data_path: PathBuf, journal: Option<PathBuf>, files: SinkFiles) -> Result<PieceFiles> {
-        let (Some(data), Some(recovery)) = (files.data, files.recovery) else {
+        let Some(data) = files.data else {
             return Err(anyhow!("{}: the sink has no file", path.display()));
         };
+        let recovery = files.recovery;
         // Nothing is durable before the first flush (the CSV header and the journal schema go with it).
         Ok(PieceFiles {
             path,
@@ -92,16 +94,26 @@ impl PieceFiles {
     }
 
     /// After a successful flush and sync: check the files are still ours, and note what is durable.
-    /// `Ok(true)` when a CSV was renamed away: its ticks stay under the new name.
-    pub fn flushed(&mut self, ticks: u64) -> Result<bool> {
+    /// `Ok(true)` when a CSV was renamed away: its ticks stay under the new name. `files`: the sink's
+    /// files now (a Parquet journal is created by the piece's first flush).
+    pub fn flushed(&mut self, ticks: u64, files: impl FnOnce() -> SinkFiles) -> Result<bool> {
+        if self.recovery.is_none() {
+            self.recovery = files().recovery;
+        }
         let data = presence(&self.data, &self.data_path);
-        match &self.journal {
-            None => match data {
+        match (&self.journal, &self.recovery) {
+            (None, _) => match data {
                 Presence::Here => {}
                 Presence::Moved => return Ok(true),
                 Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
             },
-            Some(j) => match (data, presence(&self.recovery, j)) {
+            // No batch yet, so no journal (a flush with nothing new).
+            (Some(_), None) => match data {
+                Presence::Here => {}
+                Presence::Moved => return Err(anyhow!("{} was moved or removed", self.data_path.display())),
+                Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
+            },
+            (Some(j), Some(recovery)) => match (data, presence(recovery, j)) {
                 (Presence::Here, Presence::Here) => {}
                 (Presence::Here, _) => self.journal_removed(),
                 // The journal rebuilds the piece: a write error like any other.
@@ -112,12 +124,11 @@ impl PieceFiles {
             },
         }
         self.make_dir_durable();
-        if !self.journal_gone {
-            self.durable = self
-                .recovery
-                .metadata()
-                .map(|m| m.len())
-                .with_context(|| format!("reading {}", self.path.display()))?;
+        if !self.journal_gone
+            && let Some(recovery) = &self.recovery
+        {
+            self.durable =
+                recovery.metadata().map(|m| m.len()).with_context(|| format!("reading {}", self.path.display()))?;
         }
         self.durable_ticks = ticks;
         Ok(false)
@@ -130,6 +141,10 @@ impl PieceFiles {
             sync_dir(self.data_path.parent().unwrap_or(Path::new(".")));
             self.dir_synced = true;
         }
+    }
+
+    fn journal_path_shown(&self) -> String {
+        self.journal.as_deref().unwrap_or(Path::new("")).display().to_string()
     }
 
     fn journal_removed(&mut self) {
@@ -158,15 +173,17 @@ impl PieceFiles {
             self.make_dir_durable();
             return Ok(false);
         };
+        // A piece closed before its first flush never had a journal.
+        let journal = self.recovery.is_some().then_some(journal);
         fs::rename(&self.data_path, &self.path)
             .with_context(|| format!("renaming {} to {}", self.data_path.display(), self.path.display()))?;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")));
         self.dir_synced = true;
-        match fs::remove_file(&journal) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => self.journal_removed(),
+        match journal.map(fs::remove_file) {
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => self.journal_removed(),
             // The piece is complete: a leftover journal is dropped by the next recovery.
-            Err(e) => warn(&format!("removing {}: {e}", journal.display())),
-            Ok(()) => {}
+            Some(Err(e)) => warn(&format!("removing {}: {e}", self.journal_path_shown())),
+            _ => {}
         }
         Ok(false)
     }
@@ -189,7 +206,8 @@ impl PieceFiles {
             parquet: self.journal.is_some(),
             partial: self.data_path,
             recovery_path,
-            recovery: Some(self.recovery),
+            journaled: self.journal.is_none() || self.recovery.is_some(),
+            recovery: self.recovery,
             durable: self.durable,
             durable_ticks: self.durable_ticks,
             lost: removed || self.journal_gone,
@@ -205,6 +223,8 @@ pub struct Abandoned {
     recovery_path: PathBuf,
     /// Open until the cut back succeeded.
     recovery: Option<Arc<File>>,
+    /// The recovery file was made (a Parquet journal is made by the piece's first flush).
+    journaled: bool,
     durable: u64,
     pub durable_ticks: u64,
     /// Nothing can be recovered: the files were removed under us.
@@ -243,6 +263,13 @@ impl Abandoned {
     pub fn settle(&mut self, rebuild: bool) -> Result<Option<Settled>> {
         let here = self.recovery.as_ref().is_none_or(|f| presence(f, &self.recovery_path) == Presence::Here);
         self.cut_back()?;
+        if !self.journaled {
+            // Never flushed: nothing of it is durable (a journal its failed first flush began holds
+            // only rows the backlog carries on).
+            let _ = fs::remove_file(&self.partial);
+            let _ = fs::remove_file(&self.recovery_path);
+            return Ok(Some(Settled::Empty));
+        }
         if self.lost || (!here && !self.recovery_path.exists()) {
             if self.parquet {
                 let _ = fs::remove_file(&self.partial);
@@ -286,7 +313,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut piece = csv_piece(dir.path());
         (&*piece.data).write_all(b"timestamp,x\n1,2\n").unwrap();
-        assert!(!piece.flushed(1).unwrap());
+        assert!(!piece.flushed(1, SinkFiles::default).unwrap());
         // Written but never synced: a failed flush leaves it (and half a line) behind.
         (&*piece.data).write_all(b"2,3\n3,").unwrap();
         let mut a = piece.abandon(false);
@@ -308,11 +335,11 @@ mod tests {
     fn deleted_renamed_and_present_files_are_told_apart() {
         let dir = tempfile::tempdir().unwrap();
         let mut piece = csv_piece(dir.path());
-        assert!(!piece.flushed(0).unwrap());
+        assert!(!piece.flushed(0, SinkFiles::default).unwrap());
         fs::rename(dir.path().join("a.csv"), dir.path().join("a.csv.1")).unwrap();
-        assert!(piece.flushed(0).unwrap(), "renamed away");
+        assert!(piece.flushed(0, SinkFiles::default).unwrap(), "renamed away");
         fs::remove_file(dir.path().join("a.csv.1")).unwrap();
-        let e = piece.flushed(0).unwrap_err();
+        let e = piece.flushed(0, SinkFiles::default).unwrap_err();
         assert!(e.downcast_ref::<Removed>().is_some(), "{e:#}");
         assert_eq!(piece.abandon(true).settle(true).unwrap(), Some(Settled::Lost(0)));
     }

@@ -10,9 +10,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use arrow_array::RecordBatch;
 use chrono::{DateTime, Utc};
 use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError, bounded};
 
+use crate::schema::batch::rows_of_batch;
 use crate::schema::catalog::Field;
 use crate::schema::files::Format;
 use crate::schema::files::{self as names, OutputSet};
@@ -28,8 +30,9 @@ const QUEUE_TICKS: usize = 1024;
 /// Ticks queued before the sampler wakes the writer (otherwise it wakes to flush): one wake-up per
 /// batch instead of one per tick.
 const WAKE_TICKS: usize = 32;
-/// Rows written but not yet flushed before a flush is forced whatever `--flush` says: bounds the
-/// copies kept to requeue them (about 1 KiB a row), e.g. 512 ticks of 2 GPUs, 2 flushes a second at 1 ms.
+/// Rows written but not yet flushed before a flush is forced whatever `--flush` says: bounds what is
+/// kept to requeue them (copies of about 1 KiB a row for CSV; Parquet keeps its own Arrow batches),
+/// e.g. 512 ticks of 2 GPUs, 2 flushes a second at 1 ms.
 const MAX_UNFLUSHED_ROWS: usize = 1024;
 /// How often writing is retried during an outage.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
@@ -252,7 +255,9 @@ struct State {
     /// The open piece; None between a rotation and the next tick (pieces open when data comes).
     piece: Option<Piece>,
     /// Ticks written to the open piece since its last successful flush (requeued if it fails).
-    unflushed: Vec<Kept>,
+    unflushed: Vec<Unflushed>,
+    /// What a piece whose close failed held unflushed ([`Sink::unflushed`]), for the requeue.
+    closing: Option<Vec<RecordBatch>>,
     /// A flush is due once the ticks queued now are written (a piece's first tick, `--flush 0`).
     flush_due: bool,
     backlog: VecDeque<Tick>,
@@ -287,6 +292,7 @@ impl State {
             stats,
             piece: None,
             unflushed: Vec::new(),
+            closing: None,
             flush_due: false,
             backlog: VecDeque::new(),
             backlog_rows: 0,
@@ -421,18 +427,20 @@ impl State {
         if self.cut_due(ts)
             && let Err(e) = self.rotate()
         {
-            self.unflushed.push(Kept::new(&tick, &self.cfg.selection));
+            self.unflushed.push(Unflushed::Copy(Kept::new(&tick, &self.cfg.selection)));
             return Err(e);
         }
-        // Until the next successful flush this tick is only in memory: a compact copy is kept to
-        // requeue it.
-        if file {
-            self.unflushed.push(Kept::new(&tick, &self.cfg.selection));
-        }
-        if self.piece.is_none() {
-            self.open_piece(ts)?;
+        if self.piece.is_none()
+            && let Err(e) = self.open_piece(ts)
+        {
+            self.unflushed.push(Unflushed::Copy(Kept::new(&tick, &self.cfg.selection)));
+            return Err(e);
         }
         let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
+        // Until the next successful flush this tick is only in memory: kept to requeue it.
+        if file {
+            self.unflushed.push(Unflushed::new(&tick, piece.sink.as_ref(), &self.cfg.selection));
+        }
         if let Err(e) = piece.sink.write_tick(&tick) {
             if !file {
                 self.stats.fatal.store(true, Ordering::Relaxed);
@@ -483,7 +491,7 @@ impl State {
             }
             self.stats.bytes.store(p.sink.bytes_written(), Ordering::Relaxed);
             let moved = match p.files.as_mut() {
-                Some(f) => f.flushed(p.ticks)?,
+                Some(f) => f.flushed(p.ticks, || p.sink.files())?,
                 None => false,
             };
             if moved && let Some(Piece { sink, files: Some(files), .. }) = self.piece.take() {
@@ -503,7 +511,7 @@ impl State {
         if self.cfg.verbose
             && let Some(t) = self.unflushed.last()
         {
-            eprintln!("gpumon: flushed through {} µs", t.ts.timestamp_micros());
+            eprintln!("gpumon: flushed through {} µs", t.ts().timestamp_micros());
         }
     }
 
@@ -589,6 +597,8 @@ impl State {
             return Ok(());
         }
         let what = files.path.display().to_string();
+        // Requeued if the close fails (the sink goes with `finish`).
+        let held = if self.unflushed.is_empty() { None } else { sink.unflushed() };
         match sink.finish().and_then(|()| files.publish()) {
             Ok(moved) => {
                 self.note_durable();
@@ -604,6 +614,7 @@ impl State {
             Err(e) => {
                 let removed = is_removed(&e);
                 self.abandon(files, removed);
+                self.closing = held;
                 Err(e.context(format!("closing {what}")))
             }
         }
@@ -675,13 +686,14 @@ impl State {
             return;
         }
         let removed = is_removed(e);
-        let in_removed = match self.piece.take() {
+        let (in_removed, held) = match self.piece.take() {
             Some(Piece { sink, files: Some(files), .. }) => {
+                let held = sink.unflushed();
                 // Dropping the sink first lets its buffers reach the file before the cut back.
                 drop(sink);
-                self.abandon(files, removed)
+                (self.abandon(files, removed), held)
             }
-            _ => 0,
+            _ => (0, self.closing.take()),
         };
         let error = format!("{e:#}");
         if self.outage.is_none() {
@@ -701,10 +713,7 @@ impl State {
                 )
             });
         }
-        for t in self.unflushed.drain(..).rev() {
-            self.backlog_rows += t.rows.len();
-            self.backlog.push_front(t.into_tick(&self.cfg.selection));
-        }
+        self.requeue(held);
         let next_retry = Instant::now() + RETRY_EVERY;
         match self.outage.as_mut() {
             Some(o) => {
@@ -727,15 +736,7 @@ impl State {
                 // Named after its first row, the oldest one waiting.
                 self.open_piece(self.backlog.front().map_or_else(Utc::now, |t| t.ts))?;
             }
-            // Every backlog tick is now only in memory and in this piece: requeued if this fails.
-            self.backlog_rows = 0;
-            let ticks: Vec<Tick> = self.backlog.drain(..).collect();
-            self.unflushed.extend(ticks.iter().map(|t| Kept::new(t, &self.cfg.selection)));
-            let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
-            for t in &ticks {
-                piece.sink.write_tick(t)?;
-                piece.ticks += 1;
-            }
+            self.write_backlog()?;
             self.flush()
         })();
         match attempt {
@@ -748,6 +749,53 @@ impl State {
                 ));
             }
             Err(e) => self.enter_outage(&e),
+        }
+    }
+
+    /// Write the backlog into the open piece: every tick is then only in memory and in this piece,
+    /// and requeued if the flush after this fails.
+    fn write_backlog(&mut self) -> Result<()> {
+        let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
+        self.backlog_rows = 0;
+        let mut ticks = std::mem::take(&mut self.backlog).into_iter();
+        while let Some(t) = ticks.next() {
+            self.unflushed.push(Unflushed::new(&t, piece.sink.as_ref(), &self.cfg.selection));
+            if let Err(e) = piece.sink.write_tick(&t) {
+                // The ticks after it never reached the sink.
+                self.unflushed.extend(ticks.map(|t| Unflushed::Copy(Kept::new(&t, &self.cfg.selection))));
+                return Err(e);
+            }
+            piece.ticks += 1;
+        }
+        Ok(())
+    }
+
+    /// Put the ticks not flushed back in front of the backlog, in order: the copies kept, and the
+    /// ticks the sink held, from its rows (`held`, [`Sink::unflushed`]).
+    fn requeue(&mut self, held: Option<Vec<RecordBatch>>) {
+        let mut rows = Vec::new();
+        for b in held.iter().flatten() {
+            rows_of_batch(b, &mut rows);
+        }
+        let mut rows = rows.into_iter().map(|(_, r)| r);
+        let mut ticks = Vec::with_capacity(self.unflushed.len());
+        for u in self.unflushed.drain(..) {
+            match u {
+                Unflushed::Copy(k) => ticks.push(k.into_tick(&self.cfg.selection)),
+                Unflushed::InSink { ts, seq, rows: n } => {
+                    let rows: Vec<Row> = rows.by_ref().take(n).collect();
+                    if rows.len() < n {
+                        // Not handed back by the sink (cannot happen): counted, not invented.
+                        self.lost += 1;
+                        continue;
+                    }
+                    ticks.push(Tick { ts, seq, rows, procs: Vec::new() });
+                }
+            }
+        }
+        for t in ticks.into_iter().rev() {
+            self.backlog_rows += t.rows.len();
+            self.backlog.push_front(t);
         }
     }
 
@@ -784,6 +832,32 @@ impl State {
         }
         let files = self.closed.into_iter().map(|c| c.0).filter(|p| p.exists()).collect();
         Ok(WriterReport { files, written: self.written, lost: self.lost })
+    }
+}
+
+/// A tick written since the last successful flush, kept until that flush succeeds.
+enum Unflushed {
+    /// The sink holds its rows ([`Sink::keeps_unflushed`]): only their number is kept here.
+    InSink { ts: DateTime<Utc>, seq: u64, rows: usize },
+    /// A copy (the sink keeps none, or the tick never reached it).
+    Copy(Kept),
+}
+
+impl Unflushed {
+    /// `t`, about to be written to `sink`.
+    fn new(t: &Tick, sink: &dyn Sink, sel: &Selection) -> Unflushed {
+        if sink.keeps_unflushed() {
+            Unflushed::InSink { ts: t.ts, seq: t.seq, rows: t.rows.len() }
+        } else {
+            Unflushed::Copy(Kept::new(t, sel))
+        }
+    }
+
+    fn ts(&self) -> DateTime<Utc> {
+        match self {
+            Unflushed::InSink { ts, .. } => *ts,
+            Unflushed::Copy(k) => k.ts,
+        }
     }
 }
 
@@ -888,6 +962,38 @@ mod tests {
         // A field no sink writes is not kept.
         r.set(Field::Index, Value::Null);
         assert_eq!(back, Tick { rows: vec![r.clone(), r], ..t });
+    }
+
+    #[test]
+    fn a_failed_parquet_flush_requeues_its_ticks_from_the_sinks_own_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = state(dir.path(), Duration::from_secs(3600));
+        let path = dir.path().join("t.parquet");
+        s.cfg.format = Format::Parquet;
+        s.cfg.target = Target::File(path.clone());
+        s.cfg.backlog_rows = 10_000;
+        s.set = Some(OutputSet::new(&path));
+        let sel = s.cfg.selection.clone();
+        let start = at("2026-12-02T14:00:00Z");
+        let mut sent = Vec::new();
+        for i in 0..700u64 {
+            let mut r = Row::default();
+            r.set(Field::Host, Value::S("h".into()));
+            r.set(Field::Missed, Value::U(i));
+            let mut r1 = r.clone();
+            r1.set(Field::Index, Value::U(1));
+            let ts = start + chrono::Duration::milliseconds(i as i64);
+            let t = Tick { ts, seq: i, rows: vec![r, r1], procs: Vec::new() };
+            sent.push(Kept::new(&t, &sel).into_tick(&sel));
+            s.on_tick(t);
+        }
+        // Flushed at 512 ticks (1,024 rows); the 188 after it are kept by the sink alone.
+        assert_eq!(s.unflushed.len(), 188);
+        assert!(s.unflushed.iter().all(|u| matches!(u, Unflushed::InSink { .. })));
+        s.enter_outage(&anyhow::anyhow!("no space left"));
+        let back: Vec<Tick> = s.backlog.iter().cloned().collect();
+        assert_eq!(back, sent[512..]);
+        assert_eq!(s.backlog_rows, 376);
     }
 
     #[test]
