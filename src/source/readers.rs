@@ -9,7 +9,6 @@
 //! (used only if its tick is still being collected) and leaves; the GPU it was stuck on goes to a
 //! worker, unless the call came back within the budget (a slow moment, not a hang).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
@@ -64,6 +63,8 @@ pub struct GpuReads {
     alarm_ns: AtomicU64,
     origin: Instant,
     quit: AtomicBool,
+    /// Some GPU has been put on a worker (the workers are looked at only then).
+    any_worker: AtomicBool,
 }
 
 /// One tick's reads: its number, when it started, and how long its GPUs may take.
@@ -81,13 +82,14 @@ impl GpuReads {
                 warn(&format!("no timer for the GPU standby thread ({e}); each GPU is read by a thread of its own"))
             })
             .ok();
+        let watchdog_missing = watchdog.is_none();
         let gpus = infos
             .into_iter()
             .map(|info| Gpu {
                 info,
                 slot: Mutex::new(None),
                 in_call: AtomicBool::new(false),
-                on_worker: AtomicBool::new(watchdog.is_none()),
+                on_worker: AtomicBool::new(watchdog_missing),
                 worker: Mutex::new(None),
             })
             .collect();
@@ -101,16 +103,18 @@ impl GpuReads {
             alarm_ns: AtomicU64::new(u64::MAX),
             origin: Instant::now(),
             quit: AtomicBool::new(false),
+            any_worker: AtomicBool::new(watchdog_missing),
         }
     }
 
     /// A reader for the calling thread (it keeps, per GPU, what spans sub-samples).
     pub fn reader(self: &Arc<Self>) -> GpuReader<'_> {
-        GpuReader { reads: self, states: HashMap::new() }
+        GpuReader { reads: self, states: self.gpus.iter().map(|_| None).collect() }
     }
 
     /// No standby thread could be started: every GPU goes to a worker of its own.
     pub fn without_standby(&self) {
+        self.any_worker.store(true, Ordering::SeqCst);
         for g in &self.gpus {
             g.on_worker.store(true, Ordering::SeqCst);
         }
@@ -135,6 +139,7 @@ impl GpuReads {
                 if let Some(g) = self.gpus.get(self.reading.load(Ordering::SeqCst) as usize)
                     && g.in_call.load(Ordering::SeqCst)
                 {
+                    self.any_worker.store(true, Ordering::SeqCst);
                     g.on_worker.store(true, Ordering::SeqCst);
                 }
                 return Some(epoch);
@@ -162,6 +167,10 @@ impl GpuReads {
     /// Ask the workers of the GPUs on workers for tick `seq` (starting any missing one, ending
     /// those of GPUs back on the reading thread); returns how many were asked.
     fn request_workers(self: &Arc<Self>, seq: u64) -> usize {
+        if !self.any_worker.load(Ordering::SeqCst) {
+            self.gate.open(seq, 0);
+            return 0;
+        }
         let mut asked = Vec::new();
         for (k, g) in self.gpus.iter().enumerate() {
             let Ok(mut w) = g.worker.lock() else { continue };
@@ -208,7 +217,8 @@ impl GpuReads {
 /// another thread for a while starts afresh here: its first GPM sample after that has no values).
 pub struct GpuReader<'n> {
     reads: &'n Arc<GpuReads>,
-    states: HashMap<usize, DeviceState<'n>>,
+    /// Per GPU (by position), made at its first reading here.
+    states: Vec<Option<DeviceState<'n>>>,
 }
 
 impl GpuReader<'_> {
@@ -234,13 +244,11 @@ impl GpuReader<'_> {
             {
                 continue;
             }
-            if Instant::now() >= end {
-                break;
-            }
+            let t0 = Instant::now();
+            let Some(state) = self.states.get_mut(k).filter(|_| t0 < end) else { break };
             reads.reading.store(k as u64, Ordering::SeqCst);
             g.in_call.store(true, Ordering::SeqCst);
-            let t0 = Instant::now();
-            let state = self.states.entry(k).or_insert_with(|| DeviceState::new(&reads.ctx.nvml, &reads.ctx.sel));
+            let state = state.get_or_insert_with(|| DeviceState::new(&reads.ctx.nvml, &reads.ctx.sel));
             let r = read_gpu(&reads.ctx, &g.info, state);
             g.in_call.store(false, Ordering::SeqCst);
             if let Ok(mut s) = g.slot.lock() {

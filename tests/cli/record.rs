@@ -594,7 +594,7 @@ fn a_lone_gpumon_records_and_names_the_missing_analyzer() {
     assert!(String::from_utf8_lossy(&sum.stdout).contains("gpumon summary"));
 }
 
-/// A GPU whose every call hangs for 2 s (20 ticks) costs only its own rows: the loop's thread,
+/// A GPU whose every call hangs for 1 s (10 ticks) costs only its own rows: the loop's thread,
 /// stuck in that GPU's call, is replaced by the standby thread, which finishes the tick and keeps
 /// the schedule; the GPU goes to a worker of its own; the stuck thread is not waited for at the end.
 #[test]
@@ -602,7 +602,7 @@ fn a_hung_gpu_among_three_costs_only_its_own_rows() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("h.csv");
     let scenario = "init = ok\n[device]\nname = a\nutilization.gpu = 11\n\
-                    [device]\nname = hung\nutilization.gpu = 22\ndelay_ms = 2000\n\
+                    [device]\nname = hung\nutilization.gpu = 22\ndelay_ms = 1000\n\
                     [device]\nname = c\nutilization.gpu = 33\n";
     let o = gpumon_fake(dir.path(), scenario)
         .args(["record", "-i", "100ms", "--count", "10", "--fields", "timestamp,index,utilization.gpu", "-o"])
@@ -626,7 +626,7 @@ fn a_hung_gpu_among_three_costs_only_its_own_rows() {
         assert_eq!((r[2][2], r[2][4]), ("2", "33"), "GPU 2 keeps tick {tick}");
         missed += r[0][5].parse::<u64>().unwrap();
     }
-    // Read on the loop's thread without a standby, each tick would wait 2 s for the hung GPU and
-    // skip some 19 deadlines; a few skips are allowed for a loaded machine.
+    // Read on the loop's thread without a standby, each tick would wait 1 s for the hung GPU and
+    // skip some 9 deadlines; a few skips are allowed for a loaded machine.
     assert!(missed < 10, "{missed} ticks missed: the schedule did not hold\n{text}");
 }
