@@ -9,6 +9,7 @@ mod clock;
 mod control;
 mod fanout;
 mod live;
+mod relay;
 mod rundir;
 mod setup;
 mod signals;
@@ -25,11 +26,11 @@ use crate::schema::files::Format;
 use crate::schema::row::{Selection, Tick};
 use crate::schema::run::RunStats;
 use crate::sink::Target;
-use crate::source::gpu::GpuSelector;
+use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::util::status;
 use crate::util::warn::{warn, warn_once};
 use signals::{Signal, Signals};
-use tick::{Emitter, Rows, Sources};
+use tick::{Begun, Emitter, Rows, Sources};
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
 #[derive(Debug, Clone)]
@@ -88,9 +89,42 @@ pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
     let signals = signals::install()?;
     // One writer per output, held until the run ends (sink::lock), before anything is touched.
     let mut locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
+    // With GPUs the loop moves between threads (relay.rs), and a thread stuck in a driver call is
+    // left behind when the run ends, not waited for: what the loop holds must live as long as the
+    // process, so the run's settings do (one small copy per process).
+    let cfg: &'static RecordConfig = Box::leak(Box::new(cfg.clone()));
     let mut rec = Recorder::open(cfg)?;
-    rec.run_ticks(&signals, &mut locks)?;
+    let _locks = match rec.sources.gpu.as_ref().map(GpuSource::reads) {
+        Some(reads) => {
+            let (r, locks) = relay::run(rec, signals, locks, reads)?;
+            rec = r;
+            locks
+        }
+        None => {
+            rec.run_ticks(&signals, &mut locks)?;
+            locks
+        }
+    };
+    // The outputs are closed before the locks go.
     rec.finish()
+}
+
+/// Where the loop stands (it moves with the loop from thread to thread): the last sub-sample
+/// number, the schedule's origin, and how long a tick's GPU reads may take.
+struct Cursor {
+    m: u64,
+    start: Instant,
+    budget: Duration,
+}
+
+/// A sub-sample between its two halves: taken before its GPU reads, finished after them.
+struct Pending {
+    m: u64,
+    /// The output row it belongs to.
+    row: u64,
+    /// When its GPU reads start (their budget runs from here).
+    at: Instant,
+    begun: Begun,
 }
 
 /// One run in progress: its sources, the rows being aggregated, and the outputs with the
@@ -109,35 +143,73 @@ struct Recorder<'a> {
 }
 
 impl Recorder<'_> {
-    /// The tick loop: sub-sample m is due at start + m * sample_every on the monotonic clock,
-    /// whatever earlier ticks cost; signals are handled while waiting for it.
+    /// The tick loop on the calling thread (a run without GPUs): sub-sample m is due at
+    /// start + m * sample_every on the monotonic clock, whatever earlier ticks cost; signals are
+    /// handled while waiting for it.
     fn run_ticks(&mut self, signals: &Signals, locks: &mut fanout::Locks) -> Result<()> {
-        let every = self.cfg.sample_every;
-        let budget = every.mul_f64(0.8);
-        let start = Instant::now();
-        let mut m: u64 = 0;
-        signals.watch(self.control.as_ref().and_then(control::Control::idle_fd));
-        loop {
-            m += 1;
-            let deadline = start + every.mul_f64(m as f64);
-            if self.cfg.duration.is_some_and(|d| deadline.duration_since(start) > d) {
-                break;
-            }
-            if !self.wait_until(deadline, signals) {
-                break;
-            }
-            m = self.skip_late(deadline, m);
-            self.tick(m, budget, start);
-            locks.check();
-            if self.should_end()? {
+        let mut cur = self.cursor(signals);
+        while let Some(p) = self.begin_tick(&mut cur, signals) {
+            if !self.end_tick(p, &cur, locks)? {
                 break;
             }
         }
-        // A partial interval at the end is still data.
+        self.close_rows();
+        Ok(())
+    }
+
+    /// The loop's starting point (now); the signal wait also watches the idle control socket.
+    fn cursor(&self, signals: &Signals) -> Cursor {
+        signals.watch(self.control.as_ref().and_then(control::Control::idle_fd));
+        Cursor { m: 0, start: Instant::now(), budget: self.cfg.sample_every.mul_f64(0.8) }
+    }
+
+    /// Wait for the next sub-sample's deadline and take its part before the GPU reads: the rows
+    /// it completes or skips are emitted, the host is read. None when the run is over.
+    fn begin_tick(&mut self, cur: &mut Cursor, signals: &Signals) -> Option<Pending> {
+        cur.m += 1;
+        let deadline = cur.start + self.cfg.sample_every.mul_f64(cur.m as f64);
+        if self.cfg.duration.is_some_and(|d| deadline.duration_since(cur.start) > d) {
+            return None;
+        }
+        if !self.wait_until(deadline, signals) {
+            return None;
+        }
+        cur.m = self.skip_late(deadline, cur.m);
+        let row = self.rows.row_of(cur.m);
+        let (left, missed) = self.rows.enter(row);
+        if let Some(t) = left {
+            self.out.emit(t);
+        }
+        self.out.miss(missed);
+        let begun = self.sources.begin(&self.hostname);
+        Some(Pending { m: cur.m, row, at: Instant::now(), begun })
+    }
+
+    /// The rest of sub-sample `p` once its GPUs were read: its rows made, aggregated and emitted.
+    /// False when the run is over after it.
+    fn end_tick(&mut self, p: Pending, cur: &Cursor, locks: &mut fanout::Locks) -> Result<bool> {
+        let mut events = Vec::new();
+        let sub = self.sources.finish(&self.cfg.selection, p.begun, p.m, cur.budget, &mut events);
+        if !events.is_empty() {
+            self.out.outputs.send_events(events, &self.hostname);
+        }
+        if let Some(t) = self.rows.push(sub, p.row, p.m) {
+            // Only a status line shows it (not with -q or off a terminal).
+            let util = if self.show_status { status_util(&t) } else { String::new() };
+            self.out.emit(t);
+            if self.show_status {
+                self.draw_status(cur.start, &util);
+            }
+        }
+        locks.check();
+        Ok(!self.should_end()?)
+    }
+
+    /// A partial interval at the end is still data.
+    fn close_rows(&mut self) {
         if let Some(t) = self.rows.rest() {
             self.out.emit(t);
         }
-        Ok(())
     }
 
     /// Wait for `deadline`, acting on signals meanwhile; false when a stop ends the run now.
@@ -193,29 +265,6 @@ impl Recorder<'_> {
             ),
         );
         m + (lateness.as_nanos() / every.as_nanos().max(1)) as u64
-    }
-
-    /// Take sub-sample `m` and emit the output rows it completes or leaves behind.
-    fn tick(&mut self, m: u64, budget: Duration, start: Instant) {
-        let row = self.rows.row_of(m);
-        let (left, missed) = self.rows.enter(row);
-        if let Some(t) = left {
-            self.out.emit(t);
-        }
-        self.out.miss(missed);
-        let mut events = Vec::new();
-        let sub = self.sources.sample(&self.cfg.selection, &self.hostname, m, budget, &mut events);
-        if !events.is_empty() {
-            self.out.outputs.send_events(events, &self.hostname);
-        }
-        if let Some(t) = self.rows.push(sub, row, m) {
-            // Only a status line shows it (not with -q or off a terminal).
-            let util = if self.show_status { status_util(&t) } else { String::new() };
-            self.out.emit(t);
-            if self.show_status {
-                self.draw_status(start, &util);
-            }
-        }
     }
 
     fn draw_status(&self, start: Instant, util: &str) {

@@ -4,9 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::SubsecRound;
-#[cfg(test)]
-use chrono::Utc;
+use chrono::{DateTime, SubsecRound, Utc};
 
 use crate::record::agg::Aggregator;
 use crate::record::child::Job;
@@ -32,17 +30,16 @@ pub struct Sources {
     pub clock: Stamper,
 }
 
+/// What a sample holds before its GPUs are read: its stamp and the host's values.
+pub struct Begun {
+    ts: DateTime<Utc>,
+    host_row: Row,
+}
+
 impl Sources {
-    /// Sample every source once. Host values are read once and repeated on each GPU row. NVML
-    /// events that arrived since the last sample go to `events`.
-    pub fn sample(
-        &mut self,
-        sel: &Selection,
-        hostname: &Arc<str>,
-        seq: u64,
-        budget: Duration,
-        events: &mut Vec<GpuEvent>,
-    ) -> Tick {
+    /// The first part of a sample: the stamp, and the host, cgroup and job values, read once
+    /// (they are repeated on each GPU row by [`Sources::finish`]).
+    pub fn begin(&mut self, hostname: &Arc<str>) -> Begun {
         // To the millisecond, the precision CSV and the nvidia-smi style write, so a CSV and a Parquet
         // recording hold the same instants (stamps are at least 1 ms apart, so they stay distinct).
         let ts = self.clock.now().trunc_subsecs(3);
@@ -58,10 +55,25 @@ impl Sources {
         if let Some(j) = &mut self.job {
             j.sample(&mut host_row);
         }
+        Begun { ts, host_row }
+    }
+
+    /// The sample once its GPUs were read (by the loop's thread, between `begin` and this): one
+    /// row per GPU with the host values, or the host row alone. NVML events that arrived since
+    /// the last sample go to `events`.
+    pub fn finish(
+        &mut self,
+        sel: &Selection,
+        b: Begun,
+        seq: u64,
+        budget: Duration,
+        events: &mut Vec<GpuEvent>,
+    ) -> Tick {
+        let Begun { ts, host_row } = b;
         let mut rows = Vec::with_capacity(self.gpu.as_ref().map_or(1, |g| g.gpus().count()));
         let mut procs: Vec<GpuProc> = Vec::new();
         if let Some(g) = &mut self.gpu {
-            g.sample(seq, budget, &mut rows, &mut procs, events);
+            g.collect(seq, budget, &mut rows, &mut procs, events);
         }
         if rows.is_empty() {
             rows.push(host_row);

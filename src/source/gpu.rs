@@ -3,16 +3,14 @@
 //! A failing call costs one field of one GPU for one tick: `NotSupported` becomes
 //! [`Value::Unsupported`], any other error `Null`, each warned about once. A GPU that
 //! reports `GpuLost` gets null rows (warned once) and is probed again on later ticks.
-//! Each worker keeps, per GPU it reads, what spans sub-samples ([`DeviceState`]): the previous
+//! Each reading thread keeps, per GPU it reads, what spans sub-samples ([`DeviceState`]): the previous
 //! GPM sample (`gpm.rs`), the once-a-minute health readings (`health.rs`) and where per-process
 //! utilization left off; NVML events are watched on a thread of their own (`events.rs`).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
 use nvml_wrapper::enums::device::UsedGpuMemory;
@@ -25,6 +23,7 @@ use crate::source::events::EventWatcher;
 use crate::source::gpm::Gpm;
 use crate::source::health::Health;
 use crate::source::job::PidSet;
+use crate::source::readers::{Ctx, GpuReads};
 use crate::util::warn::{warn, warn_once};
 
 const MIB: u64 = 1024 * 1024;
@@ -56,17 +55,16 @@ impl GpuSelector {
     }
 }
 
-/// Samples the selected GPUs on worker threads, so a hanging driver call costs that GPU's row for
-/// the tick, not the tick itself. All GPUs start on one worker that samples them in turn (one
-/// wake-up a tick, no threads contending for the driver). When a tick begins with a worker still
-/// inside an older tick, the GPU it is stuck on keeps that worker and its other GPUs move to a new
-/// one: a hung GPU costs only its own row from then on. Hand-offs park and unpark (no spinning).
+/// Samples the selected GPUs. The record loop's thread reads them itself (a `GpuReader` of
+/// [`GpuSource::reads`]), then makes the rows with [`GpuSource::collect`]; a standby thread takes
+/// the loop over when a read overruns, so a hanging driver call costs that GPU's row for the
+/// tick, not the tick itself, and the GPU is read by a worker thread of its own from then on
+/// (`readers.rs`).
 pub struct GpuSource {
     nvml: Arc<Nvml>,
-    gpus: Vec<Gpu>,
-    workers: Vec<Arc<Worker>>,
-    gate: Arc<Gate>,
-    ctx: Arc<Ctx>,
+    reads: Arc<GpuReads>,
+    /// Per GPU: reported lost (warned once until it answers again).
+    lost: Vec<bool>,
     /// The NVML event thread, when events are watched and some GPU can report them.
     events: Option<EventWatcher>,
     /// `xid.events` is selected: each row counts its GPU's Xid events.
@@ -74,156 +72,19 @@ pub struct GpuSource {
 }
 
 /// Compute processes of one GPU (their `row` is set when the reading joins the tick).
-type ProcList = Vec<GpuProc>;
+pub(super) type ProcList = Vec<GpuProc>;
 
 /// What one GPU's reading holds for one tick.
-type Reading = (Row, ProcList);
-
-/// A GPU's answer: the tick it answers and the reading.
-type Slot = Mutex<Option<(u64, Result<Reading, Lost>)>>;
-
-/// What a worker needs to read a GPU.
-struct Ctx {
-    nvml: Arc<Nvml>,
-    sel: Selection,
-    /// [`row_capacity`] of `sel`.
-    row_cap: usize,
-    procs: bool,
-    job: Option<PidSet>,
-}
-
-/// The sampler's side of one GPU.
-struct Gpu {
-    info: GpuInfo,
-    slot: Arc<Slot>,
-    lost: bool,
-}
-
-/// One worker thread and the GPUs it samples in turn.
-struct Worker {
-    thread: Thread,
-    /// The tick to sample (0: none yet).
-    request: AtomicU64,
-    /// The last tick whose GPUs it has all answered.
-    done: AtomicU64,
-    /// Position in `list` of the GPU being read.
-    current: AtomicUsize,
-    list: Mutex<Vec<(GpuInfo, Arc<Slot>)>>,
-    closed: AtomicBool,
-}
-
-impl Worker {
-    fn busy(&self) -> bool {
-        self.done.load(Ordering::SeqCst) < self.request.load(Ordering::SeqCst)
-    }
-
-    fn len(&self) -> usize {
-        self.list.lock().map_or(0, |l| l.len())
-    }
-
-    /// Keep only the GPU being read; return the others.
-    fn split(&self) -> Vec<(GpuInfo, Arc<Slot>)> {
-        let Ok(mut l) = self.list.lock() else { return Vec::new() };
-        let cur = self.current.load(Ordering::SeqCst).min(l.len().saturating_sub(1));
-        let mut rest = l.split_off(cur);
-        let stuck = if rest.is_empty() { Vec::new() } else { rest.drain(..1).collect() };
-        rest.extend(l.drain(..));
-        *l = stuck;
-        rest
-    }
-}
-
-/// The answers still missing for the current tick, shared by the sampler and every worker: the
-/// tick's number and the count in one word, so a late answer to an older tick never counts.
-struct Gate {
-    state: AtomicU64,
-    sampler: Mutex<Option<Thread>>,
-}
-
-const COUNT_BITS: u32 = 16;
-const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
-
-impl Gate {
-    fn open(&self, seq: u64, requested: usize) {
-        self.state.store(seq << COUNT_BITS | (requested as u64 & COUNT_MASK), Ordering::SeqCst);
-    }
-
-    fn missing(&self) -> u64 {
-        self.state.load(Ordering::SeqCst) & COUNT_MASK
-    }
-
-    /// A GPU answered `seq`: count it if it is the current tick, and wake the sampler on the last.
-    fn answered(&self, seq: u64) {
-        let mut cur = self.state.load(Ordering::SeqCst);
-        while cur >> COUNT_BITS == seq && cur & COUNT_MASK > 0 {
-            match self.state.compare_exchange(cur, cur - 1, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => {
-                    if cur & COUNT_MASK == 1
-                        && let Ok(t) = self.sampler.lock()
-                        && let Some(t) = t.as_ref()
-                    {
-                        t.unpark();
-                    }
-                    return;
-                }
-                Err(now) => cur = now,
-            }
-        }
-    }
-}
+pub(super) type Reading = (Row, ProcList);
 
 impl Drop for GpuSource {
     fn drop(&mut self) {
-        for w in &self.workers {
-            w.closed.store(true, Ordering::SeqCst);
-            w.thread.unpark();
-        }
-    }
-}
-
-/// A worker's loop: park until a new tick is requested, read its GPUs in turn, post each answer.
-fn serve(w: &Worker, gate: &Gate, ctx: &Ctx) {
-    let mut last = 0;
-    // What spans sub-samples, per GPU this worker has read; a GPU handed to another worker starts
-    // afresh there (its first GPM sample after the hand-off has no values).
-    let mut states: HashMap<u32, DeviceState<'_>> = HashMap::new();
-    while !w.closed.load(Ordering::SeqCst) {
-        let seq = w.request.load(Ordering::SeqCst);
-        if seq == last {
-            thread::park();
-            continue;
-        }
-        w.current.store(0, Ordering::SeqCst);
-        for i in 0.. {
-            let next = match w.list.lock() {
-                Ok(l) => l.get(i).cloned(),
-                Err(_) => None,
-            };
-            let Some((info, slot)) = next else { break };
-            // Already answered this tick (by the worker these GPUs were taken from).
-            if slot.lock().is_ok_and(|s| s.as_ref().is_some_and(|a| a.0 == seq)) {
-                continue;
-            }
-            w.current.store(i, Ordering::SeqCst);
-            let state = states.entry(info.index).or_insert_with(|| DeviceState::new(&ctx.nvml, &ctx.sel));
-            let r = read_gpu(ctx, &info, state);
-            if let Ok(mut s) = slot.lock() {
-                *s = Some((seq, r));
-            }
-            // Done before the last answer goes out: the sampler, woken by that answer, may ask
-            // for the next tick at once and must not find this worker still "busy" with this one.
-            if w.list.lock().map_or(true, |l| i + 1 >= l.len()) {
-                w.done.store(seq, Ordering::SeqCst);
-            }
-            gate.answered(seq);
-        }
-        last = seq;
-        w.done.store(seq, Ordering::SeqCst);
+        self.reads.quit();
     }
 }
 
 /// One GPU's row for a tick (and its processes when asked for).
-fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
+pub(super) fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
     let r = read_gpu_with(ctx, info, state);
     if r.is_err() {
         // A lost GPU's handle is asked for again when it answers again.
@@ -245,36 +106,6 @@ fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) 
         row.set(Field::JobGpuMemory, Value::U(mib));
     }
     Ok((row, if ctx.procs { ps.unwrap_or_default() } else { Vec::new() }))
-}
-
-/// Start a worker for `list`; None (warned) when no thread can be started.
-fn spawn_worker(ctx: &Arc<Ctx>, gate: &Arc<Gate>, list: Vec<(GpuInfo, Arc<Slot>)>) -> Option<Arc<Worker>> {
-    let name = list.first().map_or_else(|| "gpu".to_string(), |g| format!("gpu{}", g.0.index));
-    let (ctx, gate) = (ctx.clone(), gate.clone());
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Worker>>(1);
-    let spawned = thread::Builder::new().name(name).stack_size(256 * 1024).spawn(move || {
-        if let Ok(w) = rx.recv() {
-            serve(&w, &gate, &ctx);
-        }
-    });
-    match spawned {
-        Ok(h) => {
-            let w = Arc::new(Worker {
-                thread: h.thread().clone(),
-                request: AtomicU64::new(0),
-                done: AtomicU64::new(0),
-                current: AtomicUsize::new(0),
-                list: Mutex::new(list),
-                closed: AtomicBool::new(false),
-            });
-            tx.send(w.clone()).ok()?;
-            Some(w)
-        }
-        Err(e) => {
-            warn(&format!("cannot start a GPU sampling thread ({e}); those GPUs' fields stay empty"));
-            None
-        }
-    }
 }
 
 impl GpuSource {
@@ -305,108 +136,36 @@ impl GpuSource {
         } else {
             all.into_iter().filter(|g| select.iter().any(|s| s.matches(g))).collect()
         };
-        let gate = Arc::new(Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) });
-        let ctx = Arc::new(Ctx { nvml: nvml.clone(), sel: sel.clone(), row_cap: row_capacity(sel), procs, job });
-        let gpus: Vec<Gpu> =
-            infos.into_iter().map(|info| Gpu { info, slot: Arc::new(Mutex::new(None)), lost: false }).collect();
-        let list = gpus.iter().map(|g| (g.info.clone(), g.slot.clone())).collect::<Vec<_>>();
-        let workers = if list.is_empty() { Vec::new() } else { spawn_worker(&ctx, &gate, list).into_iter().collect() };
-        let gpus = if workers.is_empty() { Vec::new() } else { gpus };
+        let ctx = Ctx { nvml: nvml.clone(), sel: sel.clone(), row_cap: row_capacity(sel), procs, job };
         let count_xid = sel.fields().any(|f| f == Field::XidEvents);
-        let events = if (watch_events || count_xid) && !gpus.is_empty() {
-            let infos: Vec<GpuInfo> = gpus.iter().map(|g| g.info.clone()).collect();
+        let events = if (watch_events || count_xid) && !infos.is_empty() {
             EventWatcher::start(nvml.clone(), &infos)
         } else {
             None
         };
-        Ok(GpuSource { nvml, gpus, workers, gate, ctx, events, count_xid })
+        let lost = vec![false; infos.len()];
+        let reads = Arc::new(GpuReads::new(ctx, infos));
+        Ok(GpuSource { nvml, reads, lost, events, count_xid })
     }
 
     /// The GPUs being recorded.
     pub fn gpus(&self) -> impl Iterator<Item = &GpuInfo> {
-        self.gpus.iter().map(|g| &g.info)
+        self.reads.gpus.iter().map(|g| &g.info)
     }
 
     pub fn driver_version(&self) -> Option<String> {
         self.nvml.sys_driver_version().ok()
     }
 
-    /// Ask every idle worker for tick `seq`; a worker stuck in an older tick gives its other GPUs
-    /// to a new worker. Returns how many GPUs were asked.
-    fn request(&mut self, seq: u64) -> usize {
-        if let Ok(mut t) = self.gate.sampler.lock()
-            && t.as_ref().is_none_or(|t| t.id() != thread::current().id())
-        {
-            *t = Some(thread::current());
-        }
-        let mut idle: Vec<usize> = (0..self.workers.len()).filter(|&k| !self.workers[k].busy()).collect();
-        idle.extend(self.split_busy(|_| true));
-        let asked = idle.iter().map(|&k| self.workers[k].len()).sum();
-        self.gate.open(seq, asked);
-        for &k in &idle {
-            self.workers[k].request.store(seq, Ordering::SeqCst);
-            self.workers[k].thread.unpark();
-        }
-        asked
+    /// The readers' shared state, for the threads that read the GPUs.
+    pub fn reads(&self) -> Arc<GpuReads> {
+        self.reads.clone()
     }
 
-    /// Busy workers (those `which` selects) keep only the GPU they are reading; the others go to a
-    /// new worker each. Returns the new workers' positions.
-    fn split_busy(&mut self, which: impl Fn(&Worker) -> bool) -> Vec<usize> {
-        let mut added = Vec::new();
-        for k in 0..self.workers.len() {
-            let w = self.workers[k].clone();
-            if !w.busy() || !which(&w) {
-                continue;
-            }
-            let rest = w.split();
-            if rest.is_empty() {
-                continue;
-            }
-            match spawn_worker(&self.ctx, &self.gate, rest.clone()) {
-                Some(nw) => {
-                    self.workers.push(nw);
-                    added.push(self.workers.len() - 1);
-                }
-                // No thread: the GPUs wait behind the stuck one.
-                None => {
-                    if let Ok(mut l) = w.list.lock() {
-                        l.extend(rest);
-                    }
-                }
-            }
-        }
-        added
-    }
-
-    /// Wait for this tick's answers until `budget` has passed. At half of it, a worker still busy
-    /// with this tick hands the GPUs it has not reached to a new worker, so one hung GPU does not
-    /// hold up the others even on the tick it starts hanging.
-    fn wait(&mut self, seq: u64, budget: Duration) {
-        let start = Instant::now();
-        let (half, deadline) = (start + budget / 2, start + budget);
-        let mut rescued = false;
-        while self.gate.missing() > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            if !rescued && now >= half {
-                rescued = true;
-                for k in self.split_busy(|w| w.request.load(Ordering::SeqCst) == seq) {
-                    self.workers[k].request.store(seq, Ordering::SeqCst);
-                    self.workers[k].thread.unpark();
-                }
-                continue;
-            }
-            thread::park_timeout((if rescued { deadline } else { half }) - now);
-        }
-    }
-
-    /// One row per GPU with the selected GPU fields filled. GPUs that do not answer
-    /// within `budget` get a row with only their identity. NVML events that arrived meanwhile go
-    /// to `events` (and are counted in `xid.events`).
-    pub fn sample(
+    /// One row per GPU with the selected GPU fields the readers posted for tick `seq`. GPUs that
+    /// did not answer within `budget` get a row with only their identity. NVML events that
+    /// arrived meanwhile go to `events` (and are counted in `xid.events`).
+    pub fn collect(
         &mut self,
         seq: u64,
         budget: Duration,
@@ -415,10 +174,7 @@ impl GpuSource {
         events: &mut Vec<GpuEvent>,
     ) {
         let first = rows.len();
-        if self.request(seq) > 0 {
-            self.wait(seq, budget);
-        }
-        for g in &mut self.gpus {
+        for (g, lost) in self.reads.gpus.iter().zip(&mut self.lost) {
             // A late answer to an older tick is dropped.
             let row = match g.slot.lock().ok().and_then(|mut s| s.take()) {
                 Some((s, r)) if s == seq => Some(r),
@@ -429,15 +185,15 @@ impl GpuSource {
                 Some(Ok((row, ps))) => {
                     let at = rows.len();
                     procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
-                    if g.lost {
-                        g.lost = false;
+                    if *lost {
+                        *lost = false;
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
                     }
                     row
                 }
                 Some(Err(Lost)) => {
-                    if !g.lost {
-                        g.lost = true;
+                    if !*lost {
+                        *lost = true;
                         warn(&format!(
                             "GPU {} ({}) is lost (fallen off the bus or driver reset); its fields are empty until it answers again",
                             info.index, info.uuid
@@ -469,8 +225,8 @@ impl GpuSource {
         if !self.count_xid {
             return;
         }
-        for (row, gpu) in rows.iter_mut().zip(&self.gpus) {
-            let index = gpu.info.index;
+        for (row, gpu) in rows.iter_mut().zip(self.gpus()) {
+            let index = gpu.index;
             if w.watches_xid(index) {
                 let n = events[start..].iter().filter(|e| e.kind == "xid" && e.index == index).count();
                 row.set(Field::XidEvents, Value::U(n as u64));
@@ -479,7 +235,7 @@ impl GpuSource {
     }
 }
 
-/// What one GPU's worker keeps between sub-samples.
+/// What a reading thread keeps for one GPU between sub-samples.
 pub(super) struct DeviceState<'n> {
     gpm: Gpm<'n>,
     health: Health,
@@ -757,6 +513,7 @@ mod tests {
 
     use super::*;
     use crate::schema::catalog::Source;
+    use crate::source::readers::TickReads;
 
     /// GPU fields the sampler leaves empty on purpose, each with the reason. A GPU field missing
     /// from a reading and not listed here fails `every_gpu_field_is_sampled`.
@@ -846,12 +603,19 @@ mod tests {
         job.write().unwrap().insert(4242);
         let mut src = GpuSource::open(&lib, &[], &Selection::new(fields.clone()), true, Some(job), false).unwrap();
         let (mut rows, mut procs, mut events) = (Vec::new(), Vec::new(), Vec::new());
-        // GPM values need two samples: the second reading has them.
-        src.sample(1, Duration::from_secs(10), &mut rows, &mut procs, &mut events);
+        let reads = src.reads();
+        let mut reader = reads.reader();
+        let mut sample = |seq, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>, events: &mut Vec<GpuEvent>| {
+            let budget = Duration::from_secs(10);
+            assert!(reader.read_tick(0, TickReads { seq, at: std::time::Instant::now(), budget }, false));
+            src.collect(seq, budget, rows, procs, events);
+        };
+        // GPM values need two samples (by the same reader): the second reading has them.
+        sample(1, &mut rows, &mut procs, &mut events);
         assert!(rows[0].get(Field::SmActive).is_missing(), "no GPM value before a second sample");
         rows.clear();
         procs.clear();
-        src.sample(2, Duration::from_secs(10), &mut rows, &mut procs, &mut events);
+        sample(2, &mut rows, &mut procs, &mut events);
         assert_eq!(rows.len(), 1);
         for f in fields {
             let v = rows[0].get(f);
@@ -865,39 +629,5 @@ mod tests {
         assert_eq!(rows[0].get(Field::RetiredDbe), &Value::U(1), "one retired page");
         assert_eq!(procs.len(), 1);
         assert_eq!(procs[0].util.map(|u| u.sm), Some(42.0));
-    }
-
-    #[test]
-    fn gate_counts_only_answers_to_the_current_tick() {
-        let g = Gate { state: AtomicU64::new(0), sampler: Mutex::new(None) };
-        g.open(5, 2);
-        g.answered(4);
-        assert_eq!(g.missing(), 2, "a late answer to tick 4 does not count for tick 5");
-        g.answered(5);
-        g.answered(5);
-        assert_eq!(g.missing(), 0);
-        g.answered(5);
-        assert_eq!(g.missing(), 0, "never below zero");
-    }
-
-    #[test]
-    fn a_busy_worker_keeps_only_the_gpu_it_is_reading() {
-        let gpu = |i: u32| {
-            let info = GpuInfo { index: i, uuid: "u".into(), name: "n".into(), bus_id: "b".into() };
-            (info, Arc::new(Mutex::new(None)))
-        };
-        let w = Worker {
-            thread: thread::current(),
-            request: AtomicU64::new(3),
-            done: AtomicU64::new(2),
-            current: AtomicUsize::new(2),
-            list: Mutex::new((0..4).map(gpu).collect()),
-            closed: AtomicBool::new(false),
-        };
-        assert!(w.busy());
-        let rest: Vec<u32> = w.split().iter().map(|g| g.0.index).collect();
-        assert_eq!(rest, [3, 0, 1]);
-        assert_eq!(w.list.lock().unwrap().iter().map(|g| g.0.index).collect::<Vec<_>>(), [2]);
-        assert!(w.split().is_empty(), "a worker left with one GPU keeps it");
     }
 }

@@ -8,4 +8,6 @@ mod health;
 pub mod host;
 pub mod job;
 pub mod probe;
+pub mod readers;
 pub mod visible;
+mod watchdog;
