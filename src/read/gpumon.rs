@@ -17,6 +17,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::reader::Length;
+use parquet::file::statistics::Statistics;
 
 use crate::read::inputs::{Input, header_name};
 use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
@@ -142,7 +143,9 @@ impl ParquetFile {
         crate::read::values::mistyped(self.meta.schema())
     }
 
-    fn mask(&self, want: &[Field], identity: bool) -> ProjectionMask {
+    /// The columns read of a row group: those of `want` and the keys; GPU identity text only when
+    /// `identity`, the host column only when `host` (see [`ParquetFile::one_host`]).
+    fn mask(&self, want: &[Field], identity: bool, host: bool) -> ProjectionMask {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
         let idx: Vec<usize> = self
@@ -151,6 +154,9 @@ impl ParquetFile {
             .filter(|(_, f)| {
                 // GPU identity text is the same on every row of a GPU; other text is read everywhere.
                 let strings = f.def().ty == Ty::Str && f.def().read == Some(NvmlRead::Identity);
+                if *f == Field::Host && !host {
+                    return false;
+                }
                 keys.contains(f)
                     || (*f == Field::Uuid && !has_index)
                     || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
@@ -158,6 +164,27 @@ impl ParquetFile {
             .map(|(i, _)| *i)
             .collect();
         ProjectionMask::roots(self.meta.parquet_schema(), idx)
+    }
+
+    /// The host of every row of row group `rg`, when the host column's statistics say so exactly:
+    /// one value (the least equals the greatest, exact or too short to have been cut), no nulls, a
+    /// value per row. That column need not be decoded: its rows are handed on as rows without a
+    /// host column, with this host as the one such rows belong to (what a reader of the column
+    /// would have made of them).
+    fn one_host(&self, rg: usize) -> Option<String> {
+        let &(root, _) = self.fields.iter().find(|(_, f)| *f == Field::Host)?;
+        let schema = self.meta.parquet_schema();
+        let mut leaves = (0..schema.num_columns()).filter(|&l| schema.get_column_root_idx(l) == root);
+        let (Some(leaf), None) = (leaves.next(), leaves.next()) else { return None };
+        let group = self.meta.metadata().row_group(rg);
+        let chunk = group.column(leaf);
+        let st = chunk.statistics().filter(|s| matches!(s, Statistics::ByteArray(_)))?;
+        let (min, max) = (st.min_bytes_opt()?, st.max_bytes_opt()?);
+        let exact = (st.min_is_exact() && st.max_is_exact()) || min.len() < 64;
+        if min != max || !exact || st.null_count_opt() != Some(0) || chunk.num_values() != group.num_rows() {
+            return None;
+        }
+        std::str::from_utf8(min).ok().map(str::to_string)
     }
 
     /// Decode row group `rg` (columns of `mask`), handing each batch to `visit`. Page headers are
@@ -193,14 +220,15 @@ impl ParquetFile {
     /// turn, each the next part not yet taken: a thread slowed by other work on the machine takes
     /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
     /// file order. Text columns other than the host and phase (uuid, name) are read from the first
-    /// row group only.
+    /// row group only; the host column not at all where a row group has one host
+    /// ([`ParquetFile::one_host`]): `visit` is given that host for the batches of such a group.
     pub fn scan<S: Send>(
         &self,
         want: &[Field],
         threads: usize,
         progress: &Progress,
         init: &(dyn Fn() -> S + Sync),
-        visit: &(dyn Fn(&mut S, &RecordBatch) -> Result<()> + Sync),
+        visit: &(dyn Fn(&mut S, &RecordBatch, Option<&str>) -> Result<()> + Sync),
     ) -> Result<Vec<S>> {
         let md = self.meta.metadata();
         let groups: Vec<(usize, u64)> =
@@ -211,9 +239,10 @@ impl ParquetFile {
         let run = |part: &[usize], first: bool| -> Result<S> {
             let mut state = init();
             for (k, &rg) in part.iter().enumerate() {
-                self.read_group(rg, self.mask(want, first && k == 0), &mut |batch| {
+                let host = self.one_host(rg);
+                self.read_group(rg, self.mask(want, first && k == 0, host.is_none()), &mut |batch| {
                     progress.inc((batch.num_rows() as f64 * per_row) as u64);
-                    visit(&mut state, batch)
+                    visit(&mut state, batch, host.as_deref())
                 })?;
             }
             Ok(state)
