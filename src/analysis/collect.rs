@@ -73,8 +73,7 @@ struct Scratch {
     c: Vec<f64>,
     i: Vec<i64>,
     u: Vec<u64>,
-    /// A narrow whole-number column as offsets from its least value, and their counts per GPU slot.
-    off: Vec<u16>,
+    /// A narrow whole-number column's counts per GPU slot and value.
     cnt: Vec<u32>,
 }
 
@@ -303,17 +302,8 @@ impl Collector {
         // The counts of every slot at most as many as the rows of the batch (and 256 KiB).
         let slots = self.gpus.len().max(1);
         let max_span = (s.slot.len() / slots).min((1 << 16) / slots);
-        let Some(lo) = cols::offsets(c, max_span, &mut s.off) else { return false };
-        let span = usize::from(s.off.iter().copied().max().unwrap_or(0)) + 1;
-        s.cnt.clear();
-        s.cnt.resize(slots * span, 0);
-        for (&sl, &o) in s.slot.iter().zip(&s.off) {
-            if sl != NONE
-                && let Some(n) = s.cnt.get_mut(sl as usize * span + usize::from(o))
-            {
-                *n += 1;
-            }
-        }
+        // Rows outside the window ([`NONE`]) are not counted.
+        let Some((lo, span)) = cols::count_by_key(c, &s.slot, slots, max_span, &mut s.cnt) else { return false };
         for &(sl, _, _) in &s.groups {
             let at = sl as usize * span;
             if let Some(counts) = s.cnt.get(at..at + span) {

@@ -17,6 +17,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::reader::Length;
+use parquet::file::statistics::Statistics;
 
 use crate::read::inputs::{Input, header_name};
 use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
@@ -142,7 +143,9 @@ impl ParquetFile {
         crate::read::values::mistyped(self.meta.schema())
     }
 
-    fn mask(&self, want: &[Field], identity: bool) -> ProjectionMask {
+    /// The columns read of a row group: those of `want` and the keys; GPU identity text only when
+    /// `identity`, the host column only when `host` (see [`ParquetFile::one_hosts`]).
+    fn mask(&self, want: &[Field], identity: bool, host: bool) -> ProjectionMask {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
         let idx: Vec<usize> = self
@@ -151,6 +154,9 @@ impl ParquetFile {
             .filter(|(_, f)| {
                 // GPU identity text is the same on every row of a GPU; other text is read everywhere.
                 let strings = f.def().ty == Ty::Str && f.def().read == Some(NvmlRead::Identity);
+                if *f == Field::Host && !host {
+                    return false;
+                }
                 keys.contains(f)
                     || (*f == Field::Uuid && !has_index)
                     || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
@@ -158,6 +164,36 @@ impl ParquetFile {
             .map(|(i, _)| *i)
             .collect();
         ProjectionMask::roots(self.meta.parquet_schema(), idx)
+    }
+
+    /// What the statistics of row group `rg` say of its host column: None when it may hold nulls
+    /// (or has no statistics); else the host of every row when they say so exactly: one value (the
+    /// least equals the greatest, exact or too short to have been cut) and a value per row.
+    fn host_stats(&self, rg: usize) -> Option<Option<String>> {
+        let &(root, _) = self.fields.iter().find(|(_, f)| *f == Field::Host)?;
+        let schema = self.meta.parquet_schema();
+        let mut leaves = (0..schema.num_columns()).filter(|&l| schema.get_column_root_idx(l) == root);
+        let (Some(leaf), None) = (leaves.next(), leaves.next()) else { return None };
+        let group = self.meta.metadata().row_group(rg);
+        let chunk = group.column(leaf);
+        let st = chunk.statistics().filter(|s| matches!(s, Statistics::ByteArray(_)))?;
+        if st.null_count_opt() != Some(0) || chunk.num_values() != group.num_rows() {
+            return None;
+        }
+        let (Some(min), Some(max)) = (st.min_bytes_opt(), st.max_bytes_opt()) else { return Some(None) };
+        let exact = (st.min_is_exact() && st.max_is_exact()) || min.len() < 64;
+        Some((min == max && exact).then(|| std::str::from_utf8(min).ok().map(str::to_string)).flatten())
+    }
+
+    /// Per row group, the host of all its rows where its host column need not be decoded: its rows
+    /// are handed on as rows without a host column, with that host as the one such rows belong to
+    /// (what a reader of the column would have made of them). Only when no row group may hold a
+    /// null host: else the file's own default host gets rows, and the hosts must be met in the
+    /// same order as when every row group's column is read (the summary lists them in that order).
+    fn one_hosts(&self) -> Vec<Option<String>> {
+        let n = self.meta.metadata().num_row_groups();
+        let stats: Option<Vec<Option<String>>> = (0..n).map(|rg| self.host_stats(rg)).collect();
+        stats.unwrap_or_else(|| vec![None; n])
     }
 
     /// Decode row group `rg` (columns of `mask`), handing each batch to `visit`. Page headers are
@@ -193,14 +229,15 @@ impl ParquetFile {
     /// turn, each the next part not yet taken: a thread slowed by other work on the machine takes
     /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
     /// file order. Text columns other than the host and phase (uuid, name) are read from the first
-    /// row group only.
+    /// row group only; the host column not at all where a row group has one host
+    /// ([`ParquetFile::one_hosts`]): `visit` is given that host for the batches of such a group.
     pub fn scan<S: Send>(
         &self,
         want: &[Field],
         threads: usize,
         progress: &Progress,
         init: &(dyn Fn() -> S + Sync),
-        visit: &(dyn Fn(&mut S, &RecordBatch) -> Result<()> + Sync),
+        visit: PartVisit<'_, S>,
     ) -> Result<Vec<S>> {
         let md = self.meta.metadata();
         let groups: Vec<(usize, u64)> =
@@ -208,12 +245,14 @@ impl ParquetFile {
         let threads = threads.max(1);
         let parts = partition(&groups, if threads > 1 { threads * PARTS_PER_THREAD } else { 1 });
         let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
+        let hosts = self.one_hosts();
         let run = |part: &[usize], first: bool| -> Result<S> {
             let mut state = init();
             for (k, &rg) in part.iter().enumerate() {
-                self.read_group(rg, self.mask(want, first && k == 0), &mut |batch| {
+                let host = hosts.get(rg).and_then(Option::as_deref);
+                self.read_group(rg, self.mask(want, first && k == 0, host.is_none()), &mut |batch| {
                     progress.inc((batch.num_rows() as f64 * per_row) as u64);
-                    visit(&mut state, batch)
+                    visit(&mut state, batch, host)
                 })?;
             }
             Ok(state)
@@ -225,6 +264,10 @@ impl ParquetFile {
         take_in_turn(parts.len(), threads, &|i| run(&parts[i], i == 0))
     }
 }
+
+/// Batch visitor of [`ParquetFile::scan`]: the state of the part, the batch, and the host of all its
+/// rows when the row group's host column was not read.
+pub type PartVisit<'a, S> = &'a (dyn Fn(&mut S, &RecordBatch, Option<&str>) -> Result<()> + Sync);
 
 /// Parts per reading thread: enough that the threads finish close together when one is slowed down,
 /// few enough that the states of the parts (per-GPU accumulators, held until they are joined) stay

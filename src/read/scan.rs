@@ -161,7 +161,7 @@ pub fn scan<S: Send>(
             // UUIDs are learned from the first row group (the only one read with its uuid column):
             // read it before the others.
             let threads = if filter.by_uuid() { 1 } else { opts.threads };
-            pf.scan(want, threads, progress, init, &|s, b| checked(s, b, &host))?
+            pf.scan(want, threads, progress, init, &|s, b, one| checked(s, b, one.unwrap_or(&host)))?
         }
         Kind::Journal => {
             let j = gpumon::open_journal(input)?;

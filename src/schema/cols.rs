@@ -128,11 +128,19 @@ pub fn i64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<i64>) -> bool {
     true
 }
 
-/// The values of a column of 8-, 16- or 32-bit integers without nulls as offsets from their least
-/// value, when they span at most `max_span` values: the least value, `out` holding one offset per
-/// row. None (for any other column, nulls, or a wider span) leaves `out` empty.
-pub fn offsets(arr: &dyn Array, max_span: usize, out: &mut Vec<u16>) -> Option<i64> {
-    out.clear();
+/// Count the values of a column of 8-, 16- or 32-bit integers without nulls by row key, straight
+/// from the typed values, when they span at most `max_span` values: `keys[i]` is row i's key, rows
+/// with a key of `nkeys` or more are not counted. Returns the least value and the span; `cnt` holds
+/// `span` counts per key (`cnt[k * span + j]` rows of key k hold `lo + j`). None (for any other
+/// column, nulls, or a wider span) leaves `cnt` empty.
+pub fn count_by_key(
+    arr: &dyn Array,
+    keys: &[u32],
+    nkeys: usize,
+    max_span: usize,
+    cnt: &mut Vec<u32>,
+) -> Option<(i64, usize)> {
+    cnt.clear();
     if arr.null_count() > 0 || arr.is_empty() || max_span == 0 || max_span > 1 << 16 {
         return None;
     }
@@ -140,15 +148,26 @@ pub fn offsets(arr: &dyn Array, max_span: usize, out: &mut Vec<u16>) -> Option<i
         ($t:ty) => {{
             type N = <$t as ArrowPrimitiveType>::Native;
             let v = arr.as_primitive_opt::<$t>()?.values();
-            // In the column's own type: the compiler vectorises it.
+            // In the column's own type, one pass without early exits.
             let (lo, hi) = v.iter().fold((N::MAX, N::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-            if i64::from(hi) - i64::from(lo) >= max_span as i64 {
+            let span = i64::from(hi) - i64::from(lo) + 1;
+            if span > max_span as i64 {
                 return None;
             }
+            let span = span as usize;
+            cnt.resize(nkeys * span, 0);
             // The offsets fit 16 bits: wrapping arithmetic in 32 bits gives them exactly.
             let base = i64::from(lo) as u32;
-            out.extend(v.iter().map(|&x| (i64::from(x) as u32).wrapping_sub(base) as u16));
-            i64::from(lo)
+            // A key of `nkeys` or more (at most u32::MAX, times a span of at most 2^16) lands past
+            // the end of `cnt`: the bounds check skips those rows.
+            // A slice, not the vector: its start and length stay in registers through the stores.
+            let counts = cnt.as_mut_slice();
+            for (&k, &x) in keys.iter().zip(v) {
+                if let Some(n) = counts.get_mut(k as usize * span + (i64::from(x) as u32).wrapping_sub(base) as usize) {
+                    *n += 1;
+                }
+            }
+            (i64::from(lo), span)
         }};
     }
     Some(narrow_int!(arr.data_type(), p, return None))
@@ -401,6 +420,13 @@ mod tests {
         assert!(i64_at(&UInt8Array::from(vec![Some(1), None, Some(255)]), &[2, 1, 0], &mut w));
         assert_eq!(w, [255, NO_I64, 1]);
         assert!(!i64_at(&Float32Array::from(vec![1.0]), &[0], &mut w));
+        let mut c = Vec::new();
+        let (lo, span) =
+            count_by_key(&UInt8Array::from(vec![7, 9, 7, 8, 9]), &[1, 0, 1, u32::MAX, 1], 2, 3, &mut c).unwrap();
+        assert_eq!((lo, span, &c[..]), (7, 3, &[0, 0, 1, 2, 0, 1][..]));
+        assert!(count_by_key(&UInt8Array::from(vec![7, 10]), &[0, 0], 1, 3, &mut c).is_none() && c.is_empty());
+        assert!(count_by_key(&UInt8Array::from(vec![Some(7), None]), &[0, 0], 1, 3, &mut c).is_none());
+        assert!(count_by_key(&Float32Array::from(vec![1.0]), &[0], 1, 3, &mut c).is_none());
         let mut u = Vec::new();
         assert!(u64_values(&Float32Array::from(vec![Some(3.6), None, Some(-1.0)]), &mut u));
         assert_eq!(u, [4, NO_U64, NO_U64]);
