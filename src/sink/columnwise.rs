@@ -20,15 +20,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message};
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{DataType, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterPropertiesPtr;
+use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::{SchemaDescriptor, Type};
+use parquet::schema::types::{ColumnPath, SchemaDescriptor, Type};
 
 use super::{CountingWriter, Target};
 
@@ -145,8 +145,7 @@ impl ColumnwiseWriter {
         let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
         let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), props.clone())
             .with_context(|| format!("writing {target}"))?;
-        let small_props =
-            Arc::new(props.as_ref().clone().into_builder().set_compression(Compression::UNCOMPRESSED).build());
+        let small_props = Arc::new(small_group_props(&props, schema));
         Ok(ColumnwiseWriter {
             file,
             journal: None,
@@ -396,6 +395,17 @@ impl Held {
         }
         Ok(())
     }
+}
+
+/// The properties of a row group under [`SMALL_GROUP_ROWS`] rows: no compression, and dictionary
+/// encoding for the string columns only (the file contract); a number column of a few values gains
+/// nothing from a dictionary page, and its encoder's hash table is most of that column's work.
+fn small_group_props(props: &WriterProperties, schema: &SchemaRef) -> WriterProperties {
+    let mut b = props.clone().into_builder().set_compression(Compression::UNCOMPRESSED).set_dictionary_enabled(false);
+    for f in schema.fields().iter().filter(|f| f.data_type() == &DataType::Utf8) {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
+    }
+    b.build()
 }
 
 /// Bytes of the values a batch holds (not the capacity of its buffers).
@@ -660,26 +670,39 @@ mod tests {
         ]))
     }
 
-    fn r_codecs(path: &std::path::Path) -> Vec<Compression> {
-        let r = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-        r.metadata().row_groups().iter().flat_map(|g| g.columns().iter().map(|c| c.compression())).collect()
-    }
-
     #[test]
-    fn a_small_last_row_group_is_not_compressed() {
+    fn a_small_row_group_is_not_compressed_and_only_its_strings_have_a_dictionary() {
+        use parquet::basic::Encoding;
         let dir = tempfile::tempdir().unwrap();
-        let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
+        let schema = schema_of_three();
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         let journal = dir.path().join("x.journal");
         let props =
             Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build());
         let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
-        let col =
-            |r: std::ops::Range<usize>| -> ArrayRef { Arc::new(Float64Array::from_iter_values(r.map(|i| i as f64))) };
-        w.write(&RecordBatch::try_new(schema.clone(), vec![col(0..1000)]).unwrap()).unwrap();
-        let tail = RecordBatch::try_new(schema.clone(), vec![col(1000..1000 + SMALL_GROUP_ROWS - 1)]).unwrap();
-        w.finish(Some(tail)).unwrap().sync().unwrap();
-        let codecs = r_codecs(&dir.path().join("x.parquet"));
-        assert!(matches!(codecs[..], [Compression::ZSTD(_), Compression::UNCOMPRESSED]), "{codecs:?}");
+        w.write(&batch(&schema, 0, 1000)).unwrap();
+        w.finish(Some(batch(&schema, 1000, SMALL_GROUP_ROWS - 1))).unwrap().sync().unwrap();
+        let r = ParquetRecordBatchReaderBuilder::try_new(File::open(dir.path().join("x.parquet")).unwrap()).unwrap();
+        let groups = r.metadata().row_groups();
+        let dict = |g: usize, c: usize| groups[g].column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
+        let codec = |g: usize, c: usize| groups[g].column(c).compression();
+        assert_eq!(groups.len(), 2);
+        for c in 0..3 {
+            assert!(matches!(codec(0, c), Compression::ZSTD(_)), "column {c}");
+            assert_eq!(codec(1, c), Compression::UNCOMPRESSED, "column {c}");
+            assert!(dict(0, c), "the large group's column {c} has its dictionary");
+        }
+        assert!(dict(1, 0), "strings are dictionary-encoded in every row group");
+        assert!(!dict(1, 1) && !dict(1, 2), "a small group's numbers are plain");
+        let got: Vec<RecordBatch> = r.with_batch_size(2000).build().unwrap().map(|b| b.unwrap()).collect();
+        let want = batch(&schema, 0, 1000 + SMALL_GROUP_ROWS - 1);
+        for (g, w) in got[0].columns().iter().zip(want.columns()) {
+            assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
+        }
+    }
+
+    fn r_codecs(path: &std::path::Path) -> Vec<Compression> {
+        let r = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+        r.metadata().row_groups().iter().flat_map(|g| g.columns().iter().map(|c| c.compression())).collect()
     }
 }
