@@ -84,8 +84,9 @@ pub struct ColumnwiseWriter {
     ratio: f64,
     /// A complete row group whose columns are being encoded.
     pending: Option<Pending>,
-    /// A column writer factory per column (made at the first row group's first column pass): the
-    /// chunks of one column share its descriptor in the footer metadata kept until the close.
+    /// A column writer factory per column, made with the journal (early, low in the heap, rather than
+    /// in the middle of a column pass): the chunks of one column share its descriptor in the footer
+    /// metadata kept until the close, instead of a new one per chunk.
     columns: Vec<ArrowRowGroupWriterFactory>,
     /// The open row group's batches while they take at most `hold_bytes` of memory.
     held: Option<Vec<RecordBatch>>,
@@ -205,6 +206,9 @@ impl ColumnwiseWriter {
             None => {
                 let j = Journal::create(&self.journal_path, &self.schema, &self.ipc)?;
                 self.group_start = j.header_len;
+                if self.columns.is_empty() {
+                    self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
+                }
                 j
             }
         };
