@@ -53,6 +53,9 @@ const HELD_BYTES: usize = 256 << 10;
 /// Held batches are merged into one every this many (a batch per flush, of a few rows when flushes
 /// are frequent: each holds an array and its buffers per column, most of its memory).
 const HELD_MERGE: usize = 16;
+/// Bytes per column a held batch may take beyond twice its values before it is copied: two 64-byte
+/// buffers and the array itself, what a copy of a batch of a few rows would take too.
+const COPY_SLACK: usize = 256;
 /// Batches with fewer rows go into the journal uncompressed: LZ4 does not shrink a column buffer of
 /// a few values (its frame headers make it larger), and arrow-ipc makes a frame encoder per buffer
 /// (two 64 KiB block buffers and a 16 KiB table, allocated and zeroed: with a flush every tick,
@@ -89,7 +92,7 @@ pub struct ColumnwiseWriter {
     /// metadata kept until the close, instead of a new one per chunk.
     columns: Vec<ArrowRowGroupWriterFactory>,
     /// The open row group's batches while they take at most `hold_bytes` of memory.
-    held: Option<Vec<RecordBatch>>,
+    held: Option<Held>,
     /// [`HELD_BYTES`] (a test sets 0: every column read back from the journal).
     hold_bytes: usize,
     /// A compressed batch went into the journal since its last sync: the sync hands the memory
@@ -173,7 +176,7 @@ impl ColumnwiseWriter {
             ratio: FIRST_RATIO,
             pending: None,
             columns: Vec::new(),
-            held: Some(Vec::new()),
+            held: Some(Held::default()),
             hold_bytes: HELD_BYTES,
             trim_at_sync: false,
         })
@@ -183,15 +186,20 @@ impl ColumnwiseWriter {
     /// column for each batch written after it (so the work of a row group is spread over the
     /// rows that follow it instead of stalling the writer at once).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let mut rest = batch.clone();
-        while rest.num_rows() > 0 {
-            let n = rest.num_rows().min(self.group_max - self.group_rows);
-            let part = rest.slice(0, n);
+        let mut rest = Some(batch.clone()).filter(|b| b.num_rows() > 0);
+        while let Some(b) = rest.take() {
+            let n = b.num_rows().min(self.group_max - self.group_rows);
+            // A batch that fits the row group is not sliced (a slice is an array per column).
+            let part = if n == b.num_rows() {
+                b
+            } else {
+                rest = Some(b.slice(n, b.num_rows() - n));
+                b.slice(0, n)
+            };
             self.journal()?.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
             self.trim_at_sync |= part.num_rows() >= COMPRESS_ROWS;
             self.group_rows += n;
             self.hold(part)?;
-            rest = rest.slice(n, rest.num_rows() - n);
             if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
                 self.close_group()?;
             }
@@ -223,20 +231,8 @@ impl ColumnwiseWriter {
     /// Keep `part` of the open row group in memory too, while what is held stays within `hold_bytes`.
     fn hold(&mut self, part: RecordBatch) -> Result<()> {
         let Some(h) = self.held.as_mut() else { return Ok(()) };
-        // A batch of a few rows has buffers of the builders' whole capacity (1,024 values), a part
-        // of a batch shares its buffers: held as an exact copy (merged with an empty slice of itself,
-        // as a merge of one batch copies nothing).
-        let part = if part.get_array_memory_size() > 2 * data_bytes(&part) {
-            concat_batches(&self.schema, [&part, &part.slice(0, 0)]).context("copying a held batch")?
-        } else {
-            part
-        };
-        h.push(part);
-        if h.len() >= HELD_MERGE {
-            let one = concat_batches(&self.schema, h.iter()).context("merging held batches")?;
-            *h = vec![one];
-        }
-        if h.iter().map(data_bytes).sum::<usize>() > self.hold_bytes {
+        h.push(&self.schema, part)?;
+        if h.bytes > self.hold_bytes {
             self.held = None;
         }
         Ok(())
@@ -297,7 +293,7 @@ impl ColumnwiseWriter {
         self.complete_pending()?;
         if self.group_rows + tail.as_ref().map_or(0, RecordBatch::num_rows) > 0 {
             let end = self.journal_end()?;
-            let held = self.held.take();
+            let held = self.held.take().map(|h| h.batches);
             let mut last = Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new(), held };
             self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
             self.append(last)?;
@@ -329,7 +325,7 @@ impl ColumnwiseWriter {
         }
         self.complete_pending()?;
         let end = self.journal_end()?;
-        let held = self.held.replace(Vec::new());
+        let held = self.held.replace(Held::default()).map(|h| h.batches);
         self.pending =
             Some(Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new(), held });
         self.group_start = end;
@@ -399,6 +395,38 @@ impl ColumnwiseWriter {
             self.ratio = (self.file.bytes_written() - before) as f64 / (p.range.1 - p.range.0) as f64;
         }
         release_freed_memory();
+        Ok(())
+    }
+}
+
+/// The open row group's batches kept in memory, and the bytes of their values (kept as they are
+/// added: summing them per flush meant an `ArrayData` per column and batch, 14 % of the CPU of a
+/// run that flushes every tick).
+#[derive(Default)]
+struct Held {
+    batches: Vec<RecordBatch>,
+    bytes: usize,
+}
+
+impl Held {
+    fn push(&mut self, schema: &SchemaRef, part: RecordBatch) -> Result<()> {
+        // The first batch of a sink has buffers of the builders' whole capacity (1,024 values), a
+        // part of a batch shares its buffers: held as an exact copy (merged with an empty slice of
+        // itself, as a merge of one batch copies nothing). Other small batches are not copied: their
+        // buffers are already as small as a copy's (64-byte allocations, an array struct per column).
+        let bytes = data_bytes(&part);
+        let part = if part.get_array_memory_size() > 2 * bytes + COPY_SLACK * part.num_columns() {
+            concat_batches(schema, [&part, &part.slice(0, 0)]).context("copying a held batch")?
+        } else {
+            part
+        };
+        self.batches.push(part);
+        self.bytes += bytes;
+        if self.batches.len() >= HELD_MERGE {
+            let one = concat_batches(schema, self.batches.iter()).context("merging held batches")?;
+            self.bytes = data_bytes(&one);
+            self.batches = vec![one];
+        }
         Ok(())
     }
 }
@@ -645,7 +673,7 @@ mod tests {
         // A flush every tick: 300 batches of 3 rows, a row group cut at 1,000 rows.
         for i in 0..300 {
             w.write(&batch(&schema, i * 3, 3)).unwrap();
-            let held = w.held.as_ref().map(Vec::len);
+            let held = w.held.as_ref().map(|h| h.batches.len());
             assert!(held.is_some_and(|n| n < HELD_MERGE), "batch {i}: {held:?}");
         }
         w.finish(None).unwrap().sync().unwrap();
@@ -675,6 +703,51 @@ mod tests {
         assert_eq!(store.memory_size(), 0);
         assert!(store.take(h).is_err());
         assert!(store.take(PageKey::new(7)).is_err());
+    }
+
+    #[test]
+    fn held_batches_count_their_bytes_and_only_oversized_ones_are_copied() {
+        use crate::schema::arrow::ColumnBuilder;
+        use crate::schema::catalog::Ty;
+        use crate::schema::row::Value;
+        let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
+        let mut h = Held::default();
+        let mut b = ColumnBuilder::new(Ty::F64);
+        let mut one = |i: usize| {
+            b.push(&Value::F(i as f64));
+            RecordBatch::try_new(schema.clone(), vec![b.finish()]).unwrap()
+        };
+        let ptr = |b: &RecordBatch| b.column(0).to_data().buffers()[0].as_ptr();
+        // The builder's first batch has its 1,024-value buffer: held as a copy.
+        let first = one(0);
+        h.push(&schema, first.clone()).unwrap();
+        assert_ne!(ptr(&h.batches[0]), ptr(&first));
+        assert!(h.batches[0].get_array_memory_size() < first.get_array_memory_size() / 4);
+        // Later one-row batches are as small as a copy would be: held as they are.
+        let second = one(1);
+        h.push(&schema, second.clone()).unwrap();
+        assert_eq!(ptr(&h.batches[1]), ptr(&second));
+        // A small slice of a large batch shares its buffer: copied.
+        let big = batch(&schema_of_three(), 0, 2000);
+        let mut h3 = Held::default();
+        h3.push(&big.schema(), big.slice(10, 2)).unwrap();
+        assert_ne!(ptr(&h3.batches[0]), big.column(2).to_data().buffers()[0].as_ptr());
+        // The running count of bytes is the bytes of what is held, through merges.
+        for i in 2..40 {
+            h.push(&schema, one(i)).unwrap();
+            let sum: usize = h.batches.iter().map(data_bytes).sum();
+            assert_eq!(h.bytes, sum, "after {i} batches");
+            assert!(h.batches.len() < HELD_MERGE);
+        }
+        assert_eq!(h.bytes, 40 * 8);
+    }
+
+    fn schema_of_three() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("host", DataType::Utf8, true),
+            Field::new("utilization.gpu", DataType::Int16, true),
+            Field::new("power.draw", DataType::Float64, true),
+        ]))
     }
 
     fn r_codecs(path: &std::path::Path) -> Vec<Compression> {

@@ -166,7 +166,7 @@ impl ParquetSink {
                 Encoder::Direct(Box::new(w))
             }
         };
-        let cols = sel.fields().map(|f| ColumnBuilder::new(f.def().ty)).collect();
+        let cols = sel.fields().map(|f| ColumnBuilder::with_capacity(f.def().ty, 0)).collect();
         let max_row_groups = (MAX_COLUMN_CHUNKS / sel.len().max(1)).max(8);
         let late = Vec::new();
         let since_sync = Vec::new();
