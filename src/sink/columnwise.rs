@@ -22,14 +22,19 @@ use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
+use bytes::Bytes;
 use parquet::arrow::ArrowSchemaConverter;
-use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::arrow::arrow_writer::{
+    ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, PageKey, PageStore, PageStoreArgs,
+    PageStoreFactory, compute_leaves,
+};
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, SchemaDescriptor, Type};
 
+use super::alloc::release_freed_memory;
 use super::{CountingWriter, Target};
 
 /// Journal bytes of one row group at most (the journal takes about 8 times the Parquet bytes of
@@ -82,10 +87,19 @@ pub struct ColumnwiseWriter {
     ratio: f64,
     /// A complete row group whose columns are being encoded.
     pending: Option<Pending>,
+    /// A column writer factory per column, made with the journal (early, low in the heap, rather than
+    /// in the middle of a column pass): the chunks of one column share its descriptor in the footer
+    /// metadata kept until the close, instead of a new one per chunk.
+    columns: Vec<ArrowRowGroupWriterFactory>,
     /// The open row group's batches while they take at most `hold_bytes` of memory.
     held: Option<Held>,
     /// [`HELD_BYTES`] (a test sets 0: every column read back from the journal).
     hold_bytes: usize,
+    /// A compressed batch went into the journal since its last sync: the sync hands the memory
+    /// freed since back (the batch's Arrow arrays, its IPC buffers and LZ4 encoders: a few hundred
+    /// KiB that would otherwise stay with the process until the next column pass). Not after
+    /// the small batches of frequent flushes, which free little.
+    trim_at_sync: bool,
 }
 
 /// An open journal: an Arrow IPC stream appended to, and a descriptor to read it back. Each batch
@@ -160,8 +174,10 @@ impl ColumnwiseWriter {
             group_max,
             ratio: FIRST_RATIO,
             pending: None,
+            columns: Vec::new(),
             held: Some(Held::default()),
             hold_bytes: HELD_BYTES,
+            trim_at_sync: false,
         })
     }
 
@@ -180,6 +196,7 @@ impl ColumnwiseWriter {
                 b.slice(0, n)
             };
             self.journal()?.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
+            self.trim_at_sync |= part.num_rows() >= COMPRESS_ROWS;
             self.group_rows += n;
             self.hold(part)?;
             if self.group_rows >= self.group_max || self.group_bytes() >= ROW_GROUP_JOURNAL_BYTES {
@@ -196,6 +213,9 @@ impl ColumnwiseWriter {
             None => {
                 let j = Journal::create(&self.journal_path, &self.schema, &self.ipc)?;
                 self.group_start = j.header_len;
+                if self.columns.is_empty() {
+                    self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
+                }
                 j
             }
         };
@@ -221,7 +241,11 @@ impl ColumnwiseWriter {
     /// its first batch).
     pub fn sync_journal(&mut self) -> Result<()> {
         let Some(j) = self.journal.as_mut() else { return Ok(()) };
-        j.out.sync()
+        j.out.sync()?;
+        if std::mem::take(&mut self.trim_at_sync) {
+            release_freed_memory();
+        }
+        Ok(())
     }
 
     fn journal_target(&self) -> String {
@@ -329,12 +353,21 @@ impl ColumnwiseWriter {
     }
 
     /// Encode up to `n` more columns of `p` (`tail`: rows after its journal batches).
-    fn encode_columns(&self, p: &mut Pending, tail: Option<&RecordBatch>, n: usize) -> Result<()> {
+    fn encode_columns(&mut self, p: &mut Pending, tail: Option<&RecordBatch>, n: usize) -> Result<()> {
         let rows = p.rows + tail.map_or(0, RecordBatch::num_rows);
+        let small;
+        let columns = if rows < SMALL_GROUP_ROWS {
+            small = column_factories(&self.schema, &self.descr, &self.small_props)?;
+            &small
+        } else {
+            if self.columns.is_empty() {
+                self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
+            }
+            &self.columns
+        };
         let pass = ColumnPass {
             schema: &self.schema,
-            descr: &self.descr,
-            props: if rows < SMALL_GROUP_ROWS { &self.small_props } else { &self.props },
+            columns,
             journal: self.journal.as_ref().map(|j| (&j.file, j.header_len)),
             group: p.range,
             held: p.held.as_deref(),
@@ -424,24 +457,11 @@ struct Pending {
     held: Option<Vec<RecordBatch>>,
 }
 
-/// Hand the memory freed after a row group back to the system. Writing one (about a minute of rows
-/// at 1 ms) allocates a few MiB at once: one column's pages and dictionary, decoded journal batches.
-/// glibc keeps freed memory in the thread's arena for reuse, so without this the process keeps
-/// the high-water mark of the first row group for the rest of the run. Once per column pass and
-/// once per row group.
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// One column's pass over the open row group in the journal.
 struct ColumnPass<'a> {
     schema: &'a SchemaRef,
-    descr: &'a SchemaDescriptor,
-    props: &'a WriterPropertiesPtr,
+    /// A column writer factory per column.
+    columns: &'a [ArrowRowGroupWriterFactory],
     /// The journal's descriptor and the length of its schema message (None before its first batch).
     journal: Option<(&'a Arc<File>, u64)>,
     /// The row group's batches in the journal (empty when it has none).
@@ -493,15 +513,68 @@ impl ColumnPass<'_> {
         })
     }
 
-    /// A writer for column `i` alone: a one-column schema holding the file schema's own leaf type,
-    /// so the chunk's descriptor is the one the file expects.
+    /// A writer for column `i` of row group `row_group`.
     fn column_writer(&self, i: usize, row_group: usize) -> Result<ArrowColumnWriter> {
-        let leaf = self.descr.column(i).self_type_ptr();
-        let root = Type::group_type_builder(self.descr.root_schema().name()).with_fields(vec![leaf]).build()?;
-        let one = SerializedFileWriter::new(io::sink(), Arc::new(root), self.props.clone())?;
-        let arrow = Arc::new(Schema::new(vec![self.schema.field(i).clone()]));
-        let mut writers = ArrowRowGroupWriterFactory::new(&one, arrow).create_column_writers(row_group)?;
-        writers.pop().ok_or_else(|| anyhow!("no column writer"))
+        let factory = self.columns.get(i).ok_or_else(|| anyhow!("no column {i}"))?;
+        factory.create_column_writers(row_group)?.pop().ok_or_else(|| anyhow!("no column writer"))
+    }
+}
+
+/// A column writer factory for each column alone: a one-column schema holding the file schema's own
+/// leaf type (so a chunk's descriptor is the one the file expects), its pages kept by [`ExactPages`].
+fn column_factories(
+    schema: &SchemaRef,
+    descr: &SchemaDescriptor,
+    props: &WriterPropertiesPtr,
+) -> Result<Vec<ArrowRowGroupWriterFactory>> {
+    let name = descr.root_schema().name();
+    (0..schema.fields().len())
+        .map(|i| {
+            let root = Type::group_type_builder(name).with_fields(vec![descr.column(i).self_type_ptr()]).build()?;
+            let one = SerializedFileWriter::new(io::sink(), Arc::new(root), props.clone())?;
+            let arrow = Arc::new(Schema::new(vec![schema.field(i).clone()]));
+            Ok(ArrowRowGroupWriterFactory::new(&one, arrow).with_page_store_factory(Arc::new(ExactPages)))
+        })
+        .collect()
+}
+
+/// Where the encoded pages of a pending row group's columns wait: each page (its header, its data)
+/// copied to a buffer of its own length. The parquet crate's own store keeps the buffers it is given,
+/// and a page header is serialized into a 1 KiB buffer, a dictionary page into one of the dictionary's
+/// uncompressed size: about 1.2 MiB for a row group of 32 columns whose pages take 0.25 MiB.
+#[derive(Debug)]
+struct ExactPages;
+
+impl PageStoreFactory for ExactPages {
+    fn create(&self, _args: &PageStoreArgs<'_>) -> parquet::errors::Result<Box<dyn PageStore>> {
+        Ok(Box::new(ExactPageStore::default()))
+    }
+}
+
+#[derive(Default)]
+struct ExactPageStore {
+    /// Pages by key; a page taken back is released.
+    pages: Vec<Option<Box<[u8]>>>,
+    resident: usize,
+}
+
+impl PageStore for ExactPageStore {
+    fn put(&mut self, value: Bytes) -> parquet::errors::Result<PageKey> {
+        let key = PageKey::new(self.pages.len() as u64);
+        self.resident += value.len();
+        self.pages.push(Some(Box::from(&value[..])));
+        Ok(key)
+    }
+
+    fn take(&mut self, key: PageKey) -> parquet::errors::Result<Bytes> {
+        let page = usize::try_from(key.get()).ok().and_then(|k| self.pages.get_mut(k)).and_then(Option::take);
+        let page = page.ok_or_else(|| parquet::errors::ParquetError::General(format!("no page {}", key.get())))?;
+        self.resident -= page.len();
+        Ok(Bytes::from(page))
+    }
+
+    fn memory_size(&self) -> usize {
+        self.resident
     }
 }
 
@@ -623,6 +696,23 @@ mod tests {
         for (g, w) in got[0].columns().iter().zip(want.columns()) {
             assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
         }
+    }
+
+    #[test]
+    fn pages_are_kept_at_their_length_and_taken_back_once() {
+        let mut store = ExactPageStore::default();
+        // A page header as parquet serializes it: a few bytes in a 1 KiB buffer.
+        let mut header = Vec::with_capacity(1024);
+        header.extend_from_slice(b"header");
+        let h = store.put(Bytes::from(header)).unwrap();
+        let d = store.put(Bytes::from_static(b"data page")).unwrap();
+        assert_eq!(store.memory_size(), 15);
+        assert_eq!(store.pages[0].as_deref().map(<[u8]>::len), Some(6));
+        assert_eq!(&store.take(d).unwrap()[..], b"data page");
+        assert_eq!(&store.take(h).unwrap()[..], b"header");
+        assert_eq!(store.memory_size(), 0);
+        assert!(store.take(h).is_err());
+        assert!(store.take(PageKey::new(7)).is_err());
     }
 
     #[test]
