@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::ArrayRef;
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    ArrayBuilder, BooleanBuilder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
@@ -41,6 +41,21 @@ pub fn arrow_field(f: Field) -> ArrowField {
 /// Schema of a selection, columns in selection order.
 pub fn arrow_schema(sel: &Selection) -> SchemaRef {
     Arc::new(Schema::new(sel.fields().map(arrow_field).collect::<Vec<_>>()))
+}
+
+/// `$e` with `$b` bound to the arrow builder inside a [`ColumnBuilder`], whichever it is.
+macro_rules! each_builder {
+    ($s:expr, $b:ident => $e:expr) => {
+        match $s {
+            ColumnBuilder::Ts($b) => $e,
+            ColumnBuilder::Str($b) => $e,
+            ColumnBuilder::I16($b) => $e,
+            ColumnBuilder::I32($b) => $e,
+            ColumnBuilder::I64($b) => $e,
+            ColumnBuilder::F64($b) => $e,
+            ColumnBuilder::Bool($b) => $e,
+        }
+    };
 }
 
 /// An Arrow array builder for one catalogue type, fed [`Value`]s (missing, or out of the type's
@@ -99,27 +114,11 @@ impl ColumnBuilder {
 
     /// The values appended so far as an array, leaving them in the builder.
     pub fn finish_cloned(&self) -> ArrayRef {
-        match self {
-            ColumnBuilder::Ts(b) => Arc::new(b.finish_cloned()),
-            ColumnBuilder::Str(b) => Arc::new(b.finish_cloned()),
-            ColumnBuilder::I16(b) => Arc::new(b.finish_cloned()),
-            ColumnBuilder::I32(b) => Arc::new(b.finish_cloned()),
-            ColumnBuilder::I64(b) => Arc::new(b.finish_cloned()),
-            ColumnBuilder::F64(b) => Arc::new(b.finish_cloned()),
-            ColumnBuilder::Bool(b) => Arc::new(b.finish_cloned()),
-        }
+        each_builder!(self, b => ArrayBuilder::finish_cloned(b))
     }
 
     pub fn finish(&mut self) -> ArrayRef {
-        match self {
-            ColumnBuilder::Ts(b) => Arc::new(b.finish()),
-            ColumnBuilder::Str(b) => Arc::new(b.finish()),
-            ColumnBuilder::I16(b) => Arc::new(b.finish()),
-            ColumnBuilder::I32(b) => Arc::new(b.finish()),
-            ColumnBuilder::I64(b) => Arc::new(b.finish()),
-            ColumnBuilder::F64(b) => Arc::new(b.finish()),
-            ColumnBuilder::Bool(b) => Arc::new(b.finish()),
-        }
+        each_builder!(self, b => ArrayBuilder::finish(b))
     }
 }
 

@@ -213,13 +213,20 @@ impl ColumnwiseWriter {
             None => {
                 let j = Journal::create(&self.journal_path, &self.schema, &self.ipc)?;
                 self.group_start = j.header_len;
-                if self.columns.is_empty() {
-                    self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
-                }
+                self.make_columns()?;
                 j
             }
         };
         Ok(self.journal.insert(j))
+    }
+
+    /// The column writer factories of the file's properties, made once (with the journal, early in
+    /// the heap, or by the first pass of a piece that has none).
+    fn make_columns(&mut self) -> Result<()> {
+        if self.columns.is_empty() {
+            self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
+        }
+        Ok(())
     }
 
     /// The journal's open descriptor, once it exists.
@@ -360,9 +367,7 @@ impl ColumnwiseWriter {
             small = column_factories(&self.schema, &self.descr, &self.small_props)?;
             &small
         } else {
-            if self.columns.is_empty() {
-                self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
-            }
+            self.make_columns()?;
             &self.columns
         };
         let pass = ColumnPass {
@@ -626,11 +631,7 @@ mod tests {
 
     fn cut_and_read_back(hold_bytes: usize) {
         let dir = tempfile::tempdir().unwrap();
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("host", DataType::Utf8, true),
-            Field::new("utilization.gpu", DataType::Int16, true),
-            Field::new("power.draw", DataType::Float64, true),
-        ]));
+        let schema = schema_of_three();
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         let journal = dir.path().join("x.journal");
         let props = Arc::new(
@@ -671,11 +672,7 @@ mod tests {
     #[test]
     fn many_small_batches_are_held_merged_and_read_back_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("host", DataType::Utf8, true),
-            Field::new("utilization.gpu", DataType::Int16, true),
-            Field::new("power.draw", DataType::Float64, true),
-        ]));
+        let schema = schema_of_three();
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         let props = Arc::new(WriterProperties::builder().build());
         let journal = dir.path().join("x.journal");
