@@ -178,10 +178,34 @@ fn util(prev: &CpuTimes, now: &CpuTimes) -> Option<f64> {
     Some(round2(100.0 * busy as f64 / total as f64))
 }
 
-/// The unsigned decimal numbers of `s`, separated by spaces.
+/// The unsigned decimal numbers of `s`, separated by spaces, up to the first word that is not one.
 fn numbers(s: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    s.split(|b| *b == b' ').filter(|w| !w.is_empty()).map_while(|w| {
-        w.iter().try_fold(0u64, |acc, &d| d.is_ascii_digit().then(|| acc.wrapping_mul(10) + u64::from(d - b'0')))
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while s.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        let start = i;
+        let mut acc = 0u64;
+        while let Some(&d) = s.get(i).filter(|d| d.is_ascii_digit()) {
+            acc = acc.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            i += 1;
+        }
+        // An empty word (end of text) or one with a non-digit ends the numbers.
+        (i > start && matches!(s.get(i), None | Some(&b' '))).then_some(acc)
+    })
+}
+
+/// The lines of `text` without their `\n`, found with `memchr` (procfs text is mostly skipped).
+fn lines(mut text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        if text.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+        let (line, rest) = text.split_at(end);
+        text = rest.get(1..).unwrap_or_default();
+        Some(line)
     })
 }
 
@@ -190,7 +214,7 @@ fn numbers(s: &[u8]) -> impl Iterator<Item = u64> + '_ {
 fn parse_proc_stat(text: &[u8], out: &mut StatReading) -> bool {
     out.cores.clear();
     let mut all = None;
-    for line in text.split(|b| *b == b'\n') {
+    for line in lines(text) {
         let Some(rest) = line.strip_prefix(b"cpu") else {
             break;
         };
@@ -229,28 +253,36 @@ fn meminfo_value(line: &[u8]) -> u64 {
 }
 
 /// MemTotal, MemAvailable (estimated as the kernel did before 3.14 when absent) and used swap.
+/// Only the keys it needs are parsed; it stops once it has them all (about half of the file).
 fn parse_meminfo(text: &[u8]) -> Option<MemInfo> {
-    let (mut total, mut avail, mut free, mut buffers, mut cached, mut sreclaim, mut shmem) =
-        (None, None, 0, 0, 0, 0, 0);
-    let (mut swap_total, mut swap_free) = (0, 0);
-    for line in text.split(|b| *b == b'\n') {
-        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
-        let v = meminfo_value(&line[colon + 1..]);
-        match &line[..colon] {
-            b"MemTotal" => total = Some(v),
-            b"MemAvailable" => avail = Some(v),
-            b"MemFree" => free = v,
-            b"Buffers" => buffers = v,
-            b"Cached" => cached = v,
-            b"SReclaimable" => sreclaim = v,
-            b"Shmem" => shmem = v,
-            b"SwapTotal" => swap_total = v,
-            b"SwapFree" => swap_free = v,
-            _ => {}
+    const KEYS: [&[u8]; 9] = [
+        b"MemTotal",
+        b"MemAvailable",
+        b"MemFree",
+        b"Buffers",
+        b"Cached",
+        b"SReclaimable",
+        b"Shmem",
+        b"SwapTotal",
+        b"SwapFree",
+    ];
+    let mut v: [Option<u64>; 9] = [None; 9];
+    let mut left = KEYS.len();
+    for line in lines(text) {
+        let Some(colon) = memchr::memchr(b':', line) else { continue };
+        let Some(k) = KEYS.iter().position(|k| *k == &line[..colon]) else { continue };
+        if v[k].is_none() {
+            left -= 1;
+        }
+        v[k] = Some(meminfo_value(&line[colon + 1..]));
+        if left == 0 {
+            break;
         }
     }
-    let available = avail.unwrap_or_else(|| (free + buffers + cached + sreclaim).saturating_sub(shmem));
-    Some(MemInfo { total: total?, available, swap_used: swap_total.saturating_sub(swap_free) })
+    let [total, avail, free, buffers, cached, sreclaim, shmem, swap_total, swap_free] = v;
+    let n = |x: Option<u64>| x.unwrap_or(0);
+    let available = avail.unwrap_or_else(|| (n(free) + n(buffers) + n(cached) + n(sreclaim)).saturating_sub(n(shmem)));
+    Some(MemInfo { total: total?, available, swap_used: n(swap_total).saturating_sub(n(swap_free)) })
 }
 
 /// The 1-minute load average, the first field of /proc/loadavg.
@@ -324,6 +356,18 @@ mod tests {
         assert_eq!(parse_meminfo(text).unwrap().available, 400);
         assert_eq!(parse_meminfo(text).unwrap().swap_used, 0);
         assert_eq!(parse_meminfo(b"MemFree: 1 kB\n"), None, "no total is no reading");
+    }
+
+    #[test]
+    fn numbers_stop_at_the_first_word_that_is_not_one() {
+        let all = |s: &str| numbers(s.as_bytes()).collect::<Vec<_>>();
+        assert_eq!(all("  12   345 6"), [12, 345, 6]);
+        assert_eq!(all("7 kB 8"), [7]);
+        assert_eq!(all("1x 2"), Vec::<u64>::new());
+        assert_eq!(all(""), Vec::<u64>::new());
+        let lines = |s: &'static str| lines(s.as_bytes()).collect::<Vec<_>>();
+        assert_eq!(lines("a\n\nb"), [&b"a"[..], b"", b"b"]);
+        assert_eq!(lines("a\n"), [&b"a"[..]]);
     }
 
     #[test]
