@@ -3,10 +3,9 @@
 //! the last sub-sample's, each process's utilization the mean of its sub-samples.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
-use crate::schema::catalog::{Agg, CATALOG, Field, Ty};
-use crate::schema::row::{ProcUtil, Row, Tick, Value};
+use crate::schema::catalog::{Agg, CATALOG, FIELD_COUNT, Field, Ty};
+use crate::schema::row::{ProcUtil, Row, Selection, Tick, Value};
 
 /// Running state for one output row position (one GPU, or the host-only row).
 #[derive(Debug, Clone, Default)]
@@ -71,18 +70,41 @@ impl Acc {
     }
 }
 
-/// The row one sub-sample aggregates to on its own, built in place: what [`Acc::add`] then
-/// [`Acc::finish`] give for a single sub-sample (means and sums in the field's storage type, each
-/// `.max` column its base's value, `samples` = 1), without the accumulator's copies. Only the
-/// fields the row holds are visited (a missing value stays as it is).
-fn single(mut row: Row) -> Row {
+/// What [`single`] does to the rows of one selection: its `.max` columns `(column, base, type)`
+/// and its mean or sum fields with their storage types. Only selected fields are written, exported
+/// or shown, so the others are left as read (a GPU row holds ~20 of the catalogue's 40 such fields).
+#[derive(Debug, Clone)]
+pub struct OnePlan {
+    max: Vec<(Field, Field, Ty)>,
+    retyped: Vec<(Field, Ty)>,
+}
+
+impl OnePlan {
+    pub fn new(sel: &Selection) -> OnePlan {
+        let mut on = [false; FIELD_COUNT];
+        for f in sel.fields() {
+            on[f as usize] = true;
+        }
+        let selected = CATALOG.iter().filter(|d| on[d.field as usize]);
+        OnePlan {
+            max: selected.clone().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect(),
+            retyped: selected.filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect(),
+        }
+    }
+}
+
+/// The row one sub-sample aggregates to on its own, built in place: for the fields of `plan`,
+/// what [`Acc::add`] then [`Acc::finish`] give for a single sub-sample (means and sums in the
+/// field's storage type, each `.max` column its base's value, `samples` = 1), without the
+/// accumulator's copies. Only the fields the row holds are visited (a missing value stays as it is).
+fn single(mut row: Row, plan: &OnePlan) -> Row {
     // The `.max` columns first: they take their base's value as sampled, before it is typed.
-    for &(f, base, ty) in max_columns() {
+    for &(f, base, ty) in &plan.max {
         if let Some(x) = row.get(base).as_f64() {
             row.set(f, typed(ty, x));
         }
     }
-    for &(f, ty) in retyped() {
+    for &(f, ty) in &plan.retyped {
         let v = row.get(f);
         match v {
             // An integer below 2^53 is its own rounded mean: the same value without the float trip.
@@ -97,20 +119,6 @@ fn single(mut row: Row) -> Row {
     }
     row.set(Field::Samples, Value::U(1));
     row
-}
-
-/// Each mean or sum field of the catalogue with its storage type.
-fn retyped() -> &'static [(Field, Ty)] {
-    static PLAN: OnceLock<Vec<(Field, Ty)>> = OnceLock::new();
-    PLAN.get_or_init(|| {
-        CATALOG.iter().filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect()
-    })
-}
-
-/// Each `(.max column, base, type)` of the catalogue.
-fn max_columns() -> &'static [(Field, Field, Ty)] {
-    static PLAN: OnceLock<Vec<(Field, Field, Ty)>> = OnceLock::new();
-    PLAN.get_or_init(|| CATALOG.iter().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect())
 }
 
 /// A mean or maximum in the field's storage type (integers rounded).
@@ -156,11 +164,12 @@ impl Aggregator {
         self.count += 1;
     }
 
-    /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): the same
-    /// rows as [`Aggregator::push`] then [`Aggregator::take`] give, built in place.
-    pub fn one(tick: Tick) -> Tick {
+    /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): in the
+    /// fields of `plan`, the same rows as [`Aggregator::push`] then [`Aggregator::take`] give, built
+    /// in place.
+    pub fn one(tick: Tick, plan: &OnePlan) -> Tick {
         let Tick { ts, seq, rows, procs } = tick;
-        Tick { ts, seq, rows: rows.into_iter().map(single).collect(), procs }
+        Tick { ts, seq, rows: rows.into_iter().map(|r| single(r, plan)).collect(), procs }
     }
 
     /// The aggregated rows of everything pushed since the last take, stamped like `last`
@@ -239,7 +248,15 @@ mod tests {
         let mut a = Aggregator::new();
         a.push(&t);
         let want = a.take(&t).unwrap();
-        assert_eq!(Aggregator::one(t), want);
+        let all = Selection::new(CATALOG.iter().map(|d| d.field).collect());
+        assert_eq!(Aggregator::one(t.clone(), &OnePlan::new(&all)), want);
+        // A selection without power.draw leaves it as read (and its .max column unset).
+        let some = Selection::new(vec![Field::UtilGpu, Field::UtilGpuMax, Field::TempGpu, Field::Samples]);
+        let one = Aggregator::one(t, &OnePlan::new(&some));
+        assert_eq!(one.rows[0].get(Field::PowerDraw), &Value::F(612.123_456_7));
+        assert_eq!(one.rows[0].get(Field::PowerDrawMax), &Value::Null);
+        assert_eq!(one.rows[0].get(Field::TempGpu), want.rows[0].get(Field::TempGpu));
+        assert_eq!(one.rows[0].get(Field::UtilGpuMax), want.rows[0].get(Field::UtilGpuMax));
     }
 
     #[test]

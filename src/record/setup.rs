@@ -66,7 +66,7 @@ impl<'a> Recorder<'a> {
             cfg,
             sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every) },
             hostname,
-            rows: Rows::new(per_row),
+            rows: Rows::new(per_row, &cfg.selection),
             out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),
             control,
             target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),

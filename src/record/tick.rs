@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, SubsecRound, Utc};
 
-use crate::record::agg::Aggregator;
+use crate::record::agg::{Aggregator, OnePlan};
 use crate::record::child::Job;
 use crate::record::clock::Stamper;
 use crate::record::control::PhaseClock;
@@ -96,6 +96,8 @@ impl Sources {
 /// fewer `samples`) and whole rows empty (counted in `missed`).
 pub struct Rows {
     per_row: u64,
+    /// How a row of one sub-sample is finished (the selection's `.max` and typed fields).
+    one: OnePlan,
     agg: Aggregator,
     /// The output row that the aggregator's pending sub-samples belong to.
     pending_row: Option<u64>,
@@ -105,8 +107,8 @@ pub struct Rows {
 }
 
 impl Rows {
-    pub fn new(per_row: u64) -> Rows {
-        Rows { per_row, agg: Aggregator::new(), pending_row: None, next_row: 0, last_sub: None }
+    pub fn new(per_row: u64, sel: &Selection) -> Rows {
+        Rows { per_row, one: OnePlan::new(sel), agg: Aggregator::new(), pending_row: None, next_row: 0, last_sub: None }
     }
 
     /// The output row sub-sample `m` belongs to.
@@ -135,7 +137,7 @@ impl Rows {
         // One sub-sample per row (no --sample-every): the row is the sub-sample, nothing pends.
         if self.per_row == 1 && self.pending_row.is_none() {
             self.next_row = row + 1;
-            return Some(Aggregator::one(sub));
+            return Some(Aggregator::one(sub, &self.one));
         }
         self.agg.push(&sub);
         self.pending_row = Some(row);
@@ -216,7 +218,7 @@ mod tests {
 
     /// Feed sub-samples `ms` (three per row) and return (row, samples, missed before it) per emitted row.
     fn feed(ms: &[u64]) -> Vec<(u64, u64, u64)> {
-        let mut rows = Rows::new(3);
+        let mut rows = Rows::new(3, &Selection::defaults());
         let (mut out, mut missed) = (Vec::new(), 0);
         let samples = |t: &Tick| t.rows[0].get(Field::Samples).as_u64().unwrap_or(0);
         for &m in ms {
