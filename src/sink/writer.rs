@@ -427,21 +427,22 @@ impl State {
         if self.cut_due(ts)
             && let Err(e) = self.rotate()
         {
-            self.unflushed.push(Unflushed::Copy(Kept::new(&tick, &self.cfg.selection)));
+            self.unflushed.push(Unflushed::copy(tick));
             return Err(e);
         }
         if self.piece.is_none()
             && let Err(e) = self.open_piece(ts)
         {
-            self.unflushed.push(Unflushed::Copy(Kept::new(&tick, &self.cfg.selection)));
+            self.unflushed.push(Unflushed::copy(tick));
             return Err(e);
         }
         let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
+        let written = piece.sink.write_tick(&tick);
         // Until the next successful flush this tick is only in memory: kept to requeue it.
         if file {
-            self.unflushed.push(Unflushed::new(&tick, piece.sink.as_ref(), &self.cfg.selection));
+            self.unflushed.push(Unflushed::new(tick, piece.sink.as_ref()));
         }
-        if let Err(e) = piece.sink.write_tick(&tick) {
+        if let Err(e) = written {
             if !file {
                 self.stats.fatal.store(true, Ordering::Relaxed);
             }
@@ -759,10 +760,11 @@ impl State {
         self.backlog_rows = 0;
         let mut ticks = std::mem::take(&mut self.backlog).into_iter();
         while let Some(t) = ticks.next() {
-            self.unflushed.push(Unflushed::new(&t, piece.sink.as_ref(), &self.cfg.selection));
-            if let Err(e) = piece.sink.write_tick(&t) {
+            let written = piece.sink.write_tick(&t);
+            self.unflushed.push(Unflushed::new(t, piece.sink.as_ref()));
+            if let Err(e) = written {
                 // The ticks after it never reached the sink.
-                self.unflushed.extend(ticks.map(|t| Unflushed::Copy(Kept::new(&t, &self.cfg.selection))));
+                self.unflushed.extend(ticks.map(Unflushed::copy));
                 return Err(e);
             }
             piece.ticks += 1;
@@ -781,7 +783,7 @@ impl State {
         let mut ticks = Vec::with_capacity(self.unflushed.len());
         for u in self.unflushed.drain(..) {
             match u {
-                Unflushed::Copy(k) => ticks.push(k.into_tick(&self.cfg.selection)),
+                Unflushed::Copy(t) => ticks.push(t),
                 Unflushed::InSink { ts, seq, rows: n } => {
                     let rows: Vec<Row> = rows.by_ref().take(n).collect();
                     if rows.len() < n {
@@ -839,56 +841,32 @@ impl State {
 enum Unflushed {
     /// The sink holds its rows ([`Sink::keeps_unflushed`]): only their number is kept here.
     InSink { ts: DateTime<Utc>, seq: u64, rows: usize },
-    /// A copy (the sink keeps none, or the tick never reached it).
-    Copy(Kept),
+    /// The tick itself, without its process list (the sink keeps none, or the tick never reached
+    /// it). Moved, not copied: a row holds about the selected fields already (GPU readers read
+    /// only those), and sinks write only the selected ones.
+    Copy(Tick),
 }
 
 impl Unflushed {
-    /// `t`, about to be written to `sink`.
-    fn new(t: &Tick, sink: &dyn Sink, sel: &Selection) -> Unflushed {
+    /// `t`, just handed to `sink`.
+    fn new(t: Tick, sink: &dyn Sink) -> Unflushed {
         if sink.keeps_unflushed() {
             Unflushed::InSink { ts: t.ts, seq: t.seq, rows: t.rows.len() }
         } else {
-            Unflushed::Copy(Kept::new(t, sel))
+            Unflushed::copy(t)
         }
+    }
+
+    /// `t` kept whole, less its process list.
+    fn copy(t: Tick) -> Unflushed {
+        Unflushed::Copy(Tick { procs: Vec::new(), ..t })
     }
 
     fn ts(&self) -> DateTime<Utc> {
         match self {
             Unflushed::InSink { ts, .. } => *ts,
-            Unflushed::Copy(k) => k.ts,
+            Unflushed::Copy(t) => t.ts,
         }
-    }
-}
-
-/// A tick kept until its flush succeeds, with only the selected fields of its rows (a row holds
-/// every catalogue field; sinks write only the selected ones, and no process lists).
-struct Kept {
-    ts: DateTime<Utc>,
-    seq: u64,
-    rows: Vec<Box<[Value]>>,
-}
-
-impl Kept {
-    fn new(t: &Tick, sel: &Selection) -> Kept {
-        let rows = t.rows.iter().map(|r| sel.fields().map(|f| r.get(f).clone()).collect()).collect();
-        Kept { ts: t.ts, seq: t.seq, rows }
-    }
-
-    /// The tick again, as the sinks see it.
-    fn into_tick(self, sel: &Selection) -> Tick {
-        let rows = self
-            .rows
-            .into_iter()
-            .map(|values| {
-                let mut r = Row::default();
-                for (f, v) in sel.fields().zip(values) {
-                    r.set(f, v);
-                }
-                r
-            })
-            .collect();
-        Tick { ts: self.ts, seq: self.seq, rows, procs: Vec::new() }
     }
 }
 
@@ -951,20 +929,6 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_tick_comes_back_with_its_selected_fields() {
-        let sel = Selection::new(vec![Field::Timestamp, Field::Host, Field::Missed]);
-        let mut r = Row::default();
-        r.set(Field::Host, Value::S("h".into()));
-        r.set(Field::Missed, Value::U(3));
-        r.set(Field::Index, Value::U(1));
-        let t = Tick { ts: at("2026-12-02T14:00:00Z"), seq: 7, rows: vec![r.clone(), r.clone()], procs: Vec::new() };
-        let back = Kept::new(&t, &sel).into_tick(&sel);
-        // A field no sink writes is not kept.
-        r.set(Field::Index, Value::Null);
-        assert_eq!(back, Tick { rows: vec![r.clone(), r], ..t });
-    }
-
-    #[test]
     fn a_failed_parquet_flush_requeues_its_ticks_from_the_sinks_own_rows() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = state(dir.path(), Duration::from_secs(3600));
@@ -973,7 +937,6 @@ mod tests {
         s.cfg.target = Target::File(path.clone());
         s.cfg.backlog_rows = 10_000;
         s.set = Some(OutputSet::new(&path));
-        let sel = s.cfg.selection.clone();
         let start = at("2026-12-02T14:00:00Z");
         let mut sent = Vec::new();
         for i in 0..700u64 {
@@ -984,7 +947,7 @@ mod tests {
             r1.set(Field::Index, Value::U(1));
             let ts = start + chrono::Duration::milliseconds(i as i64);
             let t = Tick { ts, seq: i, rows: vec![r, r1], procs: Vec::new() };
-            sent.push(Kept::new(&t, &sel).into_tick(&sel));
+            sent.push(t.clone());
             s.on_tick(t);
         }
         // Flushed at 512 ticks (1,024 rows); the 188 after it are kept by the sink alone.
@@ -994,6 +957,32 @@ mod tests {
         let back: Vec<Tick> = s.backlog.iter().cloned().collect();
         assert_eq!(back, sent[512..]);
         assert_eq!(s.backlog_rows, 376);
+    }
+
+    #[test]
+    fn a_failed_csv_flush_requeues_its_ticks_whole_less_their_process_lists() {
+        use crate::schema::row::GpuProc;
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = state(dir.path(), Duration::from_secs(3600));
+        let start = at("2026-12-02T14:00:00Z");
+        let mut sent = Vec::new();
+        for i in 0..5u64 {
+            let mut r = Row::default();
+            r.set(Field::Host, Value::S("h".into()));
+            r.set(Field::Missed, Value::U(i));
+            // Not selected: kept as it came (sinks write only the selected fields).
+            r.set(Field::PowerDraw, Value::F(1.5));
+            let procs = vec![GpuProc { row: 0, pid: 7, used_mib: Some(1), util: None }];
+            let t = Tick { ts: start + chrono::Duration::seconds(i as i64), seq: i, rows: vec![r], procs };
+            sent.push(Tick { procs: Vec::new(), ..t.clone() });
+            s.on_tick(t);
+        }
+        // Written, none flushed yet (the first tick's flush waits for the queue to drain).
+        assert_eq!(s.unflushed.len(), 5);
+        assert!(s.unflushed.iter().all(|u| matches!(u, Unflushed::Copy(_))));
+        s.enter_outage(&anyhow::anyhow!("no space left"));
+        let back: Vec<Tick> = s.backlog.iter().cloned().collect();
+        assert_eq!(back, sent);
     }
 
     #[test]
