@@ -64,7 +64,7 @@ impl<'a> Recorder<'a> {
         let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
         Ok(Recorder {
             cfg,
-            sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every) },
+            sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every), host_cap: 0 },
             hostname,
             rows: Rows::new(per_row, &cfg.selection),
             out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),

@@ -28,6 +28,9 @@ pub struct Sources {
     pub gpu: Option<GpuSource>,
     /// Wall-clock stamps that never repeat or go back, whatever the clock does.
     pub clock: Stamper,
+    /// How many values the last host row held: the next one is made with room for them, so it
+    /// does not grow (three allocations a tick) while the sources fill it.
+    pub host_cap: usize,
 }
 
 /// What a sample holds before its GPUs are read: its stamp and the host's values.
@@ -43,7 +46,7 @@ impl Sources {
         // To the millisecond, the precision CSV and the nvidia-smi style write, so a CSV and a Parquet
         // recording hold the same instants (stamps are at least 1 ms apart, so they stay distinct).
         let ts = self.clock.now().trunc_subsecs(3);
-        let mut host_row = Row::default();
+        let mut host_row = Row::with_capacity(self.host_cap);
         host_row.set(Field::Host, Value::S(hostname.clone()));
         if let Some(h) = &mut self.host {
             h.sample(&mut host_row);
@@ -55,6 +58,7 @@ impl Sources {
         if let Some(j) = &mut self.job {
             j.sample(&mut host_row);
         }
+        self.host_cap = self.host_cap.max(host_row.set_count());
         Begun { ts, host_row }
     }
 

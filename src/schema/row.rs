@@ -86,6 +86,11 @@ impl Row {
         Row { slot: [UNSET; FIELD_COUNT], values: Vec::with_capacity(n) }
     }
 
+    /// How many fields were set.
+    pub fn set_count(&self) -> usize {
+        self.values.len()
+    }
+
     #[inline]
     fn at(&self, i: usize) -> &Value {
         match self.slot[i] {

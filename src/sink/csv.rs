@@ -10,7 +10,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use chrono::SecondsFormat;
+use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::catalog::Field;
@@ -25,7 +25,53 @@ pub struct CsvSink {
     last: Vec<Last>,
     /// The lines of the tick being written.
     buf: Vec<u8>,
+    /// The timestamp cell, remade from its minute's text.
+    stamp: Stamp,
     file: Option<Arc<File>>,
+}
+
+/// A timestamp cell as `to_rfc3339_opts(SecondsFormat::Millis, true)` writes it
+/// (`2026-12-03T23:48:50.123Z`) without a `String` a tick: chrono writes the text up to the minute
+/// once a minute, the seconds and milliseconds are written here.
+#[derive(Default)]
+struct Stamp {
+    /// The minute (from the epoch) that `text` starts with, and how long that start is.
+    minute: Option<i64>,
+    prefix: usize,
+    text: Vec<u8>,
+}
+
+impl Stamp {
+    fn cell(&mut self, ts: DateTime<Utc>) -> &[u8] {
+        let (secs, nanos) = (ts.timestamp(), ts.timestamp_subsec_nanos());
+        let minute = secs.div_euclid(60);
+        let start = (nanos < 1_000_000_000).then(|| DateTime::from_timestamp(minute * 60, 0)).flatten();
+        let Some(start) = start else {
+            // A leap second (chrono's nanoseconds past 10^9; system clocks never give one).
+            self.minute = None;
+            self.text = ts.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
+            return &self.text;
+        };
+        if self.minute != Some(minute) {
+            self.text = start.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
+            // Less "00.000Z".
+            self.prefix = self.text.len() - 7;
+            self.minute = Some(minute);
+        }
+        self.text.truncate(self.prefix);
+        let (sec, milli) = (secs.rem_euclid(60) as u32, nanos / 1_000_000);
+        let digit = |d: u32| b'0' + d as u8;
+        self.text.extend_from_slice(&[
+            digit(sec / 10),
+            digit(sec % 10),
+            b'.',
+            digit(milli / 100),
+            digit(milli / 10 % 10),
+            digit(milli % 10),
+            b'Z',
+        ]);
+        &self.text
+    }
 }
 
 /// What a column's cell was last encoded from.
@@ -49,7 +95,7 @@ impl CsvSink {
         out.restart_with(header.clone());
         out.write_all(&header).with_context(|| format!("writing {}", out.target()))?;
         let file = out.file();
-        Ok(CsvSink { out, fields, last: Vec::new(), buf: Vec::with_capacity(4096), file })
+        Ok(CsvSink { out, fields, last: Vec::new(), buf: Vec::with_capacity(4096), stamp: Stamp::default(), file })
     }
 }
 
@@ -168,7 +214,7 @@ fn push_short_decimal(out: &mut Vec<u8>, f: f64) -> bool {
 
 impl Sink for CsvSink {
     fn write_tick(&mut self, tick: &Tick) -> Result<()> {
-        let ts = tick.ts.to_rfc3339_opts(SecondsFormat::Millis, true);
+        let ts = self.stamp.cell(tick.ts);
         self.buf.clear();
         let n = self.fields.len();
         if self.last.len() < tick.rows.len() * n {
@@ -181,7 +227,7 @@ impl Sink for CsvSink {
                     self.buf.push(b',');
                 }
                 if f == Field::Timestamp {
-                    push_text(&mut self.buf, ts.as_bytes());
+                    push_text(&mut self.buf, ts);
                 } else {
                     push_cached(&mut self.buf, row.get(f), last);
                 }
@@ -303,6 +349,20 @@ mod tests {
             let ints = [x.round(), -((bits >> 11) as f64), (bits >> 11) as f64, 9_007_199_254_740_993.0];
             for f in [f64::from_bits(bits), x, small, (x * 1e3).round() / 1e3, (bits % 1_000_000) as f64 / 1e3].into_iter().chain(ints) {
                 prop_assert_eq!(cell(&Value::F(f)), format!("{f:?}"));
+            }
+        }
+
+        #[test]
+        fn timestamp_cells_are_chronos_rfc3339(start in -62_135_596_800i64..253_402_300_000, steps in
+            prop::collection::vec((0i64..200, 0u32..1_000_000_000), 1..20)) {
+            let mut stamp = Stamp::default();
+            let mut secs = start;
+            for (step, nanos) in steps {
+                // Mostly forward a few seconds (the cached minute), sometimes far back or ahead.
+                secs = if step >= 190 { secs - step * 1_000_003 } else { secs + step };
+                let Some(ts) = DateTime::from_timestamp(secs, nanos) else { continue };
+                let want = ts.to_rfc3339_opts(SecondsFormat::Millis, true);
+                prop_assert_eq!(std::str::from_utf8(stamp.cell(ts)).unwrap(), want);
             }
         }
 
