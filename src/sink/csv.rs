@@ -45,14 +45,14 @@ impl Stamp {
     fn cell(&mut self, ts: DateTime<Utc>) -> &[u8] {
         let (secs, nanos) = (ts.timestamp(), ts.timestamp_subsec_nanos());
         let minute = secs.div_euclid(60);
-        let start = (nanos < 1_000_000_000).then(|| DateTime::from_timestamp(minute * 60, 0)).flatten();
-        let Some(start) = start else {
-            // A leap second (chrono's nanoseconds past 10^9; system clocks never give one).
-            self.minute = None;
-            self.text = ts.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
-            return &self.text;
-        };
-        if self.minute != Some(minute) {
+        if self.minute != Some(minute) || nanos >= 1_000_000_000 {
+            // A leap second is chrono's nanoseconds past 10^9 (system clocks never give one).
+            let start = (nanos < 1_000_000_000).then(|| DateTime::from_timestamp(minute * 60, 0)).flatten();
+            let Some(start) = start else {
+                self.minute = None;
+                self.text = ts.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
+                return &self.text;
+            };
             self.text = start.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
             // Less "00.000Z".
             self.prefix = self.text.len() - 7;
