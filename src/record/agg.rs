@@ -91,6 +91,11 @@ impl OnePlan {
             retyped: selected.filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect(),
         }
     }
+
+    /// How many fields [`single`] may add to a row: its `.max` columns and `samples`.
+    pub fn fields_added(&self) -> usize {
+        self.max.len() + 1
+    }
 }
 
 /// The row one sub-sample aggregates to on its own, built in place: for the fields of `plan`,

@@ -28,9 +28,11 @@ pub struct Sources {
     pub gpu: Option<GpuSource>,
     /// Wall-clock stamps that never repeat or go back, whatever the clock does.
     pub clock: Stamper,
-    /// How many values the last host row held: the next one is made with room for them, so it
-    /// does not grow (three allocations a tick) while the sources fill it.
+    /// Room for a host row: the values the sources set in the last one, plus `host_added`, what
+    /// the loop adds to a host-only row after them ([`Rows::fields_added`]). It never grows (it
+    /// grew four times a tick).
     pub host_cap: usize,
+    pub host_added: usize,
 }
 
 /// What a sample holds before its GPUs are read: its stamp and the host's values.
@@ -58,7 +60,7 @@ impl Sources {
         if let Some(j) = &mut self.job {
             j.sample(&mut host_row);
         }
-        self.host_cap = self.host_cap.max(host_row.set_count());
+        self.host_cap = self.host_cap.max(host_row.set_count() + self.host_added);
         Begun { ts, host_row }
     }
 
@@ -113,6 +115,12 @@ pub struct Rows {
 impl Rows {
     pub fn new(per_row: u64, sel: &Selection) -> Rows {
         Rows { per_row, one: OnePlan::new(sel), agg: Aggregator::new(), pending_row: None, next_row: 0, last_sub: None }
+    }
+
+    /// How many fields an output row may get after its sources filled it: `samples`, the
+    /// selection's `.max` columns, and the emitter's `missed` and `phase`.
+    pub fn fields_added(&self) -> usize {
+        self.one.fields_added() + 2
     }
 
     /// The output row sub-sample `m` belongs to.
