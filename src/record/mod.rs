@@ -181,7 +181,7 @@ impl Recorder<'_> {
             self.out.emit(t);
         }
         self.out.miss(missed);
-        let begun = self.sources.begin(&self.hostname);
+        let begun = self.sources.begin(&self.hostname, self.rows.fields_added());
         Some(Pending { m: cur.m, row, at: Instant::now(), begun })
     }
 

@@ -62,14 +62,11 @@ impl<'a> Recorder<'a> {
             j.share_pids(p.clone());
         }
         let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
-        let rows = Rows::new(per_row, &cfg.selection);
-        let clock = Stamper::new(cfg.sample_every);
-        let host_added = rows.fields_added();
         Ok(Recorder {
             cfg,
-            sources: Sources { host, cgroup, job, gpu, clock, host_cap: 0, host_added },
+            sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every), host_cap: 0 },
             hostname,
-            rows,
+            rows: Rows::new(per_row, &cfg.selection),
             out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),
             control,
             target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),

@@ -28,11 +28,9 @@ pub struct Sources {
     pub gpu: Option<GpuSource>,
     /// Wall-clock stamps that never repeat or go back, whatever the clock does.
     pub clock: Stamper,
-    /// Room for a host row: the values the sources set in the last one, plus `host_added`, what
-    /// the loop adds to a host-only row after them ([`Rows::fields_added`]). It never grows (it
-    /// grew four times a tick).
+    /// Room for a host row: the values the sources set in the last one, plus what the loop adds to
+    /// a host-only row after them. It never grows (it grew four times a tick).
     pub host_cap: usize,
-    pub host_added: usize,
 }
 
 /// What a sample holds before its GPUs are read: its stamp and the host's values.
@@ -43,8 +41,9 @@ pub struct Begun {
 
 impl Sources {
     /// The first part of a sample: the stamp, and the host, cgroup and job values, read once
-    /// (they are repeated on each GPU row by [`Sources::finish`]).
-    pub fn begin(&mut self, hostname: &Arc<str>) -> Begun {
+    /// (they are repeated on each GPU row by [`Sources::finish`]). `added`: how many fields the loop
+    /// sets on a host-only row after the sources ([`Rows::fields_added`]).
+    pub fn begin(&mut self, hostname: &Arc<str>, added: usize) -> Begun {
         // To the millisecond, the precision CSV and the nvidia-smi style write, so a CSV and a Parquet
         // recording hold the same instants (stamps are at least 1 ms apart, so they stay distinct).
         let ts = self.clock.now().trunc_subsecs(3);
@@ -60,7 +59,7 @@ impl Sources {
         if let Some(j) = &mut self.job {
             j.sample(&mut host_row);
         }
-        self.host_cap = self.host_cap.max(host_row.set_count() + self.host_added);
+        self.host_cap = self.host_cap.max(host_row.set_count() + added);
         Begun { ts, host_row }
     }
 

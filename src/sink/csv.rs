@@ -35,9 +35,9 @@ pub struct CsvSink {
 /// once a minute, the seconds and milliseconds are written here.
 #[derive(Default)]
 struct Stamp {
-    /// The minute (from the epoch) that `text` starts with, and how long that start is.
+    /// The minute (from the epoch) that `text` starts with; `text` always ends in the 7 bytes
+    /// `SS.mmmZ` that change within it.
     minute: Option<i64>,
-    prefix: usize,
     text: Vec<u8>,
 }
 
@@ -54,11 +54,9 @@ impl Stamp {
                 return &self.text;
             };
             self.text = start.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
-            // Less "00.000Z".
-            self.prefix = self.text.len() - 7;
             self.minute = Some(minute);
         }
-        self.text.truncate(self.prefix);
+        self.text.truncate(self.text.len() - 7);
         let (sec, milli) = (secs.rem_euclid(60) as u32, nanos / 1_000_000);
         let digit = |d: u32| b'0' + d as u8;
         self.text.extend_from_slice(&[

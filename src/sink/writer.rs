@@ -928,6 +928,14 @@ mod tests {
         Tick { ts, seq: 0, rows: vec![crate::schema::row::Row::default()], procs: Vec::new() }
     }
 
+    /// A row of host `h` with `missed` = `i`.
+    fn host_row(i: u64) -> Row {
+        let mut r = Row::default();
+        r.set(Field::Host, Value::S("h".into()));
+        r.set(Field::Missed, Value::U(i));
+        r
+    }
+
     #[test]
     fn a_failed_parquet_flush_requeues_its_ticks_from_the_sinks_own_rows() {
         let dir = tempfile::tempdir().unwrap();
@@ -940,9 +948,7 @@ mod tests {
         let start = at("2026-12-02T14:00:00Z");
         let mut sent = Vec::new();
         for i in 0..700u64 {
-            let mut r = Row::default();
-            r.set(Field::Host, Value::S("h".into()));
-            r.set(Field::Missed, Value::U(i));
+            let r = host_row(i);
             let mut r1 = r.clone();
             r1.set(Field::Index, Value::U(1));
             let ts = start + chrono::Duration::milliseconds(i as i64);
@@ -967,9 +973,7 @@ mod tests {
         let start = at("2026-12-02T14:00:00Z");
         let mut sent = Vec::new();
         for i in 0..5u64 {
-            let mut r = Row::default();
-            r.set(Field::Host, Value::S("h".into()));
-            r.set(Field::Missed, Value::U(i));
+            let mut r = host_row(i);
             // Not selected: kept as it came (sinks write only the selected fields).
             r.set(Field::PowerDraw, Value::F(1.5));
             let procs = vec![GpuProc { row: 0, pid: 7, used_mib: Some(1), util: None }];
