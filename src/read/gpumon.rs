@@ -21,6 +21,7 @@ use parquet::file::statistics::Statistics;
 
 use crate::read::inputs::{Input, header_name};
 use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
+use crate::read::pqdecode;
 use crate::read::values::{Found, type_fits};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
 use crate::schema::catalog::{Field, NvmlRead, Source, Table, Ty};
@@ -145,7 +146,7 @@ impl ParquetFile {
 
     /// The columns read of a row group: those of `want` and the keys; GPU identity text only when
     /// `identity`, the host column only when `host` (see [`ParquetFile::one_hosts`]).
-    fn mask(&self, want: &[Field], identity: bool, host: bool) -> ProjectionMask {
+    fn mask(&self, want: &[Field], identity: bool, host: bool) -> Vec<usize> {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
         let idx: Vec<usize> = self
@@ -163,7 +164,7 @@ impl ParquetFile {
             })
             .map(|(i, _)| *i)
             .collect();
-        ProjectionMask::roots(self.meta.parquet_schema(), idx)
+        idx
     }
 
     /// What the statistics of row group `rg` say of its host column: None when it may hold nulls
@@ -196,15 +197,39 @@ impl ParquetFile {
         stats.unwrap_or_else(|| vec![None; n])
     }
 
-    /// Decode row group `rg` (columns of `mask`), handing each batch to `visit`. Page headers are
-    /// checked as they are read; a decoder panic becomes an error naming the file.
+    /// Decode row group `rg` (root columns `roots`, in order), handing each batch to `visit`: by
+    /// gpumon's own decoder where it reads every column ([`pqdecode::plan`]), else by the parquet
+    /// crate's. Page headers are checked as they are read; a decoder panic becomes an error naming
+    /// the file.
     fn read_group(
         &self,
         rg: usize,
-        mask: ProjectionMask,
+        roots: Vec<usize>,
         on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
     ) -> Result<()> {
         let damaged = "cannot read Parquet data (damaged?)";
+        if let Some(mut group) = pqdecode::plan(&self.meta, rg, &roots, PARQUET_BATCH) {
+            loop {
+                let next = contain(|| group.next_batch(&self.file))
+                    .map_err(|p| usage(&self.name, damaged, format!("the decoder failed: {p}")))?;
+                match next.map_err(|e| usage(&self.name, damaged, e))? {
+                    None => return Ok(()),
+                    Some(batch) => on_batch(&batch)?,
+                }
+            }
+        }
+        self.read_group_arrow(rg, roots, on_batch)
+    }
+
+    /// [`ParquetFile::read_group`] by the parquet crate's reader.
+    fn read_group_arrow(
+        &self,
+        rg: usize,
+        roots: Vec<usize>,
+        on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        let damaged = "cannot read Parquet data (damaged?)";
+        let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
         let mut reader = contain(|| {
             ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
                 .with_projection(mask)

@@ -6,6 +6,7 @@
 pub mod gpumon;
 pub mod inputs;
 pub mod pqbounds;
+pub mod pqdecode;
 pub mod scan;
 pub mod smilog;
 pub mod thrift;

@@ -16,7 +16,7 @@ use parquet::errors::{ParquetError, Result as PqResult};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 
-use crate::read::thrift::{self, Bad};
+use crate::read::thrift::{self, Bad, PageSizes};
 
 /// Smallest decompressed size allowed to any page.
 const MIN_PAGE_LIMIT: i64 = 8 << 20;
@@ -57,19 +57,28 @@ impl BoundedFile {
     }
 
     fn read_exact_at(&self, start: u64, len: usize) -> PqResult<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.read_into(start, len, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Read `len` bytes at `start` into `buf` (its earlier contents replaced, its allocation
+    /// reused), checked against the file's length first.
+    pub fn read_into(&self, start: u64, len: usize, buf: &mut Vec<u8>) -> PqResult<()> {
         if start.checked_add(len as u64).is_none_or(|end| end > self.len) {
             return Err(ParquetError::EOF(format!(
                 "a read of {len} bytes at offset {start} runs past the end of the file ({} bytes)",
                 self.len
             )));
         }
-        let mut buf = vec![0u8; len];
-        self.file.read_exact_at(&mut buf, start)?;
-        Ok(buf)
+        buf.clear();
+        buf.resize(len, 0);
+        self.file.read_exact_at(buf, start)?;
+        Ok(())
     }
 
-    /// Read and check the page header at `start`; the bytes read so far.
-    fn checked_header(&self, start: u64) -> PqResult<Vec<u8>> {
+    /// Read and check the page header at `start`: the bytes read so far and what it declares.
+    pub fn checked_header(&self, start: u64) -> PqResult<(Vec<u8>, PageSizes)> {
         let left = self.len.saturating_sub(start);
         let mut want = (HEADER_PEEK as u64).min(left) as usize;
         loop {
@@ -100,7 +109,7 @@ impl BoundedFile {
                             s.uncompressed
                         )));
                     }
-                    return Ok(buf);
+                    return Ok((buf, s));
                 }
                 Err(Bad::Short) if (want as u64) < left && want < MAX_HEADER => {
                     want = (want * 4).min(MAX_HEADER).min(left as usize);
@@ -145,7 +154,7 @@ impl ChunkReader for BoundedFile {
         if start > self.len {
             return Err(ParquetError::EOF(format!("offset {start} lies past the end of the file")));
         }
-        let head = if self.pages { self.checked_header(start)? } else { Vec::new() };
+        let head = if self.pages { self.checked_header(start)?.0 } else { Vec::new() };
         let pos = start + head.len() as u64;
         Ok(Cursor::new(head).chain(At { file: self.file.clone(), pos }))
     }
