@@ -143,16 +143,26 @@ impl Timing {
     }
 
     /// [`Timing::step`] for consecutive samples of the series (`power` and `counter` as long as
-    /// `ts`). A run of equal steps is counted with its bucket held in registers, its joules added
-    /// in the same order: the same figures as one `step` each.
-    pub fn steps(&mut self, ts: &[i64], power: &[f64], counter: &[f64]) {
-        let n = ts.len().min(power.len()).min(counter.len());
+    /// `ts`; no counter column is the same as NaN counters). A run of equal steps is counted with
+    /// its bucket held in registers, its joules added in the same order: the same figures as one
+    /// `step` each.
+    pub fn steps(&mut self, ts: &[i64], power: &[f64], counter: Option<&[f64]>) {
+        match counter {
+            Some(c) => self.steps_with::<true>(ts, power, c),
+            None => self.steps_with::<false>(ts, power, &[]),
+        }
+    }
+
+    /// [`Timing::steps`], with (`C`) or without a counter column.
+    fn steps_with<const C: bool>(&mut self, ts: &[i64], power: &[f64], counter: &[f64]) {
+        let n = if C { ts.len().min(power.len()).min(counter.len()) } else { ts.len().min(power.len()) };
+        let counter_at = |k: usize| if C { counter[k] } else { f64::NAN };
         let mut k = 0;
         while k < n {
             let (t, prev) = (ts[k], self.prev.unwrap_or(i64::MAX));
             if t <= prev || self.buckets.is_empty() {
                 // The first sample, a step back, a repeated stamp, the first step: one at a time.
-                self.step(t, power[k], counter[k]);
+                self.step(t, power[k], counter_at(k));
                 k += 1;
                 continue;
             }
@@ -175,7 +185,9 @@ impl Timing {
                     self.top_gap(dt, last);
                     quiet = self.top.len() >= TOP_GAPS && self.top.peek().is_some_and(|Reverse((m, _))| dt <= *m);
                 }
-                self.counter_step(counter[k]);
+                if C {
+                    self.counter_step(counter[k]);
+                }
                 last = ts[k];
                 k += 1;
             }
@@ -991,7 +1003,7 @@ mod tests {
                 chunk.iter().map(|x| x.1).collect(),
                 chunk.iter().map(|x| x.2).collect(),
             );
-            many.steps(&t, &p, &c);
+            many.steps(&t, &p, Some(&c));
         }
         assert_eq!(one.finish(3.0), many.finish(3.0));
         assert_eq!((one.backwards, one.resets, one.prev), (many.backwards, many.resets, many.prev));

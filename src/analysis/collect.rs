@@ -255,14 +255,22 @@ impl Collector {
         for &(sl, lo, hi) in &s.groups {
             let rows = &s.order[lo..hi];
             gather(power, rows, &mut s.a);
-            gather(energy, rows, &mut s.b);
-            s.i.clear();
-            s.i.extend(rows.iter().map(|&i| s.ts[i as usize]));
+            if energy.is_some() {
+                gather(energy, rows, &mut s.b);
+            }
             let g = &mut self.gpus[sl as usize].2;
+            // The timestamps of the slot's rows, with their extremes taken on the way.
+            let (mut first, mut last) = (g.first_ts, g.last_ts);
+            s.i.clear();
+            s.i.extend(rows.iter().map(|&i| {
+                let t = s.ts[i as usize];
+                first = first.min(t);
+                last = last.max(t);
+                t
+            }));
+            (g.first_ts, g.last_ts) = (first, last);
             g.rows += rows.len() as u64;
-            g.first_ts = s.i.iter().fold(g.first_ts, |m, &t| m.min(t));
-            g.last_ts = s.i.iter().fold(g.last_ts, |m, &t| m.max(t));
-            g.timing.steps(&s.i, &s.a, &s.b);
+            g.timing.steps(&s.i, &s.a, energy.is_some().then_some(&s.b[..]));
             if let Some(slot) = power_slot {
                 g.add_slice(slot, &s.a);
             }

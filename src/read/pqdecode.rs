@@ -124,9 +124,10 @@ impl Hybrid {
 
     /// Start the next run.
     fn next_run(&mut self, data: &[u8]) -> R<()> {
+        let end = "levels or indexes end early";
         let mut header = 0u64;
         for shift in (0..64).step_by(7) {
-            let b = *data.get(self.pos).filter(|_| self.pos < self.end).ok_or("levels or indexes end early")?;
+            let b = *data.get(self.pos).filter(|_| self.pos < self.end).ok_or(end)?;
             self.pos += 1;
             header |= u64::from(b & 0x7f) << shift;
             if b & 0x80 == 0 {
@@ -142,9 +143,12 @@ impl Hybrid {
             self.bit = self.pos * 8;
             self.pos += bytes;
         } else {
+            // The value in the fewest whole bytes that hold `width` bits, little-endian.
             let n = self.width.div_ceil(8);
-            let v = data.get(self.pos..self.pos + n).filter(|_| self.pos + n <= self.end).ok_or("a run cut short")?;
-            self.rle_value = v.iter().rev().fold(0u32, |a, &b| (a << 8) | u32::from(b));
+            if self.pos + n > self.end {
+                return Err("a run cut short".into());
+            }
+            self.rle_value = (word(data, self.pos) & ((1u64 << (8 * n)) - 1)) as u32;
             self.rle_left = count;
             self.pos += n;
         }
@@ -184,6 +188,12 @@ impl Hybrid {
         }
         Ok(false)
     }
+}
+
+/// The 8 bytes at `at` of a padded buffer, little-endian (0 past its end).
+#[inline]
+fn word(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8).and_then(|s| <[u8; 8]>::try_from(s).ok()).map_or(0, u64::from_le_bytes)
 }
 
 /// Unpack `out.len()` values of `width` bits (at most 32) from bit `bit` of `data` (padded).
@@ -241,10 +251,11 @@ enum Values {
     Dict(Hybrid),
 }
 
-/// One column chunk being decoded into arrays of `O`, from physical type `P`.
-struct Column<P, O: ArrowPrimitiveType> {
+/// One column chunk being decoded into arrays of `O`, from physical type `P` by `C`.
+struct Column<P, O: ArrowPrimitiveType, C> {
     name: String,
-    conv: fn(P) -> O::Native,
+    conv: C,
+    phys: std::marker::PhantomData<fn() -> P>,
     dt: DataType,
     optional: bool,
     codec: Codec,
@@ -269,16 +280,10 @@ trait Decode: Send {
     fn name(&self) -> &str;
 }
 
-impl<P: Phys + Send + 'static, O: ArrowPrimitiveType> Column<P, O> {
-    fn boxed(
-        name: &str,
-        conv: fn(P) -> O::Native,
-        dt: &DataType,
-        optional: bool,
-        chunk: &ColumnChunkMetaData,
-    ) -> Option<Box<dyn Decode>>
+impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Copy + Send + 'static> Column<P, O, C> {
+    fn boxed(name: &str, conv: C, dt: &DataType, optional: bool, chunk: &ColumnChunkMetaData) -> Option<Box<dyn Decode>>
     where
-        Column<P, O>: Decode,
+        Column<P, O, C>: Decode,
     {
         let ok = [Encoding::PLAIN, Encoding::PLAIN_DICTIONARY, Encoding::RLE_DICTIONARY, Encoding::RLE];
         if !chunk.encodings().all(|e| ok.contains(&e)) {
@@ -286,9 +291,10 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType> Column<P, O> {
         }
         let start = chunk.dictionary_page_offset().unwrap_or_else(|| chunk.data_page_offset());
         let (start, size) = (u64::try_from(start).ok()?, u64::try_from(chunk.compressed_size()).ok()?);
-        Some(Box::new(Column::<P, O> {
+        Some(Box::new(Column::<P, O, C> {
             name: name.to_string(),
             conv,
+            phys: std::marker::PhantomData,
             dt: dt.clone(),
             optional,
             codec: Codec::of(chunk.compression())?,
@@ -442,7 +448,8 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType> Column<P, O> {
     }
 }
 
-impl<P: Phys + Send + 'static, O: ArrowPrimitiveType> Decode for Column<P, O>
+impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Copy + Send + 'static> Decode
+    for Column<P, O, C>
 where
     O::Native: Send,
 {
@@ -510,22 +517,26 @@ fn column(
     use DataType as D;
     // The conversions of the parquet crate's `coerce_i32`/`coerce_i64`: wrapping casts.
     match (phys, dt) {
-        (Physical::INT32, D::Int8) => Column::<i32, Int8Type>::boxed(name, |v| v as i8, dt, optional, chunk),
-        (Physical::INT32, D::Int16) => Column::<i32, Int16Type>::boxed(name, |v| v as i16, dt, optional, chunk),
-        (Physical::INT32, D::Int32) => Column::<i32, Int32Type>::boxed(name, |v| v, dt, optional, chunk),
-        (Physical::INT32, D::UInt8) => Column::<i32, UInt8Type>::boxed(name, |v| v as u8, dt, optional, chunk),
-        (Physical::INT32, D::UInt16) => Column::<i32, UInt16Type>::boxed(name, |v| v as u16, dt, optional, chunk),
-        (Physical::INT32, D::UInt32) => Column::<i32, UInt32Type>::boxed(name, |v| v as u32, dt, optional, chunk),
-        (Physical::INT64, D::Int64) => Column::<i64, Int64Type>::boxed(name, |v| v, dt, optional, chunk),
-        (Physical::INT64, D::UInt64) => Column::<i64, UInt64Type>::boxed(name, |v| v as u64, dt, optional, chunk),
+        (Physical::INT32, D::Int8) => Column::<i32, Int8Type, _>::boxed(name, |v| v as i8, dt, optional, chunk),
+        (Physical::INT32, D::Int16) => Column::<i32, Int16Type, _>::boxed(name, |v| v as i16, dt, optional, chunk),
+        (Physical::INT32, D::Int32) => Column::<i32, Int32Type, _>::boxed(name, |v| v, dt, optional, chunk),
+        (Physical::INT32, D::UInt8) => Column::<i32, UInt8Type, _>::boxed(name, |v| v as u8, dt, optional, chunk),
+        (Physical::INT32, D::UInt16) => Column::<i32, UInt16Type, _>::boxed(name, |v| v as u16, dt, optional, chunk),
+        (Physical::INT32, D::UInt32) => Column::<i32, UInt32Type, _>::boxed(name, |v| v as u32, dt, optional, chunk),
+        (Physical::INT64, D::Int64) => Column::<i64, Int64Type, _>::boxed(name, |v| v, dt, optional, chunk),
+        (Physical::INT64, D::UInt64) => Column::<i64, UInt64Type, _>::boxed(name, |v| v as u64, dt, optional, chunk),
         (Physical::INT64, D::Timestamp(unit, _)) => match unit {
-            TimeUnit::Second => Column::<i64, TimestampSecondType>::boxed(name, |v| v, dt, optional, chunk),
-            TimeUnit::Millisecond => Column::<i64, TimestampMillisecondType>::boxed(name, |v| v, dt, optional, chunk),
-            TimeUnit::Microsecond => Column::<i64, TimestampMicrosecondType>::boxed(name, |v| v, dt, optional, chunk),
-            TimeUnit::Nanosecond => Column::<i64, TimestampNanosecondType>::boxed(name, |v| v, dt, optional, chunk),
+            TimeUnit::Second => Column::<i64, TimestampSecondType, _>::boxed(name, |v| v, dt, optional, chunk),
+            TimeUnit::Millisecond => {
+                Column::<i64, TimestampMillisecondType, _>::boxed(name, |v| v, dt, optional, chunk)
+            }
+            TimeUnit::Microsecond => {
+                Column::<i64, TimestampMicrosecondType, _>::boxed(name, |v| v, dt, optional, chunk)
+            }
+            TimeUnit::Nanosecond => Column::<i64, TimestampNanosecondType, _>::boxed(name, |v| v, dt, optional, chunk),
         },
-        (Physical::FLOAT, D::Float32) => Column::<f32, Float32Type>::boxed(name, |v| v, dt, optional, chunk),
-        (Physical::DOUBLE, D::Float64) => Column::<f64, Float64Type>::boxed(name, |v| v, dt, optional, chunk),
+        (Physical::FLOAT, D::Float32) => Column::<f32, Float32Type, _>::boxed(name, |v| v, dt, optional, chunk),
+        (Physical::DOUBLE, D::Float64) => Column::<f64, Float64Type, _>::boxed(name, |v| v, dt, optional, chunk),
         _ => None,
     }
 }
