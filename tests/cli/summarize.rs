@@ -137,6 +137,39 @@ fn every_shared_log_agrees_with_pandas() {
     }
 }
 
+/// pyarrow-written Parquet in every page layout gpumon's own decoder reads (`read/pqdecode.rs`):
+/// v1 and v2 pages, snappy, zstd and none, dictionaries that fall back to PLAIN, nulls, many pages
+/// and row groups) summarizes to the same figures as the same table in LZ4 pages, which the parquet
+/// crate decodes.
+#[test]
+fn pyarrow_page_layouts_read_the_same_as_the_parquet_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/pqvariants.py"))
+        .arg(dir.path())
+        .output()
+        .expect("running python3");
+    assert!(out.status.success(), "pqvariants.py: {}", String::from_utf8_lossy(&out.stderr));
+    let names: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    let figures = |name: &str| {
+        let mut j =
+            json_of(&summarize(&["--host", "h", "--format", "json"], &[&dir.path().join(format!("{name}.parquet"))]));
+        j.as_object_mut().unwrap().remove("inputs");
+        j
+    };
+    let mut reference = None;
+    for name in &names {
+        let j = figures(name);
+        if name.starts_with("lz4") {
+            assert_eq!(j["hosts"][0]["gpus"].as_array().map(Vec::len), Some(8), "{name}: {j}");
+            reference = Some((name.clone(), j));
+            continue;
+        }
+        let (rname, r) = reference.as_ref().unwrap();
+        assert!(j == *r, "{name} differs from {rname}:\n{j}\n{r}");
+    }
+}
+
 #[test]
 fn a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
     let Some(logs) = shared_smi_logs() else { return };
