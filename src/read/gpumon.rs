@@ -208,41 +208,27 @@ impl ParquetFile {
         on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
     ) -> Result<()> {
         let damaged = "cannot read Parquet data (damaged?)";
-        if let Some(mut group) = pqdecode::plan(&self.meta, rg, &roots, PARQUET_BATCH) {
-            loop {
-                let next = contain(|| group.next_batch(&self.file))
-                    .map_err(|p| usage(&self.name, damaged, format!("the decoder failed: {p}")))?;
-                match next.map_err(|e| usage(&self.name, damaged, e))? {
-                    None => return Ok(()),
-                    Some(batch) => on_batch(&batch)?,
-                }
+        let failed = |p: String| usage(&self.name, damaged, format!("the decoder failed: {p}"));
+        // The next batch (None after the last) from whichever decoder reads this row group.
+        type Next<'a> = Box<dyn FnMut() -> Option<std::result::Result<RecordBatch, String>> + 'a>;
+        let mut next: Next<'_> = match pqdecode::plan(&self.meta, rg, &roots, PARQUET_BATCH) {
+            Some(mut group) => Box::new(move || group.next_batch(&self.file).transpose()),
+            None => {
+                let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
+                let mut reader = contain(|| {
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
+                        .with_projection(mask)
+                        .with_row_groups(vec![rg])
+                        .with_batch_size(PARQUET_BATCH)
+                        .build()
+                })
+                .map_err(failed)?
+                .map_err(|e| usage(&self.name, "cannot read", e))?;
+                Box::new(move || reader.next().map(|b| b.map_err(|e| e.to_string())))
             }
-        }
-        self.read_group_arrow(rg, roots, on_batch)
-    }
-
-    /// [`ParquetFile::read_group`] by the parquet crate's reader.
-    fn read_group_arrow(
-        &self,
-        rg: usize,
-        roots: Vec<usize>,
-        on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-    ) -> Result<()> {
-        let damaged = "cannot read Parquet data (damaged?)";
-        let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
-        let mut reader = contain(|| {
-            ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
-                .with_projection(mask)
-                .with_row_groups(vec![rg])
-                .with_batch_size(PARQUET_BATCH)
-                .build()
-        })
-        .map_err(|p| usage(&self.name, damaged, format!("the decoder failed: {p}")))?
-        .map_err(|e| usage(&self.name, "cannot read", e))?;
+        };
         loop {
-            let next = contain(|| reader.next())
-                .map_err(|p| usage(&self.name, damaged, format!("the decoder failed: {p}")))?;
-            match next {
+            match contain(&mut next).map_err(failed)? {
                 None => return Ok(()),
                 Some(batch) => on_batch(&batch.map_err(|e| usage(&self.name, damaged, e))?)?,
             }

@@ -386,7 +386,7 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Co
     fn data_v2(&mut self, h: &PageSizes) -> R<()> {
         let Some((def, rep, compressed)) = h.v2 else { return Err("a v2 page without its levels".into()) };
         let (def, rep) = (usize::try_from(def).map_err(|_| "bad level size")?, usize::try_from(rep).unwrap_or(1));
-        if rep != 0 || def.saturating_add(rep) > self.raw.len() || (def > 0) != self.optional {
+        if rep != 0 || def > self.raw.len() || (def > 0 && !self.optional) {
             return Err("levels that do not fit a flat column".into());
         }
         let len =
