@@ -16,7 +16,7 @@ use crate::analysis::stat::Scope;
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS, NO_U64};
 
-use super::keys::{Keyer, NONE, RowKeys};
+use super::keys::{Keyer, NONE, RowKeys, group_by_slot};
 
 pub use super::keys::GpuKey;
 
@@ -81,27 +81,7 @@ impl Scratch {
     /// Sort the rows by GPU slot (a counting sort, stable: each slot's rows stay in batch order),
     /// and list the rows that start a host tick.
     fn group(&mut self, slots: usize) {
-        let mut count = vec![0usize; slots + 1];
-        for &sl in &self.slot {
-            if sl != NONE {
-                count[sl as usize + 1] += 1;
-            }
-        }
-        for k in 1..count.len() {
-            count[k] += count[k - 1];
-        }
-        self.groups.clear();
-        self.groups
-            .extend(count.windows(2).enumerate().filter(|(_, w)| w[1] > w[0]).map(|(k, w)| (k as u32, w[0], w[1])));
-        self.order.clear();
-        self.order.resize(count[slots], 0);
-        for (i, &sl) in self.slot.iter().enumerate() {
-            if sl != NONE {
-                let at = &mut count[sl as usize];
-                self.order[*at] = i as u32;
-                *at += 1;
-            }
-        }
+        group_by_slot(&self.slot, slots, &mut self.order, &mut self.groups);
         self.hrows.clear();
         self.hrows.extend(self.hrow.iter().enumerate().filter(|(_, h)| **h).map(|(i, _)| i as u32));
     }

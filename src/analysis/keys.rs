@@ -9,6 +9,36 @@ use crate::schema::cols::{self, Interner, NO_U64};
 /// No slot (a row without a usable GPU key).
 pub const NONE: u32 = u32::MAX;
 
+/// Sort the rows of a batch by GPU slot (a counting sort, stable: each slot's rows stay in batch
+/// order; rows of slot [`NONE`] are left out): `order[lo..hi]` are the rows of each `(slot, lo, hi)`
+/// of `groups`, slots in increasing order.
+pub fn group_by_slot(slot: &[u32], slots: usize, order: &mut Vec<u32>, groups: &mut Vec<(u32, usize, usize)>) {
+    let mut count = vec![0usize; slots + 1];
+    for &sl in slot {
+        if sl != NONE
+            && let Some(c) = count.get_mut(sl as usize + 1)
+        {
+            *c += 1;
+        }
+    }
+    for k in 1..count.len() {
+        count[k] += count[k - 1];
+    }
+    groups.clear();
+    groups.extend(count.windows(2).enumerate().filter(|(_, w)| w[1] > w[0]).map(|(k, w)| (k as u32, w[0], w[1])));
+    order.clear();
+    order.resize(count[slots], 0);
+    for (i, &sl) in slot.iter().enumerate() {
+        if sl != NONE
+            && let Some(at) = count.get_mut(sl as usize)
+            && let Some(o) = order.get_mut(*at)
+        {
+            *o = i as u32;
+            *at += 1;
+        }
+    }
+}
+
 /// A GPU's key within its host.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum GpuKey {

@@ -13,7 +13,7 @@ use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::analysis::acc::Timing;
-use crate::analysis::keys::{GpuKey, Keyer, NONE, RowKeys};
+use crate::analysis::keys::{GpuKey, Keyer, NONE, RowKeys, group_by_slot};
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS};
 
@@ -132,6 +132,50 @@ impl Env {
         self.n[b] += 1;
     }
 
+    /// [`Env::add`] the values of `rows` (of one GPU, in order; NaN skipped) into their buckets, or
+    /// with `widen` raise only the bands' maxima. Rows in one bucket follow each other (rows are
+    /// in time order): a bucket's figures are held in registers while its rows last, and the sum
+    /// adds the same values in the same order.
+    fn add_rows(&mut self, rows: &[u32], vals: &[f64], bucket: &[usize], widen: bool) {
+        let mut cur: Option<(usize, f64, f64, f64, u32)> = None;
+        let store = |e: &mut Env, (b, mn, mx, sm, n): (usize, f64, f64, f64, u32)| {
+            if let (Some(a), Some(c), Some(d), Some(e_n)) =
+                (e.min.get_mut(b), e.max.get_mut(b), e.sum.get_mut(b), e.n.get_mut(b))
+            {
+                (*a, *c, *d, *e_n) = (mn, mx, sm, n);
+            }
+        };
+        for &i in rows {
+            let (Some(&v), Some(&b)) = (vals.get(i as usize), bucket.get(i as usize)) else { continue };
+            if v.is_nan() {
+                continue;
+            }
+            let at = match cur {
+                Some(c) if c.0 == b => c,
+                _ => {
+                    if let Some(c) = cur {
+                        store(self, c);
+                    }
+                    let (Some(&mn), Some(&mx), Some(&sm), Some(&n)) =
+                        (self.min.get(b), self.max.get(b), self.sum.get(b), self.n.get(b))
+                    else {
+                        cur = None;
+                        continue;
+                    };
+                    (b, mn, mx, sm, n)
+                }
+            };
+            cur = Some(if widen {
+                (b, at.1, at.2.max(v), at.3, at.4)
+            } else {
+                (b, at.1.min(v), at.2.max(v), at.3 + v, at.4 + 1)
+            });
+        }
+        if let Some(c) = cur {
+            store(self, c);
+        }
+    }
+
     fn merge(&mut self, o: &Env) {
         if o.n.is_empty() {
             return;
@@ -223,6 +267,9 @@ struct Scratch {
     bucket: Vec<usize>,
     hrow: Vec<bool>,
     v: Vec<f64>,
+    /// The rows of each GPU slot, in batch order: `order[lo..hi]` of each (slot, lo, hi).
+    order: Vec<u32>,
+    groups: Vec<(u32, usize, usize)>,
 }
 
 /// The envelopes of one part of the data (one per Parquet part read in parallel).
@@ -271,6 +318,7 @@ impl Series {
             return Ok(());
         }
         self.keys(&mut s, col(Field::Host), col(Field::Index), col(Field::Uuid), default_host, n);
+        group_by_slot(&s.slot, self.gpus.len(), &mut s.order, &mut s.groups);
         for (k, x) in GPU_METRICS.iter().enumerate() {
             self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, false);
         }
@@ -350,6 +398,14 @@ impl Series {
             }
             for g in self.gpus.iter_mut().filter(|_| !host) {
                 g.2.env[k].ensure(n);
+            }
+            if !host {
+                for &(sl, lo, hi) in &s.groups {
+                    if let (Some(g), Some(rows)) = (self.gpus.get_mut(sl as usize), s.order.get(lo..hi)) {
+                        g.2.env[k].add_rows(rows, &s.v, &s.bucket, widen);
+                    }
+                }
+                continue;
             }
             let rows = s.v.len().min(s.slot.len());
             for i in 0..rows {
