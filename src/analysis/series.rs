@@ -391,15 +391,11 @@ impl Series {
             if !cols::f64_values(arr, &mut s.v) {
                 continue;
             }
-            // Every envelope this column can touch exists before the row loop.
-            let tracks: &mut [Track] = if host { &mut self.host_tracks } else { &mut [] };
-            for t in tracks.iter_mut() {
-                t.env[k].ensure(n);
-            }
-            for g in self.gpus.iter_mut().filter(|_| !host) {
-                g.2.env[k].ensure(n);
-            }
             if !host {
+                // Every GPU's envelope exists, rows or not; each GPU's rows go in at once.
+                for g in &mut self.gpus {
+                    g.2.env[k].ensure(n);
+                }
                 for &(sl, lo, hi) in &s.groups {
                     if let (Some(g), Some(rows)) = (self.gpus.get_mut(sl as usize), s.order.get(lo..hi)) {
                         g.2.env[k].add_rows(rows, &s.v, &s.bucket, widen);
@@ -407,25 +403,13 @@ impl Series {
                 }
                 continue;
             }
-            let rows = s.v.len().min(s.slot.len());
-            for i in 0..rows {
-                let v = s.v[i];
-                if v.is_nan() {
-                    continue;
-                }
-                let e = if host {
-                    if !s.hrow[i] {
-                        continue;
-                    }
-                    &mut self.host_tracks[s.keys.host[i] as usize].env[k]
-                } else {
-                    let sl = s.slot[i];
-                    if sl == NONE {
-                        continue;
-                    }
-                    &mut self.gpus[sl as usize].2.env[k]
-                };
-                let b = s.bucket[i];
+            for t in &mut self.host_tracks {
+                t.env[k].ensure(n);
+            }
+            // A host's value once per tick: on the row that starts it.
+            let rows = s.v.len().min(s.hrow.len());
+            for i in (0..rows).filter(|&i| s.hrow[i] && !s.v[i].is_nan()) {
+                let (e, b, v) = (&mut self.host_tracks[s.keys.host[i] as usize].env[k], s.bucket[i], s.v[i]);
                 if widen {
                     // A `.max` column raises the band; the mean stays that of the field itself.
                     e.max[b] = e.max[b].max(v);

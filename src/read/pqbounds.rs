@@ -16,7 +16,7 @@ use parquet::errors::{ParquetError, Result as PqResult};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 
-use crate::read::thrift::{self, Bad, PageSizes};
+use crate::read::thrift::{self, Bad, PageHeader};
 
 /// Smallest decompressed size allowed to any page.
 const MIN_PAGE_LIMIT: i64 = 8 << 20;
@@ -78,7 +78,7 @@ impl BoundedFile {
     }
 
     /// Read and check the page header at `start`: the bytes read so far and what it declares.
-    pub fn checked_header(&self, start: u64) -> PqResult<(Vec<u8>, PageSizes)> {
+    pub fn checked_header(&self, start: u64) -> PqResult<(Vec<u8>, PageHeader)> {
         let left = self.len.saturating_sub(start);
         let mut want = (HEADER_PEEK as u64).min(left) as usize;
         loop {

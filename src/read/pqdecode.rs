@@ -24,7 +24,7 @@ use parquet::basic::{Compression, Encoding, Type as Physical};
 use parquet::file::metadata::ColumnChunkMetaData;
 
 use crate::read::pqbounds::BoundedFile;
-use crate::read::thrift::PageSizes;
+use crate::read::thrift::PageHeader;
 
 type R<T> = Result<T, String>;
 
@@ -61,6 +61,11 @@ macro_rules! phys {
     )*};
 }
 phys!(i32, i64, f32, f64);
+
+/// Append the PLAIN values of `bytes` (whole values of `P`), converted by `conv`.
+fn plain<P: Phys, T>(bytes: &[u8], conv: impl Fn(P) -> T, out: &mut Vec<T>) {
+    out.extend(bytes.chunks_exact(P::SIZE).map(|c| conv(P::le(c))));
+}
 
 /// How a page's bytes are compressed.
 enum Codec {
@@ -335,7 +340,7 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Co
         }
     }
 
-    fn dictionary(&mut self, h: &PageSizes) -> R<()> {
+    fn dictionary(&mut self, h: &PageHeader) -> R<()> {
         if !matches!(h.encoding, Some(PLAIN | PLAIN_DICTIONARY)) {
             return Err(format!("a dictionary page encoded as {:?}", h.encoding));
         }
@@ -343,9 +348,8 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Co
         let n = usize::try_from(h.dict_values.unwrap_or(-1)).map_err(|_| "a dictionary without its size")?;
         let bytes = self.page.get(..n.saturating_mul(P::SIZE)).filter(|_| n * P::SIZE + PAD <= self.page.len());
         let bytes = bytes.ok_or_else(|| format!("a dictionary of {n} values in {} bytes", h.uncompressed))?;
-        let conv = self.conv;
         self.dict.clear();
-        self.dict.extend(bytes.chunks_exact(P::SIZE).map(|c| conv(P::le(c))));
+        plain(bytes, self.conv, &mut self.dict);
         Ok(())
     }
 
@@ -365,7 +369,7 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Co
         Ok(())
     }
 
-    fn data_v1(&mut self, h: &PageSizes) -> R<()> {
+    fn data_v1(&mut self, h: &PageHeader) -> R<()> {
         let len = h.uncompressed as usize;
         self.codec.decompress(&self.raw, len, &mut self.page)?;
         let mut at = 0;
@@ -383,7 +387,7 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Co
         Ok(())
     }
 
-    fn data_v2(&mut self, h: &PageSizes) -> R<()> {
+    fn data_v2(&mut self, h: &PageHeader) -> R<()> {
         let Some((def, rep, compressed)) = h.v2 else { return Err("a v2 page without its levels".into()) };
         let (def, rep) = (usize::try_from(def).map_err(|_| "bad level size")?, usize::try_from(rep).unwrap_or(1));
         if rep != 0 || def > self.raw.len() || (def > 0 && !self.optional) {
@@ -410,8 +414,7 @@ impl<P: Phys + Send + 'static, O: ArrowPrimitiveType, C: Fn(P) -> O::Native + Co
             Values::Plain(at) => {
                 let end = *at + k * P::SIZE;
                 let b = self.page.get(*at..end).filter(|_| end + PAD <= self.page.len()).ok_or("values end early")?;
-                let conv = self.conv;
-                out.extend(b.chunks_exact(P::SIZE).map(|c| conv(P::le(c))));
+                plain(b, self.conv, out);
                 *at = end;
             }
             Values::Dict(h) => {

@@ -182,7 +182,7 @@ pub fn check_struct(bytes: &[u8]) -> Result<(), String> {
 /// What a Parquet page header declares: its sizes (checked by `pqbounds` before any decoder
 /// trusts them) and what a decoder of the page needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PageSizes {
+pub struct PageHeader {
     /// Length of the header itself.
     pub header_len: usize,
     pub uncompressed: i64,
@@ -218,10 +218,10 @@ fn page_struct(w: &mut Walker<'_>, mut on: impl FnMut(i16, i64)) -> R<()> {
 /// Read the page header at the start of `bytes`: its length, type and two page sizes (fields 1-3
 /// of `PageHeader`), and from the data (5), dictionary (7) or v2 data (8) page struct the value
 /// count and encodings, with every nested length checked.
-pub fn page_header(bytes: &[u8]) -> Result<PageSizes, Bad> {
+pub fn page_header(bytes: &[u8]) -> Result<PageHeader, Bad> {
     let mut w = Walker { b: bytes, pos: 0 };
     let (mut uncompressed, mut compressed) = (None, None);
-    let mut p = PageSizes::default();
+    let mut p = PageHeader::default();
     let mut last = 0i16;
     while let Some((id, ty)) = w.field(&mut last)? {
         match (id, ty) {
@@ -255,7 +255,7 @@ pub fn page_header(bytes: &[u8]) -> Result<PageSizes, Bad> {
         }
     }
     match (uncompressed, compressed) {
-        (Some(uncompressed), Some(compressed)) => Ok(PageSizes { header_len: w.pos, uncompressed, compressed, ..p }),
+        (Some(uncompressed), Some(compressed)) => Ok(PageHeader { header_len: w.pos, uncompressed, compressed, ..p }),
         _ => damaged("a page header without its sizes"),
     }
 }
@@ -300,7 +300,7 @@ mod tests {
         let s = page_header(&h).unwrap();
         assert_eq!(
             s,
-            PageSizes {
+            PageHeader {
                 header_len: h.len(),
                 uncompressed: 4096,
                 compressed: 512,
