@@ -362,26 +362,34 @@ impl ColumnwiseWriter {
     /// Encode up to `n` more columns of `p` (`tail`: rows after its journal batches).
     fn encode_columns(&mut self, p: &mut Pending, tail: Option<&RecordBatch>, n: usize) -> Result<()> {
         let rows = p.rows + tail.map_or(0, RecordBatch::num_rows);
-        let small;
-        let columns = if rows < SMALL_GROUP_ROWS {
-            small = column_factories(&self.schema, &self.descr, &self.small_props)?;
-            &small
+        let index = self.file.flushed_row_groups().len();
+        // A small row group is encoded whole at once (its columns hold a few values each): all its
+        // column writers come from one factory, not one factory (a schema and a file writer) per column.
+        let mut small = if rows < SMALL_GROUP_ROWS {
+            let root = self.descr.root_schema_ptr();
+            let file = SerializedFileWriter::new(io::sink(), root, self.small_props.clone())?;
+            let factory = ArrowRowGroupWriterFactory::new(&file, self.schema.clone())
+                .with_page_store_factory(Arc::new(ExactPages));
+            Some(factory.create_column_writers(index)?.into_iter().skip(p.chunks.len()))
         } else {
             self.make_columns()?;
-            &self.columns
+            None
         };
         let pass = ColumnPass {
             schema: &self.schema,
-            columns,
             journal: self.journal.as_ref().map(|j| (&j.file, j.header_len)),
             group: p.range,
             held: p.held.as_deref(),
             tail,
         };
-        let index = self.file.flushed_row_groups().len();
         for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
-            let chunk =
-                pass.encode(i, index).with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
+            let writer = match small.as_mut() {
+                Some(writers) => writers.next().ok_or_else(|| anyhow!("no column writer for column {i}")),
+                None => column_writer(&self.columns, i, index),
+            };
+            let chunk = writer
+                .and_then(|w| pass.encode(i, w))
+                .with_context(|| format!("writing column {}", self.schema.field(i).name()))?;
             p.chunks.push(chunk);
         }
         Ok(())
@@ -465,8 +473,6 @@ struct Pending {
 /// One column's pass over the open row group in the journal.
 struct ColumnPass<'a> {
     schema: &'a SchemaRef,
-    /// A column writer factory per column.
-    columns: &'a [ArrowRowGroupWriterFactory],
     /// The journal's descriptor and the length of its schema message (None before its first batch).
     journal: Option<(&'a Arc<File>, u64)>,
     /// The row group's batches in the journal (empty when it has none).
@@ -478,9 +484,9 @@ struct ColumnPass<'a> {
 }
 
 impl ColumnPass<'_> {
-    fn encode(&self, i: usize, row_group: usize) -> Result<ArrowColumnChunk> {
+    /// Encode column `i` with `writer`.
+    fn encode(&self, i: usize, mut writer: ArrowColumnWriter) -> Result<ArrowColumnChunk> {
         let field = self.schema.field(i);
-        let mut writer = self.column_writer(i, row_group)?;
         let mut write = |column: &ArrayRef| -> Result<()> {
             for leaf in compute_leaves(field, column)? {
                 writer.write(&leaf)?;
@@ -517,12 +523,12 @@ impl ColumnPass<'_> {
             end: self.group.1,
         })
     }
+}
 
-    /// A writer for column `i` of row group `row_group`.
-    fn column_writer(&self, i: usize, row_group: usize) -> Result<ArrowColumnWriter> {
-        let factory = self.columns.get(i).ok_or_else(|| anyhow!("no column {i}"))?;
-        factory.create_column_writers(row_group)?.pop().ok_or_else(|| anyhow!("no column writer"))
-    }
+/// A writer for column `i` of row group `row_group`, from its own factory.
+fn column_writer(columns: &[ArrowRowGroupWriterFactory], i: usize, row_group: usize) -> Result<ArrowColumnWriter> {
+    let factory = columns.get(i).ok_or_else(|| anyhow!("no column {i}"))?;
+    factory.create_column_writers(row_group)?.pop().ok_or_else(|| anyhow!("no column writer"))
 }
 
 /// A column writer factory for each column alone: a one-column schema holding the file schema's own
