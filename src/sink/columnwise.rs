@@ -73,11 +73,8 @@ pub struct ColumnwiseWriter {
     journal_path: PathBuf,
     ipc: IpcWriteOptions,
     schema: SchemaRef,
-    /// The file's Parquet schema (each column writer takes its leaf from it).
-    descr: SchemaDescriptor,
+    /// The properties of large row groups' columns (the file writer has those of small ones).
     props: WriterPropertiesPtr,
-    /// The same without compression, for small row groups.
-    small_props: WriterPropertiesPtr,
     /// Journal offset where the open row group's batches begin, and the rows it holds.
     group_start: u64,
     group_rows: usize,
@@ -157,18 +154,19 @@ impl ColumnwiseWriter {
     ) -> Result<Self> {
         let target = out.target().to_string();
         let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
-        let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), props.clone())
-            .with_context(|| format!("writing {target}"))?;
+        // The file writer's own properties are those of a small row group: it takes only the
+        // file-level ones from them (metadata, statistics and index settings, the same in both),
+        // and a small row group's column writers come from it (large ones from `columns`).
         let small_props = Arc::new(small_group_props(&props, schema));
+        let file = SerializedFileWriter::new(out, descr.root_schema_ptr(), small_props)
+            .with_context(|| format!("writing {target}"))?;
         Ok(ColumnwiseWriter {
             file,
             journal: None,
             journal_path: journal,
             ipc,
             schema: schema.clone(),
-            descr,
             props,
-            small_props,
             group_start: 0,
             group_rows: 0,
             group_max,
@@ -224,7 +222,7 @@ impl ColumnwiseWriter {
     /// the heap, or by the first pass of a piece that has none).
     fn make_columns(&mut self) -> Result<()> {
         if self.columns.is_empty() {
-            self.columns = column_factories(&self.schema, &self.descr, &self.props)?;
+            self.columns = column_factories(&self.schema, self.file.schema_descr(), &self.props)?;
         }
         Ok(())
     }
@@ -364,11 +362,10 @@ impl ColumnwiseWriter {
         let rows = p.rows + tail.map_or(0, RecordBatch::num_rows);
         let index = self.file.flushed_row_groups().len();
         // A small row group is encoded whole at once (its columns hold a few values each): all its
-        // column writers come from one factory, not one factory (a schema and a file writer) per column.
+        // column writers come from the file writer's own factory, not a factory (a schema and a file
+        // writer) per column.
         let mut small = if rows < SMALL_GROUP_ROWS {
-            let root = self.descr.root_schema_ptr();
-            let file = SerializedFileWriter::new(io::sink(), root, self.small_props.clone())?;
-            let factory = ArrowRowGroupWriterFactory::new(&file, self.schema.clone())
+            let factory = ArrowRowGroupWriterFactory::new(&self.file, self.schema.clone())
                 .with_page_store_factory(Arc::new(ExactPages));
             Some(factory.create_column_writers(index)?.into_iter().skip(p.chunks.len()))
         } else {
