@@ -112,11 +112,6 @@ impl ColumnBuilder {
         }
     }
 
-    /// The values appended so far as an array, leaving them in the builder.
-    pub fn finish_cloned(&self) -> ArrayRef {
-        each_builder!(self, b => ArrayBuilder::finish_cloned(b))
-    }
-
     pub fn finish(&mut self) -> ArrayRef {
         each_builder!(self, b => ArrayBuilder::finish(b))
     }

@@ -64,8 +64,9 @@ pub trait Sink: Send {
     }
     /// The rows written since the last successful flush, in the order written, when the sink keeps
     /// them (Parquet: the Arrow batches made since, compact and shared with the encoder, and the
-    /// rows not in a batch yet). A tick handed to `write_tick` is among them even if that call failed.
-    fn unflushed(&self) -> Option<Vec<RecordBatch>> {
+    /// rows not in a batch yet, which asking moves into one). A tick handed to `write_tick` is among
+    /// them even if that call failed.
+    fn unflushed(&mut self) -> Option<Vec<RecordBatch>> {
         None
     }
 }

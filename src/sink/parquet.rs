@@ -16,6 +16,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::CompressionType;
 use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::{Schema, SchemaRef};
+use arrow_select::concat::concat_batches;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ARROW_SCHEMA_META_KEY, ArrowWriter, encode_arrow_schema};
 use parquet::basic::{Compression, ZstdLevel};
@@ -65,6 +66,9 @@ pub struct ParquetSink {
     /// With a journal: the batches handed to it since its last sync (shared with the encoder, not
     /// copies), which the writer requeues if the sync fails ([`Sink::unflushed`]).
     since_sync: Vec<RecordBatch>,
+    /// Rows taken out of the builders by [`Sink::unflushed`] (moved, not copied) and not handed to
+    /// the encoder yet: they go before the builders' rows.
+    sealed: Vec<RecordBatch>,
 }
 
 /// How rows become Parquet.
@@ -170,6 +174,7 @@ impl ParquetSink {
         let max_row_groups = (MAX_COLUMN_CHUNKS / sel.len().max(1)).max(8);
         let late = Vec::new();
         let since_sync = Vec::new();
+        let sealed = Vec::new();
         Ok(ParquetSink {
             enc,
             schema,
@@ -181,6 +186,7 @@ impl ParquetSink {
             files,
             max_row_groups,
             since_sync,
+            sealed,
         })
     }
 
@@ -194,16 +200,25 @@ impl ParquetSink {
         RecordBatch::try_new(self.schema.clone(), arrays).map(Some).context("building a record batch")
     }
 
-    /// Hand buffered rows to the encoder (and the journal) as one batch.
+    /// The rows not handed to the encoder yet, in order: the sealed batches, then the builders'.
+    fn take_batches(&mut self) -> Result<Vec<RecordBatch>> {
+        let mut batches = std::mem::take(&mut self.sealed);
+        batches.extend(self.take_batch()?);
+        Ok(batches)
+    }
+
+    /// Hand buffered rows to the encoder (and the journal).
     fn drain(&mut self) -> Result<()> {
-        let Some(batch) = self.take_batch()? else { return Ok(()) };
-        match &mut self.enc {
-            Encoder::Columnwise(c) => {
-                self.since_sync.push(batch.clone());
-                c.write(&batch).with_context(|| format!("writing {}", self.target))
+        for batch in self.take_batches()? {
+            match &mut self.enc {
+                Encoder::Columnwise(c) => {
+                    self.since_sync.push(batch.clone());
+                    c.write(&batch).with_context(|| format!("writing {}", self.target))?;
+                }
+                Encoder::Direct(w) => w.write(&batch).with_context(|| format!("writing {}", self.target))?,
             }
-            Encoder::Direct(w) => w.write(&batch).with_context(|| format!("writing {}", self.target)),
         }
+        Ok(())
     }
 
     fn append_key_value_metadata(&mut self, kv: KeyValue) {
@@ -245,7 +260,11 @@ impl Sink for ParquetSink {
     fn finish(mut self: Box<Self>) -> Result<()> {
         // The last rows go straight into the file (the journal is removed once it is complete).
         let tail = match self.enc {
-            Encoder::Columnwise(_) => self.take_batch()?,
+            Encoder::Columnwise(_) => match self.take_batches()?.as_slice() {
+                [] => None,
+                [one] => Some(one.clone()),
+                all => Some(concat_batches(&self.schema, all).context("building a record batch")?),
+            },
             Encoder::Direct(_) => {
                 self.drain()?;
                 None
@@ -281,17 +300,16 @@ impl Sink for ParquetSink {
         matches!(self.enc, Encoder::Columnwise(_))
     }
 
-    fn unflushed(&self) -> Option<Vec<RecordBatch>> {
+    fn unflushed(&mut self) -> Option<Vec<RecordBatch>> {
         if !self.keeps_unflushed() {
             return None;
         }
-        let mut batches = self.since_sync.clone();
-        if self.rows > 0 {
-            let arrays: Vec<ArrayRef> = self.cols.iter().map(ColumnBuilder::finish_cloned).collect();
-            // The builders hold the same columns as the schema: this cannot fail.
-            batches.extend(RecordBatch::try_new(self.schema.clone(), arrays).ok());
+        // The builders' rows become a batch of their own, which the encoder gets later (the
+        // builders hold the same columns as the schema: this cannot fail).
+        if let Ok(Some(b)) = self.take_batch() {
+            self.sealed.push(b);
         }
-        Some(batches)
+        Some(self.since_sync.iter().chain(&self.sealed).cloned().collect())
     }
 
     fn full(&self) -> bool {
@@ -306,7 +324,8 @@ impl Sink for ParquetSink {
     /// yet encoded (zstd shrinks repetitive metrics well), used for size rotation. The footer
     /// (schema, statistics) comes on top, so small files come out larger than the estimate.
     fn bytes_written(&self) -> u64 {
-        let buffered = (self.rows * self.cols.len() * 2) as u64;
+        let rows = self.rows + self.sealed.iter().map(RecordBatch::num_rows).sum::<usize>();
+        let buffered = (rows * self.cols.len() * 2) as u64;
         buffered
             + match &self.enc {
                 Encoder::Columnwise(c) => c.bytes_estimate(),
@@ -442,10 +461,31 @@ mod tests {
         // Asking does not take them: the file still gets every row.
         s.flush().unwrap();
         assert!(s.unflushed().unwrap().is_empty());
+        // Rows written after asking come after the ones asked about, in the file too (the close
+        // writes both as its last rows).
+        for i in 16..20 {
+            s.write_tick(&tick(i)).unwrap();
+            if i == 17 {
+                assert_eq!(s.unflushed().unwrap().iter().map(RecordBatch::num_rows).sum::<usize>(), 2);
+            }
+        }
+        let mut back = Vec::new();
+        for b in s.unflushed().unwrap() {
+            crate::schema::batch::rows_of_batch(&b, &mut back);
+        }
+        let utils: Vec<u64> = back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        assert_eq!(utils, (16..20).collect::<Vec<u64>>());
+        s.write_tick(&tick(20)).unwrap();
         Box::new(s).finish().unwrap();
         let f = std::fs::File::open(dir.path().join("x.parquet")).unwrap();
         let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
-        assert_eq!(r.metadata().file_metadata().num_rows(), 16);
+        assert_eq!(r.metadata().file_metadata().num_rows(), 21);
+        let mut all = Vec::new();
+        for b in r.build().unwrap() {
+            crate::schema::batch::rows_of_batch(&b.unwrap(), &mut all);
+        }
+        let utils: Vec<u64> = all.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        assert_eq!(utils, (0..21).collect::<Vec<u64>>());
     }
 
     #[test]

@@ -586,7 +586,7 @@ impl State {
     /// row is removed instead when the set has other files (no 0-row file is left behind).
     fn close_piece(&mut self) -> Result<()> {
         let Some(p) = self.piece.take() else { return Ok(()) };
-        let Piece { sink, files, ticks, .. } = p;
+        let Piece { mut sink, files, ticks, .. } = p;
         let Some(mut files) = files else {
             sink.finish().context("closing <stdout>")?;
             self.written += ticks;
@@ -688,7 +688,7 @@ impl State {
         }
         let removed = is_removed(e);
         let (in_removed, held) = match self.piece.take() {
-            Some(Piece { sink, files: Some(files), .. }) => {
+            Some(Piece { mut sink, files: Some(files), .. }) => {
                 let held = sink.unflushed();
                 // Dropping the sink first lets its buffers reach the file before the cut back.
                 drop(sink);
