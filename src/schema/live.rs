@@ -92,10 +92,7 @@ impl LiveStatus {
         if self.host != this_host {
             return true;
         }
-        let Ok(pid) = libc::pid_t::try_from(self.pid) else { return false };
-        // SAFETY: kill(2) with signal 0 only checks that the process exists.
-        let r = unsafe { libc::kill(pid, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        libc::pid_t::try_from(self.pid).is_ok_and(crate::util::process::exists)
     }
 
     /// A number of row `i`, by field name.

@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod guard;
+pub mod process;
 pub mod progress;
 pub mod status;
 pub mod text;

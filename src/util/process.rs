@@ -1,0 +1,17 @@
+//! Whether a process exists: kill(2) with signal 0, which checks without signalling.
+
+/// Whether process `pid` exists (one of another user's, which may not be signalled, counts).
+pub fn exists(pid: libc::pid_t) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn this_process_exists_and_a_pid_above_pid_max_does_not() {
+        assert!(super::exists(std::process::id() as libc::pid_t));
+        assert!(!super::exists(999_999_999));
+    }
+}
