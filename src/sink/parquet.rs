@@ -202,21 +202,25 @@ impl ParquetSink {
 
     /// The rows not handed to the encoder yet, in order: the sealed batches, then the builders'.
     fn take_batches(&mut self) -> Result<Vec<RecordBatch>> {
+        let last = self.take_batch()?;
         let mut batches = std::mem::take(&mut self.sealed);
-        batches.extend(self.take_batch()?);
+        batches.extend(last);
         Ok(batches)
     }
 
-    /// Hand buffered rows to the encoder (and the journal).
+    /// Hand buffered rows to the encoder (and the journal). With a journal they count as handed
+    /// on before the first write, so a write that fails leaves every one of them to the requeue.
     fn drain(&mut self) -> Result<()> {
-        for batch in self.take_batches()? {
+        let batches = self.take_batches()?;
+        if let Encoder::Columnwise(_) = self.enc {
+            self.since_sync.extend(batches.iter().cloned());
+        }
+        for batch in &batches {
             match &mut self.enc {
-                Encoder::Columnwise(c) => {
-                    self.since_sync.push(batch.clone());
-                    c.write(&batch).with_context(|| format!("writing {}", self.target))?;
-                }
-                Encoder::Direct(w) => w.write(&batch).with_context(|| format!("writing {}", self.target))?,
+                Encoder::Columnwise(c) => c.write(batch),
+                Encoder::Direct(w) => w.write(batch).map_err(anyhow::Error::from),
             }
+            .with_context(|| format!("writing {}", self.target))?;
         }
         Ok(())
     }
@@ -434,6 +438,31 @@ mod tests {
         s.flush().unwrap();
         assert!(dir.path().join("x.journal").exists() && s.files().recovery.is_some());
         Box::new(s).finish().unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_every_row_not_synced_to_the_requeue() {
+        let dir = tempfile::tempdir().unwrap();
+        let sel = Selection::new(vec![Field::Timestamp, Field::Host, Field::UtilGpu, Field::PowerDraw]);
+        let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
+        // The journal cannot be made: the first write to it fails.
+        let journal = dir.path().join("missing").join("x.journal");
+        let mut s = ParquetSink::new(out, Some(journal), &sel, &meta()).unwrap();
+        for i in 0..3 {
+            s.write_tick(&tick(i)).unwrap();
+        }
+        assert_eq!(s.unflushed().unwrap().len(), 1);
+        for i in 3..5 {
+            s.write_tick(&tick(i)).unwrap();
+        }
+        // Two batches to hand on (the one asked about, then the builders'); the first write fails.
+        assert!(s.flush().is_err());
+        let mut back = Vec::new();
+        for b in s.unflushed().unwrap() {
+            crate::schema::batch::rows_of_batch(&b, &mut back);
+        }
+        let utils: Vec<u64> = back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        assert_eq!(utils, (0..5).collect::<Vec<u64>>());
     }
 
     #[test]
