@@ -49,19 +49,12 @@ impl Drop for RunDir {
 /// no status file yet).
 const SWEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The one field of another run's status file a sweep needs (the rest is skipped, not built: a
-/// status with many GPUs took 0.27 M instructions to parse whole, at every start beside a live run).
-#[derive(serde::Deserialize)]
-struct StatusPid {
-    pid: Option<i64>,
-}
-
 /// Whether the run of a directory is over: its status names a process that is gone, or (a run
 /// without a status file) nobody answers on its socket.
 fn is_dead(dir: &Path) -> bool {
     if let Ok(b) = std::fs::read(dir.join("status")) {
-        let pid = serde_json::from_slice::<StatusPid>(&b).ok().and_then(|s| s.pid);
-        return pid.and_then(|p| libc::pid_t::try_from(p).ok()).is_some_and(|p| !crate::util::process::exists(p));
+        let pid = crate::schema::live::recorder_pid(&b).and_then(|p| libc::pid_t::try_from(p).ok());
+        return pid.is_some_and(|p| !crate::util::process::exists(p));
     }
     let sock = dir.join("ctl");
     sock.exists() && std::os::unix::net::UnixStream::connect(&sock).is_err()
