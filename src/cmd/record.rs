@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
 use crate::record::{self, RecordConfig};
@@ -15,6 +15,7 @@ use crate::sink::Target;
 use crate::source::gpu::GpuSelector;
 use crate::source::visible::{self, Visible};
 use crate::util::error::{UsageError, exit};
+use crate::util::text::show;
 use crate::util::warn::warn;
 
 /// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
@@ -29,7 +30,8 @@ fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) ->
     }
     let filled = PathBuf::from(text.replace("{host}", host).replace("{date}", &now.format("%Y-%m-%d").to_string()));
     if let Some(dir) = filled.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        // Without following a link another user planted (`host=x -> elsewhere`).
+        crate::util::fsafe::create_dirs(dir).map_err(|e| UsageError(format!("creating {}: {e}", show(dir))))?;
     }
     Ok(filled)
 }

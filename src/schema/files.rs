@@ -19,6 +19,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::schema::catalog::Table;
+use crate::util::fsafe::taken;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +108,8 @@ impl OutputSet {
     /// time until free, and never before `after` (the last piece of the run), so names are unique
     /// and sort in time order.
     pub fn next_piece(&self, start: DateTime<Utc>, first: bool, after: Option<&Path>) -> PathBuf {
-        let taken = |p: &Path| p.exists() || journal_path(p).exists() || partial_path(p).exists();
+        // lstat: a link, even one to nothing, takes its name (nothing is ever created through one).
+        let taken = |p: &Path| taken(p) || taken(&journal_path(p)) || taken(&partial_path(p));
         let base = self.base();
         if first && !taken(&base) {
             return base;
@@ -246,7 +248,10 @@ pub fn sync_dir(dir: &Path) {
 /// Retention never deletes anything else. The Parquet footer is not decoded (it may be damaged or
 /// hostile): its length is checked against the file and its bytes searched for gpumon's key.
 pub fn written_by_gpumon(path: &Path) -> bool {
-    let Ok(mut file) = File::open(path) else { return false };
+    let Ok(mut file) = crate::util::fsafe::open_existing(path, false) else { return false };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     if path.extension().is_some_and(|e| e == "parquet") {
         return parquet_footer(&mut file).is_some_and(|f| f.windows(14).any(|w| w == b"gpumon.version"));
     }

@@ -119,7 +119,9 @@ impl Journal {
     fn create(path: &std::path::Path, schema: &SchemaRef, ipc: &IpcWriteOptions) -> Result<Journal> {
         let mut out = CountingWriter::open(&Target::File(path.to_path_buf()))?;
         // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
-        let file = Arc::new(File::open(path).with_context(|| format!("opening {}", path.display()))?);
+        let file = Arc::new(
+            crate::util::fsafe::open_existing(path, false).with_context(|| format!("opening {}", path.display()))?,
+        );
         let plain = ipc.clone().try_with_compression(None).context("setting up the journal")?;
         let encoder = IpcDataGenerator::default();
         let mut dicts = DictionaryTracker::new(false);

@@ -3,7 +3,7 @@
 //! files gpumon wrote, and deletes a journal only when every byte of it was read (or is the torn
 //! tail of a crash): a damaged one is kept beside the rebuilt piece as `.X.journal.damaged`.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,7 @@ use crate::schema::files::{
 use crate::schema::journal::{Journal, Unreadable};
 use crate::sink::parquet::writer_properties_from;
 use crate::util::error::UsageError;
+use crate::util::fsafe::{self, taken};
 use crate::util::text::show;
 
 /// What recovery did.
@@ -34,6 +35,9 @@ pub struct Recovered {
     pub removed: Vec<PathBuf>,
     /// Journals with damage, kept under this name after their piece was rebuilt, with what was lost.
     pub kept: Vec<(PathBuf, String)>,
+    /// Names of the set's leftovers where something gpumon never makes sits (a link, a FIFO): left
+    /// alone, with what it is.
+    pub refused: Vec<(PathBuf, String)>,
 }
 
 impl Recovered {
@@ -43,6 +47,7 @@ impl Recovered {
             && self.trimmed.is_empty()
             && self.removed.is_empty()
             && self.kept.is_empty()
+            && self.refused.is_empty()
     }
 
     /// One line per thing done, for `recover`'s output and `record`'s warnings.
@@ -63,7 +68,14 @@ impl Recovered {
 
     /// One warning per journal with damage, kept beside its piece.
     pub fn warnings(&self) -> Vec<String> {
-        self.kept.iter().map(|(p, why)| format!("kept the damaged journal as {}: {why}", show(p))).collect()
+        let kept = self.kept.iter().map(|(p, why)| format!("kept the damaged journal as {}: {why}", show(p)));
+        let refused = self.refused.iter().map(|(p, what)| {
+            format!(
+                "left {} alone: it is {what}, not a file gpumon wrote (another user may have put it there)",
+                show(p)
+            )
+        });
+        kept.chain(refused).collect()
     }
 }
 
@@ -85,6 +97,10 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     let mut done = Recovered::default();
     for journal in set.leftover_journals()? {
         let Some(piece) = piece_of_journal(&journal) else { continue };
+        if let Some(what) = not_a_file(&journal) {
+            done.refused.push((journal, what));
+            continue;
+        }
         let (outcome, kept) = recover_journal(&journal, &piece)?;
         match outcome {
             JournalOutcome::Rebuilt(rows) => done.rebuilt.push((piece, rows)),
@@ -100,7 +116,7 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(piece) = name.strip_prefix('.').and_then(|n| n.strip_suffix(PARTIAL))
             && set.is_member_name(piece)
-            && !journal_path(&set.dir().join(piece)).exists()
+            && !taken(&journal_path(&set.dir().join(piece)))
             && fs::remove_file(e.path()).is_ok()
         {
             done.removed.push(set.dir().join(piece));
@@ -108,6 +124,10 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     }
     if set.ext().eq_ignore_ascii_case(".csv") {
         for m in set.members()? {
+            if let Some(what) = not_a_file(&m) {
+                done.refused.push((m, what));
+                continue;
+            }
             let empty = fs::metadata(&m).is_ok_and(|md| md.len() == 0);
             if !empty && !gpumon_csv(&m) {
                 // Not gpumon's own CSV (an nvidia-smi log, say): never rewritten.
@@ -125,6 +145,24 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
         }
     }
     Ok(done)
+}
+
+/// What sits at `path` when it is not a regular file (lstat: a link is not followed).
+fn not_a_file(path: &Path) -> Option<String> {
+    let t = fs::symlink_metadata(path).ok()?.file_type();
+    if t.is_file() {
+        return None;
+    }
+    Some(
+        if t.is_symlink() {
+            "a symbolic link"
+        } else if t.is_dir() {
+            "a directory"
+        } else {
+            "a special file"
+        }
+        .into(),
+    )
 }
 
 /// Data rows of a CSV file: its lines after the header.
@@ -186,7 +224,7 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
         ))
         .into());
     }
-    let file = File::open(journal).with_context(|| format!("opening {}", show(journal)))?;
+    let file = fsafe::open_existing(journal, false).with_context(|| format!("opening {}", show(journal)))?;
     let j = match Journal::open(file) {
         Ok(j) => j,
         Err(Unreadable::Empty) => {
@@ -203,7 +241,9 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
     let schema = j.schema();
     let props: WriterProperties = writer_properties_from(schema.metadata());
     let tmp = hidden(piece, ".recovering");
-    let out = File::create(&tmp).with_context(|| format!("creating {}", show(&tmp)))?;
+    // What an interrupted recovery left (a link is removed, not followed), then made anew.
+    let _ = fs::remove_file(&tmp);
+    let out = fsafe::create_new(&tmp, false).with_context(|| format!("creating {}", show(&tmp)))?;
     let mut w = ArrowWriter::try_new(out, schema, Some(props)).with_context(|| format!("writing {}", show(&tmp)))?;
     let read = j.read_batches(&mut |batch| w.write(batch).with_context(|| format!("writing {}", show(&tmp))));
     let read = match read {
@@ -245,8 +285,7 @@ fn keep_damaged(journal: &Path, piece: &Path) -> Result<PathBuf> {
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.
 pub fn trim_torn_line(path: &Path) -> Result<u64> {
-    let mut f =
-        OpenOptions::new().read(true).write(true).open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut f = fsafe::open_existing(path, true).with_context(|| format!("opening {}", show(path)))?;
     let len = f.metadata().with_context(|| format!("reading {}", path.display()))?.len();
     if len == 0 {
         return Ok(0);

@@ -8,7 +8,7 @@
 //! unlinks the file when it ends; an acquirer therefore checks, after locking, that the file it
 //! locked is still the one at the path (else it locked a file just unlinked and tries again).
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -18,12 +18,16 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::schema::files::OutputSet;
 use crate::util::error::UsageError;
+use crate::util::fsafe;
+use crate::util::text::{escape, show};
 
 /// A held lock on an output set; released (and its file removed) when dropped.
 #[derive(Debug)]
 pub struct OutputLock {
     file: File,
     path: PathBuf,
+    /// The file belongs to this user: only then is the holder's line written into it.
+    own: bool,
 }
 
 impl OutputLock {
@@ -34,7 +38,7 @@ impl OutputLock {
     pub fn acquire(output: &Path, who: &str) -> Result<Option<OutputLock>> {
         let mut path = OutputSet::new(output).lock_path();
         for _ in 0..100 {
-            let Some(file) = open(&path)? else { return Ok(None) };
+            let Some((file, own)) = open(&path)? else { return Ok(None) };
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {
@@ -48,7 +52,7 @@ impl OutputLock {
                 Err(TryLockError::Error(e)) => return Err(e).with_context(|| format!("locking {}", path.display())),
             }
             // The previous holder may have unlinked the file between our open and our lock.
-            let mut lock = OutputLock { file, path };
+            let mut lock = OutputLock { file, path, own };
             if lock.is_ours() {
                 lock.describe(who);
                 return Ok(Some(lock));
@@ -59,12 +63,16 @@ impl OutputLock {
         anyhow::bail!("could not lock {}: it keeps being replaced", path.display())
     }
 
-    /// Write who holds the lock (best effort: a lock file opened read-only keeps the old text).
+    /// Write who holds the lock (best effort: a lock file opened read-only keeps the old text, and a
+    /// file of another user's is locked but never truncated or written).
     /// Only a file with old text in it is truncated first: on ext4 a truncation to zero marks the
     /// file to be written out when it is closed (`auto_da_alloc`), so the lock file would get a
     /// block that its removal then frees and discards, about 0.13 ms of CPU and up to a millisecond
     /// of wall time per run (bench/README.md). A fresh one is empty and never reaches the disk.
     fn describe(&mut self, who: &str) {
+        if !self.own {
+            return;
+        }
         let text =
             format!("{} {} gpumon {who}\n", std::process::id(), Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true));
         let empty = self.file.metadata().is_ok_and(|m| m.len() == 0);
@@ -90,10 +98,10 @@ impl OutputLock {
         if self.is_ours() || !self.path.parent().is_some_and(Path::is_dir) {
             return Ok(());
         }
-        let Ok(Some(file)) = open(&self.path) else { return Ok(()) };
+        let Ok(Some((file, own))) = open(&self.path) else { return Ok(()) };
         match file.try_lock() {
             Ok(()) => {
-                self.file = file;
+                (self.file, self.own) = (file, own);
                 self.describe(who);
                 Ok(())
             }
@@ -106,29 +114,27 @@ impl OutputLock {
 impl Drop for OutputLock {
     fn drop(&mut self) {
         // Unlinked while still held: a waiting acquirer sees the change and opens a fresh file.
-        // Never a lock file that another process made after this one's directory was removed.
-        if self.is_ours() {
+        // Never a lock file that another process made after this one's directory was removed, nor
+        // one of another user's.
+        if self.own && self.is_ours() {
             let _ = std::fs::remove_file(&self.path);
         }
     }
 }
 
-/// Open (creating) the lock file; read-only when it belongs to another user. None when neither works.
-fn open(path: &Path) -> Result<Option<File>> {
-    match OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path) {
+/// Open (creating) the lock file without following a link, and whether it is this user's (read-only
+/// when another user's). None where none can be made or opened (a missing or read-only directory);
+/// a link, or anything but a regular file, at its name is an error: another user may have planted
+/// it to have a file elsewhere truncated.
+fn open(path: &Path) -> Result<Option<(File, bool)>> {
+    match fsafe::open_or_create(path) {
         Ok(f) => Ok(Some(f)),
-        Err(e)
-            if matches!(
-                e.kind(),
-                ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
-            ) =>
-        {
-            match File::open(path) {
-                Ok(f) => Ok(Some(f)),
-                Err(_) => Ok(None),
-            }
-        }
-        Err(e) => Err(e).with_context(|| format!("creating {}", path.display())),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::PermissionDenied) => Ok(None),
+        Err(e) => Err(UsageError(format!(
+            "cannot use the lock file {}: {e}; remove it if you did not put it there",
+            show(path)
+        ))
+        .into()),
     }
 }
 
@@ -138,8 +144,8 @@ fn holder(path: &Path) -> String {
     // The holder writes its line right after locking: give it a moment.
     for _ in 0..20 {
         text.clear();
-        if let Ok(mut f) = File::open(path) {
-            let _ = f.read_to_string(&mut text);
+        if let Ok(f) = fsafe::open_existing(path, false) {
+            let _ = f.take(4096).read_to_string(&mut text);
         }
         if text.ends_with('\n') {
             break;
@@ -151,7 +157,7 @@ fn holder(path: &Path) -> String {
         (Some(pid), Some(start)) => {
             let cmd: Vec<&str> = parts.collect();
             let cmd = if cmd.is_empty() { "gpumon".to_string() } else { cmd.join(" ") };
-            format!("`{cmd}` (PID {pid}, started {start})")
+            format!("`{}` (PID {}, started {})", escape(&cmd), escape(pid), escape(start))
         }
         _ => format!("another process (it holds {})", path.display()),
     }

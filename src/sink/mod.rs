@@ -11,7 +11,7 @@ pub mod prom;
 pub mod smistyle;
 pub mod writer;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -156,12 +156,9 @@ impl CountingWriter {
     pub fn open(target: &Target) -> Result<Self> {
         let dest = match target {
             Target::File(p) => {
-                let f = OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .open(p)
-                    .and_then(|f| f.set_len(0).map(|()| f))
-                    .with_context(|| format!("creating {}", p.display()))?;
+                // New, never through a link or over a file another program put at the name.
+                let f = crate::util::fsafe::create_new(p, true)
+                    .with_context(|| format!("creating {}", crate::util::text::show(p)))?;
                 Dest::File(Arc::new(f), None)
             }
             Target::Stdout => Dest::Stdout(io::stdout()),

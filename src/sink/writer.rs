@@ -550,10 +550,17 @@ impl State {
                 let (sink, files) = match opened {
                     Ok(s) => s,
                     Err(e) => {
-                        // Nothing valid was written: leave no empty or half-made file behind.
-                        let _ = std::fs::remove_file(&data);
-                        if let Some(j) = &journal {
-                            let _ = std::fs::remove_file(j);
+                        // Nothing valid was written: leave no empty or half-made file behind (but
+                        // never remove what another program put at the name meanwhile).
+                        let theirs = e.chain().any(|c| {
+                            c.downcast_ref::<std::io::Error>()
+                                .is_some_and(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
+                        });
+                        if !theirs {
+                            let _ = std::fs::remove_file(&data);
+                            if let Some(j) = &journal {
+                                let _ = std::fs::remove_file(j);
+                            }
                         }
                         return Err(e);
                     }

@@ -3,6 +3,7 @@
 //! panic boundary around decoders. Imports nothing of ours.
 
 pub mod error;
+pub mod fsafe;
 pub mod guard;
 pub mod process;
 pub mod progress;

@@ -15,5 +15,6 @@ mod readers;
 mod record;
 mod report;
 mod safety;
+mod shared_dir;
 mod status;
 mod summarize;
