@@ -12,8 +12,10 @@ use anyhow::{Result, bail};
 use crate::cli::MarkArgs;
 use crate::schema::control::{ENV, Request, check_label};
 use crate::schema::files::status_path;
-use crate::schema::live::LiveStatus;
+use crate::schema::live::{LiveStatus, NotRead, read_status};
 use crate::util::error::{UsageError, exit};
+use crate::util::fsafe;
+use crate::util::text::show;
 
 /// How long the recorder has to answer (it answers at once; a stopped recorder does not).
 const ANSWER: Duration = Duration::from_secs(2);
@@ -53,31 +55,39 @@ fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
         };
     };
     let status = status_path(run);
-    let bytes = match std::fs::read(&status) {
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+    let missing = || {
+        UsageError(format!(
+            "no recording is listening for marks on {} (no status file {} naming a control socket); is \
+             `gpumon record -o {}` running?",
+            show(run),
+            show(&status),
+            show(run)
+        ))
+    };
+    let bytes = match read_status(run) {
+        Ok(b) => b,
+        Err(NotRead::Missing) => return Err(missing().into()),
+        Err(NotRead::Refused(why)) => {
             return Err(UsageError(format!(
-                "cannot reach the recording on {} ({}: {e}): only the user who started it may mark it",
-                run.display(),
-                status.display()
+                "not sending the mark: the status file is not one your own recorder wrote ({why}); only the \
+                 user who started a recording may mark it"
             ))
             .into());
         }
-        r => r.ok(),
     };
-    bytes
-        .and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok())
-        .and_then(|s| s.control)
-        .map(PathBuf::from)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "no recording is listening for marks on {} (no status file {} naming a control socket); is \
-                 `gpumon record -o {}` running?",
-                run.display(),
-                status.display(),
-                run.display()
-            ))
-            .into()
-        })
+    let sock = serde_json::from_slice::<LiveStatus>(&bytes).ok().and_then(|s| s.control).map(PathBuf::from);
+    let sock = sock.ok_or_else(missing)?;
+    // The socket too must be the caller's, in the run's private directory.
+    if !fsafe::own_socket(&sock) || !sock.parent().is_some_and(fsafe::private_dir) {
+        return Err(UsageError(format!(
+            "not sending the mark: {} names {} as its control socket, which is not a socket of yours in a private \
+             directory",
+            show(&status),
+            show(&sock)
+        ))
+        .into());
+    }
+    Ok(sock)
 }
 
 /// Send the mark; exit 0 when the recorder took it.

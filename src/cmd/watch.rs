@@ -26,7 +26,7 @@ use crate::read::inputs::discover;
 use crate::read::scan::{ReadOptions, scan};
 use crate::schema::catalog::{Field, Table};
 use crate::schema::files::status_path;
-use crate::schema::live::{self, LiveStatus};
+use crate::schema::live::{self, LiveStatus, NotRead, read_status};
 use crate::util::error::{UsageError, exit};
 use crate::util::progress::Progress;
 
@@ -53,7 +53,7 @@ impl WatchArgs {
 
 /// The status document beside `path`; None while there is none.
 fn load(path: &Path) -> Option<LiveStatus> {
-    let bytes = std::fs::read(status_path(path)).ok()?;
+    let bytes = read_status(path).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
@@ -297,5 +297,9 @@ fn interactive(cfg: &WatchConfig) -> Result<i32> {
 
 /// Run the command.
 pub fn run(cfg: &WatchConfig) -> Result<i32> {
+    // A status file planted by someone else, or a FIFO or device in its place, is said at once.
+    if let Err(NotRead::Refused(why)) = read_status(&cfg.path) {
+        return Err(UsageError(format!("not reading the status file: {why}")).into());
+    }
     if cfg.once { once(cfg) } else { interactive(cfg) }
 }

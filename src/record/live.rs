@@ -6,6 +6,8 @@
 //! leaves them: `watch` says whose they were, `recover` removes them). Written on the loop's own
 //! thread: a thread of its own cost a spawn at start-up and a wake-up per write (bench/README.md).
 
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +21,9 @@ use crate::schema::files::hidden;
 use crate::schema::live::LiveStatus;
 use crate::schema::row::{Row, Selection, Tick};
 use crate::schema::run::RunStats;
+use crate::util::error::UsageError;
+use crate::util::fsafe;
+use crate::util::text::show;
 use crate::util::warn::warn_once;
 
 /// Shortest time between two writes of the file (faster intervals are shown at this pace; `watch(1)`'s
@@ -53,7 +58,7 @@ impl Live {
         base: LiveStatus,
         sel: Selection,
         marks: Option<Arc<Marks>>,
-    ) -> Live {
+    ) -> Result<Live, UsageError> {
         let file = dir.as_ref().map_or_else(|| link.clone(), |d| d.join("status"));
         let tmp = hidden(&file, ".tmp");
         let mut live = Live {
@@ -68,8 +73,8 @@ impl Live {
             next: Instant::now(),
         };
         live.write(&[]);
-        link_to(&live.link, &live.file);
-        live
+        link_to(&live.link, &live.file)?;
+        Ok(live)
     }
 
     /// Write the latest rows when a write is due.
@@ -106,7 +111,11 @@ impl Live {
             .doc
             .to_json(rows, &self.sel, &mut self.buf)
             .map_err(std::io::Error::other)
-            .and_then(|()| std::fs::write(&self.tmp, &self.buf[..]))
+            .and_then(|()| {
+                // Made new each time: never written through a link someone put at its name.
+                let _ = std::fs::remove_file(&self.tmp);
+                fsafe::create_new(&self.tmp, false)?.write_all(&self.buf)
+            })
             .and_then(|()| std::fs::rename(&self.tmp, &self.file));
         if let Err(e) = written {
             warn_once(
@@ -120,17 +129,39 @@ impl Live {
     }
 }
 
-/// Point `link` at `file` (a link or file a crashed run left there is replaced).
-fn link_to(link: &std::path::Path, file: &std::path::Path) {
+/// Point `link` at `file` (a link or file a crashed run of this user left there is replaced). A file
+/// of another user's there that cannot be replaced (a sticky shared directory) is an error: readers
+/// would trust it, and `gpumon mark --run` would send labels where it says.
+fn link_to(link: &std::path::Path, file: &std::path::Path) -> Result<(), UsageError> {
     if link == file {
-        return;
+        return Ok(());
     }
-    let _ = std::fs::remove_file(link);
-    if let Err(e) = std::os::unix::fs::symlink(file, link) {
-        warn_once(
-            "status-file",
-            &format!("cannot link {} to the status file ({e}); `gpumon watch` will not see this run", link.display()),
-        );
+    let theirs = |owner: Option<u32>, e: std::io::Error| {
+        let who = owner.map_or_else(String::new, |u| format!(" (uid {u})"));
+        UsageError(format!(
+            "cannot place the status link {}: another user's file is there{who} ({e}); it would be taken for this \
+             run's: remove it or choose another output",
+            show(link)
+        ))
+    };
+    let owner = std::fs::symlink_metadata(link).ok().map(|m| m.uid());
+    if let Err(e) = std::fs::remove_file(link)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(theirs(owner.filter(|&u| u != fsafe::euid()), e));
+    }
+    match std::os::unix::fs::symlink(file, link) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(theirs(std::fs::symlink_metadata(link).ok().map(|m| m.uid()), e))
+        }
+        Err(e) => {
+            warn_once(
+                "status-file",
+                &format!("cannot link {} to the status file ({e}); `gpumon watch` will not see this run", show(link)),
+            );
+            Ok(())
+        }
     }
 }
 
@@ -147,7 +178,7 @@ mod tests {
         let marks = Arc::new(Marks::default());
         marks.push(Some("bs=64".into()));
         let base = LiveStatus { pid: 7, ..Default::default() };
-        let mut live = Live::start(path.clone(), Some(RunDir::create().unwrap()), base, sel, Some(marks));
+        let mut live = Live::start(path.clone(), Some(RunDir::create().unwrap()), base, sel, Some(marks)).unwrap();
         let mut r = Row::default();
         r.set(Field::Index, Value::U(0));
         r.set(Field::UtilGpu, Value::U(55));

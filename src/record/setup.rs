@@ -113,8 +113,13 @@ fn open_control(cfg: &RecordConfig, dir: Option<&Arc<RunDir>>) -> Option<Control
 }
 
 /// The live status file of a run writing a file (`gpumon watch`).
-fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir: Option<Arc<RunDir>>) -> Option<Live> {
-    let Some(Target::File(p)) = &cfg.target else { return None };
+fn open_live(
+    cfg: &RecordConfig,
+    meta: &RunMeta,
+    control: Option<&Control>,
+    dir: Option<Arc<RunDir>>,
+) -> Result<Option<Live>> {
+    let Some(Target::File(p)) = &cfg.target else { return Ok(None) };
     let job = match (&cfg.wrap[..], cfg.pid) {
         ([], None) => None,
         ([], Some(pid)) => Some(format!("pid {pid}")),
@@ -132,7 +137,7 @@ fn open_live(cfg: &RecordConfig, meta: &RunMeta, control: Option<&Control>, dir:
         job,
         ..LiveStatus::default()
     };
-    Some(Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone())))
+    Ok(Some(Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone()))?))
 }
 
 /// The main writer, the per-process writer beside it (Parquet or CSV like the main file), the
@@ -162,7 +167,8 @@ fn open_outputs(
         ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
     });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    Ok(Outputs::new(writer, procs, events, exporter, open_live(cfg, meta, control, dir)))
+    let live = open_live(cfg, meta, control, dir)?;
+    Ok(Outputs::new(writer, procs, events, exporter, live))
 }
 
 /// The writer settings of one output of this run.

@@ -4,10 +4,14 @@
 //! field added to the catalogue shows up here with no edit.
 
 use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::schema::row::{Row, Selection, Value};
+use crate::util::fsafe;
+use crate::util::text::show;
 
 /// Version tag of the document.
 pub const SCHEMA: &str = "gpumon.status/1";
@@ -46,6 +50,51 @@ pub struct LiveStatus {
     /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<BTreeMap<String, serde_json::Value>>,
+}
+
+/// Most bytes a status document may have (one of many GPUs is a few tens of KiB).
+pub const MAX_BYTES: u64 = 1 << 20;
+
+/// Why a status file was not read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotRead {
+    /// Nothing there (no recording, or it ended and its link points at nothing).
+    Missing,
+    /// Something is there that this user must not trust: what it is.
+    Refused(String),
+}
+
+/// The status document of the recording at `base`, read only when it can be the caller's own
+/// recorder's: the link beside the output is the caller's, and points into a directory of the
+/// caller's that nobody else may write to (the run's, mode 0700), at a regular file of the caller's
+/// (a recording without such a directory: the file beside the output is the caller's regular
+/// file). Read without following a link and without blocking (a FIFO or a device is refused, never
+/// waited on or read endlessly), at most [`MAX_BYTES`].
+pub fn read_status(base: &Path) -> Result<Vec<u8>, NotRead> {
+    let link = crate::schema::files::status_path(base);
+    let refused = |why: String| NotRead::Refused(format!("{}: {why}", show(&link)));
+    let m = match std::fs::symlink_metadata(&link) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(NotRead::Missing),
+        Err(e) => return Err(refused(e.to_string())),
+    };
+    let file = if m.file_type().is_symlink() {
+        if m.uid() != fsafe::euid() {
+            return Err(refused(format!("the link belongs to another user (uid {})", m.uid())));
+        }
+        let to = std::fs::read_link(&link).map_err(|e| refused(e.to_string()))?;
+        let to = link.parent().map_or_else(|| to.clone(), |d| d.join(&to));
+        if !to.parent().is_some_and(fsafe::private_dir) {
+            return Err(refused(format!("it points at {}, not into a private directory of yours", show(&to))));
+        }
+        to
+    } else {
+        link.clone()
+    };
+    fsafe::read_own(&file, MAX_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => NotRead::Missing,
+        _ => refused(e.to_string()),
+    })
 }
 
 /// The recorder's pid in a status document, read without building the rest of it (a document

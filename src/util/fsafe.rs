@@ -128,15 +128,11 @@ pub fn read_own(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Whether `dir` is a directory of the caller's that nobody else may enter (mode 0700 or stricter).
+/// Whether `dir` is a directory of the caller's that nobody else may change (a run's is mode 0700):
+/// no other user can have put or replaced anything in it.
 pub fn private_dir(dir: &Path) -> bool {
     std::fs::symlink_metadata(dir)
-        .is_ok_and(|m| m.file_type().is_dir() && m.uid() == euid() && m.permissions().mode() & 0o077 == 0)
-}
-
-/// Whether `path` is a link of the caller's (lstat).
-pub fn own_link(path: &Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink() && m.uid() == euid())
+        .is_ok_and(|m| m.file_type().is_dir() && m.uid() == euid() && m.permissions().mode() & 0o022 == 0)
 }
 
 /// Whether `path` is a socket of the caller's (lstat: a link to one is not).

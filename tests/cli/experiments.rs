@@ -322,25 +322,31 @@ fn another_user_cannot_mark() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let run = dir.path().join("run.parquet");
     let child = start_recording(dir.path(), &run, &["-i", "200ms", "--count", "15"]);
-    let as_nobody = || {
-        Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+    let as_nobody = |by_run: bool| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(assert_cmd::cargo::cargo_bin("gpumon"))
-            .args(["mark", "--run"])
-            .arg(&run)
-            .arg("intruder")
-            .output()
-            .unwrap()
+            .arg("mark");
+        if by_run {
+            c.arg("--run").arg(&run);
+        } else {
+            c.env("GPUMON_CONTROL", control(&run));
+        }
+        c.arg("intruder").output().unwrap()
     };
+    // The status link is root's: nobody does not trust it.
+    let o = as_nobody(true);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("only the user who started"), "{o:?}");
     // The socket is 0600 in a 0700 directory: nobody cannot even connect.
-    let o = as_nobody();
+    let o = as_nobody(false);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("Permission denied"), "{o:?}");
     // Opened up by mistake (directory and socket), the peer-credential check still turns nobody away.
     let sock = control(&run);
     std::fs::set_permissions(sock.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let o = as_nobody();
+    let o = as_nobody(false);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("only the recording's own user"), "{o:?}");
     let o = gpumon().args(["mark", "--run"]).arg(&run).arg("owner").output().unwrap();

@@ -3,10 +3,11 @@
 //! look, and gpumon, run as root or as a user, neither follows nor trusts them. Tests that need a
 //! second user make one (`useradd`) and are skipped with one printed line where that is impossible.
 
+use std::io::{Read, Write};
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -175,13 +176,92 @@ fn a_dangling_journal_link_does_not_stop_a_recording() {
     assert_eq!(named(dir.path(), "run.2").len(), 1, "the rows went to a piece of their own");
 }
 
-// Keep helpers used when a test is cut down.
-#[allow(dead_code)]
-fn as_user(c: &mut Command, (uid, gid): (u32, u32)) -> &mut Command {
-    c.uid(uid).gid(gid)
+/// Run `cmd` for at most `limit` (then killed: None) with 1 GiB of address space at most; its exit
+/// code and stderr.
+fn run_briefly(cmd: &mut Command, limit: Duration) -> (Option<i32>, String) {
+    // SAFETY: setrlimit is async-signal-safe; only the child calls it, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let r = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+            libc::setrlimit(libc::RLIMIT_AS, &r);
+            Ok(())
+        });
+    }
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (st.code(), err);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, "killed: it did not end".into())
 }
 
-#[allow(dead_code)]
-fn waited(t0: Instant, limit: Duration) -> bool {
-    t0.elapsed() < limit
+#[test]
+fn record_refuses_to_start_beside_a_status_file_of_another_user() {
+    let Some(nb) = neighbour() else { return };
+    let dir = shared();
+    // Root plays the other user here: the neighbour cannot remove root's file in a sticky directory.
+    let planted = dir.path().join(".run.csv.status");
+    std::fs::write(&planted, r#"{"pid": 1, "control": "/tmp/elsewhere.sock"}"#).unwrap();
+    let mut c = record(&dir.path().join("run.csv"));
+    let (code, err) = run_briefly(c.uid(nb.0).gid(nb.1).current_dir("/"), Duration::from_secs(20));
+    assert!(matches!(code, Some(1 | 2)), "exit {code:?}: {err}");
+    assert!(err.contains(".run.csv.status") && err.contains("another user"), "{err}");
+    assert!(std::fs::read_to_string(&planted).unwrap().contains("elsewhere"), "the file is left as it was");
+}
+
+#[test]
+fn mark_sends_nothing_to_a_socket_named_by_another_users_status_file() {
+    let Some(nb) = neighbour() else { return };
+    let dir = shared();
+    let sock = dir.path().join("listening.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    chown(&sock, nb);
+    listener.set_nonblocking(true).unwrap();
+    let heard = std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if let Ok((mut s, _)) = listener.accept() {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                let mut got = String::new();
+                let _ = s.read_to_string(&mut got);
+                let _ = s.write_all(b"ok\n");
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        String::new()
+    });
+    let status = dir.path().join(".run.parquet.status");
+    std::fs::write(&status, format!(r#"{{"pid": 1, "control": "{}"}}"#, sock.display())).unwrap();
+    chown(&status, nb);
+    let o = gpumon().args(["mark", "--run"]).arg(dir.path().join("run.parquet")).arg("secret-label").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("another user"), "{}", text(&o));
+    assert_eq!(heard.join().unwrap(), "", "the label never reached the other user's socket");
+}
+
+#[test]
+fn a_fifo_or_a_device_in_place_of_the_status_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join(".fifo.parquet.status");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    symlink("/dev/zero", dir.path().join(".zero.parquet.status")).unwrap();
+    for run in ["fifo.parquet", "zero.parquet"] {
+        let run = dir.path().join(run);
+        let (code, err) = run_briefly(gpumon().args(["mark", "--run"]).arg(&run).arg("x"), Duration::from_secs(10));
+        assert_eq!(code, Some(2), "mark on {}: {err}", run.display());
+        assert!(err.contains("status file"), "{err}");
+        let (code, err) =
+            run_briefly(gpumon().args(["watch", "--once"]).arg(&run).env("COLUMNS", "100"), Duration::from_secs(10));
+        assert_eq!(code, Some(2), "watch on {}: {err}", run.display());
+        assert!(err.contains("status file"), "{err}");
+    }
 }
