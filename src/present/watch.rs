@@ -155,6 +155,10 @@ fn head(st: &LiveStatus, v: &View<'_>, width: usize) -> Vec<String> {
         (None, _) if st.control.is_some() => format!("phase - (none marked; {} mark(s) so far)", st.marks),
         (None, _) => "phase - (this run takes no marks)".to_string(),
     };
+    let phase = match st.marks_dropped {
+        0 => phase,
+        n => format!("{phase}; {n} refused (too many or too fast)"),
+    };
     let counters = if v.from_file {
         format!("last row {} UTC, read from the file", hms(st.ts.as_deref()))
     } else {

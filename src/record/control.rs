@@ -37,22 +37,76 @@ pub struct Mark {
     pub label: Option<Arc<str>>,
 }
 
-/// Every mark of the run, in arrival order, and their count (read without the lock).
+/// Marks a run keeps at most; later ones are refused (and counted) so that a flood of marks on the
+/// socket cannot grow the recorder's memory or the file's footer without bound.
+pub const MAX_MARKS: usize = 10_000;
+/// Bytes of marks a run keeps at most (each counts its label and [`MARK_OVERHEAD`]).
+pub const MAX_MARK_BYTES: usize = 1 << 20;
+/// What one mark adds to the footer's JSON list besides its label (time, keys, punctuation).
+const MARK_OVERHEAD: usize = 64;
+/// Marks taken per second, sustained, and in one burst (a token bucket): a job marking its phases,
+/// even every step of a fast loop for a while, stays far below; a flood is refused.
+pub const MARKS_PER_S: f64 = 50.0;
+const MARK_BURST: f64 = 500.0;
+
+/// Every mark of the run kept, in arrival order, their count (read without the lock) and the
+/// number refused by the limits.
 #[derive(Debug, Default)]
 pub struct Marks {
     count: AtomicU64,
-    log: Mutex<Vec<Mark>>,
+    dropped: AtomicU64,
+    log: Mutex<Log>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    marks: Vec<Mark>,
+    /// Bytes of the marks kept, as [`MAX_MARK_BYTES`] counts them.
+    bytes: usize,
+    /// The rate limit's bucket: marks that may arrive now, and when it was last filled.
+    tokens: f64,
+    filled: Option<std::time::Instant>,
+}
+
+impl Log {
+    /// Whether one more mark of `len` label bytes may be kept now; why not when it may not.
+    fn admit(&mut self, len: usize) -> Result<(), String> {
+        let now = std::time::Instant::now();
+        let since = self.filled.map_or(MARK_BURST / MARKS_PER_S, |t| now.duration_since(t).as_secs_f64());
+        self.tokens = (self.tokens + since * MARKS_PER_S).min(MARK_BURST);
+        self.filled = Some(now);
+        if self.marks.len() >= MAX_MARKS {
+            return Err(format!("too many marks: this run keeps {MAX_MARKS} at most"));
+        }
+        if self.bytes + len + MARK_OVERHEAD > MAX_MARK_BYTES {
+            return Err(format!("too many marks: this run keeps {MAX_MARK_BYTES} bytes of them at most"));
+        }
+        if self.tokens < 1.0 {
+            return Err(format!("marks arrive too fast: at most {MARKS_PER_S} a second are taken"));
+        }
+        self.tokens -= 1.0;
+        self.bytes += len + MARK_OVERHEAD;
+        Ok(())
+    }
 }
 
 impl Marks {
-    /// Record a mark arriving now; returns its time.
-    pub fn push(&self, label: Option<Arc<str>>) -> DateTime<Utc> {
+    /// Record a mark arriving now and return its time; refused (and counted) beyond the limits.
+    pub fn push(&self, label: Option<Arc<str>>) -> Result<DateTime<Utc>, String> {
         let at = Utc::now();
-        if let Ok(mut log) = self.log.lock() {
-            log.push(Mark { at, label });
-            self.count.store(log.len() as u64, Ordering::Release);
+        let mut log = self.log.lock().map_err(|_| "the marks are unavailable".to_string())?;
+        if let Err(why) = log.admit(label.as_deref().map_or(0, str::len)) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Err(why);
         }
-        at
+        log.marks.push(Mark { at, label });
+        self.count.store(log.marks.len() as u64, Ordering::Release);
+        Ok(at)
+    }
+
+    /// Marks refused by the limits so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     pub fn count(&self) -> u64 {
@@ -62,7 +116,7 @@ impl Marks {
     /// The phase of the latest mark and when it arrived (None before the first mark and after `end`).
     pub fn current(&self) -> Option<(Arc<str>, DateTime<Utc>)> {
         let log = self.log.lock().ok()?;
-        let last = log.last()?;
+        let last = log.marks.last()?;
         last.label.clone().map(|l| (l, last.at))
     }
 
@@ -70,10 +124,11 @@ impl Marks {
     /// time RFC 3339 UTC with microseconds, label null for an `end`. None without marks.
     pub fn json(&self) -> Option<String> {
         let log = self.log.lock().ok()?;
-        if log.is_empty() {
+        if log.marks.is_empty() {
             return None;
         }
         let list: Vec<serde_json::Value> = log
+            .marks
             .iter()
             .map(|m| {
                 serde_json::json!({
@@ -106,7 +161,7 @@ impl PhaseClock {
         if self.marks.count() as usize > self.next
             && let Ok(log) = self.marks.log.lock()
         {
-            while let Some(m) = log.get(self.next).filter(|m| m.at <= ts) {
+            while let Some(m) = log.marks.get(self.next).filter(|m| m.at <= ts) {
                 self.current = m.label.clone().map_or(Value::Null, Value::S);
                 self.next += 1;
             }
@@ -247,14 +302,14 @@ fn serve(s: &UnixStream, marks: &Marks, uid: u32) {
 /// The reply to one request line, acting on it when it is valid.
 fn answer(line: &[u8], marks: &Marks) -> String {
     match parse(line) {
-        Ok(Request::Mark(label)) => {
-            let at = marks.push(Some(Arc::from(label.as_str())));
-            format!("ok phase {label} from {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true))
-        }
-        Ok(Request::End) => {
-            let at = marks.push(None);
-            format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true))
-        }
+        Ok(Request::Mark(label)) => match marks.push(Some(Arc::from(label.as_str()))) {
+            Ok(at) => format!("ok phase {label} from {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            Err(why) => format!("error: {why}\n"),
+        },
+        Ok(Request::End) => match marks.push(None) {
+            Ok(at) => format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            Err(why) => format!("error: {why}\n"),
+        },
         Err(why) => {
             reject(&why);
             format!("error: {why}\n")
@@ -285,12 +340,12 @@ mod tests {
         let mut clock = PhaseClock::new(m.clone());
         let t0 = Utc::now();
         assert_eq!(clock.at(t0), Value::Null);
-        let a = m.push(Some("bs=32".into()));
+        let a = m.push(Some("bs=32".into())).unwrap();
         assert_eq!(clock.at(t0), Value::Null, "a row stamped before the mark keeps the old phase");
         assert_eq!(clock.at(a), Value::S("bs=32".into()));
         std::thread::sleep(Duration::from_millis(2));
-        let b = m.push(Some("bs=64".into()));
-        let c = m.push(None);
+        let b = m.push(Some("bs=64".into())).unwrap();
+        let c = m.push(None).unwrap();
         assert_eq!(clock.at(b), Value::S("bs=64".into()));
         assert_eq!(clock.at(c), Value::Null, "after end: no phase");
         assert_eq!(m.count(), 3);
@@ -298,6 +353,21 @@ mod tests {
         assert_eq!(json[0]["label"], "bs=32");
         assert_eq!(json[2]["label"], serde_json::Value::Null);
         assert!(m.current().is_none());
+    }
+
+    #[test]
+    fn a_flood_of_marks_is_cut_at_the_burst_and_counted() {
+        let m = Marks::default();
+        let taken = (0..2 * MARK_BURST as usize).filter(|i| m.push(Some(format!("m{i}").into())).is_ok()).count();
+        // The bucket refills at MARKS_PER_S while the loop runs: a few more at most.
+        assert!((MARK_BURST as usize..MARK_BURST as usize + 20).contains(&taken), "{taken}");
+        assert_eq!(m.count() as usize, taken);
+        assert_eq!(m.dropped() as usize, 2 * MARK_BURST as usize - taken);
+        let mut log = Log { bytes: MAX_MARK_BYTES - MARK_OVERHEAD, tokens: 10.0, ..Log::default() };
+        assert!(log.admit(1).unwrap_err().contains("bytes"), "the bytes are capped too");
+        log.bytes = 0;
+        log.marks = vec![Mark { at: Utc::now(), label: None }; MAX_MARKS];
+        assert!(log.admit(1).unwrap_err().contains("too many marks"));
     }
 
     #[test]

@@ -195,6 +195,14 @@ impl Outputs {
         }
     }
 
+    /// Record a fact about the run in the main file's metadata only (the companions' footers do not
+    /// repeat it).
+    pub fn add_main_metadata(&self, key: &str, value: &str) {
+        if let Some(w) = &self.writer {
+            w.add_metadata(key, value);
+        }
+    }
+
     pub fn rotate(&self) {
         for w in [&self.writer, &self.procs, &self.events].into_iter().flatten() {
             w.rotate();

@@ -103,7 +103,7 @@ impl Live {
     /// and rename it into place.
     fn write(&mut self, rows: &[Row]) {
         if let Some(m) = &self.marks {
-            self.doc.marks = m.count();
+            (self.doc.marks, self.doc.marks_dropped) = (m.count(), m.dropped());
             self.doc.phase_since = m.current().map(|(_, at)| at.to_rfc3339_opts(SecondsFormat::Millis, true));
         }
         self.doc.updated = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
@@ -176,7 +176,7 @@ mod tests {
         let path = dir.path().join(".run.parquet.status");
         let sel = Selection::new(vec![Field::Timestamp, Field::Index, Field::UtilGpu, Field::Phase]);
         let marks = Arc::new(Marks::default());
-        marks.push(Some("bs=64".into()));
+        marks.push(Some("bs=64".into())).unwrap();
         let base = LiveStatus { pid: 7, ..Default::default() };
         let mut live = Live::start(path.clone(), Some(RunDir::create().unwrap()), base, sel, Some(marks)).unwrap();
         let mut r = Row::default();

@@ -26,9 +26,11 @@ use crate::schema::files::Format;
 use crate::schema::row::{Selection, Tick};
 use crate::schema::run::RunStats;
 use crate::sink::Target;
+use crate::sink::parquet::MARKS_KEY;
 use crate::source::gpu::{GpuSelector, GpuSource};
 use crate::util::status;
 use crate::util::warn::{warn, warn_once};
+use control::{MARKS_PER_S, MAX_MARK_BYTES, MAX_MARKS};
 use signals::{Signal, Signals};
 use tick::{Begun, Emitter, Rows, Sources};
 
@@ -306,7 +308,17 @@ impl Recorder<'_> {
         let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
         if let Some(c) = self.control.take() {
             if let Some(marks) = c.marks.json() {
-                outputs.add_metadata("gpumon.marks", &marks);
+                outputs.add_main_metadata(MARKS_KEY, &marks);
+            }
+            let dropped = c.marks.dropped();
+            if dropped > 0 {
+                outputs.add_main_metadata("gpumon.marks_dropped", &dropped.to_string());
+                warn(&format!(
+                    "{dropped} marks refused (too many or too fast: {} kept; at most {MAX_MARKS} and {} KiB a run, \
+                     {MARKS_PER_S} a second)",
+                    c.marks.count(),
+                    MAX_MARK_BYTES >> 10
+                ));
             }
             drop(c);
         }

@@ -38,8 +38,9 @@ pub struct LiveStatus {
     /// The phase current at the latest row, and when its mark arrived.
     pub phase: Option<String>,
     pub phase_since: Option<String>,
-    /// Marks received so far (an `end` counts too).
+    /// Marks received so far (an `end` counts too), and those refused by the limits.
     pub marks: u64,
+    pub marks_dropped: u64,
     /// The run's counters so far.
     pub ticks: u64,
     pub late: u64,

@@ -80,6 +80,10 @@ enum Encoder {
     Direct(Box<ArrowWriter<CountingWriter>>),
 }
 
+/// The run's phase marks (a JSON list of up to a MiB): kept once, in the footer's key-value
+/// metadata, and never copied into the Arrow schema (base64 of it, and again inside `PANDAS_ATTRS`).
+pub const MARKS_KEY: &str = "gpumon.marks";
+
 /// File-level key/value metadata describing the run (also stored in the journal's schema).
 pub fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
     let mut kv = HashMap::from([
@@ -276,7 +280,7 @@ impl Sink for ParquetSink {
         };
         let target = self.target.clone();
         let mut md = self.schema.metadata().clone();
-        md.extend(self.late.iter().cloned());
+        md.extend(self.late.iter().filter(|(k, _)| k != MARKS_KEY).cloned());
         let stored = Schema::new(self.schema.fields().clone()).with_metadata(schema_metadata(&md));
         self.append_key_value_metadata(KeyValue::new(ARROW_SCHEMA_META_KEY.to_string(), encode_arrow_schema(&stored)));
         let mut out = match self.enc {

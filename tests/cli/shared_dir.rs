@@ -265,3 +265,57 @@ fn a_fifo_or_a_device_in_place_of_the_status_file_is_refused_at_once() {
         assert!(err.contains("status file"), "{err}");
     }
 }
+
+/// The control socket of the recording of `run`, from its status file (waits up to 20 s).
+fn control_socket(run: &Path) -> PathBuf {
+    let status = run.with_file_name(format!(".{}.status", run.file_name().unwrap().to_string_lossy()));
+    let t0 = Instant::now();
+    loop {
+        let doc = std::fs::read(&status).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        if let Some(c) = doc.as_ref().and_then(|d| d["control"].as_str()) {
+            return PathBuf::from(c);
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no status file naming a socket");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_flood_of_marks_is_capped_counted_and_kept_out_of_the_arrow_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let child = gpumon()
+        .args(["record", "-q", "-i", "100ms", "--count", "20", "--phases", "-o"])
+        .arg(&run)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sock = control_socket(&run);
+    let (sent, mut refused) = (3000, 0);
+    for batch in 0..3 {
+        let mut s = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+        let lines: String = (0..sent / 3).map(|i| format!("mark flood-{batch}-{i}\n")).collect();
+        s.write_all(lines.as_bytes()).unwrap();
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answers = String::new();
+        s.read_to_string(&mut answers).unwrap();
+        refused += answers.lines().filter(|l| l.starts_with("error: ")).count();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(refused > sent / 2, "most of the flood is refused: {refused} of {sent}");
+    assert!(text(&o).contains(&format!("{refused} marks refused")), "said once at the end: {}", text(&o));
+    let py = "import json, sys, pyarrow.parquet as pq\n\
+              md = pq.read_metadata(sys.argv[1]).metadata\n\
+              sm = pq.read_schema(sys.argv[1]).metadata or {}\n\
+              print(json.dumps({'marks': len(json.loads(md[b'gpumon.marks'])), \
+              'dropped': md.get(b'gpumon.marks_dropped', b'0').decode(), 'arrow_schema': len(md[b'ARROW:schema']), \
+              'in_schema': any(b'flood' in v for v in sm.values())}))";
+    let out = Command::new("python3").args(["-c", py]).arg(&run).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["marks"].as_u64().unwrap() as usize, sent - refused, "{v}");
+    assert_eq!(v["dropped"], refused.to_string(), "{v}");
+    assert_eq!(v["in_schema"], false, "the marks stay out of the Arrow schema: {v}");
+    assert!(v["arrow_schema"].as_u64().unwrap() < 40_000, "{v}");
+}
