@@ -73,10 +73,10 @@ pub fn table(c: &Comparison, th: &Thresholds) -> String {
 
 /// The comparison as a markdown table and a list of verdicts.
 pub fn markdown(c: &Comparison, th: &Thresholds) -> String {
-    use crate::present::markdown::esc;
+    use crate::present::markdown::{code, esc};
     let mut o = String::new();
     let Some(base) = c.columns.get(c.baseline) else { return o };
-    let _ = writeln!(o, "Compared with `{}` (the baseline).\n", esc(&base.label));
+    let _ = writeln!(o, "Compared with {} (the baseline).\n", code(&base.label));
     let _ = writeln!(o, "| statistic | {} |", c.columns.iter().map(|x| esc(&x.label)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(o, "|---|{}", "--:|".repeat(c.columns.len()));
     for (i, &m) in c.measures.iter().enumerate() {

@@ -7,10 +7,47 @@ use crate::analysis::stat::Stat;
 use crate::analysis::{HostSummary, Summary};
 use crate::present::{count, dur, num, throttle_list, ts};
 use crate::schema::catalog::Field;
+use crate::util::text::escape;
 
-/// Text for a table cell (a `|` would end it).
+/// Text from a file (a host, user or GPU name, a phase label) as Markdown that shows it as it is,
+/// in a table cell or in prose: HTML's `<`, `>` and `&` as entities (no tag reaches a renderer, as
+/// in the HTML report), the characters of emphasis, links, code spans and tables backslash-escaped,
+/// control and bidirectional characters written as escapes (`\u{202e}`).
 pub fn esc(s: &str) -> String {
-    s.replace('|', "\\|")
+    let s = escape(s);
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' => {
+                o.push('\\');
+                o.push(c);
+            }
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// Text from a file as a Markdown code span (shown literally, HTML included): fenced with one
+/// backtick more than the longest run of them inside, so none of its own can end the span.
+pub fn code(s: &str) -> String {
+    let s = escape(s);
+    let (mut run, mut longest) = (0, 0);
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// Generated text that may quote a file's names (findings' evidence): HTML's specials as entities.
+fn html(s: &str) -> String {
+    escape(s).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// Title, span and window.
@@ -78,7 +115,7 @@ fn gpu_notes(o: &mut String, h: &HostSummary) {
             let _ = writeln!(
                 o,
                 "- GPU {}: {} gap(s), {} in total; longest: {}",
-                g.label,
+                esc(&g.label),
                 count(g.stats.get(Stat::Gaps)),
                 dur(g.stats.get(Stat::GapS).unwrap_or(0.0)),
                 longest.map_or("-".into(), |x| format!(
@@ -90,7 +127,7 @@ fn gpu_notes(o: &mut String, h: &HostSummary) {
         }
         let thr = throttle_list(&g.stats);
         if !thr.is_empty() {
-            let _ = writeln!(o, "- GPU {} clock events (share of samples): {}", g.label, thr.join(", "));
+            let _ = writeln!(o, "- GPU {} clock events (share of samples): {}", esc(&g.label), thr.join(", "));
         }
     }
     o.push('\n');
@@ -114,8 +151,9 @@ fn findings(o: &mut String, h: &HostSummary) {
     }
     o.push_str("### Findings\n\n");
     for f in &h.findings {
-        let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
-        let _ = writeln!(o, "- **{}** ({}): {who}{}  \n  Fix: {}", f.rule, f.severity.label(), f.evidence, f.fix);
+        let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {}: ", esc(&g.to_string())));
+        let (evidence, fix) = (html(&f.evidence), html(f.fix));
+        let _ = writeln!(o, "- **{}** ({}): {who}{evidence}  \n  Fix: {fix}", f.rule, f.severity.label());
     }
     o.push('\n');
 }
@@ -185,11 +223,11 @@ fn inputs(o: &mut String, s: &Summary) {
         let _ =
             writeln!(o, "- `{}` ({}, {} rows)", crate::util::text::show(&i.path), i.kind, count(Some(i.rows as f64)));
         for w in &i.warnings {
-            let _ = writeln!(o, "  - warning: {w}");
+            let _ = writeln!(o, "  - warning: {}", html(w));
         }
     }
     for (p, why) in &s.skipped {
-        let _ = writeln!(o, "- skipped `{}`: {why}", p.display());
+        let _ = writeln!(o, "- skipped {}: {}", code(&p.to_string_lossy()), html(why));
     }
 }
 
@@ -206,7 +244,7 @@ pub fn render(s: &Summary) -> String {
 /// A section per host (GPU table, notes, host figures, findings) under `level` headings.
 pub fn host_sections(o: &mut String, s: &Summary, level: &str) {
     for h in &s.hosts {
-        let _ = writeln!(o, "{level} Host `{}`\n", h.name);
+        let _ = writeln!(o, "{level} Host {}\n", code(&h.name));
         if !h.gpus.is_empty() {
             gpu_table(o, h);
             gpu_notes(o, h);

@@ -52,7 +52,7 @@ fn md(s: &Summary, p: &PhaseReport) -> String {
         return o;
     }
     for ph in &p.phases {
-        let _ = writeln!(o, "### Phase `{}`\n\n{}.\n", markdown::esc(&name(ph.label.as_deref())), span(&ph.summary));
+        let _ = writeln!(o, "### Phase {}\n\n{}.\n", markdown::code(&name(ph.label.as_deref())), span(&ph.summary));
         markdown::host_sections(&mut o, &ph.summary, "####");
     }
     if let Some(c) = &p.comparison {

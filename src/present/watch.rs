@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::analysis::findings::Finding;
 use crate::present::{count, dur};
 use crate::schema::live::LiveStatus;
+use crate::util::text::escape;
 
 /// Whether the recording is going on, as far as `watch` can tell.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,8 +61,13 @@ fn n1(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
 }
 
-/// Cut to `w` characters.
+/// Control and bidirectional characters escaped (every text of the frame comes from a file another
+/// program wrote), then cut to `w` characters.
 fn fit(s: String, w: usize) -> String {
+    let s = match escape(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(e) => e,
+    };
     if s.chars().count() <= w { s } else { s.chars().take(w).collect() }
 }
 

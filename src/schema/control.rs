@@ -36,8 +36,9 @@ pub fn check_label(label: &str) -> Result<(), String> {
     if label.len() > MAX_LABEL {
         return Err(format!("label longer than {MAX_LABEL} bytes"));
     }
-    if label.chars().any(char::is_control) {
-        return Err("label with control characters".into());
+    // Bidirectional overrides would reorder the label (and the text after it) in every report.
+    if label.chars().any(crate::util::text::is_unsafe) {
+        return Err("label with control or bidirectional-override characters".into());
     }
     Ok(())
 }

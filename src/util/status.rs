@@ -23,7 +23,9 @@ const DEFAULT_WIDTH: usize = 80;
 pub fn draw(line: &str) {
     if ACTIVE.load(Ordering::Relaxed) {
         let width = console::Term::stderr().size_checked().map_or(DEFAULT_WIDTH, |(_, cols)| usize::from(cols));
-        let _ = write!(std::io::stderr(), "\r\x1b[2K{}", fit(line, width));
+        // The phase label and file names in it come from other programs: nothing of theirs reaches
+        // the terminal as a control sequence.
+        let _ = write!(std::io::stderr(), "\r\x1b[2K{}", fit(&crate::util::text::escape(line), width));
     }
 }
 

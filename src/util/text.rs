@@ -1,18 +1,32 @@
 //! Untrusted text made safe to print on one line: control characters (newlines, ANSI escapes,
-//! NUL) in file names and cell excerpts are written as Rust-style escapes (`\n`, `\u{1b}`).
+//! NUL) and the invisible characters that reorder or break text on a terminal (bidirectional
+//! overrides and isolates, line and paragraph separators) in file names, labels and cell excerpts
+//! are written as Rust-style escapes (`\n`, `\u{1b}`, `\u{202e}`).
 
 use std::borrow::Cow;
 use std::path::Path;
 
-/// `s` with every control character escaped (`\n`, `\t`, `\u{1b}`...); `s` itself when it has none.
+/// Whether `c` changes how the text around it shows rather than showing itself: a control
+/// character (C0, DEL, C1), a bidirectional mark, embedding, override or isolate (U+061C, U+200E,
+/// U+200F, U+202A-U+202E, U+2066-U+2069), or a line or paragraph separator (U+2028, U+2029).
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// `s` with every character [`is_unsafe`] escaped (`\n`, `\t`, `\u{1b}`, `\u{202e}`...); `s` itself
+/// when it has none.
 pub fn escape(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(char::is_control) {
+    if !s.chars().any(is_unsafe) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         if c.is_control() {
             out.extend(c.escape_debug());
+        } else if is_unsafe(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
         } else {
             out.push(c);
         }
@@ -35,5 +49,7 @@ mod tests {
         assert_eq!(escape("a\nb\x1b[31mc\0"), "a\\nb\\u{1b}[31mc\\0");
         assert_eq!(escape("tab\there"), "tab\\there");
         assert_eq!(show(Path::new("dir/ü.csv")), "dir/ü.csv");
+        assert_eq!(escape("a\u{202e}gpj.exe\u{2066}b\u{200f}"), "a\\u{202e}gpj.exe\\u{2066}b\\u{200f}");
+        assert_eq!(escape("\u{9b}31m\u{2028}"), "\\u{9b}31m\\u{2028}");
     }
 }

@@ -319,3 +319,110 @@ fn a_flood_of_marks_is_capped_counted_and_kept_out_of_the_arrow_schema() {
     assert_eq!(v["in_schema"], false, "the marks stay out of the Arrow schema: {v}");
     assert!(v["arrow_schema"].as_u64().unwrap() < 40_000, "{v}");
 }
+
+#[test]
+fn watch_prints_no_terminal_control_or_bidi_character_from_the_status_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let private = dir.path().join("rundir");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let doc = serde_json::json!({
+        "schema": "gpumon.status/1",
+        "pid": std::process::id(),
+        "host": "\u{1b}]0;owned window title\u{7}",
+        "output": "run.parquet",
+        "control": "/nonexistent/ctl",
+        "interval_s": 1.0,
+        "job": "\u{1b}]52;c;ZXZpbA==\u{7}clipboard",
+        "phase": "\u{1b}[2J\u{202e}txt.exe",
+        "phase_since": "2026-01-01T00:00:00.000Z",
+        "rows": [{"index": 0, "name": "\u{9b}31mGPU\u{2066}", "utilization.gpu": 50}],
+    });
+    std::fs::write(private.join("status"), doc.to_string()).unwrap();
+    symlink(private.join("status"), dir.path().join(".run.parquet.status")).unwrap();
+    let o = gpumon().args(["watch", "--once"]).arg(dir.path().join("run.parquet")).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("owned window title") && out.contains("txt.exe"), "the text is shown: {out}");
+    let bad: Vec<char> = out
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || ('\u{2066}'..='\u{2069}').contains(&c)
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+        })
+        .collect();
+    assert!(bad.is_empty(), "control or bidi characters reached the terminal: {bad:?}\n{out}");
+}
+
+#[test]
+fn mark_refuses_a_label_with_bidi_controls() {
+    let dir = tempfile::tempdir().unwrap();
+    let o =
+        gpumon().args(["mark", "--run"]).arg(dir.path().join("run.parquet")).arg("bs=64\u{202e}txt").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("bad phase label") && text(&o).contains("bidirectional"), "{}", text(&o));
+}
+
+/// `md` with its code spans taken out (CommonMark: a run of n backticks up to the next run of
+/// exactly n), and the code spans.
+fn split_code_spans(md: &str) -> (String, Vec<String>) {
+    let (mut prose, mut spans) = (String::new(), Vec::new());
+    let b: Vec<char> = md.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == '\\' && i + 1 < b.len() {
+            prose.push(b[i]);
+            prose.push(b[i + 1]);
+            i += 2;
+            continue;
+        }
+        if b[i] != '`' {
+            prose.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let n = b[i..].iter().take_while(|&&c| c == '`').count();
+        let mut j = i + n;
+        let close = loop {
+            if j >= b.len() {
+                break None;
+            }
+            let m = b[j..].iter().take_while(|&&c| c == '`').count();
+            if m == n {
+                break Some(j);
+            }
+            j += m.max(1);
+        };
+        match close {
+            Some(j) => {
+                spans.push(b[i + n..j].iter().collect());
+                i = j + n;
+            }
+            None => {
+                prose.extend(&b[i..i + n]);
+                i += n;
+            }
+        }
+    }
+    (prose, spans)
+}
+
+#[test]
+fn markdown_shows_hostile_host_names_and_phase_labels_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let (host, a, b) = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "`x`<b>|*y*");
+    let rows: String = (0..4)
+        .map(|i| format!("2026-01-01T00:00:0{i}.000Z,{host},0,GPU-1,{},\"{}\"\n", 50 + i, if i < 2 { a } else { b }))
+        .collect();
+    let csv = dir.path().join("r.csv");
+    std::fs::write(&csv, format!("timestamp,host,index,uuid,utilization.gpu,phase\n{rows}")).unwrap();
+    let o = gpumon().args(["summarize", "--by", "phase", "--format", "markdown"]).arg(&csv).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let md = String::from_utf8_lossy(&o.stdout);
+    let (prose, spans) = split_code_spans(&md);
+    assert!(!prose.contains('<'), "raw HTML outside code spans:\n{prose}");
+    assert!(spans.iter().any(|s| s.trim() == b), "the label with backticks is one whole code span: {spans:?}");
+    assert!(spans.iter().any(|s| s == host) && spans.iter().any(|s| s == a), "{spans:?}");
+    assert!(prose.contains("&lt;img src=x onerror=alert(2)&gt;"), "in a table cell as text:\n{prose}");
+}
