@@ -236,6 +236,8 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let sel = selection(&fields);
     let want: Vec<Field> = sel.fields().collect();
     let tmp = tmp_path(&cfg.output);
+    // What an interrupted conversion left (a link there is removed, never followed): made anew.
+    let _ = std::fs::remove_file(&tmp);
     let w = Arc::new(Mutex::new(Writer {
         format,
         tmp: tmp.clone(),

@@ -7,25 +7,36 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::schema::files::{OutputSet, status_path};
-use crate::schema::live::LiveStatus;
+use crate::schema::live::{LiveStatus, NotRead, read_status};
 use crate::sink::files::recover_set;
 use crate::sink::lock::OutputLock;
 use crate::util::error::{UsageError, exit};
+use crate::util::fsafe;
 use crate::util::text::show;
+use crate::util::warn::warn;
 
 /// Remove the status file beside `base` (a link into the run's private directory) when the recorder
 /// that wrote it no longer runs, with what that directory holds; the link's path.
 fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
     let link = status_path(base);
     std::fs::symlink_metadata(&link).ok()?;
-    let doc = std::fs::read(&link).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());
+    // Only a status file of this user's is looked at (read without blocking, bounded) and removed.
+    let doc = match read_status(base) {
+        Ok(b) => serde_json::from_slice::<LiveStatus>(&b).ok(),
+        Err(NotRead::Missing) => None,
+        Err(NotRead::Refused(why)) => {
+            warn(&format!("left the status file alone: {why}"));
+            return None;
+        }
+    };
     let host = crate::source::host::hostname();
     if doc.is_some_and(|st| st.recorder_alive(&host)) {
         return None;
     }
     if let Ok(file) = std::fs::read_link(&link)
-        && let Some(dir) =
-            file.parent().filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gpumon-")))
+        && let Some(dir) = file.parent().filter(|d| {
+            d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gpumon-")) && fsafe::private_dir(d)
+        })
     {
         for name in ["status", ".status.tmp", "ctl"] {
             let _ = std::fs::remove_file(dir.join(name));

@@ -111,7 +111,11 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
     }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.html".into());
     let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", show(&tmp)))?;
+    // Made new: never written through a link someone put at its name.
+    let _ = std::fs::remove_file(&tmp);
+    crate::util::fsafe::create_new(&tmp, false)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("writing {}", show(&tmp)))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", show(&tmp), show(path)))?;
     Ok(())
 }

@@ -85,7 +85,12 @@ pub fn read_status(base: &Path) -> Result<Vec<u8>, NotRead> {
         }
         let to = std::fs::read_link(&link).map_err(|e| refused(e.to_string()))?;
         let to = link.parent().map_or_else(|| to.clone(), |d| d.join(&to));
-        if !to.parent().is_some_and(fsafe::private_dir) {
+        let dir = to.parent().unwrap_or(Path::new("/"));
+        if std::fs::symlink_metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+            // The run's directory went with it (a reboot cleared /dev/shm): nothing to read.
+            return Err(NotRead::Missing);
+        }
+        if !fsafe::private_dir(dir) {
             return Err(refused(format!("it points at {}, not into a private directory of yours", show(&to))));
         }
         to
