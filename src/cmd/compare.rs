@@ -173,6 +173,12 @@ pub fn run(cfg: &CompareConfig) -> Result<i32> {
     let results = checks(cfg, &cols)?;
     let text = render(cfg, &cols, &c, &results);
     let mut out = std::io::stdout().lock();
+    // Labels and names come from files: none of their control or bidirectional characters reach a terminal.
+    let text = if matches!(cfg.format, CompareFormatArg::Table) || std::io::IsTerminal::is_terminal(&out) {
+        crate::util::text::for_terminal(&text).into_owned()
+    } else {
+        text
+    };
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(report_checks(&results))

@@ -35,6 +35,7 @@ use crate::schema::cols::{self, NO_TS};
 use crate::schema::run::InputInfo;
 use crate::util::error::{UsageError, exit};
 use crate::util::progress::Progress;
+use crate::util::text::{escape, for_terminal};
 
 /// A validated `summarize` command line.
 #[derive(Debug, Clone)]
@@ -331,7 +332,7 @@ pub fn report_checks(results: &[CheckResult]) -> i32 {
     let mut failed = false;
     for r in results.iter().filter(|r| !r.failures.is_empty()) {
         failed = true;
-        eprintln!("gpumon: check failed: {}: {}", r.check, r.failures.join("; "));
+        eprintln!("gpumon: check failed: {}: {}", r.check, escape(&r.failures.join("; ")));
     }
     if failed { exit::CHECK_FAILED } else { exit::OK }
 }
@@ -344,6 +345,13 @@ pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
         None => render(&o.summary, &o.checks, cfg.format),
     };
     let mut out = std::io::stdout().lock();
+    // Names and labels come from files: the table (a terminal's format) and anything bound for a
+    // terminal get no control or bidirectional character of theirs.
+    let text = if cfg.format == crate::present::SummaryFormat::Table || std::io::IsTerminal::is_terminal(&out) {
+        for_terminal(&text)
+    } else {
+        std::borrow::Cow::Borrowed(text.as_str())
+    };
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(report_checks(&o.checks))

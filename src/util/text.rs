@@ -34,6 +34,25 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A report of several lines for a terminal: every character [`is_unsafe`] escaped except the line
+/// breaks and tabs of its layout; `text` itself when it has none.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| is_unsafe(c) && c != '\n' && c != '\t') {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text
+        .split('\n')
+        .map(|l| {
+            if l.contains('\t') {
+                Cow::Owned(l.split('\t').map(escape).collect::<Vec<_>>().join("\t"))
+            } else {
+                escape(l)
+            }
+        })
+        .collect();
+    Cow::Owned(lines.join("\n"))
+}
+
 /// A path as it is shown in messages: lossily decoded, control characters escaped.
 pub fn show(path: &Path) -> String {
     escape(&path.to_string_lossy()).into_owned()
@@ -51,5 +70,7 @@ mod tests {
         assert_eq!(show(Path::new("dir/ü.csv")), "dir/ü.csv");
         assert_eq!(escape("a\u{202e}gpj.exe\u{2066}b\u{200f}"), "a\\u{202e}gpj.exe\\u{2066}b\\u{200f}");
         assert_eq!(escape("\u{9b}31m\u{2028}"), "\\u{9b}31m\\u{2028}");
+        assert_eq!(for_terminal("a\tb\n\u{1b}[2J\n"), "a\tb\n\\u{1b}[2J\n");
+        assert!(matches!(for_terminal("plain\ttext\n"), Cow::Borrowed(_)));
     }
 }

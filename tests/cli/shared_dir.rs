@@ -426,3 +426,20 @@ fn markdown_shows_hostile_host_names_and_phase_labels_as_text() {
     assert!(spans.iter().any(|s| s == host) && spans.iter().any(|s| s == a), "{spans:?}");
     assert!(prose.contains("&lt;img src=x onerror=alert(2)&gt;"), "in a table cell as text:\n{prose}");
 }
+
+#[test]
+fn the_summary_table_prints_no_control_or_bidi_character_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (host, phase) = ("\u{1b}]0;title\u{7}h\u{202e}ost", "a\u{1b}[2Jb\u{2067}");
+    let rows: String =
+        (0..3).map(|i| format!("2026-01-01T00:00:0{i}.000Z,{host},0,GPU-1,{},{phase}\n", 50 + i)).collect();
+    let csv = dir.path().join("r.csv");
+    std::fs::write(&csv, format!("timestamp,host,index,uuid,utilization.gpu,phase\n{rows}")).unwrap();
+    let o = gpumon().args(["summarize", "--by", "phase"]).arg(&csv).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("h\\u{202e}ost") && out.contains("a\\u{1b}[2Jb"), "shown escaped: {out}");
+    let bad: Vec<char> =
+        out.chars().filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}' || c == '\u{2067}').collect();
+    assert!(bad.is_empty(), "{bad:?}");
+}
