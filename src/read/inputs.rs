@@ -269,6 +269,12 @@ fn add_path(path: &Path, f: &mut Found) -> Result<()> {
 /// A file found in a directory or a set: read when it is metrics, skipped (and listed) when it is
 /// not, an error when it cannot be read at all (as for a file named or matched by a glob).
 fn add_member(p: &Path, f: &mut Found) -> Result<()> {
+    // Only a name of the set is known here, not what another user may have put there: a FIFO or a
+    // device (behind a link, say) would block the read or never end.
+    if fs::metadata(p).is_ok_and(|m| !m.is_file()) {
+        f.d.skipped.push((p.to_path_buf(), format!("{}: not a regular file", show(p))));
+        return Ok(());
+    }
     let head = read_head(p, p)?;
     match sniff(&head) {
         Ok(kind) => push(f, p, kind, None),

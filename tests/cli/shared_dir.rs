@@ -443,3 +443,16 @@ fn the_summary_table_prints_no_control_or_bidi_character_of_a_file() {
         out.chars().filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}' || c == '\u{2067}').collect();
     assert!(bad.is_empty(), "{bad:?}");
 }
+
+#[test]
+fn a_fifo_or_device_named_like_a_journal_of_the_set_does_not_hang_a_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let o = record(&run).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let fifo = dir.path().join(".run.20260101T000001.000Z.parquet.journal");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    symlink("/dev/zero", dir.path().join(".run.20260101T000002.000Z.parquet.journal")).unwrap();
+    let (code, err) = run_briefly(gpumon().arg("summarize").arg(&run), Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{err}");
+}
