@@ -140,14 +140,32 @@ fn open_live(
     Ok(Some(Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone()))?))
 }
 
-/// The main writer, the per-process writer beside it (Parquet or CSV like the main file), the
-/// metrics endpoint and the status file, each when asked for.
+/// The status file first (a name another user holds stops the run before any file is made), then
+/// the main writer, the per-process writer beside it (Parquet or CSV like the main file) and the
+/// metrics endpoint, each when asked for.
 fn open_outputs(
     cfg: &RecordConfig,
     meta: &RunMeta,
     control: Option<&Control>,
     dir: Option<Arc<RunDir>>,
 ) -> Result<Outputs> {
+    let live = open_live(cfg, meta, control, dir)?;
+    match open_writers(cfg, meta) {
+        Ok((writer, procs, events, exporter)) => Ok(Outputs::new(writer, procs, events, exporter, live)),
+        Err(e) => {
+            if let Some(l) = live {
+                l.finish();
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The main and per-process writers, the events writer's settings and the metrics endpoint.
+type Writers = (Option<Writer>, Option<Writer>, Option<WriterConfig>, Option<Exporter>);
+
+/// The writers and the metrics endpoint of [`open_outputs`].
+fn open_writers(cfg: &RecordConfig, meta: &RunMeta) -> Result<Writers> {
     let writer = cfg
         .target
         .as_ref()
@@ -167,8 +185,7 @@ fn open_outputs(
         ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
     });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
-    let live = open_live(cfg, meta, control, dir)?;
-    Ok(Outputs::new(writer, procs, events, exporter, live))
+    Ok((writer, procs, events, exporter))
 }
 
 /// The writer settings of one output of this run.

@@ -214,6 +214,7 @@ fn record_refuses_to_start_beside_a_status_file_of_another_user() {
     assert!(matches!(code, Some(1 | 2)), "exit {code:?}: {err}");
     assert!(err.contains(".run.csv.status") && err.contains("another user"), "{err}");
     assert!(std::fs::read_to_string(&planted).unwrap().contains("elsewhere"), "the file is left as it was");
+    assert!(!dir.path().join("run.csv").exists(), "stopped before any file was made");
 }
 
 #[test]
