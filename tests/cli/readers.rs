@@ -144,3 +144,29 @@ fn older_files_with_unsigned_columns_and_unit_headers_still_read() {
     assert_eq!(after["pyarrow"]["types"]["clocks_event_reasons.active"], "int64");
     assert_eq!(after["pyarrow"]["columns"]["memory.used"], before["pyarrow"]["columns"]["memory.used"]);
 }
+
+/// `gpumon summarize --format json -q` of `inputs` (exit 0 or 3), parsed.
+fn summary_of(inputs: &[&Path]) -> Value {
+    let o = gpumon().arg("summarize").args(inputs).args(["--format", "json", "-q"]).output().unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn energy_joins_row_groups_and_pieces_across_a_null_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("seams", dir.path());
+    let want = info["wh"].as_f64().unwrap();
+    // Row groups of 1000 rows (split into parts when there are CPUs for it), one row group, and two
+    // pieces of a set; the counter is null on the first row of the second half.
+    for input in ["groups.parquet", "whole.parquet", "set/run.parquet"] {
+        let j = summary_of(&[&dir.path().join(input)]);
+        let wh = j["all"]["gpus"]["energy_wh"].as_f64().unwrap();
+        assert!((wh - want).abs() < 1e-9, "{input}: {wh} Wh, want {want}");
+    }
+}
