@@ -423,6 +423,10 @@ impl InputArgs {
 }
 
 #[cfg(test)]
+#[path = "summarize_props.rs"]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Arc;

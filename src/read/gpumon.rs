@@ -24,7 +24,7 @@ use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
 use crate::read::pqdecode;
 use crate::read::values::{Found, type_fits};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
-use crate::schema::catalog::{Field, NvmlRead, Source, Table, Ty};
+use crate::schema::catalog::{Field, Source, Table, Ty};
 use crate::schema::cols;
 use crate::schema::journal::{Journal, Unreadable};
 use crate::schema::row::{Row, Value};
@@ -144,27 +144,23 @@ impl ParquetFile {
         crate::read::values::mistyped(self.meta.schema())
     }
 
-    /// The columns read of a row group: those of `want` and the keys; GPU identity text only when
-    /// `identity`, the host column only when `host` (see [`ParquetFile::one_hosts`]).
-    fn mask(&self, want: &[Field], identity: bool, host: bool) -> Vec<usize> {
+    /// The columns read of a row group: those of `want` and the keys (the uuid too where there is no
+    /// index to key GPUs by); the host column only when `host` (see [`ParquetFile::one_hosts`]).
+    /// GPU identity text is read in every row group: a GPU may first appear in any of them, and
+    /// `convert` copies it to every row.
+    fn mask(&self, want: &[Field], host: bool) -> Vec<usize> {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
-        let idx: Vec<usize> = self
-            .fields
+        self.fields
             .iter()
             .filter(|(_, f)| {
-                // GPU identity text is the same on every row of a GPU; other text is read everywhere.
-                let strings = f.def().ty == Ty::Str && f.def().read == Some(NvmlRead::Identity);
                 if *f == Field::Host && !host {
                     return false;
                 }
-                keys.contains(f)
-                    || (*f == Field::Uuid && !has_index)
-                    || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
+                keys.contains(f) || (*f == Field::Uuid && !has_index) || want.contains(f)
             })
             .map(|(i, _)| *i)
-            .collect();
-        idx
+            .collect()
     }
 
     /// What the statistics of row group `rg` say of its host column: None when it may hold nulls
@@ -239,8 +235,7 @@ impl ParquetFile {
     /// contiguous parts (up to [`PARTS_PER_THREAD`] per thread) that up to `threads` threads take in
     /// turn, each the next part not yet taken: a thread slowed by other work on the machine takes
     /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
-    /// file order. Text columns other than the host and phase (uuid, name) are read from the first
-    /// row group only; the host column not at all where a row group has one host
+    /// file order. The host column is not read where a row group has one host
     /// ([`ParquetFile::one_hosts`]): `visit` is given that host for the batches of such a group.
     pub fn scan<S: Send>(
         &self,
@@ -257,11 +252,11 @@ impl ParquetFile {
         let parts = partition(&groups, if threads > 1 { threads * PARTS_PER_THREAD } else { 1 });
         let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
         let hosts = self.one_hosts();
-        let run = |part: &[usize], first: bool| -> Result<S> {
+        let run = |part: &[usize]| -> Result<S> {
             let mut state = init();
-            for (k, &rg) in part.iter().enumerate() {
+            for &rg in part {
                 let host = hosts.get(rg).and_then(Option::as_deref);
-                self.read_group(rg, self.mask(want, first && k == 0, host.is_none()), &mut |batch| {
+                self.read_group(rg, self.mask(want, host.is_none()), &mut |batch| {
                     progress.inc((batch.num_rows() as f64 * per_row) as u64);
                     visit(&mut state, batch, host)
                 })?;
@@ -270,9 +265,9 @@ impl ParquetFile {
         };
         if parts.len() <= 1 {
             let all: Vec<usize> = groups.iter().map(|g| g.0).collect();
-            return Ok(vec![run(&all, true)?]);
+            return Ok(vec![run(&all)?]);
         }
-        take_in_turn(parts.len(), threads, &|i| run(&parts[i], i == 0))
+        take_in_turn(parts.len(), threads, &|i| run(&parts[i]))
     }
 }
 

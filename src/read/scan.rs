@@ -41,9 +41,8 @@ pub struct ReadOptions {
     pub threads: usize,
 }
 
-/// The rows of the GPUs `--gpus` selects. A batch without a uuid column (Parquet row groups after
-/// the first carry only the index, see `gpumon::ParquetFile::scan`) is matched by the indexes that
-/// earlier batches of the file showed the selected UUIDs to have.
+/// The rows of the GPUs `--gpus` selects. A batch without a uuid column is matched by the indexes
+/// that earlier batches of the file showed the selected UUIDs to have.
 struct GpuFilter<'a> {
     sel: &'a [GpuSelector],
     learned: Mutex<HashSet<u64>>,
@@ -158,10 +157,7 @@ pub fn scan<S: Send>(
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             rep.ignored_columns = pf.mistyped();
             let host = rep.default_host.clone();
-            // UUIDs are learned from the first row group (the only one read with its uuid column):
-            // read it before the others.
-            let threads = if filter.by_uuid() { 1 } else { opts.threads };
-            pf.scan(want, threads, progress, init, &|s, b, one| checked(s, b, one.unwrap_or(&host)))?
+            pf.scan(want, opts.threads, progress, init, &|s, b, one| checked(s, b, one.unwrap_or(&host)))?
         }
         Kind::Journal => {
             let j = gpumon::open_journal(input)?;

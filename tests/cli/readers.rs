@@ -170,3 +170,36 @@ fn energy_joins_row_groups_and_pieces_across_a_null_counter() {
         assert!((wh - want).abs() < 1e-9, "{input}: {wh} Wh, want {want}");
     }
 }
+
+/// tests/py/writers.py's row groups and null counts of a Parquet file.
+fn inspect(file: &Path) -> Value {
+    writers("inspect", file)
+}
+
+#[test]
+fn gpu_identity_is_read_from_every_row_group_and_convert_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("identity", dir.path());
+    // Sorted by host and GPU: every GPU but the first starts in a later row group.
+    let j = summary_of(&[&dir.path().join("sorted.parquet")]);
+    for h in j["hosts"].as_array().unwrap() {
+        let want = &info["uuid"][h["host"].as_str().unwrap()];
+        let got: Vec<&Value> = h["gpus"].as_array().unwrap().iter().map(|g| &g["uuid"]).collect();
+        assert_eq!(&Value::from(got.into_iter().cloned().collect::<Vec<_>>()), want, "{}", h["host"]);
+        assert!(h["gpus"].as_array().unwrap().iter().all(|g| g["name"].is_string()), "{h}");
+    }
+    // A file of several row groups converted (to gpumon's own file, then that again): no blanked
+    // identity on any row.
+    let own = dir.path().join("own.parquet");
+    let again = dir.path().join("again.parquet");
+    for (from, to) in [(dir.path().join("big.parquet"), &own), (own.clone(), &again)] {
+        let o = gpumon().args(["convert", "-q", "-o"]).arg(to).arg(&from).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r = inspect(to);
+        assert!(r["row_groups"].as_u64().unwrap() > 1, "{r}");
+        assert_eq!(r["rows"], 240_000);
+        for c in ["uuid", "name", "pci.bus_id"] {
+            assert_eq!(r["nulls"][c], 0, "{c} blanked in {}: {r}", to.display());
+        }
+    }
+}

@@ -3,6 +3,7 @@ groups, every codec, decimal and float16 columns, CSV timestamps of polars and D
 by GPU, an empty companion, rows without a host.
 
 usage: writers.py CASE OUTDIR
+       writers.py inspect FILE
 
 Writes the case's files under OUTDIR and prints a JSON object naming them (and any figure the test
 derives from the written data); nothing is asserted here.
@@ -51,12 +52,57 @@ def seams(out):
     return {"wh": (energy[-1] - energy[0]) / 3600.0}
 
 
-CASES = {"seams": seams}
+def identity(out):
+    """GPU identity in later row groups: 2 hosts x 4 GPUs, rows sorted by host and GPU in row groups
+    of 500 rows (`sorted.parquet`); and 8 GPUs x 30,000 ticks in time order (`big.parquet`), enough
+    for gpumon's own writer to cut several row groups when it converts them."""
+    rng = np.random.default_rng(3)
+    hosts, gpus, ticks = ["a", "b"], 4, 600
+    rows = [(h, g, t) for h in hosts for g in range(gpus) for t in range(ticks)]
+    uuid = lambda h, g: f"GPU-{h}{g}-0000-1111-2222-333344445555"
+    t = pa.table(
+        {
+            "timestamp": pa.array([T0 + t * 1_000_000 for _, _, t in rows], UTC),
+            "host": pa.array([h for h, _, _ in rows]),
+            "index": pa.array([g for _, g, _ in rows], pa.int32()),
+            "uuid": pa.array([uuid(h, g) for h, g, _ in rows]),
+            "name": pa.array([f"NVIDIA H100 {g}" for _, g, _ in rows]),
+            "utilization.gpu": pa.array(rng.integers(0, 101, len(rows)), pa.int16()),
+        }
+    )
+    pq.write_table(t, os.path.join(out, "sorted.parquet"), row_group_size=500)
+    gpus, ticks = 8, 30_000
+    n = gpus * ticks
+    big = pa.table(
+        {
+            "timestamp": stamps(ticks, gpus),
+            "host": pa.array(["h"] * n),
+            "index": pa.array(np.tile(np.arange(gpus, dtype=np.int32), ticks)),
+            "uuid": pa.array([uuid("h", g) for g in range(gpus)] * ticks),
+            "name": pa.array(["NVIDIA H100 80GB HBM3"] * n),
+            "pci.bus_id": pa.array([f"00000000:{g:02X}:00.0" for g in range(gpus)] * ticks),
+            "power.draw": pa.array(rng.random(n) * 700),
+            "memory.used": pa.array(rng.integers(0, 80_000, n), pa.int32()),
+        }
+    )
+    pq.write_table(big, os.path.join(out, "big.parquet"), row_group_size=50_000)
+    return {"uuid": {h: [uuid(h, g) for g in range(4)] for h in hosts}}
+
+
+def inspect(path):
+    """Row groups and null counts per column of a Parquet file."""
+    f = pq.ParquetFile(path)
+    t = f.read()
+    return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
+
+
+CASES = {"seams": seams, "identity": identity, "inspect": inspect}
 
 
 def main():
     case, out = sys.argv[1], sys.argv[2]
-    os.makedirs(out, exist_ok=True)
+    if case != "inspect":
+        os.makedirs(out, exist_ok=True)
     print(json.dumps(CASES[case](out)))
 
 
