@@ -203,3 +203,21 @@ fn gpu_identity_is_read_from_every_row_group_and_convert_keeps_it() {
         }
     }
 }
+
+/// The summary without the list of inputs (which names the files).
+fn figures(mut j: Value) -> Value {
+    j.as_object_mut().unwrap().remove("inputs");
+    j
+}
+
+#[test]
+fn gzip_and_brotli_parquet_read_like_zstd() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("codecs", dir.path());
+    let files: Vec<&str> = info["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let want = figures(summary_of(&[&dir.path().join(files[0])]));
+    assert_eq!(want["all"]["gpus"]["samples"], 12_000);
+    for f in &files[1..] {
+        assert_eq!(figures(summary_of(&[&dir.path().join(f)])), want, "{f}");
+    }
+}

@@ -89,6 +89,35 @@ def identity(out):
     return {"uuid": {h: [uuid(h, g) for g in range(4)] for h in hosts}}
 
 
+def metrics(ticks=3000, gpus=4, seed=5):
+    """A time-ordered table of `gpus` GPUs with nulls, float and integer columns."""
+    rng = np.random.default_rng(seed)
+    n = ticks * gpus
+    mask = rng.random(n) < 0.05
+    return pa.table(
+        {
+            "timestamp": stamps(ticks, gpus),
+            "host": pa.array(["h"] * n),
+            "index": pa.array(np.tile(np.arange(gpus, dtype=np.int32), ticks)),
+            "utilization.gpu": pa.array(rng.integers(0, 101, n).astype(np.int16), mask=mask),
+            "memory.used": pa.array(rng.integers(0, 80_000, n).astype(np.int32)),
+            "power.draw": pa.array(np.round(rng.random(n) * 700, 3), mask=mask),
+            "energy.total": pa.array(np.repeat(np.arange(ticks) * 150.0, gpus) + 1e6),
+        }
+    )
+
+
+def codecs(out):
+    """One table with every codec pyarrow offers (zstd is the reference)."""
+    t = metrics()
+    names = []
+    for codec, version in [("zstd", "1.0"), ("gzip", "1.0"), ("gzip", "2.0"), ("brotli", "1.0"), ("brotli", "2.0")]:
+        name = f"{codec}-v{version[0]}.parquet"
+        pq.write_table(t, os.path.join(out, name), compression=codec, data_page_version=version, row_group_size=5000)
+        names.append(name)
+    return {"files": names}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -96,7 +125,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "inspect": inspect}
 
 
 def main():
