@@ -2,8 +2,9 @@
 //! in parallel), the Arrow IPC journal a crash leaves beside an open Parquet piece (read up to a torn
 //! tail, never modified), and gpumon CSV (a cut last line is skipped with a warning).
 //!
-//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer or float Arrow type
-//! is accepted for numeric fields and a timestamp in any unit, so Parquet written by other tools reads too.
+//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer, float or decimal
+//! Arrow type is accepted for numeric fields (decimals and half floats read as `Float64`, see
+//! [`crate::read::values::check`]) and a timestamp in any unit, so Parquet written by other tools reads too.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};

@@ -197,6 +197,12 @@ pub fn scan<S: Send>(
     };
     let found = found.into_inner().map_err(|_| anyhow::anyhow!("value checks poisoned"))?;
     rep.warnings.extend(found.warnings());
+    // A column named after a field in a type that cannot hold it is left out, and said so.
+    if matches!(input.kind, Kind::Parquet | Kind::Journal) {
+        for c in &rep.ignored_columns {
+            rep.warnings.push(format!("column {c} cannot be read: left out"));
+        }
+    }
     Ok((states, rep))
 }
 

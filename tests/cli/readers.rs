@@ -221,3 +221,19 @@ fn gzip_and_brotli_parquet_read_like_zstd() {
         assert_eq!(figures(summary_of(&[&dir.path().join(f)])), want, "{f}");
     }
 }
+
+#[test]
+fn decimal_and_half_float_columns_read_as_numbers_and_unusable_types_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("decimals", dir.path());
+    let want = figures(summary_of(&[&dir.path().join("float.parquet")]));
+    assert!(want["all"]["gpus"]["power.draw.mean"].is_f64(), "{}", want["all"]["gpus"]);
+    for f in info["files"].as_array().unwrap() {
+        let path = dir.path().join(f.as_str().unwrap());
+        assert_eq!(figures(summary_of(&[&path])), want, "{f}");
+        // The date in clocks.sm cannot be read: a warning names the column.
+        let o = gpumon().arg("summarize").arg(&path).args(["--format", "json", "-q"]).output().unwrap();
+        let w = warnings(&o.stderr);
+        assert!(w.iter().any(|l| l.contains("clocks.sm") && l.contains("left out")), "{f}: {w:?}");
+    }
+}

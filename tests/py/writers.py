@@ -118,6 +118,29 @@ def codecs(out):
     return {"files": names}
 
 
+def decimals(out):
+    """The metrics table with its numbers as decimals of several precisions and scales (stored as
+    fixed-length bytes, and as integers where they fit) and half floats; `clocks.sm` as a date, a
+    type no field can use. `float.parquet` holds the same values as floats."""
+    t = metrics()
+    t = t.set_column(t.schema.get_field_index("utilization.gpu"), "utilization.gpu",
+                     t["utilization.gpu"].cast(pa.float16()))
+    n = t.num_rows
+    days = pa.array(np.arange(n) % 1000, pa.int32()).cast(pa.date32())
+    pq.write_table(t, os.path.join(out, "float.parquet"), row_group_size=5000)
+    d = t
+    for col, ty in [
+        ("power.draw", pa.decimal128(12, 3)),
+        ("energy.total", pa.decimal256(40, 3)),
+        ("memory.used", pa.decimal128(10, 0)),
+    ]:
+        d = d.set_column(d.schema.get_field_index(col), col, d[col].cast(ty))
+    d = d.append_column("clocks.sm", days)
+    pq.write_table(d, os.path.join(out, "decimal.parquet"), row_group_size=5000)
+    pq.write_table(d, os.path.join(out, "decimal-int.parquet"), row_group_size=5000, store_decimal_as_integer=True)
+    return {"files": ["decimal.parquet", "decimal-int.parquet"]}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -125,7 +148,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "codecs": codecs, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "inspect": inspect}
 
 
 def main():
