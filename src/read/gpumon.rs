@@ -400,11 +400,22 @@ fn ends_with_newline(path: &Path) -> bool {
     f.read_exact(&mut b).is_err() || b[0] == b'\n'
 }
 
+/// A CSV timestamp in UTC µs: RFC 3339 (gpumon's own), the same with an offset written without its
+/// colon (polars: `+0000`) or without minutes (DuckDB: `+00`), a space or a `T` before the time; a
+/// time without an offset is UTC.
 fn parse_ts(cell: &str) -> Option<i64> {
     if let Ok(t) = DateTime::parse_from_rfc3339(cell) {
         return Some(t.timestamp_micros());
     }
-    NaiveDateTime::parse_from_str(cell, "%Y-%m-%d %H:%M:%S%.f").ok().map(|n| n.and_utc().timestamp_micros())
+    for f in ["%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%#z"] {
+        if let Ok(t) = DateTime::parse_from_str(cell, f) {
+            return Some(t.timestamp_micros());
+        }
+    }
+    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(cell, f).ok())
+        .map(|n| n.and_utc().timestamp_micros())
 }
 
 fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
@@ -548,6 +559,8 @@ pub fn read_csv(
     let mut cells = CsvCells::new(cols.used.len());
     let mut row = Row::default();
     let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
+    // The first unreadable timestamp and its line.
+    let mut first_bad_ts: Option<(String, u64)> = None;
     let complete = ends_with_newline(input.data());
     let ncols = header.len();
     let mut cur = csv::StringRecord::new();
@@ -581,6 +594,9 @@ pub fn read_csv(
             }
         } else {
             bad_ts += 1;
+            if first_bad_ts.is_none() {
+                first_bad_ts = Some((cur.get(cols.ts).unwrap_or("").chars().take(40).collect(), line));
+            }
         }
         std::mem::swap(&mut cur, &mut next);
         have = more;
@@ -593,10 +609,19 @@ pub fn read_csv(
             "{bad_shape} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first_bad})"
         ));
     }
+    let bad_ts_note = first_bad_ts.map(|(cell, line)| format!("first: `{cell}`, line {line}")).unwrap_or_default();
     if bad_ts > 0 {
-        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped"));
+        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped ({bad_ts_note})"));
     }
     cells.report(&cols.used, &mut rep.warnings);
+    if rep.rows == 0 && bad_ts > 0 {
+        return Err(UsageError(format!(
+            "{}: no data rows: the timestamp of every one of the {bad_ts} row(s) cannot be read ({bad_ts_note}; \
+             RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
+            show(path)
+        ))
+        .into());
+    }
     if rep.rows == 0 {
         return Err(UsageError(format!("{}: no data rows", show(path))).into());
     }
@@ -628,6 +653,22 @@ mod tests {
         let r = take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
         assert_eq!(r.unwrap_err().to_string(), "part 4");
         assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn csv_timestamps_of_other_writers() {
+        let want = parse_ts("2026-12-04T14:49:45.209Z").unwrap();
+        for s in [
+            "2026-12-04T14:49:45.209000+0000",
+            "2026-12-04 14:49:45.209+00",
+            "2026-12-04 14:49:45.209+00:00",
+            "2026-12-04 14:49:45.209",
+            "2026-12-04T14:49:45.209",
+            "2026-12-04T15:49:45.209+01",
+        ] {
+            assert_eq!(parse_ts(s), Some(want), "{s}");
+        }
+        assert_eq!(parse_ts("04/12/2026 14:49"), None);
     }
 
     #[test]

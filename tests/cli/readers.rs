@@ -237,3 +237,22 @@ fn decimal_and_half_float_columns_read_as_numbers_and_unusable_types_are_named()
         assert!(w.iter().any(|l| l.contains("clocks.sm") && l.contains("left out")), "{f}: {w:?}");
     }
 }
+
+#[test]
+fn csv_timestamps_of_polars_and_duckdb_parse_and_unreadable_ones_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("csvstamps", dir.path());
+    let want = figures(summary_of(&[&dir.path().join("ref.parquet")]));
+    for f in info["files"].as_array().unwrap() {
+        let f = f.as_str().unwrap();
+        assert_eq!(figures(summary_of(&[&dir.path().join(f)])), want, "{f} (first stamp {})", info["first"][f]);
+    }
+    // Every timestamp unreadable: the error says so, with the first one.
+    let o = gpumon().arg("summarize").arg(dir.path().join("bad.csv")).args(["-q"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("timestamp of every one of the 5 row(s) cannot be read") && err.contains("04/12/2026 14h00"),
+        "{err}"
+    );
+}

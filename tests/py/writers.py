@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-T0 = 1_796_394_585_000_000  # 2026-12-04T14:29:45Z in µs
+T0 = 1_796_394_585_209_000  # 2026-12-04T14:29:45.209Z in µs
 UTC = pa.timestamp("us", tz="UTC")
 
 
@@ -141,6 +141,30 @@ def decimals(out):
     return {"files": ["decimal.parquet", "decimal-int.parquet"]}
 
 
+def csvstamps(out):
+    """The metrics table as CSV by polars and by DuckDB (each writes its own timestamp style), the
+    Parquet it came from, and a CSV whose timestamps no reader knows."""
+    import duckdb
+    import polars as pl
+
+    t = metrics(ticks=500)
+    pq.write_table(t, os.path.join(out, "ref.parquet"))
+    pl.from_arrow(t).write_csv(os.path.join(out, "polars.csv"))
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("t", t)
+    con.execute(f"COPY t TO '{os.path.join(out, 'duckdb.csv')}' (HEADER, DELIMITER ',')")
+    with open(os.path.join(out, "bad.csv"), "w") as f:
+        f.write("timestamp,host,index,utilization.gpu\n")
+        for k in range(5):
+            f.write(f"04/12/2026 14h{k:02d},h,0,{k}\n")
+    firsts = {}
+    for name in ["polars.csv", "duckdb.csv"]:
+        with open(os.path.join(out, name)) as f:
+            firsts[name] = f.read().splitlines()[1].split(",")[0]
+    return {"files": ["polars.csv", "duckdb.csv"], "first": firsts}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -148,7 +172,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "inspect": inspect}
 
 
 def main():
