@@ -845,7 +845,8 @@ impl GpuAcc {
 #[derive(Debug, Clone)]
 pub struct HostAcc {
     pub ticks: u64,
-    /// Timestamp of the last tick seen (ticks are told apart by their timestamp).
+    /// Timestamp of the latest tick seen (ticks are told apart by their timestamp; a row at or
+    /// before it is not a new tick).
     pub last_ts: i64,
     /// The first tick of this stretch (one value per [`inputs`] column), held back so that `append`
     /// can drop it when the earlier stretch ended inside the same tick.
@@ -904,14 +905,12 @@ impl HostAcc {
     /// Join the later stretch of the same host.
     pub fn append(&mut self, later: HostAcc) {
         if let Some((ts, s)) = &later.pending
-            && *ts != self.last_ts
+            && *ts > self.last_ts
         {
             self.add_sample(s);
         }
         self.add_values(&later);
-        if later.last_ts != i64::MIN {
-            self.last_ts = later.last_ts;
-        }
+        self.last_ts = self.last_ts.max(later.last_ts);
     }
 
     /// Count the held-back first tick (the stretch is the first of its host).

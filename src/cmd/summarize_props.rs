@@ -26,6 +26,8 @@ struct Case {
     /// Where the files are cut, as fractions of the rows (in thousandths).
     cuts: Vec<u32>,
     threads: usize,
+    /// Rows grouped by host and GPU instead of by time.
+    grouped: bool,
 }
 
 struct Rng(u64);
@@ -73,6 +75,20 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
         }
     }
     debug_assert_eq!(ts.len(), n);
+    if c.grouped {
+        // Stable: each GPU's rows stay in time order.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (host[i].clone(), index[i]));
+        reorder(&mut ts, &order);
+        reorder(&mut host, &order);
+        reorder(&mut index, &order);
+        reorder(&mut uuid, &order);
+        reorder(&mut name, &order);
+        reorder(&mut util, &order);
+        reorder(&mut power, &order);
+        reorder(&mut energy, &order);
+        reorder(&mut cpu, &order);
+    }
     let cols: Vec<(&str, DataType, ArrayRef)> = vec![
         (
             "timestamp",
@@ -91,6 +107,10 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
     let schema =
         Arc::new(Schema::new(cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>()));
     RecordBatch::try_new(schema, cols.into_iter().map(|c| c.2).collect()).unwrap()
+}
+
+fn reorder<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
+    *v = order.iter().map(|&i| v[i].clone()).collect();
 }
 
 fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
@@ -125,15 +145,18 @@ fn case() -> impl Strategy<Value = Case> {
     (1usize..=2, 1usize..=3, 2usize..=120, any::<u64>(), prop::collection::vec(1u32..1000, 0..3)).prop_flat_map(
         |(hosts, gpus, ticks, seed, cuts)| {
             let n = hosts * gpus * ticks;
-            (1..=n, prop::sample::select(vec![1usize, 2, 3, 5, 13])).prop_map(move |(group_rows, threads)| Case {
-                hosts,
-                gpus,
-                ticks,
-                seed,
-                group_rows,
-                cuts: cuts.clone(),
-                threads,
-            })
+            (1..=n, prop::sample::select(vec![1usize, 2, 3, 5, 13]), any::<bool>()).prop_map(
+                move |(group_rows, threads, grouped)| Case {
+                    hosts,
+                    gpus,
+                    ticks,
+                    seed,
+                    group_rows,
+                    cuts: cuts.clone(),
+                    threads,
+                    grouped,
+                },
+            )
         },
     )
 }

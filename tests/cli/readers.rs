@@ -256,3 +256,13 @@ fn csv_timestamps_of_polars_and_duckdb_parse_and_unreadable_ones_are_named() {
         "{err}"
     );
 }
+
+#[test]
+fn rows_grouped_by_gpu_summarize_like_rows_in_time_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("bygpu", dir.path());
+    let want = figures(summary_of(&[&dir.path().join("time.parquet")]));
+    assert_eq!(want["hosts"][0]["stats"]["ticks"], info["ticks"]);
+    // Several row groups: split into parts wherever there are two CPUs or more.
+    assert_eq!(figures(summary_of(&[&dir.path().join("gpu.parquet")])), want);
+}

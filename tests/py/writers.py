@@ -165,6 +165,21 @@ def csvstamps(out):
     return {"files": ["polars.csv", "duckdb.csv"], "first": firsts}
 
 
+def bygpu(out):
+    """600 ticks of 4 GPUs with host columns, in time order (`time.parquet`) and sorted by GPU
+    (`gpu.parquet`, row groups of 500 rows); GPU 3 lost after tick 300."""
+    t = metrics(ticks=600, gpus=4)
+    rng = np.random.default_rng(9)
+    cpu = np.repeat(np.round(rng.random(600) * 100, 1), 4)
+    t = t.append_column("cpu.util", pa.array(cpu))
+    keep = ~((np.tile(np.arange(4), 600) == 3) & (np.repeat(np.arange(600), 4) >= 300))
+    t = t.filter(pa.array(keep))
+    pq.write_table(t, os.path.join(out, "time.parquet"))
+    pq.write_table(t.sort_by([("index", "ascending"), ("timestamp", "ascending")]),
+                   os.path.join(out, "gpu.parquet"), row_group_size=500)
+    return {"ticks": 600}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -172,7 +187,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "inspect": inspect}
 
 
 def main():
