@@ -266,3 +266,20 @@ fn rows_grouped_by_gpu_summarize_like_rows_in_time_order() {
     // Several row groups: split into parts wherever there are two CPUs or more.
     assert_eq!(figures(summary_of(&[&dir.path().join("gpu.parquet")])), want);
 }
+
+#[test]
+fn zero_row_parquet_from_pyarrow_reads_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("emptyprocs", dir.path());
+    assert_eq!(info["chunk"], serde_json::json!([0, 0]), "pyarrow wrote an empty chunk at offset 0");
+    // The empty per-process companion is read beside the recording: no users, no failure.
+    let run = dir.path().join("run.parquet");
+    let j = summary_of(&[&run]);
+    assert_eq!(j["users"], serde_json::json!([]));
+    let procs =
+        j["inputs"].as_array().unwrap().iter().find(|i| i["path"].as_str().unwrap().ends_with("run.procs.parquet"));
+    assert_eq!(procs.expect("the companion is listed")["rows"], 0);
+    // A zero-row metrics file beside a full one adds nothing.
+    let both = summary_of(&[&run, &dir.path().join("empty.parquet")]);
+    assert_eq!(figures(both), figures(j));
+}

@@ -180,6 +180,30 @@ def bygpu(out):
     return {"ticks": 600}
 
 
+def emptyprocs(out):
+    """A recording whose per-process companion has no rows (pyarrow writes one empty row group with
+    empty column chunks at offset 0), and a zero-row metrics file beside a full one."""
+    pq.write_table(metrics(ticks=100), os.path.join(out, "run.parquet"))
+    procs = pa.table(
+        {
+            "timestamp": pa.array([], UTC),
+            "host": pa.array([], pa.string()),
+            "index": pa.array([], pa.int32()),
+            "uuid": pa.array([], pa.string()),
+            "proc.pid": pa.array([], pa.int32()),
+            "proc.user": pa.array([], pa.string()),
+            "proc.gpu_memory": pa.array([], pa.int32()),
+            "proc.sm": pa.array([], pa.int16()),
+        }
+    )
+    # Without dictionaries every column chunk is empty: offset 0, 0 bytes.
+    pq.write_table(procs, os.path.join(out, "run.procs.parquet"), use_dictionary=False)
+    pq.write_table(metrics(ticks=100).slice(0, 0), os.path.join(out, "empty.parquet"), use_dictionary=False)
+    md = pq.ParquetFile(os.path.join(out, "run.procs.parquet")).metadata
+    chunk = md.row_group(0).column(0) if md.num_row_groups else None
+    return {"row_groups": md.num_row_groups, "chunk": [chunk.data_page_offset, chunk.total_compressed_size] if chunk else None}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -187,7 +211,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "emptyprocs": emptyprocs, "inspect": inspect}
 
 
 def main():
