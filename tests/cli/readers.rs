@@ -283,3 +283,14 @@ fn zero_row_parquet_from_pyarrow_reads_as_empty() {
     let both = summary_of(&[&run, &dir.path().join("empty.parquet")]);
     assert_eq!(figures(both), figures(j));
 }
+
+#[test]
+fn hosts_are_listed_in_order_of_first_appearance_rows_without_a_host_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("nullhost", dir.path());
+    for f in ["mixed.parquet", "groups/mixed.parquet", "mixed.csv"] {
+        let j = summary_of(&[&dir.path().join(f)]);
+        let hosts: Vec<Value> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].clone()).collect();
+        assert_eq!(Value::from(hosts), info["hosts"], "{f}");
+    }
+}

@@ -204,6 +204,22 @@ def emptyprocs(out):
     return {"row_groups": md.num_row_groups, "chunk": [chunk.data_page_offset, chunk.total_compressed_size] if chunk else None}
 
 
+def nullhost(out):
+    """Three blocks of 100 ticks: host `a`, rows without a host, host `b` (`mixed.parquet`: the rows
+    without one belong to the file's default host, `mixed`); as one row group and as row groups of
+    100 rows, and as CSV."""
+    t = metrics(ticks=300, gpus=1)
+    hosts = ["a"] * 100 + [None] * 100 + ["b"] * 100
+    t = t.set_column(t.schema.get_field_index("host"), "host", pa.array(hosts, pa.string()))
+    pq.write_table(t, os.path.join(out, "mixed.parquet"))
+    os.makedirs(os.path.join(out, "groups"), exist_ok=True)
+    pq.write_table(t, os.path.join(out, "groups", "mixed.parquet"), row_group_size=100)
+    import pyarrow.csv as pacsv
+
+    pacsv.write_csv(t, os.path.join(out, "mixed.csv"))
+    return {"hosts": ["a", "mixed", "b"]}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -211,7 +227,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "emptyprocs": emptyprocs, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "emptyprocs": emptyprocs, "nullhost": nullhost, "inspect": inspect}
 
 
 def main():
