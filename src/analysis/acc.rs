@@ -65,8 +65,12 @@ pub struct Gap {
 pub struct Timing {
     prev: Option<i64>,
     prev_counter: f64,
-    /// The first sample of this stretch (ts, power, counter), for `append`.
-    first: Option<(i64, f64, f64)>,
+    /// The first sample of this stretch (ts, power), for `append`.
+    first: Option<(i64, f64)>,
+    /// The first reading of the counter in this stretch (NaN before one), for `append`: the step
+    /// that joins two stretches is from the last reading of the earlier to the first of the later,
+    /// whichever rows they are on.
+    first_counter: f64,
     buckets: Vec<SpBucket>,
     /// The last step and its bucket (steps repeat: the bucket is computed once per new step).
     last_step: (u64, usize),
@@ -85,6 +89,7 @@ impl Default for Timing {
             prev: None,
             prev_counter: f64::NAN,
             first: None,
+            first_counter: f64::NAN,
             buckets: Vec::new(),
             last_step: (0, 0),
             top: BinaryHeap::new(),
@@ -118,7 +123,7 @@ impl Timing {
     #[inline]
     pub fn step(&mut self, ts: i64, power: f64, counter: f64) {
         match self.prev {
-            None => self.first = Some((ts, power, counter)),
+            None => self.first = Some((ts, power)),
             Some(p) if ts < p => self.backwards += 1,
             Some(p) if ts > p => {
                 let dt = (ts - p) as u64;
@@ -211,7 +216,9 @@ impl Timing {
     #[inline]
     fn counter_step(&mut self, counter: f64) {
         if !counter.is_nan() {
-            if !self.prev_counter.is_nan() {
+            if self.prev_counter.is_nan() {
+                self.first_counter = counter;
+            } else {
                 let d = counter - self.prev_counter;
                 if d >= 0.0 {
                     self.counter_j += d;
@@ -252,12 +259,17 @@ impl Timing {
 
     /// Join the stretch that follows this one in time.
     pub fn append(&mut self, later: Timing) {
-        if let Some((ts, p, c)) = later.first {
+        if let Some((ts, p)) = later.first {
             if self.prev.is_some() {
-                self.step(ts, p, c);
+                self.step(ts, p, f64::NAN);
             } else {
                 self.first = later.first;
             }
+        }
+        if self.prev_counter.is_nan() {
+            self.first_counter = later.first_counter;
+        } else {
+            self.counter_step(later.first_counter);
         }
         self.add_counts(&later);
         if later.prev.is_some() {
@@ -833,7 +845,8 @@ impl GpuAcc {
 #[derive(Debug, Clone)]
 pub struct HostAcc {
     pub ticks: u64,
-    /// Timestamp of the last tick seen (ticks are told apart by their timestamp).
+    /// Timestamp of the latest tick seen (ticks are told apart by their timestamp; a row at or
+    /// before it is not a new tick).
     pub last_ts: i64,
     /// The first tick of this stretch (one value per [`inputs`] column), held back so that `append`
     /// can drop it when the earlier stretch ended inside the same tick.
@@ -892,14 +905,12 @@ impl HostAcc {
     /// Join the later stretch of the same host.
     pub fn append(&mut self, later: HostAcc) {
         if let Some((ts, s)) = &later.pending
-            && *ts != self.last_ts
+            && *ts > self.last_ts
         {
             self.add_sample(s);
         }
         self.add_values(&later);
-        if later.last_ts != i64::MIN {
-            self.last_ts = later.last_ts;
-        }
+        self.last_ts = self.last_ts.max(later.last_ts);
     }
 
     /// Count the held-back first tick (the stretch is the first of its host).

@@ -212,7 +212,9 @@ impl Collector {
             }
             last = (h, t);
             let ha = &mut self.host_accs[h as usize];
-            if ha.last_ts != t {
+            // A tick is new when it is later than every tick of the host so far: rows that go back
+            // (the rows of the next GPU when a file is grouped by GPU) belong to ticks counted.
+            if t > ha.last_ts {
                 ha.last_ts = t;
                 if ha.pending.is_none() && ha.ticks == 0 {
                     ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
@@ -397,6 +399,43 @@ impl Collector {
                 }
             }
         }
+    }
+
+    /// A collector whose hosts have had ticks up to the given stamps (host name, last tick): the
+    /// rows of its data up to them are not new ticks. For data read after other data whose ticks
+    /// it goes back into ([`Collector::goes_back`]).
+    pub fn after(cfg: CollectConfig, last_ticks: &[(String, i64)]) -> Collector {
+        let mut c = Collector::new(cfg);
+        for (name, ts) in last_ticks {
+            let h = c.host_id(name);
+            c.host_accs[h as usize].last_ts = *ts;
+        }
+        c
+    }
+
+    /// Per host: its name and the stamp of its last tick.
+    pub fn last_ticks(&self) -> Vec<(String, i64)> {
+        let hosts = (0..self.keys.hosts.len() as u32).map(|h| self.keys.hosts.name(h).to_string());
+        hosts.zip(&self.host_accs).map(|(n, a)| (n, a.last_ts)).collect()
+    }
+
+    /// Whether the ticks of the parts `later` (in order, after this collector's data) go back into
+    /// ticks before them: joined, their host figures would count the ticks they share twice (data
+    /// grouped by GPU or by host instead of by time, split into parts). Such data is read again
+    /// in one part, after this collector's ([`Collector::after`]).
+    pub fn goes_back<'a>(&self, later: impl IntoIterator<Item = &'a Collector>) -> bool {
+        let mut last: std::collections::HashMap<String, i64> = self.last_ticks().into_iter().collect();
+        for part in later {
+            for (h, acc) in part.host_accs.iter().enumerate() {
+                let name = part.keys.hosts.name(h as u32);
+                let before = last.get(name).copied().unwrap_or(i64::MIN);
+                if acc.pending.as_ref().is_some_and(|(first, _)| *first < before) {
+                    return true;
+                }
+                last.insert(name.to_string(), before.max(acc.last_ts));
+            }
+        }
+        false
     }
 
     /// Join the collector of the data that follows this one's.

@@ -87,9 +87,28 @@ impl Keyer {
         n: usize,
         k: &mut RowKeys,
     ) {
-        let default_id = self.host_id(default_host);
         k.host.clear();
-        if !host.is_some_and(|h| cols::str_ids(h, &mut self.hosts, default_id, &mut k.host)) {
+        let mut local = Interner::default();
+        if host.is_some_and(|h| cols::str_ids(h, &mut local, NONE, &mut k.host)) {
+            // Hosts are known in the order of their first row, rows without a host included.
+            let mut global: Vec<u32> = vec![NONE; local.len()];
+            let mut default_id = NONE;
+            for id in &mut k.host {
+                *id = match global.get_mut(*id as usize) {
+                    Some(g) if *g != NONE => *g,
+                    Some(g) => {
+                        *g = self.hosts.id(local.name(*id));
+                        *g
+                    }
+                    None if default_id != NONE => default_id,
+                    None => {
+                        default_id = self.hosts.id(default_host);
+                        default_id
+                    }
+                };
+            }
+        } else {
+            let default_id = self.hosts.id(default_host);
             k.host.clear();
             k.host.resize(n, default_id);
         }

@@ -224,7 +224,18 @@ fn collect(
     let mut all = init();
     let mut reports = Vec::new();
     for input in &found.inputs {
-        let (parts, rep) = scan(input, &cfg.read, &want, progress, &init, &visit)?;
+        let (mut parts, rep) = scan(input, &cfg.read, &want, progress, &init, &visit)?;
+        if all.all.goes_back(parts.iter().map(|p| &p.all)) {
+            // Ticks shared between parts (rows grouped by GPU or host): read again in file order,
+            // after the data before it.
+            let last = all.all.last_ticks();
+            let after = || Parts {
+                all: Collector::after(ccfg.clone(), &last),
+                phases: split.map(|s| PhaseCollector::new(ccfg.clone(), s.clone())),
+            };
+            let one = ReadOptions { threads: 1, ..cfg.read.clone() };
+            parts = scan(input, &one, &want, progress, &after, &visit)?.0;
+        }
         for p in parts {
             all.all.append(p.all);
             if let (Some(mine), Some(later)) = (all.phases.as_mut(), p.phases) {
@@ -429,6 +440,10 @@ impl InputArgs {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "summarize_props.rs"]
+mod props;
 
 #[cfg(test)]
 mod tests {

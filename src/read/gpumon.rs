@@ -2,8 +2,9 @@
 //! in parallel), the Arrow IPC journal a crash leaves beside an open Parquet piece (read up to a torn
 //! tail, never modified), and gpumon CSV (a cut last line is skipped with a warning).
 //!
-//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer or float Arrow type
-//! is accepted for numeric fields and a timestamp in any unit, so Parquet written by other tools reads too.
+//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer, float or decimal
+//! Arrow type is accepted for numeric fields (decimals and half floats read as `Float64`, see
+//! [`crate::read::values::check`]) and a timestamp in any unit, so Parquet written by other tools reads too.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -24,7 +25,7 @@ use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
 use crate::read::pqdecode;
 use crate::read::values::{Found, type_fits};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
-use crate::schema::catalog::{Field, NvmlRead, Source, Table, Ty};
+use crate::schema::catalog::{Field, Source, Table, Ty};
 use crate::schema::cols;
 use crate::schema::journal::{Journal, Unreadable};
 use crate::schema::row::{Row, Value};
@@ -144,27 +145,23 @@ impl ParquetFile {
         crate::read::values::mistyped(self.meta.schema())
     }
 
-    /// The columns read of a row group: those of `want` and the keys; GPU identity text only when
-    /// `identity`, the host column only when `host` (see [`ParquetFile::one_hosts`]).
-    fn mask(&self, want: &[Field], identity: bool, host: bool) -> Vec<usize> {
+    /// The columns read of a row group: those of `want` and the keys (the uuid too where there is no
+    /// index to key GPUs by); the host column only when `host` (see [`ParquetFile::one_hosts`]).
+    /// GPU identity text is read in every row group: a GPU may first appear in any of them, and
+    /// `convert` copies it to every row.
+    fn mask(&self, want: &[Field], host: bool) -> Vec<usize> {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
-        let idx: Vec<usize> = self
-            .fields
+        self.fields
             .iter()
             .filter(|(_, f)| {
-                // GPU identity text is the same on every row of a GPU; other text is read everywhere.
-                let strings = f.def().ty == Ty::Str && f.def().read == Some(NvmlRead::Identity);
                 if *f == Field::Host && !host {
                     return false;
                 }
-                keys.contains(f)
-                    || (*f == Field::Uuid && !has_index)
-                    || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
+                keys.contains(f) || (*f == Field::Uuid && !has_index) || want.contains(f)
             })
             .map(|(i, _)| *i)
-            .collect();
-        idx
+            .collect()
     }
 
     /// What the statistics of row group `rg` say of its host column: None when it may hold nulls
@@ -239,8 +236,7 @@ impl ParquetFile {
     /// contiguous parts (up to [`PARTS_PER_THREAD`] per thread) that up to `threads` threads take in
     /// turn, each the next part not yet taken: a thread slowed by other work on the machine takes
     /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
-    /// file order. Text columns other than the host and phase (uuid, name) are read from the first
-    /// row group only; the host column not at all where a row group has one host
+    /// file order. The host column is not read where a row group has one host
     /// ([`ParquetFile::one_hosts`]): `visit` is given that host for the batches of such a group.
     pub fn scan<S: Send>(
         &self,
@@ -257,11 +253,11 @@ impl ParquetFile {
         let parts = partition(&groups, if threads > 1 { threads * PARTS_PER_THREAD } else { 1 });
         let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
         let hosts = self.one_hosts();
-        let run = |part: &[usize], first: bool| -> Result<S> {
+        let run = |part: &[usize]| -> Result<S> {
             let mut state = init();
-            for (k, &rg) in part.iter().enumerate() {
+            for &rg in part {
                 let host = hosts.get(rg).and_then(Option::as_deref);
-                self.read_group(rg, self.mask(want, first && k == 0, host.is_none()), &mut |batch| {
+                self.read_group(rg, self.mask(want, host.is_none()), &mut |batch| {
                     progress.inc((batch.num_rows() as f64 * per_row) as u64);
                     visit(&mut state, batch, host)
                 })?;
@@ -270,9 +266,9 @@ impl ParquetFile {
         };
         if parts.len() <= 1 {
             let all: Vec<usize> = groups.iter().map(|g| g.0).collect();
-            return Ok(vec![run(&all, true)?]);
+            return Ok(vec![run(&all)?]);
         }
-        take_in_turn(parts.len(), threads, &|i| run(&parts[i], i == 0))
+        take_in_turn(parts.len(), threads, &|i| run(&parts[i]))
     }
 }
 
@@ -404,11 +400,22 @@ fn ends_with_newline(path: &Path) -> bool {
     f.read_exact(&mut b).is_err() || b[0] == b'\n'
 }
 
+/// A CSV timestamp in UTC µs: RFC 3339 (gpumon's own), the same with an offset written without its
+/// colon (polars: `+0000`) or without minutes (DuckDB: `+00`), a space or a `T` before the time; a
+/// time without an offset is UTC.
 fn parse_ts(cell: &str) -> Option<i64> {
     if let Ok(t) = DateTime::parse_from_rfc3339(cell) {
         return Some(t.timestamp_micros());
     }
-    NaiveDateTime::parse_from_str(cell, "%Y-%m-%d %H:%M:%S%.f").ok().map(|n| n.and_utc().timestamp_micros())
+    for f in ["%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%#z"] {
+        if let Ok(t) = DateTime::parse_from_str(cell, f) {
+            return Some(t.timestamp_micros());
+        }
+    }
+    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(cell, f).ok())
+        .map(|n| n.and_utc().timestamp_micros())
 }
 
 fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
@@ -552,6 +559,8 @@ pub fn read_csv(
     let mut cells = CsvCells::new(cols.used.len());
     let mut row = Row::default();
     let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
+    // The first unreadable timestamp and its line.
+    let mut first_bad_ts: Option<(String, u64)> = None;
     let complete = ends_with_newline(input.data());
     let ncols = header.len();
     let mut cur = csv::StringRecord::new();
@@ -585,6 +594,9 @@ pub fn read_csv(
             }
         } else {
             bad_ts += 1;
+            if first_bad_ts.is_none() {
+                first_bad_ts = Some((cur.get(cols.ts).unwrap_or("").chars().take(40).collect(), line));
+            }
         }
         std::mem::swap(&mut cur, &mut next);
         have = more;
@@ -597,10 +609,19 @@ pub fn read_csv(
             "{bad_shape} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first_bad})"
         ));
     }
+    let bad_ts_note = first_bad_ts.map(|(cell, line)| format!("first: `{cell}`, line {line}")).unwrap_or_default();
     if bad_ts > 0 {
-        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped"));
+        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped ({bad_ts_note})"));
     }
     cells.report(&cols.used, &mut rep.warnings);
+    if rep.rows == 0 && bad_ts > 0 {
+        return Err(UsageError(format!(
+            "{}: no data rows: the timestamp of every one of the {bad_ts} row(s) cannot be read ({bad_ts_note}; \
+             RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
+            show(path)
+        ))
+        .into());
+    }
     if rep.rows == 0 {
         return Err(UsageError(format!("{}: no data rows", show(path))).into());
     }
@@ -632,6 +653,22 @@ mod tests {
         let r = take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
         assert_eq!(r.unwrap_err().to_string(), "part 4");
         assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn csv_timestamps_of_other_writers() {
+        let want = parse_ts("2026-12-04T14:49:45.209Z").unwrap();
+        for s in [
+            "2026-12-04T14:49:45.209000+0000",
+            "2026-12-04 14:49:45.209+00",
+            "2026-12-04 14:49:45.209+00:00",
+            "2026-12-04 14:49:45.209",
+            "2026-12-04T14:49:45.209",
+            "2026-12-04T15:49:45.209+01",
+        ] {
+            assert_eq!(parse_ts(s), Some(want), "{s}");
+        }
+        assert_eq!(parse_ts("04/12/2026 14:49"), None);
     }
 
     #[test]

@@ -41,9 +41,8 @@ pub struct ReadOptions {
     pub threads: usize,
 }
 
-/// The rows of the GPUs `--gpus` selects. A batch without a uuid column (Parquet row groups after
-/// the first carry only the index, see `gpumon::ParquetFile::scan`) is matched by the indexes that
-/// earlier batches of the file showed the selected UUIDs to have.
+/// The rows of the GPUs `--gpus` selects. A batch without a uuid column is matched by the indexes
+/// that earlier batches of the file showed the selected UUIDs to have.
 struct GpuFilter<'a> {
     sel: &'a [GpuSelector],
     learned: Mutex<HashSet<u64>>,
@@ -158,10 +157,7 @@ pub fn scan<S: Send>(
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             rep.ignored_columns = pf.mistyped();
             let host = rep.default_host.clone();
-            // UUIDs are learned from the first row group (the only one read with its uuid column):
-            // read it before the others.
-            let threads = if filter.by_uuid() { 1 } else { opts.threads };
-            pf.scan(want, threads, progress, init, &|s, b, one| checked(s, b, one.unwrap_or(&host)))?
+            pf.scan(want, opts.threads, progress, init, &|s, b, one| checked(s, b, one.unwrap_or(&host)))?
         }
         Kind::Journal => {
             let j = gpumon::open_journal(input)?;
@@ -201,6 +197,12 @@ pub fn scan<S: Send>(
     };
     let found = found.into_inner().map_err(|_| anyhow::anyhow!("value checks poisoned"))?;
     rep.warnings.extend(found.warnings());
+    // A column named after a field in a type that cannot hold it is left out, and said so.
+    if matches!(input.kind, Kind::Parquet | Kind::Journal) {
+        for c in &rep.ignored_columns {
+            rep.warnings.push(format!("column {c} cannot be read: left out"));
+        }
+    }
     Ok((states, rep))
 }
 

@@ -2,8 +2,9 @@
 //! GPU number (negative, fractional, beyond 65535: `u32::MAX` is NVML's "no value"), a percentage
 //! outside 0–100 and a timestamp outside the years 1900–9999 are set to null and counted, so every
 //! statistic sees the same values (a mean of 255 beside a p95 of 100 cannot happen), time
-//! arithmetic cannot overflow, and nothing is merged or dropped in silence. A column whose type
-//! cannot hold its field (text in `utilization.gpu`) is removed and listed.
+//! arithmetic cannot overflow, and nothing is merged or dropped in silence. Decimal and half-float
+//! columns are read as `Float64`. A column whose type cannot hold its field (text in
+//! `utilization.gpu`) is removed and listed.
 
 use std::sync::Arc;
 
@@ -283,7 +284,23 @@ fn screen_time(col: &dyn Array, t: &mut Tally) -> Option<(ArrayRef, DataType)> {
     Some((Arc::new(kept), dt))
 }
 
-/// Check one batch: mistyped columns removed, bad indexes and percentages set to null.
+/// A numeric column of a type the statistics do not read directly (decimals of any precision and
+/// scale, half floats: what DuckDB, Spark and numpy may write) as `Float64`; None for any other.
+fn as_f64(col: &ArrayRef) -> Result<Option<ArrayRef>> {
+    match col.data_type() {
+        DataType::Float16
+        | DataType::Decimal32(..)
+        | DataType::Decimal64(..)
+        | DataType::Decimal128(..)
+        | DataType::Decimal256(..) => {
+            Ok(Some(arrow_cast::cast(col, &DataType::Float64).context("reading a decimal column as numbers")?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Check one batch: mistyped columns removed, decimal and half-float columns read as `Float64`,
+/// bad indexes and percentages set to null.
 pub fn check(batch: RecordBatch) -> Result<(RecordBatch, Found)> {
     let mut found = Found::default();
     let schema = batch.schema();
@@ -300,6 +317,14 @@ pub fn check(batch: RecordBatch) -> Result<(RecordBatch, Found)> {
             changed = true;
             continue;
         }
+        let cast = as_f64(col)?;
+        let (c, col) = match &cast {
+            Some(a) => {
+                changed = true;
+                (&Arc::new(c.as_ref().clone().with_data_type(DataType::Float64)), a)
+            }
+            None => (c, col),
+        };
         let screened = if f == Field::Timestamp {
             screen_time(col.as_ref(), &mut found.time)
         } else if f == Field::Index {

@@ -69,6 +69,19 @@ pub fn readback(file: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Run tests/py/writers.py `case` into `dir`: the files of the case as other tools write them, and
+/// what the script says of them.
+pub fn writers(case: &str, dir: &Path) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/writers.py"))
+        .arg(case)
+        .arg(dir)
+        .output()
+        .expect("running python3");
+    assert!(out.status.success(), "writers.py {case} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Lines of stderr that are gpumon warnings.
 pub fn warnings(stderr: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(stderr).lines().filter(|l| l.contains("warning:")).map(str::to_string).collect()

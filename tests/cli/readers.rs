@@ -144,3 +144,153 @@ fn older_files_with_unsigned_columns_and_unit_headers_still_read() {
     assert_eq!(after["pyarrow"]["types"]["clocks_event_reasons.active"], "int64");
     assert_eq!(after["pyarrow"]["columns"]["memory.used"], before["pyarrow"]["columns"]["memory.used"]);
 }
+
+/// `gpumon summarize --format json -q` of `inputs` (exit 0 or 3), parsed.
+fn summary_of(inputs: &[&Path]) -> Value {
+    let o = gpumon().arg("summarize").args(inputs).args(["--format", "json", "-q"]).output().unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn energy_joins_row_groups_and_pieces_across_a_null_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("seams", dir.path());
+    let want = info["wh"].as_f64().unwrap();
+    // Row groups of 1000 rows (split into parts when there are CPUs for it), one row group, and two
+    // pieces of a set; the counter is null on the first row of the second half.
+    for input in ["groups.parquet", "whole.parquet", "set/run.parquet"] {
+        let j = summary_of(&[&dir.path().join(input)]);
+        let wh = j["all"]["gpus"]["energy_wh"].as_f64().unwrap();
+        assert!((wh - want).abs() < 1e-9, "{input}: {wh} Wh, want {want}");
+    }
+}
+
+/// tests/py/writers.py's row groups and null counts of a Parquet file.
+fn inspect(file: &Path) -> Value {
+    writers("inspect", file)
+}
+
+#[test]
+fn gpu_identity_is_read_from_every_row_group_and_convert_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("identity", dir.path());
+    // Sorted by host and GPU: every GPU but the first starts in a later row group.
+    let j = summary_of(&[&dir.path().join("sorted.parquet")]);
+    for h in j["hosts"].as_array().unwrap() {
+        let want = &info["uuid"][h["host"].as_str().unwrap()];
+        let got: Vec<&Value> = h["gpus"].as_array().unwrap().iter().map(|g| &g["uuid"]).collect();
+        assert_eq!(&Value::from(got.into_iter().cloned().collect::<Vec<_>>()), want, "{}", h["host"]);
+        assert!(h["gpus"].as_array().unwrap().iter().all(|g| g["name"].is_string()), "{h}");
+    }
+    // A file of several row groups converted (to gpumon's own file, then that again): no blanked
+    // identity on any row.
+    let own = dir.path().join("own.parquet");
+    let again = dir.path().join("again.parquet");
+    for (from, to) in [(dir.path().join("big.parquet"), &own), (own.clone(), &again)] {
+        let o = gpumon().args(["convert", "-q", "-o"]).arg(to).arg(&from).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r = inspect(to);
+        assert!(r["row_groups"].as_u64().unwrap() > 1, "{r}");
+        assert_eq!(r["rows"], 240_000);
+        for c in ["uuid", "name", "pci.bus_id"] {
+            assert_eq!(r["nulls"][c], 0, "{c} blanked in {}: {r}", to.display());
+        }
+    }
+}
+
+/// The summary without the list of inputs (which names the files).
+fn figures(mut j: Value) -> Value {
+    j.as_object_mut().unwrap().remove("inputs");
+    j
+}
+
+#[test]
+fn gzip_and_brotli_parquet_read_like_zstd() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("codecs", dir.path());
+    let files: Vec<&str> = info["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let want = figures(summary_of(&[&dir.path().join(files[0])]));
+    assert_eq!(want["all"]["gpus"]["samples"], 12_000);
+    for f in &files[1..] {
+        assert_eq!(figures(summary_of(&[&dir.path().join(f)])), want, "{f}");
+    }
+}
+
+#[test]
+fn decimal_and_half_float_columns_read_as_numbers_and_unusable_types_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("decimals", dir.path());
+    let want = figures(summary_of(&[&dir.path().join("float.parquet")]));
+    assert!(want["all"]["gpus"]["power.draw.mean"].is_f64(), "{}", want["all"]["gpus"]);
+    for f in info["files"].as_array().unwrap() {
+        let path = dir.path().join(f.as_str().unwrap());
+        assert_eq!(figures(summary_of(&[&path])), want, "{f}");
+        // The date in clocks.sm cannot be read: a warning names the column.
+        let o = gpumon().arg("summarize").arg(&path).args(["--format", "json", "-q"]).output().unwrap();
+        let w = warnings(&o.stderr);
+        assert!(w.iter().any(|l| l.contains("clocks.sm") && l.contains("left out")), "{f}: {w:?}");
+    }
+}
+
+#[test]
+fn csv_timestamps_of_polars_and_duckdb_parse_and_unreadable_ones_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("csvstamps", dir.path());
+    let want = figures(summary_of(&[&dir.path().join("ref.parquet")]));
+    for f in info["files"].as_array().unwrap() {
+        let f = f.as_str().unwrap();
+        assert_eq!(figures(summary_of(&[&dir.path().join(f)])), want, "{f} (first stamp {})", info["first"][f]);
+    }
+    // Every timestamp unreadable: the error says so, with the first one.
+    let o = gpumon().arg("summarize").arg(dir.path().join("bad.csv")).args(["-q"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("timestamp of every one of the 5 row(s) cannot be read") && err.contains("04/12/2026 14h00"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rows_grouped_by_gpu_summarize_like_rows_in_time_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("bygpu", dir.path());
+    let want = figures(summary_of(&[&dir.path().join("time.parquet")]));
+    assert_eq!(want["hosts"][0]["stats"]["ticks"], info["ticks"]);
+    // Several row groups: split into parts wherever there are two CPUs or more.
+    assert_eq!(figures(summary_of(&[&dir.path().join("gpu.parquet")])), want);
+}
+
+#[test]
+fn zero_row_parquet_from_pyarrow_reads_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("emptyprocs", dir.path());
+    assert_eq!(info["chunk"], serde_json::json!([0, 0]), "pyarrow wrote an empty chunk at offset 0");
+    // The empty per-process companion is read beside the recording: no users, no failure.
+    let run = dir.path().join("run.parquet");
+    let j = summary_of(&[&run]);
+    assert_eq!(j["users"], serde_json::json!([]));
+    let procs =
+        j["inputs"].as_array().unwrap().iter().find(|i| i["path"].as_str().unwrap().ends_with("run.procs.parquet"));
+    assert_eq!(procs.expect("the companion is listed")["rows"], 0);
+    // A zero-row metrics file beside a full one adds nothing.
+    let both = summary_of(&[&run, &dir.path().join("empty.parquet")]);
+    assert_eq!(figures(both), figures(j));
+}
+
+#[test]
+fn hosts_are_listed_in_order_of_first_appearance_rows_without_a_host_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("nullhost", dir.path());
+    for f in ["mixed.parquet", "groups/mixed.parquet", "mixed.csv"] {
+        let j = summary_of(&[&dir.path().join(f)]);
+        let hosts: Vec<Value> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].clone()).collect();
+        assert_eq!(Value::from(hosts), info["hosts"], "{f}");
+    }
+}

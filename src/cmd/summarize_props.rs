@@ -1,0 +1,191 @@
+//! Property test of `summarize`: one table gives the same summary however it is split into row
+//! groups and files and however many threads read it, with nulls and counter resets at the seams.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{
+    ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array,
+};
+use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::file::properties::WriterProperties;
+use proptest::prelude::*;
+
+use super::*;
+
+/// The shape of one table and of one way to split it.
+#[derive(Debug, Clone)]
+struct Case {
+    hosts: usize,
+    gpus: usize,
+    ticks: usize,
+    seed: u64,
+    /// Rows per row group.
+    group_rows: usize,
+    /// Where the files are cut, as fractions of the rows (in thousandths).
+    cuts: Vec<u32>,
+    threads: usize,
+    /// Rows grouped by host and GPU instead of by time.
+    grouped: bool,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// One row per GPU per tick, hosts in turn within a tick; the rows where a row group or a file
+/// starts (`seams`) have a null counter half of the time and a counter reset a quarter of it.
+fn table(c: &Case, seams: &[usize]) -> RecordBatch {
+    let mut r = Rng(c.seed | 1);
+    let n = c.hosts * c.gpus * c.ticks;
+    let mut counters: Vec<f64> = (0..c.hosts * c.gpus).map(|_| 1e6 + r.next(1000) as f64).collect();
+    let (mut ts, mut host, mut index, mut uuid, mut name) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut util, mut power, mut energy, mut cpu) = (vec![], vec![], vec![], vec![]);
+    let mut t = 1_700_000_000_000_000i64;
+    for _ in 0..c.ticks {
+        t += if r.next(40) == 0 { 31_000_000 } else { 1_000_000 };
+        for h in 0..c.hosts {
+            let cpu_tick = (r.next(200) as f64) * 0.5;
+            for g in 0..c.gpus {
+                let seam = seams.contains(&ts.len());
+                let k = h * c.gpus + g;
+                counters[k] = match r.next(if seam { 4 } else { 40 }) {
+                    0 => r.next(1000) as f64,
+                    _ => counters[k] + r.next(300) as f64,
+                };
+                let null_energy = r.next(if seam { 2 } else { 8 }) == 0;
+                ts.push(t);
+                host.push(format!("h{h}"));
+                index.push(g as u32);
+                uuid.push((r.next(3) != 0).then(|| format!("GPU-{h}-{g}")));
+                name.push((r.next(3) != 0).then(|| format!("Model {g}")));
+                util.push((r.next(20) != 0).then(|| r.next(101) as u8));
+                power.push((r.next(10) != 0).then(|| r.next(1200) as f64 * 0.5));
+                energy.push((!null_energy).then_some(counters[k]));
+                cpu.push(Some(cpu_tick));
+            }
+        }
+    }
+    debug_assert_eq!(ts.len(), n);
+    if c.grouped {
+        // Stable: each GPU's rows stay in time order.
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&i| (host[i].clone(), index[i]));
+        reorder(&mut ts, &order);
+        reorder(&mut host, &order);
+        reorder(&mut index, &order);
+        reorder(&mut uuid, &order);
+        reorder(&mut name, &order);
+        reorder(&mut util, &order);
+        reorder(&mut power, &order);
+        reorder(&mut energy, &order);
+        reorder(&mut cpu, &order);
+    }
+    let cols: Vec<(&str, DataType, ArrayRef)> = vec![
+        (
+            "timestamp",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
+        ),
+        ("host", DataType::Utf8, Arc::new(StringArray::from_iter_values(host))),
+        ("index", DataType::UInt32, Arc::new(UInt32Array::from(index))),
+        ("uuid", DataType::Utf8, Arc::new(StringArray::from(uuid))),
+        ("name", DataType::Utf8, Arc::new(StringArray::from(name))),
+        ("utilization.gpu", DataType::UInt8, Arc::new(UInt8Array::from(util))),
+        ("power.draw", DataType::Float64, Arc::new(Float64Array::from(power))),
+        ("energy.total", DataType::Float64, Arc::new(Float64Array::from(energy))),
+        ("cpu.util", DataType::Float64, Arc::new(Float64Array::from(cpu))),
+    ];
+    let schema =
+        Arc::new(Schema::new(cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>()));
+    RecordBatch::try_new(schema, cols.into_iter().map(|c| c.2).collect()).unwrap()
+}
+
+fn reorder<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
+    *v = order.iter().map(|&i| v[i].clone()).collect();
+}
+
+fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
+    let props = WriterProperties::builder().set_max_row_group_row_count(Some(group_rows.max(1))).build();
+    let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), b.schema(), Some(props)).unwrap();
+    w.write(b).unwrap();
+    w.close().unwrap();
+}
+
+/// The summary of `inputs` read by `threads` threads, as JSON without the list of inputs.
+fn summary(inputs: Vec<PathBuf>, threads: usize) -> serde_json::Value {
+    let cfg = SummarizeConfig {
+        inputs,
+        read: ReadOptions { threads, ..Default::default() },
+        window: WindowSpec::default(),
+        thresholds: Thresholds::default(),
+        checks: Vec::new(),
+        format: SummaryFormat::Json,
+        progress: false,
+        warnings: false,
+        phases: PhaseMode::Off,
+        phase_windows: Vec::new(),
+        baseline: None,
+    };
+    let o = summarize(&cfg).unwrap();
+    let mut j: serde_json::Value = serde_json::from_str(&render(&o.summary, &o.checks, cfg.format)).unwrap();
+    j.as_object_mut().unwrap().remove("inputs");
+    j
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (1usize..=2, 1usize..=3, 2usize..=120, any::<u64>(), prop::collection::vec(1u32..1000, 0..3)).prop_flat_map(
+        |(hosts, gpus, ticks, seed, cuts)| {
+            let n = hosts * gpus * ticks;
+            (1..=n, prop::sample::select(vec![1usize, 2, 3, 5, 13]), any::<bool>()).prop_map(
+                move |(group_rows, threads, grouped)| Case {
+                    hosts,
+                    gpus,
+                    ticks,
+                    seed,
+                    group_rows,
+                    cuts: cuts.clone(),
+                    threads,
+                    grouped,
+                },
+            )
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn splits_and_threads_do_not_change_the_summary(c in case()) {
+        let n = c.hosts * c.gpus * c.ticks;
+        let mut cuts: Vec<usize> = c.cuts.iter().map(|&k| k as usize * n / 1000).filter(|&k| k > 0 && k < n).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let seams: Vec<usize> = (1..n).filter(|k| k % c.group_rows == 0).chain(cuts.iter().copied()).collect();
+        let b = table(&c, &seams);
+        let dir = tempfile::tempdir().unwrap();
+        let whole = dir.path().join("whole.parquet");
+        write(&whole, &b, n);
+        let want = summary(vec![whole], 1);
+        let mut files = Vec::new();
+        let bounds: Vec<usize> = [0].into_iter().chain(cuts).chain([n]).collect();
+        for (k, w) in bounds.windows(2).enumerate() {
+            let p = dir.path().join(format!("part{k}.parquet"));
+            write(&p, &b.slice(w[0], w[1] - w[0]), c.group_rows);
+            files.push(p);
+        }
+        let got = serde_json::to_string_pretty(&summary(files, c.threads)).unwrap();
+        let want = serde_json::to_string_pretty(&want).unwrap();
+        let diff: Vec<(&str, &str)> = got.lines().zip(want.lines()).filter(|(a, b)| a != b).take(4).collect();
+        prop_assert!(got == want, "split and threaded != whole: {:?}", diff);
+    }
+}
