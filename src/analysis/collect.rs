@@ -99,7 +99,7 @@ struct Scratch {
     /// Rows whose GPU readings are all null.
     empty: Vec<bool>,
     /// Columns of the per-row facts ([`Collector::row_facts`]).
-    facts: [Vec<f64>; 7],
+    facts: [Vec<f64>; 8],
 }
 
 impl Scratch {
@@ -354,25 +354,33 @@ impl Collector {
     /// when the GPU has work on it (the job's memory on it where the row has `job.gpu_memory`, else
     /// memory.used at or above `held_mem_mib`), is not busy (utilization.gpu, and sm.active where
     /// recorded, below `input_bound_util`) and the CPU is saturated (job.cpu where the row has a
-    /// job, else cpu.util.max_core, at or above `pegged_core`).
+    /// job, else cpu.util.max_core or cpu.util, at or above `pegged_core`).
     fn row_facts(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let n = s.slot.len();
-        let fields =
-            [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed, Field::JobGpuMemory];
-        for (f, out) in fields.iter().chain([&Field::ClockSm]).zip(s.facts.iter_mut()) {
+        let fields = [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
+        let more = [Field::JobGpuMemory, Field::ClockSm, Field::CpuUtil];
+        for (f, out) in fields.iter().chain(&more).zip(s.facts.iter_mut()) {
             out.clear();
             if !find(cols, *f).is_some_and(|c| cols::f64_values(c, out)) {
                 out.clear();
                 out.resize(n, f64::NAN);
             }
         }
-        let [util, sm, core, jcpu, mem, jmem, clock] = &s.facts;
+        s.u.clear();
+        if !find(cols, Field::EventReasons).is_some_and(|c| cols::u64_values(c, &mut s.u)) {
+            s.u.clear();
+            s.u.resize(n, NO_U64);
+        }
+        let cap = crate::analysis::acc::Reason::SwPowerCap.bit();
+        let [util, sm, core, jcpu, mem, jmem, clock, host_cpu] = &s.facts;
         let (lo, peg, rules) = (self.cfg.input_bound_util, self.cfg.pegged_core, self.cfg.rows);
         for (i, &sl) in s.slot.iter().enumerate() {
             let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
             let (u, x) = (util[i], sm[i]);
-            g.diag.add_row(RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i] }, &rules);
-            let cpu = if jcpu[i].is_nan() { core[i] } else { jcpu[i] };
+            let capped = s.u[i] != NO_U64 && s.u[i] & cap != 0;
+            g.diag.add_row(RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i], capped }, &rules);
+            // The job's CPU where the row has a job; else the busiest core (or all of them).
+            let cpu = if jcpu[i].is_nan() { core[i].max(host_cpu[i]) } else { jcpu[i] };
             if u.is_nan() || cpu.is_nan() {
                 continue;
             }

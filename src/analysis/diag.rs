@@ -33,6 +33,8 @@ pub struct RowValues {
     pub sm: f64,
     pub mem_used: f64,
     pub clock: f64,
+    /// Whether the row's clock event reasons include sw_power_cap (the board at its power limit).
+    pub capped: bool,
 }
 
 /// The per-row facts of one GPU.
@@ -46,7 +48,8 @@ pub struct DiagAcc {
     pub mem_n: u64,
     pub held_n: u64,
     pub held_idle_n: u64,
-    /// Sum and count of clocks.sm over the rows with utilization.gpu at or above `busy_util`.
+    /// Sum and count of clocks.sm over the rows with utilization.gpu at or above `busy_util` and no
+    /// sw_power_cap (a power-capped clock depends on the load, not on the GPU's health).
     pub busy_clock_sum: f64,
     pub busy_clock_n: u64,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
@@ -101,7 +104,7 @@ impl DiagAcc {
                 self.held_idle_n += u64::from(idle);
             }
         }
-        if v.util >= r.busy_util && !v.clock.is_nan() {
+        if v.util >= r.busy_util && !v.capped && !v.clock.is_nan() {
             self.busy_clock_sum += v.clock;
             self.busy_clock_n += 1;
         }
@@ -171,7 +174,7 @@ mod tests {
     #[test]
     fn facts_count_and_pool() {
         let r = RowRules { idle_util: 5.0, held_mem_mib: 1024.0, busy_util: 80.0 };
-        let row = |util: f64, mem: f64, clock: f64| RowValues { util, sm: f64::NAN, mem_used: mem, clock };
+        let row = |util: f64, mem: f64, clock: f64| RowValues { util, sm: f64::NAN, mem_used: mem, clock, capped: false };
         let mut a = DiagAcc::default();
         a.add_row(row(0.0, 70000.0, 1980.0), &r);
         a.add_row(row(0.0, 2.0, 345.0), &r);
@@ -180,13 +183,14 @@ mod tests {
         a.add_health(None, 3.0);
         let mut b = DiagAcc::default();
         b.add_row(row(99.0, 70000.0, 1700.0), &r);
+        b.add_row(RowValues { capped: true, ..row(99.0, 70000.0, 1200.0) }, &r);
         b.add_empty(9);
         b.add_empty(4);
         b.add_health(Some(2), 1.0);
         b.add_health(None, 5.0);
         a.pool(&b);
-        assert_eq!((a.mem_n, a.held_n, a.held_idle_n), (4, 3, 1));
-        assert_eq!(a.held_idle_pct(4), Some(25.0));
+        assert_eq!((a.mem_n, a.held_n, a.held_idle_n), (5, 4, 1));
+        assert_eq!(a.held_idle_pct(5), Some(20.0));
         assert_eq!(a.busy_clock(), Some(1650.0));
         assert_eq!((a.empty_rows, a.empty_first_ts, a.empty_last_ts), (2, 4, 9));
         assert_eq!(a.health(Field::RemappedFailure), Some(1.0));

@@ -57,8 +57,8 @@ impl Default for Thresholds {
             tensor_idle: 1.0,
             dram_bound: 70.0,
             pcie_rx_mib: 4096.0,
-            held_mem_mib: 1024.0,
-            held_idle_pct: 50.0,
+            held_mem_mib: 2048.0,
+            held_idle_pct: 75.0,
             straggler_clock_pct: 5.0,
         }
     }
@@ -190,9 +190,9 @@ pub static RULES: [Rule; 17] = [
     Rule {
         id: "gpu_lost",
         severity: Severity::Error,
-        when: "the GPU's rows are empty (every reading null: it no longer answers) from some time to the end of the \
-               recording, for longer than gap_intervals (3) intervals; its coverage_pct counts those rows as a gap \
-               and empty_rows counts them",
+        when: "the GPU's rows are empty (every reading null: it no longer answers), or missing while the host's \
+               other GPUs still have rows, from some time to the end of the recording, for longer than gap_intervals \
+               (3) intervals; coverage_pct counts empty rows as a gap, empty_rows counts them",
         fix: "the GPU fell off the bus or hung: drain the node, look for Xid 79/119 in the kernel log (dmesg), reset or \
               reboot; check power, cooling and PCIe seating; service the GPU if it recurs",
     },
@@ -200,8 +200,8 @@ pub static RULES: [Rule; 17] = [
         id: "xid",
         severity: Severity::Error,
         when: "NVML reported an Xid critical error for a GPU (the events file beside the recording); one finding per \
-               GPU and Xid, with its first time. An event recorded without a GPU is put on the host's one lost GPU \
-               when there is exactly one",
+               GPU and Xid, with its first time. An event recorded without a GPU (older recordings of a GPU that \
+               fell off the bus) is put on the host's lost GPU when exactly one was lost, or on its only GPU",
         fix: "the Xid's usual action (NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/)",
     },
     Rule {
@@ -215,8 +215,8 @@ pub static RULES: [Rule; 17] = [
     Rule {
         id: "idle_allocated",
         severity: Severity::Warning,
-        when: "memory.held_idle_pct >= held_idle_pct (50): in at least half the GPU's samples memory.used >= \
-               held_mem_mib (1024) MiB while utilization.gpu (and sm.active where recorded) < idle_util (5) %: \
+        when: "memory.held_idle_pct >= held_idle_pct (75): in at least that share of the GPU's samples memory.used >= \
+               held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded) < idle_util (5) %: \
                memory held by a process that does nothing (a forgotten notebook or a hung job)",
         fix: "find the process holding it (nvidia-smi --query-compute-apps=pid,used_memory, or record --processes) \
               and end it or free its memory (torch.cuda.empty_cache(), restart the kernel)",
@@ -233,7 +233,7 @@ pub static RULES: [Rule; 17] = [
         id: "input_bound",
         severity: Severity::Warning,
         when: "input_bound_pct >= input_bound_pct (30): in that share of the GPU's samples the GPU had work on it \
-               (job.gpu_memory > 0 where recorded, else memory.used >= held_mem_mib (1024) MiB), was not busy \
+               (job.gpu_memory > 0 where recorded, else memory.used >= held_mem_mib (2048) MiB), was not busy \
                (utilization.gpu, and sm.active where recorded, < input_bound_util (50) %) and the CPU was saturated \
                (job.cpu >= pegged_core (90) % of a core where the job is recorded, else cpu.util.max_core >= \
                pegged_core); a GPU that fires idle_allocated or unused_gpu is left out",
@@ -404,21 +404,25 @@ impl Findings<'_> {
     }
 }
 
-/// `gpu_lost`; whether the GPU stopped answering before the end.
-fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+/// `gpu_lost`; whether the GPU stopped answering before the end of its host's recording (`end`).
+fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) -> bool {
     let s = g.stats;
-    let (Some(empty), Some(iv)) = (s.get(Stat::EmptyRows), s.get(Stat::IntervalS)) else { return false };
-    let tail_s = (g.last_row - g.last_data) as f64 / 1e6;
-    if empty < 1.0 || tail_s <= th.gap_intervals * iv {
+    let Some(iv) = s.get(Stat::IntervalS) else { return false };
+    let empty = s.get(Stat::EmptyRows).unwrap_or(0.0);
+    let tail_s = (end - g.last_data) as f64 / 1e6;
+    if tail_s <= th.gap_intervals * iv {
         return false;
     }
+    let how = if g.last_row > g.last_data {
+        format!("its rows are empty ({} empty rows)", f(Some(empty), 0))
+    } else {
+        "it has no rows while the host's other GPUs do".to_string()
+    };
     let evidence = format!(
-        "no reading after {} UTC: its rows are empty until the end of the recording at {} UTC ({} s, {} empty rows); \
-         coverage_pct {}",
+        "no reading after {} UTC: {how} until the end of the recording at {} UTC ({} s); coverage_pct {}",
         when(g.last_data),
-        when(g.last_row),
+        when(end),
         f(Some(tail_s), 0),
-        f(Some(empty), 0),
         f(s.get(Stat::CoveragePct), 1)
     );
     out.push("gpu_lost", Some(&g.label), evidence);
@@ -572,23 +576,23 @@ fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 /// (sw_power_cap), normal at full load.
 fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
     let mut e = String::new();
-    let mut util = Vec::new();
     for g in gpus {
         if let Some(v) = g.stats.get(Stat::Throttle(Reason::SwPowerCap)).filter(|&v| v > th.throttle_pct) {
-            let _ = write!(e, "{}GPU {} {}%", if e.is_empty() { "" } else { ", " }, g.label, f(Some(v), 1));
-            util.extend(g.stats.get(UTIL_MEAN));
+            let _ = write!(
+                e,
+                "{}GPU {} {}% (utilization.gpu mean {}%, power.draw max {} W)",
+                if e.is_empty() { "" } else { ", " },
+                g.label,
+                f(Some(v), 1),
+                f(g.stats.get(UTIL_MEAN), 1),
+                f(g.stats.get(Stat::max(Field::PowerDraw)), 0)
+            );
         }
     }
-    if e.is_empty() {
-        return;
+    if !e.is_empty() {
+        let evidence = format!("throttle.sw_power_cap_pct: {e}: the boards reached their power limit");
+        out.push_as("power_throttling", Severity::Info, None, evidence);
     }
-    let lo = util.iter().copied().reduce(f64::min);
-    let evidence = format!(
-        "throttle.sw_power_cap_pct: {e}; utilization.gpu mean of those GPUs >= {}%: the boards ran at their power \
-         limit",
-        f(lo, 1)
-    );
-    out.push_as("power_throttling", Severity::Info, None, evidence);
 }
 
 /// `straggler`: the GPUs in use, grouped by model, each against the median SM clock of the others
@@ -733,7 +737,7 @@ fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 
 /// `xid`: one finding per GPU and Xid of this host's events, with the Xid's usual action. An event
 /// recorded without a GPU (an older recorder could not name a GPU that fell off the bus) is put on
-/// the host's lost GPU when exactly one was lost.
+/// `lost` when that is one GPU: the host's one lost GPU, or its only GPU.
 fn xid(out: &mut Findings<'_>, events: &[EventRecord], lost: &[&str]) {
     for (gpu, group) in xid_groups(out.host, events) {
         let Some(first) = group.first() else { continue };
@@ -745,7 +749,7 @@ fn xid(out: &mut Findings<'_>, events: &[EventRecord], lost: &[&str]) {
         let (label, note) = match (gpu, lost) {
             (Some(g), _) => (Some(g.to_string()), String::new()),
             (None, [one]) if unnamed => {
-                (Some((*one).to_string()), format!(" (recorded without a GPU; GPU {one} is the one lost on this host)"))
+                (Some((*one).to_string()), format!(" (recorded without a GPU; GPU {one} is the host's one lost or only GPU)"))
             }
             (None, _) => (None, String::new()),
         };
@@ -769,8 +773,9 @@ pub fn diagnose(
     let mut used: Vec<(&str, f64)> = Vec::new();
     let mut in_use: Vec<&GpuView<'_>> = Vec::new();
     let mut lost: Vec<&str> = Vec::new();
+    let end = gpus.iter().map(|g| g.last_row).max().unwrap_or(0);
     for g in gpus {
-        if gpu_lost(&mut out, g, th) {
+        if gpu_lost(&mut out, g, end, th) {
             lost.push(&g.label);
         }
         memory_health(&mut out, g);
@@ -793,7 +798,9 @@ pub fn diagnose(
     power_cap(&mut out, gpus, th);
     imbalance(&mut out, &used, th);
     host_swap(&mut out, host_stats, th);
-    xid(&mut out, events, &lost);
+    // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.
+    let only: Vec<&str> = gpus.iter().map(|g| g.label.as_str()).collect();
+    xid(&mut out, events, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
     out.list
 }
 

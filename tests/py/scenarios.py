@@ -336,6 +336,45 @@ def thermal_straggler(out):
                      ("thermal_throttling", "4"), ("straggler", "0"), ("imbalance", None)])
 
 
+def straggler_partial(out):
+    """A straggler whose clock is low only while throttled, beside siblings whose power cap takes 300 MHz
+    off their clock in 30-80 % of their samples."""
+    run = Run("straggler_partial", 8, 600, 16)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(8):
+            gpu = training_gpu(run.r, cap_share=0.3 + 0.07 * g)
+            if gpu["clocks_event_reasons.active"]:
+                gpu["clocks.sm"] = run.r.randint(1650, 1700)
+            if g == 6:
+                hot = run.r.random() < 0.4
+                gpu.update({"temperature.gpu": run.r.randint(86, 90), "clocks_event_reasons.active": 0x40 if hot else 0,
+                            "clocks.sm": run.r.randint(1550, 1620) if hot else 1980})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("thermal_throttling", "6"), ("straggler", "6")],
+                    [("straggler", "0"), ("straggler", "7"), ("thermal_throttling", "0"), ("imbalance", None)])
+
+
+def input_bound_host_cpu_only(out):
+    """Beside nohup, with the host's CPU but not its busiest core recorded."""
+    run = Run("input_bound_host_cpu_only", 1, 600, 17, gpm=False, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, cpu=(96, 100))
+        del h["cpu.util.max_core"]
+        run.add(t, 0, starved_gpu(run.r, used=int(0.6 * TOTAL)), h)
+    return scenario(run.name, run.write(out), [("input_bound", "0")])
+
+
+def xid_single_gpu(out):
+    """An Xid 79 recorded without a GPU on a one-GPU host whose rows go empty right after."""
+    run = Run("xid_single_gpu", 1, 600, 18, health=True)
+    for t in range(run.ticks):
+        run.add(t, 0, training_gpu(run.r, cap_share=0.0), host(run.r), job(run.r), lost=t >= 500)
+    run.events = [{"timestamp": START + timedelta(seconds=499.5), "host": run.hostname, "index": None, "uuid": None,
+                   "kind": "xid", "code": 79, "detail": None}]
+    return scenario(run.name, run.write(out), [("xid", "0", None, "error"), ("gpu_lost", "0", None, "error")])
+
+
 def gpu_lost(out):
     run = Run("gpu_lost", 4, 600, 8, health=True)
     for t in range(run.ticks):
@@ -517,7 +556,7 @@ def smi_near_oom(out):
 
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
-       forgotten_notebook, thermal_straggler, gpu_lost, memory_health, xid_lost, oom_risk, no_tensor_cores,
+       forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, no_tensor_cores,
        memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_idle_70gb, smi_near_oom]
 
 
