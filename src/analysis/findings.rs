@@ -113,14 +113,14 @@ pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
     ("held_mem_mib", "memory.used at or above this (MiB) counts as memory held (idle_allocated, input_bound)", |t| {
         &mut t.held_mem_mib
     }),
-    ("held_idle_pct", "memory held while idle in at least this share (%) of a GPU's samples fires idle_allocated", |t| {
-        &mut t.held_idle_pct
-    }),
     (
-        "straggler_clock_pct",
-        "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler",
-        |t| &mut t.straggler_clock_pct,
+        "held_idle_pct",
+        "memory held while idle in at least this share (%) of a GPU's samples fires idle_allocated",
+        |t| &mut t.held_idle_pct,
     ),
+    ("straggler_clock_pct", "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler", |t| {
+        &mut t.straggler_clock_pct
+    }),
 ];
 
 impl Thresholds {
@@ -748,9 +748,10 @@ fn xid(out: &mut Findings<'_>, events: &[EventRecord], lost: &[&str]) {
         let unnamed = gpu.is_none() && first.uuid.as_deref().is_none_or(str::is_empty);
         let (label, note) = match (gpu, lost) {
             (Some(g), _) => (Some(g.to_string()), String::new()),
-            (None, [one]) if unnamed => {
-                (Some((*one).to_string()), format!(" (recorded without a GPU; GPU {one} is the host's one lost or only GPU)"))
-            }
+            (None, [one]) if unnamed => (
+                Some((*one).to_string()),
+                format!(" (recorded without a GPU; GPU {one} is the host's one lost or only GPU)"),
+            ),
             (None, _) => (None, String::new()),
         };
         let evidence = format!("{} at {} UTC{times}: {}{note}", first.label(), when(first.ts), first.meaning());

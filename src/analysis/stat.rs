@@ -206,13 +206,8 @@ const GPU_ORDER: &[Place] = &[
 ];
 
 /// GPU statistics reported after the catalogue fields (added later: names only grow).
-const GPU_TAIL: &[Place] = &[
-    One(Stat::HeldIdlePct),
-    One(Stat::EmptyRows),
-    One(Stat::BusyClock),
-    One(Stat::EccIncrease),
-    Place::Health,
-];
+const GPU_TAIL: &[Place] =
+    &[One(Stat::HeldIdlePct), One(Stat::EmptyRows), One(Stat::BusyClock), One(Stat::EccIncrease), Place::Health];
 
 /// Report order of the host statistics; the fields not named follow in catalogue order.
 const HOST_ORDER: &[Place] = &[

@@ -78,8 +78,8 @@ pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static st
 fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Option<f64> {
     // The span runs from the first to the last row, empty rows included (they are gaps).
     let d = &acc.diag;
-    let span = (acc.rows > 0)
-        .then(|| (acc.last_ts.max(d.empty_last_ts) - acc.first_ts.min(d.empty_first_ts)) as f64 / 1e6);
+    let span =
+        (acc.rows > 0).then(|| (acc.last_ts.max(d.empty_last_ts) - acc.first_ts.min(d.empty_first_ts)) as f64 / 1e6);
     let used = || acc.field(Field::MemUsed).and_then(|m| m.reduce(crate::schema::catalog::Reduce::Max));
     let total = || acc.mem_total.max().or(acc.mem_sum.max()).filter(|&t| t > 0.0);
     match stat {

@@ -188,13 +188,14 @@ class Run:
 
     def add(self, t, g, gpu, host_vals, job_vals=None, lost=False, phase=None):
         ts = START + timedelta(seconds=t)
+        vals = dict(gpu)
+        total = vals.pop("memory.total", TOTAL)
         row = {"timestamp": ts, "host": self.hostname, "index": g,
                "uuid": f"GPU-{self.seed:04x}{g:04x}-1111-2222-3333-444455556666",
-               "name": NAME, "pci.bus_id": f"00000000:{0x18 + 0x10 * g:02X}:00.0"}
+               "name": vals.pop("name", NAME), "pci.bus_id": f"00000000:{0x18 + 0x10 * g:02X}:00.0"}
         if not lost:
-            vals = dict(gpu)
             self.energy[g] += vals["power.draw"]
-            vals.update({"memory.total": TOTAL, "memory.free": TOTAL - vals["memory.used"],
+            vals.update({"memory.total": total, "memory.free": total - vals["memory.used"],
                          "power.limit": 700.0, "energy.total": round(self.energy[g], 1),
                          "clocks.mem": 2619, "pstate": "P0", "xid.events": 0,
                          "ecc.errors.uncorrected.volatile.total": vals.get("ecc.errors.uncorrected.volatile.total", 0),
@@ -440,6 +441,21 @@ def oom_risk(out):
     return scenario(run.name, run.write(out), [("oom_risk", "0")], [("oom_risk", "1")])
 
 
+def mixed_gpus(out):
+    """A workstation with an H100 at half its memory and a smaller board near its own total."""
+    run = Run("mixed_gpus", 2, 600, 19)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        big = training_gpu(run.r, cap_share=0.0)
+        big["memory.used"] = 40000
+        small = training_gpu(run.r, cap_share=0.0)
+        small.update({"name": "NVIDIA A10", "memory.total": 23028, "memory.used": 21500 + (t % 20) * 40,
+                      "clocks.sm": 1695, "power.draw": round(run.r.uniform(140, 150), 2)})
+        run.add(t, 0, big, h, j)
+        run.add(t, 1, small, h, j)
+    return scenario(run.name, run.write(out), [("oom_risk", "1")], [("oom_risk", "0"), ("straggler", "*")])
+
+
 def no_tensor_cores(out):
     run = Run("no_tensor_cores", 1, 600, 12)
     for t in range(run.ticks):
@@ -556,7 +572,7 @@ def smi_near_oom(out):
 
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
-       forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, no_tensor_cores,
+       forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
        memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_idle_70gb, smi_near_oom]
 
 
