@@ -132,3 +132,29 @@ fn a_lost_gpus_empty_rows_are_a_gap_and_the_memory_peak_is_per_gpu() {
     assert!(peaks[1] > 95.0 && peaks[0] < 50.0, "{peaks:?}");
     assert_eq!(all, peaks[1], "{peaks:?}");
 }
+
+/// A GPU that reports Xid 79 and falls off the bus: the recorder stores the event with the index the
+/// GPU had at start (NVML can no longer name it), and the summary says `xid` and `gpu_lost` on it.
+#[test]
+fn a_lost_gpus_xid_keeps_its_index_and_both_findings_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = TWO_GPUS.replacen("lost_after = 5\n", "events = xid:79@4\nlost_after = 5\n", 1);
+    let out = dir.path().join("run.parquet");
+    let o = gpumon_fake(dir.path(), &scenario)
+        .args(["record", "-q", "-i", "200ms", "--count", "12", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gpumon().args(["summarize", "--format", "json"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ev = j["events"].as_array().unwrap().iter().find(|e| e["code"] == 79).expect("the Xid 79 event");
+    assert_eq!(ev["gpu"], 1, "{ev}");
+    assert_eq!(ev["uuid"], "GPU-11111111-1111-1111-1111-111111111111", "{ev}");
+    let f = j["hosts"][0]["findings"].as_array().unwrap();
+    for rule in ["xid", "gpu_lost"] {
+        let hit = f.iter().find(|x| x["rule"] == rule && x["gpu"] == "1").unwrap_or_else(|| panic!("{rule}: {f:?}"));
+        assert_eq!(hit["severity"], "error", "{hit}");
+    }
+}
