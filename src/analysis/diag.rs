@@ -163,7 +163,7 @@ impl DiagAcc {
 
     /// How much the uncorrected ECC counter rose over the run (largest minus smallest).
     pub fn ecc_increase(&self) -> Option<f64> {
-        (!self.ecc_max.is_nan()).then(|| self.ecc_max - self.ecc_min)
+        (!self.ecc_max.is_nan()).then_some(self.ecc_max - self.ecc_min)
     }
 }
 

@@ -95,9 +95,12 @@ impl Drop for EventWatcher {
 /// off the bus carries a handle NVML can no longer name, and this table names it.
 type Handles = Vec<(usize, u32)>;
 
+/// What [`register`] sets up: the event set, the kinds each GPU (by index) got, the GPUs' handles.
+type Registered<'n> = (EventSet<'n>, Vec<(u32, EventTypes)>, Handles);
+
 /// An event set with every GPU registered for the wanted kinds it supports, what each got, and the
 /// GPUs' handles.
-fn register<'n>(nvml: &'n Nvml, gpus: &[GpuInfo]) -> Option<(EventSet<'n>, Vec<(u32, EventTypes)>, Handles)> {
+fn register<'n>(nvml: &'n Nvml, gpus: &[GpuInfo]) -> Option<Registered<'n>> {
     let mut set = nvml.create_event_set().ok()?;
     let mut done: Vec<(u32, EventTypes)> = Vec::new();
     let mut handles: Handles = Vec::new();
