@@ -96,7 +96,7 @@ pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
     ("imbalance_util", "GPUs of one host whose mean utilization differs by more than this (points)", |t| {
         &mut t.imbalance_util
     }),
-    ("swap_mib", "host swap.used peak above this (MiB) fires host_swap", |t| &mut t.swap_mib),
+    ("swap_mib", "host swap.used moving by more than this (MiB) during the run fires host_swap", |t| &mut t.swap_mib),
     ("gap_intervals", "a step longer than this many intervals (median spacing) is a gap", |t| &mut t.gap_intervals),
     ("busy_util", "mean utilization.gpu at or above this (%) counts as busy (sm_idle_under_busy)", |t| {
         &mut t.busy_util
@@ -292,7 +292,8 @@ pub static RULES: [Rule; 17] = [
     Rule {
         id: "host_swap",
         severity: Severity::Warning,
-        when: "host swap.used.max > swap_mib (64) MiB: host memory pressure",
+        when: "host swap.used.range > swap_mib (64) MiB: swap in use grew (or shrank) by more than that during the \
+               run: host memory pressure (swap that stays put is old pages, not pressure)",
         fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map the dataset, look for a leak \
               (job.rss), or add RAM",
     },
@@ -307,8 +308,9 @@ pub static RULES: [Rule; 17] = [
     Rule {
         id: "no_tensor_cores",
         severity: Severity::Warning,
-        when: "sm.active.mean >= tensor_sm_active (50) % while tensor.active.mean < tensor_idle (1) %: the SMs are busy \
-               but the tensor cores idle (FP32 math)",
+        when: "sm.active.mean >= tensor_sm_active (50) % while tensor.active.mean < tensor_idle (1) % and \
+               dram.active.mean < dram_bound (70) %: the SMs are busy but the tensor cores idle (FP32 math, not \
+               memory-bound kernels)",
         fix: "use the tensor cores: bf16/fp16 autocast (torch.autocast), TF32 matmuls \
               (torch.set_float32_matmul_precision(\"high\")), matrix dimensions multiple of 8",
     },
@@ -362,6 +364,7 @@ pub struct GpuView<'a> {
     pub stats: &'a Stats,
     /// The GPU's model, to compare it with its own kind only.
     pub name: Option<String>,
+    pub uuid: Option<String>,
     /// The last row with readings and the last row of the GPU, empty ones included (UTC µs).
     pub last_data: i64,
     pub last_row: i64,
@@ -371,7 +374,7 @@ pub struct GpuView<'a> {
 impl<'a> GpuView<'a> {
     /// A GPU known only by its statistics (no empty rows).
     pub fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
-        GpuView { label, stats, name: None, last_data: 0, last_row: 0 }
+        GpuView { label, stats, name: None, uuid: None, last_data: 0, last_row: 0 }
     }
 }
 
@@ -655,12 +658,13 @@ fn imbalance(out: &mut Findings<'_>, used: &[(&str, f64)], th: &Thresholds) {
 }
 
 fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
-    if let Some(sw) = host_stats.get(Stat::max(Field::SwapUsed))
+    if let Some(sw) = host_stats.get(Stat::SwapRange)
         && sw > th.swap_mib
     {
         let evidence = format!(
-            "swap.used peak {} MiB; mem.used peak {}% of mem.total",
+            "swap.used.range {} MiB (swap.used peak {} MiB); mem.used peak {}% of mem.total",
             f(Some(sw), 0),
+            f(host_stats.get(Stat::max(Field::SwapUsed)), 0),
             f(host_stats.get(Stat::MemUsedMaxPct), 1)
         );
         out.push("host_swap", None, evidence);
@@ -687,16 +691,20 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
 /// `no_tensor_cores`: busy SMs, idle tensor cores.
 fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
+    // Memory-bound kernels would not run faster on tensor cores.
+    let memory_bound = s.get(Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
     if let (Some(sm), Some(t)) = (s.get(SM_MEAN), s.get(Stat::mean(Field::TensorActive)))
         && sm >= th.tensor_sm_active
         && t < th.tensor_idle
+        && !memory_bound
     {
         let evidence = format!(
-            "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%",
+            "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%, dram.active mean {}%",
             f(Some(sm), 1),
             f(Some(t), 2),
             f(s.get(Stat::max(Field::TensorActive)), 1),
-            f(s.get(Stat::mean(Field::Fp32Active)), 1)
+            f(s.get(Stat::mean(Field::Fp32Active)), 1),
+            f(s.get(Stat::mean(Field::DramActive)), 1)
         );
         out.push("no_tensor_cores", Some(&g.label), evidence);
     }
@@ -736,26 +744,44 @@ fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 }
 
 /// `xid`: one finding per GPU and Xid of this host's events, with the Xid's usual action. An event
-/// recorded without a GPU (an older recorder could not name a GPU that fell off the bus) is put on
-/// `lost` when that is one GPU: the host's one lost GPU, or its only GPU.
-fn xid(out: &mut Findings<'_>, events: &[EventRecord], lost: &[&str]) {
-    for (gpu, group) in xid_groups(out.host, events) {
+/// recorded without a GPU index is named by its uuid, or (an older recorder could not name a GPU that
+/// fell off the bus) put on `fallback` when that is one GPU: the host's one lost GPU, or its only GPU.
+fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fallback: &[&str]) {
+    let mut guessed = Vec::new();
+    let resolved: Vec<EventRecord> = events
+        .iter()
+        .filter(|e| e.host == out.host && e.kind == "xid")
+        .map(|e| {
+            let mut e = e.clone();
+            let uuid = e.uuid.as_deref().filter(|u| !u.is_empty());
+            if e.gpu.is_none() {
+                let by_uuid = uuid.and_then(|u| gpus.iter().find(|g| g.uuid.as_deref() == Some(u)));
+                e.gpu = match (by_uuid, fallback) {
+                    (Some(g), _) => g.label.parse().ok(),
+                    (None, [one]) if uuid.is_none() => {
+                        guessed.push(e.ts);
+                        one.parse().ok()
+                    }
+                    _ => None,
+                };
+            }
+            e
+        })
+        .collect();
+    for (gpu, group) in xid_groups(out.host, &resolved) {
         let Some(first) = group.first() else { continue };
         let times = match group.last() {
             Some(last) if group.len() > 1 => format!(" ({} times, last at {} UTC)", group.len(), when(last.ts)),
             _ => String::new(),
         };
-        let unnamed = gpu.is_none() && first.uuid.as_deref().is_none_or(str::is_empty);
-        let (label, note) = match (gpu, lost) {
-            (Some(g), _) => (Some(g.to_string()), String::new()),
-            (None, [one]) if unnamed => (
-                Some((*one).to_string()),
-                format!(" (recorded without a GPU; GPU {one} is the host's one lost or only GPU)"),
-            ),
-            (None, _) => (None, String::new()),
+        let note = match gpu {
+            Some(g) if group.iter().any(|e| guessed.contains(&e.ts)) => {
+                format!(" (recorded without a GPU; GPU {g} is the host's one lost or only GPU)")
+            }
+            _ => String::new(),
         };
         let evidence = format!("{} at {} UTC{times}: {}{note}", first.label(), when(first.ts), first.meaning());
-        out.push("xid", label.as_deref(), evidence);
+        out.push("xid", gpu.map(|g| g.to_string()).as_deref(), evidence);
         if let (Some(action), Some(f)) = (first.action(), out.list.last_mut()) {
             f.fix = action;
         }
@@ -801,7 +827,7 @@ pub fn diagnose(
     host_swap(&mut out, host_stats, th);
     // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.
     let only: Vec<&str> = gpus.iter().map(|g| g.label.as_str()).collect();
-    xid(&mut out, events, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
+    xid(&mut out, events, gpus, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
     out.list
 }
 
@@ -859,7 +885,7 @@ mod tests {
             ],
         );
         let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &hot)];
-        let swap = stats(Scope::Host, &[(Stat::max(Field::SwapUsed), 900.0)]);
+        let swap = stats(Scope::Host, &[(Stat::SwapRange, 900.0)]);
         let found = diagnose("h", &g, &swap, &[], &th);
         let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
         assert_eq!(ids, ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]);

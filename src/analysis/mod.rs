@@ -144,6 +144,7 @@ pub fn build(
                     label: g.label.clone(),
                     stats: &g.stats,
                     name: g.name.clone(),
+                    uuid: g.uuid.clone(),
                     last_data: acc.last_ts,
                     last_row: acc.last_ts.max(acc.diag.empty_last_ts),
                 }

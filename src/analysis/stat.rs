@@ -56,6 +56,8 @@ pub enum Stat {
     EccIncrease,
     /// Largest value of a memory-health field (`remapped_rows.*`, `retired_pages.*`).
     HealthMax(Field),
+    /// Largest minus smallest host swap.used: swap that moved during the run.
+    SwapRange,
     /// Ticks with host data.
     Ticks,
     /// Host `mem.total`.
@@ -100,6 +102,7 @@ impl Stat {
             Stat::EmptyRows => "empty_rows",
             Stat::BusyClock => "clocks.sm.busy_mean",
             Stat::EccIncrease => "ecc.errors.uncorrected.volatile.total.increase",
+            Stat::SwapRange => "swap.used.range",
             Stat::Ticks => "ticks",
             Stat::MemTotal => "mem.total",
             Stat::MemUsedMaxPct => "mem.used.max_pct",
@@ -123,6 +126,7 @@ impl Stat {
             | Stat::MemUsedMaxPct => "%",
             Stat::BusyClock => "MHz",
             Stat::EnergyWh => "Wh",
+            Stat::SwapRange => "MiB",
             // The CSV report has always left these two empty (docs/summary-json.md says MiB).
             Stat::MemoryTotal | Stat::MemTotal => "",
             Stat::Samples | Stat::Gaps | Stat::Ticks | Stat::EmptyRows | Stat::EccIncrease | Stat::HealthMax(_) => "",
@@ -133,7 +137,7 @@ impl Stat {
     pub fn scope(self) -> Scope {
         match self {
             Stat::Field(f, _) => field_scope(f),
-            Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct => Scope::Host,
+            Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct | Stat::SwapRange => Scope::Host,
             _ => Scope::Gpu,
         }
     }
@@ -209,6 +213,9 @@ const GPU_ORDER: &[Place] = &[
 const GPU_TAIL: &[Place] =
     &[One(Stat::HeldIdlePct), One(Stat::EmptyRows), One(Stat::BusyClock), One(Stat::EccIncrease), Place::Health];
 
+/// Host statistics reported after the catalogue fields.
+const HOST_TAIL: &[Place] = &[One(Stat::SwapRange)];
+
 /// Report order of the host statistics; the fields not named follow in catalogue order.
 const HOST_ORDER: &[Place] = &[
     One(Stat::Ticks),
@@ -248,7 +255,7 @@ fn expand(scope: Scope, order: &[Place], tail: &[Place]) -> Vec<Stat> {
 /// Every statistic of a scope, in report order.
 pub fn layout(scope: Scope) -> &'static [Stat] {
     static LAYOUT: LazyLock<[Vec<Stat>; 2]> =
-        LazyLock::new(|| [expand(Scope::Gpu, GPU_ORDER, GPU_TAIL), expand(Scope::Host, HOST_ORDER, &[])]);
+        LazyLock::new(|| [expand(Scope::Gpu, GPU_ORDER, GPU_TAIL), expand(Scope::Host, HOST_ORDER, HOST_TAIL)]);
     &LAYOUT[scope as usize]
 }
 
@@ -288,7 +295,7 @@ mod tests {
              job.rss.mean job.rss.max job.procs.mean job.procs.max job.threads.mean job.threads.max job.read.mean \
              job.read.max job.write.mean job.write.max cgroup.mem.used.mean cgroup.mem.used.max \
              cgroup.mem.limit.mean cgroup.mem.limit.max cgroup.cpu.limit.mean cgroup.cpu.limit.max \
-             cgroup.cpu.util.mean cgroup.cpu.util.max cgroup.oom_kills.mean cgroup.oom_kills.max"
+             cgroup.cpu.util.mean cgroup.cpu.util.max cgroup.oom_kills.mean cgroup.oom_kills.max swap.used.range"
         );
     }
 

@@ -106,7 +106,7 @@ fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Optio
         Stat::BusyClock => d.busy_clock(),
         Stat::EccIncrease => d.ecc_increase(),
         Stat::HealthMax(f) => d.health(f),
-        Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct => None,
+        Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct | Stat::SwapRange => None,
     }
 }
 
@@ -150,6 +150,7 @@ fn host_value(stat: Stat, acc: &HostAcc) -> Option<f64> {
     match stat {
         Stat::Field(f, r) => acc.field(f).and_then(|a| a.reduce(r)),
         Stat::Ticks => Some(acc.ticks as f64),
+        Stat::SwapRange => acc.field(Field::SwapUsed).filter(|a| a.m.n > 0).map(|a| a.m.max - a.m.min),
         Stat::MemTotal => total(),
         Stat::MemUsedMaxPct => used().zip(total()).map(|(u, t)| 100.0 * u / t),
         _ => None,

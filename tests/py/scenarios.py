@@ -260,11 +260,13 @@ def scenario(name, path, expected, forbidden=(), args=()):
 def healthy_power_cap(out):
     run = Run("healthy_power_cap", 8, 600, 1)
     for t in range(run.ticks):
-        h, j = host(run.r), job(run.r)
+        # Old pages in swap that stay put are not memory pressure.
+        h, j = host(run.r, swap=3000), job(run.r)
         for g in range(8):
             run.add(t, g, training_gpu(run.r, cap_share=0.3 + 0.07 * g), h, j)
     return scenario(run.name, run.write(out), [],
-                    [("power_throttling", "*"), ("input_bound", "*"), ("imbalance", None), ("straggler", "*")])
+                    [("power_throttling", "*"), ("input_bound", "*"), ("imbalance", None), ("straggler", "*"),
+                     ("host_swap", None)])
 
 
 def input_bound_wrapped(out):
@@ -422,6 +424,8 @@ def xid_lost(out):
     base = {"host": run.hostname, "kind": "xid", "detail": None}
     run.events = [
         dict(base, timestamp=START + timedelta(seconds=120.3), index=0, uuid=run.rows[0]["uuid"], code=48),
+        # The same GPU's Xid 48 named by its uuid only.
+        dict(base, timestamp=START + timedelta(seconds=130.3), index=None, uuid=run.rows[0]["uuid"], code=48),
         # A lost GPU's event as recorded before its handle was mapped: no index, empty uuid.
         dict(base, timestamp=START + timedelta(seconds=399.6), index=None, uuid="", code=79),
     ]
@@ -470,10 +474,10 @@ def memory_bound(out):
     run = Run("memory_bound", 1, 600, 13)
     for t in range(run.ticks):
         gpu = training_gpu(run.r, cap_share=0.0)
-        gpu.update({"sm.active": run.r.uniform(45, 60), "dram.active": run.r.uniform(78, 92),
-                    "tensor.active": run.r.uniform(3, 8)})
+        gpu.update({"sm.active": run.r.uniform(50, 60), "dram.active": run.r.uniform(78, 92),
+                    "tensor.active": 0.0, "fp16.active": 0.0, "fp32.active": run.r.uniform(5, 10)})
         run.add(t, 0, gpu, host(run.r, core=(40, 70)), job(run.r, cpu=(60, 90), procs=2))
-    return scenario(run.name, run.write(out), [("memory_bound", "0")], [("input_bound", "*")])
+    return scenario(run.name, run.write(out), [("memory_bound", "0")], [("input_bound", "*"), ("no_tensor_cores", "0")])
 
 
 def host_swap(out):
