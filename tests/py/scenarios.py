@@ -527,6 +527,31 @@ def smi_log(out, name, gpus, ticks, seed, gpu_fn):
     return path
 
 
+def smi_thermal_reason_columns(out):
+    """nvidia-smi's per-reason columns (`Active` / `Not Active`) instead of the hex bitmask."""
+    r = random.Random(25)
+    reasons = ["gpu_idle", "sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown"]
+    bits = [0x1, 0x4, 0x8, 0x20, 0x40]
+    lines = ["timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], temperature.gpu, "
+             "power.draw [W], clocks.sm [MHz], " + ", ".join(f"clocks_event_reasons.{x}" for x in reasons)]
+    local = datetime(2026, 3, 2, 10, 0, 0)
+    for t in range(600):
+        for g in range(4):
+            v = training_gpu(r, cap_share=0.4)
+            if g == 2:
+                v.update({"temperature.gpu": r.randint(88, 90), "clocks.sm": r.randint(1550, 1620),
+                          "clocks_event_reasons.active": 0x40 if r.random() < 0.4 else 0})
+            ts = (local + timedelta(seconds=t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            flags = ", ".join("Active" if v["clocks_event_reasons.active"] & b else "Not Active" for b in bits)
+            lines.append(f"{ts}, {g}, {NAME}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {TOTAL} MiB, "
+                         f"{v['temperature.gpu']}, {v['power.draw']:.2f} W, {v['clocks.sm']} MHz, {flags}")
+    path = os.path.join(out, "smi_thermal_reason_columns.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return scenario("smi_thermal_reason_columns", path, [("thermal_throttling", "2"), ("straggler", "2")],
+                    [("thermal_throttling", "0"), ("power_throttling", "*"), ("imbalance", None)])
+
+
 def smi_healthy(out):
     path = smi_log(out, "smi_healthy", 8, 600, 21, lambda r, t, g: training_gpu(r, cap_share=0.3 + 0.07 * g))
     return scenario("smi_healthy", path, [], [("power_throttling", "*"), ("imbalance", None), ("straggler", "*")])
@@ -577,7 +602,7 @@ def smi_near_oom(out):
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
        forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
-       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_idle_70gb, smi_near_oom]
+       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_idle_70gb, smi_near_oom]
 
 
 def main():
