@@ -671,10 +671,30 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
     }
 }
 
+/// The factor that turns a GPU's GPM columns into percent: 100 when a busy GPU (utilization.gpu
+/// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
+/// (DCGM's convention) rather than the catalogue's percent; else 1.
+fn gpm_scale(s: &Stats) -> f64 {
+    let maxima: Vec<f64> =
+        [Field::SmActive, Field::TensorActive, Field::DramActive].iter().filter_map(|&f| s.get(Stat::max(f))).collect();
+    let busy = s.get(UTIL_MEAN).is_some_and(|u| u >= 50.0);
+    if busy && !maxima.is_empty() && maxima.iter().all(|&m| m <= 1.0) { 100.0 } else { 1.0 }
+}
+
+/// A GPM statistic in percent ([`gpm_scale`]).
+fn gpm(s: &Stats, stat: Stat) -> Option<f64> {
+    s.get(stat).map(|v| v * gpm_scale(s))
+}
+
+/// What the evidence of a GPM rule adds when the columns were fractions.
+fn gpm_note(s: &Stats) -> &'static str {
+    if gpm_scale(s) > 1.0 { " (GPM columns recorded as fractions 0-1, read as percent)" } else { "" }
+}
+
 /// `sm_idle_under_busy`: utilization.gpu says busy, sm.active says few SMs work.
 fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), s.get(SM_MEAN))
+    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), gpm(s, SM_MEAN))
         && u >= th.busy_util
         && sm < th.sm_idle
     {
@@ -682,9 +702,9 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
             "mean utilization.gpu {}% but mean sm.active {}% (max {}%): kernels are running, on few SMs",
             f(Some(u), 1),
             f(Some(sm), 1),
-            f(s.get(Stat::max(Field::SmActive)), 1)
+            f(gpm(s, Stat::max(Field::SmActive)), 1)
         );
-        out.push("sm_idle_under_busy", Some(&g.label), evidence);
+        out.push("sm_idle_under_busy", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
@@ -692,8 +712,8 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
 fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
     // Memory-bound kernels would not run faster on tensor cores.
-    let memory_bound = s.get(Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
-    if let (Some(sm), Some(t)) = (s.get(SM_MEAN), s.get(Stat::mean(Field::TensorActive)))
+    let memory_bound = gpm(s, Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
+    if let (Some(sm), Some(t)) = (gpm(s, SM_MEAN), gpm(s, Stat::mean(Field::TensorActive)))
         && sm >= th.tensor_sm_active
         && t < th.tensor_idle
         && !memory_bound
@@ -702,34 +722,34 @@ fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
             "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%, dram.active mean {}%",
             f(Some(sm), 1),
             f(Some(t), 2),
-            f(s.get(Stat::max(Field::TensorActive)), 1),
-            f(s.get(Stat::mean(Field::Fp32Active)), 1),
-            f(s.get(Stat::mean(Field::DramActive)), 1)
+            f(gpm(s, Stat::max(Field::TensorActive)), 1),
+            f(gpm(s, Stat::mean(Field::Fp32Active)), 1),
+            f(gpm(s, Stat::mean(Field::DramActive)), 1)
         );
-        out.push("no_tensor_cores", Some(&g.label), evidence);
+        out.push("no_tensor_cores", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
 /// `memory_bound`: DRAM bandwidth near its ceiling.
 fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let Some(d) = s.get(Stat::mean(Field::DramActive))
+    if let Some(d) = gpm(s, Stat::mean(Field::DramActive))
         && d >= th.dram_bound
     {
         let evidence = format!(
             "mean dram.active {}% (max {}%) with mean sm.active {}%",
             f(Some(d), 1),
-            f(s.get(Stat::max(Field::DramActive)), 1),
-            f(s.get(SM_MEAN), 1)
+            f(gpm(s, Stat::max(Field::DramActive)), 1),
+            f(gpm(s, SM_MEAN), 1)
         );
-        out.push("memory_bound", Some(&g.label), evidence);
+        out.push("memory_bound", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
 /// `pcie_bound`: heavy host-to-device traffic while the SMs wait.
 fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), s.get(SM_MEAN))
+    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), gpm(s, SM_MEAN))
         && rx >= th.pcie_rx_mib
         && sm < th.sm_idle
     {
@@ -739,7 +759,7 @@ fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
             f(s.get(Stat::max(Field::PcieRxBytes)), 0),
             f(Some(sm), 1)
         );
-        out.push("pcie_bound", Some(&g.label), evidence);
+        out.push("pcie_bound", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
@@ -918,6 +938,17 @@ mod tests {
         assert_eq!(ids(&gpu(98.0, 80.0, 0.2, 30.0, 100.0), &[]), ["no_tensor_cores"]);
         assert_eq!(ids(&gpu(98.0, 60.0, 20.0, 85.0, 100.0), &[]), ["memory_bound"]);
         assert_eq!(ids(&gpu(40.0, 10.0, 2.0, 10.0, 9000.0), &[]), ["pcie_bound"]);
+        // GPM columns written as fractions 0-1 (DCGM's convention) are read as percent on a busy GPU.
+        let frac = |sm: f64, tensor: f64, dram: f64| {
+            let mut s = gpu(98.0, sm, tensor, dram, 100.0);
+            for (f, v) in [(Field::SmActive, sm), (Field::TensorActive, tensor), (Field::DramActive, dram)] {
+                s.set(Stat::max(f), Some(v));
+            }
+            s
+        };
+        assert!(ids(&frac(0.75, 0.4, 0.45), &[]).is_empty(), "healthy, as fractions");
+        assert_eq!(ids(&frac(0.8, 0.002, 0.3), &[]), ["no_tensor_cores"]);
+        assert_eq!(ids(&frac(0.5, 0.1, 0.85), &[]), ["memory_bound"]);
         let no_gpm = stats(Scope::Gpu, &[(UTIL_MEAN, 99.0), (Stat::IdlePct, 0.0)]);
         assert!(ids(&no_gpm, &[]).is_empty(), "GPUs without GPM fire none of them");
         let ev = |ts: i64, code: u64| EventRecord {
