@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::LazyLock;
 
+use crate::analysis::diag::DiagAcc;
 use crate::analysis::stat::{Scope, summarised};
 use crate::schema::catalog::{Field, Reduce, Ty};
 use crate::schema::cols::NO_I64;
@@ -729,6 +730,8 @@ pub struct GpuAcc {
     pub ib_n: u64,
     pub uuid: Option<String>,
     pub name: Option<String>,
+    /// Per-row facts for the findings (empty rows, memory held while idle, memory health).
+    pub diag: DiagAcc,
 }
 
 impl Default for GpuAcc {
@@ -749,6 +752,7 @@ impl Default for GpuAcc {
             ib_n: 0,
             uuid: None,
             name: None,
+            diag: DiagAcc::default(),
         }
     }
 }
@@ -820,6 +824,7 @@ impl GpuAcc {
         self.power_n += o.power_n;
         self.ib_both += o.ib_both;
         self.ib_n += o.ib_n;
+        self.diag.pool(&o.diag);
         if self.uuid.is_none() {
             self.uuid.clone_from(&o.uuid);
         }

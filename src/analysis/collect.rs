@@ -12,6 +12,7 @@ use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::analysis::acc::{GpuAcc, HostAcc, Slot, inputs};
+use crate::analysis::diag::{HEALTH, RowRules, RowValues};
 use crate::analysis::stat::Scope;
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS, NO_U64};
@@ -27,16 +28,36 @@ pub struct CollectConfig {
     pub since: Option<i64>,
     /// ...and before this one are counted.
     pub until: Option<i64>,
-    /// Input-bound rule: utilization.gpu (sm.active where present) below this while
-    /// cpu.util.max_core is at or above `pegged_core`.
+    /// Input-bound rule: utilization.gpu (and sm.active where present) below this, with work on the
+    /// GPU, while the job's CPU (else the busiest core) is at or above `pegged_core`.
     pub input_bound_util: f64,
     pub pegged_core: f64,
+    /// What idle, busy and memory held mean for the per-row facts of the findings.
+    pub rows: RowRules,
 }
 
 /// Columns read for the statistics derived from several fields (memory total from used + free, the
-/// energy counter, throttle reasons, input-bound rows), besides the keys and [`inputs`].
-const DERIVED_INPUTS: [Field; 5] =
-    [Field::MemFree, Field::EnergyTotal, Field::EventReasons, Field::PowerDraw, Field::CpuUtilMaxCore];
+/// energy counter, throttle reasons, input-bound rows, the SM clock while busy, memory health),
+/// besides the keys and [`inputs`].
+const DERIVED_INPUTS: [Field; 13] = [
+    Field::MemFree,
+    Field::EnergyTotal,
+    Field::EventReasons,
+    Field::PowerDraw,
+    Field::CpuUtilMaxCore,
+    Field::ClockSm,
+    Field::EccUncorrected,
+    Field::RemappedUncorrectable,
+    Field::RemappedPending,
+    Field::RemappedFailure,
+    Field::RetiredSbe,
+    Field::RetiredDbe,
+    Field::RetiredPending,
+];
+
+/// The GPU readings of a row: when the batch has some of them and all are null in a row, the GPU did
+/// not answer (lost, hung) and the row is a gap, not a sample.
+const READINGS: [Field; 4] = [Field::UtilGpu, Field::MemUsed, Field::TempGpu, Field::PowerDraw];
 
 /// Every field the analysis reads.
 pub fn wanted_fields() -> Vec<Field> {
@@ -75,6 +96,10 @@ struct Scratch {
     u: Vec<u64>,
     /// A narrow whole-number column's counts per GPU slot and value.
     cnt: Vec<u32>,
+    /// Rows whose GPU readings are all null.
+    empty: Vec<bool>,
+    /// Columns of the per-row facts ([`Collector::row_facts`]).
+    facts: [Vec<f64>; 8],
 }
 
 impl Scratch {
@@ -159,12 +184,14 @@ impl Collector {
         let mut s = SCRATCH.take();
         s.ts.clear();
         if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {
+            empty_rows(&cols, n, &mut s.empty);
             self.rows(&cols, default_host, n, keep, &mut s);
             s.group(self.gpus.len());
             self.timing(&cols, &mut s);
             self.gpu_columns(&cols, &mut s);
             self.memory_sum(&cols, &mut s);
-            self.input_bound(&cols, &mut s);
+            self.row_facts(&cols, &mut s);
+            self.health(&cols, &mut s);
             self.reasons(&cols, &mut s);
             self.identity(&cols, &s);
             self.host_columns(&cols, &mut s);
@@ -173,8 +200,9 @@ impl Collector {
         Ok(())
     }
 
-    /// Key every row: its GPU slot ([`NONE`] outside the window), and whether it is the first row of
-    /// a new tick of its host (the first tick of a host in this part is held back).
+    /// Key every row: its GPU slot ([`NONE`] outside the window, and for an empty row, which is only
+    /// counted as one), and whether it is the first row of a new tick of its host (the first tick of
+    /// a host in this part is held back).
     fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, keep: Option<&[bool]>, s: &mut Scratch) {
         let (h, i, u) = (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
@@ -207,6 +235,12 @@ impl Collector {
                     slot
                 }
             };
+            if s.empty.get(i).copied().unwrap_or(false)
+                && let Some(g) = self.gpus.get_mut(s.slot[i] as usize)
+            {
+                g.2.diag.add_empty(t);
+                s.slot[i] = NONE;
+            }
             if (h, t) == last {
                 continue;
             }
@@ -318,30 +352,59 @@ impl Collector {
         }
     }
 
-    /// Rows with the GPU's activity low while the busiest core is pegged; the activity is sm.active
-    /// where a row has it (what the SMs did), else utilization.gpu (whether any kernel ran).
-    fn input_bound(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
-        let (Some(uc), Some(cc)) = (find(cols, Field::UtilGpu), find(cols, Field::CpuUtilMaxCore)) else { return };
-        s.a.clear();
-        s.b.clear();
-        if cols::f64_values(uc, &mut s.a) && cols::f64_values(cc, &mut s.b) {
-            let mut sm = Vec::new();
-            if let Some(smc) = find(cols, Field::SmActive)
-                && cols::f64_values(smc, &mut sm)
-            {
-                for (u, x) in s.a.iter_mut().zip(&sm) {
-                    if !x.is_nan() {
-                        *u = *x;
-                    }
-                }
+    /// Input-bound rows and the per-row facts of [`crate::analysis::diag`]. A row is input-bound
+    /// when the GPU has work on it (the job's memory on it where the row has `job.gpu_memory`, else
+    /// memory.used at or above `held_mem_mib`), is not busy (utilization.gpu, and sm.active where
+    /// recorded, below `input_bound_util`) and the CPU is saturated (job.cpu where the row has a
+    /// job, else cpu.util.max_core or cpu.util, at or above `pegged_core`).
+    fn row_facts(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let n = s.slot.len();
+        let fields = [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
+        let more = [Field::JobGpuMemory, Field::ClockSm, Field::CpuUtil];
+        for (f, out) in fields.iter().chain(&more).zip(s.facts.iter_mut()) {
+            out.clear();
+            if !find(cols, *f).is_some_and(|c| cols::f64_values(c, out)) {
+                out.clear();
+                out.resize(n, f64::NAN);
             }
-            let (lo, peg) = (self.cfg.input_bound_util, self.cfg.pegged_core);
-            for (i, &sl) in s.slot.iter().enumerate() {
-                let (u, core) = (s.a[i], s.b[i]);
-                if sl != NONE && !u.is_nan() && !core.is_nan() {
-                    let g = &mut self.gpus[sl as usize].2;
-                    g.ib_both += 1;
-                    g.ib_n += u64::from(u < lo && core >= peg);
+        }
+        s.u.clear();
+        if !find(cols, Field::EventReasons).is_some_and(|c| cols::u64_values(c, &mut s.u)) {
+            s.u.clear();
+            s.u.resize(n, NO_U64);
+        }
+        let cap = crate::analysis::acc::Reason::SwPowerCap.bit();
+        let [util, sm, core, jcpu, mem, jmem, clock, host_cpu] = &s.facts;
+        let (lo, peg, rules) = (self.cfg.input_bound_util, self.cfg.pegged_core, self.cfg.rows);
+        for (i, &sl) in s.slot.iter().enumerate() {
+            let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
+            let (u, x) = (util[i], sm[i]);
+            let capped = s.u[i] != NO_U64 && s.u[i] & cap != 0;
+            g.diag.add_row(RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i], capped }, &rules);
+            // The job's CPU where the row has a job; else the busiest core (or all of them).
+            let cpu = if jcpu[i].is_nan() { core[i].max(host_cpu[i]) } else { jcpu[i] };
+            if u.is_nan() || cpu.is_nan() {
+                continue;
+            }
+            g.ib_both += 1;
+            let work = if jmem[i].is_nan() { mem[i] >= rules.held_mem_mib } else { jmem[i] > 0.0 };
+            let low = u < lo && (x.is_nan() || x < lo);
+            g.ib_n += u64::from(low && work && cpu >= peg);
+        }
+    }
+
+    /// The memory-health columns: the largest value of each, and the ECC counter's range.
+    fn health(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let ecc = std::iter::once((Field::EccUncorrected, None));
+        for (f, k) in ecc.chain(HEALTH.iter().enumerate().map(|(k, &f)| (f, Some(k)))) {
+            let Some(c) = find(cols, f) else { continue };
+            s.a.clear();
+            if !cols::f64_values(c, &mut s.a) {
+                continue;
+            }
+            for (&sl, &v) in s.slot.iter().zip(&s.a) {
+                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                    g.diag.add_health(k, v);
                 }
             }
         }
@@ -453,7 +516,10 @@ impl Collector {
             let slot = self.slot_for(mine, key);
             let target = &mut self.gpus[slot as usize].2;
             if target.rows == 0 {
+                // Empty rows only so far: keep them.
+                let empty = std::mem::take(&mut target.diag);
                 *target = acc;
+                target.diag.pool(&empty);
             } else {
                 target.append(acc);
             }
@@ -482,6 +548,18 @@ fn float_power(cols: &Cols<'_>) -> Option<Slot> {
         (Some(&(_, slot)), None) => Some(slot),
         _ => None,
     }
+}
+
+/// Mark the rows whose GPU readings ([`READINGS`]) are all null; none when the batch has none of
+/// those columns.
+fn empty_rows(cols: &Cols<'_>, n: usize, out: &mut Vec<bool>) {
+    out.clear();
+    let present: Vec<&dyn Array> = READINGS.iter().filter_map(|&f| find(cols, f)).collect();
+    if present.is_empty() || present.iter().any(|c| c.null_count() == 0) {
+        out.resize(n, false);
+        return;
+    }
+    out.extend((0..n).map(|i| present.iter().all(|c| c.is_null(i))));
 }
 
 /// Fill `out` with the column's values at `rows` as f64, or NaN when the column is absent or not

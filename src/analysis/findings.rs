@@ -31,6 +31,9 @@ pub struct Thresholds {
     pub tensor_idle: f64,
     pub dram_bound: f64,
     pub pcie_rx_mib: f64,
+    pub held_mem_mib: f64,
+    pub held_idle_pct: f64,
+    pub straggler_clock_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -54,6 +57,9 @@ impl Default for Thresholds {
             tensor_idle: 1.0,
             dram_bound: 70.0,
             pcie_rx_mib: 4096.0,
+            held_mem_mib: 2048.0,
+            held_idle_pct: 75.0,
+            straggler_clock_pct: 5.0,
         }
     }
 }
@@ -61,15 +67,19 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 18] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| &mut t.unused_idle_pct),
     (
         "input_bound_util",
-        "utilization.gpu (sm.active where recorded) below this (%) while a core is pegged counts as input-bound",
+        "utilization.gpu (and sm.active where recorded) below this (%) counts as not busy for input_bound",
         |t| &mut t.input_bound_util,
     ),
-    ("pegged_core", "cpu.util.max_core at or above this (%) counts as a pegged core", |t| &mut t.pegged_core),
+    (
+        "pegged_core",
+        "job.cpu (percent of one core; without a job, cpu.util.max_core) at or above this (%) counts as a saturated CPU",
+        |t| &mut t.pegged_core,
+    ),
     ("input_bound_pct", "input-bound in at least this share (%) of samples fires input_bound", |t| {
         &mut t.input_bound_pct
     }),
@@ -86,7 +96,7 @@ pub static THRESHOLDS: [(&str, &str, Slot); 18] = [
     ("imbalance_util", "GPUs of one host whose mean utilization differs by more than this (points)", |t| {
         &mut t.imbalance_util
     }),
-    ("swap_mib", "host swap.used peak above this (MiB) fires host_swap", |t| &mut t.swap_mib),
+    ("swap_mib", "host swap.used moving by more than this (MiB) during the run fires host_swap", |t| &mut t.swap_mib),
     ("gap_intervals", "a step longer than this many intervals (median spacing) is a gap", |t| &mut t.gap_intervals),
     ("busy_util", "mean utilization.gpu at or above this (%) counts as busy (sm_idle_under_busy)", |t| {
         &mut t.busy_util
@@ -99,6 +109,17 @@ pub static THRESHOLDS: [(&str, &str, Slot); 18] = [
     ("dram_bound", "mean dram.active at or above this (%) fires memory_bound", |t| &mut t.dram_bound),
     ("pcie_rx_mib", "mean pcie.rx.bytes at or above this (MiB/s) while SMs are mostly idle fires pcie_bound", |t| {
         &mut t.pcie_rx_mib
+    }),
+    ("held_mem_mib", "memory.used at or above this (MiB) counts as memory held (idle_allocated, input_bound)", |t| {
+        &mut t.held_mem_mib
+    }),
+    (
+        "held_idle_pct",
+        "memory held while idle in at least this share (%) of a GPU's samples fires idle_allocated",
+        |t| &mut t.held_idle_pct,
+    ),
+    ("straggler_clock_pct", "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler", |t| {
+        &mut t.straggler_clock_pct
     }),
 ];
 
@@ -120,6 +141,15 @@ impl Thresholds {
             .ok_or_else(|| format!("--threshold {name}: '{value}' is not a non-negative number"))?;
         *slot(self) = v;
         Ok(())
+    }
+
+    /// What idle, busy and memory held mean for the per-row facts the rules read.
+    pub fn row_rules(&self) -> crate::analysis::diag::RowRules {
+        crate::analysis::diag::RowRules {
+            idle_util: self.idle_util,
+            held_mem_mib: self.held_mem_mib,
+            busy_util: self.busy_util,
+        }
     }
 
     /// (name, value) pairs in table order.
@@ -156,69 +186,121 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 13] = [
+pub static RULES: [Rule; 17] = [
+    Rule {
+        id: "gpu_lost",
+        severity: Severity::Error,
+        when: "the GPU's rows are empty (every reading null: it no longer answers), or missing while the host's \
+               other GPUs still have rows, from some time to the end of the recording, for longer than gap_intervals \
+               (3) intervals; coverage_pct counts empty rows as a gap, empty_rows counts them",
+        fix: "the GPU fell off the bus or hung: drain the node, look for Xid 79/119 in the kernel log (dmesg), reset or \
+              reboot; check power, cooling and PCIe seating; service the GPU if it recurs",
+    },
+    Rule {
+        id: "xid",
+        severity: Severity::Error,
+        when: "NVML reported an Xid critical error for a GPU (the events file beside the recording); one finding per \
+               GPU and Xid, with its first time. An event recorded without a GPU (older recordings of a GPU that \
+               fell off the bus) is put on the host's lost GPU when exactly one was lost, or on its only GPU",
+        fix: "the Xid's usual action (NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/)",
+    },
+    Rule {
+        id: "memory_health",
+        severity: Severity::Warning,
+        when: "remapped_rows.failure.max = 1 (error: a row could not be remapped), or remapped_rows.pending.max = 1, \
+               retired_pages.pending.max = 1 or ecc.errors.uncorrected.volatile.total.increase > 0 (warning)",
+        fix: "drain the node and reset the GPU so pending remaps and retirements take effect; a failed remap or \
+              uncorrected errors that keep rising: service the GPU (RMA)",
+    },
+    Rule {
+        id: "idle_allocated",
+        severity: Severity::Warning,
+        when: "memory.held_idle_pct >= held_idle_pct (75): in at least that share of the GPU's samples memory.used >= \
+               held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded) < idle_util (5) %: \
+               memory held by a process that does nothing (a forgotten notebook or a hung job)",
+        fix: "find the process holding it (nvidia-smi --query-compute-apps=pid,used_memory, or record --processes) \
+              and end it or free its memory (torch.cuda.empty_cache(), restart the kernel)",
+    },
+    Rule {
+        id: "unused_gpu",
+        severity: Severity::Info,
+        when: "utilization.gpu < idle_util (5) % in >= unused_idle_pct (99) % of the samples, and idle_allocated does \
+               not fire (no memory held): the GPU sat idle",
+        fix: "if the job should use it, check CUDA_VISIBLE_DEVICES, the launcher's world size (--nproc_per_node) and \
+              device placement; otherwise nothing to do",
+    },
     Rule {
         id: "input_bound",
         severity: Severity::Warning,
-        when: "in at least input_bound_pct (30) % of a GPU's samples, utilization.gpu (sm.active where recorded) < \
-               input_bound_util (50) % while cpu.util.max_core >= pegged_core (90) %: the GPU waits for a pegged CPU \
-               core",
+        when: "input_bound_pct >= input_bound_pct (30): in that share of the GPU's samples the GPU had work on it \
+               (job.gpu_memory > 0 where recorded, else memory.used >= held_mem_mib (2048) MiB), was not busy \
+               (utilization.gpu, and sm.active where recorded, < input_bound_util (50) %) and the CPU was saturated \
+               (job.cpu >= pegged_core (90) % of a core where the job is recorded, else cpu.util.max_core >= \
+               pegged_core); a GPU that fires idle_allocated or unused_gpu is left out",
         fix: "feed the GPU faster: raise DataLoader num_workers, set pin_memory=True and persistent_workers=True, \
               prefetch, move decoding/augmentation out of the main process",
     },
     Rule {
+        id: "straggler",
+        severity: Severity::Warning,
+        when: "among the GPUs of one host and model in use (those with job.gpu_memory > 0 when the job is recorded), \
+               a GPU's clocks.sm.busy_mean (SM clock while utilization.gpu >= busy_util (80) %) is more than \
+               straggler_clock_pct (5) % below the median of its siblings': in synchronous training the others wait \
+               for it every step",
+        fix: "find why its clock is low (thermal_throttling or power_throttling on it, clocks_event_reasons), fix the \
+              cooling or power of that GPU, or leave it out of the job",
+    },
+    Rule {
         id: "oom_risk",
         severity: Severity::Warning,
-        when: "memory.used peak >= oom_mem_pct (95) % of memory.total",
+        when: "memory.used.max_pct >= oom_mem_pct (95): memory.used peak at or above that share of memory.total",
         fix: "leave headroom: smaller batch with gradient accumulation, mixed precision (bf16/fp16), activation \
               checkpointing",
     },
     Rule {
         id: "batch_headroom",
         severity: Severity::Info,
-        when: "memory.used peak < headroom_mem_pct (30) % of memory.total while mean utilization.gpu >= \
-               headroom_util (80) %",
+        when: "memory.used.max_pct < headroom_mem_pct (30) while utilization.gpu.mean >= headroom_util (80) %",
         fix: "room for a bigger batch (scale the learning rate with it) or a bigger model on this GPU",
     },
     Rule {
         id: "thermal_throttling",
         severity: Severity::Warning,
-        when: "sw_thermal_slowdown or hw_thermal_slowdown active in > throttle_pct (5) % of samples",
+        when: "throttle.thermal_pct > throttle_pct (5): sw_thermal_slowdown or hw_thermal_slowdown active in more than \
+               that share of the GPU's samples",
         fix: "cool the GPU: airflow, fan speed, dusty or blocked intakes, ambient temperature, hot neighbours",
     },
     Rule {
         id: "power_throttling",
         severity: Severity::Warning,
-        when: "sw_power_cap, hw_slowdown or hw_power_brake_slowdown active in > throttle_pct (5) % of samples",
-        fix: "clocks held down by power: normal at full load for sw_power_cap; check power.limit against the \
-              board default (nvidia-smi -q -d POWER), and the PSU / rack power for hw_* reasons",
+        when: "warning for a GPU: throttle.hw_slowdown_pct or throttle.hw_power_brake_slowdown_pct > throttle_pct (5) \
+               (hardware slowdown: power supply, brake signal, overheating board). Info, one line for the host: \
+               throttle.sw_power_cap_pct > throttle_pct on some GPUs (the board at its power limit: normal at full \
+               load)",
+        fix: "hw_slowdown / hw_power_brake_slowdown: check the PSUs, the rack power and the board (nvidia-smi -q -d \
+              PERFORMANCE); sw_power_cap at full load needs nothing unless power.limit is below the board default \
+              (nvidia-smi -q -d POWER)",
     },
     Rule {
         id: "imbalance",
         severity: Severity::Warning,
-        when: "mean utilization.gpu of two GPUs of one host differs by > imbalance_util (20) points (GPUs unused \
-               the whole run left out)",
+        when: "utilization.gpu.mean of two GPUs of one host differs by > imbalance_util (20) points (GPUs that fire \
+               unused_gpu or idle_allocated left out)",
         fix: "spread the work evenly: data sharding (DistributedSampler), DistributedDataParallel instead of \
               DataParallel, balanced pipeline stages, stragglers",
     },
     Rule {
-        id: "unused_gpu",
-        severity: Severity::Warning,
-        when: "utilization.gpu < idle_util (5) % in >= unused_idle_pct (99) % of the samples: allocated but unused",
-        fix: "check CUDA_VISIBLE_DEVICES, the launcher's world size (--nproc_per_node) and device placement; or \
-              release the GPU",
-    },
-    Rule {
         id: "host_swap",
         severity: Severity::Warning,
-        when: "host swap.used peak > swap_mib (64) MiB: host memory pressure",
+        when: "host swap.used.range > swap_mib (64) MiB: swap in use grew (or shrank) by more than that during the \
+               run: host memory pressure (swap that stays put is old pages, not pressure)",
         fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map the dataset, look for a leak \
               (job.rss), or add RAM",
     },
     Rule {
         id: "sm_idle_under_busy",
         severity: Severity::Warning,
-        when: "mean utilization.gpu >= busy_util (80) % but mean sm.active < sm_idle (30) %: some kernel runs all the \
+        when: "utilization.gpu.mean >= busy_util (80) % but sm.active.mean < sm_idle (30) %: some kernel runs all the \
                time, yet few SMs are busy (small kernels, launch-bound)",
         fix: "give each kernel more work: a bigger batch, CUDA graphs (torch.compile mode=\"reduce-overhead\"), \
               torch.compile to fuse small ops, no host syncs (.item(), .cpu()) inside the step",
@@ -226,33 +308,27 @@ pub static RULES: [Rule; 13] = [
     Rule {
         id: "no_tensor_cores",
         severity: Severity::Warning,
-        when: "mean sm.active >= tensor_sm_active (50) % while mean tensor.active < tensor_idle (1) %: the SMs are busy \
-               but the tensor cores idle (FP32 math)",
+        when: "sm.active.mean >= tensor_sm_active (50) % while tensor.active.mean < tensor_idle (1) % and \
+               dram.active.mean < dram_bound (70) %: the SMs are busy but the tensor cores idle (FP32 math, not \
+               memory-bound kernels)",
         fix: "use the tensor cores: bf16/fp16 autocast (torch.autocast), TF32 matmuls \
               (torch.set_float32_matmul_precision(\"high\")), matrix dimensions multiple of 8",
     },
     Rule {
         id: "memory_bound",
         severity: Severity::Info,
-        when: "mean dram.active >= dram_bound (70) %: device memory bandwidth near its ceiling",
+        when: "dram.active.mean >= dram_bound (70) %: device memory bandwidth near its ceiling",
         fix: "move fewer bytes: fuse element-wise ops (torch.compile), fused kernels (FlashAttention, fused \
               optimizers), bf16/fp8 activations, bigger matmuls per byte read",
     },
     Rule {
         id: "pcie_bound",
         severity: Severity::Warning,
-        when: "mean pcie.rx.bytes >= pcie_rx_mib (4096) MiB/s while mean sm.active < sm_idle (30) %: the GPU waits on \
+        when: "pcie.rx.bytes.mean >= pcie_rx_mib (4096) MiB/s while sm.active.mean < sm_idle (30) %: the GPU waits on \
                host-to-device copies",
         fix: "pinned memory (DataLoader pin_memory=True) with .to(device, non_blocking=True), keep tensors on the GPU \
               between steps, move decoding/augmentation to the GPU (DALI, torchvision v2 on CUDA tensors), send \
               uint8 instead of float32",
-    },
-    Rule {
-        id: "xid",
-        severity: Severity::Error,
-        when: "NVML reported an Xid critical error for a GPU (the events file beside the recording); one finding per \
-               GPU and Xid, with its first time",
-        fix: "the Xid's usual action (NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/)",
     },
 ];
 
@@ -276,10 +352,30 @@ fn f(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
+/// A UTC µs instant as text.
+fn when(us: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_micros(us)
+        .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+}
+
 /// What the rules need of one GPU.
 pub struct GpuView<'a> {
     pub label: String,
     pub stats: &'a Stats,
+    /// The GPU's model, to compare it with its own kind only.
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    /// The last row with readings and the last row of the GPU, empty ones included (UTC µs).
+    pub last_data: i64,
+    pub last_row: i64,
+}
+
+#[cfg(test)]
+impl<'a> GpuView<'a> {
+    /// A GPU known only by its statistics (no empty rows).
+    pub fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
+        GpuView { label, stats, name: None, uuid: None, last_data: 0, last_row: 0 }
+    }
 }
 
 const UTIL_MEAN: Stat = Stat::mean(Field::UtilGpu);
@@ -294,15 +390,86 @@ struct Findings<'a> {
 impl Findings<'_> {
     fn push(&mut self, id: &'static str, gpu: Option<&str>, evidence: String) {
         let r = rule(id);
+        self.push_as(id, r.severity, gpu, evidence);
+    }
+
+    /// A finding of a rule whose severity depends on the evidence.
+    fn push_as(&mut self, id: &'static str, severity: Severity, gpu: Option<&str>, evidence: String) {
+        let r = rule(id);
         self.list.push(Finding {
             rule: r.id,
-            severity: r.severity,
+            severity,
             host: self.host.to_string(),
             gpu: gpu.map(str::to_string),
             evidence,
             fix: r.fix,
         });
     }
+}
+
+/// `gpu_lost`; whether the GPU stopped answering before the end of its host's recording (`end`).
+fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let Some(iv) = s.get(Stat::IntervalS) else { return false };
+    let empty = s.get(Stat::EmptyRows).unwrap_or(0.0);
+    let tail_s = (end - g.last_data) as f64 / 1e6;
+    if tail_s <= th.gap_intervals * iv {
+        return false;
+    }
+    let how = if g.last_row > g.last_data {
+        format!("its rows are empty ({} empty rows)", f(Some(empty), 0))
+    } else {
+        "it has no rows while the host's other GPUs do".to_string()
+    };
+    let evidence = format!(
+        "no reading after {} UTC: {how} until the end of the recording at {} UTC ({} s); coverage_pct {}",
+        when(g.last_data),
+        when(end),
+        f(Some(tail_s), 0),
+        f(s.get(Stat::CoveragePct), 1)
+    );
+    out.push("gpu_lost", Some(&g.label), evidence);
+    true
+}
+
+/// `memory_health`: pending or failed row remaps, pending page retirements, rising uncorrected ECC.
+fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
+    let s = g.stats;
+    let at_least_one = |f: Field| s.get(Stat::HealthMax(f)).is_some_and(|v| v >= 1.0);
+    let failed = at_least_one(Field::RemappedFailure);
+    let rising = s.get(Stat::EccIncrease).is_some_and(|v| v > 0.0);
+    if !(failed || rising || at_least_one(Field::RemappedPending) || at_least_one(Field::RetiredPending)) {
+        return;
+    }
+    let mut e = String::new();
+    for field in crate::analysis::diag::HEALTH {
+        if let Some(v) = s.get(Stat::HealthMax(field)) {
+            let _ = write!(e, "{}{} {}", if e.is_empty() { "" } else { ", " }, Stat::HealthMax(field), f(Some(v), 0));
+        }
+    }
+    if let Some(v) = s.get(Stat::EccIncrease) {
+        let _ = write!(e, "{}{} {}", if e.is_empty() { "" } else { ", " }, Stat::EccIncrease, f(Some(v), 0));
+    }
+    let severity = if failed { Severity::Error } else { Severity::Warning };
+    out.push_as("memory_health", severity, Some(&g.label), e);
+}
+
+/// `idle_allocated`; whether the GPU held memory while idle for most of the run.
+fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let Some(p) = s.get(Stat::HeldIdlePct).filter(|&p| p >= th.held_idle_pct) else { return false };
+    let evidence = format!(
+        "memory.used >= {} MiB with utilization.gpu < {}% in {}% of {} samples (memory.held_idle_pct); memory.used \
+         peak {} MiB, utilization.gpu mean {}%",
+        th.held_mem_mib,
+        th.idle_util,
+        f(Some(p), 1),
+        f(s.get(Stat::Samples), 0),
+        f(s.get(Stat::max(Field::MemUsed)), 0),
+        f(s.get(UTIL_MEAN), 1)
+    );
+    out.push("idle_allocated", Some(&g.label), evidence);
+    true
 }
 
 /// `unused_gpu`; whether the GPU is unused.
@@ -329,13 +496,16 @@ fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     if let Some(ib) = s.get(Stat::InputBoundPct)
         && ib >= th.input_bound_pct
     {
-        let by = if s.get(SM_MEAN).is_some() { "sm.active" } else { "utilization.gpu" };
+        let by = if s.get(SM_MEAN).is_some() { "utilization.gpu and sm.active" } else { "utilization.gpu" };
+        let cpu = if s.get(Stat::max(Field::JobGpuMemory)).is_some() { "job.cpu" } else { "cpu.util.max_core" };
         let evidence = format!(
-            "in {}% of samples {by} < {}% while the busiest CPU core was >= {}% (mean utilization {}%)",
+            "in {}% of samples (input_bound_pct) the GPU held work, {by} < {}% and {cpu} >= {}% (utilization.gpu \
+             mean {}%, memory.used peak {} MiB)",
             f(Some(ib), 0),
             th.input_bound_util,
             th.pegged_core,
-            f(s.get(UTIL_MEAN), 1)
+            f(s.get(UTIL_MEAN), 1),
+            f(s.get(Stat::max(Field::MemUsed)), 0)
         );
         out.push("input_bound", Some(&g.label), evidence);
     }
@@ -377,7 +547,10 @@ fn reason_list(s: &Stats, reasons: &[Reason]) -> String {
     e
 }
 
-/// `thermal_throttling` and `power_throttling`.
+/// Hardware power reasons: a warning on the GPU.
+const HW_POWER: [Reason; 2] = [Reason::HwSlowdown, Reason::HwPowerBrakeSlowdown];
+
+/// `thermal_throttling`, and `power_throttling` for the hardware power reasons.
 fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
     if let Some(t) = s.get(Stat::ThrottleThermalPct)
@@ -391,17 +564,76 @@ fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         );
         out.push("thermal_throttling", Some(&g.label), evidence);
     }
-    if let Some(t) = s.get(Stat::ThrottlePowerPct)
-        && t > th.throttle_pct
-    {
+    if HW_POWER.iter().any(|&r| s.get(Stat::Throttle(r)).is_some_and(|v| v > th.throttle_pct)) {
         let evidence = format!(
-            "power slowdown in {}% of samples ({}); power.draw mean {} W, max {} W",
-            f(Some(t), 1),
+            "hardware power slowdown ({}); power.draw mean {} W, max {} W",
             reason_list(s, &POWER),
             f(s.get(Stat::mean(Field::PowerDraw)), 0),
             f(s.get(Stat::max(Field::PowerDraw)), 0)
         );
         out.push("power_throttling", Some(&g.label), evidence);
+    }
+}
+
+/// `power_throttling` as one info line for the host: the GPUs held at their power limit
+/// (sw_power_cap), normal at full load.
+fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
+    let mut e = String::new();
+    for g in gpus {
+        if let Some(v) = g.stats.get(Stat::Throttle(Reason::SwPowerCap)).filter(|&v| v > th.throttle_pct) {
+            let _ = write!(
+                e,
+                "{}GPU {} {}% (utilization.gpu mean {}%, power.draw max {} W)",
+                if e.is_empty() { "" } else { ", " },
+                g.label,
+                f(Some(v), 1),
+                f(g.stats.get(UTIL_MEAN), 1),
+                f(g.stats.get(Stat::max(Field::PowerDraw)), 0)
+            );
+        }
+    }
+    if !e.is_empty() {
+        let evidence = format!("throttle.sw_power_cap_pct: {e}: the boards reached their power limit");
+        out.push_as("power_throttling", Severity::Info, None, evidence);
+    }
+}
+
+/// `straggler`: the GPUs in use, grouped by model, each against the median SM clock of the others
+/// while busy.
+fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
+    let job_known = gpus.iter().any(|g| g.stats.get(Stat::max(Field::JobGpuMemory)).is_some());
+    let in_job = |g: &GpuView<'_>| !job_known || g.stats.get(Stat::max(Field::JobGpuMemory)).is_some_and(|m| m > 0.0);
+    let clocked: Vec<(&GpuView<'_>, f64)> =
+        gpus.iter().filter(|g| in_job(g)).filter_map(|g| g.stats.get(Stat::BusyClock).map(|c| (*g, c))).collect();
+    for &(g, clock) in &clocked {
+        let mut others: Vec<(&str, f64)> = clocked
+            .iter()
+            .filter(|(o, _)| o.label != g.label && o.name == g.name)
+            .map(|(o, c)| (o.label.as_str(), *c))
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        others.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let k = others.len();
+        let median = if k % 2 == 1 { others[k / 2].1 } else { (others[k / 2 - 1].1 + others[k / 2].1) / 2.0 };
+        let below = 100.0 * (median - clock) / median;
+        if median > 0.0 && below > th.straggler_clock_pct {
+            let mut names: Vec<&str> = others.iter().map(|o| o.0).collect();
+            names.sort_unstable();
+            let evidence = format!(
+                "clocks.sm.busy_mean {} MHz, {}% below the median {} MHz of GPUs {} (SM clock while utilization.gpu \
+                 >= {}%); throttle.thermal_pct {}, throttle.power_pct {}",
+                f(Some(clock), 0),
+                f(Some(below), 1),
+                f(Some(median), 0),
+                names.join(", "),
+                th.busy_util,
+                f(g.stats.get(Stat::ThrottleThermalPct), 1),
+                f(g.stats.get(Stat::ThrottlePowerPct), 1)
+            );
+            out.push("straggler", Some(&g.label), evidence);
+        }
     }
 }
 
@@ -426,22 +658,43 @@ fn imbalance(out: &mut Findings<'_>, used: &[(&str, f64)], th: &Thresholds) {
 }
 
 fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
-    if let Some(sw) = host_stats.get(Stat::max(Field::SwapUsed))
+    if let Some(sw) = host_stats.get(Stat::SwapRange)
         && sw > th.swap_mib
     {
         let evidence = format!(
-            "swap.used peak {} MiB; mem.used peak {}% of mem.total",
+            "swap.used.range {} MiB (swap.used peak {} MiB); mem.used peak {}% of mem.total",
             f(Some(sw), 0),
+            f(host_stats.get(Stat::max(Field::SwapUsed)), 0),
             f(host_stats.get(Stat::MemUsedMaxPct), 1)
         );
         out.push("host_swap", None, evidence);
     }
 }
 
+/// The factor that turns a GPU's GPM columns into percent: 100 when a busy GPU (utilization.gpu
+/// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
+/// (DCGM's convention) rather than the catalogue's percent; else 1.
+fn gpm_scale(s: &Stats) -> f64 {
+    let maxima: Vec<f64> =
+        [Field::SmActive, Field::TensorActive, Field::DramActive].iter().filter_map(|&f| s.get(Stat::max(f))).collect();
+    let busy = s.get(UTIL_MEAN).is_some_and(|u| u >= 50.0);
+    if busy && !maxima.is_empty() && maxima.iter().all(|&m| m <= 1.0) { 100.0 } else { 1.0 }
+}
+
+/// A GPM statistic in percent ([`gpm_scale`]).
+fn gpm(s: &Stats, stat: Stat) -> Option<f64> {
+    s.get(stat).map(|v| v * gpm_scale(s))
+}
+
+/// What the evidence of a GPM rule adds when the columns were fractions.
+fn gpm_note(s: &Stats) -> &'static str {
+    if gpm_scale(s) > 1.0 { " (GPM columns recorded as fractions 0-1, read as percent)" } else { "" }
+}
+
 /// `sm_idle_under_busy`: utilization.gpu says busy, sm.active says few SMs work.
 fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), s.get(SM_MEAN))
+    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), gpm(s, SM_MEAN))
         && u >= th.busy_util
         && sm < th.sm_idle
     {
@@ -449,50 +702,54 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
             "mean utilization.gpu {}% but mean sm.active {}% (max {}%): kernels are running, on few SMs",
             f(Some(u), 1),
             f(Some(sm), 1),
-            f(s.get(Stat::max(Field::SmActive)), 1)
+            f(gpm(s, Stat::max(Field::SmActive)), 1)
         );
-        out.push("sm_idle_under_busy", Some(&g.label), evidence);
+        out.push("sm_idle_under_busy", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
 /// `no_tensor_cores`: busy SMs, idle tensor cores.
 fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(sm), Some(t)) = (s.get(SM_MEAN), s.get(Stat::mean(Field::TensorActive)))
+    // Memory-bound kernels would not run faster on tensor cores.
+    let memory_bound = gpm(s, Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
+    if let (Some(sm), Some(t)) = (gpm(s, SM_MEAN), gpm(s, Stat::mean(Field::TensorActive)))
         && sm >= th.tensor_sm_active
         && t < th.tensor_idle
+        && !memory_bound
     {
         let evidence = format!(
-            "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%",
+            "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%, dram.active mean {}%",
             f(Some(sm), 1),
             f(Some(t), 2),
-            f(s.get(Stat::max(Field::TensorActive)), 1),
-            f(s.get(Stat::mean(Field::Fp32Active)), 1)
+            f(gpm(s, Stat::max(Field::TensorActive)), 1),
+            f(gpm(s, Stat::mean(Field::Fp32Active)), 1),
+            f(gpm(s, Stat::mean(Field::DramActive)), 1)
         );
-        out.push("no_tensor_cores", Some(&g.label), evidence);
+        out.push("no_tensor_cores", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
 /// `memory_bound`: DRAM bandwidth near its ceiling.
 fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let Some(d) = s.get(Stat::mean(Field::DramActive))
+    if let Some(d) = gpm(s, Stat::mean(Field::DramActive))
         && d >= th.dram_bound
     {
         let evidence = format!(
             "mean dram.active {}% (max {}%) with mean sm.active {}%",
             f(Some(d), 1),
-            f(s.get(Stat::max(Field::DramActive)), 1),
-            f(s.get(SM_MEAN), 1)
+            f(gpm(s, Stat::max(Field::DramActive)), 1),
+            f(gpm(s, SM_MEAN), 1)
         );
-        out.push("memory_bound", Some(&g.label), evidence);
+        out.push("memory_bound", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
 /// `pcie_bound`: heavy host-to-device traffic while the SMs wait.
 fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), s.get(SM_MEAN))
+    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), gpm(s, SM_MEAN))
         && rx >= th.pcie_rx_mib
         && sm < th.sm_idle
     {
@@ -502,32 +759,56 @@ fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
             f(s.get(Stat::max(Field::PcieRxBytes)), 0),
             f(Some(sm), 1)
         );
-        out.push("pcie_bound", Some(&g.label), evidence);
+        out.push("pcie_bound", Some(&g.label), evidence + gpm_note(s));
     }
 }
 
-/// `xid`: one finding per GPU and Xid of this host's events, with the Xid's usual action.
-fn xid(out: &mut Findings<'_>, events: &[EventRecord]) {
-    for (gpu, group) in xid_groups(out.host, events) {
+/// `xid`: one finding per GPU and Xid of this host's events, with the Xid's usual action. An event
+/// recorded without a GPU index is named by its uuid, or (an older recorder could not name a GPU that
+/// fell off the bus) put on `fallback` when that is one GPU: the host's one lost GPU, or its only GPU.
+fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fallback: &[&str]) {
+    let mut guessed = Vec::new();
+    let resolved: Vec<EventRecord> = events
+        .iter()
+        .filter(|e| e.host == out.host && e.kind == "xid")
+        .map(|e| {
+            let mut e = e.clone();
+            let uuid = e.uuid.as_deref().filter(|u| !u.is_empty());
+            if e.gpu.is_none() {
+                let by_uuid = uuid.and_then(|u| gpus.iter().find(|g| g.uuid.as_deref() == Some(u)));
+                e.gpu = match (by_uuid, fallback) {
+                    (Some(g), _) => g.label.parse().ok(),
+                    (None, [one]) if uuid.is_none() => {
+                        guessed.push(e.ts);
+                        one.parse().ok()
+                    }
+                    _ => None,
+                };
+            }
+            e
+        })
+        .collect();
+    for (gpu, group) in xid_groups(out.host, &resolved) {
         let Some(first) = group.first() else { continue };
-        let when = |us: i64| {
-            chrono::DateTime::<chrono::Utc>::from_timestamp_micros(us)
-                .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
-        };
         let times = match group.last() {
             Some(last) if group.len() > 1 => format!(" ({} times, last at {} UTC)", group.len(), when(last.ts)),
             _ => String::new(),
         };
-        let evidence = format!("{} at {} UTC{times}: {}", first.label(), when(first.ts), first.meaning());
-        let label = gpu.map(|g| g.to_string());
-        out.push("xid", label.as_deref(), evidence);
+        let note = match gpu {
+            Some(g) if group.iter().any(|e| guessed.contains(&e.ts)) => {
+                format!(" (recorded without a GPU; GPU {g} is the host's one lost or only GPU)")
+            }
+            _ => String::new(),
+        };
+        let evidence = format!("{} at {} UTC{times}: {}{note}", first.label(), when(first.ts), first.meaning());
+        out.push("xid", gpu.map(|g| g.to_string()).as_deref(), evidence);
         if let (Some(action), Some(f)) = (first.action(), out.list.last_mut()) {
             f.fix = action;
         }
     }
 }
 
-/// Findings for one host, GPUs in report order, then the Xid events of the host.
+/// Findings for one host, GPUs in report order, then the host-wide ones and the Xid events.
 pub fn diagnose(
     host: &str,
     gpus: &[GpuView<'_>],
@@ -537,12 +818,20 @@ pub fn diagnose(
 ) -> Vec<Finding> {
     let mut out = Findings { host, list: Vec::new() };
     let mut used: Vec<(&str, f64)> = Vec::new();
+    let mut in_use: Vec<&GpuView<'_>> = Vec::new();
+    let mut lost: Vec<&str> = Vec::new();
+    let end = gpus.iter().map(|g| g.last_row).max().unwrap_or(0);
     for g in gpus {
-        let unused = unused_gpu(&mut out, g, th);
-        if !unused && let Some(m) = g.stats.get(UTIL_MEAN) {
-            used.push((g.label.as_str(), m));
+        if gpu_lost(&mut out, g, end, th) {
+            lost.push(&g.label);
         }
-        if !unused {
+        memory_health(&mut out, g);
+        let idle = idle_allocated(&mut out, g, th) || unused_gpu(&mut out, g, th);
+        if !idle {
+            if let Some(m) = g.stats.get(UTIL_MEAN) {
+                used.push((g.label.as_str(), m));
+            }
+            in_use.push(g);
             input_bound(&mut out, g, th);
             sm_idle_under_busy(&mut out, g, th);
             no_tensor_cores(&mut out, g, th);
@@ -552,9 +841,13 @@ pub fn diagnose(
         memory(&mut out, g, th);
         throttling(&mut out, g, th);
     }
+    straggler(&mut out, &in_use, th);
+    power_cap(&mut out, gpus, th);
     imbalance(&mut out, &used, th);
     host_swap(&mut out, host_stats, th);
-    xid(&mut out, events);
+    // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.
+    let only: Vec<&str> = gpus.iter().map(|g| g.label.as_str()).collect();
+    xid(&mut out, events, gpus, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
     out.list
 }
 
@@ -598,7 +891,7 @@ mod tests {
                 (Stat::InputBoundPct, 0.0),
             ],
         );
-        let g = [GpuView { label: "0".into(), stats: &healthy }, GpuView { label: "1".into(), stats: &healthy }];
+        let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &healthy)];
         assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &[], &th).is_empty());
         let hot = stats(
             Scope::Gpu,
@@ -611,8 +904,8 @@ mod tests {
                 (Stat::InputBoundPct, 60.0),
             ],
         );
-        let g = [GpuView { label: "0".into(), stats: &healthy }, GpuView { label: "1".into(), stats: &hot }];
-        let swap = stats(Scope::Host, &[(Stat::max(Field::SwapUsed), 900.0)]);
+        let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &hot)];
+        let swap = stats(Scope::Host, &[(Stat::SwapRange, 900.0)]);
         let found = diagnose("h", &g, &swap, &[], &th);
         let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
         assert_eq!(ids, ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]);
@@ -637,7 +930,7 @@ mod tests {
             )
         };
         let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
-            let g = [GpuView { label: "0".into(), stats: s }];
+            let g = [GpuView::new("0".into(), s)];
             diagnose("h", &g, &Stats::empty(Scope::Host), events, &th).iter().map(|f| f.rule).collect()
         };
         assert!(ids(&gpu(95.0, 70.0, 35.0, 40.0, 300.0), &[]).is_empty(), "healthy");
@@ -645,6 +938,17 @@ mod tests {
         assert_eq!(ids(&gpu(98.0, 80.0, 0.2, 30.0, 100.0), &[]), ["no_tensor_cores"]);
         assert_eq!(ids(&gpu(98.0, 60.0, 20.0, 85.0, 100.0), &[]), ["memory_bound"]);
         assert_eq!(ids(&gpu(40.0, 10.0, 2.0, 10.0, 9000.0), &[]), ["pcie_bound"]);
+        // GPM columns written as fractions 0-1 (DCGM's convention) are read as percent on a busy GPU.
+        let frac = |sm: f64, tensor: f64, dram: f64| {
+            let mut s = gpu(98.0, sm, tensor, dram, 100.0);
+            for (f, v) in [(Field::SmActive, sm), (Field::TensorActive, tensor), (Field::DramActive, dram)] {
+                s.set(Stat::max(f), Some(v));
+            }
+            s
+        };
+        assert!(ids(&frac(0.75, 0.4, 0.45), &[]).is_empty(), "healthy, as fractions");
+        assert_eq!(ids(&frac(0.8, 0.002, 0.3), &[]), ["no_tensor_cores"]);
+        assert_eq!(ids(&frac(0.5, 0.1, 0.85), &[]), ["memory_bound"]);
         let no_gpm = stats(Scope::Gpu, &[(UTIL_MEAN, 99.0), (Stat::IdlePct, 0.0)]);
         assert!(ids(&no_gpm, &[]).is_empty(), "GPUs without GPM fire none of them");
         let ev = |ts: i64, code: u64| EventRecord {
@@ -657,7 +961,7 @@ mod tests {
             detail: None,
         };
         let healthy = gpu(95.0, 70.0, 35.0, 40.0, 300.0);
-        let g = [GpuView { label: "0".into(), stats: &healthy }];
+        let g = [GpuView::new("0".into(), &healthy)];
         let events = [ev(1_767_225_600_000_000, 79), ev(1_767_225_601_000_000, 79)];
         let found = diagnose("h", &g, &Stats::empty(Scope::Host), &events, &th);
         assert_eq!(found.len(), 1);

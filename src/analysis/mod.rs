@@ -8,6 +8,7 @@ pub mod acc;
 pub mod checks;
 pub mod collect;
 pub mod compare;
+pub mod diag;
 pub mod events;
 pub mod findings;
 pub mod keys;
@@ -111,7 +112,15 @@ pub fn build(
     companions: Companions,
 ) -> Summary {
     c.settle();
-    let timings: Vec<TimingStats> = c.gpus.iter().map(|(_, _, g)| g.timing.finish(th.gap_intervals)).collect();
+    let timings: Vec<TimingStats> = c
+        .gpus
+        .iter()
+        .map(|(_, _, g)| {
+            let mut t = g.timing.finish(th.gap_intervals);
+            empty_edges(&mut t, g, th.gap_intervals);
+            t
+        })
+        .collect();
     let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].2.rows > 0).collect();
     order.sort_by(|&a, &b| (c.gpus[a].0, &c.gpus[a].1).cmp(&(c.gpus[b].0, &c.gpus[b].1)));
     let per_gpu: Vec<Stats> = c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
@@ -119,17 +128,28 @@ pub fn build(
     for h in 0..c.keys.hosts.len() {
         let name = c.keys.hosts.name(h as u32).to_string();
         let hs = host_stats(&c.host_accs[h]);
-        let gpus: Vec<GpuSummary> = order
-            .iter()
-            .filter(|&&i| c.gpus[i].0 == h as u32)
-            .map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i]))
-            .collect();
+        let mine: Vec<usize> = order.iter().copied().filter(|&i| c.gpus[i].0 == h as u32).collect();
+        let gpus: Vec<GpuSummary> =
+            mine.iter().map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
         let has = has_host_data(&hs);
         if gpus.is_empty() && !has {
             continue;
         }
-        let views: Vec<GpuView<'_>> =
-            gpus.iter().map(|g| GpuView { label: g.label.clone(), stats: &g.stats }).collect();
+        let views: Vec<GpuView<'_>> = gpus
+            .iter()
+            .zip(&mine)
+            .map(|(g, &i)| {
+                let acc = &c.gpus[i].2;
+                GpuView {
+                    label: g.label.clone(),
+                    stats: &g.stats,
+                    name: g.name.clone(),
+                    uuid: g.uuid.clone(),
+                    last_data: acc.last_ts,
+                    last_row: acc.last_ts.max(acc.diag.empty_last_ts),
+                }
+            })
+            .collect();
         let findings = diagnose(&name, &views, &hs, &companions.events, th);
         hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
     }
@@ -165,6 +185,22 @@ pub fn build(
         events_more: companions.events_more,
         users: companions.users,
     }
+}
+
+/// The stretches of a GPU's empty rows before its first sample and after its last one are gaps (it
+/// did not answer) when longer than a gap; the gaps between samples are the timing's own.
+fn empty_edges(t: &mut TimingStats, g: &GpuAcc, gap_intervals: f64) {
+    let d = &g.diag;
+    let Some(iv) = t.interval_s.filter(|_| d.empty_rows > 0 && g.rows > 0) else { return };
+    for (start, end) in [(d.empty_first_ts, g.first_ts), (g.last_ts, d.empty_last_ts)] {
+        let len = end.saturating_sub(start) as f64 / 1e6;
+        if len > gap_intervals * iv {
+            t.gaps += 1;
+            t.gap_s += len;
+            t.listed.push(Gap { start, end });
+        }
+    }
+    t.listed.sort();
 }
 
 /// One GPU's part of the summary, from its accumulator, timing and statistics.

@@ -46,6 +46,18 @@ pub enum Stat {
     /// Share of samples with this clock event reason.
     Throttle(Reason),
     InputBoundPct,
+    /// Share of samples with memory.used at or above `held_mem_mib` while idle.
+    HeldIdlePct,
+    /// Rows whose GPU readings were all empty (the GPU did not answer): gaps, not samples.
+    EmptyRows,
+    /// Mean clocks.sm over the samples with utilization.gpu at or above `busy_util`.
+    BusyClock,
+    /// Rise of the uncorrected ECC counter over the run (largest minus smallest value).
+    EccIncrease,
+    /// Largest value of a memory-health field (`remapped_rows.*`, `retired_pages.*`).
+    HealthMax(Field),
+    /// Largest minus smallest host swap.used: swap that moved during the run.
+    SwapRange,
     /// Ticks with host data.
     Ticks,
     /// Host `mem.total`.
@@ -86,10 +98,15 @@ impl Stat {
             Stat::ThrottleThermalPct => "throttle.thermal_pct",
             Stat::ThrottlePowerPct => "throttle.power_pct",
             Stat::InputBoundPct => "input_bound_pct",
+            Stat::HeldIdlePct => "memory.held_idle_pct",
+            Stat::EmptyRows => "empty_rows",
+            Stat::BusyClock => "clocks.sm.busy_mean",
+            Stat::EccIncrease => "ecc.errors.uncorrected.volatile.total.increase",
+            Stat::SwapRange => "swap.used.range",
             Stat::Ticks => "ticks",
             Stat::MemTotal => "mem.total",
             Stat::MemUsedMaxPct => "mem.used.max_pct",
-            Stat::Field(..) | Stat::Throttle(_) => return None,
+            Stat::Field(..) | Stat::Throttle(_) | Stat::HealthMax(_) => return None,
         })
     }
 
@@ -105,11 +122,14 @@ impl Stat {
             | Stat::ThrottlePowerPct
             | Stat::Throttle(_)
             | Stat::InputBoundPct
+            | Stat::HeldIdlePct
             | Stat::MemUsedMaxPct => "%",
+            Stat::BusyClock => "MHz",
             Stat::EnergyWh => "Wh",
+            Stat::SwapRange => "MiB",
             // The CSV report has always left these two empty (docs/summary-json.md says MiB).
             Stat::MemoryTotal | Stat::MemTotal => "",
-            Stat::Samples | Stat::Gaps | Stat::Ticks => "",
+            Stat::Samples | Stat::Gaps | Stat::Ticks | Stat::EmptyRows | Stat::EccIncrease | Stat::HealthMax(_) => "",
         }
     }
 
@@ -117,7 +137,7 @@ impl Stat {
     pub fn scope(self) -> Scope {
         match self {
             Stat::Field(f, _) => field_scope(f),
-            Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct => Scope::Host,
+            Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct | Stat::SwapRange => Scope::Host,
             _ => Scope::Gpu,
         }
     }
@@ -133,6 +153,7 @@ impl fmt::Display for Stat {
         match *self {
             Stat::Field(field, r) => write!(f, "{}.{}", field.name(), r.suffix()),
             Stat::Throttle(r) => write!(f, "throttle.{}_pct", r.name()),
+            Stat::HealthMax(field) => write!(f, "{}.max", field.name()),
             s => f.write_str(s.fixed_name().unwrap_or_default()),
         }
     }
@@ -157,6 +178,8 @@ enum Place {
     One(Stat),
     Of(Field),
     Reasons,
+    /// The memory-health maxima.
+    Health,
 }
 
 use Place::{Of, One};
@@ -186,6 +209,13 @@ const GPU_ORDER: &[Place] = &[
     Of(Field::JobGpuMemory),
 ];
 
+/// GPU statistics reported after the catalogue fields (added later: names only grow).
+const GPU_TAIL: &[Place] =
+    &[One(Stat::HeldIdlePct), One(Stat::EmptyRows), One(Stat::BusyClock), One(Stat::EccIncrease), Place::Health];
+
+/// Host statistics reported after the catalogue fields.
+const HOST_TAIL: &[Place] = &[One(Stat::SwapRange)];
+
 /// Report order of the host statistics; the fields not named follow in catalogue order.
 const HOST_ORDER: &[Place] = &[
     One(Stat::Ticks),
@@ -197,22 +227,27 @@ const HOST_ORDER: &[Place] = &[
     Of(Field::SwapUsed),
 ];
 
-fn expand(scope: Scope, order: &[Place]) -> Vec<Stat> {
+fn expand(scope: Scope, order: &[Place], tail: &[Place]) -> Vec<Stat> {
     let mut named = Vec::new();
     let mut out = Vec::new();
     let of = |f: Field| f.def().summary.iter().map(move |&r| Stat::Field(f, r));
-    for p in order {
-        match *p {
-            One(s) => out.push(s),
-            Of(f) => {
-                named.push(f);
-                out.extend(of(f));
-            }
-            Place::Reasons => out.extend(REASONS.iter().map(|&r| Stat::Throttle(r))),
+    let place = |p: &Place, named: &mut Vec<Field>, out: &mut Vec<Stat>| match *p {
+        One(s) => out.push(s),
+        Of(f) => {
+            named.push(f);
+            out.extend(of(f));
         }
+        Place::Reasons => out.extend(REASONS.iter().map(|&r| Stat::Throttle(r))),
+        Place::Health => out.extend(crate::analysis::diag::HEALTH.iter().map(|&f| Stat::HealthMax(f))),
+    };
+    for p in order {
+        place(p, &mut named, &mut out);
     }
     for &f in summarised(scope).iter().filter(|f| !named.contains(f)) {
         out.extend(of(f));
+    }
+    for p in tail {
+        place(p, &mut named, &mut out);
     }
     out
 }
@@ -220,7 +255,7 @@ fn expand(scope: Scope, order: &[Place]) -> Vec<Stat> {
 /// Every statistic of a scope, in report order.
 pub fn layout(scope: Scope) -> &'static [Stat] {
     static LAYOUT: LazyLock<[Vec<Stat>; 2]> =
-        LazyLock::new(|| [expand(Scope::Gpu, GPU_ORDER), expand(Scope::Host, HOST_ORDER)]);
+        LazyLock::new(|| [expand(Scope::Gpu, GPU_ORDER, GPU_TAIL), expand(Scope::Host, HOST_ORDER, HOST_TAIL)]);
     &LAYOUT[scope as usize]
 }
 
@@ -248,7 +283,10 @@ mod tests {
              job.gpu_memory.mean job.gpu_memory.max sm.active.mean sm.active.max sm.occupancy.mean \
              tensor.active.mean tensor.active.max dram.active.mean dram.active.max fp16.active.mean \
              fp32.active.mean fp64.active.mean pcie.tx.bytes.mean pcie.tx.bytes.max pcie.rx.bytes.mean \
-             pcie.rx.bytes.max nvlink.tx.bytes.mean nvlink.tx.bytes.max nvlink.rx.bytes.mean nvlink.rx.bytes.max"
+             pcie.rx.bytes.max nvlink.tx.bytes.mean nvlink.tx.bytes.max nvlink.rx.bytes.mean nvlink.rx.bytes.max \
+             memory.held_idle_pct empty_rows clocks.sm.busy_mean ecc.errors.uncorrected.volatile.total.increase \
+             remapped_rows.uncorrectable.max remapped_rows.pending.max remapped_rows.failure.max \
+             retired_pages.single_bit_ecc.count.max retired_pages.double_bit.count.max retired_pages.pending.max"
         );
         assert_eq!(
             names(Scope::Host).join(" "),
@@ -257,7 +295,7 @@ mod tests {
              job.rss.mean job.rss.max job.procs.mean job.procs.max job.threads.mean job.threads.max job.read.mean \
              job.read.max job.write.mean job.write.max cgroup.mem.used.mean cgroup.mem.used.max \
              cgroup.mem.limit.mean cgroup.mem.limit.max cgroup.cpu.limit.mean cgroup.cpu.limit.max \
-             cgroup.cpu.util.mean cgroup.cpu.util.max cgroup.oom_kills.mean cgroup.oom_kills.max"
+             cgroup.cpu.util.mean cgroup.cpu.util.max cgroup.oom_kills.mean cgroup.oom_kills.max swap.used.range"
         );
     }
 

@@ -76,7 +76,10 @@ pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static st
 
 /// One per-GPU statistic. `idle_util`: utilization below it counts as idle.
 fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Option<f64> {
-    let span = (acc.rows > 0).then(|| (acc.last_ts - acc.first_ts) as f64 / 1e6);
+    // The span runs from the first to the last row, empty rows included (they are gaps).
+    let d = &acc.diag;
+    let span =
+        (acc.rows > 0).then(|| (acc.last_ts.max(d.empty_last_ts) - acc.first_ts.min(d.empty_first_ts)) as f64 / 1e6);
     let used = || acc.field(Field::MemUsed).and_then(|m| m.reduce(crate::schema::catalog::Reduce::Max));
     let total = || acc.mem_total.max().or(acc.mem_sum.max()).filter(|&t| t > 0.0);
     match stat {
@@ -98,7 +101,12 @@ fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Optio
             pct(acc.reasons[k], acc.reasons_n)
         }
         Stat::InputBoundPct => pct(acc.ib_n, acc.ib_both),
-        Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct => None,
+        Stat::HeldIdlePct => d.held_idle_pct(acc.rows),
+        Stat::EmptyRows => Some(d.empty_rows as f64),
+        Stat::BusyClock => d.busy_clock(),
+        Stat::EccIncrease => d.ecc_increase(),
+        Stat::HealthMax(f) => d.health(f),
+        Stat::Ticks | Stat::MemTotal | Stat::MemUsedMaxPct | Stat::SwapRange => None,
     }
 }
 
@@ -122,6 +130,9 @@ pub fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64) -
         ..Default::default()
     };
     let mut s = gpu_stats(&pooled, &t, idle_util);
+    // Each GPU's own peak against its own total, the highest of them.
+    let peak = gpus.iter().filter_map(|(_, _, st)| st.get(Stat::MemoryUsedMaxPct)).reduce(f64::max);
+    s.set(Stat::MemoryUsedMaxPct, peak);
     let sum = |stat: Stat| -> Option<f64> {
         let vals: Vec<f64> = gpus.iter().filter_map(|(_, _, st)| st.get(stat)).collect();
         (!vals.is_empty()).then(|| vals.iter().sum())
@@ -139,6 +150,7 @@ fn host_value(stat: Stat, acc: &HostAcc) -> Option<f64> {
     match stat {
         Stat::Field(f, r) => acc.field(f).and_then(|a| a.reduce(r)),
         Stat::Ticks => Some(acc.ticks as f64),
+        Stat::SwapRange => acc.field(Field::SwapUsed).filter(|a| a.m.n > 0).map(|a| a.m.max - a.m.min),
         Stat::MemTotal => total(),
         Stat::MemUsedMaxPct => used().zip(total()).map(|(u, t)| 100.0 * u / t),
         _ => None,

@@ -98,6 +98,8 @@ struct GpuState {
     failed: Vec<&'static str>,
     /// In the set `record` samples without `--gpus`.
     recorded: bool,
+    /// Memory-health readings (`remapped_rows.*`, `retired_pages.*`, uncorrected ECC), by field name.
+    memory_health: std::collections::BTreeMap<&'static str, u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -150,6 +152,7 @@ fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Optio
     let infos: Vec<GpuInfo> = found.iter().map(|g| g.info.clone()).collect();
     let visible = examine_visible(cuda, nvidia, &infos);
     let gpus: Vec<GpuState> = found.iter().map(|g| gpu_state(g, &visible.record_gpus)).collect();
+    problems.extend(gpus.iter().filter_map(health_problem));
     if !gpus.is_empty() && visible.record_gpus.is_empty() {
         let var = visible.decided_by.unwrap_or(CUDA_VAR);
         let value = if var == CUDA_VAR { cuda } else { nvidia }.unwrap_or_default();
@@ -251,7 +254,29 @@ fn gpu_state(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
         unsupported: names(&g.unsupported),
         failed: names(&g.failed),
         recorded: record_gpus.contains(&g.info.index),
+        memory_health: g.health.iter().map(|(f, v)| (f.name(), *v)).collect(),
     }
+}
+
+/// A GPU whose memory needs a reset or service: a failed or pending row remap, a pending page
+/// retirement. Uncorrected ECC errors alone are a note ([`gpu_notes`]).
+fn health_problem(g: &GpuState) -> Option<Problem> {
+    let at = |f: Field| g.memory_health.get(f.name()).copied().unwrap_or(0);
+    let who = format!("GPU {} ({})", g.index, g.uuid);
+    if at(Field::RemappedFailure) > 0 {
+        return Some(problem(
+            format!("{who}: a row remap failed (remapped_rows.failure = 1): its memory is damaged"),
+            "drain the node, reset the GPU (nvidia-smi -r) and have it serviced (RMA) if it recurs",
+        ));
+    }
+    let pending: Vec<&str> =
+        [Field::RemappedPending, Field::RetiredPending].into_iter().filter(|&f| at(f) > 0).map(|f| f.name()).collect();
+    (!pending.is_empty()).then(|| {
+        problem(
+            format!("{who}: memory repair pending ({} = 1) until the GPU is reset", pending.join(", ")),
+            format!("drain the node and reset the GPU (nvidia-smi -r -i {}) or reboot", g.index),
+        )
+    })
 }
 
 fn cgroup_state(c: &CgroupSource) -> CgroupState {
@@ -315,6 +340,12 @@ fn gpu_notes(r: &GpuState) -> Vec<String> {
             "GPU {}: reading {} failed (the warnings above say why); record leaves these columns empty",
             r.index,
             r.failed.join(", ")
+        ));
+    }
+    if let Some(&n) = r.memory_health.get(Field::EccUncorrected.name()).filter(|&&n| n > 0) {
+        notes.push(format!(
+            "GPU {}: {n} uncorrected ECC errors since the driver loaded; `gpumon summarize` says if they rise",
+            r.index
         ));
     }
     notes
@@ -593,6 +624,10 @@ fn render_gpus(o: &mut String, gpus: &[GpuState]) {
             None => "unknown (NVML could not tell): GPM fields may be empty",
         };
         kv(o, 5, "GPM", gpm);
+        if !g.memory_health.is_empty() {
+            let health: Vec<String> = g.memory_health.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            kv(o, 5, "mem health", &health.join(", "));
+        }
     }
 }
 

@@ -285,6 +285,7 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
         until: window.1,
         input_bound_util: cfg.thresholds.input_bound_util,
         pegged_core: cfg.thresholds.pegged_core,
+        rows: cfg.thresholds.row_rules(),
     };
     let split = phase_split(cfg, found, range);
     let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;

@@ -86,6 +86,9 @@ impl Outputs {
     /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
     /// writer at the first; each kind and code is warned about once per GPU.
     pub fn send_events(&mut self, events: Vec<GpuEvent>, host: &Arc<str>) {
+        if let Some(x) = &mut self.exporter {
+            x.count_events(&events);
+        }
         for e in &events {
             let what = match (e.kind, e.code) {
                 ("xid", Some(c)) => format!("Xid {c}"),

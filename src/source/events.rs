@@ -55,12 +55,12 @@ impl EventWatcher {
             .name("nvml-events".into())
             .stack_size(256 * 1024)
             .spawn(move || {
-                let Some((set, watched)) = register(&nvml, &gpus) else {
+                let Some((set, watched, handles)) = register(&nvml, &gpus) else {
                     let _ = ready_tx.send(Vec::new());
                     return;
                 };
                 let _ = ready_tx.send(watched);
-                watch(&set, &gpus, &tx, &thread_stop);
+                watch(&set, &gpus, &handles, &tx, &thread_stop);
             })
             .map_err(|e| warn(&format!("cannot start the NVML event thread ({e}); Xid events are not recorded")))
             .ok()?;
@@ -91,12 +91,23 @@ impl Drop for EventWatcher {
     }
 }
 
-/// An event set with every GPU registered for the wanted kinds it supports, and what each got.
-fn register<'n>(nvml: &'n Nvml, gpus: &[GpuInfo]) -> Option<(EventSet<'n>, Vec<(u32, EventTypes)>)> {
+/// The NVML device handle of each GPU known at start, with its index: an event from a GPU that fell
+/// off the bus carries a handle NVML can no longer name, and this table names it.
+type Handles = Vec<(usize, u32)>;
+
+/// What [`register`] sets up: the event set, the kinds each GPU (by index) got, the GPUs' handles.
+type Registered<'n> = (EventSet<'n>, Vec<(u32, EventTypes)>, Handles);
+
+/// An event set with every GPU registered for the wanted kinds it supports, what each got, and the
+/// GPUs' handles.
+fn register<'n>(nvml: &'n Nvml, gpus: &[GpuInfo]) -> Option<Registered<'n>> {
     let mut set = nvml.create_event_set().ok()?;
     let mut done: Vec<(u32, EventTypes)> = Vec::new();
+    let mut handles: Handles = Vec::new();
     for g in gpus {
         let Ok(dev) = nvml.device_by_index(g.index) else { continue };
+        // SAFETY: the handle is only compared as a number, never dereferenced.
+        handles.push((unsafe { dev.handle() } as usize, g.index));
         let types = match dev.supported_event_types() {
             Ok(t) => t & WANTED,
             Err(_) => continue,
@@ -131,15 +142,17 @@ fn register<'n>(nvml: &'n Nvml, gpus: &[GpuInfo]) -> Option<(EventSet<'n>, Vec<(
             }
         }
     }
-    if done.is_empty() { None } else { Some((set, done)) }
+    if done.is_empty() { None } else { Some((set, done, handles)) }
 }
 
 /// Wait on the set until `stop`, passing each event on.
-fn watch(set: &EventSet<'_>, gpus: &[GpuInfo], tx: &Sender<GpuEvent>, stop: &AtomicBool) {
+fn watch(set: &EventSet<'_>, gpus: &[GpuInfo], handles: &Handles, tx: &Sender<GpuEvent>, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
         match set.wait(WAIT_MS) {
             Ok(ev) => {
-                let e = event(&ev, gpus);
+                // SAFETY: the handle is only compared as a number, never dereferenced.
+                let handle = unsafe { ev.device.handle() } as usize;
+                let e = event(&ev, gpus, gpu_of(handles, handle, ev.device.index().ok()));
                 if tx.try_send(e).is_err() {
                     warn_once("events-queue-full", "NVML events arrive faster than they are written; some are dropped");
                 }
@@ -154,9 +167,14 @@ fn watch(set: &EventSet<'_>, gpus: &[GpuInfo], tx: &Sender<GpuEvent>, stop: &Ato
     }
 }
 
-/// The record of one event.
-fn event(ev: &EventData<'_>, gpus: &[GpuInfo]) -> GpuEvent {
-    let index = ev.device.index().unwrap_or(u32::MAX);
+/// The index of an event's GPU: the one its handle had at start, else what NVML says now (a lost GPU
+/// answers nothing), else `u32::MAX` (stored as null).
+fn gpu_of(handles: &Handles, handle: usize, now: Option<u32>) -> u32 {
+    handles.iter().find(|(h, _)| *h == handle).map(|(_, i)| *i).or(now).unwrap_or(u32::MAX)
+}
+
+/// The record of one event of GPU `index`.
+fn event(ev: &EventData<'_>, gpus: &[GpuInfo], index: u32) -> GpuEvent {
     let uuid = gpus.iter().find(|g| g.index == index).map_or_else(|| Arc::from(""), |g| g.uuid.clone());
     let (kind, code, detail) = describe(ev.event_type, ev.event_data.as_ref());
     GpuEvent { ts: Utc::now(), index, uuid, kind, code, detail }
@@ -195,5 +213,15 @@ mod tests {
         assert_eq!(describe(EventTypes::CRITICAL_XID_ERROR, Some(&XidError::Unknown)).1, None);
         assert_eq!(describe(EventTypes::DOUBLE_BIT_ECC_ERROR, None), ("dbe", None, None));
         assert_eq!(describe(EventTypes::empty(), None).0, "other");
+    }
+
+    /// A lost GPU's event is named by the handle it had at start, not by what NVML answers now.
+    #[test]
+    fn a_lost_gpus_event_keeps_its_index() {
+        let handles: Handles = vec![(0x1000, 0), (0x2000, 3)];
+        assert_eq!(gpu_of(&handles, 0x2000, None), 3);
+        assert_eq!(gpu_of(&handles, 0x2000, Some(3)), 3);
+        assert_eq!(gpu_of(&handles, 0x3000, Some(5)), 5);
+        assert_eq!(gpu_of(&handles, 0x3000, None), u32::MAX);
     }
 }

@@ -57,6 +57,12 @@ impl NvmlProbe {
             CATALOG.iter().filter(|d| d.read.is_some_and(NvmlRead::is_query)).map(|d| d.field).collect();
         let row = gpu::probe(&self.nvml, &info, &Selection::new(fields.clone()));
         let (mut supported, mut unsupported, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+        let health = row.as_ref().map_or_else(Vec::new, |r| {
+            MEMORY_HEALTH
+                .iter()
+                .filter_map(|&f| if let Value::U(v) = r.get(f) { Some((f, *v)) } else { None })
+                .collect()
+        });
         if let Some(row) = &row {
             for f in fields {
                 match row.get(f) {
@@ -72,6 +78,7 @@ impl NvmlProbe {
             persistence_mode: dev.as_ref().and_then(|d| d.is_in_persistent_mode().ok()),
             mig_mode: dev.as_ref().and_then(|d| d.mig_mode().ok()).map(|m| m.current != 0),
             lost: row.is_none(),
+            health,
             info,
             supported,
             unsupported,
@@ -95,7 +102,20 @@ pub struct GpuProbe {
     pub unsupported: Vec<Field>,
     /// Another error (a warning on stderr says which).
     pub failed: Vec<Field>,
+    /// The memory-health readings NVML gave ([`MEMORY_HEALTH`]).
+    pub health: Vec<(Field, u64)>,
 }
+
+/// The fields that say whether a GPU's memory is healthy: uncorrected ECC errors, row remapping,
+/// page retirement.
+pub const MEMORY_HEALTH: [Field; 6] = [
+    Field::EccUncorrected,
+    Field::RemappedUncorrectable,
+    Field::RemappedPending,
+    Field::RemappedFailure,
+    Field::RetiredDbe,
+    Field::RetiredPending,
+];
 
 /// The file NVML was loaded from: `lib` itself when it is a path, else the mapping the dynamic
 /// loader chose (from /proc/self/maps).

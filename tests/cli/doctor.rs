@@ -201,3 +201,30 @@ fn record_without_gpus_follows_cuda_visible_devices() {
     let csv = std::fs::read_to_string(&out).unwrap();
     assert!(csv.lines().skip(1).all(|r| r.split(',').nth(2) == Some("0")), "{csv}");
 }
+
+/// Memory health: a pending row remap makes doctor NOT OK and names the GPU; the readings are in
+/// the JSON.
+#[test]
+fn a_pending_row_remap_is_a_problem_naming_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = TWO_GPUS.replacen(
+        "remapped_rows.uncorrectable = 0\n",
+        "remapped_rows.uncorrectable = 3\nremapped_rows.pending = 1\nremapped_rows.failure = 0\n",
+        1,
+    );
+    let (code, text) = doctor_text(dir.path(), &scenario, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("GPU 0 (GPU-00000000-0000-0000-0000-000000000000): memory repair pending"), "{text}");
+    assert!(text.contains("remapped_rows.pending 1"), "{text}");
+    let (_, j) = doctor_json(dir.path(), &scenario, &[]);
+    assert_eq!(j["gpus"][0]["memory_health"]["remapped_rows.uncorrectable"], 3, "{j}");
+    assert_eq!(j["gpus"][0]["memory_health"]["remapped_rows.pending"], 1, "{j}");
+    // A failed remap is the first thing said.
+    let failed = scenario.replacen("remapped_rows.failure = 0", "remapped_rows.failure = 1", 1);
+    let (_, j) = doctor_json(dir.path(), &failed, &[]);
+    assert!(j["verdict"].as_str().unwrap().contains("a row remap failed"), "{j}");
+    // The healthy scenario stays OK.
+    let (code, text) = doctor_text(dir.path(), &TWO_GPUS.replace("lost_after = 5\n", ""), &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("remapped_rows.pending 0"), "{text}");
+}

@@ -447,26 +447,28 @@ fn gpm_findings_fire_on_their_case_and_stay_silent_on_a_healthy_gpu() {
 }
 
 #[test]
-fn input_bound_judges_by_sm_active_where_it_is_recorded() {
+fn a_busy_gpu_is_not_input_bound_and_sm_active_counts_where_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    // utilization.gpu says 95 % busy on both GPUs while a core is pegged; sm.active says GPU 0's
-    // SMs are 20 % busy (waiting for input); GPU 1 has no sm.active and is judged by utilization.gpu.
+    // A core is pegged throughout. GPU 0: utilization.gpu 95 % but sm.active 20 % (few SMs busy:
+    // launch-bound, not starved). GPU 1: 30 %, no sm.active, judged by utilization.gpu. GPU 2: 30 %
+    // with sm.active 60 %: its SMs are busy while a kernel runs, so it is not starved either.
     let mut s = String::from(
         "timestamp,host,index,utilization.gpu [%],sm.active [%],cpu.util.max_core [%],memory.used [MiB],memory.total [MiB]\n",
     );
     for t in 0..60 {
         let ts = format!("2026-01-05T10:00:{t:02}.000Z");
-        s += &format!("{ts},n,0,95,20,100,1000,81559\n{ts},n,1,95,,100,1000,81559\n");
+        s += &format!("{ts},n,0,95,20,100,30000,81559\n{ts},n,1,30,,100,30000,81559\n{ts},n,2,30,60,100,30000,81559\n");
     }
     std::fs::write(dir.path().join("n.csv"), s).unwrap();
     let o = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("n.csv")).output().unwrap();
     ok(&o);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = j["hosts"][0]["findings"].as_array().unwrap();
-    let ib: Vec<&Value> = f.iter().filter(|f| f["rule"] == "input_bound").collect();
-    assert_eq!(ib.len(), 1, "{f:?}");
-    assert_eq!(ib[0]["gpu"], "0");
-    assert!(ib[0]["evidence"].as_str().unwrap().contains("sm.active < 50%"), "{}", ib[0]);
+    let of = |rule: &str| -> Vec<&Value> { f.iter().filter(|x| x["rule"] == rule).map(|x| &x["gpu"]).collect() };
+    assert_eq!(of("input_bound"), [&Value::from("1")], "{f:?}");
+    assert_eq!(of("sm_idle_under_busy"), [&Value::from("0")], "{f:?}");
+    let ib = f.iter().find(|x| x["rule"] == "input_bound").unwrap();
+    assert!(ib["evidence"].as_str().unwrap().contains("utilization.gpu < 50%"), "{ib}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 mod cgroup;
 mod common;
+mod diagnosis;
 mod doctor;
 mod experiments;
 mod gpm;

@@ -236,6 +236,64 @@ fn promtool_accepts_the_endpoint_and_values_follow_the_catalogue() {
     rec.finish();
 }
 
+/// Every field that can be recorded on (memory health with retired pages and row remapping, Xid events
+/// on GPU 0): promtool accepts the scrape, no gauge ends in `_count`, and each Xid is a counter.
+#[test]
+fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = steady()
+        .replacen("events = none\n", "events = xid:79@2, xid:79@3, xid:48@3\nevents.supported = 0x8\n", 1)
+        .replacen(
+            "remapped_rows.uncorrectable = 0\n",
+            "remapped_rows.uncorrectable = 0, 2\nremapped_rows.pending = 0, 1\nremapped_rows.failure = 0\n\
+             retired_pages.single_bit_ecc = none\nretired_pages.double_bit = none, 0x1000:1700000000\n\
+             retired_pages.pending = 0, 1\n",
+            1,
+        );
+    let all: Vec<&str> = gpumon::CATALOG
+        .iter()
+        .filter(|d| gpumon::prom_metric(d).is_some() && !d.name.starts_with("cgroup.") && !d.name.starts_with("job."))
+        .map(|d| d.name)
+        .collect();
+    let fields = all.join(",");
+    let rec = Recorder::start(listen_cmd(dir.path(), &scenario, "200ms", &["--duration", "60s", "--fields", &fields]));
+    let mut body = rec.wait_ticks(6);
+    for _ in 0..100 {
+        if body.contains("xid=\"48\"") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        body = http(rec.addr, "GET", "/metrics", &[]).unwrap().2;
+    }
+    let mut promtool = Command::new(tool("promtool"))
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics: {}{}\n{body}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let value = |prefix: &str, labels: &[&str]| {
+        body.lines()
+            .find(|l| l.starts_with(prefix) && labels.iter().all(|x| l.contains(x)))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+    };
+    assert!(body.contains("# TYPE gpumon_gpu_xid_errors_total counter"), "{body}");
+    assert_eq!(value("gpumon_gpu_xid_errors_total{", &[GPU0, r#"xid="79""#]), Some(2.0), "{body}");
+    assert_eq!(value("gpumon_gpu_xid_errors_total{", &[GPU0, r#"xid="48""#]), Some(1.0), "{body}");
+    assert!(value("gpumon_gpu_retired_pages_double_bit{", &[GPU0]).is_some(), "{body}");
+    assert!(value("gpumon_gpu_remapped_rows_pending{", &[GPU0]).is_some(), "{body}");
+    assert!(!body.lines().any(|l| l.starts_with("gpumon_") && l.split(['{', ' ']).next().unwrap().ends_with("_count")));
+    rec.finish();
+}
+
 /// Query Prometheus' HTTP API; the vector result as (labels, value).
 fn query(agent: &ureq::Agent, prom: SocketAddr, expr: &str) -> Vec<(HashMap<String, String>, f64)> {
     let body = agent

@@ -269,12 +269,9 @@ fn findings_fire_on_a_troubled_recording_and_stay_silent_on_a_healthy_one() {
     let dir = tempfile::tempdir().unwrap();
     let j = record_and_summarize(dir.path(), TROUBLED);
     let r = rules(&j);
-    for want in [
-        ("oom_risk", Some("0")),
-        ("thermal_throttling", Some("0")),
-        ("power_throttling", Some("0")),
-        ("imbalance", None),
-    ] {
+    for want in
+        [("oom_risk", Some("0")), ("thermal_throttling", Some("0")), ("power_throttling", None), ("imbalance", None)]
+    {
         assert!(r.iter().any(|(id, g)| id == want.0 && g.as_deref() == want.1), "{want:?} missing from {r:?}");
     }
     assert!(!r.iter().any(|(id, g)| id == "oom_risk" && g.as_deref() == Some("1")), "{r:?}");
@@ -284,6 +281,10 @@ fn findings_fire_on_a_troubled_recording_and_stay_silent_on_a_healthy_one() {
     assert_eq!(stat(g0, "throttle.sw_power_cap_pct"), Some(80.0));
     assert_eq!(stat(g0, "throttle.hw_thermal_slowdown_pct"), Some(10.0));
     let f = j["hosts"][0]["findings"].as_array().unwrap();
+    // The power cap (sw_power_cap only) is one info line for the host, naming the GPU.
+    let cap = f.iter().find(|f| f["rule"] == "power_throttling").unwrap();
+    assert_eq!(cap["severity"], "info", "{cap}");
+    assert!(cap["evidence"].as_str().unwrap().contains("GPU 0 80.0%"), "{cap}");
     let oom = f.iter().find(|f| f["rule"] == "oom_risk").unwrap();
     assert_eq!(oom["severity"], "warning");
     assert!(oom["evidence"].as_str().unwrap().contains("80500"), "{oom}");
@@ -478,7 +479,9 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
     assert_eq!(kinds.iter().filter(|k| **k == "parquet").count(), 2, "{kinds:?}");
     assert_eq!(kinds.iter().filter(|k| **k == "journal").count(), 1, "{kinds:?}");
     let rows: u64 = j["inputs"].as_array().unwrap().iter().map(|i| i["rows"].as_u64().unwrap()).sum();
-    let samples: f64 = j["hosts"][0]["gpus"].as_array().unwrap().iter().map(|g| stat(g, "samples").unwrap()).sum();
+    // Every row is a sample or, for the GPU that fell off the bus, an empty row (a gap).
+    let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
+    let samples: f64 = gpus.iter().map(|g| stat(g, "samples").unwrap() + stat(g, "empty_rows").unwrap()).sum();
     assert_eq!(samples as u64, rows);
     assert!(rows > 20, "the journal's rows count too ({rows})");
     // The gaps between the runs are seen as gaps.

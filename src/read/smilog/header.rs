@@ -2,7 +2,7 @@
 //! columns to catalogue fields (the timestamp column, ignored names, the units of `nounits` cells)
 //! and deciding how rows name their GPU (index, uuid / pci.bus_id, or interleaved).
 
-use crate::schema::catalog::Field;
+use crate::schema::catalog::{CLOCK_EVENT_REASONS, Field};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum ColKind {
@@ -38,6 +38,16 @@ pub(super) struct Layout {
     pub(super) cols: Vec<Col>,
     pub(super) ts_col: Option<usize>,
     pub(super) ident: Ident,
+    /// Per-reason columns (`clocks_event_reasons.hw_thermal_slowdown`: `Active` / `Not Active`) and
+    /// their bits, when the log has no `clocks_event_reasons.active` bitmask: they make it up.
+    pub(super) reasons: Vec<(usize, u64)>,
+}
+
+/// The bit of a per-reason column, in either spelling (`clocks_event_reasons.` or the older
+/// `clocks_throttle_reasons.`).
+fn reason_bit(name: &str) -> Option<u64> {
+    let r = name.strip_prefix("clocks_event_reasons.").or_else(|| name.strip_prefix("clocks_throttle_reasons."))?;
+    CLOCK_EVENT_REASONS.iter().find(|(_, n)| n.eq_ignore_ascii_case(r)).map(|(b, _)| *b)
 }
 
 impl Layout {
@@ -56,6 +66,15 @@ impl Layout {
             cols.push(Col { kind, name: name.clone(), unit: unit.clone() });
         }
         let find = |f: Field| cols.iter().position(|c| c.kind == ColKind::Field(f));
+        let reasons = match find(Field::EventReasons) {
+            Some(_) => Vec::new(),
+            None => cols
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.kind == ColKind::Ignored)
+                .filter_map(|(i, c)| reason_bit(&c.name).map(|b| (i, b)))
+                .collect(),
+        };
         let ident = if let Some(i) = find(Field::Index) {
             Ident::Index(i)
         } else if let Some(i) = find(Field::Uuid).or_else(|| find(Field::PciBusId)) {
@@ -63,7 +82,7 @@ impl Layout {
         } else {
             Ident::Interleaved
         };
-        Layout { header, cols, ts_col, ident }
+        Layout { header, cols, ts_col, ident, reasons }
     }
 }
 

@@ -157,6 +157,9 @@ impl Parser {
                 }
             }
         }
+        if !layout.reasons.is_empty() {
+            push_unique(&mut self.columns, Field::EventReasons.name());
+        }
         self.conv.reset(layout.cols.len());
         self.row = Row::default();
         self.phase.restart();
@@ -301,6 +304,9 @@ impl Parser {
                 self.row.set(f, v);
             }
         }
+        if !layout.reasons.is_empty() {
+            self.row.set(Field::EventReasons, reason_bits(&layout.reasons, t));
+        }
         self.row.set(Field::Index, Value::U(gpu as u64));
         self.ids.mark(gpu);
         self.rows += 1;
@@ -392,4 +398,19 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
     if !v.iter().any(|x| x == s) {
         v.push(s.to_string());
     }
+}
+
+/// The clock-event bitmask a line's per-reason cells make up (`Active` sets the bit); null when none
+/// of them says `Active` or `Not Active`.
+fn reason_bits(reasons: &[(usize, u64)], t: &str) -> Value {
+    let (mut bits, mut any) = (0, false);
+    for (i, cell) in t.split(',').enumerate() {
+        let Some(&(_, bit)) = reasons.iter().find(|(k, _)| *k == i) else { continue };
+        match cell.trim() {
+            "Active" => (bits, any) = (bits | bit, true),
+            "Not Active" => any = true,
+            _ => {}
+        }
+    }
+    if any { Value::U(bits) } else { Value::Null }
 }

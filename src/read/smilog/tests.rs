@@ -709,3 +709,19 @@ mod prop {
         }
     }
 }
+
+/// A log with per-reason columns (`Active` / `Not Active`) and no `.active` bitmask: they make it up.
+#[test]
+fn per_reason_columns_make_up_the_bitmask() {
+    let f = write_tmp(
+        b"timestamp, index, utilization.gpu [%], clocks_throttle_reasons.sw_power_cap, \
+          clocks_event_reasons.hw_thermal_slowdown\n\
+          2026/01/05 10:00:00.000, 0, 98 %, Active, Active\n\
+          2026/01/05 10:00:01.000, 0, 98 %, Not Active, Not Active\n\
+          2026/01/05 10:00:02.000, 0, 98 %, [N/A], [N/A]\n",
+    );
+    let got = read_all(f.path(), &utc()).unwrap();
+    let bits: Vec<&Value> = got.rows.iter().map(|(_, _, r)| r.get(Field::EventReasons)).collect();
+    assert_eq!(bits, [&Value::U(0x44), &Value::U(0), &Value::Null]);
+    assert!(got.rep.columns.iter().any(|c| c == "clocks_event_reasons.active"), "{:?}", got.rep.columns);
+}

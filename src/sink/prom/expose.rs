@@ -31,6 +31,29 @@ pub struct Snapshot {
     pub generation: u64,
     pub tick: Option<Tick>,
     pub stats: RunStats,
+    /// Xid events since the start, per GPU and Xid.
+    pub xids: Vec<XidCount>,
+}
+
+/// How many Xid events of one code a GPU reported since the run started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XidCount {
+    /// NVML index (`u32::MAX` when the event named no GPU).
+    pub index: u32,
+    pub uuid: Arc<str>,
+    pub code: u64,
+    pub n: u64,
+}
+
+/// Count `events`' Xids into `counts`.
+pub fn count_xids(counts: &mut Vec<XidCount>, events: &[crate::schema::row::GpuEvent]) {
+    for e in events.iter().filter(|e| e.kind == "xid") {
+        let Some(code) = e.code else { continue };
+        match counts.iter_mut().find(|c| c.index == e.index && c.code == code) {
+            Some(c) => c.n += 1,
+            None => counts.push(XidCount { index: e.index, uuid: e.uuid.clone(), code, n: 1 }),
+        }
+    }
 }
 
 /// What the encoders need besides the snapshot; fixed for the run.
@@ -127,8 +150,38 @@ impl Plan {
             });
             out.extend(reasons);
         }
+        out.push(self.xid_family(snap, rows, &host));
         out.retain(|f| !f.samples.is_empty());
         out
+    }
+
+    /// The Xid counter: one series per GPU and Xid, labelled like the GPU's other series.
+    fn xid_family(&self, snap: &Snapshot, rows: &[Row], host: &[(String, String)]) -> Family {
+        let mut samples = Vec::new();
+        for x in &snap.xids {
+            let mut lb = host.to_vec();
+            let row = rows.iter().find(|r| matches!(r.get(Field::Index), Value::U(i) if *i == u64::from(x.index)));
+            match row {
+                Some(r) => lb.extend(labels(r, &self.gpu_labels)),
+                None => {
+                    if x.index != u32::MAX {
+                        lb.push(("gpu".into(), x.index.to_string()));
+                    }
+                    if !x.uuid.is_empty() {
+                        lb.push(("uuid".into(), x.uuid.to_string()));
+                    }
+                }
+            }
+            lb.push(("xid".into(), x.code.to_string()));
+            samples.push(Sample { labels: lb, value: x.n as f64 });
+        }
+        Family {
+            base: names::XID_FAMILY.to_string(),
+            unit: None,
+            kind: Kind::Counter,
+            help: names::XID_HELP.to_string(),
+            samples,
+        }
     }
 }
 
@@ -360,6 +413,7 @@ mod tests {
                 procs: Vec::new(),
             }),
             stats: RunStats { ticks: 1, late: 2, missed: 3, dropped: 0 },
+            xids: Vec::new(),
         }
     }
 
@@ -382,6 +436,45 @@ mod tests {
         assert_eq!(get("gpumon_last_tick_timestamp_seconds").samples[0].value, 1714564801.0);
         assert!(!fams.iter().any(|f| f.name().contains("missed") && f.base != "gpumon_ticks_missed"));
         assert!(!fams.iter().any(|f| f.name() == "gpumon_gpu_fan_speed_ratio"), "all-null family left out");
+    }
+
+    /// Xid events become a counter per GPU and Xid, labelled like the GPU's series; one from a GPU
+    /// the tick has no row for keeps its index and uuid.
+    #[test]
+    fn xid_events_are_counted_per_gpu_and_code() {
+        use crate::schema::row::GpuEvent;
+        let ev = |index: u32, code: u64| GpuEvent {
+            ts: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 1).unwrap(),
+            index,
+            uuid: Arc::from(format!("GPU-{index}")),
+            kind: "xid",
+            code: Some(code),
+            detail: None,
+        };
+        let mut snap = snapshot();
+        count_xids(&mut snap.xids, &[ev(0, 79), ev(0, 79), ev(0, 48), ev(5, 79)]);
+        count_xids(&mut snap.xids, &[GpuEvent { kind: "dbe", code: None, ..ev(0, 0) }]);
+        let fams = Plan::new(&Selection::defaults(), &meta()).families(&snap);
+        let x = fams.iter().find(|f| f.name() == "gpumon_gpu_xid_errors_total").unwrap();
+        assert_eq!(x.kind, Kind::Counter);
+        let get = |gpu: &str, xid: &str| {
+            x.samples
+                .iter()
+                .find(|s| {
+                    s.labels.contains(&("gpu".into(), gpu.into())) && s.labels.contains(&("xid".into(), xid.into()))
+                })
+                .map(|s| s.value)
+        };
+        assert_eq!((get("0", "79"), get("0", "48"), get("5", "79")), (Some(2.0), Some(1.0), Some(1.0)));
+        assert_eq!(x.samples.len(), 3);
+        let text = text(&fams).unwrap();
+        assert!(text.contains("# TYPE gpumon_gpu_xid_errors_total counter"), "{text}");
+        assert!(
+            !Plan::new(&Selection::defaults(), &meta())
+                .families(&snapshot())
+                .iter()
+                .any(|f| f.base.contains("xid_errors"))
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::{Context, Result};
 use hyper::body::Bytes;
 
-use crate::schema::row::{Selection, Tick};
+use crate::schema::row::{GpuEvent, Selection, Tick};
 use crate::schema::run::RunMeta;
 use crate::schema::run::RunStats;
 use expose::{OPENMETRICS_CONTENT_TYPE, Plan, Snapshot, TEXT_CONTENT_TYPE};
@@ -27,6 +27,8 @@ use expose::{OPENMETRICS_CONTENT_TYPE, Plan, Snapshot, TEXT_CONTENT_TYPE};
 /// Serves the latest tick on `/metrics`.
 pub struct Exporter {
     shared: Arc<Shared>,
+    /// Xid events since the start, per GPU and Xid (published with every tick).
+    xids: Vec<expose::XidCount>,
     server: http::Server,
     #[cfg(test)]
     addr: SocketAddr,
@@ -53,6 +55,7 @@ impl Exporter {
         eprintln!("gpumon: serving metrics on http://{bound}/metrics{exposed}");
         Ok(Exporter {
             shared,
+            xids: Vec::new(),
             server,
             #[cfg(test)]
             addr: bound,
@@ -68,10 +71,15 @@ impl Exporter {
     /// Replace the published values with this tick's; never blocks the sampler for longer than
     /// a pointer swap.
     pub fn publish(&self, tick: &Tick, stats: &RunStats) {
-        let next = Snapshot { generation: 0, tick: Some(tick.clone()), stats: stats.clone() };
+        let next = Snapshot { generation: 0, tick: Some(tick.clone()), stats: stats.clone(), xids: self.xids.clone() };
         let mut cur = self.shared.current.lock().unwrap_or_else(PoisonError::into_inner);
         let generation = cur.generation + 1;
         *cur = Arc::new(Snapshot { generation, ..next });
+    }
+
+    /// Count NVML events into the Xid counter (served from the next tick on).
+    pub fn count_events(&mut self, events: &[GpuEvent]) {
+        expose::count_xids(&mut self.xids, events);
     }
 
     /// Stop serving (the run is over).

@@ -11,6 +11,8 @@
 //!   (0-1), `MiB` -> `_bytes`, `MHz` -> `_hertz`, `W` -> `_watts`, `C` -> `_celsius`, `J` -> `_joules`;
 //! * counters end in `_total` (a trailing `total` in the field name is not doubled), and a trailing
 //!   word the unit suffix already says is not doubled (`pcie.tx.bytes` in MiB/s -> `..._bytes_per_second`);
+//! * a gauge drops a trailing `count` (`_count` is a histogram's or summary's series, which promtool
+//!   rejects on a gauge): `retired_pages.double_bit.count` -> `gpumon_gpu_retired_pages_double_bit`;
 //! * GPM fields that would take an older field's name get `gpm_` after the namespace ([`GPM_QUALIFIED`]).
 //!
 //! Fields of kind [`PromKind::Label`] are labels, not metrics: per-GPU identity fields label every
@@ -18,7 +20,8 @@
 //!
 //! HELP texts speak in the exposed unit ([`help`]): a percent field's catalogue help is replaced by
 //! its ratio wording ([`RATIO_HELP`]), other helps name the base unit when they do not already.
-//! The clock-event bitmask also gets one 0/1 series per reason ([`REASON_FAMILY`]).
+//! The clock-event bitmask also gets one 0/1 series per reason ([`REASON_FAMILY`]), and the Xid
+//! events of the run a counter per GPU and Xid ([`XID_FAMILY`]).
 
 #[cfg(test)]
 use crate::schema::catalog::{CATALOG, CLOCK_EVENT_REASONS};
@@ -204,6 +207,9 @@ pub fn exposure(def: &FieldDef) -> Exposure {
     if kind == Kind::Counter && w.len() > 1 && w.last().is_some_and(|t| t == "total") {
         w.pop();
     }
+    if kind == Kind::Gauge && w.len() > 1 && w.last().is_some_and(|t| t == "count") {
+        w.pop();
+    }
     let unit = if kind == Kind::Info { unit("") } else { unit(def.unit) };
     let Some(unit) = unit else {
         return Exposure::Omitted("unit without a Prometheus base unit (add it to prom::names::unit)");
@@ -319,6 +325,11 @@ pub fn help(def: &FieldDef, spec: &MetricSpec) -> String {
 /// One 0/1 series per clock-event reason, next to the bitmask (`reason` label: the names of
 /// [`crate::schema::catalog::CLOCK_EVENT_REASONS`], as nvidia-smi's `clocks_event_reasons.<name>` fields spell them).
 pub const REASON_FAMILY: &str = "gpumon_gpu_clocks_event_reason";
+/// Xid events since the run started, per GPU and Xid (dcgm-exporter's `xid` label): a counter, so a
+/// scrape every 15 s of 1 s rows misses none (`xid.events` is a gauge of one row's interval).
+pub const XID_FAMILY: &str = "gpumon_gpu_xid_errors";
+pub const XID_HELP: &str = "Xid critical error events NVML reported for this GPU since the run started, per Xid \
+                            (label xid); see `gpumon summarize` for what each means.";
 pub const REASON_HELP: &str = "1 while this clock event (throttle) reason is active, else 0; one series per \
      reason (label `reason`), decoded from clocks_event_reasons.active.";
 
@@ -452,6 +463,7 @@ pub fn doc_table() -> String {
          Reasons: {}.",
         reasons.join(", ")
     );
+    let _ = writeln!(out, "\nWith events watched, also `{XID_FAMILY}_total` (counter, per GPU and Xid): {XID_HELP}");
     let _ = writeln!(out, "\nRun metrics (one series per host):\n\n| metric | type | meaning |\n|---|---|---|");
     for &(base, kind, help) in RUN_METRICS {
         let k = match kind {
@@ -564,6 +576,9 @@ mod tests {
         assert_eq!(n(Field::NvlinkTxBytes), "gpumon_gpu_nvlink_tx_bytes_per_second");
         assert_eq!(n(Field::XidEvents), "gpumon_gpu_xid_events");
         assert_eq!(n(Field::RemappedPending), "gpumon_gpu_remapped_rows_pending");
+        assert_eq!(n(Field::RetiredSbe), "gpumon_gpu_retired_pages_single_bit_ecc");
+        assert_eq!(n(Field::RetiredDbe), "gpumon_gpu_retired_pages_double_bit");
+        assert_eq!(n(Field::RetiredPending), "gpumon_gpu_retired_pages_pending");
         assert!(matches!(exposure(Field::EventKind.def()), Exposure::Omitted(_)));
         assert_eq!(exposure(Field::Index.def()), Exposure::Label("gpu".into()));
         assert_eq!(exposure(Field::PciBusId.def()), Exposure::Label("pci_bus_id".into()));

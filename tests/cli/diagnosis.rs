@@ -1,0 +1,160 @@
+//! `gpumon summarize` judged against known situations: tests/py/scenarios.py writes a recording of
+//! each (gpumon Parquet, its events file, nvidia-smi logs) with the findings it must and must not
+//! give; every expected finding must be there and no warning or error that is not expected.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Write the scenarios into `dir` and read their manifest.
+fn scenarios(dir: &Path) -> Vec<Value> {
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/scenarios.py"))
+        .arg(dir)
+        .output()
+        .expect("running python3");
+    assert!(out.status.success(), "scenarios.py: {}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap().as_array().unwrap().clone()
+}
+
+fn summary(dir: &Path, s: &Value) -> Value {
+    let args: Vec<&str> = s["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let out = gpumon()
+        .args(["summarize", "--format", "json", "--tz", "UTC"])
+        .args(&args)
+        .arg(dir.join(s["input"].as_str().unwrap()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}: {}", s["name"], String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The findings judged, by phase: the whole run's, or each phase's with `--by phase`.
+fn judged(j: &Value, by_phase: bool) -> Vec<(Value, Vec<Value>)> {
+    let of = |hosts: &Value| -> Vec<Value> {
+        hosts.as_array().unwrap().iter().flat_map(|h| h["findings"].as_array().unwrap().clone()).collect()
+    };
+    if by_phase {
+        j["phases"].as_array().unwrap().iter().map(|p| (p["phase"].clone(), of(&p["hosts"]))).collect()
+    } else {
+        vec![(Value::Null, of(&j["hosts"]))]
+    }
+}
+
+/// (expected found, expected, false alarms) of one scenario, with a line for each miss and alarm.
+fn score(s: &Value, j: &Value, lines: &mut Vec<String>) -> (usize, usize, usize) {
+    let name = s["name"].as_str().unwrap();
+    let groups = judged(j, !s["args"].as_array().unwrap().is_empty());
+    let expected = s["expected"].as_array().unwrap();
+    let matches = |f: &Value, e: &Value| f["rule"] == e["rule"] && f["gpu"] == e["gpu"];
+    let mut found = 0;
+    for e in expected {
+        let hit = groups
+            .iter()
+            .filter(|(ph, _)| *ph == e["phase"])
+            .flat_map(|(_, fs)| fs)
+            .any(|f| matches(f, e) && (e["severity"].is_null() || f["severity"] == e["severity"]));
+        found += usize::from(hit);
+        if !hit {
+            lines.push(format!("  missed {name}: {e}"));
+        }
+    }
+    let mut alarms = 0;
+    for (ph, fs) in &groups {
+        for f in fs {
+            let wanted = expected.iter().any(|e| matches(f, e) && e["phase"] == *ph);
+            let forbidden =
+                s["forbidden"].as_array().unwrap().iter().any(|x| {
+                    f["rule"] == x["rule"] && (x["gpu"] == f["gpu"] || (x["gpu"] == "*" && !f["gpu"].is_null()))
+                });
+            let serious = f["severity"] == "warning" || f["severity"] == "error";
+            if (serious && !wanted) || forbidden {
+                alarms += 1;
+                lines.push(format!(
+                    "  false alarm {name} [{ph}]: {} {} GPU {}: {}",
+                    f["rule"], f["severity"], f["gpu"], f["evidence"]
+                ));
+            }
+        }
+    }
+    (found, expected.len(), alarms)
+}
+
+#[test]
+fn every_situation_gets_its_findings_and_no_false_alarm() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = scenarios(dir.path());
+    assert!(list.len() >= 20, "{} scenarios", list.len());
+    let (mut found, mut expected, mut alarms) = (0, 0, 0);
+    let mut lines = Vec::new();
+    for s in &list {
+        let j = summary(dir.path(), s);
+        let (f, e, a) = score(s, &j, &mut lines);
+        lines.push(format!("{}: {f}/{e} found, {a} false alarms", s["name"].as_str().unwrap()));
+        (found, expected, alarms) = (found + f, expected + e, alarms + a);
+    }
+    println!("{}", lines.join("\n"));
+    println!("recall {found}/{expected}, false alarms {alarms} in {} scenarios", list.len());
+    assert_eq!((found, alarms), (expected, 0), "\n{}", lines.join("\n"));
+}
+
+/// A GPU that fell off the bus: its empty rows are a gap, not samples, and the over-all memory peak
+/// is each GPU's own peak against its own total.
+#[test]
+fn a_lost_gpus_empty_rows_are_a_gap_and_the_memory_peak_is_per_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = scenarios(dir.path());
+    let lost = list.iter().find(|s| s["name"] == "gpu_lost").unwrap();
+    let j = summary(dir.path(), lost);
+    let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
+    let g2 = &gpus[2]["stats"];
+    // Readings for 360 of its 600 s, empty rows after.
+    assert_eq!(g2["samples"], 360, "{g2}");
+    assert_eq!(g2["empty_rows"], 240, "{g2}");
+    let cov = g2["coverage_pct"].as_f64().unwrap();
+    assert!((59.0..61.0).contains(&cov), "coverage {cov}");
+    assert_eq!(g2["gaps"], 1, "{g2}");
+    assert_eq!(gpus[0]["stats"]["coverage_pct"], 100);
+    // An H100 at half its memory beside a smaller board at 97 % of its own.
+    let oom = list.iter().find(|s| s["name"] == "mixed_gpus").unwrap();
+    let j = summary(dir.path(), oom);
+    let peaks: Vec<f64> = j["hosts"][0]["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["stats"]["memory.used.max_pct"].as_f64().unwrap())
+        .collect();
+    let all = j["all"]["gpus"]["memory.used.max_pct"].as_f64().unwrap();
+    assert!(peaks[1] > 95.0 && peaks[0] < 50.0, "{peaks:?}");
+    assert_eq!(all, peaks[1], "{peaks:?}");
+}
+
+/// A GPU that reports Xid 79 and falls off the bus: the recorder stores the event with the index the
+/// GPU had at start (NVML can no longer name it), and the summary says `xid` and `gpu_lost` on it.
+#[test]
+fn a_lost_gpus_xid_keeps_its_index_and_both_findings_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = TWO_GPUS.replacen("lost_after = 5\n", "events = xid:79@4\nlost_after = 5\n", 1);
+    let out = dir.path().join("run.parquet");
+    let o = gpumon_fake(dir.path(), &scenario)
+        .args(["record", "-q", "-i", "200ms", "--count", "12", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gpumon().args(["summarize", "--format", "json"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ev = j["events"].as_array().unwrap().iter().find(|e| e["code"] == 79).expect("the Xid 79 event");
+    assert_eq!(ev["gpu"], 1, "{ev}");
+    assert_eq!(ev["uuid"], "GPU-11111111-1111-1111-1111-111111111111", "{ev}");
+    let f = j["hosts"][0]["findings"].as_array().unwrap();
+    for rule in ["xid", "gpu_lost"] {
+        let hit = f.iter().find(|x| x["rule"] == rule && x["gpu"] == "1").unwrap_or_else(|| panic!("{rule}: {f:?}"));
+        assert_eq!(hit["severity"], "error", "{hit}");
+    }
+}

@@ -1,0 +1,617 @@
+"""Recordings of known situations, for judging `gpumon summarize`'s findings.
+
+usage: scenarios.py OUTDIR
+
+Writes one input per situation (gpumon-schema Parquet, with the events file beside it where the
+situation has events, or an nvidia-smi `--format=csv` log) and OUTDIR/manifest.json: per scenario
+its input, extra `summarize` arguments, the findings that must be there (`expected`: rule, GPU label
+or null for a host-wide one, phase with `--by phase`) and those that must not (`forbidden`: rule and
+GPU, any severity; GPU "*" is any GPU, null the host-wide one). Any other warning or error is a
+false alarm too; the Rust test (tests/cli/diagnosis.rs) counts them.
+
+The hosts are 8x H100-class (81559 MiB), 1 s rows, host and job columns as `gpumon record` writes
+them; values are drawn from a seeded generator so every run writes the same files.
+"""
+import json
+import os
+import random
+import sys
+from datetime import datetime, timedelta, timezone
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TOTAL = 81559
+START = datetime(2026, 3, 2, 9, 0, 0, tzinfo=timezone.utc)
+NAME = "NVIDIA H100 80GB HBM3"
+
+# Column types exactly as `gpumon record` writes them (a recording with the fake NVML).
+TYPES = {
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "host": pa.string(),
+    "index": pa.int32(),
+    "uuid": pa.string(),
+    "name": pa.string(),
+    "pci.bus_id": pa.string(),
+    "utilization.gpu": pa.int16(),
+    "utilization.memory": pa.int16(),
+    "memory.used": pa.int32(),
+    "memory.total": pa.int32(),
+    "memory.free": pa.int32(),
+    "temperature.gpu": pa.int32(),
+    "power.draw": pa.float64(),
+    "power.limit": pa.float64(),
+    "energy.total": pa.float64(),
+    "clocks.sm": pa.int32(),
+    "clocks.mem": pa.int32(),
+    "pstate": pa.string(),
+    "clocks_event_reasons.active": pa.int64(),
+    "ecc.errors.uncorrected.volatile.total": pa.int64(),
+    "sm.active": pa.float64(),
+    "sm.occupancy": pa.float64(),
+    "tensor.active": pa.float64(),
+    "dram.active": pa.float64(),
+    "fp16.active": pa.float64(),
+    "fp32.active": pa.float64(),
+    "fp64.active": pa.float64(),
+    "pcie.tx.bytes": pa.float64(),
+    "pcie.rx.bytes": pa.float64(),
+    "xid.events": pa.int32(),
+    "remapped_rows.correctable": pa.int32(),
+    "remapped_rows.uncorrectable": pa.int32(),
+    "remapped_rows.pending": pa.bool_(),
+    "remapped_rows.failure": pa.bool_(),
+    "retired_pages.single_bit_ecc.count": pa.int32(),
+    "retired_pages.double_bit.count": pa.int32(),
+    "retired_pages.pending": pa.bool_(),
+    "cpu.util": pa.float64(),
+    "cpu.util.max_core": pa.float64(),
+    "load.1": pa.float64(),
+    "mem.total": pa.int32(),
+    "mem.used": pa.int32(),
+    "mem.available": pa.int32(),
+    "swap.used": pa.int32(),
+    "job.cpu": pa.float64(),
+    "job.rss": pa.int32(),
+    "job.procs": pa.int32(),
+    "job.threads": pa.int32(),
+    "job.read": pa.float64(),
+    "job.write": pa.float64(),
+    "job.gpu_memory": pa.int32(),
+    "phase": pa.string(),
+    "missed": pa.int32(),
+}
+GPM = ["sm.active", "sm.occupancy", "tensor.active", "dram.active", "fp16.active", "fp32.active", "fp64.active", "pcie.tx.bytes", "pcie.rx.bytes"]
+
+
+def training_gpu(r, cap_share=0.5):
+    """A healthy data-parallel rank at full load: 97-99 % util, power cap part of the time."""
+    capped = r.random() < cap_share
+    used = 62000 + r.randint(-300, 300)
+    return {
+        "utilization.gpu": r.randint(97, 99),
+        "utilization.memory": r.randint(40, 50),
+        "memory.used": used,
+        "temperature.gpu": r.randint(62, 72),
+        "power.draw": round(r.uniform(690, 700) if capped else r.uniform(620, 690), 2),
+        "clocks.sm": r.randint(1890, 1950) if capped else 1980,
+        "clocks_event_reasons.active": 0x4 if capped else 0,
+        "sm.active": r.uniform(70, 80),
+        "sm.occupancy": r.uniform(30, 40),
+        "tensor.active": r.uniform(40, 50),
+        "dram.active": r.uniform(40, 50),
+        "fp16.active": r.uniform(25, 35),
+        "fp32.active": r.uniform(3, 6),
+        "fp64.active": 0.0,
+        "pcie.tx.bytes": r.uniform(150, 250),
+        "pcie.rx.bytes": r.uniform(250, 350),
+    }
+
+
+def idle_gpu(r, used=2):
+    return {
+        "utilization.gpu": 0,
+        "utilization.memory": 0,
+        "memory.used": used,
+        "temperature.gpu": r.randint(30, 33),
+        "power.draw": round(r.uniform(68, 72) + (50 if used > 1000 else 0), 2),
+        "clocks.sm": 345 if used < 1000 else 1980,
+        "clocks_event_reasons.active": 0x1,
+        "sm.active": 0.0,
+        "sm.occupancy": 0.0,
+        "tensor.active": 0.0,
+        "dram.active": 0.0,
+        "fp16.active": 0.0,
+        "fp32.active": 0.0,
+        "fp64.active": 0.0,
+        "pcie.tx.bytes": 0.0,
+        "pcie.rx.bytes": 0.0,
+    }
+
+
+def starved_gpu(r, used=40000):
+    """Waits for its input: short bursts, util ~40 %, sm.active ~30 %."""
+    busy = r.random() < 0.45
+    return {
+        "utilization.gpu": r.randint(60, 95) if busy else r.randint(0, 20),
+        "utilization.memory": r.randint(5, 25),
+        "memory.used": used + r.randint(-200, 200),
+        "temperature.gpu": r.randint(45, 55),
+        "power.draw": round(r.uniform(250, 400) if busy else r.uniform(120, 180), 2),
+        "clocks.sm": 1980,
+        "clocks_event_reasons.active": 0 if busy else 0x1,
+        "sm.active": r.uniform(45, 70) if busy else r.uniform(0, 10),
+        "sm.occupancy": r.uniform(5, 20),
+        "tensor.active": r.uniform(10, 30) if busy else 0.0,
+        "dram.active": r.uniform(5, 20),
+        "fp16.active": r.uniform(5, 20),
+        "fp32.active": r.uniform(1, 4),
+        "fp64.active": 0.0,
+        "pcie.tx.bytes": r.uniform(50, 100),
+        "pcie.rx.bytes": r.uniform(400, 900),
+    }
+
+
+def host(r, cpu=(25, 35), core=(95, 100), swap=0, mem=300000):
+    return {
+        "cpu.util": round(r.uniform(*cpu), 1),
+        "cpu.util.max_core": round(min(100.0, r.uniform(*core)), 1),
+        "load.1": round(r.uniform(10, 30), 2),
+        "mem.total": 2063000,
+        "mem.used": mem,
+        "mem.available": 2063000 - mem,
+        "swap.used": swap,
+    }
+
+
+def job(r, cpu=(800, 900), procs=41):
+    return {
+        "job.cpu": round(r.uniform(*cpu), 1),
+        "job.rss": 200000 + r.randint(-1000, 1000),
+        "job.procs": procs,
+        "job.threads": 600,
+        "job.read": r.uniform(1e7, 5e7),
+        "job.write": r.uniform(0, 1e5),
+    }
+
+
+class Run:
+    """Rows of one recording, one per GPU per tick."""
+
+    def __init__(self, name, gpus, ticks, seed, gpm=True, with_job=True, health=False, hostname="node07"):
+        self.name, self.gpus, self.ticks = name, gpus, ticks
+        self.r, self.seed = random.Random(seed), seed
+        self.gpm, self.with_job, self.health, self.hostname = gpm, with_job, health, hostname
+        self.rows = []
+        self.energy = [1.0e9 + 1e7 * g for g in range(gpus)]
+        self.events = []
+
+    def add(self, t, g, gpu, host_vals, job_vals=None, lost=False, phase=None):
+        ts = START + timedelta(seconds=t)
+        vals = dict(gpu)
+        total = vals.pop("memory.total", TOTAL)
+        row = {"timestamp": ts, "host": self.hostname, "index": g,
+               "uuid": f"GPU-{self.seed:04x}{g:04x}-1111-2222-3333-444455556666",
+               "name": vals.pop("name", NAME), "pci.bus_id": f"00000000:{0x18 + 0x10 * g:02X}:00.0"}
+        if not lost:
+            self.energy[g] += vals["power.draw"]
+            vals.update({"memory.total": total, "memory.free": total - vals["memory.used"],
+                         "power.limit": 700.0, "energy.total": round(self.energy[g], 1),
+                         "clocks.mem": 2619, "pstate": "P0", "xid.events": 0,
+                         "ecc.errors.uncorrected.volatile.total": vals.get("ecc.errors.uncorrected.volatile.total", 0),
+                         "remapped_rows.correctable": vals.get("remapped_rows.correctable", 0),
+                         "remapped_rows.uncorrectable": vals.get("remapped_rows.uncorrectable", 0),
+                         "remapped_rows.pending": vals.get("remapped_rows.pending", False),
+                         "remapped_rows.failure": vals.get("remapped_rows.failure", False)})
+            if not self.gpm:
+                for c in GPM:
+                    vals.pop(c, None)
+            row.update(vals)
+        row.update(host_vals)
+        if self.with_job:
+            row.update(job_vals or {})
+            row["job.gpu_memory"] = None if lost else (gpu.get("job.gpu_memory", max(0, gpu["memory.used"] - 500)))
+        if phase is not None:
+            row["phase"] = phase
+        row["missed"] = 0
+        self.rows.append(row)
+
+    def columns(self):
+        cols = [c for c in TYPES if any(c in row for row in self.rows)]
+        if not self.gpm:
+            cols = [c for c in cols if c not in GPM]
+        if not self.health:
+            cols = [c for c in cols if not c.startswith(("remapped_rows", "retired_pages"))]
+        return cols
+
+    def write(self, outdir):
+        cols = self.columns()
+        arrays = [pa.array([row.get(c) for row in self.rows], type=TYPES[c]) for c in cols]
+        meta = {
+            "gpumon.command": f"gpumon record -i 1 -o {self.name}.parquet" + (" -- python train.py" if self.with_job else ""),
+            "gpumon.driver_version": "550.54.15",
+            "gpumon.hostname": self.hostname,
+            "gpumon.interval_s": "1",
+            "gpumon.start": START.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            "gpumon.version": "0.1.0",
+        }
+        if self.with_job:
+            meta["gpumon.job.command"] = "python train.py"
+        schema = pa.schema([pa.field(c, TYPES[c]) for c in cols], metadata=meta)
+        path = os.path.join(outdir, f"{self.name}.parquet")
+        pq.write_table(pa.Table.from_arrays(arrays, schema=schema), path, compression="zstd")
+        if self.events:
+            ev_types = [("timestamp", TYPES["timestamp"]), ("host", pa.string()), ("index", pa.int32()),
+                        ("uuid", pa.string()), ("kind", pa.string()), ("code", pa.int32()), ("detail", pa.string())]
+            arrays = [pa.array([e.get(c) for e in self.events], type=ty) for c, ty in ev_types]
+            schema = pa.schema([pa.field(c, ty) for c, ty in ev_types], metadata=meta)
+            pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                           os.path.join(outdir, f"{self.name}.events.parquet"), compression="zstd")
+        return path
+
+
+def scenario(name, path, expected, forbidden=(), args=()):
+    exp = [{"rule": e[0], "gpu": e[1], "phase": e[2] if len(e) > 2 else None, "severity": e[3] if len(e) > 3 else None}
+           for e in expected]
+    forb = [{"rule": f[0], "gpu": f[1]} for f in forbidden]
+    return {"name": name, "input": os.path.basename(path), "args": list(args), "expected": exp, "forbidden": forb}
+
+
+def healthy_power_cap(out):
+    run = Run("healthy_power_cap", 8, 600, 1)
+    for t in range(run.ticks):
+        # Old pages in swap that stay put are not memory pressure.
+        h, j = host(run.r, swap=3000), job(run.r)
+        for g in range(8):
+            run.add(t, g, training_gpu(run.r, cap_share=0.3 + 0.07 * g), h, j)
+    return scenario(run.name, run.write(out), [],
+                    [("power_throttling", "*"), ("input_bound", "*"), ("imbalance", None), ("straggler", "*"),
+                     ("host_swap", None)])
+
+
+def input_bound_wrapped(out):
+    run = Run("input_bound_wrapped", 4, 600, 2)
+    for t in range(run.ticks):
+        h, j = host(run.r, cpu=(8, 12), core=(98, 100)), job(run.r, cpu=(97, 100), procs=1)
+        for g in range(4):
+            run.add(t, g, starved_gpu(run.r), h, j)
+    return scenario(run.name, run.write(out), [("input_bound", str(g)) for g in range(4)])
+
+
+def input_bound_nohup(out):
+    run = Run("input_bound_nohup", 2, 600, 3, gpm=False, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, cpu=(92, 99), core=(99, 100))
+        for g in range(2):
+            run.add(t, g, starved_gpu(run.r, used=int(0.6 * TOTAL)), h)
+    return scenario(run.name, run.write(out), [("input_bound", "0"), ("input_bound", "1")])
+
+
+def unused_beside_tenant(out):
+    run = Run("unused_beside_tenant", 4, 600, 4, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, cpu=(95, 100), core=(100, 100))
+        for g in range(4):
+            run.add(t, g, idle_gpu(run.r, used=1 if g else 4), h)
+    return scenario(run.name, run.write(out), [], [("input_bound", "*"), ("idle_allocated", "*")])
+
+
+def busy_pegged_memory_bound(out):
+    run = Run("busy_pegged_memory_bound", 2, 600, 5)
+    for t in range(run.ticks):
+        h, j = host(run.r, core=(100, 100)), job(run.r, cpu=(100, 130), procs=3)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu.update({"sm.active": run.r.uniform(40, 48), "dram.active": run.r.uniform(82, 90),
+                        "tensor.active": run.r.uniform(15, 25)})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("memory_bound", "0"), ("memory_bound", "1")],
+                    [("input_bound", "*")])
+
+
+def forgotten_notebook(out):
+    run = Run("forgotten_notebook", 8, 900, 6, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, cpu=(30, 40), core=(100, 100))
+        for g in range(8):
+            if g == 5:
+                gpu = starved_gpu(run.r, used=70000) if t < 60 else idle_gpu(run.r, used=70000 + run.r.randint(0, 50))
+            else:
+                gpu = training_gpu(run.r, cap_share=0.0)
+            run.add(t, g, gpu, h)
+    return scenario(run.name, run.write(out), [("idle_allocated", "5", None, "warning")],
+                    [("input_bound", "*"), ("imbalance", None), ("unused_gpu", "5")])
+
+
+def thermal_straggler(out):
+    run = Run("thermal_straggler", 8, 600, 7)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(8):
+            gpu = training_gpu(run.r, cap_share=0.3)
+            if g == 3:
+                hot = run.r.random() < 0.4
+                gpu.update({"temperature.gpu": run.r.randint(88, 90), "clocks.sm": run.r.randint(1550, 1620),
+                            "clocks_event_reasons.active": 0x40 if hot else 0, "power.draw": round(run.r.uniform(540, 580), 2)})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("thermal_throttling", "3"), ("straggler", "3")],
+                    [("thermal_throttling", "0"), ("thermal_throttling", "1"), ("thermal_throttling", "2"),
+                     ("thermal_throttling", "4"), ("straggler", "0"), ("imbalance", None)])
+
+
+def straggler_partial(out):
+    """A straggler whose clock is low only while throttled, beside siblings whose power cap takes 300 MHz
+    off their clock in 30-80 % of their samples."""
+    run = Run("straggler_partial", 8, 600, 16)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(8):
+            gpu = training_gpu(run.r, cap_share=0.3 + 0.07 * g)
+            if gpu["clocks_event_reasons.active"]:
+                gpu["clocks.sm"] = run.r.randint(1650, 1700)
+            if g == 6:
+                hot = run.r.random() < 0.4
+                gpu.update({"temperature.gpu": run.r.randint(86, 90), "clocks_event_reasons.active": 0x40 if hot else 0,
+                            "clocks.sm": run.r.randint(1550, 1620) if hot else 1980})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("thermal_throttling", "6"), ("straggler", "6")],
+                    [("straggler", "0"), ("straggler", "7"), ("thermal_throttling", "0"), ("imbalance", None)])
+
+
+def input_bound_host_cpu_only(out):
+    """Beside nohup, with the host's CPU but not its busiest core recorded."""
+    run = Run("input_bound_host_cpu_only", 1, 600, 17, gpm=False, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, cpu=(96, 100))
+        del h["cpu.util.max_core"]
+        run.add(t, 0, starved_gpu(run.r, used=int(0.6 * TOTAL)), h)
+    return scenario(run.name, run.write(out), [("input_bound", "0")])
+
+
+def xid_single_gpu(out):
+    """An Xid 79 recorded without a GPU on a one-GPU host whose rows go empty right after."""
+    run = Run("xid_single_gpu", 1, 600, 18, health=True)
+    for t in range(run.ticks):
+        run.add(t, 0, training_gpu(run.r, cap_share=0.0), host(run.r), job(run.r), lost=t >= 500)
+    run.events = [{"timestamp": START + timedelta(seconds=499.5), "host": run.hostname, "index": None, "uuid": None,
+                   "kind": "xid", "code": 79, "detail": None}]
+    return scenario(run.name, run.write(out), [("xid", "0", None, "error"), ("gpu_lost", "0", None, "error")])
+
+
+def gpu_lost(out):
+    run = Run("gpu_lost", 4, 600, 8, health=True)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            run.add(t, g, training_gpu(run.r, cap_share=0.0), h, j, lost=(g == 2 and t >= 360))
+    return scenario(run.name, run.write(out), [("gpu_lost", "2", None, "error")],
+                    [("gpu_lost", "0"), ("imbalance", None)])
+
+
+def memory_health(out):
+    run = Run("memory_health", 5, 600, 9, health=True)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(5):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu["remapped_rows.correctable"] = 2
+            if g == 0 and t >= 200:
+                gpu["remapped_rows.pending"] = True
+                gpu["remapped_rows.uncorrectable"] = 1
+            if g == 1 and t >= 300:
+                gpu["remapped_rows.failure"] = True
+                gpu["remapped_rows.uncorrectable"] = 8
+            if g == 2:
+                gpu["ecc.errors.uncorrected.volatile.total"] = t // 150
+            run.add(t, g, gpu, h, j)
+    # GPU 3: an older board with retired pages (no row remapping).
+    for row in run.rows:
+        if row["index"] == 3:
+            row["retired_pages.single_bit_ecc.count"] = 1
+            row["retired_pages.double_bit.count"] = 1 if row["timestamp"] >= START + timedelta(seconds=250) else 0
+            row["retired_pages.pending"] = row["timestamp"] >= START + timedelta(seconds=250)
+    sev = [("memory_health", "0", None, "warning"), ("memory_health", "1", None, "error"),
+           ("memory_health", "2", None, "warning"), ("memory_health", "3", None, "warning")]
+    return scenario(run.name, run.write(out), sev, [("memory_health", "4")])
+
+
+def xid_lost(out):
+    run = Run("xid_lost", 2, 600, 10, health=True)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            run.add(t, g, training_gpu(run.r, cap_share=0.0), h, j, lost=(g == 1 and t >= 400))
+    base = {"host": run.hostname, "kind": "xid", "detail": None}
+    run.events = [
+        dict(base, timestamp=START + timedelta(seconds=120.3), index=0, uuid=run.rows[0]["uuid"], code=48),
+        # The same GPU's Xid 48 named by its uuid only.
+        dict(base, timestamp=START + timedelta(seconds=130.3), index=None, uuid=run.rows[0]["uuid"], code=48),
+        # A lost GPU's event as recorded before its handle was mapped: no index, empty uuid.
+        dict(base, timestamp=START + timedelta(seconds=399.6), index=None, uuid="", code=79),
+    ]
+    return scenario(run.name, run.write(out), [("xid", "0", None, "error"), ("xid", "1", None, "error"),
+                                               ("gpu_lost", "1", None, "error")])
+
+
+def oom_risk(out):
+    run = Run("oom_risk", 2, 600, 11)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            if g == 0:
+                gpu["memory.used"] = 76000 + (t % 50) * 80  # peaks at 79920 MiB, 98 %
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("oom_risk", "0")], [("oom_risk", "1")])
+
+
+def mixed_gpus(out):
+    """A workstation with an H100 at half its memory and a smaller board near its own total."""
+    run = Run("mixed_gpus", 2, 600, 19)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        big = training_gpu(run.r, cap_share=0.0)
+        big["memory.used"] = 40000
+        small = training_gpu(run.r, cap_share=0.0)
+        small.update({"name": "NVIDIA A10", "memory.total": 23028, "memory.used": 21500 + (t % 20) * 40,
+                      "clocks.sm": 1695, "power.draw": round(run.r.uniform(140, 150), 2)})
+        run.add(t, 0, big, h, j)
+        run.add(t, 1, small, h, j)
+    return scenario(run.name, run.write(out), [("oom_risk", "1")], [("oom_risk", "0"), ("straggler", "*")])
+
+
+def no_tensor_cores(out):
+    run = Run("no_tensor_cores", 1, 600, 12)
+    for t in range(run.ticks):
+        gpu = training_gpu(run.r, cap_share=0.0)
+        gpu.update({"sm.active": run.r.uniform(80, 90), "tensor.active": 0.0, "fp32.active": run.r.uniform(60, 75),
+                    "fp16.active": 0.0})
+        run.add(t, 0, gpu, host(run.r), job(run.r, cpu=(100, 110), procs=2))
+    return scenario(run.name, run.write(out), [("no_tensor_cores", "0")])
+
+
+def memory_bound(out):
+    run = Run("memory_bound", 1, 600, 13)
+    for t in range(run.ticks):
+        gpu = training_gpu(run.r, cap_share=0.0)
+        gpu.update({"sm.active": run.r.uniform(50, 60), "dram.active": run.r.uniform(78, 92),
+                    "tensor.active": 0.0, "fp16.active": 0.0, "fp32.active": run.r.uniform(5, 10)})
+        run.add(t, 0, gpu, host(run.r, core=(40, 70)), job(run.r, cpu=(60, 90), procs=2))
+    return scenario(run.name, run.write(out), [("memory_bound", "0")], [("input_bound", "*"), ("no_tensor_cores", "0")])
+
+
+def host_swap(out):
+    run = Run("host_swap", 2, 600, 14)
+    for t in range(run.ticks):
+        h, j = host(run.r, swap=t * 15, mem=1900000 + t * 200), job(run.r)
+        for g in range(2):
+            run.add(t, g, training_gpu(run.r, cap_share=0.0), h, j)
+    return scenario(run.name, run.write(out), [("host_swap", None)])
+
+
+def phased(out):
+    run = Run("phased", 2, 800, 15)
+    for t in range(run.ticks):
+        phase = "bs=32" if t < 400 else "bs=128"
+        if phase == "bs=32":
+            h, j = host(run.r), job(run.r, cpu=(150, 200), procs=9)
+        else:
+            h, j = host(run.r, cpu=(10, 14), core=(99, 100)), job(run.r, cpu=(97, 100), procs=1)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0) if phase == "bs=32" else starved_gpu(run.r, used=70000)
+            run.add(t, g, gpu, h, j, phase=phase)
+    return scenario(run.name, run.write(out), [("input_bound", "0", "bs=128"), ("input_bound", "1", "bs=128")],
+                    [], args=["--by", "phase"])
+
+
+# nvidia-smi logs: `--query-gpu=timestamp,index,name,utilization.gpu,memory.used,memory.total,temperature.gpu,
+# power.draw,clocks.sm,clocks_throttle_reasons.active --format=csv -l 1`.
+SMI_HEADER = ("timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], temperature.gpu, "
+              "power.draw [W], clocks.current.sm [MHz], clocks_throttle_reasons.active")
+
+
+def smi_log(out, name, gpus, ticks, seed, gpu_fn):
+    r = random.Random(seed)
+    lines = [SMI_HEADER]
+    local = datetime(2026, 3, 2, 10, 0, 0)
+    for t in range(ticks):
+        for g in range(gpus):
+            v = gpu_fn(r, t, g)
+            ts = (local + timedelta(seconds=t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            lines.append(f"{ts}, {g}, {NAME}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {TOTAL} MiB, "
+                         f"{v['temperature.gpu']}, {v['power.draw']:.2f} W, {v['clocks.sm']} MHz, "
+                         f"0x{v['clocks_event_reasons.active']:016x}")
+    path = os.path.join(out, f"{name}.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def smi_thermal_reason_columns(out):
+    """nvidia-smi's per-reason columns (`Active` / `Not Active`) instead of the hex bitmask."""
+    r = random.Random(25)
+    reasons = ["gpu_idle", "sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown"]
+    bits = [0x1, 0x4, 0x8, 0x20, 0x40]
+    lines = ["timestamp, index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], temperature.gpu, "
+             "power.draw [W], clocks.sm [MHz], " + ", ".join(f"clocks_event_reasons.{x}" for x in reasons)]
+    local = datetime(2026, 3, 2, 10, 0, 0)
+    for t in range(600):
+        for g in range(4):
+            v = training_gpu(r, cap_share=0.4)
+            if g == 2:
+                v.update({"temperature.gpu": r.randint(88, 90), "clocks.sm": r.randint(1550, 1620),
+                          "clocks_event_reasons.active": 0x40 if r.random() < 0.4 else 0})
+            ts = (local + timedelta(seconds=t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            flags = ", ".join("Active" if v["clocks_event_reasons.active"] & b else "Not Active" for b in bits)
+            lines.append(f"{ts}, {g}, {NAME}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {TOTAL} MiB, "
+                         f"{v['temperature.gpu']}, {v['power.draw']:.2f} W, {v['clocks.sm']} MHz, {flags}")
+    path = os.path.join(out, "smi_thermal_reason_columns.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return scenario("smi_thermal_reason_columns", path, [("thermal_throttling", "2"), ("straggler", "2")],
+                    [("thermal_throttling", "0"), ("power_throttling", "*"), ("imbalance", None)])
+
+
+def smi_healthy(out):
+    path = smi_log(out, "smi_healthy", 8, 600, 21, lambda r, t, g: training_gpu(r, cap_share=0.3 + 0.07 * g))
+    return scenario("smi_healthy", path, [], [("power_throttling", "*"), ("imbalance", None), ("straggler", "*")])
+
+
+def smi_thermal(out):
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.3)
+        if g == 6:
+            v.update({"temperature.gpu": r.randint(88, 90), "clocks.sm": r.randint(1550, 1620),
+                      "clocks_event_reasons.active": 0x40 if r.random() < 0.4 else 0})
+        return v
+    path = smi_log(out, "smi_thermal", 8, 600, 22, gpu)
+    return scenario("smi_thermal", path, [("thermal_throttling", "6"), ("straggler", "6")],
+                    [("thermal_throttling", "0"), ("straggler", "0"), ("imbalance", None)])
+
+
+def smi_idle_70gb(out):
+    # 4 hours at 15 s: GPU 1 holds 70 GB and does nothing after its first 10 minutes.
+    def gpu(r, t, g):
+        if g == 1 and t >= 40:
+            return idle_gpu(r, used=70000)
+        return training_gpu(r, cap_share=0.0)
+    r = random.Random(23)
+    lines = [SMI_HEADER]
+    local = datetime(2026, 3, 2, 10, 0, 0)
+    for t in range(960):
+        for g in range(2):
+            v = gpu(r, t, g)
+            ts = (local + timedelta(seconds=15 * t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            lines.append(f"{ts}, {g}, {NAME}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {TOTAL} MiB, "
+                         f"{v['temperature.gpu']}, {v['power.draw']:.2f} W, {v['clocks.sm']} MHz, "
+                         f"0x{v['clocks_event_reasons.active']:016x}")
+    path = os.path.join(out, "smi_idle_70gb.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return scenario("smi_idle_70gb", path, [("idle_allocated", "1")], [("unused_gpu", "1"), ("imbalance", None)])
+
+
+def smi_near_oom(out):
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.0)
+        v["memory.used"] = 78500 + r.randint(0, 1200)
+        return v
+    path = smi_log(out, "smi_near_oom", 1, 600, 24, gpu)
+    return scenario("smi_near_oom", path, [("oom_risk", "0")])
+
+
+ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
+       forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
+       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_idle_70gb, smi_near_oom]
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    manifest = [make(out) for make in ALL]
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
