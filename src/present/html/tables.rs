@@ -377,6 +377,7 @@ mod tests {
             thresholds: Thresholds::default(),
             events: vec![],
             events_more: 0,
+            routine_events: Vec::new(),
             users: vec![],
         }
     }
