@@ -10,6 +10,7 @@ mod gpm;
 mod hostile;
 mod job;
 mod longrun;
+mod present;
 mod prom;
 mod readers;
 mod record;
