@@ -620,21 +620,21 @@ impl FieldDef {
     }
 }
 
-/// The canonical names closest to `name`, best first (for "did you mean" hints).
+/// The canonical names closest to `name` (by edit distance over names and aliases), best first;
+/// none when nothing is close (a hint naming unrelated fields misleads).
 pub fn suggest(name: &str) -> Vec<&'static str> {
-    let name = name.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &'static str)> = CATALOG
+    let name = name.trim().to_ascii_lowercase();
+    let mut scored: Vec<(f64, &'static str)> = CATALOG
         .iter()
         .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
-        .map(|cand| (levenshtein(&name, cand), cand))
+        .map(|cand| (strsim::normalized_damerau_levenshtein(&name, &cand.to_ascii_lowercase()), cand))
+        .filter(|(score, _)| *score >= 0.6)
         .collect();
-    scored.sort();
-    let best = scored.first().map_or(0, |s| s.0);
-    let limit = best.max(1) + 2;
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     let mut out: Vec<&'static str> = Vec::new();
-    for (d, cand) in scored {
+    for (_, cand) in scored {
         let canon = Field::lookup(cand).map_or(cand, Field::name);
-        if d <= limit && !out.contains(&canon) {
+        if !out.contains(&canon) {
             out.push(canon);
         }
         if out.len() == 3 {
@@ -642,20 +642,6 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
         }
     }
     out
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -699,5 +685,7 @@ mod tests {
     fn suggestions_find_typos() {
         assert_eq!(suggest("utilisation.gpu").first(), Some(&"utilization.gpu"));
         assert!(suggest("memory.usd").contains(&"memory.used"));
+        assert_eq!(suggest("clocks.sn").first(), Some(&"clocks.sm"));
+        assert!(suggest("persistence_mode").is_empty(), "{:?}", suggest("persistence_mode"));
     }
 }

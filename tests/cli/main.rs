@@ -16,5 +16,6 @@ mod readers;
 mod record;
 mod report;
 mod safety;
+mod smi_habits;
 mod status;
 mod summarize;
