@@ -38,6 +38,11 @@ pub enum Field {
     PcieTx,
     PcieRx,
     EccUncorrected,
+    MemReserved,
+    ClockMaxSm,
+    ClockMaxMem,
+    PersistenceMode,
+    DriverVersion,
     SmActive,
     SmOccupancy,
     TensorActive,
@@ -193,6 +198,10 @@ pub enum NvmlRead {
     PcieTx,
     PcieRx,
     EccUncorrected,
+    /// `nvmlDeviceGetMaxClockInfo` of the SM and memory clocks.
+    MaxClockSm,
+    MaxClockMem,
+    Persistence,
     /// The GPU's running compute processes, attributed to the job's PID set.
     Processes,
     /// GPM (Hopper and newer): every selected GPM metric from one pair of consecutive samples.
@@ -437,6 +446,16 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
     def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, I64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
+    def!(MemReserved, "memory.reserved", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, false,
+        "Device memory reserved by the driver and firmware (not counted in memory.used or memory.free)."),
+    def!(ClockMaxSm, "clocks.max.sm", ["clocks.max.streaming_multiprocessor"], "MHz", true, I32, Gpu(MaxClockSm), Last, Gauge, false,
+        "Highest SM clock the GPU can run at."),
+    def!(ClockMaxMem, "clocks.max.memory", ["clocks.max.mem"], "MHz", true, I32, Gpu(MaxClockMem), Last, Gauge, false,
+        "Highest memory clock the GPU can run at."),
+    def!(PersistenceMode, "persistence_mode", [], "", false, Str, Gpu(Persistence), Last, None, false,
+        "Persistence mode: Enabled keeps the driver loaded with no client (faster CUDA start), Disabled otherwise."),
+    def!(DriverVersion, "driver_version", [], "", false, Str, Gpu(Identity), Identity, None, false,
+        "Version of the installed NVIDIA display driver, e.g. 550.54.15."),
     def!(SmActive, "sm.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
         "Share of time at least one warp was resident on an SM, averaged over all SMs (GPM SM_UTIL; DCGM_FI_PROF_SM_ACTIVE). Hopper and newer; empty elsewhere.").stats(&[Mean, Max]),
     def!(SmOccupancy, "sm.occupancy", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
@@ -686,6 +705,7 @@ mod tests {
         assert_eq!(suggest("utilisation.gpu").first(), Some(&"utilization.gpu"));
         assert!(suggest("memory.usd").contains(&"memory.used"));
         assert_eq!(suggest("clocks.sn").first(), Some(&"clocks.sm"));
-        assert!(suggest("persistence_mode").is_empty(), "{:?}", suggest("persistence_mode"));
+        assert!(suggest("qqq_zzz_bogus").is_empty(), "{:?}", suggest("qqq_zzz_bogus"));
+        assert_eq!(suggest("persistence_mod").first(), Some(&"persistence_mode"));
     }
 }

@@ -28,12 +28,30 @@ fn unknown_fields_are_suggested_by_edit_distance_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("x.csv");
     let err = |name: &str| {
-        let o = gpumon().args(["record", "--query-gpu", name, "-o"]).arg(&x).output().unwrap();
+        let o = gpumon().args(["record", "--count", "1", "--query-gpu", name, "-o"]).arg(&x).output().unwrap();
         assert_eq!(o.status.code(), Some(2));
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
     let e = err("utilisation.gpu");
     assert!(e.contains("did you mean utilization.gpu"), "{e}");
-    let e = err("persistence_mode");
+    let e = err("persistence_mod");
+    assert!(e.contains("did you mean persistence_mode"), "{e}");
+    let e = err("qqq_zzz_bogus");
     assert!(!e.contains("did you mean"), "no unrelated names: {e}");
+}
+
+#[test]
+fn query_gpu_knows_driver_persistence_max_clocks_and_reserved_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "init = ok\ndriver_version = 550.54.15\n[device]\nname = NVIDIA H100 80GB HBM3\n\
+                    utilization.gpu = 90\nmemory.total = 81559\nmemory.used = 1000\nmemory.reserved = 512\n\
+                    persistence_mode = 1\nclocks.max.sm = 1980\n";
+    let o = gpumon_fake(dir.path(), scenario)
+        .args(["record", "--count", "1", "--format=csv,noheader"])
+        .arg("--query-gpu=index,driver_version,persistence_mode,clocks.max.sm,clocks.max.memory,memory.reserved")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.trim(), "0, 550.54.15, Enabled, 1980 MHz, [Not Supported], 512 MiB", "{out}");
 }

@@ -332,6 +332,8 @@ const NUM_KEYS: &[&str] = &[
     "clocks.mem",
     "clocks.gr",
     "clocks.video",
+    "clocks.max.sm",
+    "clocks.max.memory",
     "fan.speed",
     "num_fans",
     "pstate",
@@ -1674,6 +1676,21 @@ pub unsafe extern "C" fn nvmlDeviceGetClockInfo(device: Handle, type_: c_uint, c
             2 => "clocks.mem",
             _ => "clocks.video",
         };
+        let v = d.next(cursor, key)?;
+        // SAFETY: non-null.
+        unsafe { clock.write(v.as_u32()) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxClockInfo(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
+    let (cursor, key) = match type_ {
+        1 => ("clock_max_sm", "clocks.max.sm"),
+        2 => ("clock_max_mem", "clocks.max.memory"),
+        _ => ("", ""),
+    };
+    device_call("nvmlDeviceGetMaxClockInfo", device, !clock.is_null() && !cursor.is_empty(), |d| {
         let v = d.next(cursor, key)?;
         // SAFETY: non-null.
         unsafe { clock.write(v.as_u32()) };
