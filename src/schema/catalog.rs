@@ -41,6 +41,8 @@ pub enum Field {
     MemReserved,
     ClockMaxSm,
     ClockMaxMem,
+    TempMemory,
+    PowerInstant,
     PersistenceMode,
     DriverVersion,
     SmActive,
@@ -201,6 +203,9 @@ pub enum NvmlRead {
     /// `nvmlDeviceGetMaxClockInfo` of the SM and memory clocks.
     MaxClockSm,
     MaxClockMem,
+    /// `nvmlDeviceGetFieldValues`: one field id per field (memory temperature, instant power).
+    MemoryTemp,
+    PowerInstant,
     Persistence,
     /// The GPU's running compute processes, attributed to the job's PID set.
     Processes,
@@ -452,6 +457,10 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Highest SM clock the GPU can run at."),
     def!(ClockMaxMem, "clocks.max.memory", ["clocks.max.mem"], "MHz", true, I32, Gpu(MaxClockMem), Last, Gauge, false,
         "Highest memory clock the GPU can run at."),
+    def!(TempMemory, "temperature.memory", [], "C", false, I32, Gpu(MemoryTemp), Mean, Gauge, false,
+        "HBM memory temperature, degrees Celsius (boards with HBM; [N/A] elsewhere)."),
+    def!(PowerInstant, "power.draw.instant", [], "W", true, F64, Gpu(PowerInstant), Mean, Gauge, false,
+        "Instantaneous board power, watts (power.draw is averaged over a second on Ampere and newer)."),
     def!(PersistenceMode, "persistence_mode", [], "", false, Str, Gpu(Persistence), Last, None, false,
         "Persistence mode: Enabled keeps the driver loaded with no client (faster CUDA start), Disabled otherwise."),
     def!(DriverVersion, "driver_version", [], "", false, Str, Gpu(Identity), Identity, None, false,

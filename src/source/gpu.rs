@@ -13,8 +13,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
-use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
 use crate::schema::catalog::{CATALOG, Field, NvmlRead};
@@ -458,6 +459,8 @@ fn read_field<'n>(
         NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
         NvmlRead::MaxClockSm => val(info, f, dev.max_clock_info(Clock::SM), u)?,
         NvmlRead::MaxClockMem => val(info, f, dev.max_clock_info(Clock::Memory), u)?,
+        NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), |v| Value::U(v as u64))?,
+        NvmlRead::PowerInstant => val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?,
         NvmlRead::Persistence => val(info, f, dev.is_in_persistent_mode(), |on| {
             Value::S(Arc::from(if on { "Enabled" } else { "Disabled" }))
         })?,
@@ -474,6 +477,18 @@ fn read_field<'n>(
     };
     row.set(f, v);
     Ok(())
+}
+
+/// One NVML field value (`nvmlDeviceGetFieldValues`, ids from nvml.h: 82 memory temperature, 186
+/// instant power in mW), as a whole number.
+fn field_value(dev: &Device, id: u32) -> Result<u64, NvmlError> {
+    let sample = dev.field_values_for(&[FieldId(id)])?.pop().ok_or(NvmlError::Unknown)??;
+    Ok(match sample.value? {
+        SampleValue::F64(x) => x.max(0.0).round() as u64,
+        SampleValue::U32(x) => u64::from(x),
+        SampleValue::U64(x) => x,
+        SampleValue::I64(x) => u64::try_from(x).unwrap_or(0),
+    })
 }
 
 /// `P0`..`P15` for NVML's performance state `n` (one shared string each, not one per reading).

@@ -41,17 +41,17 @@ fn unknown_fields_are_suggested_by_edit_distance_or_not_at_all() {
 }
 
 #[test]
-fn query_gpu_knows_driver_persistence_max_clocks_and_reserved_memory() {
+fn query_gpu_knows_driver_persistence_max_clocks_reserved_memory_and_field_values() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = "init = ok\ndriver_version = 550.54.15\n[device]\nname = NVIDIA H100 80GB HBM3\n\
                     utilization.gpu = 90\nmemory.total = 81559\nmemory.used = 1000\nmemory.reserved = 512\n\
-                    persistence_mode = 1\nclocks.max.sm = 1980\n";
+                    persistence_mode = 1\nclocks.max.sm = 1980\ntemperature.memory = 45\npower.draw.instant = 310.5\n";
     let o = gpumon_fake(dir.path(), scenario)
         .args(["record", "--count", "1", "--format=csv,noheader"])
-        .arg("--query-gpu=index,driver_version,persistence_mode,clocks.max.sm,clocks.max.memory,memory.reserved")
+        .arg("--query-gpu=index,driver_version,persistence_mode,clocks.max.sm,clocks.max.memory,memory.reserved,temperature.memory,power.draw.instant")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(out.trim(), "0, 550.54.15, Enabled, 1980 MHz, [Not Supported], 512 MiB", "{out}");
+    assert_eq!(out.trim(), "0, 550.54.15, Enabled, 1980 MHz, [Not Supported], 512 MiB, 45, 310.50 W", "{out}");
 }
