@@ -222,3 +222,19 @@ fn by_phase_says_what_differs_and_unmarked_rows_are_context() {
     let j = json(&o);
     assert_eq!(j["findings"][&b][0]["rule"], "xid", "{o}");
 }
+
+#[test]
+fn the_python_module_summarizes_by_phase_compares_and_overwrites_a_whole_set() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), true);
+    let o = std::process::Command::new("python3")
+        .arg(repo_root().join("tests/py/summary_module.py"))
+        .arg(dir.path())
+        .env("PYTHONPATH", repo_root().join("python"))
+        .env("GPUMON_BIN", assert_cmd::cargo::cargo_bin("gpumon"))
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    let v = json(out.lines().last().unwrap_or_default());
+    assert_eq!(v["removed"], 7, "{v}");
+}
