@@ -459,7 +459,7 @@ fn read_field<'n>(
         NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
         NvmlRead::MaxClockSm => val(info, f, dev.max_clock_info(Clock::SM), u)?,
         NvmlRead::MaxClockMem => val(info, f, dev.max_clock_info(Clock::Memory), u)?,
-        NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), |v| Value::U(v as u64))?,
+        NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), Value::U)?,
         NvmlRead::PowerInstant => val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?,
         NvmlRead::Persistence => val(info, f, dev.is_in_persistent_mode(), |on| {
             Value::S(Arc::from(if on { "Enabled" } else { "Disabled" }))
