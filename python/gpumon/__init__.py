@@ -1,7 +1,7 @@
 """gpumon from Python: read recordings into pandas, summarize them, record while a block runs.
 
-The work is done by the ``gpumon`` executable that ``pip install gpumon`` installs beside this
-module (see :func:`binary`); this module only runs it and hands the results back as Python objects::
+The work is done by the ``gpumon`` executable installed beside this module (``pip install .`` in
+this project's checkout, or its wheel file; see :func:`binary`); this module only runs it and hands the results back as Python objects::
 
     import gpumon
 
@@ -11,6 +11,8 @@ module (see :func:`binary`); this module only runs it and hands the results back
 
     df = gpumon.read("run.parquet")      # the whole rotated set, and what a crash left, as one DataFrame
     s = gpumon.summary("run.parquet")    # `gpumon summarize --format json` as a dict
+    p = gpumon.summary("run.parquet", by="phase")       # with each phase and their comparison
+    c = gpumon.compare("a.parquet", "b.parquet@bs=64")  # `gpumon compare --format json` as a dict
     gpumon.report("run.parquet")         # the HTML report, shown inline in Jupyter
 
     with gpumon.recording("sweep.parquet"):  # experiments: mark phases, compare them afterwards
@@ -19,7 +21,7 @@ module (see :func:`binary`); this module only runs it and hands the results back
             train(batch_size=bs)
     gpumon.live("run.parquet")           # a chart of a running recording, redrawn in its cell
 
-:func:`read` needs pandas and pyarrow (``pip install gpumon[pandas]``); nothing else does.
+:func:`read` needs pandas and pyarrow (``pip install pandas pyarrow``); nothing else does.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "Recording",
     "Report",
     "binary",
+    "compare",
     "live",
     "mark",
     "read",
@@ -129,7 +132,7 @@ def read(
     try:
         import pandas as pd
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("gpumon.read() needs pandas and pyarrow: pip install 'gpumon[pandas]'") from e
+        raise ImportError("gpumon.read() needs pandas and pyarrow: pip install pandas pyarrow") from e
     args: list[str] = [os.fspath(p) for p in (path, *paths)]
     if tz is not None:
         args += ["--tz", tz]
@@ -150,6 +153,9 @@ def summary(
     tz: str | None = None,
     host: str | None = None,
     thresholds: dict[str, float] | None = None,
+    by: str | None = None,
+    baseline: str | None = None,
+    fail_if: Sequence[str] = (),
 ) -> dict[str, Any]:
     """``gpumon summarize --format json`` of the inputs, as a dict.
 
@@ -157,13 +163,54 @@ def summary(
     holds the over-all GPU statistics, ``summary["hosts"][i]["gpus"][j]["stats"]`` each GPU's,
     ``summary["hosts"][i]["findings"]`` what to fix. Options are those of ``gpumon summarize``:
     ``since``/``until`` (RFC 3339, ``"+10m"``, ``"-1h"``), ``skip_warmup`` (seconds or ``"5m"``),
-    ``tz``, ``host``, ``thresholds`` (``{"idle_util": 10}``).
+    ``tz``, ``host``, ``thresholds`` (``{"idle_util": 10}``). ``by="phase"`` adds ``"phases"`` (each
+    phase's summary) and ``"comparison"`` (against ``baseline``, default the first phase).
+    ``fail_if`` checks (``["utilization.gpu.mean < 50"]``) land in ``summary["checks"]``, each with
+    ``"passed"``; a failed check does not raise.
     """
     args = _input_args(
         (path, *paths), since=since, until=until, skip_warmup=skip_warmup, tz=tz, host=host, thresholds=thresholds
     )
-    result: dict[str, Any] = json.loads(run(["summarize", "--format", "json", *args]).stdout)
+    if by is not None:
+        if by != "phase":
+            raise ValueError(f"by={by!r}: only by='phase' is known")
+        args += ["--by", "phase"]
+    if baseline is not None:
+        args += ["--baseline", baseline]
+    for check in fail_if:
+        args += ["--fail-if", check]
+    return _json_of(["summarize", "--format", "json", *args])
+
+
+def _json_of(args: list[str]) -> dict[str, Any]:
+    """The JSON gpumon prints for ``args``; exit 3 (a ``--fail-if`` check held) is an answer, not an error."""
+    proc = run(args, check=False)
+    if proc.returncode not in (0, 3):
+        raise GpumonError([binary(), *args], proc.returncode, proc.stderr)
+    result: dict[str, Any] = json.loads(proc.stdout)
     return result
+
+
+def compare(
+    *runs: StrPath,
+    baseline: str | None = None,
+    thresholds: dict[str, float] | None = None,
+    fail_if: Sequence[str] = (),
+) -> dict[str, Any]:
+    """``gpumon compare --format json RUN...`` as a dict: each run (a recording, a log, or one phase
+    of a recording as ``"run.parquet@bs=64"``) with its key statistics, their changes against the
+    baseline (the first, or ``baseline``), the verdicts, and each run's findings (``"findings"``).
+    ``fail_if`` checks (``["energy_per_hour.delta_pct > 10"]``) land in ``["checks"]``."""
+    if len(runs) < 2:
+        raise TypeError("compare() needs at least two runs")
+    args = ["compare", "--format", "json", "--quiet", *(os.fspath(r) for r in runs)]
+    if baseline is not None:
+        args += ["--baseline", baseline]
+    for name, value in (thresholds or {}).items():
+        args += ["--threshold", f"{name}={value}"]
+    for check in fail_if:
+        args += ["--fail-if", check]
+    return _json_of(args)
 
 
 class Report:
@@ -294,8 +341,11 @@ class Recording:
         (``run.20261202T140000Z.parquet``, ``-1``... on a collision) and what a crash left of any of
         them (``.run.parquet.partial``, ``.run.parquet.journal``): what ``summarize`` would read."""
         stem, ext = re.escape(self.path.stem), re.escape(self.path.suffix)
-        own = re.compile(rf"{stem}(\.\d{{8}}T\d{{6}}Z(-\d+)?)?{ext}")
-        hidden = re.compile(rf"\.{stem}(\.\d{{8}}T\d{{6}}Z(-\d+)?)?{ext}\.(partial|journal)")
+        # The main file and its companions (`run.procs`, `run.events`), each with its rotated pieces
+        # (`.20261202T140000.123Z`, older gpumon `.20261202T140000Z[-N]`).
+        name = rf"{stem}(\.(procs|events))?(\.\d{{8}}T\d{{6}}(\.\d{{3}})?Z(-\d+)?)?{ext}"
+        own = re.compile(name)
+        hidden = re.compile(rf"\.{name}\.(partial|journal)")
         d = self.path.parent
         if not d.is_dir():
             return []

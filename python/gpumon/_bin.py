@@ -53,7 +53,7 @@ def binary() -> str:
 
     Looked for in this order: the ``GPUMON_BIN`` environment variable (an explicit choice, e.g. a
     development build, always wins); the scripts directory of this interpreter's install scheme
-    (where ``pip install gpumon`` puts it, also for a venv that is not activated); the user
+    (where pip installs this project's wheel, also for a venv that is not activated); the user
     scheme's (``pip install --user``); beside ``sys.executable``; then ``PATH``.
     """
     env = os.environ.get(ENV_VAR)
@@ -70,8 +70,10 @@ def binary() -> str:
     tried = ", ".join(str(c) for c in _candidates())
     raise GpumonNotFound(
         "the gpumon executable was not found (tried "
-        f"{tried} and PATH). Install it with `pip install gpumon` (the wheel carries it), "
-        f"`cargo install --path .` from a checkout, or point {ENV_VAR} at it."
+        f"{tried} and PATH). Install this project's wheel (`pip install gpumon-*.whl`, built by "
+        "scripts/build-wheel), or `pip install .` / `cargo install --locked --path .` in a checkout of "
+        f"its repository, or point {ENV_VAR} at the executable. (`pip install gpumon` from PyPI installs an "
+        "unrelated project of the same name.)"
     )
 
 

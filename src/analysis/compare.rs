@@ -325,6 +325,7 @@ mod tests {
             thresholds: Thresholds::default(),
             events: Vec::new(),
             events_more: 0,
+            routine_events: Vec::new(),
             users: Vec::new(),
         }
     }

@@ -1,6 +1,7 @@
 //! NVML events read back from a recording's events file (`run.events.*`): listed in the summary in
 //! time order, each Xid with what it means and the usual action ([`crate::analysis::xid`]). At most
-//! [`MAX_LISTED`] are kept; the rest are counted.
+//! [`MAX_LISTED`] are kept; the rest are counted. Routine clock and P-state changes are never
+//! listed, only counted per GPU ([`RoutineCount`]).
 
 use std::collections::BTreeMap;
 
@@ -11,6 +12,7 @@ use crate::analysis::xid::{self, Xid};
 use crate::schema::batch::column;
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, NO_TS, NO_U64};
+use crate::schema::row::routine_event;
 
 /// Events listed in a summary; later ones are only counted.
 pub const MAX_LISTED: usize = 1000;
@@ -65,6 +67,19 @@ impl EventRecord {
     }
 }
 
+/// How many routine events (clock or P-state changes) one GPU reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoutineCount {
+    pub host: String,
+    pub gpu: Option<u32>,
+    /// `clock` or `pstate`.
+    pub kind: String,
+    pub count: u64,
+}
+
+/// What the events inputs held: the events listed, those beyond [`MAX_LISTED`], the routine counts.
+pub type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
+
 /// Events gathered from the events inputs, inside the summary's window.
 #[derive(Debug, Default)]
 pub struct EventCollector {
@@ -73,6 +88,8 @@ pub struct EventCollector {
     pub events: Vec<EventRecord>,
     /// Events beyond [`MAX_LISTED`].
     pub more: u64,
+    /// Routine events counted by (host, GPU, kind).
+    routine: BTreeMap<(String, Option<u32>, String), u64>,
 }
 
 impl EventCollector {
@@ -102,16 +119,23 @@ impl EventCollector {
             if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {
                 continue;
             }
+            let host = text(Field::Host, i).unwrap_or_else(|| default_host.to_string());
+            let g = (gpu[i] != NO_U64).then(|| u32::try_from(gpu[i]).unwrap_or(u32::MAX));
+            let kind = text(Field::EventKind, i).unwrap_or_default();
+            if routine_event(&kind) {
+                *self.routine.entry((host, g, kind)).or_default() += 1;
+                continue;
+            }
             if self.events.len() >= MAX_LISTED {
                 self.more += 1;
                 continue;
             }
             self.events.push(EventRecord {
                 ts: ts[i],
-                host: text(Field::Host, i).unwrap_or_else(|| default_host.to_string()),
-                gpu: (gpu[i] != NO_U64).then(|| u32::try_from(gpu[i]).unwrap_or(u32::MAX)),
+                host,
+                gpu: g,
                 uuid: text(Field::Uuid, i),
-                kind: text(Field::EventKind, i).unwrap_or_default(),
+                kind,
                 code: (code[i] != NO_U64).then_some(code[i]),
                 detail: text(Field::EventDetail, i),
             });
@@ -119,10 +143,15 @@ impl EventCollector {
         Ok(())
     }
 
-    /// The events in time order.
-    pub fn finish(mut self) -> (Vec<EventRecord>, u64) {
+    /// The events in time order, and the routine counts by host, GPU and kind.
+    pub fn finish(mut self) -> Gathered {
         self.events.sort_by(|a, b| (a.ts, &a.host, a.gpu).cmp(&(b.ts, &b.host, b.gpu)));
-        (self.events, self.more)
+        let routine = self
+            .routine
+            .into_iter()
+            .map(|((host, gpu, kind), count)| RoutineCount { host, gpu, kind, count })
+            .collect();
+        (self.events, self.more, routine)
     }
 }
 

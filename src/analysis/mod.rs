@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use crate::analysis::acc::{Gap, GpuAcc, TimingStats};
 use crate::analysis::checks::Check;
 use crate::analysis::collect::{Collector, GpuKey};
-use crate::analysis::events::EventRecord;
+use crate::analysis::events::{EventRecord, RoutineCount};
 use crate::analysis::findings::{Finding, GpuView, Thresholds, diagnose};
 use crate::analysis::stat::{Scope, Stat};
 use crate::analysis::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
@@ -84,6 +84,8 @@ pub struct Summary {
     pub events: Vec<EventRecord>,
     /// Events beyond those listed.
     pub events_more: u64,
+    /// Routine clock and P-state changes per GPU (counted, never listed as events).
+    pub routine_events: Vec<RoutineCount>,
     /// Per-user totals from the per-process rows (`record --processes`).
     pub users: Vec<UserUsage>,
 }
@@ -93,6 +95,7 @@ pub struct Summary {
 pub struct Companions {
     pub events: Vec<EventRecord>,
     pub events_more: u64,
+    pub routine_events: Vec<RoutineCount>,
     pub users: Vec<UserUsage>,
 }
 
@@ -150,14 +153,16 @@ pub fn build(
                 }
             })
             .collect();
-        let findings = diagnose(&name, &views, &hs, &companions.events, th);
+        let mut findings = diagnose(&name, &views, &hs, &companions.events, th);
+        by_severity(&mut findings);
         hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
     }
     // Hosts known only from their events (the events file read on its own).
     for e in &companions.events {
         if !hosts.iter().any(|h| h.name == e.host) {
             let stats = Stats::empty(Scope::Host);
-            let findings = diagnose(&e.host, &[], &stats, &companions.events, th);
+            let mut findings = diagnose(&e.host, &[], &stats, &companions.events, th);
+            by_severity(&mut findings);
             hosts.push(HostSummary { name: e.host.clone(), gpus: Vec::new(), stats, has_host_data: false, findings });
         }
     }
@@ -183,6 +188,7 @@ pub fn build(
         thresholds: th.clone(),
         events: companions.events,
         events_more: companions.events_more,
+        routine_events: companions.routine_events,
         users: companions.users,
     }
 }
@@ -201,6 +207,11 @@ fn empty_edges(t: &mut TimingStats, g: &GpuAcc, gap_intervals: f64) {
         }
     }
     t.listed.sort();
+}
+
+/// Errors first, then warnings, then info; the rules' order kept within each (every report lists them so).
+fn by_severity(findings: &mut [Finding]) {
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity as u8));
 }
 
 /// One GPU's part of the summary, from its accumulator, timing and statistics.

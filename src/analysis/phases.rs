@@ -2,7 +2,8 @@
 //! for inputs without one such as nvidia-smi logs, the `--phase NAME=SINCE..UNTIL` window holding its
 //! timestamp), one [`Collector`] per phase, and the phases' contiguous spans in time order (the
 //! report's bands). Rows of no phase (before the first mark, after `end`, outside every window) form
-//! the unmarked phase: listed, never compared.
+//! the unmarked phase: the run's context, listed, never judged (no findings, gaps or coverage) nor
+//! compared.
 //!
 //! A batch of one phase (the rule: phases last minutes, batches a second or less) goes to its
 //! collector whole; a batch that straddles a mark goes to each of its phases with a row mask.
@@ -14,8 +15,10 @@ use arrow_array::RecordBatch;
 
 use crate::analysis::collect::{CollectConfig, Collector};
 use crate::analysis::compare::{Comparison, compare};
+use crate::analysis::events::EventRecord;
 use crate::analysis::findings::Thresholds;
 use crate::analysis::keys::NONE;
+use crate::analysis::stat::Stat;
 use crate::analysis::{Companions, Summary, build};
 use crate::schema::catalog::Field;
 use crate::schema::cols::{self, Interner, NO_TS};
@@ -210,10 +213,37 @@ impl PhaseReport {
     }
 }
 
-/// The per-phase summaries of the whole data, and their comparison against `baseline` (default: the
-/// first marked phase). The error names the phases when `baseline` is not one of them.
+/// The events of a phase's stretches: each stretch reaches to the next one's first row.
+fn phase_events(spans: &[Span], label: Option<&str>, events: &[EventRecord]) -> Vec<EventRecord> {
+    let Some(label) = label else { return Vec::new() };
+    let inside = |t: i64| {
+        spans.iter().enumerate().any(|(i, s)| {
+            let end = spans.get(i + 1).map_or(i64::MAX, |n| n.start);
+            s.phase.as_deref() == Some(label) && t >= s.start && t < end
+        })
+    };
+    events.iter().filter(|e| inside(e.ts)).cloned().collect()
+}
+
+/// The unmarked rows are the run's context, not a phase to judge: no findings, gaps or coverage.
+fn context_only(s: &mut Summary) {
+    for h in &mut s.hosts {
+        h.findings.clear();
+        for g in &mut h.gpus {
+            g.gaps.clear();
+            for stat in [Stat::Gaps, Stat::GapS, Stat::CoveragePct] {
+                g.stats.set(stat, None);
+            }
+        }
+    }
+}
+
+/// The per-phase summaries of the whole data (each with the NVML events of its stretches; the
+/// unmarked rows as context only), and their comparison against `baseline` (default: the first
+/// marked phase). The error names the phases when `baseline` is not one of them.
 pub fn build_phases(
     pc: PhaseCollector,
+    events: &[EventRecord],
     th: &Thresholds,
     window: (Option<i64>, Option<i64>),
     baseline: Option<&str>,
@@ -228,9 +258,14 @@ pub fn build_phases(
     by.sort_by_key(|b| b.0);
     let phases: Vec<PhaseSummary> = by
         .into_iter()
-        .map(|(_, label, c)| PhaseSummary {
-            label,
-            summary: build(c, th, Vec::new(), Vec::new(), window, Companions::default()),
+        .map(|(_, label, c)| {
+            let companions =
+                Companions { events: phase_events(&spans, label.as_deref(), events), ..Default::default() };
+            let mut summary = build(c, th, Vec::new(), Vec::new(), window, companions);
+            if label.is_none() {
+                context_only(&mut summary);
+            }
+            PhaseSummary { label, summary }
         })
         .filter(|p| !p.summary.hosts.is_empty())
         .collect();
@@ -293,7 +328,7 @@ mod tests {
         let mut b = PhaseCollector::new(cfg, Split::Column);
         b.visit(&batch(6, &[Some("bs=64"), Some("bs=32"), None], &[64, 34, 0]), "h").unwrap();
         a.append(b);
-        let r = build_phases(a, &Thresholds::default(), (None, None), None).unwrap();
+        let r = build_phases(a, &[], &Thresholds::default(), (None, None), None).unwrap();
         let labels: Vec<Option<&str>> = r.phases.iter().map(|p| p.label.as_deref()).collect();
         assert_eq!(labels, [None, Some("bs=32"), Some("bs=64")]);
         assert_eq!(util(r.get("bs=32").unwrap()), Some(31.0));
@@ -307,6 +342,7 @@ mod tests {
         assert!(r.comparison.is_some());
         let e = build_phases(
             PhaseCollector::new(CollectConfig::default(), Split::Column),
+            &[],
             &Thresholds::default(),
             (None, None),
             Some("x"),
@@ -322,7 +358,7 @@ mod tests {
         ]);
         let mut a = PhaseCollector::new(CollectConfig::default(), Split::Windows(w));
         a.visit(&batch(0, &[None; 6], &[10, 10, 90, 90, 90, 0]), "h").unwrap();
-        let r = build_phases(a, &Thresholds::default(), (None, None), Some("train")).unwrap();
+        let r = build_phases(a, &[], &Thresholds::default(), (None, None), Some("train")).unwrap();
         assert_eq!(util(r.get("warmup").unwrap()), Some(10.0));
         assert_eq!(util(r.get("train").unwrap()), Some(90.0));
         assert_eq!(r.comparison.unwrap().baseline, 1);

@@ -87,7 +87,8 @@ pub(crate) struct RecordArgs {
     /// Output file (format from the extension: .csv, .parquet), or - for CSV on stdout. `{host}` and
     /// `{date}` (the run's UTC start date) are filled in and missing directories below them made, for
     /// one tree over a fleet: -o /shared/gpumon/host={host}/date={date}/run.parquet.
-    #[arg(short, long)]
+    /// nvidia-smi's -f FILE / --filename FILE are accepted too.
+    #[arg(short, long, visible_short_alias = 'f', visible_alias = "filename")]
     pub(crate) output: Option<PathBuf>,
     /// Host name written in the `host` column and metrics (default: the system's host name; in a
     /// Kubernetes pod pass the node's, e.g. --host "$NODE_NAME").
@@ -244,11 +245,25 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    let d = parse_duration(s).map_err(|e| e + &id_hint(s))?;
     if d < MIN_INTERVAL {
-        return Err(format!("{s} is shorter than the minimum interval of 1ms"));
+        return Err(format!("{s} is shorter than the minimum interval of 1ms{}", id_hint(s)));
     }
     Ok(d)
+}
+
+/// For an interval that looks like nvidia-smi's `-i` (a GPU index, a list of them, a UUID): how
+/// to say that in gpumon.
+fn id_hint(s: &str) -> String {
+    let index = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    let gpu = |x: &str| index(x) || x.starts_with("GPU-") || x.starts_with("MIG-");
+    let looks =
+        s.parse::<u32>().is_ok_and(|n| n == 0) || (s.contains(',') && s.split(',').all(gpu)) || gpu(s) && !index(s);
+    if looks {
+        format!("; gpumon's -i is the interval (nvidia-smi's -l): to pick GPUs as nvidia-smi's -i does, use --id {s}")
+    } else {
+        String::new()
+    }
 }
 
 pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
@@ -534,6 +549,13 @@ mod tests {
         assert_eq!(rec("gpumon record --loop 2 -o x.csv").interval, Duration::from_secs(2));
         assert_eq!(rec("gpumon record -i 60 -o x.csv").interval, Duration::from_secs(60));
         assert_eq!(rec("gpumon record --id 0,GPU-1 -o x.csv").gpus, ["0", "GPU-1"]);
+        assert_eq!(rec("gpumon record -f x.csv").output, Some(PathBuf::from("x.csv")));
+        assert_eq!(rec("gpumon record --filename x.csv").output, Some(PathBuf::from("x.csv")));
+        for bad in ["0", "0,1", "GPU-1f2e"] {
+            let e = parse_interval(bad).unwrap_err();
+            assert!(e.contains(&format!("use --id {bad}")), "{bad}: {e}");
+        }
+        assert!(!parse_interval("soon").unwrap_err().contains("--id"));
         assert_eq!(rec("gpumon record --format=csv -o x.csv").format, Some(Format::Csv));
         assert!(Cli::try_parse_from(argv("gpumon record -i 1 --loop-ms 100 -o x.csv")).is_err());
         assert!(Cli::try_parse_from(argv("gpumon record --fields a --query-gpu b -o x.csv")).is_err());

@@ -141,12 +141,15 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
 fn render(cfg: &CompareConfig, cols: &[(String, &Summary)], c: &Comparison, results: &[CheckResult]) -> String {
     let th = &cfg.thresholds;
     match cfg.format {
-        CompareFormatArg::Table => runs_text(cols) + &show::table(c, th),
-        CompareFormatArg::Markdown => format!("# gpumon compare\n\n{}", show::markdown(c, th)),
+        CompareFormatArg::Table => runs_text(cols) + &show::table(c, th) + &show::findings_table(cols),
+        CompareFormatArg::Markdown => {
+            format!("# gpumon compare\n\n{}{}", show::markdown(c, th), show::findings_markdown(cols))
+        }
         CompareFormatArg::Json => {
             let mut v = show::json(c, th);
             if let Some(o) = v.as_object_mut() {
                 o.insert("schema".into(), json!("gpumon.compare/1"));
+                o.insert("findings".into(), show::findings_json(cols));
                 let checks: Vec<_> = results
                     .iter()
                     .map(|r| json!({"check": r.check, "passed": r.failures.is_empty(), "failures": r.failures}))

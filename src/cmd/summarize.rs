@@ -161,9 +161,9 @@ fn companions(
         };
         reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
     }
-    let (events, events_more) = events.into_inner().map(EventCollector::finish).unwrap_or_default();
+    let (events, events_more, routine_events) = events.into_inner().map(EventCollector::finish).unwrap_or_default();
     let users = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
-    Ok(Companions { events, events_more, users })
+    Ok(Companions { events, events_more, routine_events, users })
 }
 
 /// What `summarize` found: the summary, the per-phase report when asked for, the checks' outcomes.
@@ -296,6 +296,7 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
             crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
     }
+    let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };
     let summary = build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
     if summary.hosts.is_empty() && summary.users.is_empty() {
         return Err(UsageError(format!(
@@ -307,7 +308,7 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
     }
     let phases = all
         .phases
-        .map(|p| build_phases(p, &cfg.thresholds, window, cfg.baseline.as_deref()))
+        .map(|p| build_phases(p, &events, &cfg.thresholds, window, cfg.baseline.as_deref()))
         .transpose()
         .map_err(UsageError)?;
     let results = checks.iter().map(|c| check(c, &summary, phases.as_ref())).collect();

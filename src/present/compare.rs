@@ -6,9 +6,11 @@ use std::fmt::Write;
 
 use serde_json::{Map, Value, json};
 
+use crate::analysis::Summary;
 use crate::analysis::compare::{Comparison, Measure, change};
 use crate::analysis::findings::Thresholds;
-use crate::present::{count, num, rfc3339};
+use crate::present::compact::{Group, gpu_list, group};
+use crate::present::{count, num, rfc3339, wrap};
 
 /// A value as the table shows it, in the measure's unit.
 fn value(m: Measure, v: Option<f64>) -> String {
@@ -125,4 +127,57 @@ pub fn json(c: &Comparison, th: &Thresholds) -> Value {
         "runs": runs,
         "verdicts": c.verdicts(th),
     })
+}
+
+/// The findings of a run or phase, each rule once with its GPUs.
+fn groups(s: &Summary) -> Vec<Group<'_>> {
+    s.hosts.iter().flat_map(|h| group(&h.findings)).collect()
+}
+
+/// `[warning] oom_risk (node1 GPUs 0-3)`.
+fn short(g: &Group<'_>, hosts: usize) -> String {
+    let host = if hosts > 1 { format!("{} ", g.host) } else { String::new() };
+    let who = if g.gpus.is_empty() { g.host.to_string() } else { format!("{host}{}", gpu_list(&g.gpus)) };
+    format!("[{}] {} ({who})", g.severity.label(), g.rule)
+}
+
+/// Each run's (or phase's) findings, one line per run: the rules and the GPUs they hold for.
+pub fn findings_table(cols: &[(String, &Summary)]) -> String {
+    let mut out = String::from("\nFindings (details: gpumon summarize RUN):\n");
+    for (label, s) in cols {
+        let list: Vec<String> = groups(s).iter().map(|g| short(g, s.hosts.len())).collect();
+        let text = if list.is_empty() { "none".to_string() } else { list.join("; ") };
+        out.push_str(&wrap(&format!("  {label}: {text}"), 80, 4));
+        out.push('\n');
+    }
+    out
+}
+
+/// Each run's (or phase's) findings as a markdown list.
+pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
+    use crate::present::markdown::esc;
+    let mut o = String::from("## Findings\n\n");
+    for (label, s) in cols {
+        let list: Vec<String> = groups(s).iter().map(|g| short(g, s.hosts.len())).collect();
+        let text = if list.is_empty() { "none".to_string() } else { list.join("; ") };
+        let _ = writeln!(o, "- `{}`: {}", esc(label), esc(&text));
+    }
+    o.push('\n');
+    o
+}
+
+/// Each run's (or phase's) findings, `label -> [{rule, severity, host, gpus, evidence, fix}]`.
+pub fn findings_json(cols: &[(String, &Summary)]) -> Value {
+    let mut m = Map::new();
+    for (label, s) in cols {
+        let list: Vec<Value> = groups(s)
+            .iter()
+            .map(|g| {
+                json!({"rule": g.rule, "severity": g.severity.label(), "host": g.host, "gpus": g.gpus,
+                       "evidence": g.evidence, "fix": g.fix})
+            })
+            .collect();
+        m.insert(label.clone(), json!(list));
+    }
+    Value::Object(m)
 }

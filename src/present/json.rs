@@ -3,11 +3,12 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::analysis::events::EventRecord;
+use crate::analysis::events::{EventRecord, RoutineCount};
 use crate::analysis::findings::RULES;
 use crate::analysis::stats::Stats;
 use crate::analysis::usage::UserUsage;
 use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use crate::present::compact::group;
 use crate::present::rfc3339;
 use crate::schema::run::InputInfo;
 
@@ -31,7 +32,17 @@ fn time(us: Option<i64>) -> Value {
     us.map_or(Value::Null, |t| json!(rfc3339(t)))
 }
 
-fn gpu(g: &GpuSummary) -> Value {
+/// A GPU's routine event counts, `kind -> count` (`{"clock": 12}`).
+fn routine(host: &str, g: &GpuSummary, counts: &[RoutineCount]) -> Value {
+    let m: Map<String, Value> = counts
+        .iter()
+        .filter(|c| c.host == host && c.gpu.is_some() && c.gpu == g.index)
+        .map(|c| (c.kind.clone(), json!(c.count)))
+        .collect();
+    Value::Object(m)
+}
+
+fn gpu(g: &GpuSummary, host: &str, counts: &[RoutineCount]) -> Value {
     let gaps: Vec<Value> = g
         .gaps
         .iter()
@@ -53,10 +64,28 @@ fn gpu(g: &GpuSummary) -> Value {
         "energy_method": g.energy_method,
         "stats": stats(&g.stats),
         "gaps": gaps,
+        "routine_events": routine(host, g, counts),
     })
 }
 
-fn host(h: &HostSummary) -> Value {
+/// The findings grouped over the GPUs they hold for, as the text reports show them.
+fn groups(h: &HostSummary) -> Value {
+    let v: Vec<Value> = group(&h.findings)
+        .iter()
+        .map(|g| {
+            json!({
+                "rule": g.rule,
+                "severity": g.severity.label(),
+                "gpus": g.gpus,
+                "evidence": g.evidence,
+                "fix": g.fix,
+            })
+        })
+        .collect();
+    json!(v)
+}
+
+fn host(h: &HostSummary, counts: &[RoutineCount]) -> Value {
     let findings: Vec<Value> = h
         .findings
         .iter()
@@ -73,9 +102,10 @@ fn host(h: &HostSummary) -> Value {
         .collect();
     json!({
         "host": h.name,
-        "gpus": h.gpus.iter().map(gpu).collect::<Vec<_>>(),
+        "gpus": h.gpus.iter().map(|g| gpu(g, &h.name, counts)).collect::<Vec<_>>(),
         "stats": if h.has_host_data { stats(&h.stats) } else { Value::Null },
         "findings": findings,
+        "finding_groups": groups(h),
     })
 }
 
@@ -158,7 +188,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         "rules": rules,
         "inputs": s.inputs.iter().map(input).collect::<Vec<_>>(),
         "skipped": skipped,
-        "hosts": s.hosts.iter().map(host).collect::<Vec<_>>(),
+        "hosts": s.hosts.iter().map(|h| host(h, &s.routine_events)).collect::<Vec<_>>(),
         "all": {
             "gpus": stats(&s.all_gpus),
             "hosts": if s.hosts.iter().any(|h| h.has_host_data) { stats(&s.all_hosts) } else { Value::Null },

@@ -3,8 +3,11 @@
 
 use std::fmt::Write;
 
+use crate::analysis::events::RoutineCount;
+use crate::analysis::findings::Finding;
 use crate::analysis::stat::Stat;
 use crate::analysis::{HostSummary, Summary};
+use crate::present::compact::{group, routine_lines};
 use crate::present::{count, dur, num, throttle_list, ts};
 use crate::schema::catalog::Field;
 use crate::util::text::escape;
@@ -75,16 +78,24 @@ fn header(o: &mut String, s: &Summary) {
     }
 }
 
-/// One row per GPU of a host.
+/// The GPM activity fields a host's GPUs have (their mean is shown).
+const ACTIVITY: [Field; 3] = [Field::SmActive, Field::TensorActive, Field::DramActive];
+
+/// One row per GPU of a host; the GPM activity columns when any GPU has them.
 fn gpu_table(o: &mut String, h: &HostSummary) {
+    let gpm = h.gpus.iter().any(|g| ACTIVITY.iter().any(|&f| g.stats.get(Stat::mean(f)).is_some()));
     o.push_str(
         "| GPU | name | samples | interval | coverage % | util mean % | p50 | p95 | max | idle % \
-         | mem peak MiB | mem % | power mean W | power max W | energy Wh | temp max C |\n",
+         | mem peak MiB | mem % | power mean W | power max W | energy Wh | temp max C |",
     );
-    o.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    if gpm {
+        o.push_str(" sm.active mean % | tensor.active mean % | dram.active mean % |");
+    }
+    o.push_str("\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    o.push_str(if gpm { "--:|--:|--:|\n" } else { "\n" });
     for g in &h.gpus {
         let st = &g.stats;
-        let cells = [
+        let mut cells = vec![
             esc(&g.label),
             esc(g.name.as_deref().unwrap_or("")),
             count(st.get(Stat::Samples)),
@@ -102,6 +113,9 @@ fn gpu_table(o: &mut String, h: &HostSummary) {
             num(st.get(Stat::EnergyWh), 1),
             num(st.get(Stat::max(Field::TempGpu)), 0),
         ];
+        if gpm {
+            cells.extend(ACTIVITY.iter().map(|&f| num(st.get(Stat::mean(f)), 1)));
+        }
         let _ = writeln!(o, "| {} |", cells.join(" | "));
     }
     o.push('\n');
@@ -150,12 +164,37 @@ fn findings(o: &mut String, h: &HostSummary) {
         return;
     }
     o.push_str("### Findings\n\n");
-    for f in &h.findings {
-        let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {}: ", esc(&g.to_string())));
-        let (evidence, fix) = (html(&f.evidence), html(f.fix));
-        let _ = writeln!(o, "- **{}** ({}): {who}{evidence}  \n  Fix: {fix}", f.rule, f.severity.label());
-    }
+    finding_items(o, &h.findings, "");
     o.push('\n');
+}
+
+/// Findings grouped over the GPUs they hold for, as list items indented by `indent`.
+pub fn finding_items(o: &mut String, list: &[Finding], indent: &str) {
+    for g in group(list) {
+        let _ = write!(o, "{indent}- **{}** ({}): {}", g.rule, g.severity.label(), html(&g.who()));
+        match &g.evidence[..] {
+            [one] => {
+                let _ = write!(o, "{}", html(one));
+            }
+            many => {
+                for e in many {
+                    let _ = write!(o, "  \n{indent}  {}", html(e));
+                }
+            }
+        }
+        let _ = writeln!(o, "  \n{indent}  Fix: {}", html(g.fix));
+    }
+}
+
+/// The routine clock and P-state changes of a host, counted.
+fn routine(o: &mut String, h: &HostSummary, counts: &[RoutineCount]) {
+    let lines = routine_lines(&h.name, counts);
+    for l in &lines {
+        let _ = writeln!(o, "- {l}");
+    }
+    if !lines.is_empty() {
+        o.push('\n');
+    }
 }
 
 /// Events listed in the markdown report; the JSON report has them all.
@@ -249,6 +288,7 @@ pub fn host_sections(o: &mut String, s: &Summary, level: &str) {
             gpu_table(o, h);
             gpu_notes(o, h);
         }
+        routine(o, h, &s.routine_events);
         if h.has_host_data {
             host_table(o, h);
         }

@@ -1,6 +1,7 @@
 //! Presenters for a summary: aligned text table (default, fits 80 columns), markdown, JSON (the stable
 //! shape in docs/summary-json.md) and CSV (one statistic per line). They only read the [`Summary`].
 
+pub mod compact;
 pub mod compare;
 pub mod csv;
 pub mod html;

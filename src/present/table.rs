@@ -1,12 +1,15 @@
-//! The default report: aligned plain text that fits 80 columns. One block per host (GPU table, gaps,
-//! clock events, host figures, findings), then the over-all line, the NVML events with what each Xid
+//! The default report: aligned plain text that fits 80 columns. One block per host (GPU table, GPM
+//! activity, gaps, clock events, host figures, findings grouped over GPUs), then the over-all line, the NVML events with what each Xid
 //! means, GPU use per user, and what was read.
 
 use std::fmt::Write;
 
+use crate::analysis::events::RoutineCount;
+use crate::analysis::findings::Finding;
 use crate::analysis::stat::Stat;
 use crate::analysis::stats::Stats;
 use crate::analysis::{HostSummary, Summary};
+use crate::present::compact::{group, routine_lines};
 use crate::present::{count, dur, num, throttle_list, ts, wrap};
 use crate::schema::catalog::{Field, Reduce, Source};
 
@@ -192,6 +195,12 @@ fn gpu_block(out: &mut String, h: &HostSummary) {
     for l in gpu_table(h).lines() {
         let _ = writeln!(out, "  {l}");
     }
+    if let Some(t) = activity_table(h) {
+        out.push('\n');
+        for l in t.lines() {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
     let methods: Vec<&str> = h.gpus.iter().filter_map(|g| g.energy_method).collect();
     if methods.contains(&"power") {
         line(out, "  Wh: power.draw integrated over the sample spacing, gaps left out");
@@ -227,12 +236,15 @@ fn gpu_notes(out: &mut String, h: &HostSummary) {
     }
 }
 
-/// One host: its GPUs, gaps and clock events, host figures and findings.
-pub fn host_block(out: &mut String, h: &HostSummary) {
+/// One host: its GPUs, gaps, clock events and routine event counts, host figures and findings.
+pub fn host_block(out: &mut String, h: &HostSummary, routine: &[RoutineCount]) {
     let _ = writeln!(out, "Host {}", h.name);
     if !h.gpus.is_empty() {
         gpu_block(out, h);
         gpu_notes(out, h);
+    }
+    for l in routine_lines(&h.name, routine) {
+        line(out, &format!("  {l}"));
     }
     if h.has_host_data {
         host_lines(out, &h.stats);
@@ -241,12 +253,44 @@ pub fn host_block(out: &mut String, h: &HostSummary) {
         out.push_str("  No findings.\n");
     } else {
         out.push_str("  Findings:\n");
-        for f in &h.findings {
-            let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
-            line(out, &format!("  [{}] {} - {who}{}", f.severity.label(), f.rule, f.evidence));
-            line(out, &format!("      fix: {}", f.fix));
+        findings(out, &h.findings, true);
+    }
+}
+
+/// Findings grouped over the GPUs they hold for, each with its fix when `fixes`.
+pub fn findings(out: &mut String, list: &[Finding], fixes: bool) {
+    for g in group(list) {
+        let head = format!("  [{}] {} - {}", g.severity.label(), g.rule, g.who());
+        match &g.evidence[..] {
+            [one] => line(out, &format!("{head}{one}")),
+            many => {
+                line(out, head.trim_end().trim_end_matches(':'));
+                for e in many {
+                    line(out, &format!("      {e}"));
+                }
+            }
+        }
+        if fixes {
+            line(out, &format!("      fix: {}", g.fix));
         }
     }
+}
+
+/// The GPM activity of each GPU (mean and max of sm.active, tensor.active, dram.active), when recorded.
+fn activity_table(h: &HostSummary) -> Option<String> {
+    let fields = [Field::SmActive, Field::TensorActive, Field::DramActive];
+    if !h.gpus.iter().any(|g| fields.iter().any(|&f| g.stats.get(Stat::mean(f)).is_some())) {
+        return None;
+    }
+    let g = |stat: Stat| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(stat), 1)).collect() };
+    let mut gpu = col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
+    gpu.left = true;
+    let mut cols = vec![gpu];
+    for (f, group) in fields.into_iter().zip(["sm.active %", "tensor.active %", "dram.active %"]) {
+        cols.push(col(group, "mean", g(Stat::mean(f))));
+        cols.push(col(group, "max", g(Stat::max(f))));
+    }
+    Some(grid(&cols))
 }
 
 /// Events listed in the text report; the JSON report has them all.
@@ -320,7 +364,7 @@ pub fn render(s: &Summary) -> String {
     }
     for h in &s.hosts {
         out.push('\n');
-        host_block(&mut out, h);
+        host_block(&mut out, h, &s.routine_events);
     }
     if s.gpu_count() > 1 {
         let a = &s.all_gpus;

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use crate::record::live::Live;
 use crate::schema::catalog::{Field, Table};
 use crate::schema::files::companion_path;
-use crate::schema::row::{GpuEvent, Row, Selection, Tick, Value};
+use crate::schema::row::{GpuEvent, Row, Selection, Tick, Value, routine_event};
 use crate::schema::run::RunStats;
 use crate::sink::Target;
 use crate::sink::lock::OutputLock;
@@ -84,12 +84,13 @@ impl Outputs {
     }
 
     /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
-    /// writer at the first; each kind and code is warned about once per GPU.
+    /// writer at the first; each kind and code is warned about once per GPU, except the routine
+    /// clock and P-state changes (recorded, counted by `summarize`, never warned about).
     pub fn send_events(&mut self, events: Vec<GpuEvent>, host: &Arc<str>) {
         if let Some(x) = &mut self.exporter {
             x.count_events(&events);
         }
-        for e in &events {
+        for e in events.iter().filter(|e| !routine_event(e.kind)) {
             let what = match (e.kind, e.code) {
                 ("xid", Some(c)) => format!("Xid {c}"),
                 (k, _) => format!("a {k} event"),

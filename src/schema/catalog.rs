@@ -38,6 +38,13 @@ pub enum Field {
     PcieTx,
     PcieRx,
     EccUncorrected,
+    MemReserved,
+    ClockMaxSm,
+    ClockMaxMem,
+    TempMemory,
+    PowerInstant,
+    PersistenceMode,
+    DriverVersion,
     SmActive,
     SmOccupancy,
     TensorActive,
@@ -193,6 +200,13 @@ pub enum NvmlRead {
     PcieTx,
     PcieRx,
     EccUncorrected,
+    /// `nvmlDeviceGetMaxClockInfo` of the SM and memory clocks.
+    MaxClockSm,
+    MaxClockMem,
+    /// `nvmlDeviceGetFieldValues`: one field id per field (memory temperature, instant power).
+    MemoryTemp,
+    PowerInstant,
+    Persistence,
     /// The GPU's running compute processes, attributed to the job's PID set.
     Processes,
     /// GPM (Hopper and newer): every selected GPM metric from one pair of consecutive samples.
@@ -437,6 +451,20 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "PCIe receive throughput. Off by default: NVML samples for 20 ms per call."),
     def!(EccUncorrected, "ecc.errors.uncorrected.volatile.total", [], "", false, I64, Gpu(EccUncorrected), Last, Counter, true,
         "Uncorrected ECC errors since the driver was loaded (counter; null when ECC is off)."),
+    def!(MemReserved, "memory.reserved", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, false,
+        "Device memory reserved by the driver and firmware (not counted in memory.used or memory.free)."),
+    def!(ClockMaxSm, "clocks.max.sm", ["clocks.max.streaming_multiprocessor"], "MHz", true, I32, Gpu(MaxClockSm), Last, Gauge, false,
+        "Highest SM clock the GPU can run at."),
+    def!(ClockMaxMem, "clocks.max.memory", ["clocks.max.mem"], "MHz", true, I32, Gpu(MaxClockMem), Last, Gauge, false,
+        "Highest memory clock the GPU can run at."),
+    def!(TempMemory, "temperature.memory", [], "C", false, I32, Gpu(MemoryTemp), Mean, Gauge, false,
+        "HBM memory temperature, degrees Celsius (boards with HBM; [N/A] elsewhere)."),
+    def!(PowerInstant, "power.draw.instant", [], "W", true, F64, Gpu(PowerInstant), Mean, Gauge, false,
+        "Instantaneous board power, watts (power.draw is averaged over a second on Ampere and newer)."),
+    def!(PersistenceMode, "persistence_mode", [], "", false, Str, Gpu(Persistence), Last, None, false,
+        "Persistence mode: Enabled keeps the driver loaded with no client (faster CUDA start), Disabled otherwise."),
+    def!(DriverVersion, "driver_version", [], "", false, Str, Gpu(Identity), Identity, None, false,
+        "Version of the installed NVIDIA display driver, e.g. 550.54.15."),
     def!(SmActive, "sm.active", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
         "Share of time at least one warp was resident on an SM, averaged over all SMs (GPM SM_UTIL; DCGM_FI_PROF_SM_ACTIVE). Hopper and newer; empty elsewhere.").stats(&[Mean, Max]),
     def!(SmOccupancy, "sm.occupancy", [], "%", true, F64, Gpu(Gpm), Mean, Gauge, true,
@@ -620,21 +648,21 @@ impl FieldDef {
     }
 }
 
-/// The canonical names closest to `name`, best first (for "did you mean" hints).
+/// The canonical names closest to `name` (by edit distance over names and aliases), best first;
+/// none when nothing is close (a hint naming unrelated fields misleads).
 pub fn suggest(name: &str) -> Vec<&'static str> {
-    let name = name.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &'static str)> = CATALOG
+    let name = name.trim().to_ascii_lowercase();
+    let mut scored: Vec<(f64, &'static str)> = CATALOG
         .iter()
         .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
-        .map(|cand| (levenshtein(&name, cand), cand))
+        .map(|cand| (strsim::normalized_damerau_levenshtein(&name, &cand.to_ascii_lowercase()), cand))
+        .filter(|(score, _)| *score >= 0.6)
         .collect();
-    scored.sort();
-    let best = scored.first().map_or(0, |s| s.0);
-    let limit = best.max(1) + 2;
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     let mut out: Vec<&'static str> = Vec::new();
-    for (d, cand) in scored {
+    for (_, cand) in scored {
         let canon = Field::lookup(cand).map_or(cand, Field::name);
-        if d <= limit && !out.contains(&canon) {
+        if !out.contains(&canon) {
             out.push(canon);
         }
         if out.len() == 3 {
@@ -642,20 +670,6 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
         }
     }
     out
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -699,5 +713,8 @@ mod tests {
     fn suggestions_find_typos() {
         assert_eq!(suggest("utilisation.gpu").first(), Some(&"utilization.gpu"));
         assert!(suggest("memory.usd").contains(&"memory.used"));
+        assert_eq!(suggest("clocks.sn").first(), Some(&"clocks.sm"));
+        assert!(suggest("qqq_zzz_bogus").is_empty(), "{:?}", suggest("qqq_zzz_bogus"));
+        assert_eq!(suggest("persistence_mod").first(), Some(&"persistence_mode"));
     }
 }

@@ -168,6 +168,15 @@ pub struct GpuEvent {
     pub detail: Option<String>,
 }
 
+/// Event kinds that come with normal operation (the driver changes clocks and P-states as the load
+/// changes): counted per GPU, never warned about or listed as faults.
+pub const ROUTINE_EVENT_KINDS: [&str; 2] = ["clock", "pstate"];
+
+/// Whether an event kind is routine ([`ROUTINE_EVENT_KINDS`]).
+pub fn routine_event(kind: &str) -> bool {
+    ROUTINE_EVENT_KINDS.contains(&kind)
+}
+
 /// The columns an output carries, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {

@@ -13,8 +13,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
-use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
 use crate::schema::catalog::{CATALOG, Field, NvmlRead};
@@ -35,6 +36,8 @@ pub struct GpuInfo {
     pub uuid: Arc<str>,
     pub name: Arc<str>,
     pub bus_id: Arc<str>,
+    /// The driver's version (the same for every GPU; `[N/A]` when NVML does not say).
+    pub driver: Arc<str>,
 }
 
 /// Why NVML could not be used at all.
@@ -361,6 +364,9 @@ fn identity_row(info: &GpuInfo, cap: usize) -> Row {
     row.set(Field::Uuid, Value::S(info.uuid.clone()));
     row.set(Field::Name, Value::S(info.name.clone()));
     row.set(Field::PciBusId, Value::S(info.bus_id.clone()));
+    if !info.driver.is_empty() {
+        row.set(Field::DriverVersion, Value::S(info.driver.clone()));
+    }
     row
 }
 
@@ -369,7 +375,8 @@ pub(super) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let uuid = dev.uuid()?;
     let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
     let bus_id = dev.pci_info().map(|p| p.bus_id).unwrap_or_default();
-    Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into() })
+    let driver = nvml.sys_driver_version().unwrap_or_default();
+    Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into(), driver: driver.into() })
 }
 
 /// The device answered `GpuLost`.
@@ -450,6 +457,13 @@ fn read_field<'n>(
         NvmlRead::Energy => val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?,
         NvmlRead::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
         NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
+        NvmlRead::MaxClockSm => val(info, f, dev.max_clock_info(Clock::SM), u)?,
+        NvmlRead::MaxClockMem => val(info, f, dev.max_clock_info(Clock::Memory), u)?,
+        NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), Value::U)?,
+        NvmlRead::PowerInstant => val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?,
+        NvmlRead::Persistence => val(info, f, dev.is_in_persistent_mode(), |on| {
+            Value::S(Arc::from(if on { "Enabled" } else { "Disabled" }))
+        })?,
         NvmlRead::Fan => val(info, f, dev.fan_speed(0), u)?,
         NvmlRead::Pstate => val(info, f, dev.performance_state(), |p| pstate_name(p.as_c()))?,
         NvmlRead::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?,
@@ -463,6 +477,18 @@ fn read_field<'n>(
     };
     row.set(f, v);
     Ok(())
+}
+
+/// One NVML field value (`nvmlDeviceGetFieldValues`, ids from nvml.h: 82 memory temperature, 186
+/// instant power in mW), as a whole number.
+fn field_value(dev: &Device, id: u32) -> Result<u64, NvmlError> {
+    let sample = dev.field_values_for(&[FieldId(id)])?.pop().ok_or(NvmlError::Unknown)??;
+    Ok(match sample.value? {
+        SampleValue::F64(x) => x.max(0.0).round() as u64,
+        SampleValue::U32(x) => u64::from(x),
+        SampleValue::U64(x) => x,
+        SampleValue::I64(x) => u64::try_from(x).unwrap_or(0),
+    })
 }
 
 /// `P0`..`P15` for NVML's performance state `n` (one shared string each, not one per reading).
@@ -495,10 +521,11 @@ fn memory(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> {
             row.set(Field::MemUsed, Value::U(m.used / MIB));
             row.set(Field::MemTotal, Value::U(m.total / MIB));
             row.set(Field::MemFree, Value::U(m.free / MIB));
+            row.set(Field::MemReserved, Value::U(m.reserved / MIB));
         }
         Err(e) => {
             let v = val(info, Field::MemUsed, Err::<(), _>(e), |_| Value::Null)?;
-            for f in [Field::MemUsed, Field::MemTotal, Field::MemFree] {
+            for f in [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved] {
                 row.set(f, v.clone());
             }
         }

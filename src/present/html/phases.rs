@@ -3,11 +3,14 @@
 
 use std::fmt::Write;
 
+use crate::analysis::Summary;
 use crate::analysis::findings::Thresholds;
 use crate::analysis::phases::PhaseReport;
+use crate::present::compact::group;
 use crate::present::compare::{cells, label};
 use crate::present::html::markup::esc;
 use crate::present::html::svg::Band;
+use crate::present::html::tables::finding_item;
 use crate::present::{dur, ts};
 
 /// One band per stretch of a marked phase: from its first row to the next stretch's first row (a
@@ -26,14 +29,28 @@ pub fn bands(p: &PhaseReport) -> Vec<Band> {
         .collect()
 }
 
-/// The phases with their colours and spans, then the comparison table and its verdicts.
+/// A phase's own findings (each rule once with its GPUs; the fixes are in the run's findings).
+fn phase_findings(out: &mut String, s: &Summary) {
+    let groups: Vec<_> = s.hosts.iter().flat_map(|h| group(&h.findings)).collect();
+    if groups.is_empty() {
+        out.push_str(r#"<p class="note">No findings in this phase.</p>"#);
+        return;
+    }
+    out.push_str(r#"<ul class="findings">"#);
+    for g in &groups {
+        finding_item(out, g, false);
+    }
+    out.push_str("</ul>");
+}
+
+/// The phases with their colours and spans, each with its findings, then the comparison table and its verdicts.
 pub fn section(p: &PhaseReport, th: &Thresholds) -> String {
     let mut s = String::from(r#"<h2 id="phases">Phases</h2><ul class="phases">"#);
     for (k, ph) in p.phases.iter().enumerate().filter(|(_, x)| x.label.is_some()) {
         let (a, b) = (ph.summary.start.unwrap_or(0), ph.summary.end.unwrap_or(0));
         let _ = write!(
             s,
-            r#"<li data-phase="{}"><span class="phs p{}"></span><b>{}</b>: {} to {} UTC ({}), {} GPU(s)</li>"#,
+            r#"<li data-phase="{}"><span class="phs p{}"></span><b>{}</b>: {} to {} UTC ({}), {} GPU(s)"#,
             esc(ph.label.as_deref().unwrap_or("")),
             p.labels().iter().position(|l| Some(*l) == ph.label.as_deref()).unwrap_or(k) % 4,
             esc(ph.label.as_deref().unwrap_or("")),
@@ -42,6 +59,8 @@ pub fn section(p: &PhaseReport, th: &Thresholds) -> String {
             dur((b - a) as f64 * 1e-6),
             ph.summary.gpu_count()
         );
+        phase_findings(&mut s, &ph.summary);
+        s.push_str("</li>");
     }
     s.push_str("</ul>");
     let Some(c) = &p.comparison else { return s };

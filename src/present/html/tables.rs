@@ -7,6 +7,7 @@ use std::fmt::Write;
 use crate::analysis::stat::Stat;
 use crate::analysis::stats::Stats;
 use crate::analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use crate::present::compact::{self, Group, gpu_list};
 use crate::present::html::axis::group;
 use crate::present::html::markup::esc;
 use crate::present::ts;
@@ -133,40 +134,41 @@ pub fn host_table(s: &Summary) -> Option<String> {
     Some(table("hosts", &rows, cols))
 }
 
-/// The findings of every host, errors first, then warnings.
+/// The findings of every host, errors first, then warnings, then info; each rule once with the GPUs
+/// it holds for.
 pub fn findings(s: &Summary) -> String {
-    use crate::analysis::findings::Severity;
-    let mut all: Vec<_> = s.hosts.iter().flat_map(|h| &h.findings).collect();
-    all.sort_by_key(|f| match f.severity {
-        Severity::Error => 0,
-        Severity::Warning => 1,
-        Severity::Info => 2,
-    });
-    if all.is_empty() {
+    if s.hosts.iter().all(|h| h.findings.is_empty()) {
         return r#"<p class="note" id="no-findings">No findings: nothing in the data met a rule's condition.</p>"#
             .into();
     }
-    let mut s = String::from(r#"<ul class="findings">"#);
-    for f in all {
-        let sev = f.severity.label();
-        let who = match &f.gpu {
-            Some(g) => format!("{} GPU {g}", f.host),
-            None => f.host.clone(),
-        };
-        let _ = write!(
-            s,
-            r#"<li class="{}" data-rule="{}"><span class="sev">{}</span><b>{}</b> · {}: {}<br><span class="fix">Fix: {}</span></li>"#,
-            esc(sev),
-            esc(f.rule),
-            esc(sev),
-            esc(f.rule),
-            esc(&who),
-            esc(&f.evidence),
-            esc(f.fix),
-        );
+    let mut out = String::from(r#"<ul class="findings">"#);
+    let mut all: Vec<Group<'_>> = s.hosts.iter().flat_map(|h| compact::group(&h.findings)).collect();
+    all.sort_by_key(|g| std::cmp::Reverse(g.severity as u8));
+    for g in &all {
+        finding_item(&mut out, g, true);
     }
-    s.push_str("</ul>");
-    s
+    out.push_str("</ul>");
+    out
+}
+
+/// One grouped finding as a list item: severity, rule, host and GPUs, evidence, and its fix when `fix`.
+pub fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
+    let sev = g.severity.label();
+    let who = if g.gpus.is_empty() { g.host.to_string() } else { format!("{} {}", g.host, gpu_list(&g.gpus)) };
+    let _ = write!(
+        out,
+        r#"<li class="{}" data-rule="{}"><span class="sev">{}</span><b>{}</b> · {}: {}"#,
+        esc(sev),
+        esc(g.rule),
+        esc(sev),
+        esc(g.rule),
+        esc(&who),
+        g.evidence.iter().map(|e| esc(e)).collect::<Vec<_>>().join("<br>"),
+    );
+    if fix {
+        let _ = write!(out, r#"<br><span class="fix">Fix: {}</span>"#, esc(g.fix));
+    }
+    out.push_str("</li>");
 }
 
 /// The NVML events of the recording with what each Xid means, when there are any.
@@ -377,6 +379,7 @@ mod tests {
             thresholds: Thresholds::default(),
             events: vec![],
             events_more: 0,
+            routine_events: Vec::new(),
             users: vec![],
         }
     }

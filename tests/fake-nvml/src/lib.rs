@@ -332,6 +332,10 @@ const NUM_KEYS: &[&str] = &[
     "clocks.mem",
     "clocks.gr",
     "clocks.video",
+    "clocks.max.sm",
+    "clocks.max.memory",
+    "temperature.memory",
+    "power.draw.instant",
     "fan.speed",
     "num_fans",
     "pstate",
@@ -1674,6 +1678,62 @@ pub unsafe extern "C" fn nvmlDeviceGetClockInfo(device: Handle, type_: c_uint, c
             2 => "clocks.mem",
             _ => "clocks.video",
         };
+        let v = d.next(cursor, key)?;
+        // SAFETY: non-null.
+        unsafe { clock.write(v.as_u32()) };
+        Ok(())
+    })
+}
+
+/// `nvmlFieldValue_t` (nvml.h).
+#[repr(C)]
+pub struct FieldValue {
+    field_id: c_uint,
+    scope_id: c_uint,
+    timestamp: i64,
+    latency_usec: i64,
+    value_type: c_uint,
+    nvml_return: c_uint,
+    value: u64,
+}
+
+/// Field values: `NVML_FI_DEV_MEMORY_TEMP` (82, key `temperature.memory`, C) and
+/// `NVML_FI_DEV_POWER_INSTANT` (186, key `power.draw.instant`, W -> mW); every other id, and a key
+/// the scenario lacks, answers NOT_SUPPORTED in that value's own return code.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetFieldValues(device: Handle, count: c_int, values: *mut FieldValue) -> Ret {
+    device_call("nvmlDeviceGetFieldValues", device, !values.is_null() && count > 0, |d| {
+        for k in 0..usize::try_from(count).unwrap_or(0) {
+            // SAFETY: the caller passes `count` values.
+            let fv = unsafe { &mut *values.add(k) };
+            let got = match fv.field_id {
+                82 => d.next("temp_mem", "temperature.memory").map(Num::as_u32),
+                186 => d
+                    .next("power_instant", "power.draw.instant")
+                    .map(|n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX)),
+                _ => Err(ERROR_NOT_SUPPORTED),
+            };
+            match got {
+                Ok(v) => {
+                    fv.value_type = 1; // NVML_VALUE_TYPE_UNSIGNED_INT
+                    fv.value = u64::from(v);
+                    fv.nvml_return = 0;
+                }
+                Err(e) => fv.nvml_return = e,
+            }
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxClockInfo(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
+    let (cursor, key) = match type_ {
+        1 => ("clock_max_sm", "clocks.max.sm"),
+        2 => ("clock_max_mem", "clocks.max.memory"),
+        _ => ("", ""),
+    };
+    device_call("nvmlDeviceGetMaxClockInfo", device, !clock.is_null() && !cursor.is_empty(), |d| {
         let v = d.next(cursor, key)?;
         // SAFETY: non-null.
         unsafe { clock.write(v.as_u32()) };

@@ -1,0 +1,57 @@
+//! nvidia-smi's habits on `gpumon record`: `-f FILE` is the output file, `-i 0` (a GPU index) is
+//! answered with `--id`, and unknown field names get suggestions only when one is close.
+
+use crate::common::*;
+
+#[test]
+fn minus_f_is_the_output_file_and_minus_i_index_points_to_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("smi.csv");
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-q", "-i", "100ms", "--count", "2", "--fields", "utilization.gpu", "-f"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(csv.starts_with("timestamp,") && csv.lines().count() > 2, "{csv}");
+
+    let o = gpumon().args(["record", "-i", "0", "-o"]).arg(dir.path().join("x.csv")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("use --id 0"), "{err}");
+    assert!(!dir.path().join("x.csv").exists());
+}
+
+#[test]
+fn unknown_fields_are_suggested_by_edit_distance_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.csv");
+    let err = |name: &str| {
+        let o = gpumon().args(["record", "--count", "1", "--query-gpu", name, "-o"]).arg(&x).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = err("utilisation.gpu");
+    assert!(e.contains("did you mean utilization.gpu"), "{e}");
+    let e = err("persistence_mod");
+    assert!(e.contains("did you mean persistence_mode"), "{e}");
+    let e = err("qqq_zzz_bogus");
+    assert!(!e.contains("did you mean"), "no unrelated names: {e}");
+}
+
+#[test]
+fn query_gpu_knows_driver_persistence_max_clocks_reserved_memory_and_field_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "init = ok\ndriver_version = 550.54.15\n[device]\nname = NVIDIA H100 80GB HBM3\n\
+                    utilization.gpu = 90\nmemory.total = 81559\nmemory.used = 1000\nmemory.reserved = 512\n\
+                    persistence_mode = 1\nclocks.max.sm = 1980\ntemperature.memory = 45\npower.draw.instant = 310.5\n";
+    let o = gpumon_fake(dir.path(), scenario)
+        .args(["record", "--count", "1", "--format=csv,noheader"])
+        .arg("--query-gpu=index,driver_version,persistence_mode,clocks.max.sm,clocks.max.memory,memory.reserved,temperature.memory,power.draw.instant")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.trim(), "0, 550.54.15, Enabled, 1980 MHz, [Not Supported], 512 MiB, 45, 310.50 W", "{out}");
+}
