@@ -42,6 +42,8 @@ pub struct Mark {
 pub struct Marks {
     count: AtomicU64,
     log: Mutex<Vec<Mark>>,
+    /// The job's work counters (`progress` requests).
+    pub progress: crate::record::progress::Counters,
 }
 
 impl Marks {
@@ -255,6 +257,10 @@ fn answer(line: &[u8], marks: &Marks) -> String {
             let at = marks.push(None);
             format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true))
         }
+        Ok(Request::Progress(pairs)) => match marks.progress.add(&pairs) {
+            Ok(()) => "ok\n".to_string(),
+            Err(why) => format!("error: {why}\n"),
+        },
         Err(why) => {
             reject(&why);
             format!("error: {why}\n")
