@@ -326,6 +326,7 @@ mod tests {
             events: Vec::new(),
             events_more: 0,
             users: Vec::new(),
+            progress: Vec::new(),
         }
     }
 

@@ -13,6 +13,7 @@ pub mod findings;
 pub mod keys;
 pub mod last;
 pub mod phases;
+pub mod progress;
 pub mod series;
 pub mod stat;
 pub mod stats;
@@ -85,6 +86,8 @@ pub struct Summary {
     pub events_more: u64,
     /// Per-user totals from the per-process rows (`record --processes`).
     pub users: Vec<UserUsage>,
+    /// The job's work counters (`progress.KEY` columns): totals and rates, in order of first appearance.
+    pub progress: Vec<progress::ProgressStat>,
 }
 
 /// What the companion files of the inputs held: events and per-user totals.
@@ -148,6 +151,7 @@ pub fn build(
         pooled.pool(h);
     }
     let all_hosts = host_stats(&pooled);
+    let progress = c.progress.finish(order.len(), all_gpus.get(Stat::EnergyWh));
     let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
     let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
     Summary {
@@ -164,6 +168,7 @@ pub fn build(
         events: companions.events,
         events_more: companions.events_more,
         users: companions.users,
+        progress,
     }
 }
 

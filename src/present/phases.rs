@@ -33,6 +33,9 @@ fn text(s: &Summary, p: &PhaseReport) -> String {
     table::line(&mut out, &format!("Phases: {}", names.join(", ")));
     for ph in &p.phases {
         let _ = writeln!(out, "\n== Phase {}: {}", name(ph.label.as_deref()), span(&ph.summary));
+        for l in crate::present::progress::lines(&ph.summary.progress) {
+            table::line(&mut out, &l);
+        }
         for h in &ph.summary.hosts {
             table::host_block(&mut out, h);
         }
@@ -77,6 +80,7 @@ pub fn json_value(s: &Summary, checks: &[CheckResult], p: &PhaseReport) -> Value
                 "end": inner["end"],
                 "hosts": inner["hosts"],
                 "all": inner["all"],
+                "progress": inner["progress"],
             })
         })
         .collect();

@@ -87,6 +87,8 @@ pub struct ParquetFile {
     file: BoundedFile,
     meta: ArrowReaderMetadata,
     pub fields: Vec<(usize, Field)>,
+    /// The work counters' columns (`progress.KEY`, numeric), read with every row group.
+    counters: Vec<usize>,
     /// `gpumon.hostname` from the footer, when gpumon wrote the file.
     pub hostname: Option<String>,
     pub rows: u64,
@@ -128,6 +130,7 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
     let (file, meta) = parquet_meta(input)?;
     check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", show(path))))?;
     let fields = schema_fields(meta.schema());
+    let counters = counter_columns(meta.schema());
     let md = meta.metadata();
     let hostname = md
         .file_metadata()
@@ -135,7 +138,18 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
         .and_then(|kv| kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone()));
     let rows = md.file_metadata().num_rows().max(0) as u64;
     let bytes = file.len();
-    Ok(ParquetFile { name: path.clone(), file, meta, fields, hostname, rows, bytes })
+    Ok(ParquetFile { name: path.clone(), file, meta, fields, counters, hostname, rows, bytes })
+}
+
+/// The columns of a schema that hold work counters: named `progress.KEY`, of a numeric type, at most
+/// [`crate::schema::progress::MAX_KEYS`].
+fn counter_columns(schema: &arrow_schema::Schema) -> Vec<usize> {
+    let numeric = |t: &arrow_schema::DataType| t.is_integer() || t.is_floating();
+    (schema.fields().iter().enumerate())
+        .filter(|(_, f)| crate::schema::progress::column_key(f.name()).is_some() && numeric(f.data_type()))
+        .map(|(i, _)| i)
+        .take(crate::schema::progress::MAX_KEYS)
+        .collect()
 }
 
 impl ParquetFile {
@@ -149,7 +163,7 @@ impl ParquetFile {
     fn mask(&self, want: &[Field], identity: bool, host: bool) -> Vec<usize> {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
-        let idx: Vec<usize> = self
+        let mut idx: Vec<usize> = self
             .fields
             .iter()
             .filter(|(_, f)| {
@@ -163,7 +177,10 @@ impl ParquetFile {
                     || (want.contains(f) && (!strings || identity || (*f == Field::Uuid && !has_index)))
             })
             .map(|(i, _)| *i)
+            .chain(self.counters.iter().copied())
             .collect();
+        idx.sort_unstable();
+        idx.dedup();
         idx
     }
 

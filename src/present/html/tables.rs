@@ -378,6 +378,7 @@ mod tests {
             events: vec![],
             events_more: 0,
             users: vec![],
+            progress: vec![],
         }
     }
 
