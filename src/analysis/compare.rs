@@ -21,6 +21,8 @@ pub enum Measure {
     /// Wh the GPUs draw per hour of the run or phase, all GPUs together (the sum of their mean
     /// `power.draw`), so runs and phases of different lengths compare.
     EnergyPerHour,
+    /// A rate of a work counter the job reported (`progress.samples.per_s`).
+    Progress(crate::analysis::progress::Rate),
 }
 
 /// A place in the list of key statistics.
@@ -48,6 +50,19 @@ const KEYS: &[Key] = &[
 const ENERGY_PER_HOUR: &str = "energy_per_hour";
 
 impl Measure {
+    /// The key statistics, and the rates of the work counters of `cols`, in order.
+    pub fn keys_of(cols: &[(String, &Summary)]) -> Vec<Measure> {
+        let mut keys = Measure::keys();
+        for (_, s) in cols {
+            for r in crate::analysis::progress::Rate::all(&s.progress) {
+                if !keys.contains(&Measure::Progress(r)) {
+                    keys.push(Measure::Progress(r));
+                }
+            }
+        }
+        keys
+    }
+
     /// The key statistics the catalogue has, in order.
     pub fn keys() -> Vec<Measure> {
         KEYS.iter()
@@ -64,12 +79,16 @@ impl Measure {
         match self {
             Measure::Stat(s) => s.to_string(),
             Measure::EnergyPerHour => ENERGY_PER_HOUR.to_string(),
+            Measure::Progress(r) => r.name(),
         }
     }
 
     pub fn lookup(name: &str) -> Option<Measure> {
         if name == ENERGY_PER_HOUR {
             return Some(Measure::EnergyPerHour);
+        }
+        if let Some(r) = crate::analysis::progress::Rate::lookup(name) {
+            return Some(Measure::Progress(r));
         }
         Stat::lookup(name).map(Measure::Stat)
     }
@@ -78,6 +97,7 @@ impl Measure {
         match self {
             Measure::Stat(s) => s.unit(),
             Measure::EnergyPerHour => "Wh/h",
+            Measure::Progress(r) => r.unit(),
         }
     }
 
@@ -95,6 +115,7 @@ impl Measure {
                     .collect();
                 (!p.is_empty()).then(|| p.iter().sum())
             }
+            Measure::Progress(r) => r.value(&s.progress),
         }
     }
 
@@ -103,6 +124,7 @@ impl Measure {
     fn verdict(self) -> Option<(&'static str, bool)> {
         match self {
             Measure::EnergyPerHour => Some(("energy per hour", true)),
+            Measure::Progress(r) => r.verdict().map(|name| (name, true)),
             Measure::Stat(s) if s == Stat::mean(Field::UtilGpu) => Some(("utilization", false)),
             Measure::Stat(s) if s == Stat::max(Field::MemUsed) => Some(("memory.used.max", false)),
             Measure::Stat(s) if s == Stat::mean(Field::PowerDraw) => Some(("power", false)),
@@ -145,7 +167,7 @@ pub fn delta(v: Option<f64>, base: Option<f64>) -> (Option<f64>, Option<f64>) {
 /// Compare the summaries `cols` (label, summary) against `cols[baseline]`.
 pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
     let measures: Vec<Measure> =
-        Measure::keys().into_iter().filter(|m| cols.iter().any(|(_, s)| m.value(s).is_some())).collect();
+        Measure::keys_of(cols).into_iter().filter(|m| cols.iter().any(|(_, s)| m.value(s).is_some())).collect();
     let columns = cols
         .iter()
         .map(|(label, s)| Column {
@@ -277,9 +299,12 @@ fn fmt(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") }
 }
 
-/// Whether a check expression is about a comparison (names a delta or the energy rate).
+/// Whether a check expression is about a comparison (names a delta, the energy rate or a work rate).
 pub fn is_comparison_check(c: &Check) -> bool {
-    c.stat.ends_with(".delta") || c.stat.ends_with(".delta_pct") || c.stat == ENERGY_PER_HOUR
+    c.stat.ends_with(".delta")
+        || c.stat.ends_with(".delta_pct")
+        || c.stat == ENERGY_PER_HOUR
+        || c.stat.starts_with(crate::schema::progress::PREFIX)
 }
 
 #[cfg(test)]

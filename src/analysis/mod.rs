@@ -151,7 +151,10 @@ pub fn build(
         pooled.pool(h);
     }
     let all_hosts = host_stats(&pooled);
-    let progress = c.progress.finish(order.len(), all_gpus.get(Stat::EnergyWh));
+    // The GPUs' energy per second of the time it was measured over (the same steps as `covered_s`).
+    let covered = order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
+    let energy_rate = all_gpus.get(Stat::EnergyWh).filter(|_| covered > 0.0).map(|wh| wh / covered);
+    let progress = c.progress.finish(order.len(), energy_rate);
     let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
     let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
     Summary {

@@ -143,8 +143,8 @@ impl ProgressAcc {
     }
 
     /// Each counter's figures (in order of first appearance), for data of `gpus` GPUs that drew
-    /// `energy_wh`.
-    pub fn finish(&self, gpus: usize, energy_wh: Option<f64>) -> Vec<ProgressStat> {
+    /// `energy_rate` Wh per second together.
+    pub fn finish(&self, gpus: usize, energy_rate: Option<f64>) -> Vec<ProgressStat> {
         let interval = self.interval_s();
         let mut out: Vec<ProgressStat> = Vec::new();
         for s in &self.sums {
@@ -168,9 +168,106 @@ impl ProgressAcc {
         }
         for p in &mut out {
             p.per_gpu_hour = p.per_s.filter(|_| gpus > 0).map(|r| r * 3600.0 / gpus as f64);
-            p.per_wh = energy_wh.filter(|e| *e > 0.0).map(|e| p.total / e);
+            p.per_wh = energy_rate.filter(|e| *e > 0.0).and_then(|e| p.per_s.map(|r| r / e));
         }
         out
+    }
+}
+
+/// Which figure of a counter a rate is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Per {
+    Second,
+    GpuHour,
+    Wh,
+}
+
+impl Per {
+    const ALL: [Per; 3] = [Per::Second, Per::GpuHour, Per::Wh];
+
+    fn suffix(self) -> &'static str {
+        match self {
+            Per::Second => "per_s",
+            Per::GpuHour => "per_gpu_hour",
+            Per::Wh => "per_wh",
+        }
+    }
+}
+
+/// A rate of one counter, as compared and checked: `progress.samples.per_s`. The counter's name is
+/// interned (at most [`MAX_INTERNED`] names a process), so the rate is `Copy` like the other measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    key: &'static str,
+    /// `samples/s`, for the verdicts.
+    per_s_name: &'static str,
+    per: Per,
+}
+
+/// Most counter names one process interns.
+const MAX_INTERNED: usize = 1024;
+
+/// The one copy of `key` (and of its `KEY/s`), leaked once; None past [`MAX_INTERNED`] names.
+fn intern(key: &str) -> Option<(&'static str, &'static str)> {
+    static NAMES: std::sync::Mutex<Vec<(&'static str, &'static str)>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().ok()?;
+    if let Some(&n) = names.iter().find(|(k, _)| *k == key) {
+        return Some(n);
+    }
+    if names.len() >= MAX_INTERNED {
+        return None;
+    }
+    let n: (&'static str, &'static str) =
+        (Box::leak(key.to_string().into_boxed_str()), Box::leak(format!("{key}/s").into_boxed_str()));
+    names.push(n);
+    Some(n)
+}
+
+impl Rate {
+    fn new(key: &str, per: Per) -> Option<Rate> {
+        let (key, per_s_name) = intern(key)?;
+        Some(Rate { key, per_s_name, per })
+    }
+
+    /// Every rate of the counters in `stats`, counter by counter.
+    pub fn all(stats: &[ProgressStat]) -> Vec<Rate> {
+        stats.iter().flat_map(|p| Per::ALL.into_iter().filter_map(|per| Rate::new(&p.key, per))).collect()
+    }
+
+    /// The rate a name says: `progress.KEY.per_s`, `.per_gpu_hour` or `.per_wh`.
+    pub fn lookup(name: &str) -> Option<Rate> {
+        let rest = name.strip_prefix(crate::schema::progress::PREFIX)?;
+        let (key, suffix) = rest.rsplit_once('.')?;
+        crate::schema::progress::check_key(key).ok()?;
+        let per = Per::ALL.into_iter().find(|p| p.suffix() == suffix)?;
+        Rate::new(key, per)
+    }
+
+    pub fn name(self) -> String {
+        format!("{}{}.{}", crate::schema::progress::PREFIX, self.key, self.per.suffix())
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self.per {
+            Per::Second => "/s",
+            Per::GpuHour => "/GPU-h",
+            Per::Wh => "/Wh",
+        }
+    }
+
+    /// Its value among a summary's counters.
+    pub fn value(self, stats: &[ProgressStat]) -> Option<f64> {
+        let p = stats.iter().find(|p| p.key == self.key)?;
+        match self.per {
+            Per::Second => p.per_s,
+            Per::GpuHour => p.per_gpu_hour,
+            Per::Wh => p.per_wh,
+        }
+    }
+
+    /// The short name of a verdict (`samples/s`): work per second only.
+    pub fn verdict(self) -> Option<&'static str> {
+        (self.per == Per::Second).then_some(self.per_s_name)
     }
 }
 
@@ -204,7 +301,7 @@ mod tests {
         assert_eq!(p.total, 200.0);
         assert_eq!(p.per_s, Some(200.0), "two ticks of 0.5 s with a value");
         assert_eq!(p.per_gpu_hour, Some(200.0 * 3600.0 / 2.0));
-        assert_eq!(p.per_wh, Some(400.0));
+        assert_eq!(p.per_wh, Some(400.0), "200/s at 0.5 Wh/s");
         assert!(ProgressAcc::default().finish(1, None).is_empty());
     }
 }

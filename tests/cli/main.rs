@@ -10,6 +10,7 @@ mod gpm;
 mod hostile;
 mod job;
 mod longrun;
+mod progress;
 mod prom;
 mod readers;
 mod record;
