@@ -44,3 +44,18 @@ pub fn lines(stats: &[ProgressStat]) -> Vec<String> {
         })
         .collect()
 }
+
+/// `work samples 1,998/s (30,000 so far)  tokens - (none yet)` for `gpumon watch`; None without counters.
+pub fn watch_line(counters: &[crate::schema::live::LiveCounter]) -> Option<String> {
+    if counters.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = counters
+        .iter()
+        .map(|c| match c.total {
+            None => format!("{} - (none yet)", c.key),
+            Some(t) => format!("{} {}/s ({} so far)", c.key, amount(c.per_s), amount(Some(t))),
+        })
+        .collect();
+    Some(format!("work {}", parts.join("  ")))
+}

@@ -5,6 +5,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use crate::schema::live::LiveCounter;
 
 /// One declared counter.
 #[derive(Debug)]
@@ -109,6 +112,37 @@ impl Counters {
     }
 }
 
+/// The counters' rates for the status file: each total's growth since the previous reading.
+#[derive(Debug, Default)]
+pub struct Meter {
+    last: Option<(Instant, Vec<Option<f64>>)>,
+}
+
+impl Meter {
+    /// The counters now, with their rates since the last call (null at the first).
+    pub fn read(&mut self, c: &Counters) -> Vec<LiveCounter> {
+        let totals = c.totals();
+        if totals.is_empty() {
+            return Vec::new();
+        }
+        let now = Instant::now();
+        let out = totals
+            .iter()
+            .enumerate()
+            .map(|(i, (key, total))| {
+                let before = self.last.as_ref().map(|(at, t)| (now.duration_since(*at).as_secs_f64(), t.get(i)));
+                let per_s = match (before, total) {
+                    (Some((dt, Some(b))), Some(t)) if dt > 0.0 => Some((t - b.unwrap_or(0.0)) / dt),
+                    _ => None,
+                };
+                LiveCounter { key: key.to_string(), total: *total, per_s }
+            })
+            .collect();
+        self.last = Some((now, totals.into_iter().map(|(_, t)| t).collect()));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +165,12 @@ mod tests {
         assert_eq!(c.take().unwrap()[0], 0.0, "reported before: zero in an interval without reports");
         assert_eq!(c.totals()[0], ("samples".into(), Some(64.0)));
         assert_eq!(c.totals()[1].1, None);
+        let mut m = Meter::default();
+        let first = m.read(&c);
+        assert_eq!((first[0].total, first[0].per_s), (Some(64.0), None), "no rate at the first reading");
+        c.add(&[("samples".into(), 100.0)]).unwrap();
+        let next = m.read(&c);
+        assert!(next[0].per_s.is_some_and(|r| r > 100.0), "100 in well under a second: {next:?}");
+        assert_eq!(next[1].per_s, None, "never reported: no rate");
     }
 }

@@ -28,8 +28,8 @@ fn scenario() -> String {
     )
 }
 
-/// The job: marks bs=32 and reports 1,000 samples/s, then bs=64 at 2,000 samples/s, each for 15
-/// ticks; the marks land just after a tick's GPU read (counted in the fake NVML's log), so each
+/// The job: marks bs=32 and reports 1,000 samples/s for 15 ticks, then bs=64 at 2,000 samples/s
+/// for 30 (`gpumon watch` looks in after 25: the status file's rate is over its last 2 s); the marks land just after a tick's GPU read (counted in the fake NVML's log), so each
 /// tick's interval holds the work of one phase. Amounts are what is due by the clock, so the rate
 /// does not depend on how often the loop runs. Then the bad reports, each refused.
 const JOB: &str = r#"
@@ -57,9 +57,11 @@ while reads() < 8:
 gpumon.mark("bs=32")
 report(1000, 23)
 gpumon.mark("bs=64")
-report(2000, 38)
+report(2000, 48)
+watch = subprocess.run([os.environ["GPUMON_BIN"], "watch", "--once", sys.argv[2]], capture_output=True, text=True).stdout
+report(2000, 53)
 gpumon.mark(None, end=True)
-refused = {}
+refused = {"watch": watch}
 for args in (["samples=-1"], ["samples=many"], ["Samples=1"], ["steps=1"], ["k%s%s=1" % (chr(97 + i // 26), chr(97 + i % 26)) for i in range(65)]):
     r = subprocess.run([os.environ["GPUMON_BIN"], "progress"] + args, capture_output=True, text=True)
     refused[args[0]] = [r.returncode, r.stderr.strip()]
@@ -85,6 +87,7 @@ fn record(dir: &Path) -> (PathBuf, Value) {
         .args(["--", "python3"])
         .arg(dir.join("job.py"))
         .arg(&log)
+        .arg(&run)
         .output()
         .unwrap();
     ok(&o);
@@ -114,6 +117,11 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
         assert!(refused[k][1].as_str().unwrap().contains(why), "{k}: {refused}");
     }
     assert!(refused["python"].as_str().unwrap().contains("'steps' was not declared"), "{refused}");
+    // gpumon watch during bs=64 showed the current rate.
+    let watch = refused["watch"].as_str().unwrap();
+    let line = watch.lines().find(|l| l.contains("work samples ")).unwrap_or_else(|| panic!("{watch}"));
+    let rate: f64 = line.split_whitespace().nth(2).unwrap().trim_end_matches("/s").replace(',', "").parse().unwrap();
+    assert!((1500.0..2500.0).contains(&rate), "watch shows about 2,000 samples/s: {line}");
 
     // The columns: float64 in pandas, null before the first report, the amounts adding up.
     let py = Command::new("python3")
@@ -147,7 +155,7 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
     // 300 W: 1 Wh every 12 s, so 2,000 samples/s is 24,000 samples/Wh.
     near(&b["progress"]["samples"]["per_wh"], 24_000.0, "bs=64 samples/Wh");
     let total = b["progress"]["samples"]["total"].as_f64().unwrap();
-    near(&b["progress"]["samples"]["total"], 2000.0 * 3.0, "bs=64 samples");
+    near(&b["progress"]["samples"]["total"], 2000.0 * 6.0, "bs=64 samples");
     assert!(v["progress"]["samples"]["total"].as_f64().unwrap() > total, "the whole run: {}", v["progress"]);
     let text = gpumon().args(["summarize", "--by", "phase"]).arg(&run).output().unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("Work: samples "), "a line in the text output");
