@@ -225,6 +225,7 @@ impl Comparison {
                 out.push(format!("{} vs {}: {}", col.label, base.label, parts.join(", ")));
             }
         }
+        out.extend(crate::analysis::progress::notes(self));
         out
     }
 }
@@ -386,6 +387,39 @@ mod tests {
         assert!(resolve(&parse_check("nope.delta > 1").unwrap()).unwrap_err().contains("energy_per_hour"));
         assert!(is_comparison_check(&parse_check("energy_per_hour > 1").unwrap()));
         assert!(!is_comparison_check(&parse_check("utilization.gpu.mean > 1").unwrap()));
+    }
+
+    #[test]
+    fn work_rates_compare_and_note_a_batch_that_buys_nothing() {
+        use crate::analysis::progress::ProgressStat;
+        let with = |mut s: Summary, per_s: f64| {
+            s.progress = vec![ProgressStat {
+                key: "samples".into(),
+                total: 1.0,
+                per_s: Some(per_s),
+                per_gpu_hour: None,
+                per_wh: None,
+            }];
+            s
+        };
+        let (a, b) = (with(summary(40.0, 20480.0, 300.0), 1000.0), with(summary(50.0, 40960.0, 340.0), 1030.0));
+        let cols = vec![("bs=32".to_string(), &a), ("bs=64".to_string(), &b)];
+        let v = compare(&cols, 0).verdicts(&Thresholds::default());
+        assert!(v[0].ends_with("samples/s +3%"), "{v:?}");
+        assert!(
+            v[1].contains("bs=64 vs bs=32: samples/s +3.0% for memory.used.max +20.0 GiB: the extra memory buys"),
+            "{v:?}"
+        );
+        let c = with(summary(70.0, 20480.0, 300.0), 900.0);
+        let cols = vec![("bs=32".to_string(), &a), ("bs=48".to_string(), &c)];
+        let v = compare(&cols, 0).verdicts(&Thresholds::default());
+        assert!(v[1].contains("samples/s -10.0% while utilization rose +30 pts"), "{v:?}");
+        let d = with(summary(40.0, 40960.0, 300.0), 2000.0);
+        let cols = vec![("bs=32".to_string(), &a), ("bs=64".to_string(), &d)];
+        assert_eq!(compare(&cols, 0).verdicts(&Thresholds::default()).len(), 1, "twice the work for twice the memory");
+        let ck = parse_check("progress.samples.per_s.delta_pct < -5").unwrap();
+        let (m, part) = resolve(&ck).unwrap();
+        assert_eq!(evaluate(&ck, m, part, &cols, 1).failures, ["bs=32: progress.samples.per_s.delta_pct = -50 < -5"]);
     }
 
     #[test]

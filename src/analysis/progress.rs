@@ -271,6 +271,48 @@ impl Rate {
     }
 }
 
+/// Notes on the work rates of a comparison, where the data supports them: a run or phase whose work
+/// per second grew less than [`LITTLE_GAIN_PCT`] while its peak memory grew [`MUCH_MORE_MEMORY_PCT`]
+/// or more (a larger batch that buys no throughput), or whose work per second fell while utilization
+/// rose (a busier GPU doing less work).
+pub fn notes(c: &crate::analysis::compare::Comparison) -> Vec<String> {
+    use crate::analysis::compare::Measure;
+    use crate::analysis::stat::Stat;
+    use crate::schema::catalog::Field;
+    let at = |m: Measure| c.measures.iter().position(|x| *x == m);
+    let (mem, util) = (at(Measure::Stat(Stat::max(Field::MemUsed))), at(Measure::Stat(Stat::mean(Field::UtilGpu))));
+    let Some(base) = c.columns.get(c.baseline) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (k, col) in c.columns.iter().enumerate().filter(|(k, _)| *k != c.baseline) {
+        for (i, m) in c.measures.iter().enumerate() {
+            let Measure::Progress(r) = m else { continue };
+            let (Some(name), (_, Some(pct))) = (r.verdict(), c.delta(i, k)) else { continue };
+            let (d_mem, mem_pct) = mem.map_or((None, None), |j| c.delta(j, k));
+            let d_util = util.and_then(|j| c.delta(j, k).0);
+            let head = format!("{} vs {}: {name} {pct:+.1}%", col.label, base.label);
+            if pct < LITTLE_GAIN_PCT && mem_pct.is_some_and(|p| p >= MUCH_MORE_MEMORY_PCT) {
+                let more = crate::analysis::compare::change(Measure::Stat(Stat::max(Field::MemUsed)), d_mem, mem_pct);
+                out.push(format!(
+                    "{head} for memory.used.max {}: the extra memory buys (almost) no throughput; {} does the same work for less",
+                    more.unwrap_or_default(),
+                    base.label
+                ));
+            } else if pct < 0.0 && d_util.is_some_and(|u| u > 0.0) {
+                out.push(format!(
+                    "{head} while utilization rose {:+.0} pts: the GPU is busier doing less work (padding, recomputation                      or a slower kernel path?)",
+                    d_util.unwrap_or(0.0)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Work per second that grew less than this, percent, is "no gain" beside much more memory.
+const LITTLE_GAIN_PCT: f64 = 5.0;
+/// Peak memory that grew this much or more, percent, is "much more memory".
+const MUCH_MORE_MEMORY_PCT: f64 = 20.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,7 +108,8 @@ mod tests {
             let e = parse_request(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
-        let many: Vec<String> = (0..=MAX_KEYS).map(|i| format!("{}=1", "k".repeat(i + 1))).collect();
+        let letter = |i: usize| char::from(b'a' + (i % 26) as u8);
+        let many: Vec<String> = (0..=MAX_KEYS).map(|i| format!("k{}{}=1", letter(i / 26), letter(i))).collect();
         assert!(parse_pairs(many.iter().map(String::as_str)).unwrap_err().contains("more than"));
         let line = request_line(&parse_request("samples=512 tokens=0.25").unwrap());
         assert_eq!(line, "progress samples=512 tokens=0.25\n");
