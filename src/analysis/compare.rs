@@ -184,7 +184,7 @@ pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
 /// A signed change with its unit, as a verdict says it: `+18 pts`, `+21.4 GiB`, `-40 W`, `+9%`.
 pub fn change(m: Measure, d: Option<f64>, pct: Option<f64>) -> Option<String> {
     let (_, relative) = m.verdict().unwrap_or(("", false));
-    if relative {
+    if relative || matches!(m, Measure::Progress(_)) {
         return pct.map(|p| format!("{p:+.0}%"));
     }
     let d = d?;

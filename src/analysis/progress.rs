@@ -271,24 +271,28 @@ impl Rate {
     }
 }
 
-/// Notes on the work rates of a comparison, where the data supports them: a run or phase whose work
-/// per second grew less than [`LITTLE_GAIN_PCT`] while its peak memory grew [`MUCH_MORE_MEMORY_PCT`]
-/// or more (a larger batch that buys no throughput), or whose work per second fell while utilization
-/// rose (a busier GPU doing less work).
+/// Notes on the work rates of a comparison, where the data supports them, each run or phase against
+/// the one before it (the previous step of a sweep; the first against the baseline): work per second
+/// grown less than [`LITTLE_GAIN_PCT`] while peak memory grew [`MUCH_MORE_MEMORY_PCT`] or more (a
+/// larger batch that buys no throughput), or work per second fallen while utilization rose (a busier
+/// GPU doing less work).
 pub fn notes(c: &crate::analysis::compare::Comparison) -> Vec<String> {
-    use crate::analysis::compare::Measure;
+    use crate::analysis::compare::{Measure, delta};
     use crate::analysis::stat::Stat;
     use crate::schema::catalog::Field;
     let at = |m: Measure| c.measures.iter().position(|x| *x == m);
     let (mem, util) = (at(Measure::Stat(Stat::max(Field::MemUsed))), at(Measure::Stat(Stat::mean(Field::UtilGpu))));
-    let Some(base) = c.columns.get(c.baseline) else { return Vec::new() };
     let mut out = Vec::new();
+    let mut prev = c.baseline;
     for (k, col) in c.columns.iter().enumerate().filter(|(k, _)| *k != c.baseline) {
+        let base = &c.columns[prev];
+        let step = |j: usize| delta(col.values[j], base.values[j]);
+        prev = k;
         for (i, m) in c.measures.iter().enumerate() {
             let Measure::Progress(r) = m else { continue };
-            let (Some(name), (_, Some(pct))) = (r.verdict(), c.delta(i, k)) else { continue };
-            let (d_mem, mem_pct) = mem.map_or((None, None), |j| c.delta(j, k));
-            let d_util = util.and_then(|j| c.delta(j, k).0);
+            let (Some(name), (_, Some(pct))) = (r.verdict(), step(i)) else { continue };
+            let (d_mem, mem_pct) = mem.map_or((None, None), step);
+            let d_util = util.and_then(|j| step(j).0);
             let head = format!("{} vs {}: {name} {pct:+.1}%", col.label, base.label);
             if pct < LITTLE_GAIN_PCT && mem_pct.is_some_and(|p| p >= MUCH_MORE_MEMORY_PCT) {
                 let more = crate::analysis::compare::change(Measure::Stat(Stat::max(Field::MemUsed)), d_mem, mem_pct);
