@@ -471,6 +471,43 @@ fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> O
 struct CsvColumns {
     ts: usize,
     used: Vec<(usize, Field)>,
+    /// The work counters' columns (`progress.KEY`): position and name.
+    counters: Vec<(usize, String)>,
+}
+
+/// The work counters' cells of the rows of a batch, added to it as float64 columns.
+struct CsvCounters {
+    cols: Vec<(usize, String)>,
+    values: Vec<arrow_array::builder::Float64Builder>,
+}
+
+impl CsvCounters {
+    fn new(cols: Vec<(usize, String)>) -> CsvCounters {
+        let values = cols.iter().map(|_| arrow_array::builder::Float64Builder::new()).collect();
+        CsvCounters { cols, values }
+    }
+
+    /// The cells of one row kept (an empty or unreadable cell is null).
+    fn push(&mut self, rec: &csv::StringRecord) {
+        for ((i, _), b) in self.cols.iter().zip(&mut self.values) {
+            b.append_option(rec.get(*i).and_then(|c| c.trim().parse::<f64>().ok()));
+        }
+    }
+
+    /// `batch` with the counters' columns of its rows after its own.
+    fn attach(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        if self.cols.is_empty() {
+            return Ok(batch);
+        }
+        let schema = batch.schema();
+        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+        let mut arrays = batch.columns().to_vec();
+        for ((_, name), b) in self.cols.iter().zip(&mut self.values) {
+            fields.push(Arc::new(arrow_schema::Field::new(name.as_str(), arrow_schema::DataType::Float64, true)));
+            arrays.push(Arc::new(b.finish()));
+        }
+        Ok(RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)?)
+    }
 }
 
 /// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
@@ -478,6 +515,7 @@ struct CsvColumns {
 fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvInfo) -> Result<CsvColumns> {
     let mut ts_col = None;
     let mut used: Vec<(usize, Field)> = Vec::new();
+    let mut counters: Vec<(usize, String)> = Vec::new();
     let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
     for (i, cell) in header.iter().enumerate() {
         let name = header_name(cell.trim_start_matches('\u{feff}'));
@@ -488,6 +526,12 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
                 if want.contains(&f) || keys.contains(&f) {
                     used.push((i, f));
                 }
+            }
+            None if crate::schema::progress::column_key(name).is_some()
+                && counters.len() < crate::schema::progress::MAX_KEYS
+                && !counters.iter().any(|(_, n)| n == name) =>
+            {
+                counters.push((i, name.to_string()));
             }
             _ => rep.ignored.push(name.to_string()),
         }
@@ -503,7 +547,7 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
         return Err(UsageError(format!("{}: {}, not {}", show(path), found.describe(), table.describe())).into());
     }
     rep.fields.insert(0, Field::Timestamp);
-    Ok(CsvColumns { ts, used })
+    Ok(CsvColumns { ts, used, counters })
 }
 
 /// Cells of the columns read into a row: a string cache, and per column the unreadable cells
@@ -567,6 +611,7 @@ pub fn read_csv(
     let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
     let mut batcher = RowBatcher::new(&batch_fields);
     let mut cells = CsvCells::new(cols.used.len());
+    let mut counters = CsvCounters::new(cols.counters);
     let mut row = Row::default();
     let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
     let complete = ends_with_newline(input.data());
@@ -593,9 +638,10 @@ pub fn read_csv(
                 Some(fixed) => batcher.push(ts, &fixed),
                 None => batcher.push(ts, &row),
             }
+            counters.push(&cur);
             rep.rows += 1;
             if batcher.len() >= BATCH_ROWS {
-                on_batch(&batcher.finish()?)?;
+                on_batch(&counters.attach(batcher.finish()?)?)?;
                 let pos = cur.position().map_or(0, |p| p.byte());
                 progress.inc(pos.saturating_sub(last_pos));
                 last_pos = pos;
@@ -607,7 +653,7 @@ pub fn read_csv(
         have = more;
     }
     if !batcher.is_empty() {
-        on_batch(&batcher.finish()?)?;
+        on_batch(&counters.attach(batcher.finish()?)?)?;
     }
     if bad_shape > 0 {
         rep.warnings.push(format!(

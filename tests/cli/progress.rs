@@ -176,3 +176,51 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
         gpumon().args(["compare", &p32, &p64, "--fail-if", "progress.samples.per_s.delta_pct < -5"]).output().unwrap();
     ok(&faster);
 }
+
+/// Two GPUs: each tick's counter cells are repeated on both rows.
+const TWO_GPUS_STEADY: &str = "[device]\nname = NVIDIA H100 80GB HBM3\nmemory.total = 81920\nmemory.used = 20480\n\
+     utilization.gpu = 55\npower.draw = 260\n[device]\nmemory.total = 81920\nmemory.used = 20480\nutilization.gpu = 55\n\
+     power.draw = 260\n";
+
+#[test]
+fn counters_of_csv_and_parquet_recordings_count_each_tick_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let job = format!(
+        "sleep 0.5; {0} progress samples=100; sleep 0.4; {0} progress samples=50 samples=0.5; sleep 0.4",
+        bin.display()
+    );
+    for name in ["run.csv", "run.parquet"] {
+        let run = dir.path().join(name);
+        let o = gpumon_fake(dir.path(), TWO_GPUS_STEADY)
+            .args(["record", "-q", "-i", "100ms", "--progress", "samples", "-o"])
+            .arg(&run)
+            .args(["--", "sh", "-c", &job])
+            .output()
+            .unwrap();
+        ok(&o);
+        let py = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, pandas as pd; r = pd.read_csv if sys.argv[1].endswith('.csv') else pd.read_parquet; \
+                  d = r(sys.argv[1]); print(d['progress.samples'].dtype, d['progress.samples'].sum(), len(d))",
+            ])
+            .arg(&run)
+            .output()
+            .unwrap();
+        ok(&py);
+        let seen = String::from_utf8_lossy(&py.stdout).trim().to_string();
+        assert!(seen.starts_with("float64 301.0 "), "{name}: both GPU rows carry each amount: {seen}");
+        let s = json(&gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap());
+        assert_eq!(s["progress"]["samples"]["total"], 150.5, "{name}: each tick counted once: {}", s["progress"]);
+        assert!(s["progress"]["samples"]["per_s"].as_f64().unwrap() > 0.0, "{name}: {}", s["progress"]);
+    }
+    let o = gpumon()
+        .args(["record", "--progress", "samples", "-o", "-", "--format", "csv", "--count", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "no control socket a job could reach");
+    let o = gpumon().args(["record", "--progress", "Bad", "-o"]).arg(dir.path().join("x.csv")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--progress: bad counter name 'Bad'"));
+}
