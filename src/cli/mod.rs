@@ -196,9 +196,9 @@ const MARK_EXAMPLES: &str = "Examples:
 
 const PROGRESS_EXAMPLES: &str = "Examples:
   gpumon record -i 1 --progress samples -o run.parquet -- python train.py   and inside train.py:
-  gpumon progress samples=512                             adds 512 to progress.samples ($GPUMON_CONTROL)
-  gpumon progress --run run.parquet samples=512 tokens=65536   from another shell of the same user
-  gpumon summarize run.parquet --by phase                 samples per second, per GPU-hour, per Wh";
+  gpumon progress samples=512                             adds 512 (uses $GPUMON_CONTROL)
+  gpumon progress --run run.parquet samples=512 tokens=9000   from another shell of the same user
+  gpumon summarize run.parquet --by phase                 samples/s, per GPU-hour, per Wh";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ProgressArgs {

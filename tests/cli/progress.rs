@@ -1,6 +1,6 @@
 //! Work counters: `gpumon progress KEY=N` and `gpumon.progress()` from a wrapped job, the
 //! `progress.KEY` columns read back by pandas, and work per second, per GPU-hour and per Wh in
-//! `summarize --by phase` and `compare` (with a `--fail-if` on the change).
+//! `summarize --by phase`, `compare` (with a `--fail-if` on the change), the report and `watch`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
