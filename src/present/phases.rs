@@ -56,6 +56,9 @@ fn md(s: &Summary, p: &PhaseReport) -> String {
     }
     for ph in &p.phases {
         let _ = writeln!(o, "### Phase `{}`\n\n{}.\n", markdown::esc(&name(ph.label.as_deref())), span(&ph.summary));
+        for l in crate::present::progress::lines(&ph.summary.progress) {
+            let _ = writeln!(o, "{l}\n");
+        }
         markdown::host_sections(&mut o, &ph.summary, "####");
     }
     if let Some(c) = &p.comparison {
