@@ -224,3 +224,27 @@ fn counters_of_csv_and_parquet_recordings_count_each_tick_once() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--progress: bad counter name 'Bad'"));
 }
+
+#[test]
+fn the_python_module_reports_progress_over_the_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.txt");
+    std::fs::write(&scenario, TWO_GPUS_STEADY).unwrap();
+    let o = Command::new("python3")
+        .arg(repo_root().join("tests/py/progress_module.py"))
+        .arg(dir.path())
+        .env("PYTHONPATH", repo_root().join("python"))
+        .env("GPUMON_BIN", assert_cmd::cargo::cargo_bin("gpumon"))
+        .env("GPUMON_NVML_LIB", fake_nvml())
+        .env("FAKE_NVML_SCENARIO", &scenario)
+        .env_remove("GPUMON_CONTROL")
+        .output()
+        .unwrap();
+    ok(&o);
+    let last = String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or_default().to_string();
+    let v: Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("not JSON ({e}): {last}"));
+    assert_eq!(v["summary"]["samples"]["total"], 15.0, "{v}");
+    assert_eq!(v["summary"]["tokens"]["total"], 2.5, "{v}");
+    assert_eq!(v["file_sum"], 5.0, "2.5 on each of the two GPU rows: {v}");
+    assert!(v["refused"].as_str().unwrap().contains("'steps' was not declared"), "{v}");
+}
