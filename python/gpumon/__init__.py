@@ -41,6 +41,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from ._bin import GpumonError, GpumonNotFound, StrPath, binary, run
 from ._experiments import LiveChart, send_mark, status
+from ._progress import progress, send_progress
 
 if TYPE_CHECKING:  # pandas is imported only by read(), and only when it is called
     import pandas
@@ -55,6 +56,7 @@ __all__ = [
     "compare",
     "live",
     "mark",
+    "progress",
     "read",
     "recording",
     "report",
@@ -433,6 +435,11 @@ class Recording:
         """Start the phase ``label`` of this recording (``end=True``: close the current one); see
         :func:`mark`."""
         return send_mark(label, end=end, run=self.path, wait=10.0)
+
+    def progress(self, **amounts: int | float) -> bool:
+        """Add work done to this recording's counters (start it with ``extra_args=["--progress",
+        "samples"]``); see :func:`progress`."""
+        return send_progress(amounts, run=self.path, wait=10.0)
 
     def live(self, every: float = 1.0, window: int = 120) -> LiveChart:
         """A chart of this recording that redraws itself in its notebook cell; see :func:`live`."""

@@ -128,6 +128,8 @@ pub struct Collector {
     pending_rows: Vec<(u32, usize)>,
     /// Rows outside the window.
     pub windowed_out: u64,
+    /// The job's work counters (`progress.KEY` columns).
+    pub progress: crate::analysis::progress::ProgressAcc,
 }
 
 impl Collector {
@@ -139,6 +141,7 @@ impl Collector {
             host_accs: Vec::new(),
             pending_rows: Vec::new(),
             windowed_out: 0,
+            progress: Default::default(),
         }
     }
 
@@ -195,6 +198,7 @@ impl Collector {
             self.reasons(&cols, &mut s);
             self.identity(&cols, &s);
             self.host_columns(&cols, &mut s);
+            self.counters(batch, &s);
         }
         SCRATCH.set(s);
         Ok(())
@@ -501,9 +505,19 @@ impl Collector {
         false
     }
 
+    /// The work counters, once per tick of a host (the held-back first ticks too).
+    fn counters(&mut self, batch: &RecordBatch, s: &Scratch) {
+        let mut rows: Vec<u32> = self.pending_rows.iter().map(|&(_, i)| i as u32).collect();
+        rows.extend_from_slice(&s.hrows);
+        rows.sort_unstable();
+        let keys = &self.keys;
+        self.progress.visit(batch, &rows, &s.ts, |r| keys.hosts.name(s.keys.host[r as usize]));
+    }
+
     /// Join the collector of the data that follows this one's.
     pub fn append(&mut self, later: Collector) {
         self.windowed_out += later.windowed_out;
+        self.progress.append(later.progress);
         let host_map: Vec<u32> =
             (0..later.keys.hosts.len()).map(|h| self.host_id(later.keys.hosts.name(h as u32))).collect();
         for (h, acc) in later.host_accs.into_iter().enumerate() {

@@ -21,6 +21,8 @@ pub enum Measure {
     /// Wh the GPUs draw per hour of the run or phase, all GPUs together (the sum of their mean
     /// `power.draw`), so runs and phases of different lengths compare.
     EnergyPerHour,
+    /// A rate of a work counter the job reported (`progress.samples.per_s`).
+    Progress(crate::analysis::progress::Rate),
 }
 
 /// A place in the list of key statistics.
@@ -48,6 +50,19 @@ const KEYS: &[Key] = &[
 const ENERGY_PER_HOUR: &str = "energy_per_hour";
 
 impl Measure {
+    /// The key statistics, and the rates of the work counters of `cols`, in order.
+    pub fn keys_of(cols: &[(String, &Summary)]) -> Vec<Measure> {
+        let mut keys = Measure::keys();
+        for (_, s) in cols {
+            for r in crate::analysis::progress::Rate::all(&s.progress) {
+                if !keys.contains(&Measure::Progress(r)) {
+                    keys.push(Measure::Progress(r));
+                }
+            }
+        }
+        keys
+    }
+
     /// The key statistics the catalogue has, in order.
     pub fn keys() -> Vec<Measure> {
         KEYS.iter()
@@ -64,12 +79,16 @@ impl Measure {
         match self {
             Measure::Stat(s) => s.to_string(),
             Measure::EnergyPerHour => ENERGY_PER_HOUR.to_string(),
+            Measure::Progress(r) => r.name(),
         }
     }
 
     pub fn lookup(name: &str) -> Option<Measure> {
         if name == ENERGY_PER_HOUR {
             return Some(Measure::EnergyPerHour);
+        }
+        if let Some(r) = crate::analysis::progress::Rate::lookup(name) {
+            return Some(Measure::Progress(r));
         }
         Stat::lookup(name).map(Measure::Stat)
     }
@@ -78,6 +97,7 @@ impl Measure {
         match self {
             Measure::Stat(s) => s.unit(),
             Measure::EnergyPerHour => "Wh/h",
+            Measure::Progress(r) => r.unit(),
         }
     }
 
@@ -95,6 +115,7 @@ impl Measure {
                     .collect();
                 (!p.is_empty()).then(|| p.iter().sum())
             }
+            Measure::Progress(r) => r.value(&s.progress),
         }
     }
 
@@ -103,6 +124,7 @@ impl Measure {
     fn verdict(self) -> Option<(&'static str, bool)> {
         match self {
             Measure::EnergyPerHour => Some(("energy per hour", true)),
+            Measure::Progress(r) => r.verdict().map(|name| (name, true)),
             Measure::Stat(s) if s == Stat::mean(Field::UtilGpu) => Some(("utilization", false)),
             Measure::Stat(s) if s == Stat::max(Field::MemUsed) => Some(("memory.used.max", false)),
             Measure::Stat(s) if s == Stat::mean(Field::PowerDraw) => Some(("power", false)),
@@ -145,7 +167,7 @@ pub fn delta(v: Option<f64>, base: Option<f64>) -> (Option<f64>, Option<f64>) {
 /// Compare the summaries `cols` (label, summary) against `cols[baseline]`.
 pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
     let measures: Vec<Measure> =
-        Measure::keys().into_iter().filter(|m| cols.iter().any(|(_, s)| m.value(s).is_some())).collect();
+        Measure::keys_of(cols).into_iter().filter(|m| cols.iter().any(|(_, s)| m.value(s).is_some())).collect();
     let columns = cols
         .iter()
         .map(|(label, s)| Column {
@@ -162,7 +184,7 @@ pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
 /// A signed change with its unit, as a verdict says it: `+18 pts`, `+21.4 GiB`, `-40 W`, `+9%`.
 pub fn change(m: Measure, d: Option<f64>, pct: Option<f64>) -> Option<String> {
     let (_, relative) = m.verdict().unwrap_or(("", false));
-    if relative {
+    if relative || matches!(m, Measure::Progress(_)) {
         return pct.map(|p| format!("{p:+.0}%"));
     }
     let d = d?;
@@ -203,6 +225,7 @@ impl Comparison {
                 out.push(format!("{} vs {}: {}", col.label, base.label, parts.join(", ")));
             }
         }
+        out.extend(crate::analysis::progress::notes(self));
         out
     }
 }
@@ -277,9 +300,12 @@ fn fmt(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") }
 }
 
-/// Whether a check expression is about a comparison (names a delta or the energy rate).
+/// Whether a check expression is about a comparison (names a delta, the energy rate or a work rate).
 pub fn is_comparison_check(c: &Check) -> bool {
-    c.stat.ends_with(".delta") || c.stat.ends_with(".delta_pct") || c.stat == ENERGY_PER_HOUR
+    c.stat.ends_with(".delta")
+        || c.stat.ends_with(".delta_pct")
+        || c.stat == ENERGY_PER_HOUR
+        || c.stat.starts_with(crate::schema::progress::PREFIX)
 }
 
 #[cfg(test)]
@@ -327,6 +353,7 @@ mod tests {
             events_more: 0,
             routine_events: Vec::new(),
             users: Vec::new(),
+            progress: Vec::new(),
         }
     }
 
@@ -361,6 +388,39 @@ mod tests {
         assert!(resolve(&parse_check("nope.delta > 1").unwrap()).unwrap_err().contains("energy_per_hour"));
         assert!(is_comparison_check(&parse_check("energy_per_hour > 1").unwrap()));
         assert!(!is_comparison_check(&parse_check("utilization.gpu.mean > 1").unwrap()));
+    }
+
+    #[test]
+    fn work_rates_compare_and_note_a_batch_that_buys_nothing() {
+        use crate::analysis::progress::ProgressStat;
+        let with = |mut s: Summary, per_s: f64| {
+            s.progress = vec![ProgressStat {
+                key: "samples".into(),
+                total: 1.0,
+                per_s: Some(per_s),
+                per_gpu_hour: None,
+                per_wh: None,
+            }];
+            s
+        };
+        let (a, b) = (with(summary(40.0, 20480.0, 300.0), 1000.0), with(summary(50.0, 40960.0, 340.0), 1030.0));
+        let cols = vec![("bs=32".to_string(), &a), ("bs=64".to_string(), &b)];
+        let v = compare(&cols, 0).verdicts(&Thresholds::default());
+        assert!(v[0].ends_with("samples/s +3%"), "{v:?}");
+        assert!(
+            v[1].contains("bs=64 vs bs=32: samples/s +3.0% for memory.used.max +20.0 GiB: the extra memory buys"),
+            "{v:?}"
+        );
+        let c = with(summary(70.0, 20480.0, 300.0), 900.0);
+        let cols = vec![("bs=32".to_string(), &a), ("bs=48".to_string(), &c)];
+        let v = compare(&cols, 0).verdicts(&Thresholds::default());
+        assert!(v[1].contains("samples/s -10.0% while utilization rose +30 pts"), "{v:?}");
+        let d = with(summary(40.0, 40960.0, 300.0), 2000.0);
+        let cols = vec![("bs=32".to_string(), &a), ("bs=64".to_string(), &d)];
+        assert_eq!(compare(&cols, 0).verdicts(&Thresholds::default()).len(), 1, "twice the work for twice the memory");
+        let ck = parse_check("progress.samples.per_s.delta_pct < -5").unwrap();
+        let (m, part) = resolve(&ck).unwrap();
+        assert_eq!(evaluate(&ck, m, part, &cols, 1).failures, ["bs=32: progress.samples.per_s.delta_pct = -50 < -5"]);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod findings;
 pub mod keys;
 pub mod last;
 pub mod phases;
+pub mod progress;
 pub mod series;
 pub mod stat;
 pub mod stats;
@@ -88,6 +89,8 @@ pub struct Summary {
     pub routine_events: Vec<RoutineCount>,
     /// Per-user totals from the per-process rows (`record --processes`).
     pub users: Vec<UserUsage>,
+    /// The job's work counters (`progress.KEY` columns): totals and rates, in order of first appearance.
+    pub progress: Vec<progress::ProgressStat>,
 }
 
 /// What the companion files of the inputs held: events and per-user totals.
@@ -173,6 +176,10 @@ pub fn build(
         pooled.pool(h);
     }
     let all_hosts = host_stats(&pooled);
+    // The GPUs' energy per second of the time it was measured over (the same steps as `covered_s`).
+    let covered = order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
+    let energy_rate = all_gpus.get(Stat::EnergyWh).filter(|_| covered > 0.0).map(|wh| wh / covered);
+    let progress = c.progress.finish(order.len(), energy_rate);
     let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
     let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
     Summary {
@@ -190,6 +197,7 @@ pub fn build(
         events_more: companions.events_more,
         routine_events: companions.routine_events,
         users: companions.users,
+        progress,
     }
 }
 

@@ -225,6 +225,8 @@ pub struct Track {
     /// Steps between ticks (hosts only: a GPU's interval comes from the summary).
     pub timing: Timing,
     last_ts: i64,
+    /// The job's work per second of each counter (`progress.KEY` over its tick's step; hosts only).
+    pub work: Vec<(String, Env)>,
 }
 
 impl Track {
@@ -236,7 +238,23 @@ impl Track {
             env: vec![Env::default(); fields],
             timing: Timing::default(),
             last_ts: NO_TS,
+            work: Vec::new(),
         }
+    }
+
+    /// The work envelope of counter `key` (at most [`crate::schema::progress::MAX_KEYS`]).
+    fn work_env(&mut self, key: &str, n: usize) -> Option<&mut Env> {
+        let i = match self.work.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None if self.work.len() < crate::schema::progress::MAX_KEYS => {
+                let mut e = Env::default();
+                e.ensure(n);
+                self.work.push((key.to_string(), e));
+                self.work.len() - 1
+            }
+            None => return None,
+        };
+        self.work.get_mut(i).map(|(_, e)| e)
     }
 
     fn row(&mut self, b: usize, t: i64) {
@@ -255,6 +273,11 @@ impl Track {
         for (a, o) in self.env.iter_mut().zip(&later.env) {
             a.merge(o);
         }
+        for (k, o) in &later.work {
+            if let Some(e) = self.work_env(k, o.n.len()) {
+                e.merge(o);
+            }
+        }
         self.timing.append(later.timing);
     }
 }
@@ -266,6 +289,8 @@ struct Scratch {
     slot: Vec<u32>,
     bucket: Vec<usize>,
     hrow: Vec<bool>,
+    /// Seconds since the host's previous tick, on the row that starts a tick (NaN: not known).
+    step: Vec<f64>,
     v: Vec<f64>,
     /// The rows of each GPU slot, in batch order: `order[lo..hi]` of each (slot, lo, hi).
     order: Vec<u32>,
@@ -325,8 +350,36 @@ impl Series {
         for (k, x) in HOST_METRICS.iter().enumerate() {
             self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, true);
         }
+        self.work(batch, &mut s);
         self.s = s;
         Ok(())
+    }
+
+    /// The work counters' rates: each tick's amount over its step, once per tick of a host.
+    fn work(&mut self, batch: &RecordBatch, s: &mut Scratch) {
+        let schema = batch.schema();
+        let n = self.grid.n;
+        let counters = schema
+            .fields()
+            .iter()
+            .zip(batch.columns())
+            .filter_map(|(f, c)| crate::schema::progress::column_key(f.name()).map(|k| (k, c.as_ref())));
+        for (key, c) in counters.take(crate::schema::progress::MAX_KEYS) {
+            s.v.clear();
+            if !cols::f64_values(c, &mut s.v) {
+                continue;
+            }
+            for i in 0..s.v.len().min(s.hrow.len()).min(s.step.len()) {
+                let (v, dt) = (s.v[i], s.step[i]);
+                if !s.hrow[i] || v.is_nan() || dt.is_nan() || dt <= 0.0 {
+                    continue;
+                }
+                let b = s.bucket[i];
+                if let Some(e) = self.host_tracks[s.keys.host[i] as usize].work_env(key, n) {
+                    e.add(b, v / dt);
+                }
+            }
+        }
     }
 
     /// Hosts, GPU slots and buckets of the rows; rows and tick times of the tracks.
@@ -344,6 +397,7 @@ impl Series {
         s.slot.clear();
         s.bucket.clear();
         s.hrow.clear();
+        s.step.clear();
         for i in 0..n {
             let t = s.ts[i];
             let b = if t == NO_TS || t < self.window.0 || t >= self.window.1 { None } else { self.grid.bucket(t) };
@@ -351,6 +405,7 @@ impl Series {
                 s.slot.push(NONE);
                 s.bucket.push(0);
                 s.hrow.push(false);
+                s.step.push(f64::NAN);
                 continue;
             };
             let h = s.keys.host[i];
@@ -363,6 +418,7 @@ impl Series {
             }
             let ht = &mut self.host_tracks[h as usize];
             let new_tick = ht.last_ts != t;
+            let step = if new_tick && ht.last_ts != NO_TS { (t - ht.last_ts) as f64 / 1e6 } else { f64::NAN };
             if new_tick {
                 ht.last_ts = t;
                 ht.row(b, t);
@@ -371,6 +427,7 @@ impl Series {
             s.slot.push(slot);
             s.bucket.push(b);
             s.hrow.push(new_tick);
+            s.step.push(step);
         }
     }
 

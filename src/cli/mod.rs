@@ -44,6 +44,11 @@ pub(crate) enum Cmd {
     /// `phase` column until the next mark or --end.
     #[command(after_help = MARK_EXAMPLES)]
     Mark(MarkArgs),
+    /// Report work the job did (`samples=512`) to a running recording that counts it (`record
+    /// --progress samples`): rows carry the amount added during their interval in `progress.KEY`, and
+    /// summarize/compare give work per second, per GPU-hour and per Wh.
+    #[command(after_help = PROGRESS_EXAMPLES)]
+    Progress(ProgressArgs),
     /// Compare runs, or phases of runs, by their key statistics (utilization, memory, power, energy
     /// per hour, ...): each against the first, with --fail-if checks on the changes for CI.
     #[command(after_help = COMPARE_EXAMPLES)]
@@ -168,6 +173,11 @@ pub(crate) struct RecordArgs {
     /// $GPUMON_CONTROL nor `phase` column).
     #[arg(long)]
     pub(crate) no_marks: bool,
+    /// Work counters the job reports with `gpumon progress KEY=N` (comma-separated names [a-z_]+, at
+    /// most 64): one float column `progress.KEY` each, the amount added during the row's interval
+    /// (null before the first report). Needs the control socket (a file output or a wrapped command).
+    #[arg(long, value_name = "KEY,...", conflicts_with = "no_marks")]
+    pub(crate) progress: Vec<String>,
     /// Command to start and record (after --): recording ends when it exits, and gpumon exits with its code.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
@@ -184,6 +194,24 @@ const MARK_EXAMPLES: &str = "Examples:
   gpumon mark bs=64                                       uses $GPUMON_CONTROL, set by record
   gpumon mark --run run.parquet eval                      from another shell of the same user
   gpumon mark --run run.parquet --end                     rows are unmarked again";
+
+const PROGRESS_EXAMPLES: &str = "Examples:
+  gpumon record -i 1 --progress samples -o run.parquet -- python train.py   and inside train.py:
+  gpumon progress samples=512                             adds 512 (uses $GPUMON_CONTROL)
+  gpumon progress --run run.parquet samples=512 tokens=9000   from another shell of the same user
+  gpumon summarize run.parquet --by phase                 samples/s, per GPU-hour, per Wh";
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ProgressArgs {
+    /// Amounts to add: KEY=N with KEY a counter the recording declared with --progress ([a-z_]+) and
+    /// N a number of at least 0.
+    #[arg(required = true, value_name = "KEY=N")]
+    pub(crate) amounts: Vec<String>,
+    /// The recording: the -o path given to `gpumon record`. Default: $GPUMON_CONTROL, which a
+    /// command started by `gpumon record ... -- CMD` inherits.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) run: Option<PathBuf>,
+}
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct MarkArgs {

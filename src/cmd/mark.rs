@@ -92,7 +92,13 @@ fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
 
 /// Send the mark; exit 0 when the recorder took it.
 pub fn run(cfg: &MarkConfig) -> Result<i32> {
-    let path = socket(cfg.run.as_deref())?;
+    send(cfg.run.as_deref(), &cfg.request)
+}
+
+/// Send one request to the recording named by `run` (or `$GPUMON_CONTROL`); exit 0 when it took it.
+pub fn send(run: Option<&std::path::Path>, request: &Request) -> Result<i32> {
+    let path = socket(run)?;
+    let what = if matches!(request, Request::Progress(_)) { "the progress report" } else { "the mark" };
     let mut s = UnixStream::connect(&path).map_err(|e| {
         let at = path.display();
         UsageError(if e.kind() == std::io::ErrorKind::PermissionDenied {
@@ -105,16 +111,16 @@ pub fn run(cfg: &MarkConfig) -> Result<i32> {
     let _ = s.set_read_timeout(Some(ANSWER));
     // A recorder that turns the sender away may close before the request is written (EPIPE): its
     // answer is read all the same. No io::Error is passed on (a broken pipe would read as success).
-    let sent = s.write_all(cfg.request.line().as_bytes());
+    let sent = s.write_all(request.line().as_bytes());
     let _ = s.shutdown(std::net::Shutdown::Write);
     let mut answer = String::new();
     if BufReader::new(&s).read_line(&mut answer).is_err() || answer.is_empty() {
         let why = sent.err().map_or_else(|| "no answer".to_string(), |e| format!("sending failed: {e}"));
-        bail!("the recording at {} did not take the mark ({why})", path.display());
+        bail!("the recording at {} did not take {what} ({why})", path.display());
     }
     let answer = answer.trim_end();
     match answer.strip_prefix("error: ") {
-        Some(why) => Err(UsageError(format!("the recording refused the mark: {why}")).into()),
+        Some(why) => Err(UsageError(format!("the recording refused {what}: {why}")).into()),
         None => Ok(exit::OK),
     }
 }

@@ -8,6 +8,7 @@ pub mod fields;
 #[cfg(test)]
 mod fuzz;
 pub mod mark;
+pub mod progress;
 pub mod record;
 pub mod recover;
 pub mod report;
@@ -40,6 +41,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
             doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format })
         }
         Cmd::Mark(a) => mark::run(&a.into_config()?),
+        Cmd::Progress(a) => progress::run(&a.into_config()?),
         Cmd::Recover { path } => recover::run(&path),
         Cmd::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());
@@ -61,6 +63,7 @@ fn dispatch_reading(cli: Cli) -> Result<i32> {
         | Cmd::Fields(_)
         | Cmd::Doctor(_)
         | Cmd::Mark(_)
+        | Cmd::Progress(_)
         | Cmd::Recover { .. }
         | Cmd::Completions { .. } => {
             Err(UsageError(format!("{} runs gpumon's reading commands; run this one as `gpumon`", analyzer::NAME))

@@ -134,6 +134,27 @@ impl RecordArgs {
         Ok(!nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks)))
     }
 
+    /// The work counters of `--progress`, checked: valid names, a format with room for their columns,
+    /// and a control socket the job can reach (a file output or a wrapped command).
+    fn counters(&self, format: Format, to_file: bool) -> Result<Vec<String>> {
+        let keys = crate::schema::progress::parse_declared(&self.progress)
+            .map_err(|why| UsageError(format!("--progress: {why}")))?;
+        if keys.is_empty() {
+            return Ok(keys);
+        }
+        if matches!(format, Format::NvidiaSmi { .. }) {
+            return Err(UsageError("--progress needs the csv or parquet format".into()).into());
+        }
+        if !to_file && self.command.is_empty() {
+            return Err(UsageError(
+                "--progress needs a control socket the job can reach: an output file (-o FILE) or a wrapped command"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(keys)
+    }
+
     /// Where the rows go and in which format: `-o` (its extension), stdout for `-o -` or for
     /// nvidia-smi's `--query-gpu` without `-o`, none with `--listen` alone.
     fn target_and_format(&self, host: &str) -> Result<(Option<Target>, Format)> {
@@ -203,6 +224,7 @@ impl RecordArgs {
             );
         }
         let phases = self.phases(format)?;
+        let counters = self.counters(format, to_file)?;
         if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(
                 UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
@@ -212,7 +234,8 @@ impl RecordArgs {
         Ok(RecordConfig {
             interval,
             sample_every,
-            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some(), phases)?,
+            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some(), phases)?
+                .with_progress(&counters),
             target,
             host,
             listen: self.listen,

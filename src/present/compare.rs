@@ -17,6 +17,8 @@ fn value(m: Measure, v: Option<f64>) -> String {
     match m.unit() {
         "MiB" => count(v),
         "C" => num(v, 0),
+        // Work rates (`/s`, `/GPU-h`, `/Wh`): whole numbers from 100 up.
+        u if u.starts_with('/') && v.is_some_and(|x| x.abs() >= 100.0) => count(v),
         _ => num(v, 1),
     }
 }

@@ -197,6 +197,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         "events": s.events.iter().map(event).collect::<Vec<_>>(),
         "events_not_listed": s.events_more,
         "users": s.users.iter().map(user).collect::<Vec<_>>(),
+        "progress": crate::present::progress::json(&s.progress),
     })
 }
 

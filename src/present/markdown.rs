@@ -273,11 +273,19 @@ fn inputs(o: &mut String, s: &Summary) {
 pub fn render(s: &Summary) -> String {
     let mut o = String::new();
     header(&mut o, s);
+    work(&mut o, s);
     host_sections(&mut o, s, "##");
     events(&mut o, s);
     users(&mut o, s);
     inputs(&mut o, s);
     o
+}
+
+/// The job's work counters, a line each (`gpumon progress`).
+fn work(o: &mut String, s: &Summary) {
+    for l in crate::present::progress::lines(&s.progress) {
+        let _ = writeln!(o, "{l}\n");
+    }
 }
 
 /// A section per host (GPU table, notes, host figures, findings) under `level` headings.

@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod phases;
+pub mod progress;
 pub mod table;
 pub mod watch;
 

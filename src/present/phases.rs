@@ -63,7 +63,10 @@ fn text_phase(out: &mut String, s: &Summary, ph: &PhaseSummary) {
         table::line(out, "  rows outside every phase (before the first mark, after the end): context, not judged");
         return;
     };
-    let _ = writeln!(out, "\n== Phase {label}: {}", span(&ph.summary));
+    let _ = writeln!(out, "\n== Phase {}: {}", crate::util::text::escape(label), span(&ph.summary));
+    for l in crate::present::progress::lines(&ph.summary.progress) {
+        table::line(out, &l);
+    }
     let many = ph.summary.hosts.len() > 1;
     for host in hosts(&ph.summary) {
         let pre = if many { format!("  {host}: ") } else { "  ".to_string() };
@@ -113,6 +116,9 @@ fn md_phase(o: &mut String, s: &Summary, ph: &PhaseSummary) {
     if ph.label.is_none() {
         o.push_str("Rows outside every phase (before the first mark, after the end): context, not judged.\n\n");
         return;
+    }
+    for l in crate::present::progress::lines(&ph.summary.progress) {
+        let _ = writeln!(o, "{l}\n");
     }
     for host in hosts(&ph.summary) {
         let (same, new, gone) = diff(s, &ph.summary, host);
@@ -167,6 +173,7 @@ pub fn json_value(s: &Summary, checks: &[CheckResult], p: &PhaseReport) -> Value
                 "end": inner["end"],
                 "hosts": inner["hosts"],
                 "all": inner["all"],
+                "progress": inner["progress"],
             })
         })
         .collect();

@@ -362,6 +362,9 @@ pub fn render(s: &Summary) -> String {
             ),
         );
     }
+    for l in crate::present::progress::lines(&s.progress) {
+        line(&mut out, &l);
+    }
     for h in &s.hosts {
         out.push('\n');
         host_block(&mut out, h, &s.routine_events);

@@ -177,13 +177,14 @@ fn head(st: &LiveStatus, v: &View<'_>, width: usize) -> Vec<String> {
             hms(st.ts.as_deref())
         )
     };
-    let lines = vec![
+    let mut lines = vec![
         format!("gpumon watch {}", v.path),
         state,
         phase,
         format!("job {}", st.job.as_deref().unwrap_or("-")),
         counters,
     ];
+    lines.extend(crate::present::progress::watch_line(&st.progress));
     lines.into_iter().map(|l| fit(l, width)).collect()
 }
 

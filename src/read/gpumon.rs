@@ -88,6 +88,8 @@ pub struct ParquetFile {
     file: BoundedFile,
     meta: ArrowReaderMetadata,
     pub fields: Vec<(usize, Field)>,
+    /// The work counters' columns (`progress.KEY`, numeric), read with every row group.
+    counters: Vec<usize>,
     /// `gpumon.hostname` from the footer, when gpumon wrote the file.
     pub hostname: Option<String>,
     pub rows: u64,
@@ -129,6 +131,7 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
     let (file, meta) = parquet_meta(input)?;
     check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", show(path))))?;
     let fields = schema_fields(meta.schema());
+    let counters = counter_columns(meta.schema());
     let md = meta.metadata();
     let hostname = md
         .file_metadata()
@@ -136,7 +139,18 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
         .and_then(|kv| kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone()));
     let rows = md.file_metadata().num_rows().max(0) as u64;
     let bytes = file.len();
-    Ok(ParquetFile { name: path.clone(), file, meta, fields, hostname, rows, bytes })
+    Ok(ParquetFile { name: path.clone(), file, meta, fields, counters, hostname, rows, bytes })
+}
+
+/// The columns of a schema that hold work counters: named `progress.KEY`, of a numeric type, at most
+/// [`crate::schema::progress::MAX_KEYS`].
+fn counter_columns(schema: &arrow_schema::Schema) -> Vec<usize> {
+    let numeric = |t: &arrow_schema::DataType| t.is_integer() || t.is_floating();
+    (schema.fields().iter().enumerate())
+        .filter(|(_, f)| crate::schema::progress::column_key(f.name()).is_some() && numeric(f.data_type()))
+        .map(|(i, _)| i)
+        .take(crate::schema::progress::MAX_KEYS)
+        .collect()
 }
 
 impl ParquetFile {
@@ -152,7 +166,8 @@ impl ParquetFile {
     fn mask(&self, want: &[Field], host: bool) -> Vec<usize> {
         let keys = [Field::Timestamp, Field::Host, Field::Index];
         let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
-        self.fields
+        let mut idx: Vec<usize> = self
+            .fields
             .iter()
             .filter(|(_, f)| {
                 if *f == Field::Host && !host {
@@ -161,7 +176,11 @@ impl ParquetFile {
                 keys.contains(f) || (*f == Field::Uuid && !has_index) || want.contains(f)
             })
             .map(|(i, _)| *i)
-            .collect()
+            .chain(self.counters.iter().copied())
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx
     }
 
     /// What the statistics of row group `rg` say of its host column: None when it may hold nulls
@@ -461,6 +480,43 @@ fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> O
 struct CsvColumns {
     ts: usize,
     used: Vec<(usize, Field)>,
+    /// The work counters' columns (`progress.KEY`): position and name.
+    counters: Vec<(usize, String)>,
+}
+
+/// The work counters' cells of the rows of a batch, added to it as float64 columns.
+struct CsvCounters {
+    cols: Vec<(usize, String)>,
+    values: Vec<arrow_array::builder::Float64Builder>,
+}
+
+impl CsvCounters {
+    fn new(cols: Vec<(usize, String)>) -> CsvCounters {
+        let values = cols.iter().map(|_| arrow_array::builder::Float64Builder::new()).collect();
+        CsvCounters { cols, values }
+    }
+
+    /// The cells of one row kept (an empty or unreadable cell is null).
+    fn push(&mut self, rec: &csv::StringRecord) {
+        for ((i, _), b) in self.cols.iter().zip(&mut self.values) {
+            b.append_option(rec.get(*i).and_then(|c| c.trim().parse::<f64>().ok()));
+        }
+    }
+
+    /// `batch` with the counters' columns of its rows after its own.
+    fn attach(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        if self.cols.is_empty() {
+            return Ok(batch);
+        }
+        let schema = batch.schema();
+        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+        let mut arrays = batch.columns().to_vec();
+        for ((_, name), b) in self.cols.iter().zip(&mut self.values) {
+            fields.push(Arc::new(arrow_schema::Field::new(name.as_str(), arrow_schema::DataType::Float64, true)));
+            arrays.push(Arc::new(b.finish()));
+        }
+        Ok(RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)?)
+    }
 }
 
 /// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
@@ -468,6 +524,7 @@ struct CsvColumns {
 fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvInfo) -> Result<CsvColumns> {
     let mut ts_col = None;
     let mut used: Vec<(usize, Field)> = Vec::new();
+    let mut counters: Vec<(usize, String)> = Vec::new();
     let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
     for (i, cell) in header.iter().enumerate() {
         let name = header_name(cell.trim_start_matches('\u{feff}'));
@@ -478,6 +535,12 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
                 if want.contains(&f) || keys.contains(&f) {
                     used.push((i, f));
                 }
+            }
+            None if crate::schema::progress::column_key(name).is_some()
+                && counters.len() < crate::schema::progress::MAX_KEYS
+                && !counters.iter().any(|(_, n)| n == name) =>
+            {
+                counters.push((i, name.to_string()));
             }
             _ => rep.ignored.push(name.to_string()),
         }
@@ -493,7 +556,7 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
         return Err(UsageError(format!("{}: {}, not {}", show(path), found.describe(), table.describe())).into());
     }
     rep.fields.insert(0, Field::Timestamp);
-    Ok(CsvColumns { ts, used })
+    Ok(CsvColumns { ts, used, counters })
 }
 
 /// Cells of the columns read into a row: a string cache, and per column the unreadable cells
@@ -557,6 +620,7 @@ pub fn read_csv(
     let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
     let mut batcher = RowBatcher::new(&batch_fields);
     let mut cells = CsvCells::new(cols.used.len());
+    let mut counters = CsvCounters::new(cols.counters);
     let mut row = Row::default();
     let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
     // The first unreadable timestamp and its line.
@@ -585,9 +649,10 @@ pub fn read_csv(
                 Some(fixed) => batcher.push(ts, &fixed),
                 None => batcher.push(ts, &row),
             }
+            counters.push(&cur);
             rep.rows += 1;
             if batcher.len() >= BATCH_ROWS {
-                on_batch(&batcher.finish()?)?;
+                on_batch(&counters.attach(batcher.finish()?)?)?;
                 let pos = cur.position().map_or(0, |p| p.byte());
                 progress.inc(pos.saturating_sub(last_pos));
                 last_pos = pos;
@@ -602,7 +667,7 @@ pub fn read_csv(
         have = more;
     }
     if !batcher.is_empty() {
-        on_batch(&batcher.finish()?)?;
+        on_batch(&counters.attach(batcher.finish()?)?)?;
     }
     if bad_shape > 0 {
         rep.warnings.push(format!(

@@ -88,6 +88,8 @@ impl Log {
         self.bytes += len + MARK_OVERHEAD;
         Ok(())
     }
+    /// The job's work counters (`progress` requests).
+    pub progress: crate::record::progress::Counters,
 }
 
 impl Marks {
@@ -308,6 +310,10 @@ fn answer(line: &[u8], marks: &Marks) -> String {
         },
         Ok(Request::End) => match marks.push(None) {
             Ok(at) => format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            Err(why) => format!("error: {why}\n"),
+        },
+        Ok(Request::Progress(pairs)) => match marks.progress.add(&pairs) {
+            Ok(()) => "ok\n".to_string(),
             Err(why) => format!("error: {why}\n"),
         },
         Err(why) => {

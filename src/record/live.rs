@@ -46,6 +46,8 @@ pub struct Live {
     buf: Vec<u8>,
     /// When the next write is due.
     next: Instant,
+    /// The work counters' rates between writes.
+    meter: crate::record::progress::Meter,
 }
 
 impl Live {
@@ -71,6 +73,7 @@ impl Live {
             _dir: dir,
             buf: Vec::with_capacity(16 * 1024),
             next: Instant::now(),
+            meter: Default::default(),
         };
         live.write(&[]);
         link_to(&live.link, &live.file)?;
@@ -105,6 +108,7 @@ impl Live {
         if let Some(m) = &self.marks {
             (self.doc.marks, self.doc.marks_dropped) = (m.count(), m.dropped());
             self.doc.phase_since = m.current().map(|(_, at)| at.to_rfc3339_opts(SecondsFormat::Millis, true));
+            self.doc.progress = self.meter.read(&m.progress);
         }
         self.doc.updated = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
         let written = self

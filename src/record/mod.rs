@@ -9,6 +9,7 @@ mod clock;
 mod control;
 mod fanout;
 mod live;
+mod progress;
 mod relay;
 mod rundir;
 mod setup;

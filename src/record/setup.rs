@@ -67,7 +67,8 @@ impl<'a> Recorder<'a> {
             sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every), host_cap: 0 },
             hostname,
             rows: Rows::new(per_row, &cfg.selection),
-            out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock)),
+            out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock))
+                .with_progress(declare_progress(cfg, control.as_ref())),
             control,
             target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),
             show_status: status::enable(cfg.quiet),
@@ -110,6 +111,14 @@ fn run_dir(cfg: &RecordConfig) -> Option<Arc<RunDir>> {
 fn open_control(cfg: &RecordConfig, dir: Option<&Arc<RunDir>>) -> Option<Control> {
     let reachable = matches!(cfg.target, Some(Target::File(_))) || !cfg.wrap.is_empty();
     dir.filter(|_| cfg.marks && reachable).and_then(Control::open)
+}
+
+/// The work counters of a run declaring them (`--progress`), declared on its control socket.
+fn declare_progress(cfg: &RecordConfig, control: Option<&Control>) -> Option<Arc<crate::record::control::Marks>> {
+    let keys = cfg.selection.progress();
+    let c = control.filter(|_| !keys.is_empty())?;
+    c.marks.progress.declare(keys);
+    Some(c.marks.clone())
 }
 
 /// The live status file of a run writing a file (`gpumon watch`).

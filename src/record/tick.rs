@@ -176,13 +176,21 @@ pub struct Emitter {
     phase: Option<PhaseClock>,
     /// The job's PID set, for `proc.job` of the per-process rows.
     job: Option<PidSet>,
+    /// The marks of a run with a control channel, for the work counters (`progress.KEY`).
+    progress: Option<Arc<crate::record::control::Marks>>,
     /// Ticks missed since the last row handed on; carried by the next row's `missed`.
     pending_missed: u64,
 }
 
 impl Emitter {
     pub fn new(outputs: Outputs, job: Option<PidSet>, phase: Option<PhaseClock>) -> Emitter {
-        Emitter { outputs, stats: RunStats::default(), phase, job, pending_missed: 0 }
+        Emitter { outputs, stats: RunStats::default(), phase, job, progress: None, pending_missed: 0 }
+    }
+
+    /// Stamp every row with the amounts of the run's work counters (`record --progress`).
+    pub fn with_progress(mut self, marks: Option<Arc<crate::record::control::Marks>>) -> Emitter {
+        self.progress = marks;
+        self
     }
 
     /// Count `n` ticks that will never be recorded.
@@ -201,6 +209,12 @@ impl Emitter {
             let p = clock.at(t.ts);
             for r in &mut t.rows {
                 r.set(Field::Phase, p.clone());
+            }
+        }
+        // The work done during the row's interval: what the job reported since the last row.
+        if let Some(amounts) = self.progress.as_ref().and_then(|m| m.progress.take()) {
+            for r in &mut t.rows {
+                r.set_progress(Some(amounts.clone()));
             }
         }
         self.stats.ticks += 1;

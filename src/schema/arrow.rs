@@ -38,9 +38,19 @@ pub fn arrow_field(f: Field) -> ArrowField {
     ArrowField::new(d.name, arrow_type(d.ty), f != Field::Timestamp).with_metadata(md)
 }
 
-/// Schema of a selection, columns in selection order.
+/// Schema of a selection, columns in selection order, then one `progress.KEY` column per work counter.
 pub fn arrow_schema(sel: &Selection) -> SchemaRef {
-    Arc::new(Schema::new(sel.fields().map(arrow_field).collect::<Vec<_>>()))
+    let counters = sel.progress().iter().map(|k| progress_field(k));
+    Arc::new(Schema::new(sel.fields().map(arrow_field).chain(counters).collect::<Vec<_>>()))
+}
+
+/// Arrow field of a work counter's column (`progress.samples`): float64, null before the job's first report.
+pub fn progress_field(key: &str) -> ArrowField {
+    let help = format!(
+        "Work the job reported with `gpumon progress {key}=N` during the row's interval (null before its first report)"
+    );
+    let md = HashMap::from([("help".to_string(), help)]);
+    ArrowField::new(format!("{}{key}", crate::schema::progress::PREFIX), DataType::Float64, true).with_metadata(md)
 }
 
 /// `$e` with `$b` bound to the arrow builder inside a [`ColumnBuilder`], whichever it is.

@@ -1,5 +1,6 @@
 //! The control protocol of a recording, shared by the recorder's socket and `gpumon mark`: one
-//! request line in, one reply line out. Requests are `mark LABEL` and `end`; replies `ok ...` or
+//! request line in, one reply line out. Requests are `mark LABEL`, `end` and `progress KEY=N ...`
+//! (`schema::progress`); replies `ok ...` or
 //! `error: WHY`. Lines and labels are bounded; anything else is rejected, never acted on.
 
 /// The environment variable a wrapped job gets: the path of its recording's control socket.
@@ -10,12 +11,14 @@ pub const MAX_LINE: usize = 512;
 pub const MAX_LABEL: usize = 200;
 
 /// A request on the control socket.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// Start the phase `LABEL` (free text, or `key=value` such as `bs=64`).
     Mark(String),
     /// Close the current phase: rows are unmarked (null phase) until the next mark.
     End,
+    /// Add amounts to the job's work counters (`samples=512`), each key once.
+    Progress(Vec<(String, f64)>),
 }
 
 impl Request {
@@ -24,6 +27,7 @@ impl Request {
         match self {
             Request::Mark(l) => format!("mark {l}\n"),
             Request::End => "end\n".to_string(),
+            Request::Progress(pairs) => crate::schema::progress::request_line(pairs),
         }
     }
 }
@@ -55,7 +59,8 @@ pub fn parse(line: &[u8]) -> Result<Request, String> {
             Ok(Request::Mark(label.to_string()))
         }
         "end" if rest.trim().is_empty() => Ok(Request::End),
-        _ => Err("unknown request; expected 'mark LABEL' or 'end'".into()),
+        "progress" => crate::schema::progress::parse_request(rest).map(Request::Progress),
+        _ => Err("unknown request; expected 'mark LABEL', 'end' or 'progress KEY=N'".into()),
     }
 }
 

@@ -48,6 +48,9 @@ pub struct LiveStatus {
     pub dropped: u64,
     /// Timestamp (RFC 3339 UTC) of the latest row.
     pub ts: Option<String>,
+    /// The job's work counters (`record --progress`), in declaration order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<LiveCounter>,
     /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<BTreeMap<String, serde_json::Value>>,
@@ -101,6 +104,16 @@ pub fn read_status(base: &Path) -> Result<Vec<u8>, NotRead> {
         std::io::ErrorKind::NotFound => NotRead::Missing,
         _ => refused(e.to_string()),
     })
+}
+
+/// One work counter in the status document: everything reported so far, and the rate since the
+/// previous document (null before the first report).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveCounter {
+    pub key: String,
+    pub total: Option<f64>,
+    pub per_s: Option<f64>,
 }
 
 /// The recorder's pid in a status document, read without building the rest of it (a document

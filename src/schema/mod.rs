@@ -11,5 +11,6 @@ pub mod files;
 pub mod gpus;
 pub mod journal;
 pub mod live;
+pub mod progress;
 pub mod row;
 pub mod run;

@@ -58,6 +58,9 @@ pub struct Row {
     /// Position in `values` of each field, [`UNSET`] when it was never set.
     slot: [u8; FIELD_COUNT],
     values: Vec<Value>,
+    /// The work counters' amounts of the tick (`progress.KEY`, in the selection's key order; NaN:
+    /// null), shared by the tick's rows. None: every counter column null.
+    progress: Option<Arc<[f64]>>,
 }
 
 /// `Row::slot` of a field that was never set.
@@ -69,21 +72,37 @@ static NULL: Value = Value::Null;
 
 impl Default for Row {
     fn default() -> Self {
-        Row { slot: [UNSET; FIELD_COUNT], values: Vec::new() }
+        Row { slot: [UNSET; FIELD_COUNT], values: Vec::new(), progress: None }
     }
 }
 
 impl PartialEq for Row {
     /// Rows are equal when every field reads the same (an explicit `Null` equals an unset field).
     fn eq(&self, other: &Row) -> bool {
-        (0..FIELD_COUNT).all(|i| self.at(i) == other.at(i))
+        (0..FIELD_COUNT).all(|i| self.at(i) == other.at(i)) && self.progress_eq(other)
     }
 }
 
 impl Row {
     /// An empty row with room for `n` fields before it reallocates.
     pub fn with_capacity(n: usize) -> Row {
-        Row { slot: [UNSET; FIELD_COUNT], values: Vec::with_capacity(n) }
+        Row { slot: [UNSET; FIELD_COUNT], values: Vec::with_capacity(n), progress: None }
+    }
+
+    /// The amount of work counter `k` (in the selection's key order) in this row's interval; None: null.
+    #[inline]
+    pub fn progress(&self, k: usize) -> Option<f64> {
+        self.progress.as_ref().and_then(|p| p.get(k).copied()).filter(|v| !v.is_nan())
+    }
+
+    /// Set the work counters' amounts of the row's tick (NaN: null).
+    pub fn set_progress(&mut self, amounts: Option<Arc<[f64]>>) {
+        self.progress = amounts;
+    }
+
+    fn progress_eq(&self, other: &Row) -> bool {
+        let n = self.progress.as_ref().map_or(0, |p| p.len()).max(other.progress.as_ref().map_or(0, |p| p.len()));
+        (0..n).all(|k| self.progress(k) == other.progress(k))
     }
 
     /// How many fields were set.
@@ -181,11 +200,24 @@ pub fn routine_event(kind: &str) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
     fields: Vec<Field>,
+    /// The work counters declared (`record --progress`): one `progress.KEY` column each, after the fields.
+    progress: Arc<[Arc<str>]>,
 }
 
 impl Selection {
     pub fn new(fields: Vec<Field>) -> Self {
-        Selection { fields }
+        Selection { fields, progress: Arc::from([]) }
+    }
+
+    /// The same columns and one `progress.KEY` column per key, in order.
+    pub fn with_progress(mut self, keys: &[String]) -> Self {
+        self.progress = keys.iter().map(|k| Arc::from(k.as_str())).collect();
+        self
+    }
+
+    /// The declared work counters, in column order.
+    pub fn progress(&self) -> &[Arc<str>] {
+        &self.progress
     }
 
     /// Every default field.

@@ -19,6 +19,8 @@ use crate::schema::row::{Selection, Tick, Value};
 pub struct CsvSink {
     out: CountingWriter,
     fields: Vec<Field>,
+    /// The work counters' `progress.KEY` columns, after the fields.
+    counters: usize,
     /// Per row position and column (row-major), the last float or text written there and its
     /// cell, reused while the value repeats: a GPU's identity and many of its values stay put
     /// from tick to tick.
@@ -88,12 +90,23 @@ impl CsvSink {
     /// (recovery removes it) rather than a visible header-only file.
     pub fn new(mut out: CountingWriter, sel: &Selection) -> Result<Self> {
         let fields: Vec<Field> = sel.fields().collect();
+        let counters: Vec<String> =
+            sel.progress().iter().map(|k| format!("{}{k}", crate::schema::progress::PREFIX)).collect();
         let mut header = Vec::new();
-        record(&mut header, fields.iter().map(|f| f.name().as_bytes()));
+        record(&mut header, fields.iter().map(|f| f.name().as_bytes()).chain(counters.iter().map(|c| c.as_bytes())));
         out.restart_with(header.clone());
         out.write_all(&header).with_context(|| format!("writing {}", out.target()))?;
         let file = out.file();
-        Ok(CsvSink { out, fields, last: Vec::new(), buf: Vec::with_capacity(4096), stamp: Stamp::default(), file })
+        let counters = counters.len();
+        Ok(CsvSink {
+            out,
+            fields,
+            counters,
+            last: Vec::new(),
+            buf: Vec::with_capacity(4096),
+            stamp: Stamp::default(),
+            file,
+        })
     }
 }
 
@@ -228,6 +241,12 @@ impl Sink for CsvSink {
                     push_text(&mut self.buf, ts);
                 } else {
                     push_cached(&mut self.buf, row.get(f), last);
+                }
+            }
+            for k in 0..self.counters {
+                self.buf.push(b',');
+                if let Some(v) = row.progress(k) {
+                    push_f64(&mut self.buf, v);
                 }
             }
             end_record(&mut self.buf, start);

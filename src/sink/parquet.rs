@@ -27,7 +27,7 @@ use super::columnwise::ColumnwiseWriter;
 use super::{CountingWriter, Sink, SinkFiles};
 use crate::schema::arrow::{ColumnBuilder, arrow_schema};
 use crate::schema::catalog::Field;
-use crate::schema::row::{Selection, Tick};
+use crate::schema::row::{Selection, Tick, Value};
 use crate::schema::run::RunMeta;
 
 // Memory of an open piece. The Parquet writer keeps the metadata of every closed row group (about
@@ -174,7 +174,8 @@ impl ParquetSink {
                 Encoder::Direct(Box::new(w))
             }
         };
-        let cols = sel.fields().map(|f| ColumnBuilder::with_capacity(f.def().ty, 0)).collect();
+        let counters = sel.progress().iter().map(|_| ColumnBuilder::with_capacity(crate::schema::catalog::Ty::F64, 0));
+        let cols = sel.fields().map(|f| ColumnBuilder::with_capacity(f.def().ty, 0)).chain(counters).collect();
         let max_row_groups = (MAX_COLUMN_CHUNKS / sel.len().max(1)).max(8);
         let late = Vec::new();
         let since_sync = Vec::new();
@@ -247,6 +248,9 @@ impl Sink for ParquetSink {
                 } else {
                     col.push(row.get(f));
                 }
+            }
+            for (k, col) in self.cols.iter_mut().skip(self.sel.len()).enumerate() {
+                col.push(&row.progress(k).map_or(Value::Null, Value::F));
             }
             self.rows += 1;
         }

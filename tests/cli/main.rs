@@ -12,6 +12,7 @@ mod hostile;
 mod job;
 mod longrun;
 mod present;
+mod progress;
 mod prom;
 mod readers;
 mod record;

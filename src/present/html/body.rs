@@ -227,7 +227,24 @@ fn host_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, h: &HostSummary,
             vec![0.0],
         ),
     ];
-    ctx.draw_all(out, charts, &c);
+    ctx.draw_all(out, charts.into_iter().chain(work_charts(host, t)).collect(), &c);
+}
+
+/// One chart per work counter the job reported (`gpumon progress`): its rate over time.
+fn work_charts<'a>(host: &str, t: &'a Track) -> Vec<Chart<'a>> {
+    let with_values = t.work.iter().filter(|(_, e)| !e.is_empty());
+    with_values
+        .map(|(key, e)| {
+            spec(
+                "job-work",
+                &format!("{host}/{key}"),
+                format!("{host}: work ({key} per second)"),
+                (&format!("progress.{key} (/s)"), "/s"),
+                vec![plot(&format!("{key}/s"), e, Style::Envelope, 2)],
+                vec![0.0],
+            )
+        })
+        .collect()
 }
 
 /// A label of at most `max` characters (uuids are long).

@@ -381,6 +381,7 @@ mod tests {
             events_more: 0,
             routine_events: Vec::new(),
             users: vec![],
+            progress: vec![],
         }
     }
 
