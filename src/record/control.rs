@@ -56,6 +56,8 @@ pub struct Marks {
     count: AtomicU64,
     dropped: AtomicU64,
     log: Mutex<Log>,
+    /// The job's work counters (`progress` requests).
+    pub progress: crate::record::progress::Counters,
 }
 
 #[derive(Debug, Default)]
@@ -88,8 +90,6 @@ impl Log {
         self.bytes += len + MARK_OVERHEAD;
         Ok(())
     }
-    /// The job's work counters (`progress` requests).
-    pub progress: crate::record::progress::Counters,
 }
 
 impl Marks {
