@@ -579,23 +579,26 @@ fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 /// (sw_power_cap), normal at full load.
 fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
     let mut e = String::new();
+    let (mut util, mut power) = (Vec::new(), Vec::new());
     for g in gpus {
         if let Some(v) = g.stats.get(Stat::Throttle(Reason::SwPowerCap)).filter(|&v| v > th.throttle_pct) {
-            let _ = write!(
-                e,
-                "{}GPU {} {}% (utilization.gpu mean {}%, power.draw max {} W)",
-                if e.is_empty() { "" } else { ", " },
-                g.label,
-                f(Some(v), 1),
-                f(g.stats.get(UTIL_MEAN), 1),
-                f(g.stats.get(Stat::max(Field::PowerDraw)), 0)
-            );
+            let _ = write!(e, "{}GPU {} {}%", if e.is_empty() { "" } else { ", " }, g.label, f(Some(v), 1));
+            util.extend(g.stats.get(UTIL_MEAN));
+            power.extend(g.stats.get(Stat::max(Field::PowerDraw)));
         }
     }
-    if !e.is_empty() {
-        let evidence = format!("throttle.sw_power_cap_pct: {e}: the boards reached their power limit");
-        out.push_as("power_throttling", Severity::Info, None, evidence);
+    if e.is_empty() {
+        return;
     }
+    let lo = f(util.iter().copied().reduce(f64::min), 1);
+    let hi = f(util.iter().copied().reduce(f64::max), 1);
+    let range = if lo == hi { lo } else { format!("{lo}-{hi}") };
+    let evidence = format!(
+        "throttle.sw_power_cap_pct: {e}; utilization.gpu mean {range}%, power.draw max {} W: the boards reached \
+         their power limit",
+        f(power.iter().copied().reduce(f64::max), 0)
+    );
+    out.push_as("power_throttling", Severity::Info, None, evidence);
 }
 
 /// `straggler`: the GPUs in use, grouped by model, each against the median SM clock of the others
@@ -623,7 +626,7 @@ fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
             names.sort_unstable();
             let evidence = format!(
                 "clocks.sm.busy_mean {} MHz, {}% below the median {} MHz of GPUs {} (SM clock while utilization.gpu \
-                 >= {}%); throttle.thermal_pct {}, throttle.power_pct {}",
+                 >= {}% without sw_power_cap); throttle.thermal_pct {}, throttle.power_pct {}",
                 f(Some(clock), 0),
                 f(Some(below), 1),
                 f(Some(median), 0),

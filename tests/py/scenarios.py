@@ -552,6 +552,19 @@ def smi_thermal_reason_columns(out):
                     [("thermal_throttling", "0"), ("power_throttling", "*"), ("imbalance", None)])
 
 
+def smi_gpu_lost(out):
+    """GPU 1 falls off the bus: nvidia-smi prints `[GPU is lost]` in its cells from then on."""
+    path = smi_log(out, "smi_gpu_lost", 4, 600, 26, lambda r, t, g: training_gpu(r, cap_share=0.0))
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for k in range(1 + 4 * 300 + 1, len(lines), 4):
+        cells = lines[k].split(", ")
+        lines[k] = ", ".join(cells[:3] + ["[GPU is lost]"] * (len(cells) - 3))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return scenario("smi_gpu_lost", path, [("gpu_lost", "1", None, "error")], [("gpu_lost", "0"), ("imbalance", None)])
+
+
 def smi_healthy(out):
     path = smi_log(out, "smi_healthy", 8, 600, 21, lambda r, t, g: training_gpu(r, cap_share=0.3 + 0.07 * g))
     return scenario("smi_healthy", path, [], [("power_throttling", "*"), ("imbalance", None), ("straggler", "*")])
@@ -602,7 +615,7 @@ def smi_near_oom(out):
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
        forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
-       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_idle_70gb, smi_near_oom]
+       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_gpu_lost, smi_idle_70gb, smi_near_oom]
 
 
 def main():
