@@ -457,10 +457,17 @@ fn read_field<'n>(
         NvmlRead::Energy => val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?,
         NvmlRead::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
         NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
+        NvmlRead::ClockGr => val(info, f, dev.clock_info(Clock::Graphics), u)?,
+        NvmlRead::ClockVideo => val(info, f, dev.clock_info(Clock::Video), u)?,
+        NvmlRead::MaxClockGr => val(info, f, dev.max_clock_info(Clock::Graphics), u)?,
         NvmlRead::MaxClockSm => val(info, f, dev.max_clock_info(Clock::SM), u)?,
         NvmlRead::MaxClockMem => val(info, f, dev.max_clock_info(Clock::Memory), u)?,
         NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), Value::U)?,
         NvmlRead::PowerInstant => val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?,
+        NvmlRead::PowerAverage => val(info, f, field_value(dev, 185), |mw| Value::F(mw as f64 / 1000.0))?,
+        NvmlRead::EccCorrected => {
+            val(info, f, dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile), Value::U)?
+        }
         NvmlRead::Persistence => val(info, f, dev.is_in_persistent_mode(), |on| {
             Value::S(Arc::from(if on { "Enabled" } else { "Disabled" }))
         })?,
@@ -479,8 +486,8 @@ fn read_field<'n>(
     Ok(())
 }
 
-/// One NVML field value (`nvmlDeviceGetFieldValues`, ids from nvml.h: 82 memory temperature, 186
-/// instant power in mW), as a whole number.
+/// One NVML field value (`nvmlDeviceGetFieldValues`, ids from nvml.h: 82 memory temperature, 185
+/// average and 186 instant power in mW), as a whole number.
 fn field_value(dev: &Device, id: u32) -> Result<u64, NvmlError> {
     let sample = dev.field_values_for(&[FieldId(id)])?.pop().ok_or(NvmlError::Unknown)??;
     Ok(match sample.value? {

@@ -109,6 +109,7 @@ fn routine_clock_events_are_counted_never_warned_listed_or_marked() {
     assert!(marks > 0, "the Xid is marked");
     assert_eq!(marks, page.matches(r#"<g class="ev"><title>Xid 79 at"#).count(), "only the Xid is marked");
     assert!(!page.contains(r#"<td class="l">clock</td>"#));
+    assert!(page.contains("clock changes (routine, not faults): 3 on each of GPUs 0-7"), "counted in the report too");
 }
 
 #[test]

@@ -45,13 +45,20 @@ fn query_gpu_knows_driver_persistence_max_clocks_reserved_memory_and_field_value
     let dir = tempfile::tempdir().unwrap();
     let scenario = "init = ok\ndriver_version = 550.54.15\n[device]\nname = NVIDIA H100 80GB HBM3\n\
                     utilization.gpu = 90\nmemory.total = 81559\nmemory.used = 1000\nmemory.reserved = 512\n\
-                    persistence_mode = 1\nclocks.max.sm = 1980\ntemperature.memory = 45\npower.draw.instant = 310.5\n";
+                    persistence_mode = 1\nclocks.max.sm = 1980\ntemperature.memory = 45\npower.draw.instant = 310.5\nclocks.gr = 1410\nclocks.video = 1200\n\
+                    power.draw.average = 300\necc.errors.corrected.volatile.total = 2\n";
     let o = gpumon_fake(dir.path(), scenario)
         .args(["record", "--count", "1", "--format=csv,noheader"])
-        .arg("--query-gpu=index,driver_version,persistence_mode,clocks.max.sm,clocks.max.memory,memory.reserved,temperature.memory,power.draw.instant")
+        .arg("--query-gpu=index,driver_version,persistence_mode,clocks.max.sm,clocks.max.memory,memory.reserved,temperature.memory,power.draw.instant,\
+              clocks.current.graphics,clocks.current.video,clocks.max.graphics,power.draw.average,\
+              ecc.errors.corrected.volatile.total")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(out.trim(), "0, 550.54.15, Enabled, 1980 MHz, [Not Supported], 512 MiB, 45, 310.50 W", "{out}");
+    assert_eq!(
+        out.trim(),
+        "0, 550.54.15, Enabled, 1980 MHz, [Not Supported], 512 MiB, 45, 310.50 W, 1410 MHz, 1200 MHz, [Not Supported], 300.00 W, 2",
+        "{out}"
+    );
 }

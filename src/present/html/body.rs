@@ -294,6 +294,11 @@ fn summary_part(out: &mut String, s: &Summary, checks: &[CheckResult], start: i6
     if let Some(t) = tables::events(s) {
         let _ = write!(out, r#"<h2 id="events">NVML events</h2>{t}"#);
     }
+    for h in &s.hosts {
+        for l in crate::present::compact::routine_lines(&h.name, &s.routine_events) {
+            let _ = write!(out, r#"<p class="note routine">{}: {}</p>"#, esc(&h.name), esc(&l));
+        }
+    }
     if let Some(t) = tables::users(s) {
         let _ = write!(out, r#"<h2 id="users">GPU use by user</h2>{t}"#);
     }

@@ -332,8 +332,10 @@ const NUM_KEYS: &[&str] = &[
     "clocks.mem",
     "clocks.gr",
     "clocks.video",
+    "clocks.max.graphics",
     "clocks.max.sm",
     "clocks.max.memory",
+    "power.draw.average",
     "temperature.memory",
     "power.draw.instant",
     "fan.speed",
@@ -1697,9 +1699,10 @@ pub struct FieldValue {
     value: u64,
 }
 
-/// Field values: `NVML_FI_DEV_MEMORY_TEMP` (82, key `temperature.memory`, C) and
-/// `NVML_FI_DEV_POWER_INSTANT` (186, key `power.draw.instant`, W -> mW); every other id, and a key
-/// the scenario lacks, answers NOT_SUPPORTED in that value's own return code.
+/// Field values: `NVML_FI_DEV_MEMORY_TEMP` (82, key `temperature.memory`, C),
+/// `NVML_FI_DEV_POWER_AVERAGE` (185, key `power.draw.average`) and `NVML_FI_DEV_POWER_INSTANT` (186,
+/// key `power.draw.instant`), W -> mW; every other id, and a key the scenario lacks, answers
+/// NOT_SUPPORTED in that value's own return code.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetFieldValues(device: Handle, count: c_int, values: *mut FieldValue) -> Ret {
     device_call("nvmlDeviceGetFieldValues", device, !values.is_null() && count > 0, |d| {
@@ -1708,6 +1711,9 @@ pub unsafe extern "C" fn nvmlDeviceGetFieldValues(device: Handle, count: c_int, 
             let fv = unsafe { &mut *values.add(k) };
             let got = match fv.field_id {
                 82 => d.next("temp_mem", "temperature.memory").map(Num::as_u32),
+                185 => d
+                    .next("power_average", "power.draw.average")
+                    .map(|n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX)),
                 186 => d
                     .next("power_instant", "power.draw.instant")
                     .map(|n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX)),
@@ -1729,6 +1735,7 @@ pub unsafe extern "C" fn nvmlDeviceGetFieldValues(device: Handle, count: c_int, 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMaxClockInfo(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
     let (cursor, key) = match type_ {
+        0 => ("clock_max_gr", "clocks.max.graphics"),
         1 => ("clock_max_sm", "clocks.max.sm"),
         2 => ("clock_max_mem", "clocks.max.memory"),
         _ => ("", ""),
