@@ -41,6 +41,7 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from ._bin import GpumonError, GpumonNotFound, StrPath, binary, run
 from ._experiments import LiveChart, send_mark, status
+from ._progress import flush as flush_progress
 from ._progress import progress, send_progress
 
 if TYPE_CHECKING:  # pandas is imported only by read(), and only when it is called
@@ -399,6 +400,7 @@ class Recording:
         if self in _ACTIVE:
             _ACTIVE.remove(self)
         if proc.poll() is None:
+            flush_progress()  # the work reported last, before the recorder's last row
             proc.send_signal(signal.SIGINT)
         try:
             self.returncode = proc.wait(timeout=self.stop_timeout)

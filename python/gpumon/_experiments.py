@@ -75,6 +75,9 @@ def send_mark(
     if end == (label is not None):
         raise TypeError("give a label, or end=True")
     line = "end\n" if end else f"mark {_check_label(str(label))}\n"
+    from ._progress import flush as flush_progress  # work done before the mark belongs to the phase before it
+
+    flush_progress()
     path = _control(run, wait)
     argv = ["mark", "--end" if end else str(label)]
     if path is None:

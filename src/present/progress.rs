@@ -22,7 +22,7 @@ pub fn json(stats: &[ProgressStat]) -> Value {
 fn amount(v: Option<f64>) -> String {
     match v {
         Some(x) if x.abs() >= 100.0 => count(Some(x)),
-        Some(x) if x == 0.0 => "0".into(),
+        Some(0.0) => "0".into(),
         Some(x) if x.abs() >= 1.0 => num(Some(x), 1),
         Some(x) => num(Some(x), 3),
         None => "-".into(),
