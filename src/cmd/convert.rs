@@ -55,9 +55,31 @@ struct Writer {
     cur: Option<Tick>,
     seq: u64,
     rows: u64,
+    /// The work counters' columns (`progress.KEY`) written: those of the first batch read.
+    counters: Option<Vec<String>>,
 }
 
 impl Writer {
+    /// Whether the rows of a batch with these counter columns can keep them (the columns written are
+    /// those of the first batch; another set is left out, with a warning).
+    fn keeps_counters(&mut self, names: Vec<String>) -> bool {
+        match &self.counters {
+            None if self.sink.is_none() && self.head.is_empty() => {
+                self.counters = Some(names);
+                true
+            }
+            Some(c) if *c == names => true,
+            None if names.is_empty() => true,
+            _ => {
+                crate::util::warn::warn_once(
+                    "convert-counters",
+                    "the inputs have different progress.* columns; only the first input's are converted",
+                );
+                false
+            }
+        }
+    }
+
     fn push_row(&mut self, ts: i64, row: Row) -> Result<()> {
         let gpu = row.get(Field::Index).as_u64();
         let host = row.get(Field::Host).clone();
@@ -110,7 +132,11 @@ impl Writer {
             start: first.ts,
             driver_version: None,
         };
-        let mut s = sink::open(self.format, &Target::File(self.tmp.clone()), None, &self.sel, &meta)?;
+        let keys: Vec<String> = (self.counters.iter().flatten())
+            .filter_map(|n| crate::schema::progress::column_key(n).map(str::to_string))
+            .collect();
+        let sel = self.sel.clone().with_progress(&keys);
+        let mut s = sink::open(self.format, &Target::File(self.tmp.clone()), None, &sel, &meta)?;
         for t in self.head.drain(..) {
             s.write_tick(&t)?;
         }
@@ -159,6 +185,7 @@ fn convert_input(
     let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
         let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
         let host: Arc<str> = Arc::from(host);
+        let keep = w.keeps_counters(crate::schema::batch::counter_names(b));
         // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
         let mut rows = Vec::with_capacity(CHUNK_ROWS);
         for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
@@ -169,6 +196,9 @@ fn convert_input(
             for (ts, mut row) in rows.drain(..) {
                 if row.get(Field::Host).is_missing() {
                     row.set(Field::Host, Value::S(host.clone()));
+                }
+                if !keep {
+                    row.set_progress(None);
                 }
                 w.push_row(ts, row)?;
             }
@@ -248,6 +278,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
         cur: None,
         seq: 0,
         rows: 0,
+        counters: None,
     }));
     let progress = Progress::new(found.bytes(), cfg.progress);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };

@@ -108,10 +108,41 @@ pub fn rows_of_batch(batch: &RecordBatch, rows: &mut Vec<(i64, Row)>) {
             set_column(out, f, col.as_ref(), &mut f64s, &mut u64s);
         }
     }
+    set_counters(batch, out);
     // Rows without a timestamp cannot be placed in time.
     if ts.contains(&NO_TS) {
         let tail = rows.split_off(start);
         rows.extend(tail.into_iter().filter(|r| r.0 != NO_TS));
+    }
+}
+
+/// The names of a batch's work-counter columns (`progress.KEY`), in order.
+pub fn counter_names(batch: &RecordBatch) -> Vec<String> {
+    let schema = batch.schema();
+    let names = schema.fields().iter().filter(|f| crate::schema::progress::column_key(f.name()).is_some());
+    names.take(crate::schema::progress::MAX_KEYS).map(|f| f.name().clone()).collect()
+}
+
+/// Set the work counters of each row in `out` from the batch's `progress.KEY` columns, in their order.
+fn set_counters(batch: &RecordBatch, out: &mut [(i64, Row)]) {
+    let schema = batch.schema();
+    let mut values: Vec<Vec<f64>> = Vec::new();
+    for (f, c) in schema.fields().iter().zip(batch.columns()) {
+        if crate::schema::progress::column_key(f.name()).is_none() || values.len() >= crate::schema::progress::MAX_KEYS
+        {
+            continue;
+        }
+        let mut v = Vec::with_capacity(out.len());
+        if !cols::f64_values(c.as_ref(), &mut v) {
+            v = vec![f64::NAN; out.len()];
+        }
+        values.push(v);
+    }
+    if values.is_empty() {
+        return;
+    }
+    for (i, (_, row)) in out.iter_mut().enumerate() {
+        row.set_progress(Some(values.iter().map(|v| v.get(i).copied().unwrap_or(f64::NAN)).collect()));
     }
 }
 
@@ -199,5 +230,28 @@ mod tests {
         assert_eq!(rows[1].1.get(Field::PowerDraw), &Value::F(70.5));
         assert_eq!(rows[1].1.get(Field::Host).as_str(), Some("h"));
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn work_counters_come_back_with_their_rows() {
+        // A sink's batch (a Parquet requeue reads its rows back from them; convert reads inputs so).
+        use arrow_array::{Float64Array, TimestampMicrosecondArray};
+        let schema = Arc::new(arrow_schema::Schema::new(vec![
+            crate::schema::arrow::arrow_field(Field::Timestamp),
+            crate::schema::arrow::progress_field("samples"),
+            crate::schema::arrow::progress_field("tokens"),
+        ]));
+        let ts = TimestampMicrosecondArray::from(vec![1, 2]).with_timezone("UTC");
+        let cols: Vec<arrow_array::ArrayRef> = vec![
+            Arc::new(ts),
+            Arc::new(Float64Array::from(vec![None, Some(32.0)])),
+            Arc::new(Float64Array::from(vec![Some(7.5), Some(0.0)])),
+        ];
+        let batch = RecordBatch::try_new(schema, cols).unwrap();
+        assert_eq!(counter_names(&batch), ["progress.samples", "progress.tokens"]);
+        let mut rows = Vec::new();
+        rows_of_batch(&batch, &mut rows);
+        assert_eq!((rows[0].1.progress(0), rows[0].1.progress(1)), (None, Some(7.5)));
+        assert_eq!((rows[1].1.progress(0), rows[1].1.progress(1)), (Some(32.0), Some(0.0)));
     }
 }

@@ -214,6 +214,11 @@ fn counters_of_csv_and_parquet_recordings_count_each_tick_once() {
         let s = json(&gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap());
         assert_eq!(s["progress"]["samples"]["total"], 150.5, "{name}: each tick counted once: {}", s["progress"]);
         assert!(s["progress"]["samples"]["per_s"].as_f64().unwrap() > 0.0, "{name}: {}", s["progress"]);
+        // convert (and so gpumon.read() in Python) keeps the columns.
+        let conv = dir.path().join(format!("conv-{name}"));
+        ok(&gpumon().args(["convert", "-q", "-o"]).arg(&conv).arg(&run).output().unwrap());
+        let s = json(&gpumon().args(["summarize", "--format", "json"]).arg(&conv).output().unwrap());
+        assert_eq!(s["progress"]["samples"]["total"], 150.5, "converted {name}: {}", s["progress"]);
     }
     let o = gpumon()
         .args(["record", "--progress", "samples", "-o", "-", "--format", "csv", "--count", "1"])
