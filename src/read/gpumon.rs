@@ -22,7 +22,6 @@ use parquet::file::statistics::Statistics;
 
 use crate::read::inputs::{Input, header_name};
 use crate::read::pqbounds::{BoundedFile, check_chunks, check_footer};
-use crate::read::pqdecode;
 use crate::read::values::{Found, type_fits};
 use crate::schema::batch::{BATCH_ROWS, RowBatcher};
 use crate::schema::catalog::{Field, Source, Table, Ty};
@@ -213,10 +212,9 @@ impl ParquetFile {
         stats.unwrap_or_else(|| vec![None; n])
     }
 
-    /// Decode row group `rg` (root columns `roots`, in order), handing each batch to `visit`: by
-    /// gpumon's own decoder where it reads every column ([`pqdecode::plan`]), else by the parquet
-    /// crate's. Page headers are checked as they are read; a decoder panic becomes an error naming
-    /// the file.
+    /// Decode row group `rg` (root columns `roots`, in order) with the parquet crate's Arrow reader,
+    /// handing each batch to `on_batch`. Page headers are checked as they are read
+    /// ([`BoundedFile::for_pages`]); a decoder panic becomes an error naming the file.
     fn read_group(
         &self,
         rg: usize,
@@ -225,26 +223,18 @@ impl ParquetFile {
     ) -> Result<()> {
         let damaged = "cannot read Parquet data (damaged?)";
         let failed = |p: String| usage(&self.name, damaged, format!("the decoder failed: {p}"));
-        // The next batch (None after the last) from whichever decoder reads this row group.
-        type Next<'a> = Box<dyn FnMut() -> Option<std::result::Result<RecordBatch, String>> + 'a>;
-        let mut next: Next<'_> = match pqdecode::plan(&self.meta, rg, &roots, PARQUET_BATCH) {
-            Some(mut group) => Box::new(move || group.next_batch(&self.file).transpose()),
-            None => {
-                let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
-                let mut reader = contain(|| {
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
-                        .with_projection(mask)
-                        .with_row_groups(vec![rg])
-                        .with_batch_size(PARQUET_BATCH)
-                        .build()
-                })
-                .map_err(failed)?
-                .map_err(|e| usage(&self.name, "cannot read", e))?;
-                Box::new(move || reader.next().map(|b| b.map_err(|e| e.to_string())))
-            }
-        };
+        let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
+        let mut reader = contain(|| {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
+                .with_projection(mask)
+                .with_row_groups(vec![rg])
+                .with_batch_size(PARQUET_BATCH)
+                .build()
+        })
+        .map_err(failed)?
+        .map_err(|e| usage(&self.name, "cannot read", e))?;
         loop {
-            match contain(&mut next).map_err(failed)? {
+            match contain(|| reader.next()).map_err(failed)? {
                 None => return Ok(()),
                 Some(batch) => on_batch(&batch.map_err(|e| usage(&self.name, damaged, e))?)?,
             }

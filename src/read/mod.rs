@@ -6,7 +6,6 @@
 pub mod gpumon;
 pub mod inputs;
 pub mod pqbounds;
-pub mod pqdecode;
 pub mod scan;
 pub mod smilog;
 pub mod thrift;

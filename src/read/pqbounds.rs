@@ -56,29 +56,21 @@ impl BoundedFile {
         BoundedFile { pages: true, ..self.clone() }
     }
 
+    /// Read `len` bytes at `start`, checked against the file's length first.
     fn read_exact_at(&self, start: u64, len: usize) -> PqResult<Vec<u8>> {
-        let mut buf = Vec::new();
-        self.read_into(start, len, &mut buf)?;
-        Ok(buf)
-    }
-
-    /// Read `len` bytes at `start` into `buf` (its earlier contents replaced, its allocation
-    /// reused), checked against the file's length first.
-    pub fn read_into(&self, start: u64, len: usize, buf: &mut Vec<u8>) -> PqResult<()> {
         if start.checked_add(len as u64).is_none_or(|end| end > self.len) {
             return Err(ParquetError::EOF(format!(
                 "a read of {len} bytes at offset {start} runs past the end of the file ({} bytes)",
                 self.len
             )));
         }
-        buf.clear();
-        buf.resize(len, 0);
-        self.file.read_exact_at(buf, start)?;
-        Ok(())
+        let mut buf = vec![0; len];
+        self.file.read_exact_at(&mut buf, start)?;
+        Ok(buf)
     }
 
     /// Read and check the page header at `start`: the bytes read so far and what it declares.
-    pub fn checked_header(&self, start: u64) -> PqResult<(Vec<u8>, PageHeader)> {
+    fn checked_header(&self, start: u64) -> PqResult<(Vec<u8>, PageHeader)> {
         let left = self.len.saturating_sub(start);
         let mut want = (HEADER_PEEK as u64).min(left) as usize;
         loop {

@@ -1,8 +1,7 @@
 //! A bounds-checking walker over Thrift compact-protocol bytes (the encoding of Parquet footers and
 //! page headers), run before the parquet crate decodes them: every list, map and binary length is
 //! checked against the bytes that remain and nesting is capped, so a changed length field is an
-//! error here instead of a huge allocation there. It also reads a page header: its sizes, type,
-//! value count and encodings.
+//! error here instead of a huge allocation there. It also reads the sizes a page header declares.
 
 /// Deepest nesting of structs and containers accepted (Parquet's schema nests a few levels).
 const MAX_DEPTH: u32 = 64;
@@ -179,8 +178,7 @@ pub fn check_struct(bytes: &[u8]) -> Result<(), String> {
     }
 }
 
-/// What a Parquet page header declares: its sizes (checked by `pqbounds` before any decoder
-/// trusts them) and what a decoder of the page needs.
+/// What a Parquet page header declares, checked by `pqbounds` before the decoder trusts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PageHeader {
     /// Length of the header itself.
@@ -189,73 +187,35 @@ pub struct PageHeader {
     pub compressed: i64,
     /// Values in a dictionary page (its decoder allocates them all at once).
     pub dict_values: Option<i64>,
-    /// `PageType`: 0 data, 1 index, 2 dictionary, 3 data v2.
-    pub kind: i32,
-    /// Values (levels) in a data page of either version.
-    pub values: Option<i64>,
-    /// The encoding of the page's values (data pages of either version, dictionary pages).
-    pub encoding: Option<i32>,
-    /// A v1 data page's definition-level encoding.
-    pub def_encoding: Option<i32>,
-    /// A v2 data page: (definition-level bytes, repetition-level bytes, values compressed).
-    pub v2: Option<(i64, i64, bool)>,
 }
 
-/// The fields of a page header's nested page struct: (field id, i32 value) pairs and booleans.
-fn page_struct(w: &mut Walker<'_>, mut on: impl FnMut(i16, i64)) -> R<()> {
-    let mut inner = 0i16;
-    while let Some((id, ty)) = w.field(&mut inner)? {
-        match ty {
-            5 | 6 => on(id, w.zigzag()?),
-            // Booleans carry their value in the field's type.
-            1 | 2 => on(id, i64::from(ty == 1)),
-            _ => w.skip(ty, 2)?,
-        }
-    }
-    Ok(())
-}
-
-/// Read the page header at the start of `bytes`: its length, type and two page sizes (fields 1-3
-/// of `PageHeader`), and from the data (5), dictionary (7) or v2 data (8) page struct the value
-/// count and encodings, with every nested length checked.
+/// Read the page header at the start of `bytes`: its length, its two page sizes (fields 2 and 3 of
+/// `PageHeader`) and a dictionary page's value count (field 1 of field 7), with every nested
+/// length checked.
 pub fn page_header(bytes: &[u8]) -> Result<PageHeader, Bad> {
     let mut w = Walker { b: bytes, pos: 0 };
-    let (mut uncompressed, mut compressed) = (None, None);
-    let mut p = PageHeader::default();
+    let (mut uncompressed, mut compressed, mut dict_values) = (None, None, None);
     let mut last = 0i16;
     while let Some((id, ty)) = w.field(&mut last)? {
         match (id, ty) {
-            (1, 5) => p.kind = i32::try_from(w.zigzag()?).unwrap_or(-1),
             (2, 5) => uncompressed = Some(w.zigzag()?),
             (3, 5) => compressed = Some(w.zigzag()?),
-            (5, 12) => page_struct(&mut w, |id, v| match id {
-                1 => p.values = Some(v),
-                2 => p.encoding = i32::try_from(v).ok(),
-                3 => p.def_encoding = i32::try_from(v).ok(),
-                _ => {}
-            })?,
-            (7, 12) => page_struct(&mut w, |id, v| match id {
-                1 => p.dict_values = Some(v),
-                2 => p.encoding = i32::try_from(v).ok(),
-                _ => {}
-            })?,
-            (8, 12) => {
-                let (mut def, mut rep, mut packed) = (None, None, true);
-                page_struct(&mut w, |id, v| match id {
-                    1 => p.values = Some(v),
-                    4 => p.encoding = i32::try_from(v).ok(),
-                    5 => def = Some(v),
-                    6 => rep = Some(v),
-                    7 => packed = v != 0,
-                    _ => {}
-                })?;
-                p.v2 = Some((def.unwrap_or(-1), rep.unwrap_or(-1), packed));
+            (7, 12) => {
+                let mut inner = 0i16;
+                while let Some((id, ty)) = w.field(&mut inner)? {
+                    match (id, ty) {
+                        (1, 5) => dict_values = Some(w.zigzag()?),
+                        _ => w.skip(ty, 2)?,
+                    }
+                }
             }
             _ => w.skip(ty, 1)?,
         }
     }
     match (uncompressed, compressed) {
-        (Some(uncompressed), Some(compressed)) => Ok(PageHeader { header_len: w.pos, uncompressed, compressed, ..p }),
+        (Some(uncompressed), Some(compressed)) => {
+            Ok(PageHeader { header_len: w.pos, uncompressed, compressed, dict_values })
+        }
         _ => damaged("a page header without its sizes"),
     }
 }
@@ -298,16 +258,7 @@ mod tests {
     fn page_header_sizes() {
         let h = header(4096, 512);
         let s = page_header(&h).unwrap();
-        assert_eq!(
-            s,
-            PageHeader {
-                header_len: h.len(),
-                uncompressed: 4096,
-                compressed: 512,
-                values: Some(100),
-                ..Default::default()
-            }
-        );
+        assert_eq!(s, PageHeader { header_len: h.len(), uncompressed: 4096, compressed: 512, dict_values: None });
         let h = header(i64::from(i32::MAX), 512);
         assert_eq!(page_header(&h).unwrap().uncompressed, i64::from(i32::MAX));
         assert_eq!(page_header(&h[..3]), Err(Bad::Short));

@@ -137,10 +137,9 @@ fn every_shared_log_agrees_with_pandas() {
     }
 }
 
-/// pyarrow-written Parquet in every page layout gpumon's own decoder reads (`read/pqdecode.rs`):
-/// v1 and v2 pages, snappy, zstd and none, dictionaries that fall back to PLAIN, nulls, many pages
-/// and row groups) summarizes to the same figures as the same table in LZ4 pages, which the parquet
-/// crate decodes.
+/// pyarrow-written Parquet in many page layouts (v1 and v2 pages, snappy, zstd and none,
+/// dictionaries that fall back to PLAIN, nulls, many pages and row groups) summarizes to the same
+/// figures as the same table in LZ4 pages.
 #[test]
 fn pyarrow_page_layouts_read_the_same_as_the_parquet_crate() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,5 @@
-"""One table written by pyarrow in every page layout gpumon's own Parquet decoder reads, plus one
-it leaves to the parquet crate (LZ4), for a differential test of the two readers.
+"""One table written by pyarrow in many page layouts (codecs, page versions, dictionary fallback,
+page and row-group sizes), for a test that every layout summarizes to the same figures.
 
 usage: pqvariants.py OUTDIR
 
@@ -57,8 +57,7 @@ def table():
 
 
 VARIANTS = {
-    # The parquet crate's path (gpumon's decoder does not read LZ4 pages), with the row groups of
-    # the variants below it.
+    # The reference, with the row groups of the variants below it.
     "lz4": dict(compression="lz4"),
     "snappy-v1": dict(),
     "zstd-v2": dict(compression="zstd", data_page_version="2.0"),
