@@ -330,12 +330,27 @@ fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
         }
     }
     if !rows.is_empty() {
+        let data_s =
+            s.hosts.iter().flat_map(|h| &h.gpus).filter_map(|g| g.stats.get(Stat::IntervalS)).fold(0.0, f64::max);
         let _ = write!(
             out,
-            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">Mean utilization.gpu per {} column; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
-            crate::present::dur(axis.grid.bucket_s()),
+            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">{}; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
+            heat_caption(axis.grid.bucket_s(), data_s),
             heatmap(&rows, axis)
         );
+    }
+}
+
+/// What one heatmap cell stands for: a column narrower than the data's interval holds no more than
+/// one row, so the caption gives the rows' interval, not the column's width.
+fn heat_caption(bucket_s: f64, data_s: f64) -> String {
+    let dur = crate::present::dur;
+    if data_s > bucket_s {
+        format!("utilization.gpu per {} row (the data's interval: one row spans several columns)", dur(data_s))
+    } else if data_s > 0.0 {
+        format!("Mean utilization.gpu per {} column (rows every {})", dur(bucket_s), dur(data_s))
+    } else {
+        format!("Mean utilization.gpu per {} column", dur(bucket_s))
     }
 }
 
