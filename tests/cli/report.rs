@@ -328,5 +328,7 @@ fn tables_fit_their_column_at_1280_and_1920_px_and_in_print_and_the_heatmap_says
         // 500 ms rows over 3 s are far wider than one heatmap column: the caption names the rows.
         let note = d["heatmap_note"].as_str().unwrap();
         assert!(note.starts_with("utilization.gpu per 500 ms row"), "{name}: {note}");
+        let note = d["charts_note"].as_str().unwrap();
+        assert!(note.starts_with("Rows are 500 ms apart"), "{name}: {note}");
     }
 }

@@ -80,6 +80,7 @@ DOM_FACTS = r"""
     }),
     page_overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     heatmap_note: ((document.getElementById('heatmap') || {}).nextElementSibling || {}).textContent || null,
+    charts_note: ((document.getElementById('charts') || {}).nextElementSibling || {}).textContent || null,
   });
 })()
 """
