@@ -157,6 +157,43 @@ fn host_lines(st: &LiveStatus, width: usize) -> Vec<String> {
             n0(st.num(0, "job.threads"))
         ));
     }
+    let job_gpu: Vec<f64> = (0..st.rows.len()).filter_map(|i| st.num(i, "job.gpu_memory")).collect();
+    if !job_gpu.is_empty() {
+        out.push(format!("job  GPU memory {} MiB", n0(Some(job_gpu.iter().sum()))));
+    }
+    out.into_iter().map(|l| fit(l, width)).collect()
+}
+
+/// Most GPU processes listed: the rest are counted on one line.
+const PROCS_SHOWN: usize = 4;
+
+/// The GPU processes of the latest row (`record --processes`), the largest GPU memory first, the
+/// job's marked with `*`; nothing when none was recorded.
+fn proc_lines(st: &LiveStatus, width: usize) -> Vec<String> {
+    if st.procs.is_empty() {
+        return Vec::new();
+    }
+    let mut procs: Vec<_> = st.procs.iter().collect();
+    procs.sort_by_key(|p| std::cmp::Reverse(p.memory_mib.unwrap_or(0)));
+    let mut out = vec!["     pid  user          GPU   memory MiB   SM %".to_string()];
+    let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |x| x.to_string());
+    for p in procs.iter().take(PROCS_SHOWN) {
+        out.push(format!(
+            "{}{:>7}  {:<12}  {:>3}  {:>11}  {:>5}",
+            if p.job { '*' } else { ' ' },
+            p.pid,
+            p.user.as_deref().unwrap_or("?").chars().take(12).collect::<String>(),
+            opt(p.gpu),
+            opt(p.memory_mib),
+            opt(p.sm_pct)
+        ));
+    }
+    if procs.len() > PROCS_SHOWN {
+        out.push(format!("  ... {} more process(es)", procs.len() - PROCS_SHOWN));
+    }
+    if procs.iter().any(|p| p.job) {
+        out.push("  (* in the recorded job)".to_string());
+    }
     out.into_iter().map(|l| fit(l, width)).collect()
 }
 
@@ -229,6 +266,7 @@ pub fn frame(st: &LiveStatus, v: &View<'_>, width: usize, height: usize) -> Vec<
     let gpus = gpu_lines(st, width);
     let mut bottom = vec![String::new()];
     bottom.extend(host_lines(st, width));
+    bottom.extend(proc_lines(st, width));
     let mut found = finding_lines(v, width);
     // Room for the GPUs first, then the findings; each list says what it left out.
     let fixed = top.len() + bottom.len() + 1 + 2 * usize::from(v.keys);

@@ -744,3 +744,43 @@ fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
     tmux.run(&["send-keys", "-t", "w", "q"]);
     ok(&child.wait_with_output().unwrap());
 }
+
+#[test]
+fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        panic!("tmux is not installed: the watch test draws in a real terminal (apt-get install tmux)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A process of this test holds 2 GiB at 40 % SM; the wrapped job adds itself with 3 GiB.
+    let me = std::process::id();
+    let procs = dir.path().join("procs.txt");
+    std::fs::write(&procs, format!("{me}:2048\n")).unwrap();
+    let job = dir.path().join("job.sh");
+    std::fs::write(&job, format!("echo $$:3072 >> '{}'\nsleep 6\n", procs.display())).unwrap();
+    let scenario = format!(
+        "init = ok\n\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = 80\nmemory.used = 6000\n\
+         memory.total = 81559\nprocesses_file = {}\nprocess_util = {me}:sm=40:mem=10\n",
+        procs.display()
+    );
+    let run = dir.path().join("run.parquet");
+    let child = {
+        let mut c = gpumon_fake(dir.path(), &scenario);
+        c.args(["record", "-q", "-i", "250ms", "--processes", "-o"]).arg(&run).arg("--").arg("sh").arg(&job);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    };
+    let _ = control(&run);
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let tmux = Tmux::new("watchprocs");
+    tmux.start("w", 80, 24, &format!("{} watch {}", bin.display(), run.display()));
+    let screen = tmux.wait_for("w", "job  GPU memory 3072 MiB");
+    assert!(screen.lines().count() <= 24 && screen.lines().all(|l| l.chars().count() <= 80), "{screen}");
+    let head = screen.lines().position(|l| l.contains("pid  user") && l.contains("memory MiB")).expect(&screen);
+    let rows: Vec<Vec<&str>> = screen.lines().skip(head + 1).take(2).map(|l| l.split_whitespace().collect()).collect();
+    // The largest first: the job's (marked *), then this test's with its SM share.
+    assert_eq!(rows[0][0], "*", "{screen}");
+    assert_eq!(rows[0][4], "3072", "{screen}");
+    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    assert_eq!(rows[1], [me.to_string().as_str(), user.trim(), "0", "2048", "40"], "{screen}");
+    tmux.run(&["send-keys", "-t", "w", "q"]);
+    ok(&child.wait_with_output().unwrap());
+}
