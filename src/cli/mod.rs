@@ -381,7 +381,8 @@ pub(crate) struct LogArgs {
     #[arg(long, visible_alias = "id", value_delimiter = ',', value_name = "LIST")]
     pub(crate) gpus: Vec<String>,
     /// Column names of a headerless nvidia-smi log (--format=csv,noheader): the --query-gpu list, in order.
-    #[arg(long, value_delimiter = ',')]
+    /// `--query-gpu` is the same option: the list given to the recording is given to its reader.
+    #[arg(long, visible_alias = "query-gpu", value_delimiter = ',')]
     pub(crate) columns: Vec<String>,
     /// Number of GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column (default: inferred).
     #[arg(long, value_name = "N")]

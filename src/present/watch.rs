@@ -71,6 +71,24 @@ fn fit(s: String, w: usize) -> String {
     if s.chars().count() <= w { s } else { s.chars().take(w).collect() }
 }
 
+/// Like [`fit`], but a line too long is cut at the last space that fits and ends with `…`, so no
+/// word is cut in two (a single word wider than the line is cut where it must).
+fn fit_words(s: String, w: usize) -> String {
+    let s = fit(s, usize::MAX);
+    if s.chars().count() <= w {
+        return s;
+    }
+    let head: String = s.chars().take(w.saturating_sub(1)).collect();
+    // The cut already falls between words when the next character is a space; else back to the
+    // last space, unless that leaves less than a third of the line (one long token: cut it).
+    let cut = if s[head.len()..].starts_with(' ') {
+        head.len()
+    } else {
+        head.rfind(' ').filter(|&i| i > head.len() / 3).unwrap_or(head.len())
+    };
+    format!("{}…", head[..cut].trim_end())
+}
+
 /// Which columns of a GPU line get a bar (the narrowest terminals leave some out).
 const BAR_UTIL: u8 = 1;
 const BAR_MEM: u8 = 2;
@@ -139,6 +157,43 @@ fn host_lines(st: &LiveStatus, width: usize) -> Vec<String> {
             n0(st.num(0, "job.threads"))
         ));
     }
+    let job_gpu: Vec<f64> = (0..st.rows.len()).filter_map(|i| st.num(i, "job.gpu_memory")).collect();
+    if !job_gpu.is_empty() {
+        out.push(format!("job  GPU memory {} MiB", n0(Some(job_gpu.iter().sum()))));
+    }
+    out.into_iter().map(|l| fit(l, width)).collect()
+}
+
+/// Most GPU processes listed: the rest are counted on one line.
+const PROCS_SHOWN: usize = 4;
+
+/// The GPU processes of the latest row (`record --processes`), the largest GPU memory first, the
+/// job's marked with `*`; nothing when none was recorded.
+fn proc_lines(st: &LiveStatus, width: usize) -> Vec<String> {
+    if st.procs.is_empty() {
+        return Vec::new();
+    }
+    let mut procs: Vec<_> = st.procs.iter().collect();
+    procs.sort_by_key(|p| std::cmp::Reverse(p.memory_mib.unwrap_or(0)));
+    let mut out = vec!["     pid  user          GPU   memory MiB   SM %".to_string()];
+    let opt = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |x| x.to_string());
+    for p in procs.iter().take(PROCS_SHOWN) {
+        out.push(format!(
+            "{}{:>7}  {:<12}  {:>3}  {:>11}  {:>5}",
+            if p.job { '*' } else { ' ' },
+            p.pid,
+            p.user.as_deref().unwrap_or("?").chars().take(12).collect::<String>(),
+            opt(p.gpu),
+            opt(p.memory_mib),
+            opt(p.sm_pct)
+        ));
+    }
+    if procs.len() > PROCS_SHOWN {
+        out.push(format!("  ... {} more process(es)", procs.len() - PROCS_SHOWN));
+    }
+    if procs.iter().any(|p| p.job) {
+        out.push("  (* in the recorded job)".to_string());
+    }
     out.into_iter().map(|l| fit(l, width)).collect()
 }
 
@@ -197,7 +252,7 @@ fn finding_lines(v: &View<'_>, width: usize) -> Vec<String> {
         Some(Ok(list)) => std::iter::once(format!("findings so far: {}", list.len()))
             .chain(list.iter().map(|f| {
                 let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
-                fit(format!("  [{}] {} - {who}{}", f.severity.label(), f.rule, f.evidence), width)
+                fit_words(format!("  [{}] {} - {who}{}", f.severity.label(), f.rule, f.evidence), width)
             }))
             .collect(),
     }
@@ -211,6 +266,7 @@ pub fn frame(st: &LiveStatus, v: &View<'_>, width: usize, height: usize) -> Vec<
     let gpus = gpu_lines(st, width);
     let mut bottom = vec![String::new()];
     bottom.extend(host_lines(st, width));
+    bottom.extend(proc_lines(st, width));
     let mut found = finding_lines(v, width);
     // Room for the GPUs first, then the findings; each list says what it left out.
     let fixed = top.len() + bottom.len() + 1 + 2 * usize::from(v.keys);
@@ -224,10 +280,14 @@ pub fn frame(st: &LiveStatus, v: &View<'_>, width: usize, height: usize) -> Vec<
     }
     out.extend(bottom);
     if found.len() > rest + 1 {
-        let more = found.len() - rest.max(1);
-        found.truncate(rest.max(1));
+        // The first line is the count; the findings that fit follow it.
+        let shown = rest.max(1) - 1;
+        found.truncate(shown + 1);
         if let Some(first) = found.first_mut() {
-            first.push_str(&format!(" (+{more} not shown)"));
+            first.push_str(&match shown {
+                0 => " (a taller terminal lists them)".to_string(),
+                n => format!(" ({n} shown; a taller terminal shows all)"),
+            });
         }
     }
     out.extend(found);
@@ -279,6 +339,15 @@ mod tests {
     fn view(live: Liveness) -> View<'static> {
         let now = DateTime::parse_from_rfc3339("2026-01-05T10:02:09Z").unwrap().with_timezone(&Utc);
         View { path: "run.parquet", live, findings: Some(Ok(&[])), now, keys: true, from_file: false }
+    }
+
+    #[test]
+    fn long_lines_are_cut_between_words() {
+        let l = "  [info] batch_headroom - GPU 0: memory.used peak 1.2% of memory.total".to_string();
+        assert_eq!(fit_words(l.clone(), 80), l);
+        assert_eq!(fit_words(l.clone(), 40), "  [info] batch_headroom - GPU 0:…");
+        assert_eq!(fit_words(l.clone(), 34), "  [info] batch_headroom - GPU 0:…");
+        assert_eq!(fit_words("x".repeat(30), 10), format!("{}…", "x".repeat(9)));
     }
 
     #[test]

@@ -97,6 +97,19 @@ impl Job {
     pub fn is_wrapped(&self) -> bool {
         self.child.is_some()
     }
+
+    /// Whether the job writes to the terminal our stderr is on: a wrapped command inherits our
+    /// stdout and stderr, so it always does; a followed process does when its fd 1 or 2 is the
+    /// same file as ours. Its output cannot be seen before it lands (no pty in between), so a
+    /// redrawn status line would collide with it.
+    pub fn shares_terminal(&self) -> bool {
+        if self.child.is_some() {
+            return true;
+        }
+        let Ok(ours) = std::fs::read_link("/proc/self/fd/2") else { return false };
+        let root = self.tracker.root();
+        [1, 2].iter().any(|fd| std::fs::read_link(format!("/proc/{root}/fd/{fd}")).is_ok_and(|t| t == ours))
+    }
 }
 
 /// The shell's convention: the exit code, or 128 + the signal that killed the process.

@@ -129,16 +129,15 @@ impl Outputs {
         if let Some(e) = &self.exporter {
             e.publish(&t, stats);
         }
+        let pt = self.procs.is_some().then(|| self.process_rows(&t, job));
         if let Some(l) = &mut self.live {
-            l.publish(&t, stats);
+            l.publish(&t, stats, pt.as_ref().map_or(&[], |p| &p.rows[..]));
         }
-        if self.procs.is_some() {
-            let pt = self.process_rows(&t, job);
-            if let Some(p) = &self.procs
-                && p.send(pt).is_err()
-            {
-                warn_once("procs-queue-full", "the --processes writer is falling behind; rows are being dropped");
-            }
+        if let Some(pt) = pt
+            && let Some(p) = &self.procs
+            && p.send(pt).is_err()
+        {
+            warn_once("procs-queue-full", "the --processes writer is falling behind; rows are being dropped");
         }
         match &self.writer {
             Some(w) => w.send(t).map_err(|_| ()),

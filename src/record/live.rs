@@ -81,7 +81,7 @@ impl Live {
     }
 
     /// Write the latest rows when a write is due.
-    pub fn publish(&mut self, t: &Tick, stats: &RunStats) {
+    pub fn publish(&mut self, t: &Tick, stats: &RunStats, procs: &[Row]) {
         let now = Instant::now();
         if now < self.next {
             return;
@@ -91,6 +91,7 @@ impl Live {
         self.doc.phase = t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
         (self.doc.ticks, self.doc.late, self.doc.missed, self.doc.dropped) =
             (stats.ticks, stats.late, stats.missed, stats.dropped);
+        self.doc.procs = procs.iter().map(crate::schema::live::LiveProc::of).collect();
         self.write(&t.rows);
     }
 
@@ -188,7 +189,7 @@ mod tests {
         r.set(Field::UtilGpu, Value::U(55));
         r.set(Field::Phase, Value::S("bs=64".into()));
         let t = Tick { ts: Utc::now(), seq: 1, rows: vec![r], procs: Vec::new() };
-        live.publish(&t, &RunStats { ticks: 1, ..Default::default() });
+        live.publish(&t, &RunStats { ticks: 1, ..Default::default() }, &[]);
         // The first document (before any row) comes first; wait for the row's.
         let t0 = Instant::now();
         let read = || std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());

@@ -61,6 +61,7 @@ impl<'a> Recorder<'a> {
         if let (Some(j), Some(p)) = (job.as_mut(), job_pids.as_ref()) {
             j.share_pids(p.clone());
         }
+        let show_status = status::enable(cfg.quiet || job.as_ref().is_some_and(Job::shares_terminal));
         let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
         Ok(Recorder {
             cfg,
@@ -71,7 +72,7 @@ impl<'a> Recorder<'a> {
                 .with_progress(declare_progress(cfg, control.as_ref())),
             control,
             target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),
-            show_status: status::enable(cfg.quiet),
+            show_status,
         })
     }
 }

@@ -51,9 +51,44 @@ pub struct LiveStatus {
     /// The job's work counters (`record --progress`), in declaration order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub progress: Vec<LiveCounter>,
+    /// The GPU processes of the latest row (`record --processes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub procs: Vec<LiveProc>,
     /// The latest row of each GPU (one host-only row without GPUs): recorded field name -> value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<BTreeMap<String, serde_json::Value>>,
+}
+
+/// One GPU process of the latest row: where, whose, how much.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LiveProc {
+    pub gpu: Option<u64>,
+    pub pid: u64,
+    pub user: Option<String>,
+    pub memory_mib: Option<u64>,
+    pub sm_pct: Option<u64>,
+    /// In the recorded job's process tree.
+    pub job: bool,
+}
+
+impl LiveProc {
+    /// From a per-process row (`Table::Procs`).
+    pub fn of(r: &Row) -> LiveProc {
+        use crate::schema::catalog::Field;
+        let u = |f: Field| match r.get(f) {
+            Value::U(x) => Some(*x),
+            _ => None,
+        };
+        LiveProc {
+            gpu: u(Field::Index),
+            pid: u(Field::ProcPid).unwrap_or(0),
+            user: r.get(Field::ProcUser).as_str().map(str::to_string),
+            memory_mib: u(Field::ProcGpuMemory),
+            sm_pct: u(Field::ProcSm),
+            job: u(Field::ProcJob) == Some(1),
+        }
+    }
 }
 
 /// Most bytes a status document may have (one of many GPUs is a few tens of KiB).

@@ -59,6 +59,11 @@ impl JobTracker {
         }
     }
 
+    /// The process the tree hangs from.
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
     /// PIDs in the tree at the last sample.
     pub fn pids(&self) -> impl Iterator<Item = u32> + '_ {
         self.procs.keys().copied()

@@ -1,5 +1,5 @@
-//! The live one-line status on stderr (only when stderr is a terminal and not `-q`), cut to the
-//! terminal's width and redrawn in place.
+//! The live one-line status on stderr (only when stderr is a terminal, not `-q`, and no recorded
+//! job writes to the same terminal), cut to the terminal's width and redrawn in place.
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// Whether a live status line should be drawn.
+/// Whether a live status line should be drawn: the caller passes `quiet` also when the recorded
+/// job writes to our terminal (a wrapped command, which inherits stdout and stderr): its output
+/// arrives unseen by gpumon, so a line redrawn in place would be mixed into it (tqdm and pip do
+/// the same: no bar when the output is shared).
 pub fn enable(quiet: bool) -> bool {
     let on = !quiet && std::io::stderr().is_terminal();
     ACTIVE.store(on, Ordering::Relaxed);

@@ -699,3 +699,88 @@ fn a_killed_recorder_is_told_and_recover_removes_its_status_file() {
         .collect();
     assert!(hidden.is_empty(), "{hidden:?}");
 }
+
+#[test]
+fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        panic!("tmux is not installed: the watch test draws in a real terminal (apt-get install tmux)");
+    }
+    // Eight GPUs, two with two Xids each: more findings than 24 rows hold, with long evidence.
+    let mut s = String::from("init = ok\n");
+    for i in 0..8 {
+        s += &format!(
+            "\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = {}\nmemory.used = 1000\nmemory.total = 81559\n{}",
+            90 + i,
+            if i < 2 { "events = xid:79@1, xid:94:gi=1:ci=0@2\n" } else { "events = none\n" }
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let child = {
+        let mut c = gpumon_fake(dir.path(), &s);
+        c.args(["record", "-q", "-i", "250ms", "--duration", "8s", "-o"]).arg(&run).stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let _ = control(&run);
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let tmux = Tmux::new("watchcut");
+    tmux.start("w", 80, 24, &format!("{} watch {}", bin.display(), run.display()));
+    let screen = tmux.wait_for("w", "Xid 94");
+    // The full lines, from a frame wider than any finding line here.
+    let o = gpumon().args(["watch", "--once"]).arg(&run).output().unwrap();
+    ok(&o);
+    let full = String::from_utf8_lossy(&o.stdout).into_owned();
+    let head = screen.lines().find(|l| l.starts_with("findings so far: ")).unwrap();
+    let shown: Vec<&str> = screen.lines().filter(|l| l.starts_with("  [")).collect();
+    assert!(!head.contains("not shown"), "{screen}");
+    assert!(head.contains(&format!("({} shown;", shown.len())), "the count says how many are listed:\n{screen}");
+    let total: usize = head["findings so far: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(total > shown.len(), "{screen}");
+    for l in shown {
+        let Some(cut) = l.strip_suffix('…') else { continue };
+        let whole = full.lines().find(|f| f.starts_with(cut)).unwrap_or_else(|| panic!("{l:?} not in\n{full}"));
+        assert!(whole[cut.len()..].starts_with(' '), "cut inside a word: {l:?} of {whole:?}");
+    }
+    tmux.run(&["send-keys", "-t", "w", "q"]);
+    ok(&child.wait_with_output().unwrap());
+}
+
+#[test]
+fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        panic!("tmux is not installed: the watch test draws in a real terminal (apt-get install tmux)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A process of this test holds 2 GiB at 40 % SM; the wrapped job adds itself with 3 GiB.
+    let me = std::process::id();
+    let procs = dir.path().join("procs.txt");
+    std::fs::write(&procs, format!("{me}:2048\n")).unwrap();
+    let job = dir.path().join("job.sh");
+    std::fs::write(&job, format!("echo $$:3072 >> '{}'\nsleep 6\n", procs.display())).unwrap();
+    let scenario = format!(
+        "init = ok\n\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = 80\nmemory.used = 6000\n\
+         memory.total = 81559\nprocesses_file = {}\nprocess_util = {me}:sm=40:mem=10\n",
+        procs.display()
+    );
+    let run = dir.path().join("run.parquet");
+    let child = {
+        let mut c = gpumon_fake(dir.path(), &scenario);
+        c.args(["record", "-q", "-i", "250ms", "--processes", "-o"]).arg(&run).arg("--").arg("sh").arg(&job);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    };
+    let _ = control(&run);
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let tmux = Tmux::new("watchprocs");
+    tmux.start("w", 80, 24, &format!("{} watch {}", bin.display(), run.display()));
+    let screen = tmux.wait_for("w", "job  GPU memory 3072 MiB");
+    assert!(screen.lines().count() <= 24 && screen.lines().all(|l| l.chars().count() <= 80), "{screen}");
+    let head = screen.lines().position(|l| l.contains("pid  user") && l.contains("memory MiB")).expect(&screen);
+    let rows: Vec<Vec<&str>> = screen.lines().skip(head + 1).take(2).map(|l| l.split_whitespace().collect()).collect();
+    // The largest first: the job's (marked *), then this test's with its SM share.
+    assert_eq!(rows[0][0], "*", "{screen}");
+    assert_eq!(rows[0][4], "3072", "{screen}");
+    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    assert_eq!(rows[1], [me.to_string().as_str(), user.trim(), "0", "2048", "40"], "{screen}");
+    tmux.run(&["send-keys", "-t", "w", "q"]);
+    ok(&child.wait_with_output().unwrap());
+}

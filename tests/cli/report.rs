@@ -274,3 +274,61 @@ fn host_only_recording_takes_its_span_from_the_timestamps() {
     let span = if unit == "ms" { n / 1000.0 } else { n };
     assert!((0.9..3.0).contains(&span), "span of 6 ticks: {span} s");
 }
+
+/// Open `html` at `width` px (or as printed) and return the DOM facts.
+fn measure(html: &Path, width: u32, print: bool, shot: &str) -> Value {
+    let mut c = Command::new("python3");
+    c.arg(repo_root().join("tests/py/browser.py")).arg(html).arg("--chromium").arg(chromium());
+    c.arg("--screenshot").arg(artifacts().join(format!("{shot}.png")));
+    c.args(["--width", &width.to_string(), "--height", "1600"]);
+    if print {
+        c.arg("--print-media");
+    }
+    let out = c.output().expect("running python3 tests/py/browser.py");
+    assert!(out.status.success(), "browser.py: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["dom"].clone()
+}
+
+#[test]
+fn tables_fit_their_column_at_1280_and_1920_px_and_in_print_and_the_heatmap_says_its_cell() {
+    // Eight GPUs with GPM activity, two with Xids (the events table with its long action text), a
+    // wrapped job with per-process rows: the widest tables a recording gives.
+    let mut s = String::from("init = ok\ndriver_version = 550.54.15\ncuda_version = 12040\n");
+    for i in 0..8 {
+        s += &format!(
+            "\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = {}\nmemory.used = 1000\nmemory.total = 81559\n\
+             gpm.sm_util = 40, 50, 60\ngpm.sm_occupancy = 20, 30\ngpm.dram_bw_util = 10, 20\n{}",
+            90 + i,
+            if i < 2 { "events = xid:79@1, xid:94:gi=1:ci=0@2\n" } else { "events = none\n" }
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let o = gpumon_fake(dir.path(), &s)
+        .args(["record", "-q", "-i", "500ms", "--processes", "-o"])
+        .arg(&run)
+        .args(["--", "sleep", "3"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = dir.path().join("run.html");
+    let o = gpumon().args(["report", "-q"]).arg(&run).arg("-o").arg(&html).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (width, print, name) in
+        [(1280, false, "layout-1280"), (1920, false, "layout-1920"), (1100, true, "layout-print")]
+    {
+        let d = measure(&html, width, print, name);
+        let tables = d["tables"].as_array().unwrap();
+        assert!(tables.iter().any(|t| t["cls"] == "events"), "{d}");
+        for t in tables {
+            assert!(t["over"].as_i64().unwrap() <= 0, "{name}: table {} is wider than its column: {t}", t["cls"]);
+            assert_eq!(t["clipped_cells"], 0, "{name}: table {} has clipped cells: {t}", t["cls"]);
+        }
+        assert_eq!(d["page_overflow"], 0, "{name}: the page scrolls sideways");
+        // 500 ms rows over 3 s are far wider than one heatmap column: the caption names the rows.
+        let note = d["heatmap_note"].as_str().unwrap();
+        assert!(note.starts_with("utilization.gpu per 500 ms row"), "{name}: {note}");
+        let note = d["charts_note"].as_str().unwrap();
+        assert!(note.starts_with("Rows are 500 ms apart"), "{name}: {note}");
+    }
+}

@@ -62,3 +62,29 @@ fn query_gpu_knows_driver_persistence_max_clocks_reserved_memory_and_field_value
         "{out}"
     );
 }
+
+#[test]
+fn a_headerless_log_is_read_back_with_its_query_gpu_list_and_has_no_events_companion() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("smi.log");
+    let query = "--query-gpu=timestamp,index,utilization.gpu,memory.used";
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-q", "-i", "100ms", "--count", "3", "--format=csv,noheader", query, "-o"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // No event happened: no companion file beside the log.
+    assert!(!dir.path().join("smi.events.log").exists());
+    // Without the list the error says which option to pass.
+    let o = gpumon().args(["summarize"]).arg(&log).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--query-gpu="), "{err}");
+    // The recording's own --query-gpu reads it back.
+    let o = gpumon().args(["summarize", "--format", "json", query]).arg(&log).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 2, "{j}");
+}

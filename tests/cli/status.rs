@@ -90,3 +90,45 @@ fn status_line_fits_an_80_column_terminal() {
     assert!(seen >= 3, "the status line was seen {seen} times:\n{last}");
     assert!(!last.lines().any(|l| l.contains("ticks")), "the status line is cleared at the end:\n{last}");
 }
+
+#[test]
+fn wrapped_job_output_is_not_mixed_with_a_status_line() {
+    let have_tmux = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
+    assert!(have_tmux, "this test needs tmux (a terminal to draw in): apt-get install tmux (.ci/run installs it)");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.txt");
+    std::fs::write(&scenario, eight_gpus()).unwrap();
+    let out = dir.path().join("run.csv");
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    // The job writes without a newline first (as a progress print does), then ends the line.
+    let job = dir.path().join("job.sh");
+    std::fs::write(&job, "for i in 1 2 3 4 5 6 7 8 9 10; do printf 'bs=64 '; sleep 0.2; echo step$i done; done\n")
+        .unwrap();
+    let script = format!(
+        "env -u CUDA_VISIBLE_DEVICES -u NVIDIA_VISIBLE_DEVICES GPUMON_NVML_LIB='{}' FAKE_NVML_SCENARIO='{}' '{}' record -i 100ms -o '{}' -- sh '{}'; echo gpumon-exit=$?; sleep 60",
+        fake_nvml().display(),
+        scenario.display(),
+        bin.display(),
+        out.display(),
+        job.display()
+    );
+    let tmux = Tmux { socket: format!("gpumon-test-wrap-{}", std::process::id()) };
+    let st = tmux.cmd().args(["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", &script]).status().unwrap();
+    assert!(st.success(), "tmux new-session failed");
+    let t0 = Instant::now();
+    let mut last = String::new();
+    while t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(150));
+        let screen = tmux.capture();
+        assert!(!screen.contains("ticks"), "a status line was drawn over the job's output:\n{screen}");
+        let done = screen.contains("gpumon-exit=");
+        last = screen;
+        if done {
+            break;
+        }
+    }
+    assert!(last.contains("gpumon-exit=0"), "gpumon did not end cleanly:\n{last}");
+    for i in 1..=10 {
+        assert!(last.lines().any(|l| l == format!("bs=64 step{i} done")), "line {i} of the job was broken:\n{last}");
+    }
+}

@@ -69,6 +69,18 @@ DOM_FACTS = r"""
     phase_fills: [...new Set([...document.querySelectorAll('svg rect.ph')].map(r => getComputedStyle(r).fill))],
     comparison_rows: [...document.querySelectorAll('table.comparison tbody tr')].map(tr => tr.dataset.stat),
     verdicts: [...document.querySelectorAll('ul.verdicts li')].map(li => li.textContent),
+    // Each table against the box it sits in: wider than the box scrolls sideways (or is cut);
+    // a cell whose text is wider than the cell is clipped.
+    tables: [...document.querySelectorAll('table')].map(t => {
+      const p = t.parentElement, cs = getComputedStyle(p);
+      const content = p.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      return {cls: t.className, width: Math.ceil(t.getBoundingClientRect().width), box: Math.floor(content),
+        over: Math.ceil(t.getBoundingClientRect().width) - Math.floor(content),
+        clipped_cells: [...t.querySelectorAll('td, th')].filter(c => c.scrollWidth > c.clientWidth + 1).length};
+    }),
+    page_overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    heatmap_note: ((document.getElementById('heatmap') || {}).nextElementSibling || {}).textContent || null,
+    charts_note: ((document.getElementById('charts') || {}).nextElementSibling || {}).textContent || null,
   });
 })()
 """
@@ -168,6 +180,7 @@ def main():
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=2000)
     ap.add_argument("--chromium")
+    ap.add_argument("--print-media", action="store_true", help="measure the page as printed (CSS @media print)")
     ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
@@ -190,6 +203,8 @@ def main():
             load, render = visit(cdp, url, a.width, a.height)
             loads.append(load)
             renders.append(render)
+        if a.print_media:
+            cdp.call("Emulation.setEmulatedMedia", media="print")
         facts = json.loads(cdp.call("Runtime.evaluate", expression=DOM_FACTS, returnByValue=True)["result"]["value"])
         if a.screenshot:
             shot = cdp.call("Page.captureScreenshot", format="png")

@@ -330,12 +330,45 @@ fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
         }
     }
     if !rows.is_empty() {
+        let data_s = data_interval(s);
         let _ = write!(
             out,
-            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">Mean utilization.gpu per {} column; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
-            crate::present::dur(axis.grid.bucket_s()),
+            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">{}; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
+            heat_caption(axis.grid.bucket_s(), data_s),
             heatmap(&rows, axis)
         );
+    }
+}
+
+/// The longest interval between rows of any GPU (0 when none says).
+fn data_interval(s: &Summary) -> f64 {
+    s.hosts.iter().flat_map(|h| &h.gpus).filter_map(|g| g.stats.get(Stat::IntervalS)).fold(0.0, f64::max)
+}
+
+/// What a chart's band spans: a bucket's values, or one row when the rows are further apart.
+fn band_caption(bucket_s: f64, data_s: f64) -> String {
+    let dur = crate::present::dur;
+    if data_s > bucket_s {
+        format!(
+            "Rows are {} apart, wider than a {} bucket: each bucket holds at most one row",
+            dur(data_s),
+            dur(bucket_s)
+        )
+    } else {
+        format!("Each band spans the lowest to the highest value in a {} bucket", dur(bucket_s))
+    }
+}
+
+/// What one heatmap cell stands for: a column narrower than the data's interval holds no more than
+/// one row, so the caption gives the rows' interval, not the column's width.
+fn heat_caption(bucket_s: f64, data_s: f64) -> String {
+    let dur = crate::present::dur;
+    if data_s > bucket_s {
+        format!("utilization.gpu per {} row (the data's interval: one row spans several columns)", dur(data_s))
+    } else if data_s > 0.0 {
+        format!("Mean utilization.gpu per {} column (rows every {})", dur(bucket_s), dur(data_s))
+    } else {
+        format!("Mean utilization.gpu per {} column", dur(bucket_s))
     }
 }
 
@@ -388,8 +421,8 @@ pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone, phase
     heatmap_part(&mut out, s, c, &axis);
     let _ = write!(
         out,
-        r#"<h2 id="charts">Charts</h2><p class="note">Each band spans the lowest to the highest value in a {} bucket{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.</p>"#,
-        crate::present::dur(grid.bucket_s()),
+        r#"<h2 id="charts">Charts</h2><p class="note">{}{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.</p>"#,
+        band_caption(grid.bucket_s(), data_interval(s)),
         if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
         gap_k
     );

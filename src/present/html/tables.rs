@@ -182,7 +182,7 @@ pub fn events(s: &Summary) -> Option<String> {
     for e in &s.events {
         let _ = write!(
             t,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td class="l">{}</td><td class="l">{}</td><td class="l">{}</td></tr>"#,
+            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td class="l">{}</td><td class="w">{}</td><td class="w">{}</td></tr>"#,
             crate::present::ts(e.ts),
             esc(&e.host),
             e.gpu.map_or_else(|| "-".to_string(), |g| g.to_string()),

@@ -261,7 +261,8 @@ impl Parser {
         if has_timestamp_cell(t) {
             bail!(
                 "{}: line {no} is a data row but the file has no header line (logged with --format=csv,noheader?); \
-                 pass --columns with the --query-gpu names in order, e.g. --columns timestamp,utilization.gpu,memory.used",
+                 pass the --query-gpu list it was logged with, in order, e.g. --query-gpu=timestamp,utilization.gpu,memory.used \
+                 (--columns is the same option)",
                 self.disp
             );
         }
