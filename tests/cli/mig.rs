@@ -1,0 +1,108 @@
+//! MIG: a GPU split into instances is recorded with one row per instance per tick, listed by
+//! `doctor`, and answered for per instance.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::{gpumon_fake, repo_root, warnings};
+
+/// GPU 0 split `3g.40gb+2g.20gb+1g.10gb` (instance memory moving on at tick 1), GPU 1 whole.
+pub const MIG_NODE: &str = "
+[device]
+name = NVIDIA H100 80GB HBM3
+memory.total = 81559
+memory.used = 30000
+temperature.gpu = 40
+power.draw = 200
+utilization.gpu = 50
+mig = 3g.40gb:gi=1:used=20000;2g.20gb:gi=5:used=100;1g.10gb:gi=13:used=9000, 3g.40gb:gi=1:used=21000;2g.20gb:gi=5:used=100;1g.10gb:gi=13:used=9500
+
+[device]
+name = NVIDIA H100 80GB HBM3
+memory.total = 81559
+memory.used = 1000
+temperature.gpu = 35
+power.draw = 100
+utilization.gpu = 20
+";
+
+/// What pandas sees per tick (tests/py/mig_rows.py).
+fn mig_rows(file: &Path) -> serde_json::Value {
+    let out = Command::new("python3").arg(repo_root().join("tests/py/mig_rows.py")).arg(file).output().unwrap();
+    assert!(out.status.success(), "mig_rows.py: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (index, gi, profile) of each row of a tick.
+fn units(tick: &serde_json::Value) -> Vec<(i64, Option<i64>, Option<String>)> {
+    tick.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["index"].as_i64().unwrap(), r["gi"].as_i64(), r["profile"].as_str().map(str::to_string)))
+        .collect()
+}
+
+#[test]
+fn mig_instances_get_rows_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.parquet");
+    let o = gpumon_fake(dir.path(), MIG_NODE)
+        .args(["record", "-i", "0.2", "--count", "5", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(warnings(&o.stderr).is_empty(), "{:?}", warnings(&o.stderr));
+    let j = mig_rows(&out);
+    let ticks = j["ticks"].as_array().unwrap();
+    assert_eq!(ticks.len(), 5, "{j}");
+    let want = vec![
+        (0, None, None),
+        (0, Some(1), Some("3g.40gb".to_string())),
+        (0, Some(5), Some("2g.20gb".to_string())),
+        (0, Some(13), Some("1g.10gb".to_string())),
+        (1, None, None),
+    ];
+    for t in ticks {
+        assert_eq!(units(t), want, "{t}");
+    }
+    assert_eq!(j["dtypes"]["mig.gi"], j["dtypes"]["utilization.gpu"], "a nullable integer like the others: {j}");
+    // The parent keeps power and temperature and has no utilization (NVML: NOT_SUPPORTED in MIG
+    // mode); each instance has its own memory and nothing the parent alone answers.
+    let (parent, big, small, whole) = (&ticks[1][0], &ticks[1][1], &ticks[1][3], &ticks[1][4]);
+    assert_eq!(parent["power.draw"], 200.0);
+    assert!(parent["utilization.gpu"].is_null());
+    assert_eq!(parent["memory.total"], 81559);
+    assert_eq!((big["memory.used"].as_i64(), big["memory.total"].as_i64()), (Some(21000), Some(40960)));
+    assert_eq!((small["memory.used"].as_i64(), small["memory.total"].as_i64()), (Some(9500), Some(10240)));
+    assert!(big["power.draw"].is_null() && big["utilization.gpu"].is_null());
+    assert!(big["uuid"].as_str().unwrap().starts_with("MIG-"));
+    assert_eq!(whole["utilization.gpu"], 20);
+    assert!(whole["gi"].is_null() && whole["uuid"].is_null());
+}
+
+#[test]
+fn a_mig_layout_change_is_picked_up_with_one_warning() {
+    let scenario = MIG_NODE.replace(
+        "mig = 3g.40gb:gi=1:used=20000;2g.20gb:gi=5:used=100;1g.10gb:gi=13:used=9000, 3g.40gb:gi=1:used=21000;2g.20gb:gi=5:used=100;1g.10gb:gi=13:used=9500",
+        "mig = 3g.40gb:gi=1;2g.20gb:gi=5;1g.10gb:gi=13, 3g.40gb:gi=1;2g.20gb:gi=5;1g.10gb:gi=13, 3g.40gb:gi=1;3g.40gb:gi=2",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.parquet");
+    let o = gpumon_fake(dir.path(), &scenario)
+        .args(["record", "-i", "0.2", "--count", "5", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let w = warnings(&o.stderr);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("GPU 0: its MIG layout changed (2 instances now: 0/gi1 3g.40gb, 0/gi2 3g.40gb)"), "{w:?}");
+    let j = mig_rows(&out);
+    let ticks = j["ticks"].as_array().unwrap();
+    let gis: Vec<Vec<Option<i64>>> =
+        ticks.iter().map(|t| units(t).into_iter().filter(|u| u.0 == 0).map(|u| u.1).collect()).collect();
+    let three = vec![None, Some(1), Some(5), Some(13)];
+    let two = vec![None, Some(1), Some(2)];
+    assert_eq!(gis, vec![three.clone(), three, two.clone(), two.clone(), two], "{j}");
+}
