@@ -628,6 +628,16 @@ pub const MIG_IDENTITY: [Field; 4] = [Field::MigGi, Field::MigCi, Field::MigProf
 /// GPU's row keeps the rest (power, temperature, clocks, ECC).
 pub const MIG_MEASURED: [Field; 4] = [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
 
+impl Field {
+    /// Whether a MIG instance's row holds the field: the GPU identity, the instance's identity and
+    /// what NVML answers on a MIG device ([`MIG_MEASURED`]); host and job columns repeat on every row.
+    pub fn on_mig_rows(self) -> bool {
+        matches!(self, Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::DriverVersion)
+            || MIG_IDENTITY.contains(&self)
+            || MIG_MEASURED.contains(&self)
+    }
+}
+
 /// The bits of `clocks_event_reasons.active`: NVML's `nvmlClocksEventReason*` (nvml.h), named as
 /// nvidia-smi's `clocks_event_reasons.<name>` query fields.
 pub const CLOCK_EVENT_REASONS: [(u64, &str); 9] = [

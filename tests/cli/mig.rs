@@ -106,3 +106,46 @@ fn a_mig_layout_change_is_picked_up_with_one_warning() {
     let two = vec![None, Some(1), Some(2)];
     assert_eq!(gis, vec![three.clone(), three, two.clone(), two.clone(), two], "{j}");
 }
+
+#[test]
+fn doctor_lists_mig_instances_and_fields_says_which_fields_they_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = MIG_NODE.replace("mig = ", "mig_mode.pending = 0\nmig = ");
+    let o = gpumon_fake(dir.path(), &scenario).arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("modes        persistence n/a, MIG on (pending off after a GPU reset)"), "{text}");
+    assert!(text.contains("MIG 0        gi 1, ci 0, 3g.40gb, 40960 MiB,"), "{text}");
+    assert!(text.contains("MIG 2        gi 13, ci 0, 1g.10gb, 10240 MiB,"), "{text}");
+    assert!(text.contains("GPU 0: MIG is on; record writes a row per MIG instance (3 now"), "{text}");
+    let o = gpumon_fake(dir.path(), MIG_NODE).args(["doctor", "--format", "json"]).output().unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let inst = j["gpus"][0]["mig_instances"].as_array().unwrap();
+    let got: Vec<(i64, &str, i64)> = inst
+        .iter()
+        .map(|m| {
+            (
+                m["gpu_instance_id"].as_i64().unwrap(),
+                m["profile"].as_str().unwrap(),
+                m["memory_total_mib"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(1, "3g.40gb", 40960), (5, "2g.20gb", 20480), (13, "1g.10gb", 10240)]);
+    assert!(inst.iter().all(|m| m["uuid"].as_str().unwrap().starts_with("MIG-") && m["compute_instance_id"] == 0));
+    assert!(j["gpus"][1].get("mig_instances").is_none(), "a whole GPU lists none: {j}");
+
+    let o = crate::common::gpumon().args(["fields", "--format", "json"]).output().unwrap();
+    let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let per: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["mig_instance"] == true && f["source"] == "gpu")
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    for name in ["mig.gi", "mig.ci", "mig.profile", "mig.uuid", "memory.used", "memory.total"] {
+        assert!(per.contains(&name), "{name} in {per:?}");
+    }
+    assert!(!per.contains(&"power.draw") && !per.contains(&"utilization.gpu"), "{per:?}");
+}
