@@ -149,3 +149,59 @@ fn doctor_lists_mig_instances_and_fields_says_which_fields_they_have() {
     }
     assert!(!per.contains(&"power.draw") && !per.contains(&"utilization.gpu"), "{per:?}");
 }
+
+/// Record `scenario` for 5 ticks into `dir/run.parquet`.
+fn record_mig(dir: &Path, scenario: &str) -> std::path::PathBuf {
+    let out = dir.join("run.parquet");
+    let o = gpumon_fake(dir, scenario)
+        .args(["record", "-i", "0.2", "--count", "5", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+#[test]
+fn summarize_answers_for_each_mig_instance_under_its_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    // The 1g.10gb slice runs at 10,000 of its 10,240 MiB: an OOM risk of its own, while its GPU
+    // (30,000 of 81,559 MiB) is not.
+    let run = record_mig(dir.path(), &MIG_NODE.replace("1g.10gb:gi=13:used=9500", "1g.10gb:gi=13:used=10000"));
+    let o = crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
+    let units: Vec<(&str, Option<i64>, Option<&str>)> =
+        gpus.iter().map(|g| (g["gpu"].as_str().unwrap(), g["gpu_instance"].as_i64(), g["profile"].as_str())).collect();
+    assert_eq!(
+        units,
+        [
+            ("0", None, None),
+            ("0/gi1", Some(1), Some("3g.40gb")),
+            ("0/gi5", Some(5), Some("2g.20gb")),
+            ("0/gi13", Some(13), Some("1g.10gb")),
+            ("1", None, None)
+        ]
+    );
+    assert!(gpus[3]["uuid"].as_str().unwrap().starts_with("MIG-"), "{}", gpus[3]);
+    assert_eq!(gpus[3]["index"], 0);
+    let findings = j["hosts"][0]["findings"].to_string();
+    assert!(findings.contains("oom_risk") && findings.contains("0/gi13"), "{findings}");
+    assert!(findings.contains("of 10240 MiB"), "against the instance's own memory: {findings}");
+    assert_eq!(findings.matches("oom_risk").count(), 1, "{findings}");
+
+    let o = crate::common::gpumon().arg("summarize").arg(&run).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("gpumon summary: 1 host(s), 2 GPU(s) (3 MIG instance(s))"), "{text}");
+    assert!(text.contains("MIG instances: 0/gi1 3g.40gb, 0/gi5 2g.20gb, 0/gi13 1g.10gb"), "{text}");
+    let table = text.split_once("temp C\n").unwrap().1.split_once("Wh:").unwrap().0;
+    let order: Vec<&str> = table.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(order, ["0", "0/gi1", "0/gi5", "0/gi13", "1"], "{text}");
+
+    let html = dir.path().join("r.html");
+    let o = crate::common::gpumon().arg("report").arg(&run).arg("-o").arg(&html).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("0/gi13") && page.contains("oom_risk"), "the report shows the instances");
+}
