@@ -11,7 +11,7 @@ mod gpm;
 mod hostile;
 mod job;
 mod longrun;
-mod mig;
+pub mod mig;
 mod present;
 mod progress;
 mod prom;
