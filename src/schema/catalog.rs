@@ -628,6 +628,17 @@ pub const MIG_IDENTITY: [Field; 4] = [Field::MigGi, Field::MigCi, Field::MigProf
 /// GPU's row keeps the rest (power, temperature, clocks, ECC).
 pub const MIG_MEASURED: [Field; 4] = [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
 
+/// The GPM fields a MIG instance's row holds (`nvmlGpmMigSampleGet`): its only activity figures.
+pub const MIG_GPM: [Field; 7] = [
+    Field::SmActive,
+    Field::SmOccupancy,
+    Field::TensorActive,
+    Field::DramActive,
+    Field::Fp16Active,
+    Field::Fp32Active,
+    Field::Fp64Active,
+];
+
 impl Field {
     /// Whether a MIG instance's row holds the field: the GPU identity, the instance's identity and
     /// what NVML answers on a MIG device ([`MIG_MEASURED`]); host and job columns repeat on every row.
@@ -635,6 +646,7 @@ impl Field {
         matches!(self, Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::DriverVersion)
             || MIG_IDENTITY.contains(&self)
             || MIG_MEASURED.contains(&self)
+            || MIG_GPM.contains(&self)
     }
 }
 

@@ -103,7 +103,7 @@ fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) 
     let mut row = identity_row(info, ctx.row_cap);
     sample_device(&ctx.nvml, info, state, &mut row)?;
     let instances = match (&state.dev, info.mig) {
-        (Some(dev), true) => state.mig.rows(dev, info, &row, &ctx.sel)?,
+        (Some(dev), true) => state.mig.rows((&ctx.nvml, dev), info, &row, &ctx.sel)?,
         _ => Vec::new(),
     };
     let list = ctx.procs || ctx.job.is_some();
@@ -263,8 +263,8 @@ pub(super) struct DeviceState<'n> {
     reads: Vec<(NvmlRead, Field)>,
     /// The GPU's handle, got at the first reading and kept; got again after the GPU was lost.
     dev: Option<Device<'n>>,
-    /// The MIG layout last read (a GPU in MIG mode at start).
-    mig: MigState,
+    /// The MIG layout last read and its instances' GPM (a GPU in MIG mode at start).
+    mig: MigState<'n>,
 }
 
 impl<'n> DeviceState<'n> {

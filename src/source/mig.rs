@@ -6,13 +6,15 @@
 //! profile (`3g.40gb`) is taken from the MIG device's name (`NVIDIA H100 80GB HBM3 MIG 3g.40gb`),
 //! as nvidia-smi and nvitop show it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use nvml_wrapper::Device;
 use nvml_wrapper::error::{NvmlError, nvml_try};
+use nvml_wrapper::{Device, Nvml};
 
 use crate::schema::catalog::{Field, MIG_MEASURED};
 use crate::schema::row::{Row, Selection, Value};
+use crate::source::gpm::Gpm;
 use crate::source::gpu::{GpuInfo, Lost};
 use crate::util::warn::warn;
 
@@ -88,17 +90,20 @@ fn instance_id(mig: &Device<'_>, compute: bool) -> Result<u32, NvmlError> {
 
 /// What a reading thread keeps of one GPU's MIG layout between ticks.
 #[derive(Default)]
-pub(super) struct MigState {
+pub(super) struct MigState<'n> {
     /// The UUIDs of the layout last read (a change is warned about once).
     layout: Option<Vec<Arc<str>>>,
+    /// GPM of each GPU instance (`nvmlGpmMigSampleGet`), by GPU instance id: the only activity
+    /// NVML gives per instance.
+    gpm: HashMap<u32, Gpm<'n>>,
 }
 
-impl MigState {
+impl<'n> MigState<'n> {
     /// One row per MIG device of `dev` now: `base`'s identity plus the instance's identity and the
     /// measured fields of `sel` NVML answers on a MIG device (memory).
     pub(super) fn rows(
         &mut self,
-        dev: &Device<'_>,
+        (nvml, dev): (&'n Nvml, &Device<'n>),
         info: &GpuInfo,
         base: &Row,
         sel: &Selection,
@@ -116,12 +121,18 @@ impl MigState {
         };
         self.note_layout(info, &list);
         let memory = MIG_MEASURED.iter().any(|f| sel.fields().any(|s| s == *f));
+        // Instances that left the layout lose their GPM samples.
+        self.gpm.retain(|gi, _| list.iter().any(|(i, _)| i.gi == Some(*gi)));
         let mut rows = Vec::with_capacity(list.len());
         for (inst, mig) in &list {
             let mut row = identity_of(base);
             set_identity(&mut row, inst);
             if memory {
                 super::gpu::memory(mig, info, &mut row)?;
+            }
+            if let Some(gi) = inst.gi {
+                let gpm = self.gpm.entry(gi).or_insert_with(|| Gpm::for_instance(nvml, sel, gi));
+                gpm.read(dev, info, &mut row)?;
             }
             rows.push(row);
         }

@@ -205,3 +205,38 @@ fn summarize_answers_for_each_mig_instance_under_its_gpu() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("0/gi13") && page.contains("oom_risk"), "the report shows the instances");
 }
+
+#[test]
+fn each_mig_instance_gets_its_own_gpm_activity_and_an_idle_slice_holding_memory_is_found() {
+    // GPU-wide GPM says 30% while the 3g slice runs at 80% and the 1g slice holds 9,000 MiB idle.
+    let scenario = MIG_NODE
+        .replace("utilization.gpu = 50\n", "utilization.gpu = 50\ngpm.sm_util = 0, 30\n")
+        .replace("3g.40gb:gi=1:used=21000", "3g.40gb:gi=1:used=21000:gpm.sm_util=80")
+        .replace(
+            "2g.20gb:gi=5:used=100;1g.10gb:gi=13:used=9500",
+            "2g.20gb:gi=5:used=100:gpm.sm_util=10;1g.10gb:gi=13:used=9500:gpm.sm_util=0",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let run = record_mig(dir.path(), &scenario);
+    let o = crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
+    let sm: Vec<(&str, Option<f64>)> =
+        gpus.iter().map(|g| (g["gpu"].as_str().unwrap(), g["stats"]["sm.active.max"].as_f64())).collect();
+    assert_eq!(
+        sm,
+        [("0", Some(30.0)), ("0/gi1", Some(80.0)), ("0/gi5", Some(10.0)), ("0/gi13", Some(0.0)), ("1", None)],
+        "{j}"
+    );
+    let findings: Vec<(&str, &str)> = j["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["gpu"].as_str().unwrap_or("-")))
+        .collect();
+    assert!(findings.contains(&("idle_allocated", "0/gi13")), "{findings:?}");
+    assert!(!findings.iter().any(|f| f.1 == "0/gi1" || f.1 == "0"), "the busy slice and its GPU: {findings:?}");
+    let text = j["hosts"][0]["findings"].to_string();
+    assert!(text.contains("with sm.active < 5%"), "the instance's evidence is its GPM: {text}");
+}

@@ -410,6 +410,8 @@ struct Mig {
     total_mib: u64,
     used_mib: u64,
     procs: Vec<Proc>,
+    /// `gpm.KEY=VALUE`: what `nvmlGpmMetricsGet` answers for this GPU instance's samples.
+    gpm: Vec<(c_uint, f64)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -693,7 +695,8 @@ fn parse_mig(item: &str) -> Result<Mig, String> {
         return Err(format!("MIG item `{item}` has no profile name"));
     }
     let total_mib = profile_mib(&profile);
-    let mut m = Mig { profile, gi: u32::MAX, ci: 0, uuid: None, total_mib, used_mib: 0, procs: Vec::new() };
+    let mut m =
+        Mig { profile, gi: u32::MAX, ci: 0, uuid: None, total_mib, used_mib: 0, procs: Vec::new(), gpm: Vec::new() };
     for part in parts {
         let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
         let (k, v) = (k.trim(), v.trim());
@@ -710,7 +713,12 @@ fn parse_mig(item: &str) -> Result<Mig, String> {
                 let mib = parse_u64(mib).ok_or_else(|| format!("bad memory in `{v}`"))?;
                 m.procs.push(Proc { pid, used: Some(mib * MIB) });
             }
-            other => return Err(format!("unknown MIG field `{other}` (gi, ci, uuid, total, used, proc)")),
+            k if k.starts_with("gpm.") => {
+                let def = GPM_METRICS.iter().find(|g| g.key == k).ok_or_else(|| format!("unknown GPM key `{k}`"))?;
+                let x: f64 = v.parse().map_err(|_| format!("`{v}` in `{item}` is not a number"))?;
+                m.gpm.push((def.id, x));
+            }
+            other => return Err(format!("unknown MIG field `{other}` (gi, ci, uuid, total, used, proc, gpm.*)")),
         }
     }
     Ok(m)
@@ -2233,6 +2241,14 @@ pub unsafe extern "C" fn nvmlGpmMigSampleGet(device: Handle, gpu_instance_id: c_
 
 /// Fills `req.metrics[..numMetrics]` with the values scripted for the tick of
 /// sample 2.
+/// The value the current MIG layout scripts for metric `id` of GPU instance `gi` (`gpm.KEY=V`).
+fn mig_gpm(d: &Device, gi: Option<u32>, id: c_uint) -> Option<f64> {
+    let gi = gi?;
+    let layout = d.mig_layout().ok()?;
+    let m = layout.iter().find(|m| m.gi == gi)?;
+    m.gpm.iter().find(|(i, _)| *i == id).map(|(_, v)| *v)
+}
+
 fn gpm_metrics_get(
     state: &State,
     req: &mut GpmMetricsGet,
@@ -2263,6 +2279,9 @@ fn gpm_metrics_get(
         let def = GPM_METRICS.iter().find(|g| g.id == m.metric_id);
         let (ret, value) = match def {
             _ if m.metric_id == 0 || m.metric_id as usize >= GPM_METRIC_MAX => (ERROR_INVALID_ARGUMENT, 0.0),
+            Some(def) if mig_gpm(d, s2.gpu_instance, def.id).is_some() => {
+                (SUCCESS, mig_gpm(d, s2.gpu_instance, def.id).unwrap_or_default())
+            }
             Some(def) => match d.at(def.key, s2.tick) {
                 Some(Ok(v)) => (SUCCESS, v.as_f64()),
                 Some(Err(code)) => (code, 0.0),
