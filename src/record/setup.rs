@@ -192,7 +192,7 @@ fn open_writers(cfg: &RecordConfig, sel: &Selection, meta: &RunMeta) -> Result<W
         .as_ref()
         .filter(|_| cfg.processes)
         .and_then(|t| companion_target(t, Table::Procs))
-        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
+        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection_for(sel), meta)))
         .transpose()?;
     // Events are rare and matter after a crash: each is flushed as it comes.
     let events = cfg.target.as_ref().and_then(|t| companion_target(t, Table::Events)).map(|t| WriterConfig {
@@ -201,6 +201,12 @@ fn open_writers(cfg: &RecordConfig, sel: &Selection, meta: &RunMeta) -> Result<W
     });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, sel, meta)).transpose()?;
     Ok((writer, procs, events, exporter))
+}
+
+/// The `--processes` columns: with the MIG instance columns when the run's columns have them.
+fn procs_selection_for(sel: &Selection) -> Selection {
+    let mig = sel.fields().any(|f| f == crate::schema::catalog::Field::MigGi);
+    if mig { procs_selection().with_mig() } else { procs_selection() }
 }
 
 /// The writer settings of one output of this run.

@@ -80,8 +80,9 @@ pub struct GpuSource {
 /// Compute processes of one GPU (their `row` is set when the reading joins the tick).
 pub(super) type ProcList = Vec<GpuProc>;
 
-/// What one GPU's reading holds for one tick: its row, its processes, the rows of its MIG instances.
-pub(super) type Reading = (Row, ProcList, Vec<Row>);
+/// What one GPU's reading holds for one tick: its row, its processes, the rows of its MIG instances
+/// with theirs.
+pub(super) type Reading = (Row, ProcList, Vec<(Row, ProcList)>);
 
 impl Drop for GpuSource {
     fn drop(&mut self) {
@@ -103,7 +104,7 @@ fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) 
     let mut row = identity_row(info, ctx.row_cap);
     sample_device(&ctx.nvml, info, state, &mut row)?;
     let instances = match (&state.dev, info.mig) {
-        (Some(dev), true) => state.mig.rows((&ctx.nvml, dev), info, &row, &ctx.sel)?,
+        (Some(dev), true) => state.mig.rows((&ctx.nvml, dev), info, &row, (&ctx.sel, ctx.procs))?,
         _ => Vec::new(),
     };
     let list = ctx.procs || ctx.job.is_some();
@@ -115,7 +116,9 @@ fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) 
         };
         row.set(Field::JobGpuMemory, Value::U(mib));
     }
-    Ok((row, if ctx.procs { ps.unwrap_or_default() } else { Vec::new() }, instances))
+    // NVML lists a MIG GPU's processes on its instances (on the GPU itself, all of them again).
+    let own = if ctx.procs && instances.is_empty() { ps.unwrap_or_default() } else { Vec::new() };
+    Ok((row, own, instances))
 }
 
 impl GpuSource {
@@ -205,7 +208,11 @@ impl GpuSource {
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
                     }
                     rows.push(row);
-                    rows.extend(instances);
+                    for (r, ps) in instances {
+                        let at = rows.len();
+                        procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
+                        rows.push(r);
+                    }
                     continue;
                 }
                 Some(Err(Lost)) => {
@@ -314,12 +321,8 @@ fn running_processes(
             Ok(Some(
                 ps.into_iter()
                     .map(|p| {
-                        let used_mib = match p.used_gpu_memory {
-                            UsedGpuMemory::Used(b) => Some(b / MIB),
-                            UsedGpuMemory::Unavailable => None,
-                        };
                         let util = shares.as_ref().map(|m| m.get(&p.pid).copied().unwrap_or_default());
-                        GpuProc { row: 0, pid: p.pid, used_mib, util }
+                        GpuProc { util, ..gpu_proc(&p) }
                     })
                     .collect(),
             ))
@@ -333,6 +336,15 @@ fn running_processes(
             Ok(None)
         }
     }
+}
+
+/// A process NVML lists, with its memory in MiB (no utilization).
+pub(super) fn gpu_proc(p: &nvml_wrapper::struct_wrappers::device::ProcessInfo) -> GpuProc {
+    let used_mib = match p.used_gpu_memory {
+        UsedGpuMemory::Used(b) => Some(b / MIB),
+        UsedGpuMemory::Unavailable => None,
+    };
+    GpuProc { row: 0, pid: p.pid, used_mib, util: None }
 }
 
 /// Per-process utilization since the newest sample seen (`seen`, moved on): the mean of each PID's

@@ -15,7 +15,7 @@ use nvml_wrapper::{Device, Nvml};
 use crate::schema::catalog::{Field, MIG_MEASURED};
 use crate::schema::row::{Row, Selection, Value};
 use crate::source::gpm::Gpm;
-use crate::source::gpu::{GpuInfo, Lost};
+use crate::source::gpu::{GpuInfo, Lost, ProcList};
 use crate::util::warn::warn;
 
 /// One MIG device of a GPU, as NVML lists it now.
@@ -106,8 +106,8 @@ impl<'n> MigState<'n> {
         (nvml, dev): (&'n Nvml, &Device<'n>),
         info: &GpuInfo,
         base: &Row,
-        sel: &Selection,
-    ) -> Result<Vec<Row>, Lost> {
+        (sel, procs): (&Selection, bool),
+    ) -> Result<Vec<(Row, ProcList)>, Lost> {
         let list = match instances(dev) {
             Ok(l) => l,
             Err(NvmlError::GpuLost) => return Err(Lost),
@@ -134,7 +134,8 @@ impl<'n> MigState<'n> {
                 let gpm = self.gpm.entry(gi).or_insert_with(|| Gpm::for_instance(nvml, sel, gi));
                 gpm.read(dev, info, &mut row)?;
             }
-            rows.push(row);
+            let ps = if procs { processes(mig, info)? } else { Vec::new() };
+            rows.push((row, ps));
         }
         Ok(rows)
     }
@@ -150,6 +151,21 @@ impl<'n> MigState<'n> {
             warn(&format!("GPU {}: its MIG layout changed ({} instances now: {names})", info.index, now.len()));
         }
         self.layout = Some(now);
+    }
+}
+
+/// The compute processes of one MIG device (`--processes`).
+fn processes(mig: &Device<'_>, info: &GpuInfo) -> Result<ProcList, Lost> {
+    match mig.running_compute_processes() {
+        Ok(ps) => Ok(ps.iter().map(super::gpu::gpu_proc).collect()),
+        Err(NvmlError::GpuLost) => Err(Lost),
+        Err(e) => {
+            crate::util::warn::warn_once(
+                &format!("nvml-mig-procs-{}", info.index),
+                &format!("GPU {}: cannot list the processes of its MIG instances ({e})", info.index),
+            );
+            Ok(Vec::new())
+        }
     }
 }
 

@@ -240,3 +240,44 @@ fn each_mig_instance_gets_its_own_gpm_activity_and_an_idle_slice_holding_memory_
     let text = j["hosts"][0]["findings"].to_string();
     assert!(text.contains("with sm.active < 5%"), "the instance's evidence is its GPM: {text}");
 }
+
+#[test]
+fn processes_are_attributed_to_their_mig_instance() {
+    let scenario = MIG_NODE
+        .replace("3g.40gb:gi=1:used=21000", "3g.40gb:gi=1:used=21000:proc=1111@19000")
+        .replace("1g.10gb:gi=13:used=9500", "1g.10gb:gi=13:used=9500:proc=2222@8000:proc=3333@900")
+        .replace("utilization.gpu = 20\n", "utilization.gpu = 20\nprocesses = 4444:900\n");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.csv");
+    let o = gpumon_fake(dir.path(), &scenario)
+        .args(["record", "-i", "0.2", "--count", "3", "-q", "--processes", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let procs = crate::common::readback(&dir.path().join("run.procs.csv"));
+    let cols = &procs["pandas"]["columns"];
+    let at = |c: &str, i: usize| cols[c][i].clone();
+    // The last tick (instance memory moves on at tick 1): pid -> (index, gi, profile).
+    let n = cols["proc.pid"].as_array().unwrap().len();
+    let last: Vec<(i64, i64, Option<i64>, Option<String>)> = (n - 4..n)
+        .map(|i| {
+            (
+                at("proc.pid", i).as_i64().unwrap(),
+                at("index", i).as_i64().unwrap(),
+                at("mig.gi", i).as_f64().map(|g| g as i64),
+                at("mig.profile", i).as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    assert_eq!(
+        last,
+        [
+            (1111, 0, Some(1), Some("3g.40gb".into())),
+            (2222, 0, Some(13), Some("1g.10gb".into())),
+            (3333, 0, Some(13), Some("1g.10gb".into())),
+            (4444, 1, None, None)
+        ],
+        "{procs}"
+    );
+}
