@@ -179,6 +179,8 @@ pub fn build(
             hosts.push(HostSummary { name: e.host.clone(), gpus: Vec::new(), stats, has_host_data: false, findings });
         }
     }
+    // The whole GPUs: a MIG instance's memory and activity are already its GPU's.
+    let order: Vec<usize> = order.into_iter().filter(|&i| !matches!(c.gpus[i].1, GpuKey::Mig(..))).collect();
     let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
     let all_gpus = all_gpu_stats(&all, th.idle_util);
     let mut pooled = acc::HostAcc::default();

@@ -190,6 +190,9 @@ fn summarize_answers_for_each_mig_instance_under_its_gpu() {
     assert!(findings.contains("oom_risk") && findings.contains("0/gi13"), "{findings}");
     assert!(findings.contains("of 10240 MiB"), "against the instance's own memory: {findings}");
     assert_eq!(findings.matches("oom_risk").count(), 1, "{findings}");
+    // The all-GPU figures pool whole GPUs: an instance's memory is already its GPU's.
+    let all_pct = j["all"]["gpus"]["memory.used.max_pct"].as_f64().unwrap();
+    assert!((all_pct - 100.0 * 30000.0 / 81559.0).abs() < 0.01, "{all_pct}");
 
     let o = crate::common::gpumon().arg("summarize").arg(&run).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
