@@ -38,7 +38,7 @@ INSTANCES = 3
 
 def mig_scenario() -> str:
     """bench/gpm.py's node with every GPU split into LAYOUT."""
-    parts = gpm.scenario().split("[device]")
+    parts = gpm.scenario().replace("mig_mode = 0", "mig_mode = 1").split("[device]")
     return parts[0] + "".join("[device]" + p.rstrip("\n") + f"\nmig = {LAYOUT}\n\n" for p in parts[1:])
 
 
