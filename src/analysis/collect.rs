@@ -62,6 +62,7 @@ const READINGS: [Field; 4] = [Field::UtilGpu, Field::MemUsed, Field::TempGpu, Fi
 /// Every field the analysis reads.
 pub fn wanted_fields() -> Vec<Field> {
     let mut v = vec![Field::Timestamp, Field::Host, Field::Index, Field::Uuid, Field::Name];
+    v.extend([Field::MigGi, Field::MigUuid, Field::MigProfile]);
     let fed = [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| inputs(s).iter().map(|(f, _)| *f));
     for f in fed.chain(DERIVED_INPUTS) {
         if !v.contains(&f) {
@@ -210,6 +211,7 @@ impl Collector {
     fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, keep: Option<&[bool]>, s: &mut Scratch) {
         let (h, i, u) = (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
+        self.keys.read_mig(find(cols, Field::MigGi), &mut s.keys);
         self.grow_hosts();
         s.slot.clear();
         s.slot.resize(n, NONE);
@@ -426,19 +428,29 @@ impl Collector {
         }
     }
 
-    /// Identity text, once per GPU.
+    /// Identity text, once per GPU. A MIG instance's is its own: its `MIG-` uuid and NVML's name
+    /// for a MIG device (`NVIDIA H100 80GB HBM3 MIG 3g.40gb`).
     fn identity(&mut self, cols: &Cols<'_>, s: &Scratch) {
+        let (mig_uuid, profile) = (find(cols, Field::MigUuid), find(cols, Field::MigProfile));
         for (f, is_uuid) in [(Field::Uuid, true), (Field::Name, false)] {
             let Some(c) = find(cols, f) else { continue };
             for (i, &sl) in s.slot.iter().enumerate() {
                 if sl == NONE {
                     continue;
                 }
-                let g = &mut self.gpus[sl as usize].2;
+                let (_, key, g) = &mut self.gpus[sl as usize];
                 let slot = if is_uuid { &mut g.uuid } else { &mut g.name };
-                if slot.is_none() {
-                    *slot = cols::str_at(c, i);
+                if slot.is_some() {
+                    continue;
                 }
+                *slot = match (matches!(key, GpuKey::Mig(..)), is_uuid) {
+                    (false, _) => cols::str_at(c, i),
+                    (true, true) => mig_uuid.and_then(|m| cols::str_at(m, i)),
+                    (true, false) => {
+                        let p = profile.and_then(|p| cols::str_at(p, i)).unwrap_or_default();
+                        cols::str_at(c, i).map(|n| format!("{n} MIG {p}"))
+                    }
+                };
             }
         }
     }

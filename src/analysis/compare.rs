@@ -324,6 +324,7 @@ mod tests {
         let gpu = GpuSummary {
             label: "0".into(),
             index: Some(0),
+            mig_gi: None,
             uuid: None,
             name: None,
             start: 0,

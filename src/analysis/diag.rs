@@ -100,7 +100,12 @@ impl DiagAcc {
             self.mem_n += 1;
             if v.mem_used >= r.held_mem_mib {
                 self.held_n += 1;
-                let idle = v.util < r.idle_util && (v.sm.is_nan() || v.sm < r.idle_util);
+                // A MIG instance has no utilization.gpu: its GPM sm.active alone says it is idle.
+                let idle = if v.util.is_nan() {
+                    v.sm < r.idle_util
+                } else {
+                    v.util < r.idle_util && (v.sm.is_nan() || v.sm < r.idle_util)
+                };
                 self.held_idle_n += u64::from(idle);
             }
         }

@@ -216,8 +216,8 @@ pub static RULES: [Rule; 17] = [
         id: "idle_allocated",
         severity: Severity::Warning,
         when: "memory.held_idle_pct >= held_idle_pct (75): in at least that share of the GPU's samples memory.used >= \
-               held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded) < idle_util (5) %: \
-               memory held by a process that does nothing (a forgotten notebook or a hung job)",
+               held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded; sm.active alone on a MIG \
+               instance) < idle_util (5) %: memory held by a process that does nothing (a forgotten notebook or a hung job)",
         fix: "find the process holding it (nvidia-smi --query-compute-apps=pid,used_memory, or record --processes) \
               and end it or free its memory (torch.cuda.empty_cache(), restart the kernel)",
     },
@@ -458,15 +458,23 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
 fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     let s = g.stats;
     let Some(p) = s.get(Stat::HeldIdlePct).filter(|&p| p >= th.held_idle_pct) else { return false };
+    // A MIG instance's activity is its GPM sm.active (NVML gives no utilization.gpu per instance).
+    let by = if s.get(UTIL_MEAN).is_none() && s.get(SM_MEAN).is_some() {
+        ("sm.active", SM_MEAN)
+    } else {
+        ("utilization.gpu", UTIL_MEAN)
+    };
     let evidence = format!(
-        "memory.used >= {} MiB with utilization.gpu < {}% in {}% of {} samples (memory.held_idle_pct); memory.used \
-         peak {} MiB, utilization.gpu mean {}%",
+        "memory.used >= {} MiB with {} < {}% in {}% of {} samples (memory.held_idle_pct); memory.used \
+         peak {} MiB, {} mean {}%",
         th.held_mem_mib,
+        by.0,
         th.idle_util,
         f(Some(p), 1),
         f(s.get(Stat::Samples), 0),
         f(s.get(Stat::max(Field::MemUsed)), 0),
-        f(s.get(UTIL_MEAN), 1)
+        by.0,
+        f(s.get(by.1), 1)
     );
     out.push("idle_allocated", Some(&g.label), evidence);
     true

@@ -44,6 +44,27 @@ pub fn group_by_slot(slot: &[u32], slots: usize, order: &mut Vec<u32>, groups: &
 pub enum GpuKey {
     Index(u32),
     Uuid(String),
+    /// A MIG instance: its GPU's index and its GPU instance id (`mig.gi`).
+    Mig(u32, u32),
+}
+
+impl GpuKey {
+    /// How reports name the unit: the index, the uuid, or `0/gi1` for a MIG instance.
+    pub fn label(&self) -> String {
+        match self {
+            GpuKey::Index(x) => x.to_string(),
+            GpuKey::Uuid(u) => u.clone(),
+            GpuKey::Mig(x, gi) => format!("{x}/gi{gi}"),
+        }
+    }
+
+    /// The GPU's index (a MIG instance's is its GPU's).
+    pub fn index(&self) -> Option<u32> {
+        match self {
+            GpuKey::Index(x) | GpuKey::Mig(x, _) => Some(*x),
+            GpuKey::Uuid(_) => None,
+        }
+    }
 }
 
 /// Interned host names and the slot of every (host, GPU) seen so far.
@@ -54,6 +75,8 @@ pub struct Keyer {
     /// Per host id: slot by GPU index, and by uuid id.
     by_index: Vec<Vec<u32>>,
     by_uuid: Vec<HashMap<u32, u32>>,
+    /// Per host id: slot by (GPU index, GPU instance id) of MIG instance rows.
+    by_mig: Vec<HashMap<(u32, u32), u32>>,
     slots: u32,
 }
 
@@ -64,6 +87,8 @@ pub struct RowKeys {
     gpu: Vec<u64>,
     uuid: Vec<u32>,
     by_uuid: bool,
+    /// Per row: its `mig.gi` ([`NO_U64`] on whole-GPU rows); empty when the batch has no MIG rows.
+    mig: Vec<u64>,
 }
 
 impl Keyer {
@@ -72,6 +97,7 @@ impl Keyer {
         while self.by_index.len() <= id as usize {
             self.by_index.push(Vec::new());
             self.by_uuid.push(HashMap::new());
+            self.by_mig.push(HashMap::new());
         }
         id
     }
@@ -128,11 +154,23 @@ impl Keyer {
         };
     }
 
+    /// Read the `mig.gi` column of the batch (after [`Keyer::read`]): a row with one is keyed as a
+    /// MIG instance of its GPU.
+    pub fn read_mig(&mut self, gi: Option<&dyn Array>, k: &mut RowKeys) {
+        k.mig.clear();
+        if let Some(c) = gi
+            && cols::u64_values(c, &mut k.mig)
+            && k.mig.iter().all(|&g| g == NO_U64)
+        {
+            k.mig.clear();
+        }
+    }
+
     /// The slot of row `i` when its GPU is known by index (the common case, without allocating);
     /// None when [`Keyer::slot`] must decide.
     #[inline]
     pub fn known(&self, k: &RowKeys, i: usize) -> Option<u32> {
-        if k.by_uuid {
+        if k.by_uuid || k.mig.get(i).is_some_and(|&m| m != NO_U64) {
             return None;
         }
         let g = usize::try_from(*k.gpu.get(i)?).ok()?;
@@ -158,6 +196,12 @@ impl Keyer {
         if g == NO_U64 || g > u64::from(u16::MAX) {
             return (NONE, None);
         }
+        if let Some(&gi) = k.mig.get(i).filter(|&&m| m != NO_U64) {
+            return match u32::try_from(gi) {
+                Ok(gi) => self.slot_for(h, GpuKey::Mig(g as u32, gi)),
+                Err(_) => (NONE, None),
+            };
+        }
         // Fast path: the slot table of this host.
         match self.by_index[h as usize].get(g as usize) {
             Some(&sl) if sl != NONE => (sl, None),
@@ -174,6 +218,7 @@ impl Keyer {
                 let uid = self.uuids.id(u);
                 self.by_uuid[h].get(&uid).copied()
             }
+            GpuKey::Mig(i, gi) => self.by_mig[h].get(&(*i, *gi)).copied(),
         };
         if let Some(s) = existing {
             return (s, None);
@@ -191,6 +236,9 @@ impl Keyer {
             GpuKey::Uuid(u) => {
                 let uid = self.uuids.id(u);
                 self.by_uuid[h].insert(uid, s);
+            }
+            GpuKey::Mig(i, gi) => {
+                self.by_mig[h].insert((*i, *gi), s);
             }
         }
         (s, Some(key))

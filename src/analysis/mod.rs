@@ -40,6 +40,8 @@ pub struct GpuSummary {
     /// `index`, or the uuid for files without an index column.
     pub label: String,
     pub index: Option<u32>,
+    /// The GPU instance id of a MIG instance (a unit of its own, grouped under its GPU `index`).
+    pub mig_gi: Option<u32>,
     pub uuid: Option<String>,
     pub name: Option<String>,
     /// First and last sample in the window, UTC µs.
@@ -103,8 +105,14 @@ pub struct Companions {
 }
 
 impl Summary {
+    /// Whole GPUs (a GPU split into MIG instances counts once).
     pub fn gpu_count(&self) -> usize {
-        self.hosts.iter().map(|h| h.gpus.len()).sum()
+        self.hosts.iter().flat_map(|h| &h.gpus).filter(|g| g.mig_gi.is_none()).count()
+    }
+
+    /// MIG instances, each a unit of its own.
+    pub fn mig_count(&self) -> usize {
+        self.hosts.iter().flat_map(|h| &h.gpus).filter(|g| g.mig_gi.is_some()).count()
     }
 }
 
@@ -128,7 +136,9 @@ pub fn build(
         })
         .collect();
     let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].2.rows > 0).collect();
-    order.sort_by(|&a, &b| (c.gpus[a].0, &c.gpus[a].1).cmp(&(c.gpus[b].0, &c.gpus[b].1)));
+    // A GPU's MIG instances right after it.
+    let sort_key = |i: usize| (c.gpus[i].0, c.gpus[i].1.index(), &c.gpus[i].1);
+    order.sort_by(|&a, &b| sort_key(a).cmp(&sort_key(b)));
     let per_gpu: Vec<Stats> = c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
     let mut hosts = Vec::new();
     for h in 0..c.keys.hosts.len() {
@@ -169,6 +179,8 @@ pub fn build(
             hosts.push(HostSummary { name: e.host.clone(), gpus: Vec::new(), stats, has_host_data: false, findings });
         }
     }
+    // The whole GPUs: a MIG instance's memory and activity are already its GPU's.
+    let order: Vec<usize> = order.into_iter().filter(|&i| !matches!(c.gpus[i].1, GpuKey::Mig(..))).collect();
     let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
     let all_gpus = all_gpu_stats(&all, th.idle_util);
     let mut pooled = acc::HostAcc::default();
@@ -224,13 +236,11 @@ fn by_severity(findings: &mut [Finding]) {
 
 /// One GPU's part of the summary, from its accumulator, timing and statistics.
 fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &Stats) -> GpuSummary {
-    let (label, index) = match key {
-        GpuKey::Index(x) => (x.to_string(), Some(*x)),
-        GpuKey::Uuid(u) => (u.clone(), None),
-    };
+    let (label, index) = (key.label(), key.index());
     GpuSummary {
         label,
         index,
+        mig_gi: if let GpuKey::Mig(_, gi) = key { Some(*gi) } else { None },
         uuid: g.uuid.clone(),
         name: g.name.clone(),
         start: g.first_ts,

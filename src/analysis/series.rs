@@ -61,7 +61,7 @@ pub const HOST_METRICS: [Metric; 6] = [
 
 /// Every column the series pass reads.
 pub fn wanted() -> Vec<Field> {
-    let mut v = vec![Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
+    let mut v = vec![Field::Timestamp, Field::Host, Field::Index, Field::Uuid, Field::MigGi];
     for x in GPU_METRICS.iter().chain(&HOST_METRICS) {
         v.push(x.field);
         v.extend(x.max_col);
@@ -342,7 +342,8 @@ impl Series {
             self.s = s;
             return Ok(());
         }
-        self.keys(&mut s, col(Field::Host), col(Field::Index), col(Field::Uuid), default_host, n);
+        let ids = [col(Field::Host), col(Field::Index), col(Field::Uuid), col(Field::MigGi)];
+        self.keys(&mut s, ids, default_host, n);
         group_by_slot(&s.slot, self.gpus.len(), &mut s.order, &mut s.groups);
         for (k, x) in GPU_METRICS.iter().enumerate() {
             self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, false);
@@ -383,16 +384,11 @@ impl Series {
     }
 
     /// Hosts, GPU slots and buckets of the rows; rows and tick times of the tracks.
-    fn keys(
-        &mut self,
-        s: &mut Scratch,
-        host: Option<&dyn Array>,
-        index: Option<&dyn Array>,
-        uuid: Option<&dyn Array>,
-        default_host: &str,
-        n: usize,
-    ) {
+    /// `ids`: the host, index, uuid and `mig.gi` columns.
+    fn keys(&mut self, s: &mut Scratch, ids: [Option<&dyn Array>; 4], default_host: &str, n: usize) {
+        let [host, index, uuid, gi] = ids;
         self.keys.read(host, index, uuid, default_host, n, &mut s.keys);
+        self.keys.read_mig(gi, &mut s.keys);
         self.grow_hosts();
         s.slot.clear();
         s.bucket.clear();
@@ -518,10 +514,7 @@ impl Collected {
         }
         for (h, key, track) in part.gpus {
             let host = part.keys.hosts.name(h).to_string();
-            let label = match key {
-                GpuKey::Index(x) => x.to_string(),
-                GpuKey::Uuid(u) => u,
-            };
+            let label = key.label();
             let full = self.gpus.len() >= MAX_CHARTED;
             match self.gpus.iter_mut().find(|g| g.host == host && g.label == label) {
                 Some(g) => g.track.append(track),

@@ -87,6 +87,12 @@ struct GpuState {
     memory_total_mib: Option<u64>,
     persistence_mode: Option<bool>,
     mig_mode: Option<bool>,
+    /// The MIG mode after the next GPU reset, when NVML says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mig_mode_pending: Option<bool>,
+    /// The MIG devices the GPU is split into (record writes a row per instance).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mig_instances: Vec<MigState>,
     /// The GPU answered GPU_IS_LOST.
     lost: bool,
     /// GPM (Hopper and newer) supported: the `sm.active` family is recorded; null when unknown.
@@ -100,6 +106,18 @@ struct GpuState {
     recorded: bool,
     /// Memory-health readings (`remapped_rows.*`, `retired_pages.*`, uncorrected ECC), by field name.
     memory_health: std::collections::BTreeMap<&'static str, u64>,
+}
+
+/// One MIG device of a GPU.
+#[derive(Debug, Serialize)]
+struct MigState {
+    /// Its index among the GPU's MIG devices.
+    index: u32,
+    gpu_instance_id: Option<u32>,
+    compute_instance_id: Option<u32>,
+    profile: String,
+    uuid: String,
+    memory_total_mib: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -248,6 +266,19 @@ fn gpu_state(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
         memory_total_mib: g.memory_total_mib,
         persistence_mode: g.persistence_mode,
         mig_mode: g.mig_mode,
+        mig_mode_pending: g.mig_pending,
+        mig_instances: g
+            .mig_instances
+            .iter()
+            .map(|(i, mem)| MigState {
+                index: i.slot,
+                gpu_instance_id: i.gi,
+                compute_instance_id: i.ci,
+                profile: i.profile.to_string(),
+                uuid: i.uuid.to_string(),
+                memory_total_mib: *mem,
+            })
+            .collect(),
         lost: g.lost,
         gpm: g.gpm,
         supported: names(&g.supported),
@@ -331,8 +362,9 @@ fn gpu_notes(r: &GpuState) -> Vec<String> {
     let mut notes = Vec::new();
     if r.mig_mode == Some(true) {
         notes.push(format!(
-            "GPU {}: MIG is on; gpumon records the whole GPU (NVML reports no utilization for MIG instances)",
-            r.index
+            "GPU {}: MIG is on; record writes a row per MIG instance ({} now: mig.gi, mig.ci, mig.profile, mig.uuid, its memory) beside the GPU's row, whose utilization.gpu NVML leaves empty in MIG mode",
+            r.index,
+            r.mig_instances.len()
         ));
     }
     if !r.failed.is_empty() {
@@ -605,7 +637,19 @@ fn render_gpus(o: &mut String, gpus: &[GpuState]) {
         kv(o, 5, "uuid", &g.uuid);
         kv(o, 5, "PCI bus id", &g.pci_bus_id);
         kv(o, 5, "memory", &g.memory_total_mib.map_or("n/a".into(), |m| format!("{m} MiB")));
-        kv(o, 5, "modes", &format!("persistence {}, MIG {}", on_off(g.persistence_mode), on_off(g.mig_mode)));
+        let pending = match g.mig_mode_pending {
+            Some(p) if Some(p) != g.mig_mode => format!(" (pending {} after a GPU reset)", on_off(Some(p))),
+            _ => String::new(),
+        };
+        kv(o, 5, "modes", &format!("persistence {}, MIG {}{pending}", on_off(g.persistence_mode), on_off(g.mig_mode)));
+        for m in &g.mig_instances {
+            let id = |v: Option<u32>| v.map_or("?".to_string(), |x| x.to_string());
+            let mem = m.memory_total_mib.map_or("memory n/a".into(), |x| format!("{x} MiB"));
+            let profile = if m.profile.is_empty() { "profile ?" } else { &m.profile };
+            let line =
+                format!("gi {}, ci {}, {profile}, {mem}, {}", id(m.gpu_instance_id), id(m.compute_instance_id), m.uuid);
+            kv(o, 5, &format!("MIG {}", m.index), &line);
+        }
         if g.lost {
             kv(o, 5, "fields", "none: the GPU is lost");
             continue;

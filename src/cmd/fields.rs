@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::FieldsFormatArg;
-use crate::schema::catalog::{Agg, CATALOG, FieldDef};
+use crate::schema::catalog::{Agg, CATALOG, FieldDef, Source};
 
 /// How sub-samples of one interval combine, in words.
 fn aggregation(a: Agg) -> &'static str {
@@ -33,6 +33,7 @@ fn record(d: &FieldDef) -> serde_json::Value {
         "source": source(d),
         "aggregation": aggregation(d.agg),
         "default": d.default,
+        "mig_instance": d.field.on_mig_rows(),
         "help": d.help,
     })
 }
@@ -58,12 +59,17 @@ pub fn print_fields(format: FieldsFormatArg) -> Result<()> {
         }
         FieldsFormatArg::Text => {
             writeln!(out, "Fields gpumon can record (pass to --fields / --query-gpu, comma-separated).")?;
-            writeln!(out, "Fields marked 'off' are only recorded when asked for.\n")?;
+            writeln!(out, "Fields marked 'off' are only recorded when asked for. A GPU in MIG mode gets one row per")?;
+            writeln!(
+                out,
+                "MIG instance beside its own; fields marked 'per MIG instance' have values on those rows.\n"
+            )?;
             for d in &CATALOG {
                 let unit = if d.unit.is_empty() { String::new() } else { format!(" [{}]", d.unit) };
                 let default = if d.default { "" } else { ", off by default" };
+                let mig = if d.source == Source::Gpu && d.field.on_mig_rows() { ", per MIG instance" } else { "" };
                 let (ty, src, agg) = (d.ty.user_name(), source(d), aggregation(d.agg));
-                writeln!(out, "\"{}\"{unit}  ({ty}, {src}, {agg}{default})", d.name)?;
+                writeln!(out, "\"{}\"{unit}  ({ty}, {src}, {agg}{default}{mig})", d.name)?;
                 if !d.aliases.is_empty() {
                     writeln!(out, "    aliases: {}", d.aliases.join(", "))?;
                 }
@@ -91,5 +97,8 @@ mod tests {
         assert_eq!(record(Field::Name.def())["type"], "string");
         assert_eq!(record(Field::ClockSm.def())["aliases"][0], "clocks.current.sm");
         assert_eq!(record(Field::PcieTx.def())["default"], false);
+        assert_eq!(record(Field::MigProfile.def())["mig_instance"], true);
+        assert_eq!(record(Field::MemUsed.def())["mig_instance"], true);
+        assert_eq!(record(Field::PowerDraw.def())["mig_instance"], false);
     }
 }

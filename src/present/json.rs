@@ -54,7 +54,7 @@ fn gpu(g: &GpuSummary, host: &str, counts: &[RoutineCount]) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut v = json!({
         "gpu": g.label,
         "index": g.index,
         "uuid": g.uuid,
@@ -65,7 +65,14 @@ fn gpu(g: &GpuSummary, host: &str, counts: &[RoutineCount]) -> Value {
         "stats": stats(&g.stats),
         "gaps": gaps,
         "routine_events": routine(host, g, counts),
-    })
+    });
+    // A MIG instance (dcgm-exporter's GPU_I_ID and GPU_I_PROFILE); whole GPUs keep their keys.
+    if let (Some(gi), Some(o)) = (g.mig_gi, v.as_object_mut()) {
+        o.insert("gpu_instance".into(), json!(gi));
+        let profile = g.name.as_deref().and_then(|n| n.rsplit_once(" MIG ")).map(|p| p.1);
+        o.insert("profile".into(), json!(profile));
+    }
+    v
 }
 
 /// The findings grouped over the GPUs they hold for, as the text reports show them.

@@ -59,9 +59,10 @@ fn header(o: &mut String, s: &Summary) {
     if let (Some(a), Some(b)) = (s.start, s.end) {
         let _ = writeln!(
             o,
-            "{} host(s), {} GPU(s), {} to {} UTC ({}).\n",
+            "{} host(s), {} GPU(s){}, {} to {} UTC ({}).\n",
             s.hosts.len(),
             s.gpu_count(),
+            if s.mig_count() > 0 { format!(" ({} MIG instance(s))", s.mig_count()) } else { String::new() },
             ts(a),
             ts(b),
             dur((b - a) as f64 * 1e-6)

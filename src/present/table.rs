@@ -8,7 +8,7 @@ use crate::analysis::events::RoutineCount;
 use crate::analysis::findings::Finding;
 use crate::analysis::stat::Stat;
 use crate::analysis::stats::Stats;
-use crate::analysis::{HostSummary, Summary};
+use crate::analysis::{GpuSummary, HostSummary, Summary};
 use crate::present::compact::{group, routine_lines};
 use crate::present::{count, dur, num, throttle_list, ts, wrap};
 use crate::schema::catalog::{Field, Reduce, Source};
@@ -170,8 +170,12 @@ fn gpu_block(out: &mut String, h: &HostSummary) {
     line(
         out,
         &format!(
-            "  {} GPU(s), {} samples, {} to {} UTC ({}), interval {}",
-            h.gpus.len(),
+            "  {} GPU(s){}, {} samples, {} to {} UTC ({}), interval {}",
+            h.gpus.iter().filter(|g| g.mig_gi.is_none()).count(),
+            match h.gpus.iter().filter(|g| g.mig_gi.is_some()).count() {
+                0 => String::new(),
+                n => format!(" and {n} MIG instance(s)"),
+            },
             count(Some(samples)),
             ts(start),
             ts(end),
@@ -179,17 +183,27 @@ fn gpu_block(out: &mut String, h: &HostSummary) {
             if interval.is_nan() { "-".into() } else { dur(interval) }
         ),
     );
-    let names: Vec<&str> = h.gpus.iter().filter_map(|g| g.name.as_deref()).collect();
+    let whole: Vec<&GpuSummary> = h.gpus.iter().filter(|g| g.mig_gi.is_none()).collect();
+    let names: Vec<&str> = whole.iter().filter_map(|g| g.name.as_deref()).collect();
     if !names.is_empty() {
-        if names.iter().all(|n| *n == names[0]) && names.len() == h.gpus.len() {
+        if names.iter().all(|n| *n == names[0]) && names.len() == whole.len() {
             line(out, &format!("  {} x {}", names.len(), names[0]));
         } else {
-            for g in &h.gpus {
+            for g in &whole {
                 if let Some(n) = &g.name {
                     line(out, &format!("  GPU {}: {n}", g.label));
                 }
             }
         }
+    }
+    let profiles: Vec<String> = h
+        .gpus
+        .iter()
+        .filter(|g| g.mig_gi.is_some())
+        .map(|g| format!("{} {}", g.label, g.name.as_deref().and_then(|n| n.rsplit_once(" MIG ")).map_or("", |p| p.1)))
+        .collect();
+    if !profiles.is_empty() {
+        line(out, &format!("  MIG instances: {}", profiles.join(", ")));
     }
     out.push('\n');
     for l in gpu_table(h).lines() {
@@ -350,7 +364,11 @@ pub fn render(s: &Summary) -> String {
         (Some(a), Some(b)) => format!(", {} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6)),
         _ => String::new(),
     };
-    line(&mut out, &format!("gpumon summary: {} host(s), {} GPU(s){span}", s.hosts.len(), s.gpu_count()));
+    let mig = match s.mig_count() {
+        0 => String::new(),
+        n => format!(" ({n} MIG instance(s))"),
+    };
+    line(&mut out, &format!("gpumon summary: {} host(s), {} GPU(s){mig}{span}", s.hosts.len(), s.gpu_count()));
     if s.window.0.is_some() || s.window.1.is_some() {
         line(
             &mut out,

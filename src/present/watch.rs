@@ -97,8 +97,12 @@ const BAR_POWER: u8 = 4;
 /// One GPU line; the columns in `bars` get bars of `b` cells (SM active shares utilization's).
 fn gpu_line(st: &LiveStatus, i: usize, b: usize, bars: u8, sm: bool) -> String {
     let bar_if = |on: u8, v, m| if bars & on != 0 { format!("{} ", bar(v, m, b)) } else { String::new() };
-    let label =
+    let mut label =
         st.text(i, "index").or_else(|| st.text(i, "uuid").map(|u| u.chars().take(8).collect())).unwrap_or_default();
+    // A MIG instance's row: its GPU instance and profile after its GPU's index.
+    if let Some(gi) = st.text(i, "mig.gi") {
+        label = format!("{label}/gi{gi} {}", st.text(i, "mig.profile").unwrap_or_default());
+    }
     let util = st.num(i, "utilization.gpu");
     let mut s = format!("GPU {label:<2} util {}{:>3}%", bar_if(BAR_UTIL, util, Some(100.0)), n0(util));
     if sm {
@@ -366,6 +370,12 @@ mod tests {
         let many = frame(&status(40), &view(Liveness::Recording), 80, 24);
         assert_eq!(many.len(), 24);
         assert!(many.iter().any(|l| l.contains("more GPU(s)")), "{many:#?}");
+        let mut mig = status(2);
+        mig.rows[1].insert("index".to_string(), serde_json::json!(0));
+        mig.rows[1].insert("mig.gi".to_string(), serde_json::json!(13));
+        mig.rows[1].insert("mig.profile".to_string(), serde_json::json!("1g.10gb"));
+        let text = frame(&mig, &view(Liveness::Recording), 200, 50).join("\n");
+        assert!(text.contains("GPU 0/gi13 1g.10gb util"), "a MIG instance's line names it: {text}");
         let gone = frame(&st, &view(Liveness::Gone("the run ended".into())), 80, 24);
         assert_eq!(gone[1], "NOT BEING RECORDED: the run ended; last frame from 10:02:00 UTC");
     }

@@ -150,6 +150,7 @@ impl Aggregator {
 
     /// Add one sub-sample.
     pub fn push(&mut self, tick: &Tick) {
+        self.follow_layout(&tick.rows);
         if self.accs.len() < tick.rows.len() {
             self.accs.resize_with(tick.rows.len(), Acc::new);
         }
@@ -167,6 +168,32 @@ impl Aggregator {
             }
         }
         self.count += 1;
+    }
+
+    /// When the rows' units changed within the interval (a MIG layout changed: instances made or
+    /// destroyed), put each unit's running state at its new position; a unit that left loses its
+    /// part of the interval, a new one starts with this sub-sample.
+    fn follow_layout(&mut self, rows: &[Row]) {
+        let unit = |r: &Row| (r.get(Field::Index).clone(), r.get(Field::MigGi).clone());
+        let same = self.accs.len() == rows.len() && self.accs.iter().zip(rows).all(|(a, r)| unit(&a.last) == unit(r));
+        if self.count == 0 || same {
+            return;
+        }
+        let mut old: Vec<Option<Acc>> = std::mem::take(&mut self.accs).into_iter().map(Some).collect();
+        let mut moved: HashMap<usize, usize> = HashMap::new();
+        for (new, r) in rows.iter().enumerate() {
+            let from = old.iter().position(|a| a.as_ref().is_some_and(|a| unit(&a.last) == unit(r)));
+            let acc = match from.and_then(|k| old[k].take().map(|a| (k, a))) {
+                Some((k, a)) => {
+                    moved.insert(k, new);
+                    a
+                }
+                None => Acc::new(),
+            };
+            self.accs.push(acc);
+        }
+        let util = std::mem::take(&mut self.proc_util);
+        self.proc_util = util.into_iter().filter_map(|((row, pid), u)| Some(((*moved.get(&row)?, pid), u))).collect();
     }
 
     /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): in the
@@ -211,6 +238,37 @@ mod tests {
         r.set(Field::FanSpeed, Value::Unsupported);
         r.set(Field::Missed, Value::U(missed));
         Tick { ts: Utc::now(), seq: 1, rows: vec![r], procs: Vec::new() }
+    }
+
+    #[test]
+    fn a_mig_layout_change_within_an_interval_keeps_each_unit_apart() {
+        let unit = |index: u64, gi: Option<u64>, power: f64| {
+            let mut r = Row::default();
+            r.set(Field::Index, Value::U(index));
+            r.set(Field::MigGi, gi.map_or(Value::Null, Value::U));
+            r.set(Field::PowerDraw, Value::F(power));
+            r
+        };
+        let mut a = Aggregator::new();
+        let mut t = tick(None, 0.0, 0.0, 0);
+        t.rows = vec![unit(0, None, 100.0), unit(0, Some(1), 10.0), unit(0, Some(2), 20.0), unit(1, None, 300.0)];
+        a.push(&t);
+        // Instance 2 destroyed, instance 5 made.
+        t.rows = vec![unit(0, None, 200.0), unit(0, Some(1), 30.0), unit(0, Some(5), 50.0), unit(1, None, 500.0)];
+        a.push(&t);
+        let out = a.take(&t).unwrap();
+        let got: Vec<(Value, Value, Value)> = out
+            .rows
+            .iter()
+            .map(|r| (r.get(Field::Index).clone(), r.get(Field::MigGi).clone(), r.get(Field::PowerDraw).clone()))
+            .collect();
+        let want = vec![
+            (Value::U(0), Value::Null, Value::F(150.0)),
+            (Value::U(0), Value::U(1), Value::F(20.0)),
+            (Value::U(0), Value::U(5), Value::F(50.0)),
+            (Value::U(1), Value::Null, Value::F(400.0)),
+        ];
+        assert_eq!(got, want);
     }
 
     #[test]

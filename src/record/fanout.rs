@@ -155,6 +155,12 @@ impl Outputs {
             for f in [Field::Host, Field::Index, Field::Uuid] {
                 r.set(f, gpu.get(f).clone());
             }
+            // The MIG instance the process runs on (columns of a run that saw MIG).
+            for f in crate::schema::catalog::MIG_IDENTITY {
+                if !gpu.get(f).is_missing() {
+                    r.set(f, gpu.get(f).clone());
+                }
+            }
             r.set(Field::ProcPid, Value::U(u64::from(p.pid)));
             r.set(Field::ProcGpuMemory, p.used_mib.map_or(Value::Null, Value::U));
             r.set(Field::ProcJob, Value::U(u64::from(job.is_some_and(|j| j(p.pid)))));

@@ -42,6 +42,13 @@ impl<'a> Recorder<'a> {
         let (host, cgroup) = open_host_sources(cfg)?;
         let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
         let gpu = open_gpus(cfg, job_pids.clone())?;
+        // A GPU in MIG mode at start adds the instance identity columns; a run without one
+        // writes the same columns as before MIG was known.
+        let selection = if gpu.as_ref().is_some_and(GpuSource::has_mig) {
+            cfg.selection.clone().with_mig()
+        } else {
+            cfg.selection.clone()
+        };
         let hostname: Arc<str> = cfg.host.as_str().into();
         let meta = RunMeta {
             hostname: hostname.to_string(),
@@ -52,7 +59,7 @@ impl<'a> Recorder<'a> {
         };
         let dir = run_dir(cfg);
         let control = open_control(cfg, dir.as_ref());
-        let outputs = open_outputs(cfg, &meta, control.as_ref(), dir)?;
+        let outputs = open_outputs(cfg, &selection, &meta, control.as_ref(), dir)?;
         let mut job = match (&cfg.wrap[..], cfg.pid) {
             ([], None) => None,
             ([], Some(pid)) => Some(Job::follow(pid)?),
@@ -67,7 +74,7 @@ impl<'a> Recorder<'a> {
             cfg,
             sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every), host_cap: 0 },
             hostname,
-            rows: Rows::new(per_row, &cfg.selection),
+            rows: Rows::new(per_row, &selection),
             out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock))
                 .with_progress(declare_progress(cfg, control.as_ref())),
             control,
@@ -125,6 +132,7 @@ fn declare_progress(cfg: &RecordConfig, control: Option<&Control>) -> Option<Arc
 /// The live status file of a run writing a file (`gpumon watch`).
 fn open_live(
     cfg: &RecordConfig,
+    sel: &Selection,
     meta: &RunMeta,
     control: Option<&Control>,
     dir: Option<Arc<RunDir>>,
@@ -147,7 +155,7 @@ fn open_live(
         job,
         ..LiveStatus::default()
     };
-    Ok(Some(Live::start(status_path(p), dir, base, cfg.selection.clone(), control.map(|c| c.marks.clone()))?))
+    Ok(Some(Live::start(status_path(p), dir, base, sel.clone(), control.map(|c| c.marks.clone()))?))
 }
 
 /// The status file first (a name another user holds stops the run before any file is made), then
@@ -155,12 +163,13 @@ fn open_live(
 /// metrics endpoint, each when asked for.
 fn open_outputs(
     cfg: &RecordConfig,
+    sel: &Selection,
     meta: &RunMeta,
     control: Option<&Control>,
     dir: Option<Arc<RunDir>>,
 ) -> Result<Outputs> {
-    let live = open_live(cfg, meta, control, dir)?;
-    match open_writers(cfg, meta) {
+    let live = open_live(cfg, sel, meta, control, dir)?;
+    match open_writers(cfg, sel, meta) {
         Ok((writer, procs, events, exporter)) => Ok(Outputs::new(writer, procs, events, exporter, live)),
         Err(e) => {
             if let Some(l) = live {
@@ -175,27 +184,30 @@ fn open_outputs(
 type Writers = (Option<Writer>, Option<Writer>, Option<WriterConfig>, Option<Exporter>);
 
 /// The writers and the metrics endpoint of [`open_outputs`].
-fn open_writers(cfg: &RecordConfig, meta: &RunMeta) -> Result<Writers> {
-    let writer = cfg
-        .target
-        .as_ref()
-        .map(|t| Writer::spawn(writer_config(cfg, t, cfg.format, &cfg.selection, meta)))
-        .transpose()?;
+fn open_writers(cfg: &RecordConfig, sel: &Selection, meta: &RunMeta) -> Result<Writers> {
+    let writer =
+        cfg.target.as_ref().map(|t| Writer::spawn(writer_config(cfg, t, cfg.format, sel, meta))).transpose()?;
     let procs_format = if cfg.format == Format::Parquet { Format::Parquet } else { Format::Csv };
     let procs = cfg
         .target
         .as_ref()
         .filter(|_| cfg.processes)
         .and_then(|t| companion_target(t, Table::Procs))
-        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection(), meta)))
+        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection_for(sel), meta)))
         .transpose()?;
     // Events are rare and matter after a crash: each is flushed as it comes.
     let events = cfg.target.as_ref().and_then(|t| companion_target(t, Table::Events)).map(|t| WriterConfig {
         flush: Duration::ZERO,
         ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
     });
-    let exporter = cfg.listen.map(|addr| Exporter::start(addr, &cfg.selection, meta)).transpose()?;
+    let exporter = cfg.listen.map(|addr| Exporter::start(addr, sel, meta)).transpose()?;
     Ok((writer, procs, events, exporter))
+}
+
+/// The `--processes` columns: with the MIG instance columns when the run's columns have them.
+fn procs_selection_for(sel: &Selection) -> Selection {
+    let mig = sel.fields().any(|f| f == crate::schema::catalog::Field::MigGi);
+    if mig { procs_selection().with_mig() } else { procs_selection() }
 }
 
 /// The writer settings of one output of this run.

@@ -109,6 +109,10 @@ pub enum Field {
     EventKind,
     EventCode,
     EventDetail,
+    MigGi,
+    MigCi,
+    MigProfile,
+    MigUuid,
     Phase,
     Missed,
 }
@@ -603,11 +607,48 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "The Xid number of an xid event (see `gpumon summarize` for what it means); empty for other kinds."),
     def!(EventDetail, "detail", ["event.detail"], "", false, Str, Event, Identity, None, false,
         "What NVML said besides kind and code (e.g. an Xid NVML could not name)."),
+    def!(MigGi, "mig.gi", ["gpu_instance_id"], "", false, I32, Gpu(Identity), Identity, Label, false,
+        "GPU instance id of a MIG instance's row (null on whole-GPU rows). Recorded when a GPU is in MIG mode at start: one row per MIG instance per tick beside its GPU's row, with the GPU's index."),
+    def!(MigCi, "mig.ci", ["compute_instance_id"], "", false, I32, Gpu(Identity), Identity, Label, false,
+        "Compute instance id of a MIG instance's row (null on whole-GPU rows)."),
+    def!(MigProfile, "mig.profile", [], "", false, Str, Gpu(Identity), Identity, Label, false,
+        "MIG profile of the instance (`3g.40gb`), from the MIG device's name (null on whole-GPU rows)."),
+    def!(MigUuid, "mig.uuid", [], "", false, Str, Gpu(Identity), Identity, Label, false,
+        "UUID of the MIG instance (`MIG-...`; null on whole-GPU rows)."),
     def!(Phase, "phase", [], "", false, Str, Meta, Last, None, false,
         "Experiment phase current at the row's timestamp, as marked with `gpumon mark LABEL` (null before the first mark and after `gpumon mark --end`). In the default columns of a wrapped job; --phases adds it otherwise."),
     def!(Missed, "missed", [], "", false, I32, Derived, Sum, None, true,
         "Ticks not recorded just before this row (late scheduler, writer backlog, disk outage); 0 normally."),
 ];
+
+/// The identity columns of a MIG instance's row, added to the selection when a GPU is in MIG mode.
+pub const MIG_IDENTITY: [Field; 4] = [Field::MigGi, Field::MigCi, Field::MigProfile, Field::MigUuid];
+
+/// The measured fields a MIG instance's row holds (NVML answers them on a MIG device handle); the
+/// GPU's row keeps the rest (power, temperature, clocks, ECC).
+pub const MIG_MEASURED: [Field; 4] = [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
+
+/// The GPM fields a MIG instance's row holds (`nvmlGpmMigSampleGet`): its only activity figures.
+pub const MIG_GPM: [Field; 7] = [
+    Field::SmActive,
+    Field::SmOccupancy,
+    Field::TensorActive,
+    Field::DramActive,
+    Field::Fp16Active,
+    Field::Fp32Active,
+    Field::Fp64Active,
+];
+
+impl Field {
+    /// Whether a MIG instance's row holds the field: the GPU identity, the instance's identity and
+    /// what NVML answers on a MIG device ([`MIG_MEASURED`]); host and job columns repeat on every row.
+    pub fn on_mig_rows(self) -> bool {
+        matches!(self, Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::DriverVersion)
+            || MIG_IDENTITY.contains(&self)
+            || MIG_MEASURED.contains(&self)
+            || MIG_GPM.contains(&self)
+    }
+}
 
 /// The bits of `clocks_event_reasons.active`: NVML's `nvmlClocksEventReason*` (nvml.h), named as
 /// nvidia-smi's `clocks_event_reasons.<name>` query fields.

@@ -225,6 +225,17 @@ impl Selection {
         Selection::new(crate::schema::catalog::CATALOG.iter().filter(|d| d.default).map(|d| d.field).collect())
     }
 
+    /// The same columns with the MIG instance identity (`mig.gi`, `mig.ci`, `mig.profile`,
+    /// `mig.uuid`) after the GPU identity columns, for a run that sees a GPU in MIG mode.
+    pub fn with_mig(mut self) -> Self {
+        let ids = [Field::Index, Field::Uuid, Field::Name, Field::PciBusId];
+        let at = self.fields.iter().rposition(|f| ids.contains(f)).map_or(self.fields.len(), |i| i + 1);
+        let add: Vec<Field> =
+            crate::schema::catalog::MIG_IDENTITY.into_iter().filter(|f| !self.fields.contains(f)).collect();
+        self.fields.splice(at..at, add);
+        self
+    }
+
     pub fn fields(&self) -> impl Iterator<Item = Field> + '_ {
         self.fields.iter().copied()
     }

@@ -45,6 +45,8 @@ pub(super) struct Gpm<'n> {
     /// Asked once, at the first read.
     supported: Option<bool>,
     prev: Option<GpmSample<'n>>,
+    /// The MIG GPU instance sampled (`nvmlGpmMigSampleGet` on its GPU), or None: the whole GPU.
+    gi: Option<u32>,
 }
 
 impl<'n> Gpm<'n> {
@@ -52,7 +54,12 @@ impl<'n> Gpm<'n> {
     pub(super) fn new(nvml: &'n Nvml, sel: &Selection) -> Gpm<'n> {
         let (fields, ids) = METRICS.iter().filter(|(f, _)| sel.fields().any(|s| s == *f)).copied().unzip();
         debug_assert!(METRICS.iter().all(|(f, _)| f.def().read == Some(NvmlRead::Gpm)));
-        Gpm { nvml, fields, ids, supported: None, prev: None }
+        Gpm { nvml, fields, ids, supported: None, prev: None, gi: None }
+    }
+
+    /// GPM reading of one MIG GPU instance of a GPU (read with the GPU's handle).
+    pub(super) fn for_instance(nvml: &'n Nvml, sel: &Selection, gi: u32) -> Gpm<'n> {
+        Gpm { gi: Some(gi), ..Gpm::new(nvml, sel) }
     }
 
     fn set_all(&self, row: &mut Row, v: &Value) {
@@ -71,7 +78,11 @@ impl<'n> Gpm<'n> {
             self.set_all(row, &Value::Unsupported);
             return Ok(());
         }
-        let cur = match dev.gpm_sample() {
+        let sample = match self.gi {
+            Some(gi) => dev.gpm_mig_sample(gi),
+            None => dev.gpm_sample(),
+        };
+        let cur = match sample {
             Ok(s) => s,
             Err(NvmlError::GpuLost) => return Err(Lost),
             Err(e) => {

@@ -24,6 +24,7 @@ use crate::source::events::EventWatcher;
 use crate::source::gpm::Gpm;
 use crate::source::health::Health;
 use crate::source::job::PidSet;
+use crate::source::mig::MigState;
 use crate::source::readers::{Ctx, GpuReads};
 use crate::util::warn::{warn, warn_once};
 
@@ -38,6 +39,8 @@ pub struct GpuInfo {
     pub bus_id: Arc<str>,
     /// The driver's version (the same for every GPU; `[N/A]` when NVML does not say).
     pub driver: Arc<str>,
+    /// In MIG mode when the run started: each tick also reads its MIG instances.
+    pub mig: bool,
 }
 
 /// Why NVML could not be used at all.
@@ -77,8 +80,9 @@ pub struct GpuSource {
 /// Compute processes of one GPU (their `row` is set when the reading joins the tick).
 pub(super) type ProcList = Vec<GpuProc>;
 
-/// What one GPU's reading holds for one tick.
-pub(super) type Reading = (Row, ProcList);
+/// What one GPU's reading holds for one tick: its row, its processes, the rows of its MIG instances
+/// with theirs.
+pub(super) type Reading = (Row, ProcList, Vec<(Row, ProcList)>);
 
 impl Drop for GpuSource {
     fn drop(&mut self) {
@@ -99,6 +103,10 @@ pub(super) fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState
 fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
     let mut row = identity_row(info, ctx.row_cap);
     sample_device(&ctx.nvml, info, state, &mut row)?;
+    let instances = match (&state.dev, info.mig) {
+        (Some(dev), true) => state.mig.rows((&ctx.nvml, dev), info, &row, (&ctx.sel, ctx.procs))?,
+        _ => Vec::new(),
+    };
     let list = ctx.procs || ctx.job.is_some();
     let ps = if list { running_processes(&ctx.nvml, info, ctx.procs, state)? } else { None };
     if let (Some(job), Some(ps)) = (&ctx.job, &ps) {
@@ -108,7 +116,9 @@ fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) 
         };
         row.set(Field::JobGpuMemory, Value::U(mib));
     }
-    Ok((row, if ctx.procs { ps.unwrap_or_default() } else { Vec::new() }))
+    // NVML lists a MIG GPU's processes on its instances (on the GPU itself, all of them again).
+    let own = if ctx.procs && instances.is_empty() { ps.unwrap_or_default() } else { Vec::new() };
+    Ok((row, own, instances))
 }
 
 impl GpuSource {
@@ -151,6 +161,11 @@ impl GpuSource {
         Ok(GpuSource { nvml, reads, lost, events, count_xid })
     }
 
+    /// Whether a recorded GPU was in MIG mode at start (its instances get rows of their own).
+    pub fn has_mig(&self) -> bool {
+        self.gpus().any(|g| g.mig)
+    }
+
     /// The GPUs being recorded.
     pub fn gpus(&self) -> impl Iterator<Item = &GpuInfo> {
         self.reads.gpus.iter().map(|g| &g.info)
@@ -185,14 +200,20 @@ impl GpuSource {
             };
             let info = &g.info;
             let row = match row {
-                Some(Ok((row, ps))) => {
+                Some(Ok((row, ps, instances))) => {
                     let at = rows.len();
                     procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
                     if *lost {
                         *lost = false;
                         warn(&format!("GPU {} ({}) answers again", info.index, info.uuid));
                     }
-                    row
+                    rows.push(row);
+                    for (r, ps) in instances {
+                        let at = rows.len();
+                        procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
+                        rows.push(r);
+                    }
+                    continue;
                 }
                 Some(Err(Lost)) => {
                     if !*lost {
@@ -228,7 +249,8 @@ impl GpuSource {
         if !self.count_xid {
             return;
         }
-        for (row, gpu) in rows.iter_mut().zip(self.gpus()) {
+        let gpu_rows = rows.iter_mut().filter(|r| r.get(Field::MigUuid).is_missing());
+        for (row, gpu) in gpu_rows.zip(self.gpus()) {
             let index = gpu.index;
             if w.watches_xid(index) {
                 let n = events[start..].iter().filter(|e| e.kind == "xid" && e.index == index).count();
@@ -248,6 +270,8 @@ pub(super) struct DeviceState<'n> {
     reads: Vec<(NvmlRead, Field)>,
     /// The GPU's handle, got at the first reading and kept; got again after the GPU was lost.
     dev: Option<Device<'n>>,
+    /// The MIG layout last read and its instances' GPM (a GPU in MIG mode at start).
+    mig: MigState<'n>,
 }
 
 impl<'n> DeviceState<'n> {
@@ -260,7 +284,14 @@ impl<'n> DeviceState<'n> {
                 reads.push((read, f));
             }
         }
-        DeviceState { gpm: Gpm::new(nvml, sel), health: Health::default(), proc_seen: None, reads, dev: None }
+        DeviceState {
+            gpm: Gpm::new(nvml, sel),
+            health: Health::default(),
+            proc_seen: None,
+            reads,
+            dev: None,
+            mig: MigState::default(),
+        }
     }
 }
 
@@ -290,12 +321,8 @@ fn running_processes(
             Ok(Some(
                 ps.into_iter()
                     .map(|p| {
-                        let used_mib = match p.used_gpu_memory {
-                            UsedGpuMemory::Used(b) => Some(b / MIB),
-                            UsedGpuMemory::Unavailable => None,
-                        };
                         let util = shares.as_ref().map(|m| m.get(&p.pid).copied().unwrap_or_default());
-                        GpuProc { row: 0, pid: p.pid, used_mib, util }
+                        GpuProc { util, ..gpu_proc(&p) }
                     })
                     .collect(),
             ))
@@ -309,6 +336,15 @@ fn running_processes(
             Ok(None)
         }
     }
+}
+
+/// A process NVML lists, with its memory in MiB (no utilization).
+pub(super) fn gpu_proc(p: &nvml_wrapper::struct_wrappers::device::ProcessInfo) -> GpuProc {
+    let used_mib = match p.used_gpu_memory {
+        UsedGpuMemory::Used(b) => Some(b / MIB),
+        UsedGpuMemory::Unavailable => None,
+    };
+    GpuProc { row: 0, pid: p.pid, used_mib, util: None }
 }
 
 /// Per-process utilization since the newest sample seen (`seen`, moved on): the mean of each PID's
@@ -376,7 +412,8 @@ pub(super) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
     let bus_id = dev.pci_info().map(|p| p.bus_id).unwrap_or_default();
     let driver = nvml.sys_driver_version().unwrap_or_default();
-    Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into(), driver: driver.into() })
+    let mig = crate::source::mig::mode(&dev).is_some_and(|(current, _)| current);
+    Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into(), driver: driver.into(), mig })
 }
 
 /// The device answered `GpuLost`.
@@ -522,7 +559,7 @@ fn utilization(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> 
 }
 
 /// memory.used, memory.total and memory.free from one call, in MiB.
-fn memory(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> {
+pub(super) fn memory(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> {
     match dev.memory_info() {
         Ok(m) => {
             row.set(Field::MemUsed, Value::U(m.used / MIB));
@@ -551,7 +588,12 @@ mod tests {
 
     /// GPU fields the sampler leaves empty on purpose, each with the reason. A GPU field missing
     /// from a reading and not listed here fails `every_gpu_field_is_sampled`.
-    const NOT_SAMPLED: &[(Field, &str)] = &[];
+    const NOT_SAMPLED: &[(Field, &str)] = &[
+        (Field::MigGi, "set on MIG instance rows only"),
+        (Field::MigCi, "set on MIG instance rows only"),
+        (Field::MigProfile, "set on MIG instance rows only"),
+        (Field::MigUuid, "set on MIG instance rows only"),
+    ];
 
     /// Set in the child process that runs the check (see `every_gpu_field_is_sampled`).
     const CHILD: &str = "GPUMON_TEST_GPU_FIELDS_CHILD";

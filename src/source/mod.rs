@@ -7,6 +7,7 @@ pub mod gpu;
 mod health;
 pub mod host;
 pub mod job;
+pub mod mig;
 pub mod probe;
 pub mod readers;
 pub mod visible;

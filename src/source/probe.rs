@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::schema::catalog::{CATALOG, Field, NvmlRead};
 use crate::schema::row::{Selection, Value};
 use crate::source::gpu::{self, GpuInfo};
+use crate::source::mig::MigInstance;
 
 /// NVML as loaded from a library, with the versions it reports.
 pub struct NvmlProbe {
@@ -76,7 +77,9 @@ impl NvmlProbe {
             gpm: dev.as_ref().and_then(|d| super::gpm::supported(d).ok()),
             memory_total_mib: dev.as_ref().and_then(|d| d.memory_info().ok()).map(|m| m.total / (1024 * 1024)),
             persistence_mode: dev.as_ref().and_then(|d| d.is_in_persistent_mode().ok()),
-            mig_mode: dev.as_ref().and_then(|d| d.mig_mode().ok()).map(|m| m.current != 0),
+            mig_mode: dev.as_ref().and_then(super::mig::mode).map(|m| m.0),
+            mig_pending: dev.as_ref().and_then(super::mig::mode).map(|m| m.1),
+            mig_instances: dev.as_ref().map(mig_instances).unwrap_or_default(),
             lost: row.is_none(),
             health,
             info,
@@ -87,12 +90,25 @@ impl NvmlProbe {
     }
 }
 
+/// The MIG devices of a GPU with their memory totals (MiB); empty when it has none.
+fn mig_instances(dev: &nvml_wrapper::Device<'_>) -> Vec<(MigInstance, Option<u64>)> {
+    super::mig::instances(dev)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(i, m)| (i, m.memory_info().ok().map(|x| x.total / (1024 * 1024))))
+        .collect()
+}
+
 /// One GPU as probed.
 pub struct GpuProbe {
     pub info: GpuInfo,
     pub memory_total_mib: Option<u64>,
     pub persistence_mode: Option<bool>,
     pub mig_mode: Option<bool>,
+    /// The MIG mode after the next GPU reset.
+    pub mig_pending: Option<bool>,
+    /// The MIG devices it is split into now, with each one's memory total (MiB).
+    pub mig_instances: Vec<(MigInstance, Option<u64>)>,
     /// The GPU answered GPU_IS_LOST.
     pub lost: bool,
     /// Whether NVML says the GPU has GPM (the `sm.active` family); None when it cannot tell.

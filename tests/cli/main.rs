@@ -11,6 +11,7 @@ mod gpm;
 mod hostile;
 mod job;
 mod longrun;
+pub mod mig;
 mod present;
 mod progress;
 mod prom;

@@ -709,3 +709,37 @@ fn slowloris(
         (reconnects, peak)
     })
 }
+
+/// A MIG node: each instance's memory is a series of its own, labelled as dcgm-exporter labels
+/// instances (`gpu_instance`, `profile`); the GPU's own series (power) carry no instance labels.
+#[test]
+fn mig_instances_are_series_of_their_own_and_promtool_accepts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Recorder::start(listen_cmd(dir.path(), crate::mig::MIG_NODE, "200ms", &["--duration", "60s"]));
+    let body = rec.wait_ticks(2);
+    let mut promtool = Command::new(tool("promtool"))
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics: {}{}\n{body}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let series = |name: &str| -> Vec<&str> { body.lines().filter(|l| l.starts_with(&format!("{name}{{"))).collect() };
+    let used = series("gpumon_gpu_memory_used_bytes");
+    assert_eq!(used.len(), 5, "GPU 0, its 3 instances, GPU 1: {used:#?}");
+    let small = used.iter().find(|l| l.contains(r#"gpu_instance="13""#)).expect("the 1g.10gb instance");
+    assert!(small.contains(r#"profile="1g.10gb""#) && small.contains(r#"gpu="0""#), "{small}");
+    assert!(small.contains(r#"mig_uuid="MIG-"#) && small.contains(r#"compute_instance="0""#), "{small}");
+    assert!(small.ends_with(&format!(" {}", 9500.0 * 1048576.0)), "{small}");
+    let power = series("gpumon_gpu_power_draw_watts");
+    assert_eq!(power.len(), 2, "{power:#?}");
+    assert!(power.iter().all(|l| !l.contains("gpu_instance")), "{power:#?}");
+}

@@ -343,6 +343,7 @@ mod tests {
         let gpu = GpuSummary {
             label: "0".into(),
             index: Some(0),
+            mig_gi: None,
             uuid: None,
             name: Some("H100".into()),
             start: 0,

@@ -168,8 +168,16 @@ fn words(name: &str) -> Vec<String> {
 
 /// The label name of an identity field: `index` is `gpu` (dcgm-exporter's spelling), others
 /// their canonical name with `.` as `_` (`pci.bus_id` -> `pci_bus_id`).
+/// A MIG instance's series carry dcgm-exporter's names for it: `gpu_instance` (its GPU_I_ID),
+/// `profile` (GPU_I_PROFILE), and `compute_instance`.
 pub fn label_name(def: &FieldDef) -> String {
-    if def.field == Field::Index { "gpu".to_string() } else { words(def.name).join("_") }
+    match def.field {
+        Field::Index => "gpu".to_string(),
+        Field::MigGi => "gpu_instance".to_string(),
+        Field::MigCi => "compute_instance".to_string(),
+        Field::MigProfile => "profile".to_string(),
+        _ => words(def.name).join("_"),
+    }
 }
 
 /// How `def` appears on the endpoint.

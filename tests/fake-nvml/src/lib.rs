@@ -400,6 +400,20 @@ struct Proc {
     used: Option<u64>,
 }
 
+/// One MIG device of a `mig` layout: `PROFILE[:gi=N][:ci=N][:uuid=MIG-...][:total=MiB][:used=MiB][:proc=PID@MiB]...`.
+#[derive(Clone, Debug, PartialEq)]
+struct Mig {
+    profile: String,
+    gi: u32,
+    ci: u32,
+    uuid: Option<String>,
+    total_mib: u64,
+    used_mib: u64,
+    procs: Vec<Proc>,
+    /// `gpm.KEY=VALUE`: what `nvmlGpmMetricsGet` answers for this GPU instance's samples.
+    gpm: Vec<(c_uint, f64)>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 struct Pci {
     bus_id: String,
@@ -478,6 +492,10 @@ struct Device {
     process_util: Option<TickLists<ProcUtil>>,
     /// Indexed by `nvmlPageRetirementCause_t`: 0 = multiple SBE, 1 = DBE.
     retired_pages: [Option<TickLists<Page>>; 2],
+    /// MIG layout per utilization read (`mig = ...`); absent = not MIG capable.
+    mig: Option<TickLists<Mig>>,
+    /// `mig_mode.pending`; absent = the current mode.
+    mig_pending: Option<u32>,
     // runtime state
     cursors: FastMap<String, usize>,
     util_reads: u64,
@@ -662,6 +680,50 @@ fn parse_proc_util(item: &str) -> Result<ProcUtil, String> {
     Ok(p)
 }
 
+/// The memory of a profile name such as `3g.40gb`, in MiB (`40 * 1024`); 0 when it names none.
+fn profile_mib(profile: &str) -> u64 {
+    let gb = profile.split('.').nth(1).and_then(|m| m.strip_suffix("gb")).and_then(|n| n.parse::<u64>().ok());
+    gb.map_or(0, |g| g * 1024)
+}
+
+/// `PROFILE[:gi=N][:ci=N][:uuid=MIG-...][:total=MiB][:used=MiB][:proc=PID@MiB]...`; `gi` is
+/// `u32::MAX` until given (then the slot number + 1).
+fn parse_mig(item: &str) -> Result<Mig, String> {
+    let mut parts = item.split(':');
+    let profile = parts.next().unwrap_or("").trim().to_string();
+    if profile.is_empty() {
+        return Err(format!("MIG item `{item}` has no profile name"));
+    }
+    let total_mib = profile_mib(&profile);
+    let mut m =
+        Mig { profile, gi: u32::MAX, ci: 0, uuid: None, total_mib, used_mib: 0, procs: Vec::new(), gpm: Vec::new() };
+    for part in parts {
+        let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
+        let (k, v) = (k.trim(), v.trim());
+        let n = || parse_u64(v).ok_or_else(|| format!("`{v}` in `{item}` is not an integer"));
+        match k {
+            "gi" => m.gi = u32::try_from(n()?).map_err(|_| format!("gi `{v}` is too large"))?,
+            "ci" => m.ci = u32::try_from(n()?).map_err(|_| format!("ci `{v}` is too large"))?,
+            "uuid" => m.uuid = Some(v.to_string()),
+            "total" => m.total_mib = n()?,
+            "used" => m.used_mib = n()?,
+            "proc" => {
+                let (pid, mib) = v.split_once('@').ok_or_else(|| format!("proc `{v}` is not `PID@MiB`"))?;
+                let pid = pid.parse().map_err(|_| format!("bad pid in `{v}`"))?;
+                let mib = parse_u64(mib).ok_or_else(|| format!("bad memory in `{v}`"))?;
+                m.procs.push(Proc { pid, used: Some(mib * MIB) });
+            }
+            k if k.starts_with("gpm.") => {
+                let def = GPM_METRICS.iter().find(|g| g.key == k).ok_or_else(|| format!("unknown GPM key `{k}`"))?;
+                let x: f64 = v.parse().map_err(|_| format!("`{v}` in `{item}` is not a number"))?;
+                m.gpm.push((def.id, x));
+            }
+            other => return Err(format!("unknown MIG field `{other}` (gi, ci, uuid, total, used, proc, gpm.*)")),
+        }
+    }
+    Ok(m)
+}
+
 /// `ADDRESS[:TIMESTAMP]`
 fn parse_page(item: &str) -> Result<Page, String> {
     let (a, t) = match item.split_once(':') {
@@ -821,6 +883,20 @@ fn set_device(d: &mut Device, key: &str, v: &str) -> Result<(), String> {
             d.events_tick_ms = Some(parse_u64(v).ok_or_else(|| format!("events.tick_ms `{v}` is not an integer"))?)
         }
         "process_util" => d.process_util = Some(parse_tick_lists(v, parse_proc_util)?),
+        "mig" => {
+            let mut lists: TickLists<Mig> = parse_tick_lists(v, parse_mig)?;
+            for tick in lists.iter_mut().flatten() {
+                for (slot, m) in tick.iter_mut().enumerate().filter(|(_, m)| m.gi == u32::MAX) {
+                    m.gi = slot as u32 + 1;
+                }
+            }
+            d.mig = Some(lists);
+        }
+        "mig_mode.pending" => {
+            d.mig_pending = Some(
+                parse_u64(v).and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("mig_mode.pending `{v}`"))?,
+            )
+        }
         "retired_pages.single_bit_ecc" => d.retired_pages[0] = Some(parse_tick_lists(v, parse_page)?),
         "retired_pages.double_bit" => d.retired_pages[1] = Some(parse_tick_lists(v, parse_page)?),
         "name" => d.name = Some(parse_text(v)?),
@@ -1019,6 +1095,34 @@ impl Device {
         Ok(head.saturating_add(tail))
     }
 
+    /// The current MIG mode: `mig_mode` when given, else 1 when a `mig` layout is given.
+    fn mig_current(&self) -> Option<u32> {
+        match self.at("mig_mode", self.peek("mig_mode").saturating_sub(1)) {
+            Some(Ok(n)) => Some(n.as_u32()),
+            Some(Err(_)) => None,
+            None => self.mig.as_ref().map(|_| 1),
+        }
+    }
+
+    /// The MIG devices of the layout current at this utilization read count.
+    fn mig_layout(&self) -> Result<Vec<Mig>, Ret> {
+        match &self.mig {
+            Some(lists) if self.mig_current() == Some(1) => {
+                tick_list(lists, self.util_reads.saturating_sub(1) as usize)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// MIG device `slot` of the current layout with its UUID filled in.
+    fn mig_device(&self, slot: usize) -> Result<Mig, Ret> {
+        let mut m = self.mig_layout()?.into_iter().nth(slot).ok_or(ERROR_NOT_FOUND)?;
+        if m.uuid.is_none() {
+            m.uuid = Some(format!("MIG-00000000-0000-0000-{:04}-{:012}", self.index, (m.gi << 8) | m.ci));
+        }
+        Ok(m)
+    }
+
     fn processes(&self, graphics: bool) -> Result<Vec<Proc>, Ret> {
         if graphics {
             return self.graphics_processes.clone().unwrap_or(Ok(Vec::new()));
@@ -1166,8 +1270,22 @@ fn guard(f: impl FnOnce() -> Ret) -> Ret {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(ERROR_UNKNOWN)
 }
 
+/// Bits of a handle below the MIG slot: a MIG device's handle is `(slot + 1) << MIG_SHIFT | (parent + 1)`.
+const MIG_SHIFT: usize = 16;
+
 fn handle_index(h: Handle) -> Option<usize> {
-    h.addr().checked_sub(1)
+    (h.addr() >> MIG_SHIFT == 0).then(|| h.addr().checked_sub(1)).flatten()
+}
+
+/// `(parent index, slot)` of a MIG device handle.
+fn mig_handle(h: Handle) -> Option<(usize, usize)> {
+    let a = h.addr();
+    let slot = (a >> MIG_SHIFT).checked_sub(1)?;
+    Some(((a & ((1 << MIG_SHIFT) - 1)).checked_sub(1)?, slot))
+}
+
+fn make_mig_handle(index: usize, slot: usize) -> Handle {
+    std::ptr::without_provenance_mut(((slot + 1) << MIG_SHIFT) | (index + 1))
 }
 
 fn make_handle(index: usize) -> Handle {
@@ -1234,6 +1352,23 @@ fn device_state_call(
             return ERROR_GPU_IS_LOST;
         }
         status(f(state, index))
+    })
+}
+
+/// [`device_call`] for calls that also answer on a MIG device handle: `f` gets the parent and,
+/// for a MIG handle, its MIG device in the current layout (`NOT_FOUND` once it is gone).
+fn mig_aware_call(
+    name: &'static str,
+    handle: Handle,
+    args_ok: bool,
+    f: impl FnOnce(&mut Device, Option<&Mig>) -> Result<(), Ret>,
+) -> Ret {
+    let Some((parent, slot)) = mig_handle(handle) else {
+        return device_call(name, handle, args_ok, |d| f(d, None));
+    };
+    device_call(name, make_handle(parent), args_ok, |d| {
+        let m = d.mig_device(slot)?;
+        f(d, Some(&m))
     })
 }
 
@@ -1325,8 +1460,12 @@ fn running_processes(
     infos: *mut ProcessInfo,
     graphics: bool,
 ) -> Ret {
-    device_call(name, device, !count.is_null(), |d| {
-        let procs = d.processes(graphics)?;
+    mig_aware_call(name, device, !count.is_null(), |d, m| {
+        let procs = match m {
+            Some(m) if !graphics => m.procs.clone(),
+            Some(_) => Vec::new(),
+            None => d.processes(graphics)?,
+        };
         // SAFETY: `count` is non-null; `infos` is checked against `count`.
         unsafe { write_procs(count, infos, &procs) }
     })
@@ -1537,8 +1676,11 @@ pub unsafe extern "C" fn nvmlDeviceGetIndex(device: Handle, index: *mut c_uint) 
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetName(device: Handle, name: *mut c_char, length: c_uint) -> Ret {
-    device_call("nvmlDeviceGetName", device, !name.is_null(), |d| {
-        let v = d.name()?;
+    mig_aware_call("nvmlDeviceGetName", device, !name.is_null(), |d, m| {
+        let v = match m {
+            Some(m) => format!("{} MIG {}", d.name()?, m.profile),
+            None => d.name()?,
+        };
         // SAFETY: caller provides `length` bytes.
         unsafe { write_str(name, length, &v) }
     })
@@ -1546,8 +1688,11 @@ pub unsafe extern "C" fn nvmlDeviceGetName(device: Handle, name: *mut c_char, le
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetUUID(device: Handle, uuid: *mut c_char, length: c_uint) -> Ret {
-    device_call("nvmlDeviceGetUUID", device, !uuid.is_null(), |d| {
-        let v = d.uuid()?;
+    mig_aware_call("nvmlDeviceGetUUID", device, !uuid.is_null(), |d, m| {
+        let v = match m {
+            Some(m) => m.uuid.clone().unwrap_or_default(),
+            None => d.uuid()?,
+        };
         // SAFETY: caller provides `length` bytes.
         unsafe { write_str(uuid, length, &v) }
     })
@@ -1582,7 +1727,7 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: Handle, utilizati
         d.util_reads += 1;
         // The utilization read count is the device tick that events follow.
         events_changed();
-        if !d.has("utilization.gpu") {
+        if !d.has("utilization.gpu") || d.mig_current() == Some(1) {
             return Err(ERROR_NOT_SUPPORTED);
         }
         let i = d.tick("utilization");
@@ -1597,13 +1742,16 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: Handle, utilizati
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(device: Handle, memory: *mut MemoryV2) -> Ret {
-    device_call("nvmlDeviceGetMemoryInfo_v2", device, !memory.is_null(), |d| {
+    mig_aware_call("nvmlDeviceGetMemoryInfo_v2", device, !memory.is_null(), |d, m| {
         // SAFETY: non-null; only the version field is read.
         let version = unsafe { (&raw const (*memory).version).read() };
         if version != MEMORY_V2_VERSION {
             return Err(ERROR_ARGUMENT_VERSION_MISMATCH);
         }
-        let (total, reserved, free, used) = d.memory("memory_v2")?;
+        let (total, reserved, free, used) = match m {
+            Some(m) => mig_memory(m),
+            None => d.memory("memory_v2")?,
+        };
         let m = MemoryV2 { version, total, reserved, free, used };
         // SAFETY: non-null.
         unsafe { memory.write(m) };
@@ -1611,10 +1759,19 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo_v2(device: Handle, memory: *mut
     })
 }
 
+/// `(total, reserved, free, used)` in bytes of a MIG device.
+fn mig_memory(m: &Mig) -> (u64, u64, u64, u64) {
+    let (total, used) = (m.total_mib * MIB, m.used_mib * MIB);
+    (total, 0, total.saturating_sub(used), used)
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(device: Handle, memory: *mut Memory) -> Ret {
-    device_call("nvmlDeviceGetMemoryInfo", device, !memory.is_null(), |d| {
-        let (total, reserved, free, used) = d.memory("memory_v1")?;
+    mig_aware_call("nvmlDeviceGetMemoryInfo", device, !memory.is_null(), |d, m| {
+        let (total, reserved, free, used) = match m {
+            Some(m) => mig_memory(m),
+            None => d.memory("memory_v1")?,
+        };
         // v1 reports reserved memory as used.
         let m = Memory { total, free, used: used.saturating_add(reserved) };
         // SAFETY: non-null.
@@ -1898,12 +2055,78 @@ pub unsafe extern "C" fn nvmlDeviceGetMigMode(
     pending_mode: *mut c_uint,
 ) -> Ret {
     device_call("nvmlDeviceGetMigMode", device, !current_mode.is_null() && !pending_mode.is_null(), |d| {
-        let v = d.next("mig_mode", "mig_mode")?.as_u32();
+        let v = if d.has("mig_mode") || d.mig.is_none() { d.next("mig_mode", "mig_mode")?.as_u32() } else { 1 };
+        let pending = d.mig_pending.unwrap_or(v);
         // SAFETY: both non-null.
         unsafe {
             current_mode.write(v);
-            pending_mode.write(v);
+            pending_mode.write(pending);
         }
+        Ok(())
+    })
+}
+
+/// Most MIG devices a GPU can hold (7), on a GPU with a `mig` layout.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(device: Handle, count: *mut c_uint) -> Ret {
+    device_call("nvmlDeviceGetMaxMigDeviceCount", device, !count.is_null(), |d| {
+        if d.mig.is_none() {
+            return Err(ERROR_NOT_SUPPORTED);
+        }
+        // SAFETY: non-null.
+        unsafe { count.write(7) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(device: Handle, index: c_uint, mig: *mut Handle) -> Ret {
+    device_call("nvmlDeviceGetMigDeviceHandleByIndex", device, !mig.is_null(), |d| {
+        if d.mig.is_none() {
+            return Err(ERROR_NOT_SUPPORTED);
+        }
+        d.mig_device(index as usize)?;
+        // SAFETY: non-null.
+        unsafe { mig.write(make_mig_handle(d.index, index as usize)) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceIsMigDeviceHandle(device: Handle, is_mig: *mut c_uint) -> Ret {
+    mig_aware_call("nvmlDeviceIsMigDeviceHandle", device, !is_mig.is_null(), |_, m| {
+        // SAFETY: non-null.
+        unsafe { is_mig.write(c_uint::from(m.is_some())) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetGpuInstanceId(device: Handle, id: *mut c_uint) -> Ret {
+    mig_aware_call("nvmlDeviceGetGpuInstanceId", device, !id.is_null(), |_, m| {
+        let m = m.ok_or(ERROR_NOT_SUPPORTED)?;
+        // SAFETY: non-null.
+        unsafe { id.write(m.gi) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetComputeInstanceId(device: Handle, id: *mut c_uint) -> Ret {
+    mig_aware_call("nvmlDeviceGetComputeInstanceId", device, !id.is_null(), |_, m| {
+        let m = m.ok_or(ERROR_NOT_SUPPORTED)?;
+        // SAFETY: non-null.
+        unsafe { id.write(m.ci) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetDeviceHandleFromMigDeviceHandle(device: Handle, parent: *mut Handle) -> Ret {
+    mig_aware_call("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", device, !parent.is_null(), |d, m| {
+        m.ok_or(ERROR_INVALID_ARGUMENT)?;
+        // SAFETY: non-null.
+        unsafe { parent.write(make_handle(d.index)) };
         Ok(())
     })
 }
@@ -2018,6 +2241,14 @@ pub unsafe extern "C" fn nvmlGpmMigSampleGet(device: Handle, gpu_instance_id: c_
 
 /// Fills `req.metrics[..numMetrics]` with the values scripted for the tick of
 /// sample 2.
+/// The value the current MIG layout scripts for metric `id` of GPU instance `gi` (`gpm.KEY=V`).
+fn mig_gpm(d: &Device, gi: Option<u32>, id: c_uint) -> Option<f64> {
+    let gi = gi?;
+    let layout = d.mig_layout().ok()?;
+    let m = layout.iter().find(|m| m.gi == gi)?;
+    m.gpm.iter().find(|(i, _)| *i == id).map(|(_, v)| *v)
+}
+
 fn gpm_metrics_get(
     state: &State,
     req: &mut GpmMetricsGet,
@@ -2048,6 +2279,9 @@ fn gpm_metrics_get(
         let def = GPM_METRICS.iter().find(|g| g.id == m.metric_id);
         let (ret, value) = match def {
             _ if m.metric_id == 0 || m.metric_id as usize >= GPM_METRIC_MAX => (ERROR_INVALID_ARGUMENT, 0.0),
+            Some(def) if mig_gpm(d, s2.gpu_instance, def.id).is_some() => {
+                (SUCCESS, mig_gpm(d, s2.gpu_instance, def.id).unwrap_or_default())
+            }
             Some(def) => match d.at(def.key, s2.tick) {
                 Some(Ok(v)) => (SUCCESS, v.as_f64()),
                 Some(Err(code)) => (code, 0.0),

@@ -741,6 +741,61 @@ fn check_raw_new(lib_path: &Path, dir: &Path) {
     }
 }
 
+const MIG: &str = "\
+[device]                     # GPU 0: split, one instance destroyed from tick 1
+name = NVIDIA H100 80GB HBM3
+utilization.gpu = 50
+memory.total = 81559
+memory.used = 100
+mig_mode.pending = 0
+mig = 3g.40gb:used=1000:proc=7@500;1g.10gb:gi=13:ci=2:uuid=MIG-x:total=9984, 3g.40gb:used=2000
+[device]                     # GPU 1: whole, MIG capable but off
+utilization.gpu = 5
+mig_mode = 0
+";
+
+fn check_mig(lib: &Path, dir: &Path) {
+    let s = write(dir, "mig.scenario", MIG);
+    set_env("FAKE_NVML_SCENARIO", &s);
+    let nvml = init(lib).unwrap();
+    let (d0, d1) = (nvml.device_by_index(0).unwrap(), nvml.device_by_index(1).unwrap());
+    let mode = d0.mig_mode().unwrap();
+    assert_eq!((mode.current, mode.pending), (1, 0));
+    assert_eq!(d1.mig_mode().unwrap().current, 0);
+    assert_eq!(d0.mig_device_count().unwrap(), 7);
+    assert!(matches!(d1.mig_device_count(), Err(NvmlError::NotSupported)));
+    let (a, b) = (d0.mig_device_by_index(0).unwrap(), d0.mig_device_by_index(1).unwrap());
+    assert!(matches!(d0.mig_device_by_index(2), Err(NvmlError::NotFound)));
+    assert!(a.mig_is_mig_device_handle().unwrap() && !d0.mig_is_mig_device_handle().unwrap());
+    assert_eq!(a.name().unwrap(), "NVIDIA H100 80GB HBM3 MIG 3g.40gb");
+    assert!(a.uuid().unwrap().starts_with("MIG-"));
+    assert_eq!(b.uuid().unwrap(), "MIG-x");
+    let m = a.memory_info().unwrap();
+    assert_eq!((m.total / MIB, m.used / MIB), (40 * 1024, 1000));
+    assert_eq!(b.memory_info().unwrap().total / MIB, 9984);
+    let ids = |d: &nvml_wrapper::Device<'_>| {
+        let lib = nvml.lib();
+        let (mut gi, mut ci) = (0, 0);
+        // SAFETY: a handle of this library and valid out-pointers.
+        unsafe {
+            assert_eq!(lib.nvmlDeviceGetGpuInstanceId(d.handle(), &mut gi), 0);
+            assert_eq!(lib.nvmlDeviceGetComputeInstanceId(d.handle(), &mut ci), 0);
+        }
+        (gi, ci)
+    };
+    assert_eq!((ids(&a), ids(&b)), ((1, 0), (13, 2)));
+    assert_eq!(a.mig_parent_device().unwrap().index().unwrap(), 0);
+    assert_eq!(a.running_compute_processes().unwrap().iter().map(|p| p.pid).collect::<Vec<_>>(), [7]);
+    assert!(d0.running_compute_processes().unwrap().is_empty());
+    // In MIG mode the GPU has no utilization; that read is the tick the layout follows.
+    assert!(matches!(d0.utilization_rates(), Err(NvmlError::NotSupported)));
+    assert!(matches!(d0.utilization_rates(), Err(NvmlError::NotSupported)));
+    assert_eq!(a.memory_info().unwrap().used / MIB, 2000);
+    assert!(matches!(b.memory_info(), Err(NvmlError::NotFound)), "its instance was destroyed");
+    assert!(matches!(d0.mig_device_by_index(1), Err(NvmlError::NotFound)));
+    assert_eq!(d1.utilization_rates().unwrap().gpu, 5);
+}
+
 #[test]
 fn fake_nvml_through_nvml_wrapper() {
     let lib = lib_path();
@@ -753,6 +808,7 @@ fn fake_nvml_through_nvml_wrapper() {
     check_events(&lib, dir.path());
     check_proc_util_and_pages(&lib, dir.path());
     check_raw_new(&lib, dir.path());
+    check_mig(&lib, dir.path());
     // re-init after a full shutdown re-reads the scenario (fresh cursors)
     check_main(&lib, dir.path());
 }
