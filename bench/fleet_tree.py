@@ -14,8 +14,9 @@ real gpumon recording (columns this script does not fill are written null), so t
 the recorder's schema as it changes. The `energy.total` counter of each GPU runs on across days (a
 driver reload with `--reset-host-gpu`: that GPU's counter restarts at 0 on the host's second day);
 `--null-every K` leaves `power.draw` and `energy.total` null on every K-th tick of GPU 1 from tick
-K/2 on (a field NVML did not answer; never a file's first tick). `marked` writes one host's days into one file with `gpumon.marks` in its footer
-(`--phases` marks spread evenly, the last followed by an end mark): a `summarize --by phase` input.
+K/2 on (a field NVML did not answer; never a file's first tick). `marked` writes one host's days into one file with
+`--phases` marks spread evenly, the last followed by an end mark, as a recording with marks holds
+them (the `phase` column, and `gpumon.marks` in the footer): a `summarize --by phase` input.
 Every value comes from numpy's generator seeded by --seed, host and day: the same arguments write
 the same tree.
 """
@@ -201,6 +202,14 @@ def marked(args):
     marks = [{"time": fmt(start + span * (i + 1) // (args.phases + 2)), "label": f"phase-{i + 1}"} for i in range(args.phases)]
     marks.append({"time": fmt(start + span * (args.phases + 1) // (args.phases + 2)), "label": None})
     table = pa.concat_tables(tables)
+    # the `phase` column as the recorder writes it: each row the label of the last mark at or before it
+    ts = table.column("timestamp").cast(pa.int64()).to_numpy()
+    times = np.array([start + span * (i + 1) // (args.phases + 2) for i in range(args.phases + 1)])
+    labels = np.array([None] + [m["label"] for m in marks], dtype=object)
+    phase = pa.array(labels[np.searchsorted(times, ts, side="right")], pa.string())
+    if "phase" in table.column_names:
+        table = table.drop_columns(["phase"])
+    table = table.append_column(pa.field("phase", pa.string()), phase)
     meta = dict(tables[0].schema.metadata)
     meta[b"gpumon.marks"] = json.dumps(marks).encode()
     write(table.replace_schema_metadata(meta), args.out)

@@ -1,6 +1,7 @@
 //! A fleet's hive tree (`host=H/date=D/run.parquet`): `gpumon summarize` of the tree against the
 //! DuckDB and Spark SQL that docs/fleet.md gives for the same per-host/per-GPU statistics.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
@@ -11,7 +12,8 @@ use crate::common::*;
 /// The statistics each query computes per GPU (docs/fleet.md's table).
 const STATS_PER_GPU: u64 = 13;
 
-fn python(script: &str, args: &[&Path]) -> Vec<u8> {
+/// Run a repository Python script with `args`; its stdout.
+fn python(script: &str, args: &[&OsStr]) -> Vec<u8> {
     let out = Command::new("python3").arg(repo_root().join(script)).args(args).output().expect("running python3");
     assert!(out.status.success(), "{script} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     out.stdout
@@ -44,15 +46,10 @@ fn fleet_tree_sql_matches_summarize() {
     assert!(rec.status.success(), "record: {}", String::from_utf8_lossy(&rec.stderr));
 
     let tree = dir.path().join("fleet");
-    let gen = Command::new("python3")
-        .arg(repo_root().join("bench/fleet_tree.py"))
-        .args(["tree"])
-        .arg(&tree)
-        .args(["--hosts", "3", "--days", "2", "--null-every", "7", "--reset-host-gpu", "0:3", "--template"])
-        .arg(&template)
-        .output()
-        .unwrap();
-    assert!(gen.status.success(), "fleet_tree.py: {}", String::from_utf8_lossy(&gen.stderr));
+    let flags = "--hosts 3 --days 2 --null-every 7 --reset-host-gpu 0:3 --template".split(' ').map(OsStr::new);
+    let args: Vec<&OsStr> =
+        [OsStr::new("tree"), tree.as_os_str()].into_iter().chain(flags).chain([template.as_os_str()]).collect();
+    python("bench/fleet_tree.py", &args);
     assert!(tree.join("host=node-002/date=2026-01-02/run.parquet").is_file());
 
     let out = gpumon().args(["summarize", "--format", "json"]).arg(&tree).output().unwrap();
@@ -64,7 +61,8 @@ fn fleet_tree_sql_matches_summarize() {
     let summary_path = dir.path().join("summary.json");
     std::fs::write(&summary_path, &out.stdout).unwrap();
 
-    let report: Value = serde_json::from_slice(&python("tests/py/fleet_check.py", &[&tree, &summary_path])).unwrap();
+    let report = python("tests/py/fleet_check.py", &[tree.as_os_str(), summary_path.as_os_str()]);
+    let report: Value = serde_json::from_slice(&report).unwrap();
     assert_engine_agrees(&report, "duckdb", 24);
     assert_engine_agrees(&report, "spark", 24);
 }
