@@ -2,7 +2,6 @@
 //! DuckDB and Spark SQL that docs/fleet.md gives for the same per-host/per-GPU statistics.
 
 use std::ffi::OsStr;
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
