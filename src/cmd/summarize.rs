@@ -221,8 +221,10 @@ fn collect(
         st.all.visit(b, host)?;
         st.phases.as_mut().map_or(Ok(()), |p| p.visit(b, host))
     };
-    // One input's parts joined to the data before it, in file order.
-    let append = |all: &mut Parts, (mut parts, rep): (Vec<Parts>, InputInfo), input: &Input| -> Result<InputInfo> {
+    let mut all = init();
+    let mut reports = Vec::new();
+    for input in &found.inputs {
+        let (mut parts, rep) = scan(input, &cfg.read, &want, progress, &init, &visit)?;
         if all.all.goes_back(parts.iter().map(|p| &p.all)) {
             // Ticks shared between parts (rows grouped by GPU or host): read again in file order,
             // after the data before it.
@@ -240,29 +242,7 @@ fn collect(
                 mine.append(later);
             }
         }
-        Ok(rep)
-    };
-    let mut all = init();
-    let mut reports = Vec::new();
-    let threads = cfg.read.threads.max(1);
-    for chunk in found.inputs.chunks(threads) {
-        // A chunk of inputs is read at once, the threads shared among them: a fleet's tree is many
-        // small files of one row group each, which one file's row groups would leave on one thread.
-        let each = ReadOptions { threads: (threads / chunk.len()).max(1), ..cfg.read.clone() };
-        let scanned: Vec<Result<(Vec<Parts>, InputInfo)>> = if chunk.len() == 1 {
-            vec![scan(&chunk[0], &cfg.read, &want, progress, &init, &visit)]
-        } else {
-            std::thread::scope(|s| {
-                let hs: Vec<_> =
-                    chunk.iter().map(|i| s.spawn(|| scan(i, &each, &want, progress, &init, &visit))).collect();
-                hs.into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a reader thread failed"))))
-                    .collect()
-            })
-        };
-        for (input, r) in chunk.iter().zip(scanned) {
-            reports.push(append(&mut all, r?, input)?);
-        }
+        reports.push(rep);
     }
     Ok((all, reports))
 }
