@@ -2,7 +2,7 @@
 """`gpumon summarize` of a fleet's hive tree next to DuckDB, and what `summarize --by phase` costs.
 
 usage: python3 bench/fleet.py [--hosts 64] [--days 30] [--runs 3] [--gpumon target/release/gpumon]
-                              [--marked-days 3] [--json bench/fleet-2cpu.json]
+                              [--before OTHER_GPUMON] [--marked-days 3] [--json bench/fleet-2cpu.json]
 
 Inputs (bench/fleet_tree.py, cached under bench/.data/, schema from a fake-NVML recording when
 bench/.data/fleet-template.parquet exists):
@@ -117,6 +117,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--marked-days", type=int, default=3)
     ap.add_argument("--gpumon", default=os.path.join(ROOT, "target", "release", "gpumon"))
+    ap.add_argument("--before", help="an earlier gpumon binary, run on the tree in the same rotation as gpumon-before")
     ap.add_argument("--json")
     ap.add_argument("--peer-duckdb", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -142,6 +143,8 @@ def main():
         "gpumon-marked": g + [marked],
         "gpumon-marked-by-phase": g + ["--by", "phase", marked],
     }
+    if a.before:
+        tools["gpumon-before"] = [a.before] + g[1:] + [tree]
     load_before = os.getloadavg()
     res, last = rotate(tools, a.runs)
     check = fleet_check.compare(json.loads(last["duckdb"]), json.loads(last["gpumon"]))
@@ -158,6 +161,7 @@ def main():
         "per_file_ms": round(1000 * (t["gpumon"] - t["gpumon-merged"]) / (files - files_merged), 4),
         "summarize_s_per_file_ms": round(1000 * t["gpumon"] / files, 4),
         "by_phase_vs_plain_time": round(t["gpumon-marked-by-phase"] / t["gpumon-marked"], 3),
+        "before_vs_duckdb_time": round(t["gpumon-before"] / t["duckdb"], 3) if a.before else None,
         "duckdb_check": {k: v for k, v in check.items() if k != "mismatches"} | {"mismatches": len(check["mismatches"])},
     }
     print(f"{files} files ({files_merged} merged), {report['rows']:,} rows, {os.cpu_count()} CPUs, median of {a.runs}, "
