@@ -7,6 +7,7 @@ mod common;
 mod diagnosis;
 mod doctor;
 mod experiments;
+mod fleet;
 mod gpm;
 mod hostile;
 mod job;
