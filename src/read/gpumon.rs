@@ -97,7 +97,7 @@ pub struct ParquetFile {
 
 /// The footer of a Parquet file, checked before and after it is decoded: sizes in the footer are
 /// checked before it is decoded, and every column chunk is placed inside the file.
-fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
+pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
     let path = &input.path;
     let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
     let damaged = "not a readable Parquet file (truncated or damaged?)";

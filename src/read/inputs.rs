@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::read::order::time_order;
 use crate::read::smilog::looks_like_nvsmi;
 use crate::schema::catalog::{Field, Table};
 use crate::schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
@@ -142,10 +143,25 @@ struct Found {
     d: Discovered,
     seen: HashSet<FileId>,
     stdin_taken: bool,
+    /// Per input, the group it came in: the pieces of one set (or one pipe, one file of a
+    /// directory) are one group, kept together and in their order when the inputs are put in
+    /// time order ([`time_order`]).
+    group: Vec<usize>,
+    /// The group of the inputs now being added.
+    current: usize,
 }
 
-/// Expand the command-line paths into the files to read, in order, without duplicates. `-` is
-/// standard input; a pipe or FIFO (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
+impl Found {
+    /// The inputs added from now on are a new group.
+    fn next_group(&mut self) {
+        self.current += 1;
+    }
+}
+
+/// Expand the command-line paths into the files to read, without duplicates, in time order: separate
+/// inputs by their first instant ([`time_order`]; ties and inputs without one keep the order
+/// given), the pieces of one set together in their own order. `-` is standard input; a pipe or FIFO
+/// (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
     discover_with(args, false)
 }
@@ -156,8 +172,10 @@ pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
 }
 
 fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
-    let mut f = Found { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false };
+    let mut f =
+        Found { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false, group: Vec::new(), current: 0 };
     for arg in args {
+        f.next_group();
         let s = arg.to_string_lossy();
         if arg.as_os_str() == "-" {
             add_stdin(&mut f)?;
@@ -170,6 +188,7 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
             for p in paths {
                 let p = p.map_err(|e| UsageError(format!("{shown}: {e}")))?;
                 any = true;
+                f.next_group();
                 add_path(&p, &mut f)?;
             }
             if !any {
@@ -186,6 +205,8 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
         return Err(UsageError(format!("{}: no input files", named.join(", "))).into());
     }
+    let inputs = std::mem::take(&mut f.d.inputs);
+    f.d.inputs = time_order(inputs, &f.group);
     Ok(f.d)
 }
 
@@ -195,6 +216,7 @@ fn push(f: &mut Found, path: &Path, kind: Kind, spool: Option<Arc<tempfile::Temp
         return;
     }
     f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id });
+    f.group.push(f.current);
 }
 
 /// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy: a pipe can be
@@ -356,9 +378,14 @@ fn add_dir_files(dir: &Path, f: &mut Found, depth: usize) -> Result<()> {
     files.sort();
     journals.sort();
     for (_, p) in files {
+        f.next_group();
         add_member(&p, f)?;
     }
-    add_journals(&journals, f)?;
+    // Each journal a crash left is an input of its own, after the files.
+    for j in journals {
+        f.next_group();
+        add_journals(&[j], f)?;
+    }
     subdirs.sort();
     for sub in subdirs {
         add_dir_files(&sub, f, depth + 1)?;

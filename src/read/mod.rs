@@ -5,6 +5,7 @@
 
 pub mod gpumon;
 pub mod inputs;
+pub mod order;
 pub mod pqbounds;
 pub mod scan;
 pub mod smilog;

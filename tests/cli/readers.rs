@@ -294,3 +294,31 @@ fn hosts_are_listed_in_order_of_first_appearance_rows_without_a_host_included() 
         assert_eq!(Value::from(hosts), info["hosts"], "{f}");
     }
 }
+
+#[test]
+fn separate_inputs_summarize_alike_in_either_order_across_a_null_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = writers("days", dir.path());
+    let want = info["wh"].as_f64().unwrap();
+    // Parquet with row-group statistics, without them (the first rows tell), CSV, and the two kinds
+    // mixed; day 2's first energy counter is null.
+    let pairs = [
+        ("stats/day1.parquet", "stats/day2.parquet"),
+        ("nostats/day1.parquet", "nostats/day2.parquet"),
+        ("csv/day1.csv", "csv/day2.csv"),
+        ("csv/day1.csv", "stats/day2.parquet"),
+    ];
+    for (one, two) in pairs {
+        let (one, two) = (dir.path().join(one), dir.path().join(two));
+        let forward = summary_of(&[&one, &two]);
+        let wh = forward["all"]["gpus"]["energy_wh"].as_f64().unwrap();
+        assert!((wh - want).abs() < 1e-9, "{}: {wh} Wh, want {want}", one.display());
+        assert_eq!(forward["hosts"][0]["stats"]["ticks"], info["ticks"], "{}", one.display());
+        let reversed = summary_of(&[&two, &one]);
+        let what = format!("{} after {}", one.display(), two.display());
+        assert_eq!(reversed["all"]["gpus"]["energy_wh"], forward["all"]["gpus"]["energy_wh"], "{what}");
+        assert_eq!(reversed["hosts"][0]["stats"]["ticks"], info["ticks"], "{what}");
+        // Everything alike, the inputs listed in time order included.
+        assert_eq!(reversed, forward, "{what}");
+    }
+}

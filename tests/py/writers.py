@@ -220,6 +220,35 @@ def nullhost(out):
     return {"hosts": ["a", "mixed", "b"]}
 
 
+def days(out):
+    """One host and GPU over two days as two files: day 1 ticks 0-99, day 2 ticks 100-199, 60 s
+    apart, `energy.total` 100 J x tick, null on day 2's first row, a host column (`cpu.util`): as
+    Parquet with row-group statistics (`stats/`), without them (`nostats/`), and as CSV (`csv/`)."""
+    n = 200
+    tick = np.arange(n, dtype=np.int64)
+    mask = np.zeros(n, dtype=bool)
+    mask[100] = True
+    t = pa.table(
+        {
+            "timestamp": pa.array(T0 + tick * 60_000_000, UTC),
+            "host": pa.array(["h"] * n),
+            "index": pa.array(np.zeros(n, dtype=np.int32)),
+            "power.draw": pa.array(np.full(n, 150.0)),
+            "energy.total": pa.array(100.0 * tick, mask=mask),
+            "cpu.util": pa.array(np.round((tick % 7) * 10.0, 1)),
+        }
+    )
+    import pyarrow.csv as pacsv
+
+    for d in ["stats", "nostats", "csv"]:
+        os.makedirs(os.path.join(out, d), exist_ok=True)
+    for k, part in enumerate([t.slice(0, 100), t.slice(100)], start=1):
+        pq.write_table(part, os.path.join(out, "stats", f"day{k}.parquet"))
+        pq.write_table(part, os.path.join(out, "nostats", f"day{k}.parquet"), write_statistics=False)
+        pacsv.write_csv(part, os.path.join(out, "csv", f"day{k}.csv"))
+    return {"wh": 100.0 * (n - 1) / 3600.0, "ticks": n}
+
+
 def inspect(path):
     """Row groups and null counts per column of a Parquet file."""
     f = pq.ParquetFile(path)
@@ -227,7 +256,7 @@ def inspect(path):
     return {"row_groups": f.num_row_groups, "rows": t.num_rows, "nulls": {c: t[c].null_count for c in t.column_names}}
 
 
-CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "emptyprocs": emptyprocs, "nullhost": nullhost, "inspect": inspect}
+CASES = {"seams": seams, "identity": identity, "codecs": codecs, "decimals": decimals, "csvstamps": csvstamps, "bygpu": bygpu, "emptyprocs": emptyprocs, "nullhost": nullhost, "days": days, "inspect": inspect}
 
 
 def main():
