@@ -16,8 +16,8 @@ use crate::util::guard::contain;
 use crate::util::progress::Progress;
 
 /// Stable-sort `inputs` by the first instant of each group (`group[i]` is the group of
-/// `inputs[i]`: the pieces of one set stay together, in their order). Groups without any
-/// timestamp keep their relative order, after the others.
+/// `inputs[i]`: the pieces of one set stay together, in their order). Groups without any timestamp
+/// keep their places; the others are sorted among the places they hold, ties in the order given.
 pub fn time_order(inputs: Vec<Input>, group: &[usize]) -> Vec<Input> {
     if group.windows(2).all(|w| w[0] == w[1]) {
         return inputs;
@@ -36,7 +36,13 @@ pub fn time_order(inputs: Vec<Input>, group: &[usize]) -> Vec<Input> {
             _ => groups.push((g, first, vec![input])),
         }
     }
-    groups.sort_by_key(|(_, at, _)| (at.is_none(), *at));
+    let places: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].1.is_some()).collect();
+    let mut timed: Vec<(Option<i64>, Vec<Input>)> =
+        places.iter().map(|&i| (groups[i].1, std::mem::take(&mut groups[i].2))).collect();
+    timed.sort_by_key(|(at, _)| *at);
+    for (&i, (_, members)) in places.iter().zip(timed) {
+        groups[i].2 = members;
+    }
     groups.into_iter().flat_map(|(_, _, members)| members).collect()
 }
 
@@ -129,5 +135,37 @@ fn parquet_first_rows(input: &Input) -> Option<i64> {
         if let Some(t) = least(&b) {
             return Some(t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn csv(dir: &std::path::Path, name: &str, first: &str) -> Input {
+        let p = dir.join(name);
+        let body = format!("timestamp,host,index,utilization.gpu [%]\n{first},h,0,5\n");
+        std::fs::write(&p, body).unwrap();
+        Input::file(&p, Kind::GpumonCsv)
+    }
+
+    fn names(inputs: &[Input]) -> Vec<String> {
+        inputs.iter().map(|i| i.path.file_name().unwrap().to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn groups_by_first_instant_sets_whole_untimed_in_place() {
+        let d = tempfile::tempdir().unwrap();
+        let late = csv(d.path(), "late.csv", "2026-01-03T00:00:00Z");
+        // One set: its pieces stay in their order, placed by its earliest piece.
+        let set_b = csv(d.path(), "set_b.csv", "2026-01-02T00:00:00Z");
+        let set_a = csv(d.path(), "set_a.csv", "2026-01-01T12:00:00Z");
+        let untimed = Input::file(&d.path().join("smi.log"), Kind::Nvsmi);
+        let early = csv(d.path(), "early.csv", "2026-01-01T00:00:00Z");
+        let tie = csv(d.path(), "tie.csv", "2026-01-01T00:00:00Z");
+        let inputs = vec![late, set_b, set_a, untimed, tie, early];
+        let out = time_order(inputs, &[1, 2, 2, 3, 4, 5]);
+        // The log keeps the third place; the others fill the rest in time order, the tie as given.
+        assert_eq!(names(&out), ["tie.csv", "early.csv", "smi.log", "set_b.csv", "set_a.csv", "late.csv"]);
     }
 }
