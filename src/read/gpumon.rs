@@ -412,7 +412,7 @@ fn ends_with_newline(path: &Path) -> bool {
 /// A CSV timestamp in UTC µs: RFC 3339 (gpumon's own), the same with an offset written without its
 /// colon (polars: `+0000`) or without minutes (DuckDB: `+00`), a space or a `T` before the time; a
 /// time without an offset is UTC.
-fn parse_ts(cell: &str) -> Option<i64> {
+pub(crate) fn parse_ts(cell: &str) -> Option<i64> {
     if let Ok(t) = DateTime::parse_from_rfc3339(cell) {
         return Some(t.timestamp_micros());
     }

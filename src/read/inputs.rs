@@ -159,8 +159,8 @@ impl Found {
 }
 
 /// Expand the command-line paths into the files to read, without duplicates, in time order: separate
-/// inputs by their first instant ([`time_order`]; ties and inputs without one keep the order
-/// given), the pieces of one set together in their own order. `-` is standard input; a pipe or FIFO
+/// inputs by their time spans where these do not overlap ([`time_order`]; else, for ties and for
+/// inputs without timestamps, the order given), the pieces of one set together in their own order. `-` is standard input; a pipe or FIFO
 /// (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
     discover_with(args, false)
