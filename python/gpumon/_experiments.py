@@ -67,6 +67,20 @@ def _check_label(label: str) -> str:
     return label
 
 
+def request(path: str, line: str) -> str:
+    """One request line over the control socket at ``path`` and the recorder's one-line answer
+    (the socket's errors raised as OSError)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(2.0)
+        s.connect(path)
+        try:
+            s.sendall(line.encode())
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # a recorder that turns the sender away may close first; its answer says why
+        return s.makefile("rb").readline().decode(errors="replace").strip()
+
+
 def send_mark(
     label: Optional[str], *, end: bool = False, run: Optional[StrPath] = None, missing_ok: bool = False, wait: float = 0.0
 ) -> bool:
@@ -86,15 +100,7 @@ def send_mark(
         where = f"for {run} (no status file {status_path(run)})" if run is not None else f"(no ${CONTROL_ENV})"
         raise GpumonError(argv, 2, f"no recording is listening for marks {where}")
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(2.0)
-            s.connect(path)
-            try:
-                s.sendall(line.encode())
-                s.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass  # a recorder that turns the sender away may close first; its answer says why
-            answer = s.makefile("rb").readline().decode(errors="replace").strip()
+        answer = request(path, line)
     except OSError as e:
         if missing_ok:
             return False

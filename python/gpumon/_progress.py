@@ -16,13 +16,12 @@ import atexit
 import math
 import os
 import re
-import socket
 import threading
 import time
 from typing import Dict, Optional, Union
 
 from ._bin import GpumonError, StrPath
-from ._experiments import CONTROL_ENV, _control, status_path
+from ._experiments import CONTROL_ENV, _control, request, status_path
 
 #: Most counters one report names (the recorder refuses more).
 MAX_KEYS = 64
@@ -67,15 +66,7 @@ def _send(path: str, amounts: Dict[str, float]) -> None:
     line = _line(amounts)
     argv = ["progress"] + line.split()[1:]
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(2.0)
-            s.connect(path)
-            try:
-                s.sendall(line.encode())
-                s.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass  # a recorder that turns the sender away may close first; its answer says why
-            answer = s.makefile("rb").readline().decode(errors="replace").strip()
+        answer = request(path, line)
     except OSError as e:
         raise GpumonError(argv, 2, f"no recording is listening for progress reports at {path} ({e})") from e
     if not answer.startswith("ok"):
