@@ -443,6 +443,24 @@ impl InputArgs {
     }
 }
 
+/// A JSON summary of `inputs` read by `threads` threads, with every other setting at its default.
+#[cfg(test)]
+fn json_config(inputs: Vec<std::path::PathBuf>, threads: usize) -> SummarizeConfig {
+    SummarizeConfig {
+        inputs,
+        read: ReadOptions { threads, ..Default::default() },
+        window: WindowSpec::default(),
+        thresholds: Thresholds::default(),
+        checks: Vec::new(),
+        format: SummaryFormat::Json,
+        progress: false,
+        warnings: false,
+        phases: PhaseMode::Off,
+        phase_windows: Vec::new(),
+        baseline: None,
+    }
+}
+
 #[cfg(test)]
 #[path = "summarize_props.rs"]
 mod props;
@@ -523,19 +541,7 @@ mod tests {
         let path = dir.path().join("rg.parquet");
         write_file(&path);
         let json = |threads: usize| {
-            let cfg = SummarizeConfig {
-                inputs: vec![path.clone()],
-                read: ReadOptions { threads, ..Default::default() },
-                window: WindowSpec::default(),
-                thresholds: Thresholds::default(),
-                checks: Vec::new(),
-                format: SummaryFormat::Json,
-                progress: false,
-                warnings: false,
-                phases: PhaseMode::Off,
-                phase_windows: Vec::new(),
-                baseline: None,
-            };
+            let cfg = json_config(vec![path.clone()], threads);
             let o = summarize(&cfg).unwrap();
             render(&o.summary, &o.checks, cfg.format)
         };

@@ -122,19 +122,7 @@ fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
 
 /// The summary of `inputs` read by `threads` threads, as JSON without the list of inputs.
 fn summary(inputs: Vec<PathBuf>, threads: usize) -> serde_json::Value {
-    let cfg = SummarizeConfig {
-        inputs,
-        read: ReadOptions { threads, ..Default::default() },
-        window: WindowSpec::default(),
-        thresholds: Thresholds::default(),
-        checks: Vec::new(),
-        format: SummaryFormat::Json,
-        progress: false,
-        warnings: false,
-        phases: PhaseMode::Off,
-        phase_windows: Vec::new(),
-        baseline: None,
-    };
+    let cfg = json_config(inputs, threads);
     let o = summarize(&cfg).unwrap();
     let mut j: serde_json::Value = serde_json::from_str(&render(&o.summary, &o.checks, cfg.format)).unwrap();
     j.as_object_mut().unwrap().remove("inputs");
