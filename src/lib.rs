@@ -4,16 +4,8 @@
 //! `sink` for recording, `record` joining them, `read` -> `analysis` -> `present` for reading, `cmd`
 //! wiring one subcommand each and `cli` parsing arguments. Only [`main`] and [`main_reading`] are public.
 
-mod analysis;
 mod cli;
 mod cmd;
-mod present;
-mod read;
-mod record;
-mod schema;
-mod sink;
-mod source;
-mod util;
 
 /// Run the command line and return the process exit code (`gpumon`: recording, and the reading
 /// commands handed to `gpumon-analyze`).
@@ -28,10 +20,7 @@ pub fn main_reading() -> i32 {
 
 // The library surface the integration tests use: the catalogue (names, Prometheus metric names)
 // and the cgroup source they drive against real cgroups.
-pub use schema::catalog::{CATALOG, Field, FieldDef};
-pub use schema::row::{Row, Value};
-pub use sink::prom::names::metric as prom_metric;
-pub use source::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};
-
-#[cfg(test)]
-mod layers;
+pub use gpumon_schema::catalog::{CATALOG, Field, FieldDef};
+pub use gpumon_schema::row::{Row, Value};
+pub use gpumon_sink::prom::names::metric as prom_metric;
+pub use gpumon_source::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};

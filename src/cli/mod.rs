@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use crate::schema::files::Format;
-use crate::util::zone::Zone;
+use gpumon_schema::files::Format;
+use gpumon_util::zone::Zone;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -12,16 +12,16 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde_json::json;
 
-use crate::analysis::checks::parse_check;
-use crate::analysis::compare::{self, Comparison};
-use crate::analysis::findings::Thresholds;
-use crate::analysis::window::WindowSpec;
-use crate::analysis::{CheckResult, Summary};
 use crate::cli::{CompareArgs, CompareFormatArg};
 use crate::cmd::summarize::{PhaseMode, SummarizeConfig, report_checks, summarize};
-use crate::present::{compare as show, dur, ts};
-use crate::read::scan::ReadOptions;
-use crate::util::error::UsageError;
+use gpumon_analysis::checks::parse_check;
+use gpumon_analysis::compare::{self, Comparison};
+use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::window::WindowSpec;
+use gpumon_analysis::{CheckResult, Summary};
+use gpumon_present::{compare as show, dur, ts};
+use gpumon_read::scan::ReadOptions;
+use gpumon_util::error::UsageError;
 
 /// One run to compare, as given: a path, and the phase of it to take.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +90,7 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
         window: WindowSpec::default(),
         thresholds: cfg.thresholds.clone(),
         checks: Vec::new(),
-        format: crate::present::SummaryFormat::Json,
+        format: gpumon_present::SummaryFormat::Json,
         progress: cfg.progress,
         warnings: true,
         phases: if run.phase.is_some() { PhaseMode::On } else { PhaseMode::Off },
@@ -99,7 +99,7 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
     };
     let mut o = summarize(&scfg)?;
     let Some(label) = &run.phase else { return Ok(o.summary) };
-    let phases = o.phases.take().unwrap_or_else(|| crate::analysis::phases::PhaseReport {
+    let phases = o.phases.take().unwrap_or_else(|| gpumon_analysis::phases::PhaseReport {
         phases: Vec::new(),
         spans: Vec::new(),
         comparison: None,
@@ -178,7 +178,7 @@ pub fn run(cfg: &CompareConfig) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     // Labels and names come from files: none of their control or bidirectional characters reach a terminal.
     let text = if matches!(cfg.format, CompareFormatArg::Table) || std::io::IsTerminal::is_terminal(&out) {
-        crate::util::text::for_terminal(&text).into_owned()
+        gpumon_util::text::for_terminal(&text).into_owned()
     } else {
         text
     };

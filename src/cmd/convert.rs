@@ -1,5 +1,5 @@
 //! `gpumon convert`: any readable input (gpumon Parquet/CSV/journal, nvidia-smi logs) to gpumon CSV or
-//! Parquet, written by the existing sinks (`crate::sink::open`) with a selection of the fields the
+//! Parquet, written by the existing sinks (`gpumon_sink::open`) with a selection of the fields the
 //! inputs have.
 //!
 //! Rows become ticks again: consecutive rows of one host belong to one tick while their GPU has not
@@ -14,18 +14,18 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use crate::cli::ConvertArgs;
-use crate::read::inputs::{Input, discover};
-use crate::read::scan::{ReadOptions, by_table, probe_fields, scan};
-use crate::schema::batch::rows_of_batch;
-use crate::schema::catalog::{Field, Source, Table};
-use crate::schema::files::Format;
-use crate::schema::row::{Row, Selection, Tick, Value};
-use crate::schema::run::RunMeta;
-use crate::sink::{self, Sink, Target};
-use crate::util::error::{UsageError, exit};
-use crate::util::progress::Progress;
-use crate::util::text::show;
-use crate::util::warn::warn;
+use gpumon_read::inputs::{Input, discover};
+use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
+use gpumon_schema::batch::rows_of_batch;
+use gpumon_schema::catalog::{Field, Source, Table};
+use gpumon_schema::files::Format;
+use gpumon_schema::row::{Row, Selection, Tick, Value};
+use gpumon_schema::run::RunMeta;
+use gpumon_sink::{self as sink, Sink, Target};
+use gpumon_util::error::{UsageError, exit};
+use gpumon_util::progress::Progress;
+use gpumon_util::text::show;
+use gpumon_util::warn::warn;
 
 /// Rows of one tick may spread this far (µs).
 const TICK_SPREAD_US: i64 = 2_000_000;
@@ -71,7 +71,7 @@ impl Writer {
             Some(c) if *c == names => true,
             None if names.is_empty() => true,
             _ => {
-                crate::util::warn::warn_once(
+                gpumon_util::warn::warn_once(
                     "convert-counters",
                     "the inputs have different progress.* columns; only the first input's are converted",
                 );
@@ -133,7 +133,7 @@ impl Writer {
             driver_version: None,
         };
         let keys: Vec<String> = (self.counters.iter().flatten())
-            .filter_map(|n| crate::schema::progress::column_key(n).map(str::to_string))
+            .filter_map(|n| gpumon_schema::progress::column_key(n).map(str::to_string))
             .collect();
         let sel = self.sel.clone().with_progress(&keys);
         let mut s = sink::open(self.format, &Target::File(self.tmp.clone()), None, &sel, &meta)?;
@@ -175,7 +175,7 @@ fn selection(fields: &[Field]) -> Selection {
 
 /// Feed the rows of one input to the writer; rows without a timestamp are counted and warned about.
 fn convert_input(
-    input: &crate::read::inputs::Input,
+    input: &gpumon_read::inputs::Input,
     read: &ReadOptions,
     want: &[Field],
     progress: &Progress,
@@ -185,7 +185,7 @@ fn convert_input(
     let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
         let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
         let host: Arc<str> = Arc::from(host);
-        let keep = w.keeps_counters(crate::schema::batch::counter_names(b));
+        let keep = w.keeps_counters(gpumon_schema::batch::counter_names(b));
         // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
         let mut rows = Vec::with_capacity(CHUNK_ROWS);
         for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
@@ -207,11 +207,11 @@ fn convert_input(
     };
     let (_, rep) = scan(input, read, want, progress, &|| (), &visit)?;
     for warning in &rep.warnings {
-        crate::util::warn::warn(&format!("{}: {warning}", rep.path.display()));
+        gpumon_util::warn::warn(&format!("{}: {warning}", rep.path.display()));
     }
     let no_ts = no_ts.into_inner();
     if no_ts > 0 {
-        crate::util::warn::warn(&format!(
+        gpumon_util::warn::warn(&format!(
             "{}: {no_ts} row(s) without a timestamp cannot be placed in time; not converted",
             rep.path.display()
         ));

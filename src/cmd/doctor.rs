@@ -13,12 +13,12 @@ use anyhow::Result;
 use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
-use crate::schema::catalog::Field;
-use crate::source::cgroup::{CgroupSource, CgroupVersion};
-use crate::source::gpu::{GpuInfo, GpuSelector};
-use crate::source::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
-use crate::source::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
-use crate::util::error::exit;
+use gpumon_schema::catalog::Field;
+use gpumon_source::cgroup::{CgroupSource, CgroupVersion};
+use gpumon_source::gpu::{self, GpuInfo, GpuSelector};
+use gpumon_source::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
+use gpumon_source::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
+use gpumon_util::error::exit;
 
 /// Width the text report keeps to.
 const WIDTH: usize = 80;
@@ -339,7 +339,9 @@ fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) 
     let record_gpus: Vec<u32> = match &restriction {
         Visible::All => infos.iter().map(|g| g.index).collect(),
         Visible::None => Vec::new(),
-        Visible::Only(sel) => infos.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect(),
+        Visible::Only(sel) => {
+            infos.iter().filter(|g| sel.iter().any(|s| gpu::selects(s, g))).map(|g| g.index).collect()
+        }
     };
     VisibleState { variables, decided_by, record_gpus }
 }
@@ -391,7 +393,7 @@ fn cuda_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
         Visible::Only(sel) => {
             let mut picked = Vec::new();
             for s in &sel {
-                let Some(g) = gpus.iter().find(|g| s.matches(g)) else { break };
+                let Some(g) = gpus.iter().find(|g| gpu::selects(s, g)) else { break };
                 picked.push(g.index);
             }
             let text = if picked.is_empty() {
@@ -418,7 +420,8 @@ fn runtime_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
             Vec::new(),
         ),
         Visible::Only(sel) => {
-            let picked: Vec<u32> = gpus.iter().filter(|g| sel.iter().any(|s| s.matches(g))).map(|g| g.index).collect();
+            let picked: Vec<u32> =
+                gpus.iter().filter(|g| sel.iter().any(|s| gpu::selects(s, g))).map(|g| g.index).collect();
             (format!("{} mounted", Visible::Only(sel).describe()), picked)
         }
     }

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::FieldsFormatArg;
-use crate::schema::catalog::{Agg, CATALOG, FieldDef, Source};
+use gpumon_schema::catalog::{Agg, CATALOG, FieldDef, Source};
 
 /// How sub-samples of one interval combine, in words.
 fn aggregation(a: Agg) -> &'static str {
@@ -83,7 +83,7 @@ pub fn print_fields(format: FieldsFormatArg) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::catalog::Field;
+    use gpumon_schema::catalog::Field;
 
     #[test]
     fn records_in_user_terms() {

@@ -17,17 +17,17 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use crate::analysis::collect::{CollectConfig, Collector};
-use crate::analysis::findings::Thresholds;
-use crate::analysis::series::{BUCKETS, Grid, Series};
-use crate::read::inputs::discover;
-use crate::read::scan::{ReadOptions, probe_fields, scan};
-use crate::schema::catalog::{CATALOG, Field, Ty};
-use crate::schema::files::{Format, journal_path};
-use crate::schema::row::{Row, Selection, Tick, Value};
-use crate::schema::run::RunMeta;
-use crate::sink::{self, Target};
-use crate::util::progress::Progress;
+use gpumon_analysis::collect::{CollectConfig, Collector};
+use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::series::{BUCKETS, Grid, Series};
+use gpumon_read::inputs::discover;
+use gpumon_read::scan::{ReadOptions, probe_fields, scan};
+use gpumon_schema::catalog::{CATALOG, Field, Ty};
+use gpumon_schema::files::{Format, journal_path};
+use gpumon_schema::row::{Row, Selection, Tick, Value};
+use gpumon_schema::run::RunMeta;
+use gpumon_sink::{self as sink, Target};
+use gpumon_util::progress::Progress;
 
 /// Mutants run by the normal test suite.
 const CI_CASES: u64 = 160;
@@ -274,7 +274,7 @@ struct Figures {
 fn read_all(path: &Path) -> anyhow::Result<()> {
     let found = discover(&[path.to_path_buf()])?;
     let opts = ReadOptions { threads: 1, ..Default::default() };
-    let want = crate::analysis::collect::wanted_fields();
+    let want = gpumon_analysis::collect::wanted_fields();
     let progress = Progress::new(0, false);
     let mut all = Collector::new(CollectConfig::default());
     let mut reports = Vec::new();
@@ -289,20 +289,20 @@ fn read_all(path: &Path) -> anyhow::Result<()> {
         let (_, _) = scan(
             input,
             &opts,
-            &crate::analysis::series::wanted(),
+            &gpumon_analysis::series::wanted(),
             &progress,
             &|| Series::new(grid, None, None),
             &|s: &mut Series, b, host| s.visit(b, host),
         )?;
         let (_, _) = scan(input, &opts, &want, &progress, &|| (), &|_: &mut (), b, _| {
             let mut rows = Vec::new();
-            crate::schema::batch::rows_of_batch(b, &mut rows);
+            gpumon_schema::batch::rows_of_batch(b, &mut rows);
             Ok(())
         })?;
     }
     let summary =
-        crate::analysis::build(all, &Thresholds::default(), reports, found.skipped, (None, None), Default::default());
-    let _ = crate::present::render(&summary, &[], crate::present::SummaryFormat::Json);
+        gpumon_analysis::build(all, &Thresholds::default(), reports, found.skipped, (None, None), Default::default());
+    let _ = gpumon_present::render(&summary, &[], gpumon_present::SummaryFormat::Json);
     Ok(())
 }
 
@@ -317,8 +317,8 @@ fn run_case(dir: &Path, name: &str, kind: &str, bytes: &[u8], f: &mut Figures) {
     let outcome = std::panic::catch_unwind(|| {
         let read = read_all(&path).map_err(|e| format!("{e:#}"));
         let recovered = (kind == "journal").then(|| {
-            let piece = crate::schema::files::piece_of_journal(&path).unwrap();
-            crate::sink::files::recover_journal(&path, &piece).map(|_| ()).map_err(|e| format!("{e:#}"))
+            let piece = gpumon_schema::files::piece_of_journal(&path).unwrap();
+            gpumon_sink::files::recover_journal(&path, &piece).map(|_| ()).map_err(|e| format!("{e:#}"))
         });
         (read, recovered)
     });

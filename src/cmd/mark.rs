@@ -10,12 +10,12 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::cli::MarkArgs;
-use crate::schema::control::{ENV, Request, check_label};
-use crate::schema::files::status_path;
-use crate::schema::live::{LiveStatus, NotRead, read_status};
-use crate::util::error::{UsageError, exit};
-use crate::util::fsafe;
-use crate::util::text::show;
+use gpumon_schema::control::{ENV, Request, check_label};
+use gpumon_schema::files::status_path;
+use gpumon_schema::live::{LiveStatus, NotRead, read_status};
+use gpumon_util::error::{UsageError, exit};
+use gpumon_util::fsafe;
+use gpumon_util::text::show;
 
 /// How long the recorder has to answer (it answers at once; a stopped recorder does not).
 const ANSWER: Duration = Duration::from_secs(2);

@@ -21,7 +21,7 @@ use anyhow::Result;
 use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Cmd, DoctorFormatArg};
-use crate::util::error::{UsageError, code_for, exit};
+use gpumon_util::error::{UsageError, code_for, exit};
 
 /// The recording side, run by the `gpumon` binary itself. The reading commands are passed to the
 /// `gpumon-analyze` binary beside it (`analyzer`): a recorder beside a week-long job maps only the
@@ -99,9 +99,9 @@ fn run(dispatch: fn(Cli) -> Result<i32>) -> i32 {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => exit::OK,
         Err(e) => {
-            crate::util::status::clear_line();
+            gpumon_util::status::clear_line();
             // One line, whatever a file name or a decoder's message holds.
-            eprintln!("gpumon: error: {}", crate::util::text::escape(&format!("{e:#}")));
+            eprintln!("gpumon: error: {}", gpumon_util::text::escape(&format!("{e:#}")));
             code_for(&e)
         }
     }

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::cli::ProgressArgs;
-use crate::schema::control::Request;
-use crate::schema::progress::parse_pairs;
-use crate::util::error::UsageError;
+use gpumon_schema::control::Request;
+use gpumon_schema::progress::parse_pairs;
+use gpumon_util::error::UsageError;
 
 /// A validated `progress` command line.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,16 +7,16 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
-use crate::record::{self, RecordConfig};
-use crate::schema::catalog::{CATALOG, Field, suggest};
-use crate::schema::files::Format;
-use crate::schema::row::Selection;
-use crate::sink::Target;
-use crate::source::gpu::GpuSelector;
-use crate::source::visible::{self, Visible};
-use crate::util::error::{UsageError, exit};
-use crate::util::text::show;
-use crate::util::warn::warn;
+use gpumon_record::{self as record, RecordConfig};
+use gpumon_schema::catalog::{CATALOG, Field, suggest};
+use gpumon_schema::files::Format;
+use gpumon_schema::row::Selection;
+use gpumon_sink::Target;
+use gpumon_source::gpu::GpuSelector;
+use gpumon_source::visible::{self, Visible};
+use gpumon_util::error::{UsageError, exit};
+use gpumon_util::text::show;
+use gpumon_util::warn::warn;
 
 /// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
 /// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
@@ -31,14 +31,14 @@ fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) ->
     let filled = PathBuf::from(text.replace("{host}", host).replace("{date}", &now.format("%Y-%m-%d").to_string()));
     if let Some(dir) = filled.parent().filter(|d| !d.as_os_str().is_empty()) {
         // Without following a link another user planted (`host=x -> elsewhere`).
-        crate::util::fsafe::create_dirs(dir).map_err(|e| UsageError(format!("creating {}: {e}", show(dir))))?;
+        gpumon_util::fsafe::create_dirs(dir).map_err(|e| UsageError(format!("creating {}: {e}", show(dir))))?;
     }
     Ok(filled)
 }
 
 /// Record until the count, duration, a signal or the job's end; the exit code is the job's.
 pub fn run(args: RecordArgs) -> Result<i32> {
-    crate::sink::alloc::settle_for_recording();
+    gpumon_sink::alloc::settle_for_recording();
     let cfg = args.into_config()?;
     let outcome = record::run(&cfg)?;
     Ok(outcome.job_exit.unwrap_or(exit::OK))
@@ -49,7 +49,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
 /// `phases` adds `phase`.
 fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phases: bool) -> Result<Selection> {
     let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
-    if names.is_empty() && crate::source::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
+    if names.is_empty() && gpumon_source::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
         // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
         cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("cgroup.")).map(|d| d.field));
     }
@@ -137,7 +137,7 @@ impl RecordArgs {
     /// The work counters of `--progress`, checked: valid names, a format with room for their columns,
     /// and a control socket the job can reach (a file output or a wrapped command).
     fn counters(&self, format: Format, to_file: bool) -> Result<Vec<String>> {
-        let keys = crate::schema::progress::parse_declared(&self.progress)
+        let keys = gpumon_schema::progress::parse_declared(&self.progress)
             .map_err(|why| UsageError(format!("--progress: {why}")))?;
         if keys.is_empty() {
             return Ok(keys);
@@ -196,7 +196,7 @@ impl RecordArgs {
         let host = match self.host.as_deref().map(str::trim) {
             Some("") => return Err(UsageError("--host: empty host name".into()).into()),
             Some(h) => h.to_string(),
-            None => crate::source::host::hostname(),
+            None => gpumon_source::host::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
         let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);
@@ -209,7 +209,7 @@ impl RecordArgs {
         }
         let aggregated = sample_every < interval;
         if sample_every < MIN_USEFUL_INTERVAL {
-            crate::util::warn::warn(&format!(
+            gpumon_util::warn::warn(&format!(
                 "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
                  such rates are meant for benchmarks"
             ));
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(fill_template(&plain, "node7", now).unwrap(), plain);
         assert!(fill_template(&t, "../x", now).is_err());
     }
-    use crate::util::error::code_for;
+    use gpumon_util::error::code_for;
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {

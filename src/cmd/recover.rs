@@ -6,14 +6,14 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::schema::files::{OutputSet, status_path};
-use crate::schema::live::{LiveStatus, NotRead, read_status};
-use crate::sink::files::recover_set;
-use crate::sink::lock::OutputLock;
-use crate::util::error::{UsageError, exit};
-use crate::util::fsafe;
-use crate::util::text::show;
-use crate::util::warn::warn;
+use gpumon_schema::files::{OutputSet, status_path};
+use gpumon_schema::live::{LiveStatus, NotRead, read_status};
+use gpumon_sink::files::recover_set;
+use gpumon_sink::lock::OutputLock;
+use gpumon_util::error::{UsageError, exit};
+use gpumon_util::fsafe;
+use gpumon_util::text::show;
+use gpumon_util::warn::warn;
 
 /// Remove the status file beside `base` (a link into the run's private directory) when the recorder
 /// that wrote it no longer runs, with what that directory holds; the link's path.
@@ -29,7 +29,7 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
             return None;
         }
     };
-    let host = crate::source::host::hostname();
+    let host = gpumon_source::host::hostname();
     if doc.is_some_and(|st| st.recorder_alive(&host)) {
         return None;
     }
@@ -60,7 +60,7 @@ pub fn run(path: &Path) -> Result<i32> {
         writeln!(out, "{m}")?;
     }
     for w in done.warnings() {
-        crate::util::warn::warn(&w);
+        gpumon_util::warn::warn(&w);
     }
     let status = remove_dead_status(&set.base());
     if let Some(p) = &status {

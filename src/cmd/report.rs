@@ -8,7 +8,7 @@
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
 //! one pass over the timestamp column ([`crate::cmd::summarize::time_range`]), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
-//! parallel) folds every row into [`crate::analysis::series::BUCKETS`] min/max/mean buckets per series: memory is
+//! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] min/max/mean buckets per series: memory is
 //! bounded by buckets × series, not by rows, and the page stays a few MB for any length of run.
 
 use std::io::Write;
@@ -16,15 +16,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::analysis::Summary;
-use crate::analysis::series::{BUCKETS, Collected, Grid, Series};
 use crate::cli::ReportArgs;
 use crate::cmd::summarize::{SummarizeConfig, find_inputs, parse_checks, report_checks, summarize_found, time_range};
-use crate::read::inputs::Discovered;
-use crate::read::scan::scan;
-use crate::util::error::UsageError;
-use crate::util::progress::Progress;
-use crate::util::text::show;
+use gpumon_analysis::Summary;
+use gpumon_analysis::series::{BUCKETS, Collected, Grid, Series};
+use gpumon_read::inputs::Discovered;
+use gpumon_read::scan::scan;
+use gpumon_util::error::UsageError;
+use gpumon_util::progress::Progress;
+use gpumon_util::text::show;
 
 /// A validated `report` command line.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ fn collect(
     window: (Option<i64>, Option<i64>),
 ) -> Result<Collected> {
     let progress = Progress::new(found.bytes(), cfg.progress);
-    let want = crate::analysis::series::wanted();
+    let want = gpumon_analysis::series::wanted();
     let mut all = Collected::new(grid);
     for input in &found.inputs {
         let init = || Series::new(grid, window.0, window.1);
@@ -113,7 +113,7 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
     let tmp = path.with_file_name(format!(".{name}.tmp"));
     // Made new: never written through a link someone put at its name.
     let _ = std::fs::remove_file(&tmp);
-    crate::util::fsafe::create_new(&tmp, false)
+    gpumon_util::fsafe::create_new(&tmp, false)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .with_context(|| format!("writing {}", show(&tmp)))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", show(&tmp), show(path)))?;
@@ -122,7 +122,7 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
 
 /// The report as HTML (what `run` writes). Inputs are discovered once; an output that is one of
 /// them is refused before anything is read.
-pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckResult>)> {
+pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckResult>)> {
     let s = &cfg.summarize;
     parse_checks(&s.checks)?;
     let inputs = find_inputs(&s.inputs, &s.read)?;
@@ -132,15 +132,15 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<crate::analysis::CheckR
     let o = summarize_found(s, &inputs)?;
     let (summary, results) = (&o.summary, &o.checks);
     let json = match &o.phases {
-        Some(p) => crate::present::phases::json_value(summary, results, p),
-        None => crate::present::json::value(summary, results),
+        Some(p) => gpumon_present::phases::json_value(summary, results, p),
+        None => gpumon_present::json::value(summary, results),
     };
     // The charts read the metrics only (the companion files feed the summary's events and users).
     let found = &inputs.metrics;
     let grid = span(summary, found, s)?;
     let collected = collect(found, s, grid, summary.window)?;
-    let body = crate::present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
-    let page = crate::present::html::markup::page(&crate::present::html::body::title(summary), &body, &json);
+    let body = gpumon_present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
+    let page = gpumon_present::html::markup::page(&gpumon_present::html::body::title(summary), &body, &json);
     Ok((page, o.checks))
 }
 
@@ -157,7 +157,7 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
         let summarize =
-            self.input.into_config(crate::present::SummaryFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
+            self.input.into_config(gpumon_present::SummaryFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
         Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
     }
 }

@@ -16,26 +16,26 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 
-use crate::analysis::checks::{Check, parse_check, resolve};
-use crate::analysis::collect::{CollectConfig, Collector, wanted_fields};
-use crate::analysis::compare::{self, Measure, Part, is_comparison_check};
-use crate::analysis::events::EventCollector;
-use crate::analysis::findings::Thresholds;
-use crate::analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
-use crate::analysis::stat::Stat;
-use crate::analysis::usage::UsageCollector;
-use crate::analysis::window::{PhaseWindow, WindowSpec};
-use crate::analysis::{CheckResult, Companions, Summary, build, evaluate};
 use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
-use crate::present::{SummaryFormat, render};
-use crate::read::inputs::{Discovered, Input, Kind, discover_recording};
-use crate::read::scan::{ReadOptions, by_table, probe_fields, scan};
-use crate::schema::catalog::Field;
-use crate::schema::cols::{self, NO_TS};
-use crate::schema::run::InputInfo;
-use crate::util::error::{UsageError, exit};
-use crate::util::progress::Progress;
-use crate::util::text::{escape, for_terminal};
+use gpumon_analysis::checks::{Check, parse_check, resolve};
+use gpumon_analysis::collect::{CollectConfig, Collector, wanted_fields};
+use gpumon_analysis::compare::{self, Measure, Part, is_comparison_check};
+use gpumon_analysis::events::EventCollector;
+use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
+use gpumon_analysis::stat::Stat;
+use gpumon_analysis::usage::UsageCollector;
+use gpumon_analysis::window::{PhaseWindow, WindowSpec};
+use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
+use gpumon_present::{SummaryFormat, render};
+use gpumon_read::inputs::{Discovered, Input, Kind, discover_recording};
+use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
+use gpumon_schema::catalog::Field;
+use gpumon_schema::cols::{self, NO_TS};
+use gpumon_schema::run::InputInfo;
+use gpumon_util::error::{UsageError, exit};
+use gpumon_util::progress::Progress;
+use gpumon_util::text::{escape, for_terminal};
 
 /// A validated `summarize` command line.
 #[derive(Debug, Clone)]
@@ -293,7 +293,7 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
     progress.finish();
     for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
-            crate::util::warn::warn(&format!("{}: {w}", r.path.display()));
+            gpumon_util::warn::warn(&format!("{}: {w}", r.path.display()));
         }
     }
     let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };
@@ -354,13 +354,13 @@ pub fn report_checks(results: &[CheckResult]) -> i32 {
 pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
     let o = summarize(cfg)?;
     let text = match &o.phases {
-        Some(p) => crate::present::phases::render(&o.summary, &o.checks, p, cfg.format),
+        Some(p) => gpumon_present::phases::render(&o.summary, &o.checks, p, cfg.format),
         None => render(&o.summary, &o.checks, cfg.format),
     };
     let mut out = std::io::stdout().lock();
     // Names and labels come from files: the table (a terminal's format) and anything bound for a
     // terminal get no control or bidirectional character of theirs.
-    let text = if cfg.format == crate::present::SummaryFormat::Table || std::io::IsTerminal::is_terminal(&out) {
+    let text = if cfg.format == gpumon_present::SummaryFormat::Table || std::io::IsTerminal::is_terminal(&out) {
         for_terminal(&text)
     } else {
         std::borrow::Cow::Borrowed(text.as_str())
@@ -371,19 +371,19 @@ pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
 }
 
 impl LogArgs {
-    pub fn read_options(&self) -> crate::read::scan::ReadOptions {
+    pub fn read_options(&self) -> gpumon_read::scan::ReadOptions {
         let columns: Vec<String> =
             self.columns.iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
-        let nvsmi = crate::read::smilog::NvsmiOptions {
+        let nvsmi = gpumon_read::smilog::NvsmiOptions {
             columns: (!columns.is_empty()).then_some(columns),
             gpus: self.interleaved_gpus,
             tz: self.tz.as_tz().0,
         };
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        crate::read::scan::ReadOptions {
+        gpumon_read::scan::ReadOptions {
             nvsmi,
             zone: self.tz.clone(),
-            gpus: crate::schema::gpus::GpuSelector::parse_list(&self.gpus),
+            gpus: gpumon_schema::gpus::GpuSelector::parse_list(&self.gpus),
             host: self.host.clone(),
             threads,
         }
@@ -393,10 +393,10 @@ impl LogArgs {
 impl SummarizeArgs {
     pub fn into_config(self) -> Result<crate::cmd::summarize::SummarizeConfig> {
         let format = match self.format {
-            SummaryFormatArg::Table => crate::present::SummaryFormat::Table,
-            SummaryFormatArg::Markdown => crate::present::SummaryFormat::Markdown,
-            SummaryFormatArg::Json => crate::present::SummaryFormat::Json,
-            SummaryFormatArg::Csv => crate::present::SummaryFormat::Csv,
+            SummaryFormatArg::Table => gpumon_present::SummaryFormat::Table,
+            SummaryFormatArg::Markdown => gpumon_present::SummaryFormat::Markdown,
+            SummaryFormatArg::Json => gpumon_present::SummaryFormat::Json,
+            SummaryFormatArg::Csv => gpumon_present::SummaryFormat::Csv,
         };
         let phases = if self.by.is_some() { PhaseMode::On } else { PhaseMode::Off };
         self.input.into_config(format, phases)
@@ -406,7 +406,7 @@ impl SummarizeArgs {
 impl InputArgs {
     /// The config; `phases` says when to split by phase (`--phase` windows always do).
     pub fn into_config(self, format: SummaryFormat, phases: PhaseMode) -> Result<SummarizeConfig> {
-        use crate::analysis::window::{parse_phase_window, parse_time};
+        use gpumon_analysis::window::{parse_phase_window, parse_time};
         let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
             s.as_deref()
@@ -418,7 +418,7 @@ impl InputArgs {
             until: time(&self.until, "--until")?,
             skip_warmup: self.skip_warmup,
         };
-        let mut thresholds = crate::analysis::findings::Thresholds::default();
+        let mut thresholds = gpumon_analysis::findings::Thresholds::default();
         for t in &self.thresholds {
             thresholds.set(t).map_err(UsageError)?;
         }

@@ -15,20 +15,20 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
-use crate::analysis::findings::{Finding, Thresholds};
-use crate::analysis::last::LastTick;
-use crate::analysis::window::WindowSpec;
 use crate::cli::WatchArgs;
 use crate::cmd::summarize::{PhaseMode, SummarizeConfig, summarize};
-use crate::present::rfc3339;
-use crate::present::watch::{Liveness, View, frame};
-use crate::read::inputs::discover;
-use crate::read::scan::{ReadOptions, scan};
-use crate::schema::catalog::{Field, Table};
-use crate::schema::files::status_path;
-use crate::schema::live::{self, LiveStatus, NotRead, read_status};
-use crate::util::error::{UsageError, exit};
-use crate::util::progress::Progress;
+use gpumon_analysis::findings::{Finding, Thresholds};
+use gpumon_analysis::last::LastTick;
+use gpumon_analysis::window::WindowSpec;
+use gpumon_present::rfc3339;
+use gpumon_present::watch::{Liveness, View, frame};
+use gpumon_read::inputs::discover;
+use gpumon_read::scan::{ReadOptions, scan};
+use gpumon_schema::catalog::{Field, Table};
+use gpumon_schema::files::status_path;
+use gpumon_schema::live::{self, LiveStatus, NotRead, read_status};
+use gpumon_util::error::{UsageError, exit};
+use gpumon_util::progress::Progress;
 
 /// The findings so far, or why there are none.
 type Found = Result<Vec<Finding>, String>;
@@ -59,7 +59,7 @@ fn load(path: &Path) -> Option<LiveStatus> {
 
 /// Whether the recording is going on: its recorder alive (on this host) and writing lately.
 fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
-    let host = crate::source::host::hostname();
+    let host = gpumon_source::host::hostname();
     if !st.recorder_alive(&host) {
         return Liveness::Gone(format!("its recorder (pid {}) is gone: killed or crashed", st.pid));
     }
@@ -124,7 +124,7 @@ fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String> {
         window: WindowSpec::default(),
         thresholds: Thresholds::default(),
         checks: Vec::new(),
-        format: crate::present::SummaryFormat::Json,
+        format: gpumon_present::SummaryFormat::Json,
         progress: false,
         warnings: false,
         phases: PhaseMode::Off,

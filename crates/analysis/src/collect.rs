@@ -1,0 +1,602 @@
+//! The collector: feeds Arrow batches into per-GPU and per-host accumulators column by column
+//! (typed arrays to scratch vectors, then one tight loop per field), and joins the collectors of
+//! consecutive parts of the data.
+//!
+//! Rows are keyed by host (the `host` column, or the input's default host) and GPU (`index`, or
+//! `uuid` when there is no index). Host fields are taken once per tick: from the first row of each
+//! new timestamp of a host. Windowed-out rows are skipped before anything is counted. The columns
+//! read are those the catalogue declares statistics for ([`inputs`]) and the inputs of the derived
+//! statistics ([`DERIVED_INPUTS`]).
+
+use anyhow::Result;
+use arrow_array::{Array, RecordBatch};
+
+use crate::acc::{GpuAcc, HostAcc, Slot, inputs};
+use crate::diag::{HEALTH, RowRules, RowValues};
+use crate::stat::Scope;
+use gpumon_schema::catalog::Field;
+use gpumon_schema::cols::{self, NO_TS, NO_U64};
+
+use super::keys::{Keyer, NONE, RowKeys, group_by_slot};
+
+pub use super::keys::GpuKey;
+
+/// What the collector needs to know before the first row.
+#[derive(Debug, Clone, Default)]
+pub struct CollectConfig {
+    /// Rows at or after this instant (UTC µs)...
+    pub since: Option<i64>,
+    /// ...and before this one are counted.
+    pub until: Option<i64>,
+    /// Input-bound rule: utilization.gpu (and sm.active where present) below this, with work on the
+    /// GPU, while the job's CPU (else the busiest core) is at or above `pegged_core`.
+    pub input_bound_util: f64,
+    pub pegged_core: f64,
+    /// What idle, busy and memory held mean for the per-row facts of the findings.
+    pub rows: RowRules,
+}
+
+/// Columns read for the statistics derived from several fields (memory total from used + free, the
+/// energy counter, throttle reasons, input-bound rows, the SM clock while busy, memory health),
+/// besides the keys and [`inputs`].
+const DERIVED_INPUTS: [Field; 13] = [
+    Field::MemFree,
+    Field::EnergyTotal,
+    Field::EventReasons,
+    Field::PowerDraw,
+    Field::CpuUtilMaxCore,
+    Field::ClockSm,
+    Field::EccUncorrected,
+    Field::RemappedUncorrectable,
+    Field::RemappedPending,
+    Field::RemappedFailure,
+    Field::RetiredSbe,
+    Field::RetiredDbe,
+    Field::RetiredPending,
+];
+
+/// The GPU readings of a row: when the batch has some of them and all are null in a row, the GPU did
+/// not answer (lost, hung) and the row is a gap, not a sample.
+const READINGS: [Field; 4] = [Field::UtilGpu, Field::MemUsed, Field::TempGpu, Field::PowerDraw];
+
+/// Every field the analysis reads.
+pub fn wanted_fields() -> Vec<Field> {
+    let mut v = vec![Field::Timestamp, Field::Host, Field::Index, Field::Uuid, Field::Name];
+    v.extend([Field::MigGi, Field::MigUuid, Field::MigProfile]);
+    let fed = [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| inputs(s).iter().map(|(f, _)| *f));
+    for f in fed.chain(DERIVED_INPUTS) {
+        if !v.contains(&f) {
+            v.push(f);
+        }
+    }
+    v
+}
+
+/// The batch's catalogue columns.
+type Cols<'a> = [(Field, &'a dyn Array)];
+
+fn find<'a>(cols: &Cols<'a>, f: Field) -> Option<&'a dyn Array> {
+    cols.iter().find(|(g, _)| *g == f).map(|(_, c)| *c)
+}
+
+#[derive(Default)]
+struct Scratch {
+    ts: Vec<i64>,
+    keys: RowKeys,
+    slot: Vec<u32>,
+    hrow: Vec<bool>,
+    /// The rows of each GPU slot, in batch order: `order[lo..hi]` of each (slot, lo, hi).
+    order: Vec<u32>,
+    groups: Vec<(u32, usize, usize)>,
+    /// The rows that start a new tick of their host.
+    hrows: Vec<u32>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+    i: Vec<i64>,
+    u: Vec<u64>,
+    /// A narrow whole-number column's counts per GPU slot and value.
+    cnt: Vec<u32>,
+    /// Rows whose GPU readings are all null.
+    empty: Vec<bool>,
+    /// Columns of the per-row facts ([`Collector::row_facts`]).
+    facts: [Vec<f64>; 8],
+}
+
+impl Scratch {
+    /// Sort the rows by GPU slot (a counting sort, stable: each slot's rows stay in batch order),
+    /// and list the rows that start a host tick.
+    fn group(&mut self, slots: usize) {
+        group_by_slot(&self.slot, slots, &mut self.order, &mut self.groups);
+        self.hrows.clear();
+        self.hrows.extend(self.hrow.iter().enumerate().filter(|(_, h)| **h).map(|(i, _)| i as u32));
+    }
+}
+
+thread_local! {
+    /// The scratch of the collectors on this thread: one per reading thread, not one per part of
+    /// the data (a part's collector is kept until the parts are joined).
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+}
+
+/// Accumulators for one part of the data.
+pub struct Collector {
+    cfg: CollectConfig,
+    pub keys: Keyer,
+    pub gpus: Vec<(u32, GpuKey, GpuAcc)>,
+    pub host_accs: Vec<HostAcc>,
+    /// Held-back first tick of each host in this part: (host, row) of the current batch.
+    pending_rows: Vec<(u32, usize)>,
+    /// Rows outside the window.
+    pub windowed_out: u64,
+    /// The job's work counters (`progress.KEY` columns).
+    pub progress: crate::progress::ProgressAcc,
+}
+
+impl Collector {
+    pub fn new(cfg: CollectConfig) -> Collector {
+        Collector {
+            cfg,
+            keys: Keyer::default(),
+            gpus: Vec::new(),
+            host_accs: Vec::new(),
+            pending_rows: Vec::new(),
+            windowed_out: 0,
+            progress: Default::default(),
+        }
+    }
+
+    fn host_id(&mut self, name: &str) -> u32 {
+        let id = self.keys.host_id(name);
+        self.grow_hosts();
+        id
+    }
+
+    /// One host accumulator per known host.
+    fn grow_hosts(&mut self) {
+        while self.host_accs.len() < self.keys.hosts.len() {
+            self.host_accs.push(HostAcc::default());
+        }
+    }
+
+    fn slot_for(&mut self, host: u32, key: GpuKey) -> u32 {
+        let (s, new) = self.keys.slot_for(host, key);
+        self.add_gpu(host, new);
+        s
+    }
+
+    /// Per-GPU state for a slot the keyer has just created.
+    fn add_gpu(&mut self, host: u32, new: Option<GpuKey>) {
+        if let Some(key) = new {
+            self.gpus.push((host, key, GpuAcc::default()));
+        }
+    }
+
+    /// Count one batch; rows without a host value belong to `default_host`.
+    pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        self.visit_rows(batch, default_host, None)
+    }
+
+    /// Count the rows of a batch that `keep` selects (all without it); the others are passed over
+    /// as if they were not there (one phase of a batch that holds several).
+    pub fn visit_rows(&mut self, batch: &RecordBatch, default_host: &str, keep: Option<&[bool]>) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let cols = cols::catalogue_columns(batch);
+        let mut s = SCRATCH.take();
+        s.ts.clear();
+        if find(&cols, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut s.ts)) {
+            empty_rows(&cols, n, &mut s.empty);
+            self.rows(&cols, default_host, n, keep, &mut s);
+            s.group(self.gpus.len());
+            self.timing(&cols, &mut s);
+            self.gpu_columns(&cols, &mut s);
+            self.memory_sum(&cols, &mut s);
+            self.row_facts(&cols, &mut s);
+            self.health(&cols, &mut s);
+            self.reasons(&cols, &mut s);
+            self.identity(&cols, &s);
+            self.host_columns(&cols, &mut s);
+            self.counters(batch, &s);
+        }
+        SCRATCH.set(s);
+        Ok(())
+    }
+
+    /// Key every row: its GPU slot ([`NONE`] outside the window, and for an empty row, which is only
+    /// counted as one), and whether it is the first row of a new tick of its host (the first tick of
+    /// a host in this part is held back).
+    fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, keep: Option<&[bool]>, s: &mut Scratch) {
+        let (h, i, u) = (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
+        self.keys.read(h, i, u, default_host, n, &mut s.keys);
+        self.keys.read_mig(find(cols, Field::MigGi), &mut s.keys);
+        self.grow_hosts();
+        s.slot.clear();
+        s.slot.resize(n, NONE);
+        s.hrow.clear();
+        s.hrow.resize(n, false);
+        self.pending_rows.clear();
+        let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        // (host, timestamp) of the last row counted: the rows after it in the same tick are not new.
+        let mut last = (u32::MAX, NO_TS);
+        for i in 0..n {
+            let t = s.ts[i];
+            if keep.is_some_and(|k| !k.get(i).copied().unwrap_or(false)) {
+                continue;
+            }
+            if t == NO_TS || t < since || t >= until {
+                if t != NO_TS {
+                    self.windowed_out += 1;
+                }
+                continue;
+            }
+            let h = s.keys.host[i];
+            s.slot[i] = match self.keys.known(&s.keys, i) {
+                Some(slot) => slot,
+                None => {
+                    let (slot, new) = self.keys.slot(&s.keys, i);
+                    self.add_gpu(h, new);
+                    slot
+                }
+            };
+            if s.empty.get(i).copied().unwrap_or(false)
+                && let Some(g) = self.gpus.get_mut(s.slot[i] as usize)
+            {
+                g.2.diag.add_empty(t);
+                s.slot[i] = NONE;
+            }
+            if (h, t) == last {
+                continue;
+            }
+            last = (h, t);
+            let ha = &mut self.host_accs[h as usize];
+            // A tick is new when it is later than every tick of the host so far: rows that go back
+            // (the rows of the next GPU when a file is grouped by GPU) belong to ticks counted.
+            if t > ha.last_ts {
+                ha.last_ts = t;
+                if ha.pending.is_none() && ha.ticks == 0 {
+                    ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
+                    self.pending_rows.push((h, i));
+                    continue;
+                }
+                ha.ticks += 1;
+                s.hrow[i] = true;
+            }
+        }
+    }
+
+    /// Timing: one step per GPU row, with power and the energy counter (slot by slot, each slot's
+    /// rows in order).
+    /// The power column's own statistics are fed here too, from the same gather, when it holds
+    /// floats (see [`float_power`]).
+    fn timing(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let (power, energy) = (find(cols, Field::PowerDraw), find(cols, Field::EnergyTotal));
+        let power_slot = float_power(cols);
+        for &(sl, lo, hi) in &s.groups {
+            let rows = &s.order[lo..hi];
+            gather(power, rows, &mut s.a);
+            if energy.is_some() {
+                gather(energy, rows, &mut s.b);
+            }
+            let g = &mut self.gpus[sl as usize].2;
+            // The timestamps of the slot's rows, with their extremes taken on the way.
+            let (mut first, mut last) = (g.first_ts, g.last_ts);
+            s.i.clear();
+            s.i.extend(rows.iter().map(|&i| {
+                let t = s.ts[i as usize];
+                first = first.min(t);
+                last = last.max(t);
+                t
+            }));
+            (g.first_ts, g.last_ts) = (first, last);
+            g.rows += rows.len() as u64;
+            g.timing.steps(&s.i, &s.a, energy.is_some().then_some(&s.b[..]));
+            if let Some(slot) = power_slot {
+                g.add_slice(slot, &s.a);
+            }
+        }
+    }
+
+    /// The columns of the GPU accumulators ([`inputs`]), slot by slot.
+    fn gpu_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let power_done = float_power(cols).is_some();
+        for &(f, slot) in inputs(Scope::Gpu) {
+            let Some(c) = find(cols, f) else { continue };
+            if f == Field::PowerDraw && power_done {
+                continue;
+            }
+            if self.count_column(c, slot, s) {
+                continue;
+            }
+            for &(sl, lo, hi) in &s.groups {
+                let (rows, g) = (&s.order[lo..hi], &mut self.gpus[sl as usize].2);
+                s.i.clear();
+                s.a.clear();
+                if cols::i64_at(c, rows, &mut s.i) {
+                    g.add_ints(slot, &s.i);
+                } else if cols::f64_at(c, rows, &mut s.a) {
+                    g.add_slice(slot, &s.a);
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// A whole-number column whose values span a narrow range (percentages, temperatures, clocks),
+    /// counted per GPU slot and value in one pass over the rows, without gathering them: the same
+    /// figures as [`GpuAcc::add_ints`]. False (nothing counted) for any other column.
+    fn count_column(&mut self, c: &dyn Array, slot: Slot, s: &mut Scratch) -> bool {
+        // The counts of every slot at most as many as the rows of the batch (and 256 KiB).
+        let slots = self.gpus.len().max(1);
+        let max_span = (s.slot.len() / slots).min((1 << 16) / slots);
+        // Rows outside the window ([`NONE`]) are not counted.
+        let Some((lo, span)) = cols::count_by_key(c, &s.slot, slots, max_span, &mut s.cnt) else { return false };
+        for &(sl, _, _) in &s.groups {
+            let at = sl as usize * span;
+            if let Some(counts) = s.cnt.get(at..at + span) {
+                self.gpus[sl as usize].2.add_counts(slot, lo, counts);
+            }
+        }
+        true
+    }
+
+    /// memory.used + memory.free, for files without memory.total.
+    fn memory_sum(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let (Some(uc), Some(fc)) = (find(cols, Field::MemUsed), find(cols, Field::MemFree)) else { return };
+        s.a.clear();
+        s.b.clear();
+        if cols::f64_values(uc, &mut s.a) && cols::f64_values(fc, &mut s.b) {
+            for (i, &sl) in s.slot.iter().enumerate() {
+                let sum = s.a[i] + s.b[i];
+                if sl != NONE && !sum.is_nan() {
+                    self.gpus[sl as usize].2.mem_sum.add(sum);
+                }
+            }
+        }
+    }
+
+    /// Input-bound rows and the per-row facts of [`crate::diag`]. A row is input-bound
+    /// when the GPU has work on it (the job's memory on it where the row has `job.gpu_memory`, else
+    /// memory.used at or above `held_mem_mib`), is not busy (utilization.gpu, and sm.active where
+    /// recorded, below `input_bound_util`) and the CPU is saturated (job.cpu where the row has a
+    /// job, else cpu.util.max_core or cpu.util, at or above `pegged_core`).
+    fn row_facts(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let n = s.slot.len();
+        let fields = [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
+        let more = [Field::JobGpuMemory, Field::ClockSm, Field::CpuUtil];
+        for (f, out) in fields.iter().chain(&more).zip(s.facts.iter_mut()) {
+            out.clear();
+            if !find(cols, *f).is_some_and(|c| cols::f64_values(c, out)) {
+                out.clear();
+                out.resize(n, f64::NAN);
+            }
+        }
+        s.u.clear();
+        if !find(cols, Field::EventReasons).is_some_and(|c| cols::u64_values(c, &mut s.u)) {
+            s.u.clear();
+            s.u.resize(n, NO_U64);
+        }
+        let cap = crate::acc::Reason::SwPowerCap.bit();
+        let [util, sm, core, jcpu, mem, jmem, clock, host_cpu] = &s.facts;
+        let (lo, peg, rules) = (self.cfg.input_bound_util, self.cfg.pegged_core, self.cfg.rows);
+        for (i, &sl) in s.slot.iter().enumerate() {
+            let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
+            let (u, x) = (util[i], sm[i]);
+            let capped = s.u[i] != NO_U64 && s.u[i] & cap != 0;
+            g.diag.add_row(RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i], capped }, &rules);
+            // The job's CPU where the row has a job; else the busiest core (or all of them).
+            let cpu = if jcpu[i].is_nan() { core[i].max(host_cpu[i]) } else { jcpu[i] };
+            if u.is_nan() || cpu.is_nan() {
+                continue;
+            }
+            g.ib_both += 1;
+            let work = if jmem[i].is_nan() { mem[i] >= rules.held_mem_mib } else { jmem[i] > 0.0 };
+            let low = u < lo && (x.is_nan() || x < lo);
+            g.ib_n += u64::from(low && work && cpu >= peg);
+        }
+    }
+
+    /// The memory-health columns: the largest value of each, and the ECC counter's range.
+    fn health(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let ecc = std::iter::once((Field::EccUncorrected, None));
+        for (f, k) in ecc.chain(HEALTH.iter().enumerate().map(|(k, &f)| (f, Some(k)))) {
+            let Some(c) = find(cols, f) else { continue };
+            s.a.clear();
+            if !cols::f64_values(c, &mut s.a) {
+                continue;
+            }
+            for (&sl, &v) in s.slot.iter().zip(&s.a) {
+                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                    g.diag.add_health(k, v);
+                }
+            }
+        }
+    }
+
+    fn reasons(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let Some(c) = find(cols, Field::EventReasons) else { return };
+        s.u.clear();
+        if cols::u64_values(c, &mut s.u) {
+            for (i, &sl) in s.slot.iter().enumerate() {
+                if sl != NONE && s.u[i] != NO_U64 {
+                    self.gpus[sl as usize].2.add_reasons(s.u[i]);
+                }
+            }
+        }
+    }
+
+    /// Identity text, once per GPU. A MIG instance's is its own: its `MIG-` uuid and NVML's name
+    /// for a MIG device (`NVIDIA H100 80GB HBM3 MIG 3g.40gb`).
+    fn identity(&mut self, cols: &Cols<'_>, s: &Scratch) {
+        let (mig_uuid, profile) = (find(cols, Field::MigUuid), find(cols, Field::MigProfile));
+        for (f, is_uuid) in [(Field::Uuid, true), (Field::Name, false)] {
+            let Some(c) = find(cols, f) else { continue };
+            for (i, &sl) in s.slot.iter().enumerate() {
+                if sl == NONE {
+                    continue;
+                }
+                let (_, key, g) = &mut self.gpus[sl as usize];
+                let slot = if is_uuid { &mut g.uuid } else { &mut g.name };
+                if slot.is_some() {
+                    continue;
+                }
+                *slot = match (matches!(key, GpuKey::Mig(..)), is_uuid) {
+                    (false, _) => cols::str_at(c, i),
+                    (true, true) => mig_uuid.and_then(|m| cols::str_at(m, i)),
+                    (true, false) => {
+                        let p = profile.and_then(|p| cols::str_at(p, i)).unwrap_or_default();
+                        cols::str_at(c, i).map(|n| format!("{n} MIG {p}"))
+                    }
+                };
+            }
+        }
+    }
+
+    /// The columns of the host accumulators ([`inputs`]), once per tick.
+    fn host_columns(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let pending: Vec<u32> = self.pending_rows.iter().map(|&(_, i)| i as u32).collect();
+        for &(f, c) in cols {
+            let Some(m) = inputs(Scope::Host).iter().position(|(x, _)| *x == f) else { continue };
+            let slot = inputs(Scope::Host)[m].1;
+            s.a.clear();
+            if !cols::f64_at(c, &s.hrows, &mut s.a) {
+                continue;
+            }
+            for (&i, &v) in s.hrows.iter().zip(&s.a) {
+                self.host_accs[s.keys.host[i as usize] as usize].add(slot, v);
+            }
+            s.c.clear();
+            cols::f64_at(c, &pending, &mut s.c);
+            for (&(h, _), &x) in self.pending_rows.iter().zip(&s.c) {
+                if let Some((_, sample)) = &mut self.host_accs[h as usize].pending
+                    && let Some(v) = sample.get_mut(m)
+                {
+                    *v = x;
+                }
+            }
+        }
+    }
+
+    /// A collector whose hosts have had ticks up to the given stamps (host name, last tick): the
+    /// rows of its data up to them are not new ticks. For data read after other data whose ticks
+    /// it goes back into ([`Collector::goes_back`]).
+    pub fn after(cfg: CollectConfig, last_ticks: &[(String, i64)]) -> Collector {
+        let mut c = Collector::new(cfg);
+        for (name, ts) in last_ticks {
+            let h = c.host_id(name);
+            c.host_accs[h as usize].last_ts = *ts;
+        }
+        c
+    }
+
+    /// Per host: its name and the stamp of its last tick.
+    pub fn last_ticks(&self) -> Vec<(String, i64)> {
+        let hosts = (0..self.keys.hosts.len() as u32).map(|h| self.keys.hosts.name(h).to_string());
+        hosts.zip(&self.host_accs).map(|(n, a)| (n, a.last_ts)).collect()
+    }
+
+    /// Whether the ticks of the parts `later` (in order, after this collector's data) go back into
+    /// ticks before them: joined, their host figures would count the ticks they share twice (data
+    /// grouped by GPU or by host instead of by time, split into parts). Such data is read again
+    /// in one part, after this collector's ([`Collector::after`]).
+    pub fn goes_back<'a>(&self, later: impl IntoIterator<Item = &'a Collector>) -> bool {
+        let mut last: std::collections::HashMap<String, i64> = self.last_ticks().into_iter().collect();
+        for part in later {
+            for (h, acc) in part.host_accs.iter().enumerate() {
+                let name = part.keys.hosts.name(h as u32);
+                let before = last.get(name).copied().unwrap_or(i64::MIN);
+                if acc.pending.as_ref().is_some_and(|(first, _)| *first < before) {
+                    return true;
+                }
+                last.insert(name.to_string(), before.max(acc.last_ts));
+            }
+        }
+        false
+    }
+
+    /// The work counters, once per tick of a host (the held-back first ticks too).
+    fn counters(&mut self, batch: &RecordBatch, s: &Scratch) {
+        let mut rows: Vec<u32> = self.pending_rows.iter().map(|&(_, i)| i as u32).collect();
+        rows.extend_from_slice(&s.hrows);
+        rows.sort_unstable();
+        let keys = &self.keys;
+        self.progress.visit(batch, &rows, &s.ts, |r| keys.hosts.name(s.keys.host[r as usize]));
+    }
+
+    /// Join the collector of the data that follows this one's.
+    pub fn append(&mut self, later: Collector) {
+        self.windowed_out += later.windowed_out;
+        self.progress.append(later.progress);
+        let host_map: Vec<u32> =
+            (0..later.keys.hosts.len()).map(|h| self.host_id(later.keys.hosts.name(h as u32))).collect();
+        for (h, acc) in later.host_accs.into_iter().enumerate() {
+            if let Some(&mine) = host_map.get(h) {
+                self.host_accs[mine as usize].append(acc);
+            }
+        }
+        for (h, key, acc) in later.gpus {
+            let Some(&mine) = host_map.get(h as usize) else { continue };
+            let slot = self.slot_for(mine, key);
+            let target = &mut self.gpus[slot as usize].2;
+            if target.rows == 0 {
+                // Empty rows only so far: keep them.
+                let empty = std::mem::take(&mut target.diag);
+                *target = acc;
+                target.diag.pool(&empty);
+            } else {
+                target.append(acc);
+            }
+        }
+    }
+
+    /// Settle the held-back first ticks (this collector holds the whole data).
+    pub fn settle(&mut self) {
+        for h in &mut self.host_accs {
+            h.settle();
+        }
+    }
+}
+
+/// The accumulator slot of a power column of floats: [`Collector::timing`] gathers it per GPU anyway
+/// and feeds its statistics from that gather, the same values in the same order as the gather of
+/// [`Collector::gpu_columns`] (which then passes it over). None for a power column of whole numbers
+/// (counted or gathered as integers there) or when power is not a single input.
+fn float_power(cols: &Cols<'_>) -> Option<Slot> {
+    let c = find(cols, Field::PowerDraw)?;
+    if !matches!(c.data_type(), arrow_schema::DataType::Float32 | arrow_schema::DataType::Float64) {
+        return None;
+    }
+    let mut slots = inputs(Scope::Gpu).iter().filter(|(f, _)| *f == Field::PowerDraw);
+    match (slots.next(), slots.next()) {
+        (Some(&(_, slot)), None) => Some(slot),
+        _ => None,
+    }
+}
+
+/// Mark the rows whose GPU readings ([`READINGS`]) are all null; none when the batch has none of
+/// those columns.
+fn empty_rows(cols: &Cols<'_>, n: usize, out: &mut Vec<bool>) {
+    out.clear();
+    let present: Vec<&dyn Array> = READINGS.iter().filter_map(|&f| find(cols, f)).collect();
+    if present.is_empty() || present.iter().any(|c| c.null_count() == 0) {
+        out.resize(n, false);
+        return;
+    }
+    out.extend((0..n).map(|i| present.iter().all(|c| c.is_null(i))));
+}
+
+/// Fill `out` with the column's values at `rows` as f64, or NaN when the column is absent or not
+/// numeric.
+fn gather(c: Option<&dyn Array>, rows: &[u32], out: &mut Vec<f64>) {
+    out.clear();
+    if let Some(c) = c
+        && cols::f64_at(c, rows, out)
+    {
+        return;
+    }
+    out.clear();
+    out.resize(rows.len(), f64::NAN);
+}

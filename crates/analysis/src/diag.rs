@@ -1,0 +1,208 @@
+//! Per-row facts the findings need beyond the catalogue's statistics, kept per GPU in constant
+//! memory: rows whose GPU fields are all empty (the GPU did not answer), rows with device memory held
+//! while the GPU is idle, the SM clock while busy, and the memory-health fields (ECC, row remapping,
+//! page retirement).
+
+use gpumon_schema::catalog::Field;
+
+/// The memory-health fields whose largest value is kept, in the order of [`DiagAcc::health_max`].
+pub const HEALTH: [Field; 6] = [
+    Field::RemappedUncorrectable,
+    Field::RemappedPending,
+    Field::RemappedFailure,
+    Field::RetiredSbe,
+    Field::RetiredDbe,
+    Field::RetiredPending,
+];
+
+/// Thresholds the per-row facts are counted with (from the findings' thresholds).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RowRules {
+    /// utilization.gpu (and sm.active where recorded) below this (%) is idle.
+    pub idle_util: f64,
+    /// memory.used at or above this (MiB) is memory held.
+    pub held_mem_mib: f64,
+    /// utilization.gpu at or above this (%) is busy.
+    pub busy_util: f64,
+}
+
+/// One GPU row's values the facts are counted from (NaN = missing).
+#[derive(Debug, Clone, Copy)]
+pub struct RowValues {
+    pub util: f64,
+    pub sm: f64,
+    pub mem_used: f64,
+    pub clock: f64,
+    /// Whether the row's clock event reasons include sw_power_cap (the board at its power limit).
+    pub capped: bool,
+}
+
+/// The per-row facts of one GPU.
+#[derive(Debug, Clone)]
+pub struct DiagAcc {
+    /// Rows whose GPU fields were all empty, and the first and last of them (UTC µs).
+    pub empty_rows: u64,
+    pub empty_first_ts: i64,
+    pub empty_last_ts: i64,
+    /// Rows with memory.used known, those with memory held, and those held while idle.
+    pub mem_n: u64,
+    pub held_n: u64,
+    pub held_idle_n: u64,
+    /// Sum and count of clocks.sm over the rows with utilization.gpu at or above `busy_util` and no
+    /// sw_power_cap (a power-capped clock depends on the load, not on the GPU's health).
+    pub busy_clock_sum: f64,
+    pub busy_clock_n: u64,
+    /// Largest value of each [`HEALTH`] field (NaN when never recorded).
+    pub health_max: [f64; 6],
+    /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
+    pub ecc_min: f64,
+    pub ecc_max: f64,
+}
+
+impl Default for DiagAcc {
+    fn default() -> Self {
+        DiagAcc {
+            empty_rows: 0,
+            empty_first_ts: i64::MAX,
+            empty_last_ts: i64::MIN,
+            mem_n: 0,
+            held_n: 0,
+            held_idle_n: 0,
+            busy_clock_sum: 0.0,
+            busy_clock_n: 0,
+            health_max: [f64::NAN; 6],
+            ecc_min: f64::NAN,
+            ecc_max: f64::NAN,
+        }
+    }
+}
+
+/// Larger / smaller of two values, NaN only when both are.
+fn max_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() { b } else { a.max(b) }
+}
+
+fn min_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() { b } else { a.min(b) }
+}
+
+impl DiagAcc {
+    /// A row whose GPU fields are all empty.
+    pub fn add_empty(&mut self, ts: i64) {
+        self.empty_rows += 1;
+        self.empty_first_ts = self.empty_first_ts.min(ts);
+        self.empty_last_ts = self.empty_last_ts.max(ts);
+    }
+
+    /// One GPU row with data.
+    pub fn add_row(&mut self, v: RowValues, r: &RowRules) {
+        if !v.mem_used.is_nan() {
+            self.mem_n += 1;
+            if v.mem_used >= r.held_mem_mib {
+                self.held_n += 1;
+                // A MIG instance has no utilization.gpu: its GPM sm.active alone says it is idle.
+                let idle = if v.util.is_nan() {
+                    v.sm < r.idle_util
+                } else {
+                    v.util < r.idle_util && (v.sm.is_nan() || v.sm < r.idle_util)
+                };
+                self.held_idle_n += u64::from(idle);
+            }
+        }
+        if v.util >= r.busy_util && !v.capped && !v.clock.is_nan() {
+            self.busy_clock_sum += v.clock;
+            self.busy_clock_n += 1;
+        }
+    }
+
+    /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
+    pub fn add_health(&mut self, k: Option<usize>, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        match k {
+            Some(k) => {
+                if let Some(m) = self.health_max.get_mut(k) {
+                    *m = max_nan(*m, v);
+                }
+            }
+            None => {
+                self.ecc_min = min_nan(self.ecc_min, v);
+                self.ecc_max = max_nan(self.ecc_max, v);
+            }
+        }
+    }
+
+    /// Add another stretch or GPU.
+    pub fn pool(&mut self, o: &DiagAcc) {
+        self.empty_rows += o.empty_rows;
+        self.empty_first_ts = self.empty_first_ts.min(o.empty_first_ts);
+        self.empty_last_ts = self.empty_last_ts.max(o.empty_last_ts);
+        self.mem_n += o.mem_n;
+        self.held_n += o.held_n;
+        self.held_idle_n += o.held_idle_n;
+        self.busy_clock_sum += o.busy_clock_sum;
+        self.busy_clock_n += o.busy_clock_n;
+        for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
+            *a = max_nan(*a, *b);
+        }
+        self.ecc_min = min_nan(self.ecc_min, o.ecc_min);
+        self.ecc_max = max_nan(self.ecc_max, o.ecc_max);
+    }
+
+    /// Share (%) of the GPU's rows with memory held while idle; None without memory.used.
+    pub fn held_idle_pct(&self, rows: u64) -> Option<f64> {
+        (self.mem_n > 0 && rows > 0).then(|| 100.0 * self.held_idle_n as f64 / rows as f64)
+    }
+
+    /// Mean clocks.sm while busy.
+    pub fn busy_clock(&self) -> Option<f64> {
+        (self.busy_clock_n > 0).then(|| self.busy_clock_sum / self.busy_clock_n as f64)
+    }
+
+    /// Largest value of a [`HEALTH`] field.
+    pub fn health(&self, f: Field) -> Option<f64> {
+        let k = HEALTH.iter().position(|&h| h == f)?;
+        self.health_max.get(k).copied().filter(|v| !v.is_nan())
+    }
+
+    /// How much the uncorrected ECC counter rose over the run (largest minus smallest).
+    pub fn ecc_increase(&self) -> Option<f64> {
+        (!self.ecc_max.is_nan()).then_some(self.ecc_max - self.ecc_min)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_count_and_pool() {
+        let r = RowRules { idle_util: 5.0, held_mem_mib: 1024.0, busy_util: 80.0 };
+        let row =
+            |util: f64, mem: f64, clock: f64| RowValues { util, sm: f64::NAN, mem_used: mem, clock, capped: false };
+        let mut a = DiagAcc::default();
+        a.add_row(row(0.0, 70000.0, 1980.0), &r);
+        a.add_row(row(0.0, 2.0, 345.0), &r);
+        a.add_row(row(98.0, 70000.0, 1600.0), &r);
+        a.add_health(Some(2), 0.0);
+        a.add_health(None, 3.0);
+        let mut b = DiagAcc::default();
+        b.add_row(row(99.0, 70000.0, 1700.0), &r);
+        b.add_row(RowValues { capped: true, ..row(99.0, 70000.0, 1200.0) }, &r);
+        b.add_empty(9);
+        b.add_empty(4);
+        b.add_health(Some(2), 1.0);
+        b.add_health(None, 5.0);
+        a.pool(&b);
+        assert_eq!((a.mem_n, a.held_n, a.held_idle_n), (5, 4, 1));
+        assert_eq!(a.held_idle_pct(5), Some(20.0));
+        assert_eq!(a.busy_clock(), Some(1650.0));
+        assert_eq!((a.empty_rows, a.empty_first_ts, a.empty_last_ts), (2, 4, 9));
+        assert_eq!(a.health(Field::RemappedFailure), Some(1.0));
+        assert_eq!(a.health(Field::RetiredPending), None);
+        assert_eq!(a.ecc_increase(), Some(2.0));
+        assert_eq!(DiagAcc::default().ecc_increase(), None);
+        assert_eq!(DiagAcc::default().held_idle_pct(10), None);
+    }
+}

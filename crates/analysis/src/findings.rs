@@ -1,0 +1,980 @@
+//! Diagnosis: documented rules over the statistics, each with its thresholds, the evidence it found
+//! and the usual fix. All thresholds live in [`Thresholds`] (overridable with `--threshold NAME=VALUE`);
+//! [`RULES`] is the single description used by the reports and the README.
+
+use std::fmt::Write;
+
+use crate::acc::{POWER, Reason, THERMAL};
+use crate::events::{EventRecord, xid_groups};
+use crate::stat::Stat;
+use crate::stats::Stats;
+use gpumon_schema::catalog::Field;
+
+/// Every threshold the rules use, with defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thresholds {
+    pub idle_util: f64,
+    pub unused_idle_pct: f64,
+    pub input_bound_util: f64,
+    pub pegged_core: f64,
+    pub input_bound_pct: f64,
+    pub oom_mem_pct: f64,
+    pub headroom_mem_pct: f64,
+    pub headroom_util: f64,
+    pub throttle_pct: f64,
+    pub imbalance_util: f64,
+    pub swap_mib: f64,
+    pub gap_intervals: f64,
+    pub busy_util: f64,
+    pub sm_idle: f64,
+    pub tensor_sm_active: f64,
+    pub tensor_idle: f64,
+    pub dram_bound: f64,
+    pub pcie_rx_mib: f64,
+    pub held_mem_mib: f64,
+    pub held_idle_pct: f64,
+    pub straggler_clock_pct: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            idle_util: 5.0,
+            unused_idle_pct: 99.0,
+            input_bound_util: 50.0,
+            pegged_core: 90.0,
+            input_bound_pct: 30.0,
+            oom_mem_pct: 95.0,
+            headroom_mem_pct: 30.0,
+            headroom_util: 80.0,
+            throttle_pct: 5.0,
+            imbalance_util: 20.0,
+            swap_mib: 64.0,
+            gap_intervals: 3.0,
+            busy_util: 80.0,
+            sm_idle: 30.0,
+            tensor_sm_active: 50.0,
+            tensor_idle: 1.0,
+            dram_bound: 70.0,
+            pcie_rx_mib: 4096.0,
+            held_mem_mib: 2048.0,
+            held_idle_pct: 75.0,
+            straggler_clock_pct: 5.0,
+        }
+    }
+}
+
+type Slot = fn(&mut Thresholds) -> &mut f64;
+
+/// (name, meaning, field) of every threshold.
+pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
+    ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
+    ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| &mut t.unused_idle_pct),
+    (
+        "input_bound_util",
+        "utilization.gpu (and sm.active where recorded) below this (%) counts as not busy for input_bound",
+        |t| &mut t.input_bound_util,
+    ),
+    (
+        "pegged_core",
+        "job.cpu (percent of one core; without a job, cpu.util.max_core) at or above this (%) counts as a saturated CPU",
+        |t| &mut t.pegged_core,
+    ),
+    ("input_bound_pct", "input-bound in at least this share (%) of samples fires input_bound", |t| {
+        &mut t.input_bound_pct
+    }),
+    ("oom_mem_pct", "memory.used peak at or above this share (%) of memory.total fires oom_risk", |t| {
+        &mut t.oom_mem_pct
+    }),
+    ("headroom_mem_pct", "memory.used peak below this share (%) of memory.total may fire batch_headroom", |t| {
+        &mut t.headroom_mem_pct
+    }),
+    ("headroom_util", "...when mean utilization.gpu is at least this (%)", |t| &mut t.headroom_util),
+    ("throttle_pct", "throttled in more than this share (%) of samples fires a throttling rule", |t| {
+        &mut t.throttle_pct
+    }),
+    ("imbalance_util", "GPUs of one host whose mean utilization differs by more than this (points)", |t| {
+        &mut t.imbalance_util
+    }),
+    ("swap_mib", "host swap.used moving by more than this (MiB) during the run fires host_swap", |t| &mut t.swap_mib),
+    ("gap_intervals", "a step longer than this many intervals (median spacing) is a gap", |t| &mut t.gap_intervals),
+    ("busy_util", "mean utilization.gpu at or above this (%) counts as busy (sm_idle_under_busy)", |t| {
+        &mut t.busy_util
+    }),
+    ("sm_idle", "mean sm.active below this (%) counts as SMs mostly idle (sm_idle_under_busy, pcie_bound)", |t| {
+        &mut t.sm_idle
+    }),
+    ("tensor_sm_active", "mean sm.active at or above this (%) may fire no_tensor_cores", |t| &mut t.tensor_sm_active),
+    ("tensor_idle", "...when mean tensor.active is below this (%)", |t| &mut t.tensor_idle),
+    ("dram_bound", "mean dram.active at or above this (%) fires memory_bound", |t| &mut t.dram_bound),
+    ("pcie_rx_mib", "mean pcie.rx.bytes at or above this (MiB/s) while SMs are mostly idle fires pcie_bound", |t| {
+        &mut t.pcie_rx_mib
+    }),
+    ("held_mem_mib", "memory.used at or above this (MiB) counts as memory held (idle_allocated, input_bound)", |t| {
+        &mut t.held_mem_mib
+    }),
+    (
+        "held_idle_pct",
+        "memory held while idle in at least this share (%) of a GPU's samples fires idle_allocated",
+        |t| &mut t.held_idle_pct,
+    ),
+    ("straggler_clock_pct", "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler", |t| {
+        &mut t.straggler_clock_pct
+    }),
+];
+
+impl Thresholds {
+    /// Apply `NAME=VALUE`; the error lists the valid names.
+    pub fn set(&mut self, spec: &str) -> Result<(), String> {
+        let Some((name, value)) = spec.split_once('=') else {
+            return Err(format!("--threshold '{spec}': expected NAME=VALUE, e.g. idle_util=10"));
+        };
+        let (name, value) = (name.trim(), value.trim().trim_end_matches('%'));
+        let Some((_, _, slot)) = THRESHOLDS.iter().find(|(n, _, _)| *n == name) else {
+            let names: Vec<&str> = THRESHOLDS.iter().map(|t| t.0).collect();
+            return Err(format!("--threshold: unknown name '{name}'; known: {}", names.join(", ")));
+        };
+        let v: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("--threshold {name}: '{value}' is not a non-negative number"))?;
+        *slot(self) = v;
+        Ok(())
+    }
+
+    /// What idle, busy and memory held mean for the per-row facts the rules read.
+    pub fn row_rules(&self) -> crate::diag::RowRules {
+        crate::diag::RowRules { idle_util: self.idle_util, held_mem_mib: self.held_mem_mib, busy_util: self.busy_util }
+    }
+
+    /// (name, value) pairs in table order.
+    pub fn values(&self) -> Vec<(&'static str, f64)> {
+        let mut t = self.clone();
+        THRESHOLDS.iter().map(|(n, _, slot)| (*n, *slot(&mut t))).collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Info,
+    Warning,
+    /// A hardware or driver fault (an Xid): the run was, or may have been, damaged.
+    Error,
+}
+
+impl Severity {
+    pub fn label(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A documented rule.
+pub struct Rule {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// When it fires, naming the thresholds.
+    pub when: &'static str,
+    pub fix: &'static str,
+}
+
+pub static RULES: [Rule; 17] = [
+    Rule {
+        id: "gpu_lost",
+        severity: Severity::Error,
+        when: "the GPU's rows are empty (every reading null: it no longer answers), or missing while the host's \
+               other GPUs still have rows, from some time to the end of the recording, for longer than gap_intervals \
+               (3) intervals; coverage_pct counts empty rows as a gap, empty_rows counts them",
+        fix: "the GPU fell off the bus or hung: drain the node, look for Xid 79/119 in the kernel log (dmesg), reset or \
+              reboot; check power, cooling and PCIe seating; service the GPU if it recurs",
+    },
+    Rule {
+        id: "xid",
+        severity: Severity::Error,
+        when: "NVML reported an Xid critical error for a GPU (the events file beside the recording); one finding per \
+               GPU and Xid, with its first time. An event recorded without a GPU (older recordings of a GPU that \
+               fell off the bus) is put on the host's lost GPU when exactly one was lost, or on its only GPU",
+        fix: "the Xid's usual action (NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/)",
+    },
+    Rule {
+        id: "memory_health",
+        severity: Severity::Warning,
+        when: "remapped_rows.failure.max = 1 (error: a row could not be remapped), or remapped_rows.pending.max = 1, \
+               retired_pages.pending.max = 1 or ecc.errors.uncorrected.volatile.total.increase > 0 (warning)",
+        fix: "drain the node and reset the GPU so pending remaps and retirements take effect; a failed remap or \
+              uncorrected errors that keep rising: service the GPU (RMA)",
+    },
+    Rule {
+        id: "idle_allocated",
+        severity: Severity::Warning,
+        when: "memory.held_idle_pct >= held_idle_pct (75): in at least that share of the GPU's samples memory.used >= \
+               held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded; sm.active alone on a MIG \
+               instance) < idle_util (5) %: memory held by a process that does nothing (a forgotten notebook or a hung job)",
+        fix: "find the process holding it (nvidia-smi --query-compute-apps=pid,used_memory, or record --processes) \
+              and end it or free its memory (torch.cuda.empty_cache(), restart the kernel)",
+    },
+    Rule {
+        id: "unused_gpu",
+        severity: Severity::Info,
+        when: "utilization.gpu < idle_util (5) % in >= unused_idle_pct (99) % of the samples, and idle_allocated does \
+               not fire (no memory held): the GPU sat idle",
+        fix: "if the job should use it, check CUDA_VISIBLE_DEVICES, the launcher's world size (--nproc_per_node) and \
+              device placement; otherwise nothing to do",
+    },
+    Rule {
+        id: "input_bound",
+        severity: Severity::Warning,
+        when: "input_bound_pct >= input_bound_pct (30): in that share of the GPU's samples the GPU had work on it \
+               (job.gpu_memory > 0 where recorded, else memory.used >= held_mem_mib (2048) MiB), was not busy \
+               (utilization.gpu, and sm.active where recorded, < input_bound_util (50) %) and the CPU was saturated \
+               (job.cpu >= pegged_core (90) % of a core where the job is recorded, else cpu.util.max_core >= \
+               pegged_core); a GPU that fires idle_allocated or unused_gpu is left out",
+        fix: "feed the GPU faster: raise DataLoader num_workers, set pin_memory=True and persistent_workers=True, \
+              prefetch, move decoding/augmentation out of the main process",
+    },
+    Rule {
+        id: "straggler",
+        severity: Severity::Warning,
+        when: "among the GPUs of one host and model in use (those with job.gpu_memory > 0 when the job is recorded), \
+               a GPU's clocks.sm.busy_mean (SM clock while utilization.gpu >= busy_util (80) %) is more than \
+               straggler_clock_pct (5) % below the median of its siblings': in synchronous training the others wait \
+               for it every step",
+        fix: "find why its clock is low (thermal_throttling or power_throttling on it, clocks_event_reasons), fix the \
+              cooling or power of that GPU, or leave it out of the job",
+    },
+    Rule {
+        id: "oom_risk",
+        severity: Severity::Warning,
+        when: "memory.used.max_pct >= oom_mem_pct (95): memory.used peak at or above that share of memory.total",
+        fix: "leave headroom: smaller batch with gradient accumulation, mixed precision (bf16/fp16), activation \
+              checkpointing",
+    },
+    Rule {
+        id: "batch_headroom",
+        severity: Severity::Info,
+        when: "memory.used.max_pct < headroom_mem_pct (30) while utilization.gpu.mean >= headroom_util (80) %",
+        fix: "room for a bigger batch (scale the learning rate with it) or a bigger model on this GPU",
+    },
+    Rule {
+        id: "thermal_throttling",
+        severity: Severity::Warning,
+        when: "throttle.thermal_pct > throttle_pct (5): sw_thermal_slowdown or hw_thermal_slowdown active in more than \
+               that share of the GPU's samples",
+        fix: "cool the GPU: airflow, fan speed, dusty or blocked intakes, ambient temperature, hot neighbours",
+    },
+    Rule {
+        id: "power_throttling",
+        severity: Severity::Warning,
+        when: "warning for a GPU: throttle.hw_slowdown_pct or throttle.hw_power_brake_slowdown_pct > throttle_pct (5) \
+               (hardware slowdown: power supply, brake signal, overheating board). Info, one line for the host: \
+               throttle.sw_power_cap_pct > throttle_pct on some GPUs (the board at its power limit: normal at full \
+               load)",
+        fix: "hw_slowdown / hw_power_brake_slowdown: check the PSUs, the rack power and the board (nvidia-smi -q -d \
+              PERFORMANCE); sw_power_cap at full load needs nothing unless power.limit is below the board default \
+              (nvidia-smi -q -d POWER)",
+    },
+    Rule {
+        id: "imbalance",
+        severity: Severity::Warning,
+        when: "utilization.gpu.mean of two GPUs of one host differs by > imbalance_util (20) points (GPUs that fire \
+               unused_gpu or idle_allocated left out)",
+        fix: "spread the work evenly: data sharding (DistributedSampler), DistributedDataParallel instead of \
+              DataParallel, balanced pipeline stages, stragglers",
+    },
+    Rule {
+        id: "host_swap",
+        severity: Severity::Warning,
+        when: "host swap.used.range > swap_mib (64) MiB: swap in use grew (or shrank) by more than that during the \
+               run: host memory pressure (swap that stays put is old pages, not pressure)",
+        fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map the dataset, look for a leak \
+              (job.rss), or add RAM",
+    },
+    Rule {
+        id: "sm_idle_under_busy",
+        severity: Severity::Warning,
+        when: "utilization.gpu.mean >= busy_util (80) % but sm.active.mean < sm_idle (30) %: some kernel runs all the \
+               time, yet few SMs are busy (small kernels, launch-bound)",
+        fix: "give each kernel more work: a bigger batch, CUDA graphs (torch.compile mode=\"reduce-overhead\"), \
+              torch.compile to fuse small ops, no host syncs (.item(), .cpu()) inside the step",
+    },
+    Rule {
+        id: "no_tensor_cores",
+        severity: Severity::Warning,
+        when: "sm.active.mean >= tensor_sm_active (50) % while tensor.active.mean < tensor_idle (1) % and \
+               dram.active.mean < dram_bound (70) %: the SMs are busy but the tensor cores idle (FP32 math, not \
+               memory-bound kernels)",
+        fix: "use the tensor cores: bf16/fp16 autocast (torch.autocast), TF32 matmuls \
+              (torch.set_float32_matmul_precision(\"high\")), matrix dimensions multiple of 8",
+    },
+    Rule {
+        id: "memory_bound",
+        severity: Severity::Info,
+        when: "dram.active.mean >= dram_bound (70) %: device memory bandwidth near its ceiling",
+        fix: "move fewer bytes: fuse element-wise ops (torch.compile), fused kernels (FlashAttention, fused \
+              optimizers), bf16/fp8 activations, bigger matmuls per byte read",
+    },
+    Rule {
+        id: "pcie_bound",
+        severity: Severity::Warning,
+        when: "pcie.rx.bytes.mean >= pcie_rx_mib (4096) MiB/s while sm.active.mean < sm_idle (30) %: the GPU waits on \
+               host-to-device copies",
+        fix: "pinned memory (DataLoader pin_memory=True) with .to(device, non_blocking=True), keep tensors on the GPU \
+              between steps, move decoding/augmentation to the GPU (DALI, torchvision v2 on CUDA tensors), send \
+              uint8 instead of float32",
+    },
+];
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub host: String,
+    /// GPU label (index, or uuid), or None for a host-wide finding.
+    pub gpu: Option<String>,
+    pub evidence: String,
+    pub fix: &'static str,
+}
+
+fn rule(id: &str) -> &'static Rule {
+    RULES.iter().find(|r| r.id == id).unwrap_or(&RULES[0])
+}
+
+fn f(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// A UTC µs instant as text.
+fn when(us: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_micros(us)
+        .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+}
+
+/// What the rules need of one GPU.
+pub struct GpuView<'a> {
+    pub label: String,
+    pub stats: &'a Stats,
+    /// The GPU's model, to compare it with its own kind only.
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    /// The last row with readings and the last row of the GPU, empty ones included (UTC µs).
+    pub last_data: i64,
+    pub last_row: i64,
+}
+
+#[cfg(test)]
+impl<'a> GpuView<'a> {
+    /// A GPU known only by its statistics (no empty rows).
+    pub fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
+        GpuView { label, stats, name: None, uuid: None, last_data: 0, last_row: 0 }
+    }
+}
+
+const UTIL_MEAN: Stat = Stat::mean(Field::UtilGpu);
+const SM_MEAN: Stat = Stat::mean(Field::SmActive);
+
+/// The findings of one host, as the rules add them.
+struct Findings<'a> {
+    host: &'a str,
+    list: Vec<Finding>,
+}
+
+impl Findings<'_> {
+    fn push(&mut self, id: &'static str, gpu: Option<&str>, evidence: String) {
+        let r = rule(id);
+        self.push_as(id, r.severity, gpu, evidence);
+    }
+
+    /// A finding of a rule whose severity depends on the evidence.
+    fn push_as(&mut self, id: &'static str, severity: Severity, gpu: Option<&str>, evidence: String) {
+        let r = rule(id);
+        self.list.push(Finding {
+            rule: r.id,
+            severity,
+            host: self.host.to_string(),
+            gpu: gpu.map(str::to_string),
+            evidence,
+            fix: r.fix,
+        });
+    }
+}
+
+/// `gpu_lost`; whether the GPU stopped answering before the end of its host's recording (`end`).
+fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let Some(iv) = s.get(Stat::IntervalS) else { return false };
+    let empty = s.get(Stat::EmptyRows).unwrap_or(0.0);
+    let tail_s = (end - g.last_data) as f64 / 1e6;
+    if tail_s <= th.gap_intervals * iv {
+        return false;
+    }
+    let how = if g.last_row > g.last_data {
+        format!("its rows are empty ({} empty rows)", f(Some(empty), 0))
+    } else {
+        "it has no rows while the host's other GPUs do".to_string()
+    };
+    let evidence = format!(
+        "no reading after {} UTC: {how} until the end of the recording at {} UTC ({} s); coverage_pct {}",
+        when(g.last_data),
+        when(end),
+        f(Some(tail_s), 0),
+        f(s.get(Stat::CoveragePct), 1)
+    );
+    out.push("gpu_lost", Some(&g.label), evidence);
+    true
+}
+
+/// `memory_health`: pending or failed row remaps, pending page retirements, rising uncorrected ECC.
+fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
+    let s = g.stats;
+    let at_least_one = |f: Field| s.get(Stat::HealthMax(f)).is_some_and(|v| v >= 1.0);
+    let failed = at_least_one(Field::RemappedFailure);
+    let rising = s.get(Stat::EccIncrease).is_some_and(|v| v > 0.0);
+    if !(failed || rising || at_least_one(Field::RemappedPending) || at_least_one(Field::RetiredPending)) {
+        return;
+    }
+    let mut e = String::new();
+    for field in crate::diag::HEALTH {
+        if let Some(v) = s.get(Stat::HealthMax(field)) {
+            let _ = write!(e, "{}{} {}", if e.is_empty() { "" } else { ", " }, Stat::HealthMax(field), f(Some(v), 0));
+        }
+    }
+    if let Some(v) = s.get(Stat::EccIncrease) {
+        let _ = write!(e, "{}{} {}", if e.is_empty() { "" } else { ", " }, Stat::EccIncrease, f(Some(v), 0));
+    }
+    let severity = if failed { Severity::Error } else { Severity::Warning };
+    out.push_as("memory_health", severity, Some(&g.label), e);
+}
+
+/// `idle_allocated`; whether the GPU held memory while idle for most of the run.
+fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let Some(p) = s.get(Stat::HeldIdlePct).filter(|&p| p >= th.held_idle_pct) else { return false };
+    // A MIG instance's activity is its GPM sm.active (NVML gives no utilization.gpu per instance).
+    let by = if s.get(UTIL_MEAN).is_none() && s.get(SM_MEAN).is_some() {
+        ("sm.active", SM_MEAN)
+    } else {
+        ("utilization.gpu", UTIL_MEAN)
+    };
+    let evidence = format!(
+        "memory.used >= {} MiB with {} < {}% in {}% of {} samples (memory.held_idle_pct); memory.used \
+         peak {} MiB, {} mean {}%",
+        th.held_mem_mib,
+        by.0,
+        th.idle_util,
+        f(Some(p), 1),
+        f(s.get(Stat::Samples), 0),
+        f(s.get(Stat::max(Field::MemUsed)), 0),
+        by.0,
+        f(s.get(by.1), 1)
+    );
+    out.push("idle_allocated", Some(&g.label), evidence);
+    true
+}
+
+/// `unused_gpu`; whether the GPU is unused.
+fn unused_gpu(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let idle = s.get(Stat::IdlePct);
+    let unused = idle.is_some_and(|i| i >= th.unused_idle_pct);
+    if unused {
+        let evidence = format!(
+            "utilization.gpu < {}% in {}% of {} samples (max {}%), memory.used peak {} MiB",
+            th.idle_util,
+            f(idle, 1),
+            f(s.get(Stat::Samples), 0),
+            f(s.get(Stat::max(Field::UtilGpu)), 0),
+            f(s.get(Stat::max(Field::MemUsed)), 0)
+        );
+        out.push("unused_gpu", Some(&g.label), evidence);
+    }
+    unused
+}
+
+fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let Some(ib) = s.get(Stat::InputBoundPct)
+        && ib >= th.input_bound_pct
+    {
+        let by = if s.get(SM_MEAN).is_some() { "utilization.gpu and sm.active" } else { "utilization.gpu" };
+        let cpu = if s.get(Stat::max(Field::JobGpuMemory)).is_some() { "job.cpu" } else { "cpu.util.max_core" };
+        let evidence = format!(
+            "in {}% of samples (input_bound_pct) the GPU held work, {by} < {}% and {cpu} >= {}% (utilization.gpu \
+             mean {}%, memory.used peak {} MiB)",
+            f(Some(ib), 0),
+            th.input_bound_util,
+            th.pegged_core,
+            f(s.get(UTIL_MEAN), 1),
+            f(s.get(Stat::max(Field::MemUsed)), 0)
+        );
+        out.push("input_bound", Some(&g.label), evidence);
+    }
+}
+
+/// `oom_risk` and `batch_headroom`.
+fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let mem_pct = s.get(Stat::MemoryUsedMaxPct);
+    if let Some(p) = mem_pct
+        && p >= th.oom_mem_pct
+    {
+        let evidence = format!(
+            "memory.used peak {} MiB = {}% of {} MiB",
+            f(s.get(Stat::max(Field::MemUsed)), 0),
+            f(Some(p), 1),
+            f(s.get(Stat::MemoryTotal), 0)
+        );
+        out.push("oom_risk", Some(&g.label), evidence);
+    }
+    if let (Some(p), Some(u)) = (mem_pct, s.get(UTIL_MEAN))
+        && p < th.headroom_mem_pct
+        && u >= th.headroom_util
+    {
+        let evidence =
+            format!("memory.used peak {}% of memory.total at mean utilization {}%", f(Some(p), 1), f(Some(u), 1));
+        out.push("batch_headroom", Some(&g.label), evidence);
+    }
+}
+
+/// The reasons among `reasons` a GPU had, with their shares.
+fn reason_list(s: &Stats, reasons: &[Reason]) -> String {
+    let mut e = String::new();
+    for &r in reasons {
+        if let Some(v) = s.get(Stat::Throttle(r)).filter(|&v| v > 0.0) {
+            let _ = write!(e, "{}{} {}%", if e.is_empty() { "" } else { ", " }, r.name(), f(Some(v), 1));
+        }
+    }
+    e
+}
+
+/// Hardware power reasons: a warning on the GPU.
+const HW_POWER: [Reason; 2] = [Reason::HwSlowdown, Reason::HwPowerBrakeSlowdown];
+
+/// `thermal_throttling`, and `power_throttling` for the hardware power reasons.
+fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let Some(t) = s.get(Stat::ThrottleThermalPct)
+        && t > th.throttle_pct
+    {
+        let evidence = format!(
+            "thermal slowdown in {}% of samples ({}); temperature.gpu max {} C",
+            f(Some(t), 1),
+            reason_list(s, &THERMAL),
+            f(s.get(Stat::max(Field::TempGpu)), 0)
+        );
+        out.push("thermal_throttling", Some(&g.label), evidence);
+    }
+    if HW_POWER.iter().any(|&r| s.get(Stat::Throttle(r)).is_some_and(|v| v > th.throttle_pct)) {
+        let evidence = format!(
+            "hardware power slowdown ({}); power.draw mean {} W, max {} W",
+            reason_list(s, &POWER),
+            f(s.get(Stat::mean(Field::PowerDraw)), 0),
+            f(s.get(Stat::max(Field::PowerDraw)), 0)
+        );
+        out.push("power_throttling", Some(&g.label), evidence);
+    }
+}
+
+/// `power_throttling` as one info line for the host: the GPUs held at their power limit
+/// (sw_power_cap), normal at full load.
+fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
+    let mut e = String::new();
+    let (mut util, mut power) = (Vec::new(), Vec::new());
+    for g in gpus {
+        if let Some(v) = g.stats.get(Stat::Throttle(Reason::SwPowerCap)).filter(|&v| v > th.throttle_pct) {
+            let _ = write!(e, "{}GPU {} {}%", if e.is_empty() { "" } else { ", " }, g.label, f(Some(v), 1));
+            util.extend(g.stats.get(UTIL_MEAN));
+            power.extend(g.stats.get(Stat::max(Field::PowerDraw)));
+        }
+    }
+    if e.is_empty() {
+        return;
+    }
+    let lo = f(util.iter().copied().reduce(f64::min), 1);
+    let hi = f(util.iter().copied().reduce(f64::max), 1);
+    let range = if lo == hi { lo } else { format!("{lo}-{hi}") };
+    let evidence = format!(
+        "throttle.sw_power_cap_pct: {e}; utilization.gpu mean {range}%, power.draw max {} W: the boards reached \
+         their power limit",
+        f(power.iter().copied().reduce(f64::max), 0)
+    );
+    out.push_as("power_throttling", Severity::Info, None, evidence);
+}
+
+/// `straggler`: the GPUs in use, grouped by model, each against the median SM clock of the others
+/// while busy.
+fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
+    let job_known = gpus.iter().any(|g| g.stats.get(Stat::max(Field::JobGpuMemory)).is_some());
+    let in_job = |g: &GpuView<'_>| !job_known || g.stats.get(Stat::max(Field::JobGpuMemory)).is_some_and(|m| m > 0.0);
+    let clocked: Vec<(&GpuView<'_>, f64)> =
+        gpus.iter().filter(|g| in_job(g)).filter_map(|g| g.stats.get(Stat::BusyClock).map(|c| (*g, c))).collect();
+    for &(g, clock) in &clocked {
+        let mut others: Vec<(&str, f64)> = clocked
+            .iter()
+            .filter(|(o, _)| o.label != g.label && o.name == g.name)
+            .map(|(o, c)| (o.label.as_str(), *c))
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        others.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let k = others.len();
+        let median = if k % 2 == 1 { others[k / 2].1 } else { (others[k / 2 - 1].1 + others[k / 2].1) / 2.0 };
+        let below = 100.0 * (median - clock) / median;
+        if median > 0.0 && below > th.straggler_clock_pct {
+            let mut names: Vec<&str> = others.iter().map(|o| o.0).collect();
+            names.sort_unstable();
+            let evidence = format!(
+                "clocks.sm.busy_mean {} MHz, {}% below the median {} MHz of GPUs {} (SM clock while utilization.gpu \
+                 >= {}% without sw_power_cap); throttle.thermal_pct {}, throttle.power_pct {}",
+                f(Some(clock), 0),
+                f(Some(below), 1),
+                f(Some(median), 0),
+                names.join(", "),
+                th.busy_util,
+                f(g.stats.get(Stat::ThrottleThermalPct), 1),
+                f(g.stats.get(Stat::ThrottlePowerPct), 1)
+            );
+            out.push("straggler", Some(&g.label), evidence);
+        }
+    }
+}
+
+/// `imbalance` between the GPUs in use: (label, mean utilization).
+fn imbalance(out: &mut Findings<'_>, used: &[(&str, f64)], th: &Thresholds) {
+    if used.len() < 2 {
+        return;
+    }
+    let hi = used.iter().copied().fold(("", f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
+    let lo = used.iter().copied().fold(("", f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
+    if hi.1 - lo.1 > th.imbalance_util {
+        let evidence = format!(
+            "mean utilization.gpu: GPU {} {}% vs GPU {} {}% ({} points apart)",
+            hi.0,
+            f(Some(hi.1), 1),
+            lo.0,
+            f(Some(lo.1), 1),
+            f(Some(hi.1 - lo.1), 1)
+        );
+        out.push("imbalance", None, evidence);
+    }
+}
+
+fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
+    if let Some(sw) = host_stats.get(Stat::SwapRange)
+        && sw > th.swap_mib
+    {
+        let evidence = format!(
+            "swap.used.range {} MiB (swap.used peak {} MiB); mem.used peak {}% of mem.total",
+            f(Some(sw), 0),
+            f(host_stats.get(Stat::max(Field::SwapUsed)), 0),
+            f(host_stats.get(Stat::MemUsedMaxPct), 1)
+        );
+        out.push("host_swap", None, evidence);
+    }
+}
+
+/// The factor that turns a GPU's GPM columns into percent: 100 when a busy GPU (utilization.gpu
+/// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
+/// (DCGM's convention) rather than the catalogue's percent; else 1.
+fn gpm_scale(s: &Stats) -> f64 {
+    let maxima: Vec<f64> =
+        [Field::SmActive, Field::TensorActive, Field::DramActive].iter().filter_map(|&f| s.get(Stat::max(f))).collect();
+    let busy = s.get(UTIL_MEAN).is_some_and(|u| u >= 50.0);
+    if busy && !maxima.is_empty() && maxima.iter().all(|&m| m <= 1.0) { 100.0 } else { 1.0 }
+}
+
+/// A GPM statistic in percent ([`gpm_scale`]).
+fn gpm(s: &Stats, stat: Stat) -> Option<f64> {
+    s.get(stat).map(|v| v * gpm_scale(s))
+}
+
+/// What the evidence of a GPM rule adds when the columns were fractions.
+fn gpm_note(s: &Stats) -> &'static str {
+    if gpm_scale(s) > 1.0 { " (GPM columns recorded as fractions 0-1, read as percent)" } else { "" }
+}
+
+/// `sm_idle_under_busy`: utilization.gpu says busy, sm.active says few SMs work.
+fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), gpm(s, SM_MEAN))
+        && u >= th.busy_util
+        && sm < th.sm_idle
+    {
+        let evidence = format!(
+            "mean utilization.gpu {}% but mean sm.active {}% (max {}%): kernels are running, on few SMs",
+            f(Some(u), 1),
+            f(Some(sm), 1),
+            f(gpm(s, Stat::max(Field::SmActive)), 1)
+        );
+        out.push("sm_idle_under_busy", Some(&g.label), evidence + gpm_note(s));
+    }
+}
+
+/// `no_tensor_cores`: busy SMs, idle tensor cores.
+fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    // Memory-bound kernels would not run faster on tensor cores.
+    let memory_bound = gpm(s, Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
+    if let (Some(sm), Some(t)) = (gpm(s, SM_MEAN), gpm(s, Stat::mean(Field::TensorActive)))
+        && sm >= th.tensor_sm_active
+        && t < th.tensor_idle
+        && !memory_bound
+    {
+        let evidence = format!(
+            "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%, dram.active mean {}%",
+            f(Some(sm), 1),
+            f(Some(t), 2),
+            f(gpm(s, Stat::max(Field::TensorActive)), 1),
+            f(gpm(s, Stat::mean(Field::Fp32Active)), 1),
+            f(gpm(s, Stat::mean(Field::DramActive)), 1)
+        );
+        out.push("no_tensor_cores", Some(&g.label), evidence + gpm_note(s));
+    }
+}
+
+/// `memory_bound`: DRAM bandwidth near its ceiling.
+fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let Some(d) = gpm(s, Stat::mean(Field::DramActive))
+        && d >= th.dram_bound
+    {
+        let evidence = format!(
+            "mean dram.active {}% (max {}%) with mean sm.active {}%",
+            f(Some(d), 1),
+            f(gpm(s, Stat::max(Field::DramActive)), 1),
+            f(gpm(s, SM_MEAN), 1)
+        );
+        out.push("memory_bound", Some(&g.label), evidence + gpm_note(s));
+    }
+}
+
+/// `pcie_bound`: heavy host-to-device traffic while the SMs wait.
+fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), gpm(s, SM_MEAN))
+        && rx >= th.pcie_rx_mib
+        && sm < th.sm_idle
+    {
+        let evidence = format!(
+            "mean pcie.rx.bytes {} MiB/s (max {}) while mean sm.active is {}%",
+            f(Some(rx), 0),
+            f(s.get(Stat::max(Field::PcieRxBytes)), 0),
+            f(Some(sm), 1)
+        );
+        out.push("pcie_bound", Some(&g.label), evidence + gpm_note(s));
+    }
+}
+
+/// `xid`: one finding per GPU and Xid of this host's events, with the Xid's usual action. An event
+/// recorded without a GPU index is named by its uuid, or (an older recorder could not name a GPU that
+/// fell off the bus) put on `fallback` when that is one GPU: the host's one lost GPU, or its only GPU.
+fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fallback: &[&str]) {
+    let mut guessed = Vec::new();
+    let resolved: Vec<EventRecord> = events
+        .iter()
+        .filter(|e| e.host == out.host && e.kind == "xid")
+        .map(|e| {
+            let mut e = e.clone();
+            let uuid = e.uuid.as_deref().filter(|u| !u.is_empty());
+            if e.gpu.is_none() {
+                let by_uuid = uuid.and_then(|u| gpus.iter().find(|g| g.uuid.as_deref() == Some(u)));
+                e.gpu = match (by_uuid, fallback) {
+                    (Some(g), _) => g.label.parse().ok(),
+                    (None, [one]) if uuid.is_none() => {
+                        guessed.push(e.ts);
+                        one.parse().ok()
+                    }
+                    _ => None,
+                };
+            }
+            e
+        })
+        .collect();
+    for (gpu, group) in xid_groups(out.host, &resolved) {
+        let Some(first) = group.first() else { continue };
+        let times = match group.last() {
+            Some(last) if group.len() > 1 => format!(" ({} times, last at {} UTC)", group.len(), when(last.ts)),
+            _ => String::new(),
+        };
+        let note = match gpu {
+            Some(g) if group.iter().any(|e| guessed.contains(&e.ts)) => {
+                format!(" (recorded without a GPU; GPU {g} is the host's one lost or only GPU)")
+            }
+            _ => String::new(),
+        };
+        let evidence = format!("{} at {} UTC{times}: {}{note}", first.label(), when(first.ts), first.meaning());
+        out.push("xid", gpu.map(|g| g.to_string()).as_deref(), evidence);
+        if let (Some(action), Some(f)) = (first.action(), out.list.last_mut()) {
+            f.fix = action;
+        }
+    }
+}
+
+/// Findings for one host, GPUs in report order, then the host-wide ones and the Xid events.
+pub fn diagnose(
+    host: &str,
+    gpus: &[GpuView<'_>],
+    host_stats: &Stats,
+    events: &[EventRecord],
+    th: &Thresholds,
+) -> Vec<Finding> {
+    let mut out = Findings { host, list: Vec::new() };
+    let mut used: Vec<(&str, f64)> = Vec::new();
+    let mut in_use: Vec<&GpuView<'_>> = Vec::new();
+    let mut lost: Vec<&str> = Vec::new();
+    let end = gpus.iter().map(|g| g.last_row).max().unwrap_or(0);
+    for g in gpus {
+        if gpu_lost(&mut out, g, end, th) {
+            lost.push(&g.label);
+        }
+        memory_health(&mut out, g);
+        let idle = idle_allocated(&mut out, g, th) || unused_gpu(&mut out, g, th);
+        if !idle {
+            if let Some(m) = g.stats.get(UTIL_MEAN) {
+                used.push((g.label.as_str(), m));
+            }
+            in_use.push(g);
+            input_bound(&mut out, g, th);
+            sm_idle_under_busy(&mut out, g, th);
+            no_tensor_cores(&mut out, g, th);
+            memory_bound(&mut out, g, th);
+            pcie_bound(&mut out, g, th);
+        }
+        memory(&mut out, g, th);
+        throttling(&mut out, g, th);
+    }
+    straggler(&mut out, &in_use, th);
+    power_cap(&mut out, gpus, th);
+    imbalance(&mut out, &used, th);
+    host_swap(&mut out, host_stats, th);
+    // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.
+    let only: Vec<&str> = gpus.iter().map(|g| g.label.as_str()).collect();
+    xid(&mut out, events, gpus, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
+    out.list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stat::Scope;
+
+    fn stats(scope: Scope, pairs: &[(Stat, f64)]) -> Stats {
+        let mut s = Stats::empty(scope);
+        for &(n, v) in pairs {
+            s.set(n, Some(v));
+        }
+        s
+    }
+
+    #[test]
+    fn thresholds_parse_and_reject() {
+        let mut t = Thresholds::default();
+        t.set("idle_util=10").unwrap();
+        assert_eq!(t.idle_util, 10.0);
+        t.set(" oom_mem_pct = 90% ").unwrap();
+        assert_eq!(t.oom_mem_pct, 90.0);
+        assert!(t.set("nope=1").unwrap_err().contains("idle_util"));
+        assert!(t.set("idle_util").is_err());
+        assert!(t.set("idle_util=x").is_err());
+        assert_eq!(t.values().len(), THRESHOLDS.len());
+    }
+
+    #[test]
+    fn rules_fire_and_stay_silent() {
+        let th = Thresholds::default();
+        let healthy = stats(
+            Scope::Gpu,
+            &[
+                (UTIL_MEAN, 90.0),
+                (Stat::IdlePct, 2.0),
+                (Stat::MemoryUsedMaxPct, 60.0),
+                (Stat::ThrottleThermalPct, 0.0),
+                (Stat::ThrottlePowerPct, 1.0),
+                (Stat::InputBoundPct, 0.0),
+            ],
+        );
+        let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &healthy)];
+        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &[], &th).is_empty());
+        let hot = stats(
+            Scope::Gpu,
+            &[
+                (UTIL_MEAN, 40.0),
+                (Stat::IdlePct, 2.0),
+                (Stat::MemoryUsedMaxPct, 97.0),
+                (Stat::ThrottleThermalPct, 20.0),
+                (Stat::Throttle(Reason::SwThermalSlowdown), 20.0),
+                (Stat::InputBoundPct, 60.0),
+            ],
+        );
+        let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &hot)];
+        let swap = stats(Scope::Host, &[(Stat::SwapRange, 900.0)]);
+        let found = diagnose("h", &g, &swap, &[], &th);
+        let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
+        assert_eq!(ids, ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]);
+        assert!(found[2].evidence.contains("(sw_thermal_slowdown 20.0%)"), "{}", found[2].evidence);
+    }
+
+    /// The GPM rules and `xid`: each fires on its own case and stays silent on a healthy Hopper GPU.
+    #[test]
+    fn gpm_rules_and_xid_fire_and_stay_silent() {
+        let th = Thresholds::default();
+        let gpu = |util: f64, sm: f64, tensor: f64, dram: f64, rx: f64| {
+            stats(
+                Scope::Gpu,
+                &[
+                    (UTIL_MEAN, util),
+                    (Stat::IdlePct, 0.0),
+                    (SM_MEAN, sm),
+                    (Stat::mean(Field::TensorActive), tensor),
+                    (Stat::mean(Field::DramActive), dram),
+                    (Stat::mean(Field::PcieRxBytes), rx),
+                ],
+            )
+        };
+        let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
+            let g = [GpuView::new("0".into(), s)];
+            diagnose("h", &g, &Stats::empty(Scope::Host), events, &th).iter().map(|f| f.rule).collect()
+        };
+        assert!(ids(&gpu(95.0, 70.0, 35.0, 40.0, 300.0), &[]).is_empty(), "healthy");
+        assert_eq!(ids(&gpu(98.0, 12.0, 5.0, 10.0, 100.0), &[]), ["sm_idle_under_busy"]);
+        assert_eq!(ids(&gpu(98.0, 80.0, 0.2, 30.0, 100.0), &[]), ["no_tensor_cores"]);
+        assert_eq!(ids(&gpu(98.0, 60.0, 20.0, 85.0, 100.0), &[]), ["memory_bound"]);
+        assert_eq!(ids(&gpu(40.0, 10.0, 2.0, 10.0, 9000.0), &[]), ["pcie_bound"]);
+        // GPM columns written as fractions 0-1 (DCGM's convention) are read as percent on a busy GPU.
+        let frac = |sm: f64, tensor: f64, dram: f64| {
+            let mut s = gpu(98.0, sm, tensor, dram, 100.0);
+            for (f, v) in [(Field::SmActive, sm), (Field::TensorActive, tensor), (Field::DramActive, dram)] {
+                s.set(Stat::max(f), Some(v));
+            }
+            s
+        };
+        assert!(ids(&frac(0.75, 0.4, 0.45), &[]).is_empty(), "healthy, as fractions");
+        assert_eq!(ids(&frac(0.8, 0.002, 0.3), &[]), ["no_tensor_cores"]);
+        assert_eq!(ids(&frac(0.5, 0.1, 0.85), &[]), ["memory_bound"]);
+        let no_gpm = stats(Scope::Gpu, &[(UTIL_MEAN, 99.0), (Stat::IdlePct, 0.0)]);
+        assert!(ids(&no_gpm, &[]).is_empty(), "GPUs without GPM fire none of them");
+        let ev = |ts: i64, code: u64| EventRecord {
+            ts,
+            host: "h".into(),
+            gpu: Some(0),
+            uuid: None,
+            kind: "xid".into(),
+            code: Some(code),
+            detail: None,
+        };
+        let healthy = gpu(95.0, 70.0, 35.0, 40.0, 300.0);
+        let g = [GpuView::new("0".into(), &healthy)];
+        let events = [ev(1_767_225_600_000_000, 79), ev(1_767_225_601_000_000, 79)];
+        let found = diagnose("h", &g, &Stats::empty(Scope::Host), &events, &th);
+        assert_eq!(found.len(), 1);
+        let x = &found[0];
+        assert_eq!((x.rule, x.severity, x.gpu.as_deref()), ("xid", Severity::Error, Some("0")));
+        assert!(x.evidence.starts_with("Xid 79 at 2026-01-01 00:00:00 UTC (2 times"), "{}", x.evidence);
+        assert!(x.fix.contains("reboot"), "{}", x.fix);
+    }
+}

@@ -1,0 +1,297 @@
+//! Analysis of recorded metrics: per-GPU and per-host statistics, findings, checks.
+//!
+//! [`collect::Collector`] accumulates batches; [`build`] turns the finished collector into a
+//! [`Summary`] (statistics, gaps, findings per host, over-all figures); [`evaluate`] runs the
+//! `--fail-if` checks against it. Presenters only read the `Summary`.
+
+pub mod acc;
+pub mod checks;
+pub mod collect;
+pub mod compare;
+pub mod diag;
+pub mod events;
+pub mod findings;
+pub mod keys;
+pub mod last;
+pub mod phases;
+pub mod progress;
+pub mod series;
+pub mod stat;
+pub mod stats;
+pub mod usage;
+pub mod window;
+pub mod xid;
+
+use std::path::PathBuf;
+
+use crate::acc::{Gap, GpuAcc, TimingStats};
+use crate::checks::Check;
+use crate::collect::{Collector, GpuKey};
+use crate::events::{EventRecord, RoutineCount};
+use crate::findings::{Finding, GpuView, Thresholds, diagnose};
+use crate::stat::{Scope, Stat};
+use crate::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
+use crate::usage::UserUsage;
+use gpumon_schema::run::InputInfo;
+
+/// One GPU of a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSummary {
+    /// `index`, or the uuid for files without an index column.
+    pub label: String,
+    pub index: Option<u32>,
+    /// The GPU instance id of a MIG instance (a unit of its own, grouped under its GPU `index`).
+    pub mig_gi: Option<u32>,
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+    /// First and last sample in the window, UTC µs.
+    pub start: i64,
+    pub end: i64,
+    /// The longest gaps (at most 64), in time order; the `gaps` statistic counts them all.
+    pub gaps: Vec<Gap>,
+    /// How `energy_wh` was found: `counter` (energy.total steps) or `power` (power.draw integrated).
+    pub energy_method: Option<&'static str>,
+    pub stats: Stats,
+}
+
+/// One host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSummary {
+    pub name: String,
+    pub gpus: Vec<GpuSummary>,
+    pub stats: Stats,
+    /// Whether any host-level field was recorded (nvidia-smi logs have none).
+    pub has_host_data: bool,
+    pub findings: Vec<Finding>,
+}
+
+/// Everything a report shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub hosts: Vec<HostSummary>,
+    /// Over-all figures: GPUs of all hosts pooled.
+    pub all_gpus: Stats,
+    /// Over-all host figures: hosts pooled.
+    pub all_hosts: Stats,
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    pub inputs: Vec<InputInfo>,
+    /// Files found beside the inputs but not read, with the reason.
+    pub skipped: Vec<(PathBuf, String)>,
+    /// The window applied, UTC µs.
+    pub window: (Option<i64>, Option<i64>),
+    /// Rows left out by the window.
+    pub windowed_out: u64,
+    pub thresholds: Thresholds,
+    /// NVML events of the recording's events file, in time order (at most `events::MAX_LISTED`).
+    pub events: Vec<EventRecord>,
+    /// Events beyond those listed.
+    pub events_more: u64,
+    /// Routine clock and P-state changes per GPU (counted, never listed as events).
+    pub routine_events: Vec<RoutineCount>,
+    /// Per-user totals from the per-process rows (`record --processes`).
+    pub users: Vec<UserUsage>,
+    /// The job's work counters (`progress.KEY` columns): totals and rates, in order of first appearance.
+    pub progress: Vec<progress::ProgressStat>,
+}
+
+/// What the companion files of the inputs held: events and per-user totals.
+#[derive(Debug, Clone, Default)]
+pub struct Companions {
+    pub events: Vec<EventRecord>,
+    pub events_more: u64,
+    pub routine_events: Vec<RoutineCount>,
+    pub users: Vec<UserUsage>,
+}
+
+impl Summary {
+    /// Whole GPUs (a GPU split into MIG instances counts once).
+    pub fn gpu_count(&self) -> usize {
+        self.hosts.iter().flat_map(|h| &h.gpus).filter(|g| g.mig_gi.is_none()).count()
+    }
+
+    /// MIG instances, each a unit of its own.
+    pub fn mig_count(&self) -> usize {
+        self.hosts.iter().flat_map(|h| &h.gpus).filter(|g| g.mig_gi.is_some()).count()
+    }
+}
+
+/// Turn a finished collector into the summary.
+pub fn build(
+    mut c: Collector,
+    th: &Thresholds,
+    inputs: Vec<InputInfo>,
+    skipped: Vec<(PathBuf, String)>,
+    window: (Option<i64>, Option<i64>),
+    companions: Companions,
+) -> Summary {
+    c.settle();
+    let timings: Vec<TimingStats> = c
+        .gpus
+        .iter()
+        .map(|(_, _, g)| {
+            let mut t = g.timing.finish(th.gap_intervals);
+            empty_edges(&mut t, g, th.gap_intervals);
+            t
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].2.rows > 0).collect();
+    // A GPU's MIG instances right after it.
+    let sort_key = |i: usize| (c.gpus[i].0, c.gpus[i].1.index(), &c.gpus[i].1);
+    order.sort_by(|&a, &b| sort_key(a).cmp(&sort_key(b)));
+    let per_gpu: Vec<Stats> = c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
+    let mut hosts = Vec::new();
+    for h in 0..c.keys.hosts.len() {
+        let name = c.keys.hosts.name(h as u32).to_string();
+        let hs = host_stats(&c.host_accs[h]);
+        let mine: Vec<usize> = order.iter().copied().filter(|&i| c.gpus[i].0 == h as u32).collect();
+        let gpus: Vec<GpuSummary> =
+            mine.iter().map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
+        let has = has_host_data(&hs);
+        if gpus.is_empty() && !has {
+            continue;
+        }
+        let views: Vec<GpuView<'_>> = gpus
+            .iter()
+            .zip(&mine)
+            .map(|(g, &i)| {
+                let acc = &c.gpus[i].2;
+                GpuView {
+                    label: g.label.clone(),
+                    stats: &g.stats,
+                    name: g.name.clone(),
+                    uuid: g.uuid.clone(),
+                    last_data: acc.last_ts,
+                    last_row: acc.last_ts.max(acc.diag.empty_last_ts),
+                }
+            })
+            .collect();
+        let mut findings = diagnose(&name, &views, &hs, &companions.events, th);
+        by_severity(&mut findings);
+        hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
+    }
+    // Hosts known only from their events (the events file read on its own).
+    for e in &companions.events {
+        if !hosts.iter().any(|h| h.name == e.host) {
+            let stats = Stats::empty(Scope::Host);
+            let mut findings = diagnose(&e.host, &[], &stats, &companions.events, th);
+            by_severity(&mut findings);
+            hosts.push(HostSummary { name: e.host.clone(), gpus: Vec::new(), stats, has_host_data: false, findings });
+        }
+    }
+    // The whole GPUs: a MIG instance's memory and activity are already its GPU's.
+    let order: Vec<usize> = order.into_iter().filter(|&i| !matches!(c.gpus[i].1, GpuKey::Mig(..))).collect();
+    let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
+    let all_gpus = all_gpu_stats(&all, th.idle_util);
+    let mut pooled = acc::HostAcc::default();
+    for h in &c.host_accs {
+        pooled.pool(h);
+    }
+    let all_hosts = host_stats(&pooled);
+    // The GPUs' energy per second of the time it was measured over (the same steps as `covered_s`).
+    let covered = order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
+    let energy_rate = all_gpus.get(Stat::EnergyWh).filter(|_| covered > 0.0).map(|wh| wh / covered);
+    let progress = c.progress.finish(order.len(), energy_rate);
+    let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
+    let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
+    Summary {
+        hosts,
+        all_gpus,
+        all_hosts,
+        start,
+        end,
+        inputs,
+        skipped,
+        window,
+        windowed_out: c.windowed_out,
+        thresholds: th.clone(),
+        events: companions.events,
+        events_more: companions.events_more,
+        routine_events: companions.routine_events,
+        users: companions.users,
+        progress,
+    }
+}
+
+/// The stretches of a GPU's empty rows before its first sample and after its last one are gaps (it
+/// did not answer) when longer than a gap; the gaps between samples are the timing's own.
+fn empty_edges(t: &mut TimingStats, g: &GpuAcc, gap_intervals: f64) {
+    let d = &g.diag;
+    let Some(iv) = t.interval_s.filter(|_| d.empty_rows > 0 && g.rows > 0) else { return };
+    for (start, end) in [(d.empty_first_ts, g.first_ts), (g.last_ts, d.empty_last_ts)] {
+        let len = end.saturating_sub(start) as f64 / 1e6;
+        if len > gap_intervals * iv {
+            t.gaps += 1;
+            t.gap_s += len;
+            t.listed.push(Gap { start, end });
+        }
+    }
+    t.listed.sort();
+}
+
+/// Errors first, then warnings, then info; the rules' order kept within each (every report lists them so).
+fn by_severity(findings: &mut [Finding]) {
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity as u8));
+}
+
+/// One GPU's part of the summary, from its accumulator, timing and statistics.
+fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &Stats) -> GpuSummary {
+    let (label, index) = (key.label(), key.index());
+    GpuSummary {
+        label,
+        index,
+        mig_gi: if let GpuKey::Mig(_, gi) = key { Some(*gi) } else { None },
+        uuid: g.uuid.clone(),
+        name: g.name.clone(),
+        start: g.first_ts,
+        end: g.last_ts,
+        gaps: timing.listed.clone(),
+        energy_method: stats::energy(g, timing).1,
+        stats: stats.clone(),
+    }
+}
+
+/// Outcome of one check: failed when `failures` is not empty (one line each).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckResult {
+    pub check: String,
+    pub failures: Vec<String>,
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") }
+}
+
+/// Run a check against the summary; `stat` is what [`checks::resolve`] found for it.
+pub fn evaluate(c: &Check, stat: Stat, s: &Summary) -> CheckResult {
+    let mut failures = Vec::new();
+    let mut seen = 0;
+    let mut test = |v: Option<f64>, who: String| {
+        if let Some(v) = v {
+            seen += 1;
+            if c.op.holds(v, c.value) {
+                failures.push(format!("{who}{} = {} {} {}", c.stat, num(v), c.op.symbol(), num(c.value)));
+            }
+        }
+    };
+    match (c.all, stat.scope()) {
+        (true, Scope::Gpu) => test(s.all_gpus.get(stat), "all: ".into()),
+        (true, Scope::Host) => test(s.all_hosts.get(stat), "all hosts: ".into()),
+        (false, Scope::Gpu) => {
+            for h in &s.hosts {
+                for g in &h.gpus {
+                    test(g.stats.get(stat), format!("{} GPU {}: ", h.name, g.label));
+                }
+            }
+        }
+        (false, Scope::Host) => {
+            for h in &s.hosts {
+                test(h.stats.get(stat), format!("{}: ", h.name));
+            }
+        }
+    }
+    if seen == 0 {
+        failures.push(format!("{} is not in the data (no value to check)", c.stat));
+    }
+    CheckResult { check: c.to_string(), failures }
+}

@@ -1,0 +1,366 @@
+//! Per-phase analysis: every row goes to the experiment phase it belongs to (its `phase` column, or,
+//! for inputs without one such as nvidia-smi logs, the `--phase NAME=SINCE..UNTIL` window holding its
+//! timestamp), one [`Collector`] per phase, and the phases' contiguous spans in time order (the
+//! report's bands). Rows of no phase (before the first mark, after `end`, outside every window) form
+//! the unmarked phase: the run's context, listed, never judged (no findings, gaps or coverage) nor
+//! compared.
+//!
+//! A batch of one phase (the rule: phases last minutes, batches a second or less) goes to its
+//! collector whole; a batch that straddles a mark goes to each of its phases with a row mask.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use arrow_array::RecordBatch;
+
+use crate::collect::{CollectConfig, Collector};
+use crate::compare::{Comparison, compare};
+use crate::events::EventRecord;
+use crate::findings::Thresholds;
+use crate::keys::NONE;
+use crate::stat::Stat;
+use crate::{Companions, Summary, build};
+use gpumon_schema::catalog::Field;
+use gpumon_schema::cols::{self, Interner, NO_TS};
+
+/// A phase given as a time window `[since, until)`, UTC µs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub label: String,
+    pub since: i64,
+    pub until: i64,
+}
+
+/// Where a row's phase comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Split {
+    /// The `phase` column (`gpumon mark`); rows of inputs without one are unmarked.
+    Column,
+    /// The first window holding the row's timestamp.
+    Windows(Arc<[Window]>),
+}
+
+/// A stretch of consecutive rows of one phase (None: unmarked), first to last row time, UTC µs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub phase: Option<String>,
+    pub start: i64,
+    pub end: i64,
+}
+
+/// The collectors of one part of the data, one per phase met.
+pub struct PhaseCollector {
+    cfg: CollectConfig,
+    split: Split,
+    labels: Interner,
+    /// (label id or [`NONE`], its collector), in order of first appearance.
+    by: Vec<(u32, Collector)>,
+    /// (label id, first, last) of each stretch, in time order.
+    spans: Vec<(u32, i64, i64)>,
+    ts: Vec<i64>,
+    ids: Vec<u32>,
+    mask: Vec<bool>,
+}
+
+impl PhaseCollector {
+    pub fn new(cfg: CollectConfig, split: Split) -> PhaseCollector {
+        PhaseCollector {
+            cfg,
+            split,
+            labels: Interner::default(),
+            by: Vec::new(),
+            spans: Vec::new(),
+            ts: Vec::new(),
+            ids: Vec::new(),
+            mask: Vec::new(),
+        }
+    }
+
+    fn collector(&mut self, id: u32) -> &mut Collector {
+        let i = match self.by.iter().position(|(x, _)| *x == id) {
+            Some(i) => i,
+            None => {
+                self.by.push((id, Collector::new(self.cfg.clone())));
+                self.by.len() - 1
+            }
+        };
+        &mut self.by[i].1
+    }
+
+    /// The phase id of every row of the batch (into `self.ids`); false without a timestamp column.
+    fn phase_ids(&mut self, batch: &RecordBatch) -> bool {
+        let col = |f: Field| {
+            let i = batch.schema().fields().iter().position(|x| Field::lookup(x.name()) == Some(f))?;
+            Some(batch.column(i).clone())
+        };
+        self.ts.clear();
+        self.ids.clear();
+        if !col(Field::Timestamp).is_some_and(|c| cols::ts_micros(c.as_ref(), &mut self.ts)) {
+            return false;
+        }
+        match &self.split {
+            Split::Column => {
+                let read =
+                    col(Field::Phase).is_some_and(|c| cols::str_ids(c.as_ref(), &mut self.labels, NONE, &mut self.ids));
+                if !read {
+                    self.ids.clear();
+                    self.ids.resize(self.ts.len(), NONE);
+                }
+            }
+            Split::Windows(w) => {
+                for &t in &self.ts {
+                    let hit = w.iter().find(|w| t != NO_TS && t >= w.since && t < w.until);
+                    self.ids.push(hit.map_or(NONE, |w| self.labels.id(&w.label)));
+                }
+            }
+        }
+        true
+    }
+
+    /// Extend the spans with the batch's rows inside the window.
+    fn track_spans(&mut self) {
+        let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        for (&t, &id) in self.ts.iter().zip(&self.ids) {
+            if t == NO_TS || t < since || t >= until {
+                continue;
+            }
+            match self.spans.last_mut() {
+                Some(s) if s.0 == id => {
+                    s.1 = s.1.min(t);
+                    s.2 = s.2.max(t);
+                }
+                _ => self.spans.push((id, t, t)),
+            }
+        }
+    }
+
+    /// Count one batch into the collectors of its phases.
+    pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        if batch.num_rows() == 0 || !self.phase_ids(batch) {
+            return Ok(());
+        }
+        self.track_spans();
+        let mut met: Vec<u32> = Vec::new();
+        for &id in &self.ids {
+            if !met.contains(&id) {
+                met.push(id);
+            }
+        }
+        if let [only] = met[..] {
+            return self.collector(only).visit(batch, default_host);
+        }
+        for id in met {
+            let mut mask = std::mem::take(&mut self.mask);
+            mask.clear();
+            mask.extend(self.ids.iter().map(|&x| x == id));
+            let r = self.collector(id).visit_rows(batch, default_host, Some(&mask));
+            self.mask = mask;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// Join the collectors of the data that follows this part's.
+    pub fn append(&mut self, later: PhaseCollector) {
+        let map = |me: &mut Interner, id: u32| if id == NONE { NONE } else { me.id(later.labels.name(id)) };
+        for (id, c) in later.by {
+            let mine = map(&mut self.labels, id);
+            match self.by.iter_mut().find(|(x, _)| *x == mine) {
+                Some((_, target)) => target.append(c),
+                None => self.by.push((mine, c)),
+            }
+        }
+        for (id, start, end) in later.spans {
+            let mine = map(&mut self.labels, id);
+            match self.spans.last_mut() {
+                Some(s) if s.0 == mine => s.2 = s.2.max(end),
+                _ => self.spans.push((mine, start, end)),
+            }
+        }
+    }
+
+    fn label(&self, id: u32) -> Option<String> {
+        (id != NONE).then(|| self.labels.name(id).to_string())
+    }
+}
+
+/// One phase's summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseSummary {
+    /// None: the unmarked rows.
+    pub label: Option<String>,
+    pub summary: Summary,
+}
+
+/// Everything `--by phase` adds to a summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseReport {
+    /// In order of first appearance.
+    pub phases: Vec<PhaseSummary>,
+    pub spans: Vec<Span>,
+    /// With two or more marked phases: their key statistics against the baseline phase.
+    pub comparison: Option<Comparison>,
+}
+
+impl PhaseReport {
+    /// The marked phases' labels, in order.
+    pub fn labels(&self) -> Vec<&str> {
+        self.phases.iter().filter_map(|p| p.label.as_deref()).collect()
+    }
+
+    pub fn get(&self, label: &str) -> Option<&Summary> {
+        self.phases.iter().find(|p| p.label.as_deref() == Some(label)).map(|p| &p.summary)
+    }
+}
+
+/// The events of a phase's stretches: each stretch reaches to the next one's first row.
+fn phase_events(spans: &[Span], label: Option<&str>, events: &[EventRecord]) -> Vec<EventRecord> {
+    let Some(label) = label else { return Vec::new() };
+    let inside = |t: i64| {
+        spans.iter().enumerate().any(|(i, s)| {
+            let end = spans.get(i + 1).map_or(i64::MAX, |n| n.start);
+            s.phase.as_deref() == Some(label) && t >= s.start && t < end
+        })
+    };
+    events.iter().filter(|e| inside(e.ts)).cloned().collect()
+}
+
+/// The unmarked rows are the run's context, not a phase to judge: no findings, gaps or coverage.
+fn context_only(s: &mut Summary) {
+    for h in &mut s.hosts {
+        h.findings.clear();
+        for g in &mut h.gpus {
+            g.gaps.clear();
+            for stat in [Stat::Gaps, Stat::GapS, Stat::CoveragePct] {
+                g.stats.set(stat, None);
+            }
+        }
+    }
+}
+
+/// The per-phase summaries of the whole data (each with the NVML events of its stretches; the
+/// unmarked rows as context only), and their comparison against `baseline` (default: the first
+/// marked phase). The error names the phases when `baseline` is not one of them.
+pub fn build_phases(
+    pc: PhaseCollector,
+    events: &[EventRecord],
+    th: &Thresholds,
+    window: (Option<i64>, Option<i64>),
+    baseline: Option<&str>,
+) -> Result<PhaseReport, String> {
+    let spans: Vec<Span> = pc.spans.iter().map(|&(id, start, end)| Span { phase: pc.label(id), start, end }).collect();
+    let first_seen = |id: u32| pc.spans.iter().position(|s| s.0 == id).unwrap_or(usize::MAX);
+    let mut by: Vec<(usize, Option<String>, Collector)> = pc
+        .by
+        .into_iter()
+        .map(|(id, c)| (first_seen(id), (id != NONE).then(|| pc.labels.name(id).to_string()), c))
+        .collect();
+    by.sort_by_key(|b| b.0);
+    let phases: Vec<PhaseSummary> = by
+        .into_iter()
+        .map(|(_, label, c)| {
+            let companions =
+                Companions { events: phase_events(&spans, label.as_deref(), events), ..Default::default() };
+            let mut summary = build(c, th, Vec::new(), Vec::new(), window, companions);
+            if label.is_none() {
+                context_only(&mut summary);
+            }
+            PhaseSummary { label, summary }
+        })
+        .filter(|p| !p.summary.hosts.is_empty())
+        .collect();
+    let mut report = PhaseReport { phases, spans, comparison: None };
+    let labels = report.labels();
+    let base = match baseline {
+        None => 0,
+        Some(b) => labels.iter().position(|l| *l == b).ok_or_else(|| {
+            format!(
+                "--baseline {b}: no such phase; the phases are {}",
+                if labels.is_empty() { "none".into() } else { labels.join(", ") }
+            )
+        })?,
+    };
+    if labels.len() >= 2 {
+        let cols: Vec<(String, &Summary)> =
+            report.phases.iter().filter_map(|p| Some((p.label.clone()?, &p.summary))).collect();
+        report.comparison = Some(compare(&cols, base));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array};
+    use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
+
+    /// One GPU, one row a second; `phases[i]` and `util[i]` for second i.
+    fn batch(from: i64, phases: &[Option<&str>], util: &[u8]) -> RecordBatch {
+        let schema = Schema::new(vec![
+            AField::new("timestamp", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+            AField::new("index", DataType::UInt32, true),
+            AField::new("utilization.gpu", DataType::UInt8, true),
+            AField::new("phase", DataType::Utf8, true),
+        ]);
+        let ts: Vec<i64> = (0..util.len() as i64).map(|i| (from + i) * 1_000_000).collect();
+        RecordBatch::try_new(
+            Arc::new(schema),
+            vec![
+                Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
+                Arc::new(UInt32Array::from(vec![0; util.len()])),
+                Arc::new(UInt8Array::from(util.to_vec())),
+                Arc::new(StringArray::from(phases.to_vec())),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn util(s: &Summary) -> Option<f64> {
+        s.all_gpus.get(crate::stat::Stat::mean(Field::UtilGpu))
+    }
+
+    #[test]
+    fn rows_split_by_phase_across_batches_and_parts() {
+        let cfg = CollectConfig::default();
+        let mut a = PhaseCollector::new(cfg.clone(), Split::Column);
+        a.visit(&batch(0, &[None, Some("bs=32"), Some("bs=32")], &[0, 30, 30]), "h").unwrap();
+        a.visit(&batch(3, &[Some("bs=32"), Some("bs=64"), Some("bs=64")], &[30, 60, 62]), "h").unwrap();
+        let mut b = PhaseCollector::new(cfg, Split::Column);
+        b.visit(&batch(6, &[Some("bs=64"), Some("bs=32"), None], &[64, 34, 0]), "h").unwrap();
+        a.append(b);
+        let r = build_phases(a, &[], &Thresholds::default(), (None, None), None).unwrap();
+        let labels: Vec<Option<&str>> = r.phases.iter().map(|p| p.label.as_deref()).collect();
+        assert_eq!(labels, [None, Some("bs=32"), Some("bs=64")]);
+        assert_eq!(util(r.get("bs=32").unwrap()), Some(31.0));
+        assert_eq!(util(r.get("bs=64").unwrap()), Some(62.0));
+        let spans: Vec<(Option<&str>, i64, i64)> =
+            r.spans.iter().map(|s| (s.phase.as_deref(), s.start / 1_000_000, s.end / 1_000_000)).collect();
+        assert_eq!(
+            spans,
+            [(None, 0, 0), (Some("bs=32"), 1, 3), (Some("bs=64"), 4, 6), (Some("bs=32"), 7, 7), (None, 8, 8)]
+        );
+        assert!(r.comparison.is_some());
+        let e = build_phases(
+            PhaseCollector::new(CollectConfig::default(), Split::Column),
+            &[],
+            &Thresholds::default(),
+            (None, None),
+            Some("x"),
+        );
+        assert!(e.unwrap_err().contains("no such phase"));
+    }
+
+    #[test]
+    fn windows_name_the_phases_of_files_without_marks() {
+        let w: Arc<[Window]> = Arc::new([
+            Window { label: "warmup".into(), since: 0, until: 2_000_000 },
+            Window { label: "train".into(), since: 2_000_000, until: 5_000_000 },
+        ]);
+        let mut a = PhaseCollector::new(CollectConfig::default(), Split::Windows(w));
+        a.visit(&batch(0, &[None; 6], &[10, 10, 90, 90, 90, 0]), "h").unwrap();
+        let r = build_phases(a, &[], &Thresholds::default(), (None, None), Some("train")).unwrap();
+        assert_eq!(util(r.get("warmup").unwrap()), Some(10.0));
+        assert_eq!(util(r.get("train").unwrap()), Some(90.0));
+        assert_eq!(r.comparison.unwrap().baseline, 1);
+    }
+}

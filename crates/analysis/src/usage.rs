@@ -1,0 +1,191 @@
+//! Who used which GPU: per-user totals from the per-process rows of `record --processes`
+//! (`run.procs.*`). For each (host, GPU, user) the rows of one tick are added up (a user's
+//! processes together), then over the ticks the user was on the GPU: how many ticks, from when to
+//! when, the mean of the summed `proc.sm` (share of the GPU's SM time, %) and the mean and peak of the
+//! summed `proc.gpu_memory` (MiB). Processes whose owner is not visible (another PID namespace) are
+//! filed under `?`.
+
+use std::collections::{BTreeMap, HashSet};
+
+use anyhow::Result;
+use arrow_array::RecordBatch;
+
+use gpumon_schema::batch::column;
+use gpumon_schema::catalog::Field;
+use gpumon_schema::cols::{self, NO_TS, NO_U64};
+
+/// One user on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserUsage {
+    pub host: String,
+    pub gpu: Option<u32>,
+    pub user: String,
+    /// Distinct PIDs seen.
+    pub procs: u64,
+    /// Ticks with at least one of the user's processes on the GPU.
+    pub ticks: u64,
+    /// First and last such tick, UTC µs.
+    pub first: i64,
+    pub last: i64,
+    /// Mean over those ticks of the user's summed `proc.sm`, % (None without per-process utilization).
+    pub sm_mean: Option<f64>,
+    /// Mean and peak of the user's summed `proc.gpu_memory`, MiB.
+    pub mem_mean: Option<f64>,
+    pub mem_max: Option<f64>,
+}
+
+/// Distinct PIDs remembered per user and GPU (beyond it they are not counted).
+const MAX_PIDS: usize = 100_000;
+
+#[derive(Debug, Default)]
+struct Acc {
+    pids: HashSet<u32>,
+    /// The tick being added up: (ts, sm sum, memory sum), NaN when no row of it had the value.
+    cur: Option<(i64, f64, f64)>,
+    ticks: u64,
+    first: i64,
+    last: i64,
+    sm: (f64, u64),
+    mem: (f64, u64),
+    mem_max: Option<f64>,
+}
+
+fn add(a: f64, b: f64) -> f64 {
+    match (a.is_nan(), b.is_nan()) {
+        (true, _) => b,
+        (_, true) => a,
+        _ => a + b,
+    }
+}
+
+impl Acc {
+    fn close_tick(&mut self) {
+        let Some((ts, sm, mem)) = self.cur.take() else { return };
+        if self.ticks == 0 {
+            self.first = ts;
+        }
+        self.ticks += 1;
+        self.last = ts;
+        if !sm.is_nan() {
+            self.sm = (self.sm.0 + sm, self.sm.1 + 1);
+        }
+        if !mem.is_nan() {
+            self.mem = (self.mem.0 + mem, self.mem.1 + 1);
+            self.mem_max = Some(self.mem_max.map_or(mem, |m| m.max(mem)));
+        }
+    }
+
+    fn row(&mut self, ts: i64, pid: u64, sm: f64, mem: f64) {
+        if self.cur.is_some_and(|c| c.0 != ts) {
+            self.close_tick();
+        }
+        let c = self.cur.get_or_insert((ts, f64::NAN, f64::NAN));
+        c.1 = add(c.1, sm);
+        c.2 = add(c.2, mem);
+        if pid != NO_U64 && self.pids.len() < MAX_PIDS {
+            self.pids.insert(u32::try_from(pid).unwrap_or(u32::MAX));
+        }
+    }
+}
+
+/// Per-user totals gathered from the per-process inputs, inside the summary's window.
+#[derive(Debug, Default)]
+pub struct UsageCollector {
+    since: Option<i64>,
+    until: Option<i64>,
+    accs: BTreeMap<(String, Option<u32>, String), Acc>,
+}
+
+impl UsageCollector {
+    /// A collector of the rows at or after `window.0` and before `window.1` (UTC µs).
+    pub fn new(window: (Option<i64>, Option<i64>)) -> UsageCollector {
+        UsageCollector { since: window.0, until: window.1, ..Default::default() }
+    }
+
+    /// Add one batch of a per-process table; rows without a host value belong to `default_host`.
+    pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        let n = batch.num_rows();
+        let mut ts = Vec::new();
+        if !column(batch, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut ts)) {
+            return Ok(());
+        }
+        let ints = |f: Field| {
+            let mut v = Vec::new();
+            if !column(batch, f).is_some_and(|c| cols::u64_values(c, &mut v)) {
+                v = vec![NO_U64; n];
+            }
+            v
+        };
+        let floats = |f: Field| {
+            let mut v = Vec::new();
+            if !column(batch, f).is_some_and(|c| cols::f64_values(c, &mut v)) {
+                v = vec![f64::NAN; n];
+            }
+            v
+        };
+        let (gpu, pid, sm, mem) =
+            (ints(Field::Index), ints(Field::ProcPid), floats(Field::ProcSm), floats(Field::ProcGpuMemory));
+        let text = |f: Field, i: usize| column(batch, f).and_then(|c| cols::str_at(c, i));
+        let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
+        for i in 0..n {
+            if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {
+                continue;
+            }
+            let host = text(Field::Host, i).unwrap_or_else(|| default_host.to_string());
+            let user = text(Field::ProcUser, i).unwrap_or_else(|| "?".to_string());
+            let g = (gpu[i] != NO_U64).then(|| u32::try_from(gpu[i]).unwrap_or(u32::MAX));
+            self.accs.entry((host, g, user)).or_default().row(ts[i], pid[i], sm[i], mem[i]);
+        }
+        Ok(())
+    }
+
+    /// The totals, by host and GPU, the busiest user (by mean SM) first.
+    pub fn finish(self) -> Vec<UserUsage> {
+        let mut out: Vec<UserUsage> = self
+            .accs
+            .into_iter()
+            .map(|((host, gpu, user), mut a)| {
+                a.close_tick();
+                let mean = |(s, n): (f64, u64)| (n > 0).then(|| s / n as f64);
+                UserUsage {
+                    host,
+                    gpu,
+                    user,
+                    procs: a.pids.len() as u64,
+                    ticks: a.ticks,
+                    first: a.first,
+                    last: a.last,
+                    sm_mean: mean(a.sm),
+                    mem_mean: mean(a.mem),
+                    mem_max: a.mem_max,
+                }
+            })
+            .filter(|u| u.ticks > 0)
+            .collect();
+        out.sort_by(|a, b| {
+            (&a.host, a.gpu)
+                .cmp(&(&b.host, b.gpu))
+                .then(b.sm_mean.unwrap_or(-1.0).total_cmp(&a.sm_mean.unwrap_or(-1.0)))
+                .then(a.user.cmp(&b.user))
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_processes_add_up_per_tick() {
+        let mut a = Acc::default();
+        a.row(1, 10, 30.0, 100.0);
+        a.row(1, 11, 20.0, 200.0);
+        a.row(2, 10, 10.0, f64::NAN);
+        a.close_tick();
+        assert_eq!((a.ticks, a.first, a.last, a.pids.len()), (2, 1, 2, 2));
+        assert_eq!(a.sm, (60.0, 2));
+        assert_eq!(a.mem, (300.0, 1));
+        assert_eq!(a.mem_max, Some(300.0));
+    }
+}

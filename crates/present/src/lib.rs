@@ -1,0 +1,141 @@
+//! Presenters for a summary: aligned text table (default, fits 80 columns), markdown, JSON (the stable
+//! shape in docs/summary-json.md) and CSV (one statistic per line). They only read the [`Summary`].
+
+pub mod compact;
+pub mod compare;
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod phases;
+pub mod progress;
+pub mod table;
+pub mod watch;
+
+use chrono::{DateTime, Utc};
+
+use gpumon_analysis::acc::{REASONS, Reason};
+use gpumon_analysis::stat::Stat;
+use gpumon_analysis::stats::Stats;
+use gpumon_analysis::{CheckResult, Summary};
+
+/// Report format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryFormat {
+    Table,
+    Markdown,
+    Json,
+    Csv,
+}
+
+/// Render the whole report.
+pub fn render(s: &Summary, checks: &[CheckResult], f: SummaryFormat) -> String {
+    match f {
+        SummaryFormat::Table => table::render(s),
+        SummaryFormat::Markdown => markdown::render(s),
+        SummaryFormat::Json => json::render(s, checks),
+        SummaryFormat::Csv => csv::render(s),
+    }
+}
+
+/// `2026-01-05 10:00:00` (UTC).
+pub fn ts(us: i64) -> String {
+    DateTime::<Utc>::from_timestamp_micros(us).map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+}
+
+/// RFC 3339 UTC with milliseconds, as gpumon's CSV writes timestamps.
+pub fn rfc3339(us: i64) -> String {
+    DateTime::<Utc>::from_timestamp_micros(us)
+        .map_or_else(|| "-".into(), |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+/// A duration for people: `850 ms`, `42.0 s`, `12m 05s`, `3h 20m`, `2d 04h`.
+pub fn dur(s: f64) -> String {
+    if !s.is_finite() {
+        return "-".into();
+    }
+    if s < 1.0 {
+        return format!("{:.0} ms", s * 1000.0);
+    }
+    if s < 60.0 {
+        return format!("{s:.1} s");
+    }
+    let t = s.round() as u64;
+    let (d, h, m, sec) = (t / 86400, t / 3600 % 24, t / 60 % 60, t % 60);
+    if d > 0 {
+        format!("{d}d {h:02}h")
+    } else if h > 0 {
+        format!("{h}h {m:02}m")
+    } else {
+        format!("{m}m {sec:02}s")
+    }
+}
+
+/// A number with `digits` decimals, or `-` when missing.
+pub fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// A count with thousands separators.
+pub fn count(v: Option<f64>) -> String {
+    let Some(v) = v else { return "-".into() };
+    let s = format!("{:.0}", v.max(0.0));
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Wrap `text` to `width` columns, continuation lines indented by `indent`.
+/// Leading spaces of `text` are kept; continuation lines get `indent` more.
+pub fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let lead = text.len() - text.trim_start_matches(' ').len();
+    let mut out = String::new();
+    let mut line = " ".repeat(lead);
+    let mut empty = true;
+    for w in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + w.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = " ".repeat(lead + indent);
+        } else if !empty {
+            line.push(' ');
+        }
+        line.push_str(w);
+        empty = false;
+    }
+    out.push_str(&line);
+    out
+}
+
+/// Non-idle clock event reasons of a GPU above zero, as `name 12.0%`.
+pub fn throttle_list(stats: &Stats) -> Vec<String> {
+    REASONS
+        .iter()
+        .filter(|&&r| r != Reason::GpuIdle)
+        .filter_map(|&r| stats.get(Stat::Throttle(r)).filter(|&v| v > 0.0).map(|v| format!("{} {v:.1}%", r.name())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(dur(0.25), "250 ms");
+        assert_eq!(dur(42.0), "42.0 s");
+        assert_eq!(dur(725.0), "12m 05s");
+        assert_eq!(dur(4.0 * 3600.0 + 60.0), "4h 01m");
+        assert_eq!(dur(3.0 * 86400.0), "3d 00h");
+        assert_eq!(count(Some(1234567.0)), "1,234,567");
+        assert_eq!(count(Some(12.0)), "12");
+        assert_eq!(ts(0), "1970-01-01 00:00:00");
+        assert_eq!(wrap("aaa bbb ccc", 7, 2), "aaa bbb\n  ccc");
+        assert_eq!(wrap("  a b", 3, 2), "  a\n    b");
+    }
+}

@@ -1,0 +1,752 @@
+//! Readers for gpumon's own files as streams of Arrow batches: Parquet (projected, row groups read
+//! in parallel), the Arrow IPC journal a crash leaves beside an open Parquet piece (read up to a torn
+//! tail, never modified), and gpumon CSV (a cut last line is skipped with a warning).
+//!
+//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer, float or decimal
+//! Arrow type is accepted for numeric fields (decimals and half floats read as `Float64`, see
+//! [`crate::values::check`]) and a timestamp in any unit, so Parquet written by other tools reads too.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use arrow_array::RecordBatch;
+use chrono::{DateTime, NaiveDateTime};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::reader::Length;
+use parquet::file::statistics::Statistics;
+
+use crate::inputs::{Input, header_name};
+use crate::pqbounds::{BoundedFile, check_chunks, check_footer};
+use crate::values::{Found, type_fits};
+use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
+use gpumon_schema::catalog::{Field, Source, Table, Ty};
+use gpumon_schema::cols;
+use gpumon_schema::journal::{Journal, Unreadable};
+use gpumon_schema::row::{Row, Value};
+use gpumon_util::error::UsageError;
+use gpumon_util::guard::contain;
+use gpumon_util::progress::Progress;
+use gpumon_util::text::show;
+
+/// Rows per batch decoded from Parquet.
+const PARQUET_BATCH: usize = 64 * 1024;
+
+fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
+    UsageError(format!("{}: {what}: {e}", show(path))).into()
+}
+
+/// Columns of a schema that name catalogue fields in a type that can hold them: (column index,
+/// field), first column per field. Other types are listed by [`crate::values::mistyped`].
+pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
+    let mut out: Vec<(usize, Field)> = Vec::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if let Some(field) = Field::lookup(f.name())
+            && (type_fits(field.def().ty, f.data_type()) || field == Field::Timestamp)
+            && !out.iter().any(|(_, g)| *g == field)
+        {
+            out.push((i, field));
+        }
+    }
+    out
+}
+
+/// Why a schema cannot be read as `table`, if it cannot.
+pub fn check_schema(schema: &arrow_schema::Schema, table: Table) -> std::result::Result<(), String> {
+    let fields = schema_fields(schema);
+    let Some(&(ts, _)) = fields.iter().find(|(_, f)| *f == Field::Timestamp) else {
+        return Err("no timestamp column".into());
+    };
+    if !cols::is_timestamp(schema.field(ts).data_type()) {
+        return Err(format!("the timestamp column is {}, not a timestamp", schema.field(ts).data_type()));
+    }
+    let found = Table::of(fields.iter().map(|(_, f)| *f));
+    if found != table {
+        return Err(format!("{}, not {}", found.describe(), table.describe()));
+    }
+    if table == Table::Metrics
+        && !fields.iter().any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
+        && !fields.iter().any(|(_, f)| f.name().starts_with("job.") || f.name().starts_with("cgroup."))
+    {
+        return Err("no gpumon metrics columns".into());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parquet
+
+/// An opened Parquet file: its footer and the catalogue columns it has.
+pub struct ParquetFile {
+    /// The file as named (for messages).
+    name: std::path::PathBuf,
+    file: BoundedFile,
+    meta: ArrowReaderMetadata,
+    pub fields: Vec<(usize, Field)>,
+    /// The work counters' columns (`progress.KEY`, numeric), read with every row group.
+    counters: Vec<usize>,
+    /// `gpumon.hostname` from the footer, when gpumon wrote the file.
+    pub hostname: Option<String>,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+/// The footer of a Parquet file, checked before and after it is decoded: sizes in the footer are
+/// checked before it is decoded, and every column chunk is placed inside the file.
+pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
+    let path = &input.path;
+    let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
+    let damaged = "not a readable Parquet file (truncated or damaged?)";
+    check_footer(&file).map_err(|e| usage(path, damaged, e))?;
+    let md = contain(|| ParquetMetaDataReader::new().parse_and_finish(&file))
+        .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
+        .map_err(|e| usage(path, damaged, e))?;
+    check_chunks(&md, file.len()).map_err(|e| usage(path, damaged, e))?;
+    let md = Arc::new(md);
+    // The Arrow schema stored in the footer is decoded by a reader that panics on damage: when it
+    // fails, the schema is taken from the Parquet types instead (the data is the same).
+    let meta = match contain(|| ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())) {
+        Ok(Ok(m)) => m,
+        _ => contain(|| ArrowReaderMetadata::try_new(md, ArrowReaderOptions::new().with_skip_arrow_metadata(true)))
+            .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
+            .map_err(|e| usage(path, damaged, e))?,
+    };
+    Ok((file, meta))
+}
+
+/// The catalogue fields of a Parquet file, whatever table it holds.
+pub fn parquet_fields(input: &Input) -> Result<Vec<Field>> {
+    Ok(schema_fields(parquet_meta(input)?.1.schema()).into_iter().map(|(_, f)| f).collect())
+}
+
+/// Open a Parquet file and check that it holds `table`; every problem is a [`UsageError`] naming
+/// the file.
+pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
+    let path = &input.path;
+    let (file, meta) = parquet_meta(input)?;
+    check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", show(path))))?;
+    let fields = schema_fields(meta.schema());
+    let counters = counter_columns(meta.schema());
+    let md = meta.metadata();
+    let hostname = md
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone()));
+    let rows = md.file_metadata().num_rows().max(0) as u64;
+    let bytes = file.len();
+    Ok(ParquetFile { name: path.clone(), file, meta, fields, counters, hostname, rows, bytes })
+}
+
+/// The columns of a schema that hold work counters: named `progress.KEY`, of a numeric type, at most
+/// [`gpumon_schema::progress::MAX_KEYS`].
+fn counter_columns(schema: &arrow_schema::Schema) -> Vec<usize> {
+    let numeric = |t: &arrow_schema::DataType| t.is_integer() || t.is_floating();
+    (schema.fields().iter().enumerate())
+        .filter(|(_, f)| gpumon_schema::progress::column_key(f.name()).is_some() && numeric(f.data_type()))
+        .map(|(i, _)| i)
+        .take(gpumon_schema::progress::MAX_KEYS)
+        .collect()
+}
+
+impl ParquetFile {
+    /// Columns named after a field in a type that cannot hold it.
+    pub fn mistyped(&self) -> Vec<String> {
+        crate::values::mistyped(self.meta.schema())
+    }
+
+    /// The columns read of a row group: those of `want` and the keys (the uuid too where there is no
+    /// index to key GPUs by); the host column only when `host` (see [`ParquetFile::one_hosts`]).
+    /// GPU identity text is read in every row group: a GPU may first appear in any of them, and
+    /// `convert` copies it to every row.
+    fn mask(&self, want: &[Field], host: bool) -> Vec<usize> {
+        let keys = [Field::Timestamp, Field::Host, Field::Index];
+        let has_index = self.fields.iter().any(|(_, f)| *f == Field::Index);
+        let mut idx: Vec<usize> = self
+            .fields
+            .iter()
+            .filter(|(_, f)| {
+                if *f == Field::Host && !host {
+                    return false;
+                }
+                keys.contains(f) || (*f == Field::Uuid && !has_index) || want.contains(f)
+            })
+            .map(|(i, _)| *i)
+            .chain(self.counters.iter().copied())
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        idx
+    }
+
+    /// What the statistics of row group `rg` say of its host column: None when it may hold nulls
+    /// (or has no statistics); else the host of every row when they say so exactly: one value (the
+    /// least equals the greatest, exact or too short to have been cut) and a value per row.
+    fn host_stats(&self, rg: usize) -> Option<Option<String>> {
+        let &(root, _) = self.fields.iter().find(|(_, f)| *f == Field::Host)?;
+        let schema = self.meta.parquet_schema();
+        let mut leaves = (0..schema.num_columns()).filter(|&l| schema.get_column_root_idx(l) == root);
+        let (Some(leaf), None) = (leaves.next(), leaves.next()) else { return None };
+        let group = self.meta.metadata().row_group(rg);
+        let chunk = group.column(leaf);
+        let st = chunk.statistics().filter(|s| matches!(s, Statistics::ByteArray(_)))?;
+        if st.null_count_opt() != Some(0) || chunk.num_values() != group.num_rows() {
+            return None;
+        }
+        let (Some(min), Some(max)) = (st.min_bytes_opt(), st.max_bytes_opt()) else { return Some(None) };
+        let exact = (st.min_is_exact() && st.max_is_exact()) || min.len() < 64;
+        Some((min == max && exact).then(|| std::str::from_utf8(min).ok().map(str::to_string)).flatten())
+    }
+
+    /// Per row group, the host of all its rows where its host column need not be decoded: its rows
+    /// are handed on as rows without a host column, with that host as the one such rows belong to
+    /// (what a reader of the column would have made of them). Only when no row group may hold a
+    /// null host: else the file's own default host gets rows, and the hosts must be met in the
+    /// same order as when every row group's column is read (the summary lists them in that order).
+    fn one_hosts(&self) -> Vec<Option<String>> {
+        let n = self.meta.metadata().num_row_groups();
+        let stats: Option<Vec<Option<String>>> = (0..n).map(|rg| self.host_stats(rg)).collect();
+        stats.unwrap_or_else(|| vec![None; n])
+    }
+
+    /// Decode row group `rg` (root columns `roots`, in order) with the parquet crate's Arrow reader,
+    /// handing each batch to `on_batch`. Page headers are checked as they are read
+    /// ([`BoundedFile::for_pages`]); a decoder panic becomes an error naming the file.
+    fn read_group(
+        &self,
+        rg: usize,
+        roots: Vec<usize>,
+        on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+    ) -> Result<()> {
+        let damaged = "cannot read Parquet data (damaged?)";
+        let failed = |p: String| usage(&self.name, damaged, format!("the decoder failed: {p}"));
+        let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
+        let mut reader = contain(|| {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
+                .with_projection(mask)
+                .with_row_groups(vec![rg])
+                .with_batch_size(PARQUET_BATCH)
+                .build()
+        })
+        .map_err(failed)?
+        .map_err(|e| usage(&self.name, "cannot read", e))?;
+        loop {
+            match contain(|| reader.next()).map_err(failed)? {
+                None => return Ok(()),
+                Some(batch) => on_batch(&batch.map_err(|e| usage(&self.name, damaged, e))?)?,
+            }
+        }
+    }
+
+    /// Read the columns of `want` (plus timestamp, host and GPU keys), row groups split into
+    /// contiguous parts (up to [`PARTS_PER_THREAD`] per thread) that up to `threads` threads take in
+    /// turn, each the next part not yet taken: a thread slowed by other work on the machine takes
+    /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
+    /// file order. The host column is not read where a row group has one host
+    /// ([`ParquetFile::one_hosts`]): `visit` is given that host for the batches of such a group.
+    pub fn scan<S: Send>(
+        &self,
+        want: &[Field],
+        threads: usize,
+        progress: &Progress,
+        init: &(dyn Fn() -> S + Sync),
+        visit: PartVisit<'_, S>,
+    ) -> Result<Vec<S>> {
+        let md = self.meta.metadata();
+        let groups: Vec<(usize, u64)> =
+            (0..md.num_row_groups()).map(|i| (i, md.row_group(i).num_rows().max(0) as u64)).collect();
+        let threads = threads.max(1);
+        let parts = partition(&groups, if threads > 1 { threads * PARTS_PER_THREAD } else { 1 });
+        let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
+        let hosts = self.one_hosts();
+        let run = |part: &[usize]| -> Result<S> {
+            let mut state = init();
+            for &rg in part {
+                let host = hosts.get(rg).and_then(Option::as_deref);
+                self.read_group(rg, self.mask(want, host.is_none()), &mut |batch| {
+                    progress.inc((batch.num_rows() as f64 * per_row) as u64);
+                    visit(&mut state, batch, host)
+                })?;
+            }
+            Ok(state)
+        };
+        if parts.len() <= 1 {
+            let all: Vec<usize> = groups.iter().map(|g| g.0).collect();
+            return Ok(vec![run(&all)?]);
+        }
+        take_in_turn(parts.len(), threads, &|i| run(&parts[i]))
+    }
+}
+
+/// Batch visitor of [`ParquetFile::scan`]: the state of the part, the batch, and the host of all its
+/// rows when the row group's host column was not read.
+pub type PartVisit<'a, S> = &'a (dyn Fn(&mut S, &RecordBatch, Option<&str>) -> Result<()> + Sync);
+
+/// Parts per reading thread: enough that the threads finish close together when one is slowed down,
+/// few enough that the states of the parts (per-GPU accumulators, held until they are joined) stay
+/// small.
+const PARTS_PER_THREAD: usize = 4;
+
+/// Run `run(0..n)` on up to `threads` threads, each taking the next index not yet taken; the results
+/// in index order. After an error no further index is started; the first error in index order is
+/// returned.
+fn take_in_turn<S: Send>(n: usize, threads: usize, run: &(dyn Fn(usize) -> Result<S> + Sync)) -> Result<Vec<S>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Result<S>>>> = Mutex::new((0..n).map(|_| None).collect());
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                return;
+            }
+            let r = run(i);
+            if r.is_err() {
+                next.store(n, Ordering::Relaxed);
+            }
+            if let Ok(mut d) = done.lock() {
+                d[i] = Some(r);
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.min(n)).map(|_| s.spawn(work)).collect();
+        for h in handles {
+            if h.join().is_err() {
+                next.store(n, Ordering::Relaxed);
+            }
+        }
+    });
+    let done = done.into_inner().map_err(|_| anyhow::anyhow!("a reader thread failed"))?;
+    let mut out = Vec::with_capacity(n);
+    for r in done {
+        // A part not read: an earlier one failed (its error comes first) or its thread did.
+        out.push(r.unwrap_or_else(|| Err(anyhow::anyhow!("a reader thread failed")))?);
+    }
+    Ok(out)
+}
+
+/// Split row groups (index, rows) into at most `n` contiguous parts of similar row counts.
+fn partition(groups: &[(usize, u64)], n: usize) -> Vec<Vec<usize>> {
+    let total: u64 = groups.iter().map(|g| g.1).sum();
+    let n = n.min(groups.len()).max(1);
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut acc = 0u64;
+    for &(i, rows) in groups {
+        let target = total * parts.len() as u64 / n as u64;
+        if acc >= target && !parts.last().is_some_and(Vec::is_empty) && parts.len() < n {
+            parts.push(Vec::new());
+        }
+        if let Some(p) = parts.last_mut() {
+            p.push(i);
+        }
+        acc += rows;
+    }
+    parts
+}
+
+// ---------------------------------------------------------------------------------------------
+// Journal (Arrow IPC stream)
+
+/// Open a journal; a journal that cannot be read at all is a [`UsageError`] naming it.
+pub fn open_journal(input: &Input) -> Result<Journal> {
+    Journal::open(input.open()?).map_err(|e| match e {
+        Unreadable::Io(e) => usage(&input.path, "cannot read", e),
+        e => usage(&input.path, "not a readable Arrow IPC journal", e),
+    })
+}
+
+/// Stream the batches of a journal of `table` message by message: a torn last batch (a crash
+/// mid-write) and damaged messages are skipped with a warning, and every valid batch before and
+/// after them is read. Returns the rows read and the fields of its schema.
+pub fn read_journal(
+    journal: &Journal,
+    name: &Path,
+    table: Table,
+    warnings: &mut Vec<String>,
+    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<(u64, Vec<Field>)> {
+    let schema = journal.schema();
+    check_schema(&schema, table).map_err(|e| UsageError(format!("{}: {e}", show(name))))?;
+    let fields = schema_fields(&schema).into_iter().map(|(_, f)| f).collect();
+    let r = journal.read_batches(on_batch)?;
+    if let Some(d) = r.damage_summary() {
+        warnings.push(format!("journal: {d}"));
+    }
+    if r.torn_tail > 0 {
+        warnings.push(format!(
+            "journal ends in a torn batch after {} rows ({} bytes; a crash mid-write)",
+            r.rows, r.torn_tail
+        ));
+    }
+    Ok((r.rows, fields))
+}
+
+// ---------------------------------------------------------------------------------------------
+// gpumon CSV
+
+/// What a CSV read found.
+#[derive(Debug, Default)]
+pub struct CsvInfo {
+    pub rows: u64,
+    pub fields: Vec<Field>,
+    pub ignored: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Bad indexes and out-of-range values, set to null.
+    pub values: Found,
+}
+
+fn ends_with_newline(path: &Path) -> bool {
+    let Ok(mut f) = File::open(path) else { return true };
+    if f.seek(SeekFrom::End(-1)).is_err() {
+        return true;
+    }
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b).is_err() || b[0] == b'\n'
+}
+
+/// A CSV timestamp in UTC µs: RFC 3339 (gpumon's own), the same with an offset written without its
+/// colon (polars: `+0000`) or without minutes (DuckDB: `+00`), a space or a `T` before the time; a
+/// time without an offset is UTC.
+pub(crate) fn parse_ts(cell: &str) -> Option<i64> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(cell) {
+        return Some(t.timestamp_micros());
+    }
+    for f in ["%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%#z"] {
+        if let Ok(t) = DateTime::parse_from_str(cell, f) {
+            return Some(t.timestamp_micros());
+        }
+    }
+    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(cell, f).ok())
+        .map(|n| n.and_utc().timestamp_micros())
+}
+
+fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
+    if cell.is_empty() {
+        return Some(Value::Null);
+    }
+    match f.def().ty {
+        Ty::Str => {
+            if let Some((s, a)) = cache
+                && s == cell
+            {
+                return Some(Value::S(a.clone()));
+            }
+            let a: Arc<str> = Arc::from(cell);
+            *cache = Some((cell.to_string(), a.clone()));
+            Some(Value::S(a))
+        }
+        Ty::F64 => cell.parse::<f64>().ok().filter(|v| v.is_finite()).map(Value::F),
+        Ty::Bool => match cell {
+            "true" | "True" | "1" => Some(Value::U(1)),
+            "false" | "False" | "0" => Some(Value::U(0)),
+            _ => None,
+        },
+        Ty::Timestamp => parse_ts(cell).map(|t| Value::U(t as u64)),
+        _ => {
+            if let Ok(v) = cell.parse::<u64>() {
+                return Some(Value::U(v));
+            }
+            if let Some(h) = cell.strip_prefix("0x") {
+                return u64::from_str_radix(h, 16).ok().map(Value::U);
+            }
+            // A whole number written as a float (`3.0`) reads; a fraction is rounded, except in the
+            // GPU index, where 0.5 names no GPU.
+            cell.parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 0.0 && v.is_finite() && (f != Field::Index || v.fract() == 0.0))
+                .map(|v| Value::U(v.round() as u64))
+        }
+    }
+}
+
+/// The columns of a gpumon CSV header that are read: the timestamp's, and (index, field) of the others.
+struct CsvColumns {
+    ts: usize,
+    used: Vec<(usize, Field)>,
+    /// The work counters' columns (`progress.KEY`): position and name.
+    counters: Vec<(usize, String)>,
+}
+
+/// The work counters' cells of the rows of a batch, added to it as float64 columns.
+struct CsvCounters {
+    cols: Vec<(usize, String)>,
+    values: Vec<arrow_array::builder::Float64Builder>,
+}
+
+impl CsvCounters {
+    fn new(cols: Vec<(usize, String)>) -> CsvCounters {
+        let values = cols.iter().map(|_| arrow_array::builder::Float64Builder::new()).collect();
+        CsvCounters { cols, values }
+    }
+
+    /// The cells of one row kept (an empty or unreadable cell is null).
+    fn push(&mut self, rec: &csv::StringRecord) {
+        for ((i, _), b) in self.cols.iter().zip(&mut self.values) {
+            b.append_option(rec.get(*i).and_then(|c| c.trim().parse::<f64>().ok()));
+        }
+    }
+
+    /// `batch` with the counters' columns of its rows after its own.
+    fn attach(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        if self.cols.is_empty() {
+            return Ok(batch);
+        }
+        let schema = batch.schema();
+        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+        let mut arrays = batch.columns().to_vec();
+        for ((_, name), b) in self.cols.iter().zip(&mut self.values) {
+            fields.push(Arc::new(arrow_schema::Field::new(name.as_str(), arrow_schema::DataType::Float64, true)));
+            arrays.push(Arc::new(b.finish()));
+        }
+        Ok(RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)?)
+    }
+}
+
+/// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
+/// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
+fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvInfo) -> Result<CsvColumns> {
+    let mut ts_col = None;
+    let mut used: Vec<(usize, Field)> = Vec::new();
+    let mut counters: Vec<(usize, String)> = Vec::new();
+    let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
+    for (i, cell) in header.iter().enumerate() {
+        let name = header_name(cell.trim_start_matches('\u{feff}'));
+        match Field::lookup(name) {
+            Some(Field::Timestamp) if ts_col.is_none() => ts_col = Some(i),
+            Some(f) if !rep.fields.contains(&f) => {
+                rep.fields.push(f);
+                if want.contains(&f) || keys.contains(&f) {
+                    used.push((i, f));
+                }
+            }
+            None if gpumon_schema::progress::column_key(name).is_some()
+                && counters.len() < gpumon_schema::progress::MAX_KEYS
+                && !counters.iter().any(|(_, n)| n == name) =>
+            {
+                counters.push((i, name.to_string()));
+            }
+            _ => rep.ignored.push(name.to_string()),
+        }
+    }
+    let Some(ts) = ts_col else {
+        return Err(UsageError(format!("{}: no timestamp column in the CSV header", show(path))).into());
+    };
+    if rep.fields.is_empty() {
+        return Err(UsageError(format!("{}: no gpumon metrics columns in the CSV header", show(path))).into());
+    }
+    let (found, table) = (Table::of(rep.fields.iter().copied()), Table::of(want.iter().copied()));
+    if found != table {
+        return Err(UsageError(format!("{}: {}, not {}", show(path), found.describe(), table.describe())).into());
+    }
+    rep.fields.insert(0, Field::Timestamp);
+    Ok(CsvColumns { ts, used, counters })
+}
+
+/// Cells of the columns read into a row: a string cache, and per column the unreadable cells
+/// (how many, the first one and its line).
+struct CsvCells {
+    cache: Vec<Option<(String, Arc<str>)>>,
+    bad: Vec<(u64, String, u64)>,
+}
+
+impl CsvCells {
+    fn new(n: usize) -> CsvCells {
+        CsvCells { cache: vec![None; n], bad: vec![(0, String::new(), 0); n] }
+    }
+
+    /// Set `row` from the cells of record `rec` (file line `line`); an unreadable cell is null.
+    fn fill(&mut self, used: &[(usize, Field)], rec: &csv::StringRecord, line: u64, row: &mut Row) {
+        for (k, &(i, f)) in used.iter().enumerate() {
+            let cell = rec.get(i).unwrap_or("");
+            let v = match parse_cell(f, cell, &mut self.cache[k]) {
+                Some(v) => v,
+                None => {
+                    let bad = &mut self.bad[k];
+                    if bad.0 == 0 {
+                        *bad = (0, cell.chars().take(40).collect(), line);
+                    }
+                    bad.0 += 1;
+                    Value::Null
+                }
+            };
+            row.set(f, v);
+        }
+    }
+
+    /// One warning per column with unreadable cells.
+    fn report(&self, used: &[(usize, Field)], warnings: &mut Vec<String>) {
+        for ((_, f), (n, first, line)) in used.iter().zip(&self.bad).filter(|(_, b)| b.0 > 0) {
+            warnings.push(format!(
+                "column {}: {n} cell(s) cannot be read (first: `{first}`, line {line}); they are left empty",
+                f.name()
+            ));
+        }
+    }
+}
+
+/// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
+pub fn read_csv(
+    input: &Input,
+    want: &[Field],
+    progress: &Progress,
+    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+) -> Result<CsvInfo> {
+    let path = &input.path;
+    let file = input.open()?;
+    let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
+    let mut header = csv::StringRecord::new();
+    if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
+        return Err(UsageError(format!("{}: file is empty", show(path))).into());
+    }
+    let mut rep = CsvInfo::default();
+    let cols = csv_columns(path, &header, want, &mut rep)?;
+    let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
+    let mut batcher = RowBatcher::new(&batch_fields);
+    let mut cells = CsvCells::new(cols.used.len());
+    let mut counters = CsvCounters::new(cols.counters);
+    let mut row = Row::default();
+    let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
+    // The first unreadable timestamp and its line.
+    let mut first_bad_ts: Option<(String, u64)> = None;
+    let complete = ends_with_newline(input.data());
+    let ncols = header.len();
+    let mut cur = csv::StringRecord::new();
+    let mut next = csv::StringRecord::new();
+    let mut have = rdr.read_record(&mut cur).map_err(|e| usage(path, "cannot read", e))?;
+    let mut last_pos = 0u64;
+    while have {
+        let more = rdr.read_record(&mut next).map_err(|e| usage(path, "cannot read", e))?;
+        let line = cur.position().map_or(0, |p| p.line());
+        if !more && !complete {
+            rep.warnings.push(format!("line {line} is cut short (no final newline: a crash mid-write?); skipped"));
+            break;
+        }
+        if cur.len() != ncols {
+            if !(cur.len() == 1 && cur.get(0).is_some_and(str::is_empty)) {
+                bad_shape += 1;
+                first_bad = if first_bad == 0 { line } else { first_bad };
+            }
+        } else if let Some(ts) = cur.get(cols.ts).and_then(parse_ts) {
+            cells.fill(&cols.used, &cur, line, &mut row);
+            match rep.values.check_row(&row, &batch_fields) {
+                Some(fixed) => batcher.push(ts, &fixed),
+                None => batcher.push(ts, &row),
+            }
+            counters.push(&cur);
+            rep.rows += 1;
+            if batcher.len() >= BATCH_ROWS {
+                on_batch(&counters.attach(batcher.finish()?)?)?;
+                let pos = cur.position().map_or(0, |p| p.byte());
+                progress.inc(pos.saturating_sub(last_pos));
+                last_pos = pos;
+            }
+        } else {
+            bad_ts += 1;
+            if first_bad_ts.is_none() {
+                first_bad_ts = Some((cur.get(cols.ts).unwrap_or("").chars().take(40).collect(), line));
+            }
+        }
+        std::mem::swap(&mut cur, &mut next);
+        have = more;
+    }
+    if !batcher.is_empty() {
+        on_batch(&counters.attach(batcher.finish()?)?)?;
+    }
+    if bad_shape > 0 {
+        rep.warnings.push(format!(
+            "{bad_shape} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first_bad})"
+        ));
+    }
+    let bad_ts_note = first_bad_ts.map(|(cell, line)| format!("first: `{cell}`, line {line}")).unwrap_or_default();
+    if bad_ts > 0 {
+        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped ({bad_ts_note})"));
+    }
+    cells.report(&cols.used, &mut rep.warnings);
+    if rep.rows == 0 && bad_ts > 0 {
+        return Err(UsageError(format!(
+            "{}: no data rows: the timestamp of every one of the {bad_ts} row(s) cannot be read ({bad_ts_note}; \
+             RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
+            show(path)
+        ))
+        .into());
+    }
+    if rep.rows == 0 {
+        return Err(UsageError(format!("{}: no data rows", show(path))).into());
+    }
+    Ok(rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_groups_split_into_contiguous_parts() {
+        let g: Vec<(usize, u64)> = (0..21).map(|i| (i, 1_000_000)).collect();
+        let p = partition(&g, 2);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.concat(), (0..21).collect::<Vec<_>>());
+        assert!(p[0].len().abs_diff(p[1].len()) <= 1);
+        assert_eq!(partition(&g[..1], 4).len(), 1);
+        assert_eq!(partition(&[], 2), vec![Vec::<usize>::new()]);
+    }
+
+    #[test]
+    fn parts_taken_in_turn_come_back_in_order() {
+        for threads in [1, 2, 3, 8] {
+            let out = take_in_turn(10, threads, &|i| Ok(i * 10)).unwrap();
+            assert_eq!(out, (0..10).map(|i| i * 10).collect::<Vec<_>>());
+        }
+        // The first failing part's error, whatever finished first.
+        let r = take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
+        assert_eq!(r.unwrap_err().to_string(), "part 4");
+        assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn csv_timestamps_of_other_writers() {
+        let want = parse_ts("2026-12-04T14:49:45.209Z").unwrap();
+        for s in [
+            "2026-12-04T14:49:45.209000+0000",
+            "2026-12-04 14:49:45.209+00",
+            "2026-12-04 14:49:45.209+00:00",
+            "2026-12-04 14:49:45.209",
+            "2026-12-04T14:49:45.209",
+            "2026-12-04T15:49:45.209+01",
+        ] {
+            assert_eq!(parse_ts(s), Some(want), "{s}");
+        }
+        assert_eq!(parse_ts("04/12/2026 14:49"), None);
+    }
+
+    #[test]
+    fn csv_cut_last_line_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(
+            &p,
+            "timestamp,host,index,utilization.gpu [%],power.draw [W]\n\
+             2026-01-01T00:00:00.000Z,h,0,5,70.5\n\
+             2026-01-01T00:00:01.000Z,h,0,7,71\n\
+             2026-01-01T00:00:02.000Z,h,0,9,7",
+        )
+        .unwrap();
+        let mut n = 0;
+        let input = Input::file(&p, crate::inputs::Kind::GpumonCsv);
+        let rep = read_csv(&input, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
+            n += b.num_rows();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(rep.rows, 2);
+        assert!(rep.warnings[0].contains("line 4 is cut short"), "{:?}", rep.warnings);
+    }
+}

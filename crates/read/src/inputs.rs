@@ -1,0 +1,498 @@
+//! Input discovery for `summarize`, `report` and `convert`: paths, directories and globs become the
+//! list of files to read, each sniffed by content (Parquet, Arrow IPC journal, gpumon CSV, nvidia-smi
+//! CSV log).
+//!
+//! - A file named as given at record time brings its whole rotated set ([`OutputSet::members`]) and the
+//!   journals a crash left behind (read directly, never modified). A name whose base file retention has
+//!   deleted still finds the remaining pieces.
+//! - A directory brings every metrics file directly inside it (not sub-directories); other files are
+//!   skipped and listed. A directory without any metrics file is an error.
+//! - A glob (`'runs/*.parquet'`, for shells that did not expand it) brings every match.
+//! - `-` is standard input; a FIFO or pipe (`<(...)`, `/dev/stdin`) is read once, into a temporary
+//!   copy that every later pass reads ([`Input::data`]).
+//!
+//! A file named on the command line (or matched by a glob) that cannot be read or is not metrics is an
+//! error ([`UsageError`], exit 2), and so is a file found in a directory or a set that cannot be read:
+//! one bad input fails the whole run rather than quietly summarising less. Inputs are told apart by
+//! device and inode, so a link to a file already found is not read twice, and an output path can be
+//! checked against every input ([`Discovered::input_at`]).
+//!
+//! [`discover_recording`] also brings the companion files a recording has beside it (`run.procs.*`,
+//! `run.events.*`, with their rotated pieces); the caller tells the tables apart by their columns.
+
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use crate::order::time_order;
+use crate::smilog::looks_like_nvsmi;
+use gpumon_schema::catalog::{Field, Table};
+use gpumon_schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
+use gpumon_util::error::UsageError;
+use gpumon_util::text::show;
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Parquet,
+    /// Arrow IPC stream: the journal of a Parquet piece a crash left open.
+    Journal,
+    GpumonCsv,
+    Nvsmi,
+}
+
+impl Kind {
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Parquet => "parquet",
+            Kind::Journal => "journal",
+            Kind::GpumonCsv => "gpumon-csv",
+            Kind::Nvsmi => "nvidia-smi",
+        }
+    }
+}
+
+/// Device and inode: what makes two names the same file.
+pub type FileId = (u64, u64);
+
+/// The device and inode of `path` (symbolic links followed).
+pub fn file_id(path: &Path) -> Option<FileId> {
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// One file to read.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The file as named: what messages and reports show.
+    pub path: PathBuf,
+    pub kind: Kind,
+    /// A copy of a pipe's bytes (FIFO, `<(...)`, stdin), read once at discovery; None: read `path`.
+    spool: Option<Arc<tempfile::TempPath>>,
+    /// Device and inode of the file named.
+    pub id: Option<FileId>,
+}
+
+impl Input {
+    /// A regular file of a known kind.
+    pub fn file(path: &Path, kind: Kind) -> Input {
+        Input { path: path.to_path_buf(), kind, spool: None, id: file_id(path) }
+    }
+
+    /// Where the bytes are read from (the copy, for a pipe).
+    pub fn data(&self) -> &Path {
+        self.spool.as_deref().map_or(&self.path, |t| t)
+    }
+
+    /// Open the bytes for reading; the error names the input.
+    pub fn open(&self) -> Result<File> {
+        File::open(self.data()).map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
+    }
+
+    /// Size in bytes (0 when unknown).
+    pub fn size(&self) -> u64 {
+        fs::metadata(self.data()).map_or(0, |m| m.len())
+    }
+}
+
+impl PartialEq for Input {
+    fn eq(&self, o: &Input) -> bool {
+        self.path == o.path && self.kind == o.kind
+    }
+}
+
+/// What discovery found.
+#[derive(Debug, Default, Clone)]
+pub struct Discovered {
+    pub inputs: Vec<Input>,
+    /// Files seen in a directory or a set but not read, with the reason.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+impl Discovered {
+    /// The input `path` names (the same device and inode: a hard or symbolic link counts), if any.
+    pub fn input_at(&self, path: &Path) -> Option<&Input> {
+        let id = file_id(path)?;
+        self.inputs.iter().find(|i| i.id == Some(id))
+    }
+
+    /// Total bytes of the inputs.
+    pub fn bytes(&self) -> u64 {
+        self.inputs.iter().map(Input::size).sum()
+    }
+
+    /// The inputs named for a message: the first few, then how many more.
+    pub fn names(&self) -> String {
+        let mut s: Vec<String> = self.inputs.iter().take(3).map(|i| show(&i.path)).collect();
+        if self.inputs.len() > 3 {
+            s.push(format!("and {} more", self.inputs.len() - 3));
+        }
+        s.join(", ")
+    }
+}
+
+const SNIFF_BYTES: u64 = 64 * 1024;
+
+/// Discovery state: what was found, and the files already taken (by device and inode).
+struct Found {
+    d: Discovered,
+    seen: HashSet<FileId>,
+    stdin_taken: bool,
+    /// Per input, the group it came in: the pieces of one set (or one pipe, one file of a
+    /// directory) are one group, kept together and in their order when the inputs are put in
+    /// time order ([`time_order`]).
+    group: Vec<usize>,
+    /// The group of the inputs now being added.
+    current: usize,
+}
+
+impl Found {
+    /// The inputs added from now on are a new group.
+    fn next_group(&mut self) {
+        self.current += 1;
+    }
+}
+
+/// Expand the command-line paths into the files to read, without duplicates, in time order: separate
+/// inputs by their time spans where these do not overlap ([`time_order`]; else, for ties and for
+/// inputs without timestamps, the order given), the pieces of one set together in their own order. `-` is standard input; a pipe or FIFO
+/// (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
+pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
+    discover_with(args, false)
+}
+
+/// [`discover`], plus the companion files (per-process rows, events) of each file named.
+pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
+    discover_with(args, true)
+}
+
+fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
+    let mut f =
+        Found { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false, group: Vec::new(), current: 0 };
+    for arg in args {
+        f.next_group();
+        let s = arg.to_string_lossy();
+        if arg.as_os_str() == "-" {
+            add_stdin(&mut f)?;
+            continue;
+        }
+        if !arg.exists() && s.contains(['*', '?', '[']) {
+            let shown = show(arg);
+            let paths = glob::glob(&s).map_err(|e| UsageError(format!("{shown}: bad glob pattern: {e}")))?;
+            let mut any = false;
+            for p in paths {
+                let p = p.map_err(|e| UsageError(format!("{shown}: {e}")))?;
+                any = true;
+                f.next_group();
+                add_path(&p, &mut f)?;
+            }
+            if !any {
+                return Err(UsageError(format!("{shown}: no file matches")).into());
+            }
+            continue;
+        }
+        add_path(arg, &mut f)?;
+        if companions && !arg.is_dir() {
+            add_companions(arg, &mut f)?;
+        }
+    }
+    if f.d.inputs.is_empty() {
+        let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
+        return Err(UsageError(format!("{}: no input files", named.join(", "))).into());
+    }
+    let inputs = std::mem::take(&mut f.d.inputs);
+    f.d.inputs = time_order(inputs, &f.group);
+    Ok(f.d)
+}
+
+fn push(f: &mut Found, path: &Path, kind: Kind, spool: Option<Arc<tempfile::TempPath>>) {
+    let id = file_id(path);
+    if id.is_some_and(|id| !f.seen.insert(id)) {
+        return;
+    }
+    f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id });
+    f.group.push(f.current);
+}
+
+/// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy: a pipe can be
+/// read only once, but an input is read several times (a time-range pass, the summary, the
+/// report's charts). Its head is sniffed first, so `/dev/zero` is refused, not copied forever.
+fn add_spooled(f: &mut Found, name: &Path, src: &mut dyn Read) -> Result<()> {
+    let mut head = Vec::new();
+    src.take(SNIFF_BYTES)
+        .read_to_end(&mut head)
+        .map_err(|e| UsageError(format!("{}: cannot read: {e}", show(name))))?;
+    let kind = sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))))?;
+    let mut tmp = tempfile::NamedTempFile::new()
+        .map_err(|e| anyhow::anyhow!("{}: cannot make a temporary copy: {e}", show(name)))?;
+    // Reading the pipe and writing the copy fail alike for the user: the input could not be taken in.
+    tmp.as_file_mut()
+        .write_all(&head)
+        .and_then(|()| std::io::copy(src, tmp.as_file_mut()))
+        .map_err(|e| UsageError(format!("{}: cannot read into a temporary copy: {e}", show(name))))?;
+    push(f, name, kind, Some(Arc::new(tmp.into_temp_path())));
+    Ok(())
+}
+
+fn add_stdin(f: &mut Found) -> Result<()> {
+    if std::mem::replace(&mut f.stdin_taken, true) {
+        return Ok(());
+    }
+    add_spooled(f, Path::new("<stdin>"), &mut std::io::stdin().lock())
+}
+
+fn add_path(path: &Path, f: &mut Found) -> Result<()> {
+    let shown = show(path);
+    if path.is_dir() {
+        return add_dir(path, f);
+    }
+    if let Ok(m) = fs::metadata(path)
+        && !m.is_file()
+    {
+        let t = m.file_type();
+        if !(t.is_fifo() || t.is_char_device() || t.is_socket()) {
+            return Err(UsageError(format!("{shown}: not a regular file, directory or pipe")).into());
+        }
+        if file_id(path).is_some_and(|id| f.seen.contains(&id)) {
+            return Ok(());
+        }
+        let mut src = File::open(path).map_err(|e| UsageError(format!("{shown}: cannot open: {e}")))?;
+        return add_spooled(f, path, &mut src);
+    }
+    if is_journal_name(path) {
+        let kind = sniff_file(path, path)?;
+        push(f, path, kind, None);
+        return Ok(());
+    }
+    let set = OutputSet::new(path);
+    let listed = set.dir().is_dir();
+    let members = if listed { set.members().unwrap_or_default() } else { Vec::new() };
+    let journals = if listed { set.leftover_journals().unwrap_or_default() } else { Vec::new() };
+    if !path.exists() && members.is_empty() && journals.is_empty() {
+        return Err(UsageError(format!("{shown}: no such file or directory")).into());
+    }
+    if path.exists() {
+        // The file named is read (an error if it is not metrics); the rest of its set as well, when
+        // it is metrics: an unreadable member is an error, a foreign file of a matching name skipped.
+        let kind = sniff_file(path, path)?;
+        push(f, path, kind, None);
+    }
+    for m in members.iter().filter(|m| m.as_path() != path) {
+        add_member(m, f)?;
+    }
+    add_journals(&journals, f)
+}
+
+/// A file found in a directory or a set: read when it is metrics, skipped (and listed) when it is
+/// not, an error when it cannot be read at all (as for a file named or matched by a glob).
+fn add_member(p: &Path, f: &mut Found) -> Result<()> {
+    // Only a name of the set is known here, not what another user may have put there: a FIFO or a
+    // device (behind a link, say) would block the read or never end.
+    if fs::metadata(p).is_ok_and(|m| !m.is_file()) {
+        f.d.skipped.push((p.to_path_buf(), format!("{}: not a regular file", show(p))));
+        return Ok(());
+    }
+    let head = read_head(p, p)?;
+    match sniff(&head) {
+        Ok(kind) => push(f, p, kind, None),
+        Err(why) => f.d.skipped.push((p.to_path_buf(), format!("{}: {why}", show(p)))),
+    }
+    Ok(())
+}
+
+/// The per-process and events sets beside the recording `path`, where they exist.
+fn add_companions(path: &Path, f: &mut Found) -> Result<()> {
+    for table in [Table::Procs, Table::Events] {
+        let set = OutputSet::new(&companion_path(path, table));
+        if !set.dir().is_dir() {
+            continue;
+        }
+        for m in set.members().unwrap_or_default() {
+            add_member(&m, f)?;
+        }
+        add_journals(&set.leftover_journals().unwrap_or_default(), f)?;
+    }
+    Ok(())
+}
+
+fn add_journals(journals: &[PathBuf], f: &mut Found) -> Result<()> {
+    for j in journals {
+        // A journal beside its closed piece is a crash after the rename: the piece has it all.
+        if piece_of_journal(j).is_some_and(|p| p.exists() && written_by_gpumon(&p)) {
+            f.d.skipped.push((j.clone(), "its piece was closed; the piece is read instead".into()));
+            continue;
+        }
+        add_member(j, f)?;
+    }
+    Ok(())
+}
+
+fn is_journal_name(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') && n.ends_with(".journal"))
+}
+
+/// Subdirectory levels searched below a directory given as input (a fleet tree
+/// `host=H/date=D/` is two).
+const MAX_DEPTH: usize = 4;
+
+fn add_dir(dir: &Path, f: &mut Found) -> Result<()> {
+    let before = f.d.inputs.len();
+    add_dir_files(dir, f, 0)?;
+    if f.d.inputs.len() == before {
+        return Err(
+            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", show(dir))).into()
+        );
+    }
+    Ok(())
+}
+
+/// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
+fn add_dir_files(dir: &Path, f: &mut Found, depth: usize) -> Result<()> {
+    let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", show(dir))))?;
+    let mut files = Vec::new();
+    let mut journals = Vec::new();
+    let mut subdirs = Vec::new();
+    for e in rd.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().is_ok_and(|t| t.is_dir()) && !name.starts_with('.') && depth < MAX_DEPTH {
+            subdirs.push(p);
+            continue;
+        }
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if is_journal_name(&p) {
+            journals.push(p);
+        } else if !name.starts_with('.') {
+            let mtime = e.metadata().and_then(|m| m.modified()).ok();
+            files.push((mtime, p));
+        }
+    }
+    // Oldest first: the pieces of a rotated set come out in time order.
+    files.sort();
+    journals.sort();
+    for (_, p) in files {
+        f.next_group();
+        add_member(&p, f)?;
+    }
+    // Each journal a crash left is an input of its own, after the files.
+    for j in journals {
+        f.next_group();
+        add_journals(&[j], f)?;
+    }
+    subdirs.sort();
+    for sub in subdirs {
+        add_dir_files(&sub, f, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// The first bytes of `data` (the file named `name`); an error naming it when it cannot be read.
+fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
+    let disp = show(name);
+    let f = File::open(data).map_err(|e| UsageError(format!("{disp}: cannot open: {e}")))?;
+    let mut head = Vec::new();
+    f.take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
+    Ok(head)
+}
+
+/// Read the head of `data` (the file named `name`) and tell its kind; the error names the file.
+pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
+    let head = read_head(name, data)?;
+    sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))).into())
+}
+
+/// Kind of a file from its first bytes, or why it is not one gpumon reads.
+pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
+    if head.is_empty() {
+        return Err("file is empty".into());
+    }
+    if head.starts_with(b"PAR1") {
+        return Ok(Kind::Parquet);
+    }
+    if head.starts_with(&[0xFF, 0xFF, 0xFF, 0xFF]) {
+        return Ok(Kind::Journal);
+    }
+    if looks_like_nvsmi(head) {
+        return Ok(Kind::Nvsmi);
+    }
+    if looks_like_gpumon_csv(head) {
+        return Ok(Kind::GpumonCsv);
+    }
+    let text = head.iter().take(4096).all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || b >= 0x20);
+    if head.iter().all(|&b| b == 0) {
+        Err("holds only NUL bytes".into())
+    } else if text {
+        Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (no known header)".into())
+    } else {
+        Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (binary data)".into())
+    }
+}
+
+/// A gpumon CSV header: `,`-separated `name [unit]` cells with a `timestamp` and a known field.
+fn looks_like_gpumon_csv(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
+    let Ok(line) = std::str::from_utf8(line) else { return false };
+    let names: Vec<&str> = line.trim_end_matches('\r').split(',').map(|c| header_name(c.trim())).collect();
+    names.contains(&"timestamp") && names.iter().filter(|n| Field::lookup(n).is_some()).count() >= 2
+}
+
+/// `name [unit]` → `name`.
+pub fn header_name(cell: &str) -> &str {
+    let cell = cell.trim().trim_matches('"');
+    match cell.strip_suffix(']').and_then(|b| b.rsplit_once('[')) {
+        Some((name, _)) => name.trim(),
+        None => cell,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing() {
+        assert_eq!(sniff(b"PAR1xxxx"), Ok(Kind::Parquet));
+        assert_eq!(
+            sniff(b"timestamp,host,index,utilization.gpu [%]\n2026-01-01T00:00:00.000Z,h,0,5\n"),
+            Ok(Kind::GpumonCsv)
+        );
+        assert_eq!(sniff(b"timestamp, utilization.gpu [%]\n2026/01/01 00:00:00.000, 5 %\n"), Ok(Kind::Nvsmi));
+        assert!(sniff(b"").unwrap_err().contains("empty"));
+        assert!(sniff(b"a,b,c\n1,2,3\n").unwrap_err().contains("no known header"));
+        assert!(sniff(&[0x00, 0x9f, 0x92, 0x96, 0x01]).unwrap_err().contains("binary"));
+        assert_eq!(header_name("memory.used [MiB]"), "memory.used");
+    }
+
+    #[test]
+    fn sets_directories_and_globs() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = "timestamp,host,index,utilization.gpu [%]\n2026-01-01T00:00:00.000Z,h,0,5\n";
+        fs::write(dir.path().join("run.csv"), csv).unwrap();
+        fs::write(dir.path().join("run.20260101T010000Z.csv"), csv).unwrap();
+        fs::write(dir.path().join("notes.txt"), "hello\n").unwrap();
+        let d = discover(&[dir.path().join("run.csv")]).unwrap();
+        assert_eq!(d.inputs.len(), 2, "{d:?}");
+        let d = discover(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(d.inputs.len(), 2);
+        assert_eq!(d.skipped.len(), 1);
+        let pat = dir.path().join("run*.csv");
+        assert_eq!(discover(&[pat]).unwrap().inputs.len(), 2);
+        let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
+        assert_eq!(gpumon_util::error::code_for(&e), 2);
+        assert!(format!("{e:#}").contains("notes.txt"));
+        fs::write(dir.path().join("run.events.csv"), "timestamp,host,index,uuid,kind,code,detail\n").unwrap();
+        assert_eq!(discover(&[dir.path().join("run.csv")]).unwrap().inputs.len(), 2, "companions only on request");
+        let d = discover_recording(&[dir.path().join("run.csv")]).unwrap();
+        assert!(d.inputs.iter().any(|i| i.path.ends_with("run.events.csv")), "{d:?}");
+        let empty = tempfile::tempdir().unwrap();
+        assert!(discover(&[empty.path().to_path_buf()]).is_err());
+        assert!(discover(&[dir.path().join("nope.csv")]).is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! nvidia-smi `--query-gpu=… --format=csv` logs: sniffing, a streaming parser into catalogue rows, and GPU-count inference for logs that carry no index/uuid/pci.bus_id column.
+//!
+//! The parser reads line by line with bounded memory (one reused [`Row`], lines capped at
+//! 64 KiB, at most ~1000 lines buffered while the GPU count of an interleaved log is inferred).
+//! It copes with what real logs contain: `[N/A]` / `[Not Supported]` cells, values with and
+//! without units, the timestamp column anywhere, headerless logs (`--columns`), repeated or
+//! changed header lines (appended runs), a header before every row, a cut last line and the
+//! NUL bytes a killed logger leaves behind.
+
+mod cells;
+mod header;
+mod interleave;
+mod lines;
+mod machine;
+#[cfg(test)]
+mod tests;
+mod time;
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+
+use gpumon_schema::row::Row;
+use header::{comma_space_separated, parse_header};
+use lines::{LineReader, Pending};
+use machine::{Parser, Step};
+use time::is_nvsmi_timestamp;
+
+/// Lines buffered to infer the GPU count of an interleaved log.
+const INFER_LINES: usize = 1024;
+/// Bytes buffered at most for the inference.
+const INFER_BYTES: usize = 8 * 1024 * 1024;
+/// Cap on the number of warning / note messages.
+const MAX_MESSAGES: usize = 100;
+
+/// How to read an nvidia-smi log.
+#[derive(Debug, Clone, Default)]
+pub struct NvsmiOptions {
+    /// Column names when the file has no header (`--columns`), in order, nvidia-smi names.
+    pub columns: Option<Vec<String>>,
+    /// Number of GPUs interleaved when there is no index/uuid/pci.bus_id column; None = infer.
+    pub gpus: Option<usize>,
+    /// Zone of the log's local timestamps; None = the machine's local zone.
+    pub tz: Option<gpumon_util::zone::NamedZone>,
+}
+
+/// One data row of the log, handed to the caller's callback.
+#[derive(Debug, Clone, Copy)]
+pub struct NvsmiRow<'a> {
+    /// The row's own timestamp, converted from the log's local time to UTC.
+    pub ts: DateTime<Utc>,
+    /// Values by catalogue field; `Field::Index` is set to `gpu`, `Field::Timestamp` is not set.
+    pub row: &'a Row,
+}
+
+/// What [`read_nvsmi`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SmiLogInfo {
+    /// Data rows handed to the callback.
+    pub rows: u64,
+    /// Distinct GPUs among those rows.
+    pub gpus: usize,
+    /// Problems with the file (skipped lines, unreadable cells, NUL bytes, a cut last line).
+    pub warnings: Vec<String>,
+    /// Recognised columns, canonical names, in order of first appearance.
+    pub columns: Vec<String>,
+    /// Columns not in the catalogue (as written in the header), ignored.
+    pub ignored_columns: Vec<String>,
+    /// Information that is not a problem: how the GPU count was decided, repeated headers.
+    pub notes: Vec<String>,
+}
+
+/// Cheap sniff: does this look like an nvidia-smi CSV log?
+///
+/// True when one of the first lines is a header of nvidia-smi query names separated by `", "`
+/// (at least one name known, e.g. `timestamp`), or a headerless data line of `", "`-separated
+/// cells one of which is a `YYYY/MM/DD HH:MM:SS.mmm` timestamp. gpumon's own CSV (`,` without
+/// a space, RFC 3339 timestamps) does not match.
+pub fn looks_like_nvsmi(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let text = String::from_utf8_lossy(head);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let n = lines.len();
+    for (i, line) in lines.iter().enumerate().take(20) {
+        // The last piece of a head without a final newline may be cut; use it only when alone.
+        if i + 1 == n && n > 1 {
+            break;
+        }
+        let clean: Cow<'_, str> =
+            if line.contains('\0') { Cow::Owned(line.replace('\0', "")) } else { Cow::Borrowed(line) };
+        let l = clean.trim();
+        if l.is_empty() {
+            continue;
+        }
+        if !comma_space_separated(l) {
+            continue;
+        }
+        if parse_header(l).is_some() {
+            return true;
+        }
+        if l.split(',').any(|c| is_nvsmi_timestamp(c.trim())) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Parse `path`, calling `on_row` for each data row in file order.
+///
+/// Errors (file name in the message): unreadable file, empty file, data without a header
+/// and no `--columns`, no data rows.
+pub fn read_nvsmi(path: &Path, opts: &NvsmiOptions, on_row: &mut dyn FnMut(NvsmiRow<'_>)) -> Result<SmiLogInfo> {
+    let file = File::open(path).with_context(|| format!("cannot open {}", gpumon_util::text::show(path)))?;
+    read_nvsmi_file(path, file, opts, on_row)
+}
+
+/// Parse the log `file` (named `name` in messages), calling `on_row` for each data row in file order.
+pub fn read_nvsmi_file(
+    name: &Path,
+    file: File,
+    opts: &NvsmiOptions,
+    on_row: &mut dyn FnMut(NvsmiRow<'_>),
+) -> Result<SmiLogInfo> {
+    let disp = gpumon_util::text::show(name);
+    let mut lines = LineReader::new(BufReader::with_capacity(1 << 16, file));
+    let mut p = Parser::new(disp.clone(), opts)?;
+    let mut pending: VecDeque<Pending> = VecDeque::new();
+    let mut pending_bytes = 0usize;
+    let mut buffering = false;
+
+    while let Some(info) = lines.next_line().with_context(|| format!("cannot read {disp}"))? {
+        if info.overlong {
+            p.overlong(info.no);
+            continue;
+        }
+        if buffering {
+            let text = lines.text().into_owned();
+            pending_bytes += text.len();
+            pending.push_back(Pending { no: info.no, text, terminated: info.terminated });
+            if pending.len() >= INFER_LINES || pending_bytes >= INFER_BYTES {
+                p.resolve_gpus(&pending, false);
+                p.replay(&mut pending, on_row)?;
+                pending_bytes = 0;
+                buffering = false;
+            }
+            continue;
+        }
+        let text = lines.text();
+        if let Step::NeedGpus = p.process(info.no, &text, info.terminated, on_row)? {
+            buffering = true;
+            let text = text.into_owned();
+            pending_bytes = text.len();
+            pending.push_back(Pending { no: info.no, text, terminated: info.terminated });
+        }
+    }
+    if buffering {
+        p.resolve_gpus(&pending, true);
+        p.replay(&mut pending, on_row)?;
+    }
+    p.finish(&lines)
+}
+
+/// Add a warning or note unless there are too many already.
+fn push_capped(v: &mut Vec<String>, msg: String) {
+    if v.len() < MAX_MESSAGES {
+        v.push(msg);
+    }
+}

@@ -1,0 +1,119 @@
+//! The job being recorded: a wrapped command (`record -- CMD`) or a followed PID (`--pid`).
+//! Owns the child process, signal forwarding, the exit status and the tree's PID set.
+
+use std::process::{Child, Command, ExitStatus};
+
+use anyhow::{Context, Result};
+
+use gpumon_schema::row::Row;
+use gpumon_source::job::{JobTracker, PidSet};
+use gpumon_util::error::UsageError;
+
+pub struct Job {
+    child: Option<Child>,
+    tracker: JobTracker,
+    pids: PidSet,
+    exit: Option<ExitStatus>,
+    /// A stop was asked for (signal forwarded); the run ends when the tree is gone.
+    pub stopping: bool,
+}
+
+impl Job {
+    /// Start `argv` as a child of gpumon (same process group: a terminal's Ctrl-C reaches both), with
+    /// the recording's control socket in `$GPUMON_CONTROL` when it has one.
+    pub fn spawn(argv: &[String], control: Option<&std::path::Path>) -> Result<Job> {
+        let (prog, args) = argv.split_first().ok_or_else(|| UsageError("no command after --".into()))?;
+        let mut cmd = Command::new(prog);
+        cmd.args(args);
+        if let Some(c) = control {
+            cmd.env(gpumon_schema::control::ENV, c);
+        }
+        let child = cmd.spawn().map_err(|e| UsageError(format!("cannot start {prog}: {e}")))?;
+        let tracker = JobTracker::new(child.id());
+        Ok(Job { child: Some(child), tracker, pids: PidSet::default(), exit: None, stopping: false })
+    }
+
+    /// Follow an already running process and its descendants.
+    pub fn follow(pid: u32) -> Result<Job> {
+        if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+            return Err(UsageError(format!("--pid {pid}: no such process")).into());
+        }
+        Ok(Job { child: None, tracker: JobTracker::new(pid), pids: PidSet::default(), exit: None, stopping: false })
+    }
+
+    /// Publish the tree's PIDs into `pids` (the set the GPU workers read) from now on.
+    pub fn share_pids(&mut self, pids: PidSet) {
+        self.pids = pids;
+    }
+
+    /// Read the tree into the job fields of `row` and publish its PID set.
+    pub fn sample(&mut self, row: &mut Row) {
+        self.tracker.sample(row);
+        if let Ok(mut p) = self.pids.write() {
+            p.clear();
+            p.extend(self.tracker.pids());
+        }
+    }
+
+    /// Whether the job is over: the wrapped command exited, or the followed tree is gone.
+    pub fn finished(&mut self) -> Result<bool> {
+        match &mut self.child {
+            Some(c) => {
+                if self.exit.is_none() {
+                    self.exit = c.try_wait().context("waiting for the wrapped command")?;
+                }
+                Ok(self.exit.is_some())
+            }
+            // Zombies count as gone: a followed process's parent may not have reaped it yet.
+            None => Ok(!self.tracker.alive()),
+        }
+    }
+
+    /// Pass a stop signal on to the wrapped command (not to a followed process: it is not ours).
+    /// A terminal's Ctrl-C already reached the child, so it is not sent twice.
+    pub fn forward(&mut self, signo: i32, from_terminal: bool) {
+        self.stopping = true;
+        if let Some(c) = &self.child
+            && self.exit.is_none()
+            && !from_terminal
+        {
+            // SAFETY: kill(2) on our own child's PID, which we have not reaped.
+            unsafe { libc::kill(c.id() as i32, signo) };
+        }
+    }
+
+    /// Wait for the wrapped command and return the exit code gpumon should end with:
+    /// its own code, or 128 + signal when it was killed.
+    pub fn wait(&mut self) -> Result<Option<i32>> {
+        let Some(c) = &mut self.child else { return Ok(None) };
+        let status = match self.exit {
+            Some(s) => s,
+            None => c.wait().context("waiting for the wrapped command")?,
+        };
+        self.exit = Some(status);
+        Ok(Some(exit_code(status)))
+    }
+
+    pub fn is_wrapped(&self) -> bool {
+        self.child.is_some()
+    }
+
+    /// Whether the job writes to the terminal our stderr is on: a wrapped command inherits our
+    /// stdout and stderr, so it always does; a followed process does when its fd 1 or 2 is the
+    /// same file as ours. Its output cannot be seen before it lands (no pty in between), so a
+    /// redrawn status line would collide with it.
+    pub fn shares_terminal(&self) -> bool {
+        if self.child.is_some() {
+            return true;
+        }
+        let Ok(ours) = std::fs::read_link("/proc/self/fd/2") else { return false };
+        let root = self.tracker.root();
+        [1, 2].iter().any(|fd| std::fs::read_link(format!("/proc/{root}/fd/{fd}")).is_ok_and(|t| t == ours))
+    }
+}
+
+/// The shell's convention: the exit code, or 128 + the signal that killed the process.
+pub fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}

@@ -1,0 +1,370 @@
+//! The record loop: sub-sample deadlines on a monotonic clock, sources sampled in the loop,
+//! sub-samples aggregated into one row per interval, rows handed to the writer thread,
+//! signals handled between ticks. setup.rs opens a run, tick.rs holds one tick's pieces; the
+//! loop and the run's end are here.
+
+pub mod agg;
+mod child;
+mod clock;
+mod control;
+mod fanout;
+mod live;
+mod progress;
+mod relay;
+mod rundir;
+mod setup;
+mod signals;
+mod tick;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use crossbeam_channel::RecvTimeoutError;
+
+use control::{MARKS_PER_S, MAX_MARK_BYTES, MAX_MARKS};
+use gpumon_schema::catalog::Field;
+use gpumon_schema::files::Format;
+use gpumon_schema::row::{Selection, Tick};
+use gpumon_schema::run::RunStats;
+use gpumon_sink::Target;
+use gpumon_sink::parquet::MARKS_KEY;
+use gpumon_source::gpu::{GpuSelector, GpuSource};
+use gpumon_util::status;
+use gpumon_util::warn::{warn, warn_once};
+use signals::{Signal, Signals};
+use tick::{Begun, Emitter, Rows, Sources};
+
+/// Validated settings of one `gpumon record` run (built by the CLI layer).
+#[derive(Debug, Clone)]
+pub struct RecordConfig {
+    /// Time between output rows.
+    pub interval: Duration,
+    /// Time between sub-samples; `interval` is a whole multiple of it.
+    pub sample_every: Duration,
+    /// Output file or stdout; None when only serving metrics (`--listen` without `-o`).
+    pub target: Option<Target>,
+    /// The `host` value of every row (`--host`, else the system's host name).
+    pub host: String,
+    /// Serve the latest tick as Prometheus metrics on this address.
+    pub listen: Option<std::net::SocketAddr>,
+    pub format: Format,
+    pub selection: Selection,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    pub gpus: Vec<GpuSelector>,
+    pub nvml_lib: String,
+    pub require_gpu: bool,
+    pub flush: Duration,
+    pub rotate_size: Option<u64>,
+    pub rotate_every: Option<Duration>,
+    pub keep: Option<usize>,
+    pub max_total: Option<u64>,
+    /// Rows kept in memory while the output cannot be written.
+    pub max_backlog: usize,
+    pub quiet: bool,
+    pub verbose: bool,
+    pub command_line: String,
+    /// The GPU selection came from CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, not `--gpus`.
+    pub gpus_from_env: bool,
+    /// Command to start and record (`record -- CMD ARGS`).
+    pub wrap: Vec<String>,
+    /// Already running process to follow with its descendants.
+    pub pid: Option<u32>,
+    /// With `--pid`: keep recording after the followed tree is gone.
+    pub keep_going: bool,
+    /// Write one row per (tick, GPU, process) beside the main output.
+    pub processes: bool,
+    /// Listen for phase marks (`gpumon mark`) on a control socket; off with `--no-marks`.
+    pub marks: bool,
+}
+
+/// How a run ended.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Outcome {
+    pub stats: RunStats,
+    /// The wrapped command's exit code (128 + signal when killed), which gpumon exits with.
+    pub job_exit: Option<i32>,
+}
+
+/// Record until the count or duration is reached, a signal arrives, or the job ends.
+pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
+    let signals = signals::install()?;
+    // One writer per output, held until the run ends (sink::lock), before anything is touched.
+    let mut locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
+    // With GPUs the loop moves between threads (relay.rs), and a thread stuck in a driver call is
+    // left behind when the run ends, not waited for: what the loop holds must live as long as the
+    // process, so the run's settings do (one small copy per process).
+    let cfg: &'static RecordConfig = Box::leak(Box::new(cfg.clone()));
+    let mut rec = Recorder::open(cfg)?;
+    let _locks = match rec.sources.gpu.as_ref().map(GpuSource::reads) {
+        Some(reads) => {
+            let (r, locks) = relay::run(rec, signals, locks, reads)?;
+            rec = r;
+            locks
+        }
+        None => {
+            rec.run_ticks(&signals, &mut locks)?;
+            locks
+        }
+    };
+    // The outputs are closed before the locks go.
+    rec.finish()
+}
+
+/// Where the loop stands (it moves with the loop from thread to thread): the last sub-sample
+/// number, the schedule's origin, and how long a tick's GPU reads may take.
+struct Cursor {
+    m: u64,
+    start: Instant,
+    budget: Duration,
+}
+
+/// A sub-sample between its two halves: taken before its GPU reads, finished after them.
+struct Pending {
+    m: u64,
+    /// The output row it belongs to.
+    row: u64,
+    /// When its GPU reads start (their budget runs from here).
+    at: Instant,
+    begun: Begun,
+}
+
+/// One run in progress: its sources, the rows being aggregated, and the outputs with the
+/// run's counters. Made by [`Recorder::open`] (setup.rs).
+struct Recorder<'a> {
+    cfg: &'a RecordConfig,
+    sources: Sources,
+    hostname: Arc<str>,
+    rows: Rows,
+    out: Emitter,
+    /// The control socket for phase marks, when the run has one.
+    control: Option<control::Control>,
+    /// The output as the user named it, for messages.
+    target_name: String,
+    show_status: bool,
+}
+
+impl Recorder<'_> {
+    /// The tick loop on the calling thread (a run without GPUs): sub-sample m is due at
+    /// start + m * sample_every on the monotonic clock, whatever earlier ticks cost; signals are
+    /// handled while waiting for it.
+    fn run_ticks(&mut self, signals: &Signals, locks: &mut fanout::Locks) -> Result<()> {
+        let mut cur = self.cursor(signals);
+        while let Some(p) = self.begin_tick(&mut cur, signals) {
+            if !self.end_tick(p, &cur, locks)? {
+                break;
+            }
+        }
+        self.close_rows();
+        Ok(())
+    }
+
+    /// The loop's starting point (now); the signal wait also watches the idle control socket.
+    fn cursor(&self, signals: &Signals) -> Cursor {
+        signals.watch(self.control.as_ref().and_then(control::Control::idle_fd));
+        Cursor { m: 0, start: Instant::now(), budget: self.cfg.sample_every.mul_f64(0.8) }
+    }
+
+    /// Wait for the next sub-sample's deadline and take its part before the GPU reads: the rows
+    /// it completes or skips are emitted, the host is read. None when the run is over.
+    fn begin_tick(&mut self, cur: &mut Cursor, signals: &Signals) -> Option<Pending> {
+        cur.m += 1;
+        let deadline = cur.start + self.cfg.sample_every.mul_f64(cur.m as f64);
+        if self.cfg.duration.is_some_and(|d| deadline.duration_since(cur.start) > d) {
+            return None;
+        }
+        if !self.wait_until(deadline, signals) {
+            return None;
+        }
+        cur.m = self.skip_late(deadline, cur.m);
+        let row = self.rows.row_of(cur.m);
+        let (left, missed) = self.rows.enter(row);
+        if let Some(t) = left {
+            self.out.emit(t);
+        }
+        self.out.miss(missed);
+        let begun = self.sources.begin(&self.hostname, self.rows.fields_added());
+        Some(Pending { m: cur.m, row, at: Instant::now(), begun })
+    }
+
+    /// The rest of sub-sample `p` once its GPUs were read: its rows made, aggregated and emitted.
+    /// False when the run is over after it.
+    fn end_tick(&mut self, p: Pending, cur: &Cursor, locks: &mut fanout::Locks) -> Result<bool> {
+        let mut events = Vec::new();
+        let sub = self.sources.finish(&self.cfg.selection, p.begun, p.m, cur.budget, &mut events);
+        if !events.is_empty() {
+            self.out.outputs.send_events(events, &self.hostname);
+        }
+        if let Some(t) = self.rows.push(sub, p.row, p.m) {
+            // Only a status line shows it (not with -q or off a terminal).
+            let util = if self.show_status { status_util(&t) } else { String::new() };
+            self.out.emit(t);
+            if self.show_status {
+                self.draw_status(cur.start, &util);
+            }
+        }
+        locks.check();
+        Ok(!self.should_end()?)
+    }
+
+    /// A partial interval at the end is still data.
+    fn close_rows(&mut self) {
+        if let Some(t) = self.rows.rest() {
+            self.out.emit(t);
+        }
+    }
+
+    /// Wait for `deadline`, acting on signals meanwhile; false when a stop ends the run now.
+    fn wait_until(&mut self, deadline: Instant, signals: &Signals) -> bool {
+        loop {
+            let now = Instant::now();
+            let sig = if deadline > now {
+                match signals.recv_timeout(deadline - now) {
+                    Ok(s) => Some(s),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        Some(Signal::Stop { signo: libc::SIGTERM, from_terminal: false })
+                    }
+                }
+            } else {
+                signals.try_recv().ok()
+            };
+            match sig {
+                // A wrapped command is asked to stop first; the run ends when it has.
+                Some(Signal::Stop { signo, from_terminal }) => {
+                    match self.sources.job.as_mut().filter(|j| j.is_wrapped()) {
+                        Some(j) => j.forward(signo, from_terminal),
+                        None => return false,
+                    }
+                }
+                Some(Signal::Rotate) => self.out.outputs.rotate(),
+                // Somebody connected to the idle control socket: its thread starts now.
+                None if signals.take_extra() => {
+                    signals.watch(None);
+                    if let Some(c) = &mut self.control {
+                        c.serve();
+                    }
+                }
+                None => return true,
+            }
+        }
+    }
+
+    /// Count a sample that starts late and skip the deadlines that already passed instead of
+    /// bunching samples together; returns the sub-sample number to take now.
+    fn skip_late(&mut self, deadline: Instant, m: u64) -> u64 {
+        let every = self.cfg.sample_every;
+        let lateness = Instant::now().saturating_duration_since(deadline);
+        if lateness <= every / 2 {
+            return m;
+        }
+        self.out.stats.late += 1;
+        warn_once(
+            "late-tick",
+            &format!(
+                "a sample started {} ms late (the machine or a GPU query was slow); later samples keep their schedule, late ones are counted",
+                lateness.as_millis()
+            ),
+        );
+        m + (lateness.as_nanos() / every.as_nanos().max(1)) as u64
+    }
+
+    fn draw_status(&self, start: Instant, util: &str) {
+        // Most telling first: the line is cut at the terminal's width.
+        let (file, bytes) = self.out.outputs.file_status();
+        let file = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned());
+        status::draw(&format!(
+            "gpumon {}  ticks {}  late {}  {}  {} {}",
+            fmt_elapsed(start.elapsed()),
+            self.out.stats.ticks,
+            self.out.stats.late,
+            util,
+            file.unwrap_or_else(|| self.target_name.clone()),
+            fmt_bytes(bytes),
+        ));
+    }
+
+    /// Whether the run is over after this tick: the writer failed for good, the count is
+    /// reached, or the job ended (a followed one only without `--keep-going`).
+    fn should_end(&mut self) -> Result<bool> {
+        if self.out.outputs.fatal() || self.cfg.count.is_some_and(|c| self.out.stats.ticks >= c) {
+            return Ok(true);
+        }
+        Ok(match self.sources.job.as_mut() {
+            Some(j) => j.finished()? && (!self.cfg.keep_going || j.is_wrapped()),
+            None => false,
+        })
+    }
+
+    /// Wait for a wrapped command, close the outputs, and report how the run went.
+    fn finish(mut self) -> Result<Outcome> {
+        status::clear_line();
+        // A wrapped command outlives the recording only when the count or duration ran out first;
+        // gpumon then waits for it, as a wrapper should.
+        let job_exit = match self.sources.job.as_mut() {
+            Some(j) => j.wait()?,
+            None => None,
+        };
+        let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
+        if let Some(c) = self.control.take() {
+            if let Some(marks) = c.marks.json() {
+                outputs.add_main_metadata(MARKS_KEY, &marks);
+            }
+            let dropped = c.marks.dropped();
+            if dropped > 0 {
+                outputs.add_main_metadata("gpumon.marks_dropped", &dropped.to_string());
+                warn(&format!(
+                    "{dropped} marks refused (too many or too fast: {} kept; at most {MAX_MARKS} and {} KiB a run, \
+                     {MARKS_PER_S} a second)",
+                    c.marks.count(),
+                    MAX_MARK_BYTES >> 10
+                ));
+            }
+            drop(c);
+        }
+        if let Some(code) = job_exit {
+            outputs.add_metadata("gpumon.job.exit_code", &code.to_string());
+        }
+        if !cfg.wrap.is_empty() {
+            outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));
+        }
+        let target_name = self.target_name;
+        let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
+        if stats.late > 0 || stats.dropped > 0 || report.lost > 0 {
+            warn(&format!(
+                "{} ticks recorded, {} samples late, {} ticks missed, {} dropped by a full queue, {} lost to write errors",
+                stats.ticks, stats.late, stats.missed, stats.dropped, report.lost
+            ));
+        }
+        if cfg.verbose {
+            let files: Vec<String> = report.files.iter().map(|f| f.display().to_string()).collect();
+            eprintln!(
+                "gpumon: {} ticks written to {}",
+                report.written,
+                if files.is_empty() { target_name } else { files.join(", ") }
+            );
+        }
+        Ok(Outcome { stats, job_exit })
+    }
+}
+
+fn status_util(tick: &Tick) -> String {
+    let utils: Vec<String> =
+        tick.rows.iter().filter_map(|r| r.get(Field::UtilGpu).as_u64()).map(|u| format!("{u}%")).collect();
+    if utils.is_empty() { String::new() } else { format!("GPU {}", utils.join(" ")) }
+}
+
+fn fmt_elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+fn fmt_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 => format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30)),
+        b if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / f64::from(1u32 << 20)),
+        b if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{b} B"),
+    }
+}
