@@ -660,7 +660,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("scenario.txt");
             std::fs::write(&path, scenario(4242)).unwrap();
-            let name = "source::gpu::tests::every_gpu_field_is_sampled";
+            let name = "gpu::tests::every_gpu_field_is_sampled";
             let out = Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", name, "--nocapture", "--test-threads=1"])
                 .env(CHILD, fake_nvml())
