@@ -14,6 +14,7 @@ pub fn main() -> i32 {
 }
 
 /// The same for `gpumon-analyze`, the binary that runs the reading commands.
+#[cfg(feature = "analyze")]
 pub fn main_reading() -> i32 {
     cmd::main_reading()
 }

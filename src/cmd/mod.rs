@@ -1,7 +1,9 @@
 //! One module per subcommand: each turns its parsed arguments into a config, wires the rooms
 //! together and returns an exit code. [`main`] parses, dispatches and maps errors to exit codes.
 
+#[cfg(feature = "analyze")]
 pub mod compare;
+#[cfg(feature = "analyze")]
 pub mod convert;
 pub mod doctor;
 pub mod fields;
@@ -11,8 +13,11 @@ pub mod mark;
 pub mod progress;
 pub mod record;
 pub mod recover;
+#[cfg(feature = "analyze")]
 pub mod report;
+#[cfg(feature = "analyze")]
 pub mod summarize;
+#[cfg(feature = "analyze")]
 pub mod watch;
 
 mod analyzer;
@@ -52,6 +57,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
 }
 
 /// The reading side, run by the `gpumon-analyze` binary (which `gpumon` execs for these commands).
+#[cfg(feature = "analyze")]
 fn dispatch_reading(cli: Cli) -> Result<i32> {
     match cli.cmd {
         Cmd::Summarize(a) => summarize::run(&a.into_config()?),
@@ -72,6 +78,15 @@ fn dispatch_reading(cli: Cli) -> Result<i32> {
     }
 }
 
+/// An output in a directory that does not exist is a usage error naming both.
+pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() {
+        return Err(UsageError(format!("{}: directory {} does not exist", gpumon_util::text::show(out), gpumon_util::text::show(dir))).into());
+    }
+    Ok(())
+}
+
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
@@ -83,6 +98,7 @@ pub fn main() -> i32 {
 }
 
 /// The same for `gpumon-analyze`: the reading commands.
+#[cfg(feature = "analyze")]
 pub fn main_reading() -> i32 {
     run(dispatch_reading)
 }

@@ -162,7 +162,7 @@ impl RecordArgs {
             Some(o) if o.as_os_str() == "-" => Some(Target::Stdout),
             Some(o) => {
                 let path = fill_template(o, host, chrono::Utc::now())?;
-                crate::cmd::report::check_output_dir(&path)?;
+                crate::cmd::check_output_dir(&path)?;
                 Some(Target::File(path))
             }
             None if self.listen.is_some() => None,

@@ -90,16 +90,7 @@ pub fn check_output(out: &Path, found: &Discovered) -> Result<()> {
         let same = if i.path == out { String::new() } else { format!(" ({} is the same file)", show(&i.path)) };
         return Err(UsageError(format!("{}: is also an input{same}; write to another file", show(out))).into());
     }
-    check_output_dir(out)
-}
-
-/// An output in a directory that does not exist is a usage error naming both.
-pub fn check_output_dir(out: &Path) -> Result<()> {
-    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(UsageError(format!("{}: directory {} does not exist", show(out), show(dir))).into());
-    }
-    Ok(())
+    crate::cmd::check_output_dir(out)
 }
 
 /// Write `text` to `path` whole: a temporary file beside it, renamed into place.
