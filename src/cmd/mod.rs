@@ -82,7 +82,12 @@ fn dispatch_reading(cli: Cli) -> Result<i32> {
 pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     if !dir.is_dir() {
-        return Err(UsageError(format!("{}: directory {} does not exist", gpumon_util::text::show(out), gpumon_util::text::show(dir))).into());
+        return Err(UsageError(format!(
+            "{}: directory {} does not exist",
+            gpumon_util::text::show(out),
+            gpumon_util::text::show(dir)
+        ))
+        .into());
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Sources: where values come from (NVML for GPUs, /proc for the host).
 
 pub mod cgroup;
+pub mod diagnose;
 mod events;
 mod gpm;
 pub mod gpu;
