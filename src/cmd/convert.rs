@@ -2,16 +2,12 @@
 //! Parquet, written by the existing sinks (`gpumon_sink::open`) with a selection of the fields the
 //! inputs have.
 //!
-//! Rows become ticks again: consecutive rows of one host belong to one tick while their GPU has not
-//! appeared in it yet and they lie within 2 s of its first row (nvidia-smi queries GPUs one after
-//! another, a few ms apart); a tick is stamped with its first row's time, as gpumon's own rows are.
-//! The output is written to a hidden temporary file beside it and renamed into place when complete.
+//! Rows become ticks again (`gpumon_sink::regroup`). The output is written to a hidden temporary file beside it and renamed into place when complete.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
 
 use crate::cli::ConvertArgs;
 use gpumon_read::inputs::{Input, discover};
@@ -19,18 +15,13 @@ use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::files::Format;
-use gpumon_schema::row::{Row, Selection, Tick, Value};
-use gpumon_schema::run::RunMeta;
-use gpumon_sink::{self as sink, Sink, Target};
+use gpumon_schema::row::{Selection, Value};
+use gpumon_sink::regroup::TickWriter;
 use gpumon_util::error::{UsageError, exit};
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
 use gpumon_util::warn::warn;
 
-/// Rows of one tick may spread this far (µs).
-const TICK_SPREAD_US: i64 = 2_000_000;
-/// Ticks held back to estimate the interval for the file's metadata.
-const HEAD_TICKS: usize = 64;
 /// Rows turned from Arrow into catalogue rows at once.
 const CHUNK_ROWS: usize = 4096;
 
@@ -43,117 +34,6 @@ pub struct ConvertConfig {
     pub read: ReadOptions,
     pub progress: bool,
     pub command_line: String,
-}
-
-struct Writer {
-    format: Format,
-    tmp: PathBuf,
-    sel: Selection,
-    command: String,
-    sink: Option<Box<dyn Sink>>,
-    head: Vec<Tick>,
-    cur: Option<Tick>,
-    seq: u64,
-    rows: u64,
-    /// The work counters' columns (`progress.KEY`) written: those of the first batch read.
-    counters: Option<Vec<String>>,
-}
-
-impl Writer {
-    /// Whether the rows of a batch with these counter columns can keep them (the columns written are
-    /// those of the first batch; another set is left out, with a warning).
-    fn keeps_counters(&mut self, names: Vec<String>) -> bool {
-        match &self.counters {
-            None if self.sink.is_none() && self.head.is_empty() => {
-                self.counters = Some(names);
-                true
-            }
-            Some(c) if *c == names => true,
-            None if names.is_empty() => true,
-            _ => {
-                gpumon_util::warn::warn_once(
-                    "convert-counters",
-                    "the inputs have different progress.* columns; only the first input's are converted",
-                );
-                false
-            }
-        }
-    }
-
-    fn push_row(&mut self, ts: i64, row: Row) -> Result<()> {
-        let gpu = row.get(Field::Index).as_u64();
-        let host = row.get(Field::Host).clone();
-        let same = self.cur.as_ref().is_some_and(|t| {
-            let first = &t.rows[0];
-            let t0 = t.ts.timestamp_micros();
-            first.get(Field::Host) == &host
-                && (ts == t0
-                    || (gpu.is_some()
-                        && ts >= t0
-                        && ts - t0 < TICK_SPREAD_US
-                        && !t.rows.iter().any(|r| r.get(Field::Index).as_u64() == gpu)))
-        });
-        if !same {
-            self.flush_tick()?;
-            self.seq += 1;
-            let when = DateTime::<Utc>::from_timestamp_micros(ts).unwrap_or_default();
-            self.cur = Some(Tick { ts: when, seq: self.seq, rows: Vec::new(), procs: Vec::new() });
-        }
-        if let Some(t) = &mut self.cur {
-            t.rows.push(row);
-        }
-        self.rows += 1;
-        Ok(())
-    }
-
-    fn flush_tick(&mut self) -> Result<()> {
-        let Some(t) = self.cur.take() else { return Ok(()) };
-        match &mut self.sink {
-            Some(s) => s.write_tick(&t),
-            None => {
-                self.head.push(t);
-                if self.head.len() >= HEAD_TICKS { self.open() } else { Ok(()) }
-            }
-        }
-    }
-
-    /// Open the sink with metadata from the first ticks, and write them.
-    fn open(&mut self) -> Result<()> {
-        let Some(first) = self.head.first() else { return Ok(()) };
-        let mut steps: Vec<i64> =
-            self.head.windows(2).map(|w| (w[1].ts - w[0].ts).num_microseconds().unwrap_or(0)).collect();
-        steps.retain(|&s| s > 0);
-        steps.sort_unstable();
-        let interval_s = steps.get(steps.len() / 2).map_or(0.0, |&s| s as f64 * 1e-6);
-        let meta = RunMeta {
-            hostname: first.rows.first().and_then(|r| r.get(Field::Host).as_str()).unwrap_or("-").to_string(),
-            interval_s,
-            command: self.command.clone(),
-            start: first.ts,
-            driver_version: None,
-        };
-        let keys: Vec<String> = (self.counters.iter().flatten())
-            .filter_map(|n| gpumon_schema::progress::column_key(n).map(str::to_string))
-            .collect();
-        let sel = self.sel.clone().with_progress(&keys);
-        let mut s = sink::open(self.format, &Target::File(self.tmp.clone()), None, &sel, &meta)?;
-        for t in self.head.drain(..) {
-            s.write_tick(&t)?;
-        }
-        self.sink = Some(s);
-        Ok(())
-    }
-
-    fn finish(mut self) -> Result<u64> {
-        self.flush_tick()?;
-        if self.sink.is_none() {
-            self.open()?;
-        }
-        if let Some(s) = self.sink.take() {
-            s.finish()?;
-        }
-        Ok(self.rows)
-    }
 }
 
 fn tmp_path(out: &Path) -> PathBuf {
@@ -179,7 +59,7 @@ fn convert_input(
     read: &ReadOptions,
     want: &[Field],
     progress: &Progress,
-    w: &Mutex<Writer>,
+    w: &Mutex<TickWriter>,
 ) -> Result<()> {
     let no_ts = std::sync::atomic::AtomicU64::new(0);
     let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
@@ -268,18 +148,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let tmp = tmp_path(&cfg.output);
     // What an interrupted conversion left (a link there is removed, never followed): made anew.
     let _ = std::fs::remove_file(&tmp);
-    let w = Arc::new(Mutex::new(Writer {
-        format,
-        tmp: tmp.clone(),
-        sel,
-        command: cfg.command_line.clone(),
-        sink: None,
-        head: Vec::new(),
-        cur: None,
-        seq: 0,
-        rows: 0,
-        counters: None,
-    }));
+    let w = Arc::new(Mutex::new(TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone())));
     let progress = Progress::new(found.bytes(), cfg.progress);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {

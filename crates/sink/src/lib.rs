@@ -8,6 +8,7 @@ pub mod lock;
 pub mod parquet;
 mod piece;
 pub mod prom;
+pub mod regroup;
 pub mod smistyle;
 pub mod writer;
 
