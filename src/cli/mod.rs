@@ -1,6 +1,9 @@
 //! The command line as clap sees it: subcommands, flags, help texts and value parsers. The only
 //! module that knows clap; it touches neither the filesystem nor the environment (`cmd/` turns
 //! these arguments into configs and runs them).
+// The doc comments below are clap's help text, printed as written: `[,noheader]` is an optional
+// part of a value there, not a link.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 use std::ffi::OsString;
 use std::path::PathBuf;

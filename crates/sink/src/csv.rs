@@ -187,7 +187,7 @@ fn push_cached(out: &mut Vec<u8>, v: &Value, last: &mut Last) {
 }
 
 /// `f` as `{f:?}` writes it. A whole number below 2^53 is its digits and `.0` (its shortest exact
-/// decimal: every integer there is a double of its own); most others are [`short_decimal`]; the
+/// decimal: every integer there is a double of its own); most others are `short_decimal`; the
 /// rest (exponents, NaN, infinities, 16 and 17 digits) goes through the formatter.
 fn push_f64(out: &mut Vec<u8>, f: f64) {
     const EXACT: f64 = (1u64 << 53) as f64;

@@ -7,7 +7,7 @@
 //!   `cgroup_`; a `.max` companion takes its base field's), then the canonical name with `.` as
 //!   `_` (a leading namespace word is not repeated, and `gpu` is dropped under `gpu_`:
 //!   `utilization.gpu` -> `gpumon_gpu_utilization_ratio`);
-//! * the catalogue unit becomes a base unit suffix and a scale factor ([`unit`]): `%` -> `_ratio`
+//! * the catalogue unit becomes a base unit suffix and a scale factor ([`unit()`]): `%` -> `_ratio`
 //!   (0-1), `MiB` -> `_bytes`, `MHz` -> `_hertz`, `W` -> `_watts`, `C` -> `_celsius`, `J` -> `_joules`;
 //! * counters end in `_total` (a trailing `total` in the field name is not doubled), and a trailing
 //!   word the unit suffix already says is not doubled (`pcie.tx.bytes` in MiB/s -> `..._bytes_per_second`);
