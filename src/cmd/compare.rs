@@ -13,7 +13,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::cli::{CompareArgs, CompareFormatArg};
-use crate::cmd::summarize::{PhaseMode, SummarizeConfig, report_checks, summarize};
+use crate::cmd::summarize::report_checks;
 use gpumon_analysis::checks::parse_check;
 use gpumon_analysis::compare::{self, Comparison};
 use gpumon_analysis::findings::Thresholds;
@@ -21,6 +21,7 @@ use gpumon_analysis::window::WindowSpec;
 use gpumon_analysis::{CheckResult, Summary};
 use gpumon_present::{compare as show, dur, ts};
 use gpumon_read::scan::ReadOptions;
+use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_util::error::UsageError;
 
 /// One run to compare, as given: a path, and the phase of it to take.
@@ -90,7 +91,6 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
         window: WindowSpec::default(),
         thresholds: cfg.thresholds.clone(),
         checks: Vec::new(),
-        format: gpumon_present::SummaryFormat::Json,
         progress: cfg.progress,
         warnings: true,
         phases: if run.phase.is_some() { PhaseMode::On } else { PhaseMode::Off },

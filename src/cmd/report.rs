@@ -1,12 +1,12 @@
 //! `gpumon report`: one self-contained HTML file with the summary's tables and findings, a heatmap
 //! of utilization per GPU over time, and per-GPU / per-host charts drawn as inline SVG.
 //!
-//! Pipeline: the summarize pipeline runs unchanged ([`crate::cmd::summarize::summarize`]) and its
+//! Pipeline: the summarize pipeline runs unchanged ([`gpumon_summary::summarize_found`]) and its
 //! [`Summary`] feeds the tables (the page embeds the same summary as `summarize --format json` prints
 //! it, docs/summary-json.md, for scripts). The charts need the time span before they can bucket:
 //! the summary already holds the first and last GPU sample inside the window, so that is the span
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
-//! one pass over the timestamp column ([`crate::cmd::summarize::time_range`]), clipped to the window.
+//! one pass over the timestamp column ([`gpumon_summary::time_range`]), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
 //! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] min/max/mean buckets per series: memory is
 //! bounded by buckets × series, not by rows, and the page stays a few MB for any length of run.
@@ -17,13 +17,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
-use crate::cmd::summarize::{SummarizeConfig, find_inputs, parse_checks, report_checks, summarize_found, time_range};
-use gpumon_analysis::Summary;
-use gpumon_analysis::series::{BUCKETS, Collected, Grid, Series};
+use crate::cmd::summarize::report_checks;
 use gpumon_read::inputs::Discovered;
-use gpumon_read::scan::scan;
+use gpumon_summary::{PhaseMode, SummarizeConfig, find_inputs, parse_checks, series, summarize_found};
 use gpumon_util::error::UsageError;
-use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
 
 /// A validated `report` command line.
@@ -33,54 +30,6 @@ pub struct ReportConfig {
     pub summarize: SummarizeConfig,
     /// The HTML file to write, or `-` for stdout.
     pub output: PathBuf,
-}
-
-/// The charts' time span: the summary's GPU span, widened by a timestamp pass only when a host has
-/// no GPU rows.
-fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<Grid> {
-    let gpu_span = summary.start.zip(summary.end);
-    let host_only = summary.hosts.iter().any(|h| h.gpus.is_empty());
-    let (start, end) = match gpu_span {
-        Some(r) if !host_only => r,
-        _ => {
-            let progress = Progress::new(found.bytes(), cfg.progress);
-            let range = time_range(&found.inputs, &cfg.read, &progress)?;
-            progress.finish();
-            let (since, until) = summary.window;
-            let clipped = range.map(|(a, b)| {
-                (a.max(since.unwrap_or(i64::MIN)), b.min(until.map_or(i64::MAX, |u| u.saturating_sub(1))))
-            });
-            let joined = match (clipped, gpu_span) {
-                (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
-                (Some(r), None) | (None, Some(r)) => r,
-                (None, None) => (0, 0),
-            };
-            if joined.0 > joined.1 { gpu_span.unwrap_or((0, 0)) } else { joined }
-        }
-    };
-    Ok(Grid::new(start, end, BUCKETS))
-}
-
-/// One pass over every input into the envelopes.
-fn collect(
-    found: &Discovered,
-    cfg: &SummarizeConfig,
-    grid: Grid,
-    window: (Option<i64>, Option<i64>),
-) -> Result<Collected> {
-    let progress = Progress::new(found.bytes(), cfg.progress);
-    let want = gpumon_analysis::series::wanted();
-    let mut all = Collected::new(grid);
-    for input in &found.inputs {
-        let init = || Series::new(grid, window.0, window.1);
-        let visit = |st: &mut Series, b: &arrow_array::RecordBatch, host: &str| st.visit(b, host);
-        let (parts, _) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
-        for p in parts {
-            all.append(p);
-        }
-    }
-    progress.finish();
-    Ok(all)
 }
 
 /// Refuse an output that would replace one of the inputs (the same device and inode: a hard or
@@ -128,8 +77,8 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
     };
     // The charts read the metrics only (the companion files feed the summary's events and users).
     let found = &inputs.metrics;
-    let grid = span(summary, found, s)?;
-    let collected = collect(found, s, grid, summary.window)?;
+    let grid = series::span(summary, found, s)?;
+    let collected = series::collect(found, s, grid, summary.window)?;
     let body = gpumon_present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
     let page = gpumon_present::html::markup::page(&gpumon_present::html::body::title(summary), &body, &json);
     Ok((page, o.checks))
@@ -147,8 +96,7 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
 
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
-        let summarize =
-            self.input.into_config(gpumon_present::SummaryFormat::Json, crate::cmd::summarize::PhaseMode::IfMarked)?;
+        let summarize = self.input.into_config(PhaseMode::IfMarked)?;
         Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
     }
 }

@@ -1,343 +1,23 @@
-//! `gpumon summarize`: read the inputs, compute the summary, print it, run the checks.
-//!
-//! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
-//! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
-//! events, told apart by their columns), a relative window is resolved (one cheap pass over the
-//! timestamps), every input is collected, then the report goes to stdout and input warnings and failed
-//! checks to stderr. Exit 3 when a check failed.
-//!
-//! With `--by phase` (or `--phase` windows, or in the report when the inputs carry marks) the same
-//! pass also feeds one collector per phase ([`PhaseCollector`]); the phases are summarised like the
-//! whole run and compared, and `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
+//! `gpumon summarize`: the summary of the inputs (`gpumon_summary`) printed in the asked format,
+//! input warnings and failed checks on stderr; exit 3 when a check failed.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Mutex;
 
 use anyhow::Result;
 
 use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
-use gpumon_analysis::checks::{Check, parse_check, resolve};
-use gpumon_analysis::collect::{CollectConfig, Collector, wanted_fields};
-use gpumon_analysis::compare::{self, Measure, Part, is_comparison_check};
-use gpumon_analysis::events::EventCollector;
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::usage::UsageCollector;
-use gpumon_analysis::window::{PhaseWindow, WindowSpec};
-use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
+use gpumon_analysis::CheckResult;
+use gpumon_analysis::window::WindowSpec;
 use gpumon_present::{SummaryFormat, render};
-use gpumon_read::inputs::{Discovered, Input, Kind, discover_recording};
-use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
-use gpumon_schema::catalog::Field;
-use gpumon_schema::cols::{self, NO_TS};
-use gpumon_schema::run::InputInfo;
+use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_util::error::{UsageError, exit};
-use gpumon_util::progress::Progress;
 use gpumon_util::text::{escape, for_terminal};
 
-/// A validated `summarize` command line.
+/// A validated `summarize` command line: what to summarize and the output format.
 #[derive(Debug, Clone)]
-pub struct SummarizeConfig {
-    pub inputs: Vec<PathBuf>,
-    pub read: ReadOptions,
-    pub window: WindowSpec,
-    pub thresholds: Thresholds,
-    /// `--fail-if` expressions as given.
-    pub checks: Vec<String>,
+pub struct SummarizeCmd {
+    pub summary: SummarizeConfig,
     pub format: SummaryFormat,
-    /// Allow a progress bar (stderr a terminal, reading slow).
-    pub progress: bool,
-    /// Print the inputs' warnings on stderr (`watch` keeps its screen clean).
-    pub warnings: bool,
-    /// Whether to split the data by phase.
-    pub phases: PhaseMode,
-    /// `--phase NAME=SINCE..UNTIL`: phases as time windows, for inputs without marks.
-    pub phase_windows: Vec<PhaseWindow>,
-    /// `--baseline LABEL`: the phase the others are compared with (default: the first).
-    pub baseline: Option<String>,
-}
-
-/// When the data is split by phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PhaseMode {
-    Off,
-    /// When an input carries a `phase` column or `--phase` windows are given (the report).
-    IfMarked,
-    /// Always (`--by phase`, `--phase`).
-    On,
-}
-
-/// A `--fail-if` check: on a statistic, or on a comparison of the phases.
-#[derive(Debug, Clone)]
-pub enum ParsedCheck {
-    Stat(Check, Stat),
-    Compare(Check, Measure, Part),
-}
-
-/// Parse and resolve the checks; errors are usage errors.
-pub fn parse_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
-    exprs
-        .iter()
-        .map(|e| {
-            let c = parse_check(e).map_err(UsageError)?;
-            if is_comparison_check(&c) {
-                let (m, part) = compare::resolve(&c).map_err(UsageError)?;
-                return Ok(ParsedCheck::Compare(c, m, part));
-            }
-            let stat = resolve(&c).map_err(UsageError)?;
-            Ok(ParsedCheck::Stat(c, stat))
-        })
-        .collect()
-}
-
-/// First and last timestamp of all inputs (one pass over the timestamp column only).
-pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Result<Option<(i64, i64)>> {
-    let mut range: Option<(i64, i64)> = None;
-    for input in inputs {
-        let init = || (i64::MAX, i64::MIN);
-        let visit = |st: &mut (i64, i64), b: &arrow_array::RecordBatch, _: &str| -> Result<()> {
-            let mut ts = Vec::new();
-            if let Some(c) = b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))
-                && cols::ts_micros(b.column(c).as_ref(), &mut ts)
-            {
-                for t in ts.into_iter().filter(|&t| t != NO_TS) {
-                    st.0 = st.0.min(t);
-                    st.1 = st.1.max(t);
-                }
-            }
-            Ok(())
-        };
-        let (parts, _) = scan(input, read, &[Field::Timestamp], progress, &init, &visit)?;
-        for (a, b) in parts.into_iter().filter(|p| p.0 <= p.1) {
-            range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
-        }
-    }
-    Ok(range)
-}
-
-/// The inputs of a summary by table: the metrics (with what was skipped), per-process rows, events.
-pub struct Inputs {
-    pub metrics: Discovered,
-    pub procs: Vec<Input>,
-    pub events: Vec<Input>,
-}
-
-/// Discover the inputs with the companion files beside them and sort them by table.
-pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
-    let found = discover_recording(paths)?;
-    let t = by_table(found.inputs, read);
-    Ok(Inputs { metrics: Discovered { inputs: t.metrics, skipped: found.skipped }, procs: t.procs, events: t.events })
-}
-
-/// Events and per-user totals from the companion inputs, inside `window`.
-fn companions(
-    inputs: &Inputs,
-    read: &ReadOptions,
-    window: (Option<i64>, Option<i64>),
-    progress: &Progress,
-    reports: &mut Vec<InputInfo>,
-) -> Result<Companions> {
-    // One collector each over every file, fed in file order (one part per file keeps the rows' order).
-    let read = ReadOptions { threads: 1, ..read.clone() };
-    let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
-    let events = Mutex::new(EventCollector::new(window));
-    let want: Vec<Field> = keys.into_iter().chain([Field::EventKind, Field::EventCode, Field::EventDetail]).collect();
-    for input in &inputs.events {
-        let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match events.lock() {
-            Ok(mut c) => c.visit(b, host),
-            Err(_) => Ok(()),
-        };
-        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
-    }
-    let usage = Mutex::new(UsageCollector::new(window));
-    let want: Vec<Field> =
-        keys.into_iter().chain([Field::ProcPid, Field::ProcUser, Field::ProcGpuMemory, Field::ProcSm]).collect();
-    for input in &inputs.procs {
-        let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match usage.lock() {
-            Ok(mut c) => c.visit(b, host),
-            Err(_) => Ok(()),
-        };
-        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
-    }
-    let (events, events_more, routine_events) = events.into_inner().map(EventCollector::finish).unwrap_or_default();
-    let users = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
-    Ok(Companions { events, events_more, routine_events, users })
-}
-
-/// What `summarize` found: the summary, the per-phase report when asked for, the checks' outcomes.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub summary: Summary,
-    pub phases: Option<PhaseReport>,
-    pub checks: Vec<CheckResult>,
-}
-
-/// The state of one part of the data: the whole run's collector and, split by phase, the phases'.
-struct Parts {
-    all: Collector,
-    phases: Option<PhaseCollector>,
-}
-
-/// How rows are split by phase: windows when given, else the `phase` column when asked for or, for
-/// the report, when an input has one.
-fn phase_split(cfg: &SummarizeConfig, found: &Discovered, range: Option<(i64, i64)>) -> Option<Split> {
-    if !cfg.phase_windows.is_empty() {
-        let w: Vec<_> = cfg.phase_windows.iter().map(|w| w.resolve(range)).collect();
-        return Some(Split::Windows(w.into()));
-    }
-    let marked = || {
-        found
-            .inputs
-            .iter()
-            .filter(|i| i.kind != Kind::Nvsmi)
-            .any(|i| probe_fields(i, &cfg.read).is_ok_and(|f| f.contains(&Field::Phase)))
-    };
-    match cfg.phases {
-        PhaseMode::Off => None,
-        PhaseMode::On => Some(Split::Column),
-        PhaseMode::IfMarked => marked().then_some(Split::Column),
-    }
-}
-
-/// One pass over every metrics input into the collectors; returns them with what each input held.
-fn collect(
-    cfg: &SummarizeConfig,
-    found: &Discovered,
-    ccfg: &CollectConfig,
-    split: Option<&Split>,
-    progress: &Progress,
-) -> Result<(Parts, Vec<InputInfo>)> {
-    let mut want = wanted_fields();
-    if split.is_some() {
-        want.push(Field::Phase);
-    }
-    let init = || Parts {
-        all: Collector::new(ccfg.clone()),
-        phases: split.map(|s| PhaseCollector::new(ccfg.clone(), s.clone())),
-    };
-    let visit = |st: &mut Parts, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
-        st.all.visit(b, host)?;
-        st.phases.as_mut().map_or(Ok(()), |p| p.visit(b, host))
-    };
-    let mut all = init();
-    let mut reports = Vec::new();
-    for input in &found.inputs {
-        let (mut parts, rep) = scan(input, &cfg.read, &want, progress, &init, &visit)?;
-        if all.all.goes_back(parts.iter().map(|p| &p.all)) {
-            // Ticks shared between parts (rows grouped by GPU or host): read again in file order,
-            // after the data before it.
-            let last = all.all.last_ticks();
-            let after = || Parts {
-                all: Collector::after(ccfg.clone(), &last),
-                phases: split.map(|s| PhaseCollector::new(ccfg.clone(), s.clone())),
-            };
-            let one = ReadOptions { threads: 1, ..cfg.read.clone() };
-            parts = scan(input, &one, &want, progress, &after, &visit)?.0;
-        }
-        for p in parts {
-            all.all.append(p.all);
-            if let (Some(mine), Some(later)) = (all.phases.as_mut(), p.phases) {
-                mine.append(later);
-            }
-        }
-        reports.push(rep);
-    }
-    Ok((all, reports))
-}
-
-/// Read the inputs, compute the summary (and the phases' when asked for) and evaluate the checks;
-/// input warnings go to stderr. What [`run`] prints, and what `gpumon report` renders.
-pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
-    parse_checks(&cfg.checks)?;
-    let inputs = find_inputs(&cfg.inputs, &cfg.read)?;
-    summarize_found(cfg, &inputs)
-}
-
-impl Inputs {
-    /// Every input, whatever its table.
-    pub fn all(&self) -> Discovered {
-        let all = self.metrics.inputs.iter().chain(&self.procs).chain(&self.events).cloned().collect();
-        Discovered { inputs: all, ..Default::default() }
-    }
-}
-
-/// [`summarize`] over inputs already found (each input is discovered once: a pipe can be read only
-/// once). What `gpumon report` renders.
-pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Outcome> {
-    let checks = parse_checks(&cfg.checks)?;
-    if cfg.phases == PhaseMode::Off
-        && let Some(ParsedCheck::Compare(c, ..)) = checks.iter().find(|c| matches!(c, ParsedCheck::Compare(..)))
-    {
-        return Err(
-            UsageError(format!("--fail-if '{c}' checks a comparison: add --by phase, or use gpumon compare")).into()
-        );
-    }
-    let found = &all_inputs.metrics;
-    let size = found.bytes();
-    let needs_range = cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
-    let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
-    let range = if needs_range { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
-    let window = cfg.window.resolve(range);
-    let ccfg = CollectConfig {
-        since: window.0,
-        until: window.1,
-        input_bound_util: cfg.thresholds.input_bound_util,
-        pegged_core: cfg.thresholds.pegged_core,
-        rows: cfg.thresholds.row_rules(),
-    };
-    let split = phase_split(cfg, found, range);
-    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;
-    let companions = companions(all_inputs, &cfg.read, window, &progress, &mut reports)?;
-    progress.finish();
-    for r in reports.iter().filter(|_| cfg.warnings) {
-        for w in &r.warnings {
-            gpumon_util::warn::warn(&format!("{}: {w}", r.path.display()));
-        }
-    }
-    let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };
-    let summary = build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
-    if summary.hosts.is_empty() && summary.users.is_empty() {
-        return Err(UsageError(format!(
-            "{}: nothing to summarize: {}",
-            all_inputs.all().names(),
-            nothing_why(&summary, cfg)
-        ))
-        .into());
-    }
-    let phases = all
-        .phases
-        .map(|p| build_phases(p, &events, &cfg.thresholds, window, cfg.baseline.as_deref()))
-        .transpose()
-        .map_err(UsageError)?;
-    let results = checks.iter().map(|c| check(c, &summary, phases.as_ref())).collect();
-    Ok(Outcome { summary, phases, checks: results })
-}
-
-/// Why a summary has nothing in it.
-fn nothing_why(s: &Summary, cfg: &SummarizeConfig) -> &'static str {
-    if s.windowed_out > 0 {
-        "no rows inside the window"
-    } else if !cfg.read.gpus.is_empty() {
-        "no rows of the GPUs --gpus selects"
-    } else {
-        "no GPU or host metrics"
-    }
-}
-
-/// Evaluate one check: on the summary, or on the comparison of the marked phases.
-fn check(c: &ParsedCheck, s: &Summary, phases: Option<&PhaseReport>) -> CheckResult {
-    match c {
-        ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
-        ParsedCheck::Compare(c, m, part) => {
-            let cols: Vec<(String, &Summary)> = phases
-                .map(|p| p.phases.iter().filter_map(|x| Some((x.label.clone()?, &x.summary))).collect())
-                .unwrap_or_default();
-            let base = phases.and_then(|p| p.comparison.as_ref()).map_or(0, |c| c.baseline);
-            compare::evaluate(c, *m, *part, &cols, base)
-        }
-    }
 }
 
 /// Print the failed checks to stderr; the exit code of the checks.
@@ -351,16 +31,17 @@ pub fn report_checks(results: &[CheckResult]) -> i32 {
 }
 
 /// Run the command; returns the exit code.
-pub fn run(cfg: &SummarizeConfig) -> Result<i32> {
+pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
+    let (cfg, format) = (&cmd.summary, cmd.format);
     let o = summarize(cfg)?;
     let text = match &o.phases {
-        Some(p) => gpumon_present::phases::render(&o.summary, &o.checks, p, cfg.format),
-        None => render(&o.summary, &o.checks, cfg.format),
+        Some(p) => gpumon_present::phases::render(&o.summary, &o.checks, p, format),
+        None => render(&o.summary, &o.checks, format),
     };
     let mut out = std::io::stdout().lock();
     // Names and labels come from files: the table (a terminal's format) and anything bound for a
     // terminal get no control or bidirectional character of theirs.
-    let text = if cfg.format == gpumon_present::SummaryFormat::Table || std::io::IsTerminal::is_terminal(&out) {
+    let text = if format == gpumon_present::SummaryFormat::Table || std::io::IsTerminal::is_terminal(&out) {
         for_terminal(&text)
     } else {
         std::borrow::Cow::Borrowed(text.as_str())
@@ -391,7 +72,7 @@ impl LogArgs {
 }
 
 impl SummarizeArgs {
-    pub fn into_config(self) -> Result<crate::cmd::summarize::SummarizeConfig> {
+    pub fn into_config(self) -> Result<SummarizeCmd> {
         let format = match self.format {
             SummaryFormatArg::Table => gpumon_present::SummaryFormat::Table,
             SummaryFormatArg::Markdown => gpumon_present::SummaryFormat::Markdown,
@@ -399,13 +80,13 @@ impl SummarizeArgs {
             SummaryFormatArg::Csv => gpumon_present::SummaryFormat::Csv,
         };
         let phases = if self.by.is_some() { PhaseMode::On } else { PhaseMode::Off };
-        self.input.into_config(format, phases)
+        Ok(SummarizeCmd { summary: self.input.into_config(phases)?, format })
     }
 }
 
 impl InputArgs {
     /// The config; `phases` says when to split by phase (`--phase` windows always do).
-    pub fn into_config(self, format: SummaryFormat, phases: PhaseMode) -> Result<SummarizeConfig> {
+    pub fn into_config(self, phases: PhaseMode) -> Result<SummarizeConfig> {
         use gpumon_analysis::window::{parse_phase_window, parse_time};
         let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
@@ -433,125 +114,11 @@ impl InputArgs {
             window,
             thresholds,
             checks: self.fail_if,
-            format,
             progress: !self.quiet,
             warnings: true,
             phases: if phase_windows.is_empty() { phases } else { PhaseMode::On },
             phase_windows,
             baseline: self.baseline,
         })
-    }
-}
-
-/// A JSON summary of `inputs` read by `threads` threads, with every other setting at its default.
-#[cfg(test)]
-fn json_config(inputs: Vec<std::path::PathBuf>, threads: usize) -> SummarizeConfig {
-    SummarizeConfig {
-        inputs,
-        read: ReadOptions { threads, ..Default::default() },
-        window: WindowSpec::default(),
-        thresholds: Thresholds::default(),
-        checks: Vec::new(),
-        format: SummaryFormat::Json,
-        progress: false,
-        warnings: false,
-        phases: PhaseMode::Off,
-        phase_windows: Vec::new(),
-        baseline: None,
-    }
-}
-
-#[cfg(test)]
-#[path = "summarize_props.rs"]
-mod props;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-
-    use arrow_array::{
-        ArrayRef, Float32Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array,
-        UInt64Array,
-    };
-    use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
-    use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
-
-    /// 3 GPUs, 400 ticks at 1 s with a 60 s gap, nulls and an out-of-range percentage, in row groups
-    /// of 97 rows (ticks split across row groups).
-    fn write_file(path: &std::path::Path) {
-        let (gpus, ticks) = (3u32, 400u32);
-        let rows: Vec<(u32, u32)> = (0..ticks).flat_map(|t| (0..gpus).map(move |g| (t, g))).collect();
-        let ts = |t: u32| 1_700_000_000_000_000i64 + i64::from(t) * 1_000_000 + if t >= 150 { 60_000_000 } else { 0 };
-        let col = |f: fn(u32, u32) -> Option<f32>| -> ArrayRef {
-            Arc::new(Float32Array::from(rows.iter().map(|&(t, g)| f(t, g)).collect::<Vec<_>>()))
-        };
-        let util: UInt8Array = rows
-            .iter()
-            .map(|&(t, g)| match (t * 7 + g * 13) % 50 {
-                0 => None,
-                1 => Some(150),
-                v => Some((v * 2 + g) as u8),
-            })
-            .collect();
-        let cols: Vec<(&str, DataType, ArrayRef)> = vec![
-            (
-                "timestamp",
-                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-                Arc::new(
-                    TimestampMicrosecondArray::from_iter_values(rows.iter().map(|&(t, _)| ts(t))).with_timezone("UTC"),
-                ),
-            ),
-            ("host", DataType::Utf8, Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "h1")))),
-            ("index", DataType::UInt32, Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(_, g)| g)))),
-            ("utilization.gpu", DataType::UInt8, Arc::new(util)),
-            (
-                "memory.used",
-                DataType::UInt32,
-                Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(t, g)| 1000 + t * 3 + g))),
-            ),
-            ("memory.total", DataType::UInt32, Arc::new(UInt32Array::from_iter_values(rows.iter().map(|_| 81_559)))),
-            (
-                "power.draw",
-                DataType::Float32,
-                col(|t, g| (t % 5 != 4).then_some(60.0 + (t % 40) as f32 * 0.25 + g as f32)),
-            ),
-            ("cpu.util", DataType::Float32, col(|t, _| Some((t % 20) as f32 * 0.5))),
-            (
-                "mem.used",
-                DataType::UInt64,
-                Arc::new(UInt64Array::from_iter_values(rows.iter().map(|&(t, _)| 5000 + u64::from(t)))),
-            ),
-        ];
-        let schema =
-            Arc::new(Schema::new(cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>()));
-        let batch = RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.2).collect()).unwrap();
-        let props = WriterProperties::builder().set_max_row_group_row_count(Some(97)).build();
-        let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
-    }
-
-    /// Row groups read by 1 thread and by several (parts joined at row-group boundaries inside
-    /// ticks, a gap, nulls, a bad value) give the same summary.
-    #[test]
-    fn parallel_parts_join_to_the_sequential_summary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("rg.parquet");
-        write_file(&path);
-        let json = |threads: usize| {
-            let cfg = json_config(vec![path.clone()], threads);
-            let o = summarize(&cfg).unwrap();
-            render(&o.summary, &o.checks, cfg.format)
-        };
-        let one = json(1);
-        assert!(one.contains("\"samples\": 1200") || one.contains("\"samples\":1200"), "{one}");
-        assert!(one.contains("outside 0-100"), "{one}");
-        for threads in [2, 3, 5, 13] {
-            let many = json(threads);
-            let diff = one.lines().zip(many.lines()).find(|(a, b)| a != b);
-            assert!(diff.is_none() && one == many, "{threads} threads: {diff:?}");
-        }
     }
 }

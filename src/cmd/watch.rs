@@ -16,7 +16,6 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use crate::cli::WatchArgs;
-use crate::cmd::summarize::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_analysis::findings::{Finding, Thresholds};
 use gpumon_analysis::last::LastTick;
 use gpumon_analysis::window::WindowSpec;
@@ -27,6 +26,7 @@ use gpumon_read::scan::{ReadOptions, scan};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::files::status_path;
 use gpumon_schema::live::{self, LiveStatus, NotRead, read_status};
+use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_util::error::{UsageError, exit};
 use gpumon_util::progress::Progress;
 
@@ -124,7 +124,6 @@ fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String> {
         window: WindowSpec::default(),
         thresholds: Thresholds::default(),
         checks: Vec::new(),
-        format: gpumon_present::SummaryFormat::Json,
         progress: false,
         warnings: false,
         phases: PhaseMode::Off,

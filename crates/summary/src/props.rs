@@ -124,7 +124,7 @@ fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
 fn summary(inputs: Vec<PathBuf>, threads: usize) -> serde_json::Value {
     let cfg = json_config(inputs, threads);
     let o = summarize(&cfg).unwrap();
-    let mut j: serde_json::Value = serde_json::from_str(&render(&o.summary, &o.checks, cfg.format)).unwrap();
+    let mut j: serde_json::Value = serde_json::from_str(&render(&o.summary, &o.checks, SummaryFormat::Json)).unwrap();
     j.as_object_mut().unwrap().remove("inputs");
     j
 }

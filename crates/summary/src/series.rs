@@ -1,0 +1,60 @@
+//! The report's chart series: the time span of the charts and one pass over the inputs into
+//! per-bucket envelopes (`gpumon_analysis::series`).
+
+use anyhow::Result;
+
+use gpumon_analysis::Summary;
+use gpumon_analysis::series::{BUCKETS, Collected, Grid, Series};
+use gpumon_read::inputs::Discovered;
+use gpumon_read::scan::scan;
+use gpumon_util::progress::Progress;
+
+use crate::{SummarizeConfig, time_range};
+
+/// The charts' time span: the summary's GPU span, widened by a timestamp pass only when a host has
+/// no GPU rows.
+pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<Grid> {
+    let gpu_span = summary.start.zip(summary.end);
+    let host_only = summary.hosts.iter().any(|h| h.gpus.is_empty());
+    let (start, end) = match gpu_span {
+        Some(r) if !host_only => r,
+        _ => {
+            let progress = Progress::new(found.bytes(), cfg.progress);
+            let range = time_range(&found.inputs, &cfg.read, &progress)?;
+            progress.finish();
+            let (since, until) = summary.window;
+            let clipped = range.map(|(a, b)| {
+                (a.max(since.unwrap_or(i64::MIN)), b.min(until.map_or(i64::MAX, |u| u.saturating_sub(1))))
+            });
+            let joined = match (clipped, gpu_span) {
+                (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),
+                (Some(r), None) | (None, Some(r)) => r,
+                (None, None) => (0, 0),
+            };
+            if joined.0 > joined.1 { gpu_span.unwrap_or((0, 0)) } else { joined }
+        }
+    };
+    Ok(Grid::new(start, end, BUCKETS))
+}
+
+/// One pass over every input into the envelopes.
+pub fn collect(
+    found: &Discovered,
+    cfg: &SummarizeConfig,
+    grid: Grid,
+    window: (Option<i64>, Option<i64>),
+) -> Result<Collected> {
+    let progress = Progress::new(found.bytes(), cfg.progress);
+    let want = gpumon_analysis::series::wanted();
+    let mut all = Collected::new(grid);
+    for input in &found.inputs {
+        let init = || Series::new(grid, window.0, window.1);
+        let visit = |st: &mut Series, b: &arrow_array::RecordBatch, host: &str| st.visit(b, host);
+        let (parts, _) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
+        for p in parts {
+            all.append(p);
+        }
+    }
+    progress.finish();
+    Ok(all)
+}
