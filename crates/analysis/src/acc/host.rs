@@ -1,0 +1,91 @@
+//! One host's accumulator.
+
+use crate::stat::{Scope, summarised};
+use gpumon_schema::catalog::Field;
+
+use super::*;
+
+/// Everything summarised about one host (one value per tick).
+#[derive(Debug, Clone)]
+pub struct HostAcc {
+    pub ticks: u64,
+    /// Timestamp of the latest tick seen (ticks are told apart by their timestamp; a row at or
+    /// before it is not a new tick).
+    pub last_ts: i64,
+    /// The first tick of this stretch (one value per [`inputs`] column), held back so that `append`
+    /// can drop it when the earlier stretch ended inside the same tick.
+    pub pending: Option<(i64, Vec<f64>)>,
+    /// The summarised host fields, in the order of [`summarised`].
+    pub fields: Vec<FieldAcc>,
+    pub mem_total: Moments,
+}
+
+impl Default for HostAcc {
+    fn default() -> Self {
+        HostAcc {
+            ticks: 0,
+            last_ts: i64::MIN,
+            pending: None,
+            fields: summarised(Scope::Host).iter().map(|&f| FieldAcc::new(f)).collect(),
+            mem_total: Moments::default(),
+        }
+    }
+}
+
+impl HostAcc {
+    /// The accumulator of a summarised field.
+    pub fn field(&self, f: Field) -> Option<&FieldAcc> {
+        summarised(Scope::Host).iter().position(|&x| x == f).and_then(|k| self.fields.get(k))
+    }
+
+    /// Add the value of one tick of the column with `slot` (NaN = missing).
+    #[inline]
+    pub fn add(&mut self, slot: Slot, v: f64) {
+        if v.is_nan() {
+            return;
+        }
+        match slot {
+            Slot::Value(k) => self.fields[k].add(v),
+            Slot::MaxCol(k) => self.fields[k].max_col.add(v),
+            Slot::Total => self.mem_total.add(v),
+        }
+    }
+
+    fn add_sample(&mut self, s: &[f64]) {
+        self.ticks += 1;
+        for (&(_, slot), &v) in inputs(Scope::Host).iter().zip(s) {
+            self.add(slot, v);
+        }
+    }
+
+    fn add_values(&mut self, o: &HostAcc) {
+        self.ticks += o.ticks;
+        for (a, b) in self.fields.iter_mut().zip(&o.fields) {
+            a.pool(b);
+        }
+        self.mem_total.pool(&o.mem_total);
+    }
+
+    /// Join the later stretch of the same host.
+    pub fn append(&mut self, later: HostAcc) {
+        if let Some((ts, s)) = &later.pending
+            && *ts > self.last_ts
+        {
+            self.add_sample(s);
+        }
+        self.add_values(&later);
+        self.last_ts = self.last_ts.max(later.last_ts);
+    }
+
+    /// Count the held-back first tick (the stretch is the first of its host).
+    pub fn settle(&mut self) {
+        if let Some((_, s)) = self.pending.take() {
+            self.add_sample(&s);
+        }
+    }
+
+    /// Add another host (over-all figures); both settled.
+    pub fn pool(&mut self, other: &HostAcc) {
+        self.add_values(other);
+    }
+}

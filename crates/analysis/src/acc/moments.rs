@@ -1,0 +1,108 @@
+//! Count, sum, extremes and variance of a field's values (integers exact).
+
+use gpumon_schema::cols::NO_I64;
+
+/// Count, sum, min and max of a value.
+#[derive(Debug, Clone, Copy)]
+pub struct Moments {
+    pub n: u64,
+    pub sum: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Default for Moments {
+    fn default() -> Self {
+        Moments { n: 0, sum: 0.0, min: f64::INFINITY, max: f64::NEG_INFINITY }
+    }
+}
+
+impl Moments {
+    #[inline]
+    pub fn add(&mut self, v: f64) {
+        self.n += 1;
+        self.sum += v;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Add every value of `vals` that is not NaN, in order (the same sums as one [`Moments::add`]
+    /// each, with the running figures kept in registers).
+    #[inline]
+    pub fn add_slice(&mut self, vals: &[f64]) {
+        let (mut n, mut sum, mut min, mut max) = (self.n, self.sum, self.min, self.max);
+        for &v in vals.iter().filter(|v| !v.is_nan()) {
+            n += 1;
+            sum += v;
+            min = min.min(v);
+            max = max.max(v);
+        }
+        *self = Moments { n, sum, min, max };
+    }
+
+    /// [`Moments::add_slice`] for whole numbers (`NO_I64` = missing) of at most 32 bits, added
+    /// exactly: the same figures as one f64 add each while the sum stays below 2^53.
+    #[inline]
+    pub fn add_ints(&mut self, vals: &[i64]) {
+        let (n, sum, min, max) = int_moments(vals);
+        self.add_int_moments(n, sum, min, max);
+    }
+
+    /// [`Moments::add_ints`] of the values counted in `counts` (`counts[k]` values equal to
+    /// `lo + k`): the same figures.
+    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+        let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
+        for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            let v = lo + k as i64;
+            n += u64::from(c);
+            sum += i128::from(v) * i128::from(c);
+            min = min.min(v);
+            max = max.max(v);
+        }
+        self.add_int_moments(n, sum, min, max);
+    }
+
+    fn add_int_moments(&mut self, n: u64, sum: i128, min: i64, max: i64) {
+        if n > 0 {
+            self.n += n;
+            self.sum += sum as f64;
+            self.min = self.min.min(min as f64);
+            self.max = self.max.max(max as f64);
+        }
+    }
+
+    pub fn pool(&mut self, o: &Moments) {
+        self.n += o.n;
+        self.sum += o.sum;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+
+    pub fn max(&self) -> Option<f64> {
+        (self.n > 0).then_some(self.max)
+    }
+}
+
+/// Count, sum, min and max of whole numbers (`NO_I64` = missing); the sum is exact (i128).
+#[inline]
+pub(super) fn int_moments(vals: &[i64]) -> (u64, i128, i64, i64) {
+    let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
+    // Without branches: a missing value (`NO_I64` = i64::MIN) adds nothing and never wins the
+    // maximum. Values of at most 32 bits: a chunk of 2^20 of them sums exactly in an i64.
+    for chunk in vals.chunks(1 << 20) {
+        let mut s = 0i64;
+        for &v in chunk {
+            let ok = v != NO_I64;
+            n += u64::from(ok);
+            s += if ok { v } else { 0 };
+            min = min.min(if ok { v } else { i64::MAX });
+            max = max.max(v);
+        }
+        sum += i128::from(s);
+    }
+    (n, sum, min, max)
+}
