@@ -38,7 +38,7 @@ fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) ->
 
 /// Record until the count, duration, a signal or the job's end; the exit code is the job's.
 pub fn run(args: RecordArgs) -> Result<i32> {
-    gpumon_sink::alloc::settle_for_recording();
+    gpumon_record::alloc::settle_for_recording();
     let cfg = args.into_config()?;
     let outcome = record::run(&cfg)?;
     Ok(outcome.job_exit.unwrap_or(exit::OK))

@@ -4,6 +4,7 @@
 //! loop and the run's end are here.
 
 pub mod agg;
+pub mod alloc;
 mod child;
 mod clock;
 mod control;

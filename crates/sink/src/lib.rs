@@ -1,6 +1,5 @@
 //! Sinks: turn ticks into bytes (gpumon CSV, nvidia-smi style CSV, Parquet). They know only the schema.
 
-pub mod alloc;
 mod columnwise;
 pub mod csv;
 pub mod files;

@@ -1,10 +1,20 @@
-//! Whether a process exists: kill(2) with signal 0, which checks without signalling.
+//! Process-level helpers: whether a process exists (kill(2) with signal 0, which checks without
+//! signalling), and handing freed heap memory back to the system.
 
 /// Whether process `pid` exists (one of another user's, which may not be signalled, counts).
 pub fn exists(pid: libc::pid_t) -> bool {
     // SAFETY: kill(2) with signal 0 only checks that the process exists.
     let r = unsafe { libc::kill(pid, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Hand the memory freed since the last call back to the system (free pages of glibc's arenas).
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(test)]

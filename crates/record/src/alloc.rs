@@ -1,4 +1,5 @@
-//! The C allocator's settings for a long recording, and handing freed memory back to the system.
+//! The C allocator's settings for a long recording (the sink hands freed memory back with
+//! `gpumon_util::process::release_freed_memory` after its column passes and compressed flushes).
 //!
 //! glibc's malloc gives each thread that allocates its own arena (the sampler, the writer, a worker
 //! per hung GPU), and the arena of a thread other than the main one gives memory back only from its
@@ -26,15 +27,6 @@ pub fn settle_for_recording() {
         libc::mallopt(libc::M_ARENA_MAX, 1);
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
         libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
-    }
-}
-
-/// Hand the memory freed since the last call back to the system (free pages of glibc's arenas).
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's arenas to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 
@@ -75,6 +67,7 @@ mod tests {
         settle_for_recording();
         // Without a fixed threshold, freeing a mapped 4 MiB block raises it to 4 MiB.
         drop(black_box(vec![1u8; 4 << 20]));
+        // SAFETY (all three): mallinfo2 only reads the allocator's counters.
         let before = unsafe { libc::mallinfo2() }.hblks;
         let block = black_box(vec![1u8; 512 << 10]);
         assert_eq!(unsafe { libc::mallinfo2() }.hblks, before + 1);
