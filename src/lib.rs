@@ -24,4 +24,4 @@ pub fn main_reading() -> i32 {
 pub use gpumon_schema::catalog::{CATALOG, Field, FieldDef};
 pub use gpumon_schema::row::{Row, Value};
 pub use gpumon_sink::prom::names::metric as prom_metric;
-pub use gpumon_source::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};
+pub use gpumon_source::host::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};

@@ -12,7 +12,7 @@ use gpumon_schema::catalog::{CATALOG, Field, suggest};
 use gpumon_schema::files::Format;
 use gpumon_schema::row::Selection;
 use gpumon_sink::Target;
-use gpumon_source::gpu::GpuSelector;
+use gpumon_source::nvml::gpu::GpuSelector;
 use gpumon_source::visible::{self, Visible};
 use gpumon_util::error::{UsageError, exit};
 use gpumon_util::text::show;
@@ -49,7 +49,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
 /// `phases` adds `phase`.
 fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phases: bool) -> Result<Selection> {
     let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
-    if names.is_empty() && gpumon_source::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
+    if names.is_empty() && gpumon_source::host::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
         // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
         cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("cgroup.")).map(|d| d.field));
     }
@@ -196,7 +196,7 @@ impl RecordArgs {
         let host = match self.host.as_deref().map(str::trim) {
             Some("") => return Err(UsageError("--host: empty host name".into()).into()),
             Some(h) => h.to_string(),
-            None => gpumon_source::host::hostname(),
+            None => gpumon_source::host::proc::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
         let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);

@@ -59,7 +59,7 @@ fn load(path: &Path) -> Option<LiveStatus> {
 
 /// Whether the recording is going on: its recorder alive (on this host) and writing lately.
 fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
-    let host = gpumon_source::host::hostname();
+    let host = gpumon_source::host::proc::hostname();
     if !st.recorder_alive(&host) {
         return Liveness::Gone(format!("its recorder (pid {}) is gone: killed or crashed", st.pid));
     }

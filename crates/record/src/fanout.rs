@@ -18,7 +18,7 @@ use gpumon_sink::Target;
 use gpumon_sink::lock::OutputLock;
 use gpumon_sink::prom::Exporter;
 use gpumon_sink::writer::{Writer, WriterConfig, WriterReport};
-use gpumon_source::job::describe;
+use gpumon_source::host::job::describe;
 use gpumon_util::warn::{warn, warn_once};
 
 /// Columns of the `--processes` output.

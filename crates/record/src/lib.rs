@@ -30,7 +30,7 @@ use gpumon_schema::row::{Selection, Tick};
 use gpumon_schema::run::RunStats;
 use gpumon_sink::Target;
 use gpumon_sink::parquet::MARKS_KEY;
-use gpumon_source::gpu::{GpuSelector, GpuSource};
+use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
 use gpumon_util::status;
 use gpumon_util::warn::{warn, warn_once};
 use signals::{Signal, Signals};

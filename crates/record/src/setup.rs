@@ -24,10 +24,10 @@ use gpumon_sink::Target;
 use gpumon_sink::files;
 use gpumon_sink::prom::Exporter;
 use gpumon_sink::writer::{Writer, WriterConfig};
-use gpumon_source::cgroup::CgroupSource;
-use gpumon_source::gpu::{GpuSelector, GpuSource};
-use gpumon_source::host::HostSource;
-use gpumon_source::job::PidSet;
+use gpumon_source::host::cgroup::CgroupSource;
+use gpumon_source::host::job::PidSet;
+use gpumon_source::host::proc::HostSource;
+use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
 use gpumon_util::error::UsageError;
 use gpumon_util::status;
 use gpumon_util::warn::warn;
@@ -147,7 +147,7 @@ fn open_live(
         schema: live::SCHEMA.to_string(),
         pid: std::process::id(),
         // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
-        host: gpumon_source::host::hostname(),
+        host: gpumon_source::host::proc::hostname(),
         output: p.display().to_string(),
         control: control.map(|c| c.path.display().to_string()),
         interval_s: meta.interval_s,

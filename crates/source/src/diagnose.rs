@@ -7,9 +7,9 @@ use std::path::Path;
 use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
-use crate::cgroup::{CgroupSource, CgroupVersion};
-use crate::gpu::{self, GpuInfo, GpuSelector};
-use crate::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
+use crate::host::cgroup::{CgroupSource, CgroupVersion};
+use crate::nvml::gpu::{self, GpuInfo, GpuSelector};
+use crate::nvml::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use gpumon_schema::catalog::Field;
 

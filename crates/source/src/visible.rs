@@ -21,7 +21,7 @@
 //! not applied either (gpumon records whole GPUs and a `MIG-<uuid>` does not name its parent),
 //! except the old `MIG-GPU-<uuid>/gi/ci` form, which does.
 
-use crate::gpu::GpuSelector;
+use crate::nvml::gpu::GpuSelector;
 
 pub const CUDA_VAR: &str = "CUDA_VISIBLE_DEVICES";
 pub const NVIDIA_VAR: &str = "NVIDIA_VISIBLE_DEVICES";

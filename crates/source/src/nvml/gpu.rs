@@ -18,12 +18,12 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
-use crate::events::EventWatcher;
-use crate::gpm::Gpm;
-use crate::health::Health;
-use crate::job::PidSet;
-use crate::mig::MigState;
-use crate::readers::{Ctx, GpuReads};
+use crate::host::job::PidSet;
+use crate::nvml::events::EventWatcher;
+use crate::nvml::gpm::Gpm;
+use crate::nvml::health::Health;
+use crate::nvml::mig::MigState;
+use crate::nvml::readers::{Ctx, GpuReads};
 use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
 use gpumon_schema::row::{GpuEvent, GpuProc, ProcUtil, Row, Selection, Value};
 use gpumon_util::warn::{warn, warn_once};
@@ -410,7 +410,7 @@ pub(super) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let name = dev.name().unwrap_or_else(|_| "Unknown GPU".into());
     let bus_id = dev.pci_info().map(|p| p.bus_id).unwrap_or_default();
     let driver = nvml.sys_driver_version().unwrap_or_default();
-    let mig = crate::mig::mode(&dev).is_some_and(|(current, _)| current);
+    let mig = crate::nvml::mig::mode(&dev).is_some_and(|(current, _)| current);
     Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into(), driver: driver.into(), mig })
 }
 
@@ -581,7 +581,7 @@ mod tests {
     use std::process::Command;
 
     use super::*;
-    use crate::readers::TickReads;
+    use crate::nvml::readers::TickReads;
     use gpumon_schema::catalog::Source;
 
     /// GPU fields the sampler leaves empty on purpose, each with the reason. A GPU field missing
@@ -635,7 +635,7 @@ mod tests {
         s
     }
 
-    /// The fake's key of each GPM metric of [`crate::gpm::METRICS`] (tests/fake-nvml README).
+    /// The fake's key of each GPM metric of [`crate::nvml::gpm::METRICS`] (tests/fake-nvml README).
     const GPM_KEYS: [&str; 11] = [
         "sm_util",
         "sm_occupancy",
@@ -660,7 +660,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("scenario.txt");
             std::fs::write(&path, scenario(4242)).unwrap();
-            let name = "gpu::tests::every_gpu_field_is_sampled";
+            let name = "nvml::gpu::tests::every_gpu_field_is_sampled";
             let out = Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", name, "--nocapture", "--test-threads=1"])
                 .env(CHILD, fake_nvml())

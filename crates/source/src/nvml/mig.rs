@@ -12,8 +12,8 @@ use std::sync::Arc;
 use nvml_wrapper::error::{NvmlError, nvml_try};
 use nvml_wrapper::{Device, Nvml};
 
-use crate::gpm::Gpm;
-use crate::gpu::{GpuInfo, Lost, ProcList};
+use crate::nvml::gpm::Gpm;
+use crate::nvml::gpu::{GpuInfo, Lost, ProcList};
 use gpumon_schema::catalog::{Field, MIG_MEASURED};
 use gpumon_schema::row::{Row, Selection, Value};
 use gpumon_util::warn::warn;

@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use nvml_wrapper::Nvml;
 
-use crate::gpu::{DeviceState, GpuInfo, Lost, Reading, read_gpu};
-use crate::job::PidSet;
-use crate::watchdog::Watchdog;
+use crate::host::job::PidSet;
+use crate::nvml::gpu::{DeviceState, GpuInfo, Lost, Reading, read_gpu};
+use crate::nvml::watchdog::Watchdog;
 use gpumon_schema::row::Selection;
 use gpumon_util::warn::warn;
 
@@ -33,7 +33,7 @@ const TAKEN: u64 = 3;
 pub(super) struct Ctx {
     pub(super) nvml: Arc<Nvml>,
     pub(super) sel: Selection,
-    /// [`crate::gpu`]'s `row_capacity` of `sel`.
+    /// [`crate::nvml::gpu`]'s `row_capacity` of `sel`.
     pub(super) row_cap: usize,
     pub(super) procs: bool,
     pub(super) job: Option<PidSet>,

@@ -12,8 +12,8 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
-use crate::gpu::{self, GpuInfo};
-use crate::mig::MigInstance;
+use crate::nvml::gpu::{self, GpuInfo};
+use crate::nvml::mig::MigInstance;
 use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
 use gpumon_schema::row::{Selection, Value};
 
