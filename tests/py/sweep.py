@@ -117,6 +117,14 @@ def pandas_variants(t, out, add, skip):
     df = t.to_pandas()
     add("pandas-pyarrow", "parquet", lambda p: df.to_parquet(p, engine="pyarrow", index=False))
     add("pandas-csv", "csv", lambda p: df.to_csv(p, index=False))
+    add("pandas-index", "parquet", lambda p: df.set_index("index", drop=False).rename_axis("i").to_parquet(p))
+    nullable = df.convert_dtypes()
+    add("pandas-nullable", "parquet", lambda p: nullable.to_parquet(p, index=False))
+    add("pandas-nullable-csv", "csv", lambda p: nullable.to_csv(p, index=False))
+    naive = df.assign(timestamp=df["timestamp"].dt.tz_localize(None))
+    add("pandas-naive-csv", "csv", lambda p: naive.to_csv(p, index=False))
+    berlin = df.assign(timestamp=df["timestamp"].dt.tz_convert("Europe/Berlin"))
+    add("pandas-berlin-csv", "csv", lambda p: berlin.to_csv(p, index=False))
     try:
         import fastparquet
     except ImportError as e:
@@ -160,6 +168,17 @@ def duckdb_variants(src, out, add):
         f"COPY (SELECT * REPLACE (CAST(\"power.draw\" AS DECIMAL(12,3)) AS \"power.draw\", "
         f"CAST(\"energy.total\" AS DECIMAL(18,3)) AS \"energy.total\") FROM read_parquet('{src}')) TO '{p}' (FORMAT parquet)"))
     add("duckdb-csv", "csv", lambda p: con.execute(f"COPY ({q}) TO '{p}' (FORMAT csv, HEADER)"))
+    add("duckdb-types", "parquet", lambda p: con.execute(
+        f"COPY (SELECT * REPLACE (CAST(timestamp AS TIMESTAMP_NS) AS timestamp, CAST(\"index\" AS HUGEINT) AS \"index\", "
+        f"CAST(\"utilization.gpu\" AS UTINYINT) AS \"utilization.gpu\", CAST(\"memory.used\" AS UBIGINT) AS \"memory.used\") "
+        f"FROM read_parquet('{src}')) TO '{p}' (FORMAT parquet)"))
+
+    def berlin_csv(p):
+        con.execute("SET TimeZone='Europe/Berlin'")
+        con.execute(f"COPY ({q}) TO '{p}' (FORMAT csv, HEADER)")
+        con.execute("SET TimeZone='UTC'")
+
+    add("duckdb-berlin-csv", "csv", berlin_csv)
 
 
 def headline(src):
