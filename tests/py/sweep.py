@@ -87,12 +87,11 @@ def encodings(t):
         elif pa.types.is_string(f.type):
             enc[f.name] = "DELTA_BYTE_ARRAY"
     plain = {k: "PLAIN" for k in enc}
-    bss = {k: "BYTE_STREAM_SPLIT" for k, f in zip(enc, [t.schema.field(k) for k in enc])
-           if not pa.types.is_string(f.type)}
+    bss = {k: "BYTE_STREAM_SPLIT" for k, e in enc.items() if e != "DELTA_BYTE_ARRAY"}
     return {"delta-bss": enc, "plain": plain, "bss-all": bss}
 
 
-def pyarrow_variants(t, out, add):
+def pyarrow_variants(t, add):
     for c in CODECS:
         for v in ["1.0", "2.0"]:
             add(f"pyarrow-{c}-v{v[0]}", "parquet", lambda p, c=c, v=v: pq.write_table(t, p, compression=c, data_page_version=v))
@@ -115,7 +114,7 @@ def pyarrow_variants(t, out, add):
     add("pyarrow-csv", "csv", lambda p: pcsv.write_csv(t, p))
 
 
-def pandas_variants(t, out, add, skip):
+def pandas_variants(t, add, skip):
     df = t.to_pandas()
     add("pandas-pyarrow", "parquet", lambda p: df.to_parquet(p, engine="pyarrow", index=False))
     add("pandas-csv", "csv", lambda p: df.to_csv(p, index=False))
@@ -144,7 +143,7 @@ def pandas_variants(t, out, add, skip):
     skip("fastparquet-v2", "fastparquet writes version 1 data pages only (write() has no page-version option)")
 
 
-def polars_variants(t, out, add):
+def polars_variants(t, add):
     import polars as pl
     df = pl.from_arrow(t)
     for c in ["uncompressed", "snappy", "gzip", "brotli", "zstd", "lz4"]:
@@ -155,7 +154,7 @@ def polars_variants(t, out, add):
     add("polars-csv", "csv", lambda p: df.write_csv(p))
 
 
-def duckdb_variants(src, out, add):
+def duckdb_variants(src, add):
     import duckdb
     con = duckdb.connect()
     con.execute("SET TimeZone='UTC'")
@@ -209,10 +208,10 @@ def variants(src, out):
             return
         made.append({"name": name, "file": path, "rel": rel})
 
-    pyarrow_variants(t, out, add)
-    pandas_variants(t, out, add, skip)
-    polars_variants(t, out, add)
-    duckdb_variants(src, out, add)
+    pyarrow_variants(t, add)
+    pandas_variants(t, add, skip)
+    polars_variants(t, add)
+    duckdb_variants(src, add)
     print(json.dumps({"variants": made, "skipped": skipped, "headline": headline(src)}))
 
 
