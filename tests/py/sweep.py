@@ -9,6 +9,7 @@ types allow), `skipped` (name, reason: a variant the writer cannot produce), and
 index: mean and max utilization.gpu and counter energy in Wh, computed by DuckDB on FILE). Nothing
 is asserted here.
 """
+import csv
 import json
 import os
 import sys
@@ -119,6 +120,10 @@ def pandas_variants(t, add, skip):
     add("pandas-pyarrow", "parquet", lambda p: df.to_parquet(p, engine="pyarrow", index=False))
     add("pandas-csv", "csv", lambda p: df.to_csv(p, index=False))
     add("pandas-index", "parquet", lambda p: df.set_index("index", drop=False).rename_axis("i").to_parquet(p))
+    add("pandas-csv-index", "csv", lambda p: df.to_csv(p))
+    add("pandas-csv-crlf-quoted-bom", "csv",
+        lambda p: df.to_csv(p, index=False, lineterminator="\r\n", quoting=csv.QUOTE_ALL, encoding="utf-8-sig"))
+    add("pandas-csv-iso-z", "csv", lambda p: df.to_csv(p, index=False, date_format="%Y-%m-%dT%H:%M:%S.%fZ"))
     nullable = df.convert_dtypes()
     add("pandas-nullable", "parquet", lambda p: nullable.to_parquet(p, index=False))
     add("pandas-nullable-csv", "csv", lambda p: nullable.to_csv(p, index=False))
@@ -163,6 +168,8 @@ def duckdb_variants(src, add):
         add(f"duckdb-{c}", "parquet", lambda p, c=c: con.execute(f"COPY ({q}) TO '{p}' (FORMAT parquet, COMPRESSION {c})"))
     add("duckdb-rg100-v2", "parquet",
         lambda p: con.execute(f"COPY ({q}) TO '{p}' (FORMAT parquet, ROW_GROUP_SIZE 100, PARQUET_VERSION v2)"))
+    add("duckdb-per-thread-dir", "d",
+        lambda p: con.execute(f"COPY ({q}) TO '{p}' (FORMAT parquet, PER_THREAD_OUTPUT, ROW_GROUP_SIZE 100)"))
     add("duckdb-by-gpu", "parquet",
         lambda p: con.execute(f"COPY ({q} ORDER BY \"index\", timestamp) TO '{p}' (FORMAT parquet)"))
     add("duckdb-decimal", "parquet", lambda p: con.execute(
