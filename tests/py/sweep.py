@@ -63,6 +63,7 @@ def casts(t):
     ts = t.schema.field("timestamp").type
     out = {
         "float32": (retype(retype(t, "power.draw", pa.float32()), "energy.total", pa.float64()), 1e-6),
+        "float16": (retype(t, "power.draw", pa.float16()), 1e-3),
         "decimal128": (retype(retype(t, "power.draw", pa.decimal128(12, 3)), "energy.total", pa.decimal128(20, 3)), EXACT),
         "ints-wide": (retype(retype(t, "utilization.gpu", pa.int64()), "memory.used", pa.int64()), EXACT),
         "ints-narrow": (retype(retype(t, "utilization.gpu", pa.uint8()), "memory.used", pa.uint32()), EXACT),
