@@ -24,3 +24,4 @@ mod shared_dir;
 mod smi_habits;
 mod status;
 mod summarize;
+mod writers;
