@@ -1,8 +1,9 @@
-//! One published tick as metric families, encoded by the client libraries: the Prometheus text
-//! format 0.0.4 by `prometheus` (tikv), OpenMetrics 1.0 by `prometheus-client`.
+//! One published tick as metric families and their two encodings: OpenMetrics 1.0 by
+//! `prometheus-client`, and the Prometheus text format 0.0.4 (`text`: HELP, TYPE and sample lines,
+//! which that crate does not write).
 //!
-//! Both encoders read the same [`Family`] list, so the two formats always carry the same series.
-//! Neither library is used for its registry: gpumon's values are a snapshot, not live counters.
+//! Both encodings read the same [`Family`] list, so the two formats always carry the same series.
+//! The library's registry is not used: gpumon's values are a snapshot, not live counters.
 
 use std::fmt;
 use std::sync::Arc;
@@ -265,49 +266,49 @@ pub struct Sample {
     pub value: f64,
 }
 
-/// Prometheus text format 0.0.4 (what `promtool check metrics` and plain `curl` read).
-pub fn text(families: &[Family]) -> Result<String, prometheus::Error> {
-    use prometheus::proto::{self, LabelPair, Metric, MetricFamily, MetricType as Pt};
-    let mfs: Vec<MetricFamily> = families
-        .iter()
-        .map(|f| {
-            let mut mf = MetricFamily::default();
-            mf.set_name(f.name());
-            mf.set_help(f.help.clone());
-            mf.set_field_type(if f.kind == Kind::Counter { Pt::COUNTER } else { Pt::GAUGE });
-            mf.set_metric(
-                f.samples
-                    .iter()
-                    .map(|s| {
-                        let mut m = Metric::default();
-                        m.set_label(
-                            s.labels
-                                .iter()
-                                .map(|(k, v)| {
-                                    let mut lp = LabelPair::default();
-                                    lp.set_name(k.clone());
-                                    lp.set_value(v.clone());
-                                    lp
-                                })
-                                .collect(),
-                        );
-                        if f.kind == Kind::Counter {
-                            let mut c = proto::Counter::default();
-                            c.set_value(s.value);
-                            m.set_counter(c);
-                        } else {
-                            let mut g = proto::Gauge::default();
-                            g.set_value(s.value);
-                            m.set_gauge(g);
-                        }
-                        m
-                    })
-                    .collect(),
-            );
-            mf
-        })
-        .collect();
-    prometheus::TextEncoder::new().encode_to_string(&mfs)
+/// Prometheus text format 0.0.4 (what `promtool check metrics` and plain `curl` read): HELP and
+/// TYPE lines, then one line per sample; HELP escapes `\\` and newlines, label values also `"`.
+/// Values print as Rust prints an `f64`.
+pub fn text(families: &[Family]) -> String {
+    let mut out = String::new();
+    for f in families {
+        let name = f.name();
+        if !f.help.is_empty() {
+            out.push_str(&format!("# HELP {name} {}\n", escape_text(&f.help, false)));
+        }
+        let ty = if f.kind == Kind::Counter { "counter" } else { "gauge" };
+        out.push_str(&format!("# TYPE {name} {ty}\n"));
+        for s in &f.samples {
+            out.push_str(&name);
+            for (i, (k, v)) in s.labels.iter().enumerate() {
+                out.push_str(if i == 0 { "{" } else { "," });
+                out.push_str(&format!("{k}=\"{}\"", escape_text(v, true)));
+            }
+            if !s.labels.is_empty() {
+                out.push('}');
+            }
+            out.push_str(&format!(" {}\n", s.value));
+        }
+    }
+    out
+}
+
+/// The escapes of both formats: backslash and newline, and the double quote (label values, and
+/// OpenMetrics' HELP: prometheus-client writes HELP and label values as given).
+fn escape_text(v: &str, quote: bool) -> std::borrow::Cow<'_, str> {
+    if !v.contains(['\\', '\n']) && (!quote || !v.contains('"')) {
+        return v.into();
+    }
+    let mut s = String::with_capacity(v.len() + 8);
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '\n' => s.push_str("\\n"),
+            '"' if quote => s.push_str("\\\""),
+            c => s.push(c),
+        }
+    }
+    s.into()
 }
 
 /// OpenMetrics 1.0 text (what Prometheus asks for first), ending in `# EOF`.
@@ -332,10 +333,11 @@ impl prometheus_client::collector::Collector for Collected {
                 Kind::Info => MetricType::Info,
             };
             // prometheus-client writes HELP and label values as given; OpenMetrics wants \\ \" \n escaped.
-            let help = escape(&f.help);
+            let help = escape_text(&f.help, true);
             let mut me = encoder.encode_descriptor(&f.base, &help, unit.as_ref(), ty)?;
             for s in &f.samples {
-                let lb: Vec<(&str, String)> = s.labels.iter().map(|(k, v)| (k.as_str(), escape(v))).collect();
+                let lb: Vec<(&str, String)> =
+                    s.labels.iter().map(|(k, v)| (k.as_str(), escape_text(v, true).into_owned())).collect();
                 encode_sample(&mut me, f.kind, &lb, s.value)?;
             }
         }
@@ -350,23 +352,6 @@ fn encode_sample(me: &mut MetricEncoder, kind: Kind, lb: &Vec<(&str, String)>, v
         // An info sample's value is always 1; its labels are the information.
         Kind::Info => me.encode_info(lb),
     }
-}
-
-/// OpenMetrics escaping for HELP text and label values.
-fn escape(s: &str) -> String {
-    if !s.contains(['\\', '"', '\n']) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -467,7 +452,7 @@ mod tests {
         };
         assert_eq!((get("0", "79"), get("0", "48"), get("5", "79")), (Some(2.0), Some(1.0), Some(1.0)));
         assert_eq!(x.samples.len(), 3);
-        let text = text(&fams).unwrap();
+        let text = text(&fams);
         assert!(text.contains("# TYPE gpumon_gpu_xid_errors_total counter"), "{text}");
         assert!(
             !Plan::new(&Selection::defaults(), &meta())
@@ -481,7 +466,7 @@ mod tests {
     fn text_and_openmetrics_carry_the_same_series() {
         let plan = Plan::new(&Selection::defaults(), &meta());
         let fams = plan.families(&snapshot());
-        let t = text(&fams).unwrap();
+        let t = text(&fams);
         let om = openmetrics(Arc::new(fams)).unwrap();
         assert!(t.contains("# TYPE gpumon_gpu_energy_joules_total counter\n"), "{t}");
         assert!(t.contains("gpumon_gpu_energy_joules_total{"), "{t}");
@@ -513,7 +498,7 @@ mod tests {
     fn before_the_first_tick() {
         let plan = Plan::new(&Selection::defaults(), &meta());
         let fams = plan.families(&Snapshot::default());
-        let t = text(&fams).unwrap();
+        let t = text(&fams);
         assert!(t.contains("gpumon_up{host=\"node1\"} 1"), "{t}");
         assert!(!t.contains("gpumon_last_tick_timestamp_seconds{"), "{t}");
         assert!(!t.contains("gpumon_gpu_"), "{t}");

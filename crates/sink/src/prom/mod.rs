@@ -115,7 +115,7 @@ impl Shared {
                 let text = if openmetrics {
                     expose::openmetrics(Arc::new(fams)).context("encoding OpenMetrics")?
                 } else {
-                    expose::text(&fams).context("encoding the text format")?
+                    expose::text(&fams)
                 };
                 let b = Bytes::from(text);
                 *slot = Some((snap.generation, b.clone()));
