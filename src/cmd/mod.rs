@@ -7,8 +7,6 @@ pub mod compare;
 pub mod convert;
 pub mod doctor;
 pub mod fields;
-#[cfg(test)]
-mod fuzz;
 pub mod mark;
 pub mod progress;
 pub mod record;
