@@ -31,7 +31,7 @@ use gpumon_util::error::{UsageError, exit};
 use gpumon_util::progress::Progress;
 
 /// The findings so far, or why there are none.
-type Found = Result<Vec<Finding>, String>;
+type FindingsOrError = Result<Vec<Finding>, String>;
 
 /// Shortest time between two looks at the recorded data for the findings so far.
 const FINDINGS_EVERY: Duration = Duration::from_secs(10);
@@ -221,7 +221,7 @@ impl Drop for Term {
 }
 
 /// Look at the recorded data now and then on a thread of its own; the latest findings land in `slot`.
-fn findings_thread(cfg: &WatchConfig, slot: Arc<Mutex<Option<Found>>>) {
+fn findings_thread(cfg: &WatchConfig, slot: Arc<Mutex<Option<FindingsOrError>>>) {
     let (path, read) = (cfg.path.clone(), cfg.read.clone());
     let _ = std::thread::Builder::new().name("findings".into()).spawn(move || {
         loop {
@@ -245,7 +245,13 @@ struct Seen {
 }
 
 /// The frame to draw now (a waiting note while there is nothing yet) and the time to the next.
-fn current(cfg: &WatchConfig, seen: &mut Seen, found: Option<&Found>, w: usize, h: usize) -> (Vec<String>, Duration) {
+fn current(
+    cfg: &WatchConfig,
+    seen: &mut Seen,
+    found: Option<&FindingsOrError>,
+    w: usize,
+    h: usize,
+) -> (Vec<String>, Duration) {
     let path = cfg.path.display().to_string();
     let Some(sh) = shown(cfg, seen.status, &mut seen.data) else {
         let lines = vec![

@@ -108,14 +108,14 @@ impl Grid {
 
 /// Min, max, sum and count of one field per bucket (allocated at its first value).
 #[derive(Debug, Clone, Default)]
-pub struct Env {
+pub struct Envelope {
     pub min: Vec<f64>,
     pub max: Vec<f64>,
     pub sum: Vec<f64>,
     pub n: Vec<u32>,
 }
 
-impl Env {
+impl Envelope {
     fn ensure(&mut self, n: usize) {
         if self.n.is_empty() {
             self.min = vec![f64::INFINITY; n];
@@ -132,13 +132,13 @@ impl Env {
         self.n[b] += 1;
     }
 
-    /// [`Env::add`] the values of `rows` (of one GPU, in order; NaN skipped) into their buckets, or
+    /// [`Envelope::add`] the values of `rows` (of one GPU, in order; NaN skipped) into their buckets, or
     /// with `widen` raise only the bands' maxima. Rows in one bucket follow each other (rows are
     /// in time order): a bucket's figures are held in registers while its rows last, and the sum
     /// adds the same values in the same order.
     fn add_rows(&mut self, rows: &[u32], vals: &[f64], bucket: &[usize], widen: bool) {
         let mut cur: Option<(usize, f64, f64, f64, u32)> = None;
-        let store = |e: &mut Env, (b, mn, mx, sm, n): (usize, f64, f64, f64, u32)| {
+        let store = |e: &mut Envelope, (b, mn, mx, sm, n): (usize, f64, f64, f64, u32)| {
             if let (Some(a), Some(c), Some(d), Some(e_n)) =
                 (e.min.get_mut(b), e.max.get_mut(b), e.sum.get_mut(b), e.n.get_mut(b))
             {
@@ -176,7 +176,7 @@ impl Env {
         }
     }
 
-    fn merge(&mut self, o: &Env) {
+    fn merge(&mut self, o: &Envelope) {
         if o.n.is_empty() {
             return;
         }
@@ -221,12 +221,12 @@ pub struct Track {
     pub rows: Vec<u32>,
     pub first: Vec<i64>,
     pub last: Vec<i64>,
-    pub env: Vec<Env>,
+    pub env: Vec<Envelope>,
     /// Steps between ticks (hosts only: a GPU's interval comes from the summary).
     pub timing: Timing,
     last_ts: i64,
     /// The job's work per second of each counter (`progress.KEY` over its tick's step; hosts only).
-    pub work: Vec<(String, Env)>,
+    pub work: Vec<(String, Envelope)>,
 }
 
 impl Track {
@@ -235,7 +235,7 @@ impl Track {
             rows: vec![0; n],
             first: vec![i64::MAX; n],
             last: vec![i64::MIN; n],
-            env: vec![Env::default(); fields],
+            env: vec![Envelope::default(); fields],
             timing: Timing::default(),
             last_ts: NO_TS,
             work: Vec::new(),
@@ -243,11 +243,11 @@ impl Track {
     }
 
     /// The work envelope of counter `key` (at most [`gpumon_schema::progress::MAX_KEYS`]).
-    fn work_env(&mut self, key: &str, n: usize) -> Option<&mut Env> {
+    fn work_env(&mut self, key: &str, n: usize) -> Option<&mut Envelope> {
         let i = match self.work.iter().position(|(k, _)| k == key) {
             Some(i) => i,
             None if self.work.len() < gpumon_schema::progress::MAX_KEYS => {
-                let mut e = Env::default();
+                let mut e = Envelope::default();
                 e.ensure(n);
                 self.work.push((key.to_string(), e));
                 self.work.len() - 1

@@ -22,7 +22,7 @@ use parquet::file::statistics::Statistics;
 
 use crate::inputs::{Input, header_name};
 use crate::pqbounds::{BoundedFile, check_chunks, check_footer};
-use crate::values::{Found, type_fits};
+use crate::values::{BadValues, type_fits};
 use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Source, Table, Ty};
 use gpumon_schema::cols;
@@ -397,7 +397,7 @@ pub struct CsvInfo {
     pub ignored: Vec<String>,
     pub warnings: Vec<String>,
     /// Bad indexes and out-of-range values, set to null.
-    pub values: Found,
+    pub values: BadValues,
 }
 
 fn ends_with_newline(path: &Path) -> bool {

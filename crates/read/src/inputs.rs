@@ -138,7 +138,7 @@ impl Discovered {
 const SNIFF_BYTES: u64 = 64 * 1024;
 
 /// Discovery state: what was found, and the files already taken (by device and inode).
-struct Found {
+struct Discovery {
     d: Discovered,
     seen: HashSet<FileId>,
     stdin_taken: bool,
@@ -150,7 +150,7 @@ struct Found {
     current: usize,
 }
 
-impl Found {
+impl Discovery {
     /// The inputs added from now on are a new group.
     fn next_group(&mut self) {
         self.current += 1;
@@ -172,7 +172,7 @@ pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
 
 fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     let mut f =
-        Found { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false, group: Vec::new(), current: 0 };
+        Discovery { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false, group: Vec::new(), current: 0 };
     for arg in args {
         f.next_group();
         let s = arg.to_string_lossy();
@@ -209,7 +209,7 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     Ok(f.d)
 }
 
-fn push(f: &mut Found, path: &Path, kind: Kind, spool: Option<Arc<tempfile::TempPath>>) {
+fn push(f: &mut Discovery, path: &Path, kind: Kind, spool: Option<Arc<tempfile::TempPath>>) {
     let id = file_id(path);
     if id.is_some_and(|id| !f.seen.insert(id)) {
         return;
@@ -221,7 +221,7 @@ fn push(f: &mut Found, path: &Path, kind: Kind, spool: Option<Arc<tempfile::Temp
 /// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy: a pipe can be
 /// read only once, but an input is read several times (a time-range pass, the summary, the
 /// report's charts). Its head is sniffed first, so `/dev/zero` is refused, not copied forever.
-fn add_spooled(f: &mut Found, name: &Path, src: &mut dyn Read) -> Result<()> {
+fn add_spooled(f: &mut Discovery, name: &Path, src: &mut dyn Read) -> Result<()> {
     let mut head = Vec::new();
     src.take(SNIFF_BYTES)
         .read_to_end(&mut head)
@@ -238,14 +238,14 @@ fn add_spooled(f: &mut Found, name: &Path, src: &mut dyn Read) -> Result<()> {
     Ok(())
 }
 
-fn add_stdin(f: &mut Found) -> Result<()> {
+fn add_stdin(f: &mut Discovery) -> Result<()> {
     if std::mem::replace(&mut f.stdin_taken, true) {
         return Ok(());
     }
     add_spooled(f, Path::new("<stdin>"), &mut std::io::stdin().lock())
 }
 
-fn add_path(path: &Path, f: &mut Found) -> Result<()> {
+fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
     let shown = show(path);
     if path.is_dir() {
         return add_dir(path, f);
@@ -289,7 +289,7 @@ fn add_path(path: &Path, f: &mut Found) -> Result<()> {
 
 /// A file found in a directory or a set: read when it is metrics, skipped (and listed) when it is
 /// not, an error when it cannot be read at all (as for a file named or matched by a glob).
-fn add_member(p: &Path, f: &mut Found) -> Result<()> {
+fn add_member(p: &Path, f: &mut Discovery) -> Result<()> {
     // Only a name of the set is known here, not what another user may have put there: a FIFO or a
     // device (behind a link, say) would block the read or never end.
     if fs::metadata(p).is_ok_and(|m| !m.is_file()) {
@@ -305,7 +305,7 @@ fn add_member(p: &Path, f: &mut Found) -> Result<()> {
 }
 
 /// The per-process and events sets beside the recording `path`, where they exist.
-fn add_companions(path: &Path, f: &mut Found) -> Result<()> {
+fn add_companions(path: &Path, f: &mut Discovery) -> Result<()> {
     for table in [Table::Procs, Table::Events] {
         let set = OutputSet::new(&companion_path(path, table));
         if !set.dir().is_dir() {
@@ -319,7 +319,7 @@ fn add_companions(path: &Path, f: &mut Found) -> Result<()> {
     Ok(())
 }
 
-fn add_journals(journals: &[PathBuf], f: &mut Found) -> Result<()> {
+fn add_journals(journals: &[PathBuf], f: &mut Discovery) -> Result<()> {
     for j in journals {
         // A journal beside its closed piece is a crash after the rename: the piece has it all.
         if piece_of_journal(j).is_some_and(|p| p.exists() && written_by_gpumon(&p)) {
@@ -339,7 +339,7 @@ fn is_journal_name(path: &Path) -> bool {
 /// `host=H/date=D/` is two).
 const MAX_DEPTH: usize = 4;
 
-fn add_dir(dir: &Path, f: &mut Found) -> Result<()> {
+fn add_dir(dir: &Path, f: &mut Discovery) -> Result<()> {
     let before = f.d.inputs.len();
     add_dir_files(dir, f, 0)?;
     if f.d.inputs.len() == before {
@@ -351,7 +351,7 @@ fn add_dir(dir: &Path, f: &mut Found) -> Result<()> {
 }
 
 /// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
-fn add_dir_files(dir: &Path, f: &mut Found, depth: usize) -> Result<()> {
+fn add_dir_files(dir: &Path, f: &mut Discovery, depth: usize) -> Result<()> {
     let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", show(dir))))?;
     let mut files = Vec::new();
     let mut journals = Vec::new();

@@ -16,7 +16,7 @@ use parquet::errors::{ParquetError, Result as PqResult};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 
-use crate::thrift::{self, Bad, PageHeader};
+use crate::thrift::{self, PageHeader, ThriftError};
 
 /// Smallest decompressed size allowed to any page.
 const MIN_PAGE_LIMIT: i64 = 8 << 20;
@@ -103,11 +103,13 @@ impl BoundedFile {
                     }
                     return Ok((buf, s));
                 }
-                Err(Bad::Short) if (want as u64) < left && want < MAX_HEADER => {
+                Err(ThriftError::Short) if (want as u64) < left && want < MAX_HEADER => {
                     want = (want * 4).min(MAX_HEADER).min(left as usize);
                 }
-                Err(Bad::Short) => return Err(general(format!("the page header at offset {start} is cut short"))),
-                Err(Bad::Damaged(why)) => {
+                Err(ThriftError::Short) => {
+                    return Err(general(format!("the page header at offset {start} is cut short")));
+                }
+                Err(ThriftError::Damaged(why)) => {
                     return Err(general(format!("the page header at offset {start} is damaged: {why}")));
                 }
             }
@@ -156,30 +158,51 @@ impl ChunkReader for BoundedFile {
     }
 }
 
+/// Why a Parquet file's footer or chunk layout is refused before (or after) the crate decodes it.
+#[derive(Debug, thiserror::Error)]
+pub enum Damage {
+    #[error("{0} bytes: too short for a Parquet file")]
+    TooShort(u64),
+    #[error("no Parquet footer at the end (truncated: a file still being written, or cut?)")]
+    NoFooter,
+    #[error("the footer claims {claimed} bytes of metadata in a file of {len} bytes")]
+    FooterTooLong { claimed: u64, len: u64 },
+    #[error("the footer metadata is damaged: {0}")]
+    Footer(#[from] ThriftError),
+    #[error("{0}")]
+    Read(#[from] ParquetError),
+    #[error("row group {0} has a negative row count")]
+    NegativeRows(usize),
+    #[error(
+        "column chunk {chunk} of row group {group} ({size} bytes at offset {start}) lies outside the file ({len} bytes)"
+    )]
+    ChunkOutside { chunk: usize, group: usize, size: i64, start: i64, len: u64 },
+}
+
 /// Check the footer of a file of `len` bytes before the parquet crate decodes it: the magic, a
 /// metadata length that fits, and a Thrift structure whose every length fits inside it.
-pub fn check_footer(f: &BoundedFile) -> Result<(), String> {
+pub fn check_footer(f: &BoundedFile) -> Result<(), Damage> {
     if f.len < 12 {
-        return Err(format!("{} bytes: too short for a Parquet file", f.len));
+        return Err(Damage::TooShort(f.len));
     }
-    let tail = f.read_exact_at(f.len - 8, 8).map_err(|e| e.to_string())?;
+    let tail = f.read_exact_at(f.len - 8, 8)?;
     if &tail[4..] != b"PAR1" {
-        return Err("no Parquet footer at the end (truncated: a file still being written, or cut?)".into());
+        return Err(Damage::NoFooter);
     }
     let meta_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
     if meta_len + 12 > f.len {
-        return Err(format!("the footer claims {meta_len} bytes of metadata in a file of {} bytes", f.len));
+        return Err(Damage::FooterTooLong { claimed: meta_len, len: f.len });
     }
-    let meta = f.read_exact_at(f.len - 8 - meta_len, meta_len as usize).map_err(|e| e.to_string())?;
-    thrift::check_struct(&meta).map_err(|why| format!("the footer metadata is damaged: {why}"))
+    let meta = f.read_exact_at(f.len - 8 - meta_len, meta_len as usize)?;
+    Ok(thrift::check_struct(&meta)?)
 }
 
 /// Check that every column chunk of `md` lies inside a file of `len` bytes (the parquet crate
 /// asserts on negative offsets and would allocate what a chunk length claims).
-pub fn check_chunks(md: &ParquetMetaData, len: u64) -> Result<(), String> {
+pub fn check_chunks(md: &ParquetMetaData, len: u64) -> Result<(), Damage> {
     for (g, rg) in md.row_groups().iter().enumerate() {
         if rg.num_rows() < 0 {
-            return Err(format!("row group {g} has a negative row count"));
+            return Err(Damage::NegativeRows(g));
         }
         for (c, col) in rg.columns().iter().enumerate() {
             let start = col.dictionary_page_offset().unwrap_or_else(|| col.data_page_offset());
@@ -190,9 +213,7 @@ pub fn check_chunks(md: &ParquetMetaData, len: u64) -> Result<(), String> {
             let inside =
                 empty || (start >= 4 && size >= 0 && (start as u64).checked_add(size as u64).is_some_and(|e| e <= len));
             if !inside {
-                return Err(format!(
-                    "column chunk {c} of row group {g} ({size} bytes at offset {start}) lies outside the file ({len} bytes)"
-                ));
+                return Err(Damage::ChunkOutside { chunk: c, group: g, size, start, len });
             }
         }
     }

@@ -14,7 +14,7 @@ use arrow_array::{BooleanArray, RecordBatch};
 use crate::gpumon;
 use crate::inputs::{Input, Kind};
 use crate::smilog::{NvsmiOptions, read_nvsmi_file};
-use crate::values::{self, Found};
+use crate::values::{self, BadValues};
 use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::cols::{self, Interner, NO_U64};
@@ -139,12 +139,12 @@ pub fn scan<S: Send>(
     progress.set_file(&path.file_name().map(|n| show(Path::new(n))).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
     let table = Table::of(want.iter().copied());
-    let found = Mutex::new(Found::default());
+    let found = Mutex::new(BadValues::default());
     // The --gpus filter first, then the value checks, on the batches of every kind.
     let checked = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
         let Some(b) = filter.apply(b)? else { return Ok(()) };
         let (b, f) = values::check(b.into_owned())?;
-        if f != Found::default() {
+        if f != BadValues::default() {
             found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
         }
         visit(s, &b, host)
@@ -207,19 +207,19 @@ pub fn scan<S: Send>(
 }
 
 /// An nvidia-smi log as batches of `want` (plus GPU identity) handed to `visit`, its parsed rows
-/// checked by [`Found::check_row`]; fills in what the log held.
+/// checked by [`BadValues::check_row`]; fills in what the log held.
 fn scan_nvsmi(
     input: &Input,
     opts: &ReadOptions,
     want: &[Field],
     rep: &mut InputInfo,
     visit: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<Found> {
+) -> Result<BadValues> {
     let path = &input.path;
     let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
     fields.extend(want.iter().copied().filter(|f| f.def().source != gpumon_schema::catalog::Source::Meta));
     let mut batcher = RowBatcher::new(&fields);
-    let mut found = Found::default();
+    let mut found = BadValues::default();
     let mut failed: Option<anyhow::Error> = None;
     // A fixed-offset --tz is read as UTC by the log reader and shifted here.
     let (_, shift) = opts.zone.as_tz();

@@ -7,27 +7,18 @@
 const MAX_DEPTH: u32 = 64;
 
 /// Why bytes are not acceptable Thrift: damaged, or cut before the structure ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Bad {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThriftError {
     /// The bytes end inside the structure (more may be needed).
+    #[error("cut short")]
     Short,
     /// The bytes cannot be a valid structure.
+    #[error("{0}")]
     Damaged(String),
 }
 
-impl std::fmt::Display for Bad {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Bad::Short => f.write_str("cut short"),
-            Bad::Damaged(why) => f.write_str(why),
-        }
-    }
-}
-
-type R<T> = Result<T, Bad>;
-
-fn damaged<T>(why: impl Into<String>) -> R<T> {
-    Err(Bad::Damaged(why.into()))
+fn damaged<T>(why: impl Into<String>) -> Result<T, ThriftError> {
+    Err(ThriftError::Damaged(why.into()))
 }
 
 /// A cursor over compact-protocol bytes.
@@ -41,21 +32,21 @@ impl Walker<'_> {
         self.b.len() - self.pos
     }
 
-    fn byte(&mut self) -> R<u8> {
-        let v = *self.b.get(self.pos).ok_or(Bad::Short)?;
+    fn byte(&mut self) -> Result<u8, ThriftError> {
+        let v = *self.b.get(self.pos).ok_or(ThriftError::Short)?;
         self.pos += 1;
         Ok(v)
     }
 
-    fn skip_bytes(&mut self, n: usize) -> R<()> {
+    fn skip_bytes(&mut self, n: usize) -> Result<(), ThriftError> {
         if n > self.remaining() {
-            return Err(Bad::Short);
+            return Err(ThriftError::Short);
         }
         self.pos += n;
         Ok(())
     }
 
-    fn varint(&mut self) -> R<u64> {
+    fn varint(&mut self) -> Result<u64, ThriftError> {
         let mut v = 0u64;
         for shift in (0..70).step_by(7) {
             let b = self.byte()?;
@@ -70,28 +61,28 @@ impl Walker<'_> {
         damaged("a varint longer than 10 bytes")
     }
 
-    fn zigzag(&mut self) -> R<i64> {
+    fn zigzag(&mut self) -> Result<i64, ThriftError> {
         let v = self.varint()?;
         Ok((v >> 1) as i64 ^ -((v & 1) as i64))
     }
 
     /// A length (list size, binary length) that must fit in the bytes left: every element takes at
     /// least one byte.
-    fn length(&mut self, what: &str) -> R<usize> {
+    fn length(&mut self, what: &str) -> Result<usize, ThriftError> {
         let n = self.varint()?;
         if n > self.remaining() as u64 {
             return if n > (1 << 31) {
                 damaged(format!("a {what} length of {n} (larger than the data)"))
             } else {
                 // Could still be a cut read of a real structure; the caller decides.
-                Err(Bad::Short)
+                Err(ThriftError::Short)
             };
         }
         Ok(n as usize)
     }
 
     /// Skip one value of compact type `ty`.
-    fn skip(&mut self, ty: u8, depth: u32) -> R<()> {
+    fn skip(&mut self, ty: u8, depth: u32) -> Result<(), ThriftError> {
         if depth > MAX_DEPTH {
             return damaged("nesting deeper than 64 levels");
         }
@@ -112,7 +103,7 @@ impl Walker<'_> {
         }
     }
 
-    fn skip_list(&mut self, depth: u32) -> R<()> {
+    fn skip_list(&mut self, depth: u32) -> Result<(), ThriftError> {
         let head = self.byte()?;
         let ty = head & 0x0f;
         let n = if head >> 4 == 15 { self.length("list")? } else { usize::from(head >> 4) };
@@ -127,7 +118,7 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn skip_map(&mut self, depth: u32) -> R<()> {
+    fn skip_map(&mut self, depth: u32) -> Result<(), ThriftError> {
         let n = self.length("map")?;
         if n == 0 {
             return Ok(());
@@ -142,7 +133,7 @@ impl Walker<'_> {
     }
 
     /// The next field header of a struct: (field id, compact type), or None at its end.
-    fn field(&mut self, last: &mut i16) -> R<Option<(i16, u8)>> {
+    fn field(&mut self, last: &mut i16) -> Result<Option<(i16, u8)>, ThriftError> {
         let h = self.byte()?;
         if h == 0 {
             return Ok(None);
@@ -158,7 +149,7 @@ impl Walker<'_> {
         Ok(Some((id, ty)))
     }
 
-    fn skip_struct(&mut self, depth: u32) -> R<()> {
+    fn skip_struct(&mut self, depth: u32) -> Result<(), ThriftError> {
         let mut last = 0i16;
         while let Some((_, ty)) = self.field(&mut last)? {
             self.skip(ty, depth + 1)?;
@@ -169,12 +160,11 @@ impl Walker<'_> {
 
 /// Check that `bytes` hold exactly one well-formed struct (a Parquet footer's `FileMetaData`) whose
 /// lengths all fit inside it.
-pub fn check_struct(bytes: &[u8]) -> Result<(), String> {
+pub fn check_struct(bytes: &[u8]) -> Result<(), ThriftError> {
     let mut w = Walker { b: bytes, pos: 0 };
     match w.skip_struct(0) {
-        Ok(()) => Ok(()),
-        Err(Bad::Short) => Err("the footer ends inside its own structure".into()),
-        Err(Bad::Damaged(why)) => Err(why),
+        Err(ThriftError::Short) => Err(ThriftError::Damaged("the footer ends inside its own structure".into())),
+        r => r,
     }
 }
 
@@ -192,7 +182,7 @@ pub struct PageHeader {
 /// Read the page header at the start of `bytes`: its length, its two page sizes (fields 2 and 3 of
 /// `PageHeader`) and a dictionary page's value count (field 1 of field 7), with every nested
 /// length checked.
-pub fn page_header(bytes: &[u8]) -> Result<PageHeader, Bad> {
+pub fn page_header(bytes: &[u8]) -> Result<PageHeader, ThriftError> {
     let mut w = Walker { b: bytes, pos: 0 };
     let (mut uncompressed, mut compressed, mut dict_values) = (None, None, None);
     let mut last = 0i16;
@@ -261,7 +251,7 @@ mod tests {
         assert_eq!(s, PageHeader { header_len: h.len(), uncompressed: 4096, compressed: 512, dict_values: None });
         let h = header(i64::from(i32::MAX), 512);
         assert_eq!(page_header(&h).unwrap().uncompressed, i64::from(i32::MAX));
-        assert_eq!(page_header(&h[..3]), Err(Bad::Short));
+        assert_eq!(page_header(&h[..3]), Err(ThriftError::Short));
         // A dictionary page header (field 7) with its value count.
         let mut d = header(4096, 512);
         let n = d.len();
@@ -275,7 +265,7 @@ mod tests {
         let mut b = vec![0x18];
         b.extend([0x80, 0x80, 0x80, 0x80, 0x80, 0x20]);
         b.push(0);
-        assert!(check_struct(&b).unwrap_err().contains("binary length"));
+        assert!(check_struct(&b).unwrap_err().to_string().contains("binary length"));
         // A list of structs claiming 10^6 elements in 10 bytes: cut short, never allocated.
         let mut l = vec![0x19, 0xfc, 0xc0, 0x84, 0x3d];
         l.extend([0u8; 5]);

@@ -76,7 +76,7 @@ impl Tally {
 
 /// What the checks found in an input (merged over its batches).
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Found {
+pub struct BadValues {
     index: Tally,
     /// Timestamps outside [`TS_RANGE`] (example in seconds since 1970).
     time: Tally,
@@ -85,8 +85,8 @@ pub struct Found {
     range: Vec<(Field, Tally)>,
 }
 
-impl Found {
-    pub fn merge(&mut self, o: Found) {
+impl BadValues {
+    pub fn merge(&mut self, o: BadValues) {
         self.index.add(o.index.n, o.index.example);
         self.time.add(o.time.n, o.time.example);
         for (f, t) in o.percent {
@@ -301,8 +301,8 @@ fn as_f64(col: &ArrayRef) -> Result<Option<ArrayRef>> {
 
 /// Check one batch: mistyped columns removed, decimal and half-float columns read as `Float64`,
 /// bad indexes and percentages set to null.
-pub fn check(batch: RecordBatch) -> Result<(RecordBatch, Found)> {
-    let mut found = Found::default();
+pub fn check(batch: RecordBatch) -> Result<(RecordBatch, BadValues)> {
+    let mut found = BadValues::default();
     let schema = batch.schema();
     let mut fields: Vec<Arc<ArrowField>> = Vec::with_capacity(schema.fields().len());
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(fields.capacity());
@@ -416,7 +416,7 @@ mod row_tests {
 
     #[test]
     fn rows_from_text_are_checked_too() {
-        let mut found = Found::default();
+        let mut found = BadValues::default();
         let mut row = Row::default();
         row.set(Field::Index, Value::U(4_294_967_295));
         row.set(Field::UtilGpu, Value::U(255));

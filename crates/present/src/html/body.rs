@@ -10,11 +10,11 @@ use chrono::{DateTime, Utc};
 use crate::html::axis::{group, time_ticks};
 use crate::html::markup::esc;
 use crate::html::phases as html_phases;
-use crate::html::svg::{Chart, Conn, HeatRow, Plot, Style, TimeAxis, chart, heatmap};
+use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
 use gpumon_analysis::events::EventRecord;
 use gpumon_analysis::phases::PhaseReport;
-use gpumon_analysis::series::{Collected, Env, Track};
+use gpumon_analysis::series::{Collected, Envelope, Track};
 use gpumon_analysis::stat::Stat;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use gpumon_util::zone::Zone;
@@ -30,7 +30,7 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Conn<'_>) {
+    fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Joinable<'_>) {
         if let Some(svg) = chart(&c, self.axis, conn) {
             self.charts += 1;
             let _ = write!(out, "<figure>{svg}</figure>");
@@ -38,13 +38,13 @@ impl Ctx<'_> {
     }
 }
 
-fn plot<'a>(label: &str, env: &'a Env, style: Style, color: u8) -> Plot<'a> {
+fn plot<'a>(label: &str, env: &'a Envelope, style: Style, color: u8) -> Plot<'a> {
     Plot { label: label.to_string(), env, style, color }
 }
 
-fn conn(t: &Track, interval_s: Option<f64>, gap_k: f64) -> Conn<'_> {
+fn conn(t: &Track, interval_s: Option<f64>, gap_k: f64) -> Joinable<'_> {
     let gap_us = interval_s.filter(|&i| i > 0.0).map_or(f64::INFINITY, |i| i * gap_k * 1e6);
-    Conn { rows: &t.rows, first: &t.first, last: &t.last, gap_us }
+    Joinable { rows: &t.rows, first: &t.first, last: &t.last, gap_us }
 }
 
 /// The start and end in UTC and in the report's time zone (`--tz`, else this machine's).
@@ -99,7 +99,7 @@ fn spec<'a>(
 }
 
 impl Ctx<'_> {
-    fn draw_all(&mut self, out: &mut String, charts: Vec<Chart<'_>>, conn: &Conn<'_>) {
+    fn draw_all(&mut self, out: &mut String, charts: Vec<Chart<'_>>, conn: &Joinable<'_>) {
         for mut c in charts {
             c.id = format!("c{}-{}", self.charts, c.kind);
             self.draw(out, c, conn);

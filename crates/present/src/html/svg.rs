@@ -10,12 +10,12 @@ use std::fmt::Write;
 
 use crate::html::axis::{ValueAxis, label, value_axis};
 use crate::html::markup::esc;
-use gpumon_analysis::series::{Env, Grid};
+use gpumon_analysis::series::{Envelope, Grid};
 
 /// Which buckets may be joined by a line: a series' rows and first/last sample per bucket, and the
 /// longest step that is not a gap (µs).
 #[derive(Debug, Clone, Copy)]
-pub struct Conn<'a> {
+pub struct Joinable<'a> {
     pub rows: &'a [u32],
     pub first: &'a [i64],
     pub last: &'a [i64],
@@ -37,7 +37,7 @@ pub enum Style {
 #[derive(Debug, Clone)]
 pub struct Plot<'a> {
     pub label: String,
-    pub env: &'a Env,
+    pub env: &'a Envelope,
     pub style: Style,
     /// Colour slot 0..=3 (CSS classes `c0`.. for lines, `b0`.. for bands).
     pub color: u8,
@@ -137,7 +137,7 @@ fn step(d: &mut String, dx: i64, dy: i64) {
 }
 
 /// Runs of joined points of one plot: (bucket, min, mean, max).
-fn runs(env: &Env, conn: &Conn<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
+fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
     let mut out: Vec<Vec<(usize, f64, f64, f64)>> = Vec::new();
     let mut prev: Option<usize> = None;
     let mut rows_between = false;
@@ -232,7 +232,7 @@ fn value_axis_of(plots: &[&Plot<'_>], include: &[f64]) -> ValueAxis {
 }
 
 /// One chart as an `<svg class="chart">`; None when none of its series has a value.
-pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Conn<'_>) -> Option<String> {
+pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<String> {
     let plots: Vec<&Plot<'_>> = c.plots.iter().filter(|p| !p.env.is_empty()).collect();
     if plots.is_empty() {
         return None;
@@ -376,13 +376,13 @@ pub struct HeatRow<'a> {
     pub host: String,
     pub gpu: String,
     pub label: String,
-    pub env: &'a Env,
-    pub conn: Conn<'a>,
+    pub env: &'a Envelope,
+    pub conn: Joinable<'a>,
 }
 
 /// Colour level per bucket. Where samples are sparser than buckets, a sample fills the empty buckets
 /// back to the previous sample it is joined to (a row describes the interval that ends at it).
-fn levels(env: &Env, conn: &Conn<'_>, n: usize) -> Vec<Option<usize>> {
+fn levels(env: &Envelope, conn: &Joinable<'_>, n: usize) -> Vec<Option<usize>> {
     let mut out = vec![None; n];
     for run in runs(env, conn) {
         let mut from = run.first().map_or(0, |p| p.0);
@@ -500,9 +500,9 @@ fn heat_desc(rows: &[HeatRow<'_>]) -> String {
 mod tests {
     use super::*;
 
-    fn env(vals: &[Option<f64>]) -> Env {
+    fn env(vals: &[Option<f64>]) -> Envelope {
         let n = vals.len();
-        let mut e = Env { min: vec![0.0; n], max: vec![0.0; n], sum: vec![0.0; n], n: vec![0; n] };
+        let mut e = Envelope { min: vec![0.0; n], max: vec![0.0; n], sum: vec![0.0; n], n: vec![0; n] };
         for (b, v) in vals.iter().enumerate() {
             if let Some(v) = v {
                 e.min[b] = *v - 1.0;
@@ -521,10 +521,10 @@ mod tests {
         let first: Vec<i64> = (0..7).map(|b| b * 10).collect();
         let last = first.clone();
         // Bucket 2 has a row but no value: broken; 4 and 5 are empty: joined unless the step is a gap.
-        let c = Conn { rows: &rows, first: &first, last: &last, gap_us: 30.0 };
+        let c = Joinable { rows: &rows, first: &first, last: &last, gap_us: 30.0 };
         let r = runs(&e, &c);
         assert_eq!(r.iter().map(Vec::len).collect::<Vec<_>>(), [2, 2]);
-        let c = Conn { gap_us: 29.0, ..c };
+        let c = Joinable { gap_us: 29.0, ..c };
         assert_eq!(runs(&e, &c).iter().map(Vec::len).collect::<Vec<_>>(), [2, 1, 1]);
         let ax = value_axis(0.0, 100.0);
         let d = line_path(&runs(&e, &c), &ax, |p| p.2);
@@ -538,10 +538,10 @@ mod tests {
         let e = env(&[Some(10.0), None, None, Some(55.0), None, None, Some(95.0), None]);
         let rows = [1, 0, 0, 1, 0, 0, 1, 0];
         let t: Vec<i64> = (0..8).map(|b| b * 10).collect();
-        let conn = Conn { rows: &rows, first: &t, last: &t, gap_us: 30.0 };
+        let conn = Joinable { rows: &rows, first: &t, last: &t, gap_us: 30.0 };
         let l = levels(&e, &conn, 8);
         assert_eq!(l, [Some(1), Some(5), Some(5), Some(5), Some(9), Some(9), Some(9), None]);
-        let conn = Conn { gap_us: 29.0, ..conn };
+        let conn = Joinable { gap_us: 29.0, ..conn };
         assert_eq!(levels(&e, &conn, 8), [Some(1), None, None, Some(5), None, None, Some(9), None], "gaps stay empty");
     }
 
@@ -553,7 +553,7 @@ mod tests {
         let axis = TimeAxis { grid, ticks: vec![(0, "00:00:00".into())], wide_ticks: vec![], bands: vec![band] };
         let rows = [1, 1];
         let ts = [0, 1_000_000];
-        let conn = Conn { rows: &rows, first: &ts, last: &ts, gap_us: 3e6 };
+        let conn = Joinable { rows: &rows, first: &ts, last: &ts, gap_us: 3e6 };
         let c = Chart {
             id: "x".into(),
             kind: "gpu-util",
@@ -573,7 +573,7 @@ mod tests {
         assert!(s.contains("mean 15 %"), "{s}");
         assert!(s.contains(r#"<rect class="ph p1" data-phase="bs=&lt;64&gt;" x="325" y="30" width="263""#), "{s}");
         assert!(s.contains(r#"<text class="pl" x="328" y="41">bs=&lt;64&gt;</text>"#), "{s}");
-        let empty = Env::default();
+        let empty = Envelope::default();
         let c2 = Chart { plots: vec![Plot { label: "x".into(), env: &empty, style: Style::Line, color: 0 }], ..c };
         assert!(chart(&c2, &axis, &conn).is_none());
         let row = HeatRow { host: "h\"1".into(), gpu: "0".into(), label: "GPU 0".into(), env: &e, conn };
