@@ -2,7 +2,7 @@
 """`gpumon summarize` of a fleet's hive tree next to DuckDB, and what `summarize --by phase` costs.
 
 usage: python3 bench/fleet.py [--hosts 64] [--days 30] [--runs 3] [--gpumon target/release/gpumon]
-                              [--before OTHER_GPUMON] [--marked-days 3] [--json bench/fleet-2cpu.json]
+                              [--before OTHER_GPUMON] [--marked-days 3] [--json bench/results/fleet.json]
 
 Inputs (bench/fleet_tree.py, cached under bench/.data/, schema from a fake-NVML recording when
 bench/.data/fleet-template.parquet exists):

@@ -445,7 +445,7 @@ pub(crate) struct InputArgs {
     /// 'all.' for the over-all figure. Repeatable.
     #[arg(long = "fail-if", value_name = "CHECK")]
     pub(crate) fail_if: Vec<String>,
-    /// Override a finding threshold, e.g. idle_util=10 (see README). Repeatable.
+    /// Override a finding threshold, e.g. idle_util=10 (see docs/summarize.md). Repeatable.
     #[arg(long = "threshold", value_name = "NAME=VALUE")]
     pub(crate) thresholds: Vec<String>,
     /// A phase as a time window, for inputs without marks (nvidia-smi logs): NAME=SINCE..UNTIL with

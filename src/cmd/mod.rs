@@ -28,7 +28,7 @@ use gpumon_util::error::{UsageError, code_for, exit};
 
 /// The recording side, run by the `gpumon` binary itself. The reading commands are passed to the
 /// `gpumon-analyze` binary beside it (`analyzer`): a recorder beside a week-long job maps only the
-/// code it runs (start-up, resident memory; bench/README.md "Earlier run").
+/// code it runs (start-up, resident memory; bench/README.md "Record: current figures").
 fn dispatch(cli: Cli) -> Result<i32> {
     match cli.cmd {
         Cmd::Record(args) => record::run(*args),

@@ -1,6 +1,6 @@
 //! Diagnosis: documented rules over the statistics, each with its thresholds, the evidence it found
 //! and the usual fix. All thresholds live in [`Thresholds`] (overridable with `--threshold NAME=VALUE`);
-//! [`RULES`] is the single description used by the reports and the README.
+//! [`RULES`] is the single description used by the reports and docs/summarize.md.
 
 use std::fmt::Write;
 
