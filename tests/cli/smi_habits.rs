@@ -88,3 +88,39 @@ fn a_headerless_log_is_read_back_with_its_query_gpu_list_and_has_no_events_compa
     let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
     assert_eq!(gpus.len(), 2, "{j}");
 }
+
+/// docs/query-gpu.md lists nvidia-smi's `--query-gpu` names and the gpumon field each maps to;
+/// the binary's `gpumon fields` must agree row by row: a mapped name resolves to that field (as
+/// its name or an alias), a name marked *not recorded* is accepted by no field.
+#[test]
+fn query_gpu_page_matches_the_names_the_binary_accepts() {
+    let page = std::fs::read_to_string(repo_root().join("docs/query-gpu.md")).unwrap();
+    let o = gpumon().args(["fields", "--format", "json"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fields: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut accepts = std::collections::HashMap::new();
+    for f in fields.as_array().unwrap() {
+        let name = f["name"].as_str().unwrap().to_string();
+        accepts.insert(name.clone(), name.clone());
+        for a in f["aliases"].as_array().unwrap() {
+            accepts.insert(a.as_str().unwrap().to_string(), name.clone());
+        }
+    }
+    let rows: Vec<(String, String)> = page
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`')).collect();
+            (cells[0].to_string(), cells[1].to_string())
+        })
+        .collect();
+    assert!(rows.len() > 150, "the page lists {} names", rows.len());
+    let mut wrong = Vec::new();
+    for (smi, gpumon) in &rows {
+        let got = accepts.get(smi).map(String::as_str).unwrap_or("*not recorded*");
+        if got != gpumon {
+            wrong.push(format!("{smi}: page says {gpumon}, binary {got}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
