@@ -111,7 +111,7 @@ fn query_gpu_page_matches_the_names_the_binary_accepts() {
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
             let cells: Vec<&str> = l.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`')).collect();
-            (cells[0].to_string(), cells[1].to_string())
+            (cells[0].to_string(), cells[1].trim_matches('`').to_string())
         })
         .collect();
     assert!(rows.len() > 150, "the page lists {} names", rows.len());
@@ -123,4 +123,86 @@ fn query_gpu_page_matches_the_names_the_binary_accepts() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Every name on docs/query-gpu.md is accepted by `record --query-gpu` in one list against the fake
+/// NVML: one column each, the values NVML gives read through nvml-wrapper, `[N/A]` for the names
+/// NVML gives gpumon no call for, and nvidia-smi's spelling of modes and reasons.
+#[test]
+fn every_query_gpu_name_on_the_page_is_recorded_in_one_list() {
+    let page = std::fs::read_to_string(repo_root().join("docs/query-gpu.md")).unwrap();
+    // (nvidia-smi name, gpumon field, always [N/A])
+    let rows: Vec<(String, String, bool)> = page
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(|c| c.trim()).collect();
+            (
+                cells[0].trim_matches('`').to_string(),
+                cells[1].trim_matches('`').to_string(),
+                cells[2].starts_with("`[N/A]`"),
+            )
+        })
+        .collect();
+    assert!(rows.len() > 150 && rows.iter().filter(|r| r.2).count() > 10, "{} rows", rows.len());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "init = ok\ndriver_version = 550.54.15\n[device]\nname = NVIDIA H100 80GB HBM3\n\
+                    utilization.gpu = 90\nmemory.total = 81559\nmemory.used = 1000\npcie.link.gen.current = 4\n\
+                    pcie.link.gen.max = 5\npcie.link.width.current = 16\npcie.link.width.max = 16\n\
+                    power.default_limit = 700\npower.min_limit = 200\npower.max_limit = 700\ncompute_mode = 3\n\
+                    compute_cap = 9.0\necc.mode.current = 1\necc.mode.pending = 0\nclocks_event_reasons.active = 4\n\
+                    clocks.applications.graphics = 1755\nencoder.stats.sessionCount = 2\nencoder.stats.averageFps = 60\n\
+                    encoder.stats.averageLatency = 900\n";
+    let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    let o = gpumon_fake(dir.path(), scenario)
+        .args(["record", "--count", "1", "--format=csv,noheader"])
+        .arg(format!("--query-gpu={}", names.join(",")))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().next().unwrap();
+    // One column per field, in the order first asked for (an nvidia-smi name and its alias, or
+    // two spellings of one field, share it).
+    let mut fields: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !fields.contains(&r.1.as_str()) {
+            fields.push(&r.1);
+        }
+    }
+    let cells: Vec<&str> = line.split(", ").collect();
+    assert_eq!(cells.len(), fields.len(), "{line}");
+    let at = |name: &str| {
+        let field = &rows.iter().find(|r| r.0 == name).unwrap().1;
+        cells[fields.iter().position(|f| f == field).unwrap()]
+    };
+    for (name, _, na) in &rows {
+        if *na {
+            assert_eq!(at(name), "[N/A]", "{name}");
+        }
+    }
+    let expect = [
+        ("serial", "1650924060000"),
+        ("vbios_version", "96.00.99.00.01"),
+        ("pci.bus", "0x01"),
+        ("pci.device_id", "0x233010DE"),
+        ("pcie.link.gen.current", "4"),
+        ("pcie.link.gen.gpucurrent", "4"),
+        ("pcie.link.width.max", "16"),
+        ("power.min_limit", "200.00 W"),
+        ("power.default_limit", "700.00 W"),
+        ("compute_mode", "Exclusive_Process"),
+        ("compute_cap", "9.0"),
+        ("ecc.mode.current", "Enabled"),
+        ("ecc.mode.pending", "Disabled"),
+        ("clocks_event_reasons.sw_power_cap", "Active"),
+        ("clocks_throttle_reasons.sw_power_cap", "Active"),
+        ("clocks_event_reasons.gpu_idle", "Not Active"),
+        ("clocks.applications.graphics", "1755 MHz"),
+        ("encoder.stats.sessionCount", "2"),
+        ("display_mode", "[Not Supported]"),
+    ];
+    for (name, want) in expect {
+        assert_eq!(at(name), want, "{name} in {line}");
+    }
 }

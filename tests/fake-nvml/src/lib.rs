@@ -357,6 +357,32 @@ const NUM_KEYS: &[&str] = &[
     "remapped_rows.pending",
     "remapped_rows.failure",
     "retired_pages.pending",
+    "pcie.link.gen.current",
+    "pcie.link.gen.max",
+    "pcie.link.width.current",
+    "pcie.link.width.max",
+    "power.default_limit",
+    "power.min_limit",
+    "power.max_limit",
+    "compute_mode",
+    "display_mode",
+    "display_active",
+    "accounting.mode",
+    "clocks.applications.graphics",
+    "clocks.applications.memory",
+    "clocks.default_applications.graphics",
+    "clocks.default_applications.memory",
+    "compute_cap",
+    "ecc.mode.current",
+    "ecc.mode.pending",
+    "encoder.stats.sessionCount",
+    "encoder.stats.averageFps",
+    "encoder.stats.averageLatency",
+    "power.management",
+    "gom.current",
+    "gom.pending",
+    "ecc.errors.by_location",
+    "clocks_event_reasons.supported",
 ];
 
 /// Per-tick lists (`process_util`, `retired_pages.*`): one element per tick,
@@ -2645,6 +2671,271 @@ pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(device: Handle, 
 // ---------------------------------------------------------------------------
 // Unit tests of the scenario parser
 // ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// nvidia-smi's static and mode queries (`--query-gpu` names): numbers from the
+// scenario's keys, strings made from the device index.
+// ---------------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetSerial(device: Handle, out: *mut c_char, length: c_uint) -> Ret {
+    device_call("nvmlDeviceGetSerial", device, !out.is_null(), |d| {
+        let v = format!("165092406{:04}", d.index);
+        // SAFETY: caller provides `length` bytes.
+        unsafe { write_str(out, length, &v) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetVbiosVersion(device: Handle, out: *mut c_char, length: c_uint) -> Ret {
+    device_call("nvmlDeviceGetVbiosVersion", device, !out.is_null(), |d| {
+        let v = String::from("96.00.99.00.01");
+        let _ = d;
+        // SAFETY: caller provides `length` bytes.
+        unsafe { write_str(out, length, &v) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetInforomImageVersion(device: Handle, out: *mut c_char, length: c_uint) -> Ret {
+    device_call("nvmlDeviceGetInforomImageVersion", device, !out.is_null(), |d| {
+        let v = String::from("G520.0200.00.05");
+        let _ = d;
+        // SAFETY: caller provides `length` bytes.
+        unsafe { write_str(out, length, &v) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkGeneration(device: Handle, value: *mut c_uint) -> Ret {
+    scalar(
+        "nvmlDeviceGetCurrPcieLinkGeneration",
+        device,
+        value,
+        "pcie.link.gen.current",
+        "pcie.link.gen.current",
+        Num::as_u32,
+    )
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkGeneration(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetMaxPcieLinkGeneration", device, value, "pcie.link.gen.max", "pcie.link.gen.max", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkWidth(device: Handle, value: *mut c_uint) -> Ret {
+    scalar(
+        "nvmlDeviceGetCurrPcieLinkWidth",
+        device,
+        value,
+        "pcie.link.width.current",
+        "pcie.link.width.current",
+        Num::as_u32,
+    )
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkWidth(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetMaxPcieLinkWidth", device, value, "pcie.link.width.max", "pcie.link.width.max", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementDefaultLimit(device: Handle, value: *mut c_uint) -> Ret {
+    scalar(
+        "nvmlDeviceGetPowerManagementDefaultLimit",
+        device,
+        value,
+        "power.default_limit",
+        "power.default_limit",
+        |n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX),
+    )
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimitConstraints(
+    device: Handle,
+    min: *mut c_uint,
+    max: *mut c_uint,
+) -> Ret {
+    device_call("nvmlDeviceGetPowerManagementLimitConstraints", device, !min.is_null() && !max.is_null(), |d| {
+        let v = d.next("power.min_limit", "power.min_limit")?;
+        let w = d.next("power.max_limit", "power.max_limit")?;
+        // SAFETY: both non-null.
+        unsafe {
+            min.write(c_uint::try_from(v.scaled(1000)).unwrap_or(c_uint::MAX));
+            max.write(c_uint::try_from(w.scaled(1000)).unwrap_or(c_uint::MAX));
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetComputeMode(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetComputeMode", device, value, "compute_mode", "compute_mode", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetDisplayMode(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetDisplayMode", device, value, "display_mode", "display_mode", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetDisplayActive(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetDisplayActive", device, value, "display_active", "display_active", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetAccountingMode(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetAccountingMode", device, value, "accounting.mode", "accounting.mode", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementMode(device: Handle, value: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetPowerManagementMode", device, value, "power.management", "power.management", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetApplicationsClock(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
+    let key = match type_ {
+        0 => "clocks.applications.graphics",
+        2 => "clocks.applications.memory",
+        _ => "",
+    };
+    device_call("nvmlDeviceGetApplicationsClock", device, !clock.is_null() && !key.is_empty(), |d| {
+        let v = d.next(key, key)?;
+        // SAFETY: non-null.
+        unsafe { clock.write(v.as_u32()) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetDefaultApplicationsClock(
+    device: Handle,
+    type_: c_uint,
+    clock: *mut c_uint,
+) -> Ret {
+    let key = match type_ {
+        0 => "clocks.default_applications.graphics",
+        2 => "clocks.default_applications.memory",
+        _ => "",
+    };
+    device_call("nvmlDeviceGetDefaultApplicationsClock", device, !clock.is_null() && !key.is_empty(), |d| {
+        let v = d.next(key, key)?;
+        // SAFETY: non-null.
+        unsafe { clock.write(v.as_u32()) };
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetCudaComputeCapability(
+    device: Handle,
+    major: *mut c_int,
+    minor: *mut c_int,
+) -> Ret {
+    device_call("nvmlDeviceGetCudaComputeCapability", device, !major.is_null() && !minor.is_null(), |d| {
+        // `compute_cap = 9.0`: major 9, minor 0.
+        let tenths = d.next("compute_cap", "compute_cap")?.scaled(10);
+        // SAFETY: both non-null.
+        unsafe {
+            major.write(c_int::try_from(tenths / 10).unwrap_or(0));
+            minor.write(c_int::try_from(tenths % 10).unwrap_or(0));
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetEccMode(device: Handle, current: *mut c_uint, pending: *mut c_uint) -> Ret {
+    device_call("nvmlDeviceGetEccMode", device, !current.is_null() && !pending.is_null(), |d| {
+        let v = d.next("ecc.mode.current", "ecc.mode.current")?;
+        let w = d.next("ecc.mode.pending", "ecc.mode.pending")?;
+        // SAFETY: both non-null.
+        unsafe {
+            current.write(v.as_u32());
+            pending.write(w.as_u32());
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetGpuOperationMode(
+    device: Handle,
+    current: *mut c_uint,
+    pending: *mut c_uint,
+) -> Ret {
+    device_call("nvmlDeviceGetGpuOperationMode", device, !current.is_null() && !pending.is_null(), |d| {
+        let v = d.next("gom.current", "gom.current")?;
+        let w = d.next("gom.pending", "gom.pending")?;
+        // SAFETY: both non-null.
+        unsafe {
+            current.write(v.as_u32());
+            pending.write(w.as_u32());
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetEncoderStats(
+    device: Handle,
+    sessions: *mut c_uint,
+    fps: *mut c_uint,
+    latency: *mut c_uint,
+) -> Ret {
+    device_call("nvmlDeviceGetEncoderStats", device, !sessions.is_null() && !fps.is_null() && !latency.is_null(), |d| {
+        let s = d.next("encoder.stats.sessionCount", "encoder.stats.sessionCount")?.as_u32();
+        let f = d.next("encoder.stats.averageFps", "encoder.stats.averageFps")?.as_u32();
+        let l = d.next("encoder.stats.averageLatency", "encoder.stats.averageLatency")?.as_u32();
+        // SAFETY: all three non-null.
+        unsafe {
+            sessions.write(s);
+            fps.write(f);
+            latency.write(l);
+        }
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetMemoryErrorCounter(
+    device: Handle,
+    _error_type: c_uint,
+    _counter_type: c_uint,
+    _location: c_uint,
+    count: *mut c_ulonglong,
+) -> Ret {
+    scalar("nvmlDeviceGetMemoryErrorCounter", device, count, "ecc.errors.by_location", "ecc.errors.by_location", |n| {
+        n.scaled(1)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksThrottleReasons(device: Handle, mask: *mut c_ulonglong) -> Ret {
+    scalar(
+        "nvmlDeviceGetSupportedClocksThrottleReasons",
+        device,
+        mask,
+        "clocks_event_reasons.supported",
+        "clocks_event_reasons.supported",
+        |n| n.scaled(1),
+    )
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksEventReasons(device: Handle, mask: *mut c_ulonglong) -> Ret {
+    scalar(
+        "nvmlDeviceGetSupportedClocksEventReasons",
+        device,
+        mask,
+        "clocks_event_reasons.supported",
+        "clocks_event_reasons.supported",
+        |n| n.scaled(1),
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -277,7 +277,7 @@ impl<'n> DeviceState<'n> {
         let mut reads: Vec<(NvmlRead, Field)> = Vec::new();
         for f in sel.fields() {
             if let Some(read) = f.def().read
-                && !reads.iter().any(|(r, _)| *r == read)
+                && (read.per_field() || !reads.iter().any(|(r, _)| *r == read))
             {
                 reads.push((read, f));
             }
@@ -516,6 +516,8 @@ fn read_field<'n>(
         NvmlRead::EccUncorrected => {
             val(info, f, dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile), Value::U)?
         }
+        NvmlRead::NotAvailable => Value::Null,
+        _ => return super::smi::read(dev, info, read, f, row),
     };
     row.set(f, v);
     Ok(())
@@ -591,6 +593,10 @@ mod tests {
         (Field::MigCi, "set on MIG instance rows only"),
         (Field::MigProfile, "set on MIG instance rows only"),
         (Field::MigUuid, "set on MIG instance rows only"),
+        (Field::EccErrorsCorrectedVolatileDram, "no DRAM location in nvml-wrapper"),
+        (Field::EccErrorsCorrectedAggregateDram, "no DRAM location in nvml-wrapper"),
+        (Field::EccErrorsUncorrectedVolatileDram, "no DRAM location in nvml-wrapper"),
+        (Field::EccErrorsUncorrectedAggregateDram, "no DRAM location in nvml-wrapper"),
     ];
 
     /// Set in the child process that runs the check (see `every_gpu_field_is_sampled`).
@@ -622,7 +628,20 @@ mod tests {
     fn scenario(pid: u32) -> String {
         let mut s =
             format!("init = ok\n[device]\nprocesses = {pid}:64\nprocess_util = {pid}:sm=42\nevents = xid:79@0\n");
-        for d in CATALOG.iter().filter(|d| d.read.is_some_and(NvmlRead::is_query)) {
+        // Keys of the fake's scenario: the readers' own field names, less those the fake makes up
+        // (strings from the device index, PCI ids) or reads from other keys (below).
+        let derived = [
+            NvmlRead::Serial,
+            NvmlRead::Vbios,
+            NvmlRead::InforomImg,
+            NvmlRead::PciInfo,
+            NvmlRead::EventReason,
+            NvmlRead::EventReasonsSupported,
+            NvmlRead::EccLocation,
+            NvmlRead::MigModes,
+        ];
+        s.push_str("ecc.errors.by_location = 3\nclocks_event_reasons.supported = 0x1FF\nmig_mode = 0\n");
+        for d in CATALOG.iter().filter(|d| d.read.is_some_and(|r| r.is_query() && !derived.contains(&r))) {
             let line = match d.name.strip_suffix(".count") {
                 Some(list) => format!("{list} = 0x1000\n"),
                 None => format!("{} = 1\n", d.name),
@@ -693,6 +712,10 @@ mod tests {
         assert_eq!(rows.len(), 1);
         for f in fields {
             let v = rows[0].get(f);
+            if f.def().read == Some(NvmlRead::NotAvailable) {
+                assert!(v.is_missing(), "{f} is never available but reads {v:?}");
+                continue;
+            }
             match NOT_SAMPLED.iter().find(|(n, _)| *n == f) {
                 Some((_, why)) => assert!(v.is_missing(), "{f} is listed as not sampled ({why}) but reads {v:?}"),
                 None => assert!(!v.is_missing(), "{f} is a GPU field but the sampler leaves it empty ({v:?})"),

@@ -8,4 +8,5 @@ mod health;
 pub mod mig;
 pub mod probe;
 pub mod readers;
+mod smi;
 mod watchdog;
