@@ -293,7 +293,7 @@ const PARTS_PER_THREAD: usize = 4;
 /// Run `run(0..n)` on up to `threads` threads, each taking the next index not yet taken; the results
 /// in index order. After an error no further index is started; the first error in index order is
 /// returned.
-fn take_in_turn<S: Send>(n: usize, threads: usize, run: &(dyn Fn(usize) -> Result<S> + Sync)) -> Result<Vec<S>> {
+pub fn take_in_turn<S: Send>(n: usize, threads: usize, run: &(dyn Fn(usize) -> Result<S> + Sync)) -> Result<Vec<S>> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);

@@ -27,6 +27,7 @@ use gpumon_analysis::stat::Stat;
 use gpumon_analysis::usage::UsageCollector;
 use gpumon_analysis::window::{PhaseWindow, WindowSpec};
 use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
+use gpumon_read::gpumon::take_in_turn;
 use gpumon_read::inputs::{Discovered, Input, Kind, discover_recording};
 use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::catalog::Field;
@@ -199,6 +200,10 @@ fn phase_split(cfg: &SummarizeConfig, found: &Discovered, range: Option<(i64, i6
     }
 }
 
+/// Inputs read side by side per reading thread before their states are merged: enough to keep the
+/// threads busy on many small files, few enough that the states held stay small.
+const INPUTS_PER_THREAD: usize = 4;
+
 /// One pass over every metrics input into the collectors; returns them with what each input held.
 fn collect(
     cfg: &SummarizeConfig,
@@ -221,8 +226,19 @@ fn collect(
     };
     let mut all = init();
     let mut reports = Vec::new();
-    for input in &found.inputs {
-        let (mut parts, rep) = scan(input, &cfg.read, &want, progress, &init, &visit)?;
+    // Several inputs are read side by side, one thread each, a window of them at a time (their states
+    // are held until merged, in input order); a single input uses every thread on its row groups.
+    let threads = cfg.read.threads.max(1);
+    let each = if found.inputs.len() > 1 { ReadOptions { threads: 1, ..cfg.read.clone() } } else { cfg.read.clone() };
+    let mut read = Vec::new();
+    for (k, input) in found.inputs.iter().enumerate() {
+        if read.is_empty() {
+            let window = &found.inputs[k..found.inputs.len().min(k + threads * INPUTS_PER_THREAD)];
+            let scan_one = |i: usize| scan(&window[i], &each, &want, progress, &init, &visit);
+            read = take_in_turn(window.len(), threads, &scan_one)?;
+            read.reverse();
+        }
+        let Some((mut parts, rep)) = read.pop() else { break };
         if all.all.goes_back(parts.iter().map(|p| &p.all)) {
             // Ticks shared between parts (rows grouped by GPU or host): read again in file order,
             // after the data before it.
