@@ -131,7 +131,8 @@ def _lightning_callback() -> type:
                 self._mark(trainer, f"validate epoch={trainer.current_epoch}")
 
         def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
-            if getattr(trainer, "training", False) and not getattr(trainer, "sanity_checking", False):
+            fitting = getattr(getattr(trainer, "state", None), "fn", None) == "fit"  # a str enum
+            if fitting and not getattr(trainer, "sanity_checking", False):  # back to training
                 self._mark(trainer, f"train epoch={trainer.current_epoch}")
 
         def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
