@@ -48,7 +48,7 @@ fn train(framework: &str) -> Value {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{framework}: exit {:?}: {err}", o.status.code());
-    assert!(!err.contains("gpumon: "), "{framework}: the callback warned: {err}");
+    assert!(!err.contains(" callback "), "{framework}: the callback warned: {err}");
     let o = gpumon().args(["summarize", "--by", "phase", "--format", "json"]).arg(&run).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
