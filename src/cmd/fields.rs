@@ -75,6 +75,12 @@ pub fn print_fields(format: FieldsFormatArg) -> Result<()> {
                 }
                 writeln!(out, "    {}", d.help)?;
             }
+            writeln!(out, "\"progress.KEY\"  (float, job, sum, only with --progress KEY)")?;
+            writeln!(
+                out,
+                "    Work the job reported during the interval (`gpumon progress KEY=N`, gpumon.progress());"
+            )?;
+            writeln!(out, "    one column per key declared with `record --progress samples,tokens`.")?;
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod callbacks;
 mod cgroup;
 mod common;
 mod diagnosis;

@@ -253,3 +253,12 @@ fn the_python_module_reports_progress_over_the_socket() {
     assert_eq!(v["file_sum"], 5.0, "2.5 on each of the two GPU rows: {v}");
     assert!(v["refused"].as_str().unwrap().contains("'steps' was not declared"), "{v}");
 }
+
+#[test]
+fn fields_lists_the_work_counter_pattern() {
+    let o = gpumon().arg("fields").output().unwrap();
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\"progress.KEY\""), "{text}");
+    assert!(text.contains("record --progress samples,tokens"), "{text}");
+}
