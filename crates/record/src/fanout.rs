@@ -126,7 +126,7 @@ impl Outputs {
 
     /// Publish to the endpoint and queue for the writers; `Err` when the main queue is full.
     pub fn send(&mut self, t: Tick, stats: &RunStats, job: Option<&dyn Fn(u32) -> bool>) -> Result<(), ()> {
-        if let Some(e) = &self.exporter {
+        if let Some(e) = &mut self.exporter {
             e.publish(&t, stats);
         }
         let pt = self.procs.is_some().then(|| self.process_rows(&t, job));

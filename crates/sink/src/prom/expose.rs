@@ -34,6 +34,28 @@ pub struct Snapshot {
     pub stats: RunStats,
     /// Xid events since the start, per GPU and Xid.
     pub xids: Vec<XidCount>,
+    /// The job's work counters (`record --progress`): per key, the amount reported since the start
+    /// and in the last tick's interval.
+    pub progress: Vec<ProgressCount>,
+}
+
+/// One work counter: the total since the run started and the amount of the last interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressCount {
+    pub key: Arc<str>,
+    pub total: f64,
+    pub last: f64,
+}
+
+/// Add the amounts `row` carries for `keys` (a tick's rows all carry the same) to `counts`.
+pub fn count_progress(counts: &mut Vec<ProgressCount>, keys: &[Arc<str>], row: Option<&Row>) {
+    if counts.len() != keys.len() {
+        *counts = keys.iter().map(|k| ProgressCount { key: k.clone(), total: 0.0, last: 0.0 }).collect();
+    }
+    for (k, c) in counts.iter_mut().enumerate() {
+        c.last = row.and_then(|r| r.progress(k)).unwrap_or(0.0);
+        c.total += c.last;
+    }
 }
 
 /// How many Xid events of one code a GPU reported since the run started.
@@ -119,6 +141,7 @@ impl Plan {
             let samples = value.map(|value| Sample { labels: lb, value }).into_iter().collect();
             out.push(Family { base: base.to_string(), unit: None, kind, help: help.to_string(), samples });
         }
+        self.progress_families(snap, &host, &mut out);
         let rows: &[Row] = snap.tick.as_ref().map_or(&[], |t| &t.rows);
         for (def, spec) in &self.metrics {
             let mut samples = Vec::new();
@@ -266,6 +289,42 @@ pub struct Sample {
     pub value: f64,
 }
 
+impl Plan {
+    /// `gpumon_progress_total{key}` (work reported since the start) and `gpumon_progress_rate{key}`
+    /// (per second over the last interval), one series per declared work counter.
+    fn progress_families(&self, snap: &Snapshot, host: &[(String, String)], out: &mut Vec<Family>) {
+        if snap.progress.is_empty() {
+            return;
+        }
+        let series = |value: &dyn Fn(&ProgressCount) -> f64| -> Vec<Sample> {
+            (snap.progress.iter())
+                .map(|c| {
+                    let mut labels = host.to_vec();
+                    labels.push(("key".into(), c.key.to_string()));
+                    Sample { labels, value: value(c) }
+                })
+                .collect()
+        };
+        let interval = self.meta.interval_s;
+        out.push(Family {
+            base: "gpumon_progress".into(),
+            unit: None,
+            kind: Kind::Counter,
+            help: "Work the job reported (gpumon progress KEY=N) since the run started, per counter.".into(),
+            samples: series(&|c| c.total),
+        });
+        if interval > 0.0 {
+            out.push(Family {
+                base: "gpumon_progress_rate".into(),
+                unit: None,
+                kind: Kind::Gauge,
+                help: "Work the job reported in the last interval, per second, per counter.".into(),
+                samples: series(&|c| c.last / interval),
+            });
+        }
+    }
+}
+
 /// Prometheus text format 0.0.4 (what `promtool check metrics` and plain `curl` read): HELP and
 /// TYPE lines, then one line per sample; HELP escapes `\\` and newlines, label values also `"`.
 /// Values print as Rust prints an `f64`.
@@ -399,6 +458,7 @@ mod tests {
             }),
             stats: RunStats { ticks: 1, late: 2, missed: 3, dropped: 0 },
             xids: Vec::new(),
+            progress: Vec::new(),
         }
     }
 
@@ -502,5 +562,34 @@ mod tests {
         assert!(t.contains("gpumon_up{host=\"node1\"} 1"), "{t}");
         assert!(!t.contains("gpumon_last_tick_timestamp_seconds{"), "{t}");
         assert!(!t.contains("gpumon_gpu_"), "{t}");
+    }
+
+    #[test]
+    fn work_counters_are_a_total_and_a_rate_per_key() {
+        let keys: Vec<Arc<str>> = vec![Arc::from("samples"), Arc::from("tokens")];
+        let mut counts = Vec::new();
+        let mut row = gpu_row(0, Value::U(70));
+        row.set_progress(Some(Arc::from([512.0, f64::NAN])));
+        count_progress(&mut counts, &keys, Some(&row));
+        row.set_progress(Some(Arc::from([256.0, 1000.0])));
+        count_progress(&mut counts, &keys, Some(&row));
+        let snap = Snapshot { progress: counts, ..snapshot() };
+        let fams = Plan::new(&Selection::defaults(), &meta()).families(&snap);
+        let get = |n: &str, key: &str| {
+            let f = fams.iter().find(|f| f.name() == n).unwrap_or_else(|| panic!("{n} missing"));
+            f.samples.iter().find(|s| s.labels.contains(&("key".into(), key.into()))).map(|s| s.value)
+        };
+        assert_eq!(get("gpumon_progress_total", "samples"), Some(768.0));
+        assert_eq!(get("gpumon_progress_total", "tokens"), Some(1000.0));
+        let interval = meta().interval_s;
+        assert_eq!(get("gpumon_progress_rate", "samples"), Some(256.0 / interval));
+        let text = text(&fams);
+        assert!(text.contains("# TYPE gpumon_progress_total counter"), "{text}");
+        assert!(
+            !Plan::new(&Selection::defaults(), &meta())
+                .families(&snapshot())
+                .iter()
+                .any(|f| f.base.starts_with("gpumon_progress"))
+        );
     }
 }

@@ -29,6 +29,9 @@ pub struct Exporter {
     shared: Arc<Shared>,
     /// Xid events since the start, per GPU and Xid (published with every tick).
     xids: Vec<expose::XidCount>,
+    /// The declared work counters and their totals since the start.
+    progress_keys: Vec<Arc<str>>,
+    progress: Vec<expose::ProgressCount>,
     server: http::Server,
     #[cfg(test)]
     addr: SocketAddr,
@@ -56,6 +59,8 @@ impl Exporter {
         Ok(Exporter {
             shared,
             xids: Vec::new(),
+            progress_keys: sel.progress().to_vec(),
+            progress: Vec::new(),
             server,
             #[cfg(test)]
             addr: bound,
@@ -70,8 +75,15 @@ impl Exporter {
 
     /// Replace the published values with this tick's; never blocks the sampler for longer than
     /// a pointer swap.
-    pub fn publish(&self, tick: &Tick, stats: &RunStats) {
-        let next = Snapshot { generation: 0, tick: Some(tick.clone()), stats: stats.clone(), xids: self.xids.clone() };
+    pub fn publish(&mut self, tick: &Tick, stats: &RunStats) {
+        expose::count_progress(&mut self.progress, &self.progress_keys, tick.rows.first());
+        let next = Snapshot {
+            generation: 0,
+            tick: Some(tick.clone()),
+            stats: stats.clone(),
+            xids: self.xids.clone(),
+            progress: self.progress.clone(),
+        };
         let mut cur = self.shared.current.lock().unwrap_or_else(PoisonError::into_inner);
         let generation = cur.generation + 1;
         *cur = Arc::new(Snapshot { generation, ..next });
@@ -148,10 +160,11 @@ mod tests {
 
     #[test]
     fn publish_does_not_wait_for_the_encoder() {
-        let ex = Exporter::start("127.0.0.1:0".parse().unwrap(), &Selection::defaults(), &meta()).unwrap();
+        let mut ex = Exporter::start("127.0.0.1:0".parse().unwrap(), &Selection::defaults(), &meta()).unwrap();
         assert!(ex.local_addr().port() != 0);
         // A stuck encoder holds the cache; publishing must still go through.
-        let stuck = ex.shared.cache.lock().unwrap();
+        let shared = ex.shared.clone();
+        let stuck = shared.cache.lock().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::scope(|s| {
             s.spawn(|| {
