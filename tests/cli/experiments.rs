@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::*;
+use crate::harness::Tmux;
 
 fn ok(o: &Output) {
     assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
@@ -488,51 +489,6 @@ fn phases_of_an_nvidia_smi_log_by_time_windows() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// A tmux server of this test's own (its socket name), killed when dropped.
-struct Tmux(String);
-
-impl Tmux {
-    fn new(name: &str) -> Tmux {
-        Tmux(format!("gpumon-test-{name}-{}", std::process::id()))
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux").args(["-L", &self.0]).args(args).output().unwrap()
-    }
-
-    /// Start `cmd` in a detached `w` x `h` session.
-    fn start(&self, session: &str, w: u32, h: u32, cmd: &str) {
-        let o = self.run(&["new-session", "-d", "-s", session, "-x", &w.to_string(), "-y", &h.to_string(), cmd]);
-        ok(&o);
-    }
-
-    fn capture(&self, session: &str) -> String {
-        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", session]).stdout).into_owned()
-    }
-
-    /// Capture until `want` shows (up to 15 s).
-    fn wait_for(&self, session: &str, want: &str) -> String {
-        let t0 = Instant::now();
-        loop {
-            let c = self.capture(session);
-            if c.contains(want) || t0.elapsed() > Duration::from_secs(15) {
-                return c;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn alive(&self, session: &str) -> bool {
-        self.run(&["has-session", "-t", session]).status.success()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.run(&["kill-server"]);
-    }
-}
-
 /// What `watch` must show of row `i` of the status document; None while a value is missing (a GPU
 /// read that missed its tick on a loaded machine leaves its row's values null for that tick).
 fn gpu_values(st: &Value, i: usize) -> Option<Vec<String>> {
@@ -604,9 +560,6 @@ fn the_live_chart_redraws_itself_in_a_jupyter_cell() {
 
 #[test]
 fn watch_shows_the_latest_row_in_tmux_and_once() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        panic!("tmux is not installed: the watch test draws in a real terminal (apt-get install tmux)");
-    }
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.parquet");
     let child = {
@@ -702,9 +655,6 @@ fn a_killed_recorder_is_told_and_recover_removes_its_status_file() {
 
 #[test]
 fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        panic!("tmux is not installed: the watch test draws in a real terminal (apt-get install tmux)");
-    }
     // Eight GPUs, two with two Xids each: more findings than 24 rows hold, with long evidence.
     let mut s = String::from("init = ok\n");
     for i in 0..8 {
@@ -747,9 +697,6 @@ fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
 
 #[test]
 fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        panic!("tmux is not installed: the watch test draws in a real terminal (apt-get install tmux)");
-    }
     let dir = tempfile::tempdir().unwrap();
     // A process of this test holds 2 GiB at 40 % SM; the wrapped job adds itself with 3 GiB.
     let me = std::process::id();

@@ -2,14 +2,15 @@
 //! dashboard's metrics, HTTP semantics, and hostile clients that must not cost a tick.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+use crate::harness::Recording;
 
 /// A child process killed (SIGTERM, then SIGKILL) when the test ends, passing or not.
 struct Guard(Child);
@@ -40,61 +41,47 @@ impl Drop for Guard {
 
 /// A running `gpumon record --listen 127.0.0.1:0` and the address it reported.
 struct Recorder {
-    child: Guard,
+    rec: Recording,
     addr: SocketAddr,
-    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl Recorder {
-    fn start(mut cmd: Command) -> Recorder {
-        let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        let err = child.stderr.take().unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let l = lines.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                l.lock().unwrap().push(line);
-            }
-        });
-        let child = Guard(child);
-        let t0 = Instant::now();
-        let addr = loop {
-            let found = lines.lock().unwrap().iter().find_map(|l| {
+    fn start(cmd: Command) -> Recorder {
+        let rec = Recording::start(cmd);
+        let mut addr = None;
+        rec.wait_until(20, "gpumon reports its address", || {
+            addr = rec.find(|l| {
                 l.strip_prefix("gpumon: serving metrics on http://")?.split('/').next()?.parse::<SocketAddr>().ok()
             });
-            if let Some(a) = found {
-                break a;
-            }
-            assert!(t0.elapsed() < Duration::from_secs(20), "gpumon did not report its address: {lines:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        Recorder { child, addr, stderr: lines }
+            addr.is_some()
+        });
+        let addr = addr.unwrap();
+        Recorder { rec, addr }
     }
 
     /// Wait until the endpoint serves at least `n` ticks.
     fn wait_ticks(&self, n: u64) -> String {
-        let t0 = Instant::now();
-        loop {
-            if let Ok((200, _, body)) = http(self.addr, "GET", "/metrics", &[])
-                && metric_value(&body, "gpumon_ticks_total").is_some_and(|v| v >= n as f64)
-            {
-                return body;
+        let mut body = String::new();
+        self.rec.wait_until(20, &format!("{n} ticks on /metrics"), || match http(self.addr, "GET", "/metrics", &[]) {
+            Ok((200, _, b)) if metric_value(&b, "gpumon_ticks_total").is_some_and(|v| v >= n as f64) => {
+                body = b;
+                true
             }
-            assert!(t0.elapsed() < Duration::from_secs(20), "no {n} ticks on /metrics: {:?}", self.stderr);
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            _ => false,
+        });
+        body
     }
 
     /// SIGTERM and wait for a clean exit.
-    fn finish(mut self) {
-        self.child.term();
-        self.wait_success();
+    fn finish(self) {
+        let (status, log) = self.rec.stop();
+        assert!(status.success(), "gpumon exited with {status}: {log}");
     }
 
     /// Wait for gpumon to end by itself (--duration, the wrapped job) and exit 0.
     fn wait_success(mut self) {
-        let status = self.child.0.wait().unwrap();
-        assert!(status.success(), "gpumon exited with {status}: {:?}", self.stderr.lock().unwrap());
+        let (status, log) = self.rec.wait();
+        assert!(status.success(), "gpumon exited with {status}: {log}");
     }
 }
 

@@ -6,12 +6,12 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use crate::common::*;
-use crate::longrun::{TmpfsGuard, capture_stderr, kill, small_fs};
+use crate::harness::Recording;
+use crate::longrun::{TmpfsGuard, small_fs};
 
 /// Two steady GPUs: every tick is two rows.
 const STEADY: &str = "init = ok\n[device]\nname = A\nmemory.total = 1000\nmemory.used = 10\nutilization.gpu = 50\n\
@@ -19,58 +19,14 @@ const STEADY: &str = "init = ok\n[device]\nname = A\nmemory.total = 1000\nmemory
 const GPUS: usize = 2;
 const INTERVAL_US: i64 = 100_000;
 
-/// A recorder running in the background with its stderr collected.
-struct Rec {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Rec {
-    fn start(dir: &Path, args: &[&str], out: &Path, env: &[(&str, OsString)]) -> Rec {
-        let mut cmd = gpumon_fake(dir, STEADY);
-        cmd.arg("record").args(args).arg("-o").arg(out).stdout(Stdio::null()).stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let lines = capture_stderr(&mut child);
-        Rec { child, lines }
+/// A recorder of the two steady GPUs writing `out`, running in the background.
+fn recorder(dir: &Path, args: &[&str], out: &Path, env: &[(&str, OsString)]) -> Recording {
+    let mut cmd = gpumon_fake(dir, STEADY);
+    cmd.arg("record").args(args).arg("-o").arg(out);
+    for (k, v) in env {
+        cmd.env(k, v);
     }
-
-    fn log(&self) -> String {
-        self.lines.lock().unwrap().join("\n")
-    }
-
-    fn count(&self, what: &str) -> usize {
-        self.lines.lock().unwrap().iter().filter(|l| l.contains(what)).count()
-    }
-
-    /// Wait until `n` stderr lines contain `what`; panics with the log after `secs`.
-    fn wait(&self, what: &str, n: usize, secs: u64) {
-        let t0 = Instant::now();
-        while self.count(what) < n {
-            assert!(t0.elapsed() < Duration::from_secs(secs), "no {n} x '{what}' in {secs} s:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// SIGTERM, then the exit status and the whole log.
-    fn stop(mut self) -> (ExitStatus, String) {
-        kill(&self.child, libc::SIGTERM);
-        let st = self.child.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(100));
-        (st, self.log())
-    }
-}
-
-/// A failed assertion must not leave a recorder running.
-impl Drop for Rec {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
+    Recording::start(cmd)
 }
 
 /// Every row of each group of files or directories (tests/py/tickset.py), in one Python run.
@@ -199,8 +155,8 @@ fn a_live_output_has_one_writer_and_a_killed_one_leaves_no_stale_lock() {
 fn one_writer(ext: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join(format!("l.{ext}"));
-    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
-    rec.wait("flushed through", 2, 20);
+    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    rec.wait_for("flushed through", 2, 20);
     let pid = format!("PID {}", rec.child.id());
     let second =
         gpumon_fake(dir.path(), STEADY).args(["record", "-q", "--count", "3", "-o"]).arg(&out).output().unwrap();
@@ -221,10 +177,10 @@ fn one_writer(ext: &str) {
     assert_eq!(r.len() as u64, n * GPUS as u64, "{ext}: the live run ends with every tick it wrote");
 
     // kill -9 leaves its lock file, but not its lock: recover works at once.
-    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
-    rec.wait("flushed through", 3, 20);
+    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    rec.wait_for("flushed through", 3, 20);
     let mut rec = rec;
-    kill(&rec.child, libc::SIGKILL);
+    rec.signal(libc::SIGKILL);
     rec.child.wait().unwrap();
     let r = recover(&out);
     let said = String::from_utf8_lossy(&r.stdout).to_string();
@@ -294,13 +250,13 @@ fn disk_full(dir: &Path, ext: &str) -> Option<(TmpfsGuard, String)> {
     let fs = small_fs(dir, "2m")?;
     let mnt = fs.0.clone();
     let args = ["-v", "-i", "100ms", "--flush", "200ms", "--max-backlog", "20"];
-    let rec = Rec::start(dir, &args, &mnt.join(format!("d.{ext}")), &[]);
-    rec.wait("flushed through", 3, 20);
+    let rec = recorder(dir, &args, &mnt.join(format!("d.{ext}")), &[]);
+    rec.wait_for("flushed through", 3, 20);
     fill(&mnt.join("filler"));
-    rec.wait("No space left on device", 1, 30);
+    rec.wait_for("No space left on device", 1, 30);
     std::thread::sleep(Duration::from_secs(3));
     std::fs::remove_file(mnt.join("filler")).unwrap();
-    rec.wait("writing resumed", 1, 15);
+    rec.wait_for("writing resumed", 1, 15);
     std::thread::sleep(Duration::from_millis(600));
     let (st, log) = rec.stop();
     assert!(st.success(), "{ext}: {st:?}\n{log}");
@@ -337,9 +293,9 @@ fn an_eio_on_the_third_fdatasync_duplicates_nothing() {
             s.spawn(move || {
                 let env = [("LD_PRELOAD", shim.into_os_string()), ("EIO_ON_FDATASYNC", "3".into())];
                 let out = dir.join(format!("e.{ext}"));
-                let rec = Rec::start(&dir, &["-v", "-i", "100ms", "--flush", "200ms"], &out, &env);
-                rec.wait("Input/output error", 1, 20);
-                rec.wait("writing resumed", 1, 15);
+                let rec = recorder(&dir, &["-v", "-i", "100ms", "--flush", "200ms"], &out, &env);
+                rec.wait_for("Input/output error", 1, 20);
+                rec.wait_for("writing resumed", 1, 15);
                 std::thread::sleep(Duration::from_millis(500));
                 let (st, log) = rec.stop();
                 assert!(st.success(), "{ext}: {st:?}\n{log}");
@@ -370,13 +326,13 @@ fn removed_directory(ext: &str) {
     let sub = dir.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
     let out = sub.join(format!("r.{ext}"));
-    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
-    rec.wait("flushed through", 3, 20);
+    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    rec.wait_for("flushed through", 3, 20);
     std::fs::remove_dir_all(&sub).unwrap();
     std::thread::sleep(Duration::from_secs(4));
     std::fs::create_dir(&sub).unwrap();
     let back = now_us();
-    rec.wait("writing resumed", 1, 15);
+    rec.wait_for("writing resumed", 1, 15);
     std::thread::sleep(Duration::from_secs(1));
     // The lock file went with the directory; the recorder makes it again, so a second recorder
     // on the returned directory is still refused.
@@ -422,13 +378,13 @@ fn logrotate_copytruncate_or_rename_and_hup_leave_two_valid_csv_files_and_lose_n
 fn copytruncate() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.csv");
-    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "1s"], &out, &[]);
+    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "1s"], &out, &[]);
     // Right after a flush, as logrotate does: copy, then truncate the original in place.
-    rec.wait("flushed through", 2, 20);
+    rec.wait_for("flushed through", 2, 20);
     let rotated = dir.path().join("c.csv.1");
     std::fs::copy(&out, &rotated).unwrap();
     std::fs::OpenOptions::new().write(true).open(&out).unwrap().set_len(0).unwrap();
-    rec.wait("flushed through", 4, 20);
+    rec.wait_for("flushed through", 4, 20);
     let (st, log) = rec.stop();
     assert!(st.success(), "{st:?}\n{log}");
     let set = tickset(&[rotated, out]);
@@ -444,14 +400,14 @@ fn copytruncate() {
 fn rename_and_hup() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("n.csv");
-    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
-    rec.wait("flushed through", 3, 20);
+    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    rec.wait_for("flushed through", 3, 20);
     let rotated = dir.path().join("n.csv.1");
     std::fs::rename(&out, &rotated).unwrap();
-    kill(&rec.child, libc::SIGHUP);
-    rec.wait("gpumon: writing ", 2, 20);
+    rec.signal(libc::SIGHUP);
+    rec.wait_for("gpumon: writing ", 2, 20);
     let flushed = rec.count("flushed through");
-    rec.wait("flushed through", flushed + 3, 20);
+    rec.wait_for("flushed through", flushed + 3, 20);
     let (st, log) = rec.stop();
     assert!(st.success(), "{st:?}\n{log}");
     assert!(out.exists(), "the name given is written again:\n{log}");
@@ -489,10 +445,10 @@ fn a_backward_clock_step_is_reported_once_and_repeats_no_timestamp() {
                     ("FAKETIME_DONT_FAKE_MONOTONIC", "1".into()),
                 ];
                 let out = dir.path().join(format!("k.{ext}"));
-                let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &env);
-                rec.wait("flushed through", 5, 20);
+                let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &env);
+                rec.wait_for("flushed through", 5, 20);
                 std::fs::write(&rc, "-2\n").unwrap();
-                rec.wait("stepped back", 1, 10);
+                rec.wait_for("stepped back", 1, 10);
                 // Through the 4 s catch-up and past it.
                 std::thread::sleep(Duration::from_millis(4500));
                 let (st, log) = rec.stop();
@@ -519,10 +475,10 @@ fn twenty_sighups_in_a_second_with_keep_5_keep_the_data_and_make_no_empty_file()
             s.spawn(move || {
                 let dir = tempfile::tempdir().unwrap();
                 let out = dir.path().join(format!("h.{ext}"));
-                let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--keep", "5"], &out, &[]);
-                rec.wait("flushed through", 1, 20);
+                let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--keep", "5"], &out, &[]);
+                rec.wait_for("flushed through", 1, 20);
                 for _ in 0..20 {
-                    kill(&rec.child, libc::SIGHUP);
+                    rec.signal(libc::SIGHUP);
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 std::thread::sleep(Duration::from_millis(300));
@@ -594,9 +550,9 @@ fn complete_piece_with_a_journal() {
 fn killed_before_the_first_flush(ext: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join(format!("k.{ext}"));
-    let mut rec = Rec::start(dir.path(), &["-v", "-i", "10s"], &out, &[]);
-    rec.wait("writing", 1, 20);
-    kill(&rec.child, libc::SIGKILL);
+    let mut rec = recorder(dir.path(), &["-v", "-i", "10s"], &out, &[]);
+    rec.wait_for("writing", 1, 20);
+    rec.signal(libc::SIGKILL);
     rec.child.wait().unwrap();
     let m = said(&out);
     assert!(m.contains("no rows (killed before its first flush)"), "{ext}: {m}");
@@ -622,10 +578,10 @@ fn torn_csv_line() {
 fn journal_deleted_while_live() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("j.parquet");
-    let rec = Rec::start(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
-    rec.wait("flushed through", 3, 20);
+    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    rec.wait_for("flushed through", 3, 20);
     std::fs::remove_file(dir.path().join(".j.parquet.journal")).unwrap();
-    rec.wait("flushed through", 5, 20);
+    rec.wait_for("flushed through", 5, 20);
     let (st, log) = rec.stop();
     assert!(st.success(), "{st:?}\n{log}");
     assert_eq!(log.lines().filter(|l| l.contains(".j.parquet.journal was removed")).count(), 1, "{log}");

@@ -1,10 +1,10 @@
 //! The live status line in a real terminal: tmux, 80 columns, 8 GPUs. The line must never be wider
 //! than the terminal (a wrapped line leaves rows behind that the in-place redraw cannot clear).
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::fake_nvml;
+use crate::harness::Tmux;
 
 /// Eight GPUs busy at 90-99 %, so the status line lists eight readings.
 fn eight_gpus() -> String {
@@ -16,35 +16,8 @@ fn eight_gpus() -> String {
 }
 
 /// A private tmux server (its own socket), killed when dropped.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
-        c
-    }
-
-    fn capture(&self) -> String {
-        // -J joins the rows of a wrapped line, so a wrapped status line shows as one long line.
-        let o = self.cmd().args(["capture-pane", "-p", "-J", "-t", "t"]).output().unwrap();
-        assert!(o.status.success(), "capture-pane: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
-    }
-}
-
 #[test]
 fn status_line_fits_an_80_column_terminal() {
-    let have_tmux = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    assert!(have_tmux, "this test needs tmux (a terminal to draw in): apt-get install tmux (.ci/run installs it)");
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("scenario.txt");
     std::fs::write(&scenario, eight_gpus()).unwrap();
@@ -58,10 +31,9 @@ fn status_line_fits_an_80_column_terminal() {
         bin.display(),
         out.display()
     );
-    let tmux = Tmux { socket: format!("gpumon-test-{}", std::process::id()) };
-    let st = tmux.cmd().args(["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", &script]).status().unwrap();
-    assert!(st.success(), "tmux new-session failed");
-    let width = tmux.cmd().args(["display-message", "-p", "-t", "t", "#{pane_width}"]).output().unwrap();
+    let tmux = Tmux::new("status");
+    tmux.start("t", 80, 24, &script);
+    let width = tmux.run(&["display-message", "-p", "-t", "t", "#{pane_width}"]);
     assert_eq!(String::from_utf8_lossy(&width.stdout).trim(), "80", "the pane must be 80 columns wide");
 
     let t0 = Instant::now();
@@ -69,7 +41,7 @@ fn status_line_fits_an_80_column_terminal() {
     let mut last = String::new();
     while t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(300));
-        let screen = tmux.capture();
+        let screen = tmux.capture("t");
         if screen.contains("gpumon-exit=") {
             last = screen;
             break;
@@ -93,8 +65,6 @@ fn status_line_fits_an_80_column_terminal() {
 
 #[test]
 fn wrapped_job_output_is_not_mixed_with_a_status_line() {
-    let have_tmux = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-    assert!(have_tmux, "this test needs tmux (a terminal to draw in): apt-get install tmux (.ci/run installs it)");
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("scenario.txt");
     std::fs::write(&scenario, eight_gpus()).unwrap();
@@ -112,14 +82,13 @@ fn wrapped_job_output_is_not_mixed_with_a_status_line() {
         out.display(),
         job.display()
     );
-    let tmux = Tmux { socket: format!("gpumon-test-wrap-{}", std::process::id()) };
-    let st = tmux.cmd().args(["new-session", "-d", "-s", "t", "-x", "80", "-y", "24", &script]).status().unwrap();
-    assert!(st.success(), "tmux new-session failed");
+    let tmux = Tmux::new("wrap");
+    tmux.start("t", 80, 24, &script);
     let t0 = Instant::now();
     let mut last = String::new();
     while t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(150));
-        let screen = tmux.capture();
+        let screen = tmux.capture("t");
         assert!(!screen.contains("ticks"), "a status line was drawn over the job's output:\n{screen}");
         let done = screen.contains("gpumon-exit=");
         last = screen;
