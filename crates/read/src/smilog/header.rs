@@ -68,12 +68,7 @@ impl Layout {
         let find = |f: Field| cols.iter().position(|c| c.kind == ColKind::Field(f));
         let reasons = match find(Field::EventReasons) {
             Some(_) => Vec::new(),
-            None => cols
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.kind == ColKind::Ignored)
-                .filter_map(|(i, c)| reason_bit(&c.name).map(|b| (i, b)))
-                .collect(),
+            None => cols.iter().enumerate().filter_map(|(i, c)| reason_bit(&c.name).map(|b| (i, b))).collect(),
         };
         let ident = if let Some(i) = find(Field::Index) {
             Ident::Index(i)
