@@ -62,6 +62,7 @@ fn write(p: &Path, s: &str) -> Result<(), String> {
 /// v2 where the unified hierarchy carries memory and cpu, else v1 memory + cpu + cpuacct.
 /// Err is the reason to skip.
 fn make_cgroup(name: &str, mem_mib: u64, cores: f64) -> Result<TestCgroup, String> {
+    // SAFETY: geteuid only reads this process's user id.
     if unsafe { libc::geteuid() } != 0 {
         return Err("not root: cannot create cgroups".into());
     }

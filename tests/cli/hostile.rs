@@ -49,6 +49,7 @@ fn run_limited(mut cmd: Command, limit: u64) -> Measured {
     });
     let pid = child.id() as i32;
     let t0 = Instant::now();
+    // SAFETY: a zeroed rusage is a valid value of this plain C struct.
     let (mut status, mut ru) = (0i32, unsafe { std::mem::zeroed::<libc::rusage>() });
     loop {
         // SAFETY: wait4 on our own child, WNOHANG; status and rusage are valid out-pointers.
@@ -610,6 +611,7 @@ fn an_unreadable_file_in_a_directory_is_exit_2_like_a_glob() {
     std::fs::set_permissions(d.join("secret.csv"), std::fs::Permissions::from_mode(0o000)).unwrap();
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
     for arg in [d.to_path_buf(), d.join("*.csv")] {
+        // SAFETY: geteuid only reads this process's user id.
         let o = if unsafe { libc::geteuid() } == 0 {
             Command::new("setpriv")
                 .args(["--reuid=65534", "--regid=65534", "--clear-groups"])

@@ -196,8 +196,10 @@ fn second_signal_exits_at_once() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let t0 = std::time::Instant::now();
+    // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(128 + libc::SIGINT), "{st:?}");

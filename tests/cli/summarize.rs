@@ -403,6 +403,7 @@ fn bad_inputs_are_one_line_usage_errors() {
     std::fs::set_permissions(secret.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    // SAFETY: geteuid only reads this process's user id.
     let o = if unsafe { libc::geteuid() } == 0 {
         Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -457,6 +458,7 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
         grew += u32::from(now > last && last > 0);
         last = now;
     }
+    // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait_with_output();
     let listing = |d: &Path| -> Vec<(String, Vec<u8>)> {

@@ -67,23 +67,27 @@ mod tests {
         settle_for_recording();
         // Without a fixed threshold, freeing a mapped 4 MiB block raises it to 4 MiB.
         drop(black_box(vec![1u8; 4 << 20]));
-        // SAFETY (all three): mallinfo2 only reads the allocator's counters.
+        // SAFETY: mallinfo2 only reads the allocator's counters.
         let before = unsafe { libc::mallinfo2() }.hblks;
         let block = black_box(vec![1u8; 512 << 10]);
+        // SAFETY: mallinfo2 only reads the allocator's counters.
         assert_eq!(unsafe { libc::mallinfo2() }.hblks, before + 1);
         drop(block);
+        // SAFETY: mallinfo2 only reads the allocator's counters.
         assert_eq!(unsafe { libc::mallinfo2() }.hblks, before);
     }
 
     #[test]
     fn freed_memory_under_the_trim_threshold_stays_in_the_heap() {
         settle_for_recording();
-        // SAFETY (all three): mallinfo2 only reads the allocator's counters.
+        // SAFETY: mallinfo2 only reads the allocator's counters.
         let before = unsafe { libc::mallinfo2() }.arena;
         let blocks: Vec<Vec<u8>> = (0..10).map(|_| black_box(vec![1u8; 64 << 10])).collect();
+        // SAFETY: mallinfo2 only reads the allocator's counters.
         let grown = unsafe { libc::mallinfo2() }.arena;
         assert!(grown >= before + (256 << 10), "{before} -> {grown}");
         drop(blocks);
+        // SAFETY: mallinfo2 only reads the allocator's counters.
         assert_eq!(unsafe { libc::mallinfo2() }.arena, grown, "640 KiB freed at the top was given back");
     }
 }
