@@ -16,16 +16,23 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let env = |k: &str| std::env::var(k).unwrap_or_default();
-    if env("CARGO_CFG_TARGET_OS") != "linux" || env("CARGO_CFG_TARGET_ENV") != "gnu" || !env("RUSTC_LINKER").is_empty()
+    if env("CARGO_CFG_TARGET_OS") != "linux"
+        || env("CARGO_CFG_TARGET_ENV") != "gnu"
+        || !env("RUSTC_LINKER").is_empty()
     {
         return;
     }
     let Some(eh) = gcc_file("libgcc_eh.a") else { return };
     let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else { return };
     let dir = out.join("static-unwinder");
-    let script =
-        format!("/* gpumon build.rs: the static unwinder instead of libgcc_s.so.1 */\nINPUT(\"{}\")\n", eh.display());
-    if std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join("libgcc_s.so"), script)).is_ok() {
+    let script = format!(
+        "/* gpumon build.rs: the static unwinder instead of libgcc_s.so.1 */\nINPUT(\"{}\")\n",
+        eh.display()
+    );
+    if std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(dir.join("libgcc_s.so"), script))
+        .is_ok()
+    {
         println!("cargo:rustc-link-search=native={}", dir.display());
     }
 }

@@ -270,9 +270,11 @@ pub(crate) const MIN_USEFUL_INTERVAL: Duration = Duration::from_millis(100);
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if let Ok(secs) = s.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is not a valid duration"));
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("'{s}' is not a valid duration"));
     }
-    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 1, 0.5, 250ms, 1m, 1h"))
+    humantime::parse_duration(s)
+        .map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 1, 0.5, 250ms, 1m, 1h"))
 }
 
 pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -288,10 +290,13 @@ pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
 fn id_hint(s: &str) -> String {
     let index = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
     let gpu = |x: &str| index(x) || x.starts_with("GPU-") || x.starts_with("MIG-");
-    let looks =
-        s.parse::<u32>().is_ok_and(|n| n == 0) || (s.contains(',') && s.split(',').all(gpu)) || gpu(s) && !index(s);
+    let looks = s.parse::<u32>().is_ok_and(|n| n == 0)
+        || (s.contains(',') && s.split(',').all(gpu))
+        || gpu(s) && !index(s);
     if looks {
-        format!("; gpumon's -i is the interval (nvidia-smi's -l): to pick GPUs as nvidia-smi's -i does, use --id {s}")
+        format!(
+            "; gpumon's -i is the interval (nvidia-smi's -l): to pick GPUs as nvidia-smi's -i does, use --id {s}"
+        )
     } else {
         String::new()
     }
@@ -322,7 +327,9 @@ pub(crate) fn parse_nonzero_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// A count of at least 1.
-pub(crate) fn parse_positive<T: std::str::FromStr<Err = std::num::ParseIntError> + PartialEq + From<u8>>(
+pub(crate) fn parse_positive<
+    T: std::str::FromStr<Err = std::num::ParseIntError> + PartialEq + From<u8>,
+>(
     s: &str,
 ) -> Result<T, String> {
     match s.trim().parse::<T>() {
@@ -333,7 +340,9 @@ pub(crate) fn parse_positive<T: std::str::FromStr<Err = std::num::ParseIntError>
 }
 
 pub(crate) fn parse_format(s: &str) -> Result<Format, String> {
-    Format::parse(s).ok_or_else(|| format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]"))
+    Format::parse(s).ok_or_else(|| {
+        format!("unknown format '{s}': use csv, parquet or nvidia-smi[,noheader][,nounits]")
+    })
 }
 
 pub(crate) fn parse_tz(s: &str) -> Result<Zone, String> {
@@ -549,7 +558,11 @@ mod tests {
         assert_eq!(parse_interval("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_interval("1m").unwrap(), Duration::from_secs(60));
         assert_eq!(parse_interval("1h").unwrap(), Duration::from_secs(3600));
-        assert_eq!(parse_interval("50ms").unwrap(), Duration::from_millis(50), "allowed, with a warning");
+        assert_eq!(
+            parse_interval("50ms").unwrap(),
+            Duration::from_millis(50),
+            "allowed, with a warning"
+        );
         assert!(parse_interval("500us").is_err());
         assert!(parse_interval("fast").is_err());
         assert!(parse_interval("-1").is_err());
@@ -561,9 +574,15 @@ mod tests {
 
     #[test]
     fn lms_becomes_loop_ms_before_the_wrapped_command() {
-        assert_eq!(nvsmi_argv(argv("gpumon record -lms 100 -o x")), argv("gpumon record --loop-ms 100 -o x"));
+        assert_eq!(
+            nvsmi_argv(argv("gpumon record -lms 100 -o x")),
+            argv("gpumon record --loop-ms 100 -o x")
+        );
         assert_eq!(nvsmi_argv(argv("gpumon record -lms=250")), argv("gpumon record --loop-ms=250"));
-        assert_eq!(nvsmi_argv(argv("gpumon record -l 5 -- prog -lms 1")), argv("gpumon record -l 5 -- prog -lms 1"));
+        assert_eq!(
+            nvsmi_argv(argv("gpumon record -l 5 -- prog -lms 1")),
+            argv("gpumon record -l 5 -- prog -lms 1")
+        );
         assert_eq!(nvsmi_argv(argv("gpumon record -lmsx")), argv("gpumon record -lmsx"));
     }
 
@@ -573,7 +592,9 @@ mod tests {
             Cmd::Record(r) => r,
             other => panic!("{other:?}"),
         };
-        let r = rec("gpumon record --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -l 5");
+        let r = rec(
+            "gpumon record --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -l 5",
+        );
         assert_eq!(r.query_gpu, ["utilization.gpu", "memory.used"]);
         assert_eq!(r.format, Some(Format::NvidiaSmi { header: false, units: false }));
         assert_eq!(r.interval, Duration::from_secs(5));
@@ -590,7 +611,9 @@ mod tests {
         assert!(!parse_interval("soon").unwrap_err().contains("--id"));
         assert_eq!(rec("gpumon record --format=csv -o x.csv").format, Some(Format::Csv));
         assert!(Cli::try_parse_from(argv("gpumon record -i 1 --loop-ms 100 -o x.csv")).is_err());
-        assert!(Cli::try_parse_from(argv("gpumon record --fields a --query-gpu b -o x.csv")).is_err());
+        assert!(
+            Cli::try_parse_from(argv("gpumon record --fields a --query-gpu b -o x.csv")).is_err()
+        );
         let sum = |s: &str| match Cli::try_parse_from(argv(s)).unwrap().cmd {
             Cmd::Summarize(a) => a.input.logs,
             other => panic!("{other:?}"),

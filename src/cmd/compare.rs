@@ -39,7 +39,11 @@ pub fn parse_run(arg: &str) -> RunSpec {
         && !path.is_empty()
         && !phase.is_empty()
     {
-        return RunSpec { label: arg.to_string(), path: PathBuf::from(path), phase: Some(phase.to_string()) };
+        return RunSpec {
+            label: arg.to_string(),
+            path: PathBuf::from(path),
+            phase: Some(phase.to_string()),
+        };
     }
     RunSpec { label: arg.to_string(), path: PathBuf::from(arg), phase: None }
 }
@@ -64,7 +68,10 @@ impl CompareArgs {
         let baseline = match &self.baseline {
             None => 0,
             Some(b) => runs.iter().position(|r| r.label == *b).ok_or_else(|| {
-                UsageError(format!("--baseline {b}: not one of the runs given ({})", self.runs.join(", ")))
+                UsageError(format!(
+                    "--baseline {b}: not one of the runs given ({})",
+                    self.runs.join(", ")
+                ))
             })?,
         };
         let mut thresholds = Thresholds::default();
@@ -107,7 +114,8 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
     phases.get(label).cloned().ok_or_else(|| {
         let known = phases.labels().join(", ");
         let known = if known.is_empty() { "none: no row is marked".to_string() } else { known };
-        UsageError(format!("{}: no phase '{label}' (its phases: {known})", run.path.display())).into()
+        UsageError(format!("{}: no phase '{label}' (its phases: {known})", run.path.display()))
+            .into()
     })
 }
 
@@ -129,21 +137,38 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
     let w = cols.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
     for (label, s) in cols {
         let span = match (s.start, s.end) {
-            (Some(a), Some(b)) => format!("{} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6)),
+            (Some(a), Some(b)) => {
+                format!("{} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6))
+            }
             _ => "-".into(),
         };
-        out.push_str(&format!("  {label:w$}  {span}, {} host(s), {} GPU(s)\n", s.hosts.len(), s.gpu_count()));
+        out.push_str(&format!(
+            "  {label:w$}  {span}, {} host(s), {} GPU(s)\n",
+            s.hosts.len(),
+            s.gpu_count()
+        ));
     }
     out.push('\n');
     out
 }
 
-fn render(cfg: &CompareConfig, cols: &[(String, &Summary)], c: &Comparison, results: &[CheckResult]) -> String {
+fn render(
+    cfg: &CompareConfig,
+    cols: &[(String, &Summary)],
+    c: &Comparison,
+    results: &[CheckResult],
+) -> String {
     let th = &cfg.thresholds;
     match cfg.format {
-        CompareFormatArg::Table => runs_text(cols) + &show::table(c, th) + &show::findings_table(cols),
+        CompareFormatArg::Table => {
+            runs_text(cols) + &show::table(c, th) + &show::findings_table(cols)
+        }
         CompareFormatArg::Markdown => {
-            format!("# gpumon compare\n\n{}{}", show::markdown(c, th), show::findings_markdown(cols))
+            format!(
+                "# gpumon compare\n\n{}{}",
+                show::markdown(c, th),
+                show::findings_markdown(cols)
+            )
         }
         CompareFormatArg::Json => {
             let mut v = show::json(c, th);
@@ -170,14 +195,18 @@ pub fn run(cfg: &CompareConfig) -> Result<i32> {
         let c = parse_check(e).map_err(UsageError)?;
         compare::resolve(&c).map_err(UsageError)?;
     }
-    let summaries: Vec<Summary> = cfg.runs.iter().map(|r| summary_of(r, cfg)).collect::<Result<_>>()?;
-    let cols: Vec<(String, &Summary)> = cfg.runs.iter().map(|r| r.label.clone()).zip(&summaries).collect();
+    let summaries: Vec<Summary> =
+        cfg.runs.iter().map(|r| summary_of(r, cfg)).collect::<Result<_>>()?;
+    let cols: Vec<(String, &Summary)> =
+        cfg.runs.iter().map(|r| r.label.clone()).zip(&summaries).collect();
     let c = compare::compare(&cols, cfg.baseline);
     let results = checks(cfg, &cols)?;
     let text = render(cfg, &cols, &c, &results);
     let mut out = std::io::stdout().lock();
     // Labels and names come from files: none of their control or bidirectional characters reach a terminal.
-    let text = if matches!(cfg.format, CompareFormatArg::Table) || std::io::IsTerminal::is_terminal(&out) {
+    let text = if matches!(cfg.format, CompareFormatArg::Table)
+        || std::io::IsTerminal::is_terminal(&out)
+    {
         gpumon_util::text::for_terminal(&text).into_owned()
     } else {
         text
@@ -199,7 +228,10 @@ mod tests {
         let odd = odd.to_string_lossy().into_owned();
         assert_eq!(parse_run(&odd).phase, None, "a file named with @ is that file");
         let r = parse_run("runs/run.parquet@bs=64");
-        assert_eq!((r.path, r.phase.as_deref()), (PathBuf::from("runs/run.parquet"), Some("bs=64")));
+        assert_eq!(
+            (r.path, r.phase.as_deref()),
+            (PathBuf::from("runs/run.parquet"), Some("bs=64"))
+        );
         assert_eq!(parse_run("x.parquet@").phase, None);
     }
 }

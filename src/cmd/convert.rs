@@ -123,8 +123,14 @@ fn skip_companions(inputs: &mut Vec<Input>, read: &ReadOptions) {
         *inputs = t.procs.into_iter().chain(t.events).collect();
         return;
     }
-    for (i, table) in t.procs.iter().map(|i| (i, Table::Procs)).chain(t.events.iter().map(|i| (i, Table::Events))) {
-        warn(&format!("skipping {}: {}; convert writes the per-GPU metrics", show(&i.path), table.describe()));
+    for (i, table) in
+        t.procs.iter().map(|i| (i, Table::Procs)).chain(t.events.iter().map(|i| (i, Table::Events)))
+    {
+        warn(&format!(
+            "skipping {}: {}; convert writes the per-GPU metrics",
+            show(&i.path),
+            table.describe()
+        ));
     }
     *inputs = t.metrics;
 }
@@ -148,7 +154,8 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let tmp = tmp_path(&cfg.output);
     // What an interrupted conversion left (a link there is removed, never followed): made anew.
     let _ = std::fs::remove_file(&tmp);
-    let w = Arc::new(Mutex::new(TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone())));
+    let w =
+        Arc::new(Mutex::new(TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone())));
     let progress = Progress::new(found.bytes(), cfg.progress);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {
@@ -176,7 +183,8 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
             return Err(e);
         }
     };
-    std::fs::rename(&tmp, &cfg.output).with_context(|| format!("renaming {} to {}", show(&tmp), show(&cfg.output)))?;
+    std::fs::rename(&tmp, &cfg.output)
+        .with_context(|| format!("renaming {} to {}", show(&tmp), show(&cfg.output)))?;
     eprintln!("gpumon: wrote {rows} rows to {}", show(&cfg.output));
     Ok(exit::OK)
 }

@@ -137,16 +137,31 @@ fn render_gpus(o: &mut String, gpus: &[GpuState]) {
         kv(o, 5, "PCI bus id", &g.pci_bus_id);
         kv(o, 5, "memory", &g.memory_total_mib.map_or("n/a".into(), |m| format!("{m} MiB")));
         let pending = match g.mig_mode_pending {
-            Some(p) if Some(p) != g.mig_mode => format!(" (pending {} after a GPU reset)", on_off(Some(p))),
+            Some(p) if Some(p) != g.mig_mode => {
+                format!(" (pending {} after a GPU reset)", on_off(Some(p)))
+            }
             _ => String::new(),
         };
-        kv(o, 5, "modes", &format!("persistence {}, MIG {}{pending}", on_off(g.persistence_mode), on_off(g.mig_mode)));
+        kv(
+            o,
+            5,
+            "modes",
+            &format!(
+                "persistence {}, MIG {}{pending}",
+                on_off(g.persistence_mode),
+                on_off(g.mig_mode)
+            ),
+        );
         for m in &g.mig_instances {
             let id = |v: Option<u32>| v.map_or("?".to_string(), |x| x.to_string());
             let mem = m.memory_total_mib.map_or("memory n/a".into(), |x| format!("{x} MiB"));
             let profile = if m.profile.is_empty() { "profile ?" } else { &m.profile };
-            let line =
-                format!("gi {}, ci {}, {profile}, {mem}, {}", id(m.gpu_instance_id), id(m.compute_instance_id), m.uuid);
+            let line = format!(
+                "gi {}, ci {}, {profile}, {mem}, {}",
+                id(m.gpu_instance_id),
+                id(m.compute_instance_id),
+                m.uuid
+            );
             kv(o, 5, &format!("MIG {}", m.index), &line);
         }
         if g.lost {
@@ -168,7 +183,8 @@ fn render_gpus(o: &mut String, gpus: &[GpuState]) {
         };
         kv(o, 5, "GPM", gpm);
         if !g.memory_health.is_empty() {
-            let health: Vec<String> = g.memory_health.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let health: Vec<String> =
+                g.memory_health.iter().map(|(k, v)| format!("{k} {v}")).collect();
             kv(o, 5, "mem health", &health.join(", "));
         }
     }
@@ -189,7 +205,13 @@ fn render_container(o: &mut String, r: &Diagnosis) {
         let l: Vec<String> = r
             .device_nodes
             .iter()
-            .map(|d| format!("{}{}", d.path.trim_start_matches("/dev/"), if d.access { "" } else { " (no access)" }))
+            .map(|d| {
+                format!(
+                    "{}{}",
+                    d.path.trim_start_matches("/dev/"),
+                    if d.access { "" } else { " (no access)" }
+                )
+            })
             .collect();
         l.join(", ")
     };
@@ -208,6 +230,9 @@ mod tests {
         for l in o.lines() {
             assert!(l.chars().count() <= WIDTH, "{l:?}");
         }
-        assert!(o.lines().nth(1).unwrap().starts_with(&" ".repeat(15)), "continuation lines are indented");
+        assert!(
+            o.lines().nth(1).unwrap().starts_with(&" ".repeat(15)),
+            "continuation lines are indented"
+        );
     }
 }

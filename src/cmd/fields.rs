@@ -48,18 +48,44 @@ pub fn print_fields(format: FieldsFormatArg) -> Result<()> {
             writeln!(out)?;
         }
         FieldsFormatArg::Csv => {
-            let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(&mut out);
-            w.write_record(["name", "aliases", "unit", "type", "source", "aggregation", "default", "help"])?;
+            let mut w = csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_writer(&mut out);
+            w.write_record([
+                "name",
+                "aliases",
+                "unit",
+                "type",
+                "source",
+                "aggregation",
+                "default",
+                "help",
+            ])?;
             for d in &CATALOG {
                 let default = if d.default { "on" } else { "off" };
                 let (ty, src, agg) = (d.ty.user_name(), source(d), aggregation(d.agg));
-                w.write_record([d.name, &d.aliases.join(" "), d.unit, ty, &src, agg, default, d.help])?;
+                w.write_record([
+                    d.name,
+                    &d.aliases.join(" "),
+                    d.unit,
+                    ty,
+                    &src,
+                    agg,
+                    default,
+                    d.help,
+                ])?;
             }
             w.flush()?;
         }
         FieldsFormatArg::Text => {
-            writeln!(out, "Fields gpumon can record (pass to --fields / --query-gpu, comma-separated).")?;
-            writeln!(out, "Fields marked 'off' are only recorded when asked for. A GPU in MIG mode gets one row per")?;
+            writeln!(
+                out,
+                "Fields gpumon can record (pass to --fields / --query-gpu, comma-separated)."
+            )?;
+            writeln!(
+                out,
+                "Fields marked 'off' are only recorded when asked for. A GPU in MIG mode gets one row per"
+            )?;
             writeln!(
                 out,
                 "MIG instance beside its own; fields marked 'per MIG instance' have values on those rows.\n"
@@ -67,7 +93,11 @@ pub fn print_fields(format: FieldsFormatArg) -> Result<()> {
             for d in &CATALOG {
                 let unit = if d.unit.is_empty() { String::new() } else { format!(" [{}]", d.unit) };
                 let default = if d.default { "" } else { ", off by default" };
-                let mig = if d.source == Source::Gpu && d.field.on_mig_rows() { ", per MIG instance" } else { "" };
+                let mig = if d.source == Source::Gpu && d.field.on_mig_rows() {
+                    ", per MIG instance"
+                } else {
+                    ""
+                };
                 let (ty, src, agg) = (d.ty.user_name(), source(d), aggregation(d.agg));
                 writeln!(out, "\"{}\"{unit}  ({ty}, {src}, {agg}{default}{mig})", d.name)?;
                 if !d.aliases.is_empty() {
@@ -80,7 +110,10 @@ pub fn print_fields(format: FieldsFormatArg) -> Result<()> {
                 out,
                 "    Work the job reported during the interval (`gpumon progress KEY=N`, gpumon.progress());"
             )?;
-            writeln!(out, "    one column per key declared with `record --progress samples,tokens`.")?;
+            writeln!(
+                out,
+                "    one column per key declared with `record --progress samples,tokens`."
+            )?;
         }
     }
     Ok(())

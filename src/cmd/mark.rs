@@ -34,7 +34,8 @@ impl MarkArgs {
             Request::End
         } else {
             let label = self.label.join(" ");
-            check_label(&label).map_err(|why| UsageError(format!("bad phase label '{label}': {why}")))?;
+            check_label(&label)
+                .map_err(|why| UsageError(format!("bad phase label '{label}': {why}")))?;
             Request::Mark(label.trim().to_string())
         };
         Ok(MarkConfig { request, run: self.run })
@@ -75,7 +76,10 @@ fn socket(run: Option<&std::path::Path>) -> Result<PathBuf> {
             .into());
         }
     };
-    let sock = serde_json::from_slice::<LiveStatus>(&bytes).ok().and_then(|s| s.control).map(PathBuf::from);
+    let sock = serde_json::from_slice::<LiveStatus>(&bytes)
+        .ok()
+        .and_then(|s| s.control)
+        .map(PathBuf::from);
     let sock = sock.ok_or_else(missing)?;
     // The socket too must be the caller's, in the run's private directory.
     if !fsafe::own_socket(&sock) || !sock.parent().is_some_and(fsafe::private_dir) {
@@ -98,7 +102,8 @@ pub fn run(cfg: &MarkConfig) -> Result<i32> {
 /// Send one request to the recording named by `run` (or `$GPUMON_CONTROL`); exit 0 when it took it.
 pub fn send(run: Option<&std::path::Path>, request: &Request) -> Result<i32> {
     let path = socket(run)?;
-    let what = if matches!(request, Request::Progress(_)) { "the progress report" } else { "the mark" };
+    let what =
+        if matches!(request, Request::Progress(_)) { "the progress report" } else { "the mark" };
     let mut s = UnixStream::connect(&path).map_err(|e| {
         let at = path.display();
         UsageError(if e.kind() == std::io::ErrorKind::PermissionDenied {
@@ -115,7 +120,8 @@ pub fn send(run: Option<&std::path::Path>, request: &Request) -> Result<i32> {
     let _ = s.shutdown(std::net::Shutdown::Write);
     let mut answer = String::new();
     if BufReader::new(&s).read_line(&mut answer).is_err() || answer.is_empty() {
-        let why = sent.err().map_or_else(|| "no answer".to_string(), |e| format!("sending failed: {e}"));
+        let why =
+            sent.err().map_or_else(|| "no answer".to_string(), |e| format!("sending failed: {e}"));
         bail!("the recording at {} did not take {what} ({why})", path.display());
     }
     let answer = answer.trim_end();

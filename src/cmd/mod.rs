@@ -50,7 +50,9 @@ fn dispatch(cli: Cli) -> Result<i32> {
             clap_complete::generate(shell, &mut Cli::command(), "gpumon", &mut std::io::stdout());
             Ok(exit::OK)
         }
-        Cmd::Summarize(_) | Cmd::Report(_) | Cmd::Convert(_) | Cmd::Compare(_) | Cmd::Watch(_) => analyzer::exec(),
+        Cmd::Summarize(_) | Cmd::Report(_) | Cmd::Convert(_) | Cmd::Compare(_) | Cmd::Watch(_) => {
+            analyzer::exec()
+        }
     }
 }
 
@@ -69,16 +71,18 @@ fn dispatch_reading(cli: Cli) -> Result<i32> {
         | Cmd::Mark(_)
         | Cmd::Progress(_)
         | Cmd::Recover { .. }
-        | Cmd::Completions { .. } => {
-            Err(UsageError(format!("{} runs gpumon's reading commands; run this one as `gpumon`", analyzer::NAME))
-                .into())
-        }
+        | Cmd::Completions { .. } => Err(UsageError(format!(
+            "{} runs gpumon's reading commands; run this one as `gpumon`",
+            analyzer::NAME
+        ))
+        .into()),
     }
 }
 
 /// An output in a directory that does not exist is a usage error naming both.
 pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
-    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let dir =
+        out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     if !dir.is_dir() {
         return Err(UsageError(format!(
             "{}: directory {} does not exist",
@@ -92,7 +96,10 @@ pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
 
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Parse the command line, run, and return the process exit code (`gpumon`).

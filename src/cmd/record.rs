@@ -26,12 +26,17 @@ fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) ->
         return Ok(path.to_path_buf());
     };
     if host.contains('/') || host == "." || host == ".." {
-        return Err(UsageError(format!("host name {host:?} cannot be a directory name in {text}")).into());
+        return Err(
+            UsageError(format!("host name {host:?} cannot be a directory name in {text}")).into()
+        );
     }
-    let filled = PathBuf::from(text.replace("{host}", host).replace("{date}", &now.format("%Y-%m-%d").to_string()));
+    let filled = PathBuf::from(
+        text.replace("{host}", host).replace("{date}", &now.format("%Y-%m-%d").to_string()),
+    );
     if let Some(dir) = filled.parent().filter(|d| !d.as_os_str().is_empty()) {
         // Without following a link another user planted (`host=x -> elsewhere`).
-        gpumon_util::fsafe::create_dirs(dir).map_err(|e| UsageError(format!("creating {}: {e}", show(dir))))?;
+        gpumon_util::fsafe::create_dirs(dir)
+            .map_err(|e| UsageError(format!("creating {}: {e}", show(dir))))?;
     }
     Ok(filled)
 }
@@ -47,9 +52,18 @@ pub fn run(args: RecordArgs) -> Result<i32> {
 /// Resolve `--fields` names. gpumon's own formats always carry the identity keys and `missed`;
 /// aggregated runs add `samples` and the `.max` companion of each selected field that has one;
 /// `phases` adds `phase`.
-fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phases: bool) -> Result<Selection> {
-    let mut cols: Vec<Field> = if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
-    if names.is_empty() && gpumon_source::host::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
+fn selection(
+    names: &[String],
+    format: Format,
+    aggregated: bool,
+    job: bool,
+    phases: bool,
+) -> Result<Selection> {
+    let mut cols: Vec<Field> =
+        if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
+    if names.is_empty()
+        && gpumon_source::host::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits())
+    {
         // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
         cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("cgroup.")).map(|d| d.field));
     }
@@ -60,8 +74,15 @@ fn selection(names: &[String], format: Format, aggregated: bool, job: bool, phas
     for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
         let Some(f) = Field::lookup(name) else {
             let hint = suggest(name);
-            let hint = if hint.is_empty() { String::new() } else { format!(" (did you mean {}?)", hint.join(", ")) };
-            return Err(UsageError(format!("unknown field '{name}'{hint}; `gpumon fields` lists them all")).into());
+            let hint = if hint.is_empty() {
+                String::new()
+            } else {
+                format!(" (did you mean {}?)", hint.join(", "))
+            };
+            return Err(UsageError(format!(
+                "unknown field '{name}'{hint}; `gpumon fields` lists them all"
+            ))
+            .into());
         };
         if !cols.contains(&f) {
             cols.push(f);
@@ -107,7 +128,9 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
         }
         Visible::None => {
             if let Some((var, value)) = source {
-                warn(&format!("{var}={value:?} selects no GPU; recording host metrics only (pass --gpus to choose)"));
+                warn(&format!(
+                    "{var}={value:?} selects no GPU; recording host metrics only (pass --gpus to choose)"
+                ));
             }
             vec![GpuSelector::None]
         }
@@ -219,30 +242,39 @@ impl RecordArgs {
             return Err(UsageError("rotation needs an output file".into()).into());
         }
         if self.processes && !to_file {
-            return Err(
-                UsageError("--processes writes a second file beside -o FILE; it needs an output file".into()).into()
-            );
+            return Err(UsageError(
+                "--processes writes a second file beside -o FILE; it needs an output file".into(),
+            )
+            .into());
         }
         let phases = self.phases(format)?;
         let counters = self.counters(format, to_file)?;
         if format == Format::Parquet && target == Some(Target::Stdout) {
-            return Err(
-                UsageError("Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into()).into()
-            );
+            return Err(UsageError(
+                "Parquet cannot stream to stdout; use -o FILE.parquet or --format csv".into(),
+            )
+            .into());
         }
         let fields = if self.query_gpu.is_empty() { &self.fields } else { &self.query_gpu };
         Ok(RecordConfig {
             interval,
             sample_every,
-            selection: selection(fields, format, aggregated, !self.command.is_empty() || self.pid.is_some(), phases)?
-                .with_progress(&counters),
+            selection: selection(
+                fields,
+                format,
+                aggregated,
+                !self.command.is_empty() || self.pid.is_some(),
+                phases,
+            )?
+            .with_progress(&counters),
             target,
             host,
             listen: self.listen,
             format,
             duration: self.duration,
             count: self.count,
-            gpus_from_env: self.gpus.iter().all(|g| g.trim().is_empty()) && visible::env_source().is_some(),
+            gpus_from_env: self.gpus.iter().all(|g| g.trim().is_empty())
+                && visible::env_source().is_some(),
             gpus: gpus_or_env(&self.gpus, self.verbose),
             nvml_lib: self.nvml_lib,
             require_gpu: self.require_gpu,
@@ -287,11 +319,21 @@ mod tests {
         let s = selection(&["clocks.current.sm".into()], Format::Csv, false, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(names, ["timestamp", "host", "index", "uuid", "clocks.sm", "missed"]);
-        let s = selection(&["utilization.gpu".into()], Format::Parquet, true, false, false).unwrap();
+        let s =
+            selection(&["utilization.gpu".into()], Format::Parquet, true, false, false).unwrap();
         let names: Vec<&str> = s.fields().map(Field::name).collect();
         assert_eq!(
             names,
-            ["timestamp", "host", "index", "uuid", "utilization.gpu", "utilization.gpu.max", "samples", "missed"]
+            [
+                "timestamp",
+                "host",
+                "index",
+                "uuid",
+                "utilization.gpu",
+                "utilization.gpu.max",
+                "samples",
+                "missed"
+            ]
         );
         let s = selection(
             &["clocks.current.sm".into()],
@@ -304,7 +346,8 @@ mod tests {
         assert_eq!(s.fields().collect::<Vec<_>>(), [Field::ClockSm]);
         assert_eq!(Field::ClockSm.def().nvsmi_header(), "clocks.current.sm [MHz]");
         assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
-        let e = selection(&["utilisation.gpu".into()], Format::Csv, false, false, false).unwrap_err();
+        let e =
+            selection(&["utilisation.gpu".into()], Format::Csv, false, false, false).unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");
     }

@@ -35,7 +35,8 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
     }
     if let Ok(file) = std::fs::read_link(&link)
         && let Some(dir) = file.parent().filter(|d| {
-            d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gpumon-")) && fsafe::private_dir(d)
+            d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("gpumon-"))
+                && fsafe::private_dir(d)
         })
     {
         for name in ["status", ".status.tmp", "ctl"] {
@@ -53,7 +54,8 @@ pub fn run(path: &Path) -> Result<i32> {
     if !set.dir().is_dir() {
         return Err(UsageError(format!("{}: no such directory", show(set.dir()))).into());
     }
-    let _lock = OutputLock::acquire(path, "recover").context("recover changes files a live recorder is writing")?;
+    let _lock = OutputLock::acquire(path, "recover")
+        .context("recover changes files a live recorder is writing")?;
     let done = recover_set(&set)?;
     let mut out = std::io::stdout().lock();
     for m in done.messages() {

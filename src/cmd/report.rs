@@ -19,7 +19,9 @@ use anyhow::{Context, Result};
 use crate::cli::ReportArgs;
 use crate::cmd::summarize::report_checks;
 use gpumon_read::inputs::Discovered;
-use gpumon_summary::{PhaseMode, SummarizeConfig, find_inputs, parse_checks, series, summarize_found};
+use gpumon_summary::{
+    PhaseMode, SummarizeConfig, find_inputs, parse_checks, series, summarize_found,
+};
 use gpumon_util::error::UsageError;
 use gpumon_util::text::show;
 
@@ -36,8 +38,16 @@ pub struct ReportConfig {
 /// symbolic link, a set member or a journal counts) or that lies in a missing directory.
 pub fn check_output(out: &Path, found: &Discovered) -> Result<()> {
     if let Some(i) = found.input_at(out) {
-        let same = if i.path == out { String::new() } else { format!(" ({} is the same file)", show(&i.path)) };
-        return Err(UsageError(format!("{}: is also an input{same}; write to another file", show(out))).into());
+        let same = if i.path == out {
+            String::new()
+        } else {
+            format!(" ({} is the same file)", show(&i.path))
+        };
+        return Err(UsageError(format!(
+            "{}: is also an input{same}; write to another file",
+            show(out)
+        ))
+        .into());
     }
     crate::cmd::check_output_dir(out)
 }
@@ -49,14 +59,18 @@ fn write_out(path: &Path, text: &str) -> Result<()> {
         out.write_all(text.as_bytes())?;
         return Ok(out.flush()?);
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report.html".into());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report.html".into());
     let tmp = path.with_file_name(format!(".{name}.tmp"));
     // Made new: never written through a link someone put at its name.
     let _ = std::fs::remove_file(&tmp);
     gpumon_util::fsafe::create_new(&tmp, false)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .with_context(|| format!("writing {}", show(&tmp)))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", show(&tmp), show(path)))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", show(&tmp), show(path)))?;
     Ok(())
 }
 
@@ -79,8 +93,18 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
     let found = &inputs.metrics;
     let grid = series::span(summary, found, s)?;
     let collected = series::collect(found, s, grid, summary.window)?;
-    let body = gpumon_present::html::body::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
-    let page = gpumon_present::html::markup::page(&gpumon_present::html::body::title(summary), &body, &json);
+    let body = gpumon_present::html::body::body(
+        summary,
+        results,
+        &collected,
+        &s.read.zone,
+        o.phases.as_ref(),
+    );
+    let page = gpumon_present::html::markup::page(
+        &gpumon_present::html::body::title(summary),
+        &body,
+        &json,
+    );
     Ok((page, o.checks))
 }
 

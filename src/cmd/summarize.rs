@@ -41,7 +41,9 @@ pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     // Names and labels come from files: the table (a terminal's format) and anything bound for a
     // terminal get no control or bidirectional character of theirs.
-    let text = if format == gpumon_present::SummaryFormat::Table || std::io::IsTerminal::is_terminal(&out) {
+    let text = if format == gpumon_present::SummaryFormat::Table
+        || std::io::IsTerminal::is_terminal(&out)
+    {
         for_terminal(&text)
     } else {
         std::borrow::Cow::Borrowed(text.as_str())
@@ -91,7 +93,9 @@ impl InputArgs {
         let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
             s.as_deref()
-                .map(|t| parse_time(t, &read.zone).map_err(|e| UsageError(format!("{what}: {e}")).into()))
+                .map(|t| {
+                    parse_time(t, &read.zone).map_err(|e| UsageError(format!("{what}: {e}")).into())
+                })
                 .transpose()
         };
         let window = WindowSpec {

@@ -47,7 +47,11 @@ pub struct WatchConfig {
 impl WatchArgs {
     pub fn into_config(self) -> Result<WatchConfig> {
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        Ok(WatchConfig { path: self.path, once: self.once, read: ReadOptions { threads, ..Default::default() } })
+        Ok(WatchConfig {
+            path: self.path,
+            once: self.once,
+            read: ReadOptions { threads, ..Default::default() },
+        })
     }
 }
 
@@ -63,8 +67,9 @@ fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
     if !st.recorder_alive(&host) {
         return Liveness::Gone(format!("its recorder (pid {}) is gone: killed or crashed", st.pid));
     }
-    let age = DateTime::parse_from_rfc3339(&st.updated)
-        .map_or(f64::INFINITY, |t| (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0);
+    let age = DateTime::parse_from_rfc3339(&st.updated).map_or(f64::INFINITY, |t| {
+        (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0
+    });
     if age > (5.0 * st.interval_s).max(5.0) { Liveness::Stale(age) } else { Liveness::Recording }
 }
 
@@ -142,7 +147,11 @@ fn size() -> (usize, usize) {
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     // SAFETY: ioctl(2) TIOCGWINSZ writes one winsize into `ws`.
     let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &raw mut ws) };
-    if r == 0 && ws.ws_col > 0 && ws.ws_row > 0 { (usize::from(ws.ws_col), usize::from(ws.ws_row)) } else { (80, 24) }
+    if r == 0 && ws.ws_col > 0 && ws.ws_row > 0 {
+        (usize::from(ws.ws_col), usize::from(ws.ws_row))
+    } else {
+        (80, 24)
+    }
 }
 
 /// One frame for `--once`; exit 2 when there is nothing to show.
@@ -159,7 +168,8 @@ fn once(cfg: &WatchConfig) -> Result<i32> {
     let f = findings(&cfg.path, &cfg.read);
     let width = if std::io::IsTerminal::is_terminal(&std::io::stdout()) { size().0 } else { 100 };
     let findings = Some(f.as_deref().map_err(String::as_str));
-    let view = View { path: &path, live: sh.live, findings, now, keys: false, from_file: sh.from_file };
+    let view =
+        View { path: &path, live: sh.live, findings, now, keys: false, from_file: sh.from_file };
     let mut out = std::io::stdout().lock();
     for l in frame(&sh.st, &view, width, usize::MAX) {
         writeln!(out, "{l}")?;
@@ -179,9 +189,10 @@ impl Term {
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
         // SAFETY: tcgetattr(3) on stdin writes into `t`.
         if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &raw mut t) } != 0 {
-            return Err(
-                UsageError("watch needs a terminal on stdin for its keys; use --once for one frame".into()).into()
-            );
+            return Err(UsageError(
+                "watch needs a terminal on stdin for its keys; use --once for one frame".into(),
+            )
+            .into());
         }
         let saved = t;
         t.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
@@ -261,13 +272,18 @@ fn current(
             String::new(),
             "q or Ctrl-C quits".into(),
         ];
-        return (lines.into_iter().map(|l| l.chars().take(w).collect()).collect(), Duration::from_millis(500));
+        return (
+            lines.into_iter().map(|l| l.chars().take(w).collect()).collect(),
+            Duration::from_millis(500),
+        );
     };
     seen.status |= !sh.from_file;
     let now = Utc::now();
     let findings = found.map(|f| f.as_deref().map_err(String::as_str));
-    let view = View { path: &path, live: sh.live, findings, now, keys: true, from_file: sh.from_file };
-    let every = Duration::from_secs_f64(if sh.from_file { 1.0 } else { sh.st.interval_s.clamp(0.1, 2.0) });
+    let view =
+        View { path: &path, live: sh.live, findings, now, keys: true, from_file: sh.from_file };
+    let every =
+        Duration::from_secs_f64(if sh.from_file { 1.0 } else { sh.st.interval_s.clamp(0.1, 2.0) });
     (frame(&sh.st, &view, w, h), every)
 }
 

@@ -19,8 +19,9 @@ const GPU: &str = "[device]\nname = NVIDIA H100 80GB HBM3\nmemory.total = 81920\
 fn fw_python() -> &'static PathBuf {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
-        let venv =
-            std::env::var_os("GPUMON_FW_VENV").map(PathBuf::from).unwrap_or_else(|| repo_root().join("target/fw-venv"));
+        let venv = std::env::var_os("GPUMON_FW_VENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("target/fw-venv"));
         let o = Command::new(repo_root().join("scripts/fw-venv"))
             .current_dir(repo_root())
             .env("GPUMON_FW_VENV", &venv)
@@ -49,7 +50,11 @@ fn train(framework: &str) -> Value {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{framework}: exit {:?}: {err}", o.status.code());
     assert!(!err.contains(" callback "), "{framework}: the callback warned: {err}");
-    let o = gpumon().args(["summarize", "--by", "phase", "--format", "json"]).arg(&run).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "--by", "phase", "--format", "json"])
+        .arg(&run)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -73,12 +78,19 @@ fn check(framework: &str, eval: &str) {
     let v = train(framework);
     let got = samples_by_phase(&v);
     // 64 samples per epoch; the evaluation passes train nothing.
-    let mut want: Vec<(String, f64)> =
-        (0..3).flat_map(|e| [(format!("train epoch={e}"), 64.0), (format!("{eval} epoch={e}"), 0.0)]).collect();
+    let mut want: Vec<(String, f64)> = (0..3)
+        .flat_map(|e| [(format!("train epoch={e}"), 64.0), (format!("{eval} epoch={e}"), 0.0)])
+        .collect();
     want.sort_by(|a, b| a.0.cmp(&b.0));
-    let named: Vec<(String, f64)> = got.iter().filter(|(p, _)| p.contains("epoch=")).cloned().collect();
+    let named: Vec<(String, f64)> =
+        got.iter().filter(|(p, _)| p.contains("epoch=")).cloned().collect();
     assert_eq!(named, want, "{framework}: samples per phase: {got:?}");
-    assert_eq!(v["progress"]["samples"]["total"].as_f64(), Some(192.0), "{framework}: {}", v["progress"]);
+    assert_eq!(
+        v["progress"]["samples"]["total"].as_f64(),
+        Some(192.0),
+        "{framework}: {}",
+        v["progress"]
+    );
 }
 
 #[test]

@@ -49,7 +49,8 @@ fn cgroup_mounts() -> Vec<(String, PathBuf, Vec<String>)> {
             let mut post = post.split(' ');
             let fstype = post.next()?;
             let opts = post.nth(1).unwrap_or("").split(',').map(str::to_string).collect();
-            (fstype == "cgroup" || fstype == "cgroup2").then(|| (fstype.to_string(), PathBuf::from(point), opts))
+            (fstype == "cgroup" || fstype == "cgroup2")
+                .then(|| (fstype.to_string(), PathBuf::from(point), opts))
         })
         .collect()
 }
@@ -69,13 +70,16 @@ fn make_cgroup(name: &str, mem_mib: u64, cores: f64) -> Result<TestCgroup, Strin
     let mounts = cgroup_mounts();
     let v2 = mounts.iter().find(|(t, p, _)| {
         t == "cgroup2"
-            && fs::read_to_string(p.join("cgroup.controllers"))
-                .is_ok_and(|c| c.split_whitespace().any(|x| x == "memory") && c.split_whitespace().any(|x| x == "cpu"))
+            && fs::read_to_string(p.join("cgroup.controllers")).is_ok_and(|c| {
+                c.split_whitespace().any(|x| x == "memory")
+                    && c.split_whitespace().any(|x| x == "cpu")
+            })
     });
     let quota = (cores * 100_000.0) as u64;
     let bytes = (mem_mib * 1024 * 1024).to_string();
     if let Some((_, top, _)) = v2 {
-        let mut cg = TestCgroup { version: CgroupVersion::V2, dirs: Vec::new(), children: Vec::new() };
+        let mut cg =
+            TestCgroup { version: CgroupVersion::V2, dirs: Vec::new(), children: Vec::new() };
         let sub = fs::read_to_string(top.join("cgroup.subtree_control")).unwrap_or_default();
         if !(sub.contains("memory") && sub.contains("cpu")) {
             write(&top.join("cgroup.subtree_control"), "+memory +cpu")?;
@@ -92,7 +96,9 @@ fn make_cgroup(name: &str, mem_mib: u64, cores: f64) -> Result<TestCgroup, Strin
     }
     let mut cg = TestCgroup { version: CgroupVersion::V1, dirs: Vec::new(), children: Vec::new() };
     for ctrl in ["memory", "cpu", "cpuacct"] {
-        let Some((_, top, _)) = mounts.iter().find(|(t, _, o)| t == "cgroup" && o.iter().any(|x| x == ctrl)) else {
+        let Some((_, top, _)) =
+            mounts.iter().find(|(t, _, o)| t == "cgroup" && o.iter().any(|x| x == ctrl))
+        else {
             return Err(format!("no cgroup v2 with memory+cpu and no v1 {ctrl} hierarchy mounted"));
         };
         let d = top.join(name);
@@ -170,7 +176,11 @@ fn limits_usage_and_cpu_share_of_a_real_cgroup() {
     assert_eq!(row.get(Field::CgroupMemLimit), &Value::U(512));
     assert_eq!(row.get(Field::CgroupCpuLimit), &Value::F(0.5));
     assert_eq!(row.get(Field::CgroupOomKills), &Value::U(0));
-    assert!(matches!(row.get(Field::CgroupMemUsed), Value::U(m) if *m < 512), "{:?}", row.get(Field::CgroupMemUsed));
+    assert!(
+        matches!(row.get(Field::CgroupMemUsed), Value::U(m) if *m < 512),
+        "{:?}",
+        row.get(Field::CgroupMemUsed)
+    );
     // The loop uses all of its half core: close to 100 % of the limit (not 25 % of two cores).
     let util = row.get(Field::CgroupCpuUtil).as_f64().unwrap();
     assert!((40.0..=150.0).contains(&util), "cgroup.cpu.util {util}");
@@ -192,5 +202,9 @@ fn oom_kill_is_counted() {
     assert!(!status.success(), "dd should have been killed");
     let mut after = Row::default();
     src.sample(&mut after);
-    assert!(after.get(Field::CgroupOomKills).as_u64().unwrap() >= 1, "{:?}", after.get(Field::CgroupOomKills));
+    assert!(
+        after.get(Field::CgroupOomKills).as_u64().unwrap() >= 1,
+        "{:?}",
+        after.get(Field::CgroupOomKills)
+    );
 }

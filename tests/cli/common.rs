@@ -37,7 +37,8 @@ pub fn fake_nvml() -> &'static Path {
             .status()
             .expect("running cargo build -p fake-nvml");
         assert!(status.success(), "building the fake NVML failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo_root().join("target"), PathBuf::from);
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| repo_root().join("target"), PathBuf::from);
         let lib = target.join("debug").join("libnvidia_ml.so");
         assert!(lib.exists(), "{} missing", lib.display());
         lib
@@ -78,13 +79,21 @@ pub fn writers(case: &str, dir: &Path) -> serde_json::Value {
         .arg(dir)
         .output()
         .expect("running python3");
-    assert!(out.status.success(), "writers.py {case} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "writers.py {case} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Lines of stderr that are gpumon warnings.
 pub fn warnings(stderr: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(stderr).lines().filter(|l| l.contains("warning:")).map(str::to_string).collect()
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains("warning:"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Two scripted GPUs: GPU 0 a healthy H100 with a fan, GPM counters, watched events and row remapping,

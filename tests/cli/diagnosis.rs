@@ -22,7 +22,8 @@ fn scenarios(dir: &Path) -> Vec<Value> {
 }
 
 fn summary(dir: &Path, s: &Value) -> Value {
-    let args: Vec<&str> = s["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let args: Vec<&str> =
+        s["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
     let out = gpumon()
         .args(["summarize", "--format", "json", "--tz", "UTC"])
         .args(&args)
@@ -36,10 +37,20 @@ fn summary(dir: &Path, s: &Value) -> Value {
 /// The findings judged, by phase: the whole run's, or each phase's with `--by phase`.
 fn judged(j: &Value, by_phase: bool) -> Vec<(Value, Vec<Value>)> {
     let of = |hosts: &Value| -> Vec<Value> {
-        hosts.as_array().unwrap().iter().flat_map(|h| h["findings"].as_array().unwrap().clone()).collect()
+        hosts
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|h| h["findings"].as_array().unwrap().clone())
+            .collect()
     };
     if by_phase {
-        j["phases"].as_array().unwrap().iter().map(|p| (p["phase"].clone(), of(&p["hosts"]))).collect()
+        j["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["phase"].clone(), of(&p["hosts"])))
+            .collect()
     } else {
         vec![(Value::Null, of(&j["hosts"]))]
     }
@@ -53,11 +64,10 @@ fn score(s: &Value, j: &Value, lines: &mut Vec<String>) -> (usize, usize, usize)
     let matches = |f: &Value, e: &Value| f["rule"] == e["rule"] && f["gpu"] == e["gpu"];
     let mut found = 0;
     for e in expected {
-        let hit = groups
-            .iter()
-            .filter(|(ph, _)| *ph == e["phase"])
-            .flat_map(|(_, fs)| fs)
-            .any(|f| matches(f, e) && (e["severity"].is_null() || f["severity"] == e["severity"]));
+        let hit =
+            groups.iter().filter(|(ph, _)| *ph == e["phase"]).flat_map(|(_, fs)| fs).any(|f| {
+                matches(f, e) && (e["severity"].is_null() || f["severity"] == e["severity"])
+            });
         found += usize::from(hit);
         if !hit {
             lines.push(format!("  missed {name}: {e}"));
@@ -67,10 +77,10 @@ fn score(s: &Value, j: &Value, lines: &mut Vec<String>) -> (usize, usize, usize)
     for (ph, fs) in &groups {
         for f in fs {
             let wanted = expected.iter().any(|e| matches(f, e) && e["phase"] == *ph);
-            let forbidden =
-                s["forbidden"].as_array().unwrap().iter().any(|x| {
-                    f["rule"] == x["rule"] && (x["gpu"] == f["gpu"] || (x["gpu"] == "*" && !f["gpu"].is_null()))
-                });
+            let forbidden = s["forbidden"].as_array().unwrap().iter().any(|x| {
+                f["rule"] == x["rule"]
+                    && (x["gpu"] == f["gpu"] || (x["gpu"] == "*" && !f["gpu"].is_null()))
+            });
             let serious = f["severity"] == "warning" || f["severity"] == "error";
             if (serious && !wanted) || forbidden {
                 alarms += 1;
@@ -149,12 +159,16 @@ fn a_lost_gpus_xid_keeps_its_index_and_both_findings_name_it() {
     let o = gpumon().args(["summarize", "--format", "json"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let ev = j["events"].as_array().unwrap().iter().find(|e| e["code"] == 79).expect("the Xid 79 event");
+    let ev =
+        j["events"].as_array().unwrap().iter().find(|e| e["code"] == 79).expect("the Xid 79 event");
     assert_eq!(ev["gpu"], 1, "{ev}");
     assert_eq!(ev["uuid"], "GPU-11111111-1111-1111-1111-111111111111", "{ev}");
     let f = j["hosts"][0]["findings"].as_array().unwrap();
     for rule in ["xid", "gpu_lost"] {
-        let hit = f.iter().find(|x| x["rule"] == rule && x["gpu"] == "1").unwrap_or_else(|| panic!("{rule}: {f:?}"));
+        let hit = f
+            .iter()
+            .find(|x| x["rule"] == rule && x["gpu"] == "1")
+            .unwrap_or_else(|| panic!("{rule}: {f:?}"));
         assert_eq!(hit["severity"], "error", "{hit}");
     }
 }

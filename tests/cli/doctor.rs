@@ -27,7 +27,11 @@ fn doctor_text(dir: &std::path::Path, scenario: &str, set: &[(&str, &str)]) -> (
     (o.status.code().unwrap(), text)
 }
 
-fn doctor_json(dir: &std::path::Path, scenario: &str, set: &[(&str, &str)]) -> (i32, serde_json::Value) {
+fn doctor_json(
+    dir: &std::path::Path,
+    scenario: &str,
+    set: &[(&str, &str)],
+) -> (i32, serde_json::Value) {
     let mut c = gpumon_fake(dir, scenario);
     c.args(["doctor", "--format", "json"]);
     let o = run(c, set);
@@ -56,7 +60,10 @@ fn no_nvml_exits_1_with_reason_and_fix() {
     assert!(text.contains("    fix: "), "{text}");
     // The fix names the NVIDIA driver check on a host and in a container alike.
     assert!(text.contains("nvidia-smi"), "{text}");
-    assert!(text.contains("\n\nNOT OK: cannot load the NVML library"), "the verdict comes last: {text}");
+    assert!(
+        text.contains("\n\nNOT OK: cannot load the NVML library"),
+        "the verdict comes last: {text}"
+    );
     // The other sections still help: visible devices, container, cgroup.
     assert!(text.contains("CUDA_VISIBLE_DEVICES: not set"), "{text}");
     assert!(text.contains("  cgroup "), "{text}");
@@ -75,14 +82,21 @@ fn healthy_fake_lists_both_gpus() {
     assert!(text.contains("uuid         GPU-00000000-0000-0000-0000-000000000000"), "{text}");
     assert!(text.contains("uuid         GPU-11111111-1111-1111-1111-111111111111"), "{text}");
     assert!(text.contains("memory       81559 MiB"), "{text}");
-    assert!(text.ends_with("OK: 2 GPUs usable; record without --gpus samples all 2 GPUs (0, 1)\n"), "{text}");
+    assert!(
+        text.ends_with("OK: 2 GPUs usable; record without --gpus samples all 2 GPUs (0, 1)\n"),
+        "{text}"
+    );
 
     let (code, j) = doctor_json(dir.path(), TWO_GPUS, &[]);
     assert_eq!(code, 0);
     assert_eq!(j["ok"], true);
     assert_eq!(j["nvml"]["driver_version"], "550.54.15");
     assert_eq!(j["nvml"]["cuda_driver_version"], "12.4");
-    assert!(j["nvml"]["loaded_from"].as_str().unwrap().ends_with("libnvidia_ml.so"), "{}", j["nvml"]);
+    assert!(
+        j["nvml"]["loaded_from"].as_str().unwrap().ends_with("libnvidia_ml.so"),
+        "{}",
+        j["nvml"]
+    );
     let gpus = j["gpus"].as_array().unwrap();
     assert_eq!(gpus.len(), 2);
     assert_eq!(gpus[1]["uuid"], "GPU-11111111-1111-1111-1111-111111111111");
@@ -183,7 +197,8 @@ fn record_without_gpus_follows_cuda_visible_devices() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.csv");
     let mut c = gpumon_fake(dir.path(), TWO_GPUS);
-    c.args(["record", "-q", "-i", "100ms", "--count", "2", "--fields", "utilization.gpu", "-o"]).arg(&out);
+    c.args(["record", "-q", "-i", "100ms", "--count", "2", "--fields", "utilization.gpu", "-o"])
+        .arg(&out);
     let o = run(c, &[("CUDA_VISIBLE_DEVICES", "GPU-11111111")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(&out).unwrap();
@@ -194,8 +209,20 @@ fn record_without_gpus_follows_cuda_visible_devices() {
     // --gpus wins over the variable.
     let out = dir.path().join("run0.csv");
     let mut c = gpumon_fake(dir.path(), TWO_GPUS);
-    c.args(["record", "-q", "-i", "100ms", "--count", "1", "--gpus", "0", "--fields", "utilization.gpu", "-o"])
-        .arg(&out);
+    c.args([
+        "record",
+        "-q",
+        "-i",
+        "100ms",
+        "--count",
+        "1",
+        "--gpus",
+        "0",
+        "--fields",
+        "utilization.gpu",
+        "-o",
+    ])
+    .arg(&out);
     let o = run(c, &[("CUDA_VISIBLE_DEVICES", "1")]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(&out).unwrap();
@@ -214,7 +241,10 @@ fn a_pending_row_remap_is_a_problem_naming_the_gpu() {
     );
     let (code, text) = doctor_text(dir.path(), &scenario, &[]);
     assert_eq!(code, 1, "{text}");
-    assert!(text.contains("GPU 0 (GPU-00000000-0000-0000-0000-000000000000): memory repair pending"), "{text}");
+    assert!(
+        text.contains("GPU 0 (GPU-00000000-0000-0000-0000-000000000000): memory repair pending"),
+        "{text}"
+    );
     assert!(text.contains("remapped_rows.pending 1"), "{text}");
     let (_, j) = doctor_json(dir.path(), &scenario, &[]);
     assert_eq!(j["gpus"][0]["memory_health"]["remapped_rows.uncorrectable"], 3, "{j}");

@@ -15,7 +15,12 @@ use crate::common::*;
 use crate::harness::Tmux;
 
 fn ok(o: &Output) {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn json(o: &Output) -> Value {
@@ -88,8 +93,12 @@ fn record_phases(dir: &Path) -> PathBuf {
 
 /// Rows `[start, end)` (in time order) carrying `label`; None when they are not one stretch.
 fn stretch(phases: &[Value], label: &str) -> Option<(usize, usize)> {
-    let idx: Vec<usize> =
-        phases.iter().enumerate().filter(|(_, p)| p.as_str() == Some(label)).map(|(i, _)| i).collect();
+    let idx: Vec<usize> = phases
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.as_str() == Some(label))
+        .map(|(i, _)| i)
+        .collect();
     let (first, last) = (*idx.first()?, *idx.last()?);
     (idx.len() == last - first + 1).then_some((first, last + 1))
 }
@@ -105,39 +114,66 @@ fn a_wrapped_job_marks_phases_and_summarize_compares_them() {
     let r = readback(&run);
     let cols = &r["pyarrow"]["columns"];
     let phases = cols["phase"].as_array().unwrap().clone();
-    let util: Vec<f64> = cols["utilization.gpu"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let util: Vec<f64> =
+        cols["utilization.gpu"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
     assert_eq!(r["pyarrow"]["types"]["phase"], "string");
     let enc = r["pyarrow"]["encodings"]["phase"].as_array().unwrap();
-    assert!(enc.iter().any(|e| e.as_str().unwrap().contains("DICTIONARY")), "dictionary-encoded: {enc:?}");
+    assert!(
+        enc.iter().any(|e| e.as_str().unwrap().contains("DICTIONARY")),
+        "dictionary-encoded: {enc:?}"
+    );
     // Row i read element i of the scripted sequences; the phases start at rows 10, 16, 22 and end at 28.
     let mut exact = true;
     for (label, want) in [("bs=32", (10, 16)), ("bs=64", (16, 22)), ("bs=128", (22, 28))] {
-        let got = stretch(&phases, label).unwrap_or_else(|| panic!("{label} is not one stretch: {phases:?}"));
-        assert!(got.0.abs_diff(want.0) <= 1 && got.1.abs_diff(want.1) <= 1, "{label}: rows {got:?}, want {want:?} ±1");
+        let got = stretch(&phases, label)
+            .unwrap_or_else(|| panic!("{label} is not one stretch: {phases:?}"));
+        assert!(
+            got.0.abs_diff(want.0) <= 1 && got.1.abs_diff(want.1) <= 1,
+            "{label}: rows {got:?}, want {want:?} ±1"
+        );
         exact &= got == want;
     }
     assert!(
         phases[..10].iter().chain(&phases[29..]).all(Value::is_null),
         "unmarked before the first mark and after end"
     );
-    let marks: Value = serde_json::from_str(r["pyarrow"]["file_meta"]["gpumon.marks"].as_str().unwrap()).unwrap();
+    let marks: Value =
+        serde_json::from_str(r["pyarrow"]["file_meta"]["gpumon.marks"].as_str().unwrap()).unwrap();
     let labels: Vec<&Value> = marks.as_array().unwrap().iter().map(|m| &m["label"]).collect();
-    assert_eq!(labels, [&Value::from("bs=32"), &Value::from("bs=64"), &Value::from("bs=128"), &Value::Null]);
+    assert_eq!(
+        labels,
+        [&Value::from("bs=32"), &Value::from("bs=64"), &Value::from("bs=128"), &Value::Null]
+    );
 
-    let o = gpumon().args(["summarize", "--by", "phase", "--format", "json"]).arg(&run).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "--by", "phase", "--format", "json"])
+        .arg(&run)
+        .output()
+        .unwrap();
     ok(&o);
     let s = json(&o);
-    let got: Vec<Option<&str>> = s["phases"].as_array().unwrap().iter().map(|p| p["phase"].as_str()).collect();
+    let got: Vec<Option<&str>> =
+        s["phases"].as_array().unwrap().iter().map(|p| p["phase"].as_str()).collect();
     assert_eq!(got, [None, Some("bs=32"), Some("bs=64"), Some("bs=128")]);
     let file_mean = |label: &str| {
-        let v: Vec<f64> =
-            util.iter().zip(&phases).filter(|(_, p)| p.as_str() == Some(label)).map(|(u, _)| *u).collect();
+        let v: Vec<f64> = util
+            .iter()
+            .zip(&phases)
+            .filter(|(_, p)| p.as_str() == Some(label))
+            .map(|(u, _)| *u)
+            .collect();
         mean(&v)
     };
-    for (k, (label, scripted)) in [("bs=32", 30.0), ("bs=64", 60.0), ("bs=128", 90.0)].into_iter().enumerate() {
+    for (k, (label, scripted)) in
+        [("bs=32", 30.0), ("bs=64", 60.0), ("bs=128", 90.0)].into_iter().enumerate()
+    {
         let p = &s["phases"][k + 1];
         let m = p["all"]["gpus"]["utilization.gpu.mean"].as_f64().unwrap();
-        assert!((m - file_mean(label)).abs() < 1e-9, "{label}: summarize {m}, the file's rows {}", file_mean(label));
+        assert!(
+            (m - file_mean(label)).abs() < 1e-9,
+            "{label}: summarize {m}, the file's rows {}",
+            file_mean(label)
+        );
         if exact {
             assert_eq!(m, scripted, "{label}");
         }
@@ -146,7 +182,11 @@ fn a_wrapped_job_marks_phases_and_summarize_compares_them() {
     assert_eq!(c["baseline"], "bs=32");
     let d = &c["runs"][2]["delta"];
     let dp = &c["runs"][2]["delta_pct"];
-    assert!((d["utilization.gpu.mean"].as_f64().unwrap() - (file_mean("bs=128") - file_mean("bs=32"))).abs() < 1e-9);
+    assert!(
+        (d["utilization.gpu.mean"].as_f64().unwrap() - (file_mean("bs=128") - file_mean("bs=32")))
+            .abs()
+            < 1e-9
+    );
     if exact {
         assert_eq!(d["utilization.gpu.mean"], 60.0);
         assert_eq!(d["memory.used.max"], 79872.0 - 10240.0);
@@ -160,21 +200,37 @@ fn a_wrapped_job_marks_phases_and_summarize_compares_them() {
              fit), power +120 W, energy per hour +60%"
         );
     } else {
-        eprintln!("note: a mark landed one tick off on this machine; compared with the file's rows instead");
+        eprintln!(
+            "note: a mark landed one tick off on this machine; compared with the file's rows instead"
+        );
     }
     // The text report lists every phase with its findings, then the comparison; a check on a delta fails.
     let o = gpumon()
-        .args(["summarize", "--by", "phase", "--baseline", "bs=64", "--fail-if", "power.draw.mean.delta > 30"])
+        .args([
+            "summarize",
+            "--by",
+            "phase",
+            "--baseline",
+            "bs=64",
+            "--fail-if",
+            "power.draw.mean.delta > 30",
+        ])
         .arg(&run)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    for want in ["== Phase bs=32:", "== Phase bs=128:", "oom_risk", "Compared with bs=64 (the baseline):"] {
+    for want in
+        ["== Phase bs=32:", "== Phase bs=128:", "oom_risk", "Compared with bs=64 (the baseline):"]
+    {
         assert!(text.contains(want), "{want} in\n{text}");
     }
     assert!(String::from_utf8_lossy(&o.stderr).contains("bs=128: power.draw.mean.delta"));
-    let o = gpumon().args(["summarize", "--fail-if", "energy_per_hour.delta_pct > 1"]).arg(&run).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "--fail-if", "energy_per_hour.delta_pct > 1"])
+        .arg(&run)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "a delta check without --by phase is a usage error");
 }
 
@@ -187,7 +243,9 @@ fn status_file(run: &Path) -> PathBuf {
 fn control(run: &Path) -> PathBuf {
     let t0 = Instant::now();
     loop {
-        let doc = std::fs::read(status_file(run)).ok().and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        let doc = std::fs::read(status_file(run))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
         if let Some(c) = doc.as_ref().and_then(|d| d["control"].as_str()) {
             return PathBuf::from(c);
         }
@@ -202,14 +260,17 @@ fn control(run: &Path) -> PathBuf {
 
 /// Start `record` on `run` in the background (no wrapped job) and wait for its control socket.
 fn start_recording(dir: &Path, run: &Path, args: &[&str]) -> Child {
-    let child = gpumon_fake(dir, "[device]\nmemory.total = 81920\nmemory.used = 4096\nutilization.gpu = 50\n")
-        .args(["record", "-q", "--phases", "-o"])
-        .arg(run)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = gpumon_fake(
+        dir,
+        "[device]\nmemory.total = 81920\nmemory.used = 4096\nutilization.gpu = 50\n",
+    )
+    .args(["record", "-q", "--phases", "-o"])
+    .arg(run)
+    .args(args)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let sock = control(run);
     let t0 = Instant::now();
     while !sock.exists() {
@@ -229,13 +290,19 @@ fn mark_without_a_recorder_exits_2_at_once() {
         let o = gpumon().args(["mark", "--run"]).arg(&run).arg("bs=64").output().unwrap();
         took.push(t0.elapsed());
         assert_eq!(o.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&o.stderr).contains("no recording is listening for marks"), "{o:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("no recording is listening for marks"),
+            "{o:?}"
+        );
     }
     // The status file and socket a killed recorder left: nobody answers on it either.
     let dead = dir.path().join("dead.sock");
     drop(std::os::unix::net::UnixListener::bind(&dead).unwrap());
-    std::fs::write(status_file(&run), serde_json::json!({"control": dead, "schema": "gpumon.status/1"}).to_string())
-        .unwrap();
+    std::fs::write(
+        status_file(&run),
+        serde_json::json!({"control": dead, "schema": "gpumon.status/1"}).to_string(),
+    )
+    .unwrap();
     let o = gpumon().args(["mark", "--run"]).arg(&run).args(["--end"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Connection refused"), "{o:?}");
@@ -245,7 +312,10 @@ fn mark_without_a_recorder_exits_2_at_once() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--run PATH"));
     took.sort();
     eprintln!("gpumon mark without a recorder: median {:?} (slowest {:?})", took[2], took[4]);
-    assert!(took[2] < Duration::from_secs(1), "no waiting for a recorder that is not there: {took:?}");
+    assert!(
+        took[2] < Duration::from_secs(1),
+        "no waiting for a recorder that is not there: {took:?}"
+    );
 }
 
 /// One connection: send `bytes`, read the answer.
@@ -299,11 +369,19 @@ fn garbage_on_the_control_socket_is_rejected_and_recording_goes_on() {
     let o = child.wait_with_output().unwrap();
     ok(&o);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(stderr.matches("ignored a bad request on the control socket").count(), 1, "warned once: {stderr}");
+    assert_eq!(
+        stderr.matches("ignored a bad request on the control socket").count(),
+        1,
+        "warned once: {stderr}"
+    );
     let r = readback(&run);
     assert_eq!(r["pyarrow"]["rows"], 30, "every tick recorded");
     let cols = &r["pyarrow"]["columns"];
-    assert!(cols["missed"].as_array().unwrap().iter().all(|m| m == 0), "missed 0: {}", cols["missed"]);
+    assert!(
+        cols["missed"].as_array().unwrap().iter().all(|m| m == 0),
+        "missed 0: {}",
+        cols["missed"]
+    );
     let phases = cols["phase"].as_array().unwrap();
     assert_eq!(phases.last().unwrap(), "after-garbage");
     assert!(phases.iter().all(|p| p.is_null() || p == "after-garbage"));
@@ -314,7 +392,8 @@ fn garbage_on_the_control_socket_is_rejected_and_recording_goes_on() {
 #[test]
 fn another_user_cannot_mark() {
     // SAFETY: geteuid(2) has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err() {
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err()
+    {
         eprintln!("skipped: needs root and setpriv to run `gpumon mark` as nobody");
         return;
     }
@@ -345,7 +424,8 @@ fn another_user_cannot_mark() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("Permission denied"), "{o:?}");
     // Opened up by mistake (directory and socket), the peer-credential check still turns nobody away.
     let sock = control(&run);
-    std::fs::set_permissions(sock.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(sock.parent().unwrap(), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
     std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o666)).unwrap();
     let o = as_nobody(false);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
@@ -368,7 +448,11 @@ fn constant_run(dir: &Path, name: &str, util: u32, mem: u32, power: u32) -> Path
         "[device]\nmemory.total = 81920\nmemory.used = {mem}\nutilization.gpu = {util}\npower.draw = {power}\n\
          power.limit = 700\ntemperature.gpu = 60\n"
     );
-    ok(&gpumon_fake(&sub, &sc).args(["record", "-q", "-i", "100ms", "--count", "8", "-o"]).arg(&run).output().unwrap());
+    ok(&gpumon_fake(&sub, &sc)
+        .args(["record", "-q", "-i", "100ms", "--count", "8", "-o"])
+        .arg(&run)
+        .output()
+        .unwrap());
     run
 }
 
@@ -396,9 +480,16 @@ fn compare_gives_the_deltas_and_fails_a_threshold() {
             && text.contains("utilization +18 pts, memory.used.max +19.3 GiB (headroom 63%)"),
         "{text}"
     );
-    let fail = |check: &str| gpumon().args(["compare", "-q", "--fail-if", check]).arg(&a).arg(&b).output().unwrap();
+    let fail = |check: &str| {
+        gpumon().args(["compare", "-q", "--fail-if", check]).arg(&a).arg(&b).output().unwrap()
+    };
     let o = fail("energy_per_hour.delta_pct > 10");
-    assert_eq!(o.status.code(), Some(3), "B draws 20 % more energy per hour: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "B draws 20 % more energy per hour: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("energy_per_hour.delta_pct = 20 > 10"));
     assert_eq!(fail("energy_per_hour.delta_pct > 25").status.code(), Some(0));
     assert_eq!(fail("utilization.gpu.mean.delta < 0").status.code(), Some(0));
@@ -411,7 +502,10 @@ fn compare_gives_the_deltas_and_fails_a_threshold() {
         .output()
         .unwrap();
     ok(&o);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("| `utilization.gpu.mean %` | 40.0 (-18 pts) | 58.0 |"));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("| `utilization.gpu.mean %` | 40.0 (-18 pts) | 58.0 |")
+    );
 }
 
 /// A gpumon CSV of two GPUs, one row a second: 10 unmarked, then bs=32, bs=64, bs=128 for 60 s each.
@@ -450,14 +544,28 @@ fn the_report_shades_phases_and_compares_them() {
     let v = crate::report::browse(&html, "phases");
     let dom = &v["dom"];
     let bands = dom["phase_bands"].as_array().unwrap();
-    assert_eq!(bands.len(), dom["chart_count"].as_u64().unwrap() as usize + 1, "every chart and the heatmap");
+    assert_eq!(
+        bands.len(),
+        dom["chart_count"].as_u64().unwrap() as usize + 1,
+        "every chart and the heatmap"
+    );
     for b in bands {
         assert_eq!(b, &serde_json::json!(["bs=32", "bs=64", "bs=128"]), "{bands:?}");
     }
-    assert_eq!(dom["phase_fills"].as_array().unwrap().len(), 3, "one colour per phase: {}", dom["phase_fills"]);
+    assert_eq!(
+        dom["phase_fills"].as_array().unwrap().len(),
+        3,
+        "one colour per phase: {}",
+        dom["phase_fills"]
+    );
     let rows = dom["comparison_rows"].as_array().unwrap();
-    assert!(rows.iter().any(|r| r == "utilization.gpu.mean") && rows.iter().any(|r| r == "energy_per_hour"));
-    assert!(dom["verdicts"][1].as_str().unwrap().starts_with("bs=128 vs bs=32: utilization +60 pts"));
+    assert!(
+        rows.iter().any(|r| r == "utilization.gpu.mean")
+            && rows.iter().any(|r| r == "energy_per_hour")
+    );
+    assert!(
+        dom["verdicts"][1].as_str().unwrap().starts_with("bs=128 vs bs=32: utilization +60 pts")
+    );
     // The same phases by name from the file, and by time windows as for an nvidia-smi log.
     let o = gpumon()
         .args(["compare", "-q", "--format", "json"])
@@ -473,7 +581,12 @@ fn the_report_shades_phases_and_compares_them() {
 fn phases_of_an_nvidia_smi_log_by_time_windows() {
     let log = smi_fixture("plain.csv");
     let run = |args: &[&str]| {
-        let o = gpumon().args(["summarize", "--tz", "UTC", "--format", "json"]).args(args).arg(&log).output().unwrap();
+        let o = gpumon()
+            .args(["summarize", "--tz", "UTC", "--format", "json"])
+            .args(args)
+            .arg(&log)
+            .output()
+            .unwrap();
         ok(&o);
         json(&o)
     };
@@ -481,7 +594,11 @@ fn phases_of_an_nvidia_smi_log_by_time_windows() {
     let util = |v: &Value| v["all"]["gpus"]["utilization.gpu.mean"].as_f64().unwrap();
     let (idle, busy) = (&by["phases"][0], &by["phases"][1]);
     assert_eq!((idle["phase"].as_str(), busy["phase"].as_str()), (Some("idle"), Some("busy")));
-    assert_eq!(util(idle), util(&run(&["--until", "+3s"])), "a window phase is that --since/--until window");
+    assert_eq!(
+        util(idle),
+        util(&run(&["--until", "+3s"])),
+        "a window phase is that --since/--until window"
+    );
     assert_eq!(util(busy), util(&run(&["--since", "+3s"])));
     let d = by["comparison"]["runs"][1]["delta"]["utilization.gpu.mean"].as_f64().unwrap();
     assert!((d - (util(busy) - util(idle))).abs() < 1e-9);
@@ -505,7 +622,8 @@ fn gpu_values(st: &Value, i: usize) -> Option<Vec<String>> {
 /// The GPU lines of `screen` hold the values of the status document read just after it.
 fn screen_matches(screen: &str, st: &Value) -> Result<(), String> {
     for i in 0..2 {
-        let line = screen.lines().find(|l| l.starts_with(&format!("GPU {i} "))).ok_or("no GPU line")?;
+        let line =
+            screen.lines().find(|l| l.starts_with(&format!("GPU {i} "))).ok_or("no GPU line")?;
         for v in gpu_values(st, i).ok_or("a value is missing in the status document")? {
             if !line.contains(v.trim_start()) {
                 return Err(format!("{v:?} not in {line:?}"));
@@ -564,7 +682,9 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
     let run = dir.path().join("run.parquet");
     let child = {
         let mut c = gpumon_fake(dir.path(), TWO_STEADY_GPUS);
-        c.args(["record", "-q", "--phases", "-i", "250ms", "--duration", "12s", "-o"]).arg(&run).stderr(Stdio::piped());
+        c.args(["record", "-q", "--phases", "-i", "250ms", "--duration", "12s", "-o"])
+            .arg(&run)
+            .stderr(Stdio::piped());
         c.spawn().unwrap()
     };
     let _ = control(&run);
@@ -588,8 +708,14 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
             }
             std::thread::sleep(Duration::from_millis(100));
         };
-        assert!(screen.contains("recording (pid") && screen.contains("phase bs=64 since"), "{w}x{h}:\n{screen}");
-        assert!(screen.lines().count() <= h as usize && screen.lines().all(|l| l.chars().count() <= w as usize));
+        assert!(
+            screen.contains("recording (pid") && screen.contains("phase bs=64 since"),
+            "{w}x{h}:\n{screen}"
+        );
+        assert!(
+            screen.lines().count() <= h as usize
+                && screen.lines().all(|l| l.chars().count() <= w as usize)
+        );
         assert!(screen.contains("q or Ctrl-C quits"));
     }
     // q quits one, Ctrl-C the other.
@@ -624,7 +750,8 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
             assert!(line.contains(v.trim_start()), "{v:?} not in {line:?}");
         }
     }
-    let o = gpumon().args(["watch", "--once"]).arg(dir.path().join("other.parquet")).output().unwrap();
+    let o =
+        gpumon().args(["watch", "--once"]).arg(dir.path().join("other.parquet")).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "no status file and no data: nothing to show");
 }
 
@@ -640,11 +767,17 @@ fn a_killed_recorder_is_told_and_recover_removes_its_status_file() {
     let o = gpumon().args(["watch", "--once"]).arg(&run).output().unwrap();
     ok(&o);
     let frame = String::from_utf8_lossy(&o.stdout);
-    assert!(frame.contains("NOT BEING RECORDED: its recorder (pid") && frame.contains("is gone"), "{frame}");
+    assert!(
+        frame.contains("NOT BEING RECORDED: its recorder (pid") && frame.contains("is gone"),
+        "{frame}"
+    );
     assert!(frame.contains("GPU 0 ") && frame.contains(" 50%"), "{frame}");
     let o = gpumon().arg("recover").arg(&run).output().unwrap();
     ok(&o);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("the status file of a recorder that is gone"), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("the status file of a recorder that is gone"),
+        "{o:?}"
+    );
     let hidden: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .flatten()
@@ -668,7 +801,9 @@ fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
     let run = dir.path().join("run.parquet");
     let child = {
         let mut c = gpumon_fake(dir.path(), &s);
-        c.args(["record", "-q", "-i", "250ms", "--duration", "8s", "-o"]).arg(&run).stderr(Stdio::piped());
+        c.args(["record", "-q", "-i", "250ms", "--duration", "8s", "-o"])
+            .arg(&run)
+            .stderr(Stdio::piped());
         c.spawn().unwrap()
     };
     let _ = control(&run);
@@ -683,12 +818,19 @@ fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
     let head = screen.lines().find(|l| l.starts_with("findings so far: ")).unwrap();
     let shown: Vec<&str> = screen.lines().filter(|l| l.starts_with("  [")).collect();
     assert!(!head.contains("not shown"), "{screen}");
-    assert!(head.contains(&format!("({} shown;", shown.len())), "the count says how many are listed:\n{screen}");
-    let total: usize = head["findings so far: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(
+        head.contains(&format!("({} shown;", shown.len())),
+        "the count says how many are listed:\n{screen}"
+    );
+    let total: usize =
+        head["findings so far: ".len()..].split(' ').next().unwrap().parse().unwrap();
     assert!(total > shown.len(), "{screen}");
     for l in shown {
         let Some(cut) = l.strip_suffix('…') else { continue };
-        let whole = full.lines().find(|f| f.starts_with(cut)).unwrap_or_else(|| panic!("{l:?} not in\n{full}"));
+        let whole = full
+            .lines()
+            .find(|f| f.starts_with(cut))
+            .unwrap_or_else(|| panic!("{l:?} not in\n{full}"));
         assert!(whole[cut.len()..].starts_with(' '), "cut inside a word: {l:?} of {whole:?}");
     }
     tmux.run(&["send-keys", "-t", "w", "q"]);
@@ -712,7 +854,11 @@ fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
     let run = dir.path().join("run.parquet");
     let child = {
         let mut c = gpumon_fake(dir.path(), &scenario);
-        c.args(["record", "-q", "-i", "250ms", "--processes", "-o"]).arg(&run).arg("--").arg("sh").arg(&job);
+        c.args(["record", "-q", "-i", "250ms", "--processes", "-o"])
+            .arg(&run)
+            .arg("--")
+            .arg("sh")
+            .arg(&job);
         c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     };
     let _ = control(&run);
@@ -720,9 +866,16 @@ fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
     let tmux = Tmux::new("watchprocs");
     tmux.start("w", 80, 24, &format!("{} watch {}", bin.display(), run.display()));
     let screen = tmux.wait_for("w", "job  GPU memory 3072 MiB");
-    assert!(screen.lines().count() <= 24 && screen.lines().all(|l| l.chars().count() <= 80), "{screen}");
-    let head = screen.lines().position(|l| l.contains("pid  user") && l.contains("memory MiB")).expect(&screen);
-    let rows: Vec<Vec<&str>> = screen.lines().skip(head + 1).take(2).map(|l| l.split_whitespace().collect()).collect();
+    assert!(
+        screen.lines().count() <= 24 && screen.lines().all(|l| l.chars().count() <= 80),
+        "{screen}"
+    );
+    let head = screen
+        .lines()
+        .position(|l| l.contains("pid  user") && l.contains("memory MiB"))
+        .expect(&screen);
+    let rows: Vec<Vec<&str>> =
+        screen.lines().skip(head + 1).take(2).map(|l| l.split_whitespace().collect()).collect();
     // The largest first: the job's (marked *), then this test's with its SM share.
     assert_eq!(rows[0][0], "*", "{screen}");
     assert_eq!(rows[0][4], "3072", "{screen}");

@@ -13,7 +13,11 @@ const STATS_PER_GPU: u64 = 13;
 
 /// Run a repository Python script with `args`; its stdout.
 fn python(script: &str, args: &[&OsStr]) -> Vec<u8> {
-    let out = Command::new("python3").arg(repo_root().join(script)).args(args).output().expect("running python3");
+    let out = Command::new("python3")
+        .arg(repo_root().join(script))
+        .args(args)
+        .output()
+        .expect("running python3");
     assert!(out.status.success(), "{script} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
@@ -45,9 +49,14 @@ fn fleet_tree_sql_matches_summarize() {
     assert!(rec.status.success(), "record: {}", String::from_utf8_lossy(&rec.stderr));
 
     let tree = dir.path().join("fleet");
-    let flags = "--hosts 3 --days 2 --null-every 7 --reset-host-gpu 0:3 --template".split(' ').map(OsStr::new);
-    let args: Vec<&OsStr> =
-        [OsStr::new("tree"), tree.as_os_str()].into_iter().chain(flags).chain([template.as_os_str()]).collect();
+    let flags = "--hosts 3 --days 2 --null-every 7 --reset-host-gpu 0:3 --template"
+        .split(' ')
+        .map(OsStr::new);
+    let args: Vec<&OsStr> = [OsStr::new("tree"), tree.as_os_str()]
+        .into_iter()
+        .chain(flags)
+        .chain([template.as_os_str()])
+        .collect();
     python("bench/fleet_tree.py", &args);
     assert!(tree.join("host=node-002/date=2026-01-02/run.parquet").is_file());
 
@@ -55,7 +64,8 @@ fn fleet_tree_sql_matches_summarize() {
     assert!(out.status.success(), "summarize: {}", String::from_utf8_lossy(&out.stderr));
     let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["inputs"].as_array().unwrap().len(), 6, "one input per day file");
-    let hosts: Vec<&str> = summary["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    let hosts: Vec<&str> =
+        summary["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
     assert_eq!(hosts, ["node-000", "node-001", "node-002"]);
     let summary_path = dir.path().join("summary.json");
     std::fs::write(&summary_path, &out.stdout).unwrap();

@@ -68,7 +68,12 @@ fn column<'a>(cols: &'a Value, col: &str) -> &'a Vec<Value> {
 /// The values of `col` on the rows of GPU `gpu`, from readback's column lists.
 fn gpu_column(cols: &Value, col: &str, gpu: u64) -> Vec<Value> {
     let idx = column(cols, "index");
-    column(cols, col).iter().zip(idx).filter(|(_, i)| i.as_u64() == Some(gpu)).map(|(v, _)| v.clone()).collect()
+    column(cols, col)
+        .iter()
+        .zip(idx)
+        .filter(|(_, i)| i.as_u64() == Some(gpu))
+        .map(|(v, _)| v.clone())
+        .collect()
 }
 
 fn nums(v: &[Value]) -> Vec<Option<f64>> {
@@ -88,10 +93,15 @@ fn gpm_values_come_out_exactly_and_a_gpu_without_gpm_is_null() {
     for out in ["run.csv", "run.parquet"] {
         record(dir.path(), GPM_TWO, out, &["--count", "8"]);
         let r = readback(&dir.path().join(out));
-        let cols = if out.ends_with(".csv") { &r["pandas"]["columns"] } else { &r["pyarrow"]["columns"] };
+        let cols =
+            if out.ends_with(".csv") { &r["pandas"]["columns"] } else { &r["pyarrow"]["columns"] };
         assert_eq!(nums(&gpu_column(cols, "sm.active", 0)), expected_sm(), "{out}");
         let tensor = nums(&gpu_column(cols, "tensor.active", 0));
-        assert_eq!(tensor, vec![None, Some(1.5), Some(2.5), None, Some(4.5), Some(5.5), None, Some(7.5)], "{out}");
+        assert_eq!(
+            tensor,
+            vec![None, Some(1.5), Some(2.5), None, Some(4.5), Some(5.5), None, Some(7.5)],
+            "{out}"
+        );
         for (col, want) in [
             ("sm.occupancy", 5.0),
             ("dram.active", 33.5),
@@ -200,7 +210,11 @@ fn prometheus_serves_gpm_in_base_units_and_nothing_for_a_gpu_without_it() {
     assert_eq!(line("gpumon_gpu_tensor_active_ratio", "0").as_deref(), Some("0.125"));
     assert_eq!(line("gpumon_gpu_gpm_pcie_rx_bytes_per_second", "0").as_deref(), Some("2147483648"));
     assert_eq!(line("gpumon_gpu_xid_events", "0").as_deref(), Some("0"), "watched, none seen");
-    assert_eq!(line("gpumon_gpu_sm_active_ratio", "1"), None, "no GPM on GPU 1: no sample, never 0");
+    assert_eq!(
+        line("gpumon_gpu_sm_active_ratio", "1"),
+        None,
+        "no GPM on GPU 1: no sample, never 0"
+    );
     assert_eq!(line("gpumon_gpu_xid_events", "1"), None, "GPU 1 cannot report events");
     assert!(line("gpumon_gpu_utilization_ratio", "1").is_some());
 }
@@ -233,11 +247,15 @@ fn xid_events_land_in_the_events_file_and_summarize_explains_them() {
     let dir = tempfile::tempdir().unwrap();
     let o = record(dir.path(), EVENTS, "run.csv", &["--count", "8"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("GPU 0") && err.contains("Xid 79"), "one warning names the GPU and the Xid: {err}");
+    assert!(
+        err.contains("GPU 0") && err.contains("Xid 79"),
+        "one warning names the GPU and the Xid: {err}"
+    );
 
     let main = readback(&dir.path().join("run.csv"));
     let c = &main["pandas"]["columns"];
-    let ts: Vec<String> = gpu_column(c, "timestamp", 0).iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let ts: Vec<String> =
+        gpu_column(c, "timestamp", 0).iter().map(|v| v.as_str().unwrap().to_string()).collect();
     let xid0 = nums(&gpu_column(c, "xid.events", 0));
     assert_eq!(xid0.iter().flatten().sum::<f64>(), 1.0, "one Xid on GPU 0: {xid0:?}");
     let row = xid0.iter().position(|v| *v == Some(1.0)).unwrap();
@@ -245,8 +263,14 @@ fn xid_events_land_in_the_events_file_and_summarize_explains_them() {
         row == 3 || row == 4,
         "the Xid due at tick 3 is counted in row 3 (or 4 if it arrived after the row's sample): {xid0:?}"
     );
-    assert!(gpu_column(c, "xid.events", 1).iter().all(|v| v.as_f64() == Some(0.0)), "watched and quiet: 0");
-    assert!(gpu_column(c, "xid.events", 2).iter().all(Value::is_null), "cannot report events: empty, not 0");
+    assert!(
+        gpu_column(c, "xid.events", 1).iter().all(|v| v.as_f64() == Some(0.0)),
+        "watched and quiet: 0"
+    );
+    assert!(
+        gpu_column(c, "xid.events", 2).iter().all(Value::is_null),
+        "cannot report events: empty, not 0"
+    );
 
     let ev = readback(&dir.path().join("run.events.csv"));
     let e = &ev["pandas"]["columns"];
@@ -270,7 +294,11 @@ fn xid_events_land_in_the_events_file_and_summarize_explains_them() {
     assert!(text.contains(", GPU 0: Xid 79\n      GPU has fallen off the bus"), "{text}");
     assert!(text.contains("action: drain the node and reboot"), "{text}");
     assert!(text.contains("[error] xid - GPU 0: Xid 79 at "), "{text}");
-    let o = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("run.csv")).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "-q", "--format", "json"])
+        .arg(dir.path().join("run.csv"))
+        .output()
+        .unwrap();
     ok(&o);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     let events = j["events"].as_array().unwrap();
@@ -285,7 +313,11 @@ fn xid_events_land_in_the_events_file_and_summarize_explains_them() {
     let x: Vec<&Value> = f.iter().filter(|f| f["rule"] == "xid").collect();
     assert_eq!(x.len(), 1, "{f:?}");
     assert_eq!((x[0]["severity"].as_str(), x[0]["gpu"].as_str()), (Some("error"), Some("0")));
-    assert!(x[0]["evidence"].as_str().unwrap().contains(&when[..19].replace('T', " ")), "names the time: {}", x[0]);
+    assert!(
+        x[0]["evidence"].as_str().unwrap().contains(&when[..19].replace('T', " ")),
+        "names the time: {}",
+        x[0]
+    );
 
     // Parquet: the events file is Parquet too, with typed columns.
     record(dir.path(), EVENTS, "run.parquet", &["--count", "8"]);
@@ -328,19 +360,32 @@ fn processes_carry_per_process_sm_and_summarize_totals_users() {
     assert_eq!(shares, [Some(30), Some(1), Some(2)]);
     assert_eq!(p["pyarrow"]["types"]["proc.sm"], "int16");
 
-    let o =
-        gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("run.parquet")).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "-q", "--format", "json"])
+        .arg(dir.path().join("run.parquet"))
+        .output()
+        .unwrap();
     ok(&o);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     let users = j["users"].as_array().unwrap();
-    let mine = users.iter().find(|u| u["gpu"] == 0 && u["user"] != "?").unwrap_or_else(|| panic!("{users:?}"));
-    assert_eq!((mine["sm_mean_pct"].as_f64(), mine["gpu_memory_max_mib"].as_f64()), (Some(60.0), Some(1024.0)));
+    let mine = users
+        .iter()
+        .find(|u| u["gpu"] == 0 && u["user"] != "?")
+        .unwrap_or_else(|| panic!("{users:?}"));
+    assert_eq!(
+        (mine["sm_mean_pct"].as_f64(), mine["gpu_memory_max_mib"].as_f64()),
+        (Some(60.0), Some(1024.0))
+    );
     assert_eq!((mine["ticks"].as_u64(), mine["processes"].as_u64()), (Some(5), Some(1)));
     let stranger = users.iter().find(|u| u["gpu"] == 0 && u["user"] == "?").unwrap();
     assert_eq!(stranger["sm_mean_pct"].as_f64(), Some(10.0));
     let other = users.iter().find(|u| u["gpu"] == 1).unwrap();
-    assert_eq!((other["sm_mean_pct"].as_f64(), other["gpu_memory_mean_mib"].as_f64()), (None, Some(256.0)));
-    let o = gpumon().args(["summarize", "-q"]).arg(dir.path().join("run.parquet")).output().unwrap();
+    assert_eq!(
+        (other["sm_mean_pct"].as_f64(), other["gpu_memory_mean_mib"].as_f64()),
+        (None, Some(256.0))
+    );
+    let o =
+        gpumon().args(["summarize", "-q"]).arg(dir.path().join("run.parquet")).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("GPU use by user"), "{text}");
 
@@ -350,8 +395,17 @@ fn processes_carry_per_process_sm_and_summarize_totals_users() {
     let o = gpumon().args(["convert", "-o"]).arg(&out).arg(dir.path()).output().unwrap();
     ok(&o);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("skipping") && err.contains("run.procs.parquet") && err.contains("per-process"), "{err}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 1 + 2 * 5, "header and 2 GPUs x 5 ticks");
+    assert!(
+        err.contains("skipping")
+            && err.contains("run.procs.parquet")
+            && err.contains("per-process"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap().lines().count(),
+        1 + 2 * 5,
+        "header and 2 GPUs x 5 ticks"
+    );
     // Named alone, the per-process file is still refused: it is not per-GPU metrics.
     let o = gpumon()
         .args(["convert", "-o"])
@@ -408,7 +462,8 @@ gpm.pcie_rx_per_sec = 0, 9000
 ";
 
 /// The host figures come from this (busy, shared) machine: its rules are switched off here.
-const QUIET_HOST: [&str; 4] = ["--threshold", "swap_mib=1000000000", "--threshold", "input_bound_pct=101"];
+const QUIET_HOST: [&str; 4] =
+    ["--threshold", "swap_mib=1000000000", "--threshold", "input_bound_pct=101"];
 
 #[test]
 fn gpm_findings_fire_on_their_case_and_stay_silent_on_a_healthy_gpu() {
@@ -428,7 +483,9 @@ fn gpm_findings_fire_on_their_case_and_stay_silent_on_a_healthy_gpu() {
         .iter()
         .filter_map(|f| Some((f["gpu"].as_str()?.to_string(), f["rule"].as_str()?.to_string())))
         .collect();
-    let of = |gpu: &str| -> Vec<&str> { found.iter().filter(|(g, _)| g == gpu).map(|(_, r)| r.as_str()).collect() };
+    let of = |gpu: &str| -> Vec<&str> {
+        found.iter().filter(|(g, _)| g == gpu).map(|(_, r)| r.as_str()).collect()
+    };
     assert_eq!(of("0"), Vec::<&str>::new(), "healthy: {found:?}");
     assert_eq!(of("1"), ["sm_idle_under_busy"], "{found:?}");
     assert_eq!(of("2"), ["no_tensor_cores"], "{found:?}");
@@ -442,7 +499,13 @@ fn gpm_findings_fire_on_their_case_and_stay_silent_on_a_healthy_gpu() {
         .output()
         .unwrap();
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(!j["hosts"][0]["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "sm_idle_under_busy"));
+    assert!(
+        !j["hosts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "sm_idle_under_busy")
+    );
     assert_eq!(j["thresholds"]["sm_idle"], 5.0);
 }
 
@@ -457,14 +520,22 @@ fn a_busy_gpu_is_not_input_bound_and_sm_active_counts_where_recorded() {
     );
     for t in 0..60 {
         let ts = format!("2026-01-05T10:00:{t:02}.000Z");
-        s += &format!("{ts},n,0,95,20,100,30000,81559\n{ts},n,1,30,,100,30000,81559\n{ts},n,2,30,60,100,30000,81559\n");
+        s += &format!(
+            "{ts},n,0,95,20,100,30000,81559\n{ts},n,1,30,,100,30000,81559\n{ts},n,2,30,60,100,30000,81559\n"
+        );
     }
     std::fs::write(dir.path().join("n.csv"), s).unwrap();
-    let o = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("n.csv")).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "-q", "--format", "json"])
+        .arg(dir.path().join("n.csv"))
+        .output()
+        .unwrap();
     ok(&o);
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     let f = j["hosts"][0]["findings"].as_array().unwrap();
-    let of = |rule: &str| -> Vec<&Value> { f.iter().filter(|x| x["rule"] == rule).map(|x| &x["gpu"]).collect() };
+    let of = |rule: &str| -> Vec<&Value> {
+        f.iter().filter(|x| x["rule"] == rule).map(|x| &x["gpu"]).collect()
+    };
     assert_eq!(of("input_bound"), [&Value::from("1")], "{f:?}");
     assert_eq!(of("sm_idle_under_busy"), [&Value::from("0")], "{f:?}");
     let ib = f.iter().find(|x| x["rule"] == "input_bound").unwrap();
@@ -493,10 +564,17 @@ fn report_charts_gpm_per_gpu_and_marks_events() {
     let s = GPM_TWO.replace("gpm.fail_at = 3\n", "events = xid:79@3\n");
     record(dir.path(), &s, "run.parquet", &["--count", "8"]);
     let html = dir.path().join("run.html");
-    let o = gpumon().args(["report", "-q"]).arg(dir.path().join("run.parquet")).arg("-o").arg(&html).output().unwrap();
+    let o = gpumon()
+        .args(["report", "-q"])
+        .arg(dir.path().join("run.parquet"))
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
     ok(&o);
     let page = std::fs::read_to_string(&html).unwrap();
-    let gpm_charts: Vec<&str> = page.match_indices(r#"data-chart="gpu-gpm""#).map(|(i, _)| &page[i..i + 60]).collect();
+    let gpm_charts: Vec<&str> =
+        page.match_indices(r#"data-chart="gpu-gpm""#).map(|(i, _)| &page[i..i + 60]).collect();
     assert_eq!(gpm_charts.len(), 1, "a GPM chart for GPU 0 only: {gpm_charts:?}");
     assert!(gpm_charts[0].contains("/0\""), "{gpm_charts:?}");
     assert!(page.contains("<title>Xid 79 at "), "the event is marked on GPU 0's charts");

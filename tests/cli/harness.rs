@@ -47,7 +47,11 @@ impl Recording {
     pub fn wait_until(&self, secs: u64, what: &str, mut done: impl FnMut() -> bool) {
         let t0 = Instant::now();
         while !done() {
-            assert!(t0.elapsed() < Duration::from_secs(secs), "{what}: not within {secs} s:\n{}", self.log());
+            assert!(
+                t0.elapsed() < Duration::from_secs(secs),
+                "{what}: not within {secs} s:\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -103,7 +107,10 @@ impl Tmux {
     /// A server named after `name` and this process; panics with the fix when tmux is missing.
     pub fn new(name: &str) -> Tmux {
         let have = Command::new("tmux").arg("-V").output().is_ok_and(|o| o.status.success());
-        assert!(have, "this test needs tmux (a terminal to draw in): apt-get install tmux (.ci/run installs it)");
+        assert!(
+            have,
+            "this test needs tmux (a terminal to draw in): apt-get install tmux (.ci/run installs it)"
+        );
         Tmux(format!("gpumon-test-{name}-{}", std::process::id()))
     }
 
@@ -113,7 +120,17 @@ impl Tmux {
 
     /// Start `cmd` in a detached `w` x `h` session.
     pub fn start(&self, session: &str, w: u32, h: u32, cmd: &str) {
-        let o = self.run(&["new-session", "-d", "-s", session, "-x", &w.to_string(), "-y", &h.to_string(), cmd]);
+        let o = self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            &w.to_string(),
+            "-y",
+            &h.to_string(),
+            cmd,
+        ]);
         assert!(o.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&o.stderr));
     }
 

@@ -63,7 +63,11 @@ fn run_limited(mut cmd: Command, limit: u64) -> Measured {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
     Measured { code, stderr: reader.join().unwrap(), max_rss_kib: ru.ru_maxrss }
 }
 
@@ -126,7 +130,8 @@ fn batch_starts(j: &[u8]) -> Vec<usize> {
     }
     let schema_len = 8 + u32::from_le_bytes([j[4], j[5], j[6], j[7]]) as usize;
     let Some(pat) = j.get(schema_len..schema_len + 8) else { return Vec::new() };
-    let mut starts: Vec<usize> = (schema_len..j.len().saturating_sub(8)).filter(|&i| &j[i..i + 8] == pat).collect();
+    let mut starts: Vec<usize> =
+        (schema_len..j.len().saturating_sub(8)).filter(|&i| &j[i..i + 8] == pat).collect();
     // Whole messages only: equally spaced, the last one complete.
     if starts.len() >= 2 {
         let step = starts[1] - starts[0];
@@ -298,7 +303,12 @@ fn damaged_parquet_pages_and_footers_are_one_line_errors_with_bounded_memory() {
             let mut m = good.clone();
             m[at] = v;
             let r = summarize("footer.parquet", &m);
-            assert!(r.code == 0 || r.code == 2, "byte {at} = {v:#x}: exit {}: {}", r.code, r.stderr);
+            assert!(
+                r.code == 0 || r.code == 2,
+                "byte {at} = {v:#x}: exit {}: {}",
+                r.code,
+                r.stderr
+            );
             if r.code == 2 {
                 expect_one_line_error(r.code, &r.stderr, "footer.parquet");
             }
@@ -327,7 +337,12 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
     };
     let d = work("clean", &clean);
     let all = rows_of(&json(
-        &gpumon().arg("summarize").arg(d.join("run.parquet")).args(["--format", "json"]).output().unwrap(),
+        &gpumon()
+            .arg("summarize")
+            .arg(d.join("run.parquet"))
+            .args(["--format", "json"])
+            .output()
+            .unwrap(),
     ));
     assert!(all >= (starts.len() * per_batch) as u64);
 
@@ -346,8 +361,14 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
     assert_eq!(m.code, 0, "{}", m.stderr);
     assert!(m.max_rss_kib < RSS_LIMIT_KIB, "peak RSS {} KiB", m.max_rss_kib);
     assert!(m.stderr.contains("damaged stretch(es)"), "{}", m.stderr);
-    let j =
-        json(&gpumon().arg("summarize").arg(d.join("run.parquet")).args(["--format", "json", "-q"]).output().unwrap());
+    let j = json(
+        &gpumon()
+            .arg("summarize")
+            .arg(d.join("run.parquet"))
+            .args(["--format", "json", "-q"])
+            .output()
+            .unwrap(),
+    );
     let read = rows_of(&j);
     assert!(read >= all - 2 * per_batch as u64 && read < all, "{read} of {all} rows");
     eprintln!(
@@ -360,9 +381,20 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
     assert!(o.status.success(), "{}", out_err(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("({read} rows)")), "{:?}", o);
     assert!(out_err(&o).contains("kept the damaged journal"), "{}", out_err(&o));
-    assert_eq!(std::fs::read(d.join(".run.parquet.journal.damaged")).unwrap(), bad, "kept as it was");
+    assert_eq!(
+        std::fs::read(d.join(".run.parquet.journal.damaged")).unwrap(),
+        bad,
+        "kept as it was"
+    );
     assert!(!d.join(".run.parquet.journal").exists());
-    let j = json(&gpumon().arg("summarize").arg(d.join("run.parquet")).args(["--format", "json"]).output().unwrap());
+    let j = json(
+        &gpumon()
+            .arg("summarize")
+            .arg(d.join("run.parquet"))
+            .args(["--format", "json"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(rows_of(&j), read, "the rebuilt piece holds every valid row");
     assert_eq!(readback(&d.join("run.parquet"))["pyarrow"]["rows"].as_u64(), Some(read));
 
@@ -373,7 +405,11 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
     let o = gpumon().arg("summarize").arg(d.join("run.parquet")).output().unwrap();
     expect_one_line_error(o.status.code().unwrap_or(-1), &out_err(&o), ".run.parquet.journal");
     let o = gpumon().arg("recover").arg(d.join("run.parquet")).output().unwrap();
-    assert!(o.status.success() && out_err(&o).contains("kept the damaged journal"), "{}", out_err(&o));
+    assert!(
+        o.status.success() && out_err(&o).contains("kept the damaged journal"),
+        "{}",
+        out_err(&o)
+    );
     assert_eq!(std::fs::read(d.join(".run.parquet.journal.damaged")).unwrap(), no_schema);
     assert!(!d.join("run.parquet").exists());
 
@@ -483,11 +519,14 @@ fn a_fifo_stdin_and_a_process_substitution_are_read_once() {
         // SAFETY: mkfifo on a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let (f, b) = (fifo.clone(), bytes.clone());
-        let writer = std::thread::spawn(move || std::fs::OpenOptions::new().write(true).open(f).unwrap().write_all(&b));
+        let writer = std::thread::spawn(move || {
+            std::fs::OpenOptions::new().write(true).open(f).unwrap().write_all(&b)
+        });
         let mut g = gpumon();
         g.arg(cmd).arg(&fifo);
         if cmd != "summarize" {
-            g.arg("-o").arg(d.join(format!("out-{cmd}.{}", if cmd == "report" { "html" } else { "csv" })));
+            g.arg("-o")
+                .arg(d.join(format!("out-{cmd}.{}", if cmd == "report" { "html" } else { "csv" })));
         }
         let o = output_within(g, None);
         assert!(o.status.success(), "{cmd} of a FIFO: {}", out_err(&o));
@@ -506,7 +545,11 @@ fn a_fifo_stdin_and_a_process_substitution_are_read_once() {
     // bash's <(...) is a pipe under /dev/fd.
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
     let mut c = Command::new("bash");
-    c.arg("-c").arg(format!("{} summarize --format json <(cat {})", bin.display(), d.join("run.csv").display()));
+    c.arg("-c").arg(format!(
+        "{} summarize --format json <(cat {})",
+        bin.display(),
+        d.join("run.csv").display()
+    ));
     assert_eq!(rows_of(&json(&output_within(c, None))), 40);
 }
 
@@ -529,11 +572,21 @@ fn zero_rows_convert_to_a_clear_error_and_no_file() {
         let o = gpumon().arg("convert").arg(d.join(name)).arg("-o").arg(&out).output().unwrap();
         let e = out_err(&o);
         assert_eq!(o.status.code(), Some(2), "{e}");
-        assert!(e.lines().any(|l| l.contains(name) && l.contains("no rows with a timestamp to convert")), "{e}");
+        assert!(
+            e.lines()
+                .any(|l| l.contains(name) && l.contains("no rows with a timestamp to convert")),
+            "{e}"
+        );
         assert!(!e.contains("renaming"), "{e}");
         assert!(!out.exists() && !d.join(format!(".{name}.csv.converting")).exists());
     }
-    let o = gpumon().arg("convert").arg(d.join("nullts.parquet")).arg("-o").arg(d.join("n.csv")).output().unwrap();
+    let o = gpumon()
+        .arg("convert")
+        .arg(d.join("nullts.parquet"))
+        .arg("-o")
+        .arg(d.join("n.csv"))
+        .output()
+        .unwrap();
     assert!(out_err(&o).contains("3 row(s) without a timestamp"), "{}", out_err(&o));
 }
 
@@ -575,7 +628,9 @@ fn out_of_range_indexes_and_percentages_are_warned_counted_and_consistent() {
         (Some(50.0), Some(50.0)),
         "{s}"
     );
-    assert!(j["inputs"][0]["warnings"].to_string().contains("10 value(s) outside 0-100 % (e.g. 255)"));
+    assert!(
+        j["inputs"][0]["warnings"].to_string().contains("10 value(s) outside 0-100 % (e.g. 255)")
+    );
 
     // The same in Parquet another tool wrote, and a wrongly typed column listed with its type.
     python(&format!(
@@ -587,10 +642,24 @@ fn out_of_range_indexes_and_percentages_are_warned_counted_and_consistent() {
          'power.draw': pa.array(['100 W'] * n)}}), '{}/other.parquet')",
         d.display()
     ));
-    let j = json(&gpumon().args(["summarize", "--format", "json"]).arg(d.join("other.parquet")).output().unwrap());
+    let j = json(
+        &gpumon()
+            .args(["summarize", "--format", "json"])
+            .arg(d.join("other.parquet"))
+            .output()
+            .unwrap(),
+    );
     let i = &j["inputs"][0];
-    assert!(i["warnings"].to_string().contains("25 row(s) with an index that is not a GPU number"), "{i}");
-    assert!(i["warnings"].to_string().contains("utilization.gpu: 10 value(s) outside 0-100 % (e.g. 255)"), "{i}");
+    assert!(
+        i["warnings"].to_string().contains("25 row(s) with an index that is not a GPU number"),
+        "{i}"
+    );
+    assert!(
+        i["warnings"]
+            .to_string()
+            .contains("utilization.gpu: 10 value(s) outside 0-100 % (e.g. 255)"),
+        "{i}"
+    );
     assert!(i["ignored_columns"].to_string().contains("power.draw (Utf8: not a number)"), "{i}");
     let s = &j["hosts"][0]["gpus"][0]["stats"];
     assert_eq!(s["utilization.gpu.mean"], s["utilization.gpu.p95"], "{s}");
@@ -601,7 +670,8 @@ fn out_of_range_indexes_and_percentages_are_warned_counted_and_consistent() {
 
 #[test]
 fn an_unreadable_file_in_a_directory_is_exit_2_like_a_glob() {
-    let secret = tempfile::Builder::new().prefix("gpumon-perm").tempdir_in(std::env::temp_dir()).unwrap();
+    let secret =
+        tempfile::Builder::new().prefix("gpumon-perm").tempdir_in(std::env::temp_dir()).unwrap();
     let d = secret.path();
     std::fs::copy(smi_fixture("plain.csv"), d.join("a.csv")).unwrap();
     std::fs::copy(smi_fixture("plain.csv"), d.join("secret.csv")).unwrap();
@@ -641,7 +711,13 @@ fn zero_and_empty_options_are_usage_errors_with_a_message() {
         &["--fields", ""],
         &["--gpus", ""],
     ] {
-        let o = gpumon_fake(dir.path(), TWO_GPUS).arg("record").arg("-o").arg(&out).args(args).output().unwrap();
+        let o = gpumon_fake(dir.path(), TWO_GPUS)
+            .arg("record")
+            .arg("-o")
+            .arg(&out)
+            .args(args)
+            .output()
+            .unwrap();
         let e = out_err(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(e.contains(args[0]), "{args:?}: {e}");
@@ -709,7 +785,11 @@ fn thousands_of_tiny_inputs_make_a_bounded_report() {
     for i in 0..1500 {
         std::fs::write(
             d.join(format!("node{i:04}.csv")),
-            format!("timestamp,index,utilization.gpu [%]\n2026-01-01T00:00:{:02}.000Z,0,{}\n", i % 60, i % 100),
+            format!(
+                "timestamp,index,utilization.gpu [%]\n2026-01-01T00:00:{:02}.000Z,0,{}\n",
+                i % 60,
+                i % 100
+            ),
         )
         .unwrap();
     }
@@ -719,7 +799,11 @@ fn thousands_of_tiny_inputs_make_a_bounded_report() {
     let m = run_limited(c, 4 << 30);
     assert_eq!(m.code, 0, "{}", m.stderr);
     let page = std::fs::read_to_string(&out).unwrap();
-    eprintln!("1500 inputs (1500 hosts): page {} bytes, peak RSS {} KiB", page.len(), m.max_rss_kib);
+    eprintln!(
+        "1500 inputs (1500 hosts): page {} bytes, peak RSS {} KiB",
+        page.len(),
+        m.max_rss_kib
+    );
     assert!(page.contains(r#"id="uncharted""#) && page.contains(r#"id="more-inputs""#));
     assert!(page.len() < 4 << 20, "page of {} bytes", page.len());
     assert!(m.max_rss_kib < 512 * 1024, "peak RSS {} KiB", m.max_rss_kib);

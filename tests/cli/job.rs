@@ -71,7 +71,10 @@ fn exit_codes_pass_through() {
             .unwrap();
         assert_eq!(o.status.code(), Some(code), "{script}: {}", String::from_utf8_lossy(&o.stderr));
         let r = readback(&out);
-        assert!(r["pyarrow"]["rows"].as_u64().unwrap() >= 1, "{script}: the file is valid and has the rows");
+        assert!(
+            r["pyarrow"]["rows"].as_u64().unwrap() >= 1,
+            "{script}: the file is valid and has the rows"
+        );
         assert_eq!(r["pyarrow"]["file_meta"]["gpumon.job.exit_code"], code.to_string());
         assert!(r["pyarrow"]["file_meta"]["gpumon.job.command"].as_str().unwrap().contains(script));
     }
@@ -102,7 +105,10 @@ fn sigterm_reaches_the_child() {
 #[test]
 fn follow_pid_until_the_tree_is_gone() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sleeper = std::process::Command::new("sh").args(["-c", "sleep 1.5 & sleep 1.5; wait"]).spawn().unwrap();
+    let mut sleeper = std::process::Command::new("sh")
+        .args(["-c", "sleep 1.5 & sleep 1.5; wait"])
+        .spawn()
+        .unwrap();
     let out = dir.path().join("p.csv");
     let o = gpumon()
         .args(["record", "-q", "-i", "200ms", "--pid", &sleeper.id().to_string(), "-o"])
@@ -117,7 +123,11 @@ fn follow_pid_until_the_tree_is_gone() {
     assert!(procs >= 3.0, "sh + two sleeps: {procs}");
     let rows = col(&r, "timestamp").len();
     assert!((4..=10).contains(&rows), "ends when the tree is gone: {rows} rows");
-    let o = gpumon().args(["record", "--pid", "999999999", "-o"]).arg(dir.path().join("n.csv")).output().unwrap();
+    let o = gpumon()
+        .args(["record", "--pid", "999999999", "-o"])
+        .arg(dir.path().join("n.csv"))
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "a PID that does not exist is a usage error");
 }
 
@@ -163,9 +173,15 @@ fn job_gpu_memory_counts_only_the_tree() {
     let r = readback(&out);
     let jm = r["pyarrow"]["columns"]["job.gpu_memory"].as_array().unwrap().clone();
     let idx = r["pyarrow"]["columns"]["index"].as_array().unwrap().clone();
-    let gpu0: Vec<u64> = jm.iter().zip(&idx).filter(|(_, i)| **i == 0).filter_map(|(v, _)| v.as_u64()).collect();
-    assert_eq!(gpu0.iter().max(), Some(&1000), "only the job's 1000 MiB, not the stranger's 500: {gpu0:?}");
-    let gpu1: Vec<u64> = jm.iter().zip(&idx).filter(|(_, i)| **i == 1).filter_map(|(v, _)| v.as_u64()).collect();
+    let gpu0: Vec<u64> =
+        jm.iter().zip(&idx).filter(|(_, i)| **i == 0).filter_map(|(v, _)| v.as_u64()).collect();
+    assert_eq!(
+        gpu0.iter().max(),
+        Some(&1000),
+        "only the job's 1000 MiB, not the stranger's 500: {gpu0:?}"
+    );
+    let gpu1: Vec<u64> =
+        jm.iter().zip(&idx).filter(|(_, i)| **i == 1).filter_map(|(v, _)| v.as_u64()).collect();
     assert!(gpu1.iter().all(|v| *v == 0), "nothing of the job on GPU 1: {gpu1:?}");
 
     let procs = readback(&dir.path().join("g.procs.parquet"));

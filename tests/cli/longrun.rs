@@ -39,7 +39,11 @@ pub fn wait_for(lines: &Arc<Mutex<Vec<String>>>, what: &str, timeout: Duration) 
 }
 
 fn readset(dirs: &[PathBuf]) -> serde_json::Value {
-    let out = Command::new("python3").arg(repo_root().join("tests/py/readset.py")).args(dirs).output().unwrap();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/readset.py"))
+        .args(dirs)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "readset.py: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -47,12 +51,13 @@ fn readset(dirs: &[PathBuf]) -> serde_json::Value {
 fn flushed_through(lines: &[String]) -> Option<i64> {
     lines
         .iter()
-        .filter_map(|l| l.strip_prefix("gpumon: flushed through ")?.strip_suffix(" µs")?.parse().ok())
+        .filter_map(|l| {
+            l.strip_prefix("gpumon: flushed through ")?.strip_suffix(" µs")?.parse().ok()
+        })
         .next_back()
 }
 
-const ONE_GPU: &str =
-    "init = ok\n[device]\nname = Fake\nmemory.total = 1000\nmemory.used = 10\nutilization.gpu = 50\npower.draw = 100\n";
+const ONE_GPU: &str = "init = ok\n[device]\nname = Fake\nmemory.total = 1000\nmemory.used = 10\nutilization.gpu = 50\npower.draw = 100\n";
 
 #[test]
 fn sigkill_at_random_moments_loses_nothing_before_the_last_flush() {
@@ -88,7 +93,12 @@ fn sigkill_at_random_moments_loses_nothing_before_the_last_flush() {
     }
     for (dir, out, _, _) in &runs {
         let o = gpumon().arg("recover").arg(out).output().unwrap();
-        assert!(o.status.success(), "recover {}: {}", dir.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "recover {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
         let hidden: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
@@ -106,9 +116,15 @@ fn sigkill_at_random_moments_loses_nothing_before_the_last_flush() {
         let csv = out.extension().is_some_and(|e| e == "csv");
         let flushed = flushed.map(|f| if csv { f / 1000 * 1000 } else { f });
         assert!(s["errors"].as_array().unwrap().is_empty(), "{}: {}", dir.display(), s["errors"]);
-        let ts: Vec<i64> = s["ts"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+        let ts: Vec<i64> =
+            s["ts"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
         // Two GPUs: every tick is two rows.
-        assert_eq!(s["rows"].as_u64().unwrap(), 2 * ts.len() as u64, "{} (killed at {ms} ms)", dir.display());
+        assert_eq!(
+            s["rows"].as_u64().unwrap(),
+            2 * ts.len() as u64,
+            "{} (killed at {ms} ms)",
+            dir.display()
+        );
         if let Some(f) = &flushed {
             with_flush += 1;
             assert!(
@@ -122,9 +138,18 @@ fn sigkill_at_random_moments_loses_nothing_before_the_last_flush() {
             // Under load the scheduler may skip a deadline (counted in `missed`), so allow a few intervals.
             let kept: Vec<i64> = ts.iter().copied().filter(|t| t <= f).collect();
             for w in kept.windows(2) {
-                assert!(w[1] - w[0] < 400_000, "{}: gap {} µs before the last flush", dir.display(), w[1] - w[0]);
+                assert!(
+                    w[1] - w[0] < 400_000,
+                    "{}: gap {} µs before the last flush",
+                    dir.display(),
+                    w[1] - w[0]
+                );
             }
-            assert!(kept.len() as i64 >= (f - kept[0]) / 100_000 / 2, "{}: ticks missing", dir.display());
+            assert!(
+                kept.len() as i64 >= (f - kept[0]) / 100_000 / 2,
+                "{}: ticks missing",
+                dir.display()
+            );
         }
     }
     // Half of the 28 kills land after a flush even on a loaded machine (19 were seen at load 10).
@@ -188,21 +213,43 @@ fn rotation_by_size_and_time_and_sighup_with_retention() {
     kill(&child, libc::SIGTERM);
     assert!(child.wait().unwrap().success());
     let h = &readset(std::slice::from_ref(&hdir))[hdir.to_str().unwrap()];
-    let files: Vec<&str> = h["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let files: Vec<&str> =
+        h["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     assert_eq!(files.len(), 3, "2 kept pieces + the foreign file: {files:?}");
-    assert!(files.contains(&"h.20200101T000000Z.parquet"), "a file gpumon did not write is never deleted");
-    assert_eq!(h["errors"].as_array().unwrap().len(), 1, "only the foreign file is unreadable: {}", h["errors"]);
+    assert!(
+        files.contains(&"h.20200101T000000Z.parquet"),
+        "a file gpumon did not write is never deleted"
+    );
+    assert_eq!(
+        h["errors"].as_array().unwrap().len(),
+        1,
+        "only the foreign file is unreadable: {}",
+        h["errors"]
+    );
 
     // --max-total keeps the set under a byte budget.
     let mdir = dir.path().join("max");
     std::fs::create_dir(&mdir).unwrap();
     let o = gpumon_fake(dir.path(), TWO_GPUS)
-        .args(["record", "-q", "-i", "100ms", "--count", "40", "--rotate-size", "2KiB", "--max-total", "8KiB", "-o"])
+        .args([
+            "record",
+            "-q",
+            "-i",
+            "100ms",
+            "--count",
+            "40",
+            "--rotate-size",
+            "2KiB",
+            "--max-total",
+            "8KiB",
+            "-o",
+        ])
         .arg(mdir.join("m.csv"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let total: u64 = std::fs::read_dir(&mdir).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum();
+    let total: u64 =
+        std::fs::read_dir(&mdir).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum();
     assert!(total <= 8 * 1024, "{total} bytes kept");
     assert!(std::fs::read_dir(&mdir).unwrap().count() >= 2);
 }
@@ -225,7 +272,8 @@ fn a_thousand_rotations_leak_no_descriptor() {
     assert!(wait_for(&lines, "writing", Duration::from_secs(5)));
     std::thread::sleep(Duration::from_millis(200));
     let before = open_fds(child.id());
-    let rotations = || lines.lock().unwrap().iter().filter(|l| l.starts_with("gpumon: writing ")).count();
+    let rotations =
+        || lines.lock().unwrap().iter().filter(|l| l.starts_with("gpumon: writing ")).count();
     let t0 = Instant::now();
     let mut mid = 0;
     while rotations() < 1001 && t0.elapsed() < Duration::from_secs(120) {
@@ -240,7 +288,10 @@ fn a_thousand_rotations_leak_no_descriptor() {
     kill(&child, libc::SIGTERM);
     assert!(child.wait().unwrap().success());
     assert!(rotations() >= 1001, "only {} rotations", rotations());
-    assert!(after <= before + 1 && mid <= before + 1, "descriptors: {before} at start, {mid} midway, {after} after");
+    assert!(
+        after <= before + 1 && mid <= before + 1,
+        "descriptors: {before} at start, {mid} midway, {after} after"
+    );
     let visible = std::fs::read_dir(dir.path())
         .unwrap()
         .flatten()
@@ -268,7 +319,11 @@ fn interval_aggregation_keeps_the_spike() {
     let col = |n: &str| r["pyarrow"]["columns"][n].clone();
     assert_eq!(r["pyarrow"]["rows"], 2);
     assert_eq!(col("utilization.gpu.max"), serde_json::json!([100, 20]));
-    assert_eq!(col("utilization.gpu"), serde_json::json!([19, 20]), "mean of 10 sub-samples: (9*10+100)/10 = 19");
+    assert_eq!(
+        col("utilization.gpu"),
+        serde_json::json!([19, 20]),
+        "mean of 10 sub-samples: (9*10+100)/10 = 19"
+    );
     assert_eq!(col("memory.used.max"), serde_json::json!([900, 200]));
     assert_eq!(col("power.draw"), serde_json::json!([120.0, 50.0]));
     assert_eq!(col("power.draw.max"), serde_json::json!([300.0, 50.0]));
@@ -281,11 +336,16 @@ fn interval_aggregation_keeps_the_spike() {
 pub fn small_fs(dir: &Path, size: &str) -> Option<TmpfsGuard> {
     let mnt = dir.join("mnt");
     std::fs::create_dir(&mnt).unwrap();
-    let st = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&mnt).status();
+    let st = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(&mnt)
+        .status();
     match st {
         Ok(s) if s.success() => Some(TmpfsGuard(mnt)),
         _ => {
-            eprintln!("SKIPPED disk-full test: cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)");
+            eprintln!(
+                "SKIPPED disk-full test: cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)"
+            );
             None
         }
     }
@@ -310,8 +370,15 @@ fn disk_full_then_space_returns() {
         // with the run metadata and every field's, take several), so some rows are flushed before
         // the disk fills.
         let free = || {
-            let out = Command::new("df").args(["-B1", "--output=avail"]).arg(&mnt).output().unwrap();
-            String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap().trim().parse::<u64>().unwrap()
+            let out =
+                Command::new("df").args(["-B1", "--output=avail"]).arg(&mnt).output().unwrap();
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .trim()
+                .parse::<u64>()
+                .unwrap()
         };
         std::fs::write(&filler, vec![0u8; (free() - 48 * 1024) as usize]).unwrap();
         let mut child = gpumon_fake(dir.path(), TWO_GPUS)
@@ -343,12 +410,21 @@ fn disk_full_then_space_returns() {
         let full = log.lines().find(|l| l.contains("No space left")).unwrap();
         assert!(full.contains(&format!("d.{ext}")), "the message names the file: {full}");
         let resumed = log.lines().find(|l| l.contains("writing resumed")).unwrap();
-        let lost: u64 = resumed.split("; ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let lost: u64 =
+            resumed.split("; ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
         assert!(lost > 0, "{ext}: lost ticks are counted: {resumed}");
         let sets = readset(std::slice::from_ref(&mnt));
         let s = &sets[mnt.to_str().unwrap()];
-        assert!(s["errors"].as_array().unwrap().is_empty(), "{ext}: no corrupted file: {}", s["errors"]);
-        assert!(s["files"].as_array().unwrap().len() >= 2, "{ext}: a new piece after the outage: {}", s["files"]);
+        assert!(
+            s["errors"].as_array().unwrap().is_empty(),
+            "{ext}: no corrupted file: {}",
+            s["errors"]
+        );
+        assert!(
+            s["files"].as_array().unwrap().len() >= 2,
+            "{ext}: a new piece after the outage: {}",
+            s["files"]
+        );
         let ts = s["ts"].as_array().unwrap();
         assert!(ts.len() >= 10, "{ext}: data before and after the outage: {} ticks", ts.len());
         drop(fs);

@@ -28,7 +28,11 @@ utilization.gpu = 20
 
 /// What pandas sees per tick (tests/py/mig_rows.py).
 fn mig_rows(file: &Path) -> serde_json::Value {
-    let out = Command::new("python3").arg(repo_root().join("tests/py/mig_rows.py")).arg(file).output().unwrap();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/mig_rows.py"))
+        .arg(file)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "mig_rows.py: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -38,7 +42,13 @@ fn units(tick: &serde_json::Value) -> Vec<(i64, Option<i64>, Option<String>)> {
     tick.as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["index"].as_i64().unwrap(), r["gi"].as_i64(), r["profile"].as_str().map(str::to_string)))
+        .map(|r| {
+            (
+                r["index"].as_i64().unwrap(),
+                r["gi"].as_i64(),
+                r["profile"].as_str().map(str::to_string),
+            )
+        })
         .collect()
 }
 
@@ -66,15 +76,24 @@ fn mig_instances_get_rows_of_their_own() {
     for t in ticks {
         assert_eq!(units(t), want, "{t}");
     }
-    assert_eq!(j["dtypes"]["mig.gi"], j["dtypes"]["utilization.gpu"], "a nullable integer like the others: {j}");
+    assert_eq!(
+        j["dtypes"]["mig.gi"], j["dtypes"]["utilization.gpu"],
+        "a nullable integer like the others: {j}"
+    );
     // The parent keeps power and temperature and has no utilization (NVML: NOT_SUPPORTED in MIG
     // mode); each instance has its own memory and nothing the parent alone answers.
     let (parent, big, small, whole) = (&ticks[1][0], &ticks[1][1], &ticks[1][3], &ticks[1][4]);
     assert_eq!(parent["power.draw"], 200.0);
     assert!(parent["utilization.gpu"].is_null());
     assert_eq!(parent["memory.total"], 81559);
-    assert_eq!((big["memory.used"].as_i64(), big["memory.total"].as_i64()), (Some(21000), Some(40960)));
-    assert_eq!((small["memory.used"].as_i64(), small["memory.total"].as_i64()), (Some(9500), Some(10240)));
+    assert_eq!(
+        (big["memory.used"].as_i64(), big["memory.total"].as_i64()),
+        (Some(21000), Some(40960))
+    );
+    assert_eq!(
+        (small["memory.used"].as_i64(), small["memory.total"].as_i64()),
+        (Some(9500), Some(10240))
+    );
     assert!(big["power.draw"].is_null() && big["utilization.gpu"].is_null());
     assert!(big["uuid"].as_str().unwrap().starts_with("MIG-"));
     assert_eq!(whole["utilization.gpu"], 20);
@@ -97,11 +116,18 @@ fn a_mig_layout_change_is_picked_up_with_one_warning() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let w = warnings(&o.stderr);
     assert_eq!(w.len(), 1, "{w:?}");
-    assert!(w[0].contains("GPU 0: its MIG layout changed (2 instances now: 0/gi1 3g.40gb, 0/gi2 3g.40gb)"), "{w:?}");
+    assert!(
+        w[0].contains(
+            "GPU 0: its MIG layout changed (2 instances now: 0/gi1 3g.40gb, 0/gi2 3g.40gb)"
+        ),
+        "{w:?}"
+    );
     let j = mig_rows(&out);
     let ticks = j["ticks"].as_array().unwrap();
-    let gis: Vec<Vec<Option<i64>>> =
-        ticks.iter().map(|t| units(t).into_iter().filter(|u| u.0 == 0).map(|u| u.1).collect()).collect();
+    let gis: Vec<Vec<Option<i64>>> = ticks
+        .iter()
+        .map(|t| units(t).into_iter().filter(|u| u.0 == 0).map(|u| u.1).collect())
+        .collect();
     let three = vec![None, Some(1), Some(5), Some(13)];
     let two = vec![None, Some(1), Some(2)];
     assert_eq!(gis, vec![three.clone(), three, two.clone(), two.clone(), two], "{j}");
@@ -114,11 +140,18 @@ fn doctor_lists_mig_instances_and_fields_says_which_fields_they_have() {
     let o = gpumon_fake(dir.path(), &scenario).arg("doctor").output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{text}");
-    assert!(text.contains("modes        persistence n/a, MIG on (pending off after a GPU reset)"), "{text}");
+    assert!(
+        text.contains("modes        persistence n/a, MIG on (pending off after a GPU reset)"),
+        "{text}"
+    );
     assert!(text.contains("MIG 0        gi 1, ci 0, 3g.40gb, 40960 MiB,"), "{text}");
     assert!(text.contains("MIG 2        gi 13, ci 0, 1g.10gb, 10240 MiB,"), "{text}");
-    assert!(text.contains("GPU 0: MIG is on; record writes a row per MIG instance (3 now"), "{text}");
-    let o = gpumon_fake(dir.path(), MIG_NODE).args(["doctor", "--format", "json"]).output().unwrap();
+    assert!(
+        text.contains("GPU 0: MIG is on; record writes a row per MIG instance (3 now"),
+        "{text}"
+    );
+    let o =
+        gpumon_fake(dir.path(), MIG_NODE).args(["doctor", "--format", "json"]).output().unwrap();
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let inst = j["gpus"][0]["mig_instances"].as_array().unwrap();
     let got: Vec<(i64, &str, i64)> = inst
@@ -132,7 +165,11 @@ fn doctor_lists_mig_instances_and_fields_says_which_fields_they_have() {
         })
         .collect();
     assert_eq!(got, [(1, "3g.40gb", 40960), (5, "2g.20gb", 20480), (13, "1g.10gb", 10240)]);
-    assert!(inst.iter().all(|m| m["uuid"].as_str().unwrap().starts_with("MIG-") && m["compute_instance_id"] == 0));
+    assert!(
+        inst.iter()
+            .all(|m| m["uuid"].as_str().unwrap().starts_with("MIG-")
+                && m["compute_instance_id"] == 0)
+    );
     assert!(j["gpus"][1].get("mig_instances").is_none(), "a whole GPU lists none: {j}");
 
     let o = crate::common::gpumon().args(["fields", "--format", "json"]).output().unwrap();
@@ -167,13 +204,19 @@ fn summarize_answers_for_each_mig_instance_under_its_gpu() {
     let dir = tempfile::tempdir().unwrap();
     // The 1g.10gb slice runs at 10,000 of its 10,240 MiB: an OOM risk of its own, while its GPU
     // (30,000 of 81,559 MiB) is not.
-    let run = record_mig(dir.path(), &MIG_NODE.replace("1g.10gb:gi=13:used=9500", "1g.10gb:gi=13:used=10000"));
-    let o = crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
+    let run = record_mig(
+        dir.path(),
+        &MIG_NODE.replace("1g.10gb:gi=13:used=9500", "1g.10gb:gi=13:used=10000"),
+    );
+    let o =
+        crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
-    let units: Vec<(&str, Option<i64>, Option<&str>)> =
-        gpus.iter().map(|g| (g["gpu"].as_str().unwrap(), g["gpu_instance"].as_i64(), g["profile"].as_str())).collect();
+    let units: Vec<(&str, Option<i64>, Option<&str>)> = gpus
+        .iter()
+        .map(|g| (g["gpu"].as_str().unwrap(), g["gpu_instance"].as_i64(), g["profile"].as_str()))
+        .collect();
     assert_eq!(
         units,
         [
@@ -221,15 +264,24 @@ fn each_mig_instance_gets_its_own_gpm_activity_and_an_idle_slice_holding_memory_
         );
     let dir = tempfile::tempdir().unwrap();
     let run = record_mig(dir.path(), &scenario);
-    let o = crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
+    let o =
+        crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
-    let sm: Vec<(&str, Option<f64>)> =
-        gpus.iter().map(|g| (g["gpu"].as_str().unwrap(), g["stats"]["sm.active.max"].as_f64())).collect();
+    let sm: Vec<(&str, Option<f64>)> = gpus
+        .iter()
+        .map(|g| (g["gpu"].as_str().unwrap(), g["stats"]["sm.active.max"].as_f64()))
+        .collect();
     assert_eq!(
         sm,
-        [("0", Some(30.0)), ("0/gi1", Some(80.0)), ("0/gi5", Some(10.0)), ("0/gi13", Some(0.0)), ("1", None)],
+        [
+            ("0", Some(30.0)),
+            ("0/gi1", Some(80.0)),
+            ("0/gi5", Some(10.0)),
+            ("0/gi13", Some(0.0)),
+            ("1", None)
+        ],
         "{j}"
     );
     let findings: Vec<(&str, &str)> = j["hosts"][0]["findings"]
@@ -239,7 +291,10 @@ fn each_mig_instance_gets_its_own_gpm_activity_and_an_idle_slice_holding_memory_
         .map(|f| (f["rule"].as_str().unwrap(), f["gpu"].as_str().unwrap_or("-")))
         .collect();
     assert!(findings.contains(&("idle_allocated", "0/gi13")), "{findings:?}");
-    assert!(!findings.iter().any(|f| f.1 == "0/gi1" || f.1 == "0"), "the busy slice and its GPU: {findings:?}");
+    assert!(
+        !findings.iter().any(|f| f.1 == "0/gi1" || f.1 == "0"),
+        "the busy slice and its GPU: {findings:?}"
+    );
     let text = j["hosts"][0]["findings"].to_string();
     assert!(text.contains("with sm.active < 5%"), "the instance's evidence is its GPM: {text}");
 }

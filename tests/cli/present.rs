@@ -11,7 +11,12 @@ use serde_json::Value;
 use crate::common::*;
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -56,7 +61,10 @@ fn fixture(dir: &Path, phases: bool) -> PathBuf {
     let mut ev = String::from("timestamp,host,index,uuid,kind,code,detail\n");
     for g in 0..8 {
         for k in 0..3 {
-            ev += &format!("2026-01-05T10:00:{:02}.000Z,node1,{g},GPU-{g},clock,,\n", 12 + k * 10 + g);
+            ev += &format!(
+                "2026-01-05T10:00:{:02}.000Z,node1,{g},GPU-{g},clock,,\n",
+                12 + k * 10 + g
+            );
         }
     }
     ev += "2026-01-05T10:01:05.000Z,node1,3,GPU-3,xid,79,\n";
@@ -90,7 +98,10 @@ fn routine_clock_events_are_counted_never_warned_listed_or_marked() {
     let csv = fixture(dir.path(), false);
     let text = run(&["summarize", "-q"], &csv);
     assert!(text.contains("clock changes (routine, not faults): 3 on each of GPUs 0-7"), "{text}");
-    assert!(!text.contains(": clock\n") && !text.contains("clock change\n"), "no clock event listed: {text}");
+    assert!(
+        !text.contains(": clock\n") && !text.contains("clock change\n"),
+        "no clock event listed: {text}"
+    );
     assert!(text.contains("NVML events (1, from the events file"), "{text}");
     let md = run(&["summarize", "-q", "--format", "markdown"], &csv);
     assert!(md.contains("- clock changes (routine, not faults): 3 on each of GPUs 0-7"), "{md}");
@@ -107,9 +118,16 @@ fn routine_clock_events_are_counted_never_warned_listed_or_marked() {
     let page = std::fs::read_to_string(&html).unwrap();
     let marks = page.matches(r#"<g class="ev">"#).count();
     assert!(marks > 0, "the Xid is marked");
-    assert_eq!(marks, page.matches(r#"<g class="ev"><title>Xid 79 at"#).count(), "only the Xid is marked");
+    assert_eq!(
+        marks,
+        page.matches(r#"<g class="ev"><title>Xid 79 at"#).count(),
+        "only the Xid is marked"
+    );
     assert!(!page.contains(r#"<td class="l">clock</td>"#));
-    assert!(page.contains("clock changes (routine, not faults): 3 on each of GPUs 0-7"), "counted in the report too");
+    assert!(
+        page.contains("clock changes (routine, not faults): 3 on each of GPUs 0-7"),
+        "counted in the report too"
+    );
 }
 
 #[test]
@@ -120,7 +138,10 @@ fn a_finding_on_every_gpu_is_said_once_with_its_gpus() {
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("no_tensor_cores")).collect();
     assert_eq!(lines.len(), 1, "{text}");
     assert!(lines[0].contains("no_tensor_cores - GPUs 0-7: mean sm.active 80.0%"), "{text}");
-    assert!(text.contains("oom_risk - GPUs 0-3: memory.used peak 79000-79300 MiB = 96.9-97.2%"), "{text}");
+    assert!(
+        text.contains("oom_risk - GPUs 0-3: memory.used peak 79000-79300 MiB = 96.9-97.2%"),
+        "{text}"
+    );
     assert_eq!(text.matches("fix: use the tensor cores").count(), 1, "{text}");
     assert!(text.lines().count() < 70, "{} lines:\n{text}", text.lines().count());
     for l in text.lines() {
@@ -131,9 +152,15 @@ fn a_finding_on_every_gpu_is_said_once_with_its_gpus() {
     assert!(md.contains("**no_tensor_cores** (warning): GPUs 0-7: "), "{md}");
     let j = json(&run(&["summarize", "-q", "--format", "json"], &csv));
     let h = &j["hosts"][0];
-    let per_gpu = h["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "no_tensor_cores").count();
+    let per_gpu =
+        h["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "no_tensor_cores").count();
     assert_eq!(per_gpu, 8, "the JSON keeps one finding per GPU");
-    let g = h["finding_groups"].as_array().unwrap().iter().find(|g| g["rule"] == "no_tensor_cores").unwrap();
+    let g = h["finding_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["rule"] == "no_tensor_cores")
+        .unwrap();
     assert_eq!(g["gpus"].as_array().unwrap().len(), 8);
 }
 
@@ -147,16 +174,23 @@ fn findings_are_listed_errors_then_warnings_then_info_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let csv = fixture(dir.path(), false);
     let text = run(&["summarize", "-q"], &csv);
-    let (e, w, i) =
-        (at(&text, "[error] xid"), at(&text, "[warning] no_tensor_cores"), at(&text, "[info] batch_headroom"));
+    let (e, w, i) = (
+        at(&text, "[error] xid"),
+        at(&text, "[warning] no_tensor_cores"),
+        at(&text, "[info] batch_headroom"),
+    );
     assert!(e < w && w < i, "{text}");
     let md = run(&["summarize", "-q", "--format", "markdown"], &csv);
     let (e, w, i) = (at(&md, "**xid**"), at(&md, "**oom_risk**"), at(&md, "**batch_headroom**"));
     assert!(e < w && w < i, "{md}");
     let j = json(&run(&["summarize", "-q", "--format", "json"], &csv));
     let rank = |s: &str| ["error", "warning", "info"].iter().position(|x| *x == s).unwrap();
-    let sev: Vec<usize> =
-        j["hosts"][0]["findings"].as_array().unwrap().iter().map(|f| rank(f["severity"].as_str().unwrap())).collect();
+    let sev: Vec<usize> = j["hosts"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| rank(f["severity"].as_str().unwrap()))
+        .collect();
     assert!(sev.windows(2).all(|w| w[0] <= w[1]) && sev.len() > 3, "{sev:?}");
     let html = dir.path().join("r.html");
     ok(&gpumon().args(["report", "-q"]).arg(&csv).arg("-o").arg(&html).output().unwrap());
@@ -175,13 +209,19 @@ fn text_and_markdown_show_the_gpm_activity() {
     let csv = fixture(dir.path(), false);
     let text = run(&["summarize", "-q"], &csv);
     assert!(
-        text.contains("sm.active %") && text.contains("tensor.active %") && text.contains("dram.active %"),
+        text.contains("sm.active %")
+            && text.contains("tensor.active %")
+            && text.contains("dram.active %"),
         "{text}"
     );
-    let row = text.lines().find(|l| l.trim_start().starts_with("7 ") && l.contains("80.0")).unwrap_or("");
+    let row =
+        text.lines().find(|l| l.trim_start().starts_with("7 ") && l.contains("80.0")).unwrap_or("");
     assert!(row.contains("80.0") && row.contains("0.2") && row.contains("30.0"), "{text}");
     let md = run(&["summarize", "-q", "--format", "markdown"], &csv);
-    assert!(md.contains("| sm.active mean % | tensor.active mean % | dram.active mean % |"), "{md}");
+    assert!(
+        md.contains("| sm.active mean % | tensor.active mean % | dram.active mean % |"),
+        "{md}"
+    );
     assert!(md.contains("| 80.0 | 0.2 | 30.0 |"), "{md}");
 }
 
@@ -192,10 +232,18 @@ fn by_phase_says_what_differs_and_unmarked_rows_are_context() {
     let whole = run(&["summarize", "-q"], &csv);
     let text = run(&["summarize", "-q", "--by", "phase"], &csv);
     let phases = &text[at(&text, "\nPhases: ")..];
-    assert_eq!(phases.matches("utilization %").count(), 0, "no GPU table again per phase: {phases}");
+    assert_eq!(
+        phases.matches("utilization %").count(),
+        0,
+        "no GPU table again per phase: {phases}"
+    );
     assert!(phases.contains("== Phase train:") && phases.contains("== Phase eval:"), "{phases}");
     assert!(phases.contains("as in the whole run: "), "{phases}");
-    assert!(text.lines().count() < whole.lines().count() + 50, "{} lines:\n{text}", text.lines().count());
+    assert!(
+        text.lines().count() < whole.lines().count() + 50,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
     // The idle unmarked ticks would make every GPU `unused_gpu` if they were judged.
     assert!(!text.contains("unused_gpu"), "{text}");
     let j = json(&run(&["summarize", "-q", "--by", "phase", "--format", "json"], &csv));
@@ -204,7 +252,10 @@ fn by_phase_says_what_differs_and_unmarked_rows_are_context() {
     assert!(unmarked["hosts"][0]["gpus"][0]["stats"]["coverage_pct"].is_null());
     // The Xid belongs to the phase it happened in.
     let train = j["phases"].as_array().unwrap().iter().find(|p| p["phase"] == "train").unwrap();
-    assert!(train["hosts"][0]["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "xid"), "{train}");
+    assert!(
+        train["hosts"][0]["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "xid"),
+        "{train}"
+    );
 
     // The report shows each phase's findings beside it.
     let html = dir.path().join("r.html");
@@ -212,7 +263,10 @@ fn by_phase_says_what_differs_and_unmarked_rows_are_context() {
     let page = std::fs::read_to_string(&html).unwrap();
     let start = at(&page, r#"<li data-phase="train">"#);
     let block = &page[start..start + page[start..].find(r#"<li data-phase="eval">"#).unwrap()];
-    assert!(block.contains(r#"data-rule="xid""#) && block.contains(r#"data-rule="oom_risk""#), "{block}");
+    assert!(
+        block.contains(r#"data-rule="xid""#) && block.contains(r#"data-rule="oom_risk""#),
+        "{block}"
+    );
 
     // compare names each run's (and phase's) findings.
     let a = format!("{}@warmup", csv.display());

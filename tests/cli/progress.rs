@@ -10,7 +10,12 @@ use serde_json::Value;
 use crate::common::*;
 
 fn ok(o: &Output) {
-    assert!(o.status.success(), "exit {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn json(o: &Output) -> Value {
@@ -119,8 +124,16 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
     assert!(refused["python"].as_str().unwrap().contains("'steps' was not declared"), "{refused}");
     // gpumon watch during bs=64 showed the current rate.
     let watch = refused["watch"].as_str().unwrap();
-    let line = watch.lines().find(|l| l.contains("work samples ")).unwrap_or_else(|| panic!("{watch}"));
-    let rate: f64 = line.split_whitespace().nth(2).unwrap().trim_end_matches("/s").replace(',', "").parse().unwrap();
+    let line =
+        watch.lines().find(|l| l.contains("work samples ")).unwrap_or_else(|| panic!("{watch}"));
+    let rate: f64 = line
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .trim_end_matches("/s")
+        .replace(',', "")
+        .parse()
+        .unwrap();
     assert!((1500.0..2500.0).contains(&rate), "watch shows about 2,000 samples/s: {line}");
 
     // The columns: float64 in pandas, null before the first report, the amounts adding up.
@@ -144,10 +157,15 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
     assert!(cols["sum"].as_f64().unwrap() >= 8000.0, "3 s at 1,000/s and 3 s at 2,000/s: {cols}");
 
     // summarize --by phase: per-phase rates within 5 %.
-    let o = gpumon().args(["summarize", "--by", "phase", "--format", "json"]).arg(&run).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "--by", "phase", "--format", "json"])
+        .arg(&run)
+        .output()
+        .unwrap();
     ok(&o);
     let v = json(&o);
-    let phase = |l: &str| v["phases"].as_array().unwrap().iter().find(|p| p["phase"] == l).unwrap().clone();
+    let phase =
+        |l: &str| v["phases"].as_array().unwrap().iter().find(|p| p["phase"] == l).unwrap().clone();
     let (a, b) = (phase("bs=32"), phase("bs=64"));
     near(&a["progress"]["samples"]["per_s"], 1000.0, "bs=32 samples/s");
     near(&b["progress"]["samples"]["per_s"], 2000.0, "bs=64 samples/s");
@@ -156,9 +174,16 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
     near(&b["progress"]["samples"]["per_wh"], 24_000.0, "bs=64 samples/Wh");
     let total = b["progress"]["samples"]["total"].as_f64().unwrap();
     near(&b["progress"]["samples"]["total"], 2000.0 * 6.0, "bs=64 samples");
-    assert!(v["progress"]["samples"]["total"].as_f64().unwrap() > total, "the whole run: {}", v["progress"]);
+    assert!(
+        v["progress"]["samples"]["total"].as_f64().unwrap() > total,
+        "the whole run: {}",
+        v["progress"]
+    );
     let text = gpumon().args(["summarize", "--by", "phase"]).arg(&run).output().unwrap();
-    assert!(String::from_utf8_lossy(&text.stdout).contains("Work: samples "), "a line in the text output");
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("Work: samples "),
+        "a line in the text output"
+    );
 
     // compare: the rates and their change, and a check on it.
     let (p32, p64) = (format!("{}@bs=32", run.display()), format!("{}@bs=64", run.display()));
@@ -167,13 +192,21 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
     let c = json(&o);
     near(&c["runs"][0]["stats"]["progress.samples.per_s"], 1000.0, "compare: bs=32 samples/s");
     near(&c["runs"][1]["stats"]["progress.samples.per_s"], 2000.0, "compare: bs=64 samples/s");
-    near(&c["runs"][1]["delta_pct"]["progress.samples.per_s"], 100.0, "compare: bs=64 vs bs=32 samples/s change");
+    near(
+        &c["runs"][1]["delta_pct"]["progress.samples.per_s"],
+        100.0,
+        "compare: bs=64 vs bs=32 samples/s change",
+    );
     assert!(c["verdicts"][0].as_str().unwrap().contains("samples/s +"), "{}", c["verdicts"]);
-    let slower =
-        gpumon().args(["compare", &p64, &p32, "--fail-if", "progress.samples.per_s.delta_pct < -5"]).output().unwrap();
+    let slower = gpumon()
+        .args(["compare", &p64, &p32, "--fail-if", "progress.samples.per_s.delta_pct < -5"])
+        .output()
+        .unwrap();
     assert_eq!(slower.status.code(), Some(3), "{}", String::from_utf8_lossy(&slower.stdout));
-    let faster =
-        gpumon().args(["compare", &p32, &p64, "--fail-if", "progress.samples.per_s.delta_pct < -5"]).output().unwrap();
+    let faster = gpumon()
+        .args(["compare", &p32, &p64, "--fail-if", "progress.samples.per_s.delta_pct < -5"])
+        .output()
+        .unwrap();
     ok(&faster);
 }
 
@@ -210,14 +243,26 @@ fn counters_of_csv_and_parquet_recordings_count_each_tick_once() {
             .unwrap();
         ok(&py);
         let seen = String::from_utf8_lossy(&py.stdout).trim().to_string();
-        assert!(seen.starts_with("float64 301.0 "), "{name}: both GPU rows carry each amount: {seen}");
+        assert!(
+            seen.starts_with("float64 301.0 "),
+            "{name}: both GPU rows carry each amount: {seen}"
+        );
         let s = json(&gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap());
-        assert_eq!(s["progress"]["samples"]["total"], 150.5, "{name}: each tick counted once: {}", s["progress"]);
-        assert!(s["progress"]["samples"]["per_s"].as_f64().unwrap() > 0.0, "{name}: {}", s["progress"]);
+        assert_eq!(
+            s["progress"]["samples"]["total"], 150.5,
+            "{name}: each tick counted once: {}",
+            s["progress"]
+        );
+        assert!(
+            s["progress"]["samples"]["per_s"].as_f64().unwrap() > 0.0,
+            "{name}: {}",
+            s["progress"]
+        );
         // convert (and so gpumon.read() in Python) keeps the columns.
         let conv = dir.path().join(format!("conv-{name}"));
         ok(&gpumon().args(["convert", "-q", "-o"]).arg(&conv).arg(&run).output().unwrap());
-        let s = json(&gpumon().args(["summarize", "--format", "json"]).arg(&conv).output().unwrap());
+        let s =
+            json(&gpumon().args(["summarize", "--format", "json"]).arg(&conv).output().unwrap());
         assert_eq!(s["progress"]["samples"]["total"], 150.5, "converted {name}: {}", s["progress"]);
     }
     let o = gpumon()
@@ -225,7 +270,11 @@ fn counters_of_csv_and_parquet_recordings_count_each_tick_once() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "no control socket a job could reach");
-    let o = gpumon().args(["record", "--progress", "Bad", "-o"]).arg(dir.path().join("x.csv")).output().unwrap();
+    let o = gpumon()
+        .args(["record", "--progress", "Bad", "-o"])
+        .arg(dir.path().join("x.csv"))
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--progress: bad counter name 'Bad'"));
 }

@@ -51,7 +51,11 @@ impl Recorder {
         let mut addr = None;
         rec.wait_until(20, "gpumon reports its address", || {
             addr = rec.find(|l| {
-                l.strip_prefix("gpumon: serving metrics on http://")?.split('/').next()?.parse::<SocketAddr>().ok()
+                l.strip_prefix("gpumon: serving metrics on http://")?
+                    .split('/')
+                    .next()?
+                    .parse::<SocketAddr>()
+                    .ok()
             });
             addr.is_some()
         });
@@ -62,12 +66,16 @@ impl Recorder {
     /// Wait until the endpoint serves at least `n` ticks.
     fn wait_ticks(&self, n: u64) -> String {
         let mut body = String::new();
-        self.rec.wait_until(20, &format!("{n} ticks on /metrics"), || match http(self.addr, "GET", "/metrics", &[]) {
-            Ok((200, _, b)) if metric_value(&b, "gpumon_ticks_total").is_some_and(|v| v >= n as f64) => {
-                body = b;
-                true
+        self.rec.wait_until(20, &format!("{n} ticks on /metrics"), || {
+            match http(self.addr, "GET", "/metrics", &[]) {
+                Ok((200, _, b))
+                    if metric_value(&b, "gpumon_ticks_total").is_some_and(|v| v >= n as f64) =>
+                {
+                    body = b;
+                    true
+                }
+                _ => false,
             }
-            _ => false,
         });
         body
     }
@@ -112,7 +120,9 @@ fn http(
 fn metric_value(body: &str, name: &str) -> Option<f64> {
     body.lines()
         .filter(|l| !l.starts_with('#'))
-        .find(|l| l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b'{') | Some(b' ')))
+        .find(|l| {
+            l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b'{') | Some(b' '))
+        })
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())
 }
 
@@ -126,7 +136,8 @@ fn series_names(body: &str) -> BTreeSet<String> {
 
 /// A tool the tests need from Debian's `prometheus` package: missing means a failure, not a skip.
 fn tool(name: &str) -> PathBuf {
-    let candidates = [PathBuf::from("/usr/bin").join(name), PathBuf::from("/usr/local/bin").join(name)];
+    let candidates =
+        [PathBuf::from("/usr/bin").join(name), PathBuf::from("/usr/local/bin").join(name)];
     let path_hit = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|p| p.is_file()))
         .unwrap_or_default();
@@ -180,38 +191,76 @@ fn promtool_accepts_the_endpoint_and_values_follow_the_catalogue() {
 
     // Scripted values in base units, identity as labels, nulls absent.
     let line = |name: &str, gpu: &str| {
-        body.lines().find(|l| l.starts_with(&format!("{name}{{")) && l.contains(gpu)).map(str::to_string)
+        body.lines()
+            .find(|l| l.starts_with(&format!("{name}{{")) && l.contains(gpu))
+            .map(str::to_string)
     };
     let total = line("gpumon_gpu_memory_total_bytes", GPU0).expect("memory total of GPU 0");
     assert!(total.ends_with(&format!(" {MEMORY_TOTAL_BYTES}")), "{total}");
     assert!(total.contains(r#"uuid="GPU-00000000-0000-0000-0000-000000000000""#), "{total}");
-    assert!(total.contains(r#"name="NVIDIA H100 80GB HBM3""#) && total.contains(r#"pci_bus_id="00000000:17:00.0""#));
+    assert!(
+        total.contains(r#"name="NVIDIA H100 80GB HBM3""#)
+            && total.contains(r#"pci_bus_id="00000000:17:00.0""#)
+    );
     assert!(line("gpumon_gpu_fan_speed_ratio", GPU0).unwrap().ends_with(" 0.3"));
     assert!(line("gpumon_gpu_memory_total_bytes", r#"gpu="1""#).is_some());
-    assert!(line("gpumon_gpu_fan_speed_ratio", r#"gpu="1""#).is_none(), "NOT_SUPPORTED must be absent, not 0");
+    assert!(
+        line("gpumon_gpu_fan_speed_ratio", r#"gpu="1""#).is_none(),
+        "NOT_SUPPORTED must be absent, not 0"
+    );
     assert!(line("gpumon_gpu_power_limit_watts", GPU0).unwrap().ends_with(" 700"));
     assert!(body.contains("# TYPE gpumon_gpu_energy_joules_total counter"));
-    assert_eq!(body.matches("\ngpumon_host_mem_total_bytes{").count(), 1, "host metrics once per host");
+    assert_eq!(
+        body.matches("\ngpumon_host_mem_total_bytes{").count(),
+        1,
+        "host metrics once per host"
+    );
     assert_eq!(metric_value(&body, "gpumon_up"), Some(1.0));
     // HELP in the exposed unit; the usual build-info series; a 0/1 series per clock-event reason.
-    assert!(body.contains("# HELP gpumon_gpu_utilization_ratio Fraction (0-1) of the past"), "{body}");
-    assert!(!body.lines().any(|l| l.starts_with("# HELP ") && l.contains("_ratio ") && l.contains("ercent")), "{body}");
-    assert!(body.lines().any(|l| l.starts_with("gpumon_build_info{") && l.contains("version=")), "{body}");
+    assert!(
+        body.contains("# HELP gpumon_gpu_utilization_ratio Fraction (0-1) of the past"),
+        "{body}"
+    );
+    assert!(
+        !body
+            .lines()
+            .any(|l| l.starts_with("# HELP ") && l.contains("_ratio ") && l.contains("ercent")),
+        "{body}"
+    );
+    assert!(
+        body.lines().any(|l| l.starts_with("gpumon_build_info{") && l.contains("version=")),
+        "{body}"
+    );
     assert!(!body.contains("\ngpumon_info{"), "{body}");
     let reasons = body.lines().filter(|l| l.starts_with("gpumon_gpu_clocks_event_reason{")).count();
     assert_eq!(reasons, 2 * 9, "one series per GPU and reason:\n{body}");
 
     // OpenMetrics when asked, the same series.
-    let (status, head, om) =
-        http(rec.addr, "GET", "/metrics", &[("Accept", "application/openmetrics-text;version=1.0.0")]).unwrap();
+    let (status, head, om) = http(
+        rec.addr,
+        "GET",
+        "/metrics",
+        &[("Accept", "application/openmetrics-text;version=1.0.0")],
+    )
+    .unwrap();
     assert_eq!(status, 200);
-    assert!(head.to_ascii_lowercase().contains("content-type: application/openmetrics-text; version=1.0.0"), "{head}");
-    assert!(om.ends_with("# EOF\n") && om.contains("# UNIT gpumon_gpu_memory_total_bytes bytes"), "{om}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/openmetrics-text; version=1.0.0"),
+        "{head}"
+    );
+    assert!(
+        om.ends_with("# EOF\n") && om.contains("# UNIT gpumon_gpu_memory_total_bytes bytes"),
+        "{om}"
+    );
 
     // HTTP semantics.
     let (status, head, body) = http(rec.addr, "HEAD", "/metrics", &[]).unwrap();
     assert_eq!(status, 200);
-    assert!(body.is_empty() && head.to_ascii_lowercase().contains("content-type: text/plain; version=0.0.4"));
+    assert!(
+        body.is_empty()
+            && head.to_ascii_lowercase().contains("content-type: text/plain; version=0.0.4")
+    );
     assert_eq!(http(rec.addr, "GET", "/", &[]).unwrap().0, 200);
     assert_eq!(http(rec.addr, "GET", "/metrics?x=1", &[]).unwrap().0, 200);
     assert_eq!(http(rec.addr, "GET", "/nope", &[]).unwrap().0, 404);
@@ -239,11 +288,20 @@ fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
         );
     let all: Vec<&str> = gpumon::CATALOG
         .iter()
-        .filter(|d| gpumon::prom_metric(d).is_some() && !d.name.starts_with("cgroup.") && !d.name.starts_with("job."))
+        .filter(|d| {
+            gpumon::prom_metric(d).is_some()
+                && !d.name.starts_with("cgroup.")
+                && !d.name.starts_with("job.")
+        })
         .map(|d| d.name)
         .collect();
     let fields = all.join(",");
-    let rec = Recorder::start(listen_cmd(dir.path(), &scenario, "200ms", &["--duration", "60s", "--fields", &fields]));
+    let rec = Recorder::start(listen_cmd(
+        dir.path(),
+        &scenario,
+        "200ms",
+        &["--duration", "60s", "--fields", &fields],
+    ));
     let mut body = rec.wait_ticks(6);
     for _ in 0..100 {
         if body.contains("xid=\"48\"") {
@@ -277,7 +335,9 @@ fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
     assert_eq!(value("gpumon_gpu_xid_errors_total{", &[GPU0, r#"xid="48""#]), Some(1.0), "{body}");
     assert!(value("gpumon_gpu_retired_pages_double_bit{", &[GPU0]).is_some(), "{body}");
     assert!(value("gpumon_gpu_remapped_rows_pending{", &[GPU0]).is_some(), "{body}");
-    assert!(!body.lines().any(|l| l.starts_with("gpumon_") && l.split(['{', ' ']).next().unwrap().ends_with("_count")));
+    assert!(!body.lines().any(
+        |l| l.starts_with("gpumon_") && l.split(['{', ' ']).next().unwrap().ends_with("_count")
+    ));
     rec.finish();
 }
 
@@ -338,7 +398,8 @@ fn a_real_prometheus_scrapes_the_scripted_values() {
             .spawn()
             .unwrap(),
     );
-    let agent: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
+    let agent: ureq::Agent =
+        ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(5))).build().into();
 
     // Two scrapes of gpumon stored.
     let t0 = Instant::now();
@@ -348,7 +409,10 @@ fn a_real_prometheus_scrapes_the_scripted_values() {
             break;
         }
         let log = std::fs::read_to_string(dir.path().join("prometheus.log")).unwrap_or_default();
-        assert!(t0.elapsed() < Duration::from_secs(40), "Prometheus did not scrape gpumon twice: {n:?}\n{log}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(40),
+            "Prometheus did not scrape gpumon twice: {n:?}\n{log}"
+        );
         std::thread::sleep(Duration::from_millis(250));
     }
     let up = query(&agent, prom, r#"up{job="gpumon"}"#);
@@ -368,7 +432,10 @@ fn a_real_prometheus_scrapes_the_scripted_values() {
     assert_eq!(used.first().map(|u| u.1), Some(5000.0 * 1048576.0), "{used:?}");
     // Unsupported on GPU 1: never stored, although GPU 1's other series are.
     assert!(query(&agent, prom, r#"gpumon_gpu_fan_speed_ratio{gpu="1"}"#).is_empty());
-    assert_eq!(query(&agent, prom, r#"gpumon_gpu_fan_speed_ratio{gpu="0"}"#).first().map(|f| f.1), Some(0.3));
+    assert_eq!(
+        query(&agent, prom, r#"gpumon_gpu_fan_speed_ratio{gpu="0"}"#).first().map(|f| f.1),
+        Some(0.3)
+    );
     // The counter arrived as a counter (OpenMetrics: family name without _total).
     let energy = query(&agent, prom, r#"gpumon_gpu_energy_joules_total{gpu="0"}"#);
     assert!(energy.first().is_some_and(|e| e.1 >= 1000.0), "{energy:?}");
@@ -382,7 +449,8 @@ fn a_real_prometheus_scrapes_the_scripted_values() {
     assert_eq!(reason("0", "sw_power_cap"), 1.0);
     assert_eq!(reason("0", "gpu_idle"), 0.0);
     assert_eq!(reason("1", "sw_power_cap"), 0.0);
-    let capped = query(&agent, prom, r#"gpumon_gpu_clocks_event_reason{reason="sw_power_cap"} == 1"#);
+    let capped =
+        query(&agent, prom, r#"gpumon_gpu_clocks_event_reason{reason="sw_power_cap"} == 1"#);
     assert_eq!(capped.iter().map(|c| c.0["gpu"].as_str()).collect::<Vec<_>>(), ["0"], "{capped:?}");
     rec.finish();
 }
@@ -393,7 +461,9 @@ fn dashboard_queries(v: &serde_json::Value, out: &mut Vec<String>) {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
                 match (k.as_str(), x) {
-                    ("expr" | "query" | "definition", serde_json::Value::String(s)) => out.push(s.clone()),
+                    ("expr" | "query" | "definition", serde_json::Value::String(s)) => {
+                        out.push(s.clone())
+                    }
                     _ => dashboard_queries(x, out),
                 }
             }
@@ -409,7 +479,8 @@ fn gpumon_names(query: &str) -> Vec<String> {
     let mut i = 0;
     while let Some(p) = query[i..].find("gpumon_") {
         let start = i + p;
-        let before_ok = start == 0 || !(b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
+        let before_ok =
+            start == 0 || !(b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
         let mut end = start;
         while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
             end += 1;
@@ -424,11 +495,15 @@ fn gpumon_names(query: &str) -> Vec<String> {
 
 #[test]
 fn every_dashboard_metric_is_served() {
-    let dash: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo_root().join("examples/grafana-dashboard.json")).unwrap())
-            .unwrap();
+    let dash: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo_root().join("examples/grafana-dashboard.json")).unwrap(),
+    )
+    .unwrap();
     let vars = dash["templating"]["list"].as_array().unwrap();
-    assert!(vars.iter().any(|v| v["type"] == "datasource" && v["name"] == "datasource"), "datasource variable");
+    assert!(
+        vars.iter().any(|v| v["type"] == "datasource" && v["name"] == "datasource"),
+        "datasource variable"
+    );
     let mut queries = Vec::new();
     dashboard_queries(&dash["panels"], &mut queries);
     dashboard_queries(&dash["templating"], &mut queries);
@@ -436,15 +511,23 @@ fn every_dashboard_metric_is_served() {
     assert!(wanted.len() > 20, "{wanted:?}");
 
     // Record every catalogue field the dashboard uses, wrapping a job so that job.* has values.
-    let mut by_metric: HashMap<String, &gpumon::FieldDef> =
-        gpumon::CATALOG.iter().filter_map(|d| gpumon::prom_metric(d).map(|m| (m.name(), d))).collect();
+    let mut by_metric: HashMap<String, &gpumon::FieldDef> = gpumon::CATALOG
+        .iter()
+        .filter_map(|d| gpumon::prom_metric(d).map(|m| (m.name(), d)))
+        .collect();
     // The per-reason series come from the bitmask field.
     by_metric.insert("gpumon_gpu_clocks_event_reason".into(), gpumon::Field::EventReasons.def());
-    let fields: Vec<&str> = wanted.iter().filter_map(|m| by_metric.get(m)).map(|d| d.name).collect();
+    let fields: Vec<&str> =
+        wanted.iter().filter_map(|m| by_metric.get(m)).map(|d| d.name).collect();
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("dash.csv");
     let fields_arg = fields.join(",");
-    let mut cmd = listen_cmd(dir.path(), TWO_GPUS, "200ms", &["--fields", &fields_arg, "-o", csv.to_str().unwrap()]);
+    let mut cmd = listen_cmd(
+        dir.path(),
+        TWO_GPUS,
+        "200ms",
+        &["--fields", &fields_arg, "-o", csv.to_str().unwrap()],
+    );
     cmd.args(["--", "sh", "-c", "head -c 1000000 /dev/zero > /dev/null; sleep 3"]);
     let rec = Recorder::start(cmd);
     let body = rec.wait_ticks(5);
@@ -462,7 +545,9 @@ fn every_dashboard_metric_is_served() {
         if served.contains(m) {
             continue;
         }
-        let def = by_metric.get(m).unwrap_or_else(|| panic!("the dashboard uses {m}, which gpumon never serves"));
+        let def = by_metric
+            .get(m)
+            .unwrap_or_else(|| panic!("the dashboard uses {m}, which gpumon never serves"));
         let col = headers.iter().position(|h| *h == def.name).unwrap();
         assert!(
             rows.iter().all(|r| r[col].is_empty()),
@@ -472,7 +557,10 @@ fn every_dashboard_metric_is_served() {
         excused.push(m.clone());
     }
     eprintln!("dashboard metrics absent because their field was null on this machine: {excused:?}");
-    assert!(excused.iter().all(|m| m.starts_with("gpumon_cgroup_") || m.starts_with("gpumon_job_")), "{excused:?}");
+    assert!(
+        excused.iter().all(|m| m.starts_with("gpumon_cgroup_") || m.starts_with("gpumon_job_")),
+        "{excused:?}"
+    );
 }
 
 #[test]
@@ -480,8 +568,12 @@ fn hostile_clients_cost_no_tick_and_the_endpoint_recovers() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("run.csv");
     // 500 ms ticks: a tick counts as missed only when its sample starts 500 ms late.
-    let rec =
-        Recorder::start(listen_cmd(dir.path(), TWO_GPUS, "500ms", &["--duration", "16s", "-o", csv.to_str().unwrap()]));
+    let rec = Recorder::start(listen_cmd(
+        dir.path(),
+        TWO_GPUS,
+        "500ms",
+        &["--duration", "16s", "-o", csv.to_str().unwrap()],
+    ));
     rec.wait_ticks(1);
     let addr = rec.addr;
     let t0 = Instant::now();
@@ -571,7 +663,8 @@ fn hostile_clients_cost_no_tick_and_the_endpoint_recovers() {
             std::thread::spawn(move || {
                 (0..50)
                     .filter(|_| {
-                        http(addr, "GET", "/metrics", &[]).is_ok_and(|(s, _, b)| s == 200 && b.contains("gpumon_up"))
+                        http(addr, "GET", "/metrics", &[])
+                            .is_ok_and(|(s, _, b)| s == 200 && b.contains("gpumon_up"))
                     })
                     .count()
             })
@@ -611,8 +704,12 @@ fn hostile_clients_cost_no_tick_and_the_endpoint_recovers() {
 fn a_fresh_scrape_is_answered_within_a_second_during_200_slowloris_connections() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("run.csv");
-    let rec =
-        Recorder::start(listen_cmd(dir.path(), TWO_GPUS, "500ms", &["--duration", "20s", "-o", csv.to_str().unwrap()]));
+    let rec = Recorder::start(listen_cmd(
+        dir.path(),
+        TWO_GPUS,
+        "500ms",
+        &["--duration", "20s", "-o", csv.to_str().unwrap()],
+    ));
     rec.wait_ticks(1);
     let addr = rec.addr;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -637,7 +734,10 @@ fn a_fresh_scrape_is_answered_within_a_second_during_200_slowloris_connections()
         "slowloris: {scrapes} fresh scrapes, slowest {worst:?}; {reconnects} reconnects by 200 slow clients, \
          at most {peak} open at a check"
     );
-    assert!(worst < Duration::from_secs(1), "a fresh scrape took {worst:?} during the slowloris attack");
+    assert!(
+        worst < Duration::from_secs(1),
+        "a fresh scrape took {worst:?} during the slowloris attack"
+    );
     let (_, _, body) = http(addr, "GET", "/metrics", &[]).unwrap();
     assert_eq!(metric_value(&body, "gpumon_ticks_missed_total"), Some(0.0), "{body}");
     rec.wait_success();
@@ -702,7 +802,12 @@ fn slowloris(
 #[test]
 fn mig_instances_are_series_of_their_own_and_promtool_accepts_them() {
     let dir = tempfile::tempdir().unwrap();
-    let rec = Recorder::start(listen_cmd(dir.path(), crate::mig::MIG_NODE, "200ms", &["--duration", "60s"]));
+    let rec = Recorder::start(listen_cmd(
+        dir.path(),
+        crate::mig::MIG_NODE,
+        "200ms",
+        &["--duration", "60s"],
+    ));
     let body = rec.wait_ticks(2);
     let mut promtool = Command::new(tool("promtool"))
         .args(["check", "metrics"])
@@ -719,12 +824,18 @@ fn mig_instances_are_series_of_their_own_and_promtool_accepts_them() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let series = |name: &str| -> Vec<&str> { body.lines().filter(|l| l.starts_with(&format!("{name}{{"))).collect() };
+    let series = |name: &str| -> Vec<&str> {
+        body.lines().filter(|l| l.starts_with(&format!("{name}{{"))).collect()
+    };
     let used = series("gpumon_gpu_memory_used_bytes");
     assert_eq!(used.len(), 5, "GPU 0, its 3 instances, GPU 1: {used:#?}");
-    let small = used.iter().find(|l| l.contains(r#"gpu_instance="13""#)).expect("the 1g.10gb instance");
+    let small =
+        used.iter().find(|l| l.contains(r#"gpu_instance="13""#)).expect("the 1g.10gb instance");
     assert!(small.contains(r#"profile="1g.10gb""#) && small.contains(r#"gpu="0""#), "{small}");
-    assert!(small.contains(r#"mig_uuid="MIG-"#) && small.contains(r#"compute_instance="0""#), "{small}");
+    assert!(
+        small.contains(r#"mig_uuid="MIG-"#) && small.contains(r#"compute_instance="0""#),
+        "{small}"
+    );
     assert!(small.ends_with(&format!(" {}", 9500.0 * 1048576.0)), "{small}");
     let power = series("gpumon_gpu_power_draw_watts");
     assert_eq!(power.len(), 2, "{power:#?}");

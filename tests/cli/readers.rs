@@ -26,7 +26,11 @@ fan.speed = NOT_SUPPORTED
 
 /// tests/py/arith.py on `files`: per file, what each tool computed.
 fn arith(files: &[&Path]) -> Value {
-    let out = Command::new("python3").arg(repo_root().join("tests/py/arith.py")).args(files).output().unwrap();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/arith.py"))
+        .args(files)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "arith.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -54,20 +58,41 @@ fn pandas_polars_and_duckdb_subtract_to_negative_numbers() {
             let t = &f[tool];
             assert!(t.get("error").is_none(), "{tool} on {}: {}", file.display(), t["error"]);
             // Compared as numbers: pandas gives a float for a diff.
-            let nums = |k: &str| -> Vec<f64> { t[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect() };
-            assert_eq!(nums("util_diff"), [-40.0, -30.0, -20.0, -10.0], "{tool} on {}", file.display());
-            assert_eq!(nums("mem_step"), [-2000.0, -2000.0, -2000.0], "{tool} on {}", file.display());
+            let nums = |k: &str| -> Vec<f64> {
+                t[k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect()
+            };
+            assert_eq!(
+                nums("util_diff"),
+                [-40.0, -30.0, -20.0, -10.0],
+                "{tool} on {}",
+                file.display()
+            );
+            assert_eq!(
+                nums("mem_step"),
+                [-2000.0, -2000.0, -2000.0],
+                "{tool} on {}",
+                file.display()
+            );
         }
     }
     // The run metadata, where pyarrow and pandas users look for it.
     let f = &r[pq.to_str().unwrap()];
     let md = &f["schema_metadata"];
-    for key in ["gpumon.version", "gpumon.hostname", "gpumon.interval_s", "gpumon.command", "gpumon.start"] {
-        assert!(md[key].as_str().is_some_and(|v| !v.is_empty()), "schema.metadata lacks {key}: {md}");
+    for key in
+        ["gpumon.version", "gpumon.hostname", "gpumon.interval_s", "gpumon.command", "gpumon.start"]
+    {
+        assert!(
+            md[key].as_str().is_some_and(|v| !v.is_empty()),
+            "schema.metadata lacks {key}: {md}"
+        );
     }
     assert_eq!(md["gpumon.interval_s"], "0.1");
     assert!(md["gpumon.command"].as_str().unwrap().contains("record"));
-    assert_eq!(f["pandas_attrs"]["gpumon.hostname"], md["gpumon.hostname"], "{}", f["pandas_attrs"]);
+    assert_eq!(
+        f["pandas_attrs"]["gpumon.hostname"], md["gpumon.hostname"],
+        "{}",
+        f["pandas_attrs"]
+    );
 }
 
 #[test]
@@ -101,17 +126,28 @@ fn one_pandas_function_reads_the_csv_and_the_parquet_of_one_run() {
     );
     assert_eq!(a["values"], b["values"], "the same values from both formats");
     assert_eq!(a["values"]["memory.used"], json!([8000, 6000, 4000, 2000]));
-    assert_eq!(a["values"]["fan.speed"], json!([null, null, null, null]), "missing is null in both");
+    assert_eq!(
+        a["values"]["fan.speed"],
+        json!([null, null, null, null]),
+        "missing is null in both"
+    );
 }
 
 #[test]
 fn older_files_with_unsigned_columns_and_unit_headers_still_read() {
     let dir = tempfile::tempdir().unwrap();
     let (pq, csv) = (dir.path().join("old.parquet"), dir.path().join("old.csv"));
-    let o = Command::new("python3").arg(repo_root().join("tests/py/oldstyle.py")).args([&pq, &csv]).output().unwrap();
+    let o = Command::new("python3")
+        .arg(repo_root().join("tests/py/oldstyle.py"))
+        .args([&pq, &csv])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "oldstyle.py: {}", String::from_utf8_lossy(&o.stderr));
     let before = readback(&pq);
-    assert_eq!(before["pyarrow"]["types"]["utilization.gpu"], "uint8", "the fixture is an old-style file");
+    assert_eq!(
+        before["pyarrow"]["types"]["utilization.gpu"], "uint8",
+        "the fixture is an old-style file"
+    );
     let header = std::fs::read_to_string(&csv).unwrap();
     assert!(header.lines().next().unwrap().contains("utilization.gpu [%]"), "{header}");
     let stat = |file: &Path| -> Vec<(String, f64)> {
@@ -132,9 +168,15 @@ fn older_files_with_unsigned_columns_and_unit_headers_still_read() {
     };
     let from_parquet = stat(&pq);
     assert_eq!(from_parquet, stat(&csv), "the old CSV and Parquet summarize alike");
-    assert!(from_parquet.contains(&("\"1\":utilization.gpu.mean".into(), 100.0)), "{from_parquet:?}");
+    assert!(
+        from_parquet.contains(&("\"1\":utilization.gpu.mean".into(), 100.0)),
+        "{from_parquet:?}"
+    );
     assert!(from_parquet.contains(&("\"0\":memory.used.max".into(), 2900.0)), "{from_parquet:?}");
-    assert!(from_parquet.contains(&("\"0\":throttle.sw_power_cap_pct".into(), 50.0)), "{from_parquet:?}");
+    assert!(
+        from_parquet.contains(&("\"0\":throttle.sw_power_cap_pct".into(), 50.0)),
+        "{from_parquet:?}"
+    );
     // Converted, they become today's signed columns.
     let new = dir.path().join("new.parquet");
     let o = gpumon().args(["convert", "-q", "-o"]).arg(&new).arg(&pq).output().unwrap();
@@ -142,12 +184,16 @@ fn older_files_with_unsigned_columns_and_unit_headers_still_read() {
     let after = readback(&new);
     assert_eq!(after["pyarrow"]["types"]["utilization.gpu"], "int16");
     assert_eq!(after["pyarrow"]["types"]["clocks_event_reasons.active"], "int64");
-    assert_eq!(after["pyarrow"]["columns"]["memory.used"], before["pyarrow"]["columns"]["memory.used"]);
+    assert_eq!(
+        after["pyarrow"]["columns"]["memory.used"],
+        before["pyarrow"]["columns"]["memory.used"]
+    );
 }
 
 /// `gpumon summarize --format json -q` of `inputs` (exit 0 or 3), parsed.
 fn summary_of(inputs: &[&Path]) -> Value {
-    let o = gpumon().arg("summarize").args(inputs).args(["--format", "json", "-q"]).output().unwrap();
+    let o =
+        gpumon().arg("summarize").args(inputs).args(["--format", "json", "-q"]).output().unwrap();
     assert!(
         matches!(o.status.code(), Some(0 | 3)),
         "exit {:?}: {}",
@@ -185,7 +231,12 @@ fn gpu_identity_is_read_from_every_row_group_and_convert_keeps_it() {
     for h in j["hosts"].as_array().unwrap() {
         let want = &info["uuid"][h["host"].as_str().unwrap()];
         let got: Vec<&Value> = h["gpus"].as_array().unwrap().iter().map(|g| &g["uuid"]).collect();
-        assert_eq!(&Value::from(got.into_iter().cloned().collect::<Vec<_>>()), want, "{}", h["host"]);
+        assert_eq!(
+            &Value::from(got.into_iter().cloned().collect::<Vec<_>>()),
+            want,
+            "{}",
+            h["host"]
+        );
         assert!(h["gpus"].as_array().unwrap().iter().all(|g| g["name"].is_string()), "{h}");
     }
     // A file of several row groups converted (to gpumon's own file, then that again): no blanked
@@ -214,7 +265,8 @@ fn figures(mut j: Value) -> Value {
 fn gzip_and_brotli_parquet_read_like_zstd() {
     let dir = tempfile::tempdir().unwrap();
     let info = writers("codecs", dir.path());
-    let files: Vec<&str> = info["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let files: Vec<&str> =
+        info["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
     let want = figures(summary_of(&[&dir.path().join(files[0])]));
     assert_eq!(want["all"]["gpus"]["samples"], 12_000);
     for f in &files[1..] {
@@ -232,7 +284,8 @@ fn decimal_and_half_float_columns_read_as_numbers_and_unusable_types_are_named()
         let path = dir.path().join(f.as_str().unwrap());
         assert_eq!(figures(summary_of(&[&path])), want, "{f}");
         // The date in clocks.sm cannot be read: a warning names the column.
-        let o = gpumon().arg("summarize").arg(&path).args(["--format", "json", "-q"]).output().unwrap();
+        let o =
+            gpumon().arg("summarize").arg(&path).args(["--format", "json", "-q"]).output().unwrap();
         let w = warnings(&o.stderr);
         assert!(w.iter().any(|l| l.contains("clocks.sm") && l.contains("left out")), "{f}: {w:?}");
     }
@@ -245,14 +298,21 @@ fn csv_timestamps_of_polars_and_duckdb_parse_and_unreadable_ones_are_named() {
     let want = figures(summary_of(&[&dir.path().join("ref.parquet")]));
     for f in info["files"].as_array().unwrap() {
         let f = f.as_str().unwrap();
-        assert_eq!(figures(summary_of(&[&dir.path().join(f)])), want, "{f} (first stamp {})", info["first"][f]);
+        assert_eq!(
+            figures(summary_of(&[&dir.path().join(f)])),
+            want,
+            "{f} (first stamp {})",
+            info["first"][f]
+        );
     }
     // Every timestamp unreadable: the error says so, with the first one.
-    let o = gpumon().arg("summarize").arg(dir.path().join("bad.csv")).args(["-q"]).output().unwrap();
+    let o =
+        gpumon().arg("summarize").arg(dir.path().join("bad.csv")).args(["-q"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("timestamp of every one of the 5 row(s) cannot be read") && err.contains("04/12/2026 14h00"),
+        err.contains("timestamp of every one of the 5 row(s) cannot be read")
+            && err.contains("04/12/2026 14h00"),
         "{err}"
     );
 }
@@ -271,13 +331,20 @@ fn rows_grouped_by_gpu_summarize_like_rows_in_time_order() {
 fn zero_row_parquet_from_pyarrow_reads_as_empty() {
     let dir = tempfile::tempdir().unwrap();
     let info = writers("emptyprocs", dir.path());
-    assert_eq!(info["chunk"], serde_json::json!([0, 0]), "pyarrow wrote an empty chunk at offset 0");
+    assert_eq!(
+        info["chunk"],
+        serde_json::json!([0, 0]),
+        "pyarrow wrote an empty chunk at offset 0"
+    );
     // The empty per-process companion is read beside the recording: no users, no failure.
     let run = dir.path().join("run.parquet");
     let j = summary_of(&[&run]);
     assert_eq!(j["users"], serde_json::json!([]));
-    let procs =
-        j["inputs"].as_array().unwrap().iter().find(|i| i["path"].as_str().unwrap().ends_with("run.procs.parquet"));
+    let procs = j["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["path"].as_str().unwrap().ends_with("run.procs.parquet"));
     assert_eq!(procs.expect("the companion is listed")["rows"], 0);
     // A zero-row metrics file beside a full one adds nothing.
     let both = summary_of(&[&run, &dir.path().join("empty.parquet")]);
@@ -290,7 +357,8 @@ fn hosts_are_listed_in_order_of_first_appearance_rows_without_a_host_included() 
     let info = writers("nullhost", dir.path());
     for f in ["mixed.parquet", "groups/mixed.parquet", "mixed.csv"] {
         let j = summary_of(&[&dir.path().join(f)]);
-        let hosts: Vec<Value> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].clone()).collect();
+        let hosts: Vec<Value> =
+            j["hosts"].as_array().unwrap().iter().map(|h| h["host"].clone()).collect();
         assert_eq!(Value::from(hosts), info["hosts"], "{f}");
     }
 }
@@ -316,7 +384,10 @@ fn separate_inputs_summarize_alike_in_either_order_across_a_null_counter() {
         assert_eq!(forward["hosts"][0]["stats"]["ticks"], info["ticks"], "{}", one.display());
         let reversed = summary_of(&[&two, &one]);
         let what = format!("{} after {}", one.display(), two.display());
-        assert_eq!(reversed["all"]["gpus"]["energy_wh"], forward["all"]["gpus"]["energy_wh"], "{what}");
+        assert_eq!(
+            reversed["all"]["gpus"]["energy_wh"], forward["all"]["gpus"]["energy_wh"],
+            "{what}"
+        );
         assert_eq!(reversed["hosts"][0]["stats"]["ticks"], info["ticks"], "{what}");
         // Everything alike, the inputs listed in time order included.
         assert_eq!(reversed, forward, "{what}");

@@ -25,17 +25,24 @@ fn host_only_parquet_five_rows_one_warning() {
     assert!(w[0].contains("NVML"), "{w:?}");
     let r = readback(&out);
     assert_eq!(r["pyarrow"]["rows"], 5);
-    assert!(col(&r, "index").iter().all(serde_json::Value::is_null), "GPU columns are null without a GPU");
+    assert!(
+        col(&r, "index").iter().all(serde_json::Value::is_null),
+        "GPU columns are null without a GPU"
+    );
     assert!(col(&r, "utilization.gpu").iter().all(serde_json::Value::is_null));
     assert!(col(&r, "mem.total").iter().all(|v| v.as_u64().unwrap() > 0));
-    assert!(col(&r, "cpu.util").iter().all(|v| v.as_f64().is_some()), "cpu.util fresh on every tick");
+    assert!(
+        col(&r, "cpu.util").iter().all(|v| v.as_f64().is_some()),
+        "cpu.util fresh on every tick"
+    );
 }
 
 #[test]
 fn host_only_csv_five_rows_one_warning() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.csv");
-    let o = gpumon().args(["record", "-i", "1", "--duration", "5s", "-o"]).arg(&out).output().unwrap();
+    let o =
+        gpumon().args(["record", "-i", "1", "--duration", "5s", "-o"]).arg(&out).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(warnings(&o.stderr).len(), 1, "{:?}", warnings(&o.stderr));
     let r = readback(&out);
@@ -52,13 +59,20 @@ fn host_only_csv_five_rows_one_warning() {
 fn fast_interval_refreshes_cpu_every_tick() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fast.csv");
-    let o = gpumon().args(["record", "-q", "-i", "100ms", "--count", "20", "-o"]).arg(&out).output().unwrap();
+    let o = gpumon()
+        .args(["record", "-q", "-i", "100ms", "--count", "20", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let r = readback(&out);
     let ts = r["pandas"]["columns"]["timestamp"].as_array().unwrap();
     assert_eq!(ts.len(), 20);
     let cpu = r["pandas"]["columns"]["cpu.util"].as_array().unwrap();
-    assert!(cpu.iter().all(|v| v.as_f64().is_some()), "a 100 ms tick must not leave cpu.util empty: {cpu:?}");
+    assert!(
+        cpu.iter().all(|v| v.as_f64().is_some()),
+        "a 100 ms tick must not leave cpu.util empty: {cpu:?}"
+    );
 }
 
 #[test]
@@ -103,8 +117,15 @@ fn fake_gpus_values_unsupported_and_lost() {
             assert_eq!(util[g1], 99 - tick as u64);
             assert_eq!(mem[g1], 5000);
         } else {
-            assert!(util[g1].is_null() && mem[g1].is_null() && power[g1].is_null(), "lost GPU is null at tick {tick}");
-            assert_eq!(col(&r, "uuid")[g1], "GPU-11111111-1111-1111-1111-111111111111", "identity kept");
+            assert!(
+                util[g1].is_null() && mem[g1].is_null() && power[g1].is_null(),
+                "lost GPU is null at tick {tick}"
+            );
+            assert_eq!(
+                col(&r, "uuid")[g1],
+                "GPU-11111111-1111-1111-1111-111111111111",
+                "identity kept"
+            );
         }
     }
     assert_eq!(reasons[0], 1);
@@ -148,7 +169,10 @@ fn parquet_types_and_metadata_for_every_reader() {
     assert_eq!(pd["power.draw"], "float64");
     assert_eq!(r["pandas"]["rows"], 6);
     let pl = &r["polars"]["dtypes"];
-    assert!(pl["timestamp"].as_str().unwrap().starts_with("Datetime(time_unit='us', time_zone='UTC')"), "{pl}");
+    assert!(
+        pl["timestamp"].as_str().unwrap().starts_with("Datetime(time_unit='us', time_zone='UTC')"),
+        "{pl}"
+    );
     assert_eq!(pl["utilization.gpu"], "Int16");
     assert_eq!(r["polars"]["rows"], 6);
     let dd = &r["duckdb"]["types"];
@@ -176,7 +200,9 @@ fn sigterm_leaves_a_valid_file_with_every_completed_tick() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     let ticks: u64 = stderr
         .lines()
-        .find_map(|l| l.strip_prefix("gpumon: ").and_then(|l| l.split(" ticks written").next()?.parse().ok()))
+        .find_map(|l| {
+            l.strip_prefix("gpumon: ").and_then(|l| l.split(" ticks written").next()?.parse().ok())
+        })
         .unwrap_or_else(|| panic!("no tick count in: {stderr}"));
     assert!(ticks >= 5, "{ticks} ticks in 1.5 s at 100 ms");
     let r = readback(&out);
@@ -208,7 +234,10 @@ fn second_signal_exits_at_once() {
 
 #[test]
 fn unknown_field_is_a_usage_error_with_suggestions() {
-    let o = gpumon().args(["record", "-o", "x.csv", "--fields", "utilization.gpu,memory.usd"]).output().unwrap();
+    let o = gpumon()
+        .args(["record", "-o", "x.csv", "--fields", "utilization.gpu,memory.usd"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("memory.usd") && e.contains("memory.used"), "{e}");
@@ -237,7 +266,10 @@ fn aliases_select_fields_and_pcie_is_off_by_default() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&out).unwrap();
     let header = text.lines().next().unwrap();
-    assert_eq!(header, "timestamp,host,index,uuid,name,clocks.sm,clocks_event_reasons.active,missed");
+    assert_eq!(
+        header,
+        "timestamp,host,index,uuid,name,clocks.sm,clocks_event_reasons.active,missed"
+    );
     let calls = std::fs::read_to_string(&log).unwrap();
     assert!(!calls.contains("Pcie"), "PCIe throughput must not be queried unless asked");
     assert!(!calls.contains("GetPowerUsage"), "unselected fields are not queried");
@@ -313,7 +345,10 @@ fn stdout_streams_one_flush_per_tick() {
         assert!(n > 0, "stdout closed early");
         got.push_str(&String::from_utf8_lossy(&buf[..n]));
     }
-    assert!(t0.elapsed() < Duration::from_secs(5), "rows must arrive as they are sampled, not at exit");
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "rows must arrive as they are sampled, not at exit"
+    );
     drop(stdout);
     // Closing the pipe is a normal end for gpumon, not a crash.
     let st = child.wait().unwrap();
@@ -374,7 +409,8 @@ fn nvidia_smi_style_matches_real_logs_token_for_token() {
         let mut ol = ours.lines();
         assert_eq!(ol.next().unwrap(), header, "{file}: header");
         let row = ol.next().unwrap();
-        let (a, b): (Vec<&str>, Vec<&str>) = (row.split(", ").collect(), sample.split(", ").collect());
+        let (a, b): (Vec<&str>, Vec<&str>) =
+            (row.split(", ").collect(), sample.split(", ").collect());
         assert_eq!(a.len(), b.len(), "{file}: {row} vs {sample}");
         for ((q, x), y) in query.iter().zip(&a).zip(&b) {
             let text_field = matches!(*q, "name" | "gpu_name" | "uuid" | "pci.bus_id");
@@ -414,7 +450,8 @@ fn nvidia_smi_command_lines_give_its_output() {
         String::from_utf8(o.stdout).unwrap()
     };
     let same_shape = |ours: &str, real: &str, what: &str| {
-        let (a, b): (Vec<&str>, Vec<&str>) = (ours.split(", ").collect(), real.split(", ").collect());
+        let (a, b): (Vec<&str>, Vec<&str>) =
+            (ours.split(", ").collect(), real.split(", ").collect());
         assert_eq!(a.len(), b.len(), "{what}: {ours:?} vs {real:?}");
         for (x, y) in a.iter().zip(&b) {
             if !x.starts_with("NVIDIA") && !x.starts_with("0000") {
@@ -442,18 +479,35 @@ fn nvidia_smi_command_lines_give_its_output() {
         let mut rl = real.lines();
         let header = rl.next().unwrap();
         let query: Vec<&str> = header.split(", ").map(|h| h.split(" [").next().unwrap()).collect();
-        let ours = run(&[&format!("--query-gpu={}", query.join(",")), "--format=csv", "-l", "0.2", "--count", "1"]);
+        let ours = run(&[
+            &format!("--query-gpu={}", query.join(",")),
+            "--format=csv",
+            "-l",
+            "0.2",
+            "--count",
+            "1",
+        ]);
         let mut ol = ours.lines();
         assert_eq!(ol.next().unwrap(), header, "{file}: header");
         same_shape(ol.next().unwrap(), rl.next().unwrap(), file);
     }
     // `--format=csv,nounits`: units stay in the header (as nvidia-smi does), not in the values.
-    let ours = run(&["--query-gpu", "memory.used,power.draw", "--format", "csv,nounits", "--count", "1", "-l", "0.2"]);
+    let ours = run(&[
+        "--query-gpu",
+        "memory.used,power.draw",
+        "--format",
+        "csv,nounits",
+        "--count",
+        "1",
+        "-l",
+        "0.2",
+    ]);
     let mut ol = ours.lines();
     assert_eq!(ol.next().unwrap(), "memory.used [MiB], power.draw [W]");
     same_shape(ol.next().unwrap(), "132, 69.32", "nounits");
     // --fields with --format csv stays gpumon's CSV.
-    let ours = run(&["--fields", "memory.used", "--format=csv", "--count", "1", "-l", "0.2", "-o", "-"]);
+    let ours =
+        run(&["--fields", "memory.used", "--format=csv", "--count", "1", "-l", "0.2", "-o", "-"]);
     assert!(ours.starts_with("timestamp,host,index,uuid,memory.used,missed\n"), "{ours}");
 }
 
@@ -462,13 +516,19 @@ fn fields_and_completions() {
     let o = gpumon().arg("fields").output().unwrap();
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for name in
-        ["\"utilization.gpu\" [%]", "\"pcie.tx\" [KiB/s]", "\"cpu.util.max_core\" [%]", "\"job.gpu_memory\" [MiB]"]
-    {
+    for name in [
+        "\"utilization.gpu\" [%]",
+        "\"pcie.tx\" [KiB/s]",
+        "\"cpu.util.max_core\" [%]",
+        "\"job.gpu_memory\" [MiB]",
+    ] {
         assert!(text.contains(name), "gpumon fields lists {name}");
     }
     assert!(text.contains("aliases: clocks.current.sm"));
-    assert!(text.contains("\"utilization.gpu\" [%]  (integer, gpu, mean)"), "user-term types: {text}");
+    assert!(
+        text.contains("\"utilization.gpu\" [%]  (integer, gpu, mean)"),
+        "user-term types: {text}"
+    );
     assert!(text.contains("\"power.draw\" [W]  (float, gpu, mean)"), "{text}");
     // Machine-readable forms.
     let o = gpumon().args(["fields", "--format", "json"]).output().unwrap();
@@ -506,7 +566,11 @@ fn fields_and_completions() {
     }
     let o = gpumon().args(["record", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&o.stdout);
-    assert!(help.contains("Examples:") && help.contains("--sample-every") && help.contains("--processes"));
+    assert!(
+        help.contains("Examples:")
+            && help.contains("--sample-every")
+            && help.contains("--processes")
+    );
     for flag in ["--query-gpu", "--loop-ms", "[aliases: -l, --loop]", "[alias: --id]"] {
         assert!(help.contains(flag), "record --help mentions {flag}:\n{help}");
     }
@@ -541,14 +605,22 @@ import sys, duckdb
 rows = duckdb.sql(f"select host, count(*) as n, count(distinct date) as d from read_parquet('{sys.argv[1]}/**/*.parquet', hive_partitioning=true) group by host order by host").fetchall()
 print(";".join(f"{h}={n}/{d}" for h, n, d in rows))
 "#;
-    let out =
-        std::process::Command::new("python3").args(["-c", script]).arg(dir.path().join("fleet")).output().unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.path().join("fleet"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "node-a=2/1;node-b=3/1;node-c=4/1");
-    let out = gpumon().args(["summarize", "-q", "--format", "json"]).arg(dir.path().join("fleet")).output().unwrap();
+    let out = gpumon()
+        .args(["summarize", "-q", "--format", "json"])
+        .arg(dir.path().join("fleet"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let hosts: Vec<&str> = j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    let hosts: Vec<&str> =
+        j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
     assert_eq!(hosts, ["node-a", "node-b", "node-c"]);
 }
 
@@ -590,7 +662,8 @@ fn a_lone_gpumon_records_and_names_the_missing_analyzer() {
     let err = String::from_utf8_lossy(&sum.stderr);
     assert_eq!(sum.status.code(), Some(1), "{err}");
     assert!(err.contains("gpumon-analyze") && err.lines().count() == 1, "{err}");
-    std::fs::copy(built.with_file_name("gpumon-analyze"), dir.path().join("gpumon-analyze")).unwrap();
+    std::fs::copy(built.with_file_name("gpumon-analyze"), dir.path().join("gpumon-analyze"))
+        .unwrap();
     let sum = run(&["summarize", "x.csv"]);
     assert!(sum.status.success(), "{}", String::from_utf8_lossy(&sum.stderr));
     assert!(String::from_utf8_lossy(&sum.stdout).contains("gpumon summary"));
@@ -602,7 +675,10 @@ fn a_lone_gpumon_records_and_names_the_missing_analyzer() {
 fn the_recorder_does_not_load_libgcc_s() {
     let eh = std::process::Command::new("cc").arg("-print-file-name=libgcc_eh.a").output().unwrap();
     let eh = String::from_utf8_lossy(&eh.stdout).trim().to_string();
-    assert!(std::path::Path::new(&eh).is_absolute(), "no libgcc_eh.a here ({eh}): build.rs keeps libgcc_s");
+    assert!(
+        std::path::Path::new(&eh).is_absolute(),
+        "no libgcc_eh.a here ({eh}): build.rs keeps libgcc_s"
+    );
     for exe in [env!("CARGO_BIN_EXE_gpumon"), env!("CARGO_BIN_EXE_gpumon-analyze")] {
         let o = std::process::Command::new("readelf").args(["-d", exe]).output().unwrap();
         let text = String::from_utf8_lossy(&o.stdout);
@@ -622,7 +698,16 @@ fn a_hung_gpu_among_three_costs_only_its_own_rows() {
                     [device]\nname = hung\nutilization.gpu = 22\ndelay_ms = 1000\n\
                     [device]\nname = c\nutilization.gpu = 33\n";
     let o = gpumon_fake(dir.path(), scenario)
-        .args(["record", "-i", "100ms", "--count", "10", "--fields", "timestamp,index,utilization.gpu", "-o"])
+        .args([
+            "record",
+            "-i",
+            "100ms",
+            "--count",
+            "10",
+            "--fields",
+            "timestamp,index,utilization.gpu",
+            "-o",
+        ])
         .arg(&out)
         .output()
         .unwrap();

@@ -11,14 +11,16 @@ use serde_json::Value;
 use crate::common::*;
 
 fn artifacts() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo_root().join("target"), PathBuf::from);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| repo_root().join("target"), PathBuf::from);
     let dir = target.join("test-artifacts").join("report");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 fn chromium() -> PathBuf {
-    let candidates = [std::env::var("CHROMIUM").ok(), Some("chromium".into()), Some("chromium-browser".into())];
+    let candidates =
+        [std::env::var("CHROMIUM").ok(), Some("chromium".into()), Some("chromium-browser".into())];
     for c in candidates.into_iter().flatten() {
         if let Ok(o) = Command::new("sh").arg("-c").arg(format!("command -v '{c}'")).output()
             && o.status.success()
@@ -57,7 +59,11 @@ pub fn browse(html: &Path, name: &str) -> Value {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     std::fs::copy(html, dir.join(format!("{name}.html"))).unwrap();
     assert_eq!(v["errors"], serde_json::json!([]), "console errors in {name}: {v}");
-    assert_eq!(v["external_requests"], serde_json::json!([]), "a self-contained page loads nothing: {v}");
+    assert_eq!(
+        v["external_requests"],
+        serde_json::json!([]),
+        "a self-contained page loads nothing: {v}"
+    );
     let dom = &v["dom"];
     assert_eq!(dom["scripts"], 0, "no executable script");
     assert_eq!(dom["unlabelled_svgs"], 0, "every chart has role, <title> and <desc>");
@@ -75,8 +81,12 @@ pub fn browse(html: &Path, name: &str) -> Value {
 }
 
 fn charts(v: &Value) -> Vec<(String, u64)> {
-    let mut c: Vec<(String, u64)> =
-        v["dom"]["charts"].as_object().unwrap().iter().map(|(k, n)| (k.clone(), n.as_u64().unwrap())).collect();
+    let mut c: Vec<(String, u64)> = v["dom"]["charts"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, n)| (k.clone(), n.as_u64().unwrap()))
+        .collect();
     c.sort();
     c
 }
@@ -91,7 +101,13 @@ fn heat_means(v: &Value) -> Vec<(String, f64)> {
 }
 
 fn summary_json(args: &[&str], input: &Path) -> Value {
-    let o = gpumon().arg("summarize").arg(input).args(["--format", "json"]).args(args).output().unwrap();
+    let o = gpumon()
+        .arg("summarize")
+        .arg(input)
+        .args(["--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -135,7 +151,12 @@ fn four_gpus() -> String {
     let mut s = String::from("init = ok\n");
     for i in 0..3 {
         let _ = i;
-        s += &device("NVIDIA H100 80GB HBM3", busy, "610, 650, 690, 640, 660", "55, 60, 64, 67, 69, 70");
+        s += &device(
+            "NVIDIA H100 80GB HBM3",
+            busy,
+            "610, 650, 690, 640, 660",
+            "55, 60, 64, 67, 69, 70",
+        );
     }
     s += &device("NVIDIA H100 80GB HBM3", starved, "180, 210, 190, 220, 200", "41, 43, 44, 45");
     s
@@ -158,7 +179,10 @@ fn fake_recording_with_a_starved_gpu() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.len() < 1_000_000, "{} bytes", text.len());
-    assert!(text.contains("utilization.gpu (band up to .max)"), "aggregated rows draw the .max band");
+    assert!(
+        text.contains("utilization.gpu (band up to .max)"),
+        "aggregated rows draw the .max band"
+    );
     let v = browse(&html, "fake-4gpu");
     let per_gpu = |k: &str| (k.to_string(), 4u64);
     let mut want = vec![
@@ -179,33 +203,58 @@ fn fake_recording_with_a_starved_gpu() {
     let means = heat_means(&v);
     assert_eq!(means.iter().map(|m| m.0.as_str()).collect::<Vec<_>>(), ["0", "1", "2", "3"]);
     for (gpu, m) in &means[..3] {
-        assert!(*m > means[3].1 + 50.0, "GPU {gpu} ({m}) is far busier than GPU 3 ({})", means[3].1);
+        assert!(
+            *m > means[3].1 + 50.0,
+            "GPU {gpu} ({m}) is far busier than GPU 3 ({})",
+            means[3].1
+        );
     }
-    assert!(v["dom"]["findings"].as_array().unwrap().iter().any(|f| f == "imbalance"), "{}", v["dom"]["findings"]);
+    assert!(
+        v["dom"]["findings"].as_array().unwrap().iter().any(|f| f == "imbalance"),
+        "{}",
+        v["dom"]["findings"]
+    );
     let summary = summary_json(&[], &run);
     assert_means_match(&v, &summary);
     // Without gaps (a tick missed three times in a row on a loaded machine would make one) every
     // line is one piece.
-    let gaps: f64 =
-        summary["hosts"][0]["gpus"].as_array().unwrap().iter().map(|g| g["stats"]["gaps"].as_f64().unwrap()).sum();
+    let gaps: f64 = summary["hosts"][0]["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["stats"]["gaps"].as_f64().unwrap())
+        .sum();
     // (A loaded machine may also skip a single tick, which the chart shows as one break.)
     if gaps == 0.0 {
         let runs = v["dom"]["max_line_runs"].as_u64().unwrap();
-        assert!(runs <= 2, "no gaps: every line is one piece, or two around a skipped tick ({runs})");
+        assert!(
+            runs <= 2,
+            "no gaps: every line is one piece, or two around a skipped tick ({runs})"
+        );
     }
 }
 
 #[test]
 fn real_8gpu_nvidia_smi_log() {
     let Some(logs) = shared_smi_logs() else { return };
-    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let log =
+        logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("h100.html");
-    let o = gpumon().args(["report", "-q", "--tz", "UTC"]).arg(&log).arg("-o").arg(&html).output().unwrap();
+    let o = gpumon()
+        .args(["report", "-q", "--tz", "UTC"])
+        .arg(&log)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = browse(&html, "h100-8gpu");
     // The log has power, utilization and memory: three charts per GPU, no host charts.
-    assert_eq!(charts(&v), [("gpu-mem".to_string(), 8), ("gpu-power".into(), 8), ("gpu-util".into(), 8)]);
+    assert_eq!(
+        charts(&v),
+        [("gpu-mem".to_string(), 8), ("gpu-power".into(), 8), ("gpu-util".into(), 8)]
+    );
     assert_eq!(v["dom"]["heatmap_rows"].as_array().unwrap().len(), 8);
     let s = summary_json(&["--tz", "UTC"], &log);
     assert_means_match(&v, &s);
@@ -218,7 +267,8 @@ fn real_8gpu_nvidia_smi_log() {
 #[test]
 fn windows_checks_stdout_and_escaping() {
     let Some(logs) = shared_smi_logs() else { return };
-    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let log =
+        logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let host = "<script>alert(1)</script>&\"x\"";
     let o = gpumon()
         .args(["report", "-q", "--tz", "Europe/Berlin", "--since", "+5m", "--host", host])
@@ -226,7 +276,12 @@ fn windows_checks_stdout_and_escaping() {
         .arg(&log)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3), "a failed check is exit 3: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "a failed check is exit 3: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("check failed"));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.starts_with("<!DOCTYPE html>"));
@@ -234,14 +289,19 @@ fn windows_checks_stdout_and_escaping() {
     assert!(text.contains("data-host=\"&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x&quot;\""));
     assert_eq!(text.matches("<script").count(), 1, "only the JSON data block");
     assert!(text.contains("Europe/Berlin") && text.contains("(UTC+02:00)"), "local time in --tz");
-    let json = text.split("id=\"gpumon-summary\">").nth(1).unwrap().split("</script>").next().unwrap();
+    let json =
+        text.split("id=\"gpumon-summary\">").nth(1).unwrap().split("</script>").next().unwrap();
     let j: Value = serde_json::from_str(json).unwrap();
     assert_eq!(j["hosts"][0]["host"], host);
     assert!(j["window"]["since"].is_string() && j["window"]["rows_left_out"].as_u64().unwrap() > 0);
     assert_eq!(j["checks"][0]["passed"], false);
     assert!(text.contains("class=\"checks\""));
     // Same flags as summarize: a bad one is a usage error.
-    let o = gpumon().args(["report", "--since", "yesterday", "-o", "x.html"]).arg(&log).output().unwrap();
+    let o = gpumon()
+        .args(["report", "--since", "yesterday", "-o", "x.html"])
+        .arg(&log)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let o = gpumon().arg("report").arg(&log).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "-o is required");
@@ -321,7 +381,11 @@ fn tables_fit_their_column_at_1280_and_1920_px_and_in_print_and_the_heatmap_says
         let tables = d["tables"].as_array().unwrap();
         assert!(tables.iter().any(|t| t["cls"] == "events"), "{d}");
         for t in tables {
-            assert!(t["over"].as_i64().unwrap() <= 0, "{name}: table {} is wider than its column: {t}", t["cls"]);
+            assert!(
+                t["over"].as_i64().unwrap() <= 0,
+                "{name}: table {} is wider than its column: {t}",
+                t["cls"]
+            );
             assert_eq!(t["clipped_cells"], 0, "{name}: table {} has clipped cells: {t}", t["cls"]);
         }
         assert_eq!(d["page_overflow"], 0, "{name}: the page scrolls sideways");

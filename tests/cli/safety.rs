@@ -31,9 +31,15 @@ fn recorder(dir: &Path, args: &[&str], out: &Path, env: &[(&str, OsString)]) -> 
 
 /// Every row of each group of files or directories (tests/py/tickset.py), in one Python run.
 fn ticksets(groups: &[Vec<PathBuf>]) -> Vec<serde_json::Value> {
-    let keys: Vec<String> =
-        groups.iter().map(|g| g.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":")).collect();
-    let out = Command::new("python3").arg(repo_root().join("tests/py/tickset.py")).args(&keys).output().unwrap();
+    let keys: Vec<String> = groups
+        .iter()
+        .map(|g| g.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":"))
+        .collect();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/tickset.py"))
+        .args(&keys)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "tickset.py: {}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     keys.iter().map(|k| v[k].clone()).collect()
@@ -46,7 +52,11 @@ fn tickset(paths: &[PathBuf]) -> serde_json::Value {
 
 /// (timestamp µs, index, missed), sorted; after checking every file read cleanly and alike.
 fn rows(set: &serde_json::Value, what: &str) -> Vec<(i64, u64, u64)> {
-    assert!(set["errors"].as_array().unwrap().is_empty(), "{what}: unreadable files: {}", set["errors"]);
+    assert!(
+        set["errors"].as_array().unwrap().is_empty(),
+        "{what}: unreadable files: {}",
+        set["errors"]
+    );
     for (name, f) in set["files"].as_object().unwrap() {
         let n = &f["rows"];
         for (reader, m) in f["readers"].as_object().unwrap() {
@@ -107,7 +117,10 @@ fn assert_holes_counted(rows: &[(i64, u64, u64)], what: &str) {
     }
     let span = (t[t.len() - 1].0 - t[0].0) as f64 / INTERVAL_US as f64 + 1.0;
     let accounted = (t.len() as u64 + t[1..].iter().map(|x| x.1).sum::<u64>()) as f64;
-    assert!((span - accounted).abs() < 3.0, "{what}: {span:.2} deadlines, {accounted} ticks present or missed");
+    assert!(
+        (span - accounted).abs() < 3.0,
+        "{what}: {span:.2} deadlines, {accounted} ticks present or missed"
+    );
 }
 
 /// `N` of the `-v` line "gpumon: N ticks written to FILES", and the files.
@@ -121,7 +134,10 @@ fn written(log: &str) -> (u64, Vec<String>) {
 
 /// The number before `suffix` in the first line holding it.
 fn number_before(log: &str, suffix: &str) -> u64 {
-    let line = log.lines().find(|l| l.contains(suffix)).unwrap_or_else(|| panic!("no '{suffix}' in:\n{log}"));
+    let line = log
+        .lines()
+        .find(|l| l.contains(suffix))
+        .unwrap_or_else(|| panic!("no '{suffix}' in:\n{log}"));
     let head = &line[..line.find(suffix).unwrap()];
     head.trim_end().rsplit(' ').next().unwrap().trim_start_matches('(').parse().unwrap()
 }
@@ -158,8 +174,11 @@ fn one_writer(ext: &str) {
     let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
     rec.wait_for("flushed through", 2, 20);
     let pid = format!("PID {}", rec.child.id());
-    let second =
-        gpumon_fake(dir.path(), STEADY).args(["record", "-q", "--count", "3", "-o"]).arg(&out).output().unwrap();
+    let second = gpumon_fake(dir.path(), STEADY)
+        .args(["record", "-q", "--count", "3", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{ext}: a second recorder exits 2: {err}");
     assert!(err.contains(&pid) && err.contains("started"), "{ext}: it names the live one: {err}");
@@ -174,7 +193,11 @@ fn one_writer(ext: &str) {
     let r = rows(&tickset(&[dir.path().to_path_buf()]), ext);
     assert_exactly_once(&r, ext);
     assert_holes_counted(&r, ext);
-    assert_eq!(r.len() as u64, n * GPUS as u64, "{ext}: the live run ends with every tick it wrote");
+    assert_eq!(
+        r.len() as u64,
+        n * GPUS as u64,
+        "{ext}: the live run ends with every tick it wrote"
+    );
 
     // kill -9 leaves its lock file, but not its lock: recover works at once.
     let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
@@ -184,15 +207,28 @@ fn one_writer(ext: &str) {
     rec.child.wait().unwrap();
     let r = recover(&out);
     let said = String::from_utf8_lossy(&r.stdout).to_string();
-    assert!(r.status.success(), "{ext}: recover after kill -9: {}", String::from_utf8_lossy(&r.stderr));
-    assert!(hidden_files(dir.path()).is_empty(), "{ext}: leftovers: {:?}", hidden_files(dir.path()));
+    assert!(
+        r.status.success(),
+        "{ext}: recover after kill -9: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(
+        hidden_files(dir.path()).is_empty(),
+        "{ext}: leftovers: {:?}",
+        hidden_files(dir.path())
+    );
     let set = tickset(&[dir.path().to_path_buf()]);
     let all = rows(&set, ext);
     assert_exactly_once(&all, ext);
     if ext == "parquet" {
         // "rebuilt PATH from its journal (R rows)": R is what the file holds.
-        let line = said.lines().find(|l| l.starts_with("rebuilt")).unwrap_or_else(|| panic!("{said}"));
-        let name = Path::new(line.split(' ').nth(1).unwrap()).file_name().unwrap().to_string_lossy().into_owned();
+        let line =
+            said.lines().find(|l| l.starts_with("rebuilt")).unwrap_or_else(|| panic!("{said}"));
+        let name = Path::new(line.split(' ').nth(1).unwrap())
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let claimed = number_before(line, "rows)");
         assert_eq!(set["files"][&name]["rows"], claimed, "{line}");
         assert!(claimed >= 2 * GPUS as u64, "{line}");
@@ -218,7 +254,10 @@ fn disk_full_for_three_seconds_keeps_every_tick_once_and_counts_the_hole() {
                 let ext = if run % 2 == 0 { "csv" } else { "parquet" };
                 let dir = root.path().join(format!("{ext}{run}"));
                 std::fs::create_dir(&dir).unwrap();
-                s.spawn(move || disk_full(&dir, ext).map(|(fs, log)| (fs, log, format!("{ext} in {}", dir.display()))))
+                s.spawn(move || {
+                    disk_full(&dir, ext)
+                        .map(|(fs, log)| (fs, log, format!("{ext} in {}", dir.display())))
+                })
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().unwrap()).collect()
@@ -241,7 +280,10 @@ fn disk_full_for_three_seconds_keeps_every_tick_once_and_counts_the_hole() {
             "{what}: message says {dropped}, missed says {biggest}\n{log}"
         );
         let files = set["files"].as_object().unwrap().len();
-        eprintln!("{what}: {} ticks once each in {files} files; {dropped} dropped, missed {biggest}", r.len() / GPUS);
+        eprintln!(
+            "{what}: {} ticks once each in {files} files; {dropped} dropped, missed {biggest}",
+            r.len() / GPUS
+        );
     }
 }
 
@@ -306,7 +348,10 @@ fn an_eio_on_the_third_fdatasync_duplicates_nothing() {
                 assert_holes_counted(&r, ext);
                 let files = set["files"].as_object().unwrap().len();
                 assert!(files >= 2, "{ext}: resumed into a new piece: {}", set["files"]);
-                eprintln!("EIO {ext}: {} ticks once each in {files} files, none dropped", r.len() / GPUS);
+                eprintln!(
+                    "EIO {ext}: {} ticks once each in {files} files, none dropped",
+                    r.len() / GPUS
+                );
             });
         }
     });
@@ -343,8 +388,11 @@ fn removed_directory(ext: &str) {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let second =
-        crate::common::gpumon().args(["record", "-q", "-i", "100ms", "--count", "1", "-o"]).arg(&out).output().unwrap();
+    let second = crate::common::gpumon()
+        .args(["record", "-q", "-i", "100ms", "--count", "1", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{ext}: a second recorder after the return: {err}");
     assert!(err.contains("is being written by"), "{ext}: {err}");
@@ -352,19 +400,29 @@ fn removed_directory(ext: &str) {
     assert!(st.success(), "{ext}: {st:?}\n{log}");
     let removed: Vec<&str> = log.lines().filter(|l| l.contains("was removed")).collect();
     assert_eq!(removed.len(), 1, "{ext}: one warning:\n{log}");
-    assert!(removed[0].contains(&out.display().to_string()), "{ext}: it names the file: {}", removed[0]);
+    assert!(
+        removed[0].contains(&out.display().to_string()),
+        "{ext}: it names the file: {}",
+        removed[0]
+    );
     assert_eq!(number_before(&log, "ticks could not be kept"), 0, "{log}");
     let r = rows(&tickset(std::slice::from_ref(&sub)), ext);
     assert_exactly_once(&r, ext);
     assert_holes_counted(&r, ext);
-    assert!(r[0].0 <= back, "{ext}: the ticks from the return on are all there (first {} > {back})", r[0].0);
+    assert!(
+        r[0].0 <= back,
+        "{ext}: the ticks from the return on are all there (first {} > {back})",
+        r[0].0
+    );
     // The final message names only files that exist, with the ticks they hold.
     let (n, files) = written(&log);
     assert!(files.iter().all(|f| Path::new(f).exists()), "{ext}: {files:?}");
     assert_eq!(n * GPUS as u64, r.len() as u64, "{ext}: {log}");
     let gone = number_before(removed[0], "ticks it held are gone");
     let before = (back - r[0].0) / 1000;
-    eprintln!("removed dir {ext}: {gone} ticks gone with it, {n} in {files:?}, from {before} ms before the return");
+    eprintln!(
+        "removed dir {ext}: {gone} ticks gone with it, {n} in {files:?}, from {before} ms before the return"
+    );
 }
 
 #[test]
@@ -420,7 +478,9 @@ fn rename_and_hup() {
 fn faketime_lib() -> Option<PathBuf> {
     let found = ["x86_64-linux-gnu", "aarch64-linux-gnu", ""]
         .iter()
-        .map(|arch| PathBuf::from(format!("/usr/lib/{arch}/faketime/libfaketime.so.1").replace("//", "/")))
+        .map(|arch| {
+            PathBuf::from(format!("/usr/lib/{arch}/faketime/libfaketime.so.1").replace("//", "/"))
+        })
         .find(|p| p.exists());
     if found.is_none() {
         eprintln!("SKIPPED clock-step test: libfaketime not installed (apt-get install faketime)");
@@ -486,7 +546,12 @@ fn twenty_sighups_in_a_second_with_keep_5_keep_the_data_and_make_no_empty_file()
                 assert!(st.success(), "{ext}: {st:?}\n{log}");
                 let last: i64 = log
                     .lines()
-                    .filter_map(|l| l.strip_prefix("gpumon: flushed through ")?.strip_suffix(" µs")?.parse().ok())
+                    .filter_map(|l| {
+                        l.strip_prefix("gpumon: flushed through ")?
+                            .strip_suffix(" µs")?
+                            .parse()
+                            .ok()
+                    })
                     .next_back()
                     .unwrap();
                 let set = tickset(&[dir.path().to_path_buf()]);
@@ -495,7 +560,8 @@ fn twenty_sighups_in_a_second_with_keep_5_keep_the_data_and_make_no_empty_file()
                 assert_exactly_once(&r, ext);
                 let last = if ext == "csv" { last / 1000 * 1000 } else { last };
                 assert!(r.iter().any(|t| t.0 == last), "{ext}: the last tick survives");
-                let mut names: Vec<String> = set["files"].as_object().unwrap().keys().cloned().collect();
+                let mut names: Vec<String> =
+                    set["files"].as_object().unwrap().keys().cloned().collect();
                 assert!((2..=5).contains(&names.len()), "{ext}: --keep 5: {names:?}");
                 // `ls` order is time order.
                 names.sort();
@@ -504,10 +570,21 @@ fn twenty_sighups_in_a_second_with_keep_5_keep_the_data_and_make_no_empty_file()
                     .filter(|n| n.as_str() != format!("h.{ext}"))
                     .map(|n| set["files"][n]["first"].as_i64().unwrap())
                     .collect();
-                assert!(first_ts.windows(2).all(|w| w[0] < w[1]), "{ext}: {names:?} sort out of time order");
-                assert!(hidden_files(dir.path()).is_empty(), "{ext}: {:?}", hidden_files(dir.path()));
+                assert!(
+                    first_ts.windows(2).all(|w| w[0] < w[1]),
+                    "{ext}: {names:?} sort out of time order"
+                );
+                assert!(
+                    hidden_files(dir.path()).is_empty(),
+                    "{ext}: {:?}",
+                    hidden_files(dir.path())
+                );
                 let pieces = log.lines().filter(|l| l.starts_with("gpumon: writing ")).count();
-                eprintln!("SIGHUP storm {ext}: {pieces} pieces, {} kept, {} rows, none empty", names.len(), r.len());
+                eprintln!(
+                    "SIGHUP storm {ext}: {pieces} pieces, {} kept, {} rows, none empty",
+                    names.len(),
+                    r.len()
+                );
             });
         }
     });
@@ -569,7 +646,12 @@ fn torn_csv_line() {
         .arg(&torn)
         .output();
     assert!(o.unwrap().status.success());
-    std::fs::OpenOptions::new().append(true).open(&torn).unwrap().write_all(b"2026-12-02T14:00:00.000Z,ho").unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&torn)
+        .unwrap()
+        .write_all(b"2026-12-02T14:00:00.000Z,ho")
+        .unwrap();
     let m = said(&torn);
     assert!(m.contains("cut a torn last line (27 bytes)") && m.contains("(20 rows kept)"), "{m}");
 }
@@ -584,7 +666,11 @@ fn journal_deleted_while_live() {
     rec.wait_for("flushed through", 5, 20);
     let (st, log) = rec.stop();
     assert!(st.success(), "{st:?}\n{log}");
-    assert_eq!(log.lines().filter(|l| l.contains(".j.parquet.journal was removed")).count(), 1, "{log}");
+    assert_eq!(
+        log.lines().filter(|l| l.contains(".j.parquet.journal was removed")).count(),
+        1,
+        "{log}"
+    );
     let (n, _) = written(&log);
     let r = rows(&tickset(&[out]), "deleted journal");
     assert_eq!(r.len() as u64, n * GPUS as u64);

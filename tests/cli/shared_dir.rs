@@ -26,7 +26,8 @@ fn neighbour() -> Option<(u32, u32)> {
         String::from_utf8_lossy(&o.stdout).trim().parse().ok()
     };
     if id("-u").is_none() {
-        let _ = Command::new("useradd").args(["-r", "-M", "-s", "/usr/sbin/nologin", NAME]).output();
+        let _ =
+            Command::new("useradd").args(["-r", "-M", "-s", "/usr/sbin/nologin", NAME]).output();
     }
     match (id("-u"), id("-g")) {
         (Some(u), Some(g)) => Some((u, g)),
@@ -81,10 +82,18 @@ fn a_planted_lock_link_is_never_followed_by_record_or_recover() {
     symlink(&important, &lock).unwrap();
     let o = record(&dir.path().join("runA.csv")).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains(".runA.csv.lock") && text(&o).contains("symbolic link"), "{}", text(&o));
+    assert!(
+        text(&o).contains(".runA.csv.lock") && text(&o).contains("symbolic link"),
+        "{}",
+        text(&o)
+    );
     let o = gpumon().arg("recover").arg(dir.path().join("runA.csv")).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert_eq!(std::fs::read_to_string(&important).unwrap(), "precious\n", "the link's target is untouched");
+    assert_eq!(
+        std::fs::read_to_string(&important).unwrap(),
+        "precious\n",
+        "the link's target is untouched"
+    );
     // A dangling one makes no file where it points.
     std::fs::remove_file(&lock).unwrap();
     symlink(&nowhere, &lock).unwrap();
@@ -102,7 +111,11 @@ fn a_lock_file_of_another_user_is_locked_but_never_rewritten() {
     chown(&lock, nb);
     let o = record(&dir.path().join("runB.csv")).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(std::fs::read_to_string(&lock).unwrap(), "the neighbour's own words\n", "neither truncated nor removed");
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        "the neighbour's own words\n",
+        "neither truncated nor removed"
+    );
 }
 
 #[test]
@@ -153,7 +166,11 @@ fn a_template_directory_linked_elsewhere_by_another_user_is_refused() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("host=evil") && text(&o).contains("symbolic link"), "{}", text(&o));
-    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written where the link points");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written where the link points"
+    );
     // The recorder's own directories are made as before.
     let o = gpumon()
         .args(["record", "-q", "-i", "100ms", "--count", "2", "--host", "good", "-o"])
@@ -171,8 +188,14 @@ fn a_dangling_journal_link_does_not_stop_a_recording() {
     symlink(&nowhere, &journal).unwrap();
     let o = record(&dir.path().join("run.parquet")).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains(".run.parquet.journal") && text(&o).contains("symbolic link"), "{}", text(&o));
-    assert!(std::fs::symlink_metadata(&nowhere).is_err() && std::fs::symlink_metadata(&journal).is_ok());
+    assert!(
+        text(&o).contains(".run.parquet.journal") && text(&o).contains("symbolic link"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        std::fs::symlink_metadata(&nowhere).is_err() && std::fs::symlink_metadata(&journal).is_ok()
+    );
     assert_eq!(named(dir.path(), "run.2").len(), 1, "the rows went to a piece of their own");
 }
 
@@ -213,7 +236,10 @@ fn record_refuses_to_start_beside_a_status_file_of_another_user() {
     let (code, err) = run_briefly(c.uid(nb.0).gid(nb.1).current_dir("/"), Duration::from_secs(20));
     assert!(matches!(code, Some(1 | 2)), "exit {code:?}: {err}");
     assert!(err.contains(".run.csv.status") && err.contains("another user"), "{err}");
-    assert!(std::fs::read_to_string(&planted).unwrap().contains("elsewhere"), "the file is left as it was");
+    assert!(
+        std::fs::read_to_string(&planted).unwrap().contains("elsewhere"),
+        "the file is left as it was"
+    );
     assert!(!dir.path().join("run.csv").exists(), "stopped before any file was made");
 }
 
@@ -243,7 +269,12 @@ fn mark_sends_nothing_to_a_socket_named_by_another_users_status_file() {
     let status = dir.path().join(".run.parquet.status");
     std::fs::write(&status, format!(r#"{{"pid": 1, "control": "{}"}}"#, sock.display())).unwrap();
     chown(&status, nb);
-    let o = gpumon().args(["mark", "--run"]).arg(dir.path().join("run.parquet")).arg("secret-label").output().unwrap();
+    let o = gpumon()
+        .args(["mark", "--run"])
+        .arg(dir.path().join("run.parquet"))
+        .arg("secret-label")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("another user"), "{}", text(&o));
     assert_eq!(heard.join().unwrap(), "", "the label never reached the other user's socket");
@@ -257,11 +288,16 @@ fn a_fifo_or_a_device_in_place_of_the_status_file_is_refused_at_once() {
     symlink("/dev/zero", dir.path().join(".zero.parquet.status")).unwrap();
     for run in ["fifo.parquet", "zero.parquet"] {
         let run = dir.path().join(run);
-        let (code, err) = run_briefly(gpumon().args(["mark", "--run"]).arg(&run).arg("x"), Duration::from_secs(10));
+        let (code, err) = run_briefly(
+            gpumon().args(["mark", "--run"]).arg(&run).arg("x"),
+            Duration::from_secs(10),
+        );
         assert_eq!(code, Some(2), "mark on {}: {err}", run.display());
         assert!(err.contains("status file"), "{err}");
-        let (code, err) =
-            run_briefly(gpumon().args(["watch", "--once"]).arg(&run).env("COLUMNS", "100"), Duration::from_secs(10));
+        let (code, err) = run_briefly(
+            gpumon().args(["watch", "--once"]).arg(&run).env("COLUMNS", "100"),
+            Duration::from_secs(10),
+        );
         assert_eq!(code, Some(2), "watch on {}: {err}", run.display());
         assert!(err.contains("status file"), "{err}");
     }
@@ -269,10 +305,13 @@ fn a_fifo_or_a_device_in_place_of_the_status_file_is_refused_at_once() {
 
 /// The control socket of the recording of `run`, from its status file (waits up to 20 s).
 fn control_socket(run: &Path) -> PathBuf {
-    let status = run.with_file_name(format!(".{}.status", run.file_name().unwrap().to_string_lossy()));
+    let status =
+        run.with_file_name(format!(".{}.status", run.file_name().unwrap().to_string_lossy()));
     let t0 = Instant::now();
     loop {
-        let doc = std::fs::read(&status).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        let doc = std::fs::read(&status)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
         if let Some(c) = doc.as_ref().and_then(|d| d["control"].as_str()) {
             return PathBuf::from(c);
         }
@@ -305,7 +344,11 @@ fn a_flood_of_marks_is_capped_counted_and_kept_out_of_the_arrow_schema() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     assert!(refused > sent / 2, "most of the flood is refused: {refused} of {sent}");
-    assert!(text(&o).contains(&format!("{refused} marks refused")), "said once at the end: {}", text(&o));
+    assert!(
+        text(&o).contains(&format!("{refused} marks refused")),
+        "said once at the end: {}",
+        text(&o)
+    );
     let py = "import json, sys, pyarrow.parquet as pq\n\
               md = pq.read_metadata(sys.argv[1]).metadata\n\
               sm = pq.read_schema(sys.argv[1]).metadata or {}\n\
@@ -341,10 +384,14 @@ fn watch_prints_no_terminal_control_or_bidi_character_from_the_status_file() {
     });
     std::fs::write(private.join("status"), doc.to_string()).unwrap();
     symlink(private.join("status"), dir.path().join(".run.parquet.status")).unwrap();
-    let o = gpumon().args(["watch", "--once"]).arg(dir.path().join("run.parquet")).output().unwrap();
+    let o =
+        gpumon().args(["watch", "--once"]).arg(dir.path().join("run.parquet")).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("owned window title") && out.contains("txt.exe"), "the text is shown: {out}");
+    assert!(
+        out.contains("owned window title") && out.contains("txt.exe"),
+        "the text is shown: {out}"
+    );
     let bad: Vec<char> = out
         .chars()
         .filter(|&c| {
@@ -359,10 +406,18 @@ fn watch_prints_no_terminal_control_or_bidi_character_from_the_status_file() {
 #[test]
 fn mark_refuses_a_label_with_bidi_controls() {
     let dir = tempfile::tempdir().unwrap();
-    let o =
-        gpumon().args(["mark", "--run"]).arg(dir.path().join("run.parquet")).arg("bs=64\u{202e}txt").output().unwrap();
+    let o = gpumon()
+        .args(["mark", "--run"])
+        .arg(dir.path().join("run.parquet"))
+        .arg("bs=64\u{202e}txt")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("bad phase label") && text(&o).contains("bidirectional"), "{}", text(&o));
+    assert!(
+        text(&o).contains("bad phase label") && text(&o).contains("bidirectional"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// `md` with its code spans taken out (CommonMark: a run of n backticks up to the next run of
@@ -414,34 +469,55 @@ fn markdown_shows_hostile_host_names_and_phase_labels_as_text() {
     let dir = tempfile::tempdir().unwrap();
     let (host, a, b) = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "`x`<b>|*y*");
     let rows: String = (0..4)
-        .map(|i| format!("2026-01-01T00:00:0{i}.000Z,{host},0,GPU-1,{},\"{}\"\n", 50 + i, if i < 2 { a } else { b }))
+        .map(|i| {
+            format!(
+                "2026-01-01T00:00:0{i}.000Z,{host},0,GPU-1,{},\"{}\"\n",
+                50 + i,
+                if i < 2 { a } else { b }
+            )
+        })
         .collect();
     let csv = dir.path().join("r.csv");
-    std::fs::write(&csv, format!("timestamp,host,index,uuid,utilization.gpu,phase\n{rows}")).unwrap();
-    let o = gpumon().args(["summarize", "--by", "phase", "--format", "markdown"]).arg(&csv).output().unwrap();
+    std::fs::write(&csv, format!("timestamp,host,index,uuid,utilization.gpu,phase\n{rows}"))
+        .unwrap();
+    let o = gpumon()
+        .args(["summarize", "--by", "phase", "--format", "markdown"])
+        .arg(&csv)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let md = String::from_utf8_lossy(&o.stdout);
     let (prose, spans) = split_code_spans(&md);
     assert!(!prose.contains('<'), "raw HTML outside code spans:\n{prose}");
-    assert!(spans.iter().any(|s| s.trim() == b), "the label with backticks is one whole code span: {spans:?}");
+    assert!(
+        spans.iter().any(|s| s.trim() == b),
+        "the label with backticks is one whole code span: {spans:?}"
+    );
     assert!(spans.iter().any(|s| s == host) && spans.iter().any(|s| s == a), "{spans:?}");
-    assert!(prose.contains("&lt;img src=x onerror=alert(2)&gt;"), "in a table cell as text:\n{prose}");
+    assert!(
+        prose.contains("&lt;img src=x onerror=alert(2)&gt;"),
+        "in a table cell as text:\n{prose}"
+    );
 }
 
 #[test]
 fn the_summary_table_prints_no_control_or_bidi_character_of_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let (host, phase) = ("\u{1b}]0;title\u{7}h\u{202e}ost", "a\u{1b}[2Jb\u{2067}");
-    let rows: String =
-        (0..3).map(|i| format!("2026-01-01T00:00:0{i}.000Z,{host},0,GPU-1,{},{phase}\n", 50 + i)).collect();
+    let rows: String = (0..3)
+        .map(|i| format!("2026-01-01T00:00:0{i}.000Z,{host},0,GPU-1,{},{phase}\n", 50 + i))
+        .collect();
     let csv = dir.path().join("r.csv");
-    std::fs::write(&csv, format!("timestamp,host,index,uuid,utilization.gpu,phase\n{rows}")).unwrap();
+    std::fs::write(&csv, format!("timestamp,host,index,uuid,utilization.gpu,phase\n{rows}"))
+        .unwrap();
     let o = gpumon().args(["summarize", "--by", "phase"]).arg(&csv).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("h\\u{202e}ost") && out.contains("a\\u{1b}[2Jb"), "shown escaped: {out}");
-    let bad: Vec<char> =
-        out.chars().filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}' || c == '\u{2067}').collect();
+    let bad: Vec<char> = out
+        .chars()
+        .filter(|&c| (c.is_control() && c != '\n') || c == '\u{202e}' || c == '\u{2067}')
+        .collect();
     assert!(bad.is_empty(), "{bad:?}");
 }
 

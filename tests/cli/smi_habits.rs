@@ -16,7 +16,8 @@ fn minus_f_is_the_output_file_and_minus_i_index_points_to_id() {
     let csv = std::fs::read_to_string(&out).unwrap();
     assert!(csv.starts_with("timestamp,") && csv.lines().count() > 2, "{csv}");
 
-    let o = gpumon().args(["record", "-i", "0", "-o"]).arg(dir.path().join("x.csv")).output().unwrap();
+    let o =
+        gpumon().args(["record", "-i", "0", "-o"]).arg(dir.path().join("x.csv")).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("use --id 0"), "{err}");
@@ -28,7 +29,11 @@ fn unknown_fields_are_suggested_by_edit_distance_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("x.csv");
     let err = |name: &str| {
-        let o = gpumon().args(["record", "--count", "1", "--query-gpu", name, "-o"]).arg(&x).output().unwrap();
+        let o = gpumon()
+            .args(["record", "--count", "1", "--query-gpu", name, "-o"])
+            .arg(&x)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(2));
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
@@ -110,7 +115,8 @@ fn query_gpu_page_matches_the_names_the_binary_accepts() {
         .lines()
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
-            let cells: Vec<&str> = l.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`')).collect();
+            let cells: Vec<&str> =
+                l.trim_matches('|').split('|').map(|c| c.trim().trim_matches('`')).collect();
             (cells[0].to_string(), cells[1].trim_matches('`').to_string())
         })
         .collect();

@@ -10,7 +10,10 @@ use crate::harness::Tmux;
 fn eight_gpus() -> String {
     let mut s = String::from("init = ok\n");
     for i in 0..8 {
-        s += &format!("\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = {}\nmemory.used = 1000\n", 90 + i);
+        s += &format!(
+            "\n[device]\nname = NVIDIA H100 80GB HBM3\nutilization.gpu = {}\nmemory.used = 1000\n",
+            90 + i
+        );
     }
     s
 }
@@ -34,7 +37,11 @@ fn status_line_fits_an_80_column_terminal() {
     let tmux = Tmux::new("status");
     tmux.start("t", 80, 24, &script);
     let width = tmux.run(&["display-message", "-p", "-t", "t", "#{pane_width}"]);
-    assert_eq!(String::from_utf8_lossy(&width.stdout).trim(), "80", "the pane must be 80 columns wide");
+    assert_eq!(
+        String::from_utf8_lossy(&width.stdout).trim(),
+        "80",
+        "the pane must be 80 columns wide"
+    );
 
     let t0 = Instant::now();
     let mut seen = 0;
@@ -47,7 +54,10 @@ fn status_line_fits_an_80_column_terminal() {
             break;
         }
         for line in screen.lines() {
-            assert!(line.chars().count() <= 80, "a line wider than the terminal (it wrapped):\n{screen}");
+            assert!(
+                line.chars().count() <= 80,
+                "a line wider than the terminal (it wrapped):\n{screen}"
+            );
         }
         let status: Vec<&str> = screen.lines().filter(|l| l.contains("ticks")).collect();
         assert!(status.len() <= 1, "the status line was not redrawn in place:\n{screen}");
@@ -60,7 +70,10 @@ fn status_line_fits_an_80_column_terminal() {
     }
     assert!(last.contains("gpumon-exit=0"), "gpumon did not end cleanly:\n{last}");
     assert!(seen >= 3, "the status line was seen {seen} times:\n{last}");
-    assert!(!last.lines().any(|l| l.contains("ticks")), "the status line is cleared at the end:\n{last}");
+    assert!(
+        !last.lines().any(|l| l.contains("ticks")),
+        "the status line is cleared at the end:\n{last}"
+    );
 }
 
 #[test]
@@ -72,8 +85,11 @@ fn wrapped_job_output_is_not_mixed_with_a_status_line() {
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
     // The job writes without a newline first (as a progress print does), then ends the line.
     let job = dir.path().join("job.sh");
-    std::fs::write(&job, "for i in 1 2 3 4 5 6 7 8 9 10; do printf 'bs=64 '; sleep 0.2; echo step$i done; done\n")
-        .unwrap();
+    std::fs::write(
+        &job,
+        "for i in 1 2 3 4 5 6 7 8 9 10; do printf 'bs=64 '; sleep 0.2; echo step$i done; done\n",
+    )
+    .unwrap();
     let script = format!(
         "env -u CUDA_VISIBLE_DEVICES -u NVIDIA_VISIBLE_DEVICES GPUMON_NVML_LIB='{}' FAKE_NVML_SCENARIO='{}' '{}' record -i 100ms -o '{}' -- sh '{}'; echo gpumon-exit=$?; sleep 60",
         fake_nvml().display(),
@@ -89,7 +105,10 @@ fn wrapped_job_output_is_not_mixed_with_a_status_line() {
     while t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(150));
         let screen = tmux.capture("t");
-        assert!(!screen.contains("ticks"), "a status line was drawn over the job's output:\n{screen}");
+        assert!(
+            !screen.contains("ticks"),
+            "a status line was drawn over the job's output:\n{screen}"
+        );
         let done = screen.contains("gpumon-exit=");
         last = screen;
         if done {
@@ -98,6 +117,9 @@ fn wrapped_job_output_is_not_mixed_with_a_status_line() {
     }
     assert!(last.contains("gpumon-exit=0"), "gpumon did not end cleanly:\n{last}");
     for i in 1..=10 {
-        assert!(last.lines().any(|l| l == format!("bs=64 step{i} done")), "line {i} of the job was broken:\n{last}");
+        assert!(
+            last.lines().any(|l| l == format!("bs=64 step{i} done")),
+            "line {i} of the job was broken:\n{last}"
+        );
     }
 }

@@ -65,8 +65,10 @@ fn stat(g: &Value, name: &str) -> Option<f64> {
 #[test]
 fn every_shared_log_agrees_with_pandas() {
     let Some(logs) = shared_smi_logs() else { return };
-    let mut names: Vec<String> =
-        std::fs::read_dir(&logs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     assert_eq!(names.len(), 11, "{names:?}");
     for name in &names {
@@ -112,7 +114,10 @@ fn every_shared_log_agrees_with_pandas() {
                     (None, None) => {}
                     // pandas holds timestamps as float seconds: energy agrees to ~1e-9, not exactly.
                     (Some(a), Some(b)) => {
-                        assert!(close(a, b, 1e-7), "{name} GPU {label} {ours}: pandas {a}, gpumon {b}")
+                        assert!(
+                            close(a, b, 1e-7),
+                            "{name} GPU {label} {ours}: pandas {a}, gpumon {b}"
+                        )
                     }
                     (a, b) => panic!("{name} GPU {label} {ours}: pandas {a:?}, gpumon {b:?}"),
                 }
@@ -128,11 +133,17 @@ fn every_shared_log_agrees_with_pandas() {
         }
         let warnings = j["inputs"][0]["warnings"].as_array().unwrap();
         if name.starts_with("fridanl") {
-            assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("cut short")), "{name}: {warnings:?}");
+            assert!(
+                warnings.iter().any(|w| w.as_str().unwrap().contains("cut short")),
+                "{name}: {warnings:?}"
+            );
             assert!(String::from_utf8_lossy(&o.stderr).contains("warning:"));
         }
         if name.contains("titanx_2gpu") {
-            assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("NUL bytes")), "{name}: {warnings:?}");
+            assert!(
+                warnings.iter().any(|w| w.as_str().unwrap().contains("NUL bytes")),
+                "{name}: {warnings:?}"
+            );
         }
     }
 }
@@ -151,8 +162,10 @@ fn pyarrow_page_layouts_read_the_same_as_the_parquet_crate() {
     assert!(out.status.success(), "pqvariants.py: {}", String::from_utf8_lossy(&out.stderr));
     let names: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
     let figures = |name: &str| {
-        let mut j =
-            json_of(&summarize(&["--host", "h", "--format", "json"], &[&dir.path().join(format!("{name}.parquet"))]));
+        let mut j = json_of(&summarize(
+            &["--host", "h", "--format", "json"],
+            &[&dir.path().join(format!("{name}.parquet"))],
+        ));
         j.as_object_mut().unwrap().remove("inputs");
         j
     };
@@ -176,8 +189,10 @@ fn a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
     assert_eq!(o.status.code(), Some(2), "the headerless log without --columns fails the run");
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("dst915") && e.contains("--columns") && e.lines().count() == 1, "{e}");
-    let o =
-        summarize(&["--format", "json", "--tz", "UTC", "--columns", "timestamp,utilization.gpu,memory.used"], &[&logs]);
+    let o = summarize(
+        &["--format", "json", "--tz", "UTC", "--columns", "timestamp,utilization.gpu,memory.used"],
+        &[&logs],
+    );
     let j = json_of(&o);
     assert_eq!(j["hosts"].as_array().unwrap().len(), 11);
     assert_eq!(j["inputs"].as_array().unwrap().len(), 11);
@@ -186,7 +201,10 @@ fn a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
         1518 + 41645 + 3314 + 45632 + 1216 + 2714 + 388 + 104 + 224 + 1639 + 2619
     );
     // --host files every log under one name.
-    let o = summarize(&["--format", "json", "--host", "box"], &[&logs.join("eobo0530_vlm_optimization__gpu_log.csv")]);
+    let o = summarize(
+        &["--format", "json", "--host", "box"],
+        &[&logs.join("eobo0530_vlm_optimization__gpu_log.csv")],
+    );
     assert_eq!(json_of(&o)["hosts"][0]["host"], "box");
 }
 
@@ -268,10 +286,16 @@ fn findings_fire_on_a_troubled_recording_and_stay_silent_on_a_healthy_one() {
     let dir = tempfile::tempdir().unwrap();
     let j = record_and_summarize(dir.path(), TROUBLED);
     let r = rules(&j);
-    for want in
-        [("oom_risk", Some("0")), ("thermal_throttling", Some("0")), ("power_throttling", None), ("imbalance", None)]
-    {
-        assert!(r.iter().any(|(id, g)| id == want.0 && g.as_deref() == want.1), "{want:?} missing from {r:?}");
+    for want in [
+        ("oom_risk", Some("0")),
+        ("thermal_throttling", Some("0")),
+        ("power_throttling", None),
+        ("imbalance", None),
+    ] {
+        assert!(
+            r.iter().any(|(id, g)| id == want.0 && g.as_deref() == want.1),
+            "{want:?} missing from {r:?}"
+        );
     }
     assert!(!r.iter().any(|(id, g)| id == "oom_risk" && g.as_deref() == Some("1")), "{r:?}");
     let g0 = &j["hosts"][0]["gpus"][0];
@@ -304,8 +328,15 @@ fn host_fixture(dir: &Path) -> PathBuf {
         let util = 20 + (t % 3) * 10;
         // energy counter: 150 J per second, reset to 0 at t = 60 (driver reload)
         let e0 = if t < 60 { 1000 + 150 * t } else { 150 * (t - 60) };
-        s += &format!("{ts},node7,0,GPU-a,{util},30000,81559,150,{e0},12.5,{core},515000,200000,{},0\n", 2048 + t);
-        s += &format!("{ts},node7,1,GPU-b,0,4,81559,60,{},12.5,{core},515000,200000,{},0\n", 500 * t, 2048 + t);
+        s += &format!(
+            "{ts},node7,0,GPU-a,{util},30000,81559,150,{e0},12.5,{core},515000,200000,{},0\n",
+            2048 + t
+        );
+        s += &format!(
+            "{ts},node7,1,GPU-b,0,4,81559,60,{},12.5,{core},515000,200000,{},0\n",
+            500 * t,
+            2048 + t
+        );
     }
     std::fs::write(&p, s).unwrap();
     p
@@ -332,7 +363,8 @@ fn input_bound_unused_and_swap_from_a_csv_fixture() {
     assert_eq!(g0["energy_method"], "counter");
     assert!(close(stat(g0, "energy_wh").unwrap(), 118.0 * 150.0 / 3600.0, 1e-9), "{}", g0["stats"]);
     // A threshold override silences the rule.
-    let j = json_of(&summarize(&["--format", "json", "--threshold", "input_bound_pct=95"], &[&csv]));
+    let j =
+        json_of(&summarize(&["--format", "json", "--threshold", "input_bound_pct=95"], &[&csv]));
     assert!(!rules(&j).iter().any(|(id, _)| id == "input_bound"));
     assert_eq!(j["thresholds"]["input_bound_pct"], 95.0);
 }
@@ -340,10 +372,15 @@ fn input_bound_unused_and_swap_from_a_csv_fixture() {
 #[test]
 fn fail_if_checks_exit_codes() {
     let log = smi_fixture("plain.csv");
-    let o =
-        summarize(&["-q", "--fail-if", "utilization.gpu.mean < 1", "--fail-if", "all.energy_wh > 1000000"], &[&log]);
+    let o = summarize(
+        &["-q", "--fail-if", "utilization.gpu.mean < 1", "--fail-if", "all.energy_wh > 1000000"],
+        &[&log],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = summarize(&["--fail-if", "utilization.gpu.mean > 1", "--fail-if", "memory.used.max < 1"], &[&log]);
+    let o = summarize(
+        &["--fail-if", "utilization.gpu.mean > 1", "--fail-if", "memory.used.max < 1"],
+        &[&log],
+    );
     assert_eq!(o.status.code(), Some(3));
     let e = String::from_utf8_lossy(&o.stderr);
     let failed: Vec<&str> = e.lines().filter(|l| l.contains("check failed")).collect();
@@ -354,7 +391,9 @@ fn fail_if_checks_exit_codes() {
     let o = summarize(&["--fail-if", "temperature.gpu.max > 90"], &[&log]);
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not in the data"));
-    for bad in ["utilization.gpu.mean <", "utilization.gpu.mean ~ 3", "utilisation.gpu.mean < 3", "< 5"] {
+    for bad in
+        ["utilization.gpu.mean <", "utilization.gpu.mean ~ 3", "utilisation.gpu.mean < 3", "< 5"]
+    {
         let o = summarize(&["--fail-if", bad], &[&log]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
         assert!(String::from_utf8_lossy(&o.stderr).contains("--fail-if"), "{bad}");
@@ -376,7 +415,8 @@ fn bad_inputs_are_one_line_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("empty.csv"), b"").unwrap();
-    std::fs::write(d.join("garbage.bin"), [0x00u8, 0x9f, 0x92, 0x96, 0xff, 0x01, 0x02].repeat(100)).unwrap();
+    std::fs::write(d.join("garbage.bin"), [0x00u8, 0x9f, 0x92, 0x96, 0xff, 0x01, 0x02].repeat(100))
+        .unwrap();
     std::fs::write(d.join("other.csv"), "name,age\nalice,30\nbob,41\n").unwrap();
     std::fs::create_dir(d.join("nothing")).unwrap();
     std::fs::write(d.join("nothing/readme.txt"), "hello\n").unwrap();
@@ -390,13 +430,16 @@ fn bad_inputs_are_one_line_usage_errors() {
     assert!(o.status.success());
     let bytes = std::fs::read(&full).unwrap();
     std::fs::write(d.join("cut.parquet"), &bytes[..bytes.len() / 2]).unwrap();
-    for name in ["empty.csv", "garbage.bin", "other.csv", "nothing", "cut.parquet", "missing.parquet"] {
+    for name in
+        ["empty.csv", "garbage.bin", "other.csv", "nothing", "cut.parquet", "missing.parquet"]
+    {
         expect_usage_error(&summarize(&[], &[&d.join(name)]), name);
     }
     // One bad input among good ones fails the run.
     expect_usage_error(&summarize(&[], &[&full, &d.join("other.csv")]), "other.csv");
     // Unreadable: as root, run as nobody (root reads anything).
-    let secret = tempfile::Builder::new().prefix("gpumon-perm").tempdir_in(std::env::temp_dir()).unwrap();
+    let secret =
+        tempfile::Builder::new().prefix("gpumon-perm").tempdir_in(std::env::temp_dir()).unwrap();
     let path = secret.path().join("secret.csv");
     std::fs::copy(smi_fixture("plain.csv"), &path).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -466,7 +509,9 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
             .unwrap()
             .flatten()
             .filter(|e| e.file_name() != "scenario.txt")
-            .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+            .map(|e| {
+                (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+            })
             .collect();
         v.sort();
         v
@@ -475,14 +520,21 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
     let journals = before.iter().filter(|(n, _)| n.ends_with(".journal")).count();
     assert_eq!(journals, 1, "{:?}", before.iter().map(|x| &x.0).collect::<Vec<_>>());
     let j = json_of(&summarize(&["--format", "json"], &[&out]));
-    assert_eq!(listing(dir.path()), before, "summarize must not modify, recover or delete anything");
-    let kinds: Vec<&str> = j["inputs"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        listing(dir.path()),
+        before,
+        "summarize must not modify, recover or delete anything"
+    );
+    let kinds: Vec<&str> =
+        j["inputs"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds.iter().filter(|k| **k == "parquet").count(), 2, "{kinds:?}");
     assert_eq!(kinds.iter().filter(|k| **k == "journal").count(), 1, "{kinds:?}");
-    let rows: u64 = j["inputs"].as_array().unwrap().iter().map(|i| i["rows"].as_u64().unwrap()).sum();
+    let rows: u64 =
+        j["inputs"].as_array().unwrap().iter().map(|i| i["rows"].as_u64().unwrap()).sum();
     // Every row is a sample or, for the GPU that fell off the bus, an empty row (a gap).
     let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
-    let samples: f64 = gpus.iter().map(|g| stat(g, "samples").unwrap() + stat(g, "empty_rows").unwrap()).sum();
+    let samples: f64 =
+        gpus.iter().map(|g| stat(g, "samples").unwrap() + stat(g, "empty_rows").unwrap()).sum();
     assert_eq!(samples as u64, rows);
     assert!(rows > 20, "the journal's rows count too ({rows})");
     // The gaps between the runs are seen as gaps.
@@ -496,7 +548,10 @@ fn windows_cut_the_data() {
     let all = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
     let n = stat(&all["hosts"][0]["gpus"][0], "samples").unwrap();
     assert_eq!(n, 1639.0);
-    let w = json_of(&summarize(&["--format", "json", "--tz", "UTC", "--since", "+1h", "--until", "+2h"], &[&log]));
+    let w = json_of(&summarize(
+        &["--format", "json", "--tz", "UTC", "--since", "+1h", "--until", "+2h"],
+        &[&log],
+    ));
     let g = &w["hosts"][0]["gpus"][0];
     // 15 s interval: 240 samples in an hour.
     assert!((239.0..=241.0).contains(&stat(g, "samples").unwrap()), "{}", g["stats"]);
@@ -504,7 +559,16 @@ fn windows_cut_the_data() {
     assert_eq!(w["window"]["since"], "2026-02-02T02:07:37.100Z");
     assert_eq!(w["window"]["rows_left_out"].as_f64().unwrap() + stat(g, "samples").unwrap(), n);
     let w = json_of(&summarize(
-        &["--format", "json", "--tz", "UTC", "--skip-warmup", "10m", "--until", "2026-02-02 01:27:37"],
+        &[
+            "--format",
+            "json",
+            "--tz",
+            "UTC",
+            "--skip-warmup",
+            "10m",
+            "--until",
+            "2026-02-02 01:27:37",
+        ],
         &[&log],
     ));
     assert_eq!(stat(&w["hosts"][0]["gpus"][0], "samples"), Some(40.0));
@@ -518,7 +582,8 @@ fn windows_cut_the_data() {
 #[test]
 fn table_markdown_and_csv_reports() {
     let Some(logs) = shared_smi_logs() else { return };
-    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let log =
+        logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let o = summarize(&["--tz", "UTC"], &[&log]);
     assert!(o.status.success());
     let t = String::from_utf8(o.stdout).unwrap();
@@ -532,7 +597,10 @@ fn table_markdown_and_csv_reports() {
     let o = summarize(&["--tz", "UTC", "--format", "csv"], &[&log]);
     let c = String::from_utf8(o.stdout).unwrap();
     assert!(c.starts_with("scope,host,gpu,statistic,value,unit\n"));
-    assert!(c.lines().any(|l| l.starts_with("gpu,") && l.contains(",7,utilization.gpu.mean,")), "{c}");
+    assert!(
+        c.lines().any(|l| l.starts_with("gpu,") && l.contains(",7,utilization.gpu.mean,")),
+        "{c}"
+    );
     assert!(c.lines().any(|l| l.starts_with("all_gpus,,,energy_wh,")));
 }
 
@@ -568,18 +636,30 @@ fn convert_a_log_to_typed_parquet_and_back() {
         "energy_wh",
         "throttle.sw_power_cap_pct",
     ] {
-        assert_eq!(a["hosts"][0]["gpus"][0]["stats"][s], b["hosts"][0]["gpus"][0]["stats"][s], "{s}");
+        assert_eq!(
+            a["hosts"][0]["gpus"][0]["stats"][s], b["hosts"][0]["gpus"][0]["stats"][s],
+            "{s}"
+        );
     }
     // The interleaved 8-GPU log becomes ticks of 8 rows sharing one timestamp.
-    let log8 = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let log8 =
+        logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let csv = dir.path().join("h100.csv");
-    let o = gpumon().args(["convert", "-q", "--tz", "UTC", "-o"]).arg(&csv).arg(&log8).output().unwrap();
+    let o = gpumon()
+        .args(["convert", "-q", "--tz", "UTC", "-o"])
+        .arg(&csv)
+        .arg(&log8)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = readback(&csv);
     assert_eq!(r["pandas"]["rows"], 45632);
     let ts = r["pandas"]["columns"]["timestamp"].as_array().unwrap();
     let idx = r["pandas"]["columns"]["index"].as_array().unwrap();
-    assert_eq!(idx[..8].iter().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
+    assert_eq!(
+        idx[..8].iter().map(|v| v.as_u64().unwrap()).collect::<Vec<_>>(),
+        (0..8).collect::<Vec<_>>()
+    );
     assert!(ts[..8].iter().all(|t| t == &ts[0]) && ts[8] != ts[0]);
     // Writing over an input is refused.
     let o = gpumon().args(["convert", "-o"]).arg(&out).arg(&out).output().unwrap();
@@ -591,9 +671,15 @@ fn convert_a_log_to_typed_parquet_and_back() {
 #[test]
 fn gpus_selects_gpus_and_interleaved_gpus_counts_them() {
     let Some(logs) = shared_smi_logs() else { return };
-    let log = logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
+    let log =
+        logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
     let gpus = |j: &Value| -> Vec<String> {
-        j["hosts"][0]["gpus"].as_array().unwrap().iter().map(|g| g["gpu"].as_str().unwrap().to_string()).collect()
+        j["hosts"][0]["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["gpu"].as_str().unwrap().to_string())
+            .collect()
     };
     let all = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
     assert_eq!(gpus(&all).len(), 8);
@@ -606,7 +692,10 @@ fn gpus_selects_gpus_and_interleaved_gpus_counts_them() {
     let three = json_of(&summarize(&["--format", "json", "--tz", "UTC", "--id", "3"], &[&log]));
     assert_eq!(gpus(&three), ["3"]);
     // The interleaving count under its own name still folds the log into that many GPUs.
-    let four = json_of(&summarize(&["--format", "json", "--tz", "UTC", "--interleaved-gpus", "4"], &[&log]));
+    let four = json_of(&summarize(
+        &["--format", "json", "--tz", "UTC", "--interleaved-gpus", "4"],
+        &[&log],
+    ));
     assert_eq!(gpus(&four), ["0", "1", "2", "3"]);
     let o = summarize(&["--gpus", "9"], &[&log]);
     assert_eq!(o.status.code(), Some(2));
@@ -615,18 +704,30 @@ fn gpus_selects_gpus_and_interleaved_gpus_counts_them() {
     // convert and report keep the same rows.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("gpu1.parquet");
-    let o = gpumon().args(["convert", "-q", "--tz", "UTC", "--gpus", "1", "-o"]).arg(&out).arg(&log).output().unwrap();
+    let o = gpumon()
+        .args(["convert", "-q", "--tz", "UTC", "--gpus", "1", "-o"])
+        .arg(&out)
+        .arg(&log)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = readback(&out);
     let idx = r["pyarrow"]["columns"]["index"].as_array().unwrap();
     assert_eq!(idx.len(), 45632 / 8);
     assert!(idx.iter().all(|i| i == 1), "convert --gpus 1 keeps GPU 1's rows only");
     let html = dir.path().join("r.html");
-    let o = gpumon().args(["report", "--tz", "UTC", "--gpus", "0,1", "-o"]).arg(&html).arg(&log).output().unwrap();
+    let o = gpumon()
+        .args(["report", "--tz", "UTC", "--gpus", "0,1", "-o"])
+        .arg(&html)
+        .arg(&log)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let page = std::fs::read_to_string(&html).unwrap();
     let start = page.find(r#"id="gpumon-summary">"#).unwrap() + r#"id="gpumon-summary">"#.len();
-    let embedded: Value = serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()]).unwrap();
+    let embedded: Value =
+        serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()])
+            .unwrap();
     assert_eq!(gpus(&embedded), ["0", "1"]);
 }
 
@@ -651,6 +752,9 @@ fn tz_accepts_any_case_and_fixed_offsets() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown time zone"));
     // --since in the same zone.
-    let j = json_of(&summarize(&["--format", "json", "--tz", "+02:00", "--since", "2026-02-02 05:00:00"], &[&log]));
+    let j = json_of(&summarize(
+        &["--format", "json", "--tz", "+02:00", "--since", "2026-02-02 05:00:00"],
+        &[&log],
+    ));
     assert_eq!(j["window"]["since"], "2026-02-02T03:00:00.000Z", "{}", j["window"]);
 }

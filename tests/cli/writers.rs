@@ -10,14 +10,22 @@ use crate::common::*;
 
 /// Run tests/py/sweep.py with `args` and parse its JSON (if it prints any).
 fn sweep(args: &[&Path]) -> Value {
-    let out = Command::new("python3").arg(repo_root().join("tests/py/sweep.py")).args(args).output().unwrap();
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/sweep.py"))
+        .args(args)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "sweep.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
 }
 
 /// The summary of `file` without the list of inputs (which names files and sizes), or the error.
 fn figures(file: &Path) -> Result<Value, String> {
-    let o = gpumon().args(["summarize", "-q", "--format", "json", "--tz", "UTC"]).arg(file).output().unwrap();
+    let o = gpumon()
+        .args(["summarize", "-q", "--format", "json", "--tz", "UTC"])
+        .arg(file)
+        .output()
+        .unwrap();
     if !o.status.success() {
         return Err(format!("rc {:?}: {}", o.status.code(), String::from_utf8_lossy(&o.stderr)));
     }
@@ -58,10 +66,18 @@ fn headline_differences(j: &Value, duck: &Value, out: &mut Vec<String>) {
     assert_eq!(gpus.len(), duck.as_object().map_or(0, |d| d.len()), "GPUs: {j}");
     for g in &gpus {
         let d = &duck[g["index"].to_string()];
-        for (ours, theirs) in
-            [("utilization.gpu.mean", "util_mean"), ("utilization.gpu.max", "util_max"), ("energy_wh", "energy_wh")]
-        {
-            differences(&g["stats"][ours], &d[theirs], 1e-9, &format!("GPU {} {ours} (DuckDB)", g["index"]), out);
+        for (ours, theirs) in [
+            ("utilization.gpu.mean", "util_mean"),
+            ("utilization.gpu.max", "util_max"),
+            ("energy_wh", "energy_wh"),
+        ] {
+            differences(
+                &g["stats"][ours],
+                &d[theirs],
+                1e-9,
+                &format!("GPU {} {ours} (DuckDB)", g["index"]),
+                out,
+            );
         }
     }
 }
@@ -75,7 +91,12 @@ fn every_writer_and_setting_summarizes_like_the_recording() {
     let dir = tempfile::tempdir().unwrap();
     sweep(&[Path::new("base"), dir.path()]);
     let orig = dir.path().join("orig.parquet");
-    let o = gpumon().args(["convert", "-q", "-o"]).arg(&orig).arg(dir.path().join("base.parquet")).output().unwrap();
+    let o = gpumon()
+        .args(["convert", "-q", "-o"])
+        .arg(&orig)
+        .arg(dir.path().join("base.parquet"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let made = sweep(&[Path::new("variants"), &orig, &dir.path().join("v")]);
     for s in made["skipped"].as_array().unwrap() {
@@ -96,6 +117,10 @@ fn every_writer_and_setting_summarizes_like_the_recording() {
         diffs.truncate(5);
         bad.extend(diffs.into_iter().map(|d| format!("{name}: {d}")));
     }
-    eprintln!("{} variants compared, {} skipped", variants.len(), made["skipped"].as_array().unwrap().len());
+    eprintln!(
+        "{} variants compared, {} skipped",
+        variants.len(),
+        made["skipped"].as_array().unwrap().len()
+    );
     assert!(bad.is_empty(), "variants that disagree with the recording:\n{}", bad.join("\n"));
 }

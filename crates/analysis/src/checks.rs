@@ -57,22 +57,39 @@ pub struct Check {
 
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{} {} {}", if self.all { "all." } else { "" }, self.stat, self.op.symbol(), self.value)
+        write!(
+            f,
+            "{}{} {} {}",
+            if self.all { "all." } else { "" },
+            self.stat,
+            self.op.symbol(),
+            self.value
+        )
     }
 }
 
 /// Parse the syntax of a check (the statistic name is validated by [`resolve`]).
 pub fn parse_check(s: &str) -> Result<Check, String> {
-    let err =
-        |why: &str| format!("--fail-if '{s}': {why}; expected STATISTIC OP NUMBER, e.g. 'utilization.gpu.mean < 50'");
+    let err = |why: &str| {
+        format!(
+            "--fail-if '{s}': {why}; expected STATISTIC OP NUMBER, e.g. 'utilization.gpu.mean < 50'"
+        )
+    };
     let t = s.trim();
     let at = t.find(['<', '>', '=', '!']).ok_or_else(|| err("no comparison operator"))?;
     let (lhs, rest) = t.split_at(at);
-    let (op, rhs) =
-        [("<=", Op::Le), (">=", Op::Ge), ("==", Op::Eq), ("!=", Op::Ne), ("<", Op::Lt), (">", Op::Gt), ("=", Op::Eq)]
-            .iter()
-            .find_map(|(sym, op)| rest.strip_prefix(sym).map(|r| (*op, r)))
-            .ok_or_else(|| err("unknown operator"))?;
+    let (op, rhs) = [
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("==", Op::Eq),
+        ("!=", Op::Ne),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+        ("=", Op::Eq),
+    ]
+    .iter()
+    .find_map(|(sym, op)| rest.strip_prefix(sym).map(|r| (*op, r)))
+    .ok_or_else(|| err("unknown operator"))?;
     let name = lhs.trim();
     if name.is_empty() {
         return Err(err("no statistic before the operator"));
@@ -81,8 +98,11 @@ pub fn parse_check(s: &str) -> Result<Check, String> {
         return Err(err("a statistic name has only letters, digits, '.' and '_'"));
     }
     let num = rhs.trim().trim_end_matches('%').trim_end();
-    let value: f64 =
-        num.parse().ok().filter(|v: &f64| v.is_finite()).ok_or_else(|| err("the right side is not a number"))?;
+    let value: f64 = num
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| err("the right side is not a number"))?;
     let (all, stat) = match name.strip_prefix("all.") {
         Some(s) => (true, s.to_string()),
         None => (false, name.to_string()),
@@ -111,7 +131,8 @@ pub fn resolve(c: &Check) -> Result<Stat, String> {
     if let Some(s) = Stat::lookup(&c.stat) {
         return Ok(s);
     }
-    let names = [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| layout(s).iter().map(|x| x.to_string()));
+    let names =
+        [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| layout(s).iter().map(|x| x.to_string()));
     let mut near: Vec<(usize, String)> = names.map(|n| (levenshtein(&c.stat, &n), n)).collect();
     near.sort();
     let hint: Vec<&str> = near.iter().take(3).map(|(_, n)| n.as_str()).collect();
@@ -130,11 +151,16 @@ mod tests {
     #[test]
     fn parses_the_forms() {
         let c = parse_check("utilization.gpu.mean < 50").unwrap();
-        assert_eq!(c, Check { all: false, stat: "utilization.gpu.mean".into(), op: Op::Lt, value: 50.0 });
+        assert_eq!(
+            c,
+            Check { all: false, stat: "utilization.gpu.mean".into(), op: Op::Lt, value: 50.0 }
+        );
         let c = parse_check("all.energy_wh>=1e3").unwrap();
         assert!(c.all && c.op == Op::Ge && c.value == 1000.0);
         assert_eq!(parse_check(" memory.used.max_pct = 95% ").unwrap().op, Op::Eq);
-        for bad in ["", "x", "< 5", "a <", "a < b", "a ~ 5", "a <> 5", "all. < 3", "a b < 3", "a < inf"] {
+        for bad in
+            ["", "x", "< 5", "a <", "a < b", "a ~ 5", "a <> 5", "all. < 3", "a b < 3", "a < inf"]
+        {
             assert!(parse_check(bad).is_err(), "{bad}");
         }
     }
@@ -145,23 +171,38 @@ mod tests {
         let r = |t: &str| resolve(&parse_check(t).unwrap());
         assert_eq!(r("utilization.gpu.mean<1"), Ok(Stat::mean(Field::UtilGpu)));
         assert_eq!(r("all.cpu.util.p95<1").map(Stat::scope), Ok(Scope::Host));
-        assert_eq!(r("throttle.hw_slowdown_pct>0").map(|s| s.to_string()), Ok("throttle.hw_slowdown_pct".into()));
+        assert_eq!(
+            r("throttle.hw_slowdown_pct>0").map(|s| s.to_string()),
+            Ok("throttle.hw_slowdown_pct".into())
+        );
         assert_eq!(r("job.gpu_memory.max>0").map(Stat::scope), Ok(Scope::Gpu));
         for (typo, msg) in [
-            ("utilisation.gpu.mean", "did you mean utilization.gpu.mean, utilization.gpu.max, utilization.gpu.p50?"),
+            (
+                "utilisation.gpu.mean",
+                "did you mean utilization.gpu.mean, utilization.gpu.max, utilization.gpu.p50?",
+            ),
             ("nope.x", "did you mean gap_s, gaps, samples?"),
             ("cpu.util.p96", "did you mean cpu.util.p95, cpu.util.max, cpu.util.mean?"),
         ] {
             let e = r(&format!("{typo} < 1")).unwrap_err();
             assert_eq!(
                 e,
-                format!("--fail-if: unknown statistic '{typo}' ({msg}); the JSON report lists every statistic")
+                format!(
+                    "--fail-if: unknown statistic '{typo}' ({msg}); the JSON report lists every statistic"
+                )
             );
         }
     }
 
     fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![Just(Op::Lt), Just(Op::Le), Just(Op::Gt), Just(Op::Ge), Just(Op::Eq), Just(Op::Ne)]
+        prop_oneof![
+            Just(Op::Lt),
+            Just(Op::Le),
+            Just(Op::Gt),
+            Just(Op::Ge),
+            Just(Op::Eq),
+            Just(Op::Ne)
+        ]
     }
 
     proptest! {

@@ -179,7 +179,12 @@ impl Collector {
 
     /// Count the rows of a batch that `keep` selects (all without it); the others are passed over
     /// as if they were not there (one phase of a batch that holds several).
-    pub fn visit_rows(&mut self, batch: &RecordBatch, default_host: &str, keep: Option<&[bool]>) -> Result<()> {
+    pub fn visit_rows(
+        &mut self,
+        batch: &RecordBatch,
+        default_host: &str,
+        keep: Option<&[bool]>,
+    ) -> Result<()> {
         let n = batch.num_rows();
         if n == 0 {
             return Ok(());
@@ -208,8 +213,16 @@ impl Collector {
     /// Key every row: its GPU slot ([`NONE`] outside the window, and for an empty row, which is only
     /// counted as one), and whether it is the first row of a new tick of its host (the first tick of
     /// a host in this part is held back).
-    fn rows(&mut self, cols: &Cols<'_>, default_host: &str, n: usize, keep: Option<&[bool]>, s: &mut Scratch) {
-        let (h, i, u) = (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
+    fn rows(
+        &mut self,
+        cols: &Cols<'_>,
+        default_host: &str,
+        n: usize,
+        keep: Option<&[bool]>,
+        s: &mut Scratch,
+    ) {
+        let (h, i, u) =
+            (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
         self.keys.read_mig(find(cols, Field::MigGi), &mut s.keys);
         self.grow_hosts();
@@ -218,7 +231,8 @@ impl Collector {
         s.hrow.clear();
         s.hrow.resize(n, false);
         self.pending_rows.clear();
-        let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        let (since, until) =
+            (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
         // (host, timestamp) of the last row counted: the rows after it in the same tick are not new.
         let mut last = (u32::MAX, NO_TS);
         for i in 0..n {
@@ -333,7 +347,9 @@ impl Collector {
         let slots = self.gpus.len().max(1);
         let max_span = (s.slot.len() / slots).min((1 << 16) / slots);
         // Rows outside the window ([`NONE`]) are not counted.
-        let Some((lo, span)) = cols::count_by_key(c, &s.slot, slots, max_span, &mut s.cnt) else { return false };
+        let Some((lo, span)) = cols::count_by_key(c, &s.slot, slots, max_span, &mut s.cnt) else {
+            return false;
+        };
         for &(sl, _, _) in &s.groups {
             let at = sl as usize * span;
             if let Some(counts) = s.cnt.get(at..at + span) {
@@ -345,7 +361,9 @@ impl Collector {
 
     /// memory.used + memory.free, for files without memory.total.
     fn memory_sum(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
-        let (Some(uc), Some(fc)) = (find(cols, Field::MemUsed), find(cols, Field::MemFree)) else { return };
+        let (Some(uc), Some(fc)) = (find(cols, Field::MemUsed), find(cols, Field::MemFree)) else {
+            return;
+        };
         s.a.clear();
         s.b.clear();
         if cols::f64_values(uc, &mut s.a) && cols::f64_values(fc, &mut s.b) {
@@ -365,7 +383,8 @@ impl Collector {
     /// job, else cpu.util.max_core or cpu.util, at or above `pegged_core`).
     fn row_facts(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let n = s.slot.len();
-        let fields = [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
+        let fields =
+            [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
         let more = [Field::JobGpuMemory, Field::ClockSm, Field::CpuUtil];
         for (f, out) in fields.iter().chain(&more).zip(s.facts.iter_mut()) {
             out.clear();
@@ -386,7 +405,10 @@ impl Collector {
             let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
             let (u, x) = (util[i], sm[i]);
             let capped = s.u[i] != NO_U64 && s.u[i] & cap != 0;
-            g.diag.add_row(RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i], capped }, &rules);
+            g.diag.add_row(
+                RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i], capped },
+                &rules,
+            );
             // The job's CPU where the row has a job; else the busiest core (or all of them).
             let cpu = if jcpu[i].is_nan() { core[i].max(host_cpu[i]) } else { jcpu[i] };
             if u.is_nan() || cpu.is_nan() {
@@ -503,7 +525,8 @@ impl Collector {
     /// grouped by GPU or by host instead of by time, split into parts). Such data is read again
     /// in one part, after this collector's ([`Collector::after`]).
     pub fn goes_back<'a>(&self, later: impl IntoIterator<Item = &'a Collector>) -> bool {
-        let mut last: std::collections::HashMap<String, i64> = self.last_ticks().into_iter().collect();
+        let mut last: std::collections::HashMap<String, i64> =
+            self.last_ticks().into_iter().collect();
         for part in later {
             for (h, acc) in part.host_accs.iter().enumerate() {
                 let name = part.keys.hosts.name(h as u32);
@@ -530,8 +553,9 @@ impl Collector {
     pub fn append(&mut self, later: Collector) {
         self.windowed_out += later.windowed_out;
         self.progress.append(later.progress);
-        let host_map: Vec<u32> =
-            (0..later.keys.hosts.len()).map(|h| self.host_id(later.keys.hosts.name(h as u32))).collect();
+        let host_map: Vec<u32> = (0..later.keys.hosts.len())
+            .map(|h| self.host_id(later.keys.hosts.name(h as u32)))
+            .collect();
         for (h, acc) in later.host_accs.into_iter().enumerate() {
             if let Some(&mine) = host_map.get(h) {
                 self.host_accs[mine as usize].append(acc);

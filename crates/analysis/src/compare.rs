@@ -166,8 +166,10 @@ pub fn delta(v: Option<f64>, base: Option<f64>) -> (Option<f64>, Option<f64>) {
 
 /// Compare the summaries `cols` (label, summary) against `cols[baseline]`.
 pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
-    let measures: Vec<Measure> =
-        Measure::keys_of(cols).into_iter().filter(|m| cols.iter().any(|(_, s)| m.value(s).is_some())).collect();
+    let measures: Vec<Measure> = Measure::keys_of(cols)
+        .into_iter()
+        .filter(|m| cols.iter().any(|(_, s)| m.value(s).is_some()))
+        .collect();
     let columns = cols
         .iter()
         .map(|(label, s)| Column {
@@ -177,7 +179,8 @@ pub fn compare(cols: &[(String, &Summary)], baseline: usize) -> Comparison {
             values: measures.iter().map(|m| m.value(s)).collect(),
         })
         .collect();
-    let headroom = cols.iter().map(|(_, s)| Measure::Stat(Stat::MemoryUsedMaxPct).value(s)).collect();
+    let headroom =
+        cols.iter().map(|(_, s)| Measure::Stat(Stat::MemoryUsedMaxPct).value(s)).collect();
     Comparison { baseline: baseline.min(cols.len().saturating_sub(1)), measures, columns, headroom }
 }
 
@@ -271,7 +274,13 @@ pub fn resolve(c: &Check) -> Result<(Measure, Part), String> {
 
 /// Evaluate a check against the compared summaries `cols` (label, summary): a value check on every
 /// column, a delta check on every column but the baseline. No value anywhere fails it.
-pub fn evaluate(c: &Check, m: Measure, part: Part, cols: &[(String, &Summary)], baseline: usize) -> CheckResult {
+pub fn evaluate(
+    c: &Check,
+    m: Measure,
+    part: Part,
+    cols: &[(String, &Summary)],
+    baseline: usize,
+) -> CheckResult {
     let base = cols.get(baseline).and_then(|(_, s)| m.value(s));
     let mut failures = Vec::new();
     let mut seen = 0;
@@ -286,7 +295,13 @@ pub fn evaluate(c: &Check, m: Measure, part: Part, cols: &[(String, &Summary)], 
         if let Some(x) = x {
             seen += 1;
             if c.op.holds(x, c.value) {
-                failures.push(format!("{label}: {} = {} {} {}", c.stat, fmt(x), c.op.symbol(), fmt(c.value)));
+                failures.push(format!(
+                    "{label}: {} = {} {} {}",
+                    c.stat,
+                    fmt(x),
+                    c.op.symbol(),
+                    fmt(c.value)
+                ));
             }
         }
     }
@@ -365,7 +380,13 @@ mod tests {
         let c = compare(&cols, 0);
         assert_eq!(
             c.measures.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            ["utilization.gpu.mean", "memory.used.max", "memory.used.max_pct", "power.draw.mean", "energy_per_hour"]
+            [
+                "utilization.gpu.mean",
+                "memory.used.max",
+                "memory.used.max_pct",
+                "power.draw.mean",
+                "energy_per_hour"
+            ]
         );
         let i = c.measures.iter().position(|m| *m == Measure::EnergyPerHour).unwrap();
         let (d, pct) = c.delta(i, 1);
@@ -373,20 +394,35 @@ mod tests {
         assert!((pct.unwrap() - 13.333).abs() < 1e-3);
         assert_eq!(
             c.verdicts(&Thresholds::default()),
-            ["bs=128 vs bs=32: utilization +18 pts, memory.used.max +67.5 GiB (headroom 3%: a larger batch will not \
-              fit), power +40 W, energy per hour +13%"]
+            [
+                "bs=128 vs bs=32: utilization +18 pts, memory.used.max +67.5 GiB (headroom 3%: a larger batch will not \
+              fit), power +40 W, energy per hour +13%"
+            ]
         );
         let check = |t: &str, base: usize| {
             let ck = parse_check(t).unwrap();
             let (m, part) = resolve(&ck).unwrap();
             evaluate(&ck, m, part, &cols, base).failures
         };
-        assert_eq!(check("energy_per_hour.delta_pct > 10", 0), ["bs=128: energy_per_hour.delta_pct = 13.333 > 10"]);
+        assert_eq!(
+            check("energy_per_hour.delta_pct > 10", 0),
+            ["bs=128: energy_per_hour.delta_pct = 13.333 > 10"]
+        );
         assert!(check("energy_per_hour.delta_pct > 20", 0).is_empty());
-        assert_eq!(check("utilization.gpu.mean.delta < 0", 1), ["bs=32: utilization.gpu.mean.delta = -18 < 0"]);
+        assert_eq!(
+            check("utilization.gpu.mean.delta < 0", 1),
+            ["bs=32: utilization.gpu.mean.delta = -18 < 0"]
+        );
         assert_eq!(check("power.draw.mean >= 340", 0), ["bs=128: power.draw.mean = 340 >= 340"]);
-        assert_eq!(check("cpu.util.mean.delta > 1", 0), ["cpu.util.mean.delta is not in the data (no value to check)"]);
-        assert!(resolve(&parse_check("nope.delta > 1").unwrap()).unwrap_err().contains("energy_per_hour"));
+        assert_eq!(
+            check("cpu.util.mean.delta > 1", 0),
+            ["cpu.util.mean.delta is not in the data (no value to check)"]
+        );
+        assert!(
+            resolve(&parse_check("nope.delta > 1").unwrap())
+                .unwrap_err()
+                .contains("energy_per_hour")
+        );
         assert!(is_comparison_check(&parse_check("energy_per_hour > 1").unwrap()));
         assert!(!is_comparison_check(&parse_check("utilization.gpu.mean > 1").unwrap()));
     }
@@ -404,7 +440,10 @@ mod tests {
             }];
             s
         };
-        let (a, b) = (with(summary(40.0, 20480.0, 300.0), 1000.0), with(summary(50.0, 40960.0, 340.0), 1030.0));
+        let (a, b) = (
+            with(summary(40.0, 20480.0, 300.0), 1000.0),
+            with(summary(50.0, 40960.0, 340.0), 1030.0),
+        );
         let cols = vec![("bs=32".to_string(), &a), ("bs=64".to_string(), &b)];
         let v = compare(&cols, 0).verdicts(&Thresholds::default());
         assert!(v[0].ends_with("samples/s +3%"), "{v:?}");
@@ -418,10 +457,17 @@ mod tests {
         assert!(v[1].contains("samples/s -10.0% while utilization rose +30 pts"), "{v:?}");
         let d = with(summary(40.0, 40960.0, 300.0), 2000.0);
         let cols = vec![("bs=32".to_string(), &a), ("bs=64".to_string(), &d)];
-        assert_eq!(compare(&cols, 0).verdicts(&Thresholds::default()).len(), 1, "twice the work for twice the memory");
+        assert_eq!(
+            compare(&cols, 0).verdicts(&Thresholds::default()).len(),
+            1,
+            "twice the work for twice the memory"
+        );
         let ck = parse_check("progress.samples.per_s.delta_pct < -5").unwrap();
         let (m, part) = resolve(&ck).unwrap();
-        assert_eq!(evaluate(&ck, m, part, &cols, 1).failures, ["bs=32: progress.samples.per_s.delta_pct = -50 < -5"]);
+        assert_eq!(
+            evaluate(&ck, m, part, &cols, 1).failures,
+            ["bs=32: progress.samples.per_s.delta_pct = -50 < -5"]
+        );
     }
 
     #[test]
@@ -429,8 +475,14 @@ mod tests {
         let ph = |d: f64| change(Measure::Stat(Stat::max(Field::MemUsed)), Some(d), None).unwrap();
         assert_eq!(ph(21913.6), "+21.4 GiB");
         assert_eq!(ph(-512.0), "-512 MiB");
-        assert_eq!(change(Measure::Stat(Stat::mean(Field::UtilGpu)), Some(-3.4), None).unwrap(), "-3 pts");
-        assert_eq!(change(Measure::Stat(Stat::max(Field::TempGpu)), Some(4.0), None).unwrap(), "+4 C");
+        assert_eq!(
+            change(Measure::Stat(Stat::mean(Field::UtilGpu)), Some(-3.4), None).unwrap(),
+            "-3 pts"
+        );
+        assert_eq!(
+            change(Measure::Stat(Stat::max(Field::TempGpu)), Some(4.0), None).unwrap(),
+            "+4 C"
+        );
         assert_eq!(change(Measure::EnergyPerHour, Some(40.0), Some(9.2)).unwrap(), "+9%");
         assert_eq!(delta(Some(1.0), Some(0.0)), (Some(1.0), None), "no percent of zero");
     }

@@ -179,8 +179,13 @@ mod tests {
     #[test]
     fn facts_count_and_pool() {
         let r = RowRules { idle_util: 5.0, held_mem_mib: 1024.0, busy_util: 80.0 };
-        let row =
-            |util: f64, mem: f64, clock: f64| RowValues { util, sm: f64::NAN, mem_used: mem, clock, capped: false };
+        let row = |util: f64, mem: f64, clock: f64| RowValues {
+            util,
+            sm: f64::NAN,
+            mem_used: mem,
+            clock,
+            capped: false,
+        };
         let mut a = DiagAcc::default();
         a.add_row(row(0.0, 70000.0, 1980.0), &r);
         a.add_row(row(0.0, 2.0, 345.0), &r);

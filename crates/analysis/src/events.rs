@@ -156,7 +156,10 @@ impl EventCollector {
 }
 
 /// Xid events of one host grouped by (GPU, code), in order of first occurrence: (gpu, events).
-pub fn xid_groups<'a>(host: &str, events: &'a [EventRecord]) -> Vec<(Option<u32>, Vec<&'a EventRecord>)> {
+pub fn xid_groups<'a>(
+    host: &str,
+    events: &'a [EventRecord],
+) -> Vec<(Option<u32>, Vec<&'a EventRecord>)> {
     /// (first time, GPU, code).
     type Key = (i64, Option<u32>, Option<u64>);
     let mut groups: BTreeMap<Key, Vec<&EventRecord>> = BTreeMap::new();
@@ -173,7 +176,15 @@ mod tests {
     use super::*;
 
     fn ev(ts: i64, gpu: u32, kind: &str, code: Option<u64>) -> EventRecord {
-        EventRecord { ts, host: "h".into(), gpu: Some(gpu), uuid: None, kind: kind.into(), code, detail: None }
+        EventRecord {
+            ts,
+            host: "h".into(),
+            gpu: Some(gpu),
+            uuid: None,
+            kind: kind.into(),
+            code,
+            detail: None,
+        }
     }
 
     #[test]
@@ -184,8 +195,12 @@ mod tests {
         assert!(e.action().is_some());
         assert!(ev(1, 0, "xid", Some(7)).meaning().contains(xid::CATALOGUE));
         assert_eq!(ev(1, 0, "dbe", None).action(), None);
-        let all =
-            [ev(5, 1, "xid", Some(94)), ev(3, 0, "xid", Some(79)), ev(4, 1, "dbe", None), ev(9, 1, "xid", Some(94))];
+        let all = [
+            ev(5, 1, "xid", Some(94)),
+            ev(3, 0, "xid", Some(79)),
+            ev(4, 1, "dbe", None),
+            ev(9, 1, "xid", Some(94)),
+        ];
         let g = xid_groups("h", &all);
         assert_eq!(g.len(), 2);
         assert_eq!((g[0].0, g[0].1.len()), (Some(0), 1));

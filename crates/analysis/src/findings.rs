@@ -69,7 +69,9 @@ type Slot = fn(&mut Thresholds) -> &mut f64;
 /// (name, meaning, field) of every threshold.
 pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
-    ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| &mut t.unused_idle_pct),
+    ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
+        &mut t.unused_idle_pct
+    }),
     (
         "input_bound_util",
         "utilization.gpu (and sm.active where recorded) below this (%) counts as not busy for input_bound",
@@ -80,47 +82,79 @@ pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
         "job.cpu (percent of one core; without a job, cpu.util.max_core) at or above this (%) counts as a saturated CPU",
         |t| &mut t.pegged_core,
     ),
-    ("input_bound_pct", "input-bound in at least this share (%) of samples fires input_bound", |t| {
-        &mut t.input_bound_pct
+    (
+        "input_bound_pct",
+        "input-bound in at least this share (%) of samples fires input_bound",
+        |t| &mut t.input_bound_pct,
+    ),
+    (
+        "oom_mem_pct",
+        "memory.used peak at or above this share (%) of memory.total fires oom_risk",
+        |t| &mut t.oom_mem_pct,
+    ),
+    (
+        "headroom_mem_pct",
+        "memory.used peak below this share (%) of memory.total may fire batch_headroom",
+        |t| &mut t.headroom_mem_pct,
+    ),
+    ("headroom_util", "...when mean utilization.gpu is at least this (%)", |t| {
+        &mut t.headroom_util
     }),
-    ("oom_mem_pct", "memory.used peak at or above this share (%) of memory.total fires oom_risk", |t| {
-        &mut t.oom_mem_pct
+    (
+        "throttle_pct",
+        "throttled in more than this share (%) of samples fires a throttling rule",
+        |t| &mut t.throttle_pct,
+    ),
+    (
+        "imbalance_util",
+        "GPUs of one host whose mean utilization differs by more than this (points)",
+        |t| &mut t.imbalance_util,
+    ),
+    (
+        "swap_mib",
+        "host swap.used moving by more than this (MiB) during the run fires host_swap",
+        |t| &mut t.swap_mib,
+    ),
+    ("gap_intervals", "a step longer than this many intervals (median spacing) is a gap", |t| {
+        &mut t.gap_intervals
     }),
-    ("headroom_mem_pct", "memory.used peak below this share (%) of memory.total may fire batch_headroom", |t| {
-        &mut t.headroom_mem_pct
+    (
+        "busy_util",
+        "mean utilization.gpu at or above this (%) counts as busy (sm_idle_under_busy)",
+        |t| &mut t.busy_util,
+    ),
+    (
+        "sm_idle",
+        "mean sm.active below this (%) counts as SMs mostly idle (sm_idle_under_busy, pcie_bound)",
+        |t| &mut t.sm_idle,
+    ),
+    ("tensor_sm_active", "mean sm.active at or above this (%) may fire no_tensor_cores", |t| {
+        &mut t.tensor_sm_active
     }),
-    ("headroom_util", "...when mean utilization.gpu is at least this (%)", |t| &mut t.headroom_util),
-    ("throttle_pct", "throttled in more than this share (%) of samples fires a throttling rule", |t| {
-        &mut t.throttle_pct
-    }),
-    ("imbalance_util", "GPUs of one host whose mean utilization differs by more than this (points)", |t| {
-        &mut t.imbalance_util
-    }),
-    ("swap_mib", "host swap.used moving by more than this (MiB) during the run fires host_swap", |t| &mut t.swap_mib),
-    ("gap_intervals", "a step longer than this many intervals (median spacing) is a gap", |t| &mut t.gap_intervals),
-    ("busy_util", "mean utilization.gpu at or above this (%) counts as busy (sm_idle_under_busy)", |t| {
-        &mut t.busy_util
-    }),
-    ("sm_idle", "mean sm.active below this (%) counts as SMs mostly idle (sm_idle_under_busy, pcie_bound)", |t| {
-        &mut t.sm_idle
-    }),
-    ("tensor_sm_active", "mean sm.active at or above this (%) may fire no_tensor_cores", |t| &mut t.tensor_sm_active),
     ("tensor_idle", "...when mean tensor.active is below this (%)", |t| &mut t.tensor_idle),
-    ("dram_bound", "mean dram.active at or above this (%) fires memory_bound", |t| &mut t.dram_bound),
-    ("pcie_rx_mib", "mean pcie.rx.bytes at or above this (MiB/s) while SMs are mostly idle fires pcie_bound", |t| {
-        &mut t.pcie_rx_mib
+    ("dram_bound", "mean dram.active at or above this (%) fires memory_bound", |t| {
+        &mut t.dram_bound
     }),
-    ("held_mem_mib", "memory.used at or above this (MiB) counts as memory held (idle_allocated, input_bound)", |t| {
-        &mut t.held_mem_mib
-    }),
+    (
+        "pcie_rx_mib",
+        "mean pcie.rx.bytes at or above this (MiB/s) while SMs are mostly idle fires pcie_bound",
+        |t| &mut t.pcie_rx_mib,
+    ),
+    (
+        "held_mem_mib",
+        "memory.used at or above this (MiB) counts as memory held (idle_allocated, input_bound)",
+        |t| &mut t.held_mem_mib,
+    ),
     (
         "held_idle_pct",
         "memory held while idle in at least this share (%) of a GPU's samples fires idle_allocated",
         |t| &mut t.held_idle_pct,
     ),
-    ("straggler_clock_pct", "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler", |t| {
-        &mut t.straggler_clock_pct
-    }),
+    (
+        "straggler_clock_pct",
+        "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler",
+        |t| &mut t.straggler_clock_pct,
+    ),
 ];
 
 impl Thresholds {
@@ -134,18 +168,21 @@ impl Thresholds {
             let names: Vec<&str> = THRESHOLDS.iter().map(|t| t.0).collect();
             return Err(format!("--threshold: unknown name '{name}'; known: {}", names.join(", ")));
         };
-        let v: f64 = value
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-            .ok_or_else(|| format!("--threshold {name}: '{value}' is not a non-negative number"))?;
+        let v: f64 =
+            value.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| {
+                format!("--threshold {name}: '{value}' is not a non-negative number")
+            })?;
         *slot(self) = v;
         Ok(())
     }
 
     /// What idle, busy and memory held mean for the per-row facts the rules read.
     pub fn row_rules(&self) -> crate::diag::RowRules {
-        crate::diag::RowRules { idle_util: self.idle_util, held_mem_mib: self.held_mem_mib, busy_util: self.busy_util }
+        crate::diag::RowRules {
+            idle_util: self.idle_util,
+            held_mem_mib: self.held_mem_mib,
+            busy_util: self.busy_util,
+        }
     }
 
     /// (name, value) pairs in table order.
@@ -390,7 +427,13 @@ impl Findings<'_> {
     }
 
     /// A finding of a rule whose severity depends on the evidence.
-    fn push_as(&mut self, id: &'static str, severity: Severity, gpu: Option<&str>, evidence: String) {
+    fn push_as(
+        &mut self,
+        id: &'static str,
+        severity: Severity,
+        gpu: Option<&str>,
+        evidence: String,
+    ) {
         let r = rule(id);
         self.list.push(Finding {
             rule: r.id,
@@ -434,17 +477,33 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
     let at_least_one = |f: Field| s.get(Stat::HealthMax(f)).is_some_and(|v| v >= 1.0);
     let failed = at_least_one(Field::RemappedFailure);
     let rising = s.get(Stat::EccIncrease).is_some_and(|v| v > 0.0);
-    if !(failed || rising || at_least_one(Field::RemappedPending) || at_least_one(Field::RetiredPending)) {
+    if !(failed
+        || rising
+        || at_least_one(Field::RemappedPending)
+        || at_least_one(Field::RetiredPending))
+    {
         return;
     }
     let mut e = String::new();
     for field in crate::diag::HEALTH {
         if let Some(v) = s.get(Stat::HealthMax(field)) {
-            let _ = write!(e, "{}{} {}", if e.is_empty() { "" } else { ", " }, Stat::HealthMax(field), f(Some(v), 0));
+            let _ = write!(
+                e,
+                "{}{} {}",
+                if e.is_empty() { "" } else { ", " },
+                Stat::HealthMax(field),
+                f(Some(v), 0)
+            );
         }
     }
     if let Some(v) = s.get(Stat::EccIncrease) {
-        let _ = write!(e, "{}{} {}", if e.is_empty() { "" } else { ", " }, Stat::EccIncrease, f(Some(v), 0));
+        let _ = write!(
+            e,
+            "{}{} {}",
+            if e.is_empty() { "" } else { ", " },
+            Stat::EccIncrease,
+            f(Some(v), 0)
+        );
     }
     let severity = if failed { Severity::Error } else { Severity::Warning };
     out.push_as("memory_health", severity, Some(&g.label), e);
@@ -500,8 +559,16 @@ fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     if let Some(ib) = s.get(Stat::InputBoundPct)
         && ib >= th.input_bound_pct
     {
-        let by = if s.get(SM_MEAN).is_some() { "utilization.gpu and sm.active" } else { "utilization.gpu" };
-        let cpu = if s.get(Stat::max(Field::JobGpuMemory)).is_some() { "job.cpu" } else { "cpu.util.max_core" };
+        let by = if s.get(SM_MEAN).is_some() {
+            "utilization.gpu and sm.active"
+        } else {
+            "utilization.gpu"
+        };
+        let cpu = if s.get(Stat::max(Field::JobGpuMemory)).is_some() {
+            "job.cpu"
+        } else {
+            "cpu.util.max_core"
+        };
         let evidence = format!(
             "in {}% of samples (input_bound_pct) the GPU held work, {by} < {}% and {cpu} >= {}% (utilization.gpu \
              mean {}%, memory.used peak {} MiB)",
@@ -534,8 +601,11 @@ fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         && p < th.headroom_mem_pct
         && u >= th.headroom_util
     {
-        let evidence =
-            format!("memory.used peak {}% of memory.total at mean utilization {}%", f(Some(p), 1), f(Some(u), 1));
+        let evidence = format!(
+            "memory.used peak {}% of memory.total at mean utilization {}%",
+            f(Some(p), 1),
+            f(Some(u), 1)
+        );
         out.push("batch_headroom", Some(&g.label), evidence);
     }
 }
@@ -545,7 +615,13 @@ fn reason_list(s: &Stats, reasons: &[Reason]) -> String {
     let mut e = String::new();
     for &r in reasons {
         if let Some(v) = s.get(Stat::Throttle(r)).filter(|&v| v > 0.0) {
-            let _ = write!(e, "{}{} {}%", if e.is_empty() { "" } else { ", " }, r.name(), f(Some(v), 1));
+            let _ = write!(
+                e,
+                "{}{} {}%",
+                if e.is_empty() { "" } else { ", " },
+                r.name(),
+                f(Some(v), 1)
+            );
         }
     }
     e
@@ -585,8 +661,16 @@ fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
     let mut e = String::new();
     let (mut util, mut power) = (Vec::new(), Vec::new());
     for g in gpus {
-        if let Some(v) = g.stats.get(Stat::Throttle(Reason::SwPowerCap)).filter(|&v| v > th.throttle_pct) {
-            let _ = write!(e, "{}GPU {} {}%", if e.is_empty() { "" } else { ", " }, g.label, f(Some(v), 1));
+        if let Some(v) =
+            g.stats.get(Stat::Throttle(Reason::SwPowerCap)).filter(|&v| v > th.throttle_pct)
+        {
+            let _ = write!(
+                e,
+                "{}GPU {} {}%",
+                if e.is_empty() { "" } else { ", " },
+                g.label,
+                f(Some(v), 1)
+            );
             util.extend(g.stats.get(UTIL_MEAN));
             power.extend(g.stats.get(Stat::max(Field::PowerDraw)));
         }
@@ -609,9 +693,14 @@ fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
 /// while busy.
 fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
     let job_known = gpus.iter().any(|g| g.stats.get(Stat::max(Field::JobGpuMemory)).is_some());
-    let in_job = |g: &GpuView<'_>| !job_known || g.stats.get(Stat::max(Field::JobGpuMemory)).is_some_and(|m| m > 0.0);
-    let clocked: Vec<(&GpuView<'_>, f64)> =
-        gpus.iter().filter(|g| in_job(g)).filter_map(|g| g.stats.get(Stat::BusyClock).map(|c| (*g, c))).collect();
+    let in_job = |g: &GpuView<'_>| {
+        !job_known || g.stats.get(Stat::max(Field::JobGpuMemory)).is_some_and(|m| m > 0.0)
+    };
+    let clocked: Vec<(&GpuView<'_>, f64)> = gpus
+        .iter()
+        .filter(|g| in_job(g))
+        .filter_map(|g| g.stats.get(Stat::BusyClock).map(|c| (*g, c)))
+        .collect();
     for &(g, clock) in &clocked {
         let mut others: Vec<(&str, f64)> = clocked
             .iter()
@@ -623,7 +712,11 @@ fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
         }
         others.sort_by(|a, b| a.1.total_cmp(&b.1));
         let k = others.len();
-        let median = if k % 2 == 1 { others[k / 2].1 } else { (others[k / 2 - 1].1 + others[k / 2].1) / 2.0 };
+        let median = if k % 2 == 1 {
+            others[k / 2].1
+        } else {
+            (others[k / 2 - 1].1 + others[k / 2].1) / 2.0
+        };
         let below = 100.0 * (median - clock) / median;
         if median > 0.0 && below > th.straggler_clock_pct {
             let mut names: Vec<&str> = others.iter().map(|o| o.0).collect();
@@ -682,8 +775,10 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
 /// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
 /// (DCGM's convention) rather than the catalogue's percent; else 1.
 fn gpm_scale(s: &Stats) -> f64 {
-    let maxima: Vec<f64> =
-        [Field::SmActive, Field::TensorActive, Field::DramActive].iter().filter_map(|&f| s.get(Stat::max(f))).collect();
+    let maxima: Vec<f64> = [Field::SmActive, Field::TensorActive, Field::DramActive]
+        .iter()
+        .filter_map(|&f| s.get(Stat::max(f)))
+        .collect();
     let busy = s.get(UTIL_MEAN).is_some_and(|u| u >= 50.0);
     if busy && !maxima.is_empty() && maxima.iter().all(|&m| m <= 1.0) { 100.0 } else { 1.0 }
 }
@@ -695,7 +790,11 @@ fn gpm(s: &Stats, stat: Stat) -> Option<f64> {
 
 /// What the evidence of a GPM rule adds when the columns were fractions.
 fn gpm_note(s: &Stats) -> &'static str {
-    if gpm_scale(s) > 1.0 { " (GPM columns recorded as fractions 0-1, read as percent)" } else { "" }
+    if gpm_scale(s) > 1.0 {
+        " (GPM columns recorded as fractions 0-1, read as percent)"
+    } else {
+        ""
+    }
 }
 
 /// `sm_idle_under_busy`: utilization.gpu says busy, sm.active says few SMs work.
@@ -798,7 +897,9 @@ fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fal
     for (gpu, group) in xid_groups(out.host, &resolved) {
         let Some(first) = group.first() else { continue };
         let times = match group.last() {
-            Some(last) if group.len() > 1 => format!(" ({} times, last at {} UTC)", group.len(), when(last.ts)),
+            Some(last) if group.len() > 1 => {
+                format!(" ({} times, last at {} UTC)", group.len(), when(last.ts))
+            }
             _ => String::new(),
         };
         let note = match gpu {
@@ -807,7 +908,12 @@ fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fal
             }
             _ => String::new(),
         };
-        let evidence = format!("{} at {} UTC{times}: {}{note}", first.label(), when(first.ts), first.meaning());
+        let evidence = format!(
+            "{} at {} UTC{times}: {}{note}",
+            first.label(),
+            when(first.ts),
+            first.meaning()
+        );
         out.push("xid", gpu.map(|g| g.to_string()).as_deref(), evidence);
         if let (Some(action), Some(f)) = (first.action(), out.list.last_mut()) {
             f.fix = action;
@@ -915,7 +1021,10 @@ mod tests {
         let swap = stats(Scope::Host, &[(Stat::SwapRange, 900.0)]);
         let found = diagnose("h", &g, &swap, &[], &th);
         let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
-        assert_eq!(ids, ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]);
+        assert_eq!(
+            ids,
+            ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]
+        );
         assert!(found[2].evidence.contains("(sw_thermal_slowdown 20.0%)"), "{}", found[2].evidence);
     }
 
@@ -938,7 +1047,10 @@ mod tests {
         };
         let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
             let g = [GpuView::new("0".into(), s)];
-            diagnose("h", &g, &Stats::empty(Scope::Host), events, &th).iter().map(|f| f.rule).collect()
+            diagnose("h", &g, &Stats::empty(Scope::Host), events, &th)
+                .iter()
+                .map(|f| f.rule)
+                .collect()
         };
         assert!(ids(&gpu(95.0, 70.0, 35.0, 40.0, 300.0), &[]).is_empty(), "healthy");
         assert_eq!(ids(&gpu(98.0, 12.0, 5.0, 10.0, 100.0), &[]), ["sm_idle_under_busy"]);
@@ -948,7 +1060,9 @@ mod tests {
         // GPM columns written as fractions 0-1 (DCGM's convention) are read as percent on a busy GPU.
         let frac = |sm: f64, tensor: f64, dram: f64| {
             let mut s = gpu(98.0, sm, tensor, dram, 100.0);
-            for (f, v) in [(Field::SmActive, sm), (Field::TensorActive, tensor), (Field::DramActive, dram)] {
+            for (f, v) in
+                [(Field::SmActive, sm), (Field::TensorActive, tensor), (Field::DramActive, dram)]
+            {
                 s.set(Stat::max(f), Some(v));
             }
             s
@@ -974,7 +1088,11 @@ mod tests {
         assert_eq!(found.len(), 1);
         let x = &found[0];
         assert_eq!((x.rule, x.severity, x.gpu.as_deref()), ("xid", Severity::Error, Some("0")));
-        assert!(x.evidence.starts_with("Xid 79 at 2026-01-01 00:00:00 UTC (2 times"), "{}", x.evidence);
+        assert!(
+            x.evidence.starts_with("Xid 79 at 2026-01-01 00:00:00 UTC (2 times"),
+            "{}",
+            x.evidence
+        );
         assert!(x.fix.contains("reboot"), "{}", x.fix);
     }
 }

@@ -12,7 +12,12 @@ pub const NONE: u32 = u32::MAX;
 /// Sort the rows of a batch by GPU slot (a counting sort, stable: each slot's rows stay in batch
 /// order; rows of slot [`NONE`] are left out): `order[lo..hi]` are the rows of each `(slot, lo, hi)`
 /// of `groups`, slots in increasing order.
-pub fn group_by_slot(slot: &[u32], slots: usize, order: &mut Vec<u32>, groups: &mut Vec<(u32, usize, usize)>) {
+pub fn group_by_slot(
+    slot: &[u32],
+    slots: usize,
+    order: &mut Vec<u32>,
+    groups: &mut Vec<(u32, usize, usize)>,
+) {
     let mut count = vec![0usize; slots + 1];
     for &sl in slot {
         if sl != NONE
@@ -25,7 +30,13 @@ pub fn group_by_slot(slot: &[u32], slots: usize, order: &mut Vec<u32>, groups: &
         count[k] += count[k - 1];
     }
     groups.clear();
-    groups.extend(count.windows(2).enumerate().filter(|(_, w)| w[1] > w[0]).map(|(k, w)| (k as u32, w[0], w[1])));
+    groups.extend(
+        count
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[1] > w[0])
+            .map(|(k, w)| (k as u32, w[0], w[1])),
+    );
     order.clear();
     order.resize(count[slots], 0);
     for (i, &sl) in slot.iter().enumerate() {

@@ -28,7 +28,9 @@ fn cell(arr: &dyn Array, nums: &[f64], i: usize) -> Value {
     match nums.get(i) {
         // Whole numbers as integers (an index, MiB), as the recorder writes them.
         Some(v) if v.fract() == 0.0 && v.abs() < 9e15 => Value::from(*v as i64),
-        Some(v) if !v.is_nan() => serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number),
+        Some(v) if !v.is_nan() => {
+            serde_json::Number::from_f64(*v).map_or(Value::Null, Value::Number)
+        }
         Some(_) => Value::Null,
         None => cols::str_at(arr, i).map_or(Value::Null, Value::String),
     }
@@ -53,8 +55,10 @@ impl LastTick {
             self.rows.clear();
         }
         let at: Vec<usize> = (0..ts.len()).filter(|&i| ts[i] == max).collect();
-        let mut rows: Vec<BTreeMap<String, Value>> =
-            at.iter().map(|_| BTreeMap::from([("host".to_string(), Value::from(default_host))])).collect();
+        let mut rows: Vec<BTreeMap<String, Value>> = at
+            .iter()
+            .map(|_| BTreeMap::from([("host".to_string(), Value::from(default_host))]))
+            .collect();
         for (f, arr) in cols.iter().filter(|(f, _)| *f != Field::Timestamp) {
             let mut nums = Vec::new();
             if !cols::f64_values(*arr, &mut nums) {
@@ -90,7 +94,11 @@ mod tests {
     #[test]
     fn keeps_the_rows_of_the_latest_timestamp() {
         let schema = Arc::new(Schema::new(vec![
-            AField::new("timestamp", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+            AField::new(
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
             AField::new("utilization.gpu", DataType::UInt8, true),
             AField::new("phase", DataType::Utf8, true),
         ]));

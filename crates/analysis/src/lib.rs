@@ -139,14 +139,17 @@ pub fn build(
     // A GPU's MIG instances right after it.
     let sort_key = |i: usize| (c.gpus[i].0, c.gpus[i].1.index(), &c.gpus[i].1);
     order.sort_by(|&a, &b| sort_key(a).cmp(&sort_key(b)));
-    let per_gpu: Vec<Stats> = c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
+    let per_gpu: Vec<Stats> =
+        c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
     let mut hosts = Vec::new();
     for h in 0..c.keys.hosts.len() {
         let name = c.keys.hosts.name(h as u32).to_string();
         let hs = host_stats(&c.host_accs[h]);
         let mine: Vec<usize> = order.iter().copied().filter(|&i| c.gpus[i].0 == h as u32).collect();
-        let gpus: Vec<GpuSummary> =
-            mine.iter().map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
+        let gpus: Vec<GpuSummary> = mine
+            .iter()
+            .map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i]))
+            .collect();
         let has = has_host_data(&hs);
         if gpus.is_empty() && !has {
             continue;
@@ -176,11 +179,18 @@ pub fn build(
             let stats = Stats::empty(Scope::Host);
             let mut findings = diagnose(&e.host, &[], &stats, &companions.events, th);
             by_severity(&mut findings);
-            hosts.push(HostSummary { name: e.host.clone(), gpus: Vec::new(), stats, has_host_data: false, findings });
+            hosts.push(HostSummary {
+                name: e.host.clone(),
+                gpus: Vec::new(),
+                stats,
+                has_host_data: false,
+                findings,
+            });
         }
     }
     // The whole GPUs: a MIG instance's memory and activity are already its GPU's.
-    let order: Vec<usize> = order.into_iter().filter(|&i| !matches!(c.gpus[i].1, GpuKey::Mig(..))).collect();
+    let order: Vec<usize> =
+        order.into_iter().filter(|&i| !matches!(c.gpus[i].1, GpuKey::Mig(..))).collect();
     let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
     let all_gpus = all_gpu_stats(&all, th.idle_util);
     let mut pooled = acc::HostAcc::default();
@@ -189,7 +199,8 @@ pub fn build(
     }
     let all_hosts = host_stats(&pooled);
     // The GPUs' energy per second of the time it was measured over (the same steps as `covered_s`).
-    let covered = order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
+    let covered =
+        order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
     let energy_rate = all_gpus.get(Stat::EnergyWh).filter(|_| covered > 0.0).map(|wh| wh / covered);
     let progress = c.progress.finish(order.len(), energy_rate);
     let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
@@ -270,7 +281,13 @@ pub fn evaluate(c: &Check, stat: Stat, s: &Summary) -> CheckResult {
         if let Some(v) = v {
             seen += 1;
             if c.op.holds(v, c.value) {
-                failures.push(format!("{who}{} = {} {} {}", c.stat, num(v), c.op.symbol(), num(c.value)));
+                failures.push(format!(
+                    "{who}{} = {} {} {}",
+                    c.stat,
+                    num(v),
+                    c.op.symbol(),
+                    num(c.value)
+                ));
             }
         }
     };

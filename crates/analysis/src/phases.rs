@@ -90,7 +90,8 @@ impl PhaseCollector {
     /// The phase id of every row of the batch (into `self.ids`); false without a timestamp column.
     fn phase_ids(&mut self, batch: &RecordBatch) -> bool {
         let col = |f: Field| {
-            let i = batch.schema().fields().iter().position(|x| Field::lookup(x.name()) == Some(f))?;
+            let i =
+                batch.schema().fields().iter().position(|x| Field::lookup(x.name()) == Some(f))?;
             Some(batch.column(i).clone())
         };
         self.ts.clear();
@@ -100,8 +101,9 @@ impl PhaseCollector {
         }
         match &self.split {
             Split::Column => {
-                let read =
-                    col(Field::Phase).is_some_and(|c| cols::str_ids(c.as_ref(), &mut self.labels, NONE, &mut self.ids));
+                let read = col(Field::Phase).is_some_and(|c| {
+                    cols::str_ids(c.as_ref(), &mut self.labels, NONE, &mut self.ids)
+                });
                 if !read {
                     self.ids.clear();
                     self.ids.resize(self.ts.len(), NONE);
@@ -119,7 +121,8 @@ impl PhaseCollector {
 
     /// Extend the spans with the batch's rows inside the window.
     fn track_spans(&mut self) {
-        let (since, until) = (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        let (since, until) =
+            (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
         for (&t, &id) in self.ts.iter().zip(&self.ids) {
             if t == NO_TS || t < since || t >= until {
                 continue;
@@ -162,7 +165,9 @@ impl PhaseCollector {
 
     /// Join the collectors of the data that follows this part's.
     pub fn append(&mut self, later: PhaseCollector) {
-        let map = |me: &mut Interner, id: u32| if id == NONE { NONE } else { me.id(later.labels.name(id)) };
+        let map = |me: &mut Interner, id: u32| {
+            if id == NONE { NONE } else { me.id(later.labels.name(id)) }
+        };
         for (id, c) in later.by {
             let mine = map(&mut self.labels, id);
             match self.by.iter_mut().find(|(x, _)| *x == mine) {
@@ -248,7 +253,8 @@ pub fn build_phases(
     window: (Option<i64>, Option<i64>),
     baseline: Option<&str>,
 ) -> Result<PhaseReport, String> {
-    let spans: Vec<Span> = pc.spans.iter().map(|&(id, start, end)| Span { phase: pc.label(id), start, end }).collect();
+    let spans: Vec<Span> =
+        pc.spans.iter().map(|&(id, start, end)| Span { phase: pc.label(id), start, end }).collect();
     let first_seen = |id: u32| pc.spans.iter().position(|s| s.0 == id).unwrap_or(usize::MAX);
     let mut by: Vec<(usize, Option<String>, Collector)> = pc
         .by
@@ -259,8 +265,10 @@ pub fn build_phases(
     let phases: Vec<PhaseSummary> = by
         .into_iter()
         .map(|(_, label, c)| {
-            let companions =
-                Companions { events: phase_events(&spans, label.as_deref(), events), ..Default::default() };
+            let companions = Companions {
+                events: phase_events(&spans, label.as_deref(), events),
+                ..Default::default()
+            };
             let mut summary = build(c, th, Vec::new(), Vec::new(), window, companions);
             if label.is_none() {
                 context_only(&mut summary);
@@ -297,7 +305,11 @@ mod tests {
     /// One GPU, one row a second; `phases[i]` and `util[i]` for second i.
     fn batch(from: i64, phases: &[Option<&str>], util: &[u8]) -> RecordBatch {
         let schema = Schema::new(vec![
-            AField::new("timestamp", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+            AField::new(
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
             AField::new("index", DataType::UInt32, true),
             AField::new("utilization.gpu", DataType::UInt8, true),
             AField::new("phase", DataType::Utf8, true),
@@ -324,7 +336,8 @@ mod tests {
         let cfg = CollectConfig::default();
         let mut a = PhaseCollector::new(cfg.clone(), Split::Column);
         a.visit(&batch(0, &[None, Some("bs=32"), Some("bs=32")], &[0, 30, 30]), "h").unwrap();
-        a.visit(&batch(3, &[Some("bs=32"), Some("bs=64"), Some("bs=64")], &[30, 60, 62]), "h").unwrap();
+        a.visit(&batch(3, &[Some("bs=32"), Some("bs=64"), Some("bs=64")], &[30, 60, 62]), "h")
+            .unwrap();
         let mut b = PhaseCollector::new(cfg, Split::Column);
         b.visit(&batch(6, &[Some("bs=64"), Some("bs=32"), None], &[64, 34, 0]), "h").unwrap();
         a.append(b);
@@ -333,11 +346,20 @@ mod tests {
         assert_eq!(labels, [None, Some("bs=32"), Some("bs=64")]);
         assert_eq!(util(r.get("bs=32").unwrap()), Some(31.0));
         assert_eq!(util(r.get("bs=64").unwrap()), Some(62.0));
-        let spans: Vec<(Option<&str>, i64, i64)> =
-            r.spans.iter().map(|s| (s.phase.as_deref(), s.start / 1_000_000, s.end / 1_000_000)).collect();
+        let spans: Vec<(Option<&str>, i64, i64)> = r
+            .spans
+            .iter()
+            .map(|s| (s.phase.as_deref(), s.start / 1_000_000, s.end / 1_000_000))
+            .collect();
         assert_eq!(
             spans,
-            [(None, 0, 0), (Some("bs=32"), 1, 3), (Some("bs=64"), 4, 6), (Some("bs=32"), 7, 7), (None, 8, 8)]
+            [
+                (None, 0, 0),
+                (Some("bs=32"), 1, 3),
+                (Some("bs=64"), 4, 6),
+                (Some("bs=32"), 7, 7),
+                (None, 8, 8)
+            ]
         );
         assert!(r.comparison.is_some());
         let e = build_phases(

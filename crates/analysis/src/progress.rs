@@ -48,7 +48,13 @@ pub struct ProgressStat {
 impl ProgressAcc {
     /// Count the ticks of a batch: `rows` the first row of each tick of its host (in batch order),
     /// `ts` every row's time, `host` a row's host.
-    pub fn visit<'h>(&mut self, batch: &RecordBatch, rows: &[u32], ts: &[i64], host: impl Fn(u32) -> &'h str) {
+    pub fn visit<'h>(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        ts: &[i64],
+        host: impl Fn(u32) -> &'h str,
+    ) {
         let schema = batch.schema();
         let counters: Vec<(&str, &dyn Array)> = (schema.fields().iter().zip(batch.columns()))
             .filter_map(|(f, c)| column_key(f.name()).map(|k| (k, c.as_ref())))
@@ -98,7 +104,12 @@ impl ProgressAcc {
         let i = match self.sums.iter().position(|s| s.host == host && s.key == key) {
             Some(i) => i,
             None => {
-                self.sums.push(Sum { host: host.to_string(), key: key.to_string(), total: 0.0, ticks: 0 });
+                self.sums.push(Sum {
+                    host: host.to_string(),
+                    key: key.to_string(),
+                    total: 0.0,
+                    ticks: 0,
+                });
                 self.sums.len() - 1
             }
         };
@@ -209,7 +220,8 @@ const MAX_INTERNED: usize = 1024;
 
 /// The one copy of `key` (and of its `KEY/s`), leaked once; None past [`MAX_INTERNED`] names.
 fn intern(key: &str) -> Option<(&'static str, &'static str)> {
-    static NAMES: std::sync::Mutex<Vec<(&'static str, &'static str)>> = std::sync::Mutex::new(Vec::new());
+    static NAMES: std::sync::Mutex<Vec<(&'static str, &'static str)>> =
+        std::sync::Mutex::new(Vec::new());
     let mut names = NAMES.lock().ok()?;
     if let Some(&n) = names.iter().find(|(k, _)| *k == key) {
         return Some(n);
@@ -217,8 +229,10 @@ fn intern(key: &str) -> Option<(&'static str, &'static str)> {
     if names.len() >= MAX_INTERNED {
         return None;
     }
-    let n: (&'static str, &'static str) =
-        (Box::leak(key.to_string().into_boxed_str()), Box::leak(format!("{key}/s").into_boxed_str()));
+    let n: (&'static str, &'static str) = (
+        Box::leak(key.to_string().into_boxed_str()),
+        Box::leak(format!("{key}/s").into_boxed_str()),
+    );
     names.push(n);
     Some(n)
 }
@@ -231,7 +245,10 @@ impl Rate {
 
     /// Every rate of the counters in `stats`, counter by counter.
     pub fn all(stats: &[ProgressStat]) -> Vec<Rate> {
-        stats.iter().flat_map(|p| Per::ALL.into_iter().filter_map(|per| Rate::new(&p.key, per))).collect()
+        stats
+            .iter()
+            .flat_map(|p| Per::ALL.into_iter().filter_map(|per| Rate::new(&p.key, per)))
+            .collect()
     }
 
     /// The rate a name says: `progress.KEY.per_s`, `.per_gpu_hour` or `.per_wh`.
@@ -281,7 +298,10 @@ pub fn notes(c: &crate::compare::Comparison) -> Vec<String> {
     use crate::stat::Stat;
     use gpumon_schema::catalog::Field;
     let at = |m: Measure| c.measures.iter().position(|x| *x == m);
-    let (mem, util) = (at(Measure::Stat(Stat::max(Field::MemUsed))), at(Measure::Stat(Stat::mean(Field::UtilGpu))));
+    let (mem, util) = (
+        at(Measure::Stat(Stat::max(Field::MemUsed))),
+        at(Measure::Stat(Stat::mean(Field::UtilGpu))),
+    );
     let mut out = Vec::new();
     let mut prev = c.baseline;
     for (k, col) in c.columns.iter().enumerate().filter(|(k, _)| *k != c.baseline) {
@@ -295,7 +315,11 @@ pub fn notes(c: &crate::compare::Comparison) -> Vec<String> {
             let d_util = util.and_then(|j| step(j).0);
             let head = format!("{} vs {}: {name} {pct:+.1}%", col.label, base.label);
             if pct < LITTLE_GAIN_PCT && mem_pct.is_some_and(|p| p >= MUCH_MORE_MEMORY_PCT) {
-                let more = crate::compare::change(Measure::Stat(Stat::max(Field::MemUsed)), d_mem, mem_pct);
+                let more = crate::compare::change(
+                    Measure::Stat(Stat::max(Field::MemUsed)),
+                    d_mem,
+                    mem_pct,
+                );
                 out.push(format!(
                     "{head} for memory.used.max {}: the extra memory buys (almost) no throughput; {} does the same work for less",
                     more.unwrap_or_default(),
@@ -327,7 +351,8 @@ mod tests {
 
     fn batch(v: &[Option<f64>]) -> RecordBatch {
         let schema = Schema::new(vec![Field::new("progress.samples", DataType::Float64, true)]);
-        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Float64Array::from(v.to_vec()))]).unwrap()
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Float64Array::from(v.to_vec()))])
+            .unwrap()
     }
 
     #[test]

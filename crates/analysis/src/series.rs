@@ -146,7 +146,9 @@ impl Envelope {
             }
         };
         for &i in rows {
-            let (Some(&v), Some(&b)) = (vals.get(i as usize), bucket.get(i as usize)) else { continue };
+            let (Some(&v), Some(&b)) = (vals.get(i as usize), bucket.get(i as usize)) else {
+                continue;
+            };
             if v.is_nan() {
                 continue;
             }
@@ -202,9 +204,9 @@ impl Envelope {
 
     /// Lowest and highest value over all buckets.
     pub fn range(&self) -> Option<(f64, f64)> {
-        (0..self.n.len())
-            .filter_map(|b| self.at(b))
-            .fold(None, |acc, (lo, _, hi)| Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi)))))
+        (0..self.n.len()).filter_map(|b| self.at(b)).fold(None, |acc, (lo, _, hi)| {
+            Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi))))
+        })
     }
 
     /// Mean over all values.
@@ -346,10 +348,24 @@ impl Series {
         self.keys(&mut s, ids, default_host, n);
         group_by_slot(&s.slot, self.gpus.len(), &mut s.order, &mut s.groups);
         for (k, x) in GPU_METRICS.iter().enumerate() {
-            self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, false);
+            self.field(
+                &mut s,
+                col(x.field),
+                col(x.max_col.unwrap_or(x.field)),
+                x.max_col.is_some(),
+                k,
+                false,
+            );
         }
         for (k, x) in HOST_METRICS.iter().enumerate() {
-            self.field(&mut s, col(x.field), col(x.max_col.unwrap_or(x.field)), x.max_col.is_some(), k, true);
+            self.field(
+                &mut s,
+                col(x.field),
+                col(x.max_col.unwrap_or(x.field)),
+                x.max_col.is_some(),
+                k,
+                true,
+            );
         }
         self.work(batch, &mut s);
         self.s = s;
@@ -360,11 +376,9 @@ impl Series {
     fn work(&mut self, batch: &RecordBatch, s: &mut Scratch) {
         let schema = batch.schema();
         let n = self.grid.n;
-        let counters = schema
-            .fields()
-            .iter()
-            .zip(batch.columns())
-            .filter_map(|(f, c)| gpumon_schema::progress::column_key(f.name()).map(|k| (k, c.as_ref())));
+        let counters = schema.fields().iter().zip(batch.columns()).filter_map(|(f, c)| {
+            gpumon_schema::progress::column_key(f.name()).map(|k| (k, c.as_ref()))
+        });
         for (key, c) in counters.take(gpumon_schema::progress::MAX_KEYS) {
             s.v.clear();
             if !cols::f64_values(c, &mut s.v) {
@@ -385,7 +399,13 @@ impl Series {
 
     /// Hosts, GPU slots and buckets of the rows; rows and tick times of the tracks.
     /// `ids`: the host, index, uuid and `mig.gi` columns.
-    fn keys(&mut self, s: &mut Scratch, ids: [Option<&dyn Array>; 4], default_host: &str, n: usize) {
+    fn keys(
+        &mut self,
+        s: &mut Scratch,
+        ids: [Option<&dyn Array>; 4],
+        default_host: &str,
+        n: usize,
+    ) {
         let [host, index, uuid, gi] = ids;
         self.keys.read(host, index, uuid, default_host, n, &mut s.keys);
         self.keys.read_mig(gi, &mut s.keys);
@@ -396,7 +416,11 @@ impl Series {
         s.step.clear();
         for i in 0..n {
             let t = s.ts[i];
-            let b = if t == NO_TS || t < self.window.0 || t >= self.window.1 { None } else { self.grid.bucket(t) };
+            let b = if t == NO_TS || t < self.window.0 || t >= self.window.1 {
+                None
+            } else {
+                self.grid.bucket(t)
+            };
             let Some(b) = b else {
                 s.slot.push(NONE);
                 s.bucket.push(0);
@@ -414,7 +438,11 @@ impl Series {
             }
             let ht = &mut self.host_tracks[h as usize];
             let new_tick = ht.last_ts != t;
-            let step = if new_tick && ht.last_ts != NO_TS { (t - ht.last_ts) as f64 / 1e6 } else { f64::NAN };
+            let step = if new_tick && ht.last_ts != NO_TS {
+                (t - ht.last_ts) as f64 / 1e6
+            } else {
+                f64::NAN
+            };
             if new_tick {
                 ht.last_ts = t;
                 ht.row(b, t);
@@ -450,7 +478,9 @@ impl Series {
                     g.2.env[k].ensure(n);
                 }
                 for &(sl, lo, hi) in &s.groups {
-                    if let (Some(g), Some(rows)) = (self.gpus.get_mut(sl as usize), s.order.get(lo..hi)) {
+                    if let (Some(g), Some(rows)) =
+                        (self.gpus.get_mut(sl as usize), s.order.get(lo..hi))
+                    {
                         g.2.env[k].add_rows(rows, &s.v, &s.bucket, widen);
                     }
                 }
@@ -462,7 +492,8 @@ impl Series {
             // A host's value once per tick: on the row that starts it.
             let rows = s.v.len().min(s.hrow.len());
             for i in (0..rows).filter(|&i| s.hrow[i] && !s.v[i].is_nan()) {
-                let (e, b, v) = (&mut self.host_tracks[s.keys.host[i] as usize].env[k], s.bucket[i], s.v[i]);
+                let (e, b, v) =
+                    (&mut self.host_tracks[s.keys.host[i] as usize].env[k], s.bucket[i], s.v[i]);
                 if widen {
                     // A `.max` column raises the band; the mean stays that of the field itself.
                     e.max[b] = e.max[b].max(v);
@@ -542,9 +573,18 @@ mod tests {
     use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
     use std::sync::Arc;
 
-    fn batch(ts: &[i64], index: &[u32], util: &[Option<f64>], util_max: &[Option<f64>]) -> RecordBatch {
+    fn batch(
+        ts: &[i64],
+        index: &[u32],
+        util: &[Option<f64>],
+        util_max: &[Option<f64>],
+    ) -> RecordBatch {
         let schema = Schema::new(vec![
-            AField::new("timestamp", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true),
+            AField::new(
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                true,
+            ),
             AField::new("host", DataType::Utf8, true),
             AField::new("index", DataType::UInt32, true),
             AField::new("utilization.gpu", DataType::Float64, true),
@@ -560,7 +600,9 @@ mod tests {
                 Arc::new(UInt32Array::from(index.to_vec())),
                 Arc::new(Float64Array::from(util.to_vec())),
                 Arc::new(Float64Array::from(util_max.to_vec())),
-                Arc::new(Float64Array::from(ts.iter().map(|&t| t as f64 / 1e6).collect::<Vec<_>>())),
+                Arc::new(Float64Array::from(
+                    ts.iter().map(|&t| t as f64 / 1e6).collect::<Vec<_>>(),
+                )),
             ],
         )
         .unwrap()

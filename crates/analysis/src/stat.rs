@@ -129,7 +129,12 @@ impl Stat {
             Stat::SwapRange => "MiB",
             // The CSV report has always left these two empty (docs/summary-json.md says MiB).
             Stat::MemoryTotal | Stat::MemTotal => "",
-            Stat::Samples | Stat::Gaps | Stat::Ticks | Stat::EmptyRows | Stat::EccIncrease | Stat::HealthMax(_) => "",
+            Stat::Samples
+            | Stat::Gaps
+            | Stat::Ticks
+            | Stat::EmptyRows
+            | Stat::EccIncrease
+            | Stat::HealthMax(_) => "",
         }
     }
 
@@ -144,7 +149,10 @@ impl Stat {
 
     /// The statistic `--fail-if` names `name`, of either scope.
     pub fn lookup(name: &str) -> Option<Stat> {
-        [Scope::Gpu, Scope::Host].into_iter().flat_map(|s| layout(s).iter().copied()).find(|s| s.to_string() == name)
+        [Scope::Gpu, Scope::Host]
+            .into_iter()
+            .flat_map(|s| layout(s).iter().copied())
+            .find(|s| s.to_string() == name)
     }
 }
 
@@ -167,7 +175,9 @@ pub fn field_scope(f: Field) -> Scope {
 /// The fields with declared statistics in a scope, in catalogue order.
 pub fn summarised(scope: Scope) -> &'static [Field] {
     static FIELDS: LazyLock<[Vec<Field>; 2]> = LazyLock::new(|| {
-        let of = |scope| CATALOG.iter().filter(move |d| !d.summary.is_empty() && field_scope(d.field) == scope);
+        let of = |scope| {
+            CATALOG.iter().filter(move |d| !d.summary.is_empty() && field_scope(d.field) == scope)
+        };
         [of(Scope::Gpu).map(|d| d.field).collect(), of(Scope::Host).map(|d| d.field).collect()]
     });
     &FIELDS[scope as usize]
@@ -210,8 +220,13 @@ const GPU_ORDER: &[Place] = &[
 ];
 
 /// GPU statistics reported after the catalogue fields (added later: names only grow).
-const GPU_TAIL: &[Place] =
-    &[One(Stat::HeldIdlePct), One(Stat::EmptyRows), One(Stat::BusyClock), One(Stat::EccIncrease), Place::Health];
+const GPU_TAIL: &[Place] = &[
+    One(Stat::HeldIdlePct),
+    One(Stat::EmptyRows),
+    One(Stat::BusyClock),
+    One(Stat::EccIncrease),
+    Place::Health,
+];
 
 /// Host statistics reported after the catalogue fields.
 const HOST_TAIL: &[Place] = &[One(Stat::SwapRange)];
@@ -254,8 +269,9 @@ fn expand(scope: Scope, order: &[Place], tail: &[Place]) -> Vec<Stat> {
 
 /// Every statistic of a scope, in report order.
 pub fn layout(scope: Scope) -> &'static [Stat] {
-    static LAYOUT: LazyLock<[Vec<Stat>; 2]> =
-        LazyLock::new(|| [expand(Scope::Gpu, GPU_ORDER, GPU_TAIL), expand(Scope::Host, HOST_ORDER, HOST_TAIL)]);
+    static LAYOUT: LazyLock<[Vec<Stat>; 2]> = LazyLock::new(|| {
+        [expand(Scope::Gpu, GPU_ORDER, GPU_TAIL), expand(Scope::Host, HOST_ORDER, HOST_TAIL)]
+    });
     &LAYOUT[scope as usize]
 }
 
@@ -301,7 +317,8 @@ mod tests {
 
     #[test]
     fn names_are_unique_scoped_and_found_again() {
-        let all: Vec<Stat> = layout(Scope::Gpu).iter().chain(layout(Scope::Host)).copied().collect();
+        let all: Vec<Stat> =
+            layout(Scope::Gpu).iter().chain(layout(Scope::Host)).copied().collect();
         let mut seen = std::collections::HashSet::new();
         for s in &all {
             assert!(seen.insert(s.to_string()), "duplicate statistic {s}");
@@ -317,7 +334,11 @@ mod tests {
     #[test]
     fn catalogue_summaries_are_well_formed() {
         for d in CATALOG.iter().filter(|d| !d.summary.is_empty()) {
-            assert!(!matches!(d.ty, Ty::Str | Ty::Timestamp | Ty::Bool), "{} is not a number", d.name);
+            assert!(
+                !matches!(d.ty, Ty::Str | Ty::Timestamp | Ty::Bool),
+                "{} is not a number",
+                d.name
+            );
             assert!(
                 matches!(d.source, Source::Gpu | Source::Host | Source::Job | Source::Cgroup),
                 "{}: only sampled fields are summarised",

@@ -78,19 +78,25 @@ pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static st
 fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Option<f64> {
     // The span runs from the first to the last row, empty rows included (they are gaps).
     let d = &acc.diag;
-    let span =
-        (acc.rows > 0).then(|| (acc.last_ts.max(d.empty_last_ts) - acc.first_ts.min(d.empty_first_ts)) as f64 / 1e6);
-    let used = || acc.field(Field::MemUsed).and_then(|m| m.reduce(gpumon_schema::catalog::Reduce::Max));
+    let span = (acc.rows > 0).then(|| {
+        (acc.last_ts.max(d.empty_last_ts) - acc.first_ts.min(d.empty_first_ts)) as f64 / 1e6
+    });
+    let used =
+        || acc.field(Field::MemUsed).and_then(|m| m.reduce(gpumon_schema::catalog::Reduce::Max));
     let total = || acc.mem_total.max().or(acc.mem_sum.max()).filter(|&t| t > 0.0);
     match stat {
         Stat::Field(f, r) => acc.field(f).and_then(|a| a.reduce(r)),
         Stat::Samples => Some(acc.rows as f64),
         Stat::SpanS => span,
         Stat::IntervalS => t.interval_s,
-        Stat::CoveragePct => span.filter(|&x| x > 0.0).map(|x| (100.0 * t.covered_s / x).min(100.0)),
+        Stat::CoveragePct => {
+            span.filter(|&x| x > 0.0).map(|x| (100.0 * t.covered_s / x).min(100.0))
+        }
         Stat::Gaps => t.interval_s.map(|_| t.gaps as f64),
         Stat::GapS => t.interval_s.map(|_| t.gap_s),
-        Stat::IdlePct => acc.field(Field::UtilGpu).and_then(|u| u.hist.as_ref()?.pct_below(idle_util)),
+        Stat::IdlePct => {
+            acc.field(Field::UtilGpu).and_then(|u| u.hist.as_ref()?.pct_below(idle_util))
+        }
         Stat::MemoryTotal => total(),
         Stat::MemoryUsedMaxPct => used().zip(total()).map(|(u, t)| 100.0 * u / t),
         Stat::EnergyWh => energy(acc, t).0,
@@ -145,12 +151,16 @@ pub fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64) -
 
 /// One per-host statistic.
 fn host_value(stat: Stat, acc: &HostAcc) -> Option<f64> {
-    let used = || acc.field(Field::HostMemUsed).and_then(|m| m.reduce(gpumon_schema::catalog::Reduce::Max));
+    let used = || {
+        acc.field(Field::HostMemUsed).and_then(|m| m.reduce(gpumon_schema::catalog::Reduce::Max))
+    };
     let total = || acc.mem_total.max().filter(|&t| t > 0.0);
     match stat {
         Stat::Field(f, r) => acc.field(f).and_then(|a| a.reduce(r)),
         Stat::Ticks => Some(acc.ticks as f64),
-        Stat::SwapRange => acc.field(Field::SwapUsed).filter(|a| a.m.n > 0).map(|a| a.m.max - a.m.min),
+        Stat::SwapRange => {
+            acc.field(Field::SwapUsed).filter(|a| a.m.n > 0).map(|a| a.m.max - a.m.min)
+        }
         Stat::MemTotal => total(),
         Stat::MemUsedMaxPct => used().zip(total()).map(|(u, t)| 100.0 * u / t),
         _ => None,

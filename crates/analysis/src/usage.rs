@@ -123,8 +123,12 @@ impl UsageCollector {
             }
             v
         };
-        let (gpu, pid, sm, mem) =
-            (ints(Field::Index), ints(Field::ProcPid), floats(Field::ProcSm), floats(Field::ProcGpuMemory));
+        let (gpu, pid, sm, mem) = (
+            ints(Field::Index),
+            ints(Field::ProcPid),
+            floats(Field::ProcSm),
+            floats(Field::ProcGpuMemory),
+        );
         let text = |f: Field, i: usize| column(batch, f).and_then(|c| cols::str_at(c, i));
         let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
         for i in 0..n {

@@ -58,11 +58,16 @@ pub fn parse_time(s: &str, tz: &Zone) -> Result<TimeSpec, String> {
     if let Ok(d) = DateTime::parse_from_rfc3339(t) {
         return Ok(TimeSpec::At(d.timestamp_micros()));
     }
-    let naive = ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M", "%Y/%m/%d %H:%M:%S%.f"]
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())
-        .or_else(|| chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)))
-        .ok_or_else(bad)?;
+    let naive =
+        ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M", "%Y/%m/%d %H:%M:%S%.f"]
+            .iter()
+            .find_map(|f| NaiveDateTime::parse_from_str(t, f).ok())
+            .or_else(|| {
+                chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+                    .ok()
+                    .and_then(|d| d.and_hms_opt(0, 0, 0))
+            })
+            .ok_or_else(bad)?;
     tz.utc_micros(&naive)
         .map(TimeSpec::At)
         .ok_or_else(|| format!("'{s}' does not exist in the time zone (a daylight-saving gap)"))
@@ -72,7 +77,9 @@ impl WindowSpec {
     /// Whether resolving needs the data's first and last sample.
     pub fn needs_range(&self) -> bool {
         self.skip_warmup.is_some()
-            || [self.since, self.until].iter().any(|t| matches!(t, Some(TimeSpec::FromStart(_) | TimeSpec::FromEnd(_))))
+            || [self.since, self.until]
+                .iter()
+                .any(|t| matches!(t, Some(TimeSpec::FromStart(_) | TimeSpec::FromEnd(_))))
     }
 
     /// The window in UTC µs, given the data's (first, last) sample when known.
@@ -104,14 +111,22 @@ pub struct PhaseWindow {
 
 /// Parse `NAME=SINCE..UNTIL`; the times take the forms of `--since` (the name may hold `=`: `bs=64=+0..+5m`).
 pub fn parse_phase_window(s: &str, tz: &Zone) -> Result<PhaseWindow, String> {
-    let form =
-        || format!("--phase '{s}': expected NAME=SINCE..UNTIL, e.g. 'bs=64=+10m..+20m' or 'eval=2026-01-05 10:00..'");
+    let form = || {
+        format!(
+            "--phase '{s}': expected NAME=SINCE..UNTIL, e.g. 'bs=64=+10m..+20m' or 'eval=2026-01-05 10:00..'"
+        )
+    };
     let (head, until) = s.split_once("..").ok_or_else(form)?;
     let (label, since) = head.rsplit_once('=').ok_or_else(form)?;
-    gpumon_schema::control::check_label(label.trim()).map_err(|why| format!("--phase '{s}': {why}"))?;
+    gpumon_schema::control::check_label(label.trim())
+        .map_err(|why| format!("--phase '{s}': {why}"))?;
     let time = |t: &str| -> Result<Option<TimeSpec>, String> {
         let t = t.trim();
-        if t.is_empty() { Ok(None) } else { parse_time(t, tz).map(Some).map_err(|e| format!("--phase '{s}': {e}")) }
+        if t.is_empty() {
+            Ok(None)
+        } else {
+            parse_time(t, tz).map(Some).map_err(|e| format!("--phase '{s}': {e}"))
+        }
     };
     Ok(PhaseWindow { label: label.trim().to_string(), since: time(since)?, until: time(until)? })
 }
@@ -124,7 +139,8 @@ impl PhaseWindow {
 
     /// The window in UTC µs, given the data's (first, last) sample; an open end takes in everything.
     pub fn resolve(&self, range: Option<(i64, i64)>) -> crate::phases::Window {
-        let (since, until) = WindowSpec { since: self.since, until: self.until, skip_warmup: None }.resolve(range);
+        let (since, until) =
+            WindowSpec { since: self.since, until: self.until, skip_warmup: None }.resolve(range);
         crate::phases::Window {
             label: self.label.clone(),
             since: since.unwrap_or(i64::MIN),
@@ -142,7 +158,10 @@ mod tests {
         let utc = &Zone::Named(gpumon_util::zone::NamedZone::utc());
         let w = parse_phase_window("bs=64=+10s..+20s", utc).unwrap();
         assert_eq!(w.label, "bs=64");
-        assert_eq!((w.since, w.until), (Some(TimeSpec::FromStart(10_000_000)), Some(TimeSpec::FromStart(20_000_000))));
+        assert_eq!(
+            (w.since, w.until),
+            (Some(TimeSpec::FromStart(10_000_000)), Some(TimeSpec::FromStart(20_000_000)))
+        );
         let r = w.resolve(Some((1_000_000, 99_000_000)));
         assert_eq!((r.since, r.until), (11_000_000, 21_000_000));
         let open = parse_phase_window("eval=1970-01-01 00:00:05..", utc).unwrap();
@@ -162,7 +181,10 @@ mod tests {
         assert_eq!(parse_time("1970-01-01 00:00:02", utc), Ok(TimeSpec::At(2_000_000)));
         let berlin = &Zone::parse("Europe/Berlin").unwrap();
         assert_eq!(parse_time("1970-01-01 01:00:00", berlin), Ok(TimeSpec::At(0)));
-        assert_eq!(parse_time("1970-01-01 05:30:00", &Zone::parse("+05:30").unwrap()), Ok(TimeSpec::At(0)));
+        assert_eq!(
+            parse_time("1970-01-01 05:30:00", &Zone::parse("+05:30").unwrap()),
+            Ok(TimeSpec::At(0))
+        );
         assert!(parse_time("yesterday", utc).is_err());
         assert!(parse_time("+soon", utc).is_err());
     }

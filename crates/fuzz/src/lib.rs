@@ -37,7 +37,9 @@ fn value(f: Field, g: usize, i: usize) -> Value {
     match f {
         Field::Index => return Value::U(g as u64),
         Field::Host => return Value::S(Arc::from("fuzzhost")),
-        Field::Uuid => return Value::S(Arc::from(format!("GPU-0000000{g}-0000-0000-0000-000000000000"))),
+        Field::Uuid => {
+            return Value::S(Arc::from(format!("GPU-0000000{g}-0000-0000-0000-000000000000")));
+        }
         Field::Name => return Value::S(Arc::from("NVIDIA H100 80GB HBM3")),
         Field::UtilGpu | Field::UtilMemory => return Value::U(((i * 7 + g * 13) % 101) as u64),
         _ => {}
@@ -53,7 +55,8 @@ fn value(f: Field, g: usize, i: usize) -> Value {
 }
 
 fn ticks(n: usize, gpus: usize, sel: &Selection) -> Vec<Tick> {
-    let start = DateTime::parse_from_rfc3339("2026-03-01T10:00:00Z").map_or(DateTime::<Utc>::UNIX_EPOCH, |t| t.into());
+    let start = DateTime::parse_from_rfc3339("2026-03-01T10:00:00Z")
+        .map_or(DateTime::<Utc>::UNIX_EPOCH, |t| t.into());
     (0..n)
         .map(|i| Tick {
             ts: start + chrono::Duration::milliseconds(500 * i as i64),
@@ -94,24 +97,25 @@ pub fn corpus(dir: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
         driver_version: None,
     };
     let mut out = Vec::new();
-    let mut write = |name: &str, format: Format, n: usize, journal: bool, what: &'static str| -> Result<()> {
-        let path = dir.join(name);
-        let j = journal.then(|| journal_path(&path));
-        let mut s = sink::open(format, &Target::File(path.clone()), j.as_deref(), &sel, &meta)?;
-        for (k, t) in ticks(n, 2, &sel).iter().enumerate() {
-            s.write_tick(t)?;
-            if k % 5 == 4 {
-                s.flush()?;
+    let mut write =
+        |name: &str, format: Format, n: usize, journal: bool, what: &'static str| -> Result<()> {
+            let path = dir.join(name);
+            let j = journal.then(|| journal_path(&path));
+            let mut s = sink::open(format, &Target::File(path.clone()), j.as_deref(), &sel, &meta)?;
+            for (k, t) in ticks(n, 2, &sel).iter().enumerate() {
+                s.write_tick(t)?;
+                if k % 5 == 4 {
+                    s.flush()?;
+                }
             }
-        }
-        s.flush()?;
-        s.finish()?;
-        out.push((path, what));
-        if let Some(j) = j {
-            out.push((j, "journal"));
-        }
-        Ok(())
-    };
+            s.flush()?;
+            s.finish()?;
+            out.push((path, what));
+            if let Some(j) = j {
+                out.push((j, "journal"));
+            }
+            Ok(())
+        };
     write("run.parquet", Format::Parquet, 60, true, "parquet")?;
     write("groups.parquet", Format::Parquet, 9000, false, "parquet (2 row groups)")?;
     write("run.csv", Format::Csv, 60, false, "csv")?;
@@ -136,8 +140,20 @@ impl Rng {
 }
 
 /// Numbers a hostile or broken writer puts in a cell.
-const CELLS: [&str; 12] =
-    ["4294967295", "-1", "0.5", "255", "1e308", "NaN", "-0", "18446744073709551616", "", "\u{1b}[31m", "1,2", "\"x"];
+const CELLS: [&str; 12] = [
+    "4294967295",
+    "-1",
+    "0.5",
+    "255",
+    "1e308",
+    "NaN",
+    "-0",
+    "18446744073709551616",
+    "",
+    "\u{1b}[31m",
+    "1,2",
+    "\"x",
+];
 
 /// One mutation of `data` (`text`: also cell-wise edits of CSV and logs).
 pub fn mutate(data: &[u8], text: bool, r: &mut Rng) -> Vec<u8> {
@@ -190,7 +206,8 @@ pub fn mutate(data: &[u8], text: bool, r: &mut Rng) -> Vec<u8> {
             // Text: a cell replaced by a hostile value.
             let cell = CELLS[r.below(CELLS.len())].as_bytes();
             let start = m[..p].iter().rposition(|&b| b == b',' || b == b'\n').map_or(0, |i| i + 1);
-            let end = m[p..].iter().position(|&b| b == b',' || b == b'\n').map_or(m.len(), |i| p + i);
+            let end =
+                m[p..].iter().position(|&b| b == b',' || b == b'\n').map_or(m.len(), |i| p + i);
             m.splice(start..end, cell.iter().copied());
         }
     }
@@ -227,8 +244,14 @@ pub fn read_all(path: &Path) -> Result<()> {
             Ok(())
         })?;
     }
-    let summary =
-        gpumon_analysis::build(all, &Thresholds::default(), reports, found.skipped, (None, None), Default::default());
+    let summary = gpumon_analysis::build(
+        all,
+        &Thresholds::default(),
+        reports,
+        found.skipped,
+        (None, None),
+        Default::default(),
+    );
     let _ = gpumon_present::render(&summary, &[], gpumon_present::SummaryFormat::Json);
     Ok(())
 }

@@ -79,7 +79,8 @@ struct Figures {
 
 fn run_case(dir: &Path, name: &str, kind: &str, bytes: &[u8], f: &mut Figures) {
     let path = dir.join(name);
-    let _ = std::fs::remove_file(dir.join(name.trim_start_matches('.').trim_end_matches(".journal")));
+    let _ =
+        std::fs::remove_file(dir.join(name.trim_start_matches('.').trim_end_matches(".journal")));
     let _ = std::fs::remove_file(dir.join(format!("{name}.damaged")));
     std::fs::write(&path, bytes).unwrap();
     let t0 = Instant::now();
@@ -97,11 +98,17 @@ fn run_case(dir: &Path, name: &str, kind: &str, bytes: &[u8], f: &mut Figures) {
     f.slowest = f.slowest.max(t0.elapsed());
     if largest > alloc_limit(bytes.len()) {
         let kept = keep_failure(name, bytes, f.cases);
-        f.too_large.push(format!("{kind}: {largest} bytes at once for {} input bytes ({kept})", bytes.len()));
+        f.too_large.push(format!(
+            "{kind}: {largest} bytes at once for {} input bytes ({kept})",
+            bytes.len()
+        ));
     }
     match outcome {
         Err(p) => {
-            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
             let kept = keep_failure(name, bytes, f.cases);
             f.escaped_panics.push(format!("{kind}: {} ({kept})", msg.unwrap_or_default()));
         }
@@ -124,7 +131,8 @@ fn run_case(dir: &Path, name: &str, kind: &str, bytes: &[u8], f: &mut Figures) {
 
 /// Keep a failing mutant for reproduction: its path.
 fn keep_failure(name: &str, bytes: &[u8], case: u64) -> String {
-    let p = std::env::temp_dir().join(format!("gpumon-fuzz-failure-{case}-{}", name.trim_start_matches('.')));
+    let p = std::env::temp_dir()
+        .join(format!("gpumon-fuzz-failure-{case}-{}", name.trim_start_matches('.')));
     match std::fs::write(&p, bytes) {
         Ok(()) => format!("kept as {}", p.display()),
         Err(e) => format!("not kept: {e}"),
@@ -134,8 +142,10 @@ fn keep_failure(name: &str, bytes: &[u8], case: u64) -> String {
 #[test]
 fn fuzz_the_readers_with_mutants_of_files_gpumon_writes() {
     let secs: Option<u64> = std::env::var("GPUMON_FUZZ_SECS").ok().and_then(|s| s.parse().ok());
-    let seed: u64 =
-        std::env::var("GPUMON_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let seed: u64 = std::env::var("GPUMON_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
     let src = tempfile::tempdir().unwrap();
     let files: Vec<(Vec<u8>, &str, String, bool)> = corpus(src.path())
         .unwrap()
@@ -143,7 +153,12 @@ fn fuzz_the_readers_with_mutants_of_files_gpumon_writes() {
         .map(|(p, what)| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             let text = what == "csv" || what == "nvidia-smi log";
-            (std::fs::read(&p).unwrap(), if what == "journal" { "journal" } else { what }, name, text)
+            (
+                std::fs::read(&p).unwrap(),
+                if what == "journal" { "journal" } else { what },
+                name,
+                text,
+            )
         })
         .collect();
     // The unmutated corpus reads cleanly.
@@ -188,6 +203,10 @@ fn fuzz_the_readers_with_mutants_of_files_gpumon_writes() {
         "panics escaped the readers: {:?}",
         &f.escaped_panics[..f.escaped_panics.len().min(5)]
     );
-    assert!(f.too_large.is_empty(), "allocations beyond the bound: {:?}", &f.too_large[..f.too_large.len().min(5)]);
+    assert!(
+        f.too_large.is_empty(),
+        "allocations beyond the bound: {:?}",
+        &f.too_large[..f.too_large.len().min(5)]
+    );
     assert!(f.slowest < Duration::from_secs(30), "a case took {:?}", f.slowest);
 }

@@ -38,7 +38,8 @@ pub fn group(findings: &[Finding]) -> Vec<Group<'_>> {
                 && g.fix == f.fix
                 && f.gpu.is_some()
                 && !g.gpus.is_empty()
-                && (f.severity != Severity::Error || members.iter().all(|m| m.evidence == f.evidence))
+                && (f.severity != Severity::Error
+                    || members.iter().all(|m| m.evidence == f.evidence))
         };
         match groups.iter_mut().find(|(g, m)| joins(g, m)) {
             Some((g, members)) => {
@@ -73,7 +74,10 @@ fn fold(members: &[&Finding]) -> Vec<String> {
     if let Some(one) = fold_numbers(&texts) {
         return vec![one];
     }
-    members.iter().map(|f| format!("GPU {}: {}", f.gpu.as_deref().unwrap_or("?"), f.evidence)).collect()
+    members
+        .iter()
+        .map(|f| format!("GPU {}: {}", f.gpu.as_deref().unwrap_or("?"), f.evidence))
+        .collect()
 }
 
 /// Split a text into alternating words and numbers (`[0-9]+(.[0-9]+)?`); numbers at odd positions.
@@ -142,10 +146,11 @@ pub fn gpu_list(labels: &[&str]) -> String {
 
 /// Index labels as ranges (`0-3, 5`), in the order given where they are not all indices.
 pub fn ranges(labels: &[&str]) -> String {
-    let mut idx: Vec<u64> = match labels.iter().map(|l| l.parse::<u64>()).collect::<Result<Vec<_>, _>>() {
-        Ok(v) => v,
-        Err(_) => return labels.join(", "),
-    };
+    let mut idx: Vec<u64> =
+        match labels.iter().map(|l| l.parse::<u64>()).collect::<Result<Vec<_>, _>>() {
+            Ok(v) => v,
+            Err(_) => return labels.join(", "),
+        };
     idx.sort_unstable();
     idx.dedup();
     let mut parts: Vec<String> = Vec::new();
@@ -164,12 +169,14 @@ pub fn ranges(labels: &[&str]) -> String {
 /// The routine events of one host as one line per kind: `clock changes (routine, not faults): 3 on
 /// each of GPUs 0-7` or `GPU 0 3, GPU 1 5`.
 pub fn routine_lines(host: &str, counts: &[RoutineCount]) -> Vec<String> {
-    let mut kinds: Vec<&str> = counts.iter().filter(|c| c.host == host).map(|c| c.kind.as_str()).collect();
+    let mut kinds: Vec<&str> =
+        counts.iter().filter(|c| c.host == host).map(|c| c.kind.as_str()).collect();
     kinds.dedup();
     kinds
         .into_iter()
         .map(|kind| {
-            let of: Vec<&RoutineCount> = counts.iter().filter(|c| c.host == host && c.kind == kind).collect();
+            let of: Vec<&RoutineCount> =
+                counts.iter().filter(|c| c.host == host && c.kind == kind).collect();
             let name = if kind == "pstate" { "P-state changes" } else { "clock changes" };
             let label = |c: &RoutineCount| c.gpu.map_or_else(|| "?".to_string(), |g| g.to_string());
             let body = match of.first() {
@@ -178,7 +185,11 @@ pub fn routine_lines(host: &str, counts: &[RoutineCount]) -> Vec<String> {
                     let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
                     format!("{} on each of {}", f.count, gpu_list(&refs))
                 }
-                _ => of.iter().map(|c| format!("GPU {} {}", label(c), c.count)).collect::<Vec<_>>().join(", "),
+                _ => of
+                    .iter()
+                    .map(|c| format!("GPU {} {}", label(c), c.count))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             };
             format!("{name} (routine, not faults): {body}")
         })
@@ -206,7 +217,8 @@ mod tests {
         assert_eq!(gpu_list(&["4"]), "GPU 4");
         assert_eq!(gpu_list(&["GPU-a", "GPU-b"]), "GPUs GPU-a, GPU-b");
         assert_eq!(
-            fold_numbers(&["peak 79000 MiB = 96.9% of 81559", "peak 79400 MiB = 97.4% of 81559"]).as_deref(),
+            fold_numbers(&["peak 79000 MiB = 96.9% of 81559", "peak 79400 MiB = 97.4% of 81559"])
+                .as_deref(),
             Some("peak 79000-79400 MiB = 96.9-97.4% of 81559")
         );
         assert_eq!(fold_numbers(&["a 1 b", "a 1 c"]), None);
@@ -219,10 +231,16 @@ mod tests {
         ];
         let g = group(&all);
         assert_eq!(g.len(), 3);
-        assert_eq!((g[0].who(), g[0].evidence.clone()), ("GPUs 0-1: ".to_string(), vec!["peak 1-2".to_string()]));
+        assert_eq!(
+            (g[0].who(), g[0].evidence.clone()),
+            ("GPUs 0-1: ".to_string(), vec!["peak 1-2".to_string()])
+        );
         assert_eq!(g[1].who(), "");
         assert_eq!(g[2].evidence, ["GPU 0: in 5% (a)", "GPU 1: in 6% (b)"]);
-        let xid = [f("xid", Severity::Error, Some("0"), "Xid 79"), f("xid", Severity::Error, Some("1"), "Xid 94")];
+        let xid = [
+            f("xid", Severity::Error, Some("0"), "Xid 79"),
+            f("xid", Severity::Error, Some("1"), "Xid 94"),
+        ];
         assert_eq!(group(&xid).len(), 2, "different Xids stay apart");
     }
 }

@@ -53,7 +53,11 @@ pub fn table(c: &Comparison, th: &Thresholds) -> String {
     let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..c.columns.len())
         .map(|k| {
-            rows.iter().map(|r| r[k].chars().count()).chain([c.columns[k].label.chars().count()]).max().unwrap_or(0)
+            rows.iter()
+                .map(|r| r[k].chars().count())
+                .chain([c.columns[k].label.chars().count()])
+                .max()
+                .unwrap_or(0)
         })
         .collect();
     let mut head = format!("  {:lw$}", "");
@@ -81,7 +85,11 @@ pub fn markdown(c: &Comparison, th: &Thresholds) -> String {
     let mut o = String::new();
     let Some(base) = c.columns.get(c.baseline) else { return o };
     let _ = writeln!(o, "Compared with {} (the baseline).\n", code(&base.label));
-    let _ = writeln!(o, "| statistic | {} |", c.columns.iter().map(|x| esc(&x.label)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(
+        o,
+        "| statistic | {} |",
+        c.columns.iter().map(|x| esc(&x.label)).collect::<Vec<_>>().join(" | ")
+    );
     let _ = writeln!(o, "|---|{}", "--:|".repeat(c.columns.len()));
     for (i, &m) in c.measures.iter().enumerate() {
         let _ = writeln!(o, "| `{}` | {} |", label(m), cells(c, i).join(" | "));
@@ -122,7 +130,8 @@ pub fn json(c: &Comparison, th: &Thresholds) -> Value {
             })
         })
         .collect();
-    let units: Map<String, Value> = c.measures.iter().map(|m| (m.name(), json!(m.unit()))).collect();
+    let units: Map<String, Value> =
+        c.measures.iter().map(|m| (m.name(), json!(m.unit()))).collect();
     json!({
         "baseline": c.columns.get(c.baseline).map(|b| b.label.clone()),
         "units": units,
@@ -139,7 +148,8 @@ fn groups(s: &Summary) -> Vec<Group<'_>> {
 /// `[warning] oom_risk (node1 GPUs 0-3)`.
 fn short(g: &Group<'_>, hosts: usize) -> String {
     let host = if hosts > 1 { format!("{} ", g.host) } else { String::new() };
-    let who = if g.gpus.is_empty() { g.host.to_string() } else { format!("{host}{}", gpu_list(&g.gpus)) };
+    let who =
+        if g.gpus.is_empty() { g.host.to_string() } else { format!("{host}{}", gpu_list(&g.gpus)) };
     format!("[{}] {} ({who})", g.severity.label(), g.rule)
 }
 

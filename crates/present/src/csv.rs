@@ -6,14 +6,23 @@ use gpumon_analysis::Summary;
 use gpumon_analysis::stats::Stats;
 
 fn cell(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// One line per statistic, each starting with `prefix`.
 fn rows(out: &mut String, prefix: &str, scope: &str, host: &str, gpu: &str, stats: &Stats) {
     for (stat, v) in stats.iter() {
         let v = v.map_or_else(String::new, |x| x.to_string());
-        out.push_str(&format!("{prefix}{scope},{},{},{stat},{v},{}\n", cell(host), cell(gpu), cell(stat.unit())));
+        out.push_str(&format!(
+            "{prefix}{scope},{},{},{stat},{v},{}\n",
+            cell(host),
+            cell(gpu),
+            cell(stat.unit())
+        ));
     }
 }
 
@@ -29,14 +38,20 @@ pub fn render_phases(s: &Summary, phases: &gpumon_analysis::phases::PhaseReport)
     let mut out = String::from("phase,scope,host,gpu,statistic,value,unit\n");
     summary_rows(&mut out, s, ",");
     for p in &phases.phases {
-        summary_rows(&mut out, &p.summary, &format!("{},", cell(p.label.as_deref().unwrap_or("-"))));
+        summary_rows(
+            &mut out,
+            &p.summary,
+            &format!("{},", cell(p.label.as_deref().unwrap_or("-"))),
+        );
     }
     out
 }
 
 /// Every statistic line of a summary, each starting with `prefix`.
 fn summary_rows(out: &mut String, s: &Summary, prefix: &str) {
-    let mut row = |scope: &str, host: &str, gpu: &str, stats: &Stats| rows(out, prefix, scope, host, gpu, stats);
+    let mut row = |scope: &str, host: &str, gpu: &str, stats: &Stats| {
+        rows(out, prefix, scope, host, gpu, stats)
+    };
     for h in &s.hosts {
         for g in &h.gpus {
             row("gpu", &h.name, &g.label, &g.stats);

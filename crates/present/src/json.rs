@@ -166,7 +166,9 @@ fn rules(s: &Summary, checks: &[CheckResult]) -> (Value, Value, Value) {
     }
     let rules: Vec<Value> = RULES
         .iter()
-        .map(|r| json!({"rule": r.id, "severity": r.severity.label(), "when": r.when, "fix": r.fix}))
+        .map(
+            |r| json!({"rule": r.id, "severity": r.severity.label(), "when": r.when, "fix": r.fix}),
+        )
         .collect();
     let checks: Vec<Value> = checks
         .iter()
@@ -177,8 +179,11 @@ fn rules(s: &Summary, checks: &[CheckResult]) -> (Value, Value, Value) {
 
 /// The report as a JSON value.
 pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
-    let skipped: Vec<Value> =
-        s.skipped.iter().map(|(p, why)| json!({"path": p.display().to_string(), "reason": why})).collect();
+    let skipped: Vec<Value> = s
+        .skipped
+        .iter()
+        .map(|(p, why)| json!({"path": p.display().to_string(), "reason": why}))
+        .collect();
     let (thresholds, rules, checks) = rules(s, checks);
     json!({
         "schema": SCHEMA,

@@ -40,7 +40,8 @@ pub fn render(s: &Summary, checks: &[CheckResult], f: SummaryFormat) -> String {
 
 /// `2026-01-05 10:00:00` (UTC).
 pub fn ts(us: i64) -> String {
-    DateTime::<Utc>::from_timestamp_micros(us).map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+    DateTime::<Utc>::from_timestamp_micros(us)
+        .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
 }
 
 /// RFC 3339 UTC with milliseconds, as gpumon's CSV writes timestamps.
@@ -117,7 +118,12 @@ pub fn throttle_list(stats: &Stats) -> Vec<String> {
     REASONS
         .iter()
         .filter(|&&r| r != Reason::GpuIdle)
-        .filter_map(|&r| stats.get(Stat::Throttle(r)).filter(|&v| v > 0.0).map(|v| format!("{} {v:.1}%", r.name())))
+        .filter_map(|&r| {
+            stats
+                .get(Stat::Throttle(r))
+                .filter(|&v| v > 0.0)
+                .map(|v| format!("{} {v:.1}%", r.name()))
+        })
         .collect()
 }
 

@@ -62,7 +62,11 @@ fn header(o: &mut String, s: &Summary) {
             "{} host(s), {} GPU(s){}, {} to {} UTC ({}).\n",
             s.hosts.len(),
             s.gpu_count(),
-            if s.mig_count() > 0 { format!(" ({} MIG instance(s))", s.mig_count()) } else { String::new() },
+            if s.mig_count() > 0 {
+                format!(" ({} MIG instance(s))", s.mig_count())
+            } else {
+                String::new()
+            },
             ts(a),
             ts(b),
             dur((b - a) as f64 * 1e-6)
@@ -142,7 +146,12 @@ fn gpu_notes(o: &mut String, h: &HostSummary) {
         }
         let thr = throttle_list(&g.stats);
         if !thr.is_empty() {
-            let _ = writeln!(o, "- GPU {} clock events (share of samples): {}", esc(&g.label), thr.join(", "));
+            let _ = writeln!(
+                o,
+                "- GPU {} clock events (share of samples): {}",
+                esc(&g.label),
+                thr.join(", ")
+            );
         }
     }
     o.push('\n');
@@ -223,7 +232,8 @@ fn events(o: &mut String, s: &Summary) {
     }
     let total = s.events.len() as u64 + s.events_more;
     if total > EVENTS_SHOWN as u64 {
-        let _ = writeln!(o, "\n{} more events (all in `--format json`).", total - EVENTS_SHOWN as u64);
+        let _ =
+            writeln!(o, "\n{} more events (all in `--format json`).", total - EVENTS_SHOWN as u64);
     }
     o.push('\n');
 }
@@ -260,8 +270,13 @@ fn users(o: &mut String, s: &Summary) {
 fn inputs(o: &mut String, s: &Summary) {
     o.push_str("## Inputs\n\n");
     for i in &s.inputs {
-        let _ =
-            writeln!(o, "- `{}` ({}, {} rows)", gpumon_util::text::show(&i.path), i.kind, count(Some(i.rows as f64)));
+        let _ = writeln!(
+            o,
+            "- `{}` ({}, {} rows)",
+            gpumon_util::text::show(&i.path),
+            i.kind,
+            count(Some(i.rows as f64))
+        );
         for w in &i.warnings {
             let _ = writeln!(o, "  - warning: {}", html(w));
         }

@@ -20,7 +20,9 @@ fn name(label: Option<&str>) -> String {
 
 fn span(s: &Summary) -> String {
     match (s.start, s.end) {
-        (Some(a), Some(b)) => format!("{} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6)),
+        (Some(a), Some(b)) => {
+            format!("{} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6))
+        }
         _ => "-".into(),
     }
 }
@@ -38,7 +40,8 @@ fn diff(run: &Summary, phase: &Summary, host: &str) -> Diff {
     let in_run = |f: &Finding| all.iter().any(|x| key(x) == key(f));
     let same: Vec<Finding> = mine.iter().filter(|f| in_run(f)).cloned().collect();
     let new: Vec<Finding> = mine.iter().filter(|f| !in_run(f)).cloned().collect();
-    let gone: Vec<Finding> = all.iter().filter(|f| !mine.iter().any(|x| key(x) == key(f))).cloned().collect();
+    let gone: Vec<Finding> =
+        all.iter().filter(|f| !mine.iter().any(|x| key(x) == key(f))).cloned().collect();
     (same, new, gone)
 }
 
@@ -46,7 +49,13 @@ fn diff(run: &Summary, phase: &Summary, host: &str) -> Diff {
 fn rule_list(list: &[Finding]) -> String {
     group(list)
         .iter()
-        .map(|g| if g.gpus.is_empty() { g.rule.to_string() } else { format!("{} ({})", g.rule, gpu_list(&g.gpus)) })
+        .map(|g| {
+            if g.gpus.is_empty() {
+                g.rule.to_string()
+            } else {
+                format!("{} ({})", g.rule, gpu_list(&g.gpus))
+            }
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -60,7 +69,10 @@ fn hosts(ph: &Summary) -> Vec<&str> {
 fn text_phase(out: &mut String, s: &Summary, ph: &PhaseSummary) {
     let Some(label) = ph.label.as_deref() else {
         let _ = writeln!(out, "\n== {}: {}", name(None), span(&ph.summary));
-        table::line(out, "  rows outside every phase (before the first mark, after the end): context, not judged");
+        table::line(
+            out,
+            "  rows outside every phase (before the first mark, after the end): context, not judged",
+        );
         return;
     };
     let _ = writeln!(out, "\n== Phase {}: {}", gpumon_util::text::escape(label), span(&ph.summary));
@@ -93,12 +105,18 @@ fn text(s: &Summary, p: &PhaseReport) -> String {
     let names: Vec<String> = p.phases.iter().map(|x| name(x.label.as_deref())).collect();
     out.push('\n');
     if p.labels().is_empty() {
-        table::line(&mut out, "No phases: no row is marked (gpumon mark) and no --phase window was given.");
+        table::line(
+            &mut out,
+            "No phases: no row is marked (gpumon mark) and no --phase window was given.",
+        );
         return out;
     }
     table::line(
         &mut out,
-        &format!("Phases: {} (each: how its findings differ from the whole run's)", names.join(", ")),
+        &format!(
+            "Phases: {} (each: how its findings differ from the whole run's)",
+            names.join(", ")
+        ),
     );
     for ph in &p.phases {
         text_phase(&mut out, s, ph);
@@ -112,7 +130,12 @@ fn text(s: &Summary, p: &PhaseReport) -> String {
 
 /// One phase as markdown: its span, then per host what its findings change against the whole run's.
 fn md_phase(o: &mut String, s: &Summary, ph: &PhaseSummary) {
-    let _ = writeln!(o, "### Phase {}\n\n{}.\n", markdown::code(&name(ph.label.as_deref())), span(&ph.summary));
+    let _ = writeln!(
+        o,
+        "### Phase {}\n\n{}.\n",
+        markdown::code(&name(ph.label.as_deref())),
+        span(&ph.summary)
+    );
     if ph.label.is_none() {
         o.push_str("Rows outside every phase (before the first mark, after the end): context, not judged.\n\n");
         return;
@@ -185,7 +208,10 @@ pub fn json_value(s: &Summary, checks: &[CheckResult], p: &PhaseReport) -> Value
     if let Some(o) = v.as_object_mut() {
         o.insert("phases".into(), json!(phases));
         o.insert("phase_spans".into(), json!(spans));
-        o.insert("comparison".into(), p.comparison.as_ref().map_or(Value::Null, |c| compare::json(c, &s.thresholds)));
+        o.insert(
+            "comparison".into(),
+            p.comparison.as_ref().map_or(Value::Null, |c| compare::json(c, &s.thresholds)),
+        );
     }
     v
 }
@@ -197,7 +223,8 @@ pub fn render(s: &Summary, checks: &[CheckResult], p: &PhaseReport, f: SummaryFo
         SummaryFormat::Markdown => md(s, p),
         SummaryFormat::Csv => crate::csv::render_phases(s, p),
         SummaryFormat::Json => {
-            let mut out = serde_json::to_string_pretty(&json_value(s, checks, p)).unwrap_or_else(|_| "{}".into());
+            let mut out = serde_json::to_string_pretty(&json_value(s, checks, p))
+                .unwrap_or_else(|_| "{}".into());
             out.push('\n');
             out
         }

@@ -95,8 +95,11 @@ fn grid(cols: &[Col]) -> String {
 }
 
 fn gpu_table(h: &HostSummary) -> String {
-    let g = |stat: Stat, d: usize| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(stat), d)).collect() };
-    let mut gpu = col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
+    let g = |stat: Stat, d: usize| -> Vec<String> {
+        h.gpus.iter().map(|x| num(x.stats.get(stat), d)).collect()
+    };
+    let mut gpu =
+        col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
     gpu.left = true;
     let cols = vec![
         gpu,
@@ -105,7 +108,11 @@ fn gpu_table(h: &HostSummary) -> String {
         col("utilization %", "p95", g(Stat::p95(Field::UtilGpu), 0)),
         col("utilization %", "max", g(Stat::max(Field::UtilGpu), 0)),
         col("utilization %", "idle", g(Stat::IdlePct, 1)),
-        col("memory MiB", "peak", h.gpus.iter().map(|x| count(x.stats.get(Stat::max(Field::MemUsed)))).collect()),
+        col(
+            "memory MiB",
+            "peak",
+            h.gpus.iter().map(|x| count(x.stats.get(Stat::max(Field::MemUsed)))).collect(),
+        ),
         col("memory MiB", "%", g(Stat::MemoryUsedMaxPct, 1)),
         col("power W", "mean", g(Stat::mean(Field::PowerDraw), 1)),
         col("power W", "max", g(Stat::max(Field::PowerDraw), 1)),
@@ -149,7 +156,9 @@ fn host_lines(out: &mut String, s: &Stats) {
     let jobs: Vec<String> = s
         .iter()
         .filter_map(|(stat, v)| match stat {
-            Stat::Field(f, Reduce::Mean) if v.is_some() && matches!(f.def().source, Source::Job | Source::Cgroup) => {
+            Stat::Field(f, Reduce::Mean)
+                if v.is_some() && matches!(f.def().source, Source::Job | Source::Cgroup) =>
+            {
                 Some(format!("{f} mean {} max {}", num(v, 1), num(s.get(Stat::max(f)), 1)))
             }
             _ => None,
@@ -200,7 +209,13 @@ fn gpu_block(out: &mut String, h: &HostSummary) {
         .gpus
         .iter()
         .filter(|g| g.mig_gi.is_some())
-        .map(|g| format!("{} {}", g.label, g.name.as_deref().and_then(|n| n.rsplit_once(" MIG ")).map_or("", |p| p.1)))
+        .map(|g| {
+            format!(
+                "{} {}",
+                g.label,
+                g.name.as_deref().and_then(|n| n.rsplit_once(" MIG ")).map_or("", |p| p.1)
+            )
+        })
         .collect();
     if !profiles.is_empty() {
         line(out, &format!("  MIG instances: {}", profiles.join(", ")));
@@ -245,7 +260,10 @@ fn gpu_notes(out: &mut String, h: &HostSummary) {
         }
         let thr = throttle_list(&g.stats);
         if !thr.is_empty() {
-            line(out, &format!("  GPU {} clock events (share of samples): {}", g.label, thr.join(", ")));
+            line(
+                out,
+                &format!("  GPU {} clock events (share of samples): {}", g.label, thr.join(", ")),
+            );
         }
     }
 }
@@ -296,8 +314,10 @@ fn activity_table(h: &HostSummary) -> Option<String> {
     if !h.gpus.iter().any(|g| fields.iter().any(|&f| g.stats.get(Stat::mean(f)).is_some())) {
         return None;
     }
-    let g = |stat: Stat| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(stat), 1)).collect() };
-    let mut gpu = col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
+    let g =
+        |stat: Stat| -> Vec<String> { h.gpus.iter().map(|x| num(x.stats.get(stat), 1)).collect() };
+    let mut gpu =
+        col("", "GPU", h.gpus.iter().map(|x| x.label.chars().take(12).collect()).collect());
     gpu.left = true;
     let mut cols = vec![gpu];
     for (f, group) in fields.into_iter().zip(["sm.active %", "tensor.active %", "dram.active %"]) {
@@ -317,7 +337,13 @@ fn events_block(out: &mut String, s: &Summary) {
     }
     out.push('\n');
     let total = s.events.len() as u64 + s.events_more;
-    line(out, &format!("NVML events ({}, from the events file beside the recording):", count(Some(total as f64))));
+    line(
+        out,
+        &format!(
+            "NVML events ({}, from the events file beside the recording):",
+            count(Some(total as f64))
+        ),
+    );
     for e in s.events.iter().take(EVENTS_SHOWN) {
         let gpu = e.gpu.map_or_else(|| "GPU ?".to_string(), |g| format!("GPU {g}"));
         line(out, &format!("  {} UTC, {}, {gpu}: {}", ts(e.ts), e.host, e.label()));
@@ -327,7 +353,13 @@ fn events_block(out: &mut String, s: &Summary) {
         }
     }
     if total > EVENTS_SHOWN as u64 {
-        line(out, &format!("  ... {} more (all in --format json)", count(Some((total - EVENTS_SHOWN as u64) as f64))));
+        line(
+            out,
+            &format!(
+                "  ... {} more (all in --format json)",
+                count(Some((total - EVENTS_SHOWN as u64) as f64))
+            ),
+        );
     }
 }
 
@@ -337,7 +369,10 @@ fn users_block(out: &mut String, s: &Summary) {
         return;
     }
     out.push('\n');
-    line(out, "GPU use by user (--processes rows; SM % and memory are the user's processes added up per tick):");
+    line(
+        out,
+        "GPU use by user (--processes rows; SM % and memory are the user's processes added up per tick):",
+    );
     let u = &s.users;
     let mut host = col("", "host", u.iter().map(|x| x.host.chars().take(12).collect()).collect());
     host.left = true;
@@ -361,14 +396,19 @@ fn users_block(out: &mut String, s: &Summary) {
 pub fn render(s: &Summary) -> String {
     let mut out = String::new();
     let span = match (s.start, s.end) {
-        (Some(a), Some(b)) => format!(", {} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6)),
+        (Some(a), Some(b)) => {
+            format!(", {} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6))
+        }
         _ => String::new(),
     };
     let mig = match s.mig_count() {
         0 => String::new(),
         n => format!(" ({n} MIG instance(s))"),
     };
-    line(&mut out, &format!("gpumon summary: {} host(s), {} GPU(s){mig}{span}", s.hosts.len(), s.gpu_count()));
+    line(
+        &mut out,
+        &format!("gpumon summary: {} host(s), {} GPU(s){mig}{span}", s.hosts.len(), s.gpu_count()),
+    );
     if s.window.0.is_some() || s.window.1.is_some() {
         line(
             &mut out,
@@ -406,7 +446,8 @@ pub fn render(s: &Summary) -> String {
     let rows: u64 = s.inputs.iter().map(|i| i.rows).sum();
     let warnings: usize = s.inputs.iter().map(|i| i.warnings.len()).sum();
     out.push('\n');
-    let mut read = format!("Read {} input file(s), {} rows", s.inputs.len(), count(Some(rows as f64)));
+    let mut read =
+        format!("Read {} input file(s), {} rows", s.inputs.len(), count(Some(rows as f64)));
     if warnings > 0 {
         let _ = write!(read, "; {warnings} warning(s) on stderr");
     }

@@ -41,7 +41,9 @@ fn hms(rfc: Option<&str>) -> String {
 }
 
 fn since(rfc: &str, now: DateTime<Utc>) -> Option<f64> {
-    DateTime::parse_from_rfc3339(rfc).ok().map(|t| (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0)
+    DateTime::parse_from_rfc3339(rfc)
+        .ok()
+        .map(|t| (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0)
 }
 
 /// `[####......]` for `v` of `max` in `w` cells.
@@ -96,15 +98,19 @@ const BAR_POWER: u8 = 4;
 
 /// One GPU line; the columns in `bars` get bars of `b` cells (SM active shares utilization's).
 fn gpu_line(st: &LiveStatus, i: usize, b: usize, bars: u8, sm: bool) -> String {
-    let bar_if = |on: u8, v, m| if bars & on != 0 { format!("{} ", bar(v, m, b)) } else { String::new() };
-    let mut label =
-        st.text(i, "index").or_else(|| st.text(i, "uuid").map(|u| u.chars().take(8).collect())).unwrap_or_default();
+    let bar_if =
+        |on: u8, v, m| if bars & on != 0 { format!("{} ", bar(v, m, b)) } else { String::new() };
+    let mut label = st
+        .text(i, "index")
+        .or_else(|| st.text(i, "uuid").map(|u| u.chars().take(8).collect()))
+        .unwrap_or_default();
     // A MIG instance's row: its GPU instance and profile after its GPU's index.
     if let Some(gi) = st.text(i, "mig.gi") {
         label = format!("{label}/gi{gi} {}", st.text(i, "mig.profile").unwrap_or_default());
     }
     let util = st.num(i, "utilization.gpu");
-    let mut s = format!("GPU {label:<2} util {}{:>3}%", bar_if(BAR_UTIL, util, Some(100.0)), n0(util));
+    let mut s =
+        format!("GPU {label:<2} util {}{:>3}%", bar_if(BAR_UTIL, util, Some(100.0)), n0(util));
     if sm {
         let a = st.num(i, "sm.active");
         s.push_str(&format!("  SM {}{:>3}%", bar_if(BAR_UTIL, a, Some(100.0)), n0(a)));
@@ -120,10 +126,13 @@ fn gpu_line(st: &LiveStatus, i: usize, b: usize, bars: u8, sm: bool) -> String {
 /// The GPU lines with the widest bars that fit `width` (3 to 30 cells); a narrow terminal drops the
 /// power bar, then the memory bar. SM active is shown where recorded.
 fn gpu_lines(st: &LiveStatus, width: usize) -> Vec<String> {
-    let gpus: Vec<usize> =
-        (0..st.rows.len()).filter(|&i| st.text(i, "index").is_some() || st.text(i, "uuid").is_some()).collect();
+    let gpus: Vec<usize> = (0..st.rows.len())
+        .filter(|&i| st.text(i, "index").is_some() || st.text(i, "uuid").is_some())
+        .collect();
     let sm = gpus.iter().any(|&i| st.num(i, "sm.active").is_some());
-    let widest = |b: usize, bars: u8| gpus.iter().map(|&i| gpu_line(st, i, b, bars, sm).chars().count()).max();
+    let widest = |b: usize, bars: u8| {
+        gpus.iter().map(|&i| gpu_line(st, i, b, bars, sm).chars().count()).max()
+    };
     let choice = [BAR_UTIL | BAR_MEM | BAR_POWER, BAR_UTIL | BAR_MEM, BAR_UTIL]
         .into_iter()
         .find(|&bars| widest(3, bars).is_some_and(|w| w <= width))
@@ -161,7 +170,8 @@ fn host_lines(st: &LiveStatus, width: usize) -> Vec<String> {
             n0(st.num(0, "job.threads"))
         ));
     }
-    let job_gpu: Vec<f64> = (0..st.rows.len()).filter_map(|i| st.num(i, "job.gpu_memory")).collect();
+    let job_gpu: Vec<f64> =
+        (0..st.rows.len()).filter_map(|i| st.num(i, "job.gpu_memory")).collect();
     if !job_gpu.is_empty() {
         out.push(format!("job  GPU memory {} MiB", n0(Some(job_gpu.iter().sum()))));
     }
@@ -204,20 +214,33 @@ fn proc_lines(st: &LiveStatus, width: usize) -> Vec<String> {
 /// The first lines: what is watched and whether it is being recorded, the job, the phase, the counters.
 fn head(st: &LiveStatus, v: &View<'_>, width: usize) -> Vec<String> {
     let state = match &v.live {
-        Liveness::Recording => format!("recording (pid {} on {}), interval {}", st.pid, st.host, dur(st.interval_s)),
-        Liveness::Stale(s) => {
-            format!("STALE: no update for {} (pid {} on {} is alive but silent)", dur(*s), st.pid, st.host)
+        Liveness::Recording => {
+            format!("recording (pid {} on {}), interval {}", st.pid, st.host, dur(st.interval_s))
         }
-        Liveness::Gone(why) => format!("NOT BEING RECORDED: {why}; last frame from {} UTC", hms(st.ts.as_deref())),
+        Liveness::Stale(s) => {
+            format!(
+                "STALE: no update for {} (pid {} on {} is alive but silent)",
+                dur(*s),
+                st.pid,
+                st.host
+            )
+        }
+        Liveness::Gone(why) => {
+            format!("NOT BEING RECORDED: {why}; last frame from {} UTC", hms(st.ts.as_deref()))
+        }
     };
     let phase = match (&st.phase, &st.phase_since) {
-        _ if v.from_file => format!("phase {} (of the last row)", st.phase.as_deref().unwrap_or("-")),
+        _ if v.from_file => {
+            format!("phase {} (of the last row)", st.phase.as_deref().unwrap_or("-"))
+        }
         (Some(p), Some(t)) => {
             let long = since(t, v.now).map_or(String::new(), |s| format!(" ({})", dur(s.max(0.0))));
             format!("phase {p} since {} UTC{long}; {} mark(s)", hms(Some(t)), st.marks)
         }
         (Some(p), None) => format!("phase {p}"),
-        (None, _) if st.control.is_some() => format!("phase - (none marked; {} mark(s) so far)", st.marks),
+        (None, _) if st.control.is_some() => {
+            format!("phase - (none marked; {} mark(s) so far)", st.marks)
+        }
         (None, _) => "phase - (this run takes no marks)".to_string(),
     };
     let phase = match st.marks_dropped {
@@ -256,7 +279,10 @@ fn finding_lines(v: &View<'_>, width: usize) -> Vec<String> {
         Some(Ok(list)) => std::iter::once(format!("findings so far: {}", list.len()))
             .chain(list.iter().map(|f| {
                 let who = f.gpu.as_ref().map_or(String::new(), |g| format!("GPU {g}: "));
-                fit_words(format!("  [{}] {} - {who}{}", f.severity.label(), f.rule, f.evidence), width)
+                fit_words(
+                    format!("  [{}] {} - {who}{}", f.severity.label(), f.rule, f.evidence),
+                    width,
+                )
             }))
             .collect(),
     }
@@ -275,12 +301,18 @@ pub fn frame(st: &LiveStatus, v: &View<'_>, width: usize, height: usize) -> Vec<
     // Room for the GPUs first, then the findings; each list says what it left out.
     let fixed = top.len() + bottom.len() + 1 + 2 * usize::from(v.keys);
     let room = height.saturating_sub(fixed);
-    let (gpu_room, rest) =
-        if gpus.len() <= room { (gpus.len(), room - gpus.len()) } else { (room.saturating_sub(1), 0) };
+    let (gpu_room, rest) = if gpus.len() <= room {
+        (gpus.len(), room - gpus.len())
+    } else {
+        (room.saturating_sub(1), 0)
+    };
     let mut out = top;
     out.extend(gpus.iter().take(gpu_room).cloned());
     if gpu_room < gpus.len() {
-        out.push(format!("... {} more GPU(s): a taller terminal shows them", gpus.len() - gpu_room));
+        out.push(format!(
+            "... {} more GPU(s): a taller terminal shows them",
+            gpus.len() - gpu_room
+        ));
     }
     out.extend(bottom);
     if found.len() > rest + 1 {
@@ -342,12 +374,20 @@ mod tests {
 
     fn view(live: Liveness) -> View<'static> {
         let now = DateTime::parse_from_rfc3339("2026-01-05T10:02:09Z").unwrap().with_timezone(&Utc);
-        View { path: "run.parquet", live, findings: Some(Ok(&[])), now, keys: true, from_file: false }
+        View {
+            path: "run.parquet",
+            live,
+            findings: Some(Ok(&[])),
+            now,
+            keys: true,
+            from_file: false,
+        }
     }
 
     #[test]
     fn long_lines_are_cut_between_words() {
-        let l = "  [info] batch_headroom - GPU 0: memory.used peak 1.2% of memory.total".to_string();
+        let l =
+            "  [info] batch_headroom - GPU 0: memory.used peak 1.2% of memory.total".to_string();
         assert_eq!(fit_words(l.clone(), 80), l);
         assert_eq!(fit_words(l.clone(), 40), "  [info] batch_headroom - GPU 0:…");
         assert_eq!(fit_words(l.clone(), 34), "  [info] batch_headroom - GPU 0:…");
@@ -363,7 +403,8 @@ mod tests {
             let text = f.join("\n");
             assert!(text.contains("phase bs=64 since 10:00:00 UTC (2m 09s)"), "{text}");
             assert!(text.contains("GPU 1 "), "{text}");
-            for v in [" 55%", "20480/81920 MiB", "260.5/700 W", "61 C", "40.0%", "12000/24000 MiB"] {
+            for v in [" 55%", "20480/81920 MiB", "260.5/700 W", "61 C", "40.0%", "12000/24000 MiB"]
+            {
                 assert!(text.contains(v), "{v} in\n{text}");
             }
         }

@@ -15,7 +15,9 @@ use anyhow::Result;
 use arrow_array::RecordBatch;
 use chrono::{DateTime, NaiveDateTime};
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::reader::Length;
 use parquet::file::statistics::Statistics;
@@ -56,21 +58,31 @@ pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
 }
 
 /// Why a schema cannot be read as `table`, if it cannot.
-pub fn check_schema(schema: &arrow_schema::Schema, table: Table) -> std::result::Result<(), String> {
+pub fn check_schema(
+    schema: &arrow_schema::Schema,
+    table: Table,
+) -> std::result::Result<(), String> {
     let fields = schema_fields(schema);
     let Some(&(ts, _)) = fields.iter().find(|(_, f)| *f == Field::Timestamp) else {
         return Err("no timestamp column".into());
     };
     if !cols::is_timestamp(schema.field(ts).data_type()) {
-        return Err(format!("the timestamp column is {}, not a timestamp", schema.field(ts).data_type()));
+        return Err(format!(
+            "the timestamp column is {}, not a timestamp",
+            schema.field(ts).data_type()
+        ));
     }
     let found = Table::of(fields.iter().map(|(_, f)| *f));
     if found != table {
         return Err(format!("{}, not {}", found.describe(), table.describe()));
     }
     if table == Table::Metrics
-        && !fields.iter().any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
-        && !fields.iter().any(|(_, f)| f.name().starts_with("job.") || f.name().starts_with("cgroup."))
+        && !fields
+            .iter()
+            .any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
+        && !fields
+            .iter()
+            .any(|(_, f)| f.name().starts_with("job.") || f.name().starts_with("cgroup."))
     {
         return Err("no gpumon metrics columns".into());
     }
@@ -109,11 +121,17 @@ pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMet
     let md = Arc::new(md);
     // The Arrow schema stored in the footer is decoded by a reader that panics on damage: when it
     // fails, the schema is taken from the Parquet types instead (the data is the same).
-    let meta = match contain(|| ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())) {
+    let meta = match contain(|| ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new()))
+    {
         Ok(Ok(m)) => m,
-        _ => contain(|| ArrowReaderMetadata::try_new(md, ArrowReaderOptions::new().with_skip_arrow_metadata(true)))
-            .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
-            .map_err(|e| usage(path, damaged, e))?,
+        _ => contain(|| {
+            ArrowReaderMetadata::try_new(
+                md,
+                ArrowReaderOptions::new().with_skip_arrow_metadata(true),
+            )
+        })
+        .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
+        .map_err(|e| usage(path, damaged, e))?,
     };
     Ok((file, meta))
 }
@@ -132,10 +150,9 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
     let fields = schema_fields(meta.schema());
     let counters = counter_columns(meta.schema());
     let md = meta.metadata();
-    let hostname = md
-        .file_metadata()
-        .key_value_metadata()
-        .and_then(|kv| kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone()));
+    let hostname = md.file_metadata().key_value_metadata().and_then(|kv| {
+        kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone())
+    });
     let rows = md.file_metadata().num_rows().max(0) as u64;
     let bytes = file.len();
     Ok(ParquetFile { name: path.clone(), file, meta, fields, counters, hostname, rows, bytes })
@@ -146,7 +163,9 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
 fn counter_columns(schema: &arrow_schema::Schema) -> Vec<usize> {
     let numeric = |t: &arrow_schema::DataType| t.is_integer() || t.is_floating();
     (schema.fields().iter().enumerate())
-        .filter(|(_, f)| gpumon_schema::progress::column_key(f.name()).is_some() && numeric(f.data_type()))
+        .filter(|(_, f)| {
+            gpumon_schema::progress::column_key(f.name()).is_some() && numeric(f.data_type())
+        })
         .map(|(i, _)| i)
         .take(gpumon_schema::progress::MAX_KEYS)
         .collect()
@@ -188,7 +207,8 @@ impl ParquetFile {
     fn host_stats(&self, rg: usize) -> Option<Option<String>> {
         let &(root, _) = self.fields.iter().find(|(_, f)| *f == Field::Host)?;
         let schema = self.meta.parquet_schema();
-        let mut leaves = (0..schema.num_columns()).filter(|&l| schema.get_column_root_idx(l) == root);
+        let mut leaves =
+            (0..schema.num_columns()).filter(|&l| schema.get_column_root_idx(l) == root);
         let (Some(leaf), None) = (leaves.next(), leaves.next()) else { return None };
         let group = self.meta.metadata().row_group(rg);
         let chunk = group.column(leaf);
@@ -196,9 +216,15 @@ impl ParquetFile {
         if st.null_count_opt() != Some(0) || chunk.num_values() != group.num_rows() {
             return None;
         }
-        let (Some(min), Some(max)) = (st.min_bytes_opt(), st.max_bytes_opt()) else { return Some(None) };
+        let (Some(min), Some(max)) = (st.min_bytes_opt(), st.max_bytes_opt()) else {
+            return Some(None);
+        };
         let exact = (st.min_is_exact() && st.max_is_exact()) || min.len() < 64;
-        Some((min == max && exact).then(|| std::str::from_utf8(min).ok().map(str::to_string)).flatten())
+        Some(
+            (min == max && exact)
+                .then(|| std::str::from_utf8(min).ok().map(str::to_string))
+                .flatten(),
+        )
     }
 
     /// Per row group, the host of all its rows where its host column need not be decoded: its rows
@@ -225,11 +251,14 @@ impl ParquetFile {
         let failed = |p: String| usage(&self.name, damaged, format!("the decoder failed: {p}"));
         let mask = ProjectionMask::roots(self.meta.parquet_schema(), roots);
         let mut reader = contain(|| {
-            ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), self.meta.clone())
-                .with_projection(mask)
-                .with_row_groups(vec![rg])
-                .with_batch_size(PARQUET_BATCH)
-                .build()
+            ParquetRecordBatchReaderBuilder::new_with_metadata(
+                self.file.for_pages(),
+                self.meta.clone(),
+            )
+            .with_projection(mask)
+            .with_row_groups(vec![rg])
+            .with_batch_size(PARQUET_BATCH)
+            .build()
         })
         .map_err(failed)?
         .map_err(|e| usage(&self.name, "cannot read", e))?;
@@ -256,8 +285,9 @@ impl ParquetFile {
         visit: PartVisit<'_, S>,
     ) -> Result<Vec<S>> {
         let md = self.meta.metadata();
-        let groups: Vec<(usize, u64)> =
-            (0..md.num_row_groups()).map(|i| (i, md.row_group(i).num_rows().max(0) as u64)).collect();
+        let groups: Vec<(usize, u64)> = (0..md.num_row_groups())
+            .map(|i| (i, md.row_group(i).num_rows().max(0) as u64))
+            .collect();
         let threads = threads.max(1);
         let parts = partition(&groups, if threads > 1 { threads * PARTS_PER_THREAD } else { 1 });
         let per_row = if self.rows > 0 { self.bytes as f64 / self.rows as f64 } else { 0.0 };
@@ -293,7 +323,11 @@ const PARTS_PER_THREAD: usize = 4;
 /// Run `run(0..n)` on up to `threads` threads, each taking the next index not yet taken; the results
 /// in index order. After an error no further index is started; the first error in index order is
 /// returned.
-pub fn take_in_turn<S: Send>(n: usize, threads: usize, run: &(dyn Fn(usize) -> Result<S> + Sync)) -> Result<Vec<S>> {
+pub fn take_in_turn<S: Send>(
+    n: usize,
+    threads: usize,
+    run: &(dyn Fn(usize) -> Result<S> + Sync),
+) -> Result<Vec<S>> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
@@ -502,7 +536,11 @@ impl CsvCounters {
         let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
         let mut arrays = batch.columns().to_vec();
         for ((_, name), b) in self.cols.iter().zip(&mut self.values) {
-            fields.push(Arc::new(arrow_schema::Field::new(name.as_str(), arrow_schema::DataType::Float64, true)));
+            fields.push(Arc::new(arrow_schema::Field::new(
+                name.as_str(),
+                arrow_schema::DataType::Float64,
+                true,
+            )));
             arrays.push(Arc::new(b.finish()));
         }
         Ok(RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)?)
@@ -511,7 +549,12 @@ impl CsvCounters {
 
 /// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
 /// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
-fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mut CsvInfo) -> Result<CsvColumns> {
+fn csv_columns(
+    path: &Path,
+    header: &csv::StringRecord,
+    want: &[Field],
+    rep: &mut CsvInfo,
+) -> Result<CsvColumns> {
     let mut ts_col = None;
     let mut used: Vec<(usize, Field)> = Vec::new();
     let mut counters: Vec<(usize, String)> = Vec::new();
@@ -536,14 +579,26 @@ fn csv_columns(path: &Path, header: &csv::StringRecord, want: &[Field], rep: &mu
         }
     }
     let Some(ts) = ts_col else {
-        return Err(UsageError(format!("{}: no timestamp column in the CSV header", show(path))).into());
+        return Err(
+            UsageError(format!("{}: no timestamp column in the CSV header", show(path))).into()
+        );
     };
     if rep.fields.is_empty() {
-        return Err(UsageError(format!("{}: no gpumon metrics columns in the CSV header", show(path))).into());
+        return Err(UsageError(format!(
+            "{}: no gpumon metrics columns in the CSV header",
+            show(path)
+        ))
+        .into());
     }
     let (found, table) = (Table::of(rep.fields.iter().copied()), Table::of(want.iter().copied()));
     if found != table {
-        return Err(UsageError(format!("{}: {}, not {}", show(path), found.describe(), table.describe())).into());
+        return Err(UsageError(format!(
+            "{}: {}, not {}",
+            show(path),
+            found.describe(),
+            table.describe()
+        ))
+        .into());
     }
     rep.fields.insert(0, Field::Timestamp);
     Ok(CsvColumns { ts, used, counters })
@@ -600,7 +655,10 @@ pub fn read_csv(
 ) -> Result<CsvInfo> {
     let path = &input.path;
     let file = input.open()?;
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).has_headers(false).from_reader(BufReader::new(file));
+    let mut rdr = csv::ReaderBuilder::new()
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(BufReader::new(file));
     let mut header = csv::StringRecord::new();
     if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
         return Err(UsageError(format!("{}: file is empty", show(path))).into());
@@ -625,7 +683,9 @@ pub fn read_csv(
         let more = rdr.read_record(&mut next).map_err(|e| usage(path, "cannot read", e))?;
         let line = cur.position().map_or(0, |p| p.line());
         if !more && !complete {
-            rep.warnings.push(format!("line {line} is cut short (no final newline: a crash mid-write?); skipped"));
+            rep.warnings.push(format!(
+                "line {line} is cut short (no final newline: a crash mid-write?); skipped"
+            ));
             break;
         }
         if cur.len() != ncols {
@@ -650,7 +710,8 @@ pub fn read_csv(
         } else {
             bad_ts += 1;
             if first_bad_ts.is_none() {
-                first_bad_ts = Some((cur.get(cols.ts).unwrap_or("").chars().take(40).collect(), line));
+                first_bad_ts =
+                    Some((cur.get(cols.ts).unwrap_or("").chars().take(40).collect(), line));
             }
         }
         std::mem::swap(&mut cur, &mut next);
@@ -664,9 +725,12 @@ pub fn read_csv(
             "{bad_shape} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first_bad})"
         ));
     }
-    let bad_ts_note = first_bad_ts.map(|(cell, line)| format!("first: `{cell}`, line {line}")).unwrap_or_default();
+    let bad_ts_note = first_bad_ts
+        .map(|(cell, line)| format!("first: `{cell}`, line {line}"))
+        .unwrap_or_default();
     if bad_ts > 0 {
-        rep.warnings.push(format!("{bad_ts} row(s) with an unreadable timestamp skipped ({bad_ts_note})"));
+        rep.warnings
+            .push(format!("{bad_ts} row(s) with an unreadable timestamp skipped ({bad_ts_note})"));
     }
     cells.report(&cols.used, &mut rep.warnings);
     if rep.rows == 0 && bad_ts > 0 {
@@ -705,7 +769,8 @@ mod tests {
             assert_eq!(out, (0..10).map(|i| i * 10).collect::<Vec<_>>());
         }
         // The first failing part's error, whatever finished first.
-        let r = take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
+        let r =
+            take_in_turn(10, 3, &|i| if i >= 4 { Err(anyhow::anyhow!("part {i}")) } else { Ok(i) });
         assert_eq!(r.unwrap_err().to_string(), "part 4");
         assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
     }
@@ -740,11 +805,12 @@ mod tests {
         .unwrap();
         let mut n = 0;
         let input = Input::file(&p, crate::inputs::Kind::GpumonCsv);
-        let rep = read_csv(&input, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
-            n += b.num_rows();
-            Ok(())
-        })
-        .unwrap();
+        let rep =
+            read_csv(&input, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
+                n += b.num_rows();
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(n, 2);
         assert_eq!(rep.rows, 2);
         assert!(rep.warnings[0].contains("line 4 is cut short"), "{:?}", rep.warnings);

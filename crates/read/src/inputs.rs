@@ -90,7 +90,8 @@ impl Input {
 
     /// Open the bytes for reading; the error names the input.
     pub fn open(&self) -> Result<File> {
-        File::open(self.data()).map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
+        File::open(self.data())
+            .map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
     }
 
     /// Size in bytes (0 when unknown).
@@ -171,8 +172,13 @@ pub fn discover_recording(args: &[PathBuf]) -> Result<Discovered> {
 }
 
 fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
-    let mut f =
-        Discovery { d: Discovered::default(), seen: HashSet::new(), stdin_taken: false, group: Vec::new(), current: 0 };
+    let mut f = Discovery {
+        d: Discovered::default(),
+        seen: HashSet::new(),
+        stdin_taken: false,
+        group: Vec::new(),
+        current: 0,
+    };
     for arg in args {
         f.next_group();
         let s = arg.to_string_lossy();
@@ -182,7 +188,8 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         }
         if !arg.exists() && s.contains(['*', '?', '[']) {
             let shown = show(arg);
-            let paths = glob::glob(&s).map_err(|e| UsageError(format!("{shown}: bad glob pattern: {e}")))?;
+            let paths = glob::glob(&s)
+                .map_err(|e| UsageError(format!("{shown}: bad glob pattern: {e}")))?;
             let mut any = false;
             for p in paths {
                 let p = p.map_err(|e| UsageError(format!("{shown}: {e}")))?;
@@ -233,7 +240,9 @@ fn add_spooled(f: &mut Discovery, name: &Path, src: &mut dyn Read) -> Result<()>
     tmp.as_file_mut()
         .write_all(&head)
         .and_then(|()| std::io::copy(src, tmp.as_file_mut()))
-        .map_err(|e| UsageError(format!("{}: cannot read into a temporary copy: {e}", show(name))))?;
+        .map_err(|e| {
+            UsageError(format!("{}: cannot read into a temporary copy: {e}", show(name)))
+        })?;
     push(f, name, kind, Some(Arc::new(tmp.into_temp_path())));
     Ok(())
 }
@@ -255,12 +264,15 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
     {
         let t = m.file_type();
         if !(t.is_fifo() || t.is_char_device() || t.is_socket()) {
-            return Err(UsageError(format!("{shown}: not a regular file, directory or pipe")).into());
+            return Err(
+                UsageError(format!("{shown}: not a regular file, directory or pipe")).into()
+            );
         }
         if file_id(path).is_some_and(|id| f.seen.contains(&id)) {
             return Ok(());
         }
-        let mut src = File::open(path).map_err(|e| UsageError(format!("{shown}: cannot open: {e}")))?;
+        let mut src =
+            File::open(path).map_err(|e| UsageError(format!("{shown}: cannot open: {e}")))?;
         return add_spooled(f, path, &mut src);
     }
     if is_journal_name(path) {
@@ -332,7 +344,9 @@ fn add_journals(journals: &[PathBuf], f: &mut Discovery) -> Result<()> {
 }
 
 fn is_journal_name(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') && n.ends_with(".journal"))
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.') && n.ends_with(".journal"))
 }
 
 /// Subdirectory levels searched below a directory given as input (a fleet tree
@@ -343,16 +357,19 @@ fn add_dir(dir: &Path, f: &mut Discovery) -> Result<()> {
     let before = f.d.inputs.len();
     add_dir_files(dir, f, 0)?;
     if f.d.inputs.len() == before {
-        return Err(
-            UsageError(format!("{}: no gpumon or nvidia-smi metrics files in this directory", show(dir))).into()
-        );
+        return Err(UsageError(format!(
+            "{}: no gpumon or nvidia-smi metrics files in this directory",
+            show(dir)
+        ))
+        .into());
     }
     Ok(())
 }
 
 /// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
 fn add_dir_files(dir: &Path, f: &mut Discovery, depth: usize) -> Result<()> {
-    let rd = fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", show(dir))))?;
+    let rd =
+        fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", show(dir))))?;
     let mut files = Vec::new();
     let mut journals = Vec::new();
     let mut subdirs = Vec::new();
@@ -397,7 +414,9 @@ fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
     let disp = show(name);
     let f = File::open(data).map_err(|e| UsageError(format!("{disp}: cannot open: {e}")))?;
     let mut head = Vec::new();
-    f.take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
+    f.take(SNIFF_BYTES)
+        .read_to_end(&mut head)
+        .map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
     Ok(head)
 }
 
@@ -428,7 +447,8 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.iter().all(|&b| b == 0) {
         Err("holds only NUL bytes".into())
     } else if text {
-        Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (no known header)".into())
+        Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (no known header)"
+            .into())
     } else {
         Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (binary data)".into())
     }
@@ -439,7 +459,8 @@ fn looks_like_gpumon_csv(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
     let Ok(line) = std::str::from_utf8(line) else { return false };
-    let names: Vec<&str> = line.trim_end_matches('\r').split(',').map(|c| header_name(c.trim())).collect();
+    let names: Vec<&str> =
+        line.trim_end_matches('\r').split(',').map(|c| header_name(c.trim())).collect();
     names.contains(&"timestamp") && names.iter().filter(|n| Field::lookup(n).is_some()).count() >= 2
 }
 
@@ -463,7 +484,10 @@ mod tests {
             sniff(b"timestamp,host,index,utilization.gpu [%]\n2026-01-01T00:00:00.000Z,h,0,5\n"),
             Ok(Kind::GpumonCsv)
         );
-        assert_eq!(sniff(b"timestamp, utilization.gpu [%]\n2026/01/01 00:00:00.000, 5 %\n"), Ok(Kind::Nvsmi));
+        assert_eq!(
+            sniff(b"timestamp, utilization.gpu [%]\n2026/01/01 00:00:00.000, 5 %\n"),
+            Ok(Kind::Nvsmi)
+        );
         assert!(sniff(b"").unwrap_err().contains("empty"));
         assert!(sniff(b"a,b,c\n1,2,3\n").unwrap_err().contains("no known header"));
         assert!(sniff(&[0x00, 0x9f, 0x92, 0x96, 0x01]).unwrap_err().contains("binary"));
@@ -487,8 +511,16 @@ mod tests {
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
         assert_eq!(gpumon_util::error::code_for(&e), 2);
         assert!(format!("{e:#}").contains("notes.txt"));
-        fs::write(dir.path().join("run.events.csv"), "timestamp,host,index,uuid,kind,code,detail\n").unwrap();
-        assert_eq!(discover(&[dir.path().join("run.csv")]).unwrap().inputs.len(), 2, "companions only on request");
+        fs::write(
+            dir.path().join("run.events.csv"),
+            "timestamp,host,index,uuid,kind,code,detail\n",
+        )
+        .unwrap();
+        assert_eq!(
+            discover(&[dir.path().join("run.csv")]).unwrap().inputs.len(),
+            2,
+            "companions only on request"
+        );
         let d = discover_recording(&[dir.path().join("run.csv")]).unwrap();
         assert!(d.inputs.iter().any(|i| i.path.ends_with("run.events.csv")), "{d:?}");
         let empty = tempfile::tempdir().unwrap();

@@ -44,12 +44,14 @@ pub fn time_order(inputs: Vec<Input>, group: &[usize]) -> Vec<Input> {
         }
     }
     let places: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].1.is_some()).collect();
-    let mut timed: Vec<(Span, usize)> = places.iter().filter_map(|&i| groups[i].1.map(|s| (s, i))).collect();
+    let mut timed: Vec<(Span, usize)> =
+        places.iter().filter_map(|&i| groups[i].1.map(|s| (s, i))).collect();
     timed.sort_by_key(|&(s, _)| s.0);
     if timed.windows(2).any(|w| w[0].0.1 > w[1].0.0) {
         return groups.into_iter().flat_map(|(_, _, members)| members).collect();
     }
-    let mut moved: Vec<Vec<Input>> = timed.iter().map(|&(_, i)| std::mem::take(&mut groups[i].2)).collect();
+    let mut moved: Vec<Vec<Input>> =
+        timed.iter().map(|&(_, i)| std::mem::take(&mut groups[i].2)).collect();
     for (&i, members) in places.iter().zip(moved.iter_mut()) {
         groups[i].2 = std::mem::take(members);
     }
@@ -89,11 +91,17 @@ fn journal_span(input: &Input) -> Option<Span> {
 fn csv_ends(input: &Input) -> Option<Span> {
     let mut first = None;
     let none = Progress::new(0, false);
-    let _ = gpumon::read_csv(input, &[Field::Timestamp], &none, &mut |b| stop_at_first(b, &mut first));
+    let _ =
+        gpumon::read_csv(input, &[Field::Timestamp], &none, &mut |b| stop_at_first(b, &mut first));
     let first = first?;
     let mut header = csv::StringRecord::new();
-    csv::ReaderBuilder::new().has_headers(false).from_reader(input.open().ok()?).read_record(&mut header).ok()?;
-    let col = header.iter().position(|c| header_name(c.trim_start_matches('\u{feff}')) == "timestamp")?;
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(input.open().ok()?)
+        .read_record(&mut header)
+        .ok()?;
+    let col =
+        header.iter().position(|c| header_name(c.trim_start_matches('\u{feff}')) == "timestamp")?;
     let mut f = input.open().ok()?;
     let len = f.seek(SeekFrom::End(0)).ok()?;
     f.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
@@ -122,7 +130,11 @@ fn stop_at_first(b: &RecordBatch, first: &mut Option<Span>) -> anyhow::Result<()
 
 /// The least and greatest non-null timestamps of a batch.
 fn bounds(b: &RecordBatch) -> Option<Span> {
-    let c = b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))?;
+    let c = b
+        .schema()
+        .fields()
+        .iter()
+        .position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))?;
     let mut ts = Vec::new();
     cols::ts_micros(b.column(c).as_ref(), &mut ts).then_some(())?;
     let mut it = ts.into_iter().filter(|&t| t != NO_TS);
@@ -136,7 +148,9 @@ fn parquet_stats(input: &Input) -> Option<Span> {
     let &(root, _) = schema_fields(meta.schema()).iter().find(|(_, f)| *f == Field::Timestamp)?;
     let per_unit = match meta.schema().field(root).data_type() {
         DataType::Timestamp(TimeUnit::Second, _) => |v: i64| v.saturating_mul(1_000_000),
-        DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Date64 => |v: i64| v.saturating_mul(1000),
+        DataType::Timestamp(TimeUnit::Millisecond, _) | DataType::Date64 => {
+            |v: i64| v.saturating_mul(1000)
+        }
         DataType::Timestamp(TimeUnit::Microsecond, _) => |v: i64| v,
         DataType::Timestamp(TimeUnit::Nanosecond, _) => |v: i64| v.div_euclid(1000),
         _ => return None,
@@ -224,7 +238,10 @@ mod tests {
         let inputs = vec![late, set_b, set_a, untimed, tie, early];
         let out = time_order(inputs, &[1, 2, 2, 3, 4, 5]);
         // The log keeps the third place; the others fill the rest in time order, the tie as given.
-        assert_eq!(names(&out), ["tie.csv", "early.csv", "smi.log", "set_b.csv", "set_a.csv", "late.csv"]);
+        assert_eq!(
+            names(&out),
+            ["tie.csv", "early.csv", "smi.log", "set_b.csv", "set_a.csv", "late.csv"]
+        );
         // Spans that overlap (rows grouped by GPU, cut into files): the order given.
         let a = csv(d.path(), "a.csv", "2026-01-01T00:00:00Z 2026-01-01T00:02:00Z");
         let b = csv(d.path(), "b.csv", "2026-01-01T00:01:00Z");

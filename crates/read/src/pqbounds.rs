@@ -95,7 +95,10 @@ impl BoundedFile {
                         )));
                     }
                     // A dictionary's values are allocated at once; each takes at least a bit.
-                    if let Some(n) = s.dict_values.filter(|&n| n < 0 || n > s.uncompressed.saturating_mul(8) + 64) {
+                    if let Some(n) = s
+                        .dict_values
+                        .filter(|&n| n < 0 || n > s.uncompressed.saturating_mul(8) + 64)
+                    {
                         return Err(general(format!(
                             "the dictionary page at offset {start} claims {n} values in {} bytes",
                             s.uncompressed
@@ -110,7 +113,9 @@ impl BoundedFile {
                     return Err(general(format!("the page header at offset {start} is cut short")));
                 }
                 Err(ThriftError::Damaged(why)) => {
-                    return Err(general(format!("the page header at offset {start} is damaged: {why}")));
+                    return Err(general(format!(
+                        "the page header at offset {start} is damaged: {why}"
+                    )));
                 }
             }
         }
@@ -210,8 +215,10 @@ pub fn check_chunks(md: &ParquetMetaData, len: u64) -> Result<(), Damage> {
             // An empty chunk (pyarrow writes one at offset 0 for a row group of no rows) has
             // nothing to read wherever it says it is.
             let empty = size == 0 && rg.num_rows() == 0;
-            let inside =
-                empty || (start >= 4 && size >= 0 && (start as u64).checked_add(size as u64).is_some_and(|e| e <= len));
+            let inside = empty
+                || (start >= 4
+                    && size >= 0
+                    && (start as u64).checked_add(size as u64).is_some_and(|e| e <= len));
             if !inside {
                 return Err(Damage::ChunkOutside { chunk: c, group: g, size, start, len });
             }

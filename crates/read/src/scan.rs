@@ -58,18 +58,22 @@ impl GpuFilter<'_> {
         if self.sel.is_empty() {
             return Ok(Some(Cow::Borrowed(b)));
         }
-        let col = |want: Field| b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(want));
+        let col = |want: Field| {
+            b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(want))
+        };
         let mut index = Vec::with_capacity(b.num_rows());
         if !col(Field::Index).is_some_and(|c| cols::u64_values(b.column(c).as_ref(), &mut index)) {
             index = vec![NO_U64; b.num_rows()];
         }
         let mut ids = Interner::default();
         let mut uuid = Vec::new();
-        let has_uuid =
-            col(Field::Uuid).is_some_and(|c| cols::str_ids(b.column(c).as_ref(), &mut ids, u32::MAX, &mut uuid));
+        let has_uuid = col(Field::Uuid)
+            .is_some_and(|c| cols::str_ids(b.column(c).as_ref(), &mut ids, u32::MAX, &mut uuid));
         let uuid_ok: Vec<bool> = (0..ids.len() as u32)
             .map(|id| {
-                self.sel.iter().any(|s| matches!(s, GpuSelector::Uuid(_)) && s.matches_gpu(None, Some(ids.name(id))))
+                self.sel.iter().any(|s| {
+                    matches!(s, GpuSelector::Uuid(_)) && s.matches_gpu(None, Some(ids.name(id)))
+                })
             })
             .collect();
         let mut learned = self.learned.lock().unwrap_or_else(PoisonError::into_inner);
@@ -77,7 +81,11 @@ impl GpuFilter<'_> {
             .map(|r| {
                 let idx = (index[r] != NO_U64).then_some(index[r]);
                 let by_uuid = if has_uuid {
-                    let hit = uuid.get(r).and_then(|&id| uuid_ok.get(id as usize)).copied().unwrap_or(false);
+                    let hit = uuid
+                        .get(r)
+                        .and_then(|&id| uuid_ok.get(id as usize))
+                        .copied()
+                        .unwrap_or(false);
                     if let (true, Some(i)) = (hit, idx) {
                         learned.insert(i);
                     }
@@ -85,7 +93,11 @@ impl GpuFilter<'_> {
                 } else {
                     idx.is_some_and(|i| learned.contains(&i))
                 };
-                by_uuid || self.sel.iter().any(|s| matches!(s, GpuSelector::Index(_)) && s.matches_gpu(idx, None))
+                by_uuid
+                    || self
+                        .sel
+                        .iter()
+                        .any(|s| matches!(s, GpuSelector::Index(_)) && s.matches_gpu(idx, None))
             })
             .collect();
         if keep.iter().all(|&k| k) {
@@ -157,17 +169,25 @@ pub fn scan<S: Send>(
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             rep.ignored_columns = pf.mistyped();
             let host = rep.default_host.clone();
-            pf.scan(want, opts.threads, progress, init, &|s, b, one| checked(s, b, one.unwrap_or(&host)))?
+            pf.scan(want, opts.threads, progress, init, &|s, b, one| {
+                checked(s, b, one.unwrap_or(&host))
+            })?
         }
         Kind::Journal => {
             let j = gpumon::open_journal(input)?;
             let schema = j.schema();
-            rep.default_host = default_host(path, opts, schema.metadata().get("gpumon.hostname").map(String::as_str));
+            rep.default_host = default_host(
+                path,
+                opts,
+                schema.metadata().get("gpumon.hostname").map(String::as_str),
+            );
             rep.ignored_columns = values::mistyped(&schema);
             let mut state = init();
             let host = rep.default_host.clone();
             let (rows, fields) =
-                gpumon::read_journal(&j, path, table, &mut rep.warnings, &mut |b| checked(&mut state, b, &host))?;
+                gpumon::read_journal(&j, path, table, &mut rep.warnings, &mut |b| {
+                    checked(&mut state, b, &host)
+                })?;
             progress.inc(input.size());
             rep.rows = rows;
             rep.fields = fields;
@@ -177,7 +197,8 @@ pub fn scan<S: Send>(
             rep.default_host = default_host(path, opts, None);
             let mut state = init();
             let host = rep.default_host.clone();
-            let c = gpumon::read_csv(input, want, progress, &mut |b| checked(&mut state, b, &host))?;
+            let c =
+                gpumon::read_csv(input, want, progress, &mut |b| checked(&mut state, b, &host))?;
             rep.rows = c.rows;
             rep.fields = c.fields;
             rep.ignored_columns = c.ignored;
@@ -189,7 +210,8 @@ pub fn scan<S: Send>(
             rep.default_host = default_host(path, opts, None);
             let host = rep.default_host.clone();
             let mut state = init();
-            let f = scan_nvsmi(input, opts, want, &mut rep, &mut |b| checked(&mut state, b, &host))?;
+            let f =
+                scan_nvsmi(input, opts, want, &mut rep, &mut |b| checked(&mut state, b, &host))?;
             found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
             progress.inc(input.size());
             vec![state]
@@ -217,7 +239,9 @@ fn scan_nvsmi(
 ) -> Result<BadValues> {
     let path = &input.path;
     let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
-    fields.extend(want.iter().copied().filter(|f| f.def().source != gpumon_schema::catalog::Source::Meta));
+    fields.extend(
+        want.iter().copied().filter(|f| f.def().source != gpumon_schema::catalog::Source::Meta),
+    );
     let mut batcher = RowBatcher::new(&fields);
     let mut found = BadValues::default();
     let mut failed: Option<anyhow::Error> = None;
@@ -266,7 +290,11 @@ fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
 pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     let path = &input.path;
     match input.kind {
-        Kind::Parquet => Ok(gpumon::open_parquet(input, Table::Metrics)?.fields.into_iter().map(|(_, f)| f).collect()),
+        Kind::Parquet => Ok(gpumon::open_parquet(input, Table::Metrics)?
+            .fields
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect()),
         Kind::Journal => {
             let j = gpumon::open_journal(input)?;
             Ok(gpumon::schema_fields(&j.schema()).into_iter().map(|(_, f)| f).collect())
@@ -280,7 +308,8 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             let line = String::from_utf8_lossy(&first);
             let mut out: Vec<Field> = Vec::new();
             for cell in line.trim_end_matches('\r').split(',') {
-                if let Some(f) = Field::lookup(crate::inputs::header_name(cell.trim_start_matches('\u{feff}')))
+                if let Some(f) =
+                    Field::lookup(crate::inputs::header_name(cell.trim_start_matches('\u{feff}')))
                     && !out.contains(&f)
                 {
                     out.push(f);
@@ -289,8 +318,8 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             Ok(out)
         }
         Kind::Nvsmi => {
-            let r =
-                read_nvsmi_file(path, input.open()?, &opts.nvsmi, &mut |_| {}).map_err(|e| nvsmi_error(path, &e))?;
+            let r = read_nvsmi_file(path, input.open()?, &opts.nvsmi, &mut |_| {})
+                .map_err(|e| nvsmi_error(path, &e))?;
             let mut out: Vec<Field> = r.columns.iter().filter_map(|c| Field::lookup(c)).collect();
             out.push(Field::Index);
             Ok(out)
@@ -339,7 +368,8 @@ mod tests {
 
     fn batch(index: &[i32], uuid: Option<&[&str]>) -> RecordBatch {
         let mut fields = vec![AField::new("index", DataType::Int32, true)];
-        let mut cols: Vec<Arc<dyn arrow_array::Array>> = vec![Arc::new(Int32Array::from(index.to_vec()))];
+        let mut cols: Vec<Arc<dyn arrow_array::Array>> =
+            vec![Arc::new(Int32Array::from(index.to_vec()))];
         if let Some(u) = uuid {
             fields.push(AField::new("uuid", DataType::Utf8, true));
             cols.push(Arc::new(StringArray::from(u.to_vec())));
@@ -363,7 +393,10 @@ mod tests {
         let sel = GpuSelector::parse_list(&["0".into(), "GPU-bb".into()]);
         let f = GpuFilter { sel: &sel, learned: Mutex::new(HashSet::new()) };
         assert!(f.by_uuid());
-        let first = batch(&[0, 1, 2, 0, 1, 2], Some(&["GPU-aa", "GPU-bb1", "GPU-cc", "GPU-aa", "GPU-bb1", "GPU-cc"]));
+        let first = batch(
+            &[0, 1, 2, 0, 1, 2],
+            Some(&["GPU-aa", "GPU-bb1", "GPU-cc", "GPU-aa", "GPU-bb1", "GPU-cc"]),
+        );
         assert_eq!(kept(&f, &first), [0, 1, 0, 1]);
         // A later row group without its uuid column: GPU 1 was learned to be GPU-bb1.
         assert_eq!(kept(&f, &batch(&[0, 1, 2], None)), [0, 1]);

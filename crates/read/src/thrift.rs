@@ -163,7 +163,9 @@ impl Walker<'_> {
 pub fn check_struct(bytes: &[u8]) -> Result<(), ThriftError> {
     let mut w = Walker { b: bytes, pos: 0 };
     match w.skip_struct(0) {
-        Err(ThriftError::Short) => Err(ThriftError::Damaged("the footer ends inside its own structure".into())),
+        Err(ThriftError::Short) => {
+            Err(ThriftError::Damaged("the footer ends inside its own structure".into()))
+        }
         r => r,
     }
 }
@@ -248,7 +250,15 @@ mod tests {
     fn page_header_sizes() {
         let h = header(4096, 512);
         let s = page_header(&h).unwrap();
-        assert_eq!(s, PageHeader { header_len: h.len(), uncompressed: 4096, compressed: 512, dict_values: None });
+        assert_eq!(
+            s,
+            PageHeader {
+                header_len: h.len(),
+                uncompressed: 4096,
+                compressed: 512,
+                dict_values: None
+            }
+        );
         let h = header(i64::from(i32::MAX), 512);
         assert_eq!(page_header(&h).unwrap().uncompressed, i64::from(i32::MAX));
         assert_eq!(page_header(&h[..3]), Err(ThriftError::Short));

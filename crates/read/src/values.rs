@@ -46,7 +46,9 @@ pub fn mistyped(schema: &Schema) -> Vec<String> {
         .fields()
         .iter()
         .filter(|c| Field::lookup(c.name()).is_some_and(|f| !type_fits(f.def().ty, c.data_type())))
-        .map(|c| format!("{} ({}: not a {})", c.name(), c.data_type(), ty_name(Field::lookup(c.name()))))
+        .map(|c| {
+            format!("{} ({}: not a {})", c.name(), c.data_type(), ty_name(Field::lookup(c.name())))
+        })
         .collect()
 }
 
@@ -197,7 +199,10 @@ fn may_be_bad(col: &dyn Array, bad: &impl Fn(f64) -> bool) -> bool {
             col.as_primitive_opt::<$t>().is_none_or(|a| {
                 let v = a.values();
                 let (lo, hi) = v.iter().fold(
-                    (<$t as ArrowPrimitiveType>::Native::MAX, <$t as ArrowPrimitiveType>::Native::MIN),
+                    (
+                        <$t as ArrowPrimitiveType>::Native::MAX,
+                        <$t as ArrowPrimitiveType>::Native::MIN,
+                    ),
                     |(l, h), &x| (l.min(x), h.max(x)),
                 );
                 !v.is_empty() && (bad(lo as f64) || bad(hi as f64))
@@ -263,7 +268,8 @@ fn screen_time(col: &dyn Array, t: &mut Tally) -> Option<(ArrayRef, DataType)> {
         return None;
     }
     let mut v = Vec::with_capacity(col.len());
-    if !cols::ts_micros(col, &mut v) || v.iter().all(|x| *x == cols::NO_TS || TS_RANGE.contains(x)) {
+    if !cols::ts_micros(col, &mut v) || v.iter().all(|x| *x == cols::NO_TS || TS_RANGE.contains(x))
+    {
         return None;
     }
     let kept: arrow_array::TimestampMicrosecondArray = v
@@ -292,9 +298,10 @@ fn as_f64(col: &ArrayRef) -> Result<Option<ArrayRef>> {
         | DataType::Decimal32(..)
         | DataType::Decimal64(..)
         | DataType::Decimal128(..)
-        | DataType::Decimal256(..) => {
-            Ok(Some(arrow_cast::cast(col, &DataType::Float64).context("reading a decimal column as numbers")?))
-        }
+        | DataType::Decimal256(..) => Ok(Some(
+            arrow_cast::cast(col, &DataType::Float64)
+                .context("reading a decimal column as numbers")?,
+        )),
         _ => Ok(None),
     }
 }
@@ -328,16 +335,20 @@ pub fn check(batch: RecordBatch) -> Result<(RecordBatch, BadValues)> {
         let screened = if f == Field::Timestamp {
             screen_time(col.as_ref(), &mut found.time)
         } else if f == Field::Index {
-            screen(col.as_ref(), |x| !(0.0..=MAX_INDEX).contains(&x) || x.fract() != 0.0).map(|(v, n, e)| {
-                found.index.add(n, e);
-                let ix: UInt32Array = v.into_iter().map(|x| x.map(|x| x as u32)).collect();
-                (Arc::new(ix) as ArrayRef, DataType::UInt32)
-            })
+            screen(col.as_ref(), |x| !(0.0..=MAX_INDEX).contains(&x) || x.fract() != 0.0).map(
+                |(v, n, e)| {
+                    found.index.add(n, e);
+                    let ix: UInt32Array = v.into_iter().map(|x| x.map(|x| x as u32)).collect();
+                    (Arc::new(ix) as ArrayRef, DataType::UInt32)
+                },
+            )
         } else if bounded_percent(f) {
-            screen(col.as_ref(), |x| !(0.0..=100.0 + PERCENT_SLACK).contains(&x)).map(|(v, n, e)| {
-                found.percent_tally(f).add(n, e);
-                (Arc::new(Float64Array::from(v)) as ArrayRef, DataType::Float64)
-            })
+            screen(col.as_ref(), |x| !(0.0..=100.0 + PERCENT_SLACK).contains(&x)).map(
+                |(v, n, e)| {
+                    found.percent_tally(f).add(n, e);
+                    (Arc::new(Float64Array::from(v)) as ArrayRef, DataType::Float64)
+                },
+            )
         } else {
             None
         };
@@ -358,7 +369,8 @@ pub fn check(batch: RecordBatch) -> Result<(RecordBatch, BadValues)> {
     }
     let schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    let out = RecordBatch::try_new_with_options(schema, columns, &opts).context("checking the values of a batch")?;
+    let out = RecordBatch::try_new_with_options(schema, columns, &opts)
+        .context("checking the values of a batch")?;
     Ok((out, found))
 }
 
@@ -374,8 +386,15 @@ mod tests {
     #[test]
     fn bad_indexes_and_percentages_become_null_and_are_counted() {
         let b = batch(vec![
-            ("index", Arc::new(Float64Array::from(vec![0.0, 0.5, 4_294_967_295.0, -1.0, 3.0])) as ArrayRef),
-            ("utilization.gpu", Arc::new(UInt8Array::from(vec![Some(50), Some(255), None, Some(100), Some(0)]))),
+            (
+                "index",
+                Arc::new(Float64Array::from(vec![0.0, 0.5, 4_294_967_295.0, -1.0, 3.0]))
+                    as ArrayRef,
+            ),
+            (
+                "utilization.gpu",
+                Arc::new(UInt8Array::from(vec![Some(50), Some(255), None, Some(100), Some(0)])),
+            ),
             ("fan.speed", Arc::new(UInt8Array::from(vec![110, 1, 2, 3, 4]))),
             ("power.draw", Arc::new(StringArray::from(vec!["a", "b", "c", "d", "e"]))),
         ]);
@@ -400,11 +419,20 @@ mod tests {
         let (out, found) = check(b.clone()).unwrap();
         assert_eq!(out, b);
         assert!(found.warnings().is_empty());
-        let t = arrow_array::TimestampMicrosecondArray::from(vec![Some(0), Some(i64::MAX), None, Some(i64::MIN + 1)])
-            .with_timezone("UTC");
+        let t = arrow_array::TimestampMicrosecondArray::from(vec![
+            Some(0),
+            Some(i64::MAX),
+            None,
+            Some(i64::MIN + 1),
+        ])
+        .with_timezone("UTC");
         let (out, found) = check(batch(vec![("timestamp", Arc::new(t) as ArrayRef)])).unwrap();
         assert_eq!(out.column(0).null_count(), 3);
-        assert!(found.warnings()[0].starts_with("2 row(s) with a timestamp outside"), "{:?}", found.warnings());
+        assert!(
+            found.warnings()[0].starts_with("2 row(s) with a timestamp outside"),
+            "{:?}",
+            found.warnings()
+        );
         let s = Schema::new(vec![ArrowField::new("utilization.gpu", DataType::Utf8, true)]);
         assert_eq!(mistyped(&s), ["utilization.gpu (Utf8: not a number)"]);
     }

@@ -18,7 +18,12 @@ struct Acc {
 
 impl Acc {
     fn new() -> Acc {
-        Acc { sum: vec![0.0; CATALOG.len()], n: vec![0; CATALOG.len()], last: Row::default(), samples: 0 }
+        Acc {
+            sum: vec![0.0; CATALOG.len()],
+            n: vec![0; CATALOG.len()],
+            last: Row::default(),
+            samples: 0,
+        }
     }
 
     fn add(&mut self, row: &Row) {
@@ -87,8 +92,14 @@ impl OnePlan {
         }
         let selected = CATALOG.iter().filter(|d| on[d.field as usize]);
         OnePlan {
-            max: selected.clone().filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty))).collect(),
-            retyped: selected.filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum)).map(|d| (d.field, d.ty)).collect(),
+            max: selected
+                .clone()
+                .filter_map(|d| d.max_of.map(|base| (d.field, base, d.ty)))
+                .collect(),
+            retyped: selected
+                .filter(|d| matches!(d.agg, Agg::Mean | Agg::Sum))
+                .map(|d| (d.field, d.ty))
+                .collect(),
         }
     }
 
@@ -175,14 +186,17 @@ impl Aggregator {
     /// part of the interval, a new one starts with this sub-sample.
     fn follow_layout(&mut self, rows: &[Row]) {
         let unit = |r: &Row| (r.get(Field::Index).clone(), r.get(Field::MigGi).clone());
-        let same = self.accs.len() == rows.len() && self.accs.iter().zip(rows).all(|(a, r)| unit(&a.last) == unit(r));
+        let same = self.accs.len() == rows.len()
+            && self.accs.iter().zip(rows).all(|(a, r)| unit(&a.last) == unit(r));
         if self.count == 0 || same {
             return;
         }
-        let mut old: Vec<Option<Acc>> = std::mem::take(&mut self.accs).into_iter().map(Some).collect();
+        let mut old: Vec<Option<Acc>> =
+            std::mem::take(&mut self.accs).into_iter().map(Some).collect();
         let mut moved: HashMap<usize, usize> = HashMap::new();
         for (new, r) in rows.iter().enumerate() {
-            let from = old.iter().position(|a| a.as_ref().is_some_and(|a| unit(&a.last) == unit(r)));
+            let from =
+                old.iter().position(|a| a.as_ref().is_some_and(|a| unit(&a.last) == unit(r)));
             let acc = match from.and_then(|k| old[k].take().map(|a| (k, a))) {
                 Some((k, a)) => {
                     moved.insert(k, new);
@@ -193,7 +207,10 @@ impl Aggregator {
             self.accs.push(acc);
         }
         let util = std::mem::take(&mut self.proc_util);
-        self.proc_util = util.into_iter().filter_map(|((row, pid), u)| Some(((*moved.get(&row)?, pid), u))).collect();
+        self.proc_util = util
+            .into_iter()
+            .filter_map(|((row, pid), u)| Some(((*moved.get(&row)?, pid), u)))
+            .collect();
     }
 
     /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): in the
@@ -216,7 +233,8 @@ impl Aggregator {
         let mut procs = last.procs.clone();
         for p in procs.iter_mut().filter(|p| p.util.is_some()) {
             if let Some(&(s, n)) = self.proc_util.get(&(p.row, p.pid)) {
-                p.util = Some(ProcUtil { sm: s.sm / n, mem: s.mem / n, enc: s.enc / n, dec: s.dec / n });
+                p.util =
+                    Some(ProcUtil { sm: s.sm / n, mem: s.mem / n, enc: s.enc / n, dec: s.dec / n });
             }
         }
         self.proc_util.clear();
@@ -251,16 +269,32 @@ mod tests {
         };
         let mut a = Aggregator::new();
         let mut t = tick(None, 0.0, 0.0, 0);
-        t.rows = vec![unit(0, None, 100.0), unit(0, Some(1), 10.0), unit(0, Some(2), 20.0), unit(1, None, 300.0)];
+        t.rows = vec![
+            unit(0, None, 100.0),
+            unit(0, Some(1), 10.0),
+            unit(0, Some(2), 20.0),
+            unit(1, None, 300.0),
+        ];
         a.push(&t);
         // Instance 2 destroyed, instance 5 made.
-        t.rows = vec![unit(0, None, 200.0), unit(0, Some(1), 30.0), unit(0, Some(5), 50.0), unit(1, None, 500.0)];
+        t.rows = vec![
+            unit(0, None, 200.0),
+            unit(0, Some(1), 30.0),
+            unit(0, Some(5), 50.0),
+            unit(1, None, 500.0),
+        ];
         a.push(&t);
         let out = a.take(&t).unwrap();
         let got: Vec<(Value, Value, Value)> = out
             .rows
             .iter()
-            .map(|r| (r.get(Field::Index).clone(), r.get(Field::MigGi).clone(), r.get(Field::PowerDraw).clone()))
+            .map(|r| {
+                (
+                    r.get(Field::Index).clone(),
+                    r.get(Field::MigGi).clone(),
+                    r.get(Field::PowerDraw).clone(),
+                )
+            })
             .collect();
         let want = vec![
             (Value::U(0), Value::Null, Value::F(150.0)),
@@ -306,15 +340,20 @@ mod tests {
         let mut second = tick(None, 0.000_4, 1.0, 0);
         second.rows[0].set(Field::PowerDrawMax, Value::F(7.0));
         t.rows.push(second.rows.remove(0));
-        t.procs =
-            vec![GpuProc { row: 1, pid: 7, used_mib: None, util: Some(ProcUtil { sm: 1.5, ..Default::default() }) }];
+        t.procs = vec![GpuProc {
+            row: 1,
+            pid: 7,
+            used_mib: None,
+            util: Some(ProcUtil { sm: 1.5, ..Default::default() }),
+        }];
         let mut a = Aggregator::new();
         a.push(&t);
         let want = a.take(&t).unwrap();
         let all = Selection::new(CATALOG.iter().map(|d| d.field).collect());
         assert_eq!(Aggregator::one(t.clone(), &OnePlan::new(&all)), want);
         // A selection without power.draw leaves it as read (and its .max column unset).
-        let some = Selection::new(vec![Field::UtilGpu, Field::UtilGpuMax, Field::TempGpu, Field::Samples]);
+        let some =
+            Selection::new(vec![Field::UtilGpu, Field::UtilGpuMax, Field::TempGpu, Field::Samples]);
         let one = Aggregator::one(t, &OnePlan::new(&some));
         assert_eq!(one.rows[0].get(Field::PowerDraw), &Value::F(612.123_456_7));
         assert_eq!(one.rows[0].get(Field::PowerDrawMax), &Value::Null);
@@ -340,6 +379,10 @@ mod tests {
         assert_eq!(out.procs[0].util, Some(ProcUtil { sm: 20.0, mem: 40.0, ..Default::default() }));
         let lone = sub(Some(5.0));
         a.push(&lone);
-        assert_eq!(a.take(&lone).unwrap().procs[0].util.map(|u| u.sm), Some(5.0), "sums start over");
+        assert_eq!(
+            a.take(&lone).unwrap().procs[0].util.map(|u| u.sm),
+            Some(5.0),
+            "sums start over"
+        );
     }
 }

@@ -45,7 +45,8 @@ mod tests {
             assert!(!f.is_null());
             assert_eq!(libc::malloc_info(0, f), 0);
             libc::fclose(f);
-            let text = String::from_utf8_lossy(std::slice::from_raw_parts(buf.cast::<u8>(), len)).into_owned();
+            let text = String::from_utf8_lossy(std::slice::from_raw_parts(buf.cast::<u8>(), len))
+                .into_owned();
             libc::free(buf.cast());
             text
         };
@@ -88,6 +89,7 @@ mod tests {
         assert!(grown >= before + (256 << 10), "{before} -> {grown}");
         drop(blocks);
         // SAFETY: mallinfo2 only reads the allocator's counters.
-        assert_eq!(unsafe { libc::mallinfo2() }.arena, grown, "640 KiB freed at the top was given back");
+        let after = unsafe { libc::mallinfo2() }.arena;
+        assert_eq!(after, grown, "640 KiB freed at the top was given back");
     }
 }

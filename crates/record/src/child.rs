@@ -22,7 +22,8 @@ impl Job {
     /// Start `argv` as a child of gpumon (same process group: a terminal's Ctrl-C reaches both), with
     /// the recording's control socket in `$GPUMON_CONTROL` when it has one.
     pub fn spawn(argv: &[String], control: Option<&std::path::Path>) -> Result<Job> {
-        let (prog, args) = argv.split_first().ok_or_else(|| UsageError("no command after --".into()))?;
+        let (prog, args) =
+            argv.split_first().ok_or_else(|| UsageError("no command after --".into()))?;
         let mut cmd = Command::new(prog);
         cmd.args(args);
         if let Some(c) = control {
@@ -30,7 +31,13 @@ impl Job {
         }
         let child = cmd.spawn().map_err(|e| UsageError(format!("cannot start {prog}: {e}")))?;
         let tracker = JobTracker::new(child.id());
-        Ok(Job { child: Some(child), tracker, pids: PidSet::default(), exit: None, stopping: false })
+        Ok(Job {
+            child: Some(child),
+            tracker,
+            pids: PidSet::default(),
+            exit: None,
+            stopping: false,
+        })
     }
 
     /// Follow an already running process and its descendants.
@@ -38,7 +45,13 @@ impl Job {
         if std::fs::metadata(format!("/proc/{pid}")).is_err() {
             return Err(UsageError(format!("--pid {pid}: no such process")).into());
         }
-        Ok(Job { child: None, tracker: JobTracker::new(pid), pids: PidSet::default(), exit: None, stopping: false })
+        Ok(Job {
+            child: None,
+            tracker: JobTracker::new(pid),
+            pids: PidSet::default(),
+            exit: None,
+            stopping: false,
+        })
     }
 
     /// Publish the tree's PIDs into `pids` (the set the GPU workers read) from now on.
@@ -108,7 +121,9 @@ impl Job {
         }
         let Ok(ours) = std::fs::read_link("/proc/self/fd/2") else { return false };
         let root = self.tracker.root();
-        [1, 2].iter().any(|fd| std::fs::read_link(format!("/proc/{root}/fd/{fd}")).is_ok_and(|t| t == ours))
+        [1, 2]
+            .iter()
+            .any(|fd| std::fs::read_link(format!("/proc/{root}/fd/{fd}")).is_ok_and(|t| t == ours))
     }
 }
 

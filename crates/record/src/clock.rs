@@ -83,7 +83,8 @@ impl Stamper {
     /// The stamp for a reading (µs), and the step it revealed, if any.
     fn stamp(&mut self, mono: i64, wall: i64) -> (i64, Option<Step>) {
         let offset = wall - mono;
-        let step = self.offset.map(|prev| offset - prev).filter(|d| d.abs() > self.threshold_us).map(Step);
+        let step =
+            self.offset.map(|prev| offset - prev).filter(|d| d.abs() > self.threshold_us).map(Step);
         self.offset = Some(offset);
         let ts = match self.last {
             // Behind the last stamp (a step back): go on from it at half speed until the clock catches up.
@@ -104,7 +105,9 @@ fn describe(s: Step) -> String {
             2.0 * secs
         )
     } else {
-        format!("the wall clock stepped forward {secs:.3} s (NTP, an admin, a VM resume); timestamps follow it")
+        format!(
+            "the wall clock stepped forward {secs:.3} s (NTP, an admin, a VM resume); timestamps follow it"
+        )
     }
 }
 
@@ -159,7 +162,8 @@ mod tests {
         let mut steps = 0;
         for i in 0..100i64 {
             let jitter = if i % 2 == 0 { 40_000 } else { -5_000 };
-            steps += usize::from(s.stamp(i * 100_000, 1_000_000 + i * 100_000 + jitter).1.is_some());
+            steps +=
+                usize::from(s.stamp(i * 100_000, 1_000_000 + i * 100_000 + jitter).1.is_some());
         }
         assert_eq!(steps, 0);
     }

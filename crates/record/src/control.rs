@@ -74,14 +74,17 @@ impl Log {
     /// Whether one more mark of `len` label bytes may be kept now; why not when it may not.
     fn admit(&mut self, len: usize) -> Result<(), String> {
         let now = std::time::Instant::now();
-        let since = self.filled.map_or(MARK_BURST / MARKS_PER_S, |t| now.duration_since(t).as_secs_f64());
+        let since =
+            self.filled.map_or(MARK_BURST / MARKS_PER_S, |t| now.duration_since(t).as_secs_f64());
         self.tokens = (self.tokens + since * MARKS_PER_S).min(MARK_BURST);
         self.filled = Some(now);
         if self.marks.len() >= MAX_MARKS {
             return Err(format!("too many marks: this run keeps {MAX_MARKS} at most"));
         }
         if self.bytes + len + MARK_OVERHEAD > MAX_MARK_BYTES {
-            return Err(format!("too many marks: this run keeps {MAX_MARK_BYTES} bytes of them at most"));
+            return Err(format!(
+                "too many marks: this run keeps {MAX_MARK_BYTES} bytes of them at most"
+            ));
         }
         if self.tokens < 1.0 {
             return Err(format!("marks arrive too fast: at most {MARKS_PER_S} a second are taken"));
@@ -199,7 +202,8 @@ impl Control {
 
     fn bind(path: &Path, dir: Option<Arc<RunDir>>) -> Result<Control, String> {
         let disp = path.display();
-        let listener = UnixListener::bind(path).map_err(|e| format!("cannot listen at {disp}: {e}"))?;
+        let listener =
+            UnixListener::bind(path).map_err(|e| format!("cannot listen at {disp}: {e}"))?;
         if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
             let _ = std::fs::remove_file(path);
             return Err(format!("cannot make {disp} private: {e}"));
@@ -223,8 +227,13 @@ impl Control {
         // SAFETY: geteuid(2) cannot fail and has no preconditions.
         let uid = unsafe { libc::geteuid() };
         let (l, m) = (self.listener.clone(), self.marks.clone());
-        let spawned = std::thread::Builder::new().name("control".into()).spawn(move || accept_loop(&l, &m, uid));
-        self.handle = Some(spawned.map_err(|e| warn(&format!("marks disabled: cannot start the control thread: {e}"))));
+        let spawned = std::thread::Builder::new()
+            .name("control".into())
+            .spawn(move || accept_loop(&l, &m, uid));
+        self.handle =
+            Some(spawned.map_err(|e| {
+                warn(&format!("marks disabled: cannot start the control thread: {e}"))
+            }));
     }
 
     pub fn clock(&self) -> PhaseClock {
@@ -263,7 +272,13 @@ fn peer_uid(s: &UnixStream) -> Option<u32> {
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: getsockopt(2) writes at most `len` bytes into `cred`, which is that large.
     let r = unsafe {
-        libc::getsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_PEERCRED, (&raw mut cred).cast(), &raw mut len)
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &raw mut len,
+        )
     };
     (r == 0).then_some(cred.uid)
 }
@@ -274,7 +289,8 @@ fn serve(s: &UnixStream, marks: &Marks, uid: u32) {
     let _ = s.set_write_timeout(Some(IDLE));
     let mut out = s;
     if peer_uid(s) != Some(uid) {
-        let _ = out.write_all(b"error: permission denied: only the recording's own user may mark it\n");
+        let _ =
+            out.write_all(b"error: permission denied: only the recording's own user may mark it\n");
         return;
     }
     let mut r = BufReader::with_capacity(MAX_LINE, s);
@@ -291,7 +307,8 @@ fn serve(s: &UnixStream, marks: &Marks, uid: u32) {
         let complete = line.last() == Some(&b'\n');
         if !complete && n >= MAX_LINE {
             reject("a request line longer than the limit");
-            let _ = out.write_all(format!("error: request longer than {MAX_LINE} bytes\n").as_bytes());
+            let _ =
+                out.write_all(format!("error: request longer than {MAX_LINE} bytes\n").as_bytes());
             return;
         }
         let reply = answer(line.strip_suffix(b"\n").unwrap_or(&line), marks);
@@ -305,11 +322,16 @@ fn serve(s: &UnixStream, marks: &Marks, uid: u32) {
 fn answer(line: &[u8], marks: &Marks) -> String {
     match parse(line) {
         Ok(Request::Mark(label)) => match marks.push(Some(Arc::from(label.as_str()))) {
-            Ok(at) => format!("ok phase {label} from {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            Ok(at) => format!(
+                "ok phase {label} from {}\n",
+                at.to_rfc3339_opts(SecondsFormat::Millis, true)
+            ),
             Err(why) => format!("error: {why}\n"),
         },
         Ok(Request::End) => match marks.push(None) {
-            Ok(at) => format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            Ok(at) => {
+                format!("ok phase ended at {}\n", at.to_rfc3339_opts(SecondsFormat::Millis, true))
+            }
             Err(why) => format!("error: {why}\n"),
         },
         Ok(Request::Progress(pairs)) => match marks.progress.add(&pairs) {
@@ -324,7 +346,10 @@ fn answer(line: &[u8], marks: &Marks) -> String {
 }
 
 fn reject(why: &str) {
-    warn_once("control-garbage", &format!("ignored a bad request on the control socket ({why}); recording goes on"));
+    warn_once(
+        "control-garbage",
+        &format!("ignored a bad request on the control socket ({why}); recording goes on"),
+    );
 }
 
 #[cfg(test)]
@@ -364,7 +389,9 @@ mod tests {
     #[test]
     fn a_flood_of_marks_is_cut_at_the_burst_and_counted() {
         let m = Marks::default();
-        let taken = (0..2 * MARK_BURST as usize).filter(|i| m.push(Some(format!("m{i}").into())).is_ok()).count();
+        let taken = (0..2 * MARK_BURST as usize)
+            .filter(|i| m.push(Some(format!("m{i}").into())).is_ok())
+            .count();
         // The bucket refills at MARKS_PER_S while the loop runs: a few more at most.
         assert!((MARK_BURST as usize..MARK_BURST as usize + 20).contains(&taken), "{taken}");
         assert_eq!(m.count() as usize, taken);
@@ -386,12 +413,21 @@ mod tests {
         assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         assert!(ask(&path, b"mark bs=64\n").starts_with("ok phase bs=64 from "));
-        assert!(ask(&path, b"bogus\nmark x\n").starts_with("error: unknown request"), "an error line per request");
+        assert!(
+            ask(&path, b"bogus\nmark x\n").starts_with("error: unknown request"),
+            "an error line per request"
+        );
         assert!(ask(&path, &[b'x'; 4 * MAX_LINE]).starts_with("error: request longer"));
-        assert!(ask(&path, b"end").starts_with("ok phase ended"), "a last line without newline counts");
+        assert!(
+            ask(&path, b"end").starts_with("ok phase ended"),
+            "a last line without newline counts"
+        );
         assert_eq!(c.marks.count(), 3);
         assert!(c.marks.current().is_none());
         drop(c);
-        assert!(!path.exists() && !dir.exists(), "the socket and its directory are removed at the end");
+        assert!(
+            !path.exists() && !dir.exists(),
+            "the socket and its directory are removed at the end"
+        );
     }
 }

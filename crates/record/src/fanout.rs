@@ -80,7 +80,16 @@ impl Outputs {
         live: Option<Live>,
     ) -> Outputs {
         let events_file = events_cfg.as_ref().map(|c| c.target.to_string());
-        Outputs { writer, procs, exporter, events: None, events_cfg, events_file, live, names: HashMap::new() }
+        Outputs {
+            writer,
+            procs,
+            exporter,
+            events: None,
+            events_cfg,
+            events_file,
+            live,
+            names: HashMap::new(),
+        }
     }
 
     /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
@@ -95,10 +104,16 @@ impl Outputs {
                 ("xid", Some(c)) => format!("Xid {c}"),
                 (k, _) => format!("a {k} event"),
             };
-            let to = self.events_file.as_ref().map_or(String::new(), |f| format!("; events are recorded in {f}"));
+            let to = self
+                .events_file
+                .as_ref()
+                .map_or(String::new(), |f| format!("; events are recorded in {f}"));
             warn_once(
                 &format!("event-{}-{what}", e.index),
-                &format!("GPU {} ({}) reported {what} (NVML){to}; `gpumon summarize` explains it", e.index, e.uuid),
+                &format!(
+                    "GPU {} ({}) reported {what} (NVML){to}; `gpumon summarize` explains it",
+                    e.index, e.uuid
+                ),
             );
         }
         if self.events.is_none()
@@ -106,7 +121,9 @@ impl Outputs {
         {
             match Writer::spawn(cfg) {
                 Ok(w) => self.events = Some(w),
-                Err(e) => warn(&format!("cannot write the events file ({e:#}); events are only counted in xid.events")),
+                Err(e) => warn(&format!(
+                    "cannot write the events file ({e:#}); events are only counted in xid.events"
+                )),
             }
         }
         let Some(w) = &self.events else { return };
@@ -119,13 +136,21 @@ impl Outputs {
             r.set(Field::EventCode, e.code.map_or(Value::Null, Value::U));
             r.set(Field::EventDetail, e.detail.map_or(Value::Null, |d| Value::S(d.into())));
             if w.send(Tick { ts: e.ts, seq: 0, rows: vec![r], procs: Vec::new() }).is_err() {
-                warn_once("events-queue-full", "the events writer is falling behind; events are being dropped");
+                warn_once(
+                    "events-queue-full",
+                    "the events writer is falling behind; events are being dropped",
+                );
             }
         }
     }
 
     /// Publish to the endpoint and queue for the writers; `Err` when the main queue is full.
-    pub fn send(&mut self, t: Tick, stats: &RunStats, job: Option<&dyn Fn(u32) -> bool>) -> Result<(), ()> {
+    pub fn send(
+        &mut self,
+        t: Tick,
+        stats: &RunStats,
+        job: Option<&dyn Fn(u32) -> bool>,
+    ) -> Result<(), ()> {
         if let Some(e) = &mut self.exporter {
             e.publish(&t, stats);
         }
@@ -137,7 +162,10 @@ impl Outputs {
             && let Some(p) = &self.procs
             && p.send(pt).is_err()
         {
-            warn_once("procs-queue-full", "the --processes writer is falling behind; rows are being dropped");
+            warn_once(
+                "procs-queue-full",
+                "the --processes writer is falling behind; rows are being dropped",
+            );
         }
         match &self.writer {
             Some(w) => w.send(t).map_err(|_| ()),
@@ -175,10 +203,9 @@ impl Outputs {
                     r.set(f, pct(x));
                 }
             }
-            let name = self
-                .names
-                .entry(p.pid)
-                .or_insert_with(|| describe(p.pid).map(|(u, c)| (Arc::from(u.as_str()), Arc::from(c.as_str()))));
+            let name = self.names.entry(p.pid).or_insert_with(|| {
+                describe(p.pid).map(|(u, c)| (Arc::from(u.as_str()), Arc::from(c.as_str())))
+            });
             match name {
                 Some((user, cmd)) => {
                     r.set(Field::ProcUser, Value::S(user.clone()));
@@ -226,7 +253,12 @@ impl Outputs {
     pub fn file_status(&self) -> (String, u64) {
         self.writer.as_ref().map_or_else(
             || (String::new(), 0),
-            |w| (w.stats.file.lock().map(|f| f.clone()).unwrap_or_default(), w.stats.bytes.load(Ordering::Relaxed)),
+            |w| {
+                (
+                    w.stats.file.lock().map(|f| f.clone()).unwrap_or_default(),
+                    w.stats.bytes.load(Ordering::Relaxed),
+                )
+            },
         )
     }
 
@@ -290,7 +322,9 @@ pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Locks> {
         paths.push(companion_path(main, Table::Procs));
     }
     for p in paths {
-        locks.held.extend(OutputLock::acquire(&p, "record").context("another gpumon writes this output")?);
+        locks.held.extend(
+            OutputLock::acquire(&p, "record").context("another gpumon writes this output")?,
+        );
     }
     Ok(locks)
 }

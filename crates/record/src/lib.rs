@@ -274,7 +274,8 @@ impl Recorder<'_> {
     fn draw_status(&self, start: Instant, util: &str) {
         // Most telling first: the line is cut at the terminal's width.
         let (file, bytes) = self.out.outputs.file_status();
-        let file = std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned());
+        let file =
+            std::path::Path::new(&file).file_name().map(|n| n.to_string_lossy().into_owned());
         status::draw(&format!(
             "gpumon {}  ticks {}  late {}  {}  {} {}",
             fmt_elapsed(start.elapsed()),
@@ -351,8 +352,12 @@ impl Recorder<'_> {
 }
 
 fn status_util(tick: &Tick) -> String {
-    let utils: Vec<String> =
-        tick.rows.iter().filter_map(|r| r.get(Field::UtilGpu).as_u64()).map(|u| format!("{u}%")).collect();
+    let utils: Vec<String> = tick
+        .rows
+        .iter()
+        .filter_map(|r| r.get(Field::UtilGpu).as_u64())
+        .map(|u| format!("{u}%"))
+        .collect();
     if utils.is_empty() { String::new() } else { format!("GPU {}", utils.join(" ")) }
 }
 

@@ -88,7 +88,8 @@ impl Live {
         }
         self.next = now + MIN_GAP;
         self.doc.ts = Some(t.ts.to_rfc3339_opts(SecondsFormat::Millis, true));
-        self.doc.phase = t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
+        self.doc.phase =
+            t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
         (self.doc.ticks, self.doc.late, self.doc.missed, self.doc.dropped) =
             (stats.ticks, stats.late, stats.missed, stats.dropped);
         self.doc.procs = procs.iter().map(gpumon_schema::live::LiveProc::of).collect();
@@ -108,7 +109,8 @@ impl Live {
     fn write(&mut self, rows: &[Row]) {
         if let Some(m) = &self.marks {
             (self.doc.marks, self.doc.marks_dropped) = (m.count(), m.dropped());
-            self.doc.phase_since = m.current().map(|(_, at)| at.to_rfc3339_opts(SecondsFormat::Millis, true));
+            self.doc.phase_since =
+                m.current().map(|(_, at)| at.to_rfc3339_opts(SecondsFormat::Millis, true));
             self.doc.progress = self.meter.read(&m.progress);
         }
         self.doc.updated = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
@@ -163,7 +165,10 @@ fn link_to(link: &std::path::Path, file: &std::path::Path) -> Result<(), UsageEr
         Err(e) => {
             warn_once(
                 "status-file",
-                &format!("cannot link {} to the status file ({e}); `gpumon watch` will not see this run", show(link)),
+                &format!(
+                    "cannot link {} to the status file ({e}); `gpumon watch` will not see this run",
+                    show(link)
+                ),
             );
             Ok(())
         }
@@ -179,11 +184,14 @@ mod tests {
     fn the_file_holds_the_latest_rows_and_goes_at_the_end() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".run.parquet.status");
-        let sel = Selection::new(vec![Field::Timestamp, Field::Index, Field::UtilGpu, Field::Phase]);
+        let sel =
+            Selection::new(vec![Field::Timestamp, Field::Index, Field::UtilGpu, Field::Phase]);
         let marks = Arc::new(Marks::default());
         marks.push(Some("bs=64".into())).unwrap();
         let base = LiveStatus { pid: 7, ..Default::default() };
-        let mut live = Live::start(path.clone(), Some(RunDir::create().unwrap()), base, sel, Some(marks)).unwrap();
+        let mut live =
+            Live::start(path.clone(), Some(RunDir::create().unwrap()), base, sel, Some(marks))
+                .unwrap();
         let mut r = Row::default();
         r.set(Field::Index, Value::U(0));
         r.set(Field::UtilGpu, Value::U(55));
@@ -192,7 +200,9 @@ mod tests {
         live.publish(&t, &RunStats { ticks: 1, ..Default::default() }, &[]);
         // The first document (before any row) comes first; wait for the row's.
         let t0 = Instant::now();
-        let read = || std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok());
+        let read = || {
+            std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<LiveStatus>(&b).ok())
+        };
         while read().is_none_or(|d| d.ticks == 0) && t0.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -204,6 +214,10 @@ mod tests {
         let file = std::fs::read_link(&path).unwrap();
         assert!(!file.starts_with(dir.path()), "the file itself is in the run's directory");
         live.finish();
-        assert!(std::fs::symlink_metadata(&path).is_err() && !file.exists() && !file.parent().unwrap().exists());
+        assert!(
+            std::fs::symlink_metadata(&path).is_err()
+                && !file.exists()
+                && !file.parent().unwrap().exists()
+        );
     }
 }

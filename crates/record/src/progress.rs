@@ -29,7 +29,9 @@ pub struct Counters {
 
 /// `v` added to the f64 held in `a`.
 fn add_f64(a: &AtomicU64, v: f64) {
-    let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| Some((f64::from_bits(b) + v).to_bits()));
+    let _ = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| {
+        Some((f64::from_bits(b) + v).to_bits())
+    });
 }
 
 impl Counters {
@@ -130,7 +132,10 @@ impl Meter {
             .iter()
             .enumerate()
             .map(|(i, (key, total))| {
-                let before = self.last.as_ref().map(|(at, t)| (now.duration_since(*at).as_secs_f64(), t.get(i)));
+                let before = self
+                    .last
+                    .as_ref()
+                    .map(|(at, t)| (now.duration_since(*at).as_secs_f64(), t.get(i)));
                 let per_s = match (before, total) {
                     (Some((dt, Some(b))), Some(t)) if dt > 0.0 => Some((t - b.unwrap_or(0.0)) / dt),
                     _ => None,
@@ -158,16 +163,27 @@ mod tests {
         c.add(&[("samples".into(), 32.0)]).unwrap();
         c.add(&[("samples".into(), 32.0)]).unwrap();
         let e = c.add(&[("samples".into(), 1.0), ("steps".into(), 1.0)]).unwrap_err();
-        assert!(e.contains("'steps' was not declared") && e.contains("--progress samples,tokens,steps"), "{e}");
+        assert!(
+            e.contains("'steps' was not declared") && e.contains("--progress samples,tokens,steps"),
+            "{e}"
+        );
         let t = c.take().unwrap();
         assert_eq!(t[0], 64.0, "the refused request added nothing");
         assert!(t[1].is_nan());
-        assert_eq!(c.take().unwrap()[0], 0.0, "reported before: zero in an interval without reports");
+        assert_eq!(
+            c.take().unwrap()[0],
+            0.0,
+            "reported before: zero in an interval without reports"
+        );
         assert_eq!(c.totals()[0], ("samples".into(), Some(64.0)));
         assert_eq!(c.totals()[1].1, None);
         let mut m = Meter::default();
         let first = m.read(&c);
-        assert_eq!((first[0].total, first[0].per_s), (Some(64.0), None), "no rate at the first reading");
+        assert_eq!(
+            (first[0].total, first[0].per_s),
+            (Some(64.0), None),
+            "no rate at the first reading"
+        );
         c.add(&[("samples".into(), 100.0)]).unwrap();
         let next = m.read(&c);
         assert!(next[0].per_s.is_some_and(|r| r > 100.0), "100 in well under a second: {next:?}");

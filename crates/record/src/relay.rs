@@ -87,16 +87,17 @@ pub(super) fn run(
 fn spawn(sh: &Arc<Shared>, standby: bool) -> bool {
     let sh = sh.clone();
     let name = if standby { "gpumon-standby" } else { "gpumon-loop" };
-    let started = thread::Builder::new().name(name.into()).stack_size(LOOP_STACK).spawn(move || {
-        let _note = PanicNote(&sh);
-        let reads = sh.reads.clone();
-        let mut reader = reads.reader();
-        if standby {
-            take_over(&sh, &mut reader);
-        } else {
-            lead(&sh, &mut reader, 0);
-        }
-    });
+    let started =
+        thread::Builder::new().name(name.into()).stack_size(LOOP_STACK).spawn(move || {
+            let _note = PanicNote(&sh);
+            let reads = sh.reads.clone();
+            let mut reader = reads.reader();
+            if standby {
+                take_over(&sh, &mut reader);
+            } else {
+                lead(&sh, &mut reader, 0);
+            }
+        });
     started.is_ok()
 }
 
@@ -141,7 +142,9 @@ fn take_over(sh: &Arc<Shared>, reader: &mut GpuReader<'_>) {
     }
     let t = {
         let g = sh.lock();
-        g.as_ref().and_then(|l| l.pending.as_ref().map(|p| TickReads { seq: p.m, at: p.at, budget: l.cur.budget }))
+        g.as_ref().and_then(|l| {
+            l.pending.as_ref().map(|p| TickReads { seq: p.m, at: p.at, budget: l.cur.budget })
+        })
     };
     let Some(t) = t else { return };
     if reader.read_tick(epoch, t, true) && finish_tick(sh) {

@@ -20,7 +20,9 @@ impl RunDir {
         let shm = Path::new("/dev/shm");
         let bases = [
             Some(shm.to_path_buf()).filter(|p| p.is_dir()),
-            std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|d| d.is_absolute() && d.is_dir()),
+            std::env::var_os("XDG_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .filter(|d| d.is_absolute() && d.is_dir()),
             Some(std::env::temp_dir()),
         ];
         let mut last = std::io::Error::other("no directory to make it in");
@@ -70,7 +72,9 @@ fn sweep(base: &Path) {
         let dir = e.path();
         let ours = e.file_name().to_string_lossy().starts_with("gpumon-")
             && e.metadata().is_ok_and(|m| m.is_dir() && m.uid() == me)
-            && e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|a| a > SWEEP_AFTER));
+            && e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|a| a > SWEEP_AFTER));
         if ours && is_dead(&dir) {
             for name in ["status", ".status.tmp", "ctl"] {
                 let _ = std::fs::remove_file(dir.join(name));
@@ -107,13 +111,16 @@ mod tests {
             let d = base.path().join(name);
             std::fs::create_dir(&d).unwrap();
             // The pid among the other fields of a status file (which the sweep skips).
-            let status = format!("{{\"run\": {{\"gpus\": [{{\"index\": 0}}]}}, \"pid\": {pid}, \"file\": \"a.csv\"}}");
+            let status = format!(
+                "{{\"run\": {{\"gpus\": [{{\"index\": 0}}]}}, \"pid\": {pid}, \"file\": \"a.csv\"}}"
+            );
             std::fs::write(d.join("status"), status).unwrap();
             std::fs::File::open(&d).unwrap().set_modified(old).unwrap();
             d
         };
         // A pid far above pid_max is no process; this test's own is.
-        let (dead, live) = (make("gpumon-dead01", 999_999_999), make("gpumon-live01", std::process::id()));
+        let (dead, live) =
+            (make("gpumon-dead01", 999_999_999), make("gpumon-live01", std::process::id()));
         let young = base.path().join("gpumon-young1");
         std::fs::create_dir(&young).unwrap();
         sweep(base.path());

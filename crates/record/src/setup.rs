@@ -40,7 +40,8 @@ impl<'a> Recorder<'a> {
             recover_leftovers(&OutputSet::new(p))?;
         }
         let (host, cgroup) = open_host_sources(cfg)?;
-        let job_pids: Option<PidSet> = (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
+        let job_pids: Option<PidSet> =
+            (!cfg.wrap.is_empty() || cfg.pid.is_some()).then(PidSet::default);
         let gpu = open_gpus(cfg, job_pids.clone())?;
         // A GPU in MIG mode at start adds the instance identity columns; a run without one
         // writes the same columns as before MIG was known.
@@ -68,17 +69,28 @@ impl<'a> Recorder<'a> {
         if let (Some(j), Some(p)) = (job.as_mut(), job_pids.as_ref()) {
             j.share_pids(p.clone());
         }
-        let show_status = status::enable(cfg.quiet || job.as_ref().is_some_and(Job::shares_terminal));
+        let show_status =
+            status::enable(cfg.quiet || job.as_ref().is_some_and(Job::shares_terminal));
         let per_row = (cfg.interval.as_nanos() / cfg.sample_every.as_nanos().max(1)).max(1) as u64;
         Ok(Recorder {
             cfg,
-            sources: Sources { host, cgroup, job, gpu, clock: Stamper::new(cfg.sample_every), host_cap: 0 },
+            sources: Sources {
+                host,
+                cgroup,
+                job,
+                gpu,
+                clock: Stamper::new(cfg.sample_every),
+                host_cap: 0,
+            },
             hostname,
             rows: Rows::new(per_row, &selection),
             out: Emitter::new(outputs, job_pids, control.as_ref().map(Control::clock))
                 .with_progress(declare_progress(cfg, control.as_ref())),
             control,
-            target_name: cfg.target.as_ref().map_or_else(|| "metrics only".to_string(), ToString::to_string),
+            target_name: cfg
+                .target
+                .as_ref()
+                .map_or_else(|| "metrics only".to_string(), ToString::to_string),
             show_status,
         })
     }
@@ -109,7 +121,9 @@ fn run_dir(cfg: &RecordConfig) -> Option<Arc<RunDir>> {
     }
     RunDir::create()
         .map_err(|e| {
-            warn(&format!("no private directory for the control socket and status file ({e}): marks disabled"))
+            warn(&format!(
+                "no private directory for the control socket and status file ({e}): marks disabled"
+            ))
         })
         .ok()
 }
@@ -122,7 +136,10 @@ fn open_control(cfg: &RecordConfig, dir: Option<&Arc<RunDir>>) -> Option<Control
 }
 
 /// The work counters of a run declaring them (`--progress`), declared on its control socket.
-fn declare_progress(cfg: &RecordConfig, control: Option<&Control>) -> Option<Arc<crate::control::Marks>> {
+fn declare_progress(
+    cfg: &RecordConfig,
+    control: Option<&Control>,
+) -> Option<Arc<crate::control::Marks>> {
     let keys = cfg.selection.progress();
     let c = control.filter(|_| !keys.is_empty())?;
     c.marks.progress.declare(keys);
@@ -170,7 +187,9 @@ fn open_outputs(
 ) -> Result<Outputs> {
     let live = open_live(cfg, sel, meta, control, dir)?;
     match open_writers(cfg, sel, meta) {
-        Ok((writer, procs, events, exporter)) => Ok(Outputs::new(writer, procs, events, exporter, live)),
+        Ok((writer, procs, events, exporter)) => {
+            Ok(Outputs::new(writer, procs, events, exporter, live))
+        }
         Err(e) => {
             if let Some(l) = live {
                 l.finish();
@@ -185,20 +204,27 @@ type Writers = (Option<Writer>, Option<Writer>, Option<WriterConfig>, Option<Exp
 
 /// The writers and the metrics endpoint of [`open_outputs`].
 fn open_writers(cfg: &RecordConfig, sel: &Selection, meta: &RunMeta) -> Result<Writers> {
-    let writer =
-        cfg.target.as_ref().map(|t| Writer::spawn(writer_config(cfg, t, cfg.format, sel, meta))).transpose()?;
+    let writer = cfg
+        .target
+        .as_ref()
+        .map(|t| Writer::spawn(writer_config(cfg, t, cfg.format, sel, meta)))
+        .transpose()?;
     let procs_format = if cfg.format == Format::Parquet { Format::Parquet } else { Format::Csv };
     let procs = cfg
         .target
         .as_ref()
         .filter(|_| cfg.processes)
         .and_then(|t| companion_target(t, Table::Procs))
-        .map(|t| Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection_for(sel), meta)))
+        .map(|t| {
+            Writer::spawn(writer_config(cfg, &t, procs_format, &procs_selection_for(sel), meta))
+        })
         .transpose()?;
     // Events are rare and matter after a crash: each is flushed as it comes.
-    let events = cfg.target.as_ref().and_then(|t| companion_target(t, Table::Events)).map(|t| WriterConfig {
-        flush: Duration::ZERO,
-        ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
+    let events = cfg.target.as_ref().and_then(|t| companion_target(t, Table::Events)).map(|t| {
+        WriterConfig {
+            flush: Duration::ZERO,
+            ..writer_config(cfg, &t, procs_format, &events_selection(), meta)
+        }
     });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, sel, meta)).transpose()?;
     Ok((writer, procs, events, exporter))
@@ -235,7 +261,8 @@ fn writer_config(
 
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
-    let done = files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
+    let done =
+        files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
     for m in done.messages() {
         warn(&format!("a previous run's leftovers: {m}"));
     }
@@ -249,7 +276,8 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
 /// without `--require-gpu`).
 fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource>> {
     let events_file = matches!(cfg.target, Some(Target::File(_)));
-    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job, events_file) {
+    match GpuSource::open(&cfg.nvml_lib, &cfg.gpus, &cfg.selection, cfg.processes, job, events_file)
+    {
         Ok(src) => {
             let found: Vec<_> = src.gpus().collect();
             if found.is_empty() {
@@ -257,7 +285,10 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
             }
             if cfg.verbose {
                 for g in &found {
-                    eprintln!("gpumon: recording GPU {} {} {} ({})", g.index, g.name, g.uuid, g.bus_id);
+                    eprintln!(
+                        "gpumon: recording GPU {} {} {} ({})",
+                        g.index, g.name, g.uuid, g.bus_id
+                    );
                 }
             }
             Ok(Some(src))
@@ -277,7 +308,9 @@ fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
         return Ok(None);
     }
     if !cfg.gpus.is_empty() && cfg.gpus_from_env {
-        warn("CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES name no GPU NVML sees; recording host metrics only");
+        warn(
+            "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES name no GPU NVML sees; recording host metrics only",
+        );
         return Ok(None);
     }
     if !cfg.gpus.is_empty() {

@@ -48,8 +48,9 @@ pub fn install() -> Result<Signals> {
     // The listener first: a SIGINT between the two registrations must stop the run, not be lost
     // (with only the flag handlers in place it would arm the second-signal exit and nothing else).
     let (read, write) = UnixStream::pair().context("installing signal handlers")?;
-    let delivery = SignalDelivery::with_pipe(read, write, WithOrigin::default(), [SIGINT, SIGTERM, SIGHUP])
-        .context("installing signal handlers")?;
+    let delivery =
+        SignalDelivery::with_pipe(read, write, WithOrigin::default(), [SIGINT, SIGTERM, SIGHUP])
+            .context("installing signal handlers")?;
     let seen = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())

@@ -84,7 +84,9 @@ impl Sources {
             rows.push(host_row);
         } else {
             // GPU rows hold no host field yet: an unset field already reads null.
-            let host = sel.fields().filter(|f| f.def().source != Source::Gpu && *host_row.get(*f) != Value::Null);
+            let host = sel
+                .fields()
+                .filter(|f| f.def().source != Source::Gpu && *host_row.get(*f) != Value::Null);
             for f in host {
                 let v = host_row.get(f);
                 for r in &mut rows {
@@ -113,7 +115,14 @@ pub struct Rows {
 
 impl Rows {
     pub fn new(per_row: u64, sel: &Selection) -> Rows {
-        Rows { per_row, one: OnePlan::new(sel), agg: Aggregator::new(), pending_row: None, next_row: 0, last_sub: None }
+        Rows {
+            per_row,
+            one: OnePlan::new(sel),
+            agg: Aggregator::new(),
+            pending_row: None,
+            next_row: 0,
+            last_sub: None,
+        }
     }
 
     /// How many fields an output row may get after its sources filled it: `samples`, the
@@ -184,7 +193,14 @@ pub struct Emitter {
 
 impl Emitter {
     pub fn new(outputs: Outputs, job: Option<PidSet>, phase: Option<PhaseClock>) -> Emitter {
-        Emitter { outputs, stats: RunStats::default(), phase, job, progress: None, pending_missed: 0 }
+        Emitter {
+            outputs,
+            stats: RunStats::default(),
+            phase,
+            job,
+            progress: None,
+            pending_missed: 0,
+        }
     }
 
     /// Stamp every row with the amounts of the run's work counters (`record --progress`).
@@ -221,13 +237,17 @@ impl Emitter {
         // A read guard, not a copy: only this thread writes the set, and only between ticks.
         let pids = self.job.as_ref().and_then(|j| j.read().ok());
         let in_job = |pid: u32| pids.as_ref().is_some_and(|p| p.contains(&pid));
-        let in_job: Option<&dyn Fn(u32) -> bool> = if pids.is_some() { Some(&in_job) } else { None };
+        let in_job: Option<&dyn Fn(u32) -> bool> =
+            if pids.is_some() { Some(&in_job) } else { None };
         match self.outputs.send(t, &self.stats, in_job) {
             Ok(()) => self.pending_missed = 0,
             Err(()) => {
                 self.stats.dropped += 1;
                 self.pending_missed += 1;
-                warn_once("queue-full", "the writer is falling behind; ticks are being dropped and counted");
+                warn_once(
+                    "queue-full",
+                    "the writer is falling behind; ticks are being dropped and counted",
+                );
             }
         }
     }

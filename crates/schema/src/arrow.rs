@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use arrow_array::ArrayRef;
 use arrow_array::builder::{
-    ArrayBuilder, BooleanBuilder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampMicrosecondBuilder,
+    ArrayBuilder, BooleanBuilder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
+    StringBuilder, TimestampMicrosecondBuilder,
 };
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef, TimeUnit};
 
@@ -50,7 +50,8 @@ pub fn progress_field(key: &str) -> ArrowField {
         "Work the job reported with `gpumon progress {key}=N` during the row's interval (null before its first report)"
     );
     let md = HashMap::from([("help".to_string(), help)]);
-    ArrowField::new(format!("{}{key}", crate::progress::PREFIX), DataType::Float64, true).with_metadata(md)
+    ArrowField::new(format!("{}{key}", crate::progress::PREFIX), DataType::Float64, true)
+        .with_metadata(md)
 }
 
 /// `$e` with `$b` bound to the arrow builder inside a [`ColumnBuilder`], whichever it is.
@@ -92,7 +93,9 @@ impl ColumnBuilder {
     /// the rows of a few ticks.
     pub fn with_capacity(ty: Ty, rows: usize) -> ColumnBuilder {
         match ty {
-            Ty::Timestamp => ColumnBuilder::Ts(TimestampMicrosecondBuilder::with_capacity(rows).with_timezone("UTC")),
+            Ty::Timestamp => ColumnBuilder::Ts(
+                TimestampMicrosecondBuilder::with_capacity(rows).with_timezone("UTC"),
+            ),
             Ty::Str => ColumnBuilder::Str(StringBuilder::with_capacity(rows, rows * 8)),
             Ty::I16 => ColumnBuilder::I16(Int16Builder::with_capacity(rows)),
             Ty::I32 => ColumnBuilder::I32(Int32Builder::with_capacity(rows)),
@@ -107,9 +110,15 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Ts(b) => b.append_null(),
             ColumnBuilder::Str(b) => b.append_option(v.as_str()),
-            ColumnBuilder::I16(b) => b.append_option(v.as_u64().and_then(|x| i16::try_from(x).ok())),
-            ColumnBuilder::I32(b) => b.append_option(v.as_u64().and_then(|x| i32::try_from(x).ok())),
-            ColumnBuilder::I64(b) => b.append_option(v.as_u64().and_then(|x| i64::try_from(x).ok())),
+            ColumnBuilder::I16(b) => {
+                b.append_option(v.as_u64().and_then(|x| i16::try_from(x).ok()))
+            }
+            ColumnBuilder::I32(b) => {
+                b.append_option(v.as_u64().and_then(|x| i32::try_from(x).ok()))
+            }
+            ColumnBuilder::I64(b) => {
+                b.append_option(v.as_u64().and_then(|x| i64::try_from(x).ok()))
+            }
             ColumnBuilder::F64(b) => b.append_option(v.as_f64()),
             ColumnBuilder::Bool(b) => b.append_option(v.as_u64().map(|x| x != 0)),
         }
@@ -145,7 +154,11 @@ mod tests {
         let mut b = ColumnBuilder::new(Ty::I64);
         b.push(&Value::U(0x1));
         b.push(&Value::U(u64::MAX));
-        assert_eq!(b.finish().null_count(), 1, "a bitmask past i64::MAX is not a value NVML reports");
+        assert_eq!(
+            b.finish().null_count(),
+            1,
+            "a bitmask past i64::MAX is not a value NVML reports"
+        );
     }
 
     #[test]

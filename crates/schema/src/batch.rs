@@ -36,8 +36,15 @@ impl RowBatcher {
             }
         }
         let cols: Vec<ColumnBuilder> = fs.iter().map(|f| ColumnBuilder::new(f.def().ty)).collect();
-        let mut afs = vec![ArrowField::new(Field::Timestamp.name(), crate::arrow::arrow_type(Ty::Timestamp), true)];
-        afs.extend(fs.iter().map(|f| ArrowField::new(f.name(), crate::arrow::arrow_type(f.def().ty), true)));
+        let mut afs = vec![ArrowField::new(
+            Field::Timestamp.name(),
+            crate::arrow::arrow_type(Ty::Timestamp),
+            true,
+        )];
+        afs.extend(
+            fs.iter()
+                .map(|f| ArrowField::new(f.name(), crate::arrow::arrow_type(f.def().ty), true)),
+        );
         RowBatcher {
             fields: fs,
             schema: Arc::new(Schema::new(afs)),
@@ -127,7 +134,9 @@ fn set_counters(batch: &RecordBatch, out: &mut [(i64, Row)]) {
     let schema = batch.schema();
     let mut values: Vec<Vec<f64>> = Vec::new();
     for (f, c) in schema.fields().iter().zip(batch.columns()) {
-        if crate::progress::column_key(f.name()).is_none() || values.len() >= crate::progress::MAX_KEYS {
+        if crate::progress::column_key(f.name()).is_none()
+            || values.len() >= crate::progress::MAX_KEYS
+        {
             continue;
         }
         let mut v = Vec::with_capacity(out.len());
@@ -140,13 +149,21 @@ fn set_counters(batch: &RecordBatch, out: &mut [(i64, Row)]) {
         return;
     }
     for (i, (_, row)) in out.iter_mut().enumerate() {
-        row.set_progress(Some(values.iter().map(|v| v.get(i).copied().unwrap_or(f64::NAN)).collect()));
+        row.set_progress(Some(
+            values.iter().map(|v| v.get(i).copied().unwrap_or(f64::NAN)).collect(),
+        ));
     }
 }
 
 /// Set field `f` of each row in `out` from the column `arr`, converted to the field's catalogue type;
 /// nulls leave the field unset. `f64s` and `u64s` are scratch buffers.
-fn set_column(out: &mut [(i64, Row)], f: Field, arr: &dyn Array, f64s: &mut Vec<f64>, u64s: &mut Vec<u64>) {
+fn set_column(
+    out: &mut [(i64, Row)],
+    f: Field,
+    arr: &dyn Array,
+    f64s: &mut Vec<f64>,
+    u64s: &mut Vec<u64>,
+) {
     match f.def().ty {
         Ty::Str => {
             let mut last: Option<(usize, Arc<str>)> = None;
@@ -209,7 +226,8 @@ mod tests {
 
     #[test]
     fn rows_round_trip_through_a_batch() {
-        let mut b = RowBatcher::new(&[Field::Host, Field::UtilGpu, Field::PowerDraw, Field::Pstate]);
+        let mut b =
+            RowBatcher::new(&[Field::Host, Field::UtilGpu, Field::PowerDraw, Field::Pstate]);
         let mut r = Row::default();
         r.set(Field::Host, Value::S(Arc::from("h")));
         r.set(Field::UtilGpu, Value::U(42));

@@ -374,7 +374,13 @@ impl NvmlRead {
     /// Whether the reader's value depends on the field (one read per selected field, not one per
     /// reader).
     pub fn per_field(self) -> bool {
-        matches!(self, NvmlRead::EventReason | NvmlRead::EccLocation | NvmlRead::EccAggregate | NvmlRead::NotAvailable)
+        matches!(
+            self,
+            NvmlRead::EventReason
+                | NvmlRead::EccLocation
+                | NvmlRead::EccAggregate
+                | NvmlRead::NotAvailable
+        )
     }
 
     /// Whether one call of the reader yields a value of its own (not the identity read at start,
@@ -383,7 +389,11 @@ impl NvmlRead {
     pub fn is_query(self) -> bool {
         !matches!(
             self,
-            NvmlRead::Identity | NvmlRead::Processes | NvmlRead::Gpm | NvmlRead::Events | NvmlRead::NotAvailable
+            NvmlRead::Identity
+                | NvmlRead::Processes
+                | NvmlRead::Gpm
+                | NvmlRead::Events
+                | NvmlRead::NotAvailable
         )
     }
 }
@@ -973,11 +983,13 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
 ];
 
 /// The identity columns of a MIG instance's row, added to the selection when a GPU is in MIG mode.
-pub const MIG_IDENTITY: [Field; 4] = [Field::MigGi, Field::MigCi, Field::MigProfile, Field::MigUuid];
+pub const MIG_IDENTITY: [Field; 4] =
+    [Field::MigGi, Field::MigCi, Field::MigProfile, Field::MigUuid];
 
 /// The measured fields a MIG instance's row holds (NVML answers them on a MIG device handle); the
 /// GPU's row keeps the rest (power, temperature, clocks, ECC).
-pub const MIG_MEASURED: [Field; 4] = [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
+pub const MIG_MEASURED: [Field; 4] =
+    [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
 
 /// The GPM fields a MIG instance's row holds (`nvmlGpmMigSampleGet`): its only activity figures.
 pub const MIG_GPM: [Field; 7] = [
@@ -994,8 +1006,10 @@ impl Field {
     /// Whether a MIG instance's row holds the field: the GPU identity, the instance's identity and
     /// what NVML answers on a MIG device ([`MIG_MEASURED`]); host and job columns repeat on every row.
     pub fn on_mig_rows(self) -> bool {
-        matches!(self, Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::DriverVersion)
-            || MIG_IDENTITY.contains(&self)
+        matches!(
+            self,
+            Field::Index | Field::Uuid | Field::Name | Field::PciBusId | Field::DriverVersion
+        ) || MIG_IDENTITY.contains(&self)
             || MIG_MEASURED.contains(&self)
             || MIG_GPM.contains(&self)
     }
@@ -1035,7 +1049,10 @@ impl Field {
         let name = name.trim();
         CATALOG
             .iter()
-            .find(|d| d.name.eq_ignore_ascii_case(name) || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(name)))
+            .find(|d| {
+                d.name.eq_ignore_ascii_case(name)
+                    || d.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+            })
             .map(|d| d.field)
     }
 }
@@ -1056,7 +1073,11 @@ impl FieldDef {
     /// Column header in nvidia-smi style: its own name for the field, `[unit]` where it prints one.
     pub fn nvsmi_header(&self) -> String {
         let name = self.nvsmi_name.unwrap_or(self.name);
-        if self.nvsmi_unit && !self.unit.is_empty() { format!("{name} [{}]", self.unit) } else { name.to_string() }
+        if self.nvsmi_unit && !self.unit.is_empty() {
+            format!("{name} [{}]", self.unit)
+        } else {
+            name.to_string()
+        }
     }
 }
 
@@ -1067,7 +1088,9 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
     let mut scored: Vec<(f64, &'static str)> = CATALOG
         .iter()
         .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
-        .map(|cand| (strsim::normalized_damerau_levenshtein(&name, &cand.to_ascii_lowercase()), cand))
+        .map(|cand| {
+            (strsim::normalized_damerau_levenshtein(&name, &cand.to_ascii_lowercase()), cand)
+        })
         .filter(|(score, _)| *score >= 0.6)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
@@ -1098,7 +1121,12 @@ mod tests {
     #[test]
     fn gpu_fields_and_only_they_name_a_reader() {
         for d in &CATALOG {
-            assert_eq!(d.read.is_some(), d.source == Source::Gpu, "{}: a GPU field names its NVML reader", d.name);
+            assert_eq!(
+                d.read.is_some(),
+                d.source == Source::Gpu,
+                "{}: a GPU field names its NVML reader",
+                d.name
+            );
         }
     }
 

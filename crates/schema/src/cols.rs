@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, TimestampMicrosecondType,
-    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type,
-    UInt64Type,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
+    UInt32Type, UInt64Type,
 };
 use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
 use arrow_schema::{DataType, TimeUnit};
@@ -29,7 +29,9 @@ fn prim_f64<T: ArrowPrimitiveType>(
     let v = a.values();
     match rows {
         None => out.extend(v.iter().map(|&x| conv(x))),
-        Some(rows) => out.extend(rows.iter().map(|&i| v.get(i as usize).map_or(f64::NAN, |&x| conv(x)))),
+        Some(rows) => {
+            out.extend(rows.iter().map(|&i| v.get(i as usize).map_or(f64::NAN, |&x| conv(x))))
+        }
     }
 }
 
@@ -117,7 +119,9 @@ pub fn i64_at(arr: &dyn Array, rows: &[u32], out: &mut Vec<i64>) -> bool {
             match arr.as_primitive_opt::<$t>() {
                 Some(a) => {
                     let v = a.values();
-                    out.extend(rows.iter().map(|&i| v.get(i as usize).map_or(NO_I64, |&x| i64::from(x))));
+                    out.extend(
+                        rows.iter().map(|&i| v.get(i as usize).map_or(NO_I64, |&x| i64::from(x))),
+                    );
                 }
                 None => return false,
             }
@@ -163,7 +167,9 @@ pub fn count_by_key(
             // A slice, not the vector: its start and length stay in registers through the stores.
             let counts = cnt.as_mut_slice();
             for (&k, &x) in keys.iter().zip(v) {
-                if let Some(n) = counts.get_mut(k as usize * span + (i64::from(x) as u32).wrapping_sub(base) as usize) {
+                if let Some(n) = counts
+                    .get_mut(k as usize * span + (i64::from(x) as u32).wrapping_sub(base) as usize)
+                {
                     *n += 1;
                 }
             }
@@ -180,7 +186,9 @@ pub fn u64_values(arr: &dyn Array, out: &mut Vec<u64>) -> bool {
     macro_rules! p {
         ($t:ty) => {
             match arr.as_primitive_opt::<$t>() {
-                Some(a) => out.extend(a.values().iter().map(|&v| u64::try_from(v).unwrap_or(NO_U64))),
+                Some(a) => {
+                    out.extend(a.values().iter().map(|&v| u64::try_from(v).unwrap_or(NO_U64)))
+                }
                 None => return false,
             }
         };
@@ -199,7 +207,10 @@ pub fn u64_values(arr: &dyn Array, out: &mut Vec<u64>) -> bool {
             if !f64_values(arr, &mut f) {
                 return false;
             }
-            out.extend(f.iter().map(|&v| if (0.0..1.8e19).contains(&v) { v.round() as u64 } else { NO_U64 }));
+            out.extend(
+                f.iter()
+                    .map(|&v| if (0.0..1.8e19).contains(&v) { v.round() as u64 } else { NO_U64 }),
+            );
             return true;
         }
         _ => return false,
@@ -247,12 +258,16 @@ pub fn ts_micros(arr: &dyn Array, out: &mut Vec<i64>) -> bool {
         };
     }
     match arr.data_type() {
-        DataType::Timestamp(TimeUnit::Second, _) => p!(TimestampSecondType, |&v: &i64| v.saturating_mul(1_000_000)),
+        DataType::Timestamp(TimeUnit::Second, _) => {
+            p!(TimestampSecondType, |&v: &i64| v.saturating_mul(1_000_000))
+        }
         DataType::Timestamp(TimeUnit::Millisecond, _) => {
             p!(TimestampMillisecondType, |&v: &i64| v.saturating_mul(1000))
         }
         DataType::Timestamp(TimeUnit::Microsecond, _) => p!(TimestampMicrosecondType, |&v: &i64| v),
-        DataType::Timestamp(TimeUnit::Nanosecond, _) => p!(TimestampNanosecondType, |&v: &i64| v.div_euclid(1000)),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+            p!(TimestampNanosecondType, |&v: &i64| v.div_euclid(1000))
+        }
         DataType::Date64 => p!(arrow_array::types::Date64Type, |&v: &i64| v.saturating_mul(1000)),
         _ => return false,
     }
@@ -304,7 +319,12 @@ impl Interner {
 pub fn str_ids(arr: &dyn Array, ids: &mut Interner, missing: u32, out: &mut Vec<u32>) -> bool {
     let base = out.len();
     // Runs of equal strings are the rule (one host per file): compare with the previous row first.
-    fn run(ids: &mut Interner, missing: u32, s: Option<&str>, prev: &mut Option<(String, u32)>) -> u32 {
+    fn run(
+        ids: &mut Interner,
+        missing: u32,
+        s: Option<&str>,
+        prev: &mut Option<(String, u32)>,
+    ) -> u32 {
         match s {
             None => missing,
             Some(s) => match prev {
@@ -342,7 +362,8 @@ pub fn str_ids(arr: &dyn Array, ids: &mut Interner, missing: u32, out: &mut Vec<
             macro_rules! keys {
                 ($t:ty) => {
                     match arr.as_dictionary_opt::<$t>() {
-                        Some(a) => out.extend(a.keys().values().iter().map(|&k| id(usize::try_from(k).ok()))),
+                        Some(a) => out
+                            .extend(a.keys().values().iter().map(|&k| id(usize::try_from(k).ok()))),
                         None => return false,
                     }
                 };
@@ -387,20 +408,26 @@ pub fn str_at(arr: &dyn Array, row: usize) -> Option<String> {
 }
 
 /// The batch's columns that are catalogue fields, by field (other columns are left out).
-pub fn catalogue_columns(batch: &arrow_array::RecordBatch) -> Vec<(crate::catalog::Field, &dyn Array)> {
+pub fn catalogue_columns(
+    batch: &arrow_array::RecordBatch,
+) -> Vec<(crate::catalog::Field, &dyn Array)> {
     let schema = batch.schema();
     schema
         .fields()
         .iter()
         .zip(batch.columns())
-        .filter_map(|(f, c)| crate::catalog::Field::lookup(f.name()).map(|field| (field, c.as_ref())))
+        .filter_map(|(f, c)| {
+            crate::catalog::Field::lookup(f.name()).map(|field| (field, c.as_ref()))
+        })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{DictionaryArray, Float32Array, StringArray, TimestampMillisecondArray, UInt8Array};
+    use arrow_array::{
+        DictionaryArray, Float32Array, StringArray, TimestampMillisecondArray, UInt8Array,
+    };
     use std::sync::Arc;
 
     #[test]
@@ -425,11 +452,22 @@ mod tests {
         assert_eq!(w, [255, NO_I64, 1]);
         assert!(!i64_at(&Float32Array::from(vec![1.0]), &[0], &mut w));
         let mut c = Vec::new();
-        let (lo, span) =
-            count_by_key(&UInt8Array::from(vec![7, 9, 7, 8, 9]), &[1, 0, 1, u32::MAX, 1], 2, 3, &mut c).unwrap();
+        let (lo, span) = count_by_key(
+            &UInt8Array::from(vec![7, 9, 7, 8, 9]),
+            &[1, 0, 1, u32::MAX, 1],
+            2,
+            3,
+            &mut c,
+        )
+        .unwrap();
         assert_eq!((lo, span, &c[..]), (7, 3, &[0, 0, 1, 2, 0, 1][..]));
-        assert!(count_by_key(&UInt8Array::from(vec![7, 10]), &[0, 0], 1, 3, &mut c).is_none() && c.is_empty());
-        assert!(count_by_key(&UInt8Array::from(vec![Some(7), None]), &[0, 0], 1, 3, &mut c).is_none());
+        assert!(
+            count_by_key(&UInt8Array::from(vec![7, 10]), &[0, 0], 1, 3, &mut c).is_none()
+                && c.is_empty()
+        );
+        assert!(
+            count_by_key(&UInt8Array::from(vec![Some(7), None]), &[0, 0], 1, 3, &mut c).is_none()
+        );
         assert!(count_by_key(&Float32Array::from(vec![1.0]), &[0], 1, 3, &mut c).is_none());
         let mut u = Vec::new();
         assert!(u64_values(&Float32Array::from(vec![Some(3.6), None, Some(-1.0)]), &mut u));
@@ -439,7 +477,8 @@ mod tests {
     #[test]
     fn timestamps_in_any_unit() {
         let mut t = Vec::new();
-        let a = TimestampMillisecondArray::from(vec![Some(1_000), None]).with_timezone("Europe/Berlin");
+        let a =
+            TimestampMillisecondArray::from(vec![Some(1_000), None]).with_timezone("Europe/Berlin");
         assert!(ts_micros(&a, &mut t));
         assert_eq!(t, [1_000_000, NO_TS]);
     }
@@ -448,7 +487,8 @@ mod tests {
     fn dictionary_and_plain_strings_share_ids() {
         let mut ids = Interner::default();
         let mut out = Vec::new();
-        let d: DictionaryArray<arrow_array::types::Int32Type> = vec!["b", "a", "b"].into_iter().collect();
+        let d: DictionaryArray<arrow_array::types::Int32Type> =
+            vec!["b", "a", "b"].into_iter().collect();
         assert!(str_ids(&d, &mut ids, 99, &mut out));
         assert!(str_ids(&StringArray::from(vec![Some("a"), None]), &mut ids, 99, &mut out));
         assert_eq!(out, [0, 1, 0, 1, 99]);

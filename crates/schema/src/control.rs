@@ -70,12 +70,22 @@ mod tests {
 
     #[test]
     fn requests_round_trip_and_garbage_is_rejected() {
-        for r in [Request::Mark("bs=64".into()), Request::Mark("epoch 3 eval".into()), Request::End] {
+        for r in [Request::Mark("bs=64".into()), Request::Mark("epoch 3 eval".into()), Request::End]
+        {
             let line = r.line();
             assert_eq!(parse(line.trim_end_matches('\n').as_bytes()), Ok(r));
         }
         assert_eq!(parse(b"mark  bs=32 \r"), Ok(Request::Mark("bs=32".into())));
-        for bad in [&b""[..], b"mark", b"mark   ", b"end now", b"MARK x", b"\xff\xfe", b"mark a\x07b", b"rm -rf /"] {
+        for bad in [
+            &b""[..],
+            b"mark",
+            b"mark   ",
+            b"end now",
+            b"MARK x",
+            b"\xff\xfe",
+            b"mark a\x07b",
+            b"rm -rf /",
+        ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
         assert!(parse(format!("mark {}", "x".repeat(MAX_LABEL + 1)).as_bytes()).is_err());

@@ -80,8 +80,10 @@ pub struct OutputSet {
 
 impl OutputSet {
     pub fn new(base: &Path) -> OutputSet {
-        let dir =
-            base.parent().filter(|p| !p.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let dir = base
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let name = base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let (stem, ext) = match name.rfind('.') {
             Some(i) if i > 0 => (name[..i].to_string(), name[i..].to_string()),
@@ -119,7 +121,12 @@ impl OutputSet {
         let ms = TimeDelta::milliseconds(1);
         let mut t = DateTime::from_timestamp_millis(start.timestamp_millis()).unwrap_or(start);
         loop {
-            let p = self.dir.join(format!("{}.{}{}", self.stem, t.format("%Y%m%dT%H%M%S%.3fZ"), self.ext));
+            let p = self.dir.join(format!(
+                "{}.{}{}",
+                self.stem,
+                t.format("%Y%m%dT%H%M%S%.3fZ"),
+                self.ext
+            ));
             let before = after.is_some_and(|a| p.file_name().is_some_and(|n| n <= a));
             if !before && !taken(&p) {
                 return p;
@@ -133,7 +140,9 @@ impl OutputSet {
         if name == format!("{}{}", self.stem, self.ext) {
             return true;
         }
-        let Some(mid) = name.strip_prefix(&format!("{}.", self.stem)).and_then(|r| r.strip_suffix(&self.ext)) else {
+        let Some(mid) =
+            name.strip_prefix(&format!("{}.", self.stem)).and_then(|r| r.strip_suffix(&self.ext))
+        else {
             return false;
         };
         is_piece_stamp(mid)
@@ -154,7 +163,8 @@ impl OutputSet {
     /// Closed pieces on disk, oldest first (by modification time, then name).
     pub fn members(&self) -> Result<Vec<PathBuf>> {
         let mut out = Vec::new();
-        let rd = fs::read_dir(&self.dir).with_context(|| format!("listing {}", self.dir.display()))?;
+        let rd =
+            fs::read_dir(&self.dir).with_context(|| format!("listing {}", self.dir.display()))?;
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if self.is_member_name(&name) && e.file_type().is_ok_and(|t| t.is_file()) {
@@ -169,7 +179,8 @@ impl OutputSet {
     /// Journals a crash left for pieces of this set.
     pub fn leftover_journals(&self) -> Result<Vec<PathBuf>> {
         let mut out = Vec::new();
-        let rd = fs::read_dir(&self.dir).with_context(|| format!("listing {}", self.dir.display()))?;
+        let rd =
+            fs::read_dir(&self.dir).with_context(|| format!("listing {}", self.dir.display()))?;
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if let Some(piece) = name.strip_prefix('.').and_then(|n| n.strip_suffix(JOURNAL))
@@ -203,7 +214,11 @@ fn is_piece_stamp(mid: &str) -> bool {
         return false;
     }
     if let Some((secs, ms)) = rest.split_once('.') {
-        return secs.len() == 6 && digits(secs) && ms.len() == 4 && ms.ends_with('Z') && digits(&ms[..3]);
+        return secs.len() == 6
+            && digits(secs)
+            && ms.len() == 4
+            && ms.ends_with('Z')
+            && digits(&ms[..3]);
     }
     let (ts, n) = rest.split_once('-').unwrap_or((rest, "0"));
     ts.len() == 7 && ts.ends_with('Z') && digits(&ts[..6]) && digits(n)
@@ -253,7 +268,8 @@ pub fn written_by_gpumon(path: &Path) -> bool {
         return false;
     }
     if path.extension().is_some_and(|e| e == "parquet") {
-        return parquet_footer(&mut file).is_some_and(|f| f.windows(14).any(|w| w == b"gpumon.version"));
+        return parquet_footer(&mut file)
+            .is_some_and(|f| f.windows(14).any(|w| w == b"gpumon.version"));
     }
     let mut first = String::new();
     let _ = BufReader::new(file).take(4096).read_line(&mut first);

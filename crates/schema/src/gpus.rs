@@ -28,7 +28,9 @@ impl GpuSelector {
     pub fn matches_gpu(&self, index: Option<u64>, uuid: Option<&str>) -> bool {
         match self {
             GpuSelector::Index(i) => index == Some(u64::from(*i)),
-            GpuSelector::Uuid(u) => uuid.is_some_and(|g| g.eq_ignore_ascii_case(u) || g.starts_with(u.as_str())),
+            GpuSelector::Uuid(u) => {
+                uuid.is_some_and(|g| g.eq_ignore_ascii_case(u) || g.starts_with(u.as_str()))
+            }
             GpuSelector::None => false,
         }
     }

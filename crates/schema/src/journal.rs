@@ -64,8 +64,11 @@ impl JournalRead {
         if self.complete() {
             return None;
         }
-        let first =
-            self.damage.first().map(|d| format!(" (first at byte {}: {})", d.offset, d.why)).unwrap_or_default();
+        let first = self
+            .damage
+            .first()
+            .map(|d| format!(" (first at byte {}: {})", d.offset, d.why))
+            .unwrap_or_default();
         Some(format!(
             "{} damaged stretch(es) of {} bytes skipped{first}; the {} valid batch(es) before and after were read",
             self.damaged_regions, self.damaged_bytes, self.batches
@@ -94,7 +97,9 @@ pub enum Unreadable {
 impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Unreadable::Empty => f.write_str("the journal holds no complete schema (a crash before the first write)"),
+            Unreadable::Empty => {
+                f.write_str("the journal holds no complete schema (a crash before the first write)")
+            }
             Unreadable::Schema(why) => write!(f, "the journal's schema message is damaged: {why}"),
             Unreadable::Io(e) => write!(f, "cannot read: {e}"),
         }
@@ -133,7 +138,8 @@ impl Journal {
     /// Open a journal and decode its schema.
     pub fn open(file: File) -> Result<Journal, Unreadable> {
         let len = file.metadata().map_err(|e| Unreadable::Io(e.to_string()))?.len();
-        let mut j = Journal { file, len, schema: Arc::new(arrow_schema::Schema::empty()), start: 0 };
+        let mut j =
+            Journal { file, len, schema: Arc::new(arrow_schema::Schema::empty()), start: 0 };
         let frame = match j.frame(0) {
             Ok(f) => f,
             Err(NoFrame::Cut) => return Err(Unreadable::Empty),
@@ -184,7 +190,8 @@ impl Journal {
             return Err(NoFrame::Cut);
         }
         let meta = self.read(at + 8, meta_len).map_err(NoFrame::Bad)?;
-        let msg = arrow_ipc::root_as_message(&meta).map_err(|e| NoFrame::Bad(format!("bad message metadata: {e}")))?;
+        let msg = arrow_ipc::root_as_message(&meta)
+            .map_err(|e| NoFrame::Bad(format!("bad message metadata: {e}")))?;
         let body = msg.bodyLength();
         if body < 0 {
             return Err(NoFrame::Bad(format!("a body length of {body}")));
@@ -196,7 +203,10 @@ impl Journal {
     }
 
     /// Read every batch, handing each to `on_batch`; damage is skipped and counted.
-    pub fn read_batches(&self, on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>) -> Result<JournalRead> {
+    pub fn read_batches(
+        &self,
+        on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
+    ) -> Result<JournalRead> {
         let mut out = JournalRead::default();
         let mut dicts: HashMap<i64, ArrayRef> = HashMap::new();
         let mut at = self.start;
@@ -224,7 +234,9 @@ impl Journal {
                     match (e, next) {
                         (NoFrame::Cut, None) => out.torn_tail = skipped,
                         (_, None) if self.all_zero(at) => out.torn_tail = skipped,
-                        (NoFrame::Cut, Some(_)) => out.damaged(at, skipped, "a message cut short".into()),
+                        (NoFrame::Cut, Some(_)) => {
+                            out.damaged(at, skipped, "a message cut short".into())
+                        }
                         (NoFrame::Bad(why), _) => out.damaged(at, skipped, why),
                     }
                     match next {
@@ -242,13 +254,19 @@ impl Journal {
     /// (it ran into the next message): that one is taken, and the damage counted.
     fn after(&self, at: u64, frame: &Frame, out: &mut JournalRead) -> u64 {
         let next = at + frame.total();
-        let follows = next >= self.len || self.is_eos(next) || matches!(self.frame(next), Ok(_) | Err(NoFrame::Cut));
+        let follows = next >= self.len
+            || self.is_eos(next)
+            || matches!(self.frame(next), Ok(_) | Err(NoFrame::Cut));
         if follows {
             return next;
         }
         match self.resync(at + 8 + frame.meta_len, next) {
             Some(n) => {
-                out.damaged(at, next - n, "a message length that runs into the next message".into());
+                out.damaged(
+                    at,
+                    next - n,
+                    "a message length that runs into the next message".into(),
+                );
                 n
             }
             None => next,
@@ -273,13 +291,17 @@ impl Journal {
                 check_batch(&b, frame.body_len)?;
                 check_compressed(&b, body.as_slice())?;
                 let dicts = &*dicts;
-                contain(|| arrow_ipc::reader::read_record_batch(&body, b, schema, dicts, None, &version))
-                    .map_err(|p| format!("the decoder failed: {p}"))?
-                    .map(Some)
-                    .map_err(|e| e.to_string())
+                contain(|| {
+                    arrow_ipc::reader::read_record_batch(&body, b, schema, dicts, None, &version)
+                })
+                .map_err(|p| format!("the decoder failed: {p}"))?
+                .map(Some)
+                .map_err(|e| e.to_string())
             }
             MessageHeader::DictionaryBatch => {
-                let d = msg.header_as_dictionary_batch().ok_or("a dictionary message without its header")?;
+                let d = msg
+                    .header_as_dictionary_batch()
+                    .ok_or("a dictionary message without its header")?;
                 if let Some(b) = d.data() {
                     check_batch(&b, frame.body_len)?;
                     check_compressed(&b, body.as_slice())?;
@@ -336,9 +358,9 @@ impl Journal {
         arrow_ipc::root_as_message(&meta).is_ok_and(|m| {
             m.version() >= MetadataVersion::V4
                 && match m.header_type() {
-                    MessageHeader::RecordBatch => {
-                        m.header_as_record_batch().is_some_and(|b| check_batch(&b, frame.body_len).is_ok())
-                    }
+                    MessageHeader::RecordBatch => m
+                        .header_as_record_batch()
+                        .is_some_and(|b| check_batch(&b, frame.body_len).is_ok()),
                     MessageHeader::DictionaryBatch => true,
                     _ => false,
                 }
@@ -356,7 +378,11 @@ fn check_batch(b: &arrow_ipc::RecordBatch<'_>, body_len: u64) -> Result<(), Stri
         return Err(format!("a batch of {rows} rows in a body of {body_len} bytes"));
     }
     for n in b.nodes().iter().flatten() {
-        if n.length() < 0 || n.length() as u64 > max_rows || n.null_count() < 0 || n.null_count() > n.length() {
+        if n.length() < 0
+            || n.length() as u64 > max_rows
+            || n.null_count() < 0
+            || n.null_count() > n.length()
+        {
             return Err(format!(
                 "a column of {} values ({} null) in a body of {body_len} bytes",
                 n.length(),
@@ -365,7 +391,9 @@ fn check_batch(b: &arrow_ipc::RecordBatch<'_>, body_len: u64) -> Result<(), Stri
         }
     }
     for buf in b.buffers().iter().flatten() {
-        let end = u64::try_from(buf.offset()).ok().and_then(|o| o.checked_add(u64::try_from(buf.length()).ok()?));
+        let end = u64::try_from(buf.offset())
+            .ok()
+            .and_then(|o| o.checked_add(u64::try_from(buf.length()).ok()?));
         if end.is_none_or(|e| e > body_len) {
             return Err(format!(
                 "a buffer ({} bytes at {}) outside the body of {body_len} bytes",
@@ -389,7 +417,10 @@ fn check_compressed(b: &arrow_ipc::RecordBatch<'_>, body: &[u8]) -> Result<(), S
     const FLOOR: u64 = 16 << 20;
     let mut total: u64 = 0;
     for buf in b.buffers().iter().flatten() {
-        let (Ok(off), Ok(len)) = (usize::try_from(buf.offset()), usize::try_from(buf.length())) else { continue };
+        let (Ok(off), Ok(len)) = (usize::try_from(buf.offset()), usize::try_from(buf.length()))
+        else {
+            continue;
+        };
         let Some(head) = body.get(off..off + len.min(8)).filter(|h| h.len() == 8) else { continue };
         let mut n = [0u8; 8];
         n.copy_from_slice(head);
@@ -401,7 +432,9 @@ fn check_compressed(b: &arrow_ipc::RecordBatch<'_>, body: &[u8]) -> Result<(), S
         let limit = (len as u64).saturating_mul(MAX_RATIO).max(FLOOR);
         total = total.saturating_add(claimed);
         if claimed > limit || total > (body.len() as u64).saturating_mul(MAX_RATIO).max(FLOOR) {
-            return Err(format!("a compressed buffer of {len} bytes that claims to hold {claimed} bytes"));
+            return Err(format!(
+                "a compressed buffer of {len} bytes that claims to hold {claimed} bytes"
+            ));
         }
     }
     Ok(())

@@ -129,7 +129,10 @@ pub fn read_status(base: &Path) -> Result<Vec<u8>, NotRead> {
             return Err(NotRead::Missing);
         }
         if !fsafe::private_dir(dir) {
-            return Err(refused(format!("it points at {}, not into a private directory of yours", show(&to))));
+            return Err(refused(format!(
+                "it points at {}, not into a private directory of yours",
+                show(&to)
+            )));
         }
         to
     } else {
@@ -175,7 +178,12 @@ fn json_value(v: &Value, out: &mut Vec<u8>) {
 impl LiveStatus {
     /// The document as JSON into `out` (cleared first), with `rows` (the recorded fields of `sel`)
     /// in place of `self.rows`: written straight from the rows, as the recorder does after each one.
-    pub fn to_json(&self, rows: &[Row], sel: &Selection, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    pub fn to_json(
+        &self,
+        rows: &[Row],
+        sel: &Selection,
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
         out.clear();
         serde_json::to_writer(&mut *out, self)?;
         if rows.is_empty() || out.pop() != Some(b'}') {
@@ -184,7 +192,9 @@ impl LiveStatus {
         out.extend_from_slice(b",\"rows\":[");
         for (i, row) in rows.iter().enumerate() {
             out.extend_from_slice(if i == 0 { b"{" } else { b",{" });
-            for (k, f) in sel.fields().filter(|f| *f != crate::catalog::Field::Timestamp).enumerate() {
+            for (k, f) in
+                sel.fields().filter(|f| *f != crate::catalog::Field::Timestamp).enumerate()
+            {
                 if k > 0 {
                     out.push(b',');
                 }
@@ -264,7 +274,8 @@ mod tests {
     fn the_pid_alone_reads_from_a_whole_document() {
         let mut r = Row::default();
         r.set(Field::Index, Value::U(0));
-        let st = LiveStatus { schema: SCHEMA.into(), pid: 4242, host: "h".into(), ..Default::default() };
+        let st =
+            LiveStatus { schema: SCHEMA.into(), pid: 4242, host: "h".into(), ..Default::default() };
         let mut text = Vec::new();
         st.to_json(&[r.clone(), r], &Selection::new(vec![Field::Index]), &mut text).unwrap();
         assert_eq!(recorder_pid(&text), Some(4242));

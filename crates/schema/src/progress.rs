@@ -12,8 +12,14 @@ pub const PREFIX: &str = "progress.";
 
 /// Why `key` cannot name a counter, if it cannot: `[a-z_]+`, at most [`MAX_KEY`] bytes.
 pub fn check_key(key: &str) -> Result<(), String> {
-    if key.is_empty() || key.len() > MAX_KEY || !key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
-        return Err(format!("bad counter name '{}': expected [a-z_]+ of at most {MAX_KEY} bytes", show(key)));
+    if key.is_empty()
+        || key.len() > MAX_KEY
+        || !key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+    {
+        return Err(format!(
+            "bad counter name '{}': expected [a-z_]+ of at most {MAX_KEY} bytes",
+            show(key)
+        ));
     }
     Ok(())
 }
@@ -38,7 +44,9 @@ pub fn parse_pair(s: &str) -> Result<(String, f64), String> {
 
 /// Parse the pairs of a request or command line: at least one, at most [`MAX_KEYS`]; a key named
 /// twice adds up.
-pub fn parse_pairs<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<Vec<(String, f64)>, String> {
+pub fn parse_pairs<'a>(
+    items: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<(String, f64)>, String> {
     let mut out: Vec<(String, f64)> = Vec::new();
     for item in items {
         let (k, v) = parse_pair(item)?;
@@ -109,13 +117,17 @@ mod tests {
             assert!(e.contains(why), "{bad}: {e}");
         }
         let letter = |i: usize| char::from(b'a' + (i % 26) as u8);
-        let many: Vec<String> = (0..=MAX_KEYS).map(|i| format!("k{}{}=1", letter(i / 26), letter(i))).collect();
+        let many: Vec<String> =
+            (0..=MAX_KEYS).map(|i| format!("k{}{}=1", letter(i / 26), letter(i))).collect();
         assert!(parse_pairs(many.iter().map(String::as_str)).unwrap_err().contains("more than"));
         let line = request_line(&parse_request("samples=512 tokens=0.25").unwrap());
         assert_eq!(line, "progress samples=512 tokens=0.25\n");
         assert_eq!(column_key("progress.samples"), Some("samples"));
         assert_eq!(column_key("progress.Bad"), None);
-        assert_eq!(parse_declared(&["samples, tokens".into(), "samples".into()]).unwrap(), ["samples", "tokens"]);
+        assert_eq!(
+            parse_declared(&["samples, tokens".into(), "samples".into()]).unwrap(),
+            ["samples", "tokens"]
+        );
         assert!(parse_declared(&["x-y".into()]).is_err());
     }
 }

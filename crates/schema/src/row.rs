@@ -101,7 +101,11 @@ impl Row {
     }
 
     fn progress_eq(&self, other: &Row) -> bool {
-        let n = self.progress.as_ref().map_or(0, |p| p.len()).max(other.progress.as_ref().map_or(0, |p| p.len()));
+        let n = self
+            .progress
+            .as_ref()
+            .map_or(0, |p| p.len())
+            .max(other.progress.as_ref().map_or(0, |p| p.len()));
         (0..n).all(|k| self.progress(k) == other.progress(k))
     }
 
@@ -222,15 +226,19 @@ impl Selection {
 
     /// Every default field.
     pub fn defaults() -> Self {
-        Selection::new(crate::catalog::CATALOG.iter().filter(|d| d.default).map(|d| d.field).collect())
+        Selection::new(
+            crate::catalog::CATALOG.iter().filter(|d| d.default).map(|d| d.field).collect(),
+        )
     }
 
     /// The same columns with the MIG instance identity (`mig.gi`, `mig.ci`, `mig.profile`,
     /// `mig.uuid`) after the GPU identity columns, for a run that sees a GPU in MIG mode.
     pub fn with_mig(mut self) -> Self {
         let ids = [Field::Index, Field::Uuid, Field::Name, Field::PciBusId];
-        let at = self.fields.iter().rposition(|f| ids.contains(f)).map_or(self.fields.len(), |i| i + 1);
-        let add: Vec<Field> = crate::catalog::MIG_IDENTITY.into_iter().filter(|f| !self.fields.contains(f)).collect();
+        let at =
+            self.fields.iter().rposition(|f| ids.contains(f)).map_or(self.fields.len(), |i| i + 1);
+        let add: Vec<Field> =
+            crate::catalog::MIG_IDENTITY.into_iter().filter(|f| !self.fields.contains(f)).collect();
         self.fields.splice(at..at, add);
         self
     }

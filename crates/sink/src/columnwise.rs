@@ -19,14 +19,16 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow, bail};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
-use arrow_ipc::writer::{DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message};
+use arrow_ipc::writer::{
+    DictionaryTracker, IpcDataGenerator, IpcWriteContext, IpcWriteOptions, write_message,
+};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use arrow_select::concat::concat_batches;
 use bytes::Bytes;
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::arrow_writer::{
-    ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, PageKey, PageStore, PageStoreArgs,
-    PageStoreFactory, compute_leaves,
+    ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory, PageKey, PageStore,
+    PageStoreArgs, PageStoreFactory, compute_leaves,
 };
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
@@ -116,17 +118,23 @@ struct Journal {
 }
 
 impl Journal {
-    fn create(path: &std::path::Path, schema: &SchemaRef, ipc: &IpcWriteOptions) -> Result<Journal> {
+    fn create(
+        path: &std::path::Path,
+        schema: &SchemaRef,
+        ipc: &IpcWriteOptions,
+    ) -> Result<Journal> {
         let mut out = CountingWriter::open(&Target::File(path.to_path_buf()))?;
         // Its own descriptor for reading (the writer's is append-only), kept even if the path goes.
         let file = Arc::new(
-            gpumon_util::fsafe::open_existing(path, false).with_context(|| format!("opening {}", path.display()))?,
+            gpumon_util::fsafe::open_existing(path, false)
+                .with_context(|| format!("opening {}", path.display()))?,
         );
         let plain = ipc.clone().try_with_compression(None).context("setting up the journal")?;
         let encoder = IpcDataGenerator::default();
         let mut dicts = DictionaryTracker::new(false);
         let header = encoder.schema_to_bytes_with_dictionary_tracker(schema, &mut dicts, &plain);
-        write_message(&mut out, header, &plain).with_context(|| format!("writing {}", path.display()))?;
+        write_message(&mut out, header, &plain)
+            .with_context(|| format!("writing {}", path.display()))?;
         let header_len = out.written();
         let ctx = IpcWriteContext::default();
         Ok(Journal { out, encoder, dicts, ctx, compressed: ipc.clone(), plain, file, header_len })
@@ -155,7 +163,9 @@ impl ColumnwiseWriter {
         group_max: usize,
     ) -> Result<Self> {
         let target = out.target().to_string();
-        let descr = ArrowSchemaConverter::new().convert(schema).context("converting the schema to Parquet")?;
+        let descr = ArrowSchemaConverter::new()
+            .convert(schema)
+            .context("converting the schema to Parquet")?;
         // The file writer's own properties are those of a small row group: it takes only the
         // file-level ones from them (metadata, statistics and index settings, the same in both),
         // and a small row group's column writers come from it (large ones from `columns`).
@@ -195,7 +205,9 @@ impl ColumnwiseWriter {
                 rest = Some(b.slice(n, b.num_rows() - n));
                 b.slice(0, n)
             };
-            self.journal()?.write(&part).with_context(|| format!("writing {}", self.journal_target()))?;
+            self.journal()?
+                .write(&part)
+                .with_context(|| format!("writing {}", self.journal_target()))?;
             self.trim_at_sync |= part.num_rows() >= COMPRESS_ROWS;
             self.group_rows += n;
             self.hold(part)?;
@@ -271,7 +283,8 @@ impl ColumnwiseWriter {
 
     /// Written bytes plus an estimate for the row groups not in the file yet.
     pub fn bytes_estimate(&self) -> u64 {
-        let waiting = self.pending.as_ref().map_or(0, |p| p.range.1 - p.range.0) + self.group_bytes();
+        let waiting =
+            self.pending.as_ref().map_or(0, |p| p.range.1 - p.range.0) + self.group_bytes();
         self.file.bytes_written() as u64 + (waiting as f64 * self.ratio) as u64
     }
 
@@ -300,7 +313,12 @@ impl ColumnwiseWriter {
         if self.group_rows + tail.as_ref().map_or(0, RecordBatch::num_rows) > 0 {
             let end = self.journal_end()?;
             let held = self.held.take().map(|h| h.batches);
-            let mut last = Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new(), held };
+            let mut last = Pending {
+                range: (self.group_start, end),
+                rows: self.group_rows,
+                chunks: Vec::new(),
+                held,
+            };
             self.encode_columns(&mut last, tail.as_ref(), usize::MAX)?;
             self.append(last)?;
         }
@@ -332,8 +350,12 @@ impl ColumnwiseWriter {
         self.complete_pending()?;
         let end = self.journal_end()?;
         let held = self.held.replace(Held::default()).map(|h| h.batches);
-        self.pending =
-            Some(Pending { range: (self.group_start, end), rows: self.group_rows, chunks: Vec::new(), held });
+        self.pending = Some(Pending {
+            range: (self.group_start, end),
+            rows: self.group_rows,
+            chunks: Vec::new(),
+            held,
+        });
         self.group_start = end;
         self.group_rows = 0;
         Ok(())
@@ -360,7 +382,12 @@ impl ColumnwiseWriter {
     }
 
     /// Encode up to `n` more columns of `p` (`tail`: rows after its journal batches).
-    fn encode_columns(&mut self, p: &mut Pending, tail: Option<&RecordBatch>, n: usize) -> Result<()> {
+    fn encode_columns(
+        &mut self,
+        p: &mut Pending,
+        tail: Option<&RecordBatch>,
+        n: usize,
+    ) -> Result<()> {
         let rows = p.rows + tail.map_or(0, RecordBatch::num_rows);
         let index = self.file.flushed_row_groups().len();
         // A small row group is encoded whole at once (its columns hold a few values each): all its
@@ -383,7 +410,9 @@ impl ColumnwiseWriter {
         };
         for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
             let writer = match small.as_mut() {
-                Some(writers) => writers.next().ok_or_else(|| anyhow!("no column writer for column {i}")),
+                Some(writers) => {
+                    writers.next().ok_or_else(|| anyhow!("no column writer for column {i}"))
+                }
                 None => column_writer(&self.columns, i, index),
             };
             let chunk = writer
@@ -403,7 +432,8 @@ impl ColumnwiseWriter {
         }
         rg.close().context("closing a row group")?;
         if p.range.1 > p.range.0 {
-            self.ratio = (self.file.bytes_written() - before) as f64 / (p.range.1 - p.range.0) as f64;
+            self.ratio =
+                (self.file.bytes_written() - before) as f64 / (p.range.1 - p.range.0) as f64;
         }
         release_freed_memory();
         Ok(())
@@ -434,7 +464,8 @@ impl Held {
         self.batches.push(part);
         self.bytes += bytes;
         if self.batches.len() >= HELD_MERGE {
-            let one = concat_batches(schema, self.batches.iter()).context("merging held batches")?;
+            let one =
+                concat_batches(schema, self.batches.iter()).context("merging held batches")?;
             self.bytes = data_bytes(&one);
             self.batches = vec![one];
         }
@@ -446,7 +477,11 @@ impl Held {
 /// encoding for the string columns only (the file contract); a number column of a few values gains
 /// nothing from a dictionary page, and its encoder's hash table is most of that column's work.
 fn small_group_props(props: &WriterProperties, schema: &SchemaRef) -> WriterProperties {
-    let mut b = props.clone().into_builder().set_compression(Compression::UNCOMPRESSED).set_dictionary_enabled(false);
+    let mut b = props
+        .clone()
+        .into_builder()
+        .set_compression(Compression::UNCOMPRESSED)
+        .set_dictionary_enabled(false);
     for f in schema.fields().iter().filter(|f| f.data_type() == &DataType::Utf8) {
         b = b.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
     }
@@ -499,9 +534,14 @@ impl ColumnPass<'_> {
                 }
             }
             None if self.group.1 > self.group.0 => {
-                let Some((journal, header_len)) = self.journal else { bail!("the row group has no journal") };
-                let reader = StreamReader::try_new_buffered(self.group_bytes(journal, header_len), Some(vec![i]))
-                    .context("reading the journal back")?;
+                let Some((journal, header_len)) = self.journal else {
+                    bail!("the row group has no journal")
+                };
+                let reader = StreamReader::try_new_buffered(
+                    self.group_bytes(journal, header_len),
+                    Some(vec![i]),
+                )
+                .context("reading the journal back")?;
                 for batch in reader {
                     write(batch.context("reading the journal back")?.column(0))?;
                 }
@@ -525,7 +565,11 @@ impl ColumnPass<'_> {
 }
 
 /// A writer for column `i` of row group `row_group`, from its own factory.
-fn column_writer(columns: &[ArrowRowGroupWriterFactory], i: usize, row_group: usize) -> Result<ArrowColumnWriter> {
+fn column_writer(
+    columns: &[ArrowRowGroupWriterFactory],
+    i: usize,
+    row_group: usize,
+) -> Result<ArrowColumnWriter> {
     let factory = columns.get(i).ok_or_else(|| anyhow!("no column {i}"))?;
     factory.create_column_writers(row_group)?.pop().ok_or_else(|| anyhow!("no column writer"))
 }
@@ -540,10 +584,13 @@ fn column_factories(
     let name = descr.root_schema().name();
     (0..schema.fields().len())
         .map(|i| {
-            let root = Type::group_type_builder(name).with_fields(vec![descr.column(i).self_type_ptr()]).build()?;
+            let root = Type::group_type_builder(name)
+                .with_fields(vec![descr.column(i).self_type_ptr()])
+                .build()?;
             let one = SerializedFileWriter::new(io::sink(), Arc::new(root), props.clone())?;
             let arrow = Arc::new(Schema::new(vec![schema.field(i).clone()]));
-            Ok(ArrowRowGroupWriterFactory::new(&one, arrow).with_page_store_factory(Arc::new(ExactPages)))
+            Ok(ArrowRowGroupWriterFactory::new(&one, arrow)
+                .with_page_store_factory(Arc::new(ExactPages)))
         })
         .collect()
 }
@@ -577,8 +624,13 @@ impl PageStore for ExactPageStore {
     }
 
     fn take(&mut self, key: PageKey) -> parquet::errors::Result<Bytes> {
-        let page = usize::try_from(key.get()).ok().and_then(|k| self.pages.get_mut(k)).and_then(Option::take);
-        let page = page.ok_or_else(|| parquet::errors::ParquetError::General(format!("no page {}", key.get())))?;
+        let page = usize::try_from(key.get())
+            .ok()
+            .and_then(|k| self.pages.get_mut(k))
+            .and_then(Option::take);
+        let page = page.ok_or_else(|| {
+            parquet::errors::ParquetError::General(format!("no page {}", key.get()))
+        })?;
         self.resident -= page.len();
         Ok(Bytes::from(page))
     }
@@ -597,13 +649,17 @@ struct Range<'a> {
 
 impl Read for Range<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let want = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX).min(buf.len());
+        let want =
+            usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX).min(buf.len());
         if want == 0 {
             return Ok(0);
         }
         let n = self.file.read_at(&mut buf[..want], self.at)?;
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the journal is shorter than written"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the journal is shorter than written",
+            ));
         }
         self.at += n as u64;
         Ok(n)
@@ -619,10 +675,13 @@ mod tests {
     use parquet::file::properties::WriterProperties;
 
     fn batch(schema: &SchemaRef, from: usize, n: usize) -> RecordBatch {
-        let host: ArrayRef = Arc::new(StringArray::from_iter((from..from + n).map(|i| Some(format!("h{}", i % 3)))));
-        let util: ArrayRef =
-            Arc::new(Int16Array::from_iter((from..from + n).map(|i| (i % 7 != 0).then_some((i % 101) as i16))));
-        let power: ArrayRef = Arc::new(Float64Array::from_iter_values((from..from + n).map(|i| i as f64 * 0.5)));
+        let host: ArrayRef =
+            Arc::new(StringArray::from_iter((from..from + n).map(|i| Some(format!("h{}", i % 3)))));
+        let util: ArrayRef = Arc::new(Int16Array::from_iter(
+            (from..from + n).map(|i| (i % 7 != 0).then_some((i % 101) as i16)),
+        ));
+        let power: ArrayRef =
+            Arc::new(Float64Array::from_iter_values((from..from + n).map(|i| i as f64 * 0.5)));
         RecordBatch::try_new(schema.clone(), vec![host, util, power]).unwrap()
     }
 
@@ -645,7 +704,9 @@ mod tests {
                 .set_compression(Compression::ZSTD(Default::default()))
                 .build(),
         );
-        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        let mut w =
+            ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000)
+                .unwrap();
         w.hold_bytes = hold_bytes;
         // Batches that straddle the 1,000-row bound: 2,500 rows make 3 row groups.
         let mut at = 0;
@@ -661,7 +722,8 @@ mod tests {
         let r = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
         let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
         assert_eq!(groups, [1000, 1000, 700]);
-        let got: Vec<RecordBatch> = r.with_batch_size(2700).build().unwrap().map(|b| b.unwrap()).collect();
+        let got: Vec<RecordBatch> =
+            r.with_batch_size(2700).build().unwrap().map(|b| b.unwrap()).collect();
         assert_eq!(got.len(), 1);
         let want = batch(&schema, 0, 2700);
         for (g, w) in got[0].columns().iter().zip(want.columns()) {
@@ -670,7 +732,8 @@ mod tests {
         let codecs: Vec<Compression> = r_codecs(&dir.path().join("x.parquet"));
         assert!(codecs.iter().all(|c| matches!(c, Compression::ZSTD(_))), "{codecs:?}");
         // The journal still holds every row for recovery.
-        let j = StreamReader::try_new(File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
+        let j =
+            StreamReader::try_new(File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
         assert_eq!(j.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2500);
     }
 
@@ -681,7 +744,9 @@ mod tests {
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         let props = Arc::new(WriterProperties::builder().build());
         let journal = dir.path().join("x.journal");
-        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        let mut w =
+            ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000)
+                .unwrap();
         // A flush every tick: 300 batches of 3 rows, a row group cut at 1,000 rows.
         for i in 0..300 {
             w.write(&batch(&schema, i * 3, 3)).unwrap();
@@ -693,7 +758,8 @@ mod tests {
         let r = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
         let groups: Vec<i64> = r.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
         assert_eq!(groups, [900]);
-        let got: Vec<RecordBatch> = r.with_batch_size(900).build().unwrap().map(|b| b.unwrap()).collect();
+        let got: Vec<RecordBatch> =
+            r.with_batch_size(900).build().unwrap().map(|b| b.unwrap()).collect();
         let want = batch(&schema, 0, 900);
         for (g, w) in got[0].columns().iter().zip(want.columns()) {
             assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
@@ -769,14 +835,24 @@ mod tests {
         let schema = schema_of_three();
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         let journal = dir.path().join("x.journal");
-        let props =
-            Arc::new(WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build());
-        let mut w = ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000).unwrap();
+        let props = Arc::new(
+            WriterProperties::builder()
+                .set_compression(Compression::ZSTD(Default::default()))
+                .build(),
+        );
+        let mut w =
+            ColumnwiseWriter::new(out, journal, &schema, props, IpcWriteOptions::default(), 1000)
+                .unwrap();
         w.write(&batch(&schema, 0, 1000)).unwrap();
         w.finish(Some(batch(&schema, 1000, SMALL_GROUP_ROWS - 1))).unwrap().sync().unwrap();
-        let r = ParquetRecordBatchReaderBuilder::try_new(File::open(dir.path().join("x.parquet")).unwrap()).unwrap();
+        let r = ParquetRecordBatchReaderBuilder::try_new(
+            File::open(dir.path().join("x.parquet")).unwrap(),
+        )
+        .unwrap();
         let groups = r.metadata().row_groups();
-        let dict = |g: usize, c: usize| groups[g].column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY);
+        let dict = |g: usize, c: usize| {
+            groups[g].column(c).encodings().any(|e| e == Encoding::RLE_DICTIONARY)
+        };
         let codec = |g: usize, c: usize| groups[g].column(c).compression();
         assert_eq!(groups.len(), 2);
         for c in 0..3 {
@@ -786,7 +862,8 @@ mod tests {
         }
         assert!(dict(1, 0), "strings are dictionary-encoded in every row group");
         assert!(!dict(1, 1) && !dict(1, 2), "a small group's numbers are plain");
-        let got: Vec<RecordBatch> = r.with_batch_size(2000).build().unwrap().map(|b| b.unwrap()).collect();
+        let got: Vec<RecordBatch> =
+            r.with_batch_size(2000).build().unwrap().map(|b| b.unwrap()).collect();
         let want = batch(&schema, 0, 1000 + SMALL_GROUP_ROWS - 1);
         for (g, w) in got[0].columns().iter().zip(want.columns()) {
             assert_eq!(g.as_ref().to_data(), w.as_ref().to_data());
@@ -795,6 +872,10 @@ mod tests {
 
     fn r_codecs(path: &std::path::Path) -> Vec<Compression> {
         let r = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
-        r.metadata().row_groups().iter().flat_map(|g| g.columns().iter().map(|c| c.compression())).collect()
+        r.metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns().iter().map(|c| c.compression()))
+            .collect()
     }
 }

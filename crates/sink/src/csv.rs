@@ -49,7 +49,8 @@ impl Stamp {
         let minute = secs.div_euclid(60);
         if self.minute != Some(minute) || nanos >= 1_000_000_000 {
             // A leap second is chrono's nanoseconds past 10^9 (system clocks never give one).
-            let start = (nanos < 1_000_000_000).then(|| DateTime::from_timestamp(minute * 60, 0)).flatten();
+            let start =
+                (nanos < 1_000_000_000).then(|| DateTime::from_timestamp(minute * 60, 0)).flatten();
             let Some(start) = start else {
                 self.minute = None;
                 self.text = ts.to_rfc3339_opts(SecondsFormat::Millis, true).into_bytes();
@@ -90,10 +91,16 @@ impl CsvSink {
     /// (recovery removes it) rather than a visible header-only file.
     pub fn new(mut out: CountingWriter, sel: &Selection) -> Result<Self> {
         let fields: Vec<Field> = sel.fields().collect();
-        let counters: Vec<String> =
-            sel.progress().iter().map(|k| format!("{}{k}", gpumon_schema::progress::PREFIX)).collect();
+        let counters: Vec<String> = sel
+            .progress()
+            .iter()
+            .map(|k| format!("{}{k}", gpumon_schema::progress::PREFIX))
+            .collect();
         let mut header = Vec::new();
-        record(&mut header, fields.iter().map(|f| f.name().as_bytes()).chain(counters.iter().map(|c| c.as_bytes())));
+        record(
+            &mut header,
+            fields.iter().map(|f| f.name().as_bytes()).chain(counters.iter().map(|c| c.as_bytes())),
+        );
         out.restart_with(header.clone());
         out.write_all(&header).with_context(|| format!("writing {}", out.target()))?;
         let file = out.file();
@@ -310,8 +317,10 @@ mod tests {
 
     /// Records as the csv crate writes them (default settings, `\n` terminator).
     fn by_csv_crate(records: &[Vec<String>]) -> Vec<u8> {
-        let mut w =
-            csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).flexible(true).from_writer(Vec::new());
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .flexible(true)
+            .from_writer(Vec::new());
         for r in records {
             w.write_record(r).unwrap();
         }
@@ -326,13 +335,25 @@ mod tests {
         use gpumon_schema::row::Row;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
-        let fields = vec![Field::Timestamp, Field::Name, Field::PowerDraw, Field::UtilGpu, Field::Pstate];
-        let mut sink =
-            CsvSink::new(CountingWriter::open(&Target::File(path.clone())).unwrap(), &Selection::new(fields)).unwrap();
+        let fields =
+            vec![Field::Timestamp, Field::Name, Field::PowerDraw, Field::UtilGpu, Field::Pstate];
+        let mut sink = CsvSink::new(
+            CountingWriter::open(&Target::File(path.clone())).unwrap(),
+            &Selection::new(fields),
+        )
+        .unwrap();
         let (a, b): (Arc<str>, Arc<str>) = ("GPU, \"A\"".into(), "B".into());
-        let mut want =
-            vec![["timestamp", "name", "power.draw", "utilization.gpu", "pstate"].map(String::from).to_vec()];
-        let values = [(a.clone(), 612.4, Some(3)), (a.clone(), 612.4, None), (b, 700.0, Some(4)), (a, -0.5, Some(4))];
+        let mut want = vec![
+            ["timestamp", "name", "power.draw", "utilization.gpu", "pstate"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        let values = [
+            (a.clone(), 612.4, Some(3)),
+            (a.clone(), 612.4, None),
+            (b, 700.0, Some(4)),
+            (a, -0.5, Some(4)),
+        ];
         for (k, chunk) in values.chunks(2).enumerate() {
             let ts = chrono::DateTime::from_timestamp_millis(1_700_000_000_123 + k as i64).unwrap();
             let mut rows = Vec::new();

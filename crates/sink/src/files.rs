@@ -14,7 +14,8 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::parquet::writer_properties_from;
 use gpumon_schema::files::{
-    OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir, written_by_gpumon,
+    OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir,
+    written_by_gpumon,
 };
 use gpumon_schema::journal::{Journal, Unreadable};
 use gpumon_util::error::UsageError;
@@ -52,23 +53,32 @@ impl Recovered {
 
     /// One line per thing done, for `recover`'s output and `record`'s warnings.
     pub fn messages(&self) -> Vec<String> {
-        let rebuilt =
-            self.rebuilt.iter().map(|(p, rows)| format!("rebuilt {} from its journal ({rows} rows)", show(p)));
-        let complete = self.complete.iter().map(|(p, rows)| {
-            format!("{} was already complete ({rows} rows); removed the journal a crash left beside it", show(p))
-        });
-        let trimmed = self
-            .trimmed
+        let rebuilt = self
+            .rebuilt
             .iter()
-            .map(|(p, cut, rows)| format!("cut a torn last line ({cut} bytes) from {} ({rows} rows kept)", show(p)));
-        let removed =
-            self.removed.iter().map(|p| format!("removed {}: no rows (killed before its first flush)", show(p)));
+            .map(|(p, rows)| format!("rebuilt {} from its journal ({rows} rows)", show(p)));
+        let complete = self.complete.iter().map(|(p, rows)| {
+            format!(
+                "{} was already complete ({rows} rows); removed the journal a crash left beside it",
+                show(p)
+            )
+        });
+        let trimmed = self.trimmed.iter().map(|(p, cut, rows)| {
+            format!("cut a torn last line ({cut} bytes) from {} ({rows} rows kept)", show(p))
+        });
+        let removed = self
+            .removed
+            .iter()
+            .map(|p| format!("removed {}: no rows (killed before its first flush)", show(p)));
         rebuilt.chain(complete).chain(trimmed).chain(removed).collect()
     }
 
     /// One warning per journal with damage, kept beside its piece.
     pub fn warnings(&self) -> Vec<String> {
-        let kept = self.kept.iter().map(|(p, why)| format!("kept the damaged journal as {}: {why}", show(p)));
+        let kept = self
+            .kept
+            .iter()
+            .map(|(p, why)| format!("kept the damaged journal as {}: {why}", show(p)));
         let refused = self.refused.iter().map(|(p, what)| {
             format!(
                 "left {} alone: it is {what}, not a file gpumon wrote (another user may have put it there)",
@@ -112,7 +122,10 @@ pub fn recover_set(set: &OutputSet) -> Result<Recovered> {
     }
     // A partial file without a journal holds no flushed row: the crash hit before the piece's first
     // flush, which creates the journal.
-    for e in fs::read_dir(set.dir()).with_context(|| format!("listing {}", set.dir().display()))?.flatten() {
+    for e in fs::read_dir(set.dir())
+        .with_context(|| format!("listing {}", set.dir().display()))?
+        .flatten()
+    {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(piece) = name.strip_prefix('.').and_then(|n| n.strip_suffix(PARTIAL))
             && set.is_member_name(piece)
@@ -200,7 +213,10 @@ fn gpumon_csv(path: &Path) -> bool {
 /// (the crash hit after the rename), only the leftovers go; when the journal holds no row, nothing
 /// is written (no empty piece). A piece name held by a file gpumon did not write (or by a link to
 /// the journal itself) is never overwritten.
-pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, Option<(PathBuf, String)>)> {
+pub fn recover_journal(
+    journal: &Path,
+    piece: &Path,
+) -> Result<(JournalOutcome, Option<(PathBuf, String)>)> {
     let partial = partial_path(piece);
     let leftovers = || -> Result<()> {
         let _ = fs::remove_file(&partial);
@@ -224,7 +240,8 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
         ))
         .into());
     }
-    let file = fsafe::open_existing(journal, false).with_context(|| format!("opening {}", show(journal)))?;
+    let file = fsafe::open_existing(journal, false)
+        .with_context(|| format!("opening {}", show(journal)))?;
     let j = match Journal::open(file) {
         Ok(j) => j,
         Err(Unreadable::Empty) => {
@@ -235,7 +252,10 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
         Err(e) => {
             // Nothing can be decoded without the schema: keep the journal aside, whole.
             let _ = fs::remove_file(&partial);
-            return Ok((JournalOutcome::KeptAside, Some((keep_damaged(journal, piece)?, e.to_string()))));
+            return Ok((
+                JournalOutcome::KeptAside,
+                Some((keep_damaged(journal, piece)?, e.to_string())),
+            ));
         }
     };
     let schema = j.schema();
@@ -244,8 +264,11 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
     // What an interrupted recovery left (a link is removed, not followed), then made anew.
     let _ = fs::remove_file(&tmp);
     let out = fsafe::create_new(&tmp, false).with_context(|| format!("creating {}", show(&tmp)))?;
-    let mut w = ArrowWriter::try_new(out, schema, Some(props)).with_context(|| format!("writing {}", show(&tmp)))?;
-    let read = j.read_batches(&mut |batch| w.write(batch).with_context(|| format!("writing {}", show(&tmp))));
+    let mut w = ArrowWriter::try_new(out, schema, Some(props))
+        .with_context(|| format!("writing {}", show(&tmp)))?;
+    let read = j.read_batches(&mut |batch| {
+        w.write(batch).with_context(|| format!("writing {}", show(&tmp)))
+    });
     let read = match read {
         Ok(r) if r.rows > 0 => r,
         Ok(r) => {
@@ -265,7 +288,8 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
     };
     let out = w.into_inner().with_context(|| format!("closing {}", show(&tmp)))?;
     out.sync_all().with_context(|| format!("syncing {}", show(&tmp)))?;
-    fs::rename(&tmp, piece).with_context(|| format!("renaming {} to {}", show(&tmp), show(piece)))?;
+    fs::rename(&tmp, piece)
+        .with_context(|| format!("renaming {} to {}", show(&tmp), show(piece)))?;
     sync_dir(piece.parent().unwrap_or(Path::new(".")));
     let Some(damage) = read.damage_summary() else {
         leftovers()?;
@@ -279,13 +303,15 @@ pub fn recover_journal(journal: &Path, piece: &Path) -> Result<(JournalOutcome, 
 /// leftover that recovery or the readers pick up again.
 fn keep_damaged(journal: &Path, piece: &Path) -> Result<PathBuf> {
     let kept = hidden(piece, ".journal.damaged");
-    fs::rename(journal, &kept).with_context(|| format!("renaming {} to {}", show(journal), show(&kept)))?;
+    fs::rename(journal, &kept)
+        .with_context(|| format!("renaming {} to {}", show(journal), show(&kept)))?;
     Ok(kept)
 }
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.
 pub fn trim_torn_line(path: &Path) -> Result<u64> {
-    let mut f = fsafe::open_existing(path, true).with_context(|| format!("opening {}", show(path)))?;
+    let mut f =
+        fsafe::open_existing(path, true).with_context(|| format!("opening {}", show(path)))?;
     let len = f.metadata().with_context(|| format!("reading {}", path.display()))?.len();
     if len == 0 {
         return Ok(0);
@@ -343,7 +369,8 @@ pub fn retain(
             break;
         }
         let (oldest, _) = files.remove(0);
-        fs::remove_file(&oldest).with_context(|| format!("removing {} (retention)", oldest.display()))?;
+        fs::remove_file(&oldest)
+            .with_context(|| format!("removing {} (retention)", oldest.display()))?;
         deleted.push(oldest);
     }
     Ok(deleted)
@@ -359,9 +386,13 @@ mod tests {
     fn piece_names_and_membership() {
         let dir = tempfile::tempdir().unwrap();
         let set = OutputSet::new(&dir.path().join("run.parquet"));
-        let t = DateTime::parse_from_rfc3339("2026-12-02T14:00:00.0005Z").unwrap().with_timezone(&Utc);
+        let t =
+            DateTime::parse_from_rfc3339("2026-12-02T14:00:00.0005Z").unwrap().with_timezone(&Utc);
         assert_eq!(set.next_piece(t, true, None), dir.path().join("run.parquet"));
-        assert_eq!(set.next_piece(t, false, None), dir.path().join("run.20261202T140000.000Z.parquet"));
+        assert_eq!(
+            set.next_piece(t, false, None),
+            dir.path().join("run.20261202T140000.000Z.parquet")
+        );
         fs::write(dir.path().join("run.parquet"), b"x").unwrap();
         let p2 = set.next_piece(t, true, None);
         assert_eq!(p2, dir.path().join("run.20261202T140000.000Z.parquet"));
@@ -371,7 +402,10 @@ mod tests {
         assert_eq!(p3, dir.path().join("run.20261202T140000.001Z.parquet"));
         // Never before the run's last piece (a clock stepped back).
         let later = dir.path().join("run.20261202T140005.000Z.parquet");
-        assert_eq!(set.next_piece(t, false, Some(&later)), dir.path().join("run.20261202T140005.001Z.parquet"));
+        assert_eq!(
+            set.next_piece(t, false, Some(&later)),
+            dir.path().join("run.20261202T140005.001Z.parquet")
+        );
         assert_eq!(set.next_piece(t, false, Some(&dir.path().join("run.parquet"))), p3);
         fs::write(dir.path().join("run.20261202T140000Z-1.parquet"), b"x").unwrap();
         fs::write(dir.path().join("run.backup.parquet"), b"x").unwrap();
@@ -404,11 +438,15 @@ mod tests {
         use arrow_array::{ArrayRef, Int64Array, RecordBatch};
         use arrow_ipc::writer::StreamWriter;
         use arrow_schema::{DataType, Field, Schema};
-        let kv = std::collections::HashMap::from([("gpumon.version".to_string(), "test".to_string())]);
-        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]).with_metadata(kv));
+        let kv =
+            std::collections::HashMap::from([("gpumon.version".to_string(), "test".to_string())]);
+        let schema =
+            Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]).with_metadata(kv));
         let mut w = StreamWriter::try_new(File::create(path).unwrap(), &schema).unwrap();
         for b in 0..batches {
-            let col: ArrayRef = Arc::new(Int64Array::from_iter_values((0..rows as i64).map(|i| i + (b * rows) as i64)));
+            let col: ArrayRef = Arc::new(Int64Array::from_iter_values(
+                (0..rows as i64).map(|i| i + (b * rows) as i64),
+            ));
             w.write(&RecordBatch::try_new(schema.clone(), vec![col]).unwrap()).unwrap();
         }
         w.flush().unwrap();
@@ -432,7 +470,8 @@ mod tests {
         assert_eq!(done.rebuilt, [(a.clone(), 30)], "{done:?}");
         assert_eq!(done.removed, [b.clone(), c.clone()]);
         assert!(!b.exists() && !c.exists(), "no 0-row file");
-        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        let left: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(left, [a.file_name().unwrap()], "only the rebuilt piece is left");
         assert!(done.messages()[0].contains("(30 rows)"), "{:?}", done.messages());
         // Killed after the close renamed the piece, before the journal went: the rows it holds.
@@ -459,7 +498,10 @@ mod tests {
         let done = recover_set(&set).unwrap();
         assert_eq!(done.trimmed, [(dir.path().join("r.csv"), 2, 2)]);
         assert_eq!(done.removed.len(), 2, "{:?}", done.removed);
-        assert!(dir.path().join("r.20260101T000002.000Z.csv").exists(), "a clean empty run is not a crash");
+        assert!(
+            dir.path().join("r.20260101T000002.000Z.csv").exists(),
+            "a clean empty run is not a crash"
+        );
     }
 
     #[test]
@@ -481,10 +523,16 @@ mod tests {
     fn retention_spares_foreign_and_current_files() {
         let dir = tempfile::tempdir().unwrap();
         let set = OutputSet::new(&dir.path().join("r.csv"));
-        let names = ["r.20260101T000000Z.csv", "r.20260101T010000Z.csv", "r.20260101T020000.000Z.csv", "r.csv"];
+        let names = [
+            "r.20260101T000000Z.csv",
+            "r.20260101T010000Z.csv",
+            "r.20260101T020000.000Z.csv",
+            "r.csv",
+        ];
         for (i, n) in names.iter().enumerate() {
             fs::write(dir.path().join(n), format!("timestamp,host\n{i}\n")).unwrap();
-            let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i as u64);
+            let t = std::time::SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_000_000 + i as u64);
             File::options().write(true).open(dir.path().join(n)).unwrap().set_modified(t).unwrap();
         }
         fs::write(dir.path().join("r.20250101T000000Z.csv"), "not ours\n").unwrap();

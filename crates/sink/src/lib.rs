@@ -92,8 +92,12 @@ pub fn open(
     let out = CountingWriter::open(target)?;
     Ok(match format {
         Format::Csv => Box::new(csv::CsvSink::new(out, sel)?),
-        Format::NvidiaSmi { header, units } => Box::new(smistyle::NvsmiSink::new(out, sel, header, units)?),
-        Format::Parquet => Box::new(parquet::ParquetSink::new(out, journal.map(Path::to_path_buf), sel, meta)?),
+        Format::NvidiaSmi { header, units } => {
+            Box::new(smistyle::NvsmiSink::new(out, sel, header, units)?)
+        }
+        Format::Parquet => {
+            Box::new(parquet::ParquetSink::new(out, journal.map(Path::to_path_buf), sel, meta)?)
+        }
     })
 }
 
@@ -163,7 +167,11 @@ impl CountingWriter {
             }
             Target::Stdout => Dest::Stdout(io::stdout()),
         };
-        Ok(CountingWriter { inner: BufWriter::with_capacity(64 * 1024, dest), written: 0, target: target.clone() })
+        Ok(CountingWriter {
+            inner: BufWriter::with_capacity(64 * 1024, dest),
+            written: 0,
+            target: target.clone(),
+        })
     }
 
     /// Write `header` again whenever the file turns out shorter than our last write (see [`Restart`]).

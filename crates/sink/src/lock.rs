@@ -49,7 +49,9 @@ impl OutputLock {
                     ))
                     .into());
                 }
-                Err(TryLockError::Error(e)) => return Err(e).with_context(|| format!("locking {}", path.display())),
+                Err(TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("locking {}", path.display()));
+                }
             }
             // The previous holder may have unlinked the file between our open and our lock.
             let mut lock = OutputLock { file, path, own };
@@ -73,8 +75,11 @@ impl OutputLock {
         if !self.own {
             return;
         }
-        let text =
-            format!("{} {} gpumon {who}\n", std::process::id(), Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true));
+        let text = format!(
+            "{} {} gpumon {who}\n",
+            std::process::id(),
+            Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+        );
         let empty = self.file.metadata().is_ok_and(|m| m.len() == 0);
         if empty || self.file.set_len(0).is_ok() {
             let _ = self.file.write_all(text.as_bytes());
@@ -175,10 +180,15 @@ mod tests {
         let first = OutputLock::acquire(&out, "record").unwrap().unwrap();
         assert!(dir.path().join(".run.parquet.lock").exists());
         // A piece's own name belongs to the same set, hence the same lock.
-        let e = OutputLock::acquire(&dir.path().join("run.20261202T140000.000Z.parquet"), "recover").unwrap_err();
+        let e =
+            OutputLock::acquire(&dir.path().join("run.20261202T140000.000Z.parquet"), "recover")
+                .unwrap_err();
         assert_eq!(code_for(&e), exit::USAGE);
         let msg = format!("{e:#}");
-        assert!(msg.contains(&format!("PID {}", std::process::id())) && msg.contains("gpumon record"), "{msg}");
+        assert!(
+            msg.contains(&format!("PID {}", std::process::id())) && msg.contains("gpumon record"),
+            "{msg}"
+        );
         drop(first);
         assert!(!dir.path().join(".run.parquet.lock").exists(), "the holder removes its lock file");
         let again = OutputLock::acquire(&out, "recover").unwrap();
@@ -189,11 +199,16 @@ mod tests {
     fn a_stale_lock_file_is_rewritten_whole() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run.csv");
-        let stale = "999999 2026-01-01T00:00:00Z gpumon record with a much longer command line than ours\n";
+        let stale =
+            "999999 2026-01-01T00:00:00Z gpumon record with a much longer command line than ours\n";
         std::fs::write(dir.path().join(".run.csv.lock"), stale).unwrap();
         let lock = OutputLock::acquire(&out, "record").unwrap().unwrap();
         let text = std::fs::read_to_string(dir.path().join(".run.csv.lock")).unwrap();
-        assert!(text.starts_with(&format!("{} ", std::process::id())) && text.ends_with(" gpumon record\n"), "{text}");
+        assert!(
+            text.starts_with(&format!("{} ", std::process::id()))
+                && text.ends_with(" gpumon record\n"),
+            "{text}"
+        );
         assert_eq!(text.lines().count(), 1, "{text}");
         drop(lock);
     }
@@ -201,6 +216,8 @@ mod tests {
     #[test]
     fn no_lock_where_nothing_can_be_written() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(OutputLock::acquire(&dir.path().join("missing/run.csv"), "record").unwrap().is_none());
+        assert!(
+            OutputLock::acquire(&dir.path().join("missing/run.csv"), "record").unwrap().is_none()
+        );
     }
 }

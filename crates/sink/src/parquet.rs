@@ -91,7 +91,10 @@ pub fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
         ("gpumon.hostname".to_string(), meta.hostname.clone()),
         ("gpumon.interval_s".to_string(), meta.interval_s.to_string()),
         ("gpumon.command".to_string(), meta.command.clone()),
-        ("gpumon.start".to_string(), meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        (
+            "gpumon.start".to_string(),
+            meta.start.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ),
     ]);
     if let Some(d) = &meta.driver_version {
         kv.insert("gpumon.driver_version".to_string(), d.clone());
@@ -115,7 +118,8 @@ const PANDAS_ATTRS: &str = "PANDAS_ATTRS";
 
 /// Writer settings for gpumon Parquet files carrying `kv` as file metadata.
 pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties {
-    let mut pairs: Vec<KeyValue> = kv.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
+    let mut pairs: Vec<KeyValue> =
+        kv.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
     pairs.sort_by(|a, b| a.key.cmp(&b.key));
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
@@ -149,13 +153,19 @@ fn journal_options() -> Result<IpcWriteOptions> {
 impl ParquetSink {
     /// A sink writing `out`; with `journal`, every flushed batch also goes to that file (created
     /// with the first flush) and row groups are encoded from it (`columnwise`).
-    pub fn new(out: CountingWriter, journal: Option<PathBuf>, sel: &Selection, meta: &RunMeta) -> Result<Self> {
+    pub fn new(
+        out: CountingWriter,
+        journal: Option<PathBuf>,
+        sel: &Selection,
+        meta: &RunMeta,
+    ) -> Result<Self> {
         let target = out.target().to_string();
         // The journal's descriptor joins these once it exists (`files`).
         let files = SinkFiles { data: out.file(), recovery: None };
         let kv = kv_metadata(meta);
-        let schema: SchemaRef =
-            std::sync::Arc::new(arrow_schema(sel).as_ref().clone().with_metadata(schema_metadata(&kv)));
+        let schema: SchemaRef = std::sync::Arc::new(
+            arrow_schema(sel).as_ref().clone().with_metadata(schema_metadata(&kv)),
+        );
         let props = writer_properties_from(&kv);
         // The Arrow schema goes into the footer at close (finish), with every metadata key.
         let enc = match journal {
@@ -168,14 +178,22 @@ impl ParquetSink {
                 ROW_GROUP_ROWS,
             )?)),
             None => {
-                let opts = ArrowWriterOptions::new().with_properties(props).with_skip_arrow_metadata(true);
+                let opts =
+                    ArrowWriterOptions::new().with_properties(props).with_skip_arrow_metadata(true);
                 let w = ArrowWriter::try_new_with_options(out, schema.clone(), opts)
                     .with_context(|| format!("writing {target}"))?;
                 Encoder::Direct(Box::new(w))
             }
         };
-        let counters = sel.progress().iter().map(|_| ColumnBuilder::with_capacity(gpumon_schema::catalog::Ty::F64, 0));
-        let cols = sel.fields().map(|f| ColumnBuilder::with_capacity(f.def().ty, 0)).chain(counters).collect();
+        let counters = sel
+            .progress()
+            .iter()
+            .map(|_| ColumnBuilder::with_capacity(gpumon_schema::catalog::Ty::F64, 0));
+        let cols = sel
+            .fields()
+            .map(|f| ColumnBuilder::with_capacity(f.def().ty, 0))
+            .chain(counters)
+            .collect();
         let max_row_groups = (MAX_COLUMN_CHUNKS / sel.len().max(1)).max(8);
         let late = Vec::new();
         let since_sync = Vec::new();
@@ -202,7 +220,9 @@ impl ParquetSink {
         }
         let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(ColumnBuilder::finish).collect();
         self.rows = 0;
-        RecordBatch::try_new(self.schema.clone(), arrays).map(Some).context("building a record batch")
+        RecordBatch::try_new(self.schema.clone(), arrays)
+            .map(Some)
+            .context("building a record batch")
     }
 
     /// The rows not handed to the encoder yet, in order: the sealed batches, then the builders'.
@@ -286,7 +306,10 @@ impl Sink for ParquetSink {
         let mut md = self.schema.metadata().clone();
         md.extend(self.late.iter().filter(|(k, _)| k != MARKS_KEY).cloned());
         let stored = Schema::new(self.schema.fields().clone()).with_metadata(schema_metadata(&md));
-        self.append_key_value_metadata(KeyValue::new(ARROW_SCHEMA_META_KEY.to_string(), encode_arrow_schema(&stored)));
+        self.append_key_value_metadata(KeyValue::new(
+            ARROW_SCHEMA_META_KEY.to_string(),
+            encode_arrow_schema(&stored),
+        ));
         let mut out = match self.enc {
             Encoder::Columnwise(c) => c.finish(tail),
             Encoder::Direct(w) => w.into_inner().map_err(anyhow::Error::from),
@@ -368,12 +391,14 @@ mod tests {
         r.set(Field::Host, Value::S("h".into()));
         r.set(Field::UtilGpu, Value::U(i % 101));
         r.set(Field::PowerDraw, Value::F(((i * 7) % 50) as f64 + 300.5));
-        let ts = chrono::DateTime::from_timestamp_micros(1_700_000_000_000_000 + i as i64 * 1000).unwrap_or_default();
+        let ts = chrono::DateTime::from_timestamp_micros(1_700_000_000_000_000 + i as i64 * 1000)
+            .unwrap_or_default();
         Tick { ts, seq: i, rows: vec![r], procs: Vec::new() }
     }
 
     fn sink(dir: &std::path::Path) -> ParquetSink {
-        let sel = Selection::new(vec![Field::Timestamp, Field::Host, Field::UtilGpu, Field::PowerDraw]);
+        let sel =
+            Selection::new(vec![Field::Timestamp, Field::Host, Field::UtilGpu, Field::PowerDraw]);
         let out = CountingWriter::open(&Target::File(dir.join("x.parquet"))).unwrap();
         ParquetSink::new(out, Some(dir.join("x.journal")), &sel, &meta()).unwrap()
     }
@@ -390,7 +415,9 @@ mod tests {
         // Uncompressed, 5,000 rows of a timestamp, a dictionary host, a u8 and an f32 take over 85 KB
         // (LZ4 frames: about 52 KB; zstd, which the journal used before: under 35 KB).
         assert!(journal_bytes < 60_000, "journal of {journal_bytes} bytes is not compressed");
-        let r = StreamReader::try_new(std::fs::File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
+        let r =
+            StreamReader::try_new(std::fs::File::open(dir.path().join("x.journal")).unwrap(), None)
+                .unwrap();
         let rows: usize = r.map(|b| b.unwrap().num_rows()).sum();
         assert_eq!(rows, 5000);
         Box::new(s).finish().unwrap();
@@ -411,8 +438,10 @@ mod tests {
             s.flush().unwrap();
             sizes.push(std::fs::metadata(dir.path().join("x.journal")).unwrap().len() - before);
         }
-        let j =
-            gpumon_schema::journal::Journal::open(std::fs::File::open(dir.path().join("x.journal")).unwrap()).unwrap();
+        let j = gpumon_schema::journal::Journal::open(
+            std::fs::File::open(dir.path().join("x.journal")).unwrap(),
+        )
+        .unwrap();
         let mut rows = 0;
         let read = j.read_batches(&mut |b| {
             rows += b.num_rows();
@@ -420,7 +449,9 @@ mod tests {
         });
         assert!(read.is_ok());
         assert_eq!(rows, 2004);
-        let r = StreamReader::try_new(std::fs::File::open(dir.path().join("x.journal")).unwrap(), None).unwrap();
+        let r =
+            StreamReader::try_new(std::fs::File::open(dir.path().join("x.journal")).unwrap(), None)
+                .unwrap();
         assert_eq!(r.map(|b| b.unwrap().num_rows()).sum::<usize>(), 2004);
         // 2,000 rows compressed: well under their uncompressed 17 bytes a row.
         assert!(sizes[1] < 2000 * 17, "{sizes:?}");
@@ -451,7 +482,8 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_every_row_not_synced_to_the_requeue() {
         let dir = tempfile::tempdir().unwrap();
-        let sel = Selection::new(vec![Field::Timestamp, Field::Host, Field::UtilGpu, Field::PowerDraw]);
+        let sel =
+            Selection::new(vec![Field::Timestamp, Field::Host, Field::UtilGpu, Field::PowerDraw]);
         let out = CountingWriter::open(&Target::File(dir.path().join("x.parquet"))).unwrap();
         // The journal cannot be made: the first write to it fails.
         let journal = dir.path().join("missing").join("x.journal");
@@ -469,7 +501,8 @@ mod tests {
         for b in s.unflushed().unwrap() {
             gpumon_schema::batch::rows_of_batch(&b, &mut back);
         }
-        let utils: Vec<u64> = back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        let utils: Vec<u64> =
+            back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
         assert_eq!(utils, (0..5).collect::<Vec<u64>>());
     }
 
@@ -492,7 +525,8 @@ mod tests {
         for b in s.unflushed().unwrap() {
             gpumon_schema::batch::rows_of_batch(&b, &mut back);
         }
-        let utils: Vec<u64> = back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        let utils: Vec<u64> =
+            back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
         assert_eq!(utils, (1..16).collect::<Vec<u64>>());
         assert_eq!(back[3].0, tick(4).ts.timestamp_micros());
         // Asking does not take them: the file still gets every row.
@@ -503,14 +537,18 @@ mod tests {
         for i in 16..20 {
             s.write_tick(&tick(i)).unwrap();
             if i == 17 {
-                assert_eq!(s.unflushed().unwrap().iter().map(RecordBatch::num_rows).sum::<usize>(), 2);
+                assert_eq!(
+                    s.unflushed().unwrap().iter().map(RecordBatch::num_rows).sum::<usize>(),
+                    2
+                );
             }
         }
         let mut back = Vec::new();
         for b in s.unflushed().unwrap() {
             gpumon_schema::batch::rows_of_batch(&b, &mut back);
         }
-        let utils: Vec<u64> = back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        let utils: Vec<u64> =
+            back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
         assert_eq!(utils, (16..20).collect::<Vec<u64>>());
         s.write_tick(&tick(20)).unwrap();
         Box::new(s).finish().unwrap();
@@ -521,7 +559,8 @@ mod tests {
         for b in r.build().unwrap() {
             gpumon_schema::batch::rows_of_batch(&b.unwrap(), &mut all);
         }
-        let utils: Vec<u64> = all.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
+        let utils: Vec<u64> =
+            all.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
         assert_eq!(utils, (0..21).collect::<Vec<u64>>());
     }
 

@@ -74,7 +74,12 @@ pub struct PieceFiles {
 }
 
 impl PieceFiles {
-    pub fn new(path: PathBuf, data_path: PathBuf, journal: Option<PathBuf>, files: SinkFiles) -> Result<PieceFiles> {
+    pub fn new(
+        path: PathBuf,
+        data_path: PathBuf,
+        journal: Option<PathBuf>,
+        files: SinkFiles,
+    ) -> Result<PieceFiles> {
         let Some(data) = files.data else {
             return Err(anyhow!("{}: the sink has no file", path.display()));
         };
@@ -110,7 +115,9 @@ impl PieceFiles {
             // No batch yet, so no journal (a flush with nothing new).
             (Some(_), None) => match data {
                 Presence::Here => {}
-                Presence::Moved => return Err(anyhow!("{} was moved or removed", self.data_path.display())),
+                Presence::Moved => {
+                    return Err(anyhow!("{} was moved or removed", self.data_path.display()));
+                }
                 Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
             },
             (Some(j), Some(recovery)) => match (data, presence(recovery, j)) {
@@ -127,8 +134,10 @@ impl PieceFiles {
         if !self.journal_gone
             && let Some(recovery) = &self.recovery
         {
-            self.durable =
-                recovery.metadata().map(|m| m.len()).with_context(|| format!("reading {}", self.path.display()))?;
+            self.durable = recovery
+                .metadata()
+                .map(|m| m.len())
+                .with_context(|| format!("reading {}", self.path.display()))?;
         }
         self.durable_ticks = ticks;
         Ok(false)
@@ -167,7 +176,9 @@ impl PieceFiles {
             Presence::Here => {}
             Presence::Moved if self.journal.is_none() => return Ok(true),
             Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
-            Presence::Moved => return Err(anyhow!("{} was moved or removed", self.data_path.display())),
+            Presence::Moved => {
+                return Err(anyhow!("{} was moved or removed", self.data_path.display()));
+            }
         }
         let Some(journal) = self.journal.clone() else {
             self.make_dir_durable();
@@ -175,8 +186,9 @@ impl PieceFiles {
         };
         // A piece closed before its first flush never had a journal.
         let journal = self.recovery.is_some().then_some(journal);
-        fs::rename(&self.data_path, &self.path)
-            .with_context(|| format!("renaming {} to {}", self.data_path.display(), self.path.display()))?;
+        fs::rename(&self.data_path, &self.path).with_context(|| {
+            format!("renaming {} to {}", self.data_path.display(), self.path.display())
+        })?;
         sync_dir(self.path.parent().unwrap_or(Path::new(".")));
         self.dir_synced = true;
         match journal.map(fs::remove_file) {
@@ -261,7 +273,10 @@ impl Abandoned {
     /// Cut back, then leave a valid file or nothing: a CSV is complete once cut; a Parquet piece is
     /// rebuilt from its journal (`rebuild`: only when the disk may have room again).
     pub fn settle(&mut self, rebuild: bool) -> Result<Option<Settled>> {
-        let here = self.recovery.as_ref().is_none_or(|f| presence(f, &self.recovery_path) == Presence::Here);
+        let here = self
+            .recovery
+            .as_ref()
+            .is_none_or(|f| presence(f, &self.recovery_path) == Presence::Here);
         self.cut_back()?;
         if !self.journaled {
             // Never flushed: nothing of it is durable (a journal its failed first flush began holds
@@ -305,7 +320,8 @@ mod tests {
     fn csv_piece(dir: &Path) -> PieceFiles {
         let p = dir.join("a.csv");
         let f = Arc::new(File::options().append(true).create(true).open(&p).unwrap());
-        PieceFiles::new(p.clone(), p, None, SinkFiles { data: Some(f.clone()), recovery: Some(f) }).unwrap()
+        PieceFiles::new(p.clone(), p, None, SinkFiles { data: Some(f.clone()), recovery: Some(f) })
+            .unwrap()
     }
 
     #[test]

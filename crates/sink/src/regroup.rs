@@ -111,13 +111,21 @@ impl TickWriter {
     /// Open the sink with metadata from the first ticks, and write them.
     fn open(&mut self) -> Result<()> {
         let Some(first) = self.head.first() else { return Ok(()) };
-        let mut steps: Vec<i64> =
-            self.head.windows(2).map(|w| (w[1].ts - w[0].ts).num_microseconds().unwrap_or(0)).collect();
+        let mut steps: Vec<i64> = self
+            .head
+            .windows(2)
+            .map(|w| (w[1].ts - w[0].ts).num_microseconds().unwrap_or(0))
+            .collect();
         steps.retain(|&s| s > 0);
         steps.sort_unstable();
         let interval_s = steps.get(steps.len() / 2).map_or(0.0, |&s| s as f64 * 1e-6);
         let meta = RunMeta {
-            hostname: first.rows.first().and_then(|r| r.get(Field::Host).as_str()).unwrap_or("-").to_string(),
+            hostname: first
+                .rows
+                .first()
+                .and_then(|r| r.get(Field::Host).as_str())
+                .unwrap_or("-")
+                .to_string(),
             interval_s,
             command: self.command.clone(),
             start: first.ts,

@@ -21,7 +21,12 @@ pub struct NvsmiSink {
 }
 
 impl NvsmiSink {
-    pub fn new(mut out: CountingWriter, sel: &Selection, with_header: bool, units: bool) -> Result<Self> {
+    pub fn new(
+        mut out: CountingWriter,
+        sel: &Selection,
+        with_header: bool,
+        units: bool,
+    ) -> Result<Self> {
         if with_header {
             let h: Vec<String> = sel.fields().map(|f| f.def().nvsmi_header()).collect();
             let line = format!("{}\n", h.join(", "));
@@ -65,7 +70,9 @@ impl Sink for NvsmiSink {
                 }
             }
             self.line.push('\n');
-            self.out.write_all(self.line.as_bytes()).with_context(|| format!("writing {}", self.out.target()))?;
+            self.out
+                .write_all(self.line.as_bytes())
+                .with_context(|| format!("writing {}", self.out.target()))?;
         }
         Ok(())
     }

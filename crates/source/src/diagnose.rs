@@ -120,7 +120,12 @@ fn problem(p: impl Into<String>, fix: impl Into<String>) -> Problem {
 }
 
 /// Gather everything; `cuda`, `nvidia` and `order` are the environment variables' values.
-pub fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: Option<String>) -> Diagnosis {
+pub fn examine(
+    lib: &str,
+    cuda: Option<String>,
+    nvidia: Option<String>,
+    order: Option<String>,
+) -> Diagnosis {
     let (cuda, nvidia, order) = (cuda.as_deref(), nvidia.as_deref(), order.as_deref());
     let container = probe::container();
     let in_container = container.kind.is_some();
@@ -137,7 +142,10 @@ pub fn examine(lib: &str, cuda: Option<String>, nvidia: Option<String>, order: O
         let value = if var == CUDA_VAR { cuda } else { nvidia }.unwrap_or_default();
         problems.push(problem(
             format!("{var}={value:?} hides every GPU from the job"),
-            format!("unset {var}, or set it to indices 0..{} or UUIDs listed above", gpus.len().saturating_sub(1)),
+            format!(
+                "unset {var}, or set it to indices 0..{} or UUIDs listed above",
+                gpus.len().saturating_sub(1)
+            ),
         ));
     }
     let mut notes = visible_notes(cuda, nvidia, order, &infos);
@@ -261,11 +269,17 @@ fn health_problem(g: &GpuState) -> Option<Problem> {
             "drain the node, reset the GPU (nvidia-smi -r) and have it serviced (RMA) if it recurs",
         ));
     }
-    let pending: Vec<&str> =
-        [Field::RemappedPending, Field::RetiredPending].into_iter().filter(|&f| at(f) > 0).map(|f| f.name()).collect();
+    let pending: Vec<&str> = [Field::RemappedPending, Field::RetiredPending]
+        .into_iter()
+        .filter(|&f| at(f) > 0)
+        .map(|f| f.name())
+        .collect();
     (!pending.is_empty()).then(|| {
         problem(
-            format!("{who}: memory repair pending ({} = 1) until the GPU is reset", pending.join(", ")),
+            format!(
+                "{who}: memory repair pending ({} = 1) until the GPU is reset",
+                pending.join(", ")
+            ),
             format!("drain the node and reset the GPU (nvidia-smi -r -i {}) or reboot", g.index),
         )
     })
@@ -290,19 +304,27 @@ fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) 
     let mut variables = Vec::new();
     for (name, value) in [(CUDA_VAR, cuda), (NVIDIA_VAR, nvidia)] {
         let Some(v) = value else {
-            variables.push(VarState { name, value: None, selects: "not set".into(), gpus: Vec::new() });
+            variables.push(VarState {
+                name,
+                value: None,
+                selects: "not set".into(),
+                gpus: Vec::new(),
+            });
             continue;
         };
-        let (selects, picked) = if name == CUDA_VAR { cuda_meaning(v, infos) } else { runtime_meaning(v, infos) };
+        let (selects, picked) =
+            if name == CUDA_VAR { cuda_meaning(v, infos) } else { runtime_meaning(v, infos) };
         variables.push(VarState { name, value: Some(v.to_string()), selects, gpus: picked });
     }
     let (restriction, decided_by) = visible::from_vars(cuda, nvidia);
     let record_gpus: Vec<u32> = match &restriction {
         Visible::All => infos.iter().map(|g| g.index).collect(),
         Visible::None => Vec::new(),
-        Visible::Only(sel) => {
-            infos.iter().filter(|g| sel.iter().any(|s| gpu::selects(s, g))).map(|g| g.index).collect()
-        }
+        Visible::Only(sel) => infos
+            .iter()
+            .filter(|g| sel.iter().any(|s| gpu::selects(s, g)))
+            .map(|g| g.index)
+            .collect(),
     };
     VisibleState { variables, decided_by, record_gpus }
 }
@@ -360,8 +382,11 @@ fn cuda_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
             let text = if picked.is_empty() {
                 format!("{}: matches no GPU here, so CUDA sees none", Visible::Only(sel).describe())
             } else {
-                let cuda =
-                    if picked.len() == 1 { "device 0".into() } else { format!("devices 0-{}", picked.len() - 1) };
+                let cuda = if picked.len() == 1 {
+                    "device 0".into()
+                } else {
+                    format!("devices 0-{}", picked.len() - 1)
+                };
                 format!("{} (CUDA's {cuda})", list_gpus(&picked, usize::MAX))
             };
             (text, picked)
@@ -376,23 +401,34 @@ fn runtime_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
         Visible::None => (
             format!(
                 "no GPU mounted ({})",
-                if v.trim().eq_ignore_ascii_case("none") { "driver only" } else { "no NVIDIA runtime" }
+                if v.trim().eq_ignore_ascii_case("none") {
+                    "driver only"
+                } else {
+                    "no NVIDIA runtime"
+                }
             ),
             Vec::new(),
         ),
         Visible::Only(sel) => {
-            let picked: Vec<u32> =
-                gpus.iter().filter(|g| sel.iter().any(|s| gpu::selects(s, g))).map(|g| g.index).collect();
+            let picked: Vec<u32> = gpus
+                .iter()
+                .filter(|g| sel.iter().any(|s| gpu::selects(s, g)))
+                .map(|g| g.index)
+                .collect();
             (format!("{} mounted", Visible::Only(sel).describe()), picked)
         }
     }
 }
 
-fn visible_notes(cuda: Option<&str>, nvidia: Option<&str>, order: Option<&str>, gpus: &[GpuInfo]) -> Vec<String> {
+fn visible_notes(
+    cuda: Option<&str>,
+    nvidia: Option<&str>,
+    order: Option<&str>,
+    gpus: &[GpuInfo],
+) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(v) = cuda {
-        let uses_index =
-            matches!(visible::parse_cuda(v), Visible::Only(s) if s.iter().any(|s| matches!(s, GpuSelector::Index(_))));
+        let uses_index = matches!(visible::parse_cuda(v), Visible::Only(s) if s.iter().any(|s| matches!(s, GpuSelector::Index(_))));
         let mixed = gpus.iter().any(|g| g.name != gpus[0].name);
         if uses_index && mixed && order.is_none_or(|o| o != "PCI_BUS_ID") {
             notes.push(format!(
@@ -479,7 +515,10 @@ fn gpu_problem(what: &str, e: &NvmlError, in_container: bool) -> Problem {
             format!("{what}: {e}"),
             "check that the container was started with the GPU (`docker run --gpus ...`)",
         ),
-        _ => problem(format!("{what}: {e}"), "run `nvidia-smi`; check `dmesg` for NVRM or Xid messages"),
+        _ => problem(
+            format!("{what}: {e}"),
+            "run `nvidia-smi`; check `dmesg` for NVRM or Xid messages",
+        ),
     }
 }
 

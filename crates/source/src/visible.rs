@@ -108,8 +108,10 @@ fn for_record(v: Visible, runtime: bool) -> Visible {
     if runtime && list.iter().any(|s| matches!(s, GpuSelector::Index(_))) {
         return Visible::All;
     }
-    let kept: Vec<GpuSelector> =
-        list.into_iter().filter(|s| !matches!(s, GpuSelector::Uuid(u) if u.starts_with("MIG-"))).collect();
+    let kept: Vec<GpuSelector> = list
+        .into_iter()
+        .filter(|s| !matches!(s, GpuSelector::Uuid(u) if u.starts_with("MIG-")))
+        .collect();
     if kept.is_empty() { Visible::All } else { Visible::Only(kept) }
 }
 
@@ -139,7 +141,8 @@ fn entry(e: &str, runtime: bool) -> Option<GpuSelector> {
             let parent = e[4..].split('/').next().unwrap_or_default();
             return entry(parent, runtime);
         }
-        return (!rest.is_empty()).then(|| GpuSelector::Uuid(format!("MIG-{}", e[4..].to_ascii_lowercase())));
+        return (!rest.is_empty())
+            .then(|| GpuSelector::Uuid(format!("MIG-{}", e[4..].to_ascii_lowercase())));
     }
     if runtime
         && let Some((gpu, mig)) = e.split_once(':')
@@ -167,12 +170,20 @@ mod tests {
         assert_eq!(parse("void"), Visible::None);
         assert_eq!(parse(""), Visible::None);
         assert_eq!(parse("0,1"), Visible::Only(vec![Index(0), Index(1)]));
-        assert_eq!(parse("2, 0 ,2"), Visible::Only(vec![Index(2), Index(0)]), "order kept, duplicates dropped");
+        assert_eq!(
+            parse("2, 0 ,2"),
+            Visible::Only(vec![Index(2), Index(0)]),
+            "order kept, duplicates dropped"
+        );
         assert_eq!(
             parse("GPU-8932F937-d72c-4106-c12f-20bd9faed9f6,GPU-11"),
             Visible::Only(vec![uuid("GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"), uuid("GPU-11")])
         );
-        assert_eq!(parse("0:1,1:0"), Visible::Only(vec![Index(0), Index(1)]), "gpu:mig pairs keep the GPU");
+        assert_eq!(
+            parse("0:1,1:0"),
+            Visible::Only(vec![Index(0), Index(1)]),
+            "gpu:mig pairs keep the GPU"
+        );
         assert_eq!(parse("MIG-abcd"), Visible::Only(vec![uuid("MIG-abcd")]));
         assert_eq!(parse("MIG-GPU-1111/1/0"), Visible::Only(vec![uuid("GPU-1111")]));
         assert_eq!(parse("bogus,1"), Visible::Only(vec![Index(1)]));
@@ -186,7 +197,11 @@ mod tests {
         assert_eq!(parse_cuda("all"), Visible::None, "CUDA does not know 'all'");
         assert_eq!(parse_cuda("none"), Visible::None);
         assert_eq!(parse_cuda("1"), Visible::Only(vec![Index(1)]));
-        assert_eq!(parse_cuda("0,2,-1,1"), Visible::Only(vec![Index(0), Index(2)]), "stops at the first invalid");
+        assert_eq!(
+            parse_cuda("0,2,-1,1"),
+            Visible::Only(vec![Index(0), Index(2)]),
+            "stops at the first invalid"
+        );
         assert_eq!(parse_cuda("GPU-1111,0"), Visible::Only(vec![uuid("GPU-1111"), Index(0)]));
         assert_eq!(parse_cuda("0:1"), Visible::None, "gpu:mig pairs are the runtime's, not CUDA's");
         assert_eq!(parse_cuda("0,"), Visible::Only(vec![Index(0)]));
@@ -195,15 +210,24 @@ mod tests {
     #[test]
     fn record_default_follows_cuda_then_nvidia() {
         assert_eq!(from_vars(None, None), (Visible::All, None));
-        assert_eq!(from_vars(Some("1"), Some("all")), (Visible::Only(vec![Index(1)]), Some(CUDA_VAR)));
+        assert_eq!(
+            from_vars(Some("1"), Some("all")),
+            (Visible::Only(vec![Index(1)]), Some(CUDA_VAR))
+        );
         assert_eq!(from_vars(Some(""), None), (Visible::None, Some(CUDA_VAR)));
-        assert_eq!(from_vars(None, Some("GPU-1111")), (Visible::Only(vec![uuid("GPU-1111")]), Some(NVIDIA_VAR)));
+        assert_eq!(
+            from_vars(None, Some("GPU-1111")),
+            (Visible::Only(vec![uuid("GPU-1111")]), Some(NVIDIA_VAR))
+        );
         assert_eq!(from_vars(None, Some("void")), (Visible::None, Some(NVIDIA_VAR)));
         // The runtime's indices are the host's; inside the container NVML renumbers from 0.
         assert_eq!(from_vars(None, Some("2,3")), (Visible::All, Some(NVIDIA_VAR)));
         // MIG instances cannot be matched to NVML GPUs: no restriction rather than none.
         assert_eq!(from_vars(Some("MIG-abcd"), None), (Visible::All, Some(CUDA_VAR)));
-        assert_eq!(from_vars(Some("MIG-abcd,GPU-11"), None), (Visible::Only(vec![uuid("GPU-11")]), Some(CUDA_VAR)));
+        assert_eq!(
+            from_vars(Some("MIG-abcd,GPU-11"), None),
+            (Visible::Only(vec![uuid("GPU-11")]), Some(CUDA_VAR))
+        );
     }
 
     #[test]

@@ -92,13 +92,21 @@ pub fn parse_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
 }
 
 /// First and last timestamp of all inputs (one pass over the timestamp column only).
-pub fn time_range(inputs: &[Input], read: &ReadOptions, progress: &Progress) -> Result<Option<(i64, i64)>> {
+pub fn time_range(
+    inputs: &[Input],
+    read: &ReadOptions,
+    progress: &Progress,
+) -> Result<Option<(i64, i64)>> {
     let mut range: Option<(i64, i64)> = None;
     for input in inputs {
         let init = || (i64::MAX, i64::MIN);
         let visit = |st: &mut (i64, i64), b: &arrow_array::RecordBatch, _: &str| -> Result<()> {
             let mut ts = Vec::new();
-            if let Some(c) = b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))
+            if let Some(c) = b
+                .schema()
+                .fields()
+                .iter()
+                .position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))
                 && cols::ts_micros(b.column(c).as_ref(), &mut ts)
             {
                 for t in ts.into_iter().filter(|&t| t != NO_TS) {
@@ -127,7 +135,11 @@ pub struct Inputs {
 pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
     let found = discover_recording(paths)?;
     let t = by_table(found.inputs, read);
-    Ok(Inputs { metrics: Discovered { inputs: t.metrics, skipped: found.skipped }, procs: t.procs, events: t.events })
+    Ok(Inputs {
+        metrics: Discovered { inputs: t.metrics, skipped: found.skipped },
+        procs: t.procs,
+        events: t.events,
+    })
 }
 
 /// Events and per-user totals from the companion inputs, inside `window`.
@@ -142,7 +154,8 @@ fn companions(
     let read = ReadOptions { threads: 1, ..read.clone() };
     let keys = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid];
     let events = Mutex::new(EventCollector::new(window));
-    let want: Vec<Field> = keys.into_iter().chain([Field::EventKind, Field::EventCode, Field::EventDetail]).collect();
+    let want: Vec<Field> =
+        keys.into_iter().chain([Field::EventKind, Field::EventCode, Field::EventDetail]).collect();
     for input in &inputs.events {
         let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match events.lock() {
             Ok(mut c) => c.visit(b, host),
@@ -151,8 +164,10 @@ fn companions(
         reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
     }
     let usage = Mutex::new(UsageCollector::new(window));
-    let want: Vec<Field> =
-        keys.into_iter().chain([Field::ProcPid, Field::ProcUser, Field::ProcGpuMemory, Field::ProcSm]).collect();
+    let want: Vec<Field> = keys
+        .into_iter()
+        .chain([Field::ProcPid, Field::ProcUser, Field::ProcGpuMemory, Field::ProcSm])
+        .collect();
     for input in &inputs.procs {
         let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match usage.lock() {
             Ok(mut c) => c.visit(b, host),
@@ -160,7 +175,8 @@ fn companions(
         };
         reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
     }
-    let (events, events_more, routine_events) = events.into_inner().map(EventCollector::finish).unwrap_or_default();
+    let (events, events_more, routine_events) =
+        events.into_inner().map(EventCollector::finish).unwrap_or_default();
     let users = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
     Ok(Companions { events, events_more, routine_events, users })
 }
@@ -181,7 +197,11 @@ struct Parts {
 
 /// How rows are split by phase: windows when given, else the `phase` column when asked for or, for
 /// the report, when an input has one.
-fn phase_split(cfg: &SummarizeConfig, found: &Discovered, range: Option<(i64, i64)>) -> Option<Split> {
+fn phase_split(
+    cfg: &SummarizeConfig,
+    found: &Discovered,
+    range: Option<(i64, i64)>,
+) -> Option<Split> {
     if !cfg.phase_windows.is_empty() {
         let w: Vec<_> = cfg.phase_windows.iter().map(|w| w.resolve(range)).collect();
         return Some(Split::Windows(w.into()));
@@ -229,7 +249,11 @@ fn collect(
     // Several inputs are read side by side, one thread each, a window of them at a time (their states
     // are held until merged, in input order); a single input uses every thread on its row groups.
     let threads = cfg.read.threads.max(1);
-    let each = if found.inputs.len() > 1 { ReadOptions { threads: 1, ..cfg.read.clone() } } else { cfg.read.clone() };
+    let each = if found.inputs.len() > 1 {
+        ReadOptions { threads: 1, ..cfg.read.clone() }
+    } else {
+        cfg.read.clone()
+    };
     let mut read = Vec::new();
     for (k, input) in found.inputs.iter().enumerate() {
         if read.is_empty() {
@@ -272,7 +296,8 @@ pub fn summarize(cfg: &SummarizeConfig) -> Result<Outcome> {
 impl Inputs {
     /// Every input, whatever its table.
     pub fn all(&self) -> Discovered {
-        let all = self.metrics.inputs.iter().chain(&self.procs).chain(&self.events).cloned().collect();
+        let all =
+            self.metrics.inputs.iter().chain(&self.procs).chain(&self.events).cloned().collect();
         Discovered { inputs: all, ..Default::default() }
     }
 }
@@ -282,15 +307,18 @@ impl Inputs {
 pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Outcome> {
     let checks = parse_checks(&cfg.checks)?;
     if cfg.phases == PhaseMode::Off
-        && let Some(ParsedCheck::Compare(c, ..)) = checks.iter().find(|c| matches!(c, ParsedCheck::Compare(..)))
+        && let Some(ParsedCheck::Compare(c, ..)) =
+            checks.iter().find(|c| matches!(c, ParsedCheck::Compare(..)))
     {
-        return Err(
-            UsageError(format!("--fail-if '{c}' checks a comparison: add --by phase, or use gpumon compare")).into()
-        );
+        return Err(UsageError(format!(
+            "--fail-if '{c}' checks a comparison: add --by phase, or use gpumon compare"
+        ))
+        .into());
     }
     let found = &all_inputs.metrics;
     let size = found.bytes();
-    let needs_range = cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
+    let needs_range =
+        cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
     let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
     let range = if needs_range { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
     let window = cfg.window.resolve(range);
@@ -311,7 +339,8 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
         }
     }
     let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };
-    let summary = build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
+    let summary =
+        build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
     if summary.hosts.is_empty() && summary.users.is_empty() {
         return Err(UsageError(format!(
             "{}: nothing to summarize: {}",
@@ -346,7 +375,9 @@ fn check(c: &ParsedCheck, s: &Summary, phases: Option<&PhaseReport>) -> CheckRes
         ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
         ParsedCheck::Compare(c, m, part) => {
             let cols: Vec<(String, &Summary)> = phases
-                .map(|p| p.phases.iter().filter_map(|x| Some((x.label.clone()?, &x.summary))).collect())
+                .map(|p| {
+                    p.phases.iter().filter_map(|x| Some((x.label.clone()?, &x.summary))).collect()
+                })
                 .unwrap_or_default();
             let base = phases.and_then(|p| p.comparison.as_ref()).map_or(0, |c| c.baseline);
             compare::evaluate(c, *m, *part, &cols, base)
@@ -383,8 +414,8 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{
-        ArrayRef, Float32Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array,
-        UInt64Array,
+        ArrayRef, Float32Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array,
+        UInt32Array, UInt64Array,
     };
     use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
     use parquet::arrow::ArrowWriter;
@@ -394,8 +425,13 @@ mod tests {
     /// of 97 rows (ticks split across row groups).
     fn write_file(path: &std::path::Path) {
         let (gpus, ticks) = (3u32, 400u32);
-        let rows: Vec<(u32, u32)> = (0..ticks).flat_map(|t| (0..gpus).map(move |g| (t, g))).collect();
-        let ts = |t: u32| 1_700_000_000_000_000i64 + i64::from(t) * 1_000_000 + if t >= 150 { 60_000_000 } else { 0 };
+        let rows: Vec<(u32, u32)> =
+            (0..ticks).flat_map(|t| (0..gpus).map(move |g| (t, g))).collect();
+        let ts = |t: u32| {
+            1_700_000_000_000_000i64
+                + i64::from(t) * 1_000_000
+                + if t >= 150 { 60_000_000 } else { 0 }
+        };
         let col = |f: fn(u32, u32) -> Option<f32>| -> ArrayRef {
             Arc::new(Float32Array::from(rows.iter().map(|&(t, g)| f(t, g)).collect::<Vec<_>>()))
         };
@@ -412,18 +448,33 @@ mod tests {
                 "timestamp",
                 DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
                 Arc::new(
-                    TimestampMicrosecondArray::from_iter_values(rows.iter().map(|&(t, _)| ts(t))).with_timezone("UTC"),
+                    TimestampMicrosecondArray::from_iter_values(rows.iter().map(|&(t, _)| ts(t)))
+                        .with_timezone("UTC"),
                 ),
             ),
-            ("host", DataType::Utf8, Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "h1")))),
-            ("index", DataType::UInt32, Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(_, g)| g)))),
+            (
+                "host",
+                DataType::Utf8,
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|_| "h1"))),
+            ),
+            (
+                "index",
+                DataType::UInt32,
+                Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(_, g)| g))),
+            ),
             ("utilization.gpu", DataType::UInt8, Arc::new(util)),
             (
                 "memory.used",
                 DataType::UInt32,
-                Arc::new(UInt32Array::from_iter_values(rows.iter().map(|&(t, g)| 1000 + t * 3 + g))),
+                Arc::new(UInt32Array::from_iter_values(
+                    rows.iter().map(|&(t, g)| 1000 + t * 3 + g),
+                )),
             ),
-            ("memory.total", DataType::UInt32, Arc::new(UInt32Array::from_iter_values(rows.iter().map(|_| 81_559)))),
+            (
+                "memory.total",
+                DataType::UInt32,
+                Arc::new(UInt32Array::from_iter_values(rows.iter().map(|_| 81_559))),
+            ),
             (
                 "power.draw",
                 DataType::Float32,
@@ -433,14 +484,19 @@ mod tests {
             (
                 "mem.used",
                 DataType::UInt64,
-                Arc::new(UInt64Array::from_iter_values(rows.iter().map(|&(t, _)| 5000 + u64::from(t)))),
+                Arc::new(UInt64Array::from_iter_values(
+                    rows.iter().map(|&(t, _)| 5000 + u64::from(t)),
+                )),
             ),
         ];
-        let schema =
-            Arc::new(Schema::new(cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>()));
-        let batch = RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.2).collect()).unwrap();
+        let schema = Arc::new(Schema::new(
+            cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>(),
+        ));
+        let batch =
+            RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.2).collect()).unwrap();
         let props = WriterProperties::builder().set_max_row_group_row_count(Some(97)).build();
-        let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props)).unwrap();
+        let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props))
+            .unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
     }

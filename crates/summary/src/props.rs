@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array,
+    ArrayRef, Float64Array, RecordBatch, StringArray, TimestampMicrosecondArray, UInt8Array,
+    UInt32Array,
 };
 use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
 use parquet::arrow::ArrowWriter;
@@ -47,7 +48,8 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
     let mut r = Rng(c.seed | 1);
     let n = c.hosts * c.gpus * c.ticks;
     let mut counters: Vec<f64> = (0..c.hosts * c.gpus).map(|_| 1e6 + r.next(1000) as f64).collect();
-    let (mut ts, mut host, mut index, mut uuid, mut name) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut ts, mut host, mut index, mut uuid, mut name) =
+        (vec![], vec![], vec![], vec![], vec![]);
     let (mut util, mut power, mut energy, mut cpu) = (vec![], vec![], vec![], vec![]);
     let mut t = 1_700_000_000_000_000i64;
     for _ in 0..c.ticks {
@@ -104,8 +106,9 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
         ("energy.total", DataType::Float64, Arc::new(Float64Array::from(energy))),
         ("cpu.util", DataType::Float64, Arc::new(Float64Array::from(cpu))),
     ];
-    let schema =
-        Arc::new(Schema::new(cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>()));
+    let schema = Arc::new(Schema::new(
+        cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>(),
+    ));
     RecordBatch::try_new(schema, cols.into_iter().map(|c| c.2).collect()).unwrap()
 }
 
@@ -114,8 +117,10 @@ fn reorder<T: Clone>(v: &mut Vec<T>, order: &[usize]) {
 }
 
 fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
-    let props = WriterProperties::builder().set_max_row_group_row_count(Some(group_rows.max(1))).build();
-    let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), b.schema(), Some(props)).unwrap();
+    let props =
+        WriterProperties::builder().set_max_row_group_row_count(Some(group_rows.max(1))).build();
+    let mut w = ArrowWriter::try_new(std::fs::File::create(path).unwrap(), b.schema(), Some(props))
+        .unwrap();
     w.write(b).unwrap();
     w.close().unwrap();
 }
@@ -124,14 +129,15 @@ fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
 fn summary(inputs: Vec<PathBuf>, threads: usize) -> serde_json::Value {
     let cfg = json_config(inputs, threads);
     let o = summarize(&cfg).unwrap();
-    let mut j: serde_json::Value = serde_json::from_str(&render(&o.summary, &o.checks, SummaryFormat::Json)).unwrap();
+    let mut j: serde_json::Value =
+        serde_json::from_str(&render(&o.summary, &o.checks, SummaryFormat::Json)).unwrap();
     j.as_object_mut().unwrap().remove("inputs");
     j
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (1usize..=2, 1usize..=3, 2usize..=120, any::<u64>(), prop::collection::vec(1u32..1000, 0..3)).prop_flat_map(
-        |(hosts, gpus, ticks, seed, cuts)| {
+    (1usize..=2, 1usize..=3, 2usize..=120, any::<u64>(), prop::collection::vec(1u32..1000, 0..3))
+        .prop_flat_map(|(hosts, gpus, ticks, seed, cuts)| {
             let n = hosts * gpus * ticks;
             (1..=n, prop::sample::select(vec![1usize, 2, 3, 5, 13]), any::<bool>()).prop_map(
                 move |(group_rows, threads, grouped)| Case {
@@ -145,8 +151,7 @@ fn case() -> impl Strategy<Value = Case> {
                     grouped,
                 },
             )
-        },
-    )
+        })
 }
 
 proptest! {

@@ -24,7 +24,10 @@ pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Res
             progress.finish();
             let (since, until) = summary.window;
             let clipped = range.map(|(a, b)| {
-                (a.max(since.unwrap_or(i64::MIN)), b.min(until.map_or(i64::MAX, |u| u.saturating_sub(1))))
+                (
+                    a.max(since.unwrap_or(i64::MIN)),
+                    b.min(until.map_or(i64::MAX, |u| u.saturating_sub(1))),
+                )
             });
             let joined = match (clipped, gpu_span) {
                 (Some((a, b)), Some((c, d))) => (a.min(c), b.max(d)),

@@ -30,14 +30,25 @@ pub fn create_new(path: &Path, append: bool) -> io::Result<File> {
     } else {
         o.write(true);
     }
-    o.create_new(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).mode(0o666).open(path).map_err(|e| {
-        if e.kind() == io::ErrorKind::AlreadyExists {
-            let what = if is_link(path) { "a symbolic link is there (not followed)" } else { "it already exists" };
-            io::Error::new(e.kind(), format!("{what}: gpumon makes its files new and never writes over another"))
-        } else {
-            e
-        }
-    })
+    o.create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o666)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                let what = if is_link(path) {
+                    "a symbolic link is there (not followed)"
+                } else {
+                    "it already exists"
+                };
+                io::Error::new(
+                    e.kind(),
+                    format!("{what}: gpumon makes its files new and never writes over another"),
+                )
+            } else {
+                e
+            }
+        })
 }
 
 /// Open an existing file without following a link at its last component (a link is an error that
@@ -64,7 +75,9 @@ pub fn open_or_create(path: &Path) -> io::Result<(File, bool)> {
         .mode(0o644)
         .open(path)
         .or_else(|e| match e.kind() {
-            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => open_existing(path, false),
+            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                open_existing(path, false)
+            }
             _ => Err(link_error(path, e)),
         })?;
     let m = f.metadata()?;
@@ -112,10 +125,18 @@ pub fn read_own(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let f = open_existing(path, false)?;
     let m = f.metadata()?;
     if !m.file_type().is_file() {
-        return Err(io::Error::other(format!("{} is {}, not a regular file", path.display(), kind(&m))));
+        return Err(io::Error::other(format!(
+            "{} is {}, not a regular file",
+            path.display(),
+            kind(&m)
+        )));
     }
     if m.uid() != euid() {
-        return Err(io::Error::other(format!("{} belongs to another user (uid {})", path.display(), m.uid())));
+        return Err(io::Error::other(format!(
+            "{} belongs to another user (uid {})",
+            path.display(),
+            m.uid()
+        )));
     }
     if m.len() > max {
         return Err(io::Error::other(format!("{} is larger than {max} bytes", path.display())));
@@ -131,8 +152,9 @@ pub fn read_own(path: &Path, max: u64) -> io::Result<Vec<u8>> {
 /// Whether `dir` is a directory of the caller's that nobody else may change (a run's is mode 0700):
 /// no other user can have put or replaced anything in it.
 pub fn private_dir(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir)
-        .is_ok_and(|m| m.file_type().is_dir() && m.uid() == euid() && m.permissions().mode() & 0o022 == 0)
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        m.file_type().is_dir() && m.uid() == euid() && m.permissions().mode() & 0o022 == 0
+    })
 }
 
 /// Whether `path` is a socket of the caller's (lstat: a link to one is not).
@@ -161,7 +183,10 @@ pub fn create_dirs(dir: &Path) -> io::Result<()> {
         shown.push(name);
         let mut follow = OFlags::NOFOLLOW;
         match rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink => {
+            Ok(st)
+                if rustix::fs::FileType::from_raw_mode(st.st_mode)
+                    == rustix::fs::FileType::Symlink =>
+            {
                 if st.st_uid != me && st.st_uid != 0 {
                     return Err(io::Error::other(format!(
                         "{} is a symbolic link made by another user (uid {}): not followed",
@@ -172,16 +197,19 @@ pub fn create_dirs(dir: &Path) -> io::Result<()> {
                 follow = OFlags::empty();
             }
             Ok(_) => {}
-            Err(rustix::io::Errno::NOENT) => match rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(0o777)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                Err(e) => return Err(e.into()),
-            },
+            Err(rustix::io::Errno::NOENT) => {
+                match rustix::fs::mkdirat(&fd, name, Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
             Err(e) => return Err(e.into()),
         }
         fd = rustix::fs::openat(&fd, name, dirs | follow, Mode::empty()).map_err(|e| match e {
-            rustix::io::Errno::LOOP => {
-                io::Error::other(format!("{} became a symbolic link: not followed", shown.display()))
-            }
+            rustix::io::Errno::LOOP => io::Error::other(format!(
+                "{} became a symbolic link: not followed",
+                shown.display()
+            )),
             e => io::Error::other(format!("{}: {}", shown.display(), io::Error::from(e))),
         })?;
     }

@@ -30,7 +30,10 @@ fn install_hook() {
                     .map(|s| (*s).to_string())
                     .or_else(|| info.payload().downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown cause".into());
-                let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+                let at = info
+                    .location()
+                    .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                    .unwrap_or_default();
                 LAST.with(|l| *l.borrow_mut() = format!("{msg}{at}"));
             } else {
                 default(info);

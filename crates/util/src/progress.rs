@@ -22,7 +22,9 @@ impl Progress {
     pub fn new(total: u64, enabled: bool) -> Progress {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-            if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:24} {bytes}/{total_bytes} {wide_msg}") {
+            if let Ok(style) =
+                ProgressStyle::with_template("{spinner} {bar:24} {bytes}/{total_bytes} {wide_msg}")
+            {
                 b.set_style(style);
             }
             b

@@ -25,7 +25,9 @@ const DEFAULT_WIDTH: usize = 80;
 /// the clear code clears only the cursor's row.
 pub fn draw(line: &str) {
     if ACTIVE.load(Ordering::Relaxed) {
-        let width = console::Term::stderr().size_checked().map_or(DEFAULT_WIDTH, |(_, cols)| usize::from(cols));
+        let width = console::Term::stderr()
+            .size_checked()
+            .map_or(DEFAULT_WIDTH, |(_, cols)| usize::from(cols));
         // The phase label and file names in it come from other programs: nothing of theirs reaches
         // the terminal as a control sequence.
         let _ = write!(std::io::stderr(), "\r\x1b[2K{}", fit(&crate::text::escape(line), width));
@@ -51,8 +53,7 @@ mod tests {
 
     #[test]
     fn lines_fit_the_width() {
-        let long =
-            "gpumon 00:00:05  ticks 5  late 0  run.parquet 12.3 KiB  GPU 99% 98% 97% 96% 95% 94% 93% 92% and more";
+        let long = "gpumon 00:00:05  ticks 5  late 0  run.parquet 12.3 KiB  GPU 99% 98% 97% 96% 95% 94% 93% 92% and more";
         for w in [1, 20, 40, 80] {
             let f = fit(long, w);
             assert!(console::measure_text_width(&f) < w.max(2), "{w}: {f:?}");

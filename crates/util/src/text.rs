@@ -68,7 +68,10 @@ mod tests {
         assert_eq!(escape("a\nb\x1b[31mc\0"), "a\\nb\\u{1b}[31mc\\0");
         assert_eq!(escape("tab\there"), "tab\\there");
         assert_eq!(show(Path::new("dir/ü.csv")), "dir/ü.csv");
-        assert_eq!(escape("a\u{202e}gpj.exe\u{2066}b\u{200f}"), "a\\u{202e}gpj.exe\\u{2066}b\\u{200f}");
+        assert_eq!(
+            escape("a\u{202e}gpj.exe\u{2066}b\u{200f}"),
+            "a\\u{202e}gpj.exe\\u{2066}b\\u{200f}"
+        );
         assert_eq!(escape("\u{9b}31m\u{2028}"), "\\u{9b}31m\\u{2028}");
         assert_eq!(for_terminal("a\tb\n\u{1b}[2J\n"), "a\tb\n\\u{1b}[2J\n");
         assert!(matches!(for_terminal("plain\ttext\n"), Cow::Borrowed(_)));

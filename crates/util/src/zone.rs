@@ -4,7 +4,9 @@
 //! compiled-in database (chrono-tz) cost 1.9 MB and 29,000 relocations at every start.
 
 use chrono::Datelike;
-use chrono::{DateTime, FixedOffset, MappedLocalTime, NaiveDateTime, Offset, TimeZone, Timelike, Utc};
+use chrono::{
+    DateTime, FixedOffset, MappedLocalTime, NaiveDateTime, Offset, TimeZone, Timelike, Utc,
+};
 
 /// An IANA time zone, read from the tz database when `--tz` names it.
 #[derive(Debug, Clone)]
@@ -39,7 +41,9 @@ impl NamedZone {
         match self.0.to_ambiguous_timestamp(civil).offset() {
             AmbiguousOffset::Unambiguous { offset } => (Some(i64::from(offset.seconds())), true),
             // The earliest instant of a repeated time is the one with the larger offset.
-            AmbiguousOffset::Fold { before, after } => (Some(i64::from(before.seconds().max(after.seconds()))), false),
+            AmbiguousOffset::Fold { before, after } => {
+                (Some(i64::from(before.seconds().max(after.seconds()))), false)
+            }
             AmbiguousOffset::Gap { .. } => (None, false),
         }
     }
@@ -125,7 +129,9 @@ impl Zone {
         fn earliest<Z: TimeZone>(m: MappedLocalTime<DateTime<Z>>) -> Option<i64> {
             match m {
                 MappedLocalTime::Single(d) => Some(d.timestamp_micros()),
-                MappedLocalTime::Ambiguous(a, b) => Some(a.timestamp_micros().min(b.timestamp_micros())),
+                MappedLocalTime::Ambiguous(a, b) => {
+                    Some(a.timestamp_micros().min(b.timestamp_micros()))
+                }
                 MappedLocalTime::None => None,
             }
         }
@@ -147,7 +153,9 @@ impl Zone {
             Zone::Local => t.with_timezone(&chrono::Local).format(fmt).to_string(),
             Zone::Named(z) => {
                 let (off, abbrev) = z.offset_at(t.timestamp())?;
-                t.with_timezone(&FixedOffset::east_opt(off)?).format(&with_abbreviation(fmt, &abbrev)).to_string()
+                t.with_timezone(&FixedOffset::east_opt(off)?)
+                    .format(&with_abbreviation(fmt, &abbrev))
+                    .to_string()
             }
             Zone::Fixed(o) => t.with_timezone(o).format(fmt).to_string(),
         })
@@ -169,7 +177,9 @@ impl Zone {
         match self {
             Zone::Local => (None, 0),
             Zone::Named(z) => (Some(z.clone()), 0),
-            Zone::Fixed(o) => (Some(NamedZone::utc()), i64::from(o.fix().local_minus_utc()) * 1_000_000),
+            Zone::Fixed(o) => {
+                (Some(NamedZone::utc()), i64::from(o.fix().local_minus_utc()) * 1_000_000)
+            }
         }
     }
 }
@@ -221,7 +231,10 @@ mod tests {
         }
         assert_eq!(Zone::parse("Europe/Berlin"), Ok(Zone::Named(berlin())));
         assert_eq!(Zone::parse("europe/berlin"), Ok(Zone::Named(berlin())));
-        assert_eq!(Zone::parse("AMERICA/NEW_YORK"), Ok(Zone::Named(NamedZone::get("America/New_York").unwrap())));
+        assert_eq!(
+            Zone::parse("AMERICA/NEW_YORK"),
+            Ok(Zone::Named(NamedZone::get("America/New_York").unwrap()))
+        );
         let east = |s: i32| Ok(Zone::Fixed(FixedOffset::east_opt(s).unwrap()));
         assert_eq!(Zone::parse("+02:00"), east(7200));
         assert_eq!(Zone::parse("+0200"), east(7200));
@@ -243,7 +256,10 @@ mod tests {
         assert_eq!(Zone::parse("-0530").unwrap().utc_micros(&t), Some(utc + 19_800_000_000));
         assert_eq!(Zone::parse("europe/berlin").unwrap().utc_micros(&t), Some(utc - 3_600_000_000));
         // 02:30 on the last Sunday of March does not exist in Berlin.
-        assert_eq!(Zone::parse("Europe/Berlin").unwrap().utc_micros(&naive("2026-03-29 02:30:00")), None);
+        assert_eq!(
+            Zone::parse("Europe/Berlin").unwrap().utc_micros(&naive("2026-03-29 02:30:00")),
+            None
+        );
         let z = Zone::parse("-05:30").unwrap();
         assert_eq!(z.format(utc, "%H:%M %:z").as_deref(), Some("06:30 -05:30"));
         assert_eq!(z.name().as_deref(), Some("UTC-05:30"));
@@ -262,7 +278,10 @@ mod tests {
         assert_eq!(berlin().local_offset(&naive("2026-01-05 12:00:00")), (Some(3600), true));
         assert_eq!(berlin().local_offset(&naive("2026-03-29 02:30:00")), (None, false));
         let summer = naive("2026-07-01 10:00:00").and_utc().timestamp_micros();
-        assert_eq!(b.format(summer, "%H:%M %Z (UTC%:z) %%Z").as_deref(), Some("12:00 CEST (UTC+02:00) %Z"));
+        assert_eq!(
+            b.format(summer, "%H:%M %Z (UTC%:z) %%Z").as_deref(),
+            Some("12:00 CEST (UTC+02:00) %Z")
+        );
         let winter = naive("2026-01-05 10:00:00").and_utc().timestamp_micros();
         assert_eq!(b.format(winter, "%Z").as_deref(), Some("CET"));
         assert_eq!(Zone::parse("utc").unwrap().format(winter, "%H %Z").as_deref(), Some("10 UTC"));

@@ -588,7 +588,10 @@ fn lock() -> MutexGuard<'static, Option<State>> {
 fn error_token(s: &str) -> Option<Ret> {
     let upper = s.trim().to_ascii_uppercase();
     let name = upper.strip_prefix("NVML_ERROR_").unwrap_or(&upper);
-    ERRORS.iter().find(|(code, token, _)| *code != SUCCESS && *token == name).map(|(code, _, _)| *code)
+    ERRORS
+        .iter()
+        .find(|(code, token, _)| *code != SUCCESS && *token == name)
+        .map(|(code, _, _)| *code)
 }
 
 fn parse_u64(s: &str) -> Option<u64> {
@@ -644,7 +647,8 @@ fn parse_procs(text: &str) -> Result<Vec<Proc>, String> {
             if item.is_empty() {
                 continue;
             }
-            let (pid, mib) = item.split_once(':').ok_or_else(|| format!("process `{item}` is not `pid:MiB`"))?;
+            let (pid, mib) =
+                item.split_once(':').ok_or_else(|| format!("process `{item}` is not `pid:MiB`"))?;
             let pid: u32 = pid.trim().parse().map_err(|_| format!("bad pid in `{item}`"))?;
             let mib = mib.trim();
             let used = if mib.eq_ignore_ascii_case("NA") || mib.eq_ignore_ascii_case("N/A") {
@@ -663,7 +667,10 @@ fn parse_procs(text: &str) -> Result<Vec<Proc>, String> {
 
 /// A per-tick list value: ticks separated by `,`; each tick is `none`, an NVML
 /// error name, or items separated by `;`.
-fn parse_tick_lists<T>(v: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<TickLists<T>, String> {
+fn parse_tick_lists<T>(
+    v: &str,
+    item: impl Fn(&str) -> Result<T, String>,
+) -> Result<TickLists<T>, String> {
     if v.trim().is_empty() {
         return Err("empty value".to_string());
     }
@@ -691,7 +698,9 @@ fn parse_proc_util(item: &str) -> Result<ProcUtil, String> {
     let pid: u32 = pid.parse().map_err(|_| format!("bad pid in process_util item `{item}`"))?;
     let mut p = ProcUtil { pid, ..ProcUtil::default() };
     for part in parts {
-        let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
         let n = parse_u64(v).ok_or_else(|| format!("`{v}` in `{item}` is not an integer"))?;
         let pct = || u32::try_from(n).map_err(|_| format!("`{v}` in `{item}` is too large"));
         match k.trim() {
@@ -700,7 +709,11 @@ fn parse_proc_util(item: &str) -> Result<ProcUtil, String> {
             "enc" => p.enc = pct()?,
             "dec" => p.dec = pct()?,
             "ts" => p.ts = Some(n),
-            other => return Err(format!("unknown process_util field `{other}` (sm, mem, enc, dec, ts)")),
+            other => {
+                return Err(format!(
+                    "unknown process_util field `{other}` (sm, mem, enc, dec, ts)"
+                ));
+            }
         }
     }
     Ok(p)
@@ -708,7 +721,11 @@ fn parse_proc_util(item: &str) -> Result<ProcUtil, String> {
 
 /// The memory of a profile name such as `3g.40gb`, in MiB (`40 * 1024`); 0 when it names none.
 fn profile_mib(profile: &str) -> u64 {
-    let gb = profile.split('.').nth(1).and_then(|m| m.strip_suffix("gb")).and_then(|n| n.parse::<u64>().ok());
+    let gb = profile
+        .split('.')
+        .nth(1)
+        .and_then(|m| m.strip_suffix("gb"))
+        .and_then(|n| n.parse::<u64>().ok());
     gb.map_or(0, |g| g * 1024)
 }
 
@@ -721,10 +738,20 @@ fn parse_mig(item: &str) -> Result<Mig, String> {
         return Err(format!("MIG item `{item}` has no profile name"));
     }
     let total_mib = profile_mib(&profile);
-    let mut m =
-        Mig { profile, gi: u32::MAX, ci: 0, uuid: None, total_mib, used_mib: 0, procs: Vec::new(), gpm: Vec::new() };
+    let mut m = Mig {
+        profile,
+        gi: u32::MAX,
+        ci: 0,
+        uuid: None,
+        total_mib,
+        used_mib: 0,
+        procs: Vec::new(),
+        gpm: Vec::new(),
+    };
     for part in parts {
-        let (k, v) = part.split_once('=').ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}` in `{item}` is not `key=value`"))?;
         let (k, v) = (k.trim(), v.trim());
         let n = || parse_u64(v).ok_or_else(|| format!("`{v}` in `{item}` is not an integer"));
         match k {
@@ -734,17 +761,25 @@ fn parse_mig(item: &str) -> Result<Mig, String> {
             "total" => m.total_mib = n()?,
             "used" => m.used_mib = n()?,
             "proc" => {
-                let (pid, mib) = v.split_once('@').ok_or_else(|| format!("proc `{v}` is not `PID@MiB`"))?;
+                let (pid, mib) =
+                    v.split_once('@').ok_or_else(|| format!("proc `{v}` is not `PID@MiB`"))?;
                 let pid = pid.parse().map_err(|_| format!("bad pid in `{v}`"))?;
                 let mib = parse_u64(mib).ok_or_else(|| format!("bad memory in `{v}`"))?;
                 m.procs.push(Proc { pid, used: Some(mib * MIB) });
             }
             k if k.starts_with("gpm.") => {
-                let def = GPM_METRICS.iter().find(|g| g.key == k).ok_or_else(|| format!("unknown GPM key `{k}`"))?;
+                let def = GPM_METRICS
+                    .iter()
+                    .find(|g| g.key == k)
+                    .ok_or_else(|| format!("unknown GPM key `{k}`"))?;
                 let x: f64 = v.parse().map_err(|_| format!("`{v}` in `{item}` is not a number"))?;
                 m.gpm.push((def.id, x));
             }
-            other => return Err(format!("unknown MIG field `{other}` (gi, ci, uuid, total, used, proc, gpm.*)")),
+            other => {
+                return Err(format!(
+                    "unknown MIG field `{other}` (gi, ci, uuid, total, used, proc, gpm.*)"
+                ));
+            }
         }
     }
     Ok(m)
@@ -772,8 +807,9 @@ fn parse_events(v: &str) -> Result<Vec<Event>, String> {
     v.split(',')
         .map(|item| {
             let item = item.trim();
-            let (head, tick) =
-                item.rsplit_once('@').ok_or_else(|| format!("event `{item}` is not `KIND[:DATA]@TICK`"))?;
+            let (head, tick) = item
+                .rsplit_once('@')
+                .ok_or_else(|| format!("event `{item}` is not `KIND[:DATA]@TICK`"))?;
             let tick = parse_u64(tick).ok_or_else(|| format!("bad tick in event `{item}`"))?;
             let mut parts = head.split(':');
             let name = parts.next().unwrap_or("").trim();
@@ -782,15 +818,23 @@ fn parse_events(v: &str) -> Result<Vec<Event>, String> {
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
                 .map(|(_, bit)| *bit)
                 .ok_or_else(|| format!("unknown event kind `{name}` in `{item}`"))?;
-            let mut ev = Event { tick, kind, data: 0, gpu_instance: NO_INSTANCE, compute_instance: NO_INSTANCE };
+            let mut ev = Event {
+                tick,
+                kind,
+                data: 0,
+                gpu_instance: NO_INSTANCE,
+                compute_instance: NO_INSTANCE,
+            };
             let mut have_data = false;
             for part in parts {
                 let part = part.trim();
                 let bad = || format!("bad `{part}` in event `{item}`");
                 if let Some(n) = part.strip_prefix("gi=") {
-                    ev.gpu_instance = parse_u64(n).and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?;
+                    ev.gpu_instance =
+                        parse_u64(n).and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?;
                 } else if let Some(n) = part.strip_prefix("ci=") {
-                    ev.compute_instance = parse_u64(n).and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?;
+                    ev.compute_instance =
+                        parse_u64(n).and_then(|n| u32::try_from(n).ok()).ok_or_else(bad)?;
                 } else if !have_data {
                     ev.data = parse_u64(part).ok_or_else(bad)?;
                     have_data = true;
@@ -812,7 +856,9 @@ fn parse_fail_at(v: &str) -> Result<HashMap<usize, Ret>, String> {
         .map(|item| {
             let item = item.trim();
             let (tick, code) = match item.split_once(':') {
-                Some((t, e)) => (t, error_token(e).ok_or_else(|| format!("`{e}` is not an NVML error name"))?),
+                Some((t, e)) => {
+                    (t, error_token(e).ok_or_else(|| format!("`{e}` is not an NVML error name"))?)
+                }
                 None => (item, ERROR_UNKNOWN),
             };
             let tick = parse_u64(tick)
@@ -827,7 +873,9 @@ fn parse_fail_at(v: &str) -> Result<HashMap<usize, Ret>, String> {
 fn parse_bus_id(s: &str) -> Result<Pci, String> {
     let bad = || format!("pci.bus_id `{s}` is not `DDDDDDDD:BB:DD.F`");
     let mut parts = s.split(':');
-    let (Some(dom), Some(bus), Some(devfn), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+    let (Some(dom), Some(bus), Some(devfn), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return Err(bad());
     };
     let (dev, func) = devfn.split_once('.').ok_or_else(bad)?;
@@ -859,7 +907,9 @@ fn set_global(g: &mut Global, key: &str, v: &str) -> Result<(), String> {
         "cuda_version" => {
             g.cuda_version = match error_token(v) {
                 Some(code) => Err(code),
-                None => Ok(v.parse().map_err(|_| format!("cuda_version `{v}` is not an integer"))?),
+                None => {
+                    Ok(v.parse().map_err(|_| format!("cuda_version `{v}` is not an integer"))?)
+                }
             }
         }
         _ => {
@@ -886,8 +936,9 @@ fn set_device(d: &mut Device, key: &str, v: &str) -> Result<(), String> {
             } else if v.eq_ignore_ascii_case("unsupported") {
                 Ok(false)
             } else {
-                Err(error_token(v)
-                    .ok_or_else(|| format!("gpm `{v}` is not supported, unsupported or an error name"))?)
+                Err(error_token(v).ok_or_else(|| {
+                    format!("gpm `{v}` is not supported, unsupported or an error name")
+                })?)
             })
         }
         "gpm.fail_at" => {
@@ -902,11 +953,14 @@ fn set_device(d: &mut Device, key: &str, v: &str) -> Result<(), String> {
         "events.supported" => {
             d.events_supported = Some(match error_token(v) {
                 Some(code) => Err(code),
-                None => Ok(parse_u64(v).ok_or_else(|| format!("events.supported `{v}` is not a bitmask"))?),
+                None => Ok(parse_u64(v)
+                    .ok_or_else(|| format!("events.supported `{v}` is not a bitmask"))?),
             })
         }
         "events.tick_ms" => {
-            d.events_tick_ms = Some(parse_u64(v).ok_or_else(|| format!("events.tick_ms `{v}` is not an integer"))?)
+            d.events_tick_ms = Some(
+                parse_u64(v).ok_or_else(|| format!("events.tick_ms `{v}` is not an integer"))?,
+            )
         }
         "process_util" => d.process_util = Some(parse_tick_lists(v, parse_proc_util)?),
         "mig" => {
@@ -920,10 +974,14 @@ fn set_device(d: &mut Device, key: &str, v: &str) -> Result<(), String> {
         }
         "mig_mode.pending" => {
             d.mig_pending = Some(
-                parse_u64(v).and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("mig_mode.pending `{v}`"))?,
+                parse_u64(v)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| format!("mig_mode.pending `{v}`"))?,
             )
         }
-        "retired_pages.single_bit_ecc" => d.retired_pages[0] = Some(parse_tick_lists(v, parse_page)?),
+        "retired_pages.single_bit_ecc" => {
+            d.retired_pages[0] = Some(parse_tick_lists(v, parse_page)?)
+        }
         "retired_pages.double_bit" => d.retired_pages[1] = Some(parse_tick_lists(v, parse_page)?),
         "name" => d.name = Some(parse_text(v)?),
         "uuid" => d.uuid = Some(parse_text(v)?),
@@ -950,8 +1008,13 @@ fn set_device(d: &mut Device, key: &str, v: &str) -> Result<(), String> {
             }
             d.processes_file = Some(PathBuf::from(v));
         }
-        "lost_after" => d.lost_after = Some(parse_u64(v).ok_or_else(|| format!("lost_after `{v}` is not an integer"))?),
-        "delay_ms" => d.delay_ms = parse_u64(v).ok_or_else(|| format!("delay_ms `{v}` is not an integer"))?,
+        "lost_after" => {
+            d.lost_after =
+                Some(parse_u64(v).ok_or_else(|| format!("lost_after `{v}` is not an integer"))?)
+        }
+        "delay_ms" => {
+            d.delay_ms = parse_u64(v).ok_or_else(|| format!("delay_ms `{v}` is not an integer"))?
+        }
         _ => return Err(format!("unknown device key `{key}`")),
     }
     Ok(())
@@ -1003,8 +1066,8 @@ fn load_scenario() -> Result<Scenario, LoadError> {
         Some(p) if !p.is_empty() => PathBuf::from(p),
         _ => return Err(LoadError::Unset),
     };
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| LoadError::Bad(format!("cannot read {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| LoadError::Bad(format!("cannot read {}: {e}", path.display())))?;
     parse_scenario(&text).map_err(|e| LoadError::Bad(format!("{}: {e}", path.display())))
 }
 
@@ -1066,13 +1129,16 @@ impl Device {
     }
 
     fn uuid(&self) -> Result<String, Ret> {
-        self.uuid.clone().unwrap_or_else(|| Ok(format!("GPU-00000000-0000-0000-0000-{:012}", self.index)))
+        self.uuid
+            .clone()
+            .unwrap_or_else(|| Ok(format!("GPU-00000000-0000-0000-0000-{:012}", self.index)))
     }
 
     fn pci(&self) -> Result<Pci, Ret> {
         match &self.pci {
             Some(p) => p.clone(),
-            None => parse_bus_id(&format!("00000000:{:02X}:00.0", self.index + 1)).map_err(|_| ERROR_UNKNOWN),
+            None => parse_bus_id(&format!("00000000:{:02X}:00.0", self.index + 1))
+                .map_err(|_| ERROR_UNKNOWN),
         }
     }
 
@@ -1144,7 +1210,11 @@ impl Device {
     fn mig_device(&self, slot: usize) -> Result<Mig, Ret> {
         let mut m = self.mig_layout()?.into_iter().nth(slot).ok_or(ERROR_NOT_FOUND)?;
         if m.uuid.is_none() {
-            m.uuid = Some(format!("MIG-00000000-0000-0000-{:04}-{:012}", self.index, (m.gi << 8) | m.ci));
+            m.uuid = Some(format!(
+                "MIG-00000000-0000-0000-{:04}-{:012}",
+                self.index,
+                (m.gi << 8) | m.ci
+            ));
         }
         Ok(m)
     }
@@ -1207,7 +1277,11 @@ impl State {
     /// The earliest undelivered event registered in set `set` that is due at
     /// `now` (marked delivered), or else when the next wall-clock event falls
     /// due (if any). `INVALID_ARGUMENT` if the set does not exist.
-    fn take_due_event(&mut self, set: usize, now: Instant) -> Result<Result<EventData, Option<Instant>>, Ret> {
+    fn take_due_event(
+        &mut self,
+        set: usize,
+        now: Instant,
+    ) -> Result<Result<EventData, Option<Instant>>, Ret> {
         let es = self.event_sets.get_mut(&set).ok_or(ERROR_INVALID_ARGUMENT)?;
         let mut best: Option<(u64, usize, usize)> = None;
         let mut next_wall: Option<Instant> = None;
@@ -1400,7 +1474,11 @@ fn mig_aware_call(
 
 /// Common path of calls that take no device handle but change the state
 /// (GPM samples, event sets).
-fn state_call(name: &'static str, args_ok: bool, f: impl FnOnce(&mut State) -> Result<(), Ret>) -> Ret {
+fn state_call(
+    name: &'static str,
+    args_ok: bool,
+    f: impl FnOnce(&mut State) -> Result<(), Ret>,
+) -> Ret {
     guard(|| {
         log_call(name, None);
         let mut g = lock();
@@ -1415,7 +1493,11 @@ fn state_call(name: &'static str, args_ok: bool, f: impl FnOnce(&mut State) -> R
 }
 
 /// Common path of the `nvmlSystem*` calls.
-fn system_call(name: &'static str, args_ok: bool, f: impl FnOnce(&State) -> Result<(), Ret>) -> Ret {
+fn system_call(
+    name: &'static str,
+    args_ok: bool,
+    f: impl FnOnce(&State) -> Result<(), Ret>,
+) -> Ret {
     guard(|| {
         log_call(name, None);
         let g = lock();
@@ -1452,7 +1534,11 @@ fn fill_c_array<const N: usize>(s: &str) -> [c_char; N] {
 }
 
 /// The in/out `infoCount` protocol of the running-processes calls.
-unsafe fn write_procs(count: *mut c_uint, infos: *mut ProcessInfo, procs: &[Proc]) -> Result<(), Ret> {
+unsafe fn write_procs(
+    count: *mut c_uint,
+    infos: *mut ProcessInfo,
+    procs: &[Proc],
+) -> Result<(), Ret> {
     let n = procs.len();
     // SAFETY: `count` was checked to be non-null by the caller.
     let cap = unsafe { count.read() } as usize;
@@ -1578,7 +1664,10 @@ pub unsafe extern "C" fn nvmlShutdown() -> Ret {
 pub unsafe extern "C" fn nvmlErrorString(result: Ret) -> *const c_char {
     catch_unwind(|| {
         log_call("nvmlErrorString", None);
-        let msg = ERRORS.iter().find(|(code, _, _)| *code == result).map_or(c"Unknown Error", |(_, _, msg)| msg);
+        let msg = ERRORS
+            .iter()
+            .find(|(code, _, _)| *code == result)
+            .map_or(c"Unknown Error", |(_, _, msg)| msg);
         msg.as_ptr()
     })
     .unwrap_or(c"Unknown Error".as_ptr())
@@ -1662,7 +1751,10 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByIndex_v2(index: c_uint, device: *m
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(uuid: *const c_char, device: *mut Handle) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(
+    uuid: *const c_char,
+    device: *mut Handle,
+) -> Ret {
     guard(|| {
         let g = lock();
         let found = if uuid.is_null() {
@@ -1670,7 +1762,8 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByUUID(uuid: *const c_char, device: 
         } else {
             // SAFETY: non-null, NUL-terminated per the NVML contract.
             let wanted = unsafe { CStr::from_ptr(uuid) }.to_string_lossy().into_owned();
-            g.as_ref().and_then(|s| s.devices.iter().position(|d| d.uuid().is_ok_and(|u| u == wanted)))
+            g.as_ref()
+                .and_then(|s| s.devices.iter().position(|d| d.uuid().is_ok_and(|u| u == wanted)))
         };
         log_call("nvmlDeviceGetHandleByUUID", found);
         let Some(state) = g.as_ref() else {
@@ -1701,7 +1794,11 @@ pub unsafe extern "C" fn nvmlDeviceGetIndex(device: Handle, index: *mut c_uint) 
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetName(device: Handle, name: *mut c_char, length: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetName(
+    device: Handle,
+    name: *mut c_char,
+    length: c_uint,
+) -> Ret {
     mig_aware_call("nvmlDeviceGetName", device, !name.is_null(), |d, m| {
         let v = match m {
             Some(m) => format!("{} MIG {}", d.name()?, m.profile),
@@ -1713,7 +1810,11 @@ pub unsafe extern "C" fn nvmlDeviceGetName(device: Handle, name: *mut c_char, le
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetUUID(device: Handle, uuid: *mut c_char, length: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetUUID(
+    device: Handle,
+    uuid: *mut c_char,
+    length: c_uint,
+) -> Ret {
     mig_aware_call("nvmlDeviceGetUUID", device, !uuid.is_null(), |d, m| {
         let v = match m {
             Some(m) => m.uuid.clone().unwrap_or_default(),
@@ -1748,7 +1849,10 @@ pub unsafe extern "C" fn nvmlDeviceGetPciInfo_v3(device: Handle, pci: *mut PciIn
 // ---------------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(device: Handle, utilization: *mut Utilization) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(
+    device: Handle,
+    utilization: *mut Utilization,
+) -> Ret {
     device_call("nvmlDeviceGetUtilizationRates", device, !utilization.is_null(), |d| {
         d.util_reads += 1;
         // The utilization read count is the device tick that events follow.
@@ -1807,7 +1911,11 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryInfo(device: Handle, memory: *mut Me
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetTemperature(device: Handle, sensor_type: c_uint, temp: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetTemperature(
+    device: Handle,
+    sensor_type: c_uint,
+    temp: *mut c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetTemperature", device, !temp.is_null() && sensor_type == 0, |d| {
         let v = d.next("temperature", "temperature.gpu")?;
         // SAFETY: non-null.
@@ -1824,21 +1932,40 @@ pub unsafe extern "C" fn nvmlDeviceGetPowerUsage(device: Handle, power: *mut c_u
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetEnforcedPowerLimit(device: Handle, limit: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetEnforcedPowerLimit", device, limit, "enforced_power_limit", "power.limit", |n| {
-        c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetEnforcedPowerLimit(
+    device: Handle,
+    limit: *mut c_uint,
+) -> Ret {
+    scalar(
+        "nvmlDeviceGetEnforcedPowerLimit",
+        device,
+        limit,
+        "enforced_power_limit",
+        "power.limit",
+        |n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimit(device: Handle, limit: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetPowerManagementLimit", device, limit, "power_management_limit", "power.limit", |n| {
-        c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX)
-    })
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimit(
+    device: Handle,
+    limit: *mut c_uint,
+) -> Ret {
+    scalar(
+        "nvmlDeviceGetPowerManagementLimit",
+        device,
+        limit,
+        "power_management_limit",
+        "power.limit",
+        |n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetTotalEnergyConsumption(device: Handle, energy: *mut c_ulonglong) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetTotalEnergyConsumption(
+    device: Handle,
+    energy: *mut c_ulonglong,
+) -> Ret {
     device_call("nvmlDeviceGetTotalEnergyConsumption", device, !energy.is_null(), |d| {
         let mj = d.energy()?;
         // SAFETY: non-null.
@@ -1848,7 +1975,11 @@ pub unsafe extern "C" fn nvmlDeviceGetTotalEnergyConsumption(device: Handle, ene
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetClockInfo(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetClockInfo(
+    device: Handle,
+    type_: c_uint,
+    clock: *mut c_uint,
+) -> Ret {
     let cursor = match type_ {
         0 => "clock_graphics",
         1 => "clock_sm",
@@ -1887,7 +2018,11 @@ pub struct FieldValue {
 /// key `power.draw.instant`), W -> mW; every other id, and a key the scenario lacks, answers
 /// NOT_SUPPORTED in that value's own return code.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetFieldValues(device: Handle, count: c_int, values: *mut FieldValue) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetFieldValues(
+    device: Handle,
+    count: c_int,
+    values: *mut FieldValue,
+) -> Ret {
     device_call("nvmlDeviceGetFieldValues", device, !values.is_null() && count > 0, |d| {
         for k in 0..usize::try_from(count).unwrap_or(0) {
             // SAFETY: the caller passes `count` values.
@@ -1916,7 +2051,11 @@ pub unsafe extern "C" fn nvmlDeviceGetFieldValues(device: Handle, count: c_int, 
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetMaxClockInfo(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetMaxClockInfo(
+    device: Handle,
+    type_: c_uint,
+    clock: *mut c_uint,
+) -> Ret {
     let (cursor, key) = match type_ {
         0 => ("clock_max_gr", "clocks.max.graphics"),
         1 => ("clock_max_sm", "clocks.max.sm"),
@@ -1940,9 +2079,17 @@ pub unsafe extern "C" fn nvmlDeviceGetFanSpeed(device: Handle, speed: *mut c_uin
 const FAN_CURSORS: [&str; 4] = ["fan0", "fan1", "fan2", "fan3"];
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetFanSpeed_v2(device: Handle, fan: c_uint, speed: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetFanSpeed_v2(
+    device: Handle,
+    fan: c_uint,
+    speed: *mut c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetFanSpeed_v2", device, !speed.is_null(), |d| {
-        let num_fans = d.num.get("num_fans").and_then(|s| s.iter().find_map(|e| e.ok())).map_or(1, Num::as_u64);
+        let num_fans = d
+            .num
+            .get("num_fans")
+            .and_then(|s| s.iter().find_map(|e| e.ok()))
+            .map_or(1, Num::as_u64);
         if u64::from(fan) >= num_fans {
             return Err(ERROR_INVALID_ARGUMENT);
         }
@@ -1962,7 +2109,10 @@ pub unsafe extern "C" fn nvmlDeviceGetNumFans(device: Handle, num_fans: *mut c_u
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPerformanceState(device: Handle, p_state: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetPerformanceState(
+    device: Handle,
+    p_state: *mut c_uint,
+) -> Ret {
     scalar("nvmlDeviceGetPerformanceState", device, p_state, "pstate", "pstate", Num::as_u32)
 }
 
@@ -2020,7 +2170,13 @@ pub unsafe extern "C" fn nvmlDeviceGetEncoderUtilization(
     utilization: *mut c_uint,
     sampling_period_us: *mut c_uint,
 ) -> Ret {
-    codec_utilization("nvmlDeviceGetEncoderUtilization", device, utilization, sampling_period_us, "utilization.encoder")
+    codec_utilization(
+        "nvmlDeviceGetEncoderUtilization",
+        device,
+        utilization,
+        sampling_period_us,
+        "utilization.encoder",
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2029,11 +2185,21 @@ pub unsafe extern "C" fn nvmlDeviceGetDecoderUtilization(
     utilization: *mut c_uint,
     sampling_period_us: *mut c_uint,
 ) -> Ret {
-    codec_utilization("nvmlDeviceGetDecoderUtilization", device, utilization, sampling_period_us, "utilization.decoder")
+    codec_utilization(
+        "nvmlDeviceGetDecoderUtilization",
+        device,
+        utilization,
+        sampling_period_us,
+        "utilization.decoder",
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPcieThroughput(device: Handle, counter: c_uint, value: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetPcieThroughput(
+    device: Handle,
+    counter: c_uint,
+    value: *mut c_uint,
+) -> Ret {
     let key = match counter {
         0 => "pcie.tx",
         1 => "pcie.rx",
@@ -2061,17 +2227,29 @@ pub unsafe extern "C" fn nvmlDeviceGetTotalEccErrors(
         (1, 1) => "ecc.errors.uncorrected.aggregate.total",
         _ => "",
     };
-    device_call("nvmlDeviceGetTotalEccErrors", device, !ecc_counts.is_null() && !key.is_empty(), |d| {
-        let v = d.next(key, key)?;
-        // SAFETY: non-null.
-        unsafe { ecc_counts.write(v.as_u64()) };
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetTotalEccErrors",
+        device,
+        !ecc_counts.is_null() && !key.is_empty(),
+        |d| {
+            let v = d.next(key, key)?;
+            // SAFETY: non-null.
+            unsafe { ecc_counts.write(v.as_u64()) };
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetPersistenceMode(device: Handle, mode: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetPersistenceMode", device, mode, "persistence_mode", "persistence_mode", Num::as_u32)
+    scalar(
+        "nvmlDeviceGetPersistenceMode",
+        device,
+        mode,
+        "persistence_mode",
+        "persistence_mode",
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2080,16 +2258,25 @@ pub unsafe extern "C" fn nvmlDeviceGetMigMode(
     current_mode: *mut c_uint,
     pending_mode: *mut c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetMigMode", device, !current_mode.is_null() && !pending_mode.is_null(), |d| {
-        let v = if d.has("mig_mode") || d.mig.is_none() { d.next("mig_mode", "mig_mode")?.as_u32() } else { 1 };
-        let pending = d.mig_pending.unwrap_or(v);
-        // SAFETY: both non-null.
-        unsafe {
-            current_mode.write(v);
-            pending_mode.write(pending);
-        }
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetMigMode",
+        device,
+        !current_mode.is_null() && !pending_mode.is_null(),
+        |d| {
+            let v = if d.has("mig_mode") || d.mig.is_none() {
+                d.next("mig_mode", "mig_mode")?.as_u32()
+            } else {
+                1
+            };
+            let pending = d.mig_pending.unwrap_or(v);
+            // SAFETY: both non-null.
+            unsafe {
+                current_mode.write(v);
+                pending_mode.write(pending);
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Most MIG devices a GPU can hold (7), on a GPU with a `mig` layout.
@@ -2106,7 +2293,11 @@ pub unsafe extern "C" fn nvmlDeviceGetMaxMigDeviceCount(device: Handle, count: *
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(device: Handle, index: c_uint, mig: *mut Handle) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetMigDeviceHandleByIndex(
+    device: Handle,
+    index: c_uint,
+    mig: *mut Handle,
+) -> Ret {
     device_call("nvmlDeviceGetMigDeviceHandleByIndex", device, !mig.is_null(), |d| {
         if d.mig.is_none() {
             return Err(ERROR_NOT_SUPPORTED);
@@ -2148,13 +2339,21 @@ pub unsafe extern "C" fn nvmlDeviceGetComputeInstanceId(device: Handle, id: *mut
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetDeviceHandleFromMigDeviceHandle(device: Handle, parent: *mut Handle) -> Ret {
-    mig_aware_call("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", device, !parent.is_null(), |d, m| {
-        m.ok_or(ERROR_INVALID_ARGUMENT)?;
-        // SAFETY: non-null.
-        unsafe { parent.write(make_handle(d.index)) };
-        Ok(())
-    })
+pub unsafe extern "C" fn nvmlDeviceGetDeviceHandleFromMigDeviceHandle(
+    device: Handle,
+    parent: *mut Handle,
+) -> Ret {
+    mig_aware_call(
+        "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+        device,
+        !parent.is_null(),
+        |d, m| {
+            m.ok_or(ERROR_INVALID_ARGUMENT)?;
+            // SAFETY: non-null.
+            unsafe { parent.write(make_handle(d.index)) };
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2198,7 +2397,10 @@ pub unsafe extern "C" fn nvmlDeviceGetGraphicsRunningProcesses_v2(
 // ---------------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlGpmQueryDeviceSupport(device: Handle, gpm_support: *mut GpmSupport) -> Ret {
+pub unsafe extern "C" fn nvmlGpmQueryDeviceSupport(
+    device: Handle,
+    gpm_support: *mut GpmSupport,
+) -> Ret {
     device_call("nvmlGpmQueryDeviceSupport", device, !gpm_support.is_null(), |d| {
         // SAFETY: non-null; only the version field is read.
         let version = unsafe { (&raw const (*gpm_support).version).read() };
@@ -2207,7 +2409,9 @@ pub unsafe extern "C" fn nvmlGpmQueryDeviceSupport(device: Handle, gpm_support: 
         }
         let supported = d.gpm_supported()?;
         // SAFETY: non-null.
-        unsafe { gpm_support.write(GpmSupport { version, is_supported_device: c_uint::from(supported) }) };
+        unsafe {
+            gpm_support.write(GpmSupport { version, is_supported_device: c_uint::from(supported) })
+        };
         Ok(())
     })
 }
@@ -2259,7 +2463,11 @@ pub unsafe extern "C" fn nvmlGpmSampleGet(device: Handle, gpm_sample: *mut c_voi
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlGpmMigSampleGet(device: Handle, gpu_instance_id: c_uint, gpm_sample: *mut c_void) -> Ret {
+pub unsafe extern "C" fn nvmlGpmMigSampleGet(
+    device: Handle,
+    gpu_instance_id: c_uint,
+    gpm_sample: *mut c_void,
+) -> Ret {
     device_state_call("nvmlGpmMigSampleGet", device, !gpm_sample.is_null(), |s, i| {
         gpm_sample_get(s, i, Some(gpu_instance_id), gpm_sample.addr())
     })
@@ -2304,7 +2512,9 @@ fn gpm_metrics_get(
     for m in &mut req.metrics[..n] {
         let def = GPM_METRICS.iter().find(|g| g.id == m.metric_id);
         let (ret, value) = match def {
-            _ if m.metric_id == 0 || m.metric_id as usize >= GPM_METRIC_MAX => (ERROR_INVALID_ARGUMENT, 0.0),
+            _ if m.metric_id == 0 || m.metric_id as usize >= GPM_METRIC_MAX => {
+                (ERROR_INVALID_ARGUMENT, 0.0)
+            }
             Some(def) if mig_gpm(d, s2.gpu_instance, def.id).is_some() => {
                 (SUCCESS, mig_gpm(d, s2.gpu_instance, def.id).unwrap_or_default())
             }
@@ -2383,7 +2593,10 @@ pub unsafe extern "C" fn nvmlEventSetFree(set: *mut c_void) -> Ret {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(device: Handle, event_types: *mut c_ulonglong) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(
+    device: Handle,
+    event_types: *mut c_ulonglong,
+) -> Ret {
     device_call("nvmlDeviceGetSupportedEventTypes", device, !event_types.is_null(), |d| {
         let mask = d.events_supported()?;
         // SAFETY: non-null.
@@ -2393,7 +2606,11 @@ pub unsafe extern "C" fn nvmlDeviceGetSupportedEventTypes(device: Handle, event_
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceRegisterEvents(device: Handle, event_types: c_ulonglong, set: *mut c_void) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceRegisterEvents(
+    device: Handle,
+    event_types: c_ulonglong,
+    set: *mut c_void,
+) -> Ret {
     device_state_call("nvmlDeviceRegisterEvents", device, true, |s, i| {
         let es = s.event_sets.get_mut(&set.addr()).ok_or(ERROR_INVALID_ARGUMENT)?;
         let supported = s.devices[i].events_supported()?;
@@ -2408,7 +2625,12 @@ pub unsafe extern "C" fn nvmlDeviceRegisterEvents(device: Handle, event_types: c
 
 /// Delivers the earliest due, undelivered event of `set`, or waits on
 /// [`EVENTS_CHANGED`] (lock released) until one is due or `timeout_ms` passed.
-fn event_wait(name: &'static str, set: *mut c_void, data: *mut EventData, timeout_ms: c_uint) -> Ret {
+fn event_wait(
+    name: &'static str,
+    set: *mut c_void,
+    data: *mut EventData,
+    timeout_ms: c_uint,
+) -> Ret {
     guard(|| {
         log_call(name, None);
         let deadline = Instant::now() + Duration::from_millis(u64::from(timeout_ms));
@@ -2448,12 +2670,20 @@ fn event_wait(name: &'static str, set: *mut c_void, data: *mut EventData, timeou
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlEventSetWait_v2(set: *mut c_void, data: *mut EventData, timeoutms: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlEventSetWait_v2(
+    set: *mut c_void,
+    data: *mut EventData,
+    timeoutms: c_uint,
+) -> Ret {
     event_wait("nvmlEventSetWait_v2", set, data, timeoutms)
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlEventSetWait(set: *mut c_void, data: *mut EventData, timeoutms: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlEventSetWait(
+    set: *mut c_void,
+    data: *mut EventData,
+    timeoutms: c_uint,
+) -> Ret {
     event_wait("nvmlEventSetWait", set, data, timeoutms)
 }
 
@@ -2462,7 +2692,9 @@ pub unsafe extern "C" fn nvmlEventSetWait(set: *mut c_void, data: *mut EventData
 // ---------------------------------------------------------------------------
 
 fn now_us() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 /// The in/out count protocol of `nvmlDeviceGetProcessUtilization`, keeping
@@ -2530,7 +2762,9 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
         };
         let res = tick_list(lists, d.peek("process_util")).and_then(|procs| {
             // SAFETY: the count is non-null; the buffer is checked against it.
-            unsafe { write_proc_util(process_samples_count, utilization, &procs, last_seen_time_stamp) }
+            unsafe {
+                write_proc_util(process_samples_count, utilization, &procs, last_seen_time_stamp)
+            }
         });
         if consumes_tick(res) {
             d.tick("process_util");
@@ -2547,7 +2781,10 @@ pub unsafe extern "C" fn nvmlDeviceGetRemappedRows(
     is_pending: *mut c_uint,
     failure_occurred: *mut c_uint,
 ) -> Ret {
-    let args_ok = !corr_rows.is_null() && !unc_rows.is_null() && !is_pending.is_null() && !failure_occurred.is_null();
+    let args_ok = !corr_rows.is_null()
+        && !unc_rows.is_null()
+        && !is_pending.is_null()
+        && !failure_occurred.is_null();
     device_call("nvmlDeviceGetRemappedRows", device, args_ok, |d| {
         if !d.has("remapped_rows.correctable") && !d.has("remapped_rows.uncorrectable") {
             return Err(ERROR_NOT_SUPPORTED);
@@ -2623,7 +2860,8 @@ fn retired_pages(
             None => Ok(Vec::new()),
         };
         // SAFETY: the count is non-null; the arrays are checked against it.
-        let res = pages.and_then(|pages| unsafe { write_pages(count, addresses, timestamps, &pages) });
+        let res =
+            pages.and_then(|pages| unsafe { write_pages(count, addresses, timestamps, &pages) });
         if consumes_tick(res) {
             d.tick(cursor);
         }
@@ -2649,11 +2887,21 @@ pub unsafe extern "C" fn nvmlDeviceGetRetiredPages_v2(
     addresses: *mut c_ulonglong,
     timestamps: *mut c_ulonglong,
 ) -> Ret {
-    retired_pages("nvmlDeviceGetRetiredPages_v2", device, cause, page_count, addresses, Some(timestamps))
+    retired_pages(
+        "nvmlDeviceGetRetiredPages_v2",
+        device,
+        cause,
+        page_count,
+        addresses,
+        Some(timestamps),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(device: Handle, is_pending: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(
+    device: Handle,
+    is_pending: *mut c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetRetiredPagesPendingStatus", device, !is_pending.is_null(), |d| {
         let v = if d.has("retired_pages.pending") {
             d.next("retired_pages.pending", "retired_pages.pending")?.as_u32()
@@ -2678,7 +2926,11 @@ pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(device: Handle, 
 // ---------------------------------------------------------------------------
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetSerial(device: Handle, out: *mut c_char, length: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetSerial(
+    device: Handle,
+    out: *mut c_char,
+    length: c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetSerial", device, !out.is_null(), |d| {
         let v = format!("165092406{:04}", d.index);
         // SAFETY: caller provides `length` bytes.
@@ -2687,7 +2939,11 @@ pub unsafe extern "C" fn nvmlDeviceGetSerial(device: Handle, out: *mut c_char, l
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetVbiosVersion(device: Handle, out: *mut c_char, length: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetVbiosVersion(
+    device: Handle,
+    out: *mut c_char,
+    length: c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetVbiosVersion", device, !out.is_null(), |d| {
         let v = String::from("96.00.99.00.01");
         let _ = d;
@@ -2697,7 +2953,11 @@ pub unsafe extern "C" fn nvmlDeviceGetVbiosVersion(device: Handle, out: *mut c_c
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetInforomImageVersion(device: Handle, out: *mut c_char, length: c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetInforomImageVersion(
+    device: Handle,
+    out: *mut c_char,
+    length: c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetInforomImageVersion", device, !out.is_null(), |d| {
         let v = String::from("G520.0200.00.05");
         let _ = d;
@@ -2707,7 +2967,10 @@ pub unsafe extern "C" fn nvmlDeviceGetInforomImageVersion(device: Handle, out: *
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkGeneration(device: Handle, value: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkGeneration(
+    device: Handle,
+    value: *mut c_uint,
+) -> Ret {
     scalar(
         "nvmlDeviceGetCurrPcieLinkGeneration",
         device,
@@ -2719,8 +2982,18 @@ pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkGeneration(device: Handle, val
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkGeneration(device: Handle, value: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetMaxPcieLinkGeneration", device, value, "pcie.link.gen.max", "pcie.link.gen.max", Num::as_u32)
+pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkGeneration(
+    device: Handle,
+    value: *mut c_uint,
+) -> Ret {
+    scalar(
+        "nvmlDeviceGetMaxPcieLinkGeneration",
+        device,
+        value,
+        "pcie.link.gen.max",
+        "pcie.link.gen.max",
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2737,11 +3010,21 @@ pub unsafe extern "C" fn nvmlDeviceGetCurrPcieLinkWidth(device: Handle, value: *
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetMaxPcieLinkWidth(device: Handle, value: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetMaxPcieLinkWidth", device, value, "pcie.link.width.max", "pcie.link.width.max", Num::as_u32)
+    scalar(
+        "nvmlDeviceGetMaxPcieLinkWidth",
+        device,
+        value,
+        "pcie.link.width.max",
+        "pcie.link.width.max",
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPowerManagementDefaultLimit(device: Handle, value: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementDefaultLimit(
+    device: Handle,
+    value: *mut c_uint,
+) -> Ret {
     scalar(
         "nvmlDeviceGetPowerManagementDefaultLimit",
         device,
@@ -2758,16 +3041,21 @@ pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimitConstraints(
     min: *mut c_uint,
     max: *mut c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetPowerManagementLimitConstraints", device, !min.is_null() && !max.is_null(), |d| {
-        let v = d.next("power.min_limit", "power.min_limit")?;
-        let w = d.next("power.max_limit", "power.max_limit")?;
-        // SAFETY: both non-null.
-        unsafe {
-            min.write(c_uint::try_from(v.scaled(1000)).unwrap_or(c_uint::MAX));
-            max.write(c_uint::try_from(w.scaled(1000)).unwrap_or(c_uint::MAX));
-        }
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetPowerManagementLimitConstraints",
+        device,
+        !min.is_null() && !max.is_null(),
+        |d| {
+            let v = d.next("power.min_limit", "power.min_limit")?;
+            let w = d.next("power.max_limit", "power.max_limit")?;
+            // SAFETY: both non-null.
+            unsafe {
+                min.write(c_uint::try_from(v.scaled(1000)).unwrap_or(c_uint::MAX));
+                max.write(c_uint::try_from(w.scaled(1000)).unwrap_or(c_uint::MAX));
+            }
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2782,32 +3070,65 @@ pub unsafe extern "C" fn nvmlDeviceGetDisplayMode(device: Handle, value: *mut c_
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetDisplayActive(device: Handle, value: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetDisplayActive", device, value, "display_active", "display_active", Num::as_u32)
+    scalar(
+        "nvmlDeviceGetDisplayActive",
+        device,
+        value,
+        "display_active",
+        "display_active",
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetAccountingMode(device: Handle, value: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetAccountingMode", device, value, "accounting.mode", "accounting.mode", Num::as_u32)
+    scalar(
+        "nvmlDeviceGetAccountingMode",
+        device,
+        value,
+        "accounting.mode",
+        "accounting.mode",
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetPowerManagementMode(device: Handle, value: *mut c_uint) -> Ret {
-    scalar("nvmlDeviceGetPowerManagementMode", device, value, "power.management", "power.management", Num::as_u32)
+pub unsafe extern "C" fn nvmlDeviceGetPowerManagementMode(
+    device: Handle,
+    value: *mut c_uint,
+) -> Ret {
+    scalar(
+        "nvmlDeviceGetPowerManagementMode",
+        device,
+        value,
+        "power.management",
+        "power.management",
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetApplicationsClock(device: Handle, type_: c_uint, clock: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetApplicationsClock(
+    device: Handle,
+    type_: c_uint,
+    clock: *mut c_uint,
+) -> Ret {
     let key = match type_ {
         0 => "clocks.applications.graphics",
         2 => "clocks.applications.memory",
         _ => "",
     };
-    device_call("nvmlDeviceGetApplicationsClock", device, !clock.is_null() && !key.is_empty(), |d| {
-        let v = d.next(key, key)?;
-        // SAFETY: non-null.
-        unsafe { clock.write(v.as_u32()) };
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetApplicationsClock",
+        device,
+        !clock.is_null() && !key.is_empty(),
+        |d| {
+            let v = d.next(key, key)?;
+            // SAFETY: non-null.
+            unsafe { clock.write(v.as_u32()) };
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2821,12 +3142,17 @@ pub unsafe extern "C" fn nvmlDeviceGetDefaultApplicationsClock(
         2 => "clocks.default_applications.memory",
         _ => "",
     };
-    device_call("nvmlDeviceGetDefaultApplicationsClock", device, !clock.is_null() && !key.is_empty(), |d| {
-        let v = d.next(key, key)?;
-        // SAFETY: non-null.
-        unsafe { clock.write(v.as_u32()) };
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetDefaultApplicationsClock",
+        device,
+        !clock.is_null() && !key.is_empty(),
+        |d| {
+            let v = d.next(key, key)?;
+            // SAFETY: non-null.
+            unsafe { clock.write(v.as_u32()) };
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2835,20 +3161,29 @@ pub unsafe extern "C" fn nvmlDeviceGetCudaComputeCapability(
     major: *mut c_int,
     minor: *mut c_int,
 ) -> Ret {
-    device_call("nvmlDeviceGetCudaComputeCapability", device, !major.is_null() && !minor.is_null(), |d| {
-        // `compute_cap = 9.0`: major 9, minor 0.
-        let tenths = d.next("compute_cap", "compute_cap")?.scaled(10);
-        // SAFETY: both non-null.
-        unsafe {
-            major.write(c_int::try_from(tenths / 10).unwrap_or(0));
-            minor.write(c_int::try_from(tenths % 10).unwrap_or(0));
-        }
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetCudaComputeCapability",
+        device,
+        !major.is_null() && !minor.is_null(),
+        |d| {
+            // `compute_cap = 9.0`: major 9, minor 0.
+            let tenths = d.next("compute_cap", "compute_cap")?.scaled(10);
+            // SAFETY: both non-null.
+            unsafe {
+                major.write(c_int::try_from(tenths / 10).unwrap_or(0));
+                minor.write(c_int::try_from(tenths % 10).unwrap_or(0));
+            }
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetEccMode(device: Handle, current: *mut c_uint, pending: *mut c_uint) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetEccMode(
+    device: Handle,
+    current: *mut c_uint,
+    pending: *mut c_uint,
+) -> Ret {
     device_call("nvmlDeviceGetEccMode", device, !current.is_null() && !pending.is_null(), |d| {
         let v = d.next("ecc.mode.current", "ecc.mode.current")?;
         let w = d.next("ecc.mode.pending", "ecc.mode.pending")?;
@@ -2867,16 +3202,21 @@ pub unsafe extern "C" fn nvmlDeviceGetGpuOperationMode(
     current: *mut c_uint,
     pending: *mut c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetGpuOperationMode", device, !current.is_null() && !pending.is_null(), |d| {
-        let v = d.next("gom.current", "gom.current")?;
-        let w = d.next("gom.pending", "gom.pending")?;
-        // SAFETY: both non-null.
-        unsafe {
-            current.write(v.as_u32());
-            pending.write(w.as_u32());
-        }
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetGpuOperationMode",
+        device,
+        !current.is_null() && !pending.is_null(),
+        |d| {
+            let v = d.next("gom.current", "gom.current")?;
+            let w = d.next("gom.pending", "gom.pending")?;
+            // SAFETY: both non-null.
+            unsafe {
+                current.write(v.as_u32());
+                pending.write(w.as_u32());
+            }
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2886,18 +3226,24 @@ pub unsafe extern "C" fn nvmlDeviceGetEncoderStats(
     fps: *mut c_uint,
     latency: *mut c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetEncoderStats", device, !sessions.is_null() && !fps.is_null() && !latency.is_null(), |d| {
-        let s = d.next("encoder.stats.sessionCount", "encoder.stats.sessionCount")?.as_u32();
-        let f = d.next("encoder.stats.averageFps", "encoder.stats.averageFps")?.as_u32();
-        let l = d.next("encoder.stats.averageLatency", "encoder.stats.averageLatency")?.as_u32();
-        // SAFETY: all three non-null.
-        unsafe {
-            sessions.write(s);
-            fps.write(f);
-            latency.write(l);
-        }
-        Ok(())
-    })
+    device_call(
+        "nvmlDeviceGetEncoderStats",
+        device,
+        !sessions.is_null() && !fps.is_null() && !latency.is_null(),
+        |d| {
+            let s = d.next("encoder.stats.sessionCount", "encoder.stats.sessionCount")?.as_u32();
+            let f = d.next("encoder.stats.averageFps", "encoder.stats.averageFps")?.as_u32();
+            let l =
+                d.next("encoder.stats.averageLatency", "encoder.stats.averageLatency")?.as_u32();
+            // SAFETY: all three non-null.
+            unsafe {
+                sessions.write(s);
+                fps.write(f);
+                latency.write(l);
+            }
+            Ok(())
+        },
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -2908,13 +3254,21 @@ pub unsafe extern "C" fn nvmlDeviceGetMemoryErrorCounter(
     _location: c_uint,
     count: *mut c_ulonglong,
 ) -> Ret {
-    scalar("nvmlDeviceGetMemoryErrorCounter", device, count, "ecc.errors.by_location", "ecc.errors.by_location", |n| {
-        n.scaled(1)
-    })
+    scalar(
+        "nvmlDeviceGetMemoryErrorCounter",
+        device,
+        count,
+        "ecc.errors.by_location",
+        "ecc.errors.by_location",
+        |n| n.scaled(1),
+    )
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksThrottleReasons(device: Handle, mask: *mut c_ulonglong) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksThrottleReasons(
+    device: Handle,
+    mask: *mut c_ulonglong,
+) -> Ret {
     scalar(
         "nvmlDeviceGetSupportedClocksThrottleReasons",
         device,
@@ -2926,7 +3280,10 @@ pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksThrottleReasons(device: Han
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksEventReasons(device: Handle, mask: *mut c_ulonglong) -> Ret {
+pub unsafe extern "C" fn nvmlDeviceGetSupportedClocksEventReasons(
+    device: Handle,
+    mask: *mut c_ulonglong,
+) -> Ret {
     scalar(
         "nvmlDeviceGetSupportedClocksEventReasons",
         device,
@@ -2957,9 +3314,15 @@ mod tests {
         assert_eq!(sc.devices.len(), 2);
         let d = &sc.devices[0];
         assert_eq!(d.name(), Ok("A".to_string()));
-        assert_eq!(d.num["memory.used"], vec![Ok(Num::Int(1)), Ok(Num::Float(2.5)), Err(ERROR_NOT_SUPPORTED)]);
+        assert_eq!(
+            d.num["memory.used"],
+            vec![Ok(Num::Int(1)), Ok(Num::Float(2.5)), Err(ERROR_NOT_SUPPORTED)]
+        );
         assert_eq!(d.num["clocks_event_reasons.active"], vec![Ok(Num::Int(4))]);
-        assert_eq!(d.processes, Some(Ok(vec![Proc { pid: 1, used: Some(2 * MIB) }, Proc { pid: 3, used: None }])));
+        assert_eq!(
+            d.processes,
+            Some(Ok(vec![Proc { pid: 1, used: Some(2 * MIB) }, Proc { pid: 3, used: None }]))
+        );
         let d1 = &sc.devices[1];
         assert_eq!(d1.name(), Ok("Fake GPU 1".to_string()));
         assert_eq!(d1.uuid(), Ok("GPU-00000000-0000-0000-0000-000000000001".to_string()));
@@ -3022,9 +3385,18 @@ mod tests {
         };
         let d = &sc.devices[0];
         assert_eq!(d.gpm_supported(), Ok(true));
-        assert_eq!(d.num["gpm.sm_util"], vec![Ok(Num::Int(1)), Ok(Num::Float(2.5)), Err(ERROR_UNKNOWN)]);
+        assert_eq!(
+            d.num["gpm.sm_util"],
+            vec![Ok(Num::Int(1)), Ok(Num::Float(2.5)), Err(ERROR_UNKNOWN)]
+        );
         assert_eq!(d.gpm_fail_at, HashMap::from([(3, ERROR_UNKNOWN), (7, ERROR_GPU_IS_LOST)]));
-        let ev = |tick, kind, data, gi, ci| Event { tick, kind, data, gpu_instance: gi, compute_instance: ci };
+        let ev = |tick, kind, data, gi, ci| Event {
+            tick,
+            kind,
+            data,
+            gpu_instance: gi,
+            compute_instance: ci,
+        };
         assert_eq!(
             d.events,
             Some(vec![
@@ -3038,8 +3410,12 @@ mod tests {
         assert_eq!(d.events_tick_ms, Some(50));
         let p1 = ProcUtil { pid: 1, ts: Some(9), sm: 50, mem: 20, enc: 1, dec: 2 };
         let p2 = ProcUtil { pid: 2, ..ProcUtil::default() };
-        assert_eq!(d.process_util, Some(vec![Ok(vec![p1, p2]), Ok(vec![]), Err(ERROR_NOT_SUPPORTED)]));
-        let pages = vec![Page { address: 0x1000, timestamp: 17 }, Page { address: 0x2000, timestamp: 0 }];
+        assert_eq!(
+            d.process_util,
+            Some(vec![Ok(vec![p1, p2]), Ok(vec![]), Err(ERROR_NOT_SUPPORTED)])
+        );
+        let pages =
+            vec![Page { address: 0x1000, timestamp: 17 }, Page { address: 0x2000, timestamp: 0 }];
         assert_eq!(d.retired_pages, [None, Some(vec![Ok(pages), Ok(vec![])])]);
         assert_eq!(sc.devices[1].gpm_supported(), Ok(false));
         assert_eq!(sc.devices[1].events_supported(), Ok(EVENT_KINDS_ALL));

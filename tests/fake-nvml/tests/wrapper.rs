@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::event::EventTypes;
 use nvml_wrapper::enum_wrappers::device::{
-    Clock, EccCounter, MemoryError, PcieUtilCounter, PerformanceState, RetirementCause, TemperatureSensor,
+    Clock, EccCounter, MemoryError, PcieUtilCounter, PerformanceState, RetirementCause,
+    TemperatureSensor,
 };
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::enums::event::XidError;
@@ -23,8 +24,9 @@ use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::gpm_metrics_get;
 use nvml_wrapper_sys::bindings::{
-    NvmlLib, nvmlDevice_t, nvmlEventData_t, nvmlEventSet_t, nvmlGpmMetricsGet_t, nvmlGpmSample_t, nvmlGpmSupport_t,
-    nvmlMemory_v2_t, nvmlProcessInfo_t, nvmlProcessUtilizationSample_t, nvmlReturn_t,
+    NvmlLib, nvmlDevice_t, nvmlEventData_t, nvmlEventSet_t, nvmlGpmMetricsGet_t, nvmlGpmSample_t,
+    nvmlGpmSupport_t, nvmlMemory_v2_t, nvmlProcessInfo_t, nvmlProcessUtilizationSample_t,
+    nvmlReturn_t,
 };
 
 const MIB: u64 = 1024 * 1024;
@@ -36,7 +38,8 @@ const MIB: u64 = 1024 * 1024;
 /// `cargo build -p fake-nvml` (same profile) first.
 fn lib_path() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("test binary lives in target/<profile>/deps");
+    let profile_dir =
+        exe.parent().and_then(Path::parent).expect("test binary lives in target/<profile>/deps");
     let so = profile_dir.join("libnvidia_ml.so");
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
     let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
@@ -48,10 +51,17 @@ fn lib_path() -> PathBuf {
         if profile_dir.file_name() == Some(OsStr::new("release")) {
             cmd.arg("--release");
         }
-        let status = cmd.current_dir(env!("CARGO_MANIFEST_DIR")).status().expect("spawn cargo build -p fake-nvml");
+        let status = cmd
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("spawn cargo build -p fake-nvml");
         assert!(status.success(), "cargo build -p fake-nvml failed");
     }
-    assert!(fresh(&so), "{} is missing or older than src/lib.rs: run `cargo build -p fake-nvml`", so.display());
+    assert!(
+        fresh(&so),
+        "{} is missing or older than src/lib.rs: run `cargo build -p fake-nvml`",
+        so.display()
+    );
     so
 }
 
@@ -241,7 +251,10 @@ fn check_main(lib: &Path, dir: &Path) {
     assert_eq!(d0.pcie_throughput(PcieUtilCounter::Send).unwrap(), 1000);
     assert_eq!(d0.pcie_throughput(PcieUtilCounter::Receive).unwrap(), 2000);
     assert_eq!(d0.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile).unwrap(), 0);
-    assert!(matches!(d0.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile), Err(NvmlError::NotSupported)));
+    assert!(matches!(
+        d0.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+        Err(NvmlError::NotSupported)
+    ));
     assert!(d0.is_in_persistent_mode().unwrap());
     let mig = d0.mig_mode().unwrap();
     assert_eq!((mig.current, mig.pending), (0, 0));
@@ -249,8 +262,12 @@ fn check_main(lib: &Path, dir: &Path) {
 
     // processes
     let procs = d0.running_compute_processes().unwrap();
-    let got: Vec<(u32, UsedGpuMemory)> = procs.iter().map(|p| (p.pid, p.used_gpu_memory.clone())).collect();
-    assert_eq!(got, vec![(1234, UsedGpuMemory::Used(1024 * MIB)), (5678, UsedGpuMemory::Used(2048 * MIB)),]);
+    let got: Vec<(u32, UsedGpuMemory)> =
+        procs.iter().map(|p| (p.pid, p.used_gpu_memory.clone())).collect();
+    assert_eq!(
+        got,
+        vec![(1234, UsedGpuMemory::Used(1024 * MIB)), (5678, UsedGpuMemory::Used(2048 * MIB)),]
+    );
     assert_eq!(procs[0].gpu_instance_id, None);
     assert!(d0.running_graphics_processes().unwrap().is_empty());
     // GPU 1 reads processes_file on every call; missing file = no processes
@@ -289,7 +306,11 @@ fn check_main(lib: &Path, dir: &Path) {
 /// Raw C-level checks through nvml-wrapper-sys: argument validation, the
 /// memory v2 version check, the infoCount protocol, refcounting.
 fn check_raw(lib_path: &Path, dir: &Path) {
-    let s = write(dir, "raw.scenario", "[device]\nmemory.total = 10\nmemory.used = 4\nprocesses = 1:1, 2:2, 3:NA\n");
+    let s = write(
+        dir,
+        "raw.scenario",
+        "[device]\nmemory.total = 10\nmemory.used = 4\nprocesses = 1:1, 2:2, 3:NA\n",
+    );
     set_env("FAKE_NVML_SCENARIO", &s);
     let lib = unsafe { NvmlLib::new(lib_path) }.unwrap();
     unsafe {
@@ -325,7 +346,8 @@ fn check_raw(lib_path: &Path, dir: &Path) {
 
         // infoCount protocol
         let mut count: c_uint = 0;
-        let r: nvmlReturn_t = lib.nvmlDeviceGetComputeRunningProcesses_v3(dev, &mut count, std::ptr::null_mut());
+        let r: nvmlReturn_t =
+            lib.nvmlDeviceGetComputeRunningProcesses_v3(dev, &mut count, std::ptr::null_mut());
         assert_eq!((r, count), (7, 3));
         let mut buf: Vec<nvmlProcessInfo_t> = vec![std::mem::zeroed(); 8];
         count = 2;
@@ -355,8 +377,11 @@ fn check_raw(lib_path: &Path, dir: &Path) {
 }
 
 fn check_delay(lib: &Path, dir: &Path) {
-    let s =
-        write(dir, "delay.scenario", "[device]\ndelay_ms = 300\nutilization.gpu = 1\n[device]\nutilization.gpu = 2\n");
+    let s = write(
+        dir,
+        "delay.scenario",
+        "[device]\ndelay_ms = 300\nutilization.gpu = 1\n[device]\nutilization.gpu = 2\n",
+    );
     set_env("FAKE_NVML_SCENARIO", &s);
     let nvml = init(lib).unwrap();
     let d0 = nvml.device_by_index(0).unwrap();
@@ -401,7 +426,12 @@ fn check_gpm(lib: &Path, dir: &Path) {
     assert!(matches!(d[2].gpm_sample(), Err(NvmlError::NotSupported)));
     assert!(matches!(d[3].gpm_sample(), Err(NvmlError::NoPermission)));
 
-    let ids = [GpmMetricId::SmUtil, GpmMetricId::AnyTensorUtil, GpmMetricId::PcieTxPerSec, GpmMetricId::SmOccupancy];
+    let ids = [
+        GpmMetricId::SmUtil,
+        GpmMetricId::AnyTensorUtil,
+        GpmMetricId::PcieTxPerSec,
+        GpmMetricId::SmOccupancy,
+    ];
     // The n-th nvmlGpmSampleGet on a device is GPM tick n; metrics report sample 2's tick.
     let s0 = d[0].gpm_sample().unwrap();
     let s1 = d[0].gpm_sample().unwrap();
@@ -409,7 +439,10 @@ fn check_gpm(lib: &Path, dir: &Path) {
     assert_eq!(m.len(), 4);
     let sm = m[0].as_ref().unwrap();
     assert_eq!((sm.metric_id, sm.value), (GpmMetricId::SmUtil, 20.0));
-    assert_eq!((sm.metric_info.short_name.as_str(), sm.metric_info.unit.as_str()), ("sm_util", "%"));
+    assert_eq!(
+        (sm.metric_info.short_name.as_str(), sm.metric_info.unit.as_str()),
+        ("sm_util", "%")
+    );
     assert!(matches!(m[1], Err(NvmlError::NotSupported))); // scripted NOT_SUPPORTED at tick 1
     assert_eq!(m[2].as_ref().unwrap().value, 1000.0);
     assert_eq!(m[2].as_ref().unwrap().metric_info.unit, "MiB/s");
@@ -483,9 +516,11 @@ fn check_events(lib: &Path, dir: &Path) {
     let d: Vec<_> = (0..5).map(|i| nvml.device_by_index(i).unwrap()).collect();
 
     let all = d[0].supported_event_types().unwrap();
-    assert!(
-        all.contains(EventTypes::CRITICAL_XID_ERROR | EventTypes::DOUBLE_BIT_ECC_ERROR | EventTypes::PSTATE_CHANGE)
-    );
+    assert!(all.contains(
+        EventTypes::CRITICAL_XID_ERROR
+            | EventTypes::DOUBLE_BIT_ECC_ERROR
+            | EventTypes::PSTATE_CHANGE
+    ));
     assert!(matches!(d[2].supported_event_types(), Err(NvmlError::NotSupported)));
     assert_eq!(d[4].supported_event_types().unwrap(), EventTypes::CRITICAL_XID_ERROR);
 
@@ -509,7 +544,9 @@ fn check_events(lib: &Path, dir: &Path) {
     );
 
     let set = nvml.create_event_set().unwrap();
-    let set = d[0].register_events(EventTypes::CRITICAL_XID_ERROR | EventTypes::DOUBLE_BIT_ECC_ERROR, set).unwrap();
+    let set = d[0]
+        .register_events(EventTypes::CRITICAL_XID_ERROR | EventTypes::DOUBLE_BIT_ECC_ERROR, set)
+        .unwrap();
     let set = d[1].register_events(EventTypes::CRITICAL_XID_ERROR, set).unwrap();
     let set = d[4].register_events(EventTypes::CRITICAL_XID_ERROR, set).unwrap();
 
@@ -578,10 +615,14 @@ fn check_proc_util_and_pages(lib: &Path, dir: &Path) {
     let d1 = nvml.device_by_index(1).unwrap();
 
     // process utilization: one tick per call (the wrapper's size query does not count)
-    let now_us = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64;
+    let now_us = || {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros()
+            as u64
+    };
     let before = now_us();
     let p = d0.process_utilization_stats(None).unwrap();
-    let got: Vec<_> = p.iter().map(|s| (s.pid, s.sm_util, s.mem_util, s.enc_util, s.dec_util)).collect();
+    let got: Vec<_> =
+        p.iter().map(|s| (s.pid, s.sm_util, s.mem_util, s.enc_util, s.dec_util)).collect();
     assert_eq!(got, vec![(1234, 50, 20, 1, 2), (5678, 10, 0, 0, 0)]);
     assert!(p[0].timestamp >= before && p[0].timestamp <= now_us());
     assert!(matches!(d0.process_utilization_stats(None), Err(NvmlError::NotFound))); // `none`
@@ -596,7 +637,8 @@ fn check_proc_util_and_pages(lib: &Path, dir: &Path) {
     // retired pages: the wrapper sizes with _v1 and fills with _v2 (one tick)
     let dbe = RetirementCause::DoubleBitEccError;
     assert!(d0.retired_pages(dbe).unwrap().is_empty());
-    let pages: Vec<_> = d0.retired_pages(dbe).unwrap().iter().map(|p| (p.address, p.timestamp)).collect();
+    let pages: Vec<_> =
+        d0.retired_pages(dbe).unwrap().iter().map(|p| (p.address, p.timestamp)).collect();
     assert_eq!(pages, vec![(0x1000, 1_700_000_000), (0x2000, 0)]);
     assert_eq!(d0.retired_pages(dbe).unwrap().len(), 2);
     assert!(d0.retired_pages(RetirementCause::MultipleSingleBitEccErrors).unwrap().is_empty());
@@ -651,7 +693,8 @@ fn check_raw_new(lib_path: &Path, dir: &Path) {
         assert_eq!(sup.isSupportedDevice, 1);
         assert_eq!(lib.nvmlGpmQueryDeviceSupport(dev, std::ptr::null_mut()), 2);
         assert_eq!(lib.nvmlGpmSampleAlloc(std::ptr::null_mut()), 2);
-        let (mut a, mut b, mut c) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+        let (mut a, mut b, mut c) =
+            (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
         assert_eq!(lib.nvmlGpmSampleAlloc(&mut a), 0);
         assert_eq!(lib.nvmlGpmSampleAlloc(&mut b), 0);
         assert_eq!(lib.nvmlGpmSampleAlloc(&mut c), 0);
@@ -713,8 +756,14 @@ fn check_raw_new(lib_path: &Path, dir: &Path) {
         let r = lib.nvmlDeviceGetProcessUtilization(dev, buf.as_mut_ptr(), &mut count, 0);
         assert_eq!((r, count), (7, 3));
         count = 4;
-        assert_eq!(lib.nvmlDeviceGetProcessUtilization(dev, std::ptr::null_mut(), &mut count, 0), 2);
-        assert_eq!(lib.nvmlDeviceGetProcessUtilization(dev, buf.as_mut_ptr(), std::ptr::null_mut(), 0), 2);
+        assert_eq!(
+            lib.nvmlDeviceGetProcessUtilization(dev, std::ptr::null_mut(), &mut count, 0),
+            2
+        );
+        assert_eq!(
+            lib.nvmlDeviceGetProcessUtilization(dev, buf.as_mut_ptr(), std::ptr::null_mut(), 0),
+            2
+        );
         let r = lib.nvmlDeviceGetProcessUtilization(dev, buf.as_mut_ptr(), &mut count, 0);
         assert_eq!((r, count, buf[2].pid, buf[2].smUtil), (0, 3, 3, 3));
 
@@ -725,8 +774,26 @@ fn check_raw_new(lib_path: &Path, dir: &Path) {
         assert_eq!(lib.nvmlDeviceGetRetiredPages(dev, 0, &mut count, addrs.as_mut_ptr()), 7);
         assert_eq!(count, 2);
         assert_eq!(lib.nvmlDeviceGetRetiredPages(dev, 2, &mut count, addrs.as_mut_ptr()), 2); // bad cause
-        assert_eq!(lib.nvmlDeviceGetRetiredPages_v2(dev, 0, &mut count, addrs.as_mut_ptr(), std::ptr::null_mut()), 2);
-        assert_eq!(lib.nvmlDeviceGetRetiredPages_v2(dev, 0, &mut count, addrs.as_mut_ptr(), stamps.as_mut_ptr()), 0);
+        assert_eq!(
+            lib.nvmlDeviceGetRetiredPages_v2(
+                dev,
+                0,
+                &mut count,
+                addrs.as_mut_ptr(),
+                std::ptr::null_mut()
+            ),
+            2
+        );
+        assert_eq!(
+            lib.nvmlDeviceGetRetiredPages_v2(
+                dev,
+                0,
+                &mut count,
+                addrs.as_mut_ptr(),
+                stamps.as_mut_ptr()
+            ),
+            0
+        );
         assert_eq!((addrs[..2].to_vec(), stamps[..2].to_vec()), (vec![0x10, 0x20], vec![1, 2]));
         count = 4;
         assert_eq!(lib.nvmlDeviceGetRetiredPages(dev, 1, &mut count, addrs.as_mut_ptr()), 0);
@@ -735,7 +802,10 @@ fn check_raw_new(lib_path: &Path, dir: &Path) {
         assert_eq!(lib.nvmlDeviceGetRetiredPagesPendingStatus(dev, &mut pending), 0);
         assert_eq!(pending, 0);
         let (mut x0, mut x1, mut x2) = (0, 0, 0);
-        assert_eq!(lib.nvmlDeviceGetRemappedRows(dev, &mut x0, &mut x1, &mut x2, std::ptr::null_mut()), 2);
+        assert_eq!(
+            lib.nvmlDeviceGetRemappedRows(dev, &mut x0, &mut x1, &mut x2, std::ptr::null_mut()),
+            2
+        );
 
         assert_eq!(lib.nvmlShutdown(), 0);
     }
@@ -785,7 +855,10 @@ fn check_mig(lib: &Path, dir: &Path) {
     };
     assert_eq!((ids(&a), ids(&b)), ((1, 0), (13, 2)));
     assert_eq!(a.mig_parent_device().unwrap().index().unwrap(), 0);
-    assert_eq!(a.running_compute_processes().unwrap().iter().map(|p| p.pid).collect::<Vec<_>>(), [7]);
+    assert_eq!(
+        a.running_compute_processes().unwrap().iter().map(|p| p.pid).collect::<Vec<_>>(),
+        [7]
+    );
     assert!(d0.running_compute_processes().unwrap().is_empty());
     // In MIG mode the GPU has no utilization; that read is the tick the layout follows.
     assert!(matches!(d0.utilization_rates(), Err(NvmlError::NotSupported)));

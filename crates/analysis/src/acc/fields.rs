@@ -73,7 +73,9 @@ impl FieldAcc {
         match r {
             Reduce::Mean => self.m.mean(),
             Reduce::Max => max2(&self.m, &self.max_col),
-            Reduce::P50 | Reduce::P95 => self.hist.as_ref().and_then(|h| h.percentile(r.percentile()?)),
+            Reduce::P50 | Reduce::P95 => {
+                self.hist.as_ref().and_then(|h| h.percentile(r.percentile()?))
+            }
         }
     }
 }
@@ -99,7 +101,8 @@ pub fn inputs(scope: Scope) -> &'static [(Field, Slot)] {
 
 pub(super) fn make_inputs(scope: Scope) -> Vec<(Field, Slot)> {
     let fields = summarised(scope);
-    let mut v: Vec<(Field, Slot)> = fields.iter().enumerate().map(|(k, &f)| (f, Slot::Value(k))).collect();
+    let mut v: Vec<(Field, Slot)> =
+        fields.iter().enumerate().map(|(k, &f)| (f, Slot::Value(k))).collect();
     for f in Field::all() {
         if let Some(k) = f.def().max_of.and_then(|b| fields.iter().position(|&x| x == b)) {
             v.push((f, Slot::MaxCol(k)));

@@ -47,7 +47,8 @@ impl Reason {
 /// Thermal throttling.
 pub const THERMAL: [Reason; 2] = [Reason::SwThermalSlowdown, Reason::HwThermalSlowdown];
 /// Power throttling.
-pub const POWER: [Reason; 3] = [Reason::SwPowerCap, Reason::HwSlowdown, Reason::HwPowerBrakeSlowdown];
+pub const POWER: [Reason; 3] =
+    [Reason::SwPowerCap, Reason::HwSlowdown, Reason::HwPowerBrakeSlowdown];
 
 pub(super) fn any_of(bits: u64, reasons: &[Reason]) -> bool {
     reasons.iter().any(|r| bits & r.bit() != 0)

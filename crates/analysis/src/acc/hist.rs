@@ -51,7 +51,8 @@ impl Hist {
     pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
         let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
         for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
-            if let Some(b) = self.counts.get_mut(((lo + k as i64) * scale).clamp(0, last) as usize) {
+            if let Some(b) = self.counts.get_mut(((lo + k as i64) * scale).clamp(0, last) as usize)
+            {
                 *b += u64::from(c);
             }
             self.n += u64::from(c);
@@ -103,8 +104,13 @@ impl Hist {
         if n == 0 {
             return None;
         }
-        let below: u64 =
-            self.counts.iter().enumerate().filter(|(i, _)| (*i as f64) / self.scale < x).map(|(_, c)| c).sum();
+        let below: u64 = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (*i as f64) / self.scale < x)
+            .map(|(_, c)| c)
+            .sum();
         Some(100.0 * below as f64 / n as f64)
     }
 }

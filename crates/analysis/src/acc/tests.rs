@@ -8,12 +8,19 @@ use super::*;
 #[test]
 fn buckets_are_monotone_and_tight() {
     let mut last = 0;
-    for dt in [1u64, 127, 128, 255, 256, 1000, 999_999, 1_000_000, 1_000_001, 3_000_000, 1 << 41, 1 << 50] {
+    for dt in
+        [1u64, 127, 128, 255, 256, 1000, 999_999, 1_000_000, 1_000_001, 3_000_000, 1 << 41, 1 << 50]
+    {
         let b = bucket(dt);
         assert!(b >= last, "{dt}");
         assert!(b < SPACING_BUCKETS);
         if dt < 1 << MAX_EXP {
-            assert!(bucket_lo(b) <= dt && dt < bucket_lo(b + 1), "{dt} in [{}, {})", bucket_lo(b), bucket_lo(b + 1));
+            assert!(
+                bucket_lo(b) <= dt && dt < bucket_lo(b + 1),
+                "{dt} in [{}, {})",
+                bucket_lo(b),
+                bucket_lo(b + 1)
+            );
             assert!((bucket_lo(b + 1) - bucket_lo(b)) as f64 <= dt as f64 / 127.0 + 1.0);
         }
         last = b;
@@ -44,8 +51,9 @@ fn timing_interval_gaps_energy_and_counter_resets() {
 
 #[test]
 fn append_equals_one_pass() {
-    let pts: Vec<(i64, f64, f64)> =
-        (0..50).map(|i| (i * 1_000_000 + (i % 3) * 1000, 50.0 + i as f64, i as f64 * 60.0)).collect();
+    let pts: Vec<(i64, f64, f64)> = (0..50)
+        .map(|i| (i * 1_000_000 + (i % 3) * 1000, 50.0 + i as f64, i as f64 * 60.0))
+        .collect();
     let mut one = Timing::default();
     pts.iter().for_each(|p| one.step(p.0, p.1, p.2));
     let (mut a, mut b) = (Timing::default(), Timing::default());
@@ -88,7 +96,8 @@ fn steps_equal_one_step_each() {
     }
     assert_eq!(one.finish(3.0), many.finish(3.0));
     assert_eq!((one.backwards, one.resets, one.prev), (many.backwards, many.resets, many.prev));
-    let bits = |t: &Timing| t.buckets.iter().map(|b| (b.n, b.dt, b.joules.to_bits())).collect::<Vec<_>>();
+    let bits =
+        |t: &Timing| t.buckets.iter().map(|b| (b.n, b.dt, b.joules.to_bits())).collect::<Vec<_>>();
     assert_eq!(bits(&one), bits(&many));
 }
 

@@ -18,7 +18,11 @@ pub(super) fn bucket(dt: u64) -> usize {
         return dt as usize;
     }
     let e = (63 - dt.leading_zeros()).min(MAX_EXP);
-    let sub = if e == MAX_EXP && dt >> MAX_EXP > 1 { SUB - 1 } else { (dt >> (e - SUB_BITS)) & (SUB - 1) };
+    let sub = if e == MAX_EXP && dt >> MAX_EXP > 1 {
+        SUB - 1
+    } else {
+        (dt >> (e - SUB_BITS)) & (SUB - 1)
+    };
     (SUB + u64::from(e - SUB_BITS) * SUB + sub) as usize
 }
 
@@ -147,7 +151,11 @@ impl Timing {
 
     /// [`Timing::steps`], with (`C`) or without a counter column.
     fn steps_with<const C: bool>(&mut self, ts: &[i64], power: &[f64], counter: &[f64]) {
-        let n = if C { ts.len().min(power.len()).min(counter.len()) } else { ts.len().min(power.len()) };
+        let n = if C {
+            ts.len().min(power.len()).min(counter.len())
+        } else {
+            ts.len().min(power.len())
+        };
         let counter_at = |k: usize| if C { counter[k] } else { f64::NAN };
         let mut k = 0;
         while k < n {
@@ -175,7 +183,8 @@ impl Timing {
                 }
                 if !quiet {
                     self.top_gap(dt, last);
-                    quiet = self.top.len() >= TOP_GAPS && self.top.peek().is_some_and(|Reverse((m, _))| dt <= *m);
+                    quiet = self.top.len() >= TOP_GAPS
+                        && self.top.peek().is_some_and(|Reverse((m, _))| dt <= *m);
                 }
                 if C {
                     self.counter_step(counter[k]);
@@ -274,8 +283,10 @@ impl Timing {
 
     /// Interval, gaps (steps longer than `gap_k` × the interval), coverage and energy.
     pub fn finish(&self, gap_k: f64) -> TimingStats {
-        let mut st =
-            TimingStats { counter_j: (self.counter_steps > 0).then_some(self.counter_j), ..Default::default() };
+        let mut st = TimingStats {
+            counter_j: (self.counter_steps > 0).then_some(self.counter_j),
+            ..Default::default()
+        };
         let total: u64 = self.buckets.iter().skip(1).map(|b| b.n).sum();
         if total == 0 {
             return st;

@@ -32,7 +32,8 @@ fn nice_step(span: f64, target: f64) -> f64 {
 
 /// An axis covering `[lo, hi]`, its ends rounded out to whole steps (about 4 intervals).
 pub fn value_axis(lo: f64, hi: f64) -> ValueAxis {
-    let (mut lo, mut hi) = if lo.is_finite() && hi.is_finite() { (lo.min(hi), lo.max(hi)) } else { (0.0, 1.0) };
+    let (mut lo, mut hi) =
+        if lo.is_finite() && hi.is_finite() { (lo.min(hi), lo.max(hi)) } else { (0.0, 1.0) };
     if hi - lo < 1e-9 {
         let pad = if hi.abs() > 1e-9 { hi.abs() * 0.1 } else { 1.0 };
         if lo >= 0.0 && lo - pad < 0.0 {
@@ -82,14 +83,15 @@ pub fn group(s: &str) -> String {
 
 /// Wall-clock steps for time ticks, seconds.
 const STEPS: [i64; 22] = [
-    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 345600, 604800,
-    1209600,
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+    172800, 345600, 604800, 1209600,
 ];
 
 /// Time ticks (UTC µs) over `[start, end]` on a round step giving at most `max_ticks`, with labels.
 pub fn time_ticks(start: i64, end: i64, max_ticks: usize) -> Vec<(i64, String)> {
     let span_s = ((end - start) as f64 / 1e6).max(1e-3);
-    let step = STEPS.iter().copied().find(|&s| span_s / s as f64 <= max_ticks as f64).unwrap_or(2_419_200);
+    let step =
+        STEPS.iter().copied().find(|&s| span_s / s as f64 <= max_ticks as f64).unwrap_or(2_419_200);
     let step_us = step * 1_000_000;
     let first = start.div_euclid(step_us) * step_us;
     let first = if first < start { first + step_us } else { first };

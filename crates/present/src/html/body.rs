@@ -63,7 +63,9 @@ fn time_line(start: i64, end: i64, tz: &Zone) -> String {
         None => std::env::var("TZ")
             .ok()
             .filter(|t| !t.is_empty())
-            .map_or("this machine's time zone".into(), |t| format!("this machine's time zone, {t}")),
+            .map_or("this machine's time zone".into(), |t| {
+                format!("this machine's time zone, {t}")
+            }),
     };
     format!(
         "Time axes are in UTC. Start <b>{} UTC</b> = {} in {}; end <b>{} UTC</b> = {}; {} long.",
@@ -116,7 +118,14 @@ fn gpu_marks(events: &[EventRecord], host: &str, g: &GpuSummary) -> Vec<(i64, St
         .collect()
 }
 
-fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t: &Track, gap_k: f64) {
+fn gpu_charts(
+    ctx: &mut Ctx<'_>,
+    out: &mut String,
+    host: &str,
+    g: &GpuSummary,
+    t: &Track,
+    gap_k: f64,
+) {
     let label = &g.label;
     let key = format!("{host}/{label}");
     let c = conn(t, g.stats.get(Stat::IntervalS), gap_k);
@@ -124,7 +133,8 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
     let who = format!("GPU {label}");
     let util = if ctx.has_max { "utilization.gpu (band up to .max)" } else { "utilization.gpu" };
     let mem_total = g.stats.get(Stat::MemoryTotal);
-    let of_total = mem_total.map_or(String::new(), |m| format!(" of {} MiB", group(&format!("{m:.0}"))));
+    let of_total =
+        mem_total.map_or(String::new(), |m| format!(" of {} MiB", group(&format!("{m:.0}"))));
     let charts = vec![
         spec(
             "gpu-util",
@@ -163,7 +173,10 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
             &key,
             format!("{who}: power"),
             ("power (W)", "W"),
-            vec![plot("power.draw", &e[4], Style::Envelope, 1), plot("power.limit", &e[5], Style::Limit, 3)],
+            vec![
+                plot("power.draw", &e[4], Style::Envelope, 1),
+                plot("power.limit", &e[5], Style::Limit, 3),
+            ],
             vec![0.0],
         ),
         spec(
@@ -188,7 +201,14 @@ fn gpu_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, g: &GpuSummary, t
     ctx.draw_all(out, charts, &c);
 }
 
-fn host_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, h: &HostSummary, t: &Track, gap_k: f64) {
+fn host_charts(
+    ctx: &mut Ctx<'_>,
+    out: &mut String,
+    host: &str,
+    h: &HostSummary,
+    t: &Track,
+    gap_k: f64,
+) {
     let interval = t.timing.finish(gap_k).interval_s;
     let c = conn(t, interval, gap_k);
     let e = &t.env;
@@ -199,7 +219,10 @@ fn host_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, h: &HostSummary,
             host,
             format!("{host}: CPU"),
             ("cpu.util (%)", "%"),
-            vec![plot("mean of all cores", &e[0], Style::Envelope, 0), plot("busiest core", &e[1], Style::Envelope, 1)],
+            vec![
+                plot("mean of all cores", &e[0], Style::Envelope, 0),
+                plot("busiest core", &e[1], Style::Envelope, 1),
+            ],
             vec![0.0, 100.0],
         ),
         spec(
@@ -207,7 +230,10 @@ fn host_charts(ctx: &mut Ctx<'_>, out: &mut String, host: &str, h: &HostSummary,
             host,
             format!("{host}: RAM"),
             ("mem.used (MiB)", "MiB"),
-            vec![plot("mem.used", &e[2], Style::Envelope, 0), plot("mem.total", &e[3], Style::Limit, 3)],
+            vec![
+                plot("mem.used", &e[2], Style::Envelope, 0),
+                plot("mem.total", &e[3], Style::Limit, 3),
+            ],
             [0.0].into_iter().chain(ram_total).collect(),
         ),
         spec(
@@ -249,7 +275,11 @@ fn work_charts<'a>(host: &str, t: &'a Track) -> Vec<Chart<'a>> {
 
 /// A label of at most `max` characters (uuids are long).
 fn short(s: &str, max: usize) -> String {
-    if s.chars().count() <= max { s.to_string() } else { format!("{}…", s.chars().take(max - 1).collect::<String>()) }
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max - 1).collect::<String>())
+    }
 }
 
 /// Title of the document: the inputs' file names.
@@ -257,9 +287,14 @@ pub fn title(s: &Summary) -> String {
     let names: Vec<String> = s
         .inputs
         .iter()
-        .map(|i| i.path.file_name().map_or(i.path.display().to_string(), |n| n.to_string_lossy().into_owned()))
+        .map(|i| {
+            i.path
+                .file_name()
+                .map_or(i.path.display().to_string(), |n| n.to_string_lossy().into_owned())
+        })
         .collect();
-    let more = if names.len() > 3 { format!(" and {} more", names.len() - 3) } else { String::new() };
+    let more =
+        if names.len() > 3 { format!(" and {} more", names.len() - 3) } else { String::new() };
     format!("gpumon report: {}{more}", names.iter().take(3).cloned().collect::<Vec<_>>().join(", "))
 }
 
@@ -277,7 +312,14 @@ fn uncharted(c: &Collected) -> String {
 }
 
 /// Title, time span, over-all figures, findings, checks and the tables.
-fn summary_part(out: &mut String, s: &Summary, checks: &[CheckResult], start: i64, end: i64, tz: &Zone) {
+fn summary_part(
+    out: &mut String,
+    s: &Summary,
+    checks: &[CheckResult],
+    start: i64,
+    end: i64,
+    tz: &Zone,
+) {
     let _ = write!(out, "<header><h1>{}</h1>", esc(&title(s)));
     let _ = write!(out, r#"<p class="meta" id="times">{}</p>"#, time_line(start, end, tz));
     out.push_str(&tables::overview(s));
@@ -342,7 +384,11 @@ fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
 
 /// The longest interval between rows of any GPU (0 when none says).
 fn data_interval(s: &Summary) -> f64 {
-    s.hosts.iter().flat_map(|h| &h.gpus).filter_map(|g| g.stats.get(Stat::IntervalS)).fold(0.0, f64::max)
+    s.hosts
+        .iter()
+        .flat_map(|h| &h.gpus)
+        .filter_map(|g| g.stats.get(Stat::IntervalS))
+        .fold(0.0, f64::max)
 }
 
 /// What a chart's band spans: a bucket's values, or one row when the rows are further apart.
@@ -364,7 +410,10 @@ fn band_caption(bucket_s: f64, data_s: f64) -> String {
 fn heat_caption(bucket_s: f64, data_s: f64) -> String {
     let dur = crate::dur;
     if data_s > bucket_s {
-        format!("utilization.gpu per {} row (the data's interval: one row spans several columns)", dur(data_s))
+        format!(
+            "utilization.gpu per {} row (the data's interval: one row spans several columns)",
+            dur(data_s)
+        )
     } else if data_s > 0.0 {
         format!("Mean utilization.gpu per {} column (rows every {})", dur(bucket_s), dur(data_s))
     } else {
@@ -375,7 +424,12 @@ fn heat_caption(bucket_s: f64, data_s: f64) -> String {
 /// A host's section: its charts, then each GPU's.
 fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected, gap_k: f64) {
     let host = h.name.as_str();
-    let _ = write!(out, r#"<section class="host" data-host="{}"><h2>Host {}</h2>"#, esc(host), esc(host));
+    let _ = write!(
+        out,
+        r#"<section class="host" data-host="{}"><h2>Host {}</h2>"#,
+        esc(host),
+        esc(host)
+    );
     if let Some(t) = c.host(host) {
         let mut g = String::new();
         host_charts(ctx, &mut g, host, h, t, gap_k);
@@ -387,7 +441,8 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
         let label = g.label.as_str();
         let Some(sr) = c.gpu(host, label) else { continue };
         let name = g.name.as_deref().map_or(String::new(), |n| format!(" · {n}"));
-        let uuid = g.uuid.as_deref().filter(|u| *u != label).map_or(String::new(), |u| format!(" · {u}"));
+        let uuid =
+            g.uuid.as_deref().filter(|u| *u != label).map_or(String::new(), |u| format!(" · {u}"));
         let _ = write!(
             out,
             r#"<section class="gpu"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
@@ -402,7 +457,13 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
 }
 
 /// The body of the report, from the summary, its checks, the series and the phases (when marked).
-pub fn body(s: &Summary, checks: &[CheckResult], c: &Collected, tz: &Zone, phases: Option<&PhaseReport>) -> String {
+pub fn body(
+    s: &Summary,
+    checks: &[CheckResult],
+    c: &Collected,
+    tz: &Zone,
+    phases: Option<&PhaseReport>,
+) -> String {
     let grid = c.grid;
     let axis = TimeAxis {
         grid,

@@ -75,7 +75,12 @@ pub fn section(p: &PhaseReport, th: &Thresholds) -> String {
     }
     s.push_str("</tr></thead><tbody>");
     for (i, &m) in c.measures.iter().enumerate() {
-        let _ = write!(s, r#"<tr data-stat="{}"><td class="l">{}</td>"#, esc(&m.name()), esc(&label(m)));
+        let _ = write!(
+            s,
+            r#"<tr data-stat="{}"><td class="l">{}</td>"#,
+            esc(&m.name()),
+            esc(&label(m))
+        );
         for cell in cells(c, i) {
             let _ = write!(s, "<td>{}</td>", esc(&cell));
         }

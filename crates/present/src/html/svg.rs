@@ -108,7 +108,13 @@ fn bands(s: &mut String, axis: &TimeAxis, left: f64, width: f64, top: f64, heigh
             } else {
                 format!("{}…", b.label.chars().take(fits - 1).collect::<String>())
             };
-            let _ = write!(s, r#"<text class="pl" x="{}" y="{}">{}</text>"#, f1(x0 + 3.0), f1(top + 11.0), esc(&text));
+            let _ = write!(
+                s,
+                r#"<text class="pl" x="{}" y="{}">{}</text>"#,
+                f1(x0 + 3.0),
+                f1(top + 11.0),
+                esc(&text)
+            );
         }
     }
 }
@@ -146,7 +152,9 @@ fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>>
             Some((lo, mean, hi)) => {
                 let joined = prev.is_some_and(|p| {
                     !rows_between
-                        && (conn.first.get(b).copied().unwrap_or(0) - conn.last.get(p).copied().unwrap_or(0)) as f64
+                        && (conn.first.get(b).copied().unwrap_or(0)
+                            - conn.last.get(p).copied().unwrap_or(0))
+                            as f64
                             <= conn.gap_us
                 });
                 if !joined || out.is_empty() {
@@ -170,7 +178,11 @@ fn yv(ax: &ValueAxis, v: f64) -> i64 {
 }
 
 /// Path data of a line through `pick` of each point, one subpath per run.
-fn line_path(runs: &[Vec<(usize, f64, f64, f64)>], ax: &ValueAxis, pick: fn(&(usize, f64, f64, f64)) -> f64) -> String {
+fn line_path(
+    runs: &[Vec<(usize, f64, f64, f64)>],
+    ax: &ValueAxis,
+    pick: fn(&(usize, f64, f64, f64)) -> f64,
+) -> String {
     let mut d = String::new();
     for run in runs {
         let Some(p0) = run.first() else { continue };
@@ -224,7 +236,8 @@ fn x_px(axis: &TimeAxis, t: i64, left: f64, width: f64) -> f64 {
 /// The value axis spanning every plot's values and the values `include` asks for.
 fn value_axis_of(plots: &[&Plot<'_>], include: &[f64]) -> ValueAxis {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (a, b) in plots.iter().filter_map(|p| p.env.range()).chain(include.iter().map(|&v| (v, v))) {
+    for (a, b) in plots.iter().filter_map(|p| p.env.range()).chain(include.iter().map(|&v| (v, v)))
+    {
         lo = lo.min(a);
         hi = hi.max(b);
     }
@@ -241,7 +254,8 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<Stri
     // The legend sits right of the title, or on a row of its own when they would overlap.
     let title_w = 7.6 * c.title.chars().count() as f64;
     let legend_w: f64 = plots.iter().map(|p| legend_width(p)).sum();
-    let (top, legend_y) = if L + title_w + 16.0 > W - R - legend_w { (T + 16.0, 33.0) } else { (T, 17.0) };
+    let (top, legend_y) =
+        if L + title_w + 16.0 > W - R - legend_w { (T + 16.0, 33.0) } else { (T, 17.0) };
     let h = H + top - T;
     let mut s = String::with_capacity(16 * 1024);
     let id = esc(&c.id);
@@ -283,13 +297,28 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<Stri
         match p.style {
             Style::Envelope => {
                 let _ = write!(s, r#"<path class="b b{}" d="{}"/>"#, p.color, band_path(&r, &ax));
-                let _ = write!(s, r#"<path class="l c{}" d="{}"/>"#, p.color, line_path(&r, &ax, |p| p.2));
+                let _ = write!(
+                    s,
+                    r#"<path class="l c{}" d="{}"/>"#,
+                    p.color,
+                    line_path(&r, &ax, |p| p.2)
+                );
             }
             Style::Line => {
-                let _ = write!(s, r#"<path class="l c{}" d="{}"/>"#, p.color, line_path(&r, &ax, |p| p.2));
+                let _ = write!(
+                    s,
+                    r#"<path class="l c{}" d="{}"/>"#,
+                    p.color,
+                    line_path(&r, &ax, |p| p.2)
+                );
             }
             Style::Limit => {
-                let _ = write!(s, r#"<path class="l k c{}" d="{}"/>"#, p.color, line_path(&r, &ax, |p| p.3));
+                let _ = write!(
+                    s,
+                    r#"<path class="l k c{}" d="{}"/>"#,
+                    p.color,
+                    line_path(&r, &ax, |p| p.3)
+                );
             }
         }
     }
@@ -308,7 +337,15 @@ pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<Stri
 }
 
 /// Vertical grid lines, tick labels and the axis title under a plot area.
-fn time_axis(s: &mut String, axis: &TimeAxis, ticks: &[(i64, String)], left: f64, width: f64, top: f64, height: f64) {
+fn time_axis(
+    s: &mut String,
+    axis: &TimeAxis,
+    ticks: &[(i64, String)],
+    left: f64,
+    width: f64,
+    top: f64,
+    height: f64,
+) {
     let bottom = top + height;
     for (t, lab) in ticks {
         let x = f1(x_px(axis, *t, left, width));
@@ -319,7 +356,12 @@ fn time_axis(s: &mut String, axis: &TimeAxis, ticks: &[(i64, String)], left: f64
             esc(lab)
         );
     }
-    let _ = write!(s, r#"<text class="at" x="{}" y="{}">time (UTC)</text>"#, left + width / 2.0, bottom + 34.0);
+    let _ = write!(
+        s,
+        r#"<text class="at" x="{}" y="{}">time (UTC)</text>"#,
+        left + width / 2.0,
+        bottom + 34.0
+    );
 }
 
 /// Estimated width of a legend entry: swatch, gap, 6.6 px per character at 11 px.
@@ -341,9 +383,16 @@ fn legend(s: &mut String, plots: &[&Plot<'_>], y: f64) {
                 y - 4.0
             ),
             Style::Line => format!(r#"<path class="sw c{}" d="M{xs} {}h18"/>"#, p.color, y - 4.0),
-            Style::Limit => format!(r#"<path class="sw k c{}" d="M{xs} {}h18"/>"#, p.color, y - 4.0),
+            Style::Limit => {
+                format!(r#"<path class="sw k c{}" d="M{xs} {}h18"/>"#, p.color, y - 4.0)
+            }
         };
-        let _ = write!(s, r#"{swatch}<text class="lg" x="{}" y="{y}">{}</text>"#, f1(x + 22.0), esc(&p.label));
+        let _ = write!(
+            s,
+            r#"{swatch}<text class="lg" x="{}" y="{y}">{}</text>"#,
+            f1(x + 22.0),
+            esc(&p.label)
+        );
         x += w;
     }
 }
@@ -356,9 +405,13 @@ fn describe(c: &Chart<'_>, plots: &[&Plot<'_>], axis: &TimeAxis) -> String {
         let (lo, hi) = p.env.range().unwrap_or((f64::NAN, f64::NAN));
         match (p.style, p.env.mean()) {
             (Style::Limit, _) => parts.push(format!("{} up to {}{unit}", p.label, f1(hi))),
-            (_, Some(m)) => {
-                parts.push(format!("{}: mean {}{unit}, from {} to {}{unit}", p.label, f1(m), f1(lo), f1(hi)))
-            }
+            (_, Some(m)) => parts.push(format!(
+                "{}: mean {}{unit}, from {} to {}{unit}",
+                p.label,
+                f1(m),
+                f1(lo),
+                f1(hi)
+            )),
             _ => {}
         }
     }
@@ -434,8 +487,17 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             esc(&row.label),
             mean.map_or("-".into(), |m| format!("{m:.1} %")),
         );
-        let _ = write!(s, r#"<rect x="{HL}" y="{y}" width="{pw}" height="{}" fill="url(#hm-nd)"/>"#, ROW - 3.0);
-        let _ = write!(s, r#"<g transform="translate({HL} {y}) scale({:.6} {})">"#, pw / n as f64, ROW - 3.0);
+        let _ = write!(
+            s,
+            r#"<rect x="{HL}" y="{y}" width="{pw}" height="{}" fill="url(#hm-nd)"/>"#,
+            ROW - 3.0
+        );
+        let _ = write!(
+            s,
+            r#"<g transform="translate({HL} {y}) scale({:.6} {})">"#,
+            pw / n as f64,
+            ROW - 3.0
+        );
         let mut paths: Vec<String> = vec![String::new(); 10];
         let lvs = levels(row.env, &row.conn, n);
         let mut b = 0;
@@ -455,7 +517,13 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             let _ = write!(s, r#"<path class="h{lv}" d="{d}"/>"#);
         }
         s.push_str("</g>");
-        let _ = write!(s, r#"<text class="hl" x="{}" y="{}">{}</text>"#, HL - 8.0, y + 14.0, esc(&row.label));
+        let _ = write!(
+            s,
+            r#"<text class="hl" x="{}" y="{}">{}</text>"#,
+            HL - 8.0,
+            y + 14.0,
+            esc(&row.label)
+        );
         let _ = write!(
             s,
             r#"<text class="hm" x="{}" y="{}">{}</text></g>"#,
@@ -491,7 +559,13 @@ pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
 fn heat_desc(rows: &[HeatRow<'_>]) -> String {
     let parts: Vec<String> = rows
         .iter()
-        .map(|r| format!("{}: mean {}", r.label, r.env.mean().map_or("-".into(), |m| format!("{m:.1} %"))))
+        .map(|r| {
+            format!(
+                "{}: mean {}",
+                r.label,
+                r.env.mean().map_or("-".into(), |m| format!("{m:.1} %"))
+            )
+        })
         .collect();
     format!("Mean utilization per time bucket, darker is busier. {}", parts.join("; "))
 }
@@ -502,7 +576,8 @@ mod tests {
 
     fn env(vals: &[Option<f64>]) -> Envelope {
         let n = vals.len();
-        let mut e = Envelope { min: vec![0.0; n], max: vec![0.0; n], sum: vec![0.0; n], n: vec![0; n] };
+        let mut e =
+            Envelope { min: vec![0.0; n], max: vec![0.0; n], sum: vec![0.0; n], n: vec![0; n] };
         for (b, v) in vals.iter().enumerate() {
             if let Some(v) = v {
                 e.min[b] = *v - 1.0;
@@ -542,7 +617,11 @@ mod tests {
         let l = levels(&e, &conn, 8);
         assert_eq!(l, [Some(1), Some(5), Some(5), Some(5), Some(9), Some(9), Some(9), None]);
         let conn = Joinable { gap_us: 29.0, ..conn };
-        assert_eq!(levels(&e, &conn, 8), [Some(1), None, None, Some(5), None, None, Some(9), None], "gaps stay empty");
+        assert_eq!(
+            levels(&e, &conn, 8),
+            [Some(1), None, None, Some(5), None, None, Some(9), None],
+            "gaps stay empty"
+        );
     }
 
     #[test]
@@ -550,7 +629,12 @@ mod tests {
         let e = env(&[Some(10.0), Some(20.0)]);
         let grid = Grid::new(0, 1_999_999, 2);
         let band = Band { label: "bs=<64>".into(), start: 1_000_000, end: 1_999_999, color: 5 };
-        let axis = TimeAxis { grid, ticks: vec![(0, "00:00:00".into())], wide_ticks: vec![], bands: vec![band] };
+        let axis = TimeAxis {
+            grid,
+            ticks: vec![(0, "00:00:00".into())],
+            wide_ticks: vec![],
+            bands: vec![band],
+        };
         let rows = [1, 1];
         let ts = [0, 1_000_000];
         let conn = Joinable { rows: &rows, first: &ts, last: &ts, gap_us: 3e6 };
@@ -567,18 +651,34 @@ mod tests {
         };
         let s = chart(&c, &axis, &conn).unwrap();
         assert!(s.contains("GPU 0 on &lt;h&gt; &amp; co"));
-        assert_eq!(s.matches(r#"<g class="ev">"#).count(), 1, "marks outside the span are left out");
+        assert_eq!(
+            s.matches(r#"<g class="ev">"#).count(),
+            1,
+            "marks outside the span are left out"
+        );
         assert!(s.contains("<title>Xid 79 &lt;bus&gt;</title>"), "{s}");
         assert!(!s.contains("<h>"));
         assert!(s.contains("mean 15 %"), "{s}");
-        assert!(s.contains(r#"<rect class="ph p1" data-phase="bs=&lt;64&gt;" x="325" y="30" width="263""#), "{s}");
+        assert!(
+            s.contains(
+                r#"<rect class="ph p1" data-phase="bs=&lt;64&gt;" x="325" y="30" width="263""#
+            ),
+            "{s}"
+        );
         assert!(s.contains(r#"<text class="pl" x="328" y="41">bs=&lt;64&gt;</text>"#), "{s}");
         let empty = Envelope::default();
-        let c2 = Chart { plots: vec![Plot { label: "x".into(), env: &empty, style: Style::Line, color: 0 }], ..c };
+        let c2 = Chart {
+            plots: vec![Plot { label: "x".into(), env: &empty, style: Style::Line, color: 0 }],
+            ..c
+        };
         assert!(chart(&c2, &axis, &conn).is_none());
-        let row = HeatRow { host: "h\"1".into(), gpu: "0".into(), label: "GPU 0".into(), env: &e, conn };
+        let row =
+            HeatRow { host: "h\"1".into(), gpu: "0".into(), label: "GPU 0".into(), env: &e, conn };
         let h = heatmap(&[row], &axis);
         assert!(h.contains(r#"data-host="h&quot;1""#));
-        assert!(h.contains(r#"<path class="h1" d="M0 0h1v1h-1z"/><path class="h2" d="M1 0h1v1h-1z"/>"#), "{h}");
+        assert!(
+            h.contains(r#"<path class="h1" d="M0 0h1v1h-1z"/><path class="h2" d="M1 0h1v1h-1z"/>"#),
+            "{h}"
+        );
     }
 }

@@ -25,8 +25,10 @@ type Col<'a, T> = (&'a str, &'a str, bool, Cell<'a, T>);
 
 /// A table over `rows`, empty columns dropped.
 fn table<T>(class: &str, rows: &[T], cols: Vec<Col<'_, T>>) -> String {
-    let cells: Vec<Vec<Option<String>>> = rows.iter().map(|r| cols.iter().map(|c| (c.3)(r)).collect()).collect();
-    let keep: Vec<usize> = (0..cols.len()).filter(|&i| cells.iter().any(|r| r[i].is_some())).collect();
+    let cells: Vec<Vec<Option<String>>> =
+        rows.iter().map(|r| cols.iter().map(|c| (c.3)(r)).collect()).collect();
+    let keep: Vec<usize> =
+        (0..cols.len()).filter(|&i| cells.iter().any(|r| r[i].is_some())).collect();
     let mut s = format!(r#"<div class="scroll"><table class="{class}"><thead><tr>"#);
     for &i in &keep {
         let (h, title, left, _) = &cols[i];
@@ -38,7 +40,8 @@ fn table<T>(class: &str, rows: &[T], cols: Vec<Col<'_, T>>) -> String {
         s.push_str("<tr>");
         for &i in &keep {
             let cls = if cols[i].2 { r#" class="l""# } else { "" };
-            let _ = write!(s, "<td{cls}>{}</td>", r[i].as_deref().map_or_else(|| "–".to_string(), esc));
+            let _ =
+                write!(s, "<td{cls}>{}</td>", r[i].as_deref().map_or_else(|| "–".to_string(), esc));
         }
         s.push_str("</tr>");
     }
@@ -91,19 +94,33 @@ fn gpu_stat_cols<'a>() -> Vec<Col<'a, GpuRow<'a>>> {
 /// One row per GPU of every host.
 pub fn gpu_table(s: &Summary) -> String {
     let multi = s.hosts.len() > 1;
-    let rows: Vec<GpuRow<'_>> = s.hosts.iter().flat_map(|h| h.gpus.iter().map(|g| (h.name.as_str(), g))).collect();
+    let rows: Vec<GpuRow<'_>> =
+        s.hosts.iter().flat_map(|h| h.gpus.iter().map(|g| (h.name.as_str(), g))).collect();
     // One model everywhere: said once above the table instead of in every row.
     let mut names: Vec<&str> = rows.iter().filter_map(|(_, g)| g.name.as_deref()).collect();
     names.dedup();
-    let common = (names.len() == 1 && rows.iter().all(|(_, g)| g.name.is_some())).then(|| names[0].to_string());
+    let common = (names.len() == 1 && rows.iter().all(|(_, g)| g.name.is_some()))
+        .then(|| names[0].to_string());
     let mut cols: Vec<Col<'_, GpuRow<'_>>> = Vec::new();
     if multi {
         cols.push(("host", "", true, Box::new(|(h, _): &GpuRow<'_>| Some(h.to_string()))));
     }
-    cols.push(("GPU", "index, or uuid", true, Box::new(|(_, g): &GpuRow<'_>| Some(g.label.clone()))));
-    cols.push(("name", "", true, Box::new(|(_, g): &GpuRow<'_>| g.name.clone().filter(|_| common.is_none()))));
+    cols.push((
+        "GPU",
+        "index, or uuid",
+        true,
+        Box::new(|(_, g): &GpuRow<'_>| Some(g.label.clone())),
+    ));
+    cols.push((
+        "name",
+        "",
+        true,
+        Box::new(|(_, g): &GpuRow<'_>| g.name.clone().filter(|_| common.is_none())),
+    ));
     cols.extend(gpu_stat_cols());
-    let caption = common.as_ref().map_or(String::new(), |n| format!(r#"<p class="note">Every GPU: {}</p>"#, esc(n)));
+    let caption = common
+        .as_ref()
+        .map_or(String::new(), |n| format!(r#"<p class="note">Every GPU: {}</p>"#, esc(n)));
     format!("{caption}{}", table("gpus", &rows, cols))
 }
 
@@ -119,14 +136,24 @@ pub fn host_table(s: &Summary) -> Option<String> {
         ("CPU mean %", "cpu.util: % of all cores", false, host_stat(Stat::mean(Field::CpuUtil), 1)),
         ("p95", "", false, host_stat(Stat::p95(Field::CpuUtil), 1)),
         ("max", "", false, host_stat(Stat::max(Field::CpuUtil), 1)),
-        ("busiest core mean %", "cpu.util.max_core", false, host_stat(Stat::mean(Field::CpuUtilMaxCore), 1)),
+        (
+            "busiest core mean %",
+            "cpu.util.max_core",
+            false,
+            host_stat(Stat::mean(Field::CpuUtilMaxCore), 1),
+        ),
         ("p95", "", false, host_stat(Stat::p95(Field::CpuUtilMaxCore), 1)),
         ("max", "", false, host_stat(Stat::max(Field::CpuUtilMaxCore), 1)),
         ("RAM peak MiB", "mem.used.max", false, host_stat(Stat::max(Field::HostMemUsed), 0)),
         ("total MiB", "mem.total", false, host_stat(Stat::MemTotal, 0)),
         ("%", "mem.used.max_pct", false, host_stat(Stat::MemUsedMaxPct, 1)),
         ("swap max MiB", "", false, host_stat(Stat::max(Field::SwapUsed), 0)),
-        ("job CPU mean %", "job.cpu: % of one core", false, host_stat(Stat::mean(Field::JobCpu), 1)),
+        (
+            "job CPU mean %",
+            "job.cpu: % of one core",
+            false,
+            host_stat(Stat::mean(Field::JobCpu), 1),
+        ),
         ("max", "", false, host_stat(Stat::max(Field::JobCpu), 1)),
         ("job RSS mean MiB", "job.rss", false, host_stat(Stat::mean(Field::JobRss), 0)),
         ("max", "", false, host_stat(Stat::max(Field::JobRss), 0)),
@@ -142,7 +169,8 @@ pub fn findings(s: &Summary) -> String {
             .into();
     }
     let mut out = String::from(r#"<ul class="findings">"#);
-    let mut all: Vec<Group<'_>> = s.hosts.iter().flat_map(|h| compact::group(&h.findings)).collect();
+    let mut all: Vec<Group<'_>> =
+        s.hosts.iter().flat_map(|h| compact::group(&h.findings)).collect();
     all.sort_by_key(|g| std::cmp::Reverse(g.severity as u8));
     for g in &all {
         finding_item(&mut out, g, true);
@@ -154,7 +182,11 @@ pub fn findings(s: &Summary) -> String {
 /// One grouped finding as a list item: severity, rule, host and GPUs, evidence, and its fix when `fix`.
 pub fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
     let sev = g.severity.label();
-    let who = if g.gpus.is_empty() { g.host.to_string() } else { format!("{} {}", g.host, gpu_list(&g.gpus)) };
+    let who = if g.gpus.is_empty() {
+        g.host.to_string()
+    } else {
+        format!("{} {}", g.host, gpu_list(&g.gpus))
+    };
     let _ = write!(
         out,
         r#"<li class="{}" data-rule="{}"><span class="sev">{}</span><b>{}</b> · {}: {}"#,
@@ -258,12 +290,19 @@ pub fn inputs(s: &Summary) -> String {
         ("file", "", true, Box::new(|i: &InputInfo| Some(i.path.display().to_string()))),
         ("kind", "", true, Box::new(|i: &InputInfo| Some(i.kind.to_string()))),
         ("rows", "", false, Box::new(|i: &InputInfo| fmt(Some(i.rows as f64), 0))),
-        ("host", "host of rows without one", true, Box::new(|i: &InputInfo| Some(i.default_host.clone()))),
+        (
+            "host",
+            "host of rows without one",
+            true,
+            Box::new(|i: &InputInfo| Some(i.default_host.clone())),
+        ),
         (
             "columns",
             "catalogue fields present",
             true,
-            Box::new(|i: &InputInfo| Some(i.fields.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "))),
+            Box::new(|i: &InputInfo| {
+                Some(i.fields.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "))
+            }),
         ),
         (
             "notes and warnings",
@@ -397,7 +436,8 @@ mod tests {
         let f = findings(&s);
         assert!(f.contains("&lt;n1&gt; GPU 3") && f.contains("&lt;sampler&gt;"), "{f}");
         assert!(checks(&[]).is_none());
-        let c = checks(&[CheckResult { check: "a < 1".into(), failures: vec!["x <b>".into()] }]).unwrap_or_default();
+        let c = checks(&[CheckResult { check: "a < 1".into(), failures: vec!["x <b>".into()] }])
+            .unwrap_or_default();
         assert!(c.contains("failed") && c.contains("x &lt;b&gt;"), "{c}");
         assert!(overview(&s).contains("<b>1</b> GPU(s)"));
     }

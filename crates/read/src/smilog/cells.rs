@@ -11,7 +11,9 @@ use gpumon_schema::catalog::{FIELD_COUNT, Field, Ty};
 use gpumon_schema::row::Value;
 
 pub(super) fn is_missing_marker(cell: &str) -> bool {
-    cell.is_empty() || (cell.starts_with('[') && cell.ends_with(']')) || cell.eq_ignore_ascii_case("N/A")
+    cell.is_empty()
+        || (cell.starts_with('[') && cell.ends_with(']'))
+        || cell.eq_ignore_ascii_case("N/A")
 }
 
 fn marker_value(cell: &str) -> Value {
@@ -103,7 +105,10 @@ pub(super) fn cell_ok(col: &Col, cell: &str) -> bool {
             if cell.is_empty() {
                 return false;
             }
-            if is_missing_marker(cell) || matches!(f.def().ty, Ty::Str | Ty::Timestamp) || f == Field::Index {
+            if is_missing_marker(cell)
+                || matches!(f.def().ty, Ty::Str | Ty::Timestamp)
+                || f == Field::Index
+            {
                 return true;
             }
             numeric_value(f, col.unit.as_deref(), cell).is_some()
@@ -153,7 +158,8 @@ impl Conv {
                         self.warned[f as usize] = true;
                         let shown: String = cell.chars().take(40).collect();
                         let unit = f.def().unit;
-                        let want = if unit.is_empty() { String::new() } else { format!(" [{unit}]") };
+                        let want =
+                            if unit.is_empty() { String::new() } else { format!(" [{unit}]") };
                         push_capped(
                             &mut self.warnings,
                             format!(

@@ -46,7 +46,9 @@ pub(super) struct Layout {
 /// The bit of a per-reason column, in either spelling (`clocks_event_reasons.` or the older
 /// `clocks_throttle_reasons.`).
 fn reason_bit(name: &str) -> Option<u64> {
-    let r = name.strip_prefix("clocks_event_reasons.").or_else(|| name.strip_prefix("clocks_throttle_reasons."))?;
+    let r = name
+        .strip_prefix("clocks_event_reasons.")
+        .or_else(|| name.strip_prefix("clocks_throttle_reasons."))?;
     CLOCK_EVENT_REASONS.iter().find(|(_, n)| n.eq_ignore_ascii_case(r)).map(|(b, _)| *b)
 }
 
@@ -68,7 +70,11 @@ impl Layout {
         let find = |f: Field| cols.iter().position(|c| c.kind == ColKind::Field(f));
         let reasons = match find(Field::EventReasons) {
             Some(_) => Vec::new(),
-            None => cols.iter().enumerate().filter_map(|(i, c)| reason_bit(&c.name).map(|b| (i, b))).collect(),
+            None => cols
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| reason_bit(&c.name).map(|b| (i, b)))
+                .collect(),
         };
         let ident = if let Some(i) = find(Field::Index) {
             Ident::Index(i)

@@ -102,7 +102,8 @@ fn collect_sample(start: Option<&Layout>, lines: &VecDeque<Pending>, eof: bool) 
             continue;
         }
         let parts: Vec<&str> = t.split(',').map(str::trim).collect();
-        if parts.len() != lay.cols.len() || (!l.terminated && !lay.cols.iter().zip(&parts).all(|(c, p)| cell_ok(c, p)))
+        if parts.len() != lay.cols.len()
+            || (!l.terminated && !lay.cols.iter().zip(&parts).all(|(c, p)| cell_ok(c, p)))
         {
             continue;
         }
@@ -111,7 +112,14 @@ fn collect_sample(start: Option<&Layout>, lines: &VecDeque<Pending>, eof: bool) 
         if let Some(s) = segs.last_mut() {
             s.push(ms);
         }
-        cells.push(parts.iter().enumerate().filter(|(i, _)| *i != tc).map(|(_, c)| (*c).to_string()).collect());
+        cells.push(
+            parts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != tc)
+                .map(|(_, c)| (*c).to_string())
+                .collect(),
+        );
     }
     segs.retain(|s| !s.is_empty());
     Sample { segs, cells, eof }
@@ -177,7 +185,8 @@ struct Timing {
 /// gaps between ticks are the `-l`/`-lms` interval. Only a clearly two-level timing counts:
 /// large gaps at least 5x the small ones and small ones at most 250 ms.
 fn timing(sample: &Sample) -> Option<Timing> {
-    let gaps: Vec<f64> = sample.segs.iter().flat_map(|s| s.windows(2).map(|w| (w[1] - w[0]).max(0.0))).collect();
+    let gaps: Vec<f64> =
+        sample.segs.iter().flat_map(|s| s.windows(2).map(|w| (w[1] - w[0]).max(0.0))).collect();
     if gaps.len() < 3 {
         return None;
     }
@@ -252,9 +261,13 @@ fn segment_rule(sample: &Sample) -> Option<usize> {
     let n = sample.segs.len();
     let segs = if sample.eof { &sample.segs[..] } else { &sample.segs[..n.saturating_sub(1)] };
     let l = segs.first()?.len();
-    let spread = |s: &Vec<f64>| s.iter().copied().fold(f64::MIN, f64::max) - s.iter().copied().fold(f64::MAX, f64::min);
-    (segs.len() >= 2 && (2..=MAX_K).contains(&l) && segs.iter().all(|s| s.len() == l && spread(s) <= 1000.0))
-        .then_some(l)
+    let spread = |s: &Vec<f64>| {
+        s.iter().copied().fold(f64::MIN, f64::max) - s.iter().copied().fold(f64::MAX, f64::min)
+    };
+    (segs.len() >= 2
+        && (2..=MAX_K).contains(&l)
+        && segs.iter().all(|s| s.len() == l && spread(s) <= 1000.0))
+    .then_some(l)
 }
 
 /// Periodicity of the values: some column repeats with lag k much more than with any shorter
@@ -266,7 +279,8 @@ fn value_rule(sample: &Sample) -> Option<usize> {
     if n < 8 || ncol == 0 {
         return None;
     }
-    let nonconst: Vec<usize> = (0..ncol).filter(|&c| rows.iter().any(|r| r[c] != rows[0][c])).collect();
+    let nonconst: Vec<usize> =
+        (0..ncol).filter(|&c| rows.iter().any(|r| r[c] != rows[0][c])).collect();
     if nonconst.is_empty() {
         return None;
     }
@@ -275,12 +289,17 @@ fn value_rule(sample: &Sample) -> Option<usize> {
         .iter()
         .map(|&c| {
             (1..=maxlag)
-                .map(|lag| (lag..n).filter(|&i| rows[i][c] == rows[i - lag][c]).count() as f64 / (n - lag) as f64)
+                .map(|lag| {
+                    (lag..n).filter(|&i| rows[i][c] == rows[i - lag][c]).count() as f64
+                        / (n - lag) as f64
+                })
                 .collect()
         })
         .collect();
     (2..=maxlag).find(|&k| {
-        let strong = sims.iter().any(|s| s[k - 1] >= 0.5 && s[..k - 1].iter().all(|&sj| s[k - 1] >= sj + 0.3));
+        let strong = sims
+            .iter()
+            .any(|s| s[k - 1] >= 0.5 && s[..k - 1].iter().all(|&sj| s[k - 1] >= sj + 0.3));
         let agree = sims.iter().filter(|s| s[k - 1] + 0.05 >= s[0]).count();
         strong && agree * 2 > sims.len()
     })
@@ -313,11 +332,14 @@ fn infer(sample: &Sample, forced: Option<usize>) -> Inference {
         return Inference { k, thr: None, phase: 0, note };
     }
     if let Some(k) = value_rule(sample) {
-        let note = format!("{pre}: {k} GPUs inferred from values repeating every {k} rows; pass --gpus to override");
+        let note = format!(
+            "{pre}: {k} GPUs inferred from values repeating every {k} rows; pass --gpus to override"
+        );
         return Inference { k, thr: None, phase: 0, note };
     }
-    let note =
-        format!("{pre}: rows read as one GPU (no interleaving pattern found); pass --gpus N if the log covers N GPUs");
+    let note = format!(
+        "{pre}: rows read as one GPU (no interleaving pattern found); pass --gpus N if the log covers N GPUs"
+    );
     Inference { k: 1, thr: None, phase: 0, note }
 }
 

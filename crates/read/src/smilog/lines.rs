@@ -114,7 +114,11 @@ impl<R: BufRead> LineReader<R> {
 
     /// Text of the line last returned by `next_line`.
     pub(super) fn text(&self) -> Cow<'_, str> {
-        let b = if self.no == 1 { self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf) } else { &self.buf };
+        let b = if self.no == 1 {
+            self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf)
+        } else {
+            &self.buf
+        };
         String::from_utf8_lossy(b)
     }
 }

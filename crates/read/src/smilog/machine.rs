@@ -137,7 +137,10 @@ impl Parser {
                 bail!("{}: --columns is empty", p.disp);
             };
             if layout.ts_col.is_none() {
-                bail!("{}: --columns must include timestamp (nvidia-smi's `timestamp` query field)", p.disp);
+                bail!(
+                    "{}: --columns must include timestamp (nvidia-smi's `timestamp` query field)",
+                    p.disp
+                );
             }
             p.set_layout(layout);
             p.from_columns = true;
@@ -176,12 +179,16 @@ impl Parser {
             if self.from_columns && self.rows == 0 {
                 push_capped(
                     &mut self.warnings,
-                    format!("line {no}: the file has its own header line; it is used instead of --columns"),
+                    format!(
+                        "line {no}: the file has its own header line; it is used instead of --columns"
+                    ),
                 );
             } else {
                 push_capped(
                     &mut self.notes,
-                    format!("line {no}: a header line with different columns; the rest is read with them"),
+                    format!(
+                        "line {no}: a header line with different columns; the rest is read with them"
+                    ),
                 );
             }
         }
@@ -192,7 +199,9 @@ impl Parser {
     fn cut_short(&mut self, no: u64) {
         push_capped(
             &mut self.warnings,
-            format!("line {no} is cut short (no final newline: the logger stopped mid-write?); skipped"),
+            format!(
+                "line {no} is cut short (no final newline: the logger stopped mid-write?); skipped"
+            ),
         );
     }
 
@@ -233,7 +242,9 @@ impl Parser {
         if layout.ident == Ident::Interleaved && !self.gpus_known {
             return Ok(Step::NeedGpus);
         }
-        if !terminated && !layout.cols.iter().zip(t.split(',')).all(|(c, cell)| cell_ok(c, cell.trim())) {
+        if !terminated
+            && !layout.cols.iter().zip(t.split(',')).all(|(c, cell)| cell_ok(c, cell.trim()))
+        {
             self.cut_short(no);
             return Ok(Step::Done);
         }
@@ -242,7 +253,8 @@ impl Parser {
             return Ok(Step::Done);
         };
         let ident = layout.ident;
-        let Some((ts, in_gap)) = parse_naive(cell_at(t, tc)).and_then(|n| self.zone.utc_of(n)) else {
+        let Some((ts, in_gap)) = parse_naive(cell_at(t, tc)).and_then(|n| self.zone.utc_of(n))
+        else {
             self.tally.bad_ts.bump(no);
             return Ok(Step::Done);
         };
@@ -277,7 +289,10 @@ impl Parser {
             Ident::Index(i) => cell_at(t, i).parse::<usize>().ok().filter(|&g| g < MAX_GPUS),
             Ident::Key(i) => {
                 let key = cell_at(t, i);
-                (!is_missing_marker(key) && key.len() <= 256).then(|| self.ids.key(key)).flatten().map(|g| g as usize)
+                (!is_missing_marker(key) && key.len() <= 256)
+                    .then(|| self.ids.key(key))
+                    .flatten()
+                    .map(|g| g as usize)
             }
             Ident::Interleaved => {
                 let ms = ts.timestamp_micros() as f64 / 1000.0;
@@ -295,7 +310,14 @@ impl Parser {
     }
 
     /// Fill the row from the cells of line `t` and hand it to `emit`.
-    fn emit_row(&mut self, no: u64, t: &str, ts: DateTime<Utc>, gpu: usize, emit: &mut dyn FnMut(NvsmiRow<'_>)) {
+    fn emit_row(
+        &mut self,
+        no: u64,
+        t: &str,
+        ts: DateTime<Utc>,
+        gpu: usize,
+        emit: &mut dyn FnMut(NvsmiRow<'_>),
+    ) {
         let Some(layout) = &self.layout else { return };
         for (i, (col, cell)) in layout.cols.iter().zip(t.split(',')).enumerate() {
             if let ColKind::Field(f) = col.kind
@@ -316,12 +338,17 @@ impl Parser {
 
     /// Decide the GPU count of the interleaved rows held in `lines` (or take `--gpus`).
     pub(super) fn resolve_gpus(&mut self, lines: &VecDeque<Pending>, eof: bool) {
-        let note = interleave::resolve(&mut self.phase, self.layout.as_ref(), lines, eof, self.forced_k);
+        let note =
+            interleave::resolve(&mut self.phase, self.layout.as_ref(), lines, eof, self.forced_k);
         self.gpus_known = true;
         push_capped(&mut self.notes, note);
     }
 
-    pub(super) fn replay(&mut self, pending: &mut VecDeque<Pending>, emit: &mut dyn FnMut(NvsmiRow<'_>)) -> Result<()> {
+    pub(super) fn replay(
+        &mut self,
+        pending: &mut VecDeque<Pending>,
+        emit: &mut dyn FnMut(NvsmiRow<'_>),
+    ) -> Result<()> {
         while let Some(l) = pending.pop_front() {
             // The GPU count is known now, so no line asks for it again.
             self.process(l.no, &l.text, l.terminated, emit)?;
@@ -337,7 +364,13 @@ impl Parser {
         let mut w = std::mem::take(&mut self.warnings);
         let t = &self.tally;
         if lines.trailing_nuls > 0 {
-            w.insert(0, format!("file ends in {} NUL bytes (logger killed mid-write?)", lines.trailing_nuls));
+            w.insert(
+                0,
+                format!(
+                    "file ends in {} NUL bytes (logger killed mid-write?)",
+                    lines.trailing_nuls
+                ),
+            );
         }
         if lines.inner_nuls > 0 {
             w.push(format!(
@@ -373,7 +406,9 @@ impl Parser {
             ));
         }
         if self.layout.is_none() {
-            bail!("{d}: no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log?)");
+            bail!(
+                "{d}: no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log?)"
+            );
         }
         if self.rows == 0 {
             let why = if w.is_empty() { String::new() } else { format!(": {}", w.join("; ")) };

@@ -91,8 +91,11 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
         if i + 1 == n && n > 1 {
             break;
         }
-        let clean: Cow<'_, str> =
-            if line.contains('\0') { Cow::Owned(line.replace('\0', "")) } else { Cow::Borrowed(line) };
+        let clean: Cow<'_, str> = if line.contains('\0') {
+            Cow::Owned(line.replace('\0', ""))
+        } else {
+            Cow::Borrowed(line)
+        };
         let l = clean.trim();
         if l.is_empty() {
             continue;
@@ -114,8 +117,13 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
 ///
 /// Errors (file name in the message): unreadable file, empty file, data without a header
 /// and no `--columns`, no data rows.
-pub fn read_nvsmi(path: &Path, opts: &NvsmiOptions, on_row: &mut dyn FnMut(NvsmiRow<'_>)) -> Result<SmiLogInfo> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", gpumon_util::text::show(path)))?;
+pub fn read_nvsmi(
+    path: &Path,
+    opts: &NvsmiOptions,
+    on_row: &mut dyn FnMut(NvsmiRow<'_>),
+) -> Result<SmiLogInfo> {
+    let file = File::open(path)
+        .with_context(|| format!("cannot open {}", gpumon_util::text::show(path)))?;
     read_nvsmi_file(path, file, opts, on_row)
 }
 

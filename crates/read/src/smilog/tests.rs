@@ -22,7 +22,11 @@ struct Got {
 fn read_all(path: &Path, opts: &NvsmiOptions) -> Result<Got> {
     let mut rows = Vec::new();
     let rep = read_nvsmi(path, opts, &mut |r| {
-        rows.push((r.ts, r.row.get(Field::Index).as_u64().map_or(u32::MAX, |g| g as u32), r.row.clone()))
+        rows.push((
+            r.ts,
+            r.row.get(Field::Index).as_u64().map_or(u32::MAX, |g| g as u32),
+            r.row.clone(),
+        ))
     })?;
     Ok(Got { rep, rows })
 }
@@ -105,7 +109,11 @@ fn check_log(path: &Path, opts: &NvsmiOptions, want_rows: u64, k: usize) {
     assert_eq!(got.rep.gpus, k, "{name}: gpus; notes {:?}", got.rep.notes);
     // Interleaved logs are in a clean fixed order: the assignment is exactly position modulo k,
     // restarting at the second run's header (none of these logs lost a row).
-    assert!(!got.rep.warnings.iter().any(|w| w.contains("lost step")), "{name}: {:?}", got.rep.warnings);
+    assert!(
+        !got.rep.warnings.iter().any(|w| w.contains("lost step")),
+        "{name}: {:?}",
+        got.rep.warnings
+    );
     for (_, gpu, row) in &got.rows {
         assert_eq!(row.get(Field::Index), &Value::U(u64::from(*gpu)), "{name}");
         assert_eq!(row.get(Field::Timestamp), &Value::Null, "{name}");
@@ -131,7 +139,10 @@ fn check_dir(dir: &Path, table: &[(&str, u64, usize)]) {
     names.sort();
     assert_eq!(names.len(), table.len(), "a log without an expectation: {names:?}");
     for name in &names {
-        let (_, rows, gpus) = table.iter().find(|t| t.0 == name).unwrap_or_else(|| panic!("no expectation for {name}"));
+        let (_, rows, gpus) = table
+            .iter()
+            .find(|t| t.0 == name)
+            .unwrap_or_else(|| panic!("no expectation for {name}"));
         let path = dir.join(name);
         check_log(&path, &opts_for(name), *rows, *gpus);
         let bytes = std::fs::read(&path).unwrap();
@@ -152,7 +163,9 @@ fn every_real_log_parses_with_the_readme_counts_and_is_sniffed() {
 
 #[test]
 fn gpumon_csv_and_text_are_not_sniffed() {
-    assert!(!looks_like_nvsmi(b"timestamp,host,index,utilization.gpu [%]\n2025-01-01T00:00:00.000Z,h,0,5\n"));
+    assert!(!looks_like_nvsmi(
+        b"timestamp,host,index,utilization.gpu [%]\n2025-01-01T00:00:00.000Z,h,0,5\n"
+    ));
     assert!(!looks_like_nvsmi(b"hello, world\nthis is, text\n"));
     assert!(!looks_like_nvsmi(b""));
     assert!(!looks_like_nvsmi(b"\0\0\0\0"));
@@ -222,7 +235,11 @@ fn a_bom_before_the_header_is_dropped() {
     let plain = read_all(&fixture("plain.csv"), &utc()).unwrap();
     let bom = read_all(&fixture("bom.csv"), &utc()).unwrap();
     assert_eq!(bom.rows[..], plain.rows[..4]);
-    assert!(!bom.rep.ignored_columns.iter().any(|c| c.contains("timestamp")), "{:?}", bom.rep.ignored_columns);
+    assert!(
+        !bom.rep.ignored_columns.iter().any(|c| c.contains("timestamp")),
+        "{:?}",
+        bom.rep.ignored_columns
+    );
 }
 
 #[test]
@@ -259,7 +276,12 @@ fn check_wide(path: &Path, want: &Wide) {
     assert_eq!(row.get(Field::TempGpu), &Value::U(want.temp));
     assert_eq!(row.get(Field::Uuid).as_str(), Some(want.uuid));
     // nvidia-smi names gpumon records too are read, not ignored (every --query-gpu name is one).
-    for c in ["temperature.memory", "power.draw.instant", "clocks_event_reasons.gpu_idle", "vbios_version"] {
+    for c in [
+        "temperature.memory",
+        "power.draw.instant",
+        "clocks_event_reasons.gpu_idle",
+        "vbios_version",
+    ] {
         assert!(got.rep.columns.iter().any(|x| x == c), "{c} not in {:?}", got.rep.columns);
     }
     assert!(got.rep.columns.iter().any(|c| c == "clocks_event_reasons.active"));
@@ -328,7 +350,10 @@ fn a_nul_tail_is_a_warning() {
 #[test]
 fn real_titanx_killed_log_warns_about_nuls() {
     let Some(dir) = shared_smi_logs() else { return };
-    check_nul_tail(&dir.join("grantwilkins_training_profile__titanx_2gpu_power-trace_2025-12-10-16-48-17.csv"), 2533);
+    check_nul_tail(
+        &dir.join("grantwilkins_training_profile__titanx_2gpu_power-trace_2025-12-10-16-48-17.csv"),
+        2533,
+    );
 }
 
 /// A log whose line `line` is cut (no final newline): skipped with one warning; the row before it
@@ -347,7 +372,11 @@ fn check_cut(path: &Path, line: u64, (ts, mem, name): (&str, u64, &str)) {
 
 #[test]
 fn a_cut_last_line_is_skipped_with_a_warning() {
-    check_cut(&fixture("cut-last-line.log"), 8, ("2024-12-05T14:03:32.905+00:00", 77812, "NVIDIA A100 80GB PCIe"));
+    check_cut(
+        &fixture("cut-last-line.log"),
+        8,
+        ("2024-12-05T14:03:32.905+00:00", 77812, "NVIDIA A100 80GB PCIe"),
+    );
 }
 
 #[test]
@@ -362,7 +391,10 @@ fn a_header_before_every_row() {
     let got = read_all(&fixture("header-every-row.csv"), &utc()).unwrap();
     assert_eq!(got.rep.rows, 5);
     assert!(
-        got.rep.notes.iter().any(|n| n.starts_with("4 repeated header line(s) skipped (first: line 3)")),
+        got.rep
+            .notes
+            .iter()
+            .any(|n| n.starts_with("4 repeated header line(s) skipped (first: line 3)")),
         "{:?}",
         got.rep.notes
     );
@@ -405,7 +437,11 @@ fn real_appended_runs_are_both_read_and_the_second_header_skipped() {
 fn interleaved_gpus_without_an_index_are_inferred_from_the_timing() {
     let got = read_all(&fixture("interleaved-8gpu.csv"), &utc()).unwrap();
     assert_eq!(got.rep.gpus, 8);
-    assert!(got.rep.notes.iter().any(|n| n.contains("8 GPUs inferred from the row timing")), "{:?}", got.rep.notes);
+    assert!(
+        got.rep.notes.iter().any(|n| n.contains("8 GPUs inferred from the row timing")),
+        "{:?}",
+        got.rep.notes
+    );
     // GPU 0 is the one with the 418 MiB context, in every tick
     for (i, (_, gpu, row)) in got.rows.iter().enumerate() {
         assert_eq!(row.get(Field::MemUsed), &Value::U(if *gpu == 0 { 418 } else { 1 }), "row {i}");
@@ -499,7 +535,9 @@ fn units_markers_and_bad_cells() {
 
 #[test]
 fn nounits_header_units_apply() {
-    let f = write_tmp(b"timestamp, memory.used [KiB], power.draw [W]\n2025/01/01 00:00:00.000, 4096, 70.5\n");
+    let f = write_tmp(
+        b"timestamp, memory.used [KiB], power.draw [W]\n2025/01/01 00:00:00.000, 4096, 70.5\n",
+    );
     let got = read_all(f.path(), &utc()).unwrap();
     assert_eq!(got.rows[0].2.get(Field::MemUsed), &Value::U(4));
     assert_eq!(got.rows[0].2.get(Field::PowerDraw), &Value::F(70.5));
@@ -574,12 +612,14 @@ fn assert_gpus_match_memory(rows: &[(DateTime<Utc>, u32, Row)], skip_first: usiz
 
 #[test]
 fn a_log_starting_mid_sample_and_a_slow_first_sample() {
-    let got = read_all(write_tmp(interleaved_log(4, 30, &[1, 2], &[]).as_bytes()).path(), &utc()).unwrap();
+    let got = read_all(write_tmp(interleaved_log(4, 30, &[1, 2], &[]).as_bytes()).path(), &utc())
+        .unwrap();
     assert_eq!(got.rep.gpus, 4);
     assert_eq!(got.rows[0].1, 2);
     assert_gpus_match_memory(&got.rows, 0);
     // the first sample is slow (GPU 2 and 3 come late): still phase 0, and no resync
-    let got = read_all(write_tmp(interleaved_log(4, 30, &[], &[3, 4]).as_bytes()).path(), &utc()).unwrap();
+    let got = read_all(write_tmp(interleaved_log(4, 30, &[], &[3, 4]).as_bytes()).path(), &utc())
+        .unwrap();
     assert_eq!(got.rep.gpus, 4, "{:?}", got.rep.notes);
     assert_gpus_match_memory(&got.rows, 0);
     assert!(got.rep.warnings.is_empty(), "{:?}", got.rep.warnings);
@@ -594,7 +634,9 @@ fn interleaved_order_resynchronises_after_a_lost_row() {
     // from two samples after the lost row on, the assignment is right again
     assert_gpus_match_memory(&got.rows, 4 * 13);
     // a one-off late row inside a sample does not shift the order
-    let got = read_all(write_tmp(interleaved_log(4, 40, &[], &[4 * 7 + 3]).as_bytes()).path(), &utc()).unwrap();
+    let got =
+        read_all(write_tmp(interleaved_log(4, 40, &[], &[4 * 7 + 3]).as_bytes()).path(), &utc())
+            .unwrap();
     assert_gpus_match_memory(&got.rows, 0);
 }
 
@@ -615,7 +657,10 @@ fn one_shot_per_tick_with_headers_infers_from_runs() {
 
 #[test]
 fn timestamps_use_the_zone_and_take_the_earliest_in_a_fold() {
-    let ny = NvsmiOptions { tz: gpumon_util::zone::NamedZone::get("America/New_York"), ..Default::default() };
+    let ny = NvsmiOptions {
+        tz: gpumon_util::zone::NamedZone::get("America/New_York"),
+        ..Default::default()
+    };
     let f = write_tmp(
         b"timestamp, power.draw [W]\n\
           2024/11/03 01:30:00.000, 1 W\n\
@@ -638,7 +683,11 @@ fn nuls_inside_and_crlf_are_tolerated() {
     );
     let got = read_all(f.path(), &utc()).unwrap();
     assert_eq!(got.rep.rows, 3);
-    assert!(got.rep.warnings.iter().any(|w| w.starts_with("3 NUL bytes removed")), "{:?}", got.rep.warnings);
+    assert!(
+        got.rep.warnings.iter().any(|w| w.starts_with("3 NUL bytes removed")),
+        "{:?}",
+        got.rep.warnings
+    );
     assert!(got.rep.warnings.iter().any(|w| w.starts_with("file ends in 2 NUL")));
 }
 
@@ -723,5 +772,9 @@ fn per_reason_columns_make_up_the_bitmask() {
     let got = read_all(f.path(), &utc()).unwrap();
     let bits: Vec<&Value> = got.rows.iter().map(|(_, _, r)| r.get(Field::EventReasons)).collect();
     assert_eq!(bits, [&Value::U(0x44), &Value::U(0), &Value::Null]);
-    assert!(got.rep.columns.iter().any(|c| c == "clocks_event_reasons.active"), "{:?}", got.rep.columns);
+    assert!(
+        got.rep.columns.iter().any(|c| c == "clocks_event_reasons.active"),
+        "{:?}",
+        got.rep.columns
+    );
 }

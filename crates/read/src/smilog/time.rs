@@ -1,7 +1,9 @@
 //! Timestamps: nvidia-smi's `YYYY/MM/DD HH:MM:SS.mmm` (and close variants) read as local time, and
 //! local → UTC in the log's zone (`--tz` or the machine's), with DST folds and gaps handled.
 
-use chrono::{DateTime, MappedLocalTime, NaiveDate, NaiveDateTime, Offset, TimeDelta, TimeZone, Timelike, Utc};
+use chrono::{
+    DateTime, MappedLocalTime, NaiveDate, NaiveDateTime, Offset, TimeDelta, TimeZone, Timelike, Utc,
+};
 use gpumon_util::zone::NamedZone;
 
 /// `YYYY/MM/DD HH:MM:SS[.fff]` (also `-` date separators and a `T`) as a naive local time.
@@ -71,7 +73,9 @@ pub(super) struct ZoneCache {
 fn machine_offset(n: &NaiveDateTime) -> (Option<i64>, bool) {
     match chrono::Local.from_local_datetime(n) {
         MappedLocalTime::Single(d) => (Some(i64::from(d.offset().fix().local_minus_utc())), true),
-        MappedLocalTime::Ambiguous(a, _) => (Some(i64::from(a.offset().fix().local_minus_utc())), false),
+        MappedLocalTime::Ambiguous(a, _) => {
+            (Some(i64::from(a.offset().fix().local_minus_utc())), false)
+        }
         MappedLocalTime::None => (None, false),
     }
 }

@@ -23,7 +23,8 @@ use gpumon_schema::run::RunStats;
 /// Content type of the Prometheus text format.
 pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Content type of OpenMetrics text.
-pub const OPENMETRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// What the sampler published: the latest tick and the run's counters.
 #[derive(Debug, Default)]
@@ -50,7 +51,8 @@ pub struct ProgressCount {
 /// Add the amounts `row` carries for `keys` (a tick's rows all carry the same) to `counts`.
 pub fn count_progress(counts: &mut Vec<ProgressCount>, keys: &[Arc<str>], row: Option<&Row>) {
     if counts.len() != keys.len() {
-        *counts = keys.iter().map(|k| ProgressCount { key: k.clone(), total: 0.0, last: 0.0 }).collect();
+        *counts =
+            keys.iter().map(|k| ProgressCount { key: k.clone(), total: 0.0, last: 0.0 }).collect();
     }
     for (k, c) in counts.iter_mut().enumerate() {
         c.last = row.and_then(|r| r.progress(k)).unwrap_or(0.0);
@@ -98,10 +100,15 @@ impl Plan {
         // Labels come from every identity field, selected or not: the rows always carry them.
         for def in &CATALOG {
             if let Exposure::Label(l) = names::exposure(def) {
-                if def.source == Source::Meta { host_labels.push((def, l)) } else { gpu_labels.push((def, l)) }
+                if def.source == Source::Meta {
+                    host_labels.push((def, l))
+                } else {
+                    gpu_labels.push((def, l))
+                }
             }
         }
-        let metrics = sel.fields().filter_map(|f| names::metric(f.def()).map(|m| (f.def(), m))).collect();
+        let metrics =
+            sel.fields().filter_map(|f| names::metric(f.def()).map(|m| (f.def(), m))).collect();
         Plan { metrics, gpu_labels, host_labels, meta: meta.clone() }
     }
 
@@ -121,7 +128,9 @@ impl Plan {
                 "gpumon_up" => Some(1.0),
                 "gpumon_build" => Some(1.0),
                 "gpumon_interval_seconds" => Some(self.meta.interval_s),
-                "gpumon_start_time_seconds" => Some(self.meta.start.timestamp_micros() as f64 / 1e6),
+                "gpumon_start_time_seconds" => {
+                    Some(self.meta.start.timestamp_micros() as f64 / 1e6)
+                }
                 "gpumon_last_tick_timestamp_seconds" => {
                     snap.tick.as_ref().map(|t| t.ts.timestamp_micros() as f64 / 1e6)
                 }
@@ -139,7 +148,13 @@ impl Plan {
                 }
             }
             let samples = value.map(|value| Sample { labels: lb, value }).into_iter().collect();
-            out.push(Family { base: base.to_string(), unit: None, kind, help: help.to_string(), samples });
+            out.push(Family {
+                base: base.to_string(),
+                unit: None,
+                kind,
+                help: help.to_string(),
+                samples,
+            });
         }
         self.progress_families(snap, &host, &mut out);
         let rows: &[Row] = snap.tick.as_ref().map_or(&[], |t| &t.rows);
@@ -184,7 +199,9 @@ impl Plan {
         let mut samples = Vec::new();
         for x in &snap.xids {
             let mut lb = host.to_vec();
-            let row = rows.iter().find(|r| matches!(r.get(Field::Index), Value::U(i) if *i == u64::from(x.index)));
+            let row = rows
+                .iter()
+                .find(|r| matches!(r.get(Field::Index), Value::U(i) if *i == u64::from(x.index)));
             match row {
                 Some(r) => lb.extend(labels(r, &self.gpu_labels)),
                 None => {
@@ -310,7 +327,9 @@ impl Plan {
             base: "gpumon_progress".into(),
             unit: None,
             kind: Kind::Counter,
-            help: "Work the job reported (gpumon progress KEY=N) since the run started, per counter.".into(),
+            help:
+                "Work the job reported (gpumon progress KEY=N) since the run started, per counter."
+                    .into(),
             samples: series(&|c| c.total),
         });
         if interval > 0.0 {
@@ -395,8 +414,11 @@ impl prometheus_client::collector::Collector for Collected {
             let help = escape_text(&f.help, true);
             let mut me = encoder.encode_descriptor(&f.base, &help, unit.as_ref(), ty)?;
             for s in &f.samples {
-                let lb: Vec<(&str, String)> =
-                    s.labels.iter().map(|(k, v)| (k.as_str(), escape_text(v, true).into_owned())).collect();
+                let lb: Vec<(&str, String)> = s
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), escape_text(v, true).into_owned()))
+                    .collect();
                 encode_sample(&mut me, f.kind, &lb, s.value)?;
             }
         }
@@ -404,7 +426,12 @@ impl prometheus_client::collector::Collector for Collected {
     }
 }
 
-fn encode_sample(me: &mut MetricEncoder, kind: Kind, lb: &Vec<(&str, String)>, value: f64) -> Result<(), fmt::Error> {
+fn encode_sample(
+    me: &mut MetricEncoder,
+    kind: Kind,
+    lb: &Vec<(&str, String)>,
+    value: f64,
+) -> Result<(), fmt::Error> {
     match kind {
         Kind::Gauge => ConstGauge::new(value).encode(me.encode_family(lb)?),
         Kind::Counter => ConstCounter::new(value).encode(me.encode_family(lb)?),
@@ -466,7 +493,8 @@ mod tests {
     fn families_scale_label_and_drop_nulls() {
         let plan = Plan::new(&Selection::defaults(), &meta());
         let fams = plan.families(&snapshot());
-        let get = |n: &str| fams.iter().find(|f| f.name() == n).unwrap_or_else(|| panic!("{n} missing"));
+        let get =
+            |n: &str| fams.iter().find(|f| f.name() == n).unwrap_or_else(|| panic!("{n} missing"));
         let util = get("gpumon_gpu_utilization_ratio");
         assert_eq!(util.samples.len(), 1, "GPU 1 is unsupported: no sample");
         assert_eq!(util.samples[0].value, 0.7);
@@ -479,8 +507,13 @@ mod tests {
         assert_eq!(cpu.samples[0].labels, [("host".to_string(), "node1".to_string())]);
         assert_eq!(get("gpumon_ticks_late_total").samples[0].value, 2.0);
         assert_eq!(get("gpumon_last_tick_timestamp_seconds").samples[0].value, 1714564801.0);
-        assert!(!fams.iter().any(|f| f.name().contains("missed") && f.base != "gpumon_ticks_missed"));
-        assert!(!fams.iter().any(|f| f.name() == "gpumon_gpu_fan_speed_ratio"), "all-null family left out");
+        assert!(
+            !fams.iter().any(|f| f.name().contains("missed") && f.base != "gpumon_ticks_missed")
+        );
+        assert!(
+            !fams.iter().any(|f| f.name() == "gpumon_gpu_fan_speed_ratio"),
+            "all-null family left out"
+        );
     }
 
     /// Xid events become a counter per GPU and Xid, labelled like the GPU's series; one from a GPU
@@ -506,11 +539,15 @@ mod tests {
             x.samples
                 .iter()
                 .find(|s| {
-                    s.labels.contains(&("gpu".into(), gpu.into())) && s.labels.contains(&("xid".into(), xid.into()))
+                    s.labels.contains(&("gpu".into(), gpu.into()))
+                        && s.labels.contains(&("xid".into(), xid.into()))
                 })
                 .map(|s| s.value)
         };
-        assert_eq!((get("0", "79"), get("0", "48"), get("5", "79")), (Some(2.0), Some(1.0), Some(1.0)));
+        assert_eq!(
+            (get("0", "79"), get("0", "48"), get("5", "79")),
+            (Some(2.0), Some(1.0), Some(1.0))
+        );
         assert_eq!(x.samples.len(), 3);
         let text = text(&fams);
         assert!(text.contains("# TYPE gpumon_gpu_xid_errors_total counter"), "{text}");
@@ -537,17 +574,24 @@ mod tests {
         assert!(om.contains(r#"name="NVIDIA \"H100\"\\x""#), "{om}");
         assert!(t.contains("gpumon_build_info{host=\"node1\",version="), "{t}");
         assert!(
-            om.contains("# TYPE gpumon_build info\n") && om.contains("gpumon_build_info{host=\"node1\",version="),
+            om.contains("# TYPE gpumon_build info\n")
+                && om.contains("gpumon_build_info{host=\"node1\",version="),
             "{om}"
         );
-        assert!(t.contains("# HELP gpumon_gpu_utilization_ratio Fraction (0-1) of the past"), "{t}");
+        assert!(
+            t.contains("# HELP gpumon_gpu_utilization_ratio Fraction (0-1) of the past"),
+            "{t}"
+        );
         assert!(
             t.contains(r#"gpumon_gpu_clocks_event_reason{host="node1",gpu="0",uuid="GPU-0",name="NVIDIA \"H100\"\\x",pci_bus_id="00000000:17:00.0",reason="sw_power_cap"} 1"#),
             "{t}"
         );
         let series = |s: &str| -> Vec<String> {
-            let mut v: Vec<String> =
-                s.lines().filter(|l| !l.starts_with('#')).map(|l| l.rsplit_once(' ').unwrap().0.to_string()).collect();
+            let mut v: Vec<String> = s
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| l.rsplit_once(' ').unwrap().0.to_string())
+                .collect();
             v.sort();
             v
         };
@@ -577,7 +621,10 @@ mod tests {
         let fams = Plan::new(&Selection::defaults(), &meta()).families(&snap);
         let get = |n: &str, key: &str| {
             let f = fams.iter().find(|f| f.name() == n).unwrap_or_else(|| panic!("{n} missing"));
-            f.samples.iter().find(|s| s.labels.contains(&("key".into(), key.into()))).map(|s| s.value)
+            f.samples
+                .iter()
+                .find(|s| s.labels.contains(&("key".into(), key.into())))
+                .map(|s| s.value)
         };
         assert_eq!(get("gpumon_progress_total", "samples"), Some(768.0));
         assert_eq!(get("gpumon_progress_total", "tokens"), Some(1000.0));

@@ -121,7 +121,10 @@ impl ConnState {
     /// How long it has waited, and for what: (waited, a head is being dripped).
     fn waiting(&self, now: u64) -> (Duration, bool) {
         let since = self.waiting_since.load(Ordering::Relaxed);
-        (Duration::from_millis(now.saturating_sub(since)), self.head_started.load(Ordering::Relaxed))
+        (
+            Duration::from_millis(now.saturating_sub(since)),
+            self.head_started.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -172,7 +175,10 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: onesh
             },
         };
         let now = ms(epoch);
-        let state = Arc::new(ConnState { waiting_since: AtomicU64::new(now), head_started: AtomicBool::new(false) });
+        let state = Arc::new(ConnState {
+            waiting_since: AtomicU64::new(now),
+            head_started: AtomicBool::new(false),
+        });
         let Some(evict) = register(&reg, stream, &shared, state, epoch) else { return };
         evict.iter().for_each(AbortHandle::abort);
         // Let the new connection read its request before the next client is accepted.
@@ -192,13 +198,22 @@ fn register(
     let mut r = reg.lock().ok()?;
     let now = ms(epoch);
     let excess = (r.conns.len() + 1).saturating_sub(MAX_CONNECTIONS);
-    let evict: Vec<AbortHandle> =
-        r.victims(now, excess).into_iter().filter_map(|v| r.conns.remove(&v)).map(|(_, h)| h).collect();
+    let evict: Vec<AbortHandle> = r
+        .victims(now, excess)
+        .into_iter()
+        .filter_map(|v| r.conns.remove(&v))
+        .map(|(_, h)| h)
+        .collect();
     let id = r.next_id;
     r.next_id += 1;
     // One thread runs every task: the new one cannot start (and deregister) before it is registered.
-    let task =
-        tokio::spawn(serve_connection(stream, shared.clone(), state.clone(), epoch, Deregister(reg.clone(), id)));
+    let task = tokio::spawn(serve_connection(
+        stream,
+        shared.clone(),
+        state.clone(),
+        epoch,
+        Deregister(reg.clone(), id),
+    ));
     r.conns.insert(id, (state, task.abort_handle()));
     Some(evict)
 }
@@ -236,7 +251,11 @@ impl AsyncRead for Watched {
 }
 
 impl AsyncWrite for Watched {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
@@ -244,7 +263,10 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
@@ -309,14 +331,17 @@ fn respond(shared: &Shared, req: &Request<Incoming>) -> Response<Full<Bytes>> {
         r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
         return r;
     }
-    let om = wants_openmetrics(req.headers().get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()));
+    let om =
+        wants_openmetrics(req.headers().get_all(ACCEPT).iter().filter_map(|v| v.to_str().ok()));
     match shared.exposition(om) {
         Ok((body, content_type)) => {
             let mut r = Response::new(Full::new(body));
             r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
             r
         }
-        Err(e) => plain(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding metrics failed: {e}\n")),
+        Err(e) => {
+            plain(StatusCode::INTERNAL_SERVER_ERROR, &format!("encoding metrics failed: {e}\n"))
+        }
     }
 }
 

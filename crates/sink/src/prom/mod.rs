@@ -40,7 +40,8 @@ pub struct Exporter {
 impl Exporter {
     /// Bind `addr` and start serving (before the first tick: `gpumon_up` and the run metrics).
     pub fn start(addr: SocketAddr, sel: &Selection, meta: &RunMeta) -> Result<Exporter> {
-        let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--listen {addr}: binding"))?;
+        let listener = std::net::TcpListener::bind(addr)
+            .with_context(|| format!("--listen {addr}: binding"))?;
         let bound = http::local_addr(&listener, addr);
         let shared = Arc::new(Shared {
             plan: Plan::new(sel, meta),
@@ -160,7 +161,9 @@ mod tests {
 
     #[test]
     fn publish_does_not_wait_for_the_encoder() {
-        let mut ex = Exporter::start("127.0.0.1:0".parse().unwrap(), &Selection::defaults(), &meta()).unwrap();
+        let mut ex =
+            Exporter::start("127.0.0.1:0".parse().unwrap(), &Selection::defaults(), &meta())
+                .unwrap();
         assert!(ex.local_addr().port() != 0);
         // A stuck encoder holds the cache; publishing must still go through.
         let shared = ex.shared.clone();
@@ -168,7 +171,8 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         std::thread::scope(|s| {
             s.spawn(|| {
-                let tick = Tick { ts: Utc::now(), seq: 1, rows: vec![Row::default()], procs: Vec::new() };
+                let tick =
+                    Tick { ts: Utc::now(), seq: 1, rows: vec![Row::default()], procs: Vec::new() };
                 ex.publish(&tick, &RunStats { ticks: 1, ..RunStats::default() });
                 tx.send(()).unwrap();
             });

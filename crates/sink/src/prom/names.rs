@@ -129,7 +129,12 @@ pub fn per_gpu(def: &FieldDef) -> bool {
     match def.source {
         Source::Gpu => true,
         Source::Derived => def.max_of.is_some_and(|b| per_gpu(b.def())),
-        Source::Meta | Source::Host | Source::Job | Source::Cgroup | Source::Process | Source::Event => false,
+        Source::Meta
+        | Source::Host
+        | Source::Job
+        | Source::Cgroup
+        | Source::Process
+        | Source::Event => false,
     }
 }
 
@@ -142,7 +147,8 @@ const NAMESPACES: [&str; 5] = ["gpu", "host", "job", "cgroup", "proc"];
 
 /// The namespace word after `gpumon_`: the field name's own first word when it is one, else the source's.
 fn namespace(def: &FieldDef) -> &'static str {
-    if let Some(ns) = NAMESPACES.iter().find(|ns| words(def.name).first().is_some_and(|w| w == *ns)) {
+    if let Some(ns) = NAMESPACES.iter().find(|ns| words(def.name).first().is_some_and(|w| w == *ns))
+    {
         return ns;
     }
     source_namespace(def)
@@ -163,7 +169,10 @@ fn source_namespace(def: &FieldDef) -> &'static str {
 
 /// Lower-case `[a-z0-9_]` words of a dotted field name.
 fn words(name: &str) -> Vec<String> {
-    name.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_ascii_lowercase).collect()
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect()
 }
 
 /// The label name of an identity field: `index` is `gpu` (dcgm-exporter's spelling), others
@@ -183,19 +192,31 @@ pub fn label_name(def: &FieldDef) -> String {
 /// How `def` appears on the endpoint.
 pub fn exposure(def: &FieldDef) -> Exposure {
     if def.source == Source::Process {
-        return Exposure::Omitted("per-process rows (`--processes`) are not exported: every PID would be a new series");
+        return Exposure::Omitted(
+            "per-process rows (`--processes`) are not exported: every PID would be a new series",
+        );
     }
     if def.source == Source::Event {
-        return Exposure::Omitted("event rows are in the events file; `xid.events` counts Xid events per GPU");
+        return Exposure::Omitted(
+            "event rows are in the events file; `xid.events` counts Xid events per GPU",
+        );
     }
     let kind = match def.prom {
         PromKind::None if def.ty == Ty::Timestamp => {
-            return Exposure::Omitted("Prometheus stamps samples itself; see `gpumon_last_tick_timestamp_seconds`");
+            return Exposure::Omitted(
+                "Prometheus stamps samples itself; see `gpumon_last_tick_timestamp_seconds`",
+            );
         }
         PromKind::None if def.ty == Ty::Str => {
-            return Exposure::Omitted("a text column of the files (the experiment phase), not a measurement");
+            return Exposure::Omitted(
+                "a text column of the files (the experiment phase), not a measurement",
+            );
         }
-        PromKind::None => return Exposure::Omitted("row bookkeeping; the run counters `gpumon_ticks_*` cover it"),
+        PromKind::None => {
+            return Exposure::Omitted(
+                "row bookkeeping; the run counters `gpumon_ticks_*` cover it",
+            );
+        }
         PromKind::Label if def.source == Source::Meta || per_gpu(def) => {
             return Exposure::Label(label_name(def));
         }
@@ -220,7 +241,9 @@ pub fn exposure(def: &FieldDef) -> Exposure {
     }
     let unit = if kind == Kind::Info { unit("") } else { unit(def.unit) };
     let Some(unit) = unit else {
-        return Exposure::Omitted("unit without a Prometheus base unit (add it to prom::names::unit)");
+        return Exposure::Omitted(
+            "unit without a Prometheus base unit (add it to prom::names::unit)",
+        );
     };
     // `pcie.tx.bytes` in MiB/s: the unit suffix already says bytes.
     if let Some(first) = unit.suffix.and_then(|u| u.split('_').next())
@@ -273,10 +296,22 @@ const RATIO_HELP: &[(&str, &str)] = &[
         "dram.active",
         "Device memory bandwidth in use, as a fraction (0-1) of the peak (GPM DRAM_BW_UTIL; DCGM_FI_PROF_DRAM_ACTIVE).",
     ),
-    ("fp16.active", "Fraction (0-1) of time the FP16 pipe was busy (GPM FP16_UTIL; DCGM_FI_PROF_PIPE_FP16_ACTIVE)."),
-    ("fp32.active", "Fraction (0-1) of time the FP32 pipe was busy (GPM FP32_UTIL; DCGM_FI_PROF_PIPE_FP32_ACTIVE)."),
-    ("fp64.active", "Fraction (0-1) of time the FP64 pipe was busy (GPM FP64_UTIL; DCGM_FI_PROF_PIPE_FP64_ACTIVE)."),
-    ("sm.active.max", "Highest sm.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1."),
+    (
+        "fp16.active",
+        "Fraction (0-1) of time the FP16 pipe was busy (GPM FP16_UTIL; DCGM_FI_PROF_PIPE_FP16_ACTIVE).",
+    ),
+    (
+        "fp32.active",
+        "Fraction (0-1) of time the FP32 pipe was busy (GPM FP32_UTIL; DCGM_FI_PROF_PIPE_FP32_ACTIVE).",
+    ),
+    (
+        "fp64.active",
+        "Fraction (0-1) of time the FP64 pipe was busy (GPM FP64_UTIL; DCGM_FI_PROF_PIPE_FP64_ACTIVE).",
+    ),
+    (
+        "sm.active.max",
+        "Highest sm.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
+    ),
     (
         "tensor.active.max",
         "Highest tensor.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
@@ -285,9 +320,18 @@ const RATIO_HELP: &[(&str, &str)] = &[
         "dram.active.max",
         "Highest dram.active among the sub-samples of the interval (with --sample-every), as a ratio 0-1.",
     ),
-    ("utilization.gpu", "Fraction (0-1) of the past sample period during which one or more kernels ran on the GPU."),
-    ("utilization.memory", "Fraction (0-1) of the past sample period during which device memory was read or written."),
-    ("fan.speed", "Intended fan speed as a fraction (0-1) of maximum (absent on passively cooled boards)."),
+    (
+        "utilization.gpu",
+        "Fraction (0-1) of the past sample period during which one or more kernels ran on the GPU.",
+    ),
+    (
+        "utilization.memory",
+        "Fraction (0-1) of the past sample period during which device memory was read or written.",
+    ),
+    (
+        "fan.speed",
+        "Intended fan speed as a fraction (0-1) of maximum (absent on passively cooled boards).",
+    ),
     ("utilization.encoder", "Video encoder utilization, as a ratio 0-1."),
     ("utilization.decoder", "Video decoder utilization, as a ratio 0-1."),
     ("cpu.util", "Host CPU utilization over the tick, as a fraction (0-1) of all cores."),
@@ -346,7 +390,11 @@ pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
     ("gpumon_up", Kind::Gauge, "1 while gpumon is recording and serving."),
     ("gpumon_build", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
     ("gpumon_interval_seconds", Kind::Gauge, "Time between output rows (--interval)."),
-    ("gpumon_start_time_seconds", Kind::Gauge, "When the recording started, seconds since the Unix epoch."),
+    (
+        "gpumon_start_time_seconds",
+        Kind::Gauge,
+        "When the recording started, seconds since the Unix epoch.",
+    ),
     (
         "gpumon_last_tick_timestamp_seconds",
         Kind::Gauge,
@@ -364,7 +412,11 @@ pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
         Kind::Counter,
         "Ticks skipped because the scheduler was late (deadlines are not bunched up).",
     ),
-    ("gpumon_ticks_dropped", Kind::Counter, "Ticks dropped because the file writer's queue was full."),
+    (
+        "gpumon_ticks_dropped",
+        Kind::Counter,
+        "Ticks dropped because the file writer's queue was full.",
+    ),
 ];
 
 #[cfg(test)]
@@ -454,13 +506,20 @@ pub fn doc_table() -> String {
                     Kind::Info => "info (value as label)",
                 };
                 let series = if m.per_gpu { "per GPU" } else { "per host" };
-                (format!("`{}`", m.name()), kind.to_string(), series.to_string(), scale_text(def.unit, m.unit))
+                (
+                    format!("`{}`", m.name()),
+                    kind.to_string(),
+                    series.to_string(),
+                    scale_text(def.unit, m.unit),
+                )
             }
             Exposure::Label(l) => {
                 let on = if def.source == Source::Meta { "every series" } else { "per-GPU series" };
                 (format!("label `{l}`"), "label".into(), on.into(), String::new())
             }
-            Exposure::Omitted(why) => ("not exported".into(), String::new(), why.to_string(), String::new()),
+            Exposure::Omitted(why) => {
+                ("not exported".into(), String::new(), why.to_string(), String::new())
+            }
         };
         let _ = writeln!(out, "| `{}` | {metric} | {kind} | {series} | {scale} | {eq} |", def.name);
     }
@@ -471,8 +530,14 @@ pub fn doc_table() -> String {
          Reasons: {}.",
         reasons.join(", ")
     );
-    let _ = writeln!(out, "\nWith events watched, also `{XID_FAMILY}_total` (counter, per GPU and Xid): {XID_HELP}");
-    let _ = writeln!(out, "\nRun metrics (one series per host):\n\n| metric | type | meaning |\n|---|---|---|");
+    let _ = writeln!(
+        out,
+        "\nWith events watched, also `{XID_FAMILY}_total` (counter, per GPU and Xid): {XID_HELP}"
+    );
+    let _ = writeln!(
+        out,
+        "\nRun metrics (one series per host):\n\n| metric | type | meaning |\n|---|---|---|"
+    );
     for &(base, kind, help) in RUN_METRICS {
         let k = match kind {
             Kind::Gauge => "gauge",
@@ -487,9 +552,17 @@ pub fn doc_table() -> String {
 #[cfg(test)]
 fn scale_text(catalogue_unit: &str, u: Unit) -> String {
     if u.mul == 1.0 && u.div == 1.0 {
-        return if catalogue_unit.is_empty() { String::new() } else { format!("{catalogue_unit} as is") };
+        return if catalogue_unit.is_empty() {
+            String::new()
+        } else {
+            format!("{catalogue_unit} as is")
+        };
     }
-    if u.div != 1.0 { format!("{catalogue_unit} ÷ {}", u.div) } else { format!("{catalogue_unit} × {}", u.mul) }
+    if u.div != 1.0 {
+        format!("{catalogue_unit} ÷ {}", u.div)
+    } else {
+        format!("{catalogue_unit} × {}", u.mul)
+    }
 }
 
 #[cfg(test)]
@@ -521,10 +594,19 @@ mod tests {
                     assert!(!n.contains("__"), "{n}");
                 }
                 Exposure::Label(l) => {
-                    assert!(valid_metric_name(&l) && !l.starts_with("__"), "{}: invalid label {l}", def.name)
+                    assert!(
+                        valid_metric_name(&l) && !l.starts_with("__"),
+                        "{}: invalid label {l}",
+                        def.name
+                    )
                 }
                 Exposure::Omitted(why) => {
-                    assert!(!why.contains("unit without"), "{}: unit {:?} has no base unit", def.name, def.unit)
+                    assert!(
+                        !why.contains("unit without"),
+                        "{}: unit {:?} has no base unit",
+                        def.name,
+                        def.unit
+                    )
                 }
             }
         }
@@ -548,7 +630,9 @@ mod tests {
                 assert!(h.to_ascii_lowercase().contains(&unit_words(s)), "{}: {h}", def.name);
             }
         }
-        assert!(RATIO_HELP.iter().all(|(n, _)| Field::lookup(n).is_some_and(|f| f.def().unit == "%")));
+        assert!(
+            RATIO_HELP.iter().all(|(n, _)| Field::lookup(n).is_some_and(|f| f.def().unit == "%"))
+        );
         let mem = help(Field::MemUsed.def(), &metric(Field::MemUsed.def()).unwrap());
         assert!(mem.ends_with("Unit: bytes."), "{mem}");
     }
@@ -556,7 +640,12 @@ mod tests {
     #[test]
     fn every_catalogue_unit_has_a_base_unit() {
         for def in &CATALOG {
-            assert!(unit(def.unit).is_some(), "{}: add unit {:?} to prom::names::unit", def.name, def.unit);
+            assert!(
+                unit(def.unit).is_some(),
+                "{}: add unit {:?} to prom::names::unit",
+                def.name,
+                def.unit
+            );
         }
     }
 
@@ -623,7 +712,8 @@ mod tests {
     fn docs_table_is_current() {
         const BEGIN: &str = "<!-- BEGIN generated by prom::names::doc_table -->\n";
         const END: &str = "<!-- END generated -->";
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/prometheus.md");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/prometheus.md");
         let doc = std::fs::read_to_string(&path).unwrap();
         let start = doc.find(BEGIN).expect("BEGIN marker") + BEGIN.len();
         let end = doc.find(END).expect("END marker");
@@ -638,7 +728,10 @@ mod tests {
             }
         }
         for def in &CATALOG {
-            assert!(doc.contains(&format!("| `{}` |", def.name)) || std::env::var_os("GPUMON_BLESS").is_some());
+            assert!(
+                doc.contains(&format!("| `{}` |", def.name))
+                    || std::env::var_os("GPUMON_BLESS").is_some()
+            );
         }
     }
 }

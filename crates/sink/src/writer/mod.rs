@@ -116,8 +116,10 @@ impl Writer {
             Target::File(p) => Some(OutputSet::new(p)),
             Target::Stdout => None,
         };
-        let wake_at = if cfg.flush.is_zero() || cfg.target == Target::Stdout { 1 } else { WAKE_TICKS };
-        let sparse = Duration::try_from_secs_f64(cfg.meta.interval_s).map_or(true, |i| i > cfg.flush);
+        let wake_at =
+            if cfg.flush.is_zero() || cfg.target == Target::Stdout { 1 } else { WAKE_TICKS };
+        let sparse =
+            Duration::try_from_secs_f64(cfg.meta.interval_s).map_or(true, |i| i > cfg.flush);
         let mut state = State::new(cfg, set, stats.clone());
         state.open_piece(Utc::now())?;
         let inner = if wake_at == 1 || sparse {
@@ -138,7 +140,10 @@ impl Writer {
         if !matches!(inner, Inner::Waiting(..)) {
             return;
         }
-        let Inner::Waiting(state, queued) = std::mem::replace(inner, Inner::Failed(String::new())) else { return };
+        let Inner::Waiting(state, queued) = std::mem::replace(inner, Inner::Failed(String::new()))
+        else {
+            return;
+        };
         *inner = match launch(state, queued) {
             Ok((tx, handle)) => Inner::Running(tx, handle),
             Err(e) => {
@@ -166,7 +171,9 @@ impl Writer {
                 }
                 Ok(())
             }
-            Err(TrySendError::Full(Msg::Tick(t)) | TrySendError::Disconnected(Msg::Tick(t))) => Err(t),
+            Err(TrySendError::Full(Msg::Tick(t)) | TrySendError::Disconnected(Msg::Tick(t))) => {
+                Err(t)
+            }
             Err(_) => Ok(()),
         }
     }
@@ -221,7 +228,10 @@ impl Writer {
 }
 
 /// Start the writer thread on `state`, `queued` first.
-fn launch(state: Box<State>, queued: Vec<Msg>) -> Result<(Sender<Msg>, thread::JoinHandle<Result<WriterReport>>)> {
+fn launch(
+    state: Box<State>,
+    queued: Vec<Msg>,
+) -> Result<(Sender<Msg>, thread::JoinHandle<Result<WriterReport>>)> {
     let (tx, rx) = bounded(QUEUE_TICKS);
     let handle = thread::Builder::new()
         .name("writer".into())

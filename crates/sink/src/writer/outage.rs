@@ -57,7 +57,9 @@ impl State {
                 o.next_retry = next_retry;
                 o.error = error;
             }
-            None => self.outage = Some(Outage { since: Instant::now(), next_retry, error, lost: 0 }),
+            None => {
+                self.outage = Some(Outage { since: Instant::now(), next_retry, error, lost: 0 })
+            }
         }
     }
 
@@ -78,7 +80,8 @@ impl State {
         })();
         match attempt {
             Ok(()) => {
-                let (since, lost) = self.outage.take().map(|o| (o.since.elapsed(), o.lost)).unwrap_or_default();
+                let (since, lost) =
+                    self.outage.take().map(|o| (o.since.elapsed(), o.lost)).unwrap_or_default();
                 warn(&format!(
                     "writing resumed after {} s into {}; {lost} ticks could not be kept",
                     since.as_secs(),

@@ -42,13 +42,23 @@ impl State {
         let boundary = self.cfg.rotate_every.and_then(|every| next_boundary(start, every));
         let piece = match &self.set {
             None => Piece {
-                sink: sink::open(self.cfg.format, &Target::Stdout, None, &self.cfg.selection, &self.cfg.meta)?,
+                sink: sink::open(
+                    self.cfg.format,
+                    &Target::Stdout,
+                    None,
+                    &self.cfg.selection,
+                    &self.cfg.meta,
+                )?,
                 files: None,
                 boundary: None,
                 ticks: 0,
             },
             Some(set) => {
-                let path = set.next_piece(start, self.opened == 0 || self.base_free, self.last_piece.as_deref());
+                let path = set.next_piece(
+                    start,
+                    self.opened == 0 || self.base_free,
+                    self.last_piece.as_deref(),
+                );
                 let (data, journal) = if self.cfg.format == Format::Parquet {
                     (names::partial_path(&path), Some(names::journal_path(&path)))
                 } else {
@@ -62,7 +72,8 @@ impl State {
                     &self.cfg.meta,
                 )
                 .and_then(|s| {
-                    let files = PieceFiles::new(path.clone(), data.clone(), journal.clone(), s.files())?;
+                    let files =
+                        PieceFiles::new(path.clone(), data.clone(), journal.clone(), s.files())?;
                     Ok((s, files))
                 });
                 let (sink, files) = match opened {
@@ -160,7 +171,10 @@ impl State {
 
     pub(super) fn has_other_files(&self, path: &Path) -> bool {
         !self.closed.is_empty()
-            || self.set.as_ref().is_some_and(|s| s.members().is_ok_and(|m| m.iter().any(|f| f != path)))
+            || self
+                .set
+                .as_ref()
+                .is_some_and(|s| s.members().is_ok_and(|m| m.iter().any(|f| f != path)))
     }
 
     /// Close the open piece and apply retention; the next tick opens a new piece.

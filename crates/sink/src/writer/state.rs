@@ -143,7 +143,9 @@ impl State {
         }
         if self.piece.as_ref().is_none_or(|p| p.ticks == 0) {
             if self.cfg.verbose {
-                eprintln!("gpumon: SIGHUP: nothing written since the last rotation, nothing to rotate");
+                eprintln!(
+                    "gpumon: SIGHUP: nothing written since the last rotation, nothing to rotate"
+                );
             }
             return;
         }

@@ -99,7 +99,8 @@ fn a_failed_csv_flush_requeues_its_ticks_whole_less_their_process_lists() {
         // Not selected: kept as it came (sinks write only the selected fields).
         r.set(Field::PowerDraw, Value::F(1.5));
         let procs = vec![GpuProc { row: 0, pid: 7, used_mib: Some(1), util: None }];
-        let t = Tick { ts: start + chrono::Duration::seconds(i as i64), seq: i, rows: vec![r], procs };
+        let t =
+            Tick { ts: start + chrono::Duration::seconds(i as i64), seq: i, rows: vec![r], procs };
         sent.push(Tick { procs: Vec::new(), ..t.clone() });
         s.on_tick(t);
     }
@@ -145,7 +146,11 @@ fn the_thread_starts_with_the_second_tick_and_a_1_tick_run_never_starts_it() {
     assert_eq!((r.written, r.files.len()), (1, 1));
     assert_eq!(rows_in(&r.files[0]), 1);
     // The second tick starts the thread (it comes within --flush of the first).
-    let w = Writer::spawn(WriterConfig { target: Target::File(dir.path().join("u.csv")), ..cfg.clone() }).unwrap();
+    let w = Writer::spawn(WriterConfig {
+        target: Target::File(dir.path().join("u.csv")),
+        ..cfg.clone()
+    })
+    .unwrap();
     w.send(tick(now)).unwrap();
     w.send(tick(now + chrono::Duration::milliseconds(100))).unwrap();
     assert!(w.started());
@@ -156,7 +161,9 @@ fn the_thread_starts_with_the_second_tick_and_a_1_tick_run_never_starts_it() {
     for (interval_s, flush) in [(20.0, Duration::from_secs(10)), (0.1, Duration::ZERO)] {
         let meta = RunMeta { interval_s, ..cfg.meta.clone() };
         let path = dir.path().join(format!("v{interval_s}.csv"));
-        let w = Writer::spawn(WriterConfig { target: Target::File(path), meta, flush, ..cfg.clone() }).unwrap();
+        let w =
+            Writer::spawn(WriterConfig { target: Target::File(path), meta, flush, ..cfg.clone() })
+                .unwrap();
         assert!(w.started());
         w.finish().unwrap();
     }
@@ -177,7 +184,12 @@ fn a_sighup_with_nothing_new_makes_no_file_and_ticks_dropped_by_a_full_backlog_a
     // An outage with room for 2 rows: ticks 4..=6 are dropped, and counted on tick 7 once the
     // backlog has room again.
     s.cfg.backlog_rows = 2;
-    s.outage = Some(Outage { since: Instant::now(), next_retry: Instant::now(), error: "x".into(), lost: 0 });
+    s.outage = Some(Outage {
+        since: Instant::now(),
+        next_retry: Instant::now(),
+        error: "x".into(),
+        lost: 0,
+    });
     for i in 2..=7 {
         s.on_tick(tick(at(&format!("2026-12-02T14:00:0{i}Z"))));
         if i == 6 {
@@ -185,7 +197,8 @@ fn a_sighup_with_nothing_new_makes_no_file_and_ticks_dropped_by_a_full_backlog_a
             s.backlog_rows = 0;
         }
     }
-    let missed: Vec<u64> = s.backlog.iter().map(|t| t.rows[0].get(Field::Missed).as_u64().unwrap_or(0)).collect();
+    let missed: Vec<u64> =
+        s.backlog.iter().map(|t| t.rows[0].get(Field::Missed).as_u64().unwrap_or(0)).collect();
     assert_eq!(missed, [3], "the next kept row counts every tick the full backlog dropped");
     assert_eq!(s.outage.as_ref().unwrap().lost, 3);
 }

@@ -76,15 +76,22 @@ impl CgroupSource {
 
     /// Detection from the text of a `/proc/<pid>/cgroup` and a `/proc/<pid>/mountinfo`, with the
     /// mount points looked up under `root_prefix` (`/` for the live system, a fixture tree in tests).
-    pub fn detect_in(proc_self_cgroup: &str, mountinfo: &str, root_prefix: &Path) -> Option<CgroupSource> {
+    pub fn detect_in(
+        proc_self_cgroup: &str,
+        mountinfo: &str,
+        root_prefix: &Path,
+    ) -> Option<CgroupSource> {
         let lines = parse_proc_cgroup(proc_self_cgroup);
         let mounts = parse_mountinfo(mountinfo);
         let unified = lines.iter().find(|l| l.unified).and_then(|l| {
-            find_mount(&mounts, l.path, |m| m.fstype == "cgroup2").map(|m| resolve(m, l.path, root_prefix))
+            find_mount(&mounts, l.path, |m| m.fstype == "cgroup2")
+                .map(|m| resolve(m, l.path, root_prefix))
         });
         let v1 = |ctrl: &str| {
             let line = lines.iter().find(|l| l.controllers.contains(&ctrl))?;
-            let m = find_mount(&mounts, line.path, |m| m.fstype == "cgroup" && m.superopts.iter().any(|o| o == ctrl))?;
+            let m = find_mount(&mounts, line.path, |m| {
+                m.fstype == "cgroup" && m.superopts.iter().any(|o| o == ctrl)
+            })?;
             Some(resolve(m, line.path, root_prefix))
         };
         let (memory, cpu, cpuacct) = (v1("memory"), v1("cpu"), v1("cpuacct"));
@@ -116,7 +123,10 @@ impl CgroupSource {
 
     /// The effective memory and CPU limits right now (unreadable files count as no limit).
     pub fn limits(&self) -> CgroupLimits {
-        CgroupLimits { memory_mib: self.mem_limit().ok().flatten(), cpu_cores: self.cpu_limit().ok().flatten() }
+        CgroupLimits {
+            memory_mib: self.mem_limit().ok().flatten(),
+            cpu_cores: self.cpu_limit().ok().flatten(),
+        }
     }
 
     /// Whether a memory or a CPU limit is set.
@@ -135,7 +145,11 @@ impl CgroupSource {
         if let Some(c) = l.cpu_cores {
             limits.push(format!("CPU limit {} cores", fmt_cores(c)));
         }
-        let limits = if limits.is_empty() { "no memory or CPU limit".to_string() } else { limits.join(", ") };
+        let limits = if limits.is_empty() {
+            "no memory or CPU limit".to_string()
+        } else {
+            limits.join(", ")
+        };
         match &self.layout {
             Layout::V2(d) => format!("cgroup v2 {} ({}): {limits}", d.path, d.dir.display()),
             Layout::V1 { memory, cpu, cpuacct } => {
@@ -165,7 +179,8 @@ impl CgroupSource {
         let util = match (&usage, self.prev) {
             (Ok(ns), Some((t, prev_ns))) => {
                 let base = cpu_limit.ok().flatten().unwrap_or(self.cores);
-                Ok(cpu_util(prev_ns, *ns, now.saturating_duration_since(t).as_nanos(), base).map(Value::F))
+                Ok(cpu_util(prev_ns, *ns, now.saturating_duration_since(t).as_nanos(), base)
+                    .map(Value::F))
             }
             (Ok(_), None) => Ok(None),
             (Err(e), _) => Err(e.clone()),
@@ -177,7 +192,9 @@ impl CgroupSource {
     fn mem_used(&self) -> Result<u64, String> {
         match &self.layout {
             Layout::V2(d) => read_u64(&d.dir.join("memory.current")),
-            Layout::V1 { memory, .. } => read_u64(&v1_dir(memory, "memory")?.dir.join("memory.usage_in_bytes")),
+            Layout::V1 { memory, .. } => {
+                read_u64(&v1_dir(memory, "memory")?.dir.join("memory.usage_in_bytes"))
+            }
         }
     }
 
@@ -188,9 +205,11 @@ impl CgroupSource {
                 "max" => Ok(None),
                 n => parse_u64(n).map(Some),
             })?,
-            Layout::V1 { memory, .. } => walk_limit(v1_dir(memory, "memory")?, "memory.limit_in_bytes", |t| {
-                parse_u64(t).map(|n| (n < V1_UNLIMITED).then_some(n))
-            })?,
+            Layout::V1 { memory, .. } => {
+                walk_limit(v1_dir(memory, "memory")?, "memory.limit_in_bytes", |t| {
+                    parse_u64(t).map(|n| (n < V1_UNLIMITED).then_some(n))
+                })?
+            }
         };
         Ok(bytes.map(|b| b / MIB))
     }
@@ -202,7 +221,8 @@ impl CgroupSource {
             Layout::V1 { cpu, .. } => {
                 let d = v1_dir(cpu, "cpu")?;
                 walk_levels(d, "cpu.cfs_quota_us", |dir, quota| {
-                    let quota: i64 = quota.parse().map_err(|_| format!("'{quota}' is not a number"))?;
+                    let quota: i64 =
+                        quota.parse().map_err(|_| format!("'{quota}' is not a number"))?;
                     if quota <= 0 {
                         return Ok(None);
                     }
@@ -222,7 +242,9 @@ impl CgroupSource {
                     .map(|us| us.saturating_mul(1000))
                     .ok_or_else(|| format!("{} has no usage_usec line", p.display()))
             }
-            Layout::V1 { cpuacct, .. } => read_u64(&v1_dir(cpuacct, "cpuacct")?.dir.join("cpuacct.usage")),
+            Layout::V1 { cpuacct, .. } => {
+                read_u64(&v1_dir(cpuacct, "cpuacct")?.dir.join("cpuacct.usage"))
+            }
         }
     }
 
@@ -348,7 +370,8 @@ fn fmt_cores(c: f64) -> String {
 
 /// Online CPUs from /sys/devices/system/cpu/online (`0-3,8-11`), else the parallelism std sees.
 fn online_cpus() -> f64 {
-    let from_sys = fs::read_to_string("/sys/devices/system/cpu/online").ok().and_then(|s| count_cpu_list(&s));
+    let from_sys =
+        fs::read_to_string("/sys/devices/system/cpu/online").ok().and_then(|s| count_cpu_list(&s));
     let n = from_sys.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     n.max(1) as f64
 }
@@ -411,7 +434,12 @@ fn parse_mountinfo(text: &str) -> Vec<Mount> {
             let fstype = post.next()?.to_string();
             let _source = post.next()?;
             let superopts = post.next().unwrap_or("").split(',').map(str::to_string).collect();
-            Some(Mount { root: unescape(pre.get(3)?), point: unescape(pre.get(4)?), fstype, superopts })
+            Some(Mount {
+                root: unescape(pre.get(3)?),
+                point: unescape(pre.get(4)?),
+                fstype,
+                superopts,
+            })
         })
         .collect()
 }
@@ -422,7 +450,10 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
             i += 4;
         } else {
@@ -435,7 +466,11 @@ fn unescape(s: &str) -> String {
 
 /// The mount of a hierarchy that holds `path`; the first one when none does (a container that
 /// sees its own cgroup at the mount point while /proc/self/cgroup names the host's path).
-fn find_mount<'m>(mounts: &'m [Mount], path: &str, want: impl Fn(&Mount) -> bool) -> Option<&'m Mount> {
+fn find_mount<'m>(
+    mounts: &'m [Mount],
+    path: &str,
+    want: impl Fn(&Mount) -> bool,
+) -> Option<&'m Mount> {
     let candidates: Vec<&Mount> = mounts.iter().filter(|m| want(m)).collect();
     candidates.iter().find(|m| relative(&m.root, path).is_some()).or(candidates.first()).copied()
 }
@@ -499,7 +534,11 @@ mod tests {
         assert_eq!(row.get(Field::CgroupMemLimit), &Value::U(512));
         assert_eq!(row.get(Field::CgroupCpuLimit), &Value::F(1.5));
         assert_eq!(row.get(Field::CgroupOomKills), &Value::U(2));
-        assert_eq!(row.get(Field::CgroupCpuUtil), &Value::Null, "no CPU utilization on the first sample");
+        assert_eq!(
+            row.get(Field::CgroupCpuUtil),
+            &Value::Null,
+            "no CPU utilization on the first sample"
+        );
     }
 
     #[test]
@@ -538,7 +577,8 @@ mod tests {
         let mut a = Row::default();
         src.sample_at(&mut a, t0);
         // 0.75 s of CPU time in 1 s against a 1.5-core limit: 50 %.
-        let text = fs::read_to_string(&stat).unwrap().replace("usage_usec 9000000", "usage_usec 9750000");
+        let text =
+            fs::read_to_string(&stat).unwrap().replace("usage_usec 9000000", "usage_usec 9750000");
         fs::write(&stat, text).unwrap();
         let mut b = Row::default();
         src.sample_at(&mut b, t0 + Duration::from_secs(1));
@@ -549,18 +589,30 @@ mod tests {
     fn v1_real_unlimited_hybrid_host() {
         // This machine's layout: v1 controllers plus an unified mount without memory/cpu.
         let mut src = load("v1", "cgroup");
-        assert_eq!(src.version(), CgroupVersion::V1, "the unified hierarchy has no memory/cpu controller");
+        assert_eq!(
+            src.version(),
+            CgroupVersion::V1,
+            "the unified hierarchy has no memory/cpu controller"
+        );
         assert_eq!(src.path(), "/process_api/5f334a72f1298cfcc830befd82740149");
         assert_eq!(src.limits(), CgroupLimits::default());
         src.cores = 2.0;
         let (a, b) = sample_twice(&mut src, Duration::from_secs(1));
         assert_eq!(a.get(Field::CgroupMemUsed), &Value::U(153), "160788480 bytes");
-        assert_eq!(a.get(Field::CgroupMemLimit), &Value::Null, "9223372036854771712 is v1's 'no limit'");
+        assert_eq!(
+            a.get(Field::CgroupMemLimit),
+            &Value::Null,
+            "9223372036854771712 is v1's 'no limit'"
+        );
         assert_eq!(a.get(Field::CgroupCpuLimit), &Value::Null, "cfs_quota_us -1 is unlimited");
         assert_eq!(a.get(Field::CgroupOomKills), &Value::U(0));
         // Same cpuacct.usage twice: 0 % of both cores.
         assert_eq!(b.get(Field::CgroupCpuUtil), &Value::F(0.0));
-        assert!(src.describe().starts_with("cgroup v1 memory /process_api/5f33"), "{}", src.describe());
+        assert!(
+            src.describe().starts_with("cgroup v1 memory /process_api/5f33"),
+            "{}",
+            src.describe()
+        );
     }
 
     #[test]
@@ -581,11 +633,17 @@ mod tests {
     fn missing_files_are_null_not_fatal() {
         let tmp = tempfile::tempdir().unwrap();
         fs::create_dir_all(tmp.path().join("sys/fs/cgroup/empty")).unwrap();
-        fs::write(tmp.path().join("sys/fs/cgroup/empty/cgroup.controllers"), "cpu memory\n").unwrap();
+        fs::write(tmp.path().join("sys/fs/cgroup/empty/cgroup.controllers"), "cpu memory\n")
+            .unwrap();
         let mi = "31 23 0:28 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n";
         let mut src = CgroupSource::detect_in("0::/empty\n", mi, tmp.path()).unwrap();
         let (a, b) = sample_twice(&mut src, Duration::from_secs(1));
-        for f in [Field::CgroupMemUsed, Field::CgroupMemLimit, Field::CgroupCpuLimit, Field::CgroupCpuUtil] {
+        for f in [
+            Field::CgroupMemUsed,
+            Field::CgroupMemLimit,
+            Field::CgroupCpuLimit,
+            Field::CgroupCpuUtil,
+        ] {
             assert_eq!(a.get(f), &Value::Null, "{f}");
             assert_eq!(b.get(f), &Value::Null, "{f}");
         }
@@ -614,7 +672,14 @@ mod tests {
 
     #[test]
     fn nothing_mounted_is_none() {
-        assert!(CgroupSource::detect_in("0::/\n", "27 1 254:0 / / rw - ext4 /dev/vda rw\n", Path::new("/")).is_none());
+        assert!(
+            CgroupSource::detect_in(
+                "0::/\n",
+                "27 1 254:0 / / rw - ext4 /dev/vda rw\n",
+                Path::new("/")
+            )
+            .is_none()
+        );
         assert!(CgroupSource::detect_in("", "", Path::new("/")).is_none());
     }
 
@@ -624,8 +689,15 @@ mod tests {
         assert_eq!(parse_cpu_max("150000 100000"), Ok(Some(1.5)));
         assert_eq!(parse_cpu_max("50000"), Ok(Some(0.5)), "period defaults to 100000");
         assert!(parse_cpu_max("lots 100000").is_err());
-        assert_eq!(keyed("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n", "oom_kill"), Some(1));
-        assert_eq!(keyed("oom_kill_disable 0\nunder_oom 0\n", "oom_kill"), None, "a prefix is not the key");
+        assert_eq!(
+            keyed("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n", "oom_kill"),
+            Some(1)
+        );
+        assert_eq!(
+            keyed("oom_kill_disable 0\nunder_oom 0\n", "oom_kill"),
+            None,
+            "a prefix is not the key"
+        );
         assert_eq!(count_cpu_list("0-1\n"), Some(2));
         assert_eq!(count_cpu_list("0-3,8-11,15"), Some(9));
         assert_eq!(count_cpu_list(""), None);
@@ -633,10 +705,18 @@ mod tests {
         assert_eq!(unescape(r"/a\\b"), r"/a\\b");
         assert_eq!(cpu_util(0, 500_000_000, 1_000_000_000, 2.0), Some(25.0));
         assert_eq!(cpu_util(0, 500_000_000, 0, 2.0), None, "no elapsed time is missing, not zero");
-        assert_eq!(cpu_util(10, 5, 1_000_000_000, 2.0), None, "a counter that went back is missing");
+        assert_eq!(
+            cpu_util(10, 5, 1_000_000_000, 2.0),
+            None,
+            "a counter that went back is missing"
+        );
         assert_eq!(fmt_cores(1.5), "1.5");
         assert_eq!(fmt_cores(4.0), "4");
-        assert_eq!(relative("/docker/ab", "/docker/abc"), None, "prefix must end at a path component");
+        assert_eq!(
+            relative("/docker/ab", "/docker/abc"),
+            None,
+            "prefix must end at a path component"
+        );
         assert_eq!(relative("/docker/ab", "/docker/ab/x"), Some("x"));
     }
 

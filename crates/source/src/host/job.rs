@@ -48,7 +48,8 @@ pub struct JobTracker {
 impl JobTracker {
     pub fn new(root: u32) -> JobTracker {
         // SAFETY: sysconf has no preconditions.
-        let (tck, page) = unsafe { (libc::sysconf(libc::_SC_CLK_TCK), libc::sysconf(libc::_SC_PAGESIZE)) };
+        let (tck, page) =
+            unsafe { (libc::sysconf(libc::_SC_CLK_TCK), libc::sysconf(libc::_SC_PAGESIZE)) };
         JobTracker {
             root,
             procs: HashMap::new(),
@@ -233,11 +234,19 @@ fn children_of(pid: u32) -> Option<Vec<u32>> {
 /// Owner and command line of a process, for the `--processes` output.
 pub fn describe(pid: u32) -> Option<(String, String)> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let uid: u32 =
-        status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_ascii_whitespace().next()?.parse().ok()?;
+    let uid: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
     let cmd = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let mut cmd: String =
-        String::from_utf8_lossy(&cmd).split('\0').filter(|s| !s.is_empty()).collect::<Vec<_>>().join(" ");
+    let mut cmd: String = String::from_utf8_lossy(&cmd)
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     if cmd.is_empty() {
         cmd = status.lines().find_map(|l| l.strip_prefix("Name:")).unwrap_or("").trim().to_string();
         cmd = format!("[{cmd}]");
@@ -255,7 +264,8 @@ fn user_name(uid: u32) -> String {
         let mut found: *mut libc::passwd = std::ptr::null_mut();
         // SAFETY: every pointer is valid for the call; the strings `pwd` points to live in `buf`,
         // which outlives their use below.
-        let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found) };
+        let rc =
+            unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found) };
         if rc == libc::ERANGE && buf.len() < 1 << 20 {
             buf.resize(buf.len() * 4, 0);
             continue;
@@ -281,7 +291,10 @@ mod tests {
         assert_eq!(st.threads, 7);
         assert_eq!(st.start, 98765);
         assert_eq!(st.rss_pages, 500);
-        assert!(parse_stat("1 (z) Z 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0").is_none(), "zombies are gone");
+        assert!(
+            parse_stat("1 (z) Z 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0").is_none(),
+            "zombies are gone"
+        );
     }
 
     #[test]

@@ -103,11 +103,17 @@ impl HostSource {
             Some(m) if m.total > 0 => {
                 row.set(Field::HostMemTotal, Value::U(m.total / KIB_PER_MIB));
                 row.set(Field::HostMemAvailable, Value::U(m.available / KIB_PER_MIB));
-                row.set(Field::HostMemUsed, Value::U(m.total.saturating_sub(m.available) / KIB_PER_MIB));
+                row.set(
+                    Field::HostMemUsed,
+                    Value::U(m.total.saturating_sub(m.available) / KIB_PER_MIB),
+                );
                 row.set(Field::SwapUsed, Value::U(m.swap_used / KIB_PER_MIB));
             }
             _ => {
-                warn_once("meminfo", "cannot read /proc/meminfo: host memory columns will be empty");
+                warn_once(
+                    "meminfo",
+                    "cannot read /proc/meminfo: host memory columns will be empty",
+                );
             }
         }
         match self.loadavg.read().and_then(parse_loadavg) {
@@ -292,8 +298,14 @@ fn parse_meminfo(text: &[u8]) -> Option<MemInfo> {
     }
     let [total, avail, free, buffers, cached, sreclaim, shmem, swap_total, swap_free] = v;
     let n = |x: Option<u64>| x.unwrap_or(0);
-    let available = avail.unwrap_or_else(|| (n(free) + n(buffers) + n(cached) + n(sreclaim)).saturating_sub(n(shmem)));
-    Some(MemInfo { total: total?, available, swap_used: n(swap_total).saturating_sub(n(swap_free)) })
+    let available = avail.unwrap_or_else(|| {
+        (n(free) + n(buffers) + n(cached) + n(sreclaim)).saturating_sub(n(shmem))
+    });
+    Some(MemInfo {
+        total: total?,
+        available,
+        swap_used: n(swap_total).saturating_sub(n(swap_free)),
+    })
 }
 
 /// The 1-minute load average, the first field of /proc/loadavg.
@@ -306,10 +318,8 @@ fn parse_loadavg(text: &[u8]) -> Option<f64> {
 mod tests {
     use super::*;
 
-    const STAT1: &str =
-        "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 350 50 0 0 0 0 0\nintr 1\n";
-    const STAT2: &str =
-        "cpu  200 0 100 800 100 0 0 0 0 0\ncpu0 150 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 450 50 0 0 0 0 0\nintr 1\n";
+    const STAT1: &str = "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 350 50 0 0 0 0 0\nintr 1\n";
+    const STAT2: &str = "cpu  200 0 100 800 100 0 0 0 0 0\ncpu0 150 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 450 50 0 0 0 0 0\nintr 1\n";
 
     fn stat(text: &str) -> StatReading {
         let mut r = StatReading::default();
@@ -344,7 +354,11 @@ mod tests {
         assert!(parse_proc_stat(STAT1.as_bytes(), &mut r));
         let cap = r.cores.capacity();
         assert!(parse_proc_stat(STAT2.as_bytes(), &mut r));
-        assert_eq!((r.cores.len(), r.cores.capacity()), (2, cap), "no reallocation in steady state");
+        assert_eq!(
+            (r.cores.len(), r.cores.capacity()),
+            (2, cap),
+            "no reallocation in steady state"
+        );
         assert!(!parse_proc_stat(b"intr 1\n", &mut r), "no aggregate line");
         assert!(!parse_proc_stat(b"", &mut r));
         // A line cut short by a short read is skipped, not misread.

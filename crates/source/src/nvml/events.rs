@@ -62,11 +62,18 @@ impl EventWatcher {
                 let _ = ready_tx.send(watched);
                 watch(&set, &gpus, &handles, &tx, &thread_stop);
             })
-            .map_err(|e| warn(&format!("cannot start the NVML event thread ({e}); Xid events are not recorded")))
+            .map_err(|e| {
+                warn(&format!(
+                    "cannot start the NVML event thread ({e}); Xid events are not recorded"
+                ))
+            })
             .ok()?;
         let watched = ready_rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
-        let xid: Vec<u32> =
-            watched.iter().filter(|(_, t)| t.contains(EventTypes::CRITICAL_XID_ERROR)).map(|(i, _)| *i).collect();
+        let xid: Vec<u32> = watched
+            .iter()
+            .filter(|(_, t)| t.contains(EventTypes::CRITICAL_XID_ERROR))
+            .map(|(i, _)| *i)
+            .collect();
         let w = EventWatcher { rx, stop, handle: Some(handle), xid };
         if watched.is_empty() { None } else { Some(w) }
     }
@@ -146,7 +153,13 @@ fn register<'n>(nvml: &'n Nvml, gpus: &[GpuInfo]) -> Option<Registered<'n>> {
 }
 
 /// Wait on the set until `stop`, passing each event on.
-fn watch(set: &EventSet<'_>, gpus: &[GpuInfo], handles: &Handles, tx: &Sender<GpuEvent>, stop: &AtomicBool) {
+fn watch(
+    set: &EventSet<'_>,
+    gpus: &[GpuInfo],
+    handles: &Handles,
+    tx: &Sender<GpuEvent>,
+    stop: &AtomicBool,
+) {
     while !stop.load(Ordering::Relaxed) {
         match set.wait(WAIT_MS) {
             Ok(ev) => {
@@ -154,13 +167,19 @@ fn watch(set: &EventSet<'_>, gpus: &[GpuInfo], handles: &Handles, tx: &Sender<Gp
                 let handle = unsafe { ev.device.handle() } as usize;
                 let e = event(&ev, gpus, gpu_of(handles, handle, ev.device.index().ok()));
                 if tx.try_send(e).is_err() {
-                    warn_once("events-queue-full", "NVML events arrive faster than they are written; some are dropped");
+                    warn_once(
+                        "events-queue-full",
+                        "NVML events arrive faster than they are written; some are dropped",
+                    );
                 }
             }
             Err(NvmlError::Timeout) => {}
             Err(NvmlError::Uninitialized) => return,
             Err(e) => {
-                warn_once(&format!("events-wait-{e:?}"), &format!("waiting for NVML events failed: {e}"));
+                warn_once(
+                    &format!("events-wait-{e:?}"),
+                    &format!("waiting for NVML events failed: {e}"),
+                );
                 thread::sleep(Duration::from_millis(u64::from(WAIT_MS)));
             }
         }
@@ -175,13 +194,17 @@ fn gpu_of(handles: &Handles, handle: usize, now: Option<u32>) -> u32 {
 
 /// The record of one event of GPU `index`.
 fn event(ev: &EventData<'_>, gpus: &[GpuInfo], index: u32) -> GpuEvent {
-    let uuid = gpus.iter().find(|g| g.index == index).map_or_else(|| Arc::from(""), |g| g.uuid.clone());
+    let uuid =
+        gpus.iter().find(|g| g.index == index).map_or_else(|| Arc::from(""), |g| g.uuid.clone());
     let (kind, code, detail) = describe(ev.event_type, ev.event_data.as_ref());
     GpuEvent { ts: Utc::now(), index, uuid, kind, code, detail }
 }
 
 /// Kind, code and detail of an event of `types` with `xid` data.
-fn describe(types: EventTypes, xid: Option<&XidError>) -> (&'static str, Option<u64>, Option<String>) {
+fn describe(
+    types: EventTypes,
+    xid: Option<&XidError>,
+) -> (&'static str, Option<u64>, Option<String>) {
     if types.contains(EventTypes::CRITICAL_XID_ERROR) {
         return match xid {
             Some(XidError::Value(v)) => ("xid", Some(*v), None),
@@ -209,7 +232,10 @@ mod tests {
 
     #[test]
     fn kinds_and_codes() {
-        assert_eq!(describe(EventTypes::CRITICAL_XID_ERROR, Some(&XidError::Value(79))), ("xid", Some(79), None));
+        assert_eq!(
+            describe(EventTypes::CRITICAL_XID_ERROR, Some(&XidError::Value(79))),
+            ("xid", Some(79), None)
+        );
         assert_eq!(describe(EventTypes::CRITICAL_XID_ERROR, Some(&XidError::Unknown)).1, None);
         assert_eq!(describe(EventTypes::DOUBLE_BIT_ECC_ERROR, None), ("dbe", None, None));
         assert_eq!(describe(EventTypes::empty(), None).0, "other");

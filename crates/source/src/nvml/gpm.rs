@@ -52,7 +52,8 @@ pub(super) struct Gpm<'n> {
 impl<'n> Gpm<'n> {
     /// GPM reading of the GPM fields in `sel` (none selected: no GPM call is ever made).
     pub(super) fn new(nvml: &'n Nvml, sel: &Selection) -> Gpm<'n> {
-        let (fields, ids) = METRICS.iter().filter(|(f, _)| sel.fields().any(|s| s == *f)).copied().unzip();
+        let (fields, ids) =
+            METRICS.iter().filter(|(f, _)| sel.fields().any(|s| s == *f)).copied().unzip();
         debug_assert!(METRICS.iter().all(|(f, _)| f.def().read == Some(NvmlRead::Gpm)));
         Gpm { nvml, fields, ids, supported: None, prev: None, gi: None }
     }
@@ -70,7 +71,12 @@ impl<'n> Gpm<'n> {
 
     /// Take this sub-sample's GPM sample and set the selected fields from the metrics since the
     /// previous one (empty on the first, or after a failed sample with none before it).
-    pub(super) fn read(&mut self, dev: &Device<'n>, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> {
+    pub(super) fn read(
+        &mut self,
+        dev: &Device<'n>,
+        info: &GpuInfo,
+        row: &mut Row,
+    ) -> Result<(), Lost> {
         if self.fields.is_empty() {
             return Ok(());
         }
@@ -89,7 +95,10 @@ impl<'n> Gpm<'n> {
                 // The previous sample stays: the next value then spans both intervals.
                 warn_once(
                     &format!("gpm-sample-{}-{e:?}", info.index),
-                    &format!("GPU {}: taking a GPM sample failed: {e}; GPM fields are empty for now", info.index),
+                    &format!(
+                        "GPU {}: taking a GPM sample failed: {e}; GPM fields are empty for now",
+                        info.index
+                    ),
                 );
                 self.set_all(row, &Value::Null);
                 return Ok(());
@@ -108,7 +117,10 @@ impl<'n> Gpm<'n> {
             Some(Err(e)) => {
                 warn_once(
                     &format!("gpm-metrics-{}-{e:?}", info.index),
-                    &format!("GPU {}: reading GPM metrics failed: {e}; GPM fields are empty for now", info.index),
+                    &format!(
+                        "GPU {}: reading GPM metrics failed: {e}; GPM fields are empty for now",
+                        info.index
+                    ),
                 );
                 self.set_all(row, &Value::Null);
             }
@@ -126,7 +138,10 @@ impl<'n> Gpm<'n> {
             Err(e) => {
                 warn_once(
                     &format!("gpm-support-{}", info.index),
-                    &format!("GPU {}: cannot tell whether it has GPM ({e}); GPM fields stay empty", info.index),
+                    &format!(
+                        "GPU {}: cannot tell whether it has GPM ({e}); GPM fields stay empty",
+                        info.index
+                    ),
                 );
                 false
             }
@@ -149,7 +164,10 @@ fn metric_value(
         Err(e) => {
             warn_once(
                 &format!("gpm-{}-{f}-{e:?}", info.index),
-                &format!("GPU {}: GPM metric for {f} failed: {e}; recording it as empty", info.index),
+                &format!(
+                    "GPU {}: GPM metric for {f} failed: {e}; recording it as empty",
+                    info.index
+                ),
             );
             Value::Null
         }

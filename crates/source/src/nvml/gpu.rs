@@ -12,7 +12,9 @@ use std::ffi::OsStr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor};
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor,
+};
 use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::structs::device::FieldId;
@@ -89,7 +91,11 @@ impl Drop for GpuSource {
 }
 
 /// One GPU's row for a tick (and its processes when asked for).
-pub(super) fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
+pub(super) fn read_gpu<'n>(
+    ctx: &'n Ctx,
+    info: &GpuInfo,
+    state: &mut DeviceState<'n>,
+) -> Result<Reading, Lost> {
     let r = read_gpu_with(ctx, info, state);
     if r.is_err() {
         // A lost GPU's handle is asked for again when it answers again.
@@ -98,7 +104,11 @@ pub(super) fn read_gpu<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState
     r
 }
 
-fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) -> Result<Reading, Lost> {
+fn read_gpu_with<'n>(
+    ctx: &'n Ctx,
+    info: &GpuInfo,
+    state: &mut DeviceState<'n>,
+) -> Result<Reading, Lost> {
     let mut row = identity_row(info, ctx.row_cap);
     sample_device(&ctx.nvml, info, state, &mut row)?;
     let instances = match (&state.dev, info.mig) {
@@ -109,7 +119,9 @@ fn read_gpu_with<'n>(ctx: &'n Ctx, info: &GpuInfo, state: &mut DeviceState<'n>) 
     let ps = if list { running_processes(&ctx.nvml, info, ctx.procs, state)? } else { None };
     if let (Some(job), Some(ps)) = (&ctx.job, &ps) {
         let mib: u64 = match job.read() {
-            Ok(pids) => ps.iter().filter(|p| pids.contains(&p.pid)).filter_map(|p| p.used_mib).sum(),
+            Ok(pids) => {
+                ps.iter().filter(|p| pids.contains(&p.pid)).filter_map(|p| p.used_mib).sum()
+            }
             Err(_) => 0,
         };
         row.set(Field::JobGpuMemory, Value::U(mib));
@@ -139,7 +151,9 @@ impl GpuSource {
         for index in 0..count {
             match read_info(&nvml, index) {
                 Ok(info) => all.push(info),
-                Err(e) => warn(&format!("GPU {index}: cannot read its identity ({e}); skipping it")),
+                Err(e) => {
+                    warn(&format!("GPU {index}: cannot read its identity ({e}); skipping it"))
+                }
             }
         }
         let infos: Vec<GpuInfo> = if select.is_empty() {
@@ -147,7 +161,8 @@ impl GpuSource {
         } else {
             all.into_iter().filter(|g| select.iter().any(|s| selects(s, g))).collect()
         };
-        let ctx = Ctx { nvml: nvml.clone(), sel: sel.clone(), row_cap: row_capacity(sel), procs, job };
+        let ctx =
+            Ctx { nvml: nvml.clone(), sel: sel.clone(), row_cap: row_capacity(sel), procs, job };
         let count_xid = sel.fields().any(|f| f == Field::XidEvents);
         let events = if (watch_events || count_xid) && !infos.is_empty() {
             EventWatcher::start(nvml.clone(), &infos)
@@ -251,7 +266,8 @@ impl GpuSource {
         for (row, gpu) in gpu_rows.zip(self.gpus()) {
             let index = gpu.index;
             if w.watches_xid(index) {
-                let n = events[start..].iter().filter(|e| e.kind == "xid" && e.index == index).count();
+                let n =
+                    events[start..].iter().filter(|e| e.kind == "xid" && e.index == index).count();
                 row.set(Field::XidEvents, Value::U(n as u64));
             }
         }
@@ -319,7 +335,8 @@ fn running_processes(
             Ok(Some(
                 ps.into_iter()
                     .map(|p| {
-                        let util = shares.as_ref().map(|m| m.get(&p.pid).copied().unwrap_or_default());
+                        let util =
+                            shares.as_ref().map(|m| m.get(&p.pid).copied().unwrap_or_default());
                         GpuProc { util, ..gpu_proc(&p) }
                     })
                     .collect(),
@@ -329,7 +346,10 @@ fn running_processes(
         Err(e) => {
             warn_once(
                 &format!("nvml-procs-{}", info.index),
-                &format!("GPU {}: cannot list its processes ({e}); job.gpu_memory stays empty", info.index),
+                &format!(
+                    "GPU {}: cannot list its processes ({e}); job.gpu_memory stays empty",
+                    info.index
+                ),
             );
             Ok(None)
         }
@@ -361,7 +381,10 @@ fn process_util(
         Err(e) => {
             warn_once(
                 &format!("nvml-procutil-{}", info.index),
-                &format!("GPU {}: cannot read per-process utilization ({e}); proc.sm and co. stay empty", info.index),
+                &format!(
+                    "GPU {}: cannot read per-process utilization ({e}); proc.sm and co. stay empty",
+                    info.index
+                ),
             );
             return Ok(None);
         }
@@ -378,7 +401,9 @@ fn process_util(
     }
     Ok(Some(
         sums.into_iter()
-            .map(|(pid, (u, n))| (pid, ProcUtil { sm: u.sm / n, mem: u.mem / n, enc: u.enc / n, dec: u.dec / n }))
+            .map(|(pid, (u, n))| {
+                (pid, ProcUtil { sm: u.sm / n, mem: u.mem / n, enc: u.enc / n, dec: u.dec / n })
+            })
             .collect(),
     ))
 }
@@ -387,7 +412,8 @@ fn process_util(
 /// (`samples`, `missed`, `phase`, the `.max` column of each selected base), so the row is
 /// allocated once.
 fn row_capacity(sel: &Selection) -> usize {
-    let maxes = CATALOG.iter().filter(|d| d.max_of.is_some_and(|b| sel.fields().any(|f| f == b))).count();
+    let maxes =
+        CATALOG.iter().filter(|d| d.max_of.is_some_and(|b| sel.fields().any(|f| f == b))).count();
     sel.len() + 3 + maxes
 }
 
@@ -411,7 +437,14 @@ pub(super) fn read_info(nvml: &Nvml, index: u32) -> Result<GpuInfo, NvmlError> {
     let bus_id = dev.pci_info().map(|p| p.bus_id).unwrap_or_default();
     let driver = nvml.sys_driver_version().unwrap_or_default();
     let mig = crate::nvml::mig::mode(&dev).is_some_and(|(current, _)| current);
-    Ok(GpuInfo { index, uuid: uuid.into(), name: name.into(), bus_id: bus_id.into(), driver: driver.into(), mig })
+    Ok(GpuInfo {
+        index,
+        uuid: uuid.into(),
+        name: name.into(),
+        bus_id: bus_id.into(),
+        driver: driver.into(),
+        mig,
+    })
 }
 
 /// The device answered `GpuLost`.
@@ -448,7 +481,12 @@ pub(super) fn probe(nvml: &Nvml, info: &GpuInfo, sel: &Selection) -> Option<Row>
 
 /// Read the GPU fields selected for `state` into `row`: each field by the reader its catalogue
 /// row names, one NVML call per reader (fields of the same reader share it).
-fn sample_device<'n>(nvml: &'n Nvml, info: &GpuInfo, state: &mut DeviceState<'n>, row: &mut Row) -> Result<(), Lost> {
+fn sample_device<'n>(
+    nvml: &'n Nvml,
+    info: &GpuInfo,
+    state: &mut DeviceState<'n>,
+    row: &mut Row,
+) -> Result<(), Lost> {
     let DeviceState { gpm, health, reads, dev, .. } = state;
     let dev = match dev {
         Some(d) => d,
@@ -456,7 +494,10 @@ fn sample_device<'n>(nvml: &'n Nvml, info: &GpuInfo, state: &mut DeviceState<'n>
             Ok(d) => dev.insert(d),
             Err(NvmlError::GpuLost) => return Err(Lost),
             Err(e) => {
-                warn_once(&format!("nvml-handle-{}", info.index), &format!("GPU {}: no handle: {e}", info.index));
+                warn_once(
+                    &format!("nvml-handle-{}", info.index),
+                    &format!("GPU {}: no handle: {e}", info.index),
+                );
                 return Ok(());
             }
         },
@@ -483,13 +524,17 @@ fn read_field<'n>(
         // from the event thread by `GpuSource::sample`.
         NvmlRead::Identity | NvmlRead::Processes | NvmlRead::Events => return Ok(()),
         NvmlRead::Gpm => return gpm.read(dev, info, row),
-        NvmlRead::RemappedRows | NvmlRead::RetiredPages => return health.read(dev, info, read, row),
+        NvmlRead::RemappedRows | NvmlRead::RetiredPages => {
+            return health.read(dev, info, read, row);
+        }
         NvmlRead::Utilization => return utilization(dev, info, row),
         NvmlRead::Memory => return memory(dev, info, row),
         NvmlRead::Temperature => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
         NvmlRead::Power => val(info, f, dev.power_usage(), watts)?,
         NvmlRead::PowerLimit => val(info, f, dev.enforced_power_limit(), watts)?,
-        NvmlRead::Energy => val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?,
+        NvmlRead::Energy => {
+            val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?
+        }
         NvmlRead::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
         NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
         NvmlRead::ClockGr => val(info, f, dev.clock_info(Clock::Graphics), u)?,
@@ -498,24 +543,36 @@ fn read_field<'n>(
         NvmlRead::MaxClockSm => val(info, f, dev.max_clock_info(Clock::SM), u)?,
         NvmlRead::MaxClockMem => val(info, f, dev.max_clock_info(Clock::Memory), u)?,
         NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), Value::U)?,
-        NvmlRead::PowerInstant => val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?,
-        NvmlRead::PowerAverage => val(info, f, field_value(dev, 185), |mw| Value::F(mw as f64 / 1000.0))?,
-        NvmlRead::EccCorrected => {
-            val(info, f, dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile), Value::U)?
+        NvmlRead::PowerInstant => {
+            val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?
         }
+        NvmlRead::PowerAverage => {
+            val(info, f, field_value(dev, 185), |mw| Value::F(mw as f64 / 1000.0))?
+        }
+        NvmlRead::EccCorrected => val(
+            info,
+            f,
+            dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+            Value::U,
+        )?,
         NvmlRead::Persistence => val(info, f, dev.is_in_persistent_mode(), |on| {
             Value::S(Arc::from(if on { "Enabled" } else { "Disabled" }))
         })?,
         NvmlRead::Fan => val(info, f, dev.fan_speed(0), u)?,
         NvmlRead::Pstate => val(info, f, dev.performance_state(), |p| pstate_name(p.as_c()))?,
-        NvmlRead::EventReasons => val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?,
+        NvmlRead::EventReasons => {
+            val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?
+        }
         NvmlRead::Encoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
         NvmlRead::Decoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
         NvmlRead::PcieTx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
         NvmlRead::PcieRx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
-        NvmlRead::EccUncorrected => {
-            val(info, f, dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile), Value::U)?
-        }
+        NvmlRead::EccUncorrected => val(
+            info,
+            f,
+            dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+            Value::U,
+        )?,
         NvmlRead::NotAvailable => Value::Null,
         _ => return super::smi::read(dev, info, read, f, row),
     };
@@ -626,8 +683,9 @@ mod tests {
     /// names, the retired-pages counts are page lists), every GPM metric, an Xid event, and runs
     /// one compute process, PID `pid`, with its utilization.
     fn scenario(pid: u32) -> String {
-        let mut s =
-            format!("init = ok\n[device]\nprocesses = {pid}:64\nprocess_util = {pid}:sm=42\nevents = xid:79@0\n");
+        let mut s = format!(
+            "init = ok\n[device]\nprocesses = {pid}:64\nprocess_util = {pid}:sm=42\nevents = xid:79@0\n"
+        );
         // Keys of the fake's scenario: the readers' own field names, less those the fake makes up
         // (strings from the device index, PCI ids) or reads from other keys (below).
         let derived = [
@@ -640,8 +698,12 @@ mod tests {
             NvmlRead::EccLocation,
             NvmlRead::MigModes,
         ];
-        s.push_str("ecc.errors.by_location = 3\nclocks_event_reasons.supported = 0x1FF\nmig_mode = 0\n");
-        for d in CATALOG.iter().filter(|d| d.read.is_some_and(|r| r.is_query() && !derived.contains(&r))) {
+        s.push_str(
+            "ecc.errors.by_location = 3\nclocks_event_reasons.supported = 0x1FF\nmig_mode = 0\n",
+        );
+        for d in
+            CATALOG.iter().filter(|d| d.read.is_some_and(|r| r.is_query() && !derived.contains(&r)))
+        {
             let line = match d.name.strip_suffix(".count") {
                 Some(list) => format!("{list} = 0x1000\n"),
                 None => format!("{} = 1\n", d.name),
@@ -686,23 +748,35 @@ mod tests {
                 .env("FAKE_NVML_SCENARIO", &path)
                 .output()
                 .unwrap();
-            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
             assert!(out.status.success() && text.contains("1 passed"), "{text}");
             return;
         }
         let lib = std::env::var(CHILD).unwrap();
-        let fields: Vec<Field> = CATALOG.iter().filter(|d| d.source == Source::Gpu).map(|d| d.field).collect();
+        let fields: Vec<Field> =
+            CATALOG.iter().filter(|d| d.source == Source::Gpu).map(|d| d.field).collect();
         let job = PidSet::default();
         job.write().unwrap().insert(4242);
-        let mut src = GpuSource::open(&lib, &[], &Selection::new(fields.clone()), true, Some(job), false).unwrap();
+        let mut src =
+            GpuSource::open(&lib, &[], &Selection::new(fields.clone()), true, Some(job), false)
+                .unwrap();
         let (mut rows, mut procs, mut events) = (Vec::new(), Vec::new(), Vec::new());
         let reads = src.reads();
         let mut reader = reads.reader();
-        let mut sample = |seq, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>, events: &mut Vec<GpuEvent>| {
-            let budget = Duration::from_secs(10);
-            assert!(reader.read_tick(0, TickReads { seq, at: std::time::Instant::now(), budget }, false));
-            src.collect(seq, budget, rows, procs, events);
-        };
+        let mut sample =
+            |seq, rows: &mut Vec<Row>, procs: &mut Vec<GpuProc>, events: &mut Vec<GpuEvent>| {
+                let budget = Duration::from_secs(10);
+                assert!(reader.read_tick(
+                    0,
+                    TickReads { seq, at: std::time::Instant::now(), budget },
+                    false
+                ));
+                src.collect(seq, budget, rows, procs, events);
+            };
         // GPM values need two samples (by the same reader): the second reading has them.
         sample(1, &mut rows, &mut procs, &mut events);
         assert!(rows[0].get(Field::SmActive).is_missing(), "no GPM value before a second sample");
@@ -717,8 +791,13 @@ mod tests {
                 continue;
             }
             match NOT_SAMPLED.iter().find(|(n, _)| *n == f) {
-                Some((_, why)) => assert!(v.is_missing(), "{f} is listed as not sampled ({why}) but reads {v:?}"),
-                None => assert!(!v.is_missing(), "{f} is a GPU field but the sampler leaves it empty ({v:?})"),
+                Some((_, why)) => {
+                    assert!(v.is_missing(), "{f} is listed as not sampled ({why}) but reads {v:?}")
+                }
+                None => assert!(
+                    !v.is_missing(),
+                    "{f} is a GPU field but the sampler leaves it empty ({v:?})"
+                ),
             }
         }
         assert_eq!(rows[0].get(Field::JobGpuMemory), &Value::U(64), "the job's process memory");

@@ -15,8 +15,12 @@ use gpumon_schema::row::{Row, Value};
 /// How often the health counters are read.
 pub(super) const EVERY: Duration = Duration::from_secs(60);
 
-const REMAPPED: [Field; 4] =
-    [Field::RemappedCorrectable, Field::RemappedUncorrectable, Field::RemappedPending, Field::RemappedFailure];
+const REMAPPED: [Field; 4] = [
+    Field::RemappedCorrectable,
+    Field::RemappedUncorrectable,
+    Field::RemappedPending,
+    Field::RemappedFailure,
+];
 const RETIRED: [Field; 3] = [Field::RetiredSbe, Field::RetiredDbe, Field::RetiredPending];
 
 /// The last reading of one reader and when it was taken.
@@ -48,7 +52,13 @@ pub(super) struct Health {
 impl Health {
     /// Set the fields of `read` (remapped rows or retired pages), reading NVML when a minute has
     /// passed since the last reading.
-    pub(super) fn read(&mut self, dev: &Device<'_>, info: &GpuInfo, read: NvmlRead, row: &mut Row) -> Result<(), Lost> {
+    pub(super) fn read(
+        &mut self,
+        dev: &Device<'_>,
+        info: &GpuInfo,
+        read: NvmlRead,
+        row: &mut Row,
+    ) -> Result<(), Lost> {
         let now = Instant::now();
         let cached = match read {
             NvmlRead::RemappedRows => &mut self.remapped,
@@ -68,7 +78,8 @@ impl Health {
 
 /// `nvmlDeviceGetRemappedRows` through the raw symbol: (correctable, uncorrectable, pending, failure).
 fn raw_remapped_rows(dev: &Device<'_>) -> Result<[u32; 4], NvmlError> {
-    let sym = dev.nvml().lib().nvmlDeviceGetRemappedRows.as_ref().map_err(|_| NvmlError::NotSupported)?;
+    let sym =
+        dev.nvml().lib().nvmlDeviceGetRemappedRows.as_ref().map_err(|_| NvmlError::NotSupported)?;
     let (mut corr, mut unc, mut pending, mut failure) = (0u32, 0u32, 0u32, 0u32);
     // SAFETY: the handle belongs to this device of the loaded library, and the four out-pointers
     // are valid for the call.
@@ -90,9 +101,17 @@ fn remapped_rows(dev: &Device<'_>, info: &GpuInfo) -> Result<Vec<(Field, Value)>
 
 fn retired_pages(dev: &Device<'_>, info: &GpuInfo) -> Result<Vec<(Field, Value)>, Lost> {
     let count = |pages: Vec<_>| Value::U(pages.len() as u64);
-    let sbe = val(info, Field::RetiredSbe, dev.retired_pages(RetirementCause::MultipleSingleBitEccErrors), count)?;
-    let dbe = val(info, Field::RetiredDbe, dev.retired_pages(RetirementCause::DoubleBitEccError), count)?;
-    let pending = val(info, Field::RetiredPending, dev.are_pages_pending_retired(), |p| Value::U(u64::from(p)))?;
+    let sbe = val(
+        info,
+        Field::RetiredSbe,
+        dev.retired_pages(RetirementCause::MultipleSingleBitEccErrors),
+        count,
+    )?;
+    let dbe =
+        val(info, Field::RetiredDbe, dev.retired_pages(RetirementCause::DoubleBitEccError), count)?;
+    let pending = val(info, Field::RetiredPending, dev.are_pages_pending_retired(), |p| {
+        Value::U(u64::from(p))
+    })?;
     Ok(RETIRED.into_iter().zip([sbe, dbe, pending]).collect())
 }
 
@@ -102,7 +121,9 @@ mod tests {
 
     #[test]
     fn readers_cover_their_catalogue_fields() {
-        for (fields, read) in [(&REMAPPED[..], NvmlRead::RemappedRows), (&RETIRED[..], NvmlRead::RetiredPages)] {
+        for (fields, read) in
+            [(&REMAPPED[..], NvmlRead::RemappedRows), (&RETIRED[..], NvmlRead::RetiredPages)]
+        {
             let want: Vec<Field> = Field::all().filter(|f| f.def().read == Some(read)).collect();
             assert_eq!(fields, &want[..]);
         }

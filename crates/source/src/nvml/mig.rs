@@ -36,7 +36,11 @@ impl MigInstance {
     /// `0/gi1 3g.40gb`: the GPU's index, the GPU instance and the profile, for messages.
     pub fn label(&self, index: u32) -> String {
         let gi = self.gi.map_or_else(|| format!("mig{}", self.slot), |g| format!("gi{g}"));
-        if self.profile.is_empty() { format!("{index}/{gi}") } else { format!("{index}/{gi} {}", self.profile) }
+        if self.profile.is_empty() {
+            format!("{index}/{gi}")
+        } else {
+            format!("{index}/{gi} {}", self.profile)
+        }
     }
 }
 
@@ -80,7 +84,8 @@ pub fn instances<'n>(dev: &Device<'n>) -> Result<Vec<(MigInstance, Device<'n>)>,
 /// The GPU instance id (or, with `compute`, the compute instance id) of a MIG device handle.
 fn instance_id(mig: &Device<'_>, compute: bool) -> Result<u32, NvmlError> {
     let lib = mig.nvml().lib();
-    let sym = if compute { &lib.nvmlDeviceGetComputeInstanceId } else { &lib.nvmlDeviceGetGpuInstanceId };
+    let sym =
+        if compute { &lib.nvmlDeviceGetComputeInstanceId } else { &lib.nvmlDeviceGetGpuInstanceId };
     let sym = sym.as_ref().map_err(|_| NvmlError::NotSupported)?;
     let mut id = 0u32;
     // SAFETY: the handle belongs to a device of the loaded library and the out-pointer is valid.
@@ -114,7 +119,10 @@ impl<'n> MigState<'n> {
             Err(e) => {
                 gpumon_util::warn::warn_once(
                     &format!("nvml-mig-{}", info.index),
-                    &format!("GPU {}: cannot list its MIG instances ({e}); its instance rows are missing", info.index),
+                    &format!(
+                        "GPU {}: cannot list its MIG instances ({e}); its instance rows are missing",
+                        info.index
+                    ),
                 );
                 return Ok(Vec::new());
             }
@@ -148,7 +156,11 @@ impl<'n> MigState<'n> {
         {
             let names: Vec<String> = list.iter().map(|(i, _)| i.label(info.index)).collect();
             let names = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-            warn(&format!("GPU {}: its MIG layout changed ({} instances now: {names})", info.index, now.len()));
+            warn(&format!(
+                "GPU {}: its MIG layout changed ({} instances now: {names})",
+                info.index,
+                now.len()
+            ));
         }
         self.layout = Some(now);
     }
@@ -162,7 +174,10 @@ fn processes(mig: &Device<'_>, info: &GpuInfo) -> Result<ProcList, Lost> {
         Err(e) => {
             gpumon_util::warn::warn_once(
                 &format!("nvml-mig-procs-{}", info.index),
-                &format!("GPU {}: cannot list the processes of its MIG instances ({e})", info.index),
+                &format!(
+                    "GPU {}: cannot list the processes of its MIG instances ({e})",
+                    info.index
+                ),
             );
             Ok(Vec::new())
         }
@@ -186,7 +201,10 @@ fn set_identity(row: &mut Row, inst: &MigInstance) {
     let opt = |v: Option<u32>| v.map_or(Value::Null, |x| Value::U(u64::from(x)));
     row.set(Field::MigGi, opt(inst.gi));
     row.set(Field::MigCi, opt(inst.ci));
-    row.set(Field::MigProfile, if inst.profile.is_empty() { Value::Null } else { Value::S(inst.profile.clone()) });
+    row.set(
+        Field::MigProfile,
+        if inst.profile.is_empty() { Value::Null } else { Value::S(inst.profile.clone()) },
+    );
     row.set(Field::MigUuid, Value::S(inst.uuid.clone()));
 }
 

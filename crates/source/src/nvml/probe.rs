@@ -37,7 +37,11 @@ impl NvmlProbe {
             driver_version: nvml.sys_driver_version().ok(),
             nvml_version: nvml.sys_nvml_version().ok(),
             cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(|v| {
-                format!("{}.{}", nvml_wrapper::cuda_driver_version_major(v), nvml_wrapper::cuda_driver_version_minor(v))
+                format!(
+                    "{}.{}",
+                    nvml_wrapper::cuda_driver_version_major(v),
+                    nvml_wrapper::cuda_driver_version_minor(v)
+                )
             }),
             nvml,
         })
@@ -54,8 +58,11 @@ impl NvmlProbe {
         let info = gpu::read_info(&self.nvml, index)?;
         let dev = self.nvml.device_by_index(index).ok();
         // Identity is read once at start; job.gpu_memory needs a job to attribute processes to.
-        let fields: Vec<Field> =
-            CATALOG.iter().filter(|d| d.read.is_some_and(NvmlRead::is_query)).map(|d| d.field).collect();
+        let fields: Vec<Field> = CATALOG
+            .iter()
+            .filter(|d| d.read.is_some_and(NvmlRead::is_query))
+            .map(|d| d.field)
+            .collect();
         let row = gpu::probe(&self.nvml, &info, &Selection::new(fields.clone()));
         let (mut supported, mut unsupported, mut failed) = (Vec::new(), Vec::new(), Vec::new());
         let health = row.as_ref().map_or_else(Vec::new, |r| {
@@ -75,7 +82,10 @@ impl NvmlProbe {
         }
         Ok(GpuProbe {
             gpm: dev.as_ref().and_then(|d| super::gpm::supported(d).ok()),
-            memory_total_mib: dev.as_ref().and_then(|d| d.memory_info().ok()).map(|m| m.total / (1024 * 1024)),
+            memory_total_mib: dev
+                .as_ref()
+                .and_then(|d| d.memory_info().ok())
+                .map(|m| m.total / (1024 * 1024)),
             persistence_mode: dev.as_ref().and_then(|d| d.is_in_persistent_mode().ok()),
             mig_mode: dev.as_ref().and_then(super::mig::mode).map(|m| m.0),
             mig_pending: dev.as_ref().and_then(super::mig::mode).map(|m| m.1),
@@ -187,7 +197,9 @@ pub fn container() -> Container {
         ("crio", "cri-o"),
         ("lxc", "lxc"),
     ] {
-        if let Some(line) = cg.lines().find(|l| l.rsplit(':').next().is_some_and(|p| p.contains(hint))) {
+        if let Some(line) =
+            cg.lines().find(|l| l.rsplit(':').next().is_some_and(|p| p.contains(hint)))
+        {
             found(kind, format!("cgroup path {}", line.rsplit(':').next().unwrap_or_default()));
             break;
         }

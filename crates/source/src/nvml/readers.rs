@@ -135,7 +135,11 @@ impl GpuReads {
                 continue;
             }
             let epoch = (p >> 2) + 1;
-            if self.phase.compare_exchange(p, epoch << 2 | TAKEN, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            if self
+                .phase
+                .compare_exchange(p, epoch << 2 | TAKEN, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
                 if let Some(g) = self.gpus.get(self.reading.load(Ordering::SeqCst) as usize)
                     && g.in_call.load(Ordering::SeqCst)
                 {
@@ -228,11 +232,14 @@ impl GpuReader<'_> {
     pub fn read_tick(&mut self, epoch: u64, t: TickReads, rescue: bool) -> bool {
         let reads = self.reads;
         let end = t.at + t.budget;
-        let asked = if rescue { reads.gate.missing() as usize } else { reads.request_workers(t.seq) };
+        let asked =
+            if rescue { reads.gate.missing() as usize } else { reads.request_workers(t.seq) };
         let me = epoch << 2 | READING;
         // The alarm's time before the phase: a standby that sees `READING` sees this tick's alarm.
         let after = (t.budget / 2).min(end.saturating_duration_since(Instant::now()));
-        reads.alarm_ns.store(reads.since_origin().saturating_add(after.as_nanos() as u64), Ordering::SeqCst);
+        reads
+            .alarm_ns
+            .store(reads.since_origin().saturating_add(after.as_nanos() as u64), Ordering::SeqCst);
         reads.phase.store(me, Ordering::SeqCst);
         if let Some(w) = &reads.watchdog {
             w.arm(after);
@@ -248,7 +255,8 @@ impl GpuReader<'_> {
             let Some(state) = self.states.get_mut(k).filter(|_| t0 < end) else { break };
             reads.reading.store(k as u64, Ordering::SeqCst);
             g.in_call.store(true, Ordering::SeqCst);
-            let state = state.get_or_insert_with(|| DeviceState::new(&reads.ctx.nvml, &reads.ctx.sel));
+            let state =
+                state.get_or_insert_with(|| DeviceState::new(&reads.ctx.nvml, &reads.ctx.sel));
             let r = read_gpu(&reads.ctx, &g.info, state);
             g.in_call.store(false, Ordering::SeqCst);
             if let Ok(mut s) = g.slot.lock() {
@@ -262,7 +270,11 @@ impl GpuReader<'_> {
                 return false;
             }
         }
-        if reads.phase.compare_exchange(me, epoch << 2 | DONE, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        if reads
+            .phase
+            .compare_exchange(me, epoch << 2 | DONE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
             return false;
         }
         if let Some(w) = &reads.watchdog {
@@ -362,7 +374,8 @@ fn serve(w: &Worker, reads: &GpuReads, k: usize) {
 
 /// Start a worker for GPU `k`; None (warned) when no thread can be started.
 fn spawn_worker(reads: &Arc<GpuReads>, k: usize) -> Option<Arc<Worker>> {
-    let name = reads.gpus.get(k).map_or_else(|| "gpu".to_string(), |g| format!("gpu{}", g.info.index));
+    let name =
+        reads.gpus.get(k).map_or_else(|| "gpu".to_string(), |g| format!("gpu{}", g.info.index));
     let reads = reads.clone();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Worker>>(1);
     let spawned = thread::Builder::new().name(name).stack_size(256 * 1024).spawn(move || {
@@ -382,7 +395,9 @@ fn spawn_worker(reads: &Arc<GpuReads>, k: usize) -> Option<Arc<Worker>> {
             Some(w)
         }
         Err(e) => {
-            warn(&format!("cannot start a GPU sampling thread ({e}); that GPU's fields stay empty"));
+            warn(&format!(
+                "cannot start a GPU sampling thread ({e}); that GPU's fields stay empty"
+            ));
             None
         }
     }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use nvml_wrapper::Device;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
-use nvml_wrapper::enum_wrappers::device::{Clock, ComputeMode, EccCounter, MemoryError, MemoryLocation, OperationMode};
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, ComputeMode, EccCounter, MemoryError, MemoryLocation, OperationMode,
+};
 use nvml_wrapper::error::NvmlError;
 
 use super::gpu::{GpuInfo, Lost, val};
@@ -32,7 +34,13 @@ fn mhz(v: u32) -> Value {
 }
 
 /// Read `f` (or every field of its shared reader) into `row`.
-pub(super) fn read(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row) -> Result<(), Lost> {
+pub(super) fn read(
+    dev: &Device,
+    info: &GpuInfo,
+    read: NvmlRead,
+    f: Field,
+    row: &mut Row,
+) -> Result<(), Lost> {
     let v = match read {
         NvmlRead::Serial => val(info, f, dev.serial(), text)?,
         NvmlRead::Vbios => val(info, f, dev.vbios_version(), text)?,
@@ -49,19 +57,25 @@ pub(super) fn read(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: 
         NvmlRead::PowerManagement => val(info, f, dev.is_power_management_algo_active(), enabled)?,
         NvmlRead::PowerDefaultLimit => val(info, f, dev.power_management_limit_default(), watts)?,
         NvmlRead::ComputeMode => val(info, f, dev.compute_mode(), |m| text(compute_mode(m)))?,
-        NvmlRead::ComputeCap => {
-            val(info, f, dev.cuda_compute_capability(), |c| text(format!("{}.{}", c.major, c.minor)))?
-        }
+        NvmlRead::ComputeCap => val(info, f, dev.cuda_compute_capability(), |c| {
+            text(format!("{}.{}", c.major, c.minor))
+        })?,
         NvmlRead::AppClockGr => val(info, f, dev.applications_clock(Clock::Graphics), mhz)?,
         NvmlRead::AppClockMem => val(info, f, dev.applications_clock(Clock::Memory), mhz)?,
-        NvmlRead::DefaultAppClockGr => val(info, f, dev.default_applications_clock(Clock::Graphics), mhz)?,
-        NvmlRead::DefaultAppClockMem => val(info, f, dev.default_applications_clock(Clock::Memory), mhz)?,
-        NvmlRead::EventReason => val(info, f, dev.current_throttle_reasons(), |r| reason(f, r))?,
-        NvmlRead::EventReasonsSupported => {
-            val(info, f, dev.supported_throttle_reasons(), |r| text(format!("0x{:016X}", r.bits())))?
+        NvmlRead::DefaultAppClockGr => {
+            val(info, f, dev.default_applications_clock(Clock::Graphics), mhz)?
         }
+        NvmlRead::DefaultAppClockMem => {
+            val(info, f, dev.default_applications_clock(Clock::Memory), mhz)?
+        }
+        NvmlRead::EventReason => val(info, f, dev.current_throttle_reasons(), |r| reason(f, r))?,
+        NvmlRead::EventReasonsSupported => val(info, f, dev.supported_throttle_reasons(), |r| {
+            text(format!("0x{:016X}", r.bits()))
+        })?,
         NvmlRead::EccLocation => match location(f) {
-            Some((kind, counter, at)) => val(info, f, dev.memory_error_counter(kind, counter, at), Value::U)?,
+            Some((kind, counter, at)) => {
+                val(info, f, dev.memory_error_counter(kind, counter, at), Value::U)?
+            }
             None => Value::Null,
         },
         NvmlRead::EccAggregate => {
@@ -79,7 +93,13 @@ pub(super) fn read(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: 
 }
 
 /// The readers whose one call yields several fields: every field of it is set.
-fn shared(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row) -> Result<(), Lost> {
+fn shared(
+    dev: &Device,
+    info: &GpuInfo,
+    read: NvmlRead,
+    f: Field,
+    row: &mut Row,
+) -> Result<(), Lost> {
     let set: Vec<(Field, Value)> = match read {
         NvmlRead::PciInfo => match dev.pci_info() {
             Ok(p) => vec![
@@ -87,17 +107,29 @@ fn shared(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row)
                 (Field::PciBus, text(format!("0x{:02X}", p.bus))),
                 (Field::PciDevice, text(format!("0x{:02X}", p.device))),
                 (Field::PciDeviceId, text(format!("0x{:08X}", p.pci_device_id))),
-                (Field::PciSubDeviceId, p.pci_sub_system_id.map_or(Value::Null, |s| text(format!("0x{s:08X}")))),
+                (
+                    Field::PciSubDeviceId,
+                    p.pci_sub_system_id.map_or(Value::Null, |s| text(format!("0x{s:08X}"))),
+                ),
             ],
             Err(e) => failed(
                 info,
                 f,
                 e,
-                &[Field::PciDomain, Field::PciBus, Field::PciDevice, Field::PciDeviceId, Field::PciSubDeviceId],
+                &[
+                    Field::PciDomain,
+                    Field::PciBus,
+                    Field::PciDevice,
+                    Field::PciDeviceId,
+                    Field::PciSubDeviceId,
+                ],
             )?,
         },
         NvmlRead::PowerConstraints => match dev.power_management_limit_constraints() {
-            Ok(c) => vec![(Field::PowerMinLimit, watts(c.min_limit)), (Field::PowerMaxLimit, watts(c.max_limit))],
+            Ok(c) => vec![
+                (Field::PowerMinLimit, watts(c.min_limit)),
+                (Field::PowerMaxLimit, watts(c.max_limit)),
+            ],
             Err(e) => failed(info, f, e, &[Field::PowerMinLimit, Field::PowerMaxLimit])?,
         },
         NvmlRead::EncoderStats => match dev.encoder_stats() {
@@ -110,7 +142,11 @@ fn shared(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row)
                 info,
                 f,
                 e,
-                &[Field::EncoderStatsSessionCount, Field::EncoderStatsAverageFps, Field::EncoderStatsAverageLatency],
+                &[
+                    Field::EncoderStatsSessionCount,
+                    Field::EncoderStatsAverageFps,
+                    Field::EncoderStatsAverageLatency,
+                ],
             )?,
         },
         NvmlRead::EccMode => match dev.is_ecc_enabled() {
@@ -121,12 +157,18 @@ fn shared(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row)
             Err(e) => failed(info, f, e, &[Field::EccModeCurrent, Field::EccModePending])?,
         },
         NvmlRead::GomMode => match dev.gpu_operation_mode() {
-            Ok(m) => vec![(Field::GomCurrent, text(gom(m.current))), (Field::GomPending, text(gom(m.pending)))],
+            Ok(m) => vec![
+                (Field::GomCurrent, text(gom(m.current))),
+                (Field::GomPending, text(gom(m.pending))),
+            ],
             Err(e) => failed(info, f, e, &[Field::GomCurrent, Field::GomPending])?,
         },
         NvmlRead::MigModes => match dev.mig_mode() {
             Ok(m) => {
-                vec![(Field::MigModeCurrent, enabled(m.current == 1)), (Field::MigModePending, enabled(m.pending == 1))]
+                vec![
+                    (Field::MigModeCurrent, enabled(m.current == 1)),
+                    (Field::MigModePending, enabled(m.pending == 1)),
+                ]
             }
             Err(e) => failed(info, f, e, &[Field::MigModeCurrent, Field::MigModePending])?,
         },
@@ -139,7 +181,12 @@ fn shared(dev: &Device, info: &GpuInfo, read: NvmlRead, f: Field, row: &mut Row)
 }
 
 /// Every field of a shared reader whose call failed: the same empty value (or the GPU is lost).
-fn failed(info: &GpuInfo, f: Field, e: NvmlError, fields: &[Field]) -> Result<Vec<(Field, Value)>, Lost> {
+fn failed(
+    info: &GpuInfo,
+    f: Field,
+    e: NvmlError,
+    fields: &[Field],
+) -> Result<Vec<(Field, Value)>, Lost> {
     let v = val(info, f, Err::<(), _>(e), |()| Value::Null)?;
     Ok(fields.iter().map(|&x| (x, v.clone())).collect())
 }
@@ -165,7 +212,9 @@ fn gom(m: OperationMode) -> &'static str {
 fn reason(f: Field, r: ThrottleReasons) -> Value {
     let bit = match f {
         Field::ClocksEventReasonsGpuIdle => ThrottleReasons::GPU_IDLE,
-        Field::ClocksEventReasonsApplicationsClocksSetting => ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+        Field::ClocksEventReasonsApplicationsClocksSetting => {
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING
+        }
         Field::ClocksEventReasonsSwPowerCap => ThrottleReasons::SW_POWER_CAP,
         Field::ClocksEventReasonsHwSlowdown => ThrottleReasons::HW_SLOWDOWN,
         Field::ClocksEventReasonsHwThermalSlowdown => ThrottleReasons::HW_THERMAL_SLOWDOWN,
