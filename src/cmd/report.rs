@@ -2,7 +2,7 @@
 //! of utilization per GPU over time, and per-GPU / per-host charts drawn as inline SVG.
 //!
 //! Pipeline: the summarize pipeline runs unchanged ([`gpumon_summary::summarize_found`]) and its
-//! [`Summary`] feeds the tables (the page embeds the same summary as `summarize --format json` prints
+//! `Summary` feeds the tables (the page embeds the same summary as `summarize --format json` prints
 //! it, docs/summary-json.md, for scripts). The charts need the time span before they can bucket:
 //! the summary already holds the first and last GPU sample inside the window, so that is the span
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from

@@ -112,6 +112,9 @@ pub struct ParquetFile {
 pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
     let path = &input.path;
     let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
+    if let Some(meta) = input.footer.get() {
+        return Ok((file, meta.clone()));
+    }
     let damaged = "not a readable Parquet file (truncated or damaged?)";
     check_footer(&file).map_err(|e| usage(path, damaged, e))?;
     let md = contain(|| ParquetMetaDataReader::new().parse_and_finish(&file))
@@ -133,6 +136,7 @@ pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMet
         .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
         .map_err(|e| usage(path, damaged, e))?,
     };
+    let _ = input.footer.set(meta.clone());
     Ok((file, meta))
 }
 

@@ -25,7 +25,9 @@ use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
 use anyhow::Result;
 
@@ -75,12 +77,21 @@ pub struct Input {
     spool: Option<Arc<tempfile::TempPath>>,
     /// Device and inode of the file named.
     pub id: Option<FileId>,
+    /// A Parquet input's footer once decoded (ordering, probing and reading all need it: decoded
+    /// once per input, not once per use).
+    pub(crate) footer: Arc<OnceLock<ArrowReaderMetadata>>,
 }
 
 impl Input {
     /// A regular file of a known kind.
     pub fn file(path: &Path, kind: Kind) -> Input {
-        Input { path: path.to_path_buf(), kind, spool: None, id: file_id(path) }
+        Input {
+            path: path.to_path_buf(),
+            kind,
+            spool: None,
+            id: file_id(path),
+            footer: Arc::default(),
+        }
     }
 
     /// Where the bytes are read from (the copy, for a pipe).
@@ -221,7 +232,7 @@ fn push(f: &mut Discovery, path: &Path, kind: Kind, spool: Option<Arc<tempfile::
     if id.is_some_and(|id| !f.seen.insert(id)) {
         return;
     }
-    f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id });
+    f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id, footer: Arc::default() });
     f.group.push(f.current);
 }
 
