@@ -6,13 +6,13 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::*;
-use crate::harness::Tmux;
+use crate::harness::{Recording, Tmux};
 
 fn ok(o: &Output) {
     assert!(
@@ -259,25 +259,16 @@ fn control(run: &Path) -> PathBuf {
 }
 
 /// Start `record` on `run` in the background (no wrapped job) and wait for its control socket.
-fn start_recording(dir: &Path, run: &Path, args: &[&str]) -> Child {
-    let child = gpumon_fake(
+fn start_recording(dir: &Path, run: &Path, args: &[&str]) -> Recording {
+    let mut cmd = gpumon_fake(
         dir,
         "[device]\nmemory.total = 81920\nmemory.used = 4096\nutilization.gpu = 50\n",
-    )
-    .args(["record", "-q", "--phases", "-o"])
-    .arg(run)
-    .args(args)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    );
+    cmd.args(["record", "-q", "--phases", "-o"]).arg(run).args(args);
+    let rec = Recording::start(cmd);
     let sock = control(run);
-    let t0 = Instant::now();
-    while !sock.exists() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "no control socket at {}", sock.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
+    rec.wait_until(20, &format!("a control socket at {}", sock.display()), || sock.exists());
+    rec
 }
 
 #[test]
@@ -354,7 +345,7 @@ fn garbage(i: usize) -> Vec<u8> {
 fn garbage_on_the_control_socket_is_rejected_and_recording_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.parquet");
-    let child = start_recording(dir.path(), &run, &["-i", "200ms", "--count", "30"]);
+    let mut rec = start_recording(dir.path(), &run, &["-i", "200ms", "--count", "30"]);
     let sock = control(&run);
     let t0 = Instant::now();
     let mut errors = 0;
@@ -366,9 +357,8 @@ fn garbage_on_the_control_socket_is_rejected_and_recording_goes_on() {
     eprintln!("10,000 garbage messages answered in {:?}", t0.elapsed());
     assert_eq!(errors, 10_000);
     assert!(ask(&sock, b"mark after-garbage\n").starts_with("ok phase after-garbage from "));
-    let o = child.wait_with_output().unwrap();
-    ok(&o);
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let (st, stderr) = rec.wait();
+    assert!(st.success(), "{stderr}");
     assert_eq!(
         stderr.matches("ignored a bad request on the control socket").count(),
         1,
@@ -401,7 +391,7 @@ fn another_user_cannot_mark() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let run = dir.path().join("run.parquet");
-    let child = start_recording(dir.path(), &run, &["-i", "200ms", "--count", "15"]);
+    let mut rec = start_recording(dir.path(), &run, &["-i", "200ms", "--count", "15"]);
     let as_nobody = |by_run: bool| {
         let mut c = Command::new("setpriv");
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -432,7 +422,8 @@ fn another_user_cannot_mark() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("only the recording's own user"), "{o:?}");
     let o = gpumon().args(["mark", "--run"]).arg(&run).arg("owner").output().unwrap();
     ok(&o);
-    ok(&child.wait_with_output().unwrap());
+    let (st, log) = rec.wait();
+    assert!(st.success(), "{log}");
     let r = readback(&run);
     let phases = r["pyarrow"]["columns"]["phase"].as_array().unwrap();
     assert!(phases.iter().all(|p| p.is_null() || p == "owner"), "{phases:?}");
@@ -680,12 +671,10 @@ fn the_live_chart_redraws_itself_in_a_jupyter_cell() {
 fn watch_shows_the_latest_row_in_tmux_and_once() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.parquet");
-    let child = {
+    let mut rec = {
         let mut c = gpumon_fake(dir.path(), TWO_STEADY_GPUS);
-        c.args(["record", "-q", "--phases", "-i", "250ms", "--duration", "12s", "-o"])
-            .arg(&run)
-            .stderr(Stdio::piped());
-        c.spawn().unwrap()
+        c.args(["record", "-q", "--phases", "-i", "250ms", "--duration", "12s", "-o"]).arg(&run);
+        Recording::start(c)
     };
     let _ = control(&run);
     ok(&gpumon().args(["mark", "--run"]).arg(&run).arg("bs=64").output().unwrap());
@@ -726,7 +715,8 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!tmux.alive("small") && !tmux.alive("large"), "watch quits on q and on Ctrl-C");
-    ok(&child.wait_with_output().unwrap());
+    let (st, log) = rec.wait();
+    assert!(st.success(), "{log}");
     // The run is over (its status file is gone): --once says so and shows the file's last rows.
     assert!(!status.exists(), "the status file goes with the run");
     let o = gpumon().args(["watch", "--once"]).arg(&run).output().unwrap();
@@ -759,11 +749,10 @@ fn watch_shows_the_latest_row_in_tmux_and_once() {
 fn a_killed_recorder_is_told_and_recover_removes_its_status_file() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.csv");
-    let child = start_recording(dir.path(), &run, &["-i", "100ms"]);
+    let mut rec = start_recording(dir.path(), &run, &["-i", "100ms"]);
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    let _ = child.wait_with_output();
+    rec.signal(libc::SIGKILL);
+    let _ = rec.wait();
     let o = gpumon().args(["watch", "--once"]).arg(&run).output().unwrap();
     ok(&o);
     let frame = String::from_utf8_lossy(&o.stdout);
@@ -799,12 +788,10 @@ fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
     }
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.parquet");
-    let child = {
+    let mut rec = {
         let mut c = gpumon_fake(dir.path(), &s);
-        c.args(["record", "-q", "-i", "250ms", "--duration", "8s", "-o"])
-            .arg(&run)
-            .stderr(Stdio::piped());
-        c.spawn().unwrap()
+        c.args(["record", "-q", "-i", "250ms", "--duration", "8s", "-o"]).arg(&run);
+        Recording::start(c)
     };
     let _ = control(&run);
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
@@ -834,7 +821,8 @@ fn watch_cuts_findings_between_words_and_counts_what_it_shows() {
         assert!(whole[cut.len()..].starts_with(' '), "cut inside a word: {l:?} of {whole:?}");
     }
     tmux.run(&["send-keys", "-t", "w", "q"]);
-    ok(&child.wait_with_output().unwrap());
+    let (st, log) = rec.wait();
+    assert!(st.success(), "{log}");
 }
 
 #[test]
@@ -852,14 +840,14 @@ fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
         procs.display()
     );
     let run = dir.path().join("run.parquet");
-    let child = {
+    let mut rec = {
         let mut c = gpumon_fake(dir.path(), &scenario);
         c.args(["record", "-q", "-i", "250ms", "--processes", "-o"])
             .arg(&run)
             .arg("--")
             .arg("sh")
             .arg(&job);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+        Recording::start(c)
     };
     let _ = control(&run);
     let bin = assert_cmd::cargo::cargo_bin("gpumon");
@@ -882,5 +870,6 @@ fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
     let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
     assert_eq!(rows[1], [me.to_string().as_str(), user.trim(), "0", "2048", "40"], "{screen}");
     tmux.run(&["send-keys", "-t", "w", "q"]);
-    ok(&child.wait_with_output().unwrap());
+    let (st, log) = rec.wait();
+    assert!(st.success(), "{log}");
 }

@@ -9,6 +9,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::common::*;
+use crate::prom::{Recorder, listen_cmd};
 
 /// GPU 0 an H100 with scripted GPM (a sample failing at GPM tick 3, the metrics call at tick 6);
 /// GPU 1 without GPM.
@@ -154,42 +155,9 @@ fn gpm_aggregates_like_other_gauges_with_a_max_companion() {
 
 /// Scrape `/metrics` of a recorder until it has served `ticks` ticks.
 fn scrape(dir: &Path, scenario: &str, ticks: u64) -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let mut child = gpumon_fake(dir, scenario)
-        .args(["record", "-q", "-i", "200ms", "--duration", "30s", "--listen", "127.0.0.1:0"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "gpumon ended before serving");
-        if let Some(a) = line.trim().strip_prefix("gpumon: serving metrics on http://") {
-            break a.trim_end_matches("/metrics").to_string();
-        }
-    };
-    let t0 = std::time::Instant::now();
-    let body = loop {
-        let mut s = std::net::TcpStream::connect(&addr).unwrap();
-        write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut raw = String::new();
-        s.read_to_string(&mut raw).unwrap();
-        let body = raw.split_once("\r\n\r\n").map(|x| x.1.to_string()).unwrap_or_default();
-        let n = body
-            .lines()
-            .find(|l| l.starts_with("gpumon_ticks_total{") || l.starts_with("gpumon_ticks_total "))
-            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-            .unwrap_or(0.0);
-        if n >= ticks as f64 {
-            break body;
-        }
-        assert!(t0.elapsed().as_secs() < 20, "no {ticks} ticks served");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    assert!(child.wait().unwrap().success());
+    let rec = Recorder::start(listen_cmd(dir, scenario, "200ms", &["--duration", "30s"]));
+    let body = rec.wait_ticks(ticks);
+    rec.finish();
     body
 }
 

@@ -1,42 +1,12 @@
 //! Weeks-long recording: crash safety under SIGKILL, rotation, retention, SIGHUP, descriptors,
 //! disk full on a real (tmpfs) filesystem, interval aggregation.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-
-pub fn kill(child: &Child, sig: i32) {
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as i32, sig) };
-}
-
-/// Collect a child's stderr lines on a thread.
-pub fn capture_stderr(child: &mut Child) -> Arc<Mutex<Vec<String>>> {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let err = child.stderr.take().unwrap();
-    let l = lines.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            l.lock().unwrap().push(line);
-        }
-    });
-    lines
-}
-
-pub fn wait_for(lines: &Arc<Mutex<Vec<String>>>, what: &str, timeout: Duration) -> bool {
-    let t0 = Instant::now();
-    while t0.elapsed() < timeout {
-        if lines.lock().unwrap().iter().any(|l| l.contains(what)) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
-}
+use crate::harness::Recording;
 
 fn readset(dirs: &[PathBuf]) -> serde_json::Value {
     let out = Command::new("python3")
@@ -76,19 +46,15 @@ fn sigkill_at_random_moments_loses_nothing_before_the_last_flush() {
         std::fs::create_dir(&dir).unwrap();
         let ext = if run % 3 == 0 { "csv" } else { "parquet" };
         let out = dir.join(format!("x.{ext}"));
-        let mut child = gpumon_fake(&dir, TWO_GPUS)
-            .args(["record", "-v", "-i", "100ms", "--flush", "1s", "--rotate-size", "6KiB", "-o"])
-            .arg(&out)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let lines = capture_stderr(&mut child);
+        let mut cmd = gpumon_fake(&dir, TWO_GPUS);
+        cmd.args(["record", "-v", "-i", "100ms", "--flush", "1s", "--rotate-size", "6KiB", "-o"])
+            .arg(&out);
+        let mut rec = Recording::start(cmd);
         let ms = 400 + next() % 2400;
         std::thread::sleep(Duration::from_millis(ms));
-        kill(&child, libc::SIGKILL);
-        child.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-        let flushed = flushed_through(&lines.lock().unwrap());
+        rec.signal(libc::SIGKILL);
+        let (_, log) = rec.wait();
+        let flushed = flushed_through(&log.lines().map(str::to_string).collect::<Vec<_>>());
         runs.push((dir, out, flushed, ms));
     }
     for (dir, out, _, _) in &runs {
@@ -200,18 +166,16 @@ fn rotation_by_size_and_time_and_sighup_with_retention() {
     let hdir = dir.path().join("hup");
     std::fs::create_dir(&hdir).unwrap();
     std::fs::write(hdir.join("h.20200101T000000Z.parquet"), b"not written by gpumon").unwrap();
-    let mut child = gpumon_fake(dir.path(), TWO_GPUS)
-        .args(["record", "-q", "-i", "100ms", "--keep", "2", "-o"])
-        .arg(hdir.join("h.parquet"))
-        .spawn()
-        .unwrap();
+    let mut cmd = gpumon_fake(dir.path(), TWO_GPUS);
+    cmd.args(["record", "-q", "-i", "100ms", "--keep", "2", "-o"]).arg(hdir.join("h.parquet"));
+    let rec = Recording::start(cmd);
     for _ in 0..4 {
         std::thread::sleep(Duration::from_millis(400));
-        kill(&child, libc::SIGHUP);
+        rec.signal(libc::SIGHUP);
     }
     std::thread::sleep(Duration::from_millis(400));
-    kill(&child, libc::SIGTERM);
-    assert!(child.wait().unwrap().success());
+    let (st, log) = rec.stop();
+    assert!(st.success(), "{log}");
     let h = &readset(std::slice::from_ref(&hdir))[hdir.to_str().unwrap()];
     let files: Vec<&str> =
         h["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
@@ -262,32 +226,29 @@ fn open_fds(pid: u32) -> usize {
 fn a_thousand_rotations_leak_no_descriptor() {
     let dir = tempfile::tempdir().unwrap();
     // A SIGHUP rotates only when the piece holds rows: ticks every 5 ms keep each one worth rotating.
-    let mut child = gpumon_fake(dir.path(), ONE_GPU)
-        .args(["record", "-v", "-i", "5ms", "--keep", "3", "-o"])
-        .arg(dir.path().join("r.parquet"))
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = capture_stderr(&mut child);
-    assert!(wait_for(&lines, "writing", Duration::from_secs(5)));
+    let mut cmd = gpumon_fake(dir.path(), ONE_GPU);
+    cmd.args(["record", "-v", "-i", "5ms", "--keep", "3", "-o"]).arg(dir.path().join("r.parquet"));
+    let rec = Recording::start(cmd);
+    rec.wait_for("writing", 1, 5);
     std::thread::sleep(Duration::from_millis(200));
-    let before = open_fds(child.id());
-    let rotations =
-        || lines.lock().unwrap().iter().filter(|l| l.starts_with("gpumon: writing ")).count();
+    let pid = rec.child.id();
+    let before = open_fds(pid);
+    let rotations = || rec.count("gpumon: writing ");
     let t0 = Instant::now();
     let mut mid = 0;
     while rotations() < 1001 && t0.elapsed() < Duration::from_secs(120) {
-        kill(&child, libc::SIGHUP);
+        rec.signal(libc::SIGHUP);
         std::thread::sleep(Duration::from_millis(2));
         if rotations() > 500 && mid == 0 {
-            mid = open_fds(child.id());
+            mid = open_fds(pid);
         }
     }
     std::thread::sleep(Duration::from_millis(300));
-    let after = open_fds(child.id());
-    kill(&child, libc::SIGTERM);
-    assert!(child.wait().unwrap().success());
-    assert!(rotations() >= 1001, "only {} rotations", rotations());
+    let after = open_fds(pid);
+    let n = rotations();
+    let (st, log) = rec.stop();
+    assert!(st.success(), "{log}");
+    assert!(n >= 1001, "only {n} rotations");
     assert!(
         after <= before + 1 && mid <= before + 1,
         "descriptors: {before} at start, {mid} midway, {after} after"
@@ -381,31 +342,17 @@ fn disk_full_then_space_returns() {
                 .unwrap()
         };
         std::fs::write(&filler, vec![0u8; (free() - 48 * 1024) as usize]).unwrap();
-        let mut child = gpumon_fake(dir.path(), TWO_GPUS)
-            .args(["record", "-v", "-i", "100ms", "--flush", "200ms", "--max-backlog", "20", "-o"])
-            .arg(mnt.join(format!("d.{ext}")))
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let lines = capture_stderr(&mut child);
-        assert!(
-            wait_for(&lines, "No space left on device", Duration::from_secs(30)),
-            "{ext}: no disk-full message: {:?}",
-            lines.lock().unwrap()
-        );
+        let mut cmd = gpumon_fake(dir.path(), TWO_GPUS);
+        cmd.args(["record", "-v", "-i", "100ms", "--flush", "200ms", "--max-backlog", "20", "-o"])
+            .arg(mnt.join(format!("d.{ext}")));
+        let rec = Recording::start(cmd);
+        rec.wait_for("No space left on device", 1, 30);
         // Stay full long enough for the 20-row backlog (10 ticks) to overflow.
         std::thread::sleep(Duration::from_millis(2500));
         std::fs::remove_file(&filler).unwrap();
-        assert!(
-            wait_for(&lines, "writing resumed", Duration::from_secs(10)),
-            "{ext}: did not resume: {:?}",
-            lines.lock().unwrap()
-        );
+        rec.wait_for("writing resumed", 1, 10);
         std::thread::sleep(Duration::from_millis(600));
-        kill(&child, libc::SIGTERM);
-        let st = child.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-        let log = lines.lock().unwrap().join("\n");
+        let (st, log) = rec.stop();
         assert!(st.success(), "{ext}: {st:?}\n{log}");
         let full = log.lines().find(|l| l.contains("No space left")).unwrap();
         assert!(full.contains(&format!("d.{ext}")), "the message names the file: {full}");

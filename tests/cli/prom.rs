@@ -40,13 +40,13 @@ impl Drop for Guard {
 }
 
 /// A running `gpumon record --listen 127.0.0.1:0` and the address it reported.
-struct Recorder {
+pub(crate) struct Recorder {
     rec: Recording,
     addr: SocketAddr,
 }
 
 impl Recorder {
-    fn start(cmd: Command) -> Recorder {
+    pub(crate) fn start(cmd: Command) -> Recorder {
         let rec = Recording::start(cmd);
         let mut addr = None;
         rec.wait_until(20, "gpumon reports its address", || {
@@ -64,7 +64,7 @@ impl Recorder {
     }
 
     /// Wait until the endpoint serves at least `n` ticks.
-    fn wait_ticks(&self, n: u64) -> String {
+    pub(crate) fn wait_ticks(&self, n: u64) -> String {
         let mut body = String::new();
         self.rec.wait_until(20, &format!("{n} ticks on /metrics"), || {
             match http(self.addr, "GET", "/metrics", &[]) {
@@ -81,7 +81,7 @@ impl Recorder {
     }
 
     /// SIGTERM and wait for a clean exit.
-    fn finish(self) {
+    pub(crate) fn finish(self) {
         let (status, log) = self.rec.stop();
         assert!(status.success(), "gpumon exited with {status}: {log}");
     }
@@ -158,7 +158,7 @@ fn steady() -> String {
     TWO_GPUS.replace("lost_after = 5\n", "")
 }
 
-fn listen_cmd(dir: &Path, scenario: &str, interval: &str, extra: &[&str]) -> Command {
+pub(crate) fn listen_cmd(dir: &Path, scenario: &str, interval: &str, extra: &[&str]) -> Command {
     let mut c = gpumon_fake(dir, scenario);
     c.args(["record", "-q", "-i", interval, "--listen", "127.0.0.1:0"]).args(extra);
     c
