@@ -112,8 +112,8 @@ pub struct ParquetFile {
 pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
     let path = &input.path;
     let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
-    if let Some(meta) = input.footer.get() {
-        return Ok((file, meta.clone()));
+    if let Some(meta) = input.footer() {
+        return Ok((file, meta));
     }
     let damaged = "not a readable Parquet file (truncated or damaged?)";
     check_footer(&file).map_err(|e| usage(path, damaged, e))?;
@@ -136,7 +136,7 @@ pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMet
         .map_err(|p| usage(path, damaged, format!("the decoder failed: {p}")))?
         .map_err(|e| usage(path, damaged, e))?,
     };
-    let _ = input.footer.set(meta.clone());
+    input.keep_footer(Some(meta.clone()));
     Ok((file, meta))
 }
 

@@ -25,7 +25,7 @@ use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
@@ -78,8 +78,8 @@ pub struct Input {
     /// Device and inode of the file named.
     pub id: Option<FileId>,
     /// A Parquet input's footer once decoded (ordering, probing and reading all need it: decoded
-    /// once per input, not once per use).
-    pub(crate) footer: Arc<OnceLock<ArrowReaderMetadata>>,
+    /// once per input, not once per use), dropped once the input is read.
+    pub(crate) footer: Arc<Mutex<Option<ArrowReaderMetadata>>>,
 }
 
 impl Input {
@@ -92,6 +92,16 @@ impl Input {
             id: file_id(path),
             footer: Arc::default(),
         }
+    }
+
+    /// The footer decoded earlier, if any.
+    pub(crate) fn footer(&self) -> Option<ArrowReaderMetadata> {
+        self.footer.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Keep `meta` as this input's footer (`None`: forget it, the input has been read).
+    pub(crate) fn keep_footer(&self, meta: Option<ArrowReaderMetadata>) {
+        *self.footer.lock().unwrap_or_else(PoisonError::into_inner) = meta;
     }
 
     /// Where the bytes are read from (the copy, for a pipe).

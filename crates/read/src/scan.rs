@@ -164,6 +164,8 @@ pub fn scan<S: Send>(
     let states = match input.kind {
         Kind::Parquet => {
             let pf = gpumon::open_parquet(input, table)?;
+            // Read now: the footer is not needed again.
+            input.keep_footer(None);
             rep.default_host = default_host(path, opts, pf.hostname.as_deref());
             rep.rows = pf.rows;
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();

@@ -101,30 +101,7 @@ fn shared(
     row: &mut Row,
 ) -> Result<(), Lost> {
     let set: Vec<(Field, Value)> = match read {
-        NvmlRead::PciInfo => match dev.pci_info() {
-            Ok(p) => vec![
-                (Field::PciDomain, text(format!("0x{:04X}", p.domain))),
-                (Field::PciBus, text(format!("0x{:02X}", p.bus))),
-                (Field::PciDevice, text(format!("0x{:02X}", p.device))),
-                (Field::PciDeviceId, text(format!("0x{:08X}", p.pci_device_id))),
-                (
-                    Field::PciSubDeviceId,
-                    p.pci_sub_system_id.map_or(Value::Null, |s| text(format!("0x{s:08X}"))),
-                ),
-            ],
-            Err(e) => failed(
-                info,
-                f,
-                e,
-                &[
-                    Field::PciDomain,
-                    Field::PciBus,
-                    Field::PciDevice,
-                    Field::PciDeviceId,
-                    Field::PciSubDeviceId,
-                ],
-            )?,
-        },
+        NvmlRead::PciInfo => pci(dev, info, f)?,
         NvmlRead::PowerConstraints => match dev.power_management_limit_constraints() {
             Ok(c) => vec![
                 (Field::PowerMinLimit, watts(c.min_limit)),
@@ -178,6 +155,30 @@ fn shared(
         row.set(field, v);
     }
     Ok(())
+}
+
+/// The PCI fields from one `nvmlDeviceGetPciInfo`, in hex as nvidia-smi prints them.
+fn pci(dev: &Device, info: &GpuInfo, f: Field) -> Result<Vec<(Field, Value)>, Lost> {
+    const FIELDS: [Field; 5] = [
+        Field::PciDomain,
+        Field::PciBus,
+        Field::PciDevice,
+        Field::PciDeviceId,
+        Field::PciSubDeviceId,
+    ];
+    match dev.pci_info() {
+        Ok(p) => Ok(vec![
+            (Field::PciDomain, text(format!("0x{:04X}", p.domain))),
+            (Field::PciBus, text(format!("0x{:02X}", p.bus))),
+            (Field::PciDevice, text(format!("0x{:02X}", p.device))),
+            (Field::PciDeviceId, text(format!("0x{:08X}", p.pci_device_id))),
+            (
+                Field::PciSubDeviceId,
+                p.pci_sub_system_id.map_or(Value::Null, |s| text(format!("0x{s:08X}"))),
+            ),
+        ]),
+        Err(e) => failed(info, f, e, &FIELDS),
+    }
 }
 
 /// Every field of a shared reader whose call failed: the same empty value (or the GPU is lost).
