@@ -154,58 +154,14 @@ fn rows_of(j: &Value) -> u64 {
     j["inputs"].as_array().unwrap().iter().map(|i| i["rows"].as_u64().unwrap()).sum()
 }
 
-// A minimal Thrift compact-protocol reader, to find fields in page headers and footers.
+// Fields in page headers and footers are found with the product's Thrift walker (one walker).
 
-fn varint(b: &[u8], mut p: usize) -> (u64, usize) {
-    let (mut v, mut shift) = (0u64, 0);
-    loop {
-        let x = b[p];
-        p += 1;
-        v |= u64::from(x & 0x7f) << shift;
-        shift += 7;
-        if x < 0x80 {
-            return (v, p);
-        }
-    }
+fn varint(b: &[u8], p: usize) -> (u64, usize) {
+    gpumon_read::thrift::varint_at(b, p).unwrap()
 }
 
 fn skip(b: &[u8], p: usize, ty: u8) -> usize {
-    match ty {
-        1 | 2 => p,
-        3 => p + 1,
-        4..=6 => varint(b, p).1,
-        7 => p + 8,
-        8 => {
-            let (n, p) = varint(b, p);
-            p + n as usize
-        }
-        9 | 10 => {
-            let h = b[p];
-            let (mut n, mut p) = (u64::from(h >> 4), p + 1);
-            if n == 15 {
-                (n, p) = varint(b, p);
-            }
-            for _ in 0..n {
-                p = if (h & 15) <= 2 { p + 1 } else { skip(b, p, h & 15) };
-            }
-            p
-        }
-        12 => {
-            let mut p = p;
-            loop {
-                let h = b[p];
-                p += 1;
-                if h == 0 {
-                    return p;
-                }
-                if h >> 4 == 0 {
-                    p = varint(b, p).1;
-                }
-                p = skip(b, p, h & 15);
-            }
-        }
-        t => panic!("thrift type {t}"),
-    }
+    gpumon_read::thrift::skip_value(b, p, ty).unwrap()
 }
 
 /// `bytes` with the page header at `at` claiming `uncompressed` decompressed bytes; the file keeps

@@ -158,6 +158,21 @@ impl Walker<'_> {
     }
 }
 
+/// The position after the value of compact type `ty` that starts at `pos` in `bytes`, walked with
+/// the same checks as the footer (for tools that edit Thrift bytes, like the tests' damaged files).
+pub fn skip_value(bytes: &[u8], pos: usize, ty: u8) -> Result<usize, ThriftError> {
+    let mut w = Walker { b: bytes, pos };
+    w.skip(ty, 0)?;
+    Ok(w.pos)
+}
+
+/// The varint at `pos` in `bytes`: its value and the position after it.
+pub fn varint_at(bytes: &[u8], pos: usize) -> Result<(u64, usize), ThriftError> {
+    let mut w = Walker { b: bytes, pos };
+    let v = w.varint()?;
+    Ok((v, w.pos))
+}
+
 /// Check that `bytes` hold exactly one well-formed struct (a Parquet footer's `FileMetaData`) whose
 /// lengths all fit inside it.
 pub fn check_struct(bytes: &[u8]) -> Result<(), ThriftError> {
