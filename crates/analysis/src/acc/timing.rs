@@ -62,7 +62,9 @@ pub struct Timing {
     /// that joins two stretches is from the last reading of the earlier to the first of the later,
     /// whichever rows they are on.
     first_counter: f64,
-    pub(super) buckets: Vec<SpBucket>,
+    /// The spacing histogram's buckets that hold a step, by bucket index (sorted; a series has a
+    /// few distinct steps, not the 4,736 buckets: 24 bytes each, 110 KiB a GPU when dense).
+    pub(super) buckets: Vec<(u32, SpBucket)>,
     /// The last step and its bucket (steps repeat: the bucket is computed once per new step).
     last_step: (u64, usize),
     top: BinaryHeap<Reverse<(u64, i64)>>,
@@ -118,13 +120,11 @@ impl Timing {
             Some(p) if ts < p => self.backwards += 1,
             Some(p) if ts > p => {
                 let dt = (ts - p) as u64;
-                if self.buckets.is_empty() {
-                    self.buckets = vec![SpBucket::default(); SPACING_BUCKETS];
-                }
                 if self.last_step.0 != dt {
                     self.last_step = (dt, bucket(dt));
                 }
-                let b = &mut self.buckets[self.last_step.1];
+                let at = self.slot(self.last_step.1);
+                let b = &mut self.buckets[at].1;
                 b.n += 1;
                 b.dt += dt;
                 if !power.is_nan() {
@@ -136,6 +136,18 @@ impl Timing {
         }
         self.counter_step(counter);
         self.prev = Some(ts);
+    }
+
+    /// The position of bucket `index` in the sparse histogram, made (empty) when missing.
+    fn slot(&mut self, index: usize) -> usize {
+        let key = index as u32;
+        match self.buckets.binary_search_by_key(&key, |(i, _)| *i) {
+            Ok(at) => at,
+            Err(at) => {
+                self.buckets.insert(at, (key, SpBucket::default()));
+                at
+            }
+        }
     }
 
     /// [`Timing::step`] for consecutive samples of the series (`power` and `counter` as long as
@@ -170,8 +182,8 @@ impl Timing {
             if self.last_step.0 != dt {
                 self.last_step = (dt, bucket(dt));
             }
-            let at = self.last_step.1;
-            let mut b = self.buckets[at];
+            let at = self.slot(self.last_step.1);
+            let mut b = self.buckets[at].1;
             let mut last = prev;
             // While the longest steps kept are all at least this one, the run leaves them alone.
             let mut quiet = false;
@@ -192,7 +204,7 @@ impl Timing {
                 last = ts[k];
                 k += 1;
             }
-            self.buckets[at] = b;
+            self.buckets[at].1 = b;
             self.prev = Some(last);
         }
     }
@@ -228,16 +240,12 @@ impl Timing {
     }
 
     fn add_counts(&mut self, other: &Timing) {
-        if !other.buckets.is_empty() {
-            if self.buckets.is_empty() {
-                self.buckets = other.buckets.clone();
-            } else {
-                for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
-                    a.n += b.n;
-                    a.dt += b.dt;
-                    a.joules += b.joules;
-                }
-            }
+        for &(index, b) in &other.buckets {
+            let at = self.slot(index as usize);
+            let a = &mut self.buckets[at].1;
+            a.n += b.n;
+            a.dt += b.dt;
+            a.joules += b.joules;
         }
         for &Reverse(g) in &other.top {
             if self.top.len() < TOP_GAPS {
@@ -287,7 +295,9 @@ impl Timing {
             counter_j: (self.counter_steps > 0).then_some(self.counter_j),
             ..Default::default()
         };
-        let total: u64 = self.buckets.iter().skip(1).map(|b| b.n).sum();
+        // Bucket 0 holds no positive step.
+        let positive = || self.buckets.iter().filter(|(i, _)| *i > 0);
+        let total: u64 = positive().map(|(_, b)| b.n).sum();
         if total == 0 {
             return st;
         }
@@ -295,7 +305,7 @@ impl Timing {
         let rank = total.div_ceil(2);
         let mut cum = 0u64;
         let mut median = 0.0;
-        for b in self.buckets.iter().skip(1) {
+        for (_, b) in positive() {
             cum += b.n;
             if cum >= rank && b.n > 0 {
                 median = b.dt as f64 / b.n as f64;
@@ -306,7 +316,7 @@ impl Timing {
         let thr = median * gap_k;
         let mut joules = 0.0;
         let (mut covered, mut gap_us) = (0u64, 0u64);
-        for (i, b) in self.buckets.iter().enumerate().skip(1) {
+        for (i, b) in positive().map(|(i, b)| (*i as usize, b)) {
             if b.n == 0 {
                 continue;
             }
