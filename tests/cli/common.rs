@@ -1,7 +1,7 @@
 //! Shared helpers: the binary, the fake NVML library and scenarios, Python read-back.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -155,3 +155,19 @@ pstate = 0
 clocks_event_reasons.active = 0
 lost_after = 5
 ";
+
+/// Assert that gpumon exited 0 (its stderr in the message).
+pub fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// gpumon's stdout as JSON.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
+}

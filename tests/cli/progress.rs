@@ -3,25 +3,11 @@
 //! `summarize --by phase`, `compare` (with a `--fail-if` on the change), the report and `watch`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
 use crate::common::*;
-
-fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "exit {:?}: {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
-}
 
 /// One GPU at a steady 300 W with an energy counter (joules, +60 per 200 ms tick).
 fn scenario() -> String {

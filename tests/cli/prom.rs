@@ -149,6 +149,25 @@ fn tool(name: &str) -> PathBuf {
     })
 }
 
+/// `promtool check metrics` accepts the scrape `body` without a word.
+fn promtool_check(body: &str) {
+    let mut promtool = Command::new(tool("promtool"))
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "promtool check metrics: {}{}\n{body}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -173,21 +192,7 @@ fn promtool_accepts_the_endpoint_and_values_follow_the_catalogue() {
     let rec = Recorder::start(listen_cmd(dir.path(), &steady(), "200ms", &["--duration", "60s"]));
     let body = rec.wait_ticks(2);
 
-    let mut promtool = Command::new(tool("promtool"))
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    promtool.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-    let out = promtool.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "promtool check metrics: {}{}\n{body}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_check(&body);
 
     // Scripted values in base units, identity as labels, nulls absent.
     let line = |name: &str, gpu: &str| {
@@ -310,21 +315,7 @@ fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
         std::thread::sleep(Duration::from_millis(50));
         body = http(rec.addr, "GET", "/metrics", &[]).unwrap().2;
     }
-    let mut promtool = Command::new(tool("promtool"))
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    promtool.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-    let out = promtool.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "promtool check metrics: {}{}\n{body}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_check(&body);
     let value = |prefix: &str, labels: &[&str]| {
         body.lines()
             .find(|l| l.starts_with(prefix) && labels.iter().all(|x| l.contains(x)))
@@ -809,21 +800,7 @@ fn mig_instances_are_series_of_their_own_and_promtool_accepts_them() {
         &["--duration", "60s"],
     ));
     let body = rec.wait_ticks(2);
-    let mut promtool = Command::new(tool("promtool"))
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    promtool.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-    let out = promtool.wait_with_output().unwrap();
-    assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "promtool check metrics: {}{}\n{body}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    promtool_check(&body);
     let series = |name: &str| -> Vec<&str> {
         body.lines().filter(|l| l.starts_with(&format!("{name}{{"))).collect()
     };

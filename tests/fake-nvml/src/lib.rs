@@ -2925,17 +2925,53 @@ pub unsafe extern "C" fn nvmlDeviceGetRetiredPagesPendingStatus(
 // scenario's keys, strings made from the device index.
 // ---------------------------------------------------------------------------
 
+/// A string query: `make` gives the device's text, written NUL-terminated into `out`.
+///
+/// # Safety
+/// `out` must point to `length` writable bytes (or be null).
+unsafe fn text(
+    name: &'static str,
+    device: Handle,
+    out: *mut c_char,
+    length: c_uint,
+    make: impl FnOnce(&Device) -> String,
+) -> Ret {
+    device_call(name, device, !out.is_null(), |d| {
+        let v = make(d);
+        // SAFETY: the caller provides `length` bytes.
+        unsafe { write_str(out, length, &v) }
+    })
+}
+
+/// A query that answers two numbers (current and pending mode, min and max limit) from two keys.
+fn pair(
+    name: &'static str,
+    device: Handle,
+    (a, b): (*mut c_uint, *mut c_uint),
+    (ka, kb): (&'static str, &'static str),
+    conv: impl Fn(Num) -> c_uint,
+) -> Ret {
+    device_call(name, device, !a.is_null() && !b.is_null(), |d| {
+        let (v, w) = (d.next(ka, ka)?, d.next(kb, kb)?);
+        // SAFETY: both non-null.
+        unsafe {
+            a.write(conv(v));
+            b.write(conv(w));
+        }
+        Ok(())
+    })
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn nvmlDeviceGetSerial(
     device: Handle,
     out: *mut c_char,
     length: c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetSerial", device, !out.is_null(), |d| {
-        let v = format!("165092406{:04}", d.index);
-        // SAFETY: caller provides `length` bytes.
-        unsafe { write_str(out, length, &v) }
-    })
+    // SAFETY: the caller provides `length` bytes at `out`.
+    unsafe {
+        text("nvmlDeviceGetSerial", device, out, length, |d| format!("165092406{:04}", d.index))
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -2944,12 +2980,8 @@ pub unsafe extern "C" fn nvmlDeviceGetVbiosVersion(
     out: *mut c_char,
     length: c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetVbiosVersion", device, !out.is_null(), |d| {
-        let v = String::from("96.00.99.00.01");
-        let _ = d;
-        // SAFETY: caller provides `length` bytes.
-        unsafe { write_str(out, length, &v) }
-    })
+    // SAFETY: the caller provides `length` bytes at `out`.
+    unsafe { text("nvmlDeviceGetVbiosVersion", device, out, length, |_| "96.00.99.00.01".into()) }
 }
 
 #[unsafe(no_mangle)]
@@ -2958,12 +2990,10 @@ pub unsafe extern "C" fn nvmlDeviceGetInforomImageVersion(
     out: *mut c_char,
     length: c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetInforomImageVersion", device, !out.is_null(), |d| {
-        let v = String::from("G520.0200.00.05");
-        let _ = d;
-        // SAFETY: caller provides `length` bytes.
-        unsafe { write_str(out, length, &v) }
-    })
+    // SAFETY: the caller provides `length` bytes at `out`.
+    unsafe {
+        text("nvmlDeviceGetInforomImageVersion", device, out, length, |_| "G520.0200.00.05".into())
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -3041,20 +3071,12 @@ pub unsafe extern "C" fn nvmlDeviceGetPowerManagementLimitConstraints(
     min: *mut c_uint,
     max: *mut c_uint,
 ) -> Ret {
-    device_call(
+    pair(
         "nvmlDeviceGetPowerManagementLimitConstraints",
         device,
-        !min.is_null() && !max.is_null(),
-        |d| {
-            let v = d.next("power.min_limit", "power.min_limit")?;
-            let w = d.next("power.max_limit", "power.max_limit")?;
-            // SAFETY: both non-null.
-            unsafe {
-                min.write(c_uint::try_from(v.scaled(1000)).unwrap_or(c_uint::MAX));
-                max.write(c_uint::try_from(w.scaled(1000)).unwrap_or(c_uint::MAX));
-            }
-            Ok(())
-        },
+        (min, max),
+        ("power.min_limit", "power.max_limit"),
+        |n| c_uint::try_from(n.scaled(1000)).unwrap_or(c_uint::MAX),
     )
 }
 
@@ -3184,16 +3206,13 @@ pub unsafe extern "C" fn nvmlDeviceGetEccMode(
     current: *mut c_uint,
     pending: *mut c_uint,
 ) -> Ret {
-    device_call("nvmlDeviceGetEccMode", device, !current.is_null() && !pending.is_null(), |d| {
-        let v = d.next("ecc.mode.current", "ecc.mode.current")?;
-        let w = d.next("ecc.mode.pending", "ecc.mode.pending")?;
-        // SAFETY: both non-null.
-        unsafe {
-            current.write(v.as_u32());
-            pending.write(w.as_u32());
-        }
-        Ok(())
-    })
+    pair(
+        "nvmlDeviceGetEccMode",
+        device,
+        (current, pending),
+        ("ecc.mode.current", "ecc.mode.pending"),
+        Num::as_u32,
+    )
 }
 
 #[unsafe(no_mangle)]
@@ -3202,20 +3221,12 @@ pub unsafe extern "C" fn nvmlDeviceGetGpuOperationMode(
     current: *mut c_uint,
     pending: *mut c_uint,
 ) -> Ret {
-    device_call(
+    pair(
         "nvmlDeviceGetGpuOperationMode",
         device,
-        !current.is_null() && !pending.is_null(),
-        |d| {
-            let v = d.next("gom.current", "gom.current")?;
-            let w = d.next("gom.pending", "gom.pending")?;
-            // SAFETY: both non-null.
-            unsafe {
-                current.write(v.as_u32());
-                pending.write(w.as_u32());
-            }
-            Ok(())
-        },
+        (current, pending),
+        ("gom.current", "gom.pending"),
+        Num::as_u32,
     )
 }
 

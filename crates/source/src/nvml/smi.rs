@@ -29,7 +29,7 @@ fn watts(mw: u32) -> Value {
     Value::F(f64::from(mw) / 1000.0)
 }
 
-fn mhz(v: u32) -> Value {
+fn uint(v: u32) -> Value {
     Value::U(u64::from(v))
 }
 
@@ -45,10 +45,10 @@ pub(super) fn read(
         NvmlRead::Serial => val(info, f, dev.serial(), text)?,
         NvmlRead::Vbios => val(info, f, dev.vbios_version(), text)?,
         NvmlRead::InforomImg => val(info, f, dev.info_rom_image_version(), text)?,
-        NvmlRead::PcieGenCurrent => val(info, f, dev.current_pcie_link_gen(), mhz)?,
-        NvmlRead::PcieGenMax => val(info, f, dev.max_pcie_link_gen(), mhz)?,
-        NvmlRead::PcieWidthCurrent => val(info, f, dev.current_pcie_link_width(), mhz)?,
-        NvmlRead::PcieWidthMax => val(info, f, dev.max_pcie_link_width(), mhz)?,
+        NvmlRead::PcieGenCurrent => val(info, f, dev.current_pcie_link_gen(), uint)?,
+        NvmlRead::PcieGenMax => val(info, f, dev.max_pcie_link_gen(), uint)?,
+        NvmlRead::PcieWidthCurrent => val(info, f, dev.current_pcie_link_width(), uint)?,
+        NvmlRead::PcieWidthMax => val(info, f, dev.max_pcie_link_width(), uint)?,
         NvmlRead::DisplayMode => val(info, f, dev.is_display_connected(), enabled)?,
         NvmlRead::DisplayActive => val(info, f, dev.is_display_active(), enabled)?,
         NvmlRead::AccountingMode => val(info, f, dev.is_accounting_enabled(), enabled)?,
@@ -60,13 +60,13 @@ pub(super) fn read(
         NvmlRead::ComputeCap => val(info, f, dev.cuda_compute_capability(), |c| {
             text(format!("{}.{}", c.major, c.minor))
         })?,
-        NvmlRead::AppClockGr => val(info, f, dev.applications_clock(Clock::Graphics), mhz)?,
-        NvmlRead::AppClockMem => val(info, f, dev.applications_clock(Clock::Memory), mhz)?,
+        NvmlRead::AppClockGr => val(info, f, dev.applications_clock(Clock::Graphics), uint)?,
+        NvmlRead::AppClockMem => val(info, f, dev.applications_clock(Clock::Memory), uint)?,
         NvmlRead::DefaultAppClockGr => {
-            val(info, f, dev.default_applications_clock(Clock::Graphics), mhz)?
+            val(info, f, dev.default_applications_clock(Clock::Graphics), uint)?
         }
         NvmlRead::DefaultAppClockMem => {
-            val(info, f, dev.default_applications_clock(Clock::Memory), mhz)?
+            val(info, f, dev.default_applications_clock(Clock::Memory), uint)?
         }
         NvmlRead::EventReason => val(info, f, dev.current_throttle_reasons(), |r| reason(f, r))?,
         NvmlRead::EventReasonsSupported => val(info, f, dev.supported_throttle_reasons(), |r| {
@@ -92,7 +92,8 @@ pub(super) fn read(
     Ok(())
 }
 
-/// The readers whose one call yields several fields: every field of it is set.
+/// The readers whose one call yields several fields: every field of it is set (the same empty
+/// value on all of them when the call fails).
 fn shared(
     dev: &Device,
     info: &GpuInfo,
@@ -100,96 +101,57 @@ fn shared(
     f: Field,
     row: &mut Row,
 ) -> Result<(), Lost> {
-    let set: Vec<(Field, Value)> = match read {
-        NvmlRead::PciInfo => pci(dev, info, f)?,
-        NvmlRead::PowerConstraints => match dev.power_management_limit_constraints() {
-            Ok(c) => vec![
-                (Field::PowerMinLimit, watts(c.min_limit)),
-                (Field::PowerMaxLimit, watts(c.max_limit)),
-            ],
-            Err(e) => failed(info, f, e, &[Field::PowerMinLimit, Field::PowerMaxLimit])?,
-        },
-        NvmlRead::EncoderStats => match dev.encoder_stats() {
-            Ok(s) => vec![
-                (Field::EncoderStatsSessionCount, mhz(s.session_count)),
-                (Field::EncoderStatsAverageFps, mhz(s.average_fps)),
-                (Field::EncoderStatsAverageLatency, mhz(s.average_latency)),
-            ],
-            Err(e) => failed(
-                info,
-                f,
-                e,
-                &[
-                    Field::EncoderStatsSessionCount,
-                    Field::EncoderStatsAverageFps,
-                    Field::EncoderStatsAverageLatency,
-                ],
-            )?,
-        },
-        NvmlRead::EccMode => match dev.is_ecc_enabled() {
-            Ok(m) => vec![
-                (Field::EccModeCurrent, enabled(m.currently_enabled)),
-                (Field::EccModePending, enabled(m.pending_enabled)),
-            ],
-            Err(e) => failed(info, f, e, &[Field::EccModeCurrent, Field::EccModePending])?,
-        },
-        NvmlRead::GomMode => match dev.gpu_operation_mode() {
-            Ok(m) => vec![
-                (Field::GomCurrent, text(gom(m.current))),
-                (Field::GomPending, text(gom(m.pending))),
-            ],
-            Err(e) => failed(info, f, e, &[Field::GomCurrent, Field::GomPending])?,
-        },
-        NvmlRead::MigModes => match dev.mig_mode() {
-            Ok(m) => {
+    use Field::*;
+    let hex = |digits: usize, v: u32| text(format!("0x{v:0digits$X}"));
+    let (fields, values): (&[Field], Result<Vec<Value>, NvmlError>) = match read {
+        NvmlRead::PciInfo => (
+            &[PciDomain, PciBus, PciDevice, PciDeviceId, PciSubDeviceId],
+            dev.pci_info().map(|p| {
                 vec![
-                    (Field::MigModeCurrent, enabled(m.current == 1)),
-                    (Field::MigModePending, enabled(m.pending == 1)),
+                    hex(4, p.domain),
+                    hex(2, p.bus),
+                    hex(2, p.device),
+                    hex(8, p.pci_device_id),
+                    p.pci_sub_system_id.map_or(Value::Null, |s| hex(8, s)),
                 ]
-            }
-            Err(e) => failed(info, f, e, &[Field::MigModeCurrent, Field::MigModePending])?,
-        },
-        _ => vec![(f, Value::Null)],
+            }),
+        ),
+        NvmlRead::PowerConstraints => (
+            &[PowerMinLimit, PowerMaxLimit],
+            dev.power_management_limit_constraints()
+                .map(|c| vec![watts(c.min_limit), watts(c.max_limit)]),
+        ),
+        NvmlRead::EncoderStats => (
+            &[EncoderStatsSessionCount, EncoderStatsAverageFps, EncoderStatsAverageLatency],
+            dev.encoder_stats()
+                .map(|s| vec![uint(s.session_count), uint(s.average_fps), uint(s.average_latency)]),
+        ),
+        NvmlRead::EccMode => (
+            &[EccModeCurrent, EccModePending],
+            dev.is_ecc_enabled()
+                .map(|m| vec![enabled(m.currently_enabled), enabled(m.pending_enabled)]),
+        ),
+        NvmlRead::GomMode => (
+            &[GomCurrent, GomPending],
+            dev.gpu_operation_mode().map(|m| vec![text(gom(m.current)), text(gom(m.pending))]),
+        ),
+        NvmlRead::MigModes => (
+            &[MigModeCurrent, MigModePending],
+            dev.mig_mode().map(|m| vec![enabled(m.current == 1), enabled(m.pending == 1)]),
+        ),
+        _ => {
+            row.set(f, Value::Null);
+            return Ok(());
+        }
     };
-    for (field, v) in set {
+    let values = match values {
+        Ok(v) => v,
+        Err(e) => vec![val(info, f, Err::<(), _>(e), |()| Value::Null)?; fields.len()],
+    };
+    for (&field, v) in fields.iter().zip(values) {
         row.set(field, v);
     }
     Ok(())
-}
-
-/// The PCI fields from one `nvmlDeviceGetPciInfo`, in hex as nvidia-smi prints them.
-fn pci(dev: &Device, info: &GpuInfo, f: Field) -> Result<Vec<(Field, Value)>, Lost> {
-    const FIELDS: [Field; 5] = [
-        Field::PciDomain,
-        Field::PciBus,
-        Field::PciDevice,
-        Field::PciDeviceId,
-        Field::PciSubDeviceId,
-    ];
-    match dev.pci_info() {
-        Ok(p) => Ok(vec![
-            (Field::PciDomain, text(format!("0x{:04X}", p.domain))),
-            (Field::PciBus, text(format!("0x{:02X}", p.bus))),
-            (Field::PciDevice, text(format!("0x{:02X}", p.device))),
-            (Field::PciDeviceId, text(format!("0x{:08X}", p.pci_device_id))),
-            (
-                Field::PciSubDeviceId,
-                p.pci_sub_system_id.map_or(Value::Null, |s| text(format!("0x{s:08X}"))),
-            ),
-        ]),
-        Err(e) => failed(info, f, e, &FIELDS),
-    }
-}
-
-/// Every field of a shared reader whose call failed: the same empty value (or the GPU is lost).
-fn failed(
-    info: &GpuInfo,
-    f: Field,
-    e: NvmlError,
-    fields: &[Field],
-) -> Result<Vec<(Field, Value)>, Lost> {
-    let v = val(info, f, Err::<(), _>(e), |()| Value::Null)?;
-    Ok(fields.iter().map(|&x| (x, v.clone())).collect())
 }
 
 fn compute_mode(m: ComputeMode) -> &'static str {
