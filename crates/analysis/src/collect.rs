@@ -382,42 +382,55 @@ impl Collector {
     /// recorded, below `input_bound_util`) and the CPU is saturated (job.cpu where the row has a
     /// job, else cpu.util.max_core or cpu.util, at or above `pegged_core`).
     fn row_facts(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
-        let n = s.slot.len();
         let fields =
             [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
         let more = [Field::JobGpuMemory, Field::ClockSm, Field::CpuUtil];
-        for (f, out) in fields.iter().chain(&more).zip(s.facts.iter_mut()) {
+        // Absent columns are not filled with NaN: a row reads NaN from them through `at`.
+        let mut have = [false; 8];
+        for ((f, out), has) in fields.iter().chain(&more).zip(s.facts.iter_mut()).zip(&mut have) {
             out.clear();
-            if !find(cols, *f).is_some_and(|c| cols::f64_values(c, out)) {
-                out.clear();
-                out.resize(n, f64::NAN);
-            }
+            *has = find(cols, *f).is_some_and(|c| cols::f64_values(c, out));
         }
         s.u.clear();
-        if !find(cols, Field::EventReasons).is_some_and(|c| cols::u64_values(c, &mut s.u)) {
-            s.u.clear();
-            s.u.resize(n, NO_U64);
-        }
+        let reasons =
+            find(cols, Field::EventReasons).is_some_and(|c| cols::u64_values(c, &mut s.u));
+        let reasons = if reasons { &s.u[..] } else { &[] };
+        let [util, sm, core, jcpu, mem, jmem, clock, host_cpu] =
+            std::array::from_fn(|k| if have[k] { &s.facts[k][..] } else { &[] });
+        let at = |v: &[f64], i: usize| v.get(i).copied().unwrap_or(f64::NAN);
         let cap = crate::acc::Reason::SwPowerCap.bit();
-        let [util, sm, core, jcpu, mem, jmem, clock, host_cpu] = &s.facts;
-        let (lo, peg, rules) = (self.cfg.input_bound_util, self.cfg.pegged_core, self.cfg.rows);
-        for (i, &sl) in s.slot.iter().enumerate() {
+        let (lo_util, peg, rules) =
+            (self.cfg.input_bound_util, self.cfg.pegged_core, self.cfg.rows);
+        // Slot by slot (each slot's rows in batch order), its counts in locals for the loop.
+        for &(sl, lo, hi) in &s.groups {
             let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
-            let (u, x) = (util[i], sm[i]);
-            let capped = s.u[i] != NO_U64 && s.u[i] & cap != 0;
-            g.diag.add_row(
-                RowValues { util: u, sm: x, mem_used: mem[i], clock: clock[i], capped },
-                &rules,
-            );
-            // The job's CPU where the row has a job; else the busiest core (or all of them).
-            let cpu = if jcpu[i].is_nan() { core[i].max(host_cpu[i]) } else { jcpu[i] };
-            if u.is_nan() || cpu.is_nan() {
-                continue;
+            let mut d = g.diag.clone();
+            let (mut both, mut bound) = (0u64, 0u64);
+            for &i in &s.order[lo..hi] {
+                let i = i as usize;
+                let (u, x, m) = (at(util, i), at(sm, i), at(mem, i));
+                let capped = reasons.get(i).is_some_and(|&r| r != NO_U64 && r & cap != 0);
+                let row = RowValues { util: u, sm: x, mem_used: m, clock: at(clock, i), capped };
+                d.add_row(row, &rules);
+                // The job's CPU where the row has a job; else the busiest core (or all of them).
+                let cpu = match at(jcpu, i) {
+                    c if c.is_nan() => at(core, i).max(at(host_cpu, i)),
+                    c => c,
+                };
+                if u.is_nan() || cpu.is_nan() {
+                    continue;
+                }
+                both += 1;
+                let work = match at(jmem, i) {
+                    j if j.is_nan() => m >= rules.held_mem_mib,
+                    j => j > 0.0,
+                };
+                let low = u < lo_util && (x.is_nan() || x < lo_util);
+                bound += u64::from(low && work && cpu >= peg);
             }
-            g.ib_both += 1;
-            let work = if jmem[i].is_nan() { mem[i] >= rules.held_mem_mib } else { jmem[i] > 0.0 };
-            let low = u < lo && (x.is_nan() || x < lo);
-            g.ib_n += u64::from(low && work && cpu >= peg);
+            g.diag = d;
+            g.ib_both += both;
+            g.ib_n += bound;
         }
     }
 

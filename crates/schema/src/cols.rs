@@ -400,8 +400,14 @@ pub fn str_at(arr: &dyn Array, row: usize) -> Option<String> {
             if values.is_empty() {
                 return None;
             }
-            let k = *d.normalized_keys().get(row)?;
-            str_at(values.as_ref(), k)
+            // The row's key alone (64-bit keys, rare, through the normalised keys of every row).
+            let mut k = Vec::with_capacity(1);
+            let key = if i64_at(d.keys(), &[u32::try_from(row).ok()?], &mut k) {
+                usize::try_from(*k.first()?).ok()?
+            } else {
+                *d.normalized_keys().get(row)?
+            };
+            str_at(values.as_ref(), key)
         }
         _ => None,
     }
