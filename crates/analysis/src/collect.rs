@@ -84,6 +84,8 @@ struct Scratch {
     ts: Vec<i64>,
     keys: RowKeys,
     slot: Vec<u32>,
+    /// The slot of each row whose GPU was seen before this batch ([`Keyer::known`]).
+    known: Vec<u32>,
     hrow: Vec<bool>,
     /// The rows of each GPU slot, in batch order: `order[lo..hi]` of each (slot, lo, hi).
     order: Vec<u32>,
@@ -226,6 +228,8 @@ impl Collector {
         self.keys.read(h, i, u, default_host, n, &mut s.keys);
         self.keys.read_mig(find(cols, Field::MigGi), &mut s.keys);
         self.grow_hosts();
+        // The slots of GPUs seen before; rows left NONE are keyed (or found keyless) below.
+        self.keys.known(&s.keys, &mut s.known);
         s.slot.clear();
         s.slot.resize(n, NONE);
         s.hrow.clear();
@@ -247,13 +251,13 @@ impl Collector {
                 continue;
             }
             let h = s.keys.host[i];
-            s.slot[i] = match self.keys.known(&s.keys, i) {
-                Some(slot) => slot,
-                None => {
+            s.slot[i] = match s.known[i] {
+                NONE => {
                     let (slot, new) = self.keys.slot(&s.keys, i);
                     self.add_gpu(h, new);
                     slot
                 }
+                slot => slot,
             };
             if s.empty.get(i).copied().unwrap_or(false)
                 && let Some(g) = self.gpus.get_mut(s.slot[i] as usize)
@@ -469,6 +473,14 @@ impl Collector {
         let (mig_uuid, profile) = (find(cols, Field::MigUuid), find(cols, Field::MigProfile));
         for (f, is_uuid) in [(Field::Uuid, true), (Field::Name, false)] {
             let Some(c) = find(cols, f) else { continue };
+            // Nothing to learn when every GPU of the batch has its text.
+            let has = |sl: u32| {
+                let g = &self.gpus[sl as usize].2;
+                if is_uuid { g.uuid.is_some() } else { g.name.is_some() }
+            };
+            if s.groups.iter().all(|&(sl, _, _)| has(sl)) {
+                continue;
+            }
             for (i, &sl) in s.slot.iter().enumerate() {
                 if sl == NONE {
                     continue;

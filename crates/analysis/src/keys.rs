@@ -177,16 +177,27 @@ impl Keyer {
         }
     }
 
-    /// The slot of row `i` when its GPU is known by index (the common case, without allocating);
-    /// None when [`Keyer::slot`] must decide.
-    #[inline]
-    pub fn known(&self, k: &RowKeys, i: usize) -> Option<u32> {
-        if k.by_uuid || k.mig.get(i).is_some_and(|&m| m != NO_U64) {
-            return None;
+    /// The slot of every row whose GPU is known by index (the common case, without allocating),
+    /// [`NONE`] for the others ([`Keyer::slot`] decides those): one pass with the slot table of the
+    /// current host at hand.
+    pub fn known(&self, k: &RowKeys, out: &mut Vec<u32>) {
+        out.clear();
+        if k.by_uuid {
+            out.resize(k.host.len(), NONE);
+            return;
         }
-        let g = usize::try_from(*k.gpu.get(i)?).ok()?;
-        let sl = *self.by_index.get(*k.host.get(i)? as usize)?.get(g)?;
-        (sl != NONE).then_some(sl)
+        let (mut host, mut table): (u32, &[u32]) = (NONE, &[]);
+        out.extend(k.host.iter().zip(&k.gpu).enumerate().map(|(i, (&h, &g))| {
+            if h != host {
+                host = h;
+                table = self.by_index.get(h as usize).map_or(&[], Vec::as_slice);
+            }
+            let whole = k.mig.get(i).is_none_or(|&m| m == NO_U64);
+            match usize::try_from(g).ok().and_then(|g| table.get(g)) {
+                Some(&sl) if whole => sl,
+                _ => NONE,
+            }
+        }));
     }
 
     /// The slot of row `i` ([`NONE`] without a usable key) and, for a GPU seen for the first time,
