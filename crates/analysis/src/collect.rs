@@ -363,11 +363,18 @@ impl Collector {
         true
     }
 
-    /// memory.used + memory.free, for files without memory.total.
+    /// memory.used + memory.free, for files without memory.total. Not summed where every row of
+    /// the batch has a whole-number memory.total: a GPU with one never uses the sum (see
+    /// [`crate::stats`]).
     fn memory_sum(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let (Some(uc), Some(fc)) = (find(cols, Field::MemUsed), find(cols, Field::MemFree)) else {
             return;
         };
+        if find(cols, Field::MemTotal)
+            .is_some_and(|t| t.null_count() == 0 && t.data_type().is_integer())
+        {
+            return;
+        }
         s.a.clear();
         s.b.clear();
         if cols::f64_values(uc, &mut s.a) && cols::f64_values(fc, &mut s.b) {

@@ -818,6 +818,86 @@ mod tests {
         assert!(take_in_turn(0, 2, &|i| Ok(i)).unwrap().is_empty());
     }
 
+    /// A zstd Parquet file of `rows` rows: timestamp, host and uuid (text), utilization.gpu.
+    fn zstd_file(path: &Path, rows: usize) {
+        use arrow_array::{StringArray, TimestampMicrosecondArray, UInt8Array};
+        use arrow_schema::{DataType, Field as F, Schema, TimeUnit};
+        use parquet::basic::{Compression, ZstdLevel};
+        use parquet::file::properties::WriterProperties;
+        let schema = Arc::new(Schema::new(vec![
+            F::new(
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                false,
+            ),
+            F::new("host", DataType::Utf8, true),
+            F::new("uuid", DataType::Utf8, true),
+            F::new("utilization.gpu", DataType::UInt8, true),
+        ]));
+        let n = rows as i64;
+        let cols: Vec<arrow_array::ArrayRef> = vec![
+            Arc::new(TimestampMicrosecondArray::from_iter_values(0..n).with_timezone("UTC")),
+            Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("node-{}", i % 2)))),
+            Arc::new(StringArray::from_iter_values((0..rows).map(|i| format!("GPU-{}", i % 3)))),
+            Arc::new(UInt8Array::from_iter_values((0..rows).map(|i| (i % 101) as u8))),
+        ];
+        let batch = RecordBatch::try_new(schema.clone(), cols).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(File::create(path).unwrap(), schema, Some(props))
+                .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+
+    /// Every batch of a file: (rows, host and uuid column types, sum of utilization.gpu).
+    fn read_all(path: &Path) -> Result<(usize, Vec<String>, u64)> {
+        let input = Input::file(path, crate::inputs::Kind::Parquet);
+        let pf = open_parquet(&input, Table::Metrics)?;
+        let want = [Field::Host, Field::Uuid, Field::UtilGpu];
+        let init = || (0usize, Vec::new(), 0u64);
+        let parts = pf.scan(&want, 1, &Progress::none(), &init, &|o, b, _| {
+            o.0 += b.num_rows();
+            for name in ["host", "uuid"] {
+                o.1.extend(b.column_by_name(name).map(|c| c.data_type().to_string()));
+            }
+            let mut v = Vec::new();
+            let u = b.column_by_name("utilization.gpu").unwrap();
+            assert!(cols::u64_values(u.as_ref(), &mut v));
+            o.2 += v.iter().sum::<u64>();
+            Ok(())
+        })?;
+        assert_eq!(parts.len(), 1);
+        Ok(parts.into_iter().next().unwrap())
+    }
+
+    #[test]
+    fn text_columns_read_as_dictionaries_and_a_damaged_zstd_page_spoils_no_later_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (good, bad) = (dir.path().join("good.parquet"), dir.path().join("bad.parquet"));
+        let rows = 5000;
+        zstd_file(&good, rows);
+        let want_sum: u64 = (0..rows).map(|i| (i % 101) as u64).sum();
+        let (n, types, sum) = read_all(&good).unwrap();
+        assert_eq!((n, sum), (rows, want_sum));
+        assert!(types.iter().all(|t| t.starts_with("Dictionary(Int32, Utf8)")), "{types:?}");
+        // The same file with the middle of its first column chunk (timestamps, zstd) overwritten:
+        // the read fails, and the next read on this thread (the same zstd context) is exact.
+        let mut bytes = std::fs::read(&good).unwrap();
+        let md = ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(bytes.clone()))
+            .unwrap();
+        let (start, len) = md.row_group(0).column(0).byte_range();
+        let mid = (start + len / 2) as usize;
+        bytes[mid..mid + 64].fill(0xA5);
+        std::fs::write(&bad, &bytes).unwrap();
+        assert!(read_all(&bad).is_err());
+        let (n, _, sum) = read_all(&good).unwrap();
+        assert_eq!((n, sum), (rows, want_sum));
+    }
+
     #[test]
     fn csv_timestamps_of_other_writers() {
         let want = parse_ts("2026-12-04T14:49:45.209Z").unwrap();

@@ -501,5 +501,15 @@ mod tests {
         assert_eq!(str_at(&d, 1).as_deref(), Some("a"));
         let arr: Arc<dyn Array> = Arc::new(d);
         assert_eq!(str_at(arr.as_ref(), 2).as_deref(), Some("b"));
+        // 64-bit and unsigned keys, and a null key.
+        let wide: DictionaryArray<arrow_array::types::Int64Type> =
+            vec![Some("x"), None, Some("y")].into_iter().collect();
+        assert_eq!(
+            (0..4).map(|r| str_at(&wide, r)).collect::<Vec<_>>(),
+            [Some("x".to_string()), None, Some("y".to_string()), None]
+        );
+        let narrow: DictionaryArray<arrow_array::types::UInt8Type> =
+            vec!["p", "q", "p"].into_iter().collect();
+        assert_eq!(str_at(&narrow, 1).as_deref(), Some("q"));
     }
 }
