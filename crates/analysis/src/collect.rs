@@ -122,6 +122,7 @@ thread_local! {
 }
 
 /// Accumulators for one part of the data.
+#[derive(Clone)]
 pub struct Collector {
     cfg: CollectConfig,
     pub keys: Keyer,

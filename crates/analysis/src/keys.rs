@@ -79,7 +79,7 @@ impl GpuKey {
 }
 
 /// Interned host names and the slot of every (host, GPU) seen so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Keyer {
     pub hosts: Interner,
     uuids: Interner,

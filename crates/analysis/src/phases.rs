@@ -49,6 +49,14 @@ pub struct Span {
 }
 
 /// The collectors of one part of the data, one per phase met.
+///
+/// Joined ([`PhaseCollector::joined`]), it also makes the whole run's collector, without a second
+/// pass over the rows: each stretch of consecutive rows of one phase is read into a collector of its
+/// own, which, when the stretch ends, is appended to the whole run's and to its phase's (the same
+/// join as consecutive parts of a file, exact for rows in time order). A stretch whose ticks go back
+/// into those before it (rows grouped by GPU, not by time), or a batch cut into more than
+/// [`MAX_RUNS`] stretches, makes it [`PhaseCollector::unjoinable`]: the caller reads the input again
+/// with a collector of its own for the whole run.
 pub struct PhaseCollector {
     cfg: CollectConfig,
     split: Split,
@@ -60,9 +68,17 @@ pub struct PhaseCollector {
     ts: Vec<i64>,
     ids: Vec<u32>,
     mask: Vec<bool>,
+    /// Joined: the whole run's collector, and the stretch being read (its label id, its collector).
+    whole: Option<Collector>,
+    current: Option<(u32, Collector)>,
+    unjoinable: bool,
 }
 
+/// Stretches in one batch beyond which a joined collector gives up (each is a pass over the batch).
+const MAX_RUNS: usize = 16;
+
 impl PhaseCollector {
+    /// Phase collectors only: the caller feeds the whole run's collector itself.
     pub fn new(cfg: CollectConfig, split: Split) -> PhaseCollector {
         PhaseCollector {
             cfg,
@@ -73,7 +89,81 @@ impl PhaseCollector {
             ts: Vec::new(),
             ids: Vec::new(),
             mask: Vec::new(),
+            whole: None,
+            current: None,
+            unjoinable: false,
         }
+    }
+
+    /// Phase collectors that also make the whole run's ([`PhaseCollector::take_whole`]).
+    pub fn joined(cfg: CollectConfig, split: Split) -> PhaseCollector {
+        let whole = Some(Collector::new(cfg.clone()));
+        PhaseCollector { whole, ..PhaseCollector::new(cfg, split) }
+    }
+
+    /// Whether this collector makes the whole run's collector (and its caller must not).
+    pub fn joins(&self) -> bool {
+        self.whole.is_some()
+    }
+
+    /// Whether the whole run's collector it made may differ from one fed every row: read the input
+    /// again with [`PhaseCollector::new`] and a collector for the whole run.
+    pub fn unjoinable(&self) -> bool {
+        self.unjoinable
+    }
+
+    /// The whole run's collector of a joined collector, its last stretch appended.
+    pub fn take_whole(&mut self) -> Option<Collector> {
+        self.end_stretch();
+        self.whole.take()
+    }
+
+    /// Append the stretch being read to the whole run's collector and to its phase's.
+    fn end_stretch(&mut self) {
+        let Some((id, stretch)) = self.current.take() else { return };
+        if let Some(w) = self.whole.as_mut() {
+            self.unjoinable |= w.goes_back([&stretch]);
+            w.append(stretch.clone());
+        }
+        match self.by.iter_mut().find(|(x, _)| *x == id) {
+            Some((_, c)) => {
+                self.unjoinable |= c.goes_back([&stretch]);
+                c.append(stretch);
+            }
+            None => self.by.push((id, stretch)),
+        }
+    }
+
+    /// Count a batch stretch by stretch (runs of rows of one phase) into the stretches' collectors.
+    fn visit_stretches(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        let n = self.ids.len();
+        let mut runs = Vec::new();
+        let mut lo = 0;
+        while lo < n {
+            let id = self.ids[lo];
+            let hi = lo + self.ids[lo..].iter().take_while(|&&x| x == id).count();
+            runs.push((id, lo, hi));
+            lo = hi;
+        }
+        if runs.len() > MAX_RUNS {
+            self.unjoinable = true;
+        }
+        for (id, lo, hi) in runs {
+            if self.current.as_ref().is_some_and(|(c, _)| *c != id) {
+                self.end_stretch();
+            }
+            let cfg = &self.cfg;
+            let (_, c) = self.current.get_or_insert_with(|| (id, Collector::new(cfg.clone())));
+            if hi - lo == n {
+                c.visit(batch, default_host)?;
+                continue;
+            }
+            self.mask.clear();
+            self.mask.resize(n, false);
+            self.mask[lo..hi].fill(true);
+            c.visit_rows(batch, default_host, Some(&self.mask))?;
+        }
+        Ok(())
     }
 
     fn collector(&mut self, id: u32) -> &mut Collector {
@@ -143,6 +233,9 @@ impl PhaseCollector {
             return Ok(());
         }
         self.track_spans();
+        if self.joins() {
+            return self.visit_stretches(batch, default_host);
+        }
         let mut met: Vec<u32> = Vec::new();
         for &id in &self.ids {
             if !met.contains(&id) {
@@ -164,7 +257,9 @@ impl PhaseCollector {
     }
 
     /// Join the collectors of the data that follows this part's.
-    pub fn append(&mut self, later: PhaseCollector) {
+    pub fn append(&mut self, mut later: PhaseCollector) {
+        self.end_stretch();
+        later.end_stretch();
         let map = |me: &mut Interner, id: u32| {
             if id == NONE { NONE } else { me.id(later.labels.name(id)) }
         };
@@ -247,12 +342,13 @@ fn context_only(s: &mut Summary) {
 /// unmarked rows as context only), and their comparison against `baseline` (default: the first
 /// marked phase). The error names the phases when `baseline` is not one of them.
 pub fn build_phases(
-    pc: PhaseCollector,
+    mut pc: PhaseCollector,
     events: &[EventRecord],
     th: &Thresholds,
     window: (Option<i64>, Option<i64>),
     baseline: Option<&str>,
 ) -> Result<PhaseReport, String> {
+    pc.end_stretch();
     let spans: Vec<Span> =
         pc.spans.iter().map(|&(id, start, end)| Span { phase: pc.label(id), start, end }).collect();
     let first_seen = |id: u32| pc.spans.iter().position(|s| s.0 == id).unwrap_or(usize::MAX);

@@ -7,8 +7,10 @@
 //! events, told apart by their columns), a relative window is resolved, every input is collected.
 //!
 //! With `--by phase` (or `--phase` windows, or in the report when the inputs carry marks) the same
-//! pass also feeds one collector per phase ([`PhaseCollector`]); the phases are summarised like the
-//! whole run and compared, and `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
+//! pass feeds one collector per phase ([`PhaseCollector`]), and the whole run's collector is joined
+//! from the phases' stretches (an input whose stretches cannot be joined exactly is read again with
+//! a collector of its own); the phases are summarised like the whole run and compared, and
+//! `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
 
 pub mod series;
 
@@ -236,13 +238,21 @@ fn collect(
     if split.is_some() {
         want.push(Field::Phase);
     }
+    // Split by phase, the whole run's collector is joined from the phases' stretches (one pass over
+    // each batch); read again below where that join is not exact.
     let init = || Parts {
         all: Collector::new(ccfg.clone()),
-        phases: split.map(|s| PhaseCollector::new(ccfg.clone(), s.clone())),
+        phases: split.map(|s| PhaseCollector::joined(ccfg.clone(), s.clone())),
     };
     let visit = |st: &mut Parts, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
-        st.all.visit(b, host)?;
-        st.phases.as_mut().map_or(Ok(()), |p| p.visit(b, host))
+        match st.phases.as_mut() {
+            Some(p) if p.joins() => p.visit(b, host),
+            Some(p) => {
+                st.all.visit(b, host)?;
+                p.visit(b, host)
+            }
+            None => st.all.visit(b, host),
+        }
     };
     let mut all = init();
     let mut reports = Vec::new();
@@ -263,9 +273,16 @@ fn collect(
             read.reverse();
         }
         let Some((mut parts, rep)) = read.pop() else { break };
-        if all.all.goes_back(parts.iter().map(|p| &p.all)) {
-            // Ticks shared between parts (rows grouped by GPU or host): read again in file order,
-            // after the data before it.
+        let mut unjoinable = false;
+        for p in &mut parts {
+            if let Some(whole) = p.phases.as_mut().and_then(PhaseCollector::take_whole) {
+                p.all = whole;
+            }
+            unjoinable |= p.phases.as_ref().is_some_and(PhaseCollector::unjoinable);
+        }
+        if unjoinable || all.all.goes_back(parts.iter().map(|p| &p.all)) {
+            // Ticks shared between parts or phase stretches (rows grouped by GPU or host): read
+            // again in file order, after the data before it, the whole run's collector fed directly.
             let last = all.all.last_ticks();
             let after = || Parts {
                 all: Collector::after(ccfg.clone(), &last),
