@@ -226,7 +226,7 @@ impl Collector {
     ) {
         let (h, i, u) =
             (find(cols, Field::Host), find(cols, Field::Index), find(cols, Field::Uuid));
-        self.keys.read(h, i, u, default_host, n, &mut s.keys);
+        self.keys.read(h, i, u, default_host, n, keep, &mut s.keys);
         self.keys.read_mig(find(cols, Field::MigGi), &mut s.keys);
         self.grow_hosts();
         // The slots of GPUs seen before; rows left NONE are keyed (or found keyless) below.

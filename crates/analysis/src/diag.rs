@@ -50,7 +50,7 @@ pub struct DiagAcc {
     pub held_idle_n: u64,
     /// Sum and count of clocks.sm over the rows with utilization.gpu at or above `busy_util` and no
     /// sw_power_cap (a power-capped clock depends on the load, not on the GPU's health).
-    pub busy_clock_sum: f64,
+    pub busy_clock_sum: crate::acc::Fsum,
     pub busy_clock_n: u64,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
     pub health_max: [f64; 6],
@@ -68,7 +68,7 @@ impl Default for DiagAcc {
             mem_n: 0,
             held_n: 0,
             held_idle_n: 0,
-            busy_clock_sum: 0.0,
+            busy_clock_sum: Default::default(),
             busy_clock_n: 0,
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
@@ -110,7 +110,7 @@ impl DiagAcc {
             }
         }
         if v.util >= r.busy_util && !v.capped && !v.clock.is_nan() {
-            self.busy_clock_sum += v.clock;
+            self.busy_clock_sum.add(v.clock);
             self.busy_clock_n += 1;
         }
     }
@@ -141,7 +141,7 @@ impl DiagAcc {
         self.mem_n += o.mem_n;
         self.held_n += o.held_n;
         self.held_idle_n += o.held_idle_n;
-        self.busy_clock_sum += o.busy_clock_sum;
+        self.busy_clock_sum.pool(&o.busy_clock_sum);
         self.busy_clock_n += o.busy_clock_n;
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
             *a = max_nan(*a, *b);
@@ -157,7 +157,7 @@ impl DiagAcc {
 
     /// Mean clocks.sm while busy.
     pub fn busy_clock(&self) -> Option<f64> {
-        (self.busy_clock_n > 0).then(|| self.busy_clock_sum / self.busy_clock_n as f64)
+        (self.busy_clock_n > 0).then(|| self.busy_clock_sum.value() / self.busy_clock_n as f64)
     }
 
     /// Largest value of a [`HEALTH`] field.

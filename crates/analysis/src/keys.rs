@@ -114,7 +114,9 @@ impl Keyer {
     }
 
     /// Read the host and GPU key columns of a batch of `n` rows. GPUs are keyed by `index`, or by
-    /// `uuid` for files without an index; rows without a host belong to `default_host`.
+    /// `uuid` for files without an index; rows without a host belong to `default_host`. Only the
+    /// rows `keep` selects (all without it) make hosts known: the others' host is [`NONE`].
+    #[allow(clippy::too_many_arguments)]
     pub fn read(
         &mut self,
         host: Option<&dyn Array>,
@@ -122,6 +124,7 @@ impl Keyer {
         uuid: Option<&dyn Array>,
         default_host: &str,
         n: usize,
+        keep: Option<&[bool]>,
         k: &mut RowKeys,
     ) {
         k.host.clear();
@@ -130,7 +133,11 @@ impl Keyer {
             // Hosts are known in the order of their first row, rows without a host included.
             let mut global: Vec<u32> = vec![NONE; local.len()];
             let mut default_id = NONE;
-            for id in &mut k.host {
+            for (i, id) in k.host.iter_mut().enumerate() {
+                if keep.is_some_and(|k| !k.get(i).copied().unwrap_or(false)) {
+                    *id = NONE;
+                    continue;
+                }
                 *id = match global.get_mut(*id as usize) {
                     Some(g) if *g != NONE => *g,
                     Some(g) => {

@@ -68,7 +68,10 @@ pub struct PhaseCollector {
     ts: Vec<i64>,
     ids: Vec<u32>,
     mask: Vec<bool>,
-    /// Joined: the whole run's collector, and the stretch being read (its label id, its collector).
+    /// Joined: the whole run's collector (the first stretch's, then later ones appended: its
+    /// held-back first ticks stay for the caller's join of parts), and the stretch being read (its
+    /// label id, its collector).
+    joined: bool,
     whole: Option<Collector>,
     current: Option<(u32, Collector)>,
     unjoinable: bool,
@@ -89,21 +92,32 @@ impl PhaseCollector {
             ts: Vec::new(),
             ids: Vec::new(),
             mask: Vec::new(),
+            joined: false,
             whole: None,
             current: None,
             unjoinable: false,
         }
     }
 
+    /// Phase collectors (not joined) for data read after this one's whose ticks go back into it:
+    /// each phase's collector starts with the ticks of that phase so far ([`Collector::after`]).
+    pub fn after(&self) -> PhaseCollector {
+        let mut pc = PhaseCollector::new(self.cfg.clone(), self.split.clone());
+        for (id, c) in &self.by {
+            let mine = if *id == NONE { NONE } else { pc.labels.id(self.labels.name(*id)) };
+            pc.by.push((mine, Collector::after(self.cfg.clone(), &c.last_ticks())));
+        }
+        pc
+    }
+
     /// Phase collectors that also make the whole run's ([`PhaseCollector::take_whole`]).
     pub fn joined(cfg: CollectConfig, split: Split) -> PhaseCollector {
-        let whole = Some(Collector::new(cfg.clone()));
-        PhaseCollector { whole, ..PhaseCollector::new(cfg, split) }
+        PhaseCollector { joined: true, ..PhaseCollector::new(cfg, split) }
     }
 
     /// Whether this collector makes the whole run's collector (and its caller must not).
     pub fn joins(&self) -> bool {
-        self.whole.is_some()
+        self.joined
     }
 
     /// Whether the whole run's collector it made may differ from one fed every row: read the input
@@ -115,15 +129,20 @@ impl PhaseCollector {
     /// The whole run's collector of a joined collector, its last stretch appended.
     pub fn take_whole(&mut self) -> Option<Collector> {
         self.end_stretch();
-        self.whole.take()
+        let cfg = &self.cfg;
+        self.joined.then(|| self.whole.take().unwrap_or_else(|| Collector::new(cfg.clone())))
     }
 
     /// Append the stretch being read to the whole run's collector and to its phase's.
     fn end_stretch(&mut self) {
         let Some((id, stretch)) = self.current.take() else { return };
-        if let Some(w) = self.whole.as_mut() {
-            self.unjoinable |= w.goes_back([&stretch]);
-            w.append(stretch.clone());
+        match self.whole.as_mut() {
+            Some(w) => {
+                self.unjoinable |= w.goes_back([&stretch]);
+                w.append(stretch.clone());
+            }
+            None if self.joined => self.whole = Some(stretch.clone()),
+            None => {}
         }
         match self.by.iter_mut().find(|(x, _)| *x == id) {
             Some((_, c)) => {

@@ -407,7 +407,7 @@ impl Series {
         n: usize,
     ) {
         let [host, index, uuid, gi] = ids;
-        self.keys.read(host, index, uuid, default_host, n, &mut s.keys);
+        self.keys.read(host, index, uuid, default_host, n, None, &mut s.keys);
         self.keys.read_mig(gi, &mut s.keys);
         self.grow_hosts();
         s.slot.clear();

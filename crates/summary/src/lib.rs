@@ -284,9 +284,10 @@ fn collect(
             // Ticks shared between parts or phase stretches (rows grouped by GPU or host): read
             // again in file order, after the data before it, the whole run's collector fed directly.
             let last = all.all.last_ticks();
+            let before = all.phases.as_ref();
             let after = || Parts {
                 all: Collector::after(ccfg.clone(), &last),
-                phases: split.map(|s| PhaseCollector::new(ccfg.clone(), s.clone())),
+                phases: before.map(PhaseCollector::after),
             };
             let one = ReadOptions { threads: 1, ..cfg.read.clone() };
             parts = scan(input, &one, &want, progress, &after, &visit)?.0;

@@ -1,5 +1,7 @@
 //! Property test of `summarize`: one table gives the same summary however it is split into row
-//! groups and files and however many threads read it, with nulls and counter resets at the seams.
+//! groups and files and however many threads read it, with nulls and counter resets at the seams;
+//! and by phase (labels recurring, some rows unmarked) the same phases, and the same whole run as
+//! without phases.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,17 +53,22 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
     let (mut ts, mut host, mut index, mut uuid, mut name) =
         (vec![], vec![], vec![], vec![], vec![]);
     let (mut util, mut power, mut energy, mut cpu) = (vec![], vec![], vec![], vec![]);
+    // Phases in stretches of ticks, labels recurring, some ticks unmarked.
+    let (mut phase, mut label): (Vec<Option<&str>>, Option<&str>) = (vec![], None);
     let mut t = 1_700_000_000_000_000i64;
     for _ in 0..c.ticks {
         t += if r.next(40) == 0 { 31_000_000 } else { 1_000_000 };
+        if r.next(12) == 0 {
+            label = [None, Some("warmup"), Some("train"), Some("eval")][r.next(4) as usize];
+        }
         for h in 0..c.hosts {
-            let cpu_tick = (r.next(200) as f64) * 0.5;
+            let cpu_tick = (r.next(2000) as f64) / 19.0;
             for g in 0..c.gpus {
                 let seam = seams.contains(&ts.len());
                 let k = h * c.gpus + g;
                 counters[k] = match r.next(if seam { 4 } else { 40 }) {
                     0 => r.next(1000) as f64,
-                    _ => counters[k] + r.next(300) as f64,
+                    _ => counters[k] + r.next(3000) as f64 / 7.0,
                 };
                 let null_energy = r.next(if seam { 2 } else { 8 }) == 0;
                 ts.push(t);
@@ -70,9 +77,12 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
                 uuid.push((r.next(3) != 0).then(|| format!("GPU-{h}-{g}")));
                 name.push((r.next(3) != 0).then(|| format!("Model {g}")));
                 util.push((r.next(20) != 0).then(|| r.next(101) as u8));
-                power.push((r.next(10) != 0).then(|| r.next(1200) as f64 * 0.5));
+                // Fractions that f64 cannot hold exactly: their sums depend on the order of adding
+                // unless the accumulators make them not.
+                power.push((r.next(10) != 0).then(|| r.next(12_000) as f64 / 7.0));
                 energy.push((!null_energy).then_some(counters[k]));
                 cpu.push(Some(cpu_tick));
+                phase.push(label);
             }
         }
     }
@@ -90,6 +100,7 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
         reorder(&mut power, &order);
         reorder(&mut energy, &order);
         reorder(&mut cpu, &order);
+        reorder(&mut phase, &order);
     }
     let cols: Vec<(&str, DataType, ArrayRef)> = vec![
         (
@@ -105,6 +116,7 @@ fn table(c: &Case, seams: &[usize]) -> RecordBatch {
         ("power.draw", DataType::Float64, Arc::new(Float64Array::from(power))),
         ("energy.total", DataType::Float64, Arc::new(Float64Array::from(energy))),
         ("cpu.util", DataType::Float64, Arc::new(Float64Array::from(cpu))),
+        ("phase", DataType::Utf8, Arc::new(StringArray::from(phase))),
     ];
     let schema = Arc::new(Schema::new(
         cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>(),
@@ -125,14 +137,41 @@ fn write(path: &Path, b: &RecordBatch, group_rows: usize) {
     w.close().unwrap();
 }
 
-/// The summary of `inputs` read by `threads` threads, as JSON without the list of inputs.
-fn summary(inputs: Vec<PathBuf>, threads: usize) -> serde_json::Value {
-    let cfg = json_config(inputs, threads);
+/// The summary of `inputs` read by `threads` threads, as JSON without the list of inputs; with
+/// `phases`, `--by phase`: the whole run's summary followed by each phase's, with its label.
+fn summary(inputs: Vec<PathBuf>, threads: usize, phases: bool) -> Vec<(String, String)> {
+    let mut cfg = json_config(inputs, threads);
+    if phases {
+        cfg.phases = PhaseMode::On;
+    }
     let o = summarize(&cfg).unwrap();
-    let mut j: serde_json::Value =
-        serde_json::from_str(&render(&o.summary, &o.checks, SummaryFormat::Json)).unwrap();
-    j.as_object_mut().unwrap().remove("inputs");
-    j
+    let json = |s: &Summary| {
+        let mut j: serde_json::Value =
+            serde_json::from_str(&render(s, &[], SummaryFormat::Json)).unwrap();
+        j.as_object_mut().unwrap().remove("inputs");
+        serde_json::to_string_pretty(&j).unwrap()
+    };
+    let mut out = vec![("whole run".to_string(), json(&o.summary))];
+    for p in o.phases.iter().flat_map(|r| &r.phases) {
+        out.push((format!("phase {:?}", p.label), json(&p.summary)));
+    }
+    out
+}
+
+/// The first lines where two summaries differ, by part.
+fn differences(got: &[(String, String)], want: &[(String, String)]) -> Vec<String> {
+    let mut d: Vec<String> = Vec::new();
+    if got.len() != want.len() {
+        d.push(format!("{} parts != {}", got.len(), want.len()));
+    }
+    for ((part, g), (wpart, w)) in got.iter().zip(want) {
+        if part != wpart {
+            d.push(format!("{part} != {wpart}"));
+        }
+        let lines = g.lines().zip(w.lines()).filter(|(a, b)| a != b).take(3);
+        d.extend(lines.map(|(a, b)| format!("{part}: {a} != {b}")));
+    }
+    d
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -168,7 +207,11 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let whole = dir.path().join("whole.parquet");
         write(&whole, &b, n);
-        let want = summary(vec![whole], 1);
+        let want = summary(vec![whole.clone()], 1, false);
+        let want_phases = summary(vec![whole], 1, true);
+        // The whole run's figures are the same with --by phase (joined from the phases' stretches).
+        let d = differences(&want_phases[..1], &want);
+        prop_assert!(d.is_empty(), "--by phase whole run != plain: {:?}", d);
         let mut files = Vec::new();
         let bounds: Vec<usize> = [0].into_iter().chain(cuts).chain([n]).collect();
         for (k, w) in bounds.windows(2).enumerate() {
@@ -176,9 +219,9 @@ proptest! {
             write(&p, &b.slice(w[0], w[1] - w[0]), c.group_rows);
             files.push(p);
         }
-        let got = serde_json::to_string_pretty(&summary(files, c.threads)).unwrap();
-        let want = serde_json::to_string_pretty(&want).unwrap();
-        let diff: Vec<(&str, &str)> = got.lines().zip(want.lines()).filter(|(a, b)| a != b).take(4).collect();
-        prop_assert!(got == want, "split and threaded != whole: {:?}", diff);
+        let d = differences(&summary(files.clone(), c.threads, false), &want);
+        prop_assert!(d.is_empty(), "split and threaded != whole: {:?}", d);
+        let d = differences(&summary(files, c.threads, true), &want_phases);
+        prop_assert!(d.is_empty(), "split and threaded, by phase != whole: {:?}", d);
     }
 }

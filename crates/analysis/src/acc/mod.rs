@@ -9,10 +9,12 @@
 //! Two ways to combine: `append` joins a later stretch of the same series (the step across the
 //! boundary is counted), `pool` adds a different series (for the over-all figures).
 //!
-//! `timing` (sample spacing), `moments`, `hist` (percentiles), `fields` (what is kept of each
+//! `timing` (sample spacing), `moments`, `fsum` (sums independent of the order of their terms),
+//! `hist` (percentiles), `fields` (what is kept of each
 //! field), `gpu` and `host` (the accumulators of one GPU and one host).
 
 mod fields;
+mod fsum;
 mod gpu;
 mod hist;
 mod host;
@@ -22,6 +24,7 @@ mod tests;
 mod timing;
 
 pub use fields::*;
+pub use fsum::*;
 pub use gpu::*;
 pub use hist::*;
 pub use host::*;

@@ -2,18 +2,21 @@
 
 use gpumon_schema::cols::NO_I64;
 
+use super::Fsum;
+
 /// Count, sum, min and max of a value.
 #[derive(Debug, Clone, Copy)]
 pub struct Moments {
     pub n: u64,
-    pub sum: f64,
+    /// Independent of the order of the values ([`Fsum`]).
+    pub sum: Fsum,
     pub min: f64,
     pub max: f64,
 }
 
 impl Default for Moments {
     fn default() -> Self {
-        Moments { n: 0, sum: 0.0, min: f64::INFINITY, max: f64::NEG_INFINITY }
+        Moments { n: 0, sum: Fsum::default(), min: f64::INFINITY, max: f64::NEG_INFINITY }
     }
 }
 
@@ -21,7 +24,7 @@ impl Moments {
     #[inline]
     pub fn add(&mut self, v: f64) {
         self.n += 1;
-        self.sum += v;
+        self.sum.add(v);
         self.min = self.min.min(v);
         self.max = self.max.max(v);
     }
@@ -33,7 +36,7 @@ impl Moments {
         let (mut n, mut sum, mut min, mut max) = (self.n, self.sum, self.min, self.max);
         for &v in vals.iter().filter(|v| !v.is_nan()) {
             n += 1;
-            sum += v;
+            sum.add(v);
             min = min.min(v);
             max = max.max(v);
         }
@@ -65,7 +68,7 @@ impl Moments {
     fn add_int_moments(&mut self, n: u64, sum: i128, min: i64, max: i64) {
         if n > 0 {
             self.n += n;
-            self.sum += sum as f64;
+            self.sum.add_int(sum);
             self.min = self.min.min(min as f64);
             self.max = self.max.max(max as f64);
         }
@@ -73,13 +76,13 @@ impl Moments {
 
     pub fn pool(&mut self, o: &Moments) {
         self.n += o.n;
-        self.sum += o.sum;
+        self.sum.pool(&o.sum);
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
     }
 
     pub fn mean(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum / self.n as f64)
+        (self.n > 0).then(|| self.sum.value() / self.n as f64)
     }
 
     pub fn max(&self) -> Option<f64> {

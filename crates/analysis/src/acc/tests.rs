@@ -96,9 +96,8 @@ fn steps_equal_one_step_each() {
     }
     assert_eq!(one.finish(3.0), many.finish(3.0));
     assert_eq!((one.backwards, one.resets, one.prev), (many.backwards, many.resets, many.prev));
-    let bits = |t: &Timing| {
-        t.buckets.iter().map(|(i, b)| (*i, b.n, b.dt, b.joules.to_bits())).collect::<Vec<_>>()
-    };
+    let bits =
+        |t: &Timing| t.buckets.iter().map(|(i, b)| (*i, b.n, b.dt, b.joules)).collect::<Vec<_>>();
     assert_eq!(bits(&one), bits(&many));
 }
 

@@ -4,6 +4,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::Fsum;
+
 /// Spacing histogram: exact below 128 µs, then 128 log-linear sub-buckets per power of two
 /// (relative width 1/128 ≈ 0.8 %), up to 2^42 µs (51 days); longer steps share the last bucket.
 pub(super) const SUB_BITS: u32 = 7;
@@ -40,8 +42,8 @@ pub(super) fn bucket_lo(i: usize) -> u64 {
 pub(super) struct SpBucket {
     pub(super) n: u64,
     pub(super) dt: u64,
-    /// Power × spacing of the steps in this bucket, joules.
-    pub(super) joules: f64,
+    /// Power × spacing of the steps in this bucket, joules (independent of the order of the steps).
+    pub(super) joules: Fsum,
 }
 
 /// A gap in the data: no sample between `start` and `end` (UTC µs).
@@ -70,7 +72,7 @@ pub struct Timing {
     top: BinaryHeap<Reverse<(u64, i64)>>,
     /// Steps that went back in time (inputs out of order); not counted.
     pub backwards: u64,
-    counter_j: f64,
+    counter_j: Fsum,
     counter_steps: u64,
     /// Counter steps that went down (driver reload): not counted.
     pub resets: u64,
@@ -87,7 +89,7 @@ impl Default for Timing {
             last_step: (0, 0),
             top: BinaryHeap::new(),
             backwards: 0,
-            counter_j: 0.0,
+            counter_j: Fsum::default(),
             counter_steps: 0,
             resets: 0,
         }
@@ -128,7 +130,7 @@ impl Timing {
                 b.n += 1;
                 b.dt += dt;
                 if !power.is_nan() {
-                    b.joules += power * dt as f64 * 1e-6;
+                    b.joules.add(power * dt as f64 * 1e-6);
                 }
                 self.top_gap(dt, p);
             }
@@ -191,7 +193,7 @@ impl Timing {
                 b.n += 1;
                 b.dt += dt;
                 if !power[k].is_nan() {
-                    b.joules += power[k] * dt as f64 * 1e-6;
+                    b.joules.add(power[k] * dt as f64 * 1e-6);
                 }
                 if !quiet {
                     self.top_gap(dt, last);
@@ -229,7 +231,7 @@ impl Timing {
             } else {
                 let d = counter - self.prev_counter;
                 if d >= 0.0 {
-                    self.counter_j += d;
+                    self.counter_j.add(d);
                     self.counter_steps += 1;
                 } else {
                     self.resets += 1;
@@ -245,7 +247,7 @@ impl Timing {
             let a = &mut self.buckets[at].1;
             a.n += b.n;
             a.dt += b.dt;
-            a.joules += b.joules;
+            a.joules.pool(&b.joules);
         }
         for &Reverse(g) in &other.top {
             if self.top.len() < TOP_GAPS {
@@ -256,7 +258,7 @@ impl Timing {
             }
         }
         self.backwards += other.backwards;
-        self.counter_j += other.counter_j;
+        self.counter_j.pool(&other.counter_j);
         self.counter_steps += other.counter_steps;
         self.resets += other.resets;
     }
@@ -292,7 +294,7 @@ impl Timing {
     /// Interval, gaps (steps longer than `gap_k` × the interval), coverage and energy.
     pub fn finish(&self, gap_k: f64) -> TimingStats {
         let mut st = TimingStats {
-            counter_j: (self.counter_steps > 0).then_some(self.counter_j),
+            counter_j: (self.counter_steps > 0).then(|| self.counter_j.value()),
             ..Default::default()
         };
         // Bucket 0 holds no positive step.
@@ -314,7 +316,7 @@ impl Timing {
         }
         st.interval_s = Some(median.round() / 1e6);
         let thr = median * gap_k;
-        let mut joules = 0.0;
+        let mut joules = Fsum::default();
         let (mut covered, mut gap_us) = (0u64, 0u64);
         for (i, b) in positive().map(|(i, b)| (*i as usize, b)) {
             if b.n == 0 {
@@ -333,12 +335,12 @@ impl Timing {
                 gap_us += b.dt;
             } else {
                 covered += b.dt;
-                joules += b.joules;
+                joules.pool(&b.joules);
             }
         }
         st.covered_s = covered as f64 / 1e6;
         st.gap_s = gap_us as f64 / 1e6;
-        st.integrated_j = Some(joules);
+        st.integrated_j = Some(joules.value());
         let mut listed: Vec<Gap> = self
             .top
             .iter()
