@@ -5,12 +5,17 @@
 
 /// Fraction bits: each term's fraction is kept to 2^-40 (about 1e-12).
 const FRAC_BITS: i32 = 40;
+/// 2^40.
+const SCALE: f64 = (1u64 << FRAC_BITS) as f64;
+/// Terms below this magnitude (2^22) are scaled by 2^40 into one 64-bit integer, exactly.
+const SCALED_MAX: f64 = (1u64 << 22) as f64;
 /// Terms below this magnitude split into a whole part and a fraction exactly.
 const SPLIT_MAX: f64 = 9.0e18;
 
-/// Whole parts and fractions (in units of 2^-40) of the terms, each added as integers: any order of
-/// adding, and any grouping (partial sums joined with [`Fsum::pool`]), gives the same sum. A term's
-/// fraction beyond 2^-40 is dropped (toward zero); terms of 9e18 and more are added whole.
+/// The terms in units of 2^-40 (or, from 2^22 up, their whole parts and fractions apart), added as
+/// integers: any order of adding, and any grouping (partial sums joined with [`Fsum::pool`]), gives
+/// the same sum. A term's fraction beyond 2^-40 is dropped (toward zero); terms of 9e18 and more are
+/// added whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fsum {
     whole: i128,
@@ -20,11 +25,15 @@ pub struct Fsum {
 impl Fsum {
     #[inline]
     pub fn add(&mut self, v: f64) {
-        if v.abs() < SPLIT_MAX {
-            // Truncation toward zero: the fraction `v - w` is exact in f64, and so is its scaling.
+        if v.abs() < SCALED_MAX {
+            // The common case (percentages, watts, MiB): one conversion, truncated toward zero.
+            self.frac += i128::from((v * SCALE) as i64);
+        } else if v.abs() < SPLIT_MAX {
+            // Truncation toward zero: the fraction `v - w` is exact in f64, and so is its scaling
+            // (the same sum as the scaled case would give).
             let w = v as i64;
             self.whole += i128::from(w);
-            self.frac += i128::from(((v - w as f64) * f64::from(2u32).powi(FRAC_BITS)) as i64);
+            self.frac += i128::from(((v - w as f64) * SCALE) as i64);
         } else if v.is_finite() {
             self.whole = self.whole.saturating_add(v as i128);
         }
@@ -43,7 +52,7 @@ impl Fsum {
     }
 
     pub fn value(&self) -> f64 {
-        self.whole as f64 + self.frac as f64 / f64::from(2u32).powi(FRAC_BITS)
+        self.whole as f64 + self.frac as f64 / SCALE
     }
 }
 
@@ -75,5 +84,11 @@ mod tests {
         }
         s.add_int(3);
         assert_eq!(s.value(), 1.5);
+        // The scaled and the split terms make the same sum.
+        let (mut a, mut b) = (Fsum::default(), Fsum::default());
+        a.add(5_000_000.25);
+        b.add(4_000_000.125);
+        b.add(1_000_000.125);
+        assert_eq!(a.value(), b.value());
     }
 }
