@@ -51,8 +51,12 @@ impl Fsum {
         self.frac += o.frac;
     }
 
+    /// The sum, rounded once: the same whichever of the two parts held the terms.
     pub fn value(&self) -> f64 {
-        self.whole as f64 + self.frac as f64 / SCALE
+        match self.whole.checked_mul(1 << FRAC_BITS).and_then(|w| w.checked_add(self.frac)) {
+            Some(units) => units as f64 / SCALE,
+            None => self.whole as f64 + self.frac as f64 / SCALE,
+        }
     }
 }
 
@@ -84,11 +88,13 @@ mod tests {
         }
         s.add_int(3);
         assert_eq!(s.value(), 1.5);
-        // The scaled and the split terms make the same sum.
-        let (mut a, mut b) = (Fsum::default(), Fsum::default());
-        a.add(5_000_000.25);
-        b.add(4_000_000.125);
-        b.add(1_000_000.125);
-        assert_eq!(a.value(), b.value());
+        // The same total held in whole parts or in fractions is the same sum, rounded once.
+        let split = Fsum { whole: 3_000_000, frac: 1_234_567_891 };
+        let scaled = Fsum { whole: 0, frac: 3_000_000 * (1 << FRAC_BITS) + 1_234_567_891 };
+        assert_eq!(split.value(), scaled.value());
+        let mut c = Fsum::default();
+        c.add(5_000_000.5);
+        c.add(-1_000_000.25);
+        assert_eq!(c.value(), 4_000_000.25);
     }
 }
