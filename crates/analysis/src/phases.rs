@@ -155,6 +155,10 @@ impl PhaseCollector {
 
     /// Count a batch stretch by stretch (runs of rows of one phase) into the stretches' collectors.
     fn visit_stretches(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
+        if self.unjoinable {
+            // The input is read again the old way: nothing counted here is used.
+            return Ok(());
+        }
         let n = self.ids.len();
         let mut runs = Vec::new();
         let mut lo = 0;
@@ -166,6 +170,7 @@ impl PhaseCollector {
         }
         if runs.len() > MAX_RUNS {
             self.unjoinable = true;
+            return Ok(());
         }
         for (id, lo, hi) in runs {
             if self.current.as_ref().is_some_and(|(c, _)| *c != id) {

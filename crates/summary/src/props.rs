@@ -225,3 +225,50 @@ proptest! {
         prop_assert!(d.is_empty(), "split and threaded, by phase != whole: {:?}", d);
     }
 }
+
+/// A batch cut into more stretches than a joined phase collector takes (a phase per tick, two labels
+/// alternating): the input is read again with a whole-run collector of its own, and the figures are
+/// the same as without phases.
+#[test]
+fn phases_alternating_every_tick_give_the_plain_whole_run() {
+    let n = 200usize;
+    let t0 = 1_700_000_000_000_000i64;
+    let cols: Vec<(&str, DataType, ArrayRef)> = vec![
+        (
+            "timestamp",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            Arc::new(
+                TimestampMicrosecondArray::from_iter_values(
+                    (0..n as i64).map(|k| t0 + k * 1_000_000),
+                )
+                .with_timezone("UTC"),
+            ),
+        ),
+        ("index", DataType::UInt32, Arc::new(UInt32Array::from(vec![0u32; n]))),
+        (
+            "power.draw",
+            DataType::Float64,
+            Arc::new(Float64Array::from_iter_values((0..n).map(|k| k as f64 / 7.0))),
+        ),
+        (
+            "phase",
+            DataType::Utf8,
+            Arc::new(StringArray::from_iter_values((0..n).map(|k| ["a", "b"][k % 2]))),
+        ),
+    ];
+    let schema = Arc::new(Schema::new(
+        cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>(),
+    ));
+    let b = RecordBatch::try_new(schema, cols.into_iter().map(|c| c.2).collect()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("alternating.parquet");
+    write(&path, &b, n);
+    let plain = summary(vec![path.clone()], 2, false);
+    let phased = summary(vec![path], 2, true);
+    assert_eq!(phased.len(), 3, "the whole run and phases a and b");
+    assert!(
+        differences(&phased[..1], &plain).is_empty(),
+        "{:?}",
+        differences(&phased[..1], &plain)
+    );
+}
