@@ -150,6 +150,11 @@ fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// `gpumon summarize --format json` of `path`, through [`json`].
+fn summary_json(path: &Path) -> Value {
+    json(&gpumon().arg("summarize").arg(path).args(["--format", "json"]).output().unwrap())
+}
+
 fn rows_of(j: &Value) -> u64 {
     j["inputs"].as_array().unwrap().iter().map(|i| i["rows"].as_u64().unwrap()).sum()
 }
@@ -292,14 +297,7 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
         d
     };
     let d = work("clean", &clean);
-    let all = rows_of(&json(
-        &gpumon()
-            .arg("summarize")
-            .arg(d.join("run.parquet"))
-            .args(["--format", "json"])
-            .output()
-            .unwrap(),
-    ));
+    let all = rows_of(&summary_json(&d.join("run.parquet")));
     assert!(all >= (starts.len() * per_batch) as u64);
 
     // The metadata length of the 3rd batch set to 0x7FFFFFFF (the frame is lost; the reader finds
@@ -343,14 +341,7 @@ fn a_damaged_journal_keeps_every_valid_batch_and_recover_keeps_the_journal() {
         "kept as it was"
     );
     assert!(!d.join(".run.parquet.journal").exists());
-    let j = json(
-        &gpumon()
-            .arg("summarize")
-            .arg(d.join("run.parquet"))
-            .args(["--format", "json"])
-            .output()
-            .unwrap(),
-    );
+    let j = summary_json(&d.join("run.parquet"));
     assert_eq!(rows_of(&j), read, "the rebuilt piece holds every valid row");
     assert_eq!(readback(&d.join("run.parquet"))["pyarrow"]["rows"].as_u64(), Some(read));
 

@@ -2205,12 +2205,7 @@ pub unsafe extern "C" fn nvmlDeviceGetPcieThroughput(
         1 => "pcie.rx",
         _ => "",
     };
-    device_call("nvmlDeviceGetPcieThroughput", device, !value.is_null() && !key.is_empty(), |d| {
-        let v = d.next(key, key)?;
-        // SAFETY: non-null.
-        unsafe { value.write(v.as_u32()) };
-        Ok(())
-    })
+    one("nvmlDeviceGetPcieThroughput", device, value, key)
 }
 
 #[unsafe(no_mangle)]
@@ -2943,6 +2938,17 @@ unsafe fn text(
     })
 }
 
+/// A query that answers one number from the scenario key `key` (its own cursor); an empty key is
+/// an argument the fake does not know (INVALID_ARGUMENT).
+fn one(name: &'static str, device: Handle, out: *mut c_uint, key: &'static str) -> Ret {
+    device_call(name, device, !out.is_null() && !key.is_empty(), |d| {
+        let v = d.next(key, key)?;
+        // SAFETY: non-null.
+        unsafe { out.write(v.as_u32()) };
+        Ok(())
+    })
+}
+
 /// A query that answers two numbers (current and pending mode, min and max limit) from two keys.
 fn pair(
     name: &'static str,
@@ -3140,17 +3146,7 @@ pub unsafe extern "C" fn nvmlDeviceGetApplicationsClock(
         2 => "clocks.applications.memory",
         _ => "",
     };
-    device_call(
-        "nvmlDeviceGetApplicationsClock",
-        device,
-        !clock.is_null() && !key.is_empty(),
-        |d| {
-            let v = d.next(key, key)?;
-            // SAFETY: non-null.
-            unsafe { clock.write(v.as_u32()) };
-            Ok(())
-        },
-    )
+    one("nvmlDeviceGetApplicationsClock", device, clock, key)
 }
 
 #[unsafe(no_mangle)]
@@ -3164,17 +3160,7 @@ pub unsafe extern "C" fn nvmlDeviceGetDefaultApplicationsClock(
         2 => "clocks.default_applications.memory",
         _ => "",
     };
-    device_call(
-        "nvmlDeviceGetDefaultApplicationsClock",
-        device,
-        !clock.is_null() && !key.is_empty(),
-        |d| {
-            let v = d.next(key, key)?;
-            // SAFETY: non-null.
-            unsafe { clock.write(v.as_u32()) };
-            Ok(())
-        },
-    )
+    one("nvmlDeviceGetDefaultApplicationsClock", device, clock, key)
 }
 
 #[unsafe(no_mangle)]
