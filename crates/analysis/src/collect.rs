@@ -12,7 +12,8 @@ use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::acc::{GpuAcc, HostAcc, Slot, inputs};
-use crate::diag::{HEALTH, RowRules, RowValues};
+use crate::diag::{HEALTH, RowRules};
+use crate::rowfacts;
 use crate::stat::Scope;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS, NO_U64};
@@ -101,8 +102,8 @@ struct Scratch {
     cnt: Vec<u32>,
     /// Rows whose GPU readings are all null.
     empty: Vec<bool>,
-    /// Columns of the per-row facts ([`Collector::row_facts`]).
-    facts: [Vec<f64>; 8],
+    /// The per-row facts ([`Collector::row_facts`]).
+    facts: rowfacts::Words,
 }
 
 impl Scratch {
@@ -394,55 +395,31 @@ impl Collector {
     /// recorded, below `input_bound_util`) and the CPU is saturated (job.cpu where the row has a
     /// job, else cpu.util.max_core or cpu.util, at or above `pegged_core`).
     fn row_facts(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
-        let fields =
-            [Field::UtilGpu, Field::SmActive, Field::CpuUtilMaxCore, Field::JobCpu, Field::MemUsed];
-        let more = [Field::JobGpuMemory, Field::ClockSm, Field::CpuUtil];
-        // Absent columns are not filled with NaN: a row reads NaN from them through `at`.
-        let mut have = [false; 8];
-        for ((f, out), has) in fields.iter().chain(&more).zip(s.facts.iter_mut()).zip(&mut have) {
-            out.clear();
-            *has = find(cols, *f).is_some_and(|c| cols::f64_values(c, out));
-        }
-        s.u.clear();
-        let reasons =
-            find(cols, Field::EventReasons).is_some_and(|c| cols::u64_values(c, &mut s.u));
-        let reasons = if reasons { &s.u[..] } else { &[] };
-        let [util, sm, core, jcpu, mem, jmem, clock, host_cpu] =
-            std::array::from_fn(|k| if have[k] { &s.facts[k][..] } else { &[] });
-        let at = |v: &[f64], i: usize| v.get(i).copied().unwrap_or(f64::NAN);
-        let cap = crate::acc::Reason::SwPowerCap.bit();
-        let (lo_util, peg, rules) =
-            (self.cfg.input_bound_util, self.cfg.pegged_core, self.cfg.rows);
-        // Slot by slot (each slot's rows in batch order), its counts in locals for the loop.
+        let c = rowfacts::Columns {
+            util: find(cols, Field::UtilGpu),
+            sm: find(cols, Field::SmActive),
+            mem_used: find(cols, Field::MemUsed),
+            clock: find(cols, Field::ClockSm),
+            reasons: find(cols, Field::EventReasons),
+            job_cpu: find(cols, Field::JobCpu),
+            host_cpu: [find(cols, Field::CpuUtilMaxCore), find(cols, Field::CpuUtil)],
+            job_mem: find(cols, Field::JobGpuMemory),
+        };
+        s.facts.read(&c, &self.facts_rules(), s.slot.len());
         for &(sl, lo, hi) in &s.groups {
             let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
-            let mut d = g.diag.clone();
-            let (mut both, mut bound) = (0u64, 0u64);
-            for &i in &s.order[lo..hi] {
-                let i = i as usize;
-                let (u, x, m) = (at(util, i), at(sm, i), at(mem, i));
-                let capped = reasons.get(i).is_some_and(|&r| r != NO_U64 && r & cap != 0);
-                let row = RowValues { util: u, sm: x, mem_used: m, clock: at(clock, i), capped };
-                d.add_row(row, &rules);
-                // The job's CPU where the row has a job; else the busiest core (or all of them).
-                let cpu = match at(jcpu, i) {
-                    c if c.is_nan() => at(core, i).max(at(host_cpu, i)),
-                    c => c,
-                };
-                if u.is_nan() || cpu.is_nan() {
-                    continue;
-                }
-                both += 1;
-                let work = match at(jmem, i) {
-                    j if j.is_nan() => m >= rules.held_mem_mib,
-                    j => j > 0.0,
-                };
-                let low = u < lo_util && (x.is_nan() || x < lo_util);
-                bound += u64::from(low && work && cpu >= peg);
-            }
-            g.diag = d;
-            g.ib_both += both;
-            g.ib_n += bound;
+            let n = s.facts.count(&s.order[lo..hi]);
+            g.diag.add_counts(&n);
+            g.ib_both += n.both;
+            g.ib_n += n.bound;
+        }
+    }
+
+    fn facts_rules(&self) -> rowfacts::Rules {
+        rowfacts::Rules {
+            rows: self.cfg.rows,
+            input_bound_util: self.cfg.input_bound_util,
+            pegged_core: self.cfg.pegged_core,
         }
     }
 

@@ -26,17 +26,6 @@ pub struct RowRules {
     pub busy_util: f64,
 }
 
-/// One GPU row's values the facts are counted from (NaN = missing).
-#[derive(Debug, Clone, Copy)]
-pub struct RowValues {
-    pub util: f64,
-    pub sm: f64,
-    pub mem_used: f64,
-    pub clock: f64,
-    /// Whether the row's clock event reasons include sw_power_cap (the board at its power limit).
-    pub capped: bool,
-}
-
 /// The per-row facts of one GPU.
 #[derive(Debug, Clone)]
 pub struct DiagAcc {
@@ -94,25 +83,13 @@ impl DiagAcc {
         self.empty_last_ts = self.empty_last_ts.max(ts);
     }
 
-    /// One GPU row with data.
-    pub fn add_row(&mut self, v: RowValues, r: &RowRules) {
-        if !v.mem_used.is_nan() {
-            self.mem_n += 1;
-            if v.mem_used >= r.held_mem_mib {
-                self.held_n += 1;
-                // A MIG instance has no utilization.gpu: its GPM sm.active alone says it is idle.
-                let idle = if v.util.is_nan() {
-                    v.sm < r.idle_util
-                } else {
-                    v.util < r.idle_util && (v.sm.is_nan() || v.sm < r.idle_util)
-                };
-                self.held_idle_n += u64::from(idle);
-            }
-        }
-        if v.util >= r.busy_util && !v.capped && !v.clock.is_nan() {
-            self.busy_clock_sum.add(v.clock);
-            self.busy_clock_n += 1;
-        }
+    /// The facts of some rows with data ([`crate::rowfacts`]).
+    pub fn add_counts(&mut self, c: &crate::rowfacts::Counts) {
+        self.mem_n += c.mem_n;
+        self.held_n += c.held_n;
+        self.held_idle_n += c.held_idle_n;
+        self.busy_clock_sum.pool(&c.busy_clock_sum);
+        self.busy_clock_n += c.busy_clock_n;
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
@@ -178,23 +155,19 @@ mod tests {
 
     #[test]
     fn facts_count_and_pool() {
-        let r = RowRules { idle_util: 5.0, held_mem_mib: 1024.0, busy_util: 80.0 };
-        let row = |util: f64, mem: f64, clock: f64| RowValues {
-            util,
-            sm: f64::NAN,
-            mem_used: mem,
-            clock,
-            capped: false,
+        let counts = |mem_n, held_n, held_idle_n, clocks: &[f64]| {
+            let mut c =
+                crate::rowfacts::Counts { mem_n, held_n, held_idle_n, ..Default::default() };
+            clocks.iter().for_each(|&v| c.busy_clock_sum.add(v));
+            c.busy_clock_n = clocks.len() as u64;
+            c
         };
         let mut a = DiagAcc::default();
-        a.add_row(row(0.0, 70000.0, 1980.0), &r);
-        a.add_row(row(0.0, 2.0, 345.0), &r);
-        a.add_row(row(98.0, 70000.0, 1600.0), &r);
+        a.add_counts(&counts(3, 2, 1, &[1600.0]));
         a.add_health(Some(2), 0.0);
         a.add_health(None, 3.0);
         let mut b = DiagAcc::default();
-        b.add_row(row(99.0, 70000.0, 1700.0), &r);
-        b.add_row(RowValues { capped: true, ..row(99.0, 70000.0, 1200.0) }, &r);
+        b.add_counts(&counts(2, 2, 0, &[1700.0]));
         b.add_empty(9);
         b.add_empty(4);
         b.add_health(Some(2), 1.0);

@@ -15,6 +15,7 @@ pub mod keys;
 pub mod last;
 pub mod phases;
 pub mod progress;
+pub mod rowfacts;
 pub mod series;
 pub mod stat;
 pub mod stats;

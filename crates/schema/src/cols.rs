@@ -20,6 +20,40 @@ pub const NO_U64: u64 = u64::MAX;
 /// Marker for a missing timestamp.
 pub const NO_TS: i64 = i64::MIN;
 
+/// `$p!(T)` for a column of 8-, 16- or 32-bit integers of arrow type `T` (`$dt` its data type),
+/// `$other` for any other type.
+macro_rules! narrow_int {
+    ($dt:expr, $p:ident, $other:expr) => {
+        match $dt {
+            DataType::Int8 => $p!(Int8Type),
+            DataType::Int16 => $p!(Int16Type),
+            DataType::Int32 => $p!(Int32Type),
+            DataType::UInt8 => $p!(UInt8Type),
+            DataType::UInt16 => $p!(UInt16Type),
+            DataType::UInt32 => $p!(UInt32Type),
+            _ => $other,
+        }
+    };
+}
+
+/// `$p!(T)` (or `$p!(T, conv)` for floats, which read a value that is not finite as NaN) for a
+/// numeric column of arrow type `T`, `$bool` for booleans, `$null` for the null type and `$other`
+/// for any other type.
+macro_rules! numeric {
+    ($dt:expr, $p:ident, $bool:expr, $null:expr, $other:expr) => {{
+        let finite = |v: f64| if v.is_finite() { v } else { f64::NAN };
+        match $dt {
+            DataType::Int64 => $p!(Int64Type),
+            DataType::UInt64 => $p!(UInt64Type),
+            DataType::Float32 => $p!(Float32Type, |v| finite(f64::from(v))),
+            DataType::Float64 => $p!(Float64Type, finite),
+            DataType::Boolean => $bool,
+            DataType::Null => $null,
+            dt => narrow_int!(dt, $p, $other),
+        }
+    }};
+}
+
 fn prim_f64<T: ArrowPrimitiveType>(
     a: &PrimitiveArray<T>,
     rows: Option<&[u32]>,
@@ -60,20 +94,10 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
             }
         };
     }
-    // Floats: a value that is not finite reads as NaN, in the same pass.
-    let finite = |v: f64| if v.is_finite() { v } else { f64::NAN };
-    match arr.data_type() {
-        DataType::Int8 => p!(Int8Type),
-        DataType::Int16 => p!(Int16Type),
-        DataType::Int32 => p!(Int32Type),
-        DataType::Int64 => p!(Int64Type),
-        DataType::UInt8 => p!(UInt8Type),
-        DataType::UInt16 => p!(UInt16Type),
-        DataType::UInt32 => p!(UInt32Type),
-        DataType::UInt64 => p!(UInt64Type),
-        DataType::Float32 => p!(Float32Type, |v| finite(f64::from(v))),
-        DataType::Float64 => p!(Float64Type, finite),
-        DataType::Boolean => match arr.as_boolean_opt() {
+    numeric!(
+        arr.data_type(),
+        p,
+        match arr.as_boolean_opt() {
             Some(b) => {
                 let bit = |i: usize| if i < b.len() && b.value(i) { 1.0 } else { 0.0 };
                 match rows {
@@ -83,27 +107,60 @@ fn numbers(arr: &dyn Array, rows: Option<&[u32]>, out: &mut Vec<f64>) -> bool {
             }
             None => return false,
         },
-        DataType::Null => out.resize(base + rows.map_or(arr.len(), <[u32]>::len), f64::NAN),
-        _ => return false,
-    }
+        out.resize(base + rows.map_or(arr.len(), <[u32]>::len), f64::NAN),
+        return false
+    );
     mark_nulls(arr, rows, &mut out[base..], f64::NAN);
     true
 }
 
-/// `$p!(T)` for a column of 8-, 16- or 32-bit integers of arrow type `T` (`$dt` its data type),
-/// `$other` for any other type.
-macro_rules! narrow_int {
-    ($dt:expr, $p:ident, $other:expr) => {
-        match $dt {
-            DataType::Int8 => $p!(Int8Type),
-            DataType::Int16 => $p!(Int16Type),
-            DataType::Int32 => $p!(Int32Type),
-            DataType::UInt8 => $p!(UInt8Type),
-            DataType::UInt16 => $p!(UInt16Type),
-            DataType::UInt32 => $p!(UInt32Type),
-            _ => $other,
+/// Call `f(&mut out[i], v)` for each row i of the column with its value `v` as `f64` (NaN for null
+/// and non-finite, as [`f64_values`] reads it), in one loop in the column's own type: the column is
+/// not copied. Returns false for a type that is not numeric (nothing called).
+pub fn each_f64<S>(arr: &dyn Array, out: &mut [S], f: impl Fn(&mut S, f64)) -> bool {
+    fn each<T: ArrowPrimitiveType, S>(
+        a: &PrimitiveArray<T>,
+        out: &mut [S],
+        conv: impl Fn(T::Native) -> f64,
+        f: impl Fn(&mut S, f64),
+    ) {
+        let v = a.values();
+        match a.logical_nulls() {
+            None => out.iter_mut().zip(v).for_each(|(o, &x)| f(o, conv(x))),
+            Some(n) => out.iter_mut().zip(v).zip(n.iter()).for_each(|((o, &x), ok)| {
+                f(o, if ok { conv(x) } else { f64::NAN });
+            }),
         }
-    };
+    }
+    macro_rules! p {
+        ($t:ty) => {
+            p!($t, |v| v as f64)
+        };
+        ($t:ty, $conv:expr) => {
+            match arr.as_primitive_opt::<$t>() {
+                Some(a) => each(a, out, $conv, f),
+                None => return false,
+            }
+        };
+    }
+    numeric!(
+        arr.data_type(),
+        p,
+        match arr.as_boolean_opt() {
+            Some(b) => {
+                let nulls = b.logical_nulls();
+                let bit = |v: bool| if v { 1.0 } else { 0.0 };
+                for (i, (o, v)) in out.iter_mut().zip(b.values().iter()).enumerate() {
+                    let ok = nulls.as_ref().is_none_or(|n| n.is_valid(i));
+                    f(o, if ok { bit(v) } else { f64::NAN });
+                }
+            }
+            None => return false,
+        },
+        out.iter_mut().for_each(|o| f(o, f64::NAN)),
+        return false
+    );
+    true
 }
 
 /// Marker for a missing value in [`i64_at`].
@@ -478,6 +535,29 @@ mod tests {
         let mut u = Vec::new();
         assert!(u64_values(&Float32Array::from(vec![Some(3.6), None, Some(-1.0)]), &mut u));
         assert_eq!(u, [4, NO_U64, NO_U64]);
+    }
+
+    /// `each_f64` sees what `f64_values` reads, for every numeric type, nulls and non-finite
+    /// floats included.
+    #[test]
+    fn each_value_as_read() {
+        use arrow_array::{BooleanArray, Int64Array, NullArray, UInt16Array};
+        let arrays: Vec<Arc<dyn Array>> = vec![
+            Arc::new(UInt8Array::from(vec![Some(1), None, Some(255)])),
+            Arc::new(UInt16Array::from(vec![None, Some(7), Some(65535)])),
+            Arc::new(Int64Array::from(vec![Some(-3), Some(i64::MAX), None])),
+            Arc::new(Float32Array::from(vec![Some(1.5), Some(f32::INFINITY), None])),
+            Arc::new(BooleanArray::from(vec![Some(true), None, Some(false)])),
+            Arc::new(NullArray::new(3)),
+        ];
+        for a in arrays {
+            let mut want = Vec::new();
+            assert!(f64_values(a.as_ref(), &mut want));
+            let mut got = vec![0.0; a.len()];
+            assert!(each_f64(a.as_ref(), &mut got, |o, v| *o = v));
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "{}", a.data_type());
+        }
+        assert!(!each_f64(&StringArray::from(vec!["x"]), &mut [0.0], |_, _| unreachable!()));
     }
 
     #[test]

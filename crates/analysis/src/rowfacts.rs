@@ -1,0 +1,415 @@
+//! The per-row facts of the findings (memory held, held while idle, the SM clock while busy,
+//! input-bound rows), counted column by column: each column sets bits of its rows' words in one
+//! pass in its own type, and each GPU's words are then counted with one table lookup a row.
+
+use arrow_array::Array;
+
+use crate::acc::Fsum;
+use crate::diag::RowRules;
+use gpumon_schema::cols::{self, NO_U64};
+
+/// What a row's columns say, one bit each (a missing value sets no bit).
+mod bit {
+    /// utilization.gpu recorded; below the idle threshold; at or above busy; below input-bound.
+    pub const U_KNOWN: u32 = 1;
+    pub const U_IDLE: u32 = 1 << 1;
+    pub const U_BUSY: u32 = 1 << 2;
+    pub const U_LOW: u32 = 1 << 3;
+    /// sm.active recorded; below the idle threshold; below input-bound.
+    pub const S_KNOWN: u32 = 1 << 4;
+    pub const S_IDLE: u32 = 1 << 5;
+    pub const S_LOW: u32 = 1 << 6;
+    /// memory.used recorded; at or above the held threshold.
+    pub const M_KNOWN: u32 = 1 << 7;
+    pub const M_HELD: u32 = 1 << 8;
+    /// clocks.sm recorded; the clock event reasons include sw_power_cap.
+    pub const CLOCK: u32 = 1 << 9;
+    pub const CAPPED: u32 = 1 << 10;
+    /// job.cpu recorded; at or above pegged.
+    pub const J_KNOWN: u32 = 1 << 11;
+    pub const J_PEG: u32 = 1 << 12;
+    /// cpu.util.max_core or cpu.util recorded; either at or above pegged.
+    pub const H_KNOWN: u32 = 1 << 13;
+    pub const H_PEG: u32 = 1 << 14;
+    /// job.gpu_memory recorded; above zero.
+    pub const JM_KNOWN: u32 = 1 << 15;
+    pub const JM_POS: u32 = 1 << 16;
+}
+
+/// What a row counts for, one bit each: six bits, so a GPU's rows are counted in 64 bins.
+mod fact {
+    pub const MEM: u8 = 1;
+    pub const HELD: u8 = 1 << 1;
+    pub const HELD_IDLE: u8 = 1 << 2;
+    pub const BUSY_CLOCK: u8 = 1 << 3;
+    /// utilization.gpu and a CPU figure both recorded; and the row is input-bound.
+    pub const BOTH: u8 = 1 << 4;
+    pub const BOUND: u8 = 1 << 5;
+}
+
+/// The thresholds the words are set with.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    pub rows: RowRules,
+    pub input_bound_util: f64,
+    pub pegged_core: f64,
+}
+
+/// The columns the facts are read from (None: not in the batch).
+#[derive(Default, Clone, Copy)]
+pub struct Columns<'a> {
+    pub util: Option<&'a dyn Array>,
+    pub sm: Option<&'a dyn Array>,
+    pub mem_used: Option<&'a dyn Array>,
+    pub clock: Option<&'a dyn Array>,
+    pub reasons: Option<&'a dyn Array>,
+    pub job_cpu: Option<&'a dyn Array>,
+    /// cpu.util.max_core and cpu.util: the busiest core, or all of them.
+    pub host_cpu: [Option<&'a dyn Array>; 2],
+    pub job_mem: Option<&'a dyn Array>,
+}
+
+/// One GPU's facts over some rows.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Counts {
+    pub mem_n: u64,
+    pub held_n: u64,
+    pub held_idle_n: u64,
+    pub busy_clock_sum: Fsum,
+    pub busy_clock_n: u64,
+    pub both: u64,
+    pub bound: u64,
+}
+
+/// What each row of a batch counts for, and the batch's clock as numbers.
+#[derive(Default)]
+pub struct Words {
+    words: Vec<u32>,
+    facts: Vec<u8>,
+    reasons: Vec<u64>,
+    clock: Vec<f64>,
+}
+
+/// Set `bits` (a subset of `mask`) of each row's word from its value of `col`.
+fn pass(col: Option<&dyn Array>, words: &mut [u32], f: impl Fn(f64) -> u32) {
+    if let Some(c) = col {
+        cols::each_f64(c, words, |w, v| *w |= f(v));
+    }
+}
+
+/// `b` where `cond` holds, else 0 (branch-free).
+fn on(cond: bool, b: u32) -> u32 {
+    u32::from(cond) * b
+}
+
+impl Words {
+    /// Read the batch's `n` rows.
+    pub fn read(&mut self, c: &Columns<'_>, r: &Rules, n: usize) {
+        use bit::*;
+        self.words.clear();
+        self.words.resize(n, 0);
+        let w = &mut self.words[..];
+        let rows = r.rows;
+        pass(c.util, w, |v| {
+            on(!v.is_nan(), U_KNOWN)
+                | on(v < rows.idle_util, U_IDLE)
+                | on(v >= rows.busy_util, U_BUSY)
+                | on(v < r.input_bound_util, U_LOW)
+        });
+        pass(c.sm, w, |v| {
+            on(!v.is_nan(), S_KNOWN)
+                | on(v < rows.idle_util, S_IDLE)
+                | on(v < r.input_bound_util, S_LOW)
+        });
+        pass(c.mem_used, w, |v| on(!v.is_nan(), M_KNOWN) | on(v >= rows.held_mem_mib, M_HELD));
+        pass(c.clock, w, |v| on(!v.is_nan(), CLOCK));
+        pass(c.job_cpu, w, |v| on(!v.is_nan(), J_KNOWN) | on(v >= r.pegged_core, J_PEG));
+        for h in c.host_cpu {
+            pass(h, w, |v| on(!v.is_nan(), H_KNOWN) | on(v >= r.pegged_core, H_PEG));
+        }
+        pass(c.job_mem, w, |v| on(!v.is_nan(), JM_KNOWN) | on(v > 0.0, JM_POS));
+        self.reasons.clear();
+        if c.reasons.is_some_and(|a| cols::u64_values(a, &mut self.reasons)) {
+            let cap = crate::acc::Reason::SwPowerCap.bit();
+            for (w, &x) in w.iter_mut().zip(&self.reasons) {
+                *w |= on(x != NO_U64 && x & cap != 0, CAPPED);
+            }
+        }
+        self.facts.clear();
+        self.facts.extend(self.words.iter().map(|&w| facts(w)));
+        self.clock.clear();
+        if let Some(a) = c.clock {
+            cols::f64_values(a, &mut self.clock);
+        }
+    }
+
+    /// The facts of the rows `rows` (all of one GPU).
+    pub fn count(&self, rows: &[u32]) -> Counts {
+        let mut bins = [0u64; 64];
+        let mut c = Counts::default();
+        for &i in rows {
+            let i = i as usize;
+            let f = self.facts.get(i).copied().unwrap_or(0);
+            bins[usize::from(f)] += 1;
+            if f & fact::BUSY_CLOCK != 0
+                && let Some(&v) = self.clock.get(i)
+            {
+                c.busy_clock_sum.add(v);
+            }
+        }
+        for (f, &k) in bins.iter().enumerate() {
+            let has = |b: u8| if f as u8 & b != 0 { k } else { 0 };
+            c.mem_n += has(fact::MEM);
+            c.held_n += has(fact::HELD);
+            c.held_idle_n += has(fact::HELD_IDLE);
+            c.busy_clock_n += has(fact::BUSY_CLOCK);
+            c.both += has(fact::BOTH);
+            c.bound += has(fact::BOUND);
+        }
+        c
+    }
+}
+
+/// What a row with word `w` counts for (branch-free: the batch's words convert in one loop).
+fn facts(w: u32) -> u8 {
+    use bit::*;
+    let has = |b: u32| w & b != 0;
+    // A MIG instance has no utilization.gpu: its GPM sm.active alone says it is idle.
+    let idle = (has(U_KNOWN) & has(U_IDLE) & (!has(S_KNOWN) | has(S_IDLE)))
+        | (!has(U_KNOWN) & has(S_IDLE));
+    // The job's CPU where the row has a job; else the busiest core (or all of them).
+    let both = has(U_KNOWN) & (has(J_KNOWN) | has(H_KNOWN));
+    let work = (has(JM_KNOWN) & has(JM_POS)) | (!has(JM_KNOWN) & has(M_HELD));
+    let low = has(U_LOW) & (!has(S_KNOWN) | has(S_LOW));
+    let peg = (has(J_KNOWN) & has(J_PEG)) | (!has(J_KNOWN) & has(H_PEG));
+    let bit = |c: bool, b: u8| u8::from(c) * b;
+    bit(has(M_KNOWN), fact::MEM)
+        | bit(has(M_HELD), fact::HELD)
+        | bit(has(M_HELD) & idle, fact::HELD_IDLE)
+        | bit(has(U_BUSY) & !has(CAPPED) & has(CLOCK), fact::BUSY_CLOCK)
+        | bit(both, fact::BOTH)
+        | bit(both & low & work & peg, fact::BOUND)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float32Array, Float64Array, UInt8Array, UInt16Array, UInt64Array};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One row as the findings define it, NaN for missing: the rules written row by row.
+    #[derive(Debug, Clone, Copy)]
+    struct Row {
+        util: f64,
+        sm: f64,
+        mem: f64,
+        clock: f64,
+        reasons: Option<u64>,
+        job_cpu: f64,
+        max_core: f64,
+        cpu: f64,
+        job_mem: f64,
+    }
+
+    fn oracle(rows: &[Row], r: &Rules) -> Counts {
+        let mut c = Counts::default();
+        let cap = crate::acc::Reason::SwPowerCap.bit();
+        for v in rows {
+            let rr = r.rows;
+            if !v.mem.is_nan() {
+                c.mem_n += 1;
+                if v.mem >= rr.held_mem_mib {
+                    c.held_n += 1;
+                    let idle = if v.util.is_nan() {
+                        v.sm < rr.idle_util
+                    } else {
+                        v.util < rr.idle_util && (v.sm.is_nan() || v.sm < rr.idle_util)
+                    };
+                    c.held_idle_n += u64::from(idle);
+                }
+            }
+            let capped = v.reasons.is_some_and(|x| x & cap != 0);
+            if v.util >= rr.busy_util && !capped && !v.clock.is_nan() {
+                c.busy_clock_sum.add(v.clock);
+                c.busy_clock_n += 1;
+            }
+            let cpu = if v.job_cpu.is_nan() { v.max_core.max(v.cpu) } else { v.job_cpu };
+            if v.util.is_nan() || cpu.is_nan() {
+                continue;
+            }
+            c.both += 1;
+            let work = if v.job_mem.is_nan() { v.mem >= rr.held_mem_mib } else { v.job_mem > 0.0 };
+            let low = v.util < r.input_bound_util && (v.sm.is_nan() || v.sm < r.input_bound_util);
+            c.bound += u64::from(low && work && cpu >= r.pegged_core);
+        }
+        c
+    }
+
+    const RULES: Rules = Rules {
+        rows: RowRules { idle_util: 5.0, held_mem_mib: 1024.0, busy_util: 80.0 },
+        input_bound_util: 50.0,
+        pegged_core: 90.0,
+    };
+
+    /// A value near the thresholds, or missing, or (for floats) not finite.
+    fn value(hi: f64) -> impl Strategy<Value = f64> {
+        prop_oneof![
+            4 => (0.0..hi).prop_map(f64::floor),
+            1 => Just(f64::NAN),
+            1 => prop_oneof![Just(5.0), Just(50.0), Just(80.0), Just(90.0), Just(1024.0), Just(0.0)],
+            1 => Just(f64::INFINITY),
+        ]
+    }
+
+    fn row() -> impl Strategy<Value = Row> {
+        let reasons = proptest::option::of(prop_oneof![Just(0u64), Just(4), Just(5), Just(1 << 3)]);
+        (value(100.0), value(100.0), value(4096.0), value(2000.0), reasons).prop_flat_map(
+            |(util, sm, mem, clock, reasons)| {
+                (value(200.0), value(100.0), value(100.0), value(4096.0)).prop_map(
+                    move |(job_cpu, max_core, cpu, job_mem)| Row {
+                        util,
+                        sm,
+                        mem,
+                        clock,
+                        reasons,
+                        job_cpu,
+                        max_core,
+                        cpu,
+                        job_mem,
+                    },
+                )
+            },
+        )
+    }
+
+    /// A float column: null for NaN, the infinities kept (they read as missing).
+    fn f64s(rows: &[Row], f: fn(&Row) -> f64) -> ArrayRef {
+        Arc::new(rows.iter().map(|r| Some(f(r)).filter(|v| !v.is_nan())).collect::<Float64Array>())
+    }
+
+    /// An integer column: null for NaN and infinity.
+    fn ints<A: FromIterator<Option<u16>> + Array + 'static>(
+        rows: &[Row],
+        f: fn(&Row) -> f64,
+    ) -> ArrayRef {
+        let v = rows.iter().map(|r| Some(f(r)).filter(|v| v.is_finite()).map(|v| v as u16));
+        Arc::new(v.collect::<A>())
+    }
+
+    /// `r` with its infinities missing (an integer column cannot hold them).
+    fn finite(v: f64) -> f64 {
+        if v.is_finite() { v } else { f64::NAN }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// The column passes count what the rules, written row by row, count; for any columns
+        /// present or absent, of any width.
+        #[test]
+        fn words_count_what_the_rules_say(
+            rows in proptest::collection::vec(row(), 0..200),
+            present in proptest::collection::vec(any::<bool>(), 9),
+            narrow in any::<bool>(),
+        ) {
+            let u8s = |f: fn(&Row) -> f64| -> ArrayRef {
+                let v = rows.iter().map(|r| Some(f(r)).filter(|v| v.is_finite()).map(|v| v as u8));
+                Arc::new(v.collect::<UInt8Array>())
+            };
+            let util: ArrayRef = if narrow { u8s(|r| r.util) } else {
+                Arc::new(rows.iter().map(|r| Some(r.util as f32).filter(|v| !v.is_nan()))
+                    .collect::<Float32Array>())
+            };
+            let mem = if narrow { ints::<UInt16Array>(&rows, |r| r.mem) } else { f64s(&rows, |r| r.mem) };
+            let reasons: ArrayRef = Arc::new(rows.iter().map(|r| r.reasons).collect::<UInt64Array>());
+            let cols_: [ArrayRef; 9] = [
+                util,
+                f64s(&rows, |r| r.sm),
+                mem,
+                ints::<UInt16Array>(&rows, |r| r.clock),
+                reasons,
+                f64s(&rows, |r| r.job_cpu),
+                f64s(&rows, |r| r.max_core),
+                f64s(&rows, |r| r.cpu),
+                f64s(&rows, |r| r.job_mem),
+            ];
+            let get = |k: usize| present[k].then(|| cols_[k].as_ref());
+            let c = Columns {
+                util: get(0),
+                sm: get(1),
+                mem_used: get(2),
+                clock: get(3),
+                reasons: get(4),
+                job_cpu: get(5),
+                host_cpu: [get(6), get(7)],
+                job_mem: get(8),
+            };
+            // What the columns hold, as the rules see it: absent and non-finite are missing, and
+            // the integer columns hold whole numbers.
+            let seen: Vec<Row> = rows.iter().map(|r| {
+                let keep = |k: usize, v: f64| if present[k] { finite(v) } else { f64::NAN };
+                Row {
+                    util: keep(0, r.util),
+                    sm: keep(1, r.sm),
+                    mem: keep(2, r.mem),
+                    clock: keep(3, r.clock),
+                    reasons: r.reasons.filter(|_| present[4]),
+                    job_cpu: keep(5, r.job_cpu),
+                    max_core: keep(6, r.max_core),
+                    cpu: keep(7, r.cpu),
+                    job_mem: keep(8, r.job_mem),
+                }
+            }).collect();
+            let mut w = Words::default();
+            w.read(&c, &RULES, rows.len());
+            let all: Vec<u32> = (0..rows.len() as u32).collect();
+            prop_assert_eq!(w.count(&all), oracle(&seen, &RULES));
+            // A GPU's rows in any order and subset count as those rows.
+            let odd: Vec<u32> = all.iter().copied().filter(|i| i % 2 == 1).rev().collect();
+            let odd_rows: Vec<Row> = odd.iter().map(|&i| seen[i as usize]).collect();
+            prop_assert_eq!(w.count(&odd), oracle(&odd_rows, &RULES));
+        }
+    }
+
+    /// The rules on a few rows, by hand: held while idle, the busy clock without a power cap,
+    /// input-bound on the job's CPU, else on the busiest core.
+    #[test]
+    fn rows_by_hand() {
+        let util: ArrayRef = Arc::new(UInt8Array::from(vec![
+            Some(0),
+            Some(0),
+            Some(98),
+            Some(99),
+            Some(99),
+            Some(10),
+            None,
+        ]));
+        let mem: ArrayRef = Arc::new(Float64Array::from(vec![
+            70000.0, 2.0, 70000.0, 70000.0, 70000.0, 3000.0, 3000.0,
+        ]));
+        let clock: ArrayRef =
+            Arc::new(UInt16Array::from(vec![1980, 345, 1600, 1700, 1200, 1000, 1000]));
+        let reasons: ArrayRef = Arc::new(UInt64Array::from(vec![0, 0, 0, 0, 4, 0, 0]));
+        let core: ArrayRef =
+            Arc::new(Float64Array::from(vec![95.0, 95.0, 95.0, 10.0, 10.0, 99.0, 99.0]));
+        let c = Columns {
+            util: Some(util.as_ref()),
+            mem_used: Some(mem.as_ref()),
+            clock: Some(clock.as_ref()),
+            reasons: Some(reasons.as_ref()),
+            host_cpu: [Some(core.as_ref()), None],
+            ..Columns::default()
+        };
+        let mut w = Words::default();
+        w.read(&c, &RULES, 7);
+        let n = w.count(&[0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!((n.mem_n, n.held_n, n.held_idle_n), (7, 6, 1));
+        assert_eq!(n.busy_clock_n, 2);
+        assert_eq!(n.busy_clock_sum.value(), 3300.0);
+        // Rows 0 and 5: low utilization, memory held, a pegged core; row 1 holds no memory.
+        assert_eq!((n.both, n.bound), (6, 2));
+    }
+}
