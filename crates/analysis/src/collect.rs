@@ -239,6 +239,24 @@ impl Collector {
         self.pending_rows.clear();
         let (since, until) =
             (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        // Every row kept, inside the window and of a GPU seen before (most batches of a file):
+        // the slots are those known, and only the rows where host or timestamp changes can start
+        // a tick. The same as the loop below, which handles any batch.
+        let (lo, hi) = s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+        let inside = lo != NO_TS && lo >= since && hi < until;
+        if keep.is_none() && inside && !s.known.contains(&NONE) {
+            s.slot.copy_from_slice(&s.known);
+            for (i, _) in s.empty.iter().enumerate().filter(|(_, e)| **e) {
+                self.empty_row(s.ts[i], &mut s.slot[i]);
+            }
+            let (hs, ts) = (&s.keys.host, &s.ts);
+            for i in 0..n {
+                if i == 0 || hs[i] != hs[i - 1] || ts[i] != ts[i - 1] {
+                    self.tick(hs[i], ts[i], i, &mut s.hrow);
+                }
+            }
+            return;
+        }
         // (host, timestamp) of the last row counted: the rows after it in the same tick are not new.
         let mut last = (u32::MAX, NO_TS);
         for i in 0..n {
@@ -261,29 +279,38 @@ impl Collector {
                 }
                 slot => slot,
             };
-            if s.empty.get(i).copied().unwrap_or(false)
-                && let Some(g) = self.gpus.get_mut(s.slot[i] as usize)
-            {
-                g.2.diag.add_empty(t);
-                s.slot[i] = NONE;
+            if s.empty.get(i).copied().unwrap_or(false) {
+                self.empty_row(t, &mut s.slot[i]);
             }
-            if (h, t) == last {
-                continue;
+            if (h, t) != last {
+                last = (h, t);
+                self.tick(h, t, i, &mut s.hrow);
             }
-            last = (h, t);
-            let ha = &mut self.host_accs[h as usize];
-            // A tick is new when it is later than every tick of the host so far: rows that go back
-            // (the rows of the next GPU when a file is grouped by GPU) belong to ticks counted.
-            if t > ha.last_ts {
-                ha.last_ts = t;
-                if ha.pending.is_none() && ha.ticks == 0 {
-                    ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
-                    self.pending_rows.push((h, i));
-                    continue;
-                }
-                ha.ticks += 1;
-                s.hrow[i] = true;
+        }
+    }
+
+    /// A keyed row at `t` without GPU readings: counted as empty, and nothing else.
+    fn empty_row(&mut self, t: i64, slot: &mut u32) {
+        if let Some(g) = self.gpus.get_mut(*slot as usize) {
+            g.2.diag.add_empty(t);
+            *slot = NONE;
+        }
+    }
+
+    /// Row `i` is the first of its tick (host `h`, timestamp `t`) in the batch.
+    fn tick(&mut self, h: u32, t: i64, i: usize, hrow: &mut [bool]) {
+        let ha = &mut self.host_accs[h as usize];
+        // A tick is new when it is later than every tick of the host so far: rows that go back
+        // (the rows of the next GPU when a file is grouped by GPU) belong to ticks counted.
+        if t > ha.last_ts {
+            ha.last_ts = t;
+            if ha.pending.is_none() && ha.ticks == 0 {
+                ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
+                self.pending_rows.push((h, i));
+                return;
             }
+            ha.ticks += 1;
+            hrow[i] = true;
         }
     }
 
@@ -633,4 +660,66 @@ fn gather(c: Option<&dyn Array>, rows: &[u32], out: &mut Vec<f64>) {
     }
     out.clear();
     out.resize(rows.len(), f64::NAN);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array};
+
+    use super::*;
+    use crate::findings::Thresholds;
+
+    /// Rows of (host, second, GPU index, utilization.gpu): None utilization is a row whose GPU
+    /// did not answer.
+    fn batch(rows: &[(&str, i64, u32, Option<u8>)]) -> RecordBatch {
+        let ts: Vec<i64> = rows.iter().map(|r| r.1 * 1_000_000).collect();
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("timestamp", Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC"))),
+            ("host", Arc::new(rows.iter().map(|r| Some(r.0)).collect::<StringArray>())),
+            ("index", Arc::new(rows.iter().map(|r| r.2).collect::<UInt32Array>())),
+            ("utilization.gpu", Arc::new(rows.iter().map(|r| r.3).collect::<UInt8Array>())),
+        ];
+        RecordBatch::try_from_iter(cols).unwrap()
+    }
+
+    fn summary(c: Collector) -> crate::Summary {
+        let th = Thresholds::default();
+        crate::build(c, &th, Vec::new(), Vec::new(), (None, None), Default::default())
+    }
+
+    /// A batch of GPUs seen before, every row kept, takes the short way through `rows`; the same
+    /// batch with every row selected takes the long way: the same summary. The batch has two
+    /// hosts, repeated timestamps, a row without readings and rows that go back in time.
+    #[test]
+    fn known_gpus_count_alike_either_way() {
+        let first = batch(&[("a", 0, 0, Some(10)), ("a", 0, 1, Some(20)), ("b", 0, 0, Some(5))]);
+        let rows = [
+            ("a", 1, 0, Some(30)),
+            ("a", 1, 1, None),
+            ("b", 1, 0, Some(40)),
+            ("a", 2, 0, Some(50)),
+            ("a", 2, 1, Some(60)),
+            ("b", 2, 0, Some(70)),
+            ("a", 1, 1, Some(80)),
+            ("a", 3, 1, Some(90)),
+            ("b", 3, 0, None),
+        ];
+        let second = batch(&rows);
+        let all = vec![true; rows.len()];
+        let read = |keep: Option<&[bool]>| {
+            let mut c = Collector::new(CollectConfig::default());
+            c.visit(&first, "x").unwrap();
+            c.visit_rows(&second, "x", keep).unwrap();
+            c
+        };
+        let (short, long) = (read(None), read(Some(&all)));
+        assert_eq!(
+            short.host_accs.iter().map(|h| h.ticks).collect::<Vec<_>>(),
+            [3, 3],
+            "ticks 1, 2 and 3 after the first, held back"
+        );
+        assert_eq!(summary(short), summary(long));
+    }
 }

@@ -296,9 +296,7 @@ impl ParquetFile {
             ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.for_pages(), meta.clone())
                 .with_projection(mask)
                 .with_row_groups(vec![rg])
-                .with_batch_size(
-                    std::env::var("PQB").ok().and_then(|v| v.parse().ok()).unwrap_or(PARQUET_BATCH),
-                )
+                .with_batch_size(PARQUET_BATCH)
                 .build()
         })
         .map_err(failed)?
