@@ -242,8 +242,13 @@ impl Collector {
         // Every row kept, inside the window and of a GPU seen before (most batches of a file):
         // the slots are those known, and only the rows where host or timestamp changes can start
         // a tick. The same as the loop below, which handles any batch.
-        let (lo, hi) = s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
-        let inside = lo != NO_TS && lo >= since && hi < until;
+        let inside = if self.cfg.since.is_none() && self.cfg.until.is_none() {
+            !s.ts.contains(&NO_TS)
+        } else {
+            let (lo, hi) =
+                s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+            lo != NO_TS && lo >= since && hi < until
+        };
         if keep.is_none() && inside && !s.known.contains(&NONE) {
             s.slot.copy_from_slice(&s.known);
             for (i, _) in s.empty.iter().enumerate().filter(|(_, e)| **e) {
