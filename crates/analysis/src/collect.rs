@@ -529,8 +529,14 @@ impl Collector {
             if !cols::f64_at(c, &s.hrows, &mut s.a) {
                 continue;
             }
-            for (&i, &v) in s.hrows.iter().zip(&s.a) {
-                self.host_accs[s.keys.host[i as usize] as usize].add(slot, v);
+            // Each run of ticks of one host (a file of one host: the whole batch) in one call.
+            let host = |k: usize| s.keys.host[s.hrows[k] as usize];
+            let mut from = 0;
+            while from < s.hrows.len() {
+                let h = host(from);
+                let to = (from + 1..s.hrows.len()).find(|&k| host(k) != h).unwrap_or(s.hrows.len());
+                self.host_accs[h as usize].add_slice(slot, &s.a[from..to]);
+                from = to;
             }
             s.c.clear();
             cols::f64_at(c, &pending, &mut s.c);

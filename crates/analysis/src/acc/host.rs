@@ -39,15 +39,16 @@ impl HostAcc {
     }
 
     /// Add the value of one tick of the column with `slot` (NaN = missing).
-    #[inline]
     pub fn add(&mut self, slot: Slot, v: f64) {
-        if v.is_nan() {
-            return;
-        }
+        self.add_slice(slot, &[v]);
+    }
+
+    /// [`HostAcc::add`] each value of `vals`.
+    pub fn add_slice(&mut self, slot: Slot, vals: &[f64]) {
         match slot {
-            Slot::Value(k) => self.fields[k].add(v),
-            Slot::MaxCol(k) => self.fields[k].max_col.add(v),
-            Slot::Total => self.mem_total.add(v),
+            Slot::Value(k) => self.fields[k].add_slice(vals),
+            Slot::MaxCol(k) => self.fields[k].max_col.add_slice(vals),
+            Slot::Total => self.mem_total.add_slice(vals),
         }
     }
 
