@@ -88,6 +88,9 @@ pub struct Words {
     facts: Vec<u8>,
     reasons: Vec<u64>,
     clock: Vec<f64>,
+    /// The clock column holds whole numbers of at most 32 bits: a batch of them sums exactly in
+    /// an f64, added to the [`Fsum`] once (the same sum as one add each).
+    clock_whole: bool,
 }
 
 /// Set `bits` (a subset of `mask`) of each row's word from its value of `col`.
@@ -141,12 +144,17 @@ impl Words {
         if let Some(a) = c.clock {
             cols::f64_values(a, &mut self.clock);
         }
+        self.clock_whole = c.clock.is_some_and(|a| {
+            use arrow_schema::DataType::*;
+            matches!(a.data_type(), Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32)
+        });
     }
 
     /// The facts of the rows `rows` (all of one GPU).
     pub fn count(&self, rows: &[u32]) -> Counts {
         let mut bins = [0u64; 64];
         let mut c = Counts::default();
+        let mut whole = 0.0;
         for &i in rows {
             let i = i as usize;
             let f = self.facts.get(i).copied().unwrap_or(0);
@@ -154,9 +162,14 @@ impl Words {
             if f & fact::BUSY_CLOCK != 0
                 && let Some(&v) = self.clock.get(i)
             {
-                c.busy_clock_sum.add(v);
+                if self.clock_whole {
+                    whole += v;
+                } else {
+                    c.busy_clock_sum.add(v);
+                }
             }
         }
+        c.busy_clock_sum.add(whole);
         for (f, &k) in bins.iter().enumerate() {
             let has = |b: u8| if f as u8 & b != 0 { k } else { 0 };
             c.mem_n += has(fact::MEM);
@@ -329,7 +342,7 @@ mod tests {
                 util,
                 f64s(&rows, |r| r.sm),
                 mem,
-                ints::<UInt16Array>(&rows, |r| r.clock),
+                if narrow { ints::<UInt16Array>(&rows, |r| r.clock) } else { f64s(&rows, |r| r.clock) },
                 reasons,
                 f64s(&rows, |r| r.job_cpu),
                 f64s(&rows, |r| r.max_core),
