@@ -1,6 +1,6 @@
 //! The per-row facts of the findings (memory held, held while idle, the SM clock while busy,
 //! input-bound rows), counted column by column: each column sets bits of its rows' words in one
-//! pass in its own type, and each GPU's words are then counted with one table lookup a row.
+//! pass in its own type, and each GPU's rows are then counted in 64 bins of what they count for.
 
 use arrow_array::Array;
 
@@ -93,7 +93,7 @@ pub struct Words {
     clock_whole: bool,
 }
 
-/// Set `bits` (a subset of `mask`) of each row's word from its value of `col`.
+/// Add to each row's word the bits `f` gives for its value of `col` (nothing for an absent column).
 fn pass(col: Option<&dyn Array>, words: &mut [u32], f: impl Fn(f64) -> u32) {
     if let Some(c) = col {
         cols::each_f64(c, words, |w, v| *w |= f(v));
@@ -144,10 +144,7 @@ impl Words {
         if let Some(a) = c.clock {
             cols::f64_values(a, &mut self.clock);
         }
-        self.clock_whole = c.clock.is_some_and(|a| {
-            use arrow_schema::DataType::*;
-            matches!(a.data_type(), Int8 | Int16 | Int32 | UInt8 | UInt16 | UInt32)
-        });
+        self.clock_whole = c.clock.is_some_and(|a| cols::is_narrow_int(a.data_type()));
     }
 
     /// The facts of the rows `rows` (all of one GPU).

@@ -163,6 +163,16 @@ pub fn each_f64<S>(arr: &dyn Array, out: &mut [S], f: impl Fn(&mut S, f64)) -> b
     true
 }
 
+/// Whether a column of this type holds integers of 8, 16 or 32 bits.
+pub fn is_narrow_int(dt: &DataType) -> bool {
+    macro_rules! yes {
+        ($t:ty) => {
+            true
+        };
+    }
+    narrow_int!(dt, yes, false)
+}
+
 /// Marker for a missing value in [`i64_at`].
 pub const NO_I64: i64 = i64::MIN;
 
