@@ -239,27 +239,7 @@ impl Collector {
         self.pending_rows.clear();
         let (since, until) =
             (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
-        // Every row kept, inside the window and of a GPU seen before (most batches of a file):
-        // the slots are those known, and only the rows where host or timestamp changes can start
-        // a tick. The same as the loop below, which handles any batch.
-        let inside = if self.cfg.since.is_none() && self.cfg.until.is_none() {
-            !s.ts.contains(&NO_TS)
-        } else {
-            let (lo, hi) =
-                s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
-            lo != NO_TS && lo >= since && hi < until
-        };
-        if keep.is_none() && inside && !s.known.contains(&NONE) {
-            s.slot.copy_from_slice(&s.known);
-            for (i, _) in s.empty.iter().enumerate().filter(|(_, e)| **e) {
-                self.empty_row(s.ts[i], &mut s.slot[i]);
-            }
-            let (hs, ts) = (&s.keys.host, &s.ts);
-            for i in 0..n {
-                if i == 0 || hs[i] != hs[i - 1] || ts[i] != ts[i - 1] {
-                    self.tick(hs[i], ts[i], i, &mut s.hrow);
-                }
-            }
+        if keep.is_none() && self.known_rows(n, s) {
             return;
         }
         // (host, timestamp) of the last row counted: the rows after it in the same tick are not new.
@@ -292,6 +272,35 @@ impl Collector {
                 self.tick(h, t, i, &mut s.hrow);
             }
         }
+    }
+
+    /// [`Collector::rows`] of a batch whose rows are all kept, inside the window and of GPUs seen
+    /// before (nearly every batch of a file): the slots are those known, and only the rows where
+    /// host or timestamp changes can start a tick. The same as the general loop; false (nothing
+    /// done) for any other batch.
+    fn known_rows(&mut self, n: usize, s: &mut Scratch) -> bool {
+        let inside = match (self.cfg.since, self.cfg.until) {
+            (None, None) => !s.ts.contains(&NO_TS),
+            (since, until) => {
+                let (lo, hi) =
+                    s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+                lo != NO_TS && lo >= since.unwrap_or(i64::MIN) && hi < until.unwrap_or(i64::MAX)
+            }
+        };
+        if !inside || s.known.contains(&NONE) {
+            return false;
+        }
+        s.slot.copy_from_slice(&s.known);
+        for (i, _) in s.empty.iter().enumerate().filter(|(_, e)| **e) {
+            self.empty_row(s.ts[i], &mut s.slot[i]);
+        }
+        let (hs, ts) = (&s.keys.host, &s.ts);
+        for i in 0..n {
+            if i == 0 || hs[i] != hs[i - 1] || ts[i] != ts[i - 1] {
+                self.tick(hs[i], ts[i], i, &mut s.hrow);
+            }
+        }
+        true
     }
 
     /// A keyed row at `t` without GPU readings: counted as empty, and nothing else.
