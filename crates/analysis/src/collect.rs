@@ -203,9 +203,9 @@ impl Collector {
             self.timing(&cols, &mut s);
             self.gpu_columns(&cols, &mut s);
             self.memory_sum(&cols, &mut s);
+            self.reasons(&cols, &mut s);
             self.row_facts(&cols, &mut s);
             self.health(&cols, &mut s);
-            self.reasons(&cols, &mut s);
             self.identity(&cols, &s);
             self.host_columns(&cols, &mut s);
             self.counters(batch, &s);
@@ -441,7 +441,7 @@ impl Collector {
             sm: find(cols, Field::SmActive),
             mem_used: find(cols, Field::MemUsed),
             clock: find(cols, Field::ClockSm),
-            reasons: find(cols, Field::EventReasons),
+            reasons: &s.u,
             job_cpu: find(cols, Field::JobCpu),
             host_cpu: [find(cols, Field::CpuUtilMaxCore), find(cols, Field::CpuUtil)],
             job_mem: find(cols, Field::JobGpuMemory),
@@ -481,9 +481,11 @@ impl Collector {
         }
     }
 
+    /// The clock event reasons of each GPU row; the batch's values are left in `s.u` (empty
+    /// without the column) for the per-row facts.
     fn reasons(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
-        let Some(c) = find(cols, Field::EventReasons) else { return };
         s.u.clear();
+        let Some(c) = find(cols, Field::EventReasons) else { return };
         if cols::u64_values(c, &mut s.u) {
             for (i, &sl) in s.slot.iter().enumerate() {
                 if sl != NONE && s.u[i] != NO_U64 {

@@ -62,7 +62,8 @@ pub struct Columns<'a> {
     pub sm: Option<&'a dyn Array>,
     pub mem_used: Option<&'a dyn Array>,
     pub clock: Option<&'a dyn Array>,
-    pub reasons: Option<&'a dyn Array>,
+    /// The clock event reasons as read by [`cols::u64_values`] (empty: not in the batch).
+    pub reasons: &'a [u64],
     pub job_cpu: Option<&'a dyn Array>,
     /// cpu.util.max_core and cpu.util: the busiest core, or all of them.
     pub host_cpu: [Option<&'a dyn Array>; 2],
@@ -86,7 +87,6 @@ pub struct Counts {
 pub struct Words {
     words: Vec<u32>,
     facts: Vec<u8>,
-    reasons: Vec<u64>,
     clock: Vec<f64>,
     /// The clock column holds whole numbers of at most 32 bits: a batch of them sums exactly in
     /// an f64, added to the [`Fsum`] once (the same sum as one add each).
@@ -131,12 +131,9 @@ impl Words {
             pass(h, w, |v| on(!v.is_nan(), H_KNOWN) | on(v >= r.pegged_core, H_PEG));
         }
         pass(c.job_mem, w, |v| on(!v.is_nan(), JM_KNOWN) | on(v > 0.0, JM_POS));
-        self.reasons.clear();
-        if c.reasons.is_some_and(|a| cols::u64_values(a, &mut self.reasons)) {
-            let cap = crate::acc::Reason::SwPowerCap.bit();
-            for (w, &x) in w.iter_mut().zip(&self.reasons) {
-                *w |= on(x != NO_U64 && x & cap != 0, CAPPED);
-            }
+        let cap = crate::acc::Reason::SwPowerCap.bit();
+        for (w, &x) in w.iter_mut().zip(c.reasons) {
+            *w |= on(x != NO_U64 && x & cap != 0, CAPPED);
         }
         self.facts.clear();
         self.facts.extend(self.words.iter().map(|&w| facts(w)));
@@ -347,12 +344,16 @@ mod tests {
                 f64s(&rows, |r| r.job_mem),
             ];
             let get = |k: usize| present[k].then(|| cols_[k].as_ref());
+            let mut reasons = Vec::new();
+            if let Some(a) = get(4) {
+                prop_assert!(cols::u64_values(a, &mut reasons));
+            }
             let c = Columns {
                 util: get(0),
                 sm: get(1),
                 mem_used: get(2),
                 clock: get(3),
-                reasons: get(4),
+                reasons: &reasons,
                 job_cpu: get(5),
                 host_cpu: [get(6), get(7)],
                 job_mem: get(8),
@@ -402,14 +403,13 @@ mod tests {
         ]));
         let clock: ArrayRef =
             Arc::new(UInt16Array::from(vec![1980, 345, 1600, 1700, 1200, 1000, 1000]));
-        let reasons: ArrayRef = Arc::new(UInt64Array::from(vec![0, 0, 0, 0, 4, 0, 0]));
         let core: ArrayRef =
             Arc::new(Float64Array::from(vec![95.0, 95.0, 95.0, 10.0, 10.0, 99.0, 99.0]));
         let c = Columns {
             util: Some(util.as_ref()),
             mem_used: Some(mem.as_ref()),
             clock: Some(clock.as_ref()),
-            reasons: Some(reasons.as_ref()),
+            reasons: &[0, 0, 0, 0, 4, 0, 0],
             host_cpu: [Some(core.as_ref()), None],
             ..Columns::default()
         };
