@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use gpumon_schema::row::Row;
 use gpumon_source::host::job::{JobTracker, PidSet};
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{CannotStart, UsageError};
 
 pub struct Job {
     child: Option<Child>,
@@ -16,6 +16,9 @@ pub struct Job {
     exit: Option<ExitStatus>,
     /// A stop was asked for (signal forwarded); the run ends when the tree is gone.
     pub stopping: bool,
+    /// A second stop ended the recording while the command still ran (the signal's number): it is
+    /// left running, not waited for, and gpumon says so.
+    abandoned: Option<i32>,
 }
 
 impl Job {
@@ -37,6 +40,7 @@ impl Job {
             pids: PidSet::default(),
             exit: None,
             stopping: false,
+            abandoned: None,
         })
     }
 
@@ -51,6 +55,7 @@ impl Job {
             pids: PidSet::default(),
             exit: None,
             stopping: false,
+            abandoned: None,
         })
     }
 
@@ -95,10 +100,40 @@ impl Job {
         }
     }
 
+    /// The wrapped command's PID while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().filter(|_| self.exit.is_none()).map(Child::id)
+    }
+
+    /// The PID of a command a second stop left running (known once [`Job::wait`] returned).
+    pub fn left_running(&self) -> Option<u32> {
+        self.child
+            .as_ref()
+            .filter(|_| self.abandoned.is_some() && self.exit.is_none())
+            .map(Child::id)
+    }
+
+    /// A second stop: recording ends now, the command is no longer waited for.
+    pub fn abandon(&mut self, signo: i32) {
+        self.abandoned = Some(signo);
+    }
+
     /// Wait for the wrapped command and return the exit code gpumon should end with:
-    /// its own code, or 128 + signal when it was killed.
+    /// its own code, or 128 + signal when it was killed. A command left running by a second stop
+    /// is not waited for (128 + that signal, as a shell reports an interrupted wait).
     pub fn wait(&mut self) -> Result<Option<i32>> {
         let Some(c) = &mut self.child else { return Ok(None) };
+        if let Some(signo) = self.abandoned {
+            if let Ok(Some(status)) = c.try_wait() {
+                self.exit = Some(status);
+                return Ok(Some(exit_code(status)));
+            }
+            eprintln!(
+                "gpumon: stopped recording; the job (pid {}) is still running and no longer recorded",
+                c.id()
+            );
+            return Ok(Some(128 + signo));
+        }
         let status = match self.exit {
             Some(s) => s,
             None => c.wait().context("waiting for the wrapped command")?,
@@ -124,6 +159,40 @@ impl Job {
         [1, 2]
             .iter()
             .any(|fd| std::fs::read_link(format!("/proc/{root}/fd/{fd}")).is_ok_and(|t| t == ours))
+    }
+}
+
+/// Check that `prog` can be started, as a shell finds it (a name with a `/` as a path, else the first
+/// executable of that name in `$PATH`), before the recording creates anything: a typo costs one line
+/// and exit 127, never a half-made recording.
+pub fn check_startable(prog: &str) -> Result<(), CannotStart> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let fail = |code, why: &str| Err(CannotStart { code, msg: format!("{prog}: {why}") });
+    if prog.contains('/') {
+        return match runnable(std::path::Path::new(prog)) {
+            Ok(true) => Ok(()),
+            Ok(false) => fail(126, "not an executable file"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fail(127, "no such file"),
+            Err(e) => fail(126, &e.to_string()),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut found_not_runnable = false;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { std::path::PathBuf::from(".") } else { dir };
+        match runnable(&dir.join(prog)) {
+            Ok(true) => return Ok(()),
+            Ok(false) => found_not_runnable = true,
+            Err(_) => {}
+        }
+    }
+    if found_not_runnable {
+        fail(126, "not an executable file")
+    } else {
+        fail(127, "command not found")
     }
 }
 

@@ -90,6 +90,9 @@ pub struct Outcome {
 
 /// Record until the count or duration is reached, a signal arrives, or the job ends.
 pub fn run(cfg: &RecordConfig) -> Result<Outcome> {
+    if let Some(prog) = cfg.wrap.first() {
+        child::check_startable(prog)?;
+    }
     let signals = signals::install()?;
     // One writer per output, held until the run ends (sink::lock), before anything is touched.
     let mut locks = fanout::lock_outputs(cfg.target.as_ref(), cfg.processes)?;
@@ -129,6 +132,9 @@ struct Pending {
     /// When its GPU reads start (their budget runs from here).
     at: Instant,
     begun: Begun,
+    /// The run's last sub-sample, taken when a stop arrived between deadlines: the partial interval
+    /// since the last row (and the work the job reported in it) is data too.
+    last: bool,
 }
 
 /// One run in progress: its sources, the rows being aggregated, and the outputs with the
@@ -175,10 +181,14 @@ impl Recorder<'_> {
         if self.cfg.duration.is_some_and(|d| deadline.duration_since(cur.start) > d) {
             return None;
         }
-        if !self.wait_until(deadline, signals) {
+        let stopped = !self.wait_until(deadline, signals);
+        // A stop before the first deadline has no interval to finish.
+        if stopped && cur.m == 1 {
             return None;
         }
-        cur.m = self.skip_late(deadline, cur.m);
+        if !stopped {
+            cur.m = self.skip_late(deadline, cur.m);
+        }
         let row = self.rows.row_of(cur.m);
         let (left, missed) = self.rows.enter(row);
         if let Some(t) = left {
@@ -186,7 +196,7 @@ impl Recorder<'_> {
         }
         self.out.miss(missed);
         let begun = self.sources.begin(&self.hostname, self.rows.fields_added());
-        Some(Pending { m: cur.m, row, at: Instant::now(), begun })
+        Some(Pending { m: cur.m, row, at: Instant::now(), begun, last: stopped })
     }
 
     /// The rest of sub-sample `p` once its GPUs were read: its rows made, aggregated and emitted.
@@ -206,7 +216,7 @@ impl Recorder<'_> {
             }
         }
         locks.check();
-        Ok(!self.should_end()?)
+        Ok(!p.last && !self.should_end()?)
     }
 
     /// A partial interval at the end is still data.
@@ -232,10 +242,23 @@ impl Recorder<'_> {
                 signals.try_recv().ok()
             };
             match sig {
-                // A wrapped command is asked to stop first; the run ends when it has.
+                // A wrapped command is asked to stop first; the run ends when it has. A second stop
+                // while it runs ends the recording (the file is finished) and leaves the job, said so.
                 Some(Signal::Stop { signo, from_terminal }) => {
                     match self.sources.job.as_mut().filter(|j| j.is_wrapped()) {
-                        Some(j) => j.forward(signo, from_terminal),
+                        Some(j) if j.stopping => {
+                            j.abandon(signo);
+                            return false;
+                        }
+                        Some(j) => {
+                            j.forward(signo, from_terminal);
+                            if let Some(pid) = j.pid() {
+                                eprintln!(
+                                    "gpumon: waiting for the job (pid {pid}) to exit; recording until it does \
+                                     (a second Ctrl-C or SIGTERM stops recording now)"
+                                );
+                            }
+                        }
                         None => return false,
                     }
                 }
@@ -308,6 +331,7 @@ impl Recorder<'_> {
             Some(j) => j.wait()?,
             None => None,
         };
+        let left_running = self.sources.job.as_ref().and_then(child::Job::left_running);
         let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
         if let Some(c) = self.control.take() {
             if let Some(marks) = c.marks.json() {
@@ -325,8 +349,10 @@ impl Recorder<'_> {
             }
             drop(c);
         }
-        if let Some(code) = job_exit {
-            outputs.add_metadata("gpumon.job.exit_code", &code.to_string());
+        match (job_exit, left_running) {
+            (_, Some(pid)) => outputs.add_metadata("gpumon.job.left_running", &pid.to_string()),
+            (Some(code), None) => outputs.add_metadata("gpumon.job.exit_code", &code.to_string()),
+            (None, None) => {}
         }
         if !cfg.wrap.is_empty() {
             outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));

@@ -1,4 +1,4 @@
-//! Signal handling for `record`: SIGINT/SIGTERM end the run (a second one exits at once),
+//! Signal handling for `record`: SIGINT/SIGTERM end the run (a third one exits at once),
 //! SIGHUP rotates; the origin of each signal is kept so a terminal's Ctrl-C is not forwarded twice.
 //! No thread: the record loop waits for its next deadline in `ppoll` on the handlers' self-pipe.
 
@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -51,11 +51,20 @@ pub fn install() -> Result<Signals> {
     let delivery =
         SignalDelivery::with_pipe(read, write, WithOrigin::default(), [SIGINT, SIGTERM, SIGHUP])
             .context("installing signal handlers")?;
-    let seen = Arc::new(AtomicBool::new(false));
+    // A stop is a stop, not a crash: the first ends the run (a wrapped job is asked to end first),
+    // the second ends it without waiting for the job; only a third exits at once, leaving the file
+    // for `gpumon recover`.
+    let seen = Arc::new(AtomicUsize::new(0));
     for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())
+        let seen = seen.clone();
+        let action = move || {
+            if seen.fetch_add(1, Ordering::SeqCst) >= 2 {
+                signal_hook::low_level::exit(128 + sig);
+            }
+        };
+        // SAFETY: the action only adds to an atomic and calls `_exit`, both async-signal-safe.
+        unsafe { signal_hook::low_level::register(sig, action) }
             .context("installing signal handlers")?;
-        signal_hook::flag::register(sig, seen.clone()).context("installing signal handlers")?;
     }
     Ok(Signals {
         delivery: RefCell::new(delivery),

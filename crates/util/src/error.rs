@@ -5,6 +5,15 @@
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A wrapped command that cannot be started: the shell's exit codes, 127 (not found) and 126 (found
+/// but not executable), and its one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{msg}")]
+pub struct CannotStart {
+    pub code: i32,
+    pub msg: String,
+}
+
 /// Exit codes.
 pub mod exit {
     pub const OK: i32 = 0;
@@ -13,7 +22,11 @@ pub mod exit {
     pub const CHECK_FAILED: i32 = 3;
 }
 
-/// Exit code for an error chain: 2 when any cause is a [`UsageError`], else 1.
+/// Exit code for an error chain: a [`CannotStart`]'s own code, 2 when any cause is a
+/// [`UsageError`], else 1.
 pub fn code_for(e: &anyhow::Error) -> i32 {
+    if let Some(c) = e.chain().find_map(|c| c.downcast_ref::<CannotStart>()) {
+        return c.code;
+    }
     if e.chain().any(|c| c.is::<UsageError>()) { exit::USAGE } else { exit::FAILURE }
 }
