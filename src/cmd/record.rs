@@ -146,15 +146,17 @@ fn non_empty(what: &str, given: &[String]) -> Result<()> {
 }
 
 impl RecordArgs {
-    /// Whether the run records the `phase` column: a wrapped command's run by default (unless it names
-    /// its fields or takes no marks), any run with `--phases`; never the nvidia-smi format.
-    fn phases(&self, format: Format) -> Result<bool> {
+    /// Whether the run records the `phase` column: by default every run that takes marks (a file
+    /// output or a wrapped command, unless it names its fields or has `--no-marks`), so a mark from
+    /// anywhere reaches the file; any run with `--phases`; never the nvidia-smi format.
+    fn phases(&self, format: Format, to_file: bool) -> Result<bool> {
         let nvsmi = matches!(format, Format::NvidiaSmi { .. });
         if self.phases && nvsmi {
             return Err(UsageError("--phases needs the csv or parquet format".into()).into());
         }
         let named = self.fields.iter().chain(&self.query_gpu).any(|f| !f.trim().is_empty());
-        Ok(!nvsmi && (self.phases || (!self.command.is_empty() && !named && !self.no_marks)))
+        let takes_marks = !self.no_marks && (to_file || !self.command.is_empty());
+        Ok(!nvsmi && (self.phases || (takes_marks && !named)))
     }
 
     /// The work counters of `--progress`, checked: valid names, a format with room for their columns,
@@ -247,7 +249,7 @@ impl RecordArgs {
             )
             .into());
         }
-        let phases = self.phases(format)?;
+        let phases = self.phases(format, to_file)?;
         let counters = self.counters(format, to_file)?;
         if format == Format::Parquet && target == Some(Target::Stdout) {
             return Err(UsageError(

@@ -58,6 +58,8 @@ pub struct Marks {
     log: Mutex<Log>,
     /// The job's work counters (`progress` requests).
     pub progress: crate::progress::Counters,
+    /// Why this recording refuses marks (it has no column to put them in), when it does.
+    refused: std::sync::OnceLock<String>,
 }
 
 #[derive(Debug, Default)]
@@ -98,6 +100,9 @@ impl Log {
 impl Marks {
     /// Record a mark arriving now and return its time; refused (and counted) beyond the limits.
     pub fn push(&self, label: Option<Arc<str>>) -> Result<DateTime<Utc>, String> {
+        if let Some(why) = self.refused.get() {
+            return Err(why.clone());
+        }
         let at = Utc::now();
         let mut log = self.log.lock().map_err(|_| "the marks are unavailable".to_string())?;
         if let Err(why) = log.admit(label.as_deref().map_or(0, str::len)) {
@@ -107,6 +112,12 @@ impl Marks {
         log.marks.push(Mark { at, label });
         self.count.store(log.marks.len() as u64, Ordering::Release);
         Ok(at)
+    }
+
+    /// Refuse every mark from now on, saying `why` (a recording without a `phase` column, where an
+    /// accepted mark would reach no file). Work counters are still taken.
+    pub fn refuse(&self, why: String) {
+        let _ = self.refused.set(why);
     }
 
     /// Marks refused by the limits so far.

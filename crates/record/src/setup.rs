@@ -15,7 +15,7 @@ use crate::live::Live;
 use crate::rundir::RunDir;
 use crate::tick::{Emitter, Rows, Sources};
 use crate::{RecordConfig, Recorder};
-use gpumon_schema::catalog::{Source, Table};
+use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::files::{Format, OutputSet, status_path};
 use gpumon_schema::live::{self, LiveStatus};
 use gpumon_schema::row::Selection;
@@ -132,7 +132,19 @@ fn run_dir(cfg: &RecordConfig) -> Option<Arc<RunDir>> {
 /// socket is) or wrapping a job (`$GPUMON_CONTROL`); none with `--no-marks`.
 fn open_control(cfg: &RecordConfig, dir: Option<&Arc<RunDir>>) -> Option<Control> {
     let reachable = matches!(cfg.target, Some(Target::File(_))) || !cfg.wrap.is_empty();
-    dir.filter(|_| cfg.marks && reachable).and_then(Control::open)
+    let control = dir.filter(|_| cfg.marks && reachable).and_then(Control::open)?;
+    // A mark the file has no column for would be answered and lost: refuse it, saying how to keep marks.
+    if !cfg.selection.fields().any(|f| f == Field::Phase) {
+        let why = if matches!(cfg.format, Format::NvidiaSmi { .. }) {
+            "this recording writes nvidia-smi's format, which has no phase column: marks would be lost; \
+             record in csv or parquet to mark phases"
+        } else {
+            "this recording has no phase column (its --fields leave it out): marks would be lost; \
+             start record with --phases (or add phase to --fields) to mark phases"
+        };
+        control.marks.refuse(why.to_string());
+    }
+    Some(control)
 }
 
 /// The work counters of a run declaring them (`--progress`), declared on its control socket.
