@@ -688,8 +688,11 @@ impl CsvCells {
 }
 
 /// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
+/// A file of no rows is an error unless `empty_ok` (a companion, such as `run.procs.csv` of a run
+/// where no process used a GPU: a header and nothing else is an empty companion).
 pub fn read_csv(
     input: &Input,
+    empty_ok: bool,
     want: &[Field],
     progress: &Progress,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
@@ -782,7 +785,7 @@ pub fn read_csv(
         ))
         .into());
     }
-    if rep.rows == 0 {
+    if rep.rows == 0 && !(empty_ok && bad_shape == 0) {
         return Err(UsageError(format!("{}: no data rows", show(path))).into());
     }
     Ok(rep)
@@ -926,12 +929,17 @@ mod tests {
         .unwrap();
         let mut n = 0;
         let input = Input::file(&p, crate::inputs::Kind::GpumonCsv);
-        let rep =
-            read_csv(&input, &[Field::UtilGpu, Field::PowerDraw], &Progress::none(), &mut |b| {
+        let rep = read_csv(
+            &input,
+            false,
+            &[Field::UtilGpu, Field::PowerDraw],
+            &Progress::none(),
+            &mut |b| {
                 n += b.num_rows();
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         assert_eq!(n, 2);
         assert_eq!(rep.rows, 2);
         assert!(rep.warnings[0].contains("line 4 is cut short"), "{:?}", rep.warnings);

@@ -91,8 +91,9 @@ fn journal_span(input: &Input) -> Option<Span> {
 fn csv_ends(input: &Input) -> Option<Span> {
     let mut first = None;
     let none = Progress::new(0, false);
-    let _ =
-        gpumon::read_csv(input, &[Field::Timestamp], &none, &mut |b| stop_at_first(b, &mut first));
+    let _ = gpumon::read_csv(input, false, &[Field::Timestamp], &none, &mut |b| {
+        stop_at_first(b, &mut first)
+    });
     let first = first?;
     let mut header = csv::StringRecord::new();
     csv::ReaderBuilder::new()

@@ -199,8 +199,9 @@ pub fn scan<S: Send>(
             rep.default_host = default_host(path, opts, None);
             let mut state = init();
             let host = rep.default_host.clone();
-            let c =
-                gpumon::read_csv(input, want, progress, &mut |b| checked(&mut state, b, &host))?;
+            let c = gpumon::read_csv(input, table != Table::Metrics, want, progress, &mut |b| {
+                checked(&mut state, b, &host)
+            })?;
             rep.rows = c.rows;
             rep.fields = c.fields;
             rep.ignored_columns = c.ignored;
