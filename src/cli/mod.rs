@@ -172,6 +172,11 @@ pub(crate) struct RecordArgs {
     /// a wrapped command's run has it by default.
     #[arg(long, conflicts_with = "no_marks")]
     pub(crate) phases: bool,
+    /// Continue the output set when it already holds files (a restarted recorder): this run's files
+    /// are added beside them. Without it (and without rotation or retention options) an existing
+    /// output is refused (exit 2), so two recordings are never read as one by accident.
+    #[arg(long)]
+    pub(crate) append: bool,
     /// No control socket: `gpumon mark` cannot reach this run (and a wrapped command gets no
     /// $GPUMON_CONTROL nor `phase` column).
     #[arg(long)]

@@ -294,6 +294,7 @@ impl RecordArgs {
             keep_going: self.keep_going,
             processes: self.processes,
             marks: !self.no_marks,
+            append: self.append,
         })
     }
 }

@@ -78,6 +78,8 @@ pub struct RecordConfig {
     pub processes: bool,
     /// Listen for phase marks (`gpumon mark`) on a control socket; off with `--no-marks`.
     pub marks: bool,
+    /// Continue an output set that already holds files (`--append`) instead of refusing it.
+    pub append: bool,
 }
 
 /// How a run ended.

@@ -37,7 +37,9 @@ impl<'a> Recorder<'a> {
     /// goes unrecorded for lack of a ready writer.
     pub fn open(cfg: &'a RecordConfig) -> Result<Recorder<'a>> {
         if let Some(Target::File(p)) = &cfg.target {
-            recover_leftovers(&OutputSet::new(p))?;
+            let set = OutputSet::new(p);
+            recover_leftovers(&set)?;
+            continue_or_refuse(cfg, &set, p)?;
         }
         let (host, cgroup) = open_host_sources(cfg)?;
         let job_pids: Option<PidSet> =
@@ -282,6 +284,56 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
         warn(&w);
     }
     Ok(())
+}
+
+/// A set that already holds files is continued only when asked: `--append`, or rotation or
+/// retention (a long-running recorder restarted into its set), and then said so. Otherwise the run
+/// is refused before it writes anything, naming the file and the ways out: a second recording
+/// silently added beside the first would be read as one run with it.
+fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Path) -> Result<()> {
+    let members = set.members().unwrap_or_default();
+    let Some(last) = members.last() else { return Ok(()) };
+    let name = gpumon_util::text::show(given);
+    let continues = cfg.append
+        || cfg.rotate_size.is_some()
+        || cfg.rotate_every.is_some()
+        || cfg.keep.is_some()
+        || cfg.max_total.is_some();
+    if !continues {
+        let what = if members.len() == 1 {
+            format!(
+                "{} already exists",
+                gpumon_util::text::show(
+                    &given.with_file_name(last.file_name().unwrap_or_default())
+                )
+            )
+        } else {
+            format!("{name} already holds {} files", members.len())
+        };
+        return Err(UsageError(format!(
+            "{what}: a second recording is not added to it unasked; record to another name \
+             (-o {}), move or remove it, or pass --append to continue the set (readers then list \
+             each recording)",
+            gpumon_util::text::show(&another_name(set, given))
+        ))
+        .into());
+    }
+    eprintln!(
+        "gpumon: continuing {name}: {} file(s) already there; this recording's files are added \
+         beside them (summarize lists each recording)",
+        members.len()
+    );
+    Ok(())
+}
+
+/// A free name to suggest beside a taken one: `run-2.parquet`, `run-3.parquet`, ...
+fn another_name(set: &OutputSet, given: &std::path::Path) -> std::path::PathBuf {
+    let base = set.base();
+    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    (2..1000)
+        .map(|n| given.with_file_name(format!("{stem}-{n}{}", set.ext())))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| given.to_path_buf())
 }
 
 /// The GPU source, or None when the run records host metrics only (no GPU, or NVML unusable
