@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence, Union
@@ -52,6 +53,7 @@ __all__ = [
     "GpumonNotFound",
     "LiveChart",
     "Recording",
+    "RecordingsWarning",
     "Report",
     "binary",
     "compare",
@@ -66,6 +68,12 @@ __all__ = [
     "summary",
     "version",
 ]
+
+class RecordingsWarning(UserWarning):
+    """:func:`read` was given inputs that hold several recordings of one host (a set continued with
+    ``gpumon record --append``): their rows are returned together, a later recording's phases
+    labelled ``"LABEL (recording N)"``."""
+
 
 #: Recordings this process started and has not stopped yet, latest last (what :func:`mark` marks).
 _ACTIVE: list[Recording] = []
@@ -143,7 +151,11 @@ def read(
         args += ["--host", host]
     with tempfile.TemporaryDirectory(prefix="gpumon-read-") as tmp:
         out = Path(tmp, "all.parquet")
-        run(["convert", *args, "-o", str(out), "--quiet"])
+        proc = run(["convert", *args, "-o", str(out), "--quiet"])
+        # Several recordings in the inputs (a rerun continued with --append): said, never silent.
+        for line in proc.stderr.splitlines():
+            if "separate recordings" in line:
+                warnings.warn(line.removeprefix("gpumon: warning: "), RecordingsWarning, stacklevel=2)
         return pd.read_parquet(out, columns=list(columns) if columns is not None else None)
 
 

@@ -147,6 +147,9 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
             s.hosts.len(),
             s.gpu_count()
         ));
+        for l in gpumon_schema::run::recordings_note(&s.inputs) {
+            out.push_str(&format!("  {:w$}    {l}\n", ""));
+        }
     }
     out.push('\n');
     out
@@ -164,8 +167,17 @@ fn render(
             runs_text(cols) + &show::table(c, th) + &show::findings_table(cols)
         }
         CompareFormatArg::Markdown => {
+            let notes: String = cols
+                .iter()
+                .flat_map(|(label, s)| {
+                    gpumon_schema::run::recordings_note(&s.inputs)
+                        .into_iter()
+                        .map(move |l| format!("> {label}: {l}\n"))
+                })
+                .collect();
             format!(
-                "# gpumon compare\n\n{}{}",
+                "# gpumon compare\n\n{}{}{}",
+                if notes.is_empty() { notes } else { notes + "\n" },
                 show::markdown(c, th),
                 show::findings_markdown(cols)
             )
@@ -175,6 +187,15 @@ fn render(
             if let Some(o) = v.as_object_mut() {
                 o.insert("schema".into(), json!("gpumon.compare/1"));
                 o.insert("findings".into(), show::findings_json(cols));
+                // Runs whose inputs hold several recordings, with those recordings (see summarize's JSON).
+                let several: Vec<_> = cols
+                    .iter()
+                    .filter_map(|(label, s)| {
+                        let r = gpumon_schema::run::recordings_note(&s.inputs);
+                        (!r.is_empty()).then(|| json!({"run": label, "note": r}))
+                    })
+                    .collect();
+                o.insert("recordings".into(), json!(several));
                 let checks: Vec<_> = results
                     .iter()
                     .map(|r| json!({"check": r.check, "passed": r.failures.is_empty(), "failures": r.failures}))

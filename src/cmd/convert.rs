@@ -141,6 +141,26 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let mut found = discover(&cfg.inputs)?;
     crate::cmd::report::check_output(&cfg.output, &found)?;
     skip_companions(&mut found.inputs, &cfg.read);
+    // Several recordings of one host are kept apart (their phases relabelled) and said.
+    gpumon_read::recordings::number_recordings(&mut found.inputs);
+    let infos: Vec<gpumon_schema::run::InputInfo> = found
+        .inputs
+        .iter()
+        .map(|i| gpumon_schema::run::InputInfo {
+            path: i.path.clone(),
+            rows: 0,
+            recording: gpumon_read::recordings::recording_of(i)
+                .map(|r| gpumon_schema::run::RecordingOf { ordinal: i.recording, ..r }),
+            ..Default::default()
+        })
+        .collect();
+    let note = gpumon_schema::run::recordings_note(&infos);
+    if let Some((head, rest)) = note.split_first() {
+        warn(&format!(
+            "{head} {}",
+            rest.iter().map(|l| l.replace(", 0 rows in", " in")).collect::<Vec<_>>().join("; ")
+        ));
+    }
     let mut fields = Vec::new();
     for i in &found.inputs {
         for f in probe_fields(i, &cfg.read)? {

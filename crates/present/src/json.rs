@@ -126,6 +126,19 @@ fn input(i: &InputInfo) -> Value {
         "ignored_columns": i.ignored_columns,
         "warnings": i.warnings,
         "notes": i.notes,
+        "recording": i.recording.as_ref().and_then(|r| r.ordinal),
+    })
+}
+
+/// One of several recordings of a host among the inputs.
+fn recording(g: &gpumon_schema::run::RecordingGroup) -> Value {
+    json!({
+        "host": g.of.host,
+        "recording": g.of.ordinal,
+        "start": g.of.start,
+        "command": g.of.command,
+        "files": g.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        "rows": g.rows,
     })
 }
 
@@ -199,6 +212,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         "thresholds": thresholds,
         "rules": rules,
         "inputs": s.inputs.iter().map(input).collect::<Vec<_>>(),
+        "recordings": gpumon_schema::run::several_recordings(&s.inputs).iter().map(recording).collect::<Vec<_>>(),
         "skipped": skipped,
         "hosts": s.hosts.iter().map(|h| host(h, &s.routine_events)).collect::<Vec<_>>(),
         "all": {

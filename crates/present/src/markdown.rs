@@ -289,12 +289,25 @@ fn inputs(o: &mut String, s: &Summary) {
 pub fn render(s: &Summary) -> String {
     let mut o = String::new();
     header(&mut o, s);
+    recordings(&mut o, s);
     work(&mut o, s);
     host_sections(&mut o, s, "##");
     events(&mut o, s);
     users(&mut o, s);
     inputs(&mut o, s);
     o
+}
+
+/// Several recordings among the inputs: said before anything is read as one run.
+fn recordings(o: &mut String, s: &Summary) {
+    let note = gpumon_schema::run::recordings_note(&s.inputs);
+    if let Some((head, rest)) = note.split_first() {
+        let _ = writeln!(o, "> **{head}**");
+        for l in rest {
+            let _ = writeln!(o, "> - {l}");
+        }
+        o.push('\n');
+    }
 }
 
 /// The job's work counters, a line each (`gpumon progress`).

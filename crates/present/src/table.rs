@@ -409,6 +409,9 @@ pub fn render(s: &Summary) -> String {
         &mut out,
         &format!("gpumon summary: {} host(s), {} GPU(s){mig}{span}", s.hosts.len(), s.gpu_count()),
     );
+    for (n, l) in gpumon_schema::run::recordings_note(&s.inputs).iter().enumerate() {
+        line(&mut out, &if n == 0 { l.clone() } else { format!("  {l}") });
+    }
     if s.window.0.is_some() || s.window.1.is_some() {
         line(
             &mut out,

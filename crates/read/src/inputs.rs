@@ -80,6 +80,9 @@ pub struct Input {
     /// A Parquet input's footer once decoded (ordering, probing and reading all need it: decoded
     /// once per input, not once per use), dropped once the input is read.
     pub(crate) footer: Arc<Mutex<Option<ArrowReaderMetadata>>>,
+    /// Which of several recordings of its host among the inputs this one belongs to
+    /// ([`crate::recordings::number_recordings`]); None when they hold one.
+    pub recording: Option<u32>,
 }
 
 impl Input {
@@ -91,6 +94,7 @@ impl Input {
             spool: None,
             id: file_id(path),
             footer: Arc::default(),
+            recording: None,
         }
     }
 
@@ -242,7 +246,14 @@ fn push(f: &mut Discovery, path: &Path, kind: Kind, spool: Option<Arc<tempfile::
     if id.is_some_and(|id| !f.seen.insert(id)) {
         return;
     }
-    f.d.inputs.push(Input { path: path.to_path_buf(), kind, spool, id, footer: Arc::default() });
+    f.d.inputs.push(Input {
+        path: path.to_path_buf(),
+        kind,
+        spool,
+        id,
+        footer: Arc::default(),
+        recording: None,
+    });
     f.group.push(f.current);
 }
 

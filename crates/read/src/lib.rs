@@ -7,6 +7,7 @@ pub mod gpumon;
 pub mod inputs;
 pub mod order;
 pub mod pqbounds;
+pub mod recordings;
 pub mod scan;
 pub mod smilog;
 pub mod thrift;

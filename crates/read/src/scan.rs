@@ -19,7 +19,7 @@ use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::cols::{self, Interner, NO_U64};
 use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::run::InputInfo;
+use gpumon_schema::run::{InputInfo, RecordingOf};
 use gpumon_util::error::UsageError;
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
@@ -155,7 +155,8 @@ pub fn scan<S: Send>(
     // The --gpus filter first, then the value checks, on the batches of every kind.
     let checked = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
         let Some(b) = filter.apply(b)? else { return Ok(()) };
-        let (b, f) = values::check(b.into_owned())?;
+        let b = crate::recordings::relabel_phases(b.into_owned(), input.recording.unwrap_or(0));
+        let (b, f) = values::check(b)?;
         if f != BadValues::default() {
             found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
         }
@@ -163,6 +164,8 @@ pub fn scan<S: Send>(
     };
     let states = match input.kind {
         Kind::Parquet => {
+            rep.recording = crate::recordings::recording_of(input)
+                .map(|r| RecordingOf { ordinal: input.recording, ..r });
             let pf = gpumon::open_parquet(input, table)?;
             // Read now: the footer is not needed again.
             input.keep_footer(None);

@@ -136,7 +136,9 @@ pub struct Inputs {
 /// Discover the inputs with the companion files beside them and sort them by table.
 pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
     let found = discover_recording(paths)?;
-    let t = by_table(found.inputs, read);
+    let mut t = by_table(found.inputs, read);
+    // Several recordings of one host are numbered: said in every output, their phases kept apart.
+    gpumon_read::recordings::number_recordings(&mut t.metrics);
     Ok(Inputs {
         metrics: Discovered { inputs: t.metrics, skipped: found.skipped },
         procs: t.procs,

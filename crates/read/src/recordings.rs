@@ -1,0 +1,92 @@
+//! Which recording each gpumon Parquet input belongs to (its host and `gpumon.start`, shared by the
+//! pieces of one `record` run): inputs that hold several recordings of one host are numbered, so
+//! readers say so and keep their phases apart instead of reading them as one run.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+
+use crate::gpumon::parquet_meta;
+use crate::inputs::{Input, Kind};
+use gpumon_schema::catalog::Field;
+use gpumon_schema::cols;
+use gpumon_schema::run::RecordingOf;
+
+/// The footer's key/value pairs of a gpumon Parquet input (empty for other kinds).
+fn footer_values(input: &Input) -> HashMap<String, String> {
+    if input.kind != Kind::Parquet {
+        return HashMap::new();
+    }
+    let Ok((_, meta)) = parquet_meta(input) else { return HashMap::new() };
+    let kv = meta.metadata().file_metadata().key_value_metadata();
+    kv.into_iter()
+        .flatten()
+        .filter(|k| k.key.starts_with("gpumon."))
+        .filter_map(|k| Some((k.key.clone(), k.value.clone()?)))
+        .collect()
+}
+
+/// The recording an input belongs to, from its footer: host and start (None when gpumon did not
+/// write it, or it is not Parquet: CSV pieces carry no start).
+pub fn recording_of(input: &Input) -> Option<RecordingOf> {
+    let mut kv = footer_values(input);
+    let start = kv.remove("gpumon.start")?;
+    Some(RecordingOf {
+        host: kv.remove("gpumon.hostname").unwrap_or_default(),
+        start,
+        command: kv.remove("gpumon.command").unwrap_or_default(),
+        ordinal: None,
+    })
+}
+
+/// Number the recordings among `inputs` (in time order): where one host has inputs of more than one
+/// recording, each of its inputs gets the ordinal of its recording (1, 2, ...) in `Input::recording`.
+/// Inputs of a host with a single recording keep None.
+pub fn number_recordings(inputs: &mut [Input]) {
+    let ids: Vec<Option<(String, String)>> =
+        inputs.iter().map(|i| recording_of(i).map(|r| (r.host, r.start))).collect();
+    let mut starts: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (host, start) in ids.iter().flatten() {
+        let s = starts.entry(host.as_str()).or_default();
+        if !s.contains(&start.as_str()) {
+            s.push(start.as_str());
+        }
+    }
+    for (input, id) in inputs.iter_mut().zip(&ids) {
+        input.recording = id.as_ref().and_then(|(host, start)| {
+            let s = starts.get(host.as_str()).filter(|s| s.len() > 1)?;
+            s.iter().position(|x| x == start).map(|p| p as u32 + 1)
+        });
+    }
+}
+
+/// The label a phase of recording `n` is shown under when the inputs hold several recordings: the
+/// first recording's phases keep their labels, a later one's get ` (recording N)`.
+pub fn phase_label(label: &str, n: u32) -> String {
+    if n > 1 { format!("{label} (recording {n})") } else { label.to_string() }
+}
+
+/// `b` with its `phase` labels those of recording `n` (unchanged for the first recording or a batch
+/// without phases).
+pub fn relabel_phases(b: RecordBatch, n: u32) -> RecordBatch {
+    if n <= 1 {
+        return b;
+    }
+    let Some(c) =
+        b.schema().fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Phase))
+    else {
+        return b;
+    };
+    let col = b.column(c);
+    let labels: StringArray =
+        (0..col.len()).map(|i| cols::str_at(col.as_ref(), i).map(|l| phase_label(&l, n))).collect();
+    let mut columns: Vec<ArrayRef> = b.columns().to_vec();
+    columns[c] = Arc::new(labels);
+    let schema = b.schema();
+    let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+    fields[c] = Arc::new(fields[c].as_ref().clone().with_data_type(arrow_schema::DataType::Utf8));
+    let schema =
+        Arc::new(arrow_schema::Schema::new_with_metadata(fields, schema.metadata().clone()));
+    RecordBatch::try_new(schema, columns).unwrap_or(b)
+}
