@@ -168,8 +168,8 @@ pub(crate) struct RecordArgs {
     /// RUN.procs.parquet/.csv beside the output: who is using which GPU, and whether it is the job.
     #[arg(long)]
     pub(crate) processes: bool,
-    /// Add the `phase` column (set by `gpumon mark LABEL`) to a run that does not wrap a command;
-    /// a wrapped command's run has it by default.
+    /// Add the `phase` column (set by `gpumon mark LABEL`) to a run that names its --fields; every
+    /// run that takes marks (a file output or a wrapped command) has it by default.
     #[arg(long, conflicts_with = "no_marks")]
     pub(crate) phases: bool,
     /// Continue the output set when it already holds files (a restarted recorder): this run's files

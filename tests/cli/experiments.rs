@@ -226,7 +226,7 @@ fn status_file(run: &Path) -> PathBuf {
 }
 
 /// The control socket of the recording of `run`, from its status file (waits up to 20 s for it).
-fn control(run: &Path) -> PathBuf {
+pub(crate) fn control(run: &Path) -> PathBuf {
     let t0 = Instant::now();
     loop {
         let doc = std::fs::read(status_file(run))

@@ -90,3 +90,64 @@ pub fn relabel_phases(b: RecordBatch, n: u32) -> RecordBatch {
         Arc::new(arrow_schema::Schema::new_with_metadata(fields, schema.metadata().clone()));
     RecordBatch::try_new(schema, columns).unwrap_or(b)
 }
+
+/// The marks a gpumon Parquet file keeps in its footer (`gpumon.marks`: `[{"time", "label"}]`, label
+/// null for an end), in time order: µs since the epoch and the label from then on.
+pub type FooterMarks = Arc<[(i64, Option<String>)]>;
+
+/// The footer marks of a gpumon Parquet input that has no `phase` column (a recording whose marks
+/// reached only its footer, as gpumon 0.1.0 wrote them without `--phases`); None otherwise.
+pub fn footer_marks(input: &Input) -> Option<FooterMarks> {
+    if input.kind != Kind::Parquet {
+        return None;
+    }
+    let (_, meta) = parquet_meta(input).ok()?;
+    if meta.schema().fields().iter().any(|f| Field::lookup(f.name()) == Some(Field::Phase)) {
+        return None;
+    }
+    let kv = meta.metadata().file_metadata().key_value_metadata()?;
+    let text = kv.iter().find(|k| k.key == "gpumon.marks").and_then(|k| k.value.as_deref())?;
+    let list: Vec<serde_json::Value> = serde_json::from_str(text).ok()?;
+    let mut marks: Vec<(i64, Option<String>)> = list
+        .iter()
+        .filter_map(|m| {
+            let at = chrono::DateTime::parse_from_rfc3339(m.get("time")?.as_str()?).ok()?;
+            Some((at.timestamp_micros(), m.get("label")?.as_str().map(str::to_string)))
+        })
+        .collect();
+    marks.sort_by_key(|m| m.0);
+    (!marks.is_empty()).then(|| marks.into())
+}
+
+/// `b` with a `phase` column from `marks`: each row gets the label of the last mark at or before its
+/// timestamp (a row belongs to the phase current at its timestamp, as the recorder stamps it).
+pub fn add_footer_phases(b: RecordBatch, marks: &FooterMarks) -> RecordBatch {
+    let schema = b.schema();
+    let Some(c) =
+        schema.fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))
+    else {
+        return b;
+    };
+    let mut ts = Vec::with_capacity(b.num_rows());
+    if !cols::ts_micros(b.column(c).as_ref(), &mut ts) {
+        return b;
+    }
+    let labels: StringArray = ts
+        .iter()
+        .map(|&t| {
+            let n = marks.partition_point(|m| m.0 <= t);
+            n.checked_sub(1).and_then(|i| marks[i].1.clone()).filter(|_| t != cols::NO_TS)
+        })
+        .collect();
+    let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(arrow_schema::Field::new(
+        Field::Phase.name(),
+        arrow_schema::DataType::Utf8,
+        true,
+    )));
+    let mut columns: Vec<ArrayRef> = b.columns().to_vec();
+    columns.push(Arc::new(labels));
+    let schema =
+        Arc::new(arrow_schema::Schema::new_with_metadata(fields, schema.metadata().clone()));
+    RecordBatch::try_new(schema, columns).unwrap_or(b)
+}

@@ -153,9 +153,16 @@ pub fn scan<S: Send>(
     let table = Table::of(want.iter().copied());
     let found = Mutex::new(BadValues::default());
     // The --gpus filter first, then the value checks, on the batches of every kind.
+    // Marks kept only in the footer (no phase column) give the rows their phases.
+    let marks =
+        want.contains(&Field::Phase).then(|| crate::recordings::footer_marks(input)).flatten();
     let checked = |s: &mut S, b: &RecordBatch, host: &str| -> Result<()> {
         let Some(b) = filter.apply(b)? else { return Ok(()) };
-        let b = crate::recordings::relabel_phases(b.into_owned(), input.recording.unwrap_or(0));
+        let b = match &marks {
+            Some(m) => crate::recordings::add_footer_phases(b.into_owned(), m),
+            None => b.into_owned(),
+        };
+        let b = crate::recordings::relabel_phases(b, input.recording.unwrap_or(0));
         let (b, f) = values::check(b)?;
         if f != BadValues::default() {
             found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
@@ -296,11 +303,18 @@ fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
 pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     let path = &input.path;
     match input.kind {
-        Kind::Parquet => Ok(gpumon::open_parquet(input, Table::Metrics)?
-            .fields
-            .into_iter()
-            .map(|(_, f)| f)
-            .collect()),
+        Kind::Parquet => {
+            let mut fields: Vec<Field> = gpumon::open_parquet(input, Table::Metrics)?
+                .fields
+                .into_iter()
+                .map(|(_, f)| f)
+                .collect();
+            // Marks kept only in the footer are phases too.
+            if crate::recordings::footer_marks(input).is_some() {
+                fields.push(Field::Phase);
+            }
+            Ok(fields)
+        }
         Kind::Journal => {
             let j = gpumon::open_journal(input)?;
             Ok(gpumon::schema_fields(&j.schema()).into_iter().map(|(_, f)| f).collect())
