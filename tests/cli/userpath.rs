@@ -113,6 +113,9 @@ fn a_rerun_is_refused_and_append_keeps_the_recordings_apart() {
     assert_eq!(labels, ["bs=32", "bs=32 (recording 2)"], "phases of two recordings never merge");
     let text = gpumon().arg("summarize").arg(&run).output().unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("2 separate recordings"));
+    let html = dir.path().join("r.html");
+    ok(&gpumon().arg("report").arg(&run).arg("-o").arg(&html).output().unwrap());
+    assert!(std::fs::read_to_string(&html).unwrap().contains("2 separate recordings"));
     let cmp = gpumon().arg("compare").arg(&run).arg(&run).output().unwrap();
     ok(&cmp);
     assert!(String::from_utf8_lossy(&cmp.stdout).contains("separate recordings"), "{cmp:?}");
@@ -160,6 +163,33 @@ fn sigterm_keeps_the_work_of_the_last_partial_interval() {
     assert!(st.success(), "{log}");
     let s = summary_json(&[], &[&run]);
     assert_eq!(s["progress"]["samples"]["total"], 896.0, "{}", s["progress"]);
+}
+
+#[test]
+fn a_python_recording_block_keeps_the_work_of_its_last_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("py.parquet");
+    let scenario = dir.path().join("scenario.txt");
+    std::fs::write(&scenario, TWO_GPUS).unwrap();
+    let py = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, time; sys.path.insert(0, sys.argv[2]); import gpumon\n\
+             with gpumon.recording(sys.argv[1], interval=1, show=False, extra_args=['--progress', 'samples']) as rec:\n\
+             \x20   time.sleep(1.3)\n\
+             \x20   for _ in range(7):\n\
+             \x20       gpumon.progress(samples=128); time.sleep(0.1)\n\
+             print(rec.summary['progress']['samples']['total'])",
+        )
+        .arg(&run)
+        .arg(repo_root().join("python"))
+        .env("GPUMON_BIN", env!("CARGO_BIN_EXE_gpumon"))
+        .env("GPUMON_NVML_LIB", fake_nvml())
+        .env("FAKE_NVML_SCENARIO", &scenario)
+        .output()
+        .unwrap();
+    ok(&py);
+    assert_eq!(String::from_utf8_lossy(&py.stdout).trim(), "896.0", "{py:?}");
 }
 
 #[test]
