@@ -199,8 +199,10 @@ fn one_writer(ext: &str) {
         "{ext}: the live run ends with every tick it wrote"
     );
 
-    // kill -9 leaves its lock file, but not its lock: recover works at once.
-    let rec = recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms"], &out, &[]);
+    // kill -9 leaves its lock file, but not its lock: recover works at once. (A second recording
+    // into the set: --append.)
+    let rec =
+        recorder(dir.path(), &["-v", "-i", "100ms", "--flush", "200ms", "--append"], &out, &[]);
     rec.wait_for("flushed through", 3, 20);
     let mut rec = rec;
     rec.signal(libc::SIGKILL);

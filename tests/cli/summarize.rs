@@ -466,10 +466,10 @@ fn bad_inputs_are_one_line_usage_errors() {
 fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run.parquet");
-    // Two runs to the same name: the second becomes a timestamped piece of the set.
+    // Two runs to the same name: the second (--append) becomes a timestamped piece of the set.
     for _ in 0..2 {
         let o = gpumon_fake(dir.path(), TWO_GPUS)
-            .args(["record", "-q", "-i", "100ms", "--count", "5", "-o"])
+            .args(["record", "-q", "--append", "-i", "100ms", "--count", "5", "-o"])
             .arg(&out)
             .output()
             .unwrap();
@@ -478,7 +478,7 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
     }
     // A third run killed mid-way leaves a journal and a partial file.
     let child = gpumon_fake(dir.path(), TWO_GPUS)
-        .args(["record", "-q", "-i", "100ms", "--flush", "0", "-o"])
+        .args(["record", "-q", "--append", "-i", "100ms", "--flush", "0", "-o"])
         .arg(&out)
         .stderr(Stdio::null())
         .spawn()

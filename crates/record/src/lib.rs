@@ -254,6 +254,7 @@ impl Recorder<'_> {
                         }
                         Some(j) => {
                             j.forward(signo, from_terminal);
+                            signals.waiting_for_job();
                             if let Some(pid) = j.pid() {
                                 eprintln!(
                                     "gpumon: waiting for the job (pid {pid}) to exit; recording until it does \

@@ -1,4 +1,5 @@
-//! Signal handling for `record`: SIGINT/SIGTERM end the run (a third one exits at once),
+//! Signal handling for `record`: SIGINT/SIGTERM end the run (a second one exits at once, a third
+//! while a wrapped job is waited for),
 //! SIGHUP rotates; the origin of each signal is kept so a terminal's Ctrl-C is not forwarded twice.
 //! No thread: the record loop waits for its next deadline in `ppoll` on the handlers' self-pipe.
 
@@ -7,7 +8,7 @@ use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -31,6 +32,9 @@ pub enum Signal {
 
 /// The signals that arrived, read from the handlers' self-pipe by the thread that waits on them.
 pub struct Signals {
+    /// Set while a wrapped job that was asked to stop is waited for: a second stop then ends
+    /// recording (the file finished) instead of exiting at once.
+    waiting: Arc<AtomicBool>,
     delivery: RefCell<SignalDelivery<UnixStream, WithOrigin>>,
     queue: RefCell<VecDeque<Signal>>,
     /// The self-pipe may hold bytes: it was readable at the last wait (or never waited on yet).
@@ -51,14 +55,17 @@ pub fn install() -> Result<Signals> {
     let delivery =
         SignalDelivery::with_pipe(read, write, WithOrigin::default(), [SIGINT, SIGTERM, SIGHUP])
             .context("installing signal handlers")?;
-    // A stop is a stop, not a crash: the first ends the run (a wrapped job is asked to end first),
-    // the second ends it without waiting for the job; only a third exits at once, leaving the file
-    // for `gpumon recover`.
+    // A stop is a stop, not a crash: the first ends the run. While a wrapped job is waited for
+    // (it was asked to end first), the second ends recording without waiting for it and only a third
+    // exits at once; otherwise the second exits at once (the stop is taking too long: a hung
+    // driver), leaving the file for `gpumon recover`.
     let seen = Arc::new(AtomicUsize::new(0));
+    let waiting = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM] {
-        let seen = seen.clone();
+        let (seen, waiting) = (seen.clone(), waiting.clone());
         let action = move || {
-            if seen.fetch_add(1, Ordering::SeqCst) >= 2 {
+            let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
+            if n >= 3 || (n >= 2 && !waiting.load(Ordering::SeqCst)) {
                 signal_hook::low_level::exit(128 + sig);
             }
         };
@@ -67,6 +74,7 @@ pub fn install() -> Result<Signals> {
             .context("installing signal handlers")?;
     }
     Ok(Signals {
+        waiting,
         delivery: RefCell::new(delivery),
         queue: RefCell::new(VecDeque::new()),
         readable: Cell::new(true),
@@ -76,6 +84,11 @@ pub fn install() -> Result<Signals> {
 }
 
 impl Signals {
+    /// A wrapped job was asked to stop and is waited for (see [`Signals::waiting`]).
+    pub fn waiting_for_job(&self) {
+        self.waiting.store(true, Ordering::SeqCst);
+    }
+
     /// Also end waits when `fd` becomes readable ([`Signals::take_extra`] then says so); None: stop.
     pub fn watch(&self, fd: Option<RawFd>) {
         self.extra.set(fd);
