@@ -147,6 +147,9 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
             s.hosts.len(),
             s.gpu_count()
         ));
+        for j in gpumon_present::job_lines(s) {
+            out.push_str(&format!("  {:w$}  {j}\n", ""));
+        }
     }
     out.push('\n');
     out
@@ -175,6 +178,7 @@ fn render(
             if let Some(o) = v.as_object_mut() {
                 o.insert("schema".into(), json!("gpumon.compare/1"));
                 o.insert("findings".into(), show::findings_json(cols));
+                o.insert("jobs".into(), show::jobs_json(cols));
                 let checks: Vec<_> = results
                     .iter()
                     .map(|r| json!({"check": r.check, "passed": r.failures.is_empty(), "failures": r.failures}))

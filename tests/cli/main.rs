@@ -26,4 +26,5 @@ mod shared_dir;
 mod smi_habits;
 mod status;
 mod summarize;
+mod visible;
 mod writers;

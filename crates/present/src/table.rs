@@ -420,7 +420,7 @@ pub fn render(s: &Summary) -> String {
             ),
         );
     }
-    for l in crate::progress::lines(&s.progress) {
+    for l in crate::progress::lines(&s.progress).into_iter().chain(crate::job_lines(s)) {
         line(&mut out, &l);
     }
     for h in &s.hosts {

@@ -28,6 +28,7 @@ use gpumon_schema::catalog::Field;
 use gpumon_schema::files::Format;
 use gpumon_schema::row::{Selection, Tick};
 use gpumon_schema::run::RunStats;
+use gpumon_schema::run::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY};
 use gpumon_sink::Target;
 use gpumon_sink::parquet::MARKS_KEY;
 use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
@@ -326,10 +327,12 @@ impl Recorder<'_> {
             drop(c);
         }
         if let Some(code) = job_exit {
-            outputs.add_metadata("gpumon.job.exit_code", &code.to_string());
+            outputs.add_metadata(JOB_EXIT_CODE_KEY, &code.to_string());
+            let end = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            outputs.add_metadata(JOB_END_KEY, &end);
         }
         if !cfg.wrap.is_empty() {
-            outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));
+            outputs.add_metadata(JOB_COMMAND_KEY, &cfg.wrap.join(" "));
         }
         let target_name = self.target_name;
         let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;

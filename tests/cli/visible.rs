@@ -1,0 +1,71 @@
+//! What a new user sees of a run: the wrapped job's command and exit code in every reading command,
+//! the line `record` ends with, the order of the quantiles, the report's default output and the
+//! units of the text summary.
+
+use std::path::Path;
+
+use crate::common::*;
+
+fn text(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Record `sh -c CMD` wrapped, 100 ms ticks, into `out`; returns gpumon's output.
+fn record_job(dir: &Path, out: &Path, cmd: &str) -> std::process::Output {
+    gpumon_fake(dir, TWO_GPUS)
+        .args(["record", "-i", "100ms", "-o"])
+        .arg(out)
+        .args(["--", "sh", "-c", cmd])
+        .output()
+        .unwrap()
+}
+
+/// A wrapped job that fails: gpumon exits with its code, and summarize (text and JSON), the report
+/// and compare all name its command and code; the failure is an error finding with its time.
+#[test]
+fn a_failed_job_shows_in_every_reading_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let o = record_job(dir.path(), &run, "sleep 0.3; exit 3");
+    assert_eq!(o.status.code(), Some(3), "{}", String::from_utf8_lossy(&o.stderr));
+
+    let o = gpumon().arg("summarize").arg(&run).output().unwrap();
+    ok(&o);
+    let t = text(&o);
+    assert!(t.contains("job: `sh -c sleep 0.3; exit 3` exited with code 3 at 20"), "{t}");
+    assert!(
+        t.contains("[error] job_failed - `sh -c sleep 0.3; exit 3` exited with code 3 at"),
+        "{t}"
+    );
+
+    let o = gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
+    ok(&o);
+    let j = json(&o);
+    let job = &j["inputs"][0]["job"];
+    assert_eq!(job["command"], "sh -c sleep 0.3; exit 3", "{job}");
+    assert_eq!(job["exit_code"], 3, "{job}");
+    assert!(job["end"].as_str().is_some_and(|e| e.ends_with('Z')), "{job}");
+    let f = &j["hosts"][0]["findings"][0];
+    assert_eq!((f["rule"].as_str(), f["severity"].as_str()), (Some("job_failed"), Some("error")));
+    assert!(f["evidence"].as_str().unwrap().contains(" UTC"), "{f}");
+
+    let html = dir.path().join("r.html");
+    ok(&gpumon().arg("report").arg(&run).arg("-o").arg(&html).output().unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("exited with code 3 at"), "no job line in the report");
+    assert!(page.contains("job_failed"), "no finding in the report");
+
+    let good = dir.path().join("good.parquet");
+    ok(&record_job(dir.path(), &good, "sleep 0.3"));
+    let o = gpumon().arg("compare").arg(&good).arg(&run).output().unwrap();
+    ok(&o);
+    let t = text(&o);
+    assert!(t.contains("job: `sh -c sleep 0.3` exited with code 0"), "{t}");
+    assert!(t.contains("job: `sh -c sleep 0.3; exit 3` exited with code 3"), "{t}");
+    assert!(t.contains("[error] job_failed"), "{t}");
+    let o = gpumon().args(["compare", "--format", "json"]).arg(&good).arg(&run).output().unwrap();
+    ok(&o);
+    let codes: Vec<serde_json::Value> =
+        json(&o)["jobs"].as_object().unwrap().values().map(|l| l[0]["exit_code"].clone()).collect();
+    assert_eq!(codes, [serde_json::json!(0), serde_json::json!(3)]);
+}
