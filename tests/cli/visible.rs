@@ -69,3 +69,26 @@ fn a_failed_job_shows_in_every_reading_command() {
         json(&o)["jobs"].as_object().unwrap().values().map(|l| l[0]["exit_code"].clone()).collect();
     assert_eq!(codes, [serde_json::json!(0), serde_json::json!(3)]);
 }
+
+/// A CPU figure on a half-way step of the 0.1-point histogram (70.85) is its own maximum: the
+/// summary's p95 is no higher than its max, in text and JSON.
+#[test]
+fn p95_is_never_above_max() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    let mut body = String::from("timestamp,cpu.util\n");
+    for (k, v) in [10.0, 20.5, 70.85, 33.0, 61.6].iter().enumerate() {
+        body.push_str(&format!("2026-01-05T10:00:0{k}.000Z,{v}\n"));
+    }
+    std::fs::write(&csv, body).unwrap();
+    let o = gpumon().args(["summarize", "--format", "json"]).arg(&csv).output().unwrap();
+    ok(&o);
+    let host = &json(&o)["hosts"][0]["stats"];
+    let (p95, max) =
+        (host["cpu.util.p95"].as_f64().unwrap(), host["cpu.util.max"].as_f64().unwrap());
+    assert!(p95 <= max, "cpu.util p95 {p95} > max {max}");
+    let o = gpumon().arg("summarize").arg(&csv).output().unwrap();
+    ok(&o);
+    let t = text(&o);
+    assert!(t.contains("CPU: mean 39.2%, p95 70.8%, max 70.8%"), "{t}");
+}
