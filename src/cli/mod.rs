@@ -184,7 +184,7 @@ pub(crate) struct RecordArgs {
     /// Command to start and record (after --): recording ends when it exits, and gpumon exits with its code.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
-    /// No live status line.
+    /// No live status line, and no closing line saying what was written.
     #[arg(short, long)]
     pub(crate) quiet: bool,
     /// Print debug detail (GPUs found, files written).

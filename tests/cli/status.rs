@@ -63,6 +63,8 @@ fn status_line_fits_an_80_column_terminal() {
         assert!(status.len() <= 1, "the status line was not redrawn in place:\n{screen}");
         if let Some(s) = status.first() {
             assert!(s.starts_with("gpumon ") && s.contains("GPU 90%"), "{s}");
+            // Before the first flush the file has no bytes: the line counts the ticks held.
+            assert!(!s.contains(" 0 B"), "{s}");
             assert!(s.chars().count() < 80, "{s}");
             seen += 1;
         }
@@ -74,6 +76,11 @@ fn status_line_fits_an_80_column_terminal() {
         !last.lines().any(|l| l.contains("ticks")),
         "the status line is cleared at the end:\n{last}"
     );
+    // The run ends with what it wrote: the file, rows, GPUs, span and size.
+    let wrote = last.lines().find(|l| l.starts_with("gpumon: wrote ")).unwrap_or_else(|| {
+        panic!("no 'gpumon: wrote' line:\n{last}");
+    });
+    assert!(wrote.contains(" rows, 8 GPUs, ") && wrote.contains(" UTC ("), "{wrote}");
 }
 
 #[test]

@@ -92,3 +92,30 @@ fn p95_is_never_above_max() {
     let t = text(&o);
     assert!(t.contains("CPU: mean 39.2%, p95 70.8%, max 70.8%"), "{t}");
 }
+
+/// `record` ends with one line saying what it wrote (files, rows, GPUs, span, size); `-q` leaves it out.
+#[test]
+fn record_says_what_it_wrote_unless_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-i", "100ms", "--count", "3", "-o"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    let want = format!("gpumon: wrote {}: 6 rows, 2 GPUs, 20", run.display());
+    assert!(last.starts_with(&want), "{err}");
+    let size = std::fs::metadata(&run).unwrap().len() as f64 / 1024.0;
+    assert!(last.contains(" UTC (0.2 s), ") && last.ends_with(&format!("{size:.1} KiB")), "{last}");
+
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "-q", "-i", "100ms", "--count", "3", "-o"])
+        .arg(dir.path().join("quiet.csv"))
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("gpumon: wrote"), "-q printed it");
+}

@@ -284,7 +284,12 @@ impl Recorder<'_> {
             self.out.stats.late,
             util,
             file.unwrap_or_else(|| self.target_name.clone()),
-            fmt_bytes(bytes),
+            // Until the first flush there is nothing on disk: the ticks held are what there is.
+            if bytes == 0 {
+                format!("{} ticks buffered", self.out.stats.ticks)
+            } else {
+                fmt_bytes(bytes)
+            },
         ));
     }
 
@@ -309,6 +314,7 @@ impl Recorder<'_> {
             Some(j) => j.wait()?,
             None => None,
         };
+        let gpus = self.sources.gpu.as_ref().map_or(0, |g| g.gpus().count());
         let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
         if let Some(c) = self.control.take() {
             if let Some(marks) = c.marks.json() {
@@ -347,8 +353,11 @@ impl Recorder<'_> {
             eprintln!(
                 "gpumon: {} ticks written to {}",
                 report.written,
-                if files.is_empty() { target_name } else { files.join(", ") }
+                if files.is_empty() { target_name.clone() } else { files.join(", ") }
             );
+        }
+        if !cfg.quiet {
+            eprintln!("{}", wrote_line(&target_name, &report.files, &stats, gpus));
         }
         Ok(Outcome { stats, job_exit })
     }
@@ -362,6 +371,37 @@ fn status_util(tick: &Tick) -> String {
         .map(|u| format!("{u}%"))
         .collect();
     if utils.is_empty() { String::new() } else { format!("GPU {}", utils.join(" ")) }
+}
+
+/// The line a run ends with: `gpumon: wrote run.parquet: 20 rows, 2 GPUs, 2026-01-05
+/// 10:00:00 to 10:00:09 UTC (9.0 s), 14.2 KiB`; the size is that of the files still at their paths.
+fn wrote_line(target: &str, files: &[std::path::PathBuf], stats: &RunStats, gpus: usize) -> String {
+    let names: Vec<String> =
+        files.iter().map(|f| f.strip_prefix(".").unwrap_or(f).display().to_string()).collect();
+    let names = if names.is_empty() { target.to_string() } else { names.join(", ") };
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let gpus = match gpus {
+        0 => "no GPU".to_string(),
+        1 => "1 GPU".to_string(),
+        n => format!("{n} GPUs"),
+    };
+    let span = match (stats.first, stats.last) {
+        (Some(a), Some(b)) => {
+            let secs = (b - a).num_milliseconds() as f64 / 1000.0;
+            format!(
+                ", {} to {} UTC ({secs:.1} s)",
+                a.format("%Y-%m-%d %H:%M:%S"),
+                b.format(if a.date_naive() == b.date_naive() {
+                    "%H:%M:%S"
+                } else {
+                    "%Y-%m-%d %H:%M:%S"
+                })
+            )
+        }
+        _ => String::new(),
+    };
+    let size = if files.is_empty() { String::new() } else { format!(", {}", fmt_bytes(bytes)) };
+    format!("gpumon: wrote {names}: {} rows, {gpus}{span}{size}", stats.rows)
 }
 
 fn fmt_elapsed(d: Duration) -> String {

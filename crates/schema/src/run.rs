@@ -15,6 +15,11 @@ pub struct RunStats {
     pub late: u64,
     pub missed: u64,
     pub dropped: u64,
+    /// Rows of the ticks handed to the outputs.
+    pub rows: u64,
+    /// Stamps of the first and the last tick handed to the outputs.
+    pub first: Option<DateTime<Utc>>,
+    pub last: Option<DateTime<Utc>>,
 }
 
 /// Facts about the run stored with its files (Parquet key/value metadata).
