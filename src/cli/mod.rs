@@ -522,9 +522,10 @@ pub(crate) struct WatchArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReportArgs {
-    /// HTML file to write: self-contained (no network needed to view it), or - for stdout.
+    /// HTML file to write: self-contained (no network needed to view it), or - for stdout
+    /// [default: the first input's name with .html: run.parquet -> run.html].
     #[arg(short, long, value_name = "OUT.html")]
-    pub(crate) output: PathBuf,
+    pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }

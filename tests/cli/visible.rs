@@ -119,3 +119,48 @@ fn record_says_what_it_wrote_unless_quiet() {
     ok(&o);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("gpumon: wrote"), "-q printed it");
 }
+
+/// `gpumon report run.csv` without `-o` writes `run.html` beside it (the name Python's
+/// `gpumon.report()` gives), and says so.
+#[test]
+fn report_without_o_writes_the_inputs_name_with_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    std::fs::write(
+        &csv,
+        "timestamp,index,utilization.gpu\n2026-01-05T10:00:00.000Z,0,10\n2026-01-05T10:00:01.000Z,0,20\n",
+    )
+    .unwrap();
+    let o = gpumon().arg("report").arg(&csv).output().unwrap();
+    ok(&o);
+    let html = dir.path().join("run.html");
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"), "no run.html");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("gpumon: wrote {}", html.display())), "{err}");
+    // A glob names no file: -o is asked for.
+    let o = gpumon().arg("report").arg(dir.path().join("*.csv")).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give -o OUT.html"));
+}
+
+/// The text summary gives the job's figures in their units and counts as whole numbers.
+#[test]
+fn text_summary_has_units_and_whole_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("run.csv");
+    std::fs::write(
+        &csv,
+        "timestamp,cpu.util,job.rss,job.write,job.procs,progress.ticks\n\
+         2026-01-05T10:00:00.000Z,10,2700,8192,1,\n\
+         2026-01-05T10:00:01.000Z,10,2800,8192,2,6\n\
+         2026-01-05T10:00:02.000Z,10,2900,8192,2,7\n",
+    )
+    .unwrap();
+    let o = gpumon().arg("summarize").arg(&csv).output().unwrap();
+    ok(&o);
+    let t = text(&o).replace("\n      ", " ");
+    assert!(t.contains("job.rss mean 2.7 GiB max 2.8 GiB"), "{t}");
+    assert!(t.contains("job.write mean 8.0 KiB/s max 8.0 KiB/s"), "{t}");
+    assert!(t.contains("job.procs mean 1.7 max 2;"), "{t}");
+    assert!(t.contains("Work: ticks 13 total"), "{t}");
+}
