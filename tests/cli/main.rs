@@ -6,6 +6,7 @@ mod callbacks;
 mod cgroup;
 mod common;
 mod diagnosis;
+mod docs;
 mod doctor;
 mod experiments;
 mod fleet;
