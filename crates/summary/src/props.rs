@@ -282,15 +282,15 @@ fn quantile_disorder(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
                 if let Some(name) = k.strip_suffix(".p95") {
                     let get = |s: &str| m.get(&format!("{name}.{s}")).and_then(|v| v.as_f64());
                     let (p50, p95, max) = (get("p50"), x.as_f64(), get("max"));
-                    if let (Some(a), Some(b)) = (p50, p95) {
-                        if a > b {
-                            out.push(format!("{path}.{name}: p50 {a} > p95 {b}"));
-                        }
+                    if let (Some(a), Some(b)) = (p50, p95)
+                        && a > b
+                    {
+                        out.push(format!("{path}.{name}: p50 {a} > p95 {b}"));
                     }
-                    if let (Some(b), Some(c)) = (p95, max) {
-                        if b > c {
-                            out.push(format!("{path}.{name}: p95 {b} > max {c}"));
-                        }
+                    if let (Some(b), Some(c)) = (p95, max)
+                        && b > c
+                    {
+                        out.push(format!("{path}.{name}: p95 {b} > max {c}"));
                     }
                 }
                 quantile_disorder(x, &format!("{path}.{k}"), out);
@@ -304,6 +304,9 @@ fn quantile_disorder(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// One row's `utilization.gpu`, `cpu.util` and `cpu.util.max_core`.
+type Cells = (Option<f64>, Option<f64>, Option<f64>);
 
 /// A value a percent column may hold: any number (negative and above 100 too), or one on a
 /// 0.05 step (the half-way values a 0.1-point histogram rounds up), or null.
@@ -329,7 +332,7 @@ proptest! {
         let t0 = 1_700_000_000_000_000i64;
         let ts: Vec<i64> = (0..n).map(|k| t0 + (k / gpus) as i64 * 1_000_000).collect();
         let index: Vec<u32> = (0..n).map(|k| (k % gpus) as u32).collect();
-        let col = |f: fn(&(Option<f64>, Option<f64>, Option<f64>)) -> Option<f64>| -> ArrayRef {
+        let col = |f: fn(&Cells) -> Option<f64>| -> ArrayRef {
             Arc::new(Float64Array::from(vals.iter().map(f).collect::<Vec<_>>()))
         };
         let cols: Vec<(&str, DataType, ArrayRef)> = vec![
