@@ -263,7 +263,8 @@ def report(
     thresholds: dict[str, float] | None = None,
 ) -> Report:
     """``gpumon report``: write the self-contained HTML report and return it (shown inline in
-    Jupyter). ``output`` defaults to the first input's name with ``.html``; the other options are
+    Jupyter). ``output`` defaults to the first input's name with ``.html`` (as ``gpumon report``
+    without ``-o``); the other options are
     those of :func:`summary`."""
     out = Path(output) if output is not None else Path(path).with_suffix(".html")
     args = _input_args(

@@ -189,7 +189,7 @@ pub(crate) struct RecordArgs {
     /// Command to start and record (after --): recording ends when it exits, and gpumon exits with its code.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
-    /// No live status line.
+    /// No live status line, and no closing line saying what was written.
     #[arg(short, long)]
     pub(crate) quiet: bool,
     /// Print debug detail (GPUs found, files written).
@@ -527,9 +527,10 @@ pub(crate) struct WatchArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReportArgs {
-    /// HTML file to write: self-contained (no network needed to view it), or - for stdout.
+    /// HTML file to write: self-contained (no network needed to view it), or - for stdout
+    /// [default: the first input's name with .html: run.parquet -> run.html].
     #[arg(short, long, value_name = "OUT.html")]
-    pub(crate) output: PathBuf,
+    pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }

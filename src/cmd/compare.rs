@@ -150,6 +150,9 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
         for l in gpumon_schema::run::recordings_note(&s.inputs) {
             out.push_str(&format!("  {:w$}    {l}\n", ""));
         }
+        for j in gpumon_present::job_lines(s) {
+            out.push_str(&format!("  {:w$}  {j}\n", ""));
+        }
     }
     out.push('\n');
     out
@@ -196,6 +199,7 @@ fn render(
                     })
                     .collect();
                 o.insert("recordings".into(), json!(several));
+                o.insert("jobs".into(), show::jobs_json(cols));
                 let checks: Vec<_> = results
                     .iter()
                     .map(|r| json!({"check": r.check, "passed": r.failures.is_empty(), "failures": r.failures}))

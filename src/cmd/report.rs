@@ -118,9 +118,28 @@ pub fn run(cfg: &ReportConfig) -> Result<i32> {
     Ok(report_checks(&results))
 }
 
+/// The report's path when `-o` is not given: the first input's name with `.html` (`run.parquet` ->
+/// `run.html`, a directory `runs/` -> `runs.html`), as Python's `gpumon.report()` names it.
+pub fn default_output(inputs: &[PathBuf]) -> Result<PathBuf> {
+    let first = inputs.first().ok_or_else(|| UsageError("report: no input given".into()))?;
+    let name = first.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name.is_empty() || name.contains(['*', '?', '[']) {
+        return Err(UsageError(format!(
+            "report: cannot name the report after {}: give -o OUT.html",
+            show(first)
+        ))
+        .into());
+    }
+    Ok(first.with_extension("html"))
+}
+
 impl ReportArgs {
     pub fn into_config(self) -> Result<crate::cmd::report::ReportConfig> {
+        let output = match self.output {
+            Some(o) => o,
+            None => default_output(&self.input.inputs)?,
+        };
         let summarize = self.input.into_config(PhaseMode::IfMarked)?;
-        Ok(crate::cmd::report::ReportConfig { summarize, output: self.output })
+        Ok(crate::cmd::report::ReportConfig { summarize, output })
     }
 }

@@ -148,7 +148,7 @@ fn cgroup_or_skip(test: &str, mem_mib: u64, cores: f64) -> Option<TestCgroup> {
     match make_cgroup(&format!("gpumon-test-{test}-{}", std::process::id()), mem_mib, cores) {
         Ok(c) => Some(c),
         Err(why) => {
-            eprintln!("SKIPPED: {test}: {why}");
+            crate::common::skipped(&format!("{test}: {why}"));
             None
         }
     }

@@ -171,3 +171,18 @@ pub fn json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&o.stdout)))
 }
+
+/// Say that the calling test cannot run its checks here (and why): one `SKIPPED` line on stderr,
+/// and, where `GPUMON_SKIP_LOG` names a file (scripts/test sets it), the same line appended there,
+/// so that the run's summary lists every test that passed without checking.
+pub fn skipped(why: &str) {
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let line = format!("SKIPPED {test}: {why}");
+    eprintln!("{line}");
+    if let Some(log) = std::env::var_os("GPUMON_SKIP_LOG").filter(|l| !l.is_empty()) {
+        use std::io::Write;
+        let f = std::fs::OpenOptions::new().create(true).append(true).open(&log);
+        f.and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+            .unwrap_or_else(|e| panic!("writing {}: {e}", std::path::Path::new(&log).display()));
+    }
+}

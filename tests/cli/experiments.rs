@@ -370,7 +370,7 @@ fn another_user_cannot_mark() {
     // SAFETY: geteuid(2) has no preconditions.
     if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--version").output().is_err()
     {
-        eprintln!("skipped: needs root and setpriv to run `gpumon mark` as nobody");
+        skipped("needs root and setpriv to run `gpumon mark` as nobody");
         return;
     }
     use std::os::unix::fs::PermissionsExt;

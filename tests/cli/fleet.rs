@@ -25,7 +25,7 @@ fn python(script: &str, args: &[&OsStr]) -> Vec<u8> {
 fn assert_engine_agrees(report: &Value, engine: &str, gpus: u64) {
     let r = &report[engine];
     if let Some(why) = r["skipped"].as_str() {
-        println!("{engine} half skipped: {why}");
+        skipped(&format!("the {engine} half: {why}"));
         return;
     }
     assert_eq!(r["rows"], gpus, "{engine}: one row per host and GPU: {r}");

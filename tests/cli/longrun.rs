@@ -304,9 +304,7 @@ pub fn small_fs(dir: &Path, size: &str) -> Option<TmpfsGuard> {
     match st {
         Ok(s) if s.success() => Some(TmpfsGuard(mnt)),
         _ => {
-            eprintln!(
-                "SKIPPED disk-full test: cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)"
-            );
+            skipped("cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)");
             None
         }
     }

@@ -437,12 +437,8 @@ fn nvidia_smi_style_matches_real_logs_token_for_token() {
 /// nvidia-smi's own command lines: `--query-gpu=... --format=csv[,noheader][,nounits]`, `-l SEC`,
 /// `-lms MS`; the output (on stdout, as nvidia-smi prints it) matches the real logs token for token.
 #[test]
-fn nvidia_smi_command_lines_give_its_output() {
-    let logs = repo_root().join("../shared/data/nvidia-smi-logs");
-    if !logs.exists() {
-        eprintln!("skipped: {} is absent", logs.display());
-        return;
-    }
+fn real_logs_nvidia_smi_command_lines_give_its_output() {
+    let Some(logs) = shared_smi_logs() else { return };
     let run = |args: &[&str]| -> String {
         let dir = tempfile::tempdir().unwrap();
         let o = gpumon_fake(dir.path(), TWO_GPUS).arg("record").args(args).output().unwrap();

@@ -319,7 +319,7 @@ fn eio_shim(dir: &Path) -> Option<PathBuf> {
     match st {
         Ok(s) if s.success() => Some(so),
         _ => {
-            eprintln!("SKIPPED EIO test: cannot build the LD_PRELOAD shim (gcc missing)");
+            skipped("cannot build the LD_PRELOAD shim of the EIO test (gcc missing)");
             None
         }
     }
@@ -485,7 +485,7 @@ fn faketime_lib() -> Option<PathBuf> {
         })
         .find(|p| p.exists());
     if found.is_none() {
-        eprintln!("SKIPPED clock-step test: libfaketime not installed (apt-get install faketime)");
+        skipped("libfaketime not installed (apt-get install faketime)");
     }
     found
 }

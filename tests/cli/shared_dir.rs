@@ -18,7 +18,7 @@ fn neighbour() -> Option<(u32, u32)> {
     const NAME: &str = "gpumon-neighbour";
     // SAFETY: geteuid(2) cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        println!("skipped: a second user needs root to make");
+        skipped("a second user needs root to make");
         return None;
     }
     let id = |flag: &str| -> Option<u32> {
@@ -32,7 +32,7 @@ fn neighbour() -> Option<(u32, u32)> {
     match (id("-u"), id("-g")) {
         (Some(u), Some(g)) => Some((u, g)),
         _ => {
-            println!("skipped: cannot make a second user (useradd failed)");
+            skipped("cannot make a second user (useradd failed)");
             None
         }
     }

@@ -74,6 +74,11 @@ fn status_line_fits_an_80_column_terminal() {
         !last.lines().any(|l| l.contains("ticks")),
         "the status line is cleared at the end:\n{last}"
     );
+    // The run ends with what it wrote: the file, rows, GPUs, span and size.
+    let wrote = last.lines().find(|l| l.starts_with("gpumon: wrote ")).unwrap_or_else(|| {
+        panic!("no 'gpumon: wrote' line:\n{last}");
+    });
+    assert!(wrote.contains(" rows, 8 GPUs, ") && wrote.contains(" UTC ("), "{wrote}");
 }
 
 #[test]
@@ -122,4 +127,36 @@ fn wrapped_job_output_is_not_mixed_with_a_status_line() {
             "line {i} of the job was broken:\n{last}"
         );
     }
+}
+
+/// Until the first flush a Parquet file has no bytes: the status line counts the ticks held in
+/// memory instead of showing `0 B`.
+#[test]
+fn status_line_counts_ticks_until_the_file_has_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.txt");
+    std::fs::write(&scenario, eight_gpus()).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let script = format!(
+        "cd '{}' && env -u CUDA_VISIBLE_DEVICES -u NVIDIA_VISIBLE_DEVICES GPUMON_NVML_LIB='{}' FAKE_NVML_SCENARIO='{}' '{}' record -i 200ms --duration 3s -o r.parquet; echo gpumon-exit=$?; sleep 60",
+        dir.path().display(),
+        fake_nvml().display(),
+        scenario.display(),
+        bin.display(),
+    );
+    let tmux = Tmux::new("bytes");
+    tmux.start("t", 120, 24, &script);
+    let t0 = Instant::now();
+    let mut lines = Vec::new();
+    while t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(200));
+        let screen = tmux.capture("t");
+        if screen.contains("gpumon-exit=") {
+            break;
+        }
+        lines.extend(screen.lines().filter(|l| l.contains("ticks")).map(str::to_string));
+    }
+    assert!(!lines.is_empty(), "no status line seen");
+    assert!(lines.iter().all(|l| !l.contains(" 0 B")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.contains("ticks buffered")), "{lines:#?}");
 }

@@ -63,7 +63,7 @@ fn stat(g: &Value, name: &str) -> Option<f64> {
 }
 
 #[test]
-fn every_shared_log_agrees_with_pandas() {
+fn real_logs_agree_with_pandas() {
     let Some(logs) = shared_smi_logs() else { return };
     let mut names: Vec<String> = std::fs::read_dir(&logs)
         .unwrap()
@@ -183,7 +183,7 @@ fn pyarrow_page_layouts_read_the_same_as_the_parquet_crate() {
 }
 
 #[test]
-fn a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
+fn real_logs_a_directory_of_logs_is_one_host_per_log_and_a_bad_one_fails_all() {
     let Some(logs) = shared_smi_logs() else { return };
     let o = summarize(&["--format", "json", "--tz", "UTC"], &[&logs]);
     assert_eq!(o.status.code(), Some(2), "the headerless log without --columns fails the run");
@@ -542,7 +542,7 @@ fn a_rotated_set_and_a_crash_journal_are_read_without_changing_files() {
 }
 
 #[test]
-fn windows_cut_the_data() {
+fn real_logs_windows_cut_the_data() {
     let Some(logs) = shared_smi_logs() else { return };
     let log = logs.join("shougangu_balance-budget__gpu_usage.csv");
     let all = json_of(&summarize(&["--format", "json", "--tz", "UTC"], &[&log]));
@@ -580,7 +580,7 @@ fn windows_cut_the_data() {
 }
 
 #[test]
-fn table_markdown_and_csv_reports() {
+fn real_logs_table_markdown_and_csv_reports() {
     let Some(logs) = shared_smi_logs() else { return };
     let log =
         logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
@@ -605,7 +605,7 @@ fn table_markdown_and_csv_reports() {
 }
 
 #[test]
-fn convert_a_log_to_typed_parquet_and_back() {
+fn real_logs_convert_a_log_to_typed_parquet_and_back() {
     let Some(logs) = shared_smi_logs() else { return };
     let dir = tempfile::tempdir().unwrap();
     let log = logs.join("yqg9651_cuda_test__h800_sxm_random_gemm_bf16.csv");
@@ -669,7 +669,7 @@ fn convert_a_log_to_typed_parquet_and_back() {
 /// `--gpus` selects GPUs in summarize, report and convert; the GPU count of an interleaved
 /// nvidia-smi log has its own flag, `--interleaved-gpus`.
 #[test]
-fn gpus_selects_gpus_and_interleaved_gpus_counts_them() {
+fn real_logs_gpus_selects_gpus_and_interleaved_gpus_counts_them() {
     let Some(logs) = shared_smi_logs() else { return };
     let log =
         logs.join("grantwilkins_training_profile__h100_8gpu_power-trace_2025-07-26-23-32-09.csv");
@@ -733,7 +733,7 @@ fn gpus_selects_gpus_and_interleaved_gpus_counts_them() {
 
 /// `--tz` in any case, IANA names, fixed offsets.
 #[test]
-fn tz_accepts_any_case_and_fixed_offsets() {
+fn real_logs_tz_accepts_any_case_and_fixed_offsets() {
     let Some(logs) = shared_smi_logs() else { return };
     let log = logs.join("shougangu_balance-budget__gpu_usage.csv");
     let start = |tz: &str| -> i64 {

@@ -222,6 +222,10 @@ fn a_second_ctrl_c_finishes_the_file_and_names_the_job_left_running() {
     assert_eq!(files_in(dir.path()), ["j.parquet"], "a finished file, nothing hidden left: {log}");
     let s = summary_json(&[], &[&run]);
     assert!(s["hosts"][0]["gpus"].as_array().unwrap().len() == 2, "{s}");
+    assert_eq!(s["inputs"][0]["job"]["left_running_pid"], pid, "{}", s["inputs"]);
+    let text = gpumon().arg("summarize").arg(&run).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("still running (pid {pid})")), "{text}");
 }
 
 #[test]

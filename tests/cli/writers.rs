@@ -100,7 +100,7 @@ fn every_writer_and_setting_summarizes_like_the_recording() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let made = sweep(&[Path::new("variants"), &orig, &dir.path().join("v")]);
     for s in made["skipped"].as_array().unwrap() {
-        eprintln!("skipped {}: {}", s["name"], s["reason"]);
+        skipped(&format!("variant {}: {}", s["name"], s["reason"]));
     }
     let reference = figures(&orig).unwrap();
     let mut bad = Vec::new();

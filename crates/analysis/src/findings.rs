@@ -9,6 +9,7 @@ use crate::events::{EventRecord, xid_groups};
 use crate::stat::Stat;
 use crate::stats::Stats;
 use gpumon_schema::catalog::Field;
+use gpumon_schema::run::InputInfo;
 
 /// Every threshold the rules use, with defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,7 +220,15 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 17] = [
+pub static RULES: [Rule; 18] = [
+    Rule {
+        id: "job_failed",
+        severity: Severity::Error,
+        when: "the command gpumon wrapped (record -- CMD) exited with a non-zero code (128 + N: ended by signal N); \
+               the evidence names the command, the code and when it ended",
+        fix: "read the job's own output for why it failed; the figures cover the run only up to its end, so compare \
+              them with a run that succeeded before drawing conclusions",
+    },
     Rule {
         id: "gpu_lost",
         severity: Severity::Error,
@@ -919,6 +928,21 @@ fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fal
             f.fix = action;
         }
     }
+}
+
+/// A failed wrapped command of each input of `host` that records one: its command, exit code and
+/// when it ended (the input's last row when the file does not say).
+pub fn job_failed(host: &str, inputs: &[InputInfo], last_row: Option<i64>) -> Vec<Finding> {
+    let mut out = Findings { host, list: Vec::new() };
+    for i in inputs.iter().filter(|i| i.default_host == host) {
+        let Some(j) = i.job.as_ref().filter(|j| j.failed()) else { continue };
+        let code = j.exit_code.unwrap_or_default();
+        let signal = if code > 128 { format!(" (signal {})", code - 128) } else { String::new() };
+        let at = j.end.or(last_row).map_or_else(String::new, |t| format!(" at {} UTC", when(t)));
+        let evidence = format!("`{}` exited with code {code}{signal}{at}", j.command);
+        out.push("job_failed", None, evidence);
+    }
+    out.list
 }
 
 /// Findings for one host, GPUs in report order, then the host-wide ones and the Xid events.

@@ -29,7 +29,7 @@ use crate::acc::{Gap, GpuAcc, TimingStats};
 use crate::checks::Check;
 use crate::collect::{Collector, GpuKey};
 use crate::events::{EventRecord, RoutineCount};
-use crate::findings::{Finding, GpuView, Thresholds, diagnose};
+use crate::findings::{Finding, GpuView, Thresholds, diagnose, job_failed};
 use crate::stat::{Scope, Stat};
 use crate::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
 use crate::usage::UserUsage;
@@ -171,6 +171,8 @@ pub fn build(
             })
             .collect();
         let mut findings = diagnose(&name, &views, &hs, &companions.events, th);
+        let last_row = mine.iter().map(|&i| c.gpus[i].2.last_ts).max();
+        findings.extend(job_failed(&name, &inputs, last_row));
         by_severity(&mut findings);
         hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
     }

@@ -193,3 +193,15 @@ pub fn findings_json(cols: &[(String, &Summary)]) -> Value {
     }
     Value::Object(m)
 }
+
+/// Each run's (or phase's) wrapped commands, `label -> [{command, exit_code, end}]`.
+pub fn jobs_json(cols: &[(String, &Summary)]) -> Value {
+    let m: Map<String, Value> = (cols.iter())
+        .map(|(label, s)| {
+            let jobs: Vec<Value> =
+                s.inputs.iter().filter_map(|i| i.job.as_ref()).map(crate::json::job).collect();
+            (label.clone(), json!(jobs))
+        })
+        .collect();
+    Value::Object(m)
+}

@@ -10,7 +10,7 @@ use gpumon_analysis::findings::RULES;
 use gpumon_analysis::stats::Stats;
 use gpumon_analysis::usage::UserUsage;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
-use gpumon_schema::run::InputInfo;
+use gpumon_schema::run::{InputInfo, JobInfo};
 
 /// Version tag of the shape; bumped only on incompatible changes.
 pub const SCHEMA: &str = "gpumon.summary/1";
@@ -126,6 +126,7 @@ fn input(i: &InputInfo) -> Value {
         "ignored_columns": i.ignored_columns,
         "warnings": i.warnings,
         "notes": i.notes,
+        "job": i.job.as_ref().map(job),
         "recording": i.recording.as_ref().and_then(|r| r.ordinal),
     })
 }
@@ -140,6 +141,11 @@ fn recording(g: &gpumon_schema::run::RecordingGroup) -> Value {
         "files": g.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
         "rows": g.rows,
     })
+}
+
+/// A wrapped command: `{command, exit_code, end}` (null where the file does not say).
+pub fn job(j: &JobInfo) -> Value {
+    json!({"command": j.command, "exit_code": j.exit_code, "end": j.end.map(rfc3339), "left_running_pid": j.left_running})
 }
 
 fn event(e: &EventRecord) -> Value {

@@ -113,6 +113,33 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> String {
     out
 }
 
+/// One line per input that wrapped a command: `job: `CMD` exited with code 3 at 2026-01-05 10:00:00
+/// UTC`; the command's control characters escaped.
+pub fn job_lines(s: &Summary) -> Vec<String> {
+    let many = s.inputs.len() > 1;
+    (s.inputs.iter())
+        .filter_map(|i| {
+            let j = i.job.as_ref()?;
+            let of = if many {
+                format!(" ({})", gpumon_util::text::show(&i.path))
+            } else {
+                String::new()
+            };
+            let how = match j.exit_code {
+                Some(c) => {
+                    let at = j.end.map_or_else(String::new, |t| format!(" at {} UTC", ts(t)));
+                    format!("exited with code {c}{at}")
+                }
+                None => match j.left_running {
+                    Some(pid) => format!("still running (pid {pid}) when recording was stopped"),
+                    None => "no exit code recorded".to_string(),
+                },
+            };
+            Some(format!("job{of}: `{}` {how}", gpumon_util::text::escape(&j.command)))
+        })
+        .collect()
+}
+
 /// Non-idle clock event reasons of a GPU above zero, as `name 12.0%`.
 pub fn throttle_list(stats: &Stats) -> Vec<String> {
     REASONS

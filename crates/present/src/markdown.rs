@@ -310,9 +310,9 @@ fn recordings(o: &mut String, s: &Summary) {
     }
 }
 
-/// The job's work counters, a line each (`gpumon progress`).
+/// The job's work counters, a line each (`gpumon progress`), and its command and exit code.
 fn work(o: &mut String, s: &Summary) {
-    for l in crate::progress::lines(&s.progress) {
+    for l in crate::progress::lines(&s.progress).into_iter().chain(crate::job_lines(s)) {
         let _ = writeln!(o, "{l}\n");
     }
 }

@@ -18,11 +18,12 @@ pub fn json(stats: &[ProgressStat]) -> Value {
     Value::Object(m)
 }
 
-/// A number for people: `1,234`, `12.3`, `0.052`.
+/// A number for people: `1,234`, `13`, `12.3`, `0.052`.
 fn amount(v: Option<f64>) -> String {
     match v {
         Some(x) if x.abs() >= 100.0 => count(Some(x)),
-        Some(0.0) => "0".into(),
+        // Counts are whole: 13, not 13.0.
+        Some(x) if x.fract() == 0.0 => count(Some(x)),
         Some(x) if x.abs() >= 1.0 => num(Some(x), 1),
         Some(x) => num(Some(x), 3),
         None => "-".into(),

@@ -159,13 +159,37 @@ fn host_lines(out: &mut String, s: &Stats) {
             Stat::Field(f, Reduce::Mean)
                 if v.is_some() && matches!(f.def().source, Source::Job | Source::Cgroup) =>
             {
-                Some(format!("{f} mean {} max {}", num(v, 1), num(s.get(Stat::max(f)), 1)))
+                let unit = f.def().unit;
+                let (mean, max) = (in_unit(v, unit), in_unit(s.get(Stat::max(f)), unit));
+                Some(format!("{f} mean {mean} max {max}"))
             }
             _ => None,
         })
         .collect();
     if !jobs.is_empty() {
         line(out, &format!("  Job: {}", jobs.join("; ")));
+    }
+}
+
+/// A figure in its catalogue unit, for people: `12.5%`, `2.7 MiB` / `3.1 GiB`, `8.0 KiB/s`,
+/// `1.5 cores`; a count (no unit) whole when it is whole (`2`, `1.7`).
+pub fn in_unit(v: Option<f64>, unit: &str) -> String {
+    let Some(x) = v else { return "-".into() };
+    let scaled = |x: f64, units: &[&str]| {
+        let (mut x, mut k) = (x, 0);
+        while x.abs() >= 1024.0 && k + 1 < units.len() {
+            x /= 1024.0;
+            k += 1;
+        }
+        format!("{x:.1} {}", units[k])
+    };
+    match unit {
+        "%" => format!("{x:.1}%"),
+        "MiB" => scaled(x, &["MiB", "GiB", "TiB"]),
+        "B/s" => scaled(x, &["B/s", "KiB/s", "MiB/s", "GiB/s"]),
+        "" if x.fract() == 0.0 => count(Some(x)),
+        "" => num(Some(x), 1),
+        u => format!("{x:.1} {u}"),
     }
 }
 
@@ -423,7 +447,7 @@ pub fn render(s: &Summary) -> String {
             ),
         );
     }
-    for l in crate::progress::lines(&s.progress) {
+    for l in crate::progress::lines(&s.progress).into_iter().chain(crate::job_lines(s)) {
         line(&mut out, &l);
     }
     for h in &s.hosts {

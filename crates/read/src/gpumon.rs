@@ -30,6 +30,7 @@ use gpumon_schema::catalog::{Field, Source, Table, Ty};
 use gpumon_schema::cols;
 use gpumon_schema::journal::{Journal, Unreadable};
 use gpumon_schema::row::{Row, Value};
+use gpumon_schema::run::JobInfo;
 use gpumon_util::error::UsageError;
 use gpumon_util::guard::contain;
 use gpumon_util::progress::Progress;
@@ -104,6 +105,8 @@ pub struct ParquetFile {
     counters: Vec<usize>,
     /// `gpumon.hostname` from the footer, when gpumon wrote the file.
     pub hostname: Option<String>,
+    /// The wrapped command and how it ended, from the footer.
+    pub job: Option<JobInfo>,
     pub rows: u64,
     pub bytes: u64,
 }
@@ -191,12 +194,15 @@ pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
     let fields = schema_fields(meta.schema());
     let counters = counter_columns(meta.schema());
     let md = meta.metadata();
-    let hostname = md.file_metadata().key_value_metadata().and_then(|kv| {
-        kv.iter().find(|k| k.key == "gpumon.hostname").and_then(|k| k.value.clone())
-    });
+    let kv = md.file_metadata().key_value_metadata();
+    let get = |key: &str| -> Option<&str> {
+        kv.and_then(|kv| kv.iter().find(|k| k.key == key).and_then(|k| k.value.as_deref()))
+    };
+    let hostname = get("gpumon.hostname").map(str::to_string);
+    let job = JobInfo::from_footer(get);
     let rows = md.file_metadata().num_rows().max(0) as u64;
     let bytes = file.len();
-    Ok(ParquetFile { name: path.clone(), file, meta, fields, counters, hostname, rows, bytes })
+    Ok(ParquetFile { name: path.clone(), file, meta, fields, counters, hostname, job, rows, bytes })
 }
 
 /// The columns of a schema that hold work counters: named `progress.KEY`, of a numeric type, at most

@@ -178,6 +178,7 @@ pub fn scan<S: Send>(
             input.keep_footer(None);
             rep.default_host = default_host(path, opts, pf.hostname.as_deref());
             rep.rows = pf.rows;
+            rep.job = pf.job.clone();
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             rep.ignored_columns = pf.mistyped();
             let host = rep.default_host.clone();

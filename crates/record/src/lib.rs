@@ -28,6 +28,7 @@ use gpumon_schema::catalog::Field;
 use gpumon_schema::files::Format;
 use gpumon_schema::row::{Selection, Tick};
 use gpumon_schema::run::RunStats;
+use gpumon_schema::run::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
 use gpumon_sink::Target;
 use gpumon_sink::parquet::MARKS_KEY;
 use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
@@ -309,7 +310,12 @@ impl Recorder<'_> {
             self.out.stats.late,
             util,
             file.unwrap_or_else(|| self.target_name.clone()),
-            fmt_bytes(bytes),
+            // Until the first flush there is nothing on disk: the ticks held are what there is.
+            if bytes == 0 {
+                format!("{} ticks buffered", self.out.stats.ticks)
+            } else {
+                fmt_bytes(bytes)
+            },
         ));
     }
 
@@ -335,6 +341,7 @@ impl Recorder<'_> {
             None => None,
         };
         let left_running = self.sources.job.as_ref().and_then(child::Job::left_running);
+        let gpus = self.sources.gpu.as_ref().map_or(0, |g| g.gpus().count());
         let (cfg, outputs, stats) = (self.cfg, self.out.outputs, self.out.stats);
         if let Some(c) = self.control.take() {
             if let Some(marks) = c.marks.json() {
@@ -353,12 +360,16 @@ impl Recorder<'_> {
             drop(c);
         }
         match (job_exit, left_running) {
-            (_, Some(pid)) => outputs.add_metadata("gpumon.job.left_running", &pid.to_string()),
-            (Some(code), None) => outputs.add_metadata("gpumon.job.exit_code", &code.to_string()),
+            (_, Some(pid)) => outputs.add_metadata(JOB_LEFT_RUNNING_KEY, &pid.to_string()),
+            (Some(code), None) => {
+                outputs.add_metadata(JOB_EXIT_CODE_KEY, &code.to_string());
+                let end = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+                outputs.add_metadata(JOB_END_KEY, &end);
+            }
             (None, None) => {}
         }
         if !cfg.wrap.is_empty() {
-            outputs.add_metadata("gpumon.job.command", &cfg.wrap.join(" "));
+            outputs.add_metadata(JOB_COMMAND_KEY, &cfg.wrap.join(" "));
         }
         let target_name = self.target_name;
         let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
@@ -373,8 +384,11 @@ impl Recorder<'_> {
             eprintln!(
                 "gpumon: {} ticks written to {}",
                 report.written,
-                if files.is_empty() { target_name } else { files.join(", ") }
+                if files.is_empty() { target_name.clone() } else { files.join(", ") }
             );
+        }
+        if !cfg.quiet {
+            eprintln!("{}", wrote_line(&target_name, &report.files, &stats, gpus));
         }
         Ok(Outcome { stats, job_exit })
     }
@@ -388,6 +402,37 @@ fn status_util(tick: &Tick) -> String {
         .map(|u| format!("{u}%"))
         .collect();
     if utils.is_empty() { String::new() } else { format!("GPU {}", utils.join(" ")) }
+}
+
+/// The line a run ends with: `gpumon: wrote run.parquet: 20 rows, 2 GPUs, 2026-01-05
+/// 10:00:00 to 10:00:09 UTC (9.0 s), 14.2 KiB`; the size is that of the files still at their paths.
+fn wrote_line(target: &str, files: &[std::path::PathBuf], stats: &RunStats, gpus: usize) -> String {
+    let names: Vec<String> =
+        files.iter().map(|f| f.strip_prefix(".").unwrap_or(f).display().to_string()).collect();
+    let names = if names.is_empty() { target.to_string() } else { names.join(", ") };
+    let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let gpus = match gpus {
+        0 => "no GPU".to_string(),
+        1 => "1 GPU".to_string(),
+        n => format!("{n} GPUs"),
+    };
+    let span = match (stats.first, stats.last) {
+        (Some(a), Some(b)) => {
+            let secs = (b - a).num_milliseconds() as f64 / 1000.0;
+            format!(
+                ", {} to {} UTC ({secs:.1} s)",
+                a.format("%Y-%m-%d %H:%M:%S"),
+                b.format(if a.date_naive() == b.date_naive() {
+                    "%H:%M:%S"
+                } else {
+                    "%Y-%m-%d %H:%M:%S"
+                })
+            )
+        }
+        _ => String::new(),
+    };
+    let size = if files.is_empty() { String::new() } else { format!(", {}", fmt_bytes(bytes)) };
+    format!("gpumon: wrote {names}: {} rows, {gpus}{span}{size}", stats.rows)
 }
 
 fn fmt_elapsed(d: Duration) -> String {

@@ -234,6 +234,9 @@ impl Emitter {
             }
         }
         self.stats.ticks += 1;
+        self.stats.rows += t.rows.len() as u64;
+        self.stats.first.get_or_insert(t.ts);
+        self.stats.last = Some(t.ts);
         // A read guard, not a copy: only this thread writes the set, and only between ticks.
         let pids = self.job.as_ref().and_then(|j| j.read().ok());
         let in_job = |pid: u32| pids.as_ref().is_some_and(|p| p.contains(&pid));

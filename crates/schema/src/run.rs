@@ -15,6 +15,11 @@ pub struct RunStats {
     pub late: u64,
     pub missed: u64,
     pub dropped: u64,
+    /// Rows of the ticks handed to the outputs.
+    pub rows: u64,
+    /// Stamps of the first and the last tick handed to the outputs.
+    pub first: Option<DateTime<Utc>>,
+    pub last: Option<DateTime<Utc>>,
 }
 
 /// Facts about the run stored with its files (Parquet key/value metadata).
@@ -25,6 +30,45 @@ pub struct RunMeta {
     pub command: String,
     pub start: DateTime<Utc>,
     pub driver_version: Option<String>,
+}
+
+/// Footer key of the wrapped command (`record -- CMD`), its words joined by spaces.
+pub const JOB_COMMAND_KEY: &str = "gpumon.job.command";
+/// Footer key of the wrapped command's exit code (128 + N when signal N ended it).
+pub const JOB_EXIT_CODE_KEY: &str = "gpumon.job.exit_code";
+/// Footer key of when gpumon saw the wrapped command end (RFC 3339, UTC).
+pub const JOB_END_KEY: &str = "gpumon.job.end";
+/// Footer key of the PID of a wrapped command still running when a second stop ended recording.
+pub const JOB_LEFT_RUNNING_KEY: &str = "gpumon.job.left_running";
+
+/// The wrapped command of a recording, as its file's footer tells it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobInfo {
+    pub command: String,
+    /// The exit code, when the command ended before the file was closed.
+    pub exit_code: Option<i32>,
+    /// When it ended, UTC µs (recordings of older versions lack it).
+    pub end: Option<i64>,
+    /// The PID of a command still running when a second stop ended recording (no exit code then).
+    pub left_running: Option<u32>,
+}
+
+impl JobInfo {
+    /// The job of a footer whose values `get` looks up by key; None when no command was wrapped.
+    pub fn from_footer<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<JobInfo> {
+        let command = get(JOB_COMMAND_KEY)?.to_string();
+        let exit_code = get(JOB_EXIT_CODE_KEY).and_then(|c| c.trim().parse().ok());
+        let end = get(JOB_END_KEY)
+            .and_then(|t| DateTime::parse_from_rfc3339(t.trim()).ok())
+            .map(|t| t.with_timezone(&Utc).timestamp_micros());
+        let left_running = get(JOB_LEFT_RUNNING_KEY).and_then(|p| p.trim().parse().ok());
+        Some(JobInfo { command, exit_code, end, left_running })
+    }
+
+    /// Whether the command ended with a non-zero code.
+    pub fn failed(&self) -> bool {
+        self.exit_code.is_some_and(|c| c != 0)
+    }
 }
 
 /// What one input held: rows, recognised fields, ignored columns, warnings.
@@ -40,6 +84,8 @@ pub struct InputInfo {
     pub ignored_columns: Vec<String>,
     pub warnings: Vec<String>,
     pub notes: Vec<String>,
+    /// The wrapped command of the recording, from a gpumon Parquet file's footer.
+    pub job: Option<JobInfo>,
     /// The `gpumon record` run a gpumon Parquet file came from (its footer), when it says.
     pub recording: Option<RecordingOf>,
 }

@@ -272,3 +272,92 @@ fn phases_alternating_every_tick_give_the_plain_whole_run() {
         differences(&phased[..1], &plain)
     );
 }
+
+/// Every `NAME.p50`, `NAME.p95` and `NAME.max` of every statistics object in a summary's JSON, in
+/// order where present: the violations as text.
+fn quantile_disorder(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if let Some(name) = k.strip_suffix(".p95") {
+                    let get = |s: &str| m.get(&format!("{name}.{s}")).and_then(|v| v.as_f64());
+                    let (p50, p95, max) = (get("p50"), x.as_f64(), get("max"));
+                    if let (Some(a), Some(b)) = (p50, p95)
+                        && a > b
+                    {
+                        out.push(format!("{path}.{name}: p50 {a} > p95 {b}"));
+                    }
+                    if let (Some(b), Some(c)) = (p95, max)
+                        && b > c
+                    {
+                        out.push(format!("{path}.{name}: p95 {b} > max {c}"));
+                    }
+                }
+                quantile_disorder(x, &format!("{path}.{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                quantile_disorder(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One row's `utilization.gpu`, `cpu.util` and `cpu.util.max_core`.
+type Cells = (Option<f64>, Option<f64>, Option<f64>);
+
+/// A value a percent column may hold: any number (negative and above 100 too), or one on a
+/// 0.05 step (the half-way values a 0.1-point histogram rounds up), or null.
+fn percent_value() -> impl Strategy<Value = Option<f64>> {
+    prop_oneof![
+        (-50.0f64..150.0).prop_map(Some),
+        (0u32..2000).prop_map(|k| Some(f64::from(k) / 20.0)),
+        (0u32..=100).prop_map(|k| Some(f64::from(k))),
+        Just(None),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// For every statistic of the summary of any input: p50 <= p95 <= max.
+    #[test]
+    fn percentiles_are_ordered_and_within_the_values(
+        gpus in 1usize..=3,
+        vals in prop::collection::vec((percent_value(), percent_value(), percent_value()), 1..80),
+    ) {
+        let n = vals.len();
+        let t0 = 1_700_000_000_000_000i64;
+        let ts: Vec<i64> = (0..n).map(|k| t0 + (k / gpus) as i64 * 1_000_000).collect();
+        let index: Vec<u32> = (0..n).map(|k| (k % gpus) as u32).collect();
+        let col = |f: fn(&Cells) -> Option<f64>| -> ArrayRef {
+            Arc::new(Float64Array::from(vals.iter().map(f).collect::<Vec<_>>()))
+        };
+        let cols: Vec<(&str, DataType, ArrayRef)> = vec![
+            (
+                "timestamp",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                Arc::new(TimestampMicrosecondArray::from(ts).with_timezone("UTC")),
+            ),
+            ("index", DataType::UInt32, Arc::new(UInt32Array::from(index))),
+            ("utilization.gpu", DataType::Float64, col(|v| v.0)),
+            ("cpu.util", DataType::Float64, col(|v| v.1)),
+            ("cpu.util.max_core", DataType::Float64, col(|v| v.2)),
+        ];
+        let schema = Arc::new(Schema::new(
+            cols.iter().map(|(n, d, _)| AField::new(*n, d.clone(), true)).collect::<Vec<_>>(),
+        ));
+        let b = RecordBatch::try_new(schema, cols.into_iter().map(|c| c.2).collect()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("run.parquet");
+        write(&file, &b, n);
+        let o = summarize(&json_config(vec![file], 1)).unwrap();
+        let j: serde_json::Value =
+            serde_json::from_str(&render(&o.summary, &[], SummaryFormat::Json)).unwrap();
+        let mut bad = Vec::new();
+        quantile_disorder(&j, "", &mut bad);
+        prop_assert!(bad.is_empty(), "{:?}", bad);
+    }
+}

@@ -73,8 +73,11 @@ impl FieldAcc {
         match r {
             Reduce::Mean => self.m.mean(),
             Reduce::Max => max2(&self.m, &self.max_col),
+            // The histogram rounds to its step and clamps to 0..=100: a percentile is kept within
+            // the values seen, so p50 <= p95 <= max holds whatever the values.
             Reduce::P50 | Reduce::P95 => {
-                self.hist.as_ref().and_then(|h| h.percentile(r.percentile()?))
+                let p = self.hist.as_ref().and_then(|h| h.percentile(r.percentile()?))?;
+                Some(p.clamp(self.m.min, self.m.max))
             }
         }
     }

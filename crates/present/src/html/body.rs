@@ -322,6 +322,9 @@ fn summary_part(
 ) {
     let _ = write!(out, "<header><h1>{}</h1>", esc(&title(s)));
     let _ = write!(out, r#"<p class="meta" id="times">{}</p>"#, time_line(start, end, tz));
+    for l in crate::job_lines(s) {
+        let _ = write!(out, r#"<p class="meta job">{}</p>"#, esc(&l));
+    }
     out.push_str(&tables::overview(s));
     out.push_str("</header>");
     out.push_str(r#"<h2 id="findings">Findings</h2>"#);

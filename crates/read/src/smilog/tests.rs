@@ -1,5 +1,5 @@
 //! The reader over whole files: small fixtures in nvidia-smi's format (tests/fixtures/nvidia-smi,
-//! one per quirk, written by its make.py), the real logs themselves when ../shared/data is there,
+//! one per quirk, written by its make.py), the real logs of ../shared/data (`real_*`: they fail without it unless GPUMON_SHARED_DATA=skip),
 //! synthetic logs, a property test.
 
 use super::*;
@@ -156,7 +156,7 @@ fn every_fixture_parses_with_its_counts_and_is_sniffed() {
 }
 
 #[test]
-fn every_real_log_parses_with_the_readme_counts_and_is_sniffed() {
+fn real_every_log_parses_with_the_readme_counts_and_is_sniffed() {
     let Some(dir) = shared_smi_logs() else { return };
     check_dir(&dir, TABLE);
 }

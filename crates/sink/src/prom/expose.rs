@@ -483,7 +483,7 @@ mod tests {
                 rows: vec![gpu_row(0, Value::U(70)), gpu_row(1, Value::Unsupported)],
                 procs: Vec::new(),
             }),
-            stats: RunStats { ticks: 1, late: 2, missed: 3, dropped: 0 },
+            stats: RunStats { ticks: 1, late: 2, missed: 3, dropped: 0, ..RunStats::default() },
             xids: Vec::new(),
             progress: Vec::new(),
         }
