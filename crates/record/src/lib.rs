@@ -432,7 +432,14 @@ fn wrote_line(target: &str, files: &[std::path::PathBuf], stats: &RunStats, gpus
         _ => String::new(),
     };
     let size = if files.is_empty() { String::new() } else { format!(", {}", fmt_bytes(bytes)) };
-    format!("gpumon: wrote {names}: {} rows, {gpus}{span}{size}", stats.rows)
+    // Without an output file (`--listen` alone) the rows went to the metrics endpoint only.
+    let verb = if has_output(files, target) { "wrote" } else { "served" };
+    format!("gpumon: {verb} {names}: {} rows, {gpus}{span}{size}", stats.rows)
+}
+
+/// Whether the run had an output (a file or stdout), not the metrics endpoint alone.
+fn has_output(files: &[std::path::PathBuf], target: &str) -> bool {
+    !files.is_empty() || target != "metrics only"
 }
 
 fn fmt_elapsed(d: Duration) -> String {
