@@ -32,9 +32,9 @@ fn a_failed_job_shows_in_every_reading_command() {
     let o = gpumon().arg("summarize").arg(&run).output().unwrap();
     ok(&o);
     let t = text(&o);
-    assert!(t.contains("job: `sh -c sleep 0.3; exit 3` exited with code 3 at 20"), "{t}");
+    assert!(t.contains("job: `sh -c 'sleep 0.3; exit 3'` exited with code 3 at 20"), "{t}");
     assert!(
-        t.contains("[error] job_failed - `sh -c sleep 0.3; exit 3` exited with code 3 at"),
+        t.contains("[error] job_failed - `sh -c 'sleep 0.3; exit 3'` exited with code 3 at"),
         "{t}"
     );
 
@@ -42,7 +42,7 @@ fn a_failed_job_shows_in_every_reading_command() {
     ok(&o);
     let j = json(&o);
     let job = &j["inputs"][0]["job"];
-    assert_eq!(job["command"], "sh -c sleep 0.3; exit 3", "{job}");
+    assert_eq!(job["command"], "sh -c 'sleep 0.3; exit 3'", "{job}");
     assert_eq!(job["exit_code"], 3, "{job}");
     assert!(job["end"].as_str().is_some_and(|e| e.ends_with('Z')), "{job}");
     let f = &j["hosts"][0]["findings"][0];
@@ -60,8 +60,8 @@ fn a_failed_job_shows_in_every_reading_command() {
     let o = gpumon().arg("compare").arg(&good).arg(&run).output().unwrap();
     ok(&o);
     let t = text(&o);
-    assert!(t.contains("job: `sh -c sleep 0.3` exited with code 0"), "{t}");
-    assert!(t.contains("job: `sh -c sleep 0.3; exit 3` exited with code 3"), "{t}");
+    assert!(t.contains("job: `sh -c 'sleep 0.3'` exited with code 0"), "{t}");
+    assert!(t.contains("job: `sh -c 'sleep 0.3; exit 3'` exited with code 3"), "{t}");
     assert!(t.contains("[error] job_failed"), "{t}");
     let o = gpumon().args(["compare", "--format", "json"]).arg(&good).arg(&run).output().unwrap();
     ok(&o);

@@ -369,7 +369,11 @@ impl Recorder<'_> {
             (None, None) => {}
         }
         if !cfg.wrap.is_empty() {
-            outputs.add_metadata(JOB_COMMAND_KEY, &cfg.wrap.join(" "));
+            // Quoted as a shell takes it back (`sh -c 'sleep 1; exit 3'`), the words joined when a word
+            // cannot be quoted (a NUL).
+            let words = cfg.wrap.iter().map(String::as_str);
+            let command = shlex::try_join(words).unwrap_or_else(|_| cfg.wrap.join(" "));
+            outputs.add_metadata(JOB_COMMAND_KEY, &command);
         }
         let target_name = self.target_name;
         let report = outputs.finish().with_context(|| format!("finishing {target_name}"))?;
