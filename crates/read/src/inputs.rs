@@ -458,10 +458,14 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.starts_with(&[0xFF, 0xFF, 0xFF, 0xFF]) {
         return Ok(Kind::Journal);
     }
+    let gpumon_csv = looks_like_gpumon_csv(head);
+    if gpumon_csv && rows_are_gpumon_csv(head) {
+        return Ok(Kind::GpumonCsv);
+    }
     if looks_like_nvsmi(head) {
         return Ok(Kind::Nvsmi);
     }
-    if looks_like_gpumon_csv(head) {
+    if gpumon_csv {
         return Ok(Kind::GpumonCsv);
     }
     let text = head.iter().take(4096).all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || b >= 0x20);
@@ -483,6 +487,22 @@ fn looks_like_gpumon_csv(head: &[u8]) -> bool {
     let names: Vec<&str> =
         line.trim_end_matches('\r').split(',').map(|c| header_name(c.trim())).collect();
     names.contains(&"timestamp") && names.iter().filter(|n| Field::lookup(n).is_some()).count() >= 2
+}
+
+/// Under a gpumon CSV header, the first data row (if any) has an RFC 3339 / ISO timestamp in the
+/// header's timestamp column: other writers' logs under the same kind of header (nvidia-smi's
+/// `YYYY/MM/DD` times, epoch seconds, `date`'s format) are read as nvidia-smi logs.
+fn rows_are_gpumon_csv(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
+    let Some(header) = lines.next() else { return true };
+    let Some(ts) = header.split(',').position(|c| header_name(c) == "timestamp") else {
+        return true;
+    };
+    let Some(row) = lines.find(|l| !l.trim().is_empty()) else { return true };
+    let cell = row.split(',').nth(ts).unwrap_or("").trim().trim_matches('"');
+    crate::gpumon::parse_ts(cell).is_some()
 }
 
 /// `name [unit]` → `name`.

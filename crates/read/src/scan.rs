@@ -253,7 +253,7 @@ fn scan_nvsmi(
         if failed.is_some() {
             return;
         }
-        let ts = row.ts.timestamp_micros() - shift;
+        let ts = row.ts.timestamp_micros() - if row.instant { 0 } else { shift };
         match found.check_row(row.row, &fields) {
             Some(fixed) => batcher.push(ts, &fixed),
             None => batcher.push(ts, row.row),

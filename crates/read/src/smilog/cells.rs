@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::header::{Col, ColKind};
 use super::push_capped;
-use super::time::parse_naive;
+use super::time::parse_stamp;
 use gpumon_schema::catalog::{FIELD_COUNT, Field, Ty};
 use gpumon_schema::row::Value;
 
@@ -100,7 +100,7 @@ fn numeric_value(f: Field, header_unit: Option<&str>, cell: &str) -> Option<Valu
 /// Whether a cell can be read for column `col` (used to tell a cut last line).
 pub(super) fn cell_ok(col: &Col, cell: &str) -> bool {
     match col.kind {
-        ColKind::Ts => parse_naive(cell).is_some(),
+        ColKind::Ts => parse_stamp(cell).is_some(),
         ColKind::Field(f) => {
             if cell.is_empty() {
                 return false;

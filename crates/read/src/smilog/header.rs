@@ -124,10 +124,6 @@ pub(super) fn parse_header(line: &str) -> Option<Layout> {
     known.then(|| Layout::from_names(&names, header))
 }
 
-pub(super) fn comma_space_separated(line: &str) -> bool {
-    line.split(',').skip(1).all(|c| c.starts_with(' '))
-}
-
 /// The layout `--columns` names (comma-separated names in one or more arguments, `[unit]` allowed);
 /// None when it names no column.
 pub(super) fn columns_layout(cols: &[String]) -> Option<Layout> {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use super::cells::cell_ok;
 use super::header::{Ident, Layout, parse_header};
 use super::lines::Pending;
-use super::time::parse_naive;
+use super::time::parse_stamp;
 
 /// Largest GPU count the inference considers.
 const MAX_K: usize = 64;
@@ -107,8 +107,7 @@ fn collect_sample(start: Option<&Layout>, lines: &VecDeque<Pending>, eof: bool) 
         {
             continue;
         }
-        let Some(ts) = parts.get(tc).and_then(|c| parse_naive(c)) else { continue };
-        let ms = ts.and_utc().timestamp_micros() as f64 / 1000.0;
+        let Some(ms) = parts.get(tc).and_then(|c| parse_stamp(c)).map(|s| s.ms()) else { continue };
         if let Some(s) = segs.last_mut() {
             s.push(ms);
         }

@@ -11,7 +11,7 @@ use super::cells::{Conv, cell_ok, is_missing_marker};
 use super::header::{ColKind, Ident, Layout, columns_layout, parse_header};
 use super::interleave::{self, Phase};
 use super::lines::{LineReader, MAX_LINE, Pending};
-use super::time::{ZoneCache, has_timestamp_cell, parse_naive};
+use super::time::{Stamp, ZoneCache, has_timestamp_cell, parse_stamp};
 use super::{NvsmiOptions, NvsmiRow, SmiLogInfo, push_capped};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::row::{Row, Value};
@@ -253,8 +253,9 @@ impl Parser {
             return Ok(Step::Done);
         };
         let ident = layout.ident;
-        let Some((ts, in_gap)) = parse_naive(cell_at(t, tc)).and_then(|n| self.zone.utc_of(n))
-        else {
+        let stamp = parse_stamp(cell_at(t, tc));
+        let instant = matches!(stamp, Some(Stamp::Instant(_)));
+        let Some((ts, in_gap)) = stamp.and_then(|s| self.zone.utc_of_stamp(s)) else {
             self.tally.bad_ts.bump(no);
             return Ok(Step::Done);
         };
@@ -262,7 +263,7 @@ impl Parser {
             self.tally.dst_gap.bump(no);
         }
         if let Some(gpu) = self.gpu_of(no, t, ident, ts) {
-            self.emit_row(no, t, ts, gpu, emit);
+            self.emit_row(no, t, (ts, instant), gpu, emit);
         }
         Ok(Step::Done)
     }
@@ -314,7 +315,7 @@ impl Parser {
         &mut self,
         no: u64,
         t: &str,
-        ts: DateTime<Utc>,
+        (ts, instant): (DateTime<Utc>, bool),
         gpu: usize,
         emit: &mut dyn FnMut(NvsmiRow<'_>),
     ) {
@@ -333,7 +334,7 @@ impl Parser {
         self.row.set(Field::Index, Value::U(gpu as u64));
         self.ids.mark(gpu);
         self.rows += 1;
-        emit(NvsmiRow { ts, row: &self.row });
+        emit(NvsmiRow { ts, row: &self.row, instant });
     }
 
     /// Decide the GPU count of the interleaved rows held in `lines` (or take `--gpus`).

@@ -26,10 +26,10 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use gpumon_schema::row::Row;
-use header::{comma_space_separated, parse_header};
+use header::parse_header;
 use lines::{LineReader, Pending};
 use machine::{Parser, Step};
-use time::is_nvsmi_timestamp;
+use time::has_timestamp_cell;
 
 /// Lines buffered to infer the GPU count of an interleaved log.
 const INFER_LINES: usize = 1024;
@@ -56,6 +56,9 @@ pub struct NvsmiRow<'a> {
     pub ts: DateTime<Utc>,
     /// Values by catalogue field; `Field::Index` is set to `gpu`, `Field::Timestamp` is not set.
     pub row: &'a Row,
+    /// The timestamp named an instant (an offset, `Z`, epoch time), not a wall-clock time in the
+    /// log's zone: no `--tz` applies to it.
+    pub instant: bool,
 }
 
 /// What [`read_nvsmi`] found.
@@ -75,12 +78,14 @@ pub struct SmiLogInfo {
     pub notes: Vec<String>,
 }
 
-/// Cheap sniff: does this look like an nvidia-smi CSV log?
+/// Cheap sniff: does this look like an nvidia-smi CSV log (or a log of the same shape another
+/// script wrote)?
 ///
-/// True when one of the first lines is a header of nvidia-smi query names separated by `", "`
-/// (at least one name known, e.g. `timestamp`), or a headerless data line of `", "`-separated
-/// cells one of which is a `YYYY/MM/DD HH:MM:SS.mmm` timestamp. gpumon's own CSV (`,` without
-/// a space, RFC 3339 timestamps) does not match.
+/// True when one of the first lines is a header of nvidia-smi query names (at least one name
+/// known, e.g. `timestamp`; whitespace around the commas does not matter), or a headerless data
+/// line one of whose cells is a timestamp gpumon reads (nvidia-smi's, ISO 8601, epoch seconds or
+/// milliseconds, `date`'s). gpumon's own CSV is told apart before this is asked (its rows carry
+/// RFC 3339 timestamps).
 pub fn looks_like_nvsmi(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -100,13 +105,10 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
         if l.is_empty() {
             continue;
         }
-        if !comma_space_separated(l) {
-            continue;
-        }
         if parse_header(l).is_some() {
             return true;
         }
-        if l.split(',').any(|c| is_nvsmi_timestamp(c.trim())) {
+        if l.contains(',') && has_timestamp_cell(l) {
             return true;
         }
     }
