@@ -304,6 +304,9 @@ fn value_rule(sample: &Sample) -> Option<usize> {
     })
 }
 
+/// What the notes of an inference start with.
+pub(super) const NO_IDENT: &str = "no index, uuid or pci.bus_id column";
+
 fn infer(sample: &Sample, forced: Option<usize>) -> Inference {
     let timing = timing(sample);
     if let Some(k) = forced {
@@ -314,7 +317,7 @@ fn infer(sample: &Sample, forced: Option<usize>) -> Inference {
             _ => Inference { k, thr: None, phase: 0, note },
         };
     }
-    let pre = "no index, uuid or pci.bus_id column";
+    let pre = NO_IDENT;
     if let Some(t) = &timing
         && let Some(k) = run_mode(&t.runs)
     {

@@ -455,8 +455,15 @@ impl Parser {
             layout.ident = Ident::Interleaved;
             self.phase.restart();
         }
-        let note =
+        let mut note =
             interleave::resolve(&mut self.phase, self.layout.as_ref(), lines, eof, self.forced_k);
+        if self.distrust_index {
+            note = note.replacen(
+                interleave::NO_IDENT,
+                "an index that repeats within a timestamp",
+                1,
+            );
+        }
         self.gpus_known = true;
         push_capped(&mut self.notes, note);
     }
@@ -548,7 +555,8 @@ impl Parser {
         }
         if self.layout.is_none() {
             bail!(
-                "{d}: no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log?)"
+                "{d}: no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log? \
+                 a log without a header needs --columns, the --query-gpu list it was logged with)"
             );
         }
         if self.rows == 0 {
@@ -556,7 +564,12 @@ impl Parser {
             bail!("{d}: no data rows{why}");
         }
         self.check_columns(&mut w)?;
+        let gpus_by = match self.layout.as_ref().map(|l| (l.ident, l)) {
+            Some((Ident::Index(i) | Ident::Key(i), l)) => format!("the {} column", l.cols[i].name),
+            _ => "interleaving (rows of one sample in GPU order)".to_string(),
+        };
         Ok(SmiLogInfo {
+            gpus_by,
             rows: self.rows,
             gpus: self.ids.distinct,
             warnings: w,

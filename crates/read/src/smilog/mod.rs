@@ -76,6 +76,8 @@ pub struct SmiLogInfo {
     pub ignored_columns: Vec<String>,
     /// Information that is not a problem: how the GPU count was decided, repeated headers.
     pub notes: Vec<String>,
+    /// How rows were told apart by GPU: `the index column`, `the uuid column`, `interleaving`.
+    pub gpus_by: String,
 }
 
 /// Cheap sniff: does this look like an nvidia-smi CSV log (or a log of the same shape another
@@ -84,13 +86,14 @@ pub struct SmiLogInfo {
 /// True when one of the first lines is a header of nvidia-smi query names (at least one name
 /// known, e.g. `timestamp`; whitespace around the commas does not matter), or a headerless data
 /// line one of whose cells is a timestamp gpumon reads (nvidia-smi's, ISO 8601, epoch seconds or
-/// milliseconds, `date`'s). gpumon's own CSV is told apart before this is asked (its rows carry
+/// milliseconds, `date`'s), or `date` lines among comma-separated rows. gpumon's own CSV is told apart before this is asked (its rows carry
 /// RFC 3339 timestamps).
 pub fn looks_like_nvsmi(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
     let lines: Vec<&str> = text.split('\n').collect();
     let n = lines.len();
+    let (mut rows, mut dates) = (false, false);
     for (i, line) in lines.iter().enumerate().take(20) {
         // The last piece of a head without a final newline may be cut; use it only when alone.
         if i + 1 == n && n > 1 {
@@ -108,7 +111,16 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
         if parse_header(l).is_some() {
             return true;
         }
-        if l.contains(',') && has_timestamp_cell(l) {
+        if l.contains(',') {
+            if has_timestamp_cell(l) {
+                return true;
+            }
+            rows = true;
+        } else if time::parse_stamp(l).is_some() {
+            // A `date` line before each sample of rows without a timestamp of their own.
+            dates = true;
+        }
+        if rows && dates {
             return true;
         }
     }
