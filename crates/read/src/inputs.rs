@@ -489,9 +489,9 @@ fn looks_like_gpumon_csv(head: &[u8]) -> bool {
     names.contains(&"timestamp") && names.iter().filter(|n| Field::lookup(n).is_some()).count() >= 2
 }
 
-/// Under a gpumon CSV header, the first data row (if any) has an RFC 3339 / ISO timestamp in the
-/// header's timestamp column: other writers' logs under the same kind of header (nvidia-smi's
-/// `YYYY/MM/DD` times, epoch seconds, `date`'s format) are read as nvidia-smi logs.
+/// Under a gpumon CSV header, the first data row (if any) has no timestamp that only the log reader
+/// reads: other writers' logs under the same kind of header (nvidia-smi's `YYYY/MM/DD` times, epoch
+/// seconds, `date`'s format) are read as nvidia-smi logs; an unreadable one is gpumon CSV's to name.
 fn rows_are_gpumon_csv(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -502,7 +502,7 @@ fn rows_are_gpumon_csv(head: &[u8]) -> bool {
     };
     let Some(row) = lines.find(|l| !l.trim().is_empty()) else { return true };
     let cell = row.split(',').nth(ts).unwrap_or("").trim().trim_matches('"');
-    crate::gpumon::parse_ts(cell).is_some()
+    crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell)
 }
 
 /// `name [unit]` → `name`.

@@ -127,6 +127,11 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
     false
 }
 
+/// Whether `cell` is a timestamp the log reader reads (nvidia-smi's, ISO 8601, epoch, `date`'s).
+pub fn is_log_timestamp(cell: &str) -> bool {
+    time::parse_stamp(cell).is_some()
+}
+
 /// Parse `path`, calling `on_row` for each data row in file order.
 ///
 /// Errors (file name in the message): unreadable file, empty file, data without a header
