@@ -169,7 +169,9 @@ pub(super) fn guess_name(name: &str) -> Option<&'static str> {
         }
         "power" | "power_draw" | "gpu_power" => Field::PowerDraw,
         "util" | "gpu_util" | "utilization" | "gpu_utilization" | "util_gpu" => Field::UtilGpu,
-        "mem_used" | "memory" | "gpu_mem" | "gpu_memory_used" | "used_memory" => Field::MemUsed,
+        "mem" | "mem_used" | "memory" | "gpu_mem" | "gpu_memory_used" | "used_memory" => {
+            Field::MemUsed
+        }
         "gpu" | "gpu_id" | "device" | "gpu_idx" => Field::Index,
         "time" | "ts" | "date" | "datetime" => Field::Timestamp,
         _ => return None,

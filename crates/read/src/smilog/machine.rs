@@ -458,11 +458,8 @@ impl Parser {
         let mut note =
             interleave::resolve(&mut self.phase, self.layout.as_ref(), lines, eof, self.forced_k);
         if self.distrust_index {
-            note = note.replacen(
-                interleave::NO_IDENT,
-                "an index that repeats within a timestamp",
-                1,
-            );
+            note =
+                note.replacen(interleave::NO_IDENT, "an index that repeats within a timestamp", 1);
         }
         self.gpus_known = true;
         push_capped(&mut self.notes, note);
@@ -620,8 +617,11 @@ impl Parser {
                 .iter()
                 .filter_map(|c| guess_name(c).map(|g| format!("`{c}` may be {g}")))
                 .collect();
-            let guesses =
-                if guesses.is_empty() { String::new() } else { format!(" ({})", guesses.join(", ")) };
+            let guesses = if guesses.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", guesses.join(", "))
+            };
             w.push(format!(
                 "column(s) {listed} are not nvidia-smi query names, ignored{guesses}; to read them, \
                  name the file's columns in order with --columns (`_` skips one)"

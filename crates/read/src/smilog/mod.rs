@@ -13,6 +13,8 @@ mod interleave;
 mod lines;
 mod machine;
 #[cfg(test)]
+mod shapes;
+#[cfg(test)]
 mod tests;
 mod time;
 
