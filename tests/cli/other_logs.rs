@@ -121,10 +121,13 @@ fn headerless_plain_commas_are_read_with_columns() {
     assert_eq!(gpu_stat(&json(&o), 1, "utilization.gpu.mean"), 11.0);
 }
 
+/// A timestamp of tick `t` in one writer's format.
+type Stamp = fn(u64) -> String;
+
 #[test]
 fn the_timestamps_people_write_are_read_and_a_column_of_none_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let stamps: [(&str, fn(u64) -> String); 6] = [
+    let stamps: [(&str, Stamp); 6] = [
         ("epoch", |t| (EPOCH + t).to_string()),
         ("epoch_frac", |t| format!("{}.000123", EPOCH + t)),
         ("epoch_ms", |t| format!("{}000", EPOCH + t)),

@@ -367,7 +367,10 @@ fn date_loop() -> String {
     s
 }
 
-fn read(log: &str, columns: Option<&str>) -> Result<(SmiLogInfo, Vec<(DateTime<Utc>, Row)>)> {
+/// The rows a log gave: time and values.
+type Rows = Vec<(DateTime<Utc>, Row)>;
+
+fn read(log: &str, columns: Option<&str>) -> Result<(SmiLogInfo, Rows)> {
     let mut f = tempfile::NamedTempFile::new()?;
     f.write_all(log.as_bytes())?;
     f.flush()?;
