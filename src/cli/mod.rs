@@ -394,8 +394,9 @@ pub(crate) struct LogArgs {
     pub(crate) gpus: Vec<String>,
     /// Names of an nvidia-smi log's columns, in order, as nvidia-smi query names: the --query-gpu list
     /// it was logged with (headerless, --format=csv,noheader), or names over a header of the writer's
-    /// own (they replace the header's names). `_` or an empty name skips a column (a script's own
-    /// time column, pandas' index column). `--query-gpu` is the same option.
+    /// own names of the same width (they replace them; a header of nvidia-smi's names is used as
+    /// written). `_` or an empty name skips a column (a script's own time column, pandas' index
+    /// column). `--query-gpu` is the same option.
     #[arg(long, visible_alias = "query-gpu", value_delimiter = ',', value_name = "NAMES")]
     pub(crate) columns: Vec<String>,
     /// Number of GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column, or whose

@@ -128,7 +128,7 @@ pub fn read_as(s: &Summary) -> Vec<String> {
         for n in &i.notes {
             how.push_str(&format!("; {n}"));
         }
-        let name = gpumon_util::text::show(&i.path);
+        let name = short_name(&i.path);
         match groups.iter_mut().find(|(h, _)| *h == how) {
             Some((_, names)) => names.push(name),
             None => groups.push((how, vec![name])),
@@ -145,6 +145,20 @@ pub fn read_as(s: &Summary) -> Vec<String> {
             format!("{shown} read as: {how}")
         })
         .collect()
+}
+
+/// A file's name (not its folder) for a line of the report, its middle left out when longer than 60
+/// characters (the JSON has the whole path).
+fn short_name(path: &std::path::Path) -> String {
+    let name = path.file_name().map_or_else(|| path.into(), std::path::Path::new);
+    let name = gpumon_util::text::show(name);
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= 60 {
+        return name;
+    }
+    let head: String = chars[..28].iter().collect();
+    let tail: String = chars[chars.len() - 28..].iter().collect();
+    format!("{head}...{tail}")
 }
 
 pub fn throttle_list(stats: &Stats) -> Vec<String> {

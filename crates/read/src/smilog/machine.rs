@@ -293,13 +293,35 @@ impl Parser {
     /// A line of column names: a header (known names), one `--columns` stands in for, or one of
     /// names gpumon does not know (remembered for the error). False: not a line of names.
     fn names_line(&mut self, no: u64, t: &str) -> bool {
-        if parse_names(t).is_none() {
-            return false;
-        }
+        let Some((names, _)) = parse_names(t) else { return false };
         if self.columns_given {
-            self.tally.replaced_header.bump(no);
-            self.phase.restart();
-        } else if let Some(h) = parse_header(t) {
+            let ncols = self.layout.as_ref().map_or(0, |l| l.cols.len());
+            let own = names.iter().all(|(n, _)| is_skip(n) || Field::lookup(n).is_some());
+            let fits = names.len() == ncols || names.len() + 1 == ncols;
+            if fits && !own {
+                self.tally.replaced_header.bump(no);
+                self.phase.restart();
+                return true;
+            }
+            // nvidia-smi's own header, or one of another width (a directory of logs, some
+            // headerless): the file's header says best what its columns are.
+            let why = if own {
+                "the file has its own header line".to_string()
+            } else {
+                format!("the file's header has {} columns, --columns names {ncols}", names.len())
+            };
+            push_capped(
+                &mut self.warnings,
+                format!("line {no}: {why}; it is used instead of --columns"),
+            );
+            self.columns_given = false;
+            self.layout = None;
+            if self.rows == 0 {
+                self.columns.clear();
+                self.ignored.clear();
+            }
+        }
+        if let Some(h) = parse_header(t) {
             self.on_header(no, h);
         } else if self.unknown_names.is_none() {
             self.unknown_names = Some((no, t.chars().take(200).collect()));

@@ -701,10 +701,15 @@ fn columns_option_and_a_header_in_the_file() {
     let f = write_tmp(b"timestamp, power.draw [W]\n2025/01/01 00:00:00.000, 1 W\n");
     let got = read_all(f.path(), &opts).unwrap();
     assert_eq!(got.rep.rows, 1);
-    // --columns names the columns over the file's header.
+    assert!(got.rep.warnings.iter().any(|w| w.contains("instead of --columns")));
+    // A header of the writer's own names is replaced by --columns of its width, `_` skipping one.
+    let own = write_tmp(b"when, watts\n2025/01/01 00:00:00.000, 1\n");
+    let opts = NvsmiOptions { columns: Some(vec!["timestamp,power.draw".into()]), ..utc() };
+    let got = read_all(own.path(), &opts).unwrap();
+    assert_eq!(got.rows[0].2.get(Field::PowerDraw), &Value::F(1.0));
     assert!(got.rep.notes.iter().any(|w| w.contains("as --columns names them")), "{:?}", got.rep);
-    let bad = NvsmiOptions { columns: Some(vec!["power.draw".into()]), ..utc() };
-    assert!(read_all(f.path(), &bad).is_err());
+    let skip = NvsmiOptions { columns: Some(vec!["timestamp,_".into()]), ..utc() };
+    assert!(read_all(own.path(), &skip).is_err(), "no metric column left");
 }
 
 mod prop {
