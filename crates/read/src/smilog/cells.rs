@@ -122,11 +122,42 @@ pub(super) struct Conv {
     cache: Vec<Option<Arc<str>>>,
     warned: [bool; FIELD_COUNT],
     pub(super) warnings: Vec<String>,
+    /// Cells that say the GPU failed (`[GPU is lost]`, `[Unknown Error]`): the marker, how many,
+    /// the first line.
+    failures: Vec<(String, u64, u64)>,
 }
+
+/// Markers nvidia-smi writes when the GPU itself failed, not when a value is merely unavailable.
+const FAILURE_MARKERS: [&str; 2] = ["[GPU is lost]", "[Unknown Error]"];
 
 impl Conv {
     pub(super) fn new() -> Conv {
-        Conv { cache: Vec::new(), warned: [false; FIELD_COUNT], warnings: Vec::new() }
+        Conv {
+            cache: Vec::new(),
+            warned: [false; FIELD_COUNT],
+            warnings: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    /// Count a cell that says the GPU failed.
+    fn failure(&mut self, cell: &str, line: u64) {
+        let Some(m) = FAILURE_MARKERS.iter().find(|m| m.eq_ignore_ascii_case(cell)) else { return };
+        match self.failures.iter_mut().find(|f| f.0 == *m) {
+            Some(f) => f.1 += 1,
+            None => self.failures.push(((*m).to_string(), 1, line)),
+        }
+    }
+
+    /// The warnings: unreadable cells, then cells that say the GPU failed.
+    pub(super) fn take_warnings(&mut self) -> Vec<String> {
+        let mut w = std::mem::take(&mut self.warnings);
+        for (m, n, first) in &self.failures {
+            w.push(format!(
+                "{n} `{m}` cell(s) (first: line {first}): nvidia-smi could not reach the GPU; read as missing values"
+            ));
+        }
+        w
     }
 
     /// Forget the cached strings: the columns changed (`ncols` of them now).
@@ -136,6 +167,7 @@ impl Conv {
 
     pub(super) fn value(&mut self, i: usize, col: &Col, f: Field, cell: &str, line: u64) -> Value {
         if is_missing_marker(cell) {
+            self.failure(cell, line);
             return marker_value(cell);
         }
         match f.def().ty {

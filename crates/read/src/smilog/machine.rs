@@ -553,7 +553,7 @@ impl Parser {
                 w.push(format!("{} {what} (first: line {})", tally.n, tally.first));
             }
         }
-        w.append(&mut self.conv.warnings);
+        w.append(&mut self.conv.take_warnings());
         if t.replaced_header.n > 0 {
             self.notes.push(format!(
                 "{} header line(s) read as --columns names them (first: line {})",

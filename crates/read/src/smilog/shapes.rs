@@ -239,7 +239,10 @@ fn shapes() -> Vec<Shape> {
                 gpus: 1,
                 rows: 3,
                 cell: (0, Field::UtilGpu, Value::Unsupported),
-                says: &[],
+                says: &[
+                    "w:1 `[GPU is lost]` cell(s) (first: line 3)",
+                    "w:1 `[Unknown Error]` cell(s)",
+                ],
             },
         },
         Shape {
