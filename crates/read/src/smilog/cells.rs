@@ -10,6 +10,12 @@ use super::time::parse_stamp;
 use gpumon_schema::catalog::{FIELD_COUNT, Field, Ty};
 use gpumon_schema::row::Value;
 
+/// A cell without the whitespace and the double quotes around it (a Python `csv` writer's quoting).
+pub(super) fn clean(cell: &str) -> &str {
+    let c = cell.trim();
+    c.strip_prefix('"').and_then(|x| x.strip_suffix('"')).map_or(c, str::trim)
+}
+
 pub(super) fn is_missing_marker(cell: &str) -> bool {
     cell.is_empty()
         || (cell.starts_with('[') && cell.ends_with(']'))

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::cells::cell_ok;
+use super::cells::{cell_ok, clean};
 use super::header::{Ident, Layout, parse_header};
 use super::lines::Pending;
 use super::time::parse_stamp;
@@ -101,7 +101,7 @@ fn collect_sample(start: Option<&Layout>, lines: &VecDeque<Pending>, eof: bool) 
         if lay.ident != Ident::Interleaved {
             continue;
         }
-        let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+        let parts: Vec<&str> = t.split(',').map(clean).collect();
         if parts.len() != lay.cols.len()
             || (!l.terminated && !lay.cols.iter().zip(&parts).all(|(c, p)| cell_ok(c, p)))
         {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 
-use super::cells::{Conv, cell_ok, is_missing_marker};
+use super::cells::{Conv, cell_ok, clean, is_missing_marker};
 use super::header::{
     ColKind, Ident, Layout, columns_layout, guess_name, is_skip, parse_header, parse_names,
     with_leading_time,
@@ -262,7 +262,7 @@ impl Parser {
             return Ok(Step::NeedGpus);
         }
         if !terminated
-            && !layout.cols.iter().zip(t.split(',')).all(|(c, cell)| cell_ok(c, cell.trim()))
+            && !layout.cols.iter().zip(t.split(',')).all(|(c, cell)| cell_ok(c, clean(cell)))
         {
             self.cut_short(no);
             return Ok(Step::Done);
@@ -406,7 +406,7 @@ impl Parser {
     /// None (counted) when the cell cannot say.
     fn gpu_of(&mut self, no: u64, t: &str, ident: Ident, ts: DateTime<Utc>) -> Option<usize> {
         let gpu = match ident {
-            Ident::Index(i) => cell_at(t, i).parse::<usize>().ok().filter(|&g| g < MAX_GPUS),
+            Ident::Index(i) => index_of(cell_at(t, i)),
             Ident::Key(i) => {
                 let key = cell_at(t, i);
                 (!is_missing_marker(key) && key.len() <= 256)
@@ -443,7 +443,7 @@ impl Parser {
             if let ColKind::Field(f) = col.kind
                 && f != Field::Index
             {
-                let v = self.conv.value(i, col, f, cell.trim(), no);
+                let v = self.conv.value(i, col, f, clean(cell), no);
                 self.row.set(f, v);
             }
         }
@@ -693,9 +693,24 @@ fn suggest(names: &str) -> String {
         .join(",")
 }
 
+/// A GPU index cell: `3`, or `3.0` as pandas writes an integer column that had a gap.
+fn index_of(cell: &str) -> Option<usize> {
+    let g = match cell.parse::<usize>() {
+        Ok(g) => g,
+        Err(_) => {
+            let x: f64 = cell.parse().ok()?;
+            if x.fract() != 0.0 || !(0.0..MAX_GPUS as f64).contains(&x) {
+                return None;
+            }
+            x as usize
+        }
+    };
+    (g < MAX_GPUS).then_some(g)
+}
+
 /// Cell `i` of a data line, trimmed ("" past the end).
 fn cell_at(t: &str, i: usize) -> &str {
-    t.split(',').nth(i).map_or("", str::trim)
+    t.split(',').nth(i).map_or("", clean)
 }
 
 fn push_unique(v: &mut Vec<String>, s: &str) {
@@ -710,7 +725,7 @@ fn reason_bits(reasons: &[(usize, u64)], t: &str) -> Value {
     let (mut bits, mut any) = (0, false);
     for (i, cell) in t.split(',').enumerate() {
         let Some(&(_, bit)) = reasons.iter().find(|(k, _)| *k == i) else { continue };
-        match cell.trim() {
+        match clean(cell) {
             "Active" => (bits, any) = (bits | bit, true),
             "Not Active" => any = true,
             _ => {}

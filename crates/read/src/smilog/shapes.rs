@@ -145,6 +145,39 @@ fn shapes() -> Vec<Shape> {
             },
         },
         Shape {
+            name: "pandas after a merge: the index column written as floats",
+            log: format!(
+                ",timestamp,index,utilization.gpu\n{}",
+                lines(2, 2, |t, g| format!(
+                    "{},{},{g}.0,{}.0",
+                    2 * t + g,
+                    smi_ts(t, g),
+                    util(t, g)
+                ))
+            ),
+            columns: None,
+            want: Want::Read {
+                gpus: 2,
+                rows: 4,
+                cell: (3, Field::UtilGpu, Value::U(11)),
+                says: &[],
+            },
+        },
+        Shape {
+            name: "Python csv writer with every cell quoted",
+            log: format!(
+                "\"timestamp\",\"index\",\"utilization.gpu\"\n{}",
+                lines(2, 1, |t, g| format!("\"{}\",\"{g}\",\"{}\"", smi_ts(t, g), util(t, g)))
+            ),
+            columns: None,
+            want: Want::Read {
+                gpus: 1,
+                rows: 2,
+                cell: (1, Field::UtilGpu, Value::U(1)),
+                says: &[],
+            },
+        },
+        Shape {
             name: "headerless `$(date +%s),` + noheader,nounits, named with --columns",
             log: lines(3, 1, |t, g| format!("{},{g},{},1000", EPOCH + t, util(t, g))),
             columns: Some("timestamp,index,utilization.gpu,memory.used"),
