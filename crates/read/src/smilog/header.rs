@@ -149,6 +149,20 @@ pub(super) fn with_leading_time(layout: &Layout) -> Layout {
     Layout::from_names(&names, layout.header.clone())
 }
 
+/// `layout` with column `i` read as the time column (a column of the writer's own name that holds
+/// timestamps, under a header without `timestamp`).
+pub(super) fn with_time_at(layout: &Layout, i: usize) -> Layout {
+    let names: Vec<(String, Option<String>)> = layout
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            (if k == i { "timestamp".to_string() } else { c.name.clone() }, c.unit.clone())
+        })
+        .collect();
+    Layout::from_names(&names, layout.header.clone())
+}
+
 /// The nvidia-smi name a writer's own column name most likely means (`utilization_gpu_percent` →
 /// `utilization.gpu`, `power_W` → `power.draw`), for the hint of an error; None when no guess.
 pub(super) fn guess_name(name: &str) -> Option<&'static str> {

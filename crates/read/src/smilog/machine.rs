@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use super::cells::{Conv, cell_ok, clean, is_missing_marker};
 use super::header::{
     ColKind, Ident, Layout, columns_layout, guess_name, is_skip, parse_header, parse_names,
-    with_leading_time,
+    with_leading_time, with_time_at,
 };
 use super::interleave::{self, Phase};
 use super::lines::{LineReader, MAX_LINE, Pending};
@@ -256,6 +256,10 @@ impl Parser {
             }
             return Ok(Step::Done);
         }
+        if layout.ts_col.is_none() && self.last_stamp.is_none() && self.time_column(no, t) {
+            return self.process(no, text, terminated, emit);
+        }
+        let Some(layout) = &self.layout else { return Ok(Step::Done) };
         if (layout.ident == Ident::Interleaved && !self.gpus_known)
             || (matches!(layout.ident, Ident::Index(_)) && !self.index_checked)
         {
@@ -363,6 +367,26 @@ impl Parser {
             format!(
                 "line {no}: one cell more than the header names, the first a time (a script's own time column); read as {what}"
             ),
+        );
+        true
+    }
+
+    /// Under a header without `timestamp`, the first column of the writer's own name whose cell in
+    /// row `t` is a time (`time`, `date`, ...) becomes the time column. False: none.
+    fn time_column(&mut self, no: u64, t: &str) -> bool {
+        let Some(layout) = &self.layout else { return false };
+        let Some(i) = layout.cols.iter().enumerate().position(|(i, c)| {
+            c.kind == ColKind::Ignored && !is_skip(&c.name) && parse_stamp(cell_at(t, i)).is_some()
+        }) else {
+            return false;
+        };
+        let name = layout.cols[i].name.clone();
+        let timed = with_time_at(layout, i);
+        self.ignored.retain(|c| *c != name);
+        self.set_layout(timed);
+        push_capped(
+            &mut self.notes,
+            format!("line {no}: column {name} holds times; read as the time column"),
         );
         true
     }

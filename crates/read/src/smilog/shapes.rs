@@ -220,6 +220,34 @@ fn shapes() -> Vec<Shape> {
             },
         },
         Shape {
+            name: "a time column of the writer's own name",
+            log: format!(
+                "time,index,utilization.gpu\n{}",
+                lines(2, 2, |t, g| format!("2025-01-01 10:00:0{t}.{g}, {g}, {}", util(t, g)))
+            ),
+            columns: None,
+            want: Want::Read {
+                gpus: 2,
+                rows: 4,
+                cell: (2, Field::UtilGpu, Value::U(1)),
+                says: &["n:column time holds times"],
+            },
+        },
+        Shape {
+            name: "a time column of the writer's own name, GPUs interleaved",
+            log: format!(
+                "date,utilization.gpu\n{}",
+                lines(6, 2, |t, g| format!("{}, {}", smi_ts(t, g), util(t, g)))
+            ),
+            columns: None,
+            want: Want::Read {
+                gpus: 2,
+                rows: 12,
+                cell: (3, Field::UtilGpu, Value::U(11)),
+                says: &["n:column date holds times", "n:2 GPUs inferred"],
+            },
+        },
+        Shape {
             name: "`-lms 100`: epoch milliseconds",
             log: format!(
                 "timestamp, index, utilization.gpu\n{}",
