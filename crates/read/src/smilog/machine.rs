@@ -524,7 +524,7 @@ impl Parser {
     }
 
     pub(super) fn finish<R>(mut self, lines: &LineReader<R>) -> Result<SmiLogInfo> {
-        let d = &self.disp;
+        let d = self.disp.clone();
         if lines.bytes == 0 {
             bail!("{d}: file is empty");
         }
@@ -578,24 +578,7 @@ impl Parser {
             }
         }
         w.append(&mut self.conv.take_warnings());
-        if t.replaced_header.n > 0 {
-            self.notes.push(format!(
-                "{} header line(s) read as --columns names them (first: line {})",
-                t.replaced_header.n, t.replaced_header.first
-            ));
-        }
-        if t.between.n > 0 {
-            self.notes.push(format!(
-                "{} line(s) among the rows without a comma (a `date` line, a separator) skipped (first: line {})",
-                t.between.n, t.between.first
-            ));
-        }
-        if t.repeated_header.n > 0 {
-            self.notes.push(format!(
-                "{} repeated header line(s) skipped (first: line {}); the GPU order restarts after each",
-                t.repeated_header.n, t.repeated_header.first
-            ));
-        }
+        self.tally_notes();
         if self.layout.is_none() {
             bail!(
                 "{d}: no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log? \
@@ -607,12 +590,8 @@ impl Parser {
             bail!("{d}: no data rows{why}");
         }
         self.check_columns(&mut w)?;
-        let gpus_by = match self.layout.as_ref().map(|l| (l.ident, l)) {
-            Some((Ident::Index(i) | Ident::Key(i), l)) => format!("the {} column", l.cols[i].name),
-            _ => "interleaving (rows of one sample in GPU order)".to_string(),
-        };
         Ok(SmiLogInfo {
-            gpus_by,
+            gpus_by: self.gpus_by(),
             rows: self.rows,
             gpus: self.ids.distinct,
             warnings: w,
@@ -624,6 +603,38 @@ impl Parser {
 }
 
 impl Parser {
+    /// How rows were told apart by GPU, for the report.
+    fn gpus_by(&self) -> String {
+        match self.layout.as_ref().map(|l| (l.ident, l)) {
+            Some((Ident::Index(i) | Ident::Key(i), l)) => format!("the {} column", l.cols[i].name),
+            _ => "interleaving (rows of one sample in GPU order)".to_string(),
+        }
+    }
+
+    /// The notes of the lines skipped on purpose: headers `--columns` stands in for, `date` lines
+    /// and separators, repeated headers.
+    fn tally_notes(&mut self) {
+        let t = &self.tally;
+        let notes = [
+            (t.replaced_header, "header line(s) read as --columns names them", ""),
+            (
+                t.between,
+                "line(s) among the rows without a comma (a `date` line, a separator) skipped",
+                "",
+            ),
+            (
+                t.repeated_header,
+                "repeated header line(s) skipped",
+                "; the GPU order restarts after each",
+            ),
+        ];
+        for (tally, what, after) in notes {
+            if tally.n > 0 {
+                self.notes.push(format!("{} {what} (first: line {}){after}", tally.n, tally.first));
+            }
+        }
+    }
+
     /// Columns that are not nvidia-smi query names: an error when no metric column is left (they
     /// are listed with a `--columns` to name them), else a warning naming them.
     fn check_columns(&self, w: &mut Vec<String>) -> Result<()> {

@@ -5,7 +5,10 @@
 //! It copes with what real logs contain: `[N/A]` / `[Not Supported]` cells, values with and
 //! without units, the timestamp column anywhere, headerless logs (`--columns`), repeated or
 //! changed header lines (appended runs), a header before every row, a cut last line and the
-//! NUL bytes a killed logger leaves behind.
+//! NUL bytes a killed logger leaves behind; and with what other people's scripts write around
+//! nvidia-smi: plain or padded or quoted cells, headers of their own names (`--columns` names them),
+//! a time column of their own in front, epoch / ISO 8601 / `date` times, `date` lines between
+//! samples, an index column that does not tell the GPUs apart.
 
 mod cells;
 mod header;
