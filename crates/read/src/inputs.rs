@@ -501,8 +501,15 @@ fn rows_are_gpumon_csv(head: &[u8]) -> bool {
         return true;
     };
     let Some(row) = lines.find(|l| !l.trim().is_empty()) else { return true };
+    // Cells with units (`50 %`, `70.5 W`: nvidia-smi's, kept by a pandas round trip) are a log's.
+    let units = row.split(',').any(|c| {
+        let c = c.trim().trim_matches('"');
+        c.split_once(' ').is_some_and(|(n, u)| {
+            n.parse::<f64>().is_ok() && u.chars().all(|ch| ch.is_ascii_alphabetic() || ch == '%')
+        })
+    });
     let cell = row.split(',').nth(ts).unwrap_or("").trim().trim_matches('"');
-    crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell)
+    !units && (crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
 }
 
 /// `name [unit]` → `name`.
