@@ -249,14 +249,16 @@ fn a_directory_of_other_writers_logs_is_a_fleet_that_says_how_each_was_read() {
     // One file of a fleet, hosts from a `hostname` column.
     let fleet = tempfile::tempdir().unwrap();
     let mut log = "hostname,timestamp,index,utilization.gpu\n".to_string();
-    for h in ["gpu-a", "gpu-b"] {
-        for t in 0..3 {
+    // Both hosts sampled in the same second, with the same index: not a repeated index.
+    for t in 0..3 {
+        for h in ["gpu-a", "gpu-b"] {
             log += &format!("{h},{},0,{}\n", EPOCH + t, if h == "gpu-a" { 10 } else { 90 });
         }
     }
     write(fleet.path(), "all.csv", &log);
     let o = summarize(&[fleet.path()], &[]);
     ok(&o);
+    assert!(warnings(&o.stderr).is_empty(), "{}", stderr(&o));
     let j = json(&o);
     let hosts: Vec<(&str, f64)> = j["hosts"]
         .as_array()

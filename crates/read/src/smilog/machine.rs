@@ -689,10 +689,12 @@ impl Parser {
 }
 
 /// The first row (line, timestamp) of `lines` whose index cell (column `ic`) repeats one of the
-/// same timestamp, under `layout`.
+/// same timestamp (and host, when there is a host column), under `layout`.
 fn index_repeat(layout: &Layout, ic: usize, lines: &VecDeque<Pending>) -> Option<(u64, String)> {
     let tc = layout.ts_col?;
     let ncols = layout.cols.len();
+    // Rows of several hosts in one file (a `hostname` column) may share a timestamp and an index.
+    let hc = layout.cols.iter().position(|c| c.kind == ColKind::Field(Field::Host));
     let mut cur = String::new();
     let mut seen: Vec<String> = Vec::new();
     for l in lines {
@@ -705,10 +707,14 @@ fn index_repeat(layout: &Layout, ic: usize, lines: &VecDeque<Pending>) -> Option
             cur = ts.to_string();
             seen.clear();
         }
-        if seen.iter().any(|s| s == ix) {
+        let key = match hc {
+            Some(h) => format!("{ix}@{}", cell_at(t, h)),
+            None => ix.to_string(),
+        };
+        if seen.contains(&key) {
             return Some((l.no, cur));
         }
-        seen.push(ix.to_string());
+        seen.push(key);
     }
     None
 }
