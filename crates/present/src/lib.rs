@@ -150,7 +150,7 @@ pub fn read_as(s: &Summary) -> Vec<String> {
 /// A file's name (not its folder) for a line of the report, its middle left out when longer than 60
 /// characters (the JSON has the whole path).
 fn short_name(path: &std::path::Path) -> String {
-    let name = path.file_name().map_or_else(|| path.into(), std::path::Path::new);
+    let name = path.file_name().map_or(path, std::path::Path::new);
     let name = gpumon_util::text::show(name);
     let chars: Vec<char> = name.chars().collect();
     if chars.len() <= 60 {
