@@ -530,7 +530,8 @@ impl Parser {
         }
         let mut w = std::mem::take(&mut self.warnings);
         let t = &self.tally;
-        if lines.trailing_nuls > 0 {
+        // UTF-16's last `\n` leaves one NUL byte (its high half) after the last line break.
+        if lines.trailing_nuls > u64::from(lines.utf16) {
             w.insert(
                 0,
                 format!(
@@ -539,7 +540,9 @@ impl Parser {
                 ),
             );
         }
-        if lines.inner_nuls > 0 {
+        if lines.utf16 {
+            self.notes.push("read as UTF-16 text (as PowerShell's `>` writes)".to_string());
+        } else if lines.inner_nuls > 0 {
             w.push(format!(
                 "{} NUL bytes removed from {} line(s) (first: line {})",
                 lines.inner_nuls, lines.inner_nul_lines, lines.first_nul_line

@@ -94,6 +94,7 @@ pub struct SmiLogInfo {
 /// milliseconds, `date`'s), or `date` lines among comma-separated rows. gpumon's own CSV is told apart before this is asked (its rows carry
 /// RFC 3339 timestamps).
 pub fn looks_like_nvsmi(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xFF\xFE").unwrap_or(head);
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
     let lines: Vec<&str> = text.split('\n').collect();

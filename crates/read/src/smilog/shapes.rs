@@ -336,6 +336,17 @@ fn shapes() -> Vec<Shape> {
             },
         },
         Shape {
+            name: "PowerShell 5's `>`: UTF-16 with CRLF",
+            log: String::new(),
+            columns: None,
+            want: Want::Read {
+                gpus: 2,
+                rows: 4,
+                cell: (2, Field::UtilGpu, Value::U(1)),
+                says: &["n:read as UTF-16"],
+            },
+        },
+        Shape {
             name: "several runs appended, a header before each",
             log: format!(
                 "timestamp, index, utilization.gpu\n{}timestamp, index, utilization.gpu\n{}",
@@ -451,9 +462,21 @@ fn date_loop() -> String {
 /// The rows a log gave: time and values.
 type Rows = Vec<(DateTime<Utc>, Row)>;
 
-fn read(log: &str, columns: Option<&str>) -> Result<(SmiLogInfo, Rows)> {
+/// The bytes of a shape: its text, or for the UTF-16 one a CRLF log as PowerShell 5 writes it.
+fn bytes(s: &Shape) -> Vec<u8> {
+    if !s.name.contains("UTF-16") {
+        return s.log.as_bytes().to_vec();
+    }
+    let text = format!("timestamp,index,utilization.gpu\n{}", lines(2, 2, noheader_short))
+        .replace('\n', "\r\n");
+    let mut b = vec![0xFF, 0xFE];
+    b.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    b
+}
+
+fn read(log: &[u8], columns: Option<&str>) -> Result<(SmiLogInfo, Rows)> {
     let mut f = tempfile::NamedTempFile::new()?;
-    f.write_all(log.as_bytes())?;
+    f.write_all(log)?;
     f.flush()?;
     let opts = NvsmiOptions {
         columns: columns.map(|c| vec![c.to_string()]),
@@ -469,7 +492,7 @@ fn read(log: &str, columns: Option<&str>) -> Result<(SmiLogInfo, Rows)> {
 fn writers_shapes_give_what_their_writers_meant() {
     let start = DateTime::from_timestamp(i64::from(EPOCH), 0).unwrap();
     for s in shapes() {
-        let got = read(&s.log, s.columns);
+        let got = read(&bytes(&s), s.columns);
         match (&s.want, got) {
             (Want::Read { gpus, rows, cell, says }, Ok((info, got))) => {
                 assert_eq!((info.gpus, info.rows), (*gpus, *rows), "{}: {info:?}", s.name);
@@ -510,7 +533,7 @@ fn writers_shapes_give_what_their_writers_meant() {
         // ISO 8601 / RFC 3339 without units in the cells, or unreadable: gpumon CSV's reader reads
         // (or names) those, its cells trimmed alike.
         use crate::inputs::{Kind, sniff};
-        let kind = sniff(s.log.as_bytes());
+        let kind = sniff(&bytes(&s));
         let csv = ["RFC 3339", "ISO 8601", "no timestamp"].iter().any(|n| s.name.contains(n));
         let want = if csv { Kind::GpumonCsv } else { Kind::Nvsmi };
         assert_eq!(kind, Ok(want), "{}: sniffed otherwise", s.name);
