@@ -112,13 +112,16 @@ fn with_zone(n: NaiveDateTime, rest: &str) -> Option<Stamp> {
     }
     let sign: i64 = if zone.starts_with('-') { -1 } else { 1 };
     let d = &zone[1..];
+    if !d.bytes().all(|c| c.is_ascii_digit() || c == b':') {
+        return None;
+    }
     let (h, m) = match d.split_once(':') {
         Some(hm) => hm,
         None if d.len() == 4 => d.split_at(2),
         None => (d, "0"),
     };
     let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
-    if h > 23 || m > 59 || !zone[1..].bytes().all(|c| c.is_ascii_digit() || c == b':') {
+    if h > 23 || m > 59 {
         return None;
     }
     let off = sign * (h * 3600 + m * 60);
@@ -250,6 +253,41 @@ impl ZoneCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_writers_timestamps() {
+        let at = |s: &str| match parse_stamp(s) {
+            Some(Stamp::Instant(t)) => Some(t.timestamp_millis()),
+            Some(Stamp::Local(n)) => Some(n.and_utc().timestamp_millis()),
+            None => None,
+        };
+        let want = Some(1_735_725_600_000);
+        for s in [
+            "1735725600",
+            "1735725600.000",
+            "1735725600000",
+            "2025-01-01T10:00:00Z",
+            "2025-01-01T11:00:00+01:00",
+            "2025-01-01 11:00:00.000+0100",
+            "2025-01-01T09:00:00-01",
+            "Wed Jan  1 10:00:00 UTC 2025",
+            "Wed Jan 1 10:00:00 2025",
+        ] {
+            assert_eq!(at(s), want, "{s}");
+        }
+        assert_eq!(at("1735725600.5"), Some(1_735_725_600_500));
+        assert!(matches!(parse_stamp("Wed Jan  1 10:00:00 CET 2025"), Some(Stamp::Local(_))));
+        for s in [
+            "12345",
+            "99999999999999",
+            "2025-01-01T10:00:00+1é1",
+            "2025-01-01T10:00:00+25:00",
+            "Wed Foo 1 10:00:00 2025",
+            "yesterday",
+        ] {
+            assert_eq!(parse_stamp(s), None, "{s}");
+        }
+    }
 
     #[test]
     fn parse_naive_accepts_nvsmi_and_rejects_junk() {
