@@ -736,6 +736,16 @@ mod prop {
             )
             .into_bytes()),
             Just(b"NVIDIA H100, P0, 2025/01/01 00:00:00.000, 0xZZ".to_vec()),
+            // Other writers' lines: own names, a leading time, epoch and `date` times, separators.
+            Just(b"time,gpu_index,temperature_C,power_W".to_vec()),
+            Just(b",timestamp,index,power.draw [W]".to_vec()),
+            Just(b"index, power.draw".to_vec()),
+            (0u32..50, 0u32..3)
+                .prop_map(|(s, g)| format!("{}, {g}, 7.5", 1_735_725_600 + s).into_bytes()),
+            (0u32..50)
+                .prop_map(|s| format!("Wed Jan  1 10:00:{:02} UTC 2025", s % 60).into_bytes()),
+            Just(b"-----".to_vec()),
+            Just(b"\"2025-01-01T10:00:00+01:00\",\"0\",\"1.0\",\"[GPU is lost]\"".to_vec()),
             "[ -~]{0,60}".prop_map(String::into_bytes),
             proptest::collection::vec(any::<u8>(), 0..60),
             (1usize..50).prop_map(|n| vec![0u8; n]),
