@@ -102,6 +102,15 @@ fn shapes() -> Vec<Shape> {
             ]),
         },
         Shape {
+            name: "own column names over rows timed `2025-01-01T10:00:00Z`, no metric known",
+            log: format!(
+                "timestamp,gpu_index,temperature_C,utilization_gpu_percent,power_W\n{}",
+                lines(2, 1, |t, g| format!("2025-01-01T10:00:0{t}Z,{g},40,{},100", util(t, g)))
+            ),
+            columns: None,
+            want: Want::Refused(&["`utilization_gpu_percent`", "--columns"]),
+        },
+        Shape {
             name: "own column names, named with --columns",
             log: own_names(),
             columns: Some("timestamp,index,temperature.gpu,utilization.gpu,power.draw"),
