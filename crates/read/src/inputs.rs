@@ -459,7 +459,7 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
         return Ok(Kind::Journal);
     }
     let gpumon_csv = looks_like_gpumon_csv(head);
-    if gpumon_csv && rows_are_gpumon_csv(head) && !own_names_only(head) {
+    if gpumon_csv && rows_are_gpumon_csv(head) && !has_unknown_names(head) {
         return Ok(Kind::GpumonCsv);
     }
     if looks_like_nvsmi(head) {
@@ -512,17 +512,17 @@ fn rows_are_gpumon_csv(head: &[u8]) -> bool {
     !units && (crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
 }
 
-/// A header with names gpumon does not know and none of a metric (`timestamp,gpu_index,temperature_C,
-/// power_W`): a script's log, for the log reader, which names what it cannot use.
-fn own_names_only(head: &[u8]) -> bool {
+/// A header with names gpumon does not know (`timestamp,gpu_index,temperature_C,power_W`): a
+/// script's log, for the log reader, which names what it cannot use. (gpumon's own CSV, and what
+/// pandas, polars or DuckDB write back of it, has none; pandas' unnamed index column is no name.)
+fn has_unknown_names(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
     let line = String::from_utf8_lossy(line);
-    let names: Vec<&str> = line.trim_end_matches('\r').split(',').map(header_name).collect();
-    let unknown = names.iter().any(|n| !n.is_empty() && Field::lookup(n).is_none());
-    let identity = [Field::Timestamp, Field::Host, Field::Index, Field::Uuid, Field::Name];
-    let metric = names.iter().any(|n| Field::lookup(n).is_some_and(|f| !identity.contains(&f)));
-    unknown && !metric
+    line.trim_end_matches('\r')
+        .split(',')
+        .map(header_name)
+        .any(|n| !n.is_empty() && Field::lookup(n).is_none())
 }
 
 /// `name [unit]` → `name`.

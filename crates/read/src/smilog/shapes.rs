@@ -92,6 +92,20 @@ fn shapes() -> Vec<Shape> {
             },
         },
         Shape {
+            name: "own column names, some known, rows timed `...Z`",
+            log: format!(
+                "timestamp,index,utilization.gpu,fan_rpm\n{}",
+                lines(2, 1, |t, g| format!("2025-01-01T10:00:0{t}Z,{g},{},1200", util(t, g)))
+            ),
+            columns: None,
+            want: Want::Read {
+                gpus: 1,
+                rows: 2,
+                cell: (1, Field::UtilGpu, Value::U(1)),
+                says: &["w:`fan_rpm` are not nvidia-smi query names"],
+            },
+        },
+        Shape {
             name: "own column names, no metric known",
             log: own_names(),
             columns: None,
