@@ -512,17 +512,19 @@ fn rows_are_gpumon_csv(head: &[u8]) -> bool {
     !units && (crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
 }
 
-/// A header with names gpumon does not know (`timestamp,gpu_index,temperature_C,power_W`): a
+/// A header with names gpumon does not know (`timestamp,gpu_index,temperature_C,power_W`; a
+/// `progress.<name>` counter is one it knows): a
 /// script's log, for the log reader, which names what it cannot use. (gpumon's own CSV, and what
 /// pandas, polars or DuckDB write back of it, has none; pandas' unnamed index column is no name.)
 fn has_unknown_names(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
     let line = String::from_utf8_lossy(line);
-    line.trim_end_matches('\r')
-        .split(',')
-        .map(header_name)
-        .any(|n| !n.is_empty() && Field::lookup(n).is_none())
+    line.trim_end_matches('\r').split(',').map(header_name).any(|n| {
+        !n.is_empty()
+            && Field::lookup(n).is_none()
+            && gpumon_schema::progress::column_key(n).is_none()
+    })
 }
 
 /// `name [unit]` → `name`.
