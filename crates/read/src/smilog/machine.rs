@@ -100,7 +100,6 @@ pub(super) struct Parser {
     zone: ZoneCache,
     forced_k: Option<usize>,
     layout: Option<Layout>,
-    from_columns: bool,
     /// `--columns` was given: it names the columns over any header line of the file.
     columns_given: bool,
     gpus_known: bool,
@@ -140,7 +139,6 @@ impl Parser {
             zone: ZoneCache::new(opts.tz.clone()),
             forced_k: opts.gpus,
             layout: None,
-            from_columns: false,
             columns_given: false,
             gpus_known: false,
             index_checked: false,
@@ -165,7 +163,6 @@ impl Parser {
                 bail!("{}: --columns is empty", p.disp);
             };
             p.set_layout(layout);
-            p.from_columns = true;
             p.columns_given = true;
         }
         Ok(p)
@@ -209,7 +206,6 @@ impl Parser {
                 ),
             );
         }
-        self.from_columns = false;
         self.widened = false;
         self.set_layout(h);
     }
