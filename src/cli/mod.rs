@@ -397,11 +397,15 @@ pub(crate) struct LogArgs {
     /// Only these GPUs, by index or UUID (prefix), comma-separated (default: all).
     #[arg(long, visible_alias = "id", value_delimiter = ',', value_name = "LIST")]
     pub(crate) gpus: Vec<String>,
-    /// Column names of a headerless nvidia-smi log (--format=csv,noheader): the --query-gpu list, in order.
-    /// `--query-gpu` is the same option: the list given to the recording is given to its reader.
-    #[arg(long, visible_alias = "query-gpu", value_delimiter = ',')]
+    /// Names of an nvidia-smi log's columns, in order, as nvidia-smi query names: the --query-gpu list
+    /// it was logged with (headerless, --format=csv,noheader), or names over a header of the writer's
+    /// own names of the same width (they replace them; a header of nvidia-smi's names is used as
+    /// written). `_` or an empty name skips a column (a script's own time column, pandas' index
+    /// column). `--query-gpu` is the same option.
+    #[arg(long, visible_alias = "query-gpu", value_delimiter = ',', value_name = "NAMES")]
     pub(crate) columns: Vec<String>,
-    /// Number of GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column (default: inferred).
+    /// Number of GPUs interleaved in an nvidia-smi log without index/uuid/pci.bus_id column, or whose
+    /// index repeats within a timestamp (default: inferred from the row timing).
     #[arg(long, value_name = "N")]
     pub(crate) interleaved_gpus: Option<usize>,
     /// Time zone of nvidia-smi log timestamps and of --since/--until given without one, in any case:

@@ -55,10 +55,10 @@ pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
 
 impl LogArgs {
     pub fn read_options(&self) -> gpumon_read::scan::ReadOptions {
-        let columns: Vec<String> =
-            self.columns.iter().map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
+        // An empty name skips a column (`--columns ,timestamp,...` for pandas' index column).
+        let columns: Vec<String> = self.columns.iter().map(|c| c.trim().to_string()).collect();
         let nvsmi = gpumon_read::smilog::NvsmiOptions {
-            columns: (!columns.is_empty()).then_some(columns),
+            columns: columns.iter().any(|c| !c.is_empty()).then_some(columns),
             gpus: self.interleaved_gpus,
             tz: self.tz.as_tz().0,
         };

@@ -16,6 +16,7 @@ mod hostile;
 mod job;
 mod longrun;
 pub mod mig;
+mod other_logs;
 mod present;
 mod progress;
 mod prom;

@@ -141,6 +141,53 @@ pub fn job_lines(s: &Summary) -> Vec<String> {
 }
 
 /// Non-idle clock event reasons of a GPU above zero, as `name 12.0%`.
+/// How the nvidia-smi logs among the inputs were read, a line per kind of reading (logs read the
+/// same way share a line): the columns used and ignored, and how many GPUs and how they were
+/// told apart.
+pub fn read_as(s: &Summary) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for i in s.inputs.iter().filter(|i| i.kind == "nvidia-smi") {
+        let cols: Vec<&str> = i.fields.iter().map(|f| f.name()).collect();
+        let mut how = format!("columns {}", cols.join(", "));
+        if !i.ignored_columns.is_empty() {
+            how.push_str(&format!("; ignored {}", i.ignored_columns.join(", ")));
+        }
+        for n in &i.notes {
+            how.push_str(&format!("; {n}"));
+        }
+        let name = short_name(&i.path);
+        match groups.iter_mut().find(|(h, _)| *h == how) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((how, vec![name])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(how, names)| {
+            let shown = if names.len() > 3 {
+                format!("{} nvidia-smi logs ({}, ...)", names.len(), names[..3].join(", "))
+            } else {
+                names.join(", ")
+            };
+            format!("{shown} read as: {how}")
+        })
+        .collect()
+}
+
+/// A file's name (not its folder) for a line of the report, its middle left out when longer than 60
+/// characters (the JSON has the whole path).
+fn short_name(path: &std::path::Path) -> String {
+    let name = path.file_name().map_or(path, std::path::Path::new);
+    let name = gpumon_util::text::show(name);
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= 60 {
+        return name;
+    }
+    let head: String = chars[..28].iter().collect();
+    let tail: String = chars[chars.len() - 28..].iter().collect();
+    format!("{head}...{tail}")
+}
+
 pub fn throttle_list(stats: &Stats) -> Vec<String> {
     REASONS
         .iter()

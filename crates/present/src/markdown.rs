@@ -281,6 +281,9 @@ fn inputs(o: &mut String, s: &Summary) {
             let _ = writeln!(o, "  - warning: {}", html(w));
         }
     }
+    for l in crate::read_as(s) {
+        let _ = writeln!(o, "- {}", html(&l));
+    }
     for (p, why) in &s.skipped {
         let _ = writeln!(o, "- skipped {}: {}", code(&p.to_string_lossy()), html(why));
     }

@@ -482,5 +482,8 @@ pub fn render(s: &Summary) -> String {
         let _ = write!(read, "; {} file(s) skipped", s.skipped.len());
     }
     line(&mut out, &read);
+    for l in crate::read_as(s) {
+        line(&mut out, &format!("  {l}"));
+    }
     out
 }

@@ -705,9 +705,11 @@ pub fn read_csv(
 ) -> Result<CsvInfo> {
     let path = &input.path;
     let file = input.open()?;
+    // Whitespace around cells is never significant (`2026-01-01T00:00:00Z, 0, 50`).
     let mut rdr = csv::ReaderBuilder::new()
         .flexible(true)
         .has_headers(false)
+        .trim(csv::Trim::All)
         .from_reader(BufReader::new(file));
     let mut header = csv::StringRecord::new();
     if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {

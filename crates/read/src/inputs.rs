@@ -469,10 +469,14 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.starts_with(&[0xFF, 0xFF, 0xFF, 0xFF]) {
         return Ok(Kind::Journal);
     }
+    let gpumon_csv = looks_like_gpumon_csv(head);
+    if gpumon_csv && rows_are_gpumon_csv(head) && !has_unknown_names(head) {
+        return Ok(Kind::GpumonCsv);
+    }
     if looks_like_nvsmi(head) {
         return Ok(Kind::Nvsmi);
     }
-    if looks_like_gpumon_csv(head) {
+    if gpumon_csv {
         return Ok(Kind::GpumonCsv);
     }
     let text = head.iter().take(4096).all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || b >= 0x20);
@@ -494,6 +498,44 @@ fn looks_like_gpumon_csv(head: &[u8]) -> bool {
     let names: Vec<&str> =
         line.trim_end_matches('\r').split(',').map(|c| header_name(c.trim())).collect();
     names.contains(&"timestamp") && names.iter().filter(|n| Field::lookup(n).is_some()).count() >= 2
+}
+
+/// Under a gpumon CSV header, the first data row (if any) has no timestamp that only the log reader
+/// reads: other writers' logs under the same kind of header (nvidia-smi's `YYYY/MM/DD` times, epoch
+/// seconds, `date`'s format) are read as nvidia-smi logs; an unreadable one is gpumon CSV's to name.
+fn rows_are_gpumon_csv(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
+    let Some(header) = lines.next() else { return true };
+    let Some(ts) = header.split(',').position(|c| header_name(c) == "timestamp") else {
+        return true;
+    };
+    let Some(row) = lines.find(|l| !l.trim().is_empty()) else { return true };
+    // Cells with units (`50 %`, `70.5 W`: nvidia-smi's, kept by a pandas round trip) are a log's.
+    let units = row.split(',').any(|c| {
+        let c = c.trim().trim_matches('"');
+        c.split_once(' ').is_some_and(|(n, u)| {
+            n.parse::<f64>().is_ok() && u.chars().all(|ch| ch.is_ascii_alphabetic() || ch == '%')
+        })
+    });
+    let cell = row.split(',').nth(ts).unwrap_or("").trim().trim_matches('"');
+    !units && (crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
+}
+
+/// A header with names gpumon does not know (`timestamp,gpu_index,temperature_C,power_W`; a
+/// `progress.<name>` counter is one it knows): a
+/// script's log, for the log reader, which names what it cannot use. (gpumon's own CSV, and what
+/// pandas, polars or DuckDB write back of it, has none; pandas' unnamed index column is no name.)
+fn has_unknown_names(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
+    let line = String::from_utf8_lossy(line);
+    line.trim_end_matches('\r').split(',').map(header_name).any(|n| {
+        !n.is_empty()
+            && Field::lookup(n).is_none()
+            && gpumon_schema::progress::column_key(n).is_none()
+    })
 }
 
 /// `name [unit]` → `name`.

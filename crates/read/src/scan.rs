@@ -252,7 +252,8 @@ fn scan_nvsmi(
     visit: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<BadValues> {
     let path = &input.path;
-    let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name];
+    // A `hostname` / `host` column (a fleet's logs gathered by a script) names each row's host.
+    let mut fields: Vec<Field> = vec![Field::Index, Field::Uuid, Field::Name, Field::Host];
     fields.extend(
         want.iter().copied().filter(|f| f.def().source != gpumon_schema::catalog::Source::Meta),
     );
@@ -265,7 +266,7 @@ fn scan_nvsmi(
         if failed.is_some() {
             return;
         }
-        let ts = row.ts.timestamp_micros() - shift;
+        let ts = row.ts.timestamp_micros() - if row.instant { 0 } else { shift };
         match found.check_row(row.row, &fields) {
             Some(fixed) => batcher.push(ts, &fixed),
             None => batcher.push(ts, row.row),
@@ -288,7 +289,7 @@ fn scan_nvsmi(
     rep.ignored_columns = r.ignored_columns;
     rep.warnings = r.warnings;
     rep.notes = r.notes;
-    rep.notes.insert(0, format!("{} GPU(s)", r.gpus));
+    rep.notes.insert(0, format!("{} GPU(s), told apart by {}", r.gpus, r.gpus_by));
     Ok(found)
 }
 

@@ -6,9 +6,15 @@ use std::sync::Arc;
 
 use super::header::{Col, ColKind};
 use super::push_capped;
-use super::time::parse_naive;
+use super::time::parse_stamp;
 use gpumon_schema::catalog::{FIELD_COUNT, Field, Ty};
 use gpumon_schema::row::Value;
+
+/// A cell without the whitespace and the double quotes around it (a Python `csv` writer's quoting).
+pub(super) fn clean(cell: &str) -> &str {
+    let c = cell.trim();
+    c.strip_prefix('"').and_then(|x| x.strip_suffix('"')).map_or(c, str::trim)
+}
 
 pub(super) fn is_missing_marker(cell: &str) -> bool {
     cell.is_empty()
@@ -100,7 +106,7 @@ fn numeric_value(f: Field, header_unit: Option<&str>, cell: &str) -> Option<Valu
 /// Whether a cell can be read for column `col` (used to tell a cut last line).
 pub(super) fn cell_ok(col: &Col, cell: &str) -> bool {
     match col.kind {
-        ColKind::Ts => parse_naive(cell).is_some(),
+        ColKind::Ts => parse_stamp(cell).is_some(),
         ColKind::Field(f) => {
             if cell.is_empty() {
                 return false;
@@ -122,11 +128,42 @@ pub(super) struct Conv {
     cache: Vec<Option<Arc<str>>>,
     warned: [bool; FIELD_COUNT],
     pub(super) warnings: Vec<String>,
+    /// Cells that say the GPU failed (`[GPU is lost]`, `[Unknown Error]`): the marker, how many,
+    /// the first line.
+    failures: Vec<(String, u64, u64)>,
 }
+
+/// Markers nvidia-smi writes when the GPU itself failed, not when a value is merely unavailable.
+const FAILURE_MARKERS: [&str; 2] = ["[GPU is lost]", "[Unknown Error]"];
 
 impl Conv {
     pub(super) fn new() -> Conv {
-        Conv { cache: Vec::new(), warned: [false; FIELD_COUNT], warnings: Vec::new() }
+        Conv {
+            cache: Vec::new(),
+            warned: [false; FIELD_COUNT],
+            warnings: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    /// Count a cell that says the GPU failed.
+    fn failure(&mut self, cell: &str, line: u64) {
+        let Some(m) = FAILURE_MARKERS.iter().find(|m| m.eq_ignore_ascii_case(cell)) else { return };
+        match self.failures.iter_mut().find(|f| f.0 == *m) {
+            Some(f) => f.1 += 1,
+            None => self.failures.push(((*m).to_string(), 1, line)),
+        }
+    }
+
+    /// The warnings: unreadable cells, then cells that say the GPU failed.
+    pub(super) fn take_warnings(&mut self) -> Vec<String> {
+        let mut w = std::mem::take(&mut self.warnings);
+        for (m, n, first) in &self.failures {
+            w.push(format!(
+                "{n} `{m}` cell(s) (first: line {first}): nvidia-smi could not reach the GPU; read as missing values"
+            ));
+        }
+        w
     }
 
     /// Forget the cached strings: the columns changed (`ncols` of them now).
@@ -136,6 +173,7 @@ impl Conv {
 
     pub(super) fn value(&mut self, i: usize, col: &Col, f: Field, cell: &str, line: u64) -> Value {
         if is_missing_marker(cell) {
+            self.failure(cell, line);
             return marker_value(cell);
         }
         match f.def().ty {

@@ -57,7 +57,7 @@ impl Layout {
         let mut cols = Vec::with_capacity(names.len());
         let mut ts_col = None;
         for (i, (name, unit)) in names.iter().enumerate() {
-            let kind = match Field::lookup(name) {
+            let kind = match Field::lookup(name).filter(|_| !is_skip(name)) {
                 Some(Field::Timestamp) if ts_col.is_none() => {
                     ts_col = Some(i);
                     ColKind::Ts
@@ -99,44 +99,114 @@ fn split_name_unit(cell: &str) -> (&str, Option<&str>) {
     (cell, None)
 }
 
-fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 128
-        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+/// A name that skips its column: empty (pandas' index column) or `_`.
+pub(super) fn is_skip(name: &str) -> bool {
+    name.is_empty() || name == "_"
 }
 
-/// A header line: every cell an nvidia-smi style query name (optionally `[unit]`), at least one known.
-pub(super) fn parse_header(line: &str) -> Option<Layout> {
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    is_skip(name)
+        || (name.len() <= 128
+            && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+}
+
+/// Names as written and header cells of a line of column names.
+type Names = (Vec<(String, Option<String>)>, Vec<String>);
+
+/// A line of column names: every cell a name (letters, digits, `_`, `.`; optionally `[unit]`; an
+/// empty cell or `_` skips its column), at least one of them not skipped. Known or not.
+pub(super) fn parse_names(line: &str) -> Option<Names> {
     let mut names = Vec::new();
     let mut header = Vec::new();
-    let mut known = false;
     for cell in line.split(',') {
-        let cell = cell.trim();
+        let cell = cell.trim().trim_matches('"');
         let (name, unit) = split_name_unit(cell);
         if !valid_name(name) {
             return None;
         }
-        known |= Field::lookup(name).is_some();
         names.push((name.to_string(), unit.map(str::to_string)));
         header.push(cell.to_string());
     }
+    names.iter().any(|(n, _)| !is_skip(n)).then_some((names, header))
+}
+
+/// A header line: a line of names ([`parse_names`]), at least one an nvidia-smi query name.
+pub(super) fn parse_header(line: &str) -> Option<Layout> {
+    let (names, header) = parse_names(line)?;
+    let known = names.iter().any(|(n, _)| !is_skip(n) && Field::lookup(n).is_some());
     known.then(|| Layout::from_names(&names, header))
 }
 
-pub(super) fn comma_space_separated(line: &str) -> bool {
-    line.split(',').skip(1).all(|c| c.starts_with(' '))
+/// `layout` with one more column in front: a script's own time column before nvidia-smi's cells
+/// (the time column when the header has none, else skipped).
+pub(super) fn with_leading_time(layout: &Layout) -> Layout {
+    let first = if layout.ts_col.is_none() { "timestamp" } else { "_" };
+    let names: Vec<(String, Option<String>)> = std::iter::once((first.to_string(), None))
+        .chain(layout.cols.iter().map(|c| (c.name.clone(), c.unit.clone())))
+        .collect();
+    Layout::from_names(&names, layout.header.clone())
 }
 
-/// The layout `--columns` names (comma-separated names in one or more arguments, `[unit]` allowed);
-/// None when it names no column.
+/// `layout` with column `i` read as the time column (a column of the writer's own name that holds
+/// timestamps, under a header without `timestamp`).
+pub(super) fn with_time_at(layout: &Layout, i: usize) -> Layout {
+    let names: Vec<(String, Option<String>)> = layout
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            (if k == i { "timestamp".to_string() } else { c.name.clone() }, c.unit.clone())
+        })
+        .collect();
+    Layout::from_names(&names, layout.header.clone())
+}
+
+/// The nvidia-smi name a writer's own column name most likely means (`utilization_gpu_percent` →
+/// `utilization.gpu`, `power_W` → `power.draw`), for the hint of an error; None when no guess.
+pub(super) fn guess_name(name: &str) -> Option<&'static str> {
+    let mut n = name.to_ascii_lowercase().replace(['-', ' '], "_");
+    for suffix in ["_percent", "_pct", "_perc", "_c", "_w", "_watts", "_mib", "_mb", "_mhz", "_%"] {
+        if let Some(s) = n.strip_suffix(suffix) {
+            n = s.to_string();
+            break;
+        }
+    }
+    let dotted = n.replace('_', ".");
+    if let Some(f) = Field::lookup(&n).or_else(|| Field::lookup(&dotted)) {
+        return Some(f.name());
+    }
+    let f = match n.as_str() {
+        "temperature" | "temp" | "gpu_temp" | "temperature_gpu" | "gpu_temperature" => {
+            Field::TempGpu
+        }
+        "power" | "power_draw" | "gpu_power" => Field::PowerDraw,
+        "util" | "gpu_util" | "utilization" | "gpu_utilization" | "util_gpu" => Field::UtilGpu,
+        "mem" | "mem_used" | "memory" | "gpu_mem" | "gpu_memory_used" | "used_memory" => {
+            Field::MemUsed
+        }
+        "gpu" | "gpu_id" | "device" | "gpu_idx" => Field::Index,
+        "time" | "ts" | "date" | "datetime" => Field::Timestamp,
+        _ => return None,
+    };
+    Some(f.name())
+}
+
+/// The layout `--columns` names (comma-separated names in one or more arguments, `[unit]` allowed;
+/// `_` or an empty name skips a column, a trailing empty one is dropped); None when it names no
+/// column.
 pub(super) fn columns_layout(cols: &[String]) -> Option<Layout> {
     let mut names = Vec::new();
     let mut header = Vec::new();
-    for c in cols.iter().flat_map(|c| c.split(',')).map(str::trim).filter(|c| !c.is_empty()) {
+    for c in cols.iter().flat_map(|c| c.split(',')).map(str::trim) {
         let (name, unit) = split_name_unit(c);
         names.push((name.to_string(), unit.map(str::to_string)));
         header.push(c.to_string());
     }
-    (!names.is_empty()).then(|| Layout::from_names(&names, header))
+    while names.last().is_some_and(|(n, _)| n.is_empty()) {
+        names.pop();
+        header.pop();
+    }
+    names.iter().any(|(n, _)| !is_skip(n)).then(|| Layout::from_names(&names, header))
 }

@@ -1,13 +1,13 @@
 //! Logs without an index, uuid or pci.bus_id column: the GPU count inferred from a buffered sample
-//! (row timing, rows between repeated headers, periodic values, or `--gpus`), and the position of
+//! (row timing, rows between repeated headers, periodic values, or `--interleaved-gpus`), and the position of
 //! each row within its tick, kept in step with the tick timing.
 
 use std::collections::{HashMap, VecDeque};
 
-use super::cells::cell_ok;
+use super::cells::{cell_ok, clean};
 use super::header::{Ident, Layout, parse_header};
 use super::lines::Pending;
-use super::time::parse_naive;
+use super::time::parse_stamp;
 
 /// Largest GPU count the inference considers.
 const MAX_K: usize = 64;
@@ -101,14 +101,13 @@ fn collect_sample(start: Option<&Layout>, lines: &VecDeque<Pending>, eof: bool) 
         if lay.ident != Ident::Interleaved {
             continue;
         }
-        let parts: Vec<&str> = t.split(',').map(str::trim).collect();
+        let parts: Vec<&str> = t.split(',').map(clean).collect();
         if parts.len() != lay.cols.len()
             || (!l.terminated && !lay.cols.iter().zip(&parts).all(|(c, p)| cell_ok(c, p)))
         {
             continue;
         }
-        let Some(ts) = parts.get(tc).and_then(|c| parse_naive(c)) else { continue };
-        let ms = ts.and_utc().timestamp_micros() as f64 / 1000.0;
+        let Some(ms) = parts.get(tc).and_then(|c| parse_stamp(c)).map(|s| s.ms()) else { continue };
         if let Some(s) = segs.last_mut() {
             s.push(ms);
         }
@@ -305,45 +304,48 @@ fn value_rule(sample: &Sample) -> Option<usize> {
     })
 }
 
+/// What the notes of an inference start with.
+pub(super) const NO_IDENT: &str = "no index, uuid or pci.bus_id column";
+
 fn infer(sample: &Sample, forced: Option<usize>) -> Inference {
     let timing = timing(sample);
     if let Some(k) = forced {
         let k = k.max(1);
-        let note = format!("{k} GPU(s) interleaved, as given with --gpus");
+        let note = format!("{k} GPU(s) interleaved, as given with --interleaved-gpus");
         return match &timing {
             Some(t) if k > 1 => Inference { k, thr: Some(t.thr), phase: first_phase(t, k), note },
             _ => Inference { k, thr: None, phase: 0, note },
         };
     }
-    let pre = "no index, uuid or pci.bus_id column";
+    let pre = NO_IDENT;
     if let Some(t) = &timing
         && let Some(k) = run_mode(&t.runs)
     {
         let note = format!(
-            "{pre}: {k} GPUs inferred from the row timing (rows of one sample ~{:.0} ms apart, samples ~{:.0} ms apart); pass --gpus to override",
+            "{pre}: {k} GPUs inferred from the row timing (rows of one sample ~{:.0} ms apart, samples ~{:.0} ms apart); pass --interleaved-gpus N to override",
             t.med_small, t.med_large
         );
         return Inference { k, thr: Some(t.thr), phase: first_phase(t, k), note };
     }
     if let Some(k) = segment_rule(sample) {
         let note = format!(
-            "{pre}: {k} GPUs inferred from the {k} rows between repeated header lines; pass --gpus to override"
+            "{pre}: {k} GPUs inferred from the {k} rows between repeated header lines; pass --interleaved-gpus N to override"
         );
         return Inference { k, thr: None, phase: 0, note };
     }
     if let Some(k) = value_rule(sample) {
         let note = format!(
-            "{pre}: {k} GPUs inferred from values repeating every {k} rows; pass --gpus to override"
+            "{pre}: {k} GPUs inferred from values repeating every {k} rows; pass --interleaved-gpus N to override"
         );
         return Inference { k, thr: None, phase: 0, note };
     }
     let note = format!(
-        "{pre}: rows read as one GPU (no interleaving pattern found); pass --gpus N if the log covers N GPUs"
+        "{pre}: rows read as one GPU (no interleaving pattern found); pass --interleaved-gpus N if the log covers N GPUs"
     );
     Inference { k: 1, thr: None, phase: 0, note }
 }
 
-/// Decide the GPU count of the interleaved rows held in `lines` (or take `--gpus` = `forced`), set
+/// Decide the GPU count of the interleaved rows held in `lines` (or take `--interleaved-gpus` = `forced`), set
 /// `phase` for them, and say how the count was found.
 pub(super) fn resolve(
     phase: &mut Phase,

@@ -1,4 +1,5 @@
-//! Byte lines of a log: `\n`-terminated with bounded memory, a UTF-8 BOM, CRLF endings and NUL bytes
+//! Byte lines of a log: `\n`-terminated with bounded memory, a UTF-8 BOM (or UTF-16LE's, whose
+//! ASCII text is read by dropping its NUL bytes), CRLF endings and NUL bytes
 //! (inside lines and the run a killed logger leaves at the end) removed, and whether the last line
 //! was terminated (a cut last line is not).
 
@@ -20,6 +21,9 @@ pub(super) struct LineReader<R> {
     pub(super) first_nul_line: u64,
     /// NUL bytes at the very end of the file.
     pub(super) trailing_nuls: u64,
+    /// The file starts with a UTF-16LE byte order mark (PowerShell 5's `>`): its NUL bytes are the
+    /// high halves of ASCII characters, not damage.
+    pub(super) utf16: bool,
 }
 
 pub(super) struct LineInfo {
@@ -39,6 +43,7 @@ impl<R: BufRead> LineReader<R> {
             inner_nul_lines: 0,
             first_nul_line: 0,
             trailing_nuls: 0,
+            utf16: false,
         }
     }
 
@@ -95,6 +100,9 @@ impl<R: BufRead> LineReader<R> {
             return Ok(None);
         }
         self.no += 1;
+        if self.no == 1 && self.buf.starts_with(b"\xFF\xFE") {
+            self.utf16 = true;
+        }
         if !terminated && trailing > 0 {
             self.trailing_nuls = trailing;
             nuls -= trailing;
@@ -115,7 +123,8 @@ impl<R: BufRead> LineReader<R> {
     /// Text of the line last returned by `next_line`.
     pub(super) fn text(&self) -> Cow<'_, str> {
         let b = if self.no == 1 {
-            self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf)
+            let b = self.buf.strip_prefix(b"\xFF\xFE").unwrap_or(&self.buf);
+            b.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(b)
         } else {
             &self.buf
         };

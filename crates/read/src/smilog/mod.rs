@@ -5,13 +5,18 @@
 //! It copes with what real logs contain: `[N/A]` / `[Not Supported]` cells, values with and
 //! without units, the timestamp column anywhere, headerless logs (`--columns`), repeated or
 //! changed header lines (appended runs), a header before every row, a cut last line and the
-//! NUL bytes a killed logger leaves behind.
+//! NUL bytes a killed logger leaves behind; and with what other people's scripts write around
+//! nvidia-smi: plain or padded or quoted cells, headers of their own names (`--columns` names them),
+//! a time column of their own in front, epoch / ISO 8601 / `date` times, `date` lines between
+//! samples, an index column that does not tell the GPUs apart.
 
 mod cells;
 mod header;
 mod interleave;
 mod lines;
 mod machine;
+#[cfg(test)]
+mod shapes;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -26,10 +31,10 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use gpumon_schema::row::Row;
-use header::{comma_space_separated, parse_header};
+use header::parse_header;
 use lines::{LineReader, Pending};
 use machine::{Parser, Step};
-use time::is_nvsmi_timestamp;
+use time::has_timestamp_cell;
 
 /// Lines buffered to infer the GPU count of an interleaved log.
 const INFER_LINES: usize = 1024;
@@ -56,6 +61,9 @@ pub struct NvsmiRow<'a> {
     pub ts: DateTime<Utc>,
     /// Values by catalogue field; `Field::Index` is set to `gpu`, `Field::Timestamp` is not set.
     pub row: &'a Row,
+    /// The timestamp named an instant (an offset, `Z`, epoch time), not a wall-clock time in the
+    /// log's zone: no `--tz` applies to it.
+    pub instant: bool,
 }
 
 /// What [`read_nvsmi`] found.
@@ -73,19 +81,25 @@ pub struct SmiLogInfo {
     pub ignored_columns: Vec<String>,
     /// Information that is not a problem: how the GPU count was decided, repeated headers.
     pub notes: Vec<String>,
+    /// How rows were told apart by GPU: `the index column`, `the uuid column`, `interleaving`.
+    pub gpus_by: String,
 }
 
-/// Cheap sniff: does this look like an nvidia-smi CSV log?
+/// Cheap sniff: does this look like an nvidia-smi CSV log (or a log of the same shape another
+/// script wrote)?
 ///
-/// True when one of the first lines is a header of nvidia-smi query names separated by `", "`
-/// (at least one name known, e.g. `timestamp`), or a headerless data line of `", "`-separated
-/// cells one of which is a `YYYY/MM/DD HH:MM:SS.mmm` timestamp. gpumon's own CSV (`,` without
-/// a space, RFC 3339 timestamps) does not match.
+/// True when one of the first lines is a header of nvidia-smi query names (at least one name
+/// known, e.g. `timestamp`; whitespace around the commas does not matter), or a headerless data
+/// line one of whose cells is a timestamp gpumon reads (nvidia-smi's, ISO 8601, epoch seconds or
+/// milliseconds, `date`'s), or `date` lines among comma-separated rows. gpumon's own CSV is told apart before this is asked (its rows carry
+/// RFC 3339 timestamps).
 pub fn looks_like_nvsmi(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xFF\xFE").unwrap_or(head);
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
     let lines: Vec<&str> = text.split('\n').collect();
     let n = lines.len();
+    let (mut rows, mut dates) = (false, false);
     for (i, line) in lines.iter().enumerate().take(20) {
         // The last piece of a head without a final newline may be cut; use it only when alone.
         if i + 1 == n && n > 1 {
@@ -100,17 +114,28 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
         if l.is_empty() {
             continue;
         }
-        if !comma_space_separated(l) {
-            continue;
-        }
         if parse_header(l).is_some() {
             return true;
         }
-        if l.split(',').any(|c| is_nvsmi_timestamp(c.trim())) {
+        if l.contains(',') {
+            if has_timestamp_cell(l) {
+                return true;
+            }
+            rows = true;
+        } else if time::parse_stamp(l).is_some() {
+            // A `date` line before each sample of rows without a timestamp of their own.
+            dates = true;
+        }
+        if rows && dates {
             return true;
         }
     }
     false
+}
+
+/// Whether `cell` is a timestamp the log reader reads (nvidia-smi's, ISO 8601, epoch, `date`'s).
+pub fn is_log_timestamp(cell: &str) -> bool {
+    time::parse_stamp(cell).is_some()
 }
 
 /// Parse `path`, calling `on_row` for each data row in file order.

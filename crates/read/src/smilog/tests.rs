@@ -163,9 +163,13 @@ fn real_every_log_parses_with_the_readme_counts_and_is_sniffed() {
 
 #[test]
 fn gpumon_csv_and_text_are_not_sniffed() {
-    assert!(!looks_like_nvsmi(
-        b"timestamp,host,index,utilization.gpu [%]\n2025-01-01T00:00:00.000Z,h,0,5\n"
-    ));
+    // gpumon's own CSV is told apart by the sniff before the log test is asked.
+    assert_eq!(
+        crate::inputs::sniff(
+            b"timestamp,host,index,utilization.gpu [%]\n2025-01-01T00:00:00.000Z,h,0,5\n"
+        ),
+        Ok(crate::inputs::Kind::GpumonCsv)
+    );
     assert!(!looks_like_nvsmi(b"hello, world\nthis is, text\n"));
     assert!(!looks_like_nvsmi(b""));
     assert!(!looks_like_nvsmi(b"\0\0\0\0"));
@@ -698,8 +702,14 @@ fn columns_option_and_a_header_in_the_file() {
     let got = read_all(f.path(), &opts).unwrap();
     assert_eq!(got.rep.rows, 1);
     assert!(got.rep.warnings.iter().any(|w| w.contains("instead of --columns")));
-    let bad = NvsmiOptions { columns: Some(vec!["power.draw".into()]), ..utc() };
-    assert!(read_all(f.path(), &bad).is_err());
+    // A header of the writer's own names is replaced by --columns of its width, `_` skipping one.
+    let own = write_tmp(b"when, watts\n2025/01/01 00:00:00.000, 1\n");
+    let opts = NvsmiOptions { columns: Some(vec!["timestamp,power.draw".into()]), ..utc() };
+    let got = read_all(own.path(), &opts).unwrap();
+    assert_eq!(got.rows[0].2.get(Field::PowerDraw), &Value::F(1.0));
+    assert!(got.rep.notes.iter().any(|w| w.contains("as --columns names them")), "{:?}", got.rep);
+    let skip = NvsmiOptions { columns: Some(vec!["timestamp,_".into()]), ..utc() };
+    assert!(read_all(own.path(), &skip).is_err(), "no metric column left");
 }
 
 mod prop {
@@ -726,6 +736,16 @@ mod prop {
             )
             .into_bytes()),
             Just(b"NVIDIA H100, P0, 2025/01/01 00:00:00.000, 0xZZ".to_vec()),
+            // Other writers' lines: own names, a leading time, epoch and `date` times, separators.
+            Just(b"time,gpu_index,temperature_C,power_W".to_vec()),
+            Just(b",timestamp,index,power.draw [W]".to_vec()),
+            Just(b"index, power.draw".to_vec()),
+            (0u32..50, 0u32..3)
+                .prop_map(|(s, g)| format!("{}, {g}, 7.5", 1_735_725_600 + s).into_bytes()),
+            (0u32..50)
+                .prop_map(|s| format!("Wed Jan  1 10:00:{:02} UTC 2025", s % 60).into_bytes()),
+            Just(b"-----".to_vec()),
+            Just(b"\"2025-01-01T10:00:00+01:00\",\"0\",\"1.0\",\"[GPU is lost]\"".to_vec()),
             "[ -~]{0,60}".prop_map(String::into_bytes),
             proptest::collection::vec(any::<u8>(), 0..60),
             (1usize..50).prop_map(|n| vec![0u8; n]),
