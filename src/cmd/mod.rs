@@ -113,11 +113,45 @@ pub fn main_reading() -> i32 {
     run(dispatch_reading)
 }
 
+/// Options users type from habit, with what gpumon spells them: clap's own "a similar argument
+/// exists" tip names the nearest flag by spelling, which for these is the wrong one.
+const HABITS: &[(&str, &str)] = &[("--by-phase", "--by phase"), ("--by-phases", "--by phase")];
+
+/// clap's message, with the tip of [`HABITS`] in place of clap's for a known habit.
+fn print_parse_error(e: &clap::Error) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let typed = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(a)) if e.kind() == ErrorKind::UnknownArgument => a.as_str(),
+        _ => "",
+    };
+    let flag = typed.split('=').next().unwrap_or(typed);
+    let Some((_, ours)) = HABITS.iter().find(|(h, _)| *h == flag) else {
+        let _ = e.print();
+        return;
+    };
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines() {
+        if line.starts_with("Usage:") {
+            out.push_str(&format!("Usage: gpumon summarize [OPTIONS] {ours} <INPUT>...\n"));
+        } else if line.trim_start().starts_with("tip:") {
+            out.push_str(&format!("  tip: to split by phase, use '{ours}'\n"));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if !out.contains("tip:") {
+        out.push_str(&format!("\n  tip: use '{ours}'\n"));
+    }
+    eprint!("{out}");
+}
+
 fn run(dispatch: fn(Cli) -> Result<i32>) -> i32 {
     let cli = match Cli::try_parse_from(crate::cli::nvsmi_argv(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            print_parse_error(&e);
             return if e.use_stderr() { exit::USAGE } else { exit::OK };
         }
     };

@@ -293,7 +293,8 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
             }
             Ok(Some(src))
         }
-        Err(e) if cfg.require_gpu => Err(anyhow::Error::new(e).context("--require-gpu")),
+        // The message once: its Display already names the cause (not the chain again).
+        Err(e) if cfg.require_gpu => bail!("--require-gpu: {e}"),
         Err(e) => {
             warn(&format!("{e}; recording host metrics only (GPU columns stay empty)"));
             Ok(None)
@@ -314,7 +315,11 @@ fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
         return Ok(None);
     }
     if !cfg.gpus.is_empty() {
-        return Err(UsageError(format!("--gpus {:?} matches no visible GPU", cfg.gpus)).into());
+        return Err(UsageError(format!(
+            "--gpus {} matches no GPU NVML sees; give indices or UUIDs as `gpumon doctor` lists them",
+            gpumon_schema::gpus::show_list(&cfg.gpus)
+        ))
+        .into());
     }
     if cfg.require_gpu {
         bail!("--require-gpu: NVML loaded from {} but reports no GPU", cfg.nvml_lib);

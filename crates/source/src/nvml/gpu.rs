@@ -56,9 +56,13 @@ pub struct NvmlUnavailable {
 
 pub use gpumon_schema::gpus::GpuSelector;
 
-/// Whether selector `s` names `g` (index, or full UUID / UUID prefix).
+/// Whether selector `s` names `g` (index, full UUID / UUID prefix, or PCI bus id as nvidia-smi's
+/// `-i` takes it: `00000000:17:00.0`, `17:00.0`).
 pub fn selects(s: &GpuSelector, g: &GpuInfo) -> bool {
     s.matches_gpu(Some(u64::from(g.index)), Some(&g.uuid))
+        || matches!(s, GpuSelector::Uuid(b) if b.contains(':')
+            && (g.bus_id.eq_ignore_ascii_case(b)
+                || g.bus_id.to_ascii_lowercase().ends_with(&format!(":{}", b.to_ascii_lowercase()))))
 }
 
 /// Samples the selected GPUs. The record loop's thread reads them itself (a `GpuReader` of
