@@ -254,9 +254,13 @@ pub(crate) struct DoctorArgs {
     /// NVML library to load.
     #[arg(long, env = "GPUMON_NVML_LIB", default_value = "libnvidia-ml.so.1")]
     pub(crate) nvml_lib: String,
-    /// Output format.
+    /// Output format (json has every list in full).
     #[arg(long, value_enum, default_value_t = DoctorFormatArg::Text)]
     pub(crate) format: DoctorFormatArg,
+    /// Every GPU in its own block with its full lists of unsupported and failed fields (by default
+    /// GPUs alike share a block and long lists are cut, to fit a screen).
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -41,7 +41,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 DoctorFormatArg::Text => doctor::DoctorFormat::Text,
                 DoctorFormatArg::Json => doctor::DoctorFormat::Json,
             };
-            doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format })
+            doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format, verbose: a.verbose })
         }
         Cmd::Mark(a) => mark::run(&a.into_config()?),
         Cmd::Progress(a) => progress::run(&a.into_config()?),

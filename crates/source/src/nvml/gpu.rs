@@ -347,6 +347,7 @@ fn running_processes(
             ))
         }
         Err(NvmlError::GpuLost) => Err(Lost),
+        Err(e) if super::missing::noted(&e, None, "the process list (job.gpu_memory)") => Ok(None),
         Err(e) => {
             warn_once(
                 &format!("nvml-procs-{}", info.index),
@@ -382,6 +383,9 @@ fn process_util(
         Err(NvmlError::NotFound) => Vec::new(),
         Err(NvmlError::GpuLost) => return Err(Lost),
         Err(NvmlError::NotSupported) => return Ok(None),
+        Err(e) if super::missing::noted(&e, None, "per-process utilization (proc.sm and co.)") => {
+            return Ok(None);
+        }
         Err(e) => {
             warn_once(
                 &format!("nvml-procutil-{}", info.index),
@@ -465,6 +469,15 @@ pub(super) fn val<T>(
         Ok(v) => Ok(conv(v)),
         Err(NvmlError::GpuLost) => Err(Lost),
         Err(NvmlError::NotSupported) => Ok(Value::Unsupported),
+        Err(e)
+            if super::missing::noted(
+                &e,
+                Some(field),
+                &format!("{field} and any other field it reads"),
+            ) =>
+        {
+            Ok(Value::Null)
+        }
         Err(e) => {
             warn_once(
                 &format!("nvml-{}-{field}-{e:?}", info.index),
