@@ -113,3 +113,43 @@ fn require_gpu_says_the_loader_error_once() {
     assert!(err.starts_with("gpumon: error: --require-gpu: cannot use NVML"), "{err}");
     assert_eq!(err.matches("cannot open shared object file").count(), 1, "{err}");
 }
+
+/// An older driver lacks newer NVML functions: their fields are empty, every other field is
+/// recorded, and each missing function is one line on stderr (not one per field and GPU).
+#[test]
+fn record_with_a_driver_lacking_functions_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let lacking = ["nvmlDeviceGetPcieThroughput", "nvmlDeviceGetMemoryErrorCounter"];
+    let old = fake_nvml_lacking(dir.path(), &lacking);
+    let out = dir.path().join("run.csv");
+    let fields = "utilization.gpu,temperature.gpu,pcie.tx,pcie.rx,\
+                  ecc.errors.corrected.volatile.device_memory,ecc.errors.uncorrected.aggregate.sram";
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .env("GPUMON_NVML_LIB", &old)
+        .args(["record", "-q", "-i", "100ms", "--count", "3", "--fields", fields, "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    for f in lacking {
+        assert_eq!(err.matches(f).count(), 1, "{f}: {err}");
+    }
+    assert!(err.lines().all(|l| l.contains("is not in this driver")), "{err}");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 6, "{csv}");
+    for r in &rows {
+        assert!(
+            !r[col("utilization.gpu")].is_empty() && !r[col("temperature.gpu")].is_empty(),
+            "{csv}"
+        );
+        for f in ["pcie.tx", "pcie.rx", "ecc.errors.corrected.volatile.device_memory"] {
+            assert!(r[col(f)].is_empty(), "{f} is null: {csv}");
+        }
+    }
+}
