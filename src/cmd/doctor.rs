@@ -152,8 +152,8 @@ fn render_nvml(o: &mut String, n: &NvmlState) {
 /// with the full field lists.
 fn render_gpus(o: &mut String, gpus: &[GpuState], verbose: bool) {
     o.push_str(&format!("\nGPUs ({})\n", gpus.len()));
-    let blocks: Vec<Vec<(String, String)>> = gpus.iter().map(|g| gpu_lines(g, verbose)).collect();
-    let mut groups: Vec<(Vec<u32>, &[(String, String)])> = Vec::new();
+    let blocks: Vec<Vec<Line>> = gpus.iter().map(|g| gpu_lines(g, verbose)).collect();
+    let mut groups: Vec<(Vec<u32>, &[Line])> = Vec::new();
     for (g, b) in gpus.iter().zip(&blocks) {
         match groups.iter_mut().find(|(_, lines)| *lines == b.as_slice()) {
             Some((idx, _)) => idx.push(g.index),
@@ -181,11 +181,14 @@ fn render_gpus(o: &mut String, gpus: &[GpuState], verbose: bool) {
     }
 }
 
+/// A `label  value` line of the report.
+type Line = (String, String);
+
 /// What one GPU records, as (label, value) lines: memory, modes, MIG devices, readable fields,
 /// GPM, memory health. Long field lists are cut to the fields `record` takes by default unless
 /// `verbose`.
-fn gpu_lines(g: &GpuState, verbose: bool) -> Vec<(String, String)> {
-    let mut l: Vec<(String, String)> = Vec::new();
+fn gpu_lines(g: &GpuState, verbose: bool) -> Vec<Line> {
+    let mut l: Vec<Line> = Vec::new();
     let mut push = |label: &str, value: String| l.push((label.to_string(), value));
     push("memory", g.memory_total_mib.map_or("n/a".into(), |m| format!("{m} MiB")));
     let pending = match g.mig_mode_pending {
