@@ -113,36 +113,49 @@ pub fn main_reading() -> i32 {
     run(dispatch_reading)
 }
 
-/// Options users type from habit, with what gpumon spells them: clap's own "a similar argument
-/// exists" tip names the nearest flag by spelling, which for these is the wrong one.
-const HABITS: &[(&str, &str)] = &[("--by-phase", "--by phase"), ("--by-phases", "--by phase")];
-
-/// clap's message, with the tip of [`HABITS`] in place of clap's for a known habit.
-fn print_parse_error(e: &clap::Error) {
+/// The tip (and a better usage line) for a parse error a habit from another tool causes: clap's
+/// own "a similar argument exists" names the nearest flag by spelling, which for these misleads.
+fn habit_tip(e: &clap::Error) -> Option<(&'static str, Option<&'static str>)> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    let typed = match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(a)) if e.kind() == ErrorKind::UnknownArgument => a.as_str(),
-        _ => "",
-    };
-    let flag = typed.split('=').next().unwrap_or(typed);
-    let Some((_, ours)) = HABITS.iter().find(|(h, _)| *h == flag) else {
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else { return None };
+    let flag = arg.split(['=', ' ']).next().unwrap_or(arg);
+    match (e.kind(), flag) {
+        (ErrorKind::UnknownArgument, "--by-phase" | "--by-phases") => Some((
+            "to split by phase, use '--by phase'",
+            Some("Usage: gpumon summarize [OPTIONS] --by phase <INPUT>..."),
+        )),
+        (ErrorKind::ArgumentConflict, "--interval") => Some((
+            "-i and -l are both gpumon's interval; to pick GPUs as nvidia-smi's -i does, use --id LIST \
+             (with --query-gpu the command line is nvidia-smi's: -i is the GPUs)",
+            None,
+        )),
+        _ => None,
+    }
+}
+
+/// clap's message, with the tip of [`habit_tip`] in place of clap's for a known habit.
+fn print_parse_error(e: &clap::Error) {
+    let Some((tip, usage)) = habit_tip(e) else {
         let _ = e.print();
         return;
     };
-    let text = e.render().to_string();
     let mut out = String::new();
-    for line in text.lines() {
-        if line.starts_with("Usage:") {
-            out.push_str(&format!("Usage: gpumon summarize [OPTIONS] {ours} <INPUT>...\n"));
-        } else if line.trim_start().starts_with("tip:") {
-            out.push_str(&format!("  tip: to split by phase, use '{ours}'\n"));
-        } else {
-            out.push_str(line);
-            out.push('\n');
+    let mut tipped = false;
+    for line in e.render().to_string().lines() {
+        if line.trim_start().starts_with("tip:") {
+            out.push_str(&format!("  tip: {tip}\n"));
+            tipped = true;
+            continue;
         }
-    }
-    if !out.contains("tip:") {
-        out.push_str(&format!("\n  tip: use '{ours}'\n"));
+        if line.starts_with("Usage:") && !tipped {
+            out.push_str(&format!("  tip: {tip}\n\n"));
+            tipped = true;
+        }
+        match usage {
+            Some(u) if line.starts_with("Usage:") => out.push_str(u),
+            _ => out.push_str(line),
+        }
+        out.push('\n');
     }
     eprint!("{out}");
 }

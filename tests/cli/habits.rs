@@ -54,6 +54,23 @@ fn query_gpu_minus_i_selects_gpus_as_nvidia_smi_does() {
     let err = usage_error(&o);
     assert!(err.contains("--gpus 5 matches no GPU"), "{err}");
     assert!(!err.contains("Index("), "no debug value: {err}");
+    // One of the list naming no GPU is not silently left out.
+    let o = gpumon_fake(dir.path(), TWO_GPUS)
+        .args(["record", "--query-gpu=index", "--format=csv", "-i", "0,5"])
+        .output()
+        .unwrap();
+    let err = usage_error(&o);
+    assert!(err.contains("--gpus 5 names no GPU NVML sees (the others name GPU 0)"), "{err}");
+    assert!(o.stdout.is_empty(), "nothing recorded: {:?}", String::from_utf8_lossy(&o.stdout));
+}
+
+/// Without --query-gpu, -i is gpumon's interval: `-i 1 -l 5` says how to pick GPUs.
+#[test]
+fn minus_i_and_minus_l_without_query_gpu_point_to_id() {
+    let o = gpumon().args(["record", "-i", "1", "-l", "5", "-o", "x.csv"]).output().unwrap();
+    let err = usage_error(&o);
+    assert!(err.contains("tip: -i and -l are both gpumon's interval"), "{err}");
+    assert!(err.contains("use --id LIST"), "{err}");
 }
 
 #[test]

@@ -283,6 +283,16 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
             if found.is_empty() {
                 return no_gpu_found(cfg);
             }
+            if !cfg.gpus_from_env && !src.unmatched().is_empty() {
+                let seen: Vec<u32> = found.iter().map(|g| g.index).collect();
+                return Err(UsageError(format!(
+                    "--gpus {} names no GPU NVML sees (the others name {}); give indices, UUIDs or \
+                     PCI bus ids as `gpumon doctor` lists them",
+                    gpumon_schema::gpus::show_list(src.unmatched()),
+                    gpumon_source::diagnose::gpu_ranges(&seen)
+                ))
+                .into());
+            }
             if cfg.verbose {
                 for g in &found {
                     eprintln!(
@@ -316,7 +326,7 @@ fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
     }
     if !cfg.gpus.is_empty() {
         return Err(UsageError(format!(
-            "--gpus {} matches no GPU NVML sees; give indices or UUIDs as `gpumon doctor` lists them",
+            "--gpus {} matches no GPU NVML sees; give indices, UUIDs or PCI bus ids as `gpumon doctor` lists them",
             gpumon_schema::gpus::show_list(&cfg.gpus)
         ))
         .into());

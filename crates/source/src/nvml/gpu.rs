@@ -79,6 +79,8 @@ pub struct GpuSource {
     events: Option<EventWatcher>,
     /// `xid.events` is selected: each row counts its GPU's Xid events.
     count_xid: bool,
+    /// The selectors asked for that name no GPU NVML sees.
+    unmatched: Vec<GpuSelector>,
 }
 
 /// Compute processes of one GPU (their `row` is set when the reading joins the tick).
@@ -160,6 +162,8 @@ impl GpuSource {
                 }
             }
         }
+        let unmatched: Vec<GpuSelector> =
+            select.iter().filter(|s| !all.iter().any(|g| selects(s, g))).cloned().collect();
         let infos: Vec<GpuInfo> = if select.is_empty() {
             all
         } else {
@@ -175,7 +179,12 @@ impl GpuSource {
         };
         let lost = vec![false; infos.len()];
         let reads = Arc::new(GpuReads::new(ctx, infos));
-        Ok(GpuSource { nvml, reads, lost, events, count_xid })
+        Ok(GpuSource { nvml, reads, lost, events, count_xid, unmatched })
+    }
+
+    /// The selectors given to [`GpuSource::open`] that name no GPU NVML sees.
+    pub fn unmatched(&self) -> &[GpuSelector] {
+        &self.unmatched
     }
 
     /// Whether a recorded GPU was in MIG mode at start (its instances get rows of their own).
