@@ -84,11 +84,13 @@ const RECORD_EXAMPLES: &str = "Examples:
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RecordArgs {
-    /// Time between ticks: a bare number is seconds (like nvidia-smi -l), or 250ms, 1m, 1h. 100ms or more
-    /// for meaningful GPU columns (down to 1ms is accepted with a warning, for benchmarks). nvidia-smi's
-    /// -l SEC / --loop SEC are accepted too.
-    #[arg(short, long, visible_short_alias = 'l', visible_alias = "loop", default_value = "1", value_parser = parse_interval)]
-    pub(crate) interval: Duration,
+    /// Time between ticks (default 1s): a bare number is seconds (like nvidia-smi -l), or 250ms, 1m, 1h.
+    /// 100ms or more for meaningful GPU columns (down to 1ms is accepted with a warning, for
+    /// benchmarks). nvidia-smi's -l SEC / --loop SEC are accepted too. With --query-gpu the command
+    /// line is nvidia-smi's: -i is its --id (GPUs), -l / -lms the interval, and without either one
+    /// sample is printed, as nvidia-smi does.
+    #[arg(short, long, visible_short_alias = 'l', visible_alias = "loop", value_parser = parse_interval)]
+    pub(crate) interval: Option<Duration>,
     /// The interval in milliseconds, as nvidia-smi's -lms MS / --loop-ms MS (-lms works too).
     #[arg(long = "loop-ms", value_name = "MS", conflicts_with = "interval", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) loop_ms: Option<u64>,
@@ -102,9 +104,10 @@ pub(crate) struct RecordArgs {
     /// Kubernetes pod pass the node's, e.g. --host "$NODE_NAME").
     #[arg(long, value_name = "NAME")]
     pub(crate) host: Option<String>,
-    /// Serve the latest tick as Prometheus metrics on ADDR:PORT (e.g. 127.0.0.1:9400). Binding a
-    /// non-loopback address exposes host and GPU metrics to the network: your choice to make.
-    #[arg(long)]
+    /// Serve the latest tick as Prometheus metrics on [HOST]:PORT, as exporters take it: :9400 (all
+    /// interfaces), localhost:9400, 127.0.0.1:9400, [::1]:9400. Binding a non-loopback address
+    /// exposes host and GPU metrics to the network: your choice to make.
+    #[arg(long, value_name = "[HOST]:PORT", value_parser = parse_listen)]
     pub(crate) listen: Option<std::net::SocketAddr>,
     /// Output format: csv, parquet, or nvidia-smi[,noheader][,nounits]. nvidia-smi's csv,noheader /
     /// csv,nounits, and csv with --query-gpu, give the nvidia-smi style.
@@ -117,14 +120,15 @@ pub(crate) struct RecordArgs {
     /// units, `, ` separators), on stdout unless -o is given.
     #[arg(long, value_delimiter = ',', value_name = "LIST", conflicts_with = "fields")]
     pub(crate) query_gpu: Vec<String>,
-    /// Stop after this long (e.g. 30s, 2h).
-    #[arg(long, value_parser = parse_duration)]
+    /// Stop after this long (e.g. 30s, 10m, 2h; units ms, s, m, h, d, w).
+    #[arg(long, value_parser = parse_nonzero_duration)]
     pub(crate) duration: Option<Duration>,
     /// Stop after this many ticks.
     #[arg(long, value_parser = parse_positive::<u64>)]
     pub(crate) count: Option<u64>,
     /// GPUs to record, by index or UUID (prefix), comma-separated. Default: every GPU, or the ones
-    /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set.
+    /// CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES) selects when set. With --query-gpu,
+    /// nvidia-smi's -i LIST is this option.
     #[arg(long, visible_alias = "id", value_delimiter = ',', value_name = "LIST")]
     pub(crate) gpus: Vec<String>,
     /// NVML library to load.
@@ -255,9 +259,13 @@ pub(crate) struct DoctorArgs {
     /// NVML library to load.
     #[arg(long, env = "GPUMON_NVML_LIB", default_value = "libnvidia-ml.so.1")]
     pub(crate) nvml_lib: String,
-    /// Output format.
+    /// Output format (json has every list in full).
     #[arg(long, value_enum, default_value_t = DoctorFormatArg::Text)]
     pub(crate) format: DoctorFormatArg,
+    /// Every GPU in its own block with its full lists of unsupported and failed fields (by default
+    /// GPUs alike share a block and long lists are cut, to fit a screen).
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -271,15 +279,34 @@ pub(crate) const MIN_INTERVAL: Duration = Duration::from_millis(1);
 /// Shortest interval whose every column is meaningful (NVML averages utilization over ≥ 1/6 s).
 pub(crate) const MIN_USEFUL_INTERVAL: Duration = Duration::from_millis(100);
 
-/// A bare number is seconds; otherwise a humantime duration (`250ms`, `1m`, `1h30m`).
+/// The units a duration may use, in words for messages.
+const DURATION_UNITS: &str = "ms, s, m, h, d or w (e.g. 250ms, 30s, 10m, 2h)";
+
+/// Unit spellings accepted in durations: humantime's, less months and years (`1M` would be a
+/// month where a minute was likely meant).
+const UNITS: &[&str] = &[
+    "ns", "nsec", "us", "usec", "µs", "ms", "msec", "s", "sec", "secs", "second", "seconds", "m",
+    "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "d", "day", "days", "w",
+    "week", "weeks",
+];
+
+/// A bare number is seconds; otherwise a humantime duration (`250ms`, `1m`, `1h30m`) in the
+/// [`UNITS`].
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if let Ok(secs) = s.parse::<f64>() {
         return Duration::try_from_secs_f64(secs)
             .map_err(|_| format!("'{s}' is not a valid duration"));
     }
+    let bad = s
+        .split(|c: char| c.is_ascii_digit() || c.is_whitespace() || c == '.')
+        .find(|u| !u.is_empty() && !UNITS.contains(u));
+    if let Some(unit) = bad {
+        let month = if unit == "M" || unit.starts_with("month") { " (a month?)" } else { "" };
+        return Err(format!("'{s}': unknown unit '{unit}'{month}; use {DURATION_UNITS}"));
+    }
     humantime::parse_duration(s)
-        .map_err(|e| format!("'{s}' is not a duration ({e}); use e.g. 1, 0.5, 250ms, 1m, 1h"))
+        .map_err(|e| format!("'{s}' is not a duration ({e}); use {DURATION_UNITS}"))
 }
 
 pub(crate) fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -326,9 +353,34 @@ pub(crate) fn parse_nonzero_size(s: &str) -> Result<u64, String> {
 pub(crate) fn parse_nonzero_duration(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
     if d.is_zero() {
-        return Err(format!("'{s}' is zero; give a period above 0, e.g. 1h"));
+        return Err(format!("'{s}' is zero; give a length above 0 in {DURATION_UNITS}"));
     }
     Ok(d)
+}
+
+/// A listen address as Prometheus exporters take it: `HOST:PORT` with an IP address or a host name
+/// (`localhost` is loopback; another name is resolved, its first address used), or `:PORT` for
+/// every interface.
+pub(crate) fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+    let s = s.trim();
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    let hint = "give [HOST]:PORT, e.g. :9400 (all interfaces), localhost:9400 or 127.0.0.1:9400";
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return Err(format!("'{s}' is not [HOST]:PORT; {hint}"));
+    };
+    let port: u16 = port.parse().map_err(|_| format!("'{s}': '{port}' is not a port; {hint}"))?;
+    match host {
+        "" | "*" => Ok(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))),
+        "localhost" => Ok(SocketAddr::from((Ipv4Addr::LOCALHOST, port))),
+        _ => (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| format!("'{s}': cannot resolve host '{host}'; {hint}")),
+    }
 }
 
 /// A count of at least 1.
@@ -355,26 +407,46 @@ pub(crate) fn parse_tz(s: &str) -> Result<Zone, String> {
 }
 
 /// nvidia-smi's multi-letter short option `-lms MS` (clap has none) as `--loop-ms MS`, before
-/// clap sees the arguments. Arguments after `--` (a wrapped command's) are left alone.
+/// clap sees the arguments; on a `record` command line with `--query-gpu` (nvidia-smi's own),
+/// its `-i LIST` naming GPUs as `--id LIST` (not gpumon's interval). Arguments after `--` (a
+/// wrapped command's) are left alone.
 pub(crate) fn nvsmi_argv(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let mut out = Vec::new();
-    let mut done = false;
-    for a in args {
-        if done {
-            out.push(a);
-            continue;
-        }
+    let args: Vec<OsString> = args.into_iter().collect();
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let smi = args.get(1).is_some_and(|a| a == "record")
+        && args[..end]
+            .iter()
+            .filter_map(|a| a.to_str())
+            .any(|a| a == "--query-gpu" || a.starts_with("--query-gpu="));
+    let mut out = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let next = args.get(i + 1).and_then(|n| n.to_str());
         match a.to_str() {
-            Some("--") => {
-                done = true;
-                out.push(a);
-            }
+            _ if i >= end => out.push(a.clone()),
             Some("-lms") => out.push("--loop-ms".into()),
             Some(s) if s.starts_with("-lms=") => out.push(format!("--loop-ms={}", &s[5..]).into()),
-            _ => out.push(a),
+            Some("-i") if smi && next.is_some_and(names_gpus) => out.push("--id".into()),
+            Some(s) if smi && s.len() > 2 && s.starts_with("-i") => {
+                let v = s[2..].trim_start_matches('=');
+                out.push(if names_gpus(v) { format!("--id={v}").into() } else { a.clone() });
+            }
+            _ => out.push(a.clone()),
         }
     }
     out
+}
+
+/// Whether nvidia-smi's `-i` value names GPUs: indices, UUIDs (`GPU-`, `MIG-`) or PCI bus ids,
+/// comma-separated. A value with a unit (`100ms`) is gpumon's interval.
+fn names_gpus(v: &str) -> bool {
+    let one = |x: &str| {
+        let x = x.trim();
+        (!x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()))
+            || x.starts_with("GPU-")
+            || x.starts_with("MIG-")
+            || x.contains(':')
+    };
+    v.split(',').all(one)
 }
 
 const SUMMARIZE_EXAMPLES: &str = "Examples:
@@ -607,10 +679,22 @@ mod tests {
         );
         assert_eq!(r.query_gpu, ["utilization.gpu", "memory.used"]);
         assert_eq!(r.format, Some(Format::NvidiaSmi { header: false, units: false }));
-        assert_eq!(r.interval, Duration::from_secs(5));
+        assert_eq!(r.interval, Some(Duration::from_secs(5)));
         assert_eq!(rec("gpumon record -lms 100 -o x.csv").loop_ms, Some(100));
-        assert_eq!(rec("gpumon record --loop 2 -o x.csv").interval, Duration::from_secs(2));
-        assert_eq!(rec("gpumon record -i 60 -o x.csv").interval, Duration::from_secs(60));
+        assert_eq!(rec("gpumon record --loop 2 -o x.csv").interval, Some(Duration::from_secs(2)));
+        assert_eq!(rec("gpumon record -i 60 -o x.csv").interval, Some(Duration::from_secs(60)));
+        // With --query-gpu, -i is nvidia-smi's: GPUs; -l the interval.
+        let r = rec("gpumon record --query-gpu=index --format=csv -i 1 -l 5");
+        assert_eq!((r.gpus, r.interval), (vec!["1".to_string()], Some(Duration::from_secs(5))));
+        let r = rec("gpumon record --query-gpu index -i0,1 -o x.csv");
+        assert_eq!((r.gpus, r.interval), (vec!["0".to_string(), "1".to_string()], None));
+        assert_eq!(rec("gpumon record --query-gpu index -i=GPU-1 -lms 100").gpus, ["GPU-1"]);
+        let r = rec("gpumon record --query-gpu index -i 100ms -o x.csv");
+        assert_eq!((r.gpus.len(), r.interval), (0, Some(Duration::from_millis(100))));
+        assert_eq!(
+            rec("gpumon record -i 2 -o x.csv -- prog --query-gpu").gpus,
+            Vec::<String>::new()
+        );
         assert_eq!(rec("gpumon record --id 0,GPU-1 -o x.csv").gpus, ["0", "GPU-1"]);
         assert_eq!(rec("gpumon record -f x.csv").output, Some(PathBuf::from("x.csv")));
         assert_eq!(rec("gpumon record --filename x.csv").output, Some(PathBuf::from("x.csv")));
@@ -636,6 +720,29 @@ mod tests {
         assert_eq!(sum("gpumon summarize x.csv --id GPU-ab --tz +02:00").gpus, ["GPU-ab"]);
         assert_eq!(sum("gpumon summarize x.csv --tz -0530").tz, Zone::parse("-05:30").unwrap());
         assert!(Cli::try_parse_from(argv("gpumon summarize x.csv --tz Mars/Base")).is_err());
+    }
+
+    #[test]
+    fn months_and_unknown_units_are_refused() {
+        let e = parse_duration("1M").unwrap_err();
+        assert!(e.contains("unknown unit 'M' (a month?)") && e.contains("ms, s, m, h"), "{e}");
+        assert!(parse_duration("2months").is_err());
+        assert!(parse_duration("1y").is_err());
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(2 * 86400)));
+        assert!(parse_nonzero_duration("0s").unwrap_err().contains("zero"));
+    }
+
+    #[test]
+    fn listen_takes_the_exporters_forms() {
+        use std::net::SocketAddr;
+        let a = |s: &str| parse_listen(s).unwrap();
+        assert_eq!(a(":9400"), "0.0.0.0:9400".parse::<SocketAddr>().unwrap());
+        assert_eq!(a("localhost:9400"), "127.0.0.1:9400".parse::<SocketAddr>().unwrap());
+        assert_eq!(a("[::1]:9400"), "[::1]:9400".parse::<SocketAddr>().unwrap());
+        assert!(parse_listen("9400").unwrap_err().contains("is not [HOST]:PORT"));
+        assert!(parse_listen(":http").unwrap_err().contains("not a port"));
     }
 
     #[test]

@@ -41,7 +41,7 @@ fn dispatch(cli: Cli) -> Result<i32> {
                 DoctorFormatArg::Text => doctor::DoctorFormat::Text,
                 DoctorFormatArg::Json => doctor::DoctorFormat::Json,
             };
-            doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format })
+            doctor::run(&doctor::DoctorConfig { nvml_lib: a.nvml_lib, format, verbose: a.verbose })
         }
         Cmd::Mark(a) => mark::run(&a.into_config()?),
         Cmd::Progress(a) => progress::run(&a.into_config()?),
@@ -113,11 +113,58 @@ pub fn main_reading() -> i32 {
     run(dispatch_reading)
 }
 
+/// The tip (and a better usage line) for a parse error a habit from another tool causes: clap's
+/// own "a similar argument exists" names the nearest flag by spelling, which for these misleads.
+fn habit_tip(e: &clap::Error) -> Option<(&'static str, Option<&'static str>)> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else { return None };
+    let flag = arg.split(['=', ' ']).next().unwrap_or(arg);
+    match (e.kind(), flag) {
+        (ErrorKind::UnknownArgument, "--by-phase" | "--by-phases") => Some((
+            "to split by phase, use '--by phase'",
+            Some("Usage: gpumon summarize [OPTIONS] --by phase <INPUT>..."),
+        )),
+        (ErrorKind::ArgumentConflict, "--interval") => Some((
+            "-i and -l are both gpumon's interval; to pick GPUs as nvidia-smi's -i does, use --id LIST \
+             (with --query-gpu the command line is nvidia-smi's: -i is the GPUs)",
+            None,
+        )),
+        _ => None,
+    }
+}
+
+/// clap's message, with the tip of [`habit_tip`] in place of clap's for a known habit.
+fn print_parse_error(e: &clap::Error) {
+    let Some((tip, usage)) = habit_tip(e) else {
+        let _ = e.print();
+        return;
+    };
+    let mut out = String::new();
+    let mut tipped = false;
+    for line in e.render().to_string().lines() {
+        if line.trim_start().starts_with("tip:") {
+            out.push_str(&format!("  tip: {tip}\n"));
+            tipped = true;
+            continue;
+        }
+        if line.starts_with("Usage:") && !tipped {
+            out.push_str(&format!("  tip: {tip}\n\n"));
+            tipped = true;
+        }
+        match usage {
+            Some(u) if line.starts_with("Usage:") => out.push_str(u),
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    eprint!("{out}");
+}
+
 fn run(dispatch: fn(Cli) -> Result<i32>) -> i32 {
     let cli = match Cli::try_parse_from(crate::cli::nvsmi_argv(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            print_parse_error(&e);
             return if e.use_stderr() { exit::USAGE } else { exit::OK };
         }
     };

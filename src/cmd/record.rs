@@ -215,6 +215,18 @@ impl RecordArgs {
         Ok((target, format))
     }
 
+    /// nvidia-smi's `--query-gpu` without `-l`/`-lms` prints once and exits: so does record when
+    /// nothing else (an interval, --count, --duration, --listen, a job) says how long to run.
+    fn smi_once(&self) -> bool {
+        !self.query_gpu.is_empty()
+            && self.interval.is_none()
+            && self.loop_ms.is_none()
+            && self.duration.is_none()
+            && self.listen.is_none()
+            && self.command.is_empty()
+            && self.pid.is_none()
+    }
+
     fn into_config(self) -> Result<RecordConfig> {
         non_empty("--fields", &self.fields)?;
         non_empty("--gpus", &self.gpus)?;
@@ -224,7 +236,11 @@ impl RecordArgs {
             None => gpumon_source::host::proc::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
-        let interval = self.loop_ms.map_or(self.interval, Duration::from_millis);
+        let interval = self
+            .loop_ms
+            .map(Duration::from_millis)
+            .or(self.interval)
+            .unwrap_or(Duration::from_secs(1));
         let sample_every = self.sample_every.unwrap_or(interval.min(Duration::from_secs(1)));
         if sample_every > interval || !interval.as_nanos().is_multiple_of(sample_every.as_nanos()) {
             return Err(UsageError(format!(
@@ -274,7 +290,7 @@ impl RecordArgs {
             listen: self.listen,
             format,
             duration: self.duration,
-            count: self.count,
+            count: self.count.or(self.smi_once().then_some(1)),
             gpus_from_env: self.gpus.iter().all(|g| g.trim().is_empty())
                 && visible::env_source().is_some(),
             gpus: gpus_or_env(&self.gpus, self.verbose),

@@ -45,6 +45,29 @@ pub fn fake_nvml() -> &'static Path {
     })
 }
 
+/// A copy of the fake NVML in `dir` that lacks the exports `missing`, as an older driver lacks newer
+/// functions: each name is changed (same length) in the copy's symbol strings, so the dynamic
+/// loader finds no such symbol and nvml-wrapper answers `FailedToLoadSymbol` for that call.
+pub fn fake_nvml_lacking(dir: &Path, missing: &[&str]) -> PathBuf {
+    let mut lib = std::fs::read(fake_nvml()).unwrap();
+    for name in missing {
+        let find = format!("\0{name}\0").into_bytes();
+        let mut hidden = find.clone();
+        hidden[1] = b'X';
+        let mut hits = 0;
+        let mut at = 0;
+        while let Some(p) = lib[at..].windows(find.len()).position(|w| w == find.as_slice()) {
+            lib[at + p..at + p + find.len()].copy_from_slice(&hidden);
+            at += p + find.len();
+            hits += 1;
+        }
+        assert!(hits > 0, "the fake NVML exports no {name}");
+    }
+    let path = dir.join("libnvidia_ml_old.so");
+    std::fs::write(&path, lib).unwrap();
+    path
+}
+
 /// A gpumon command pointed at the fake NVML playing `scenario`.
 pub fn gpumon_fake(dir: &Path, scenario: &str) -> Command {
     let path = dir.join("scenario.txt");

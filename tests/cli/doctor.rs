@@ -258,3 +258,136 @@ fn a_pending_row_remap_is_a_problem_naming_the_gpu() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("remapped_rows.pending 0"), "{text}");
 }
+
+/// Eight alike H100s, as on a DGX node: `n` sections of one GPU each.
+fn eight_gpus(extra: &str) -> String {
+    let gpu = "[device]\nname = NVIDIA H100 80GB HBM3\narchitecture = 9\nmemory.total = 81559\n\
+               memory.used = 100\nutilization.gpu = 50\ntemperature.gpu = 40\npower.draw = 300\n\
+               power.limit = 700\nclocks.sm = 1980\nclocks.mem = 2619\npstate = 0\npersistence_mode = 1\n\
+               mig_mode = 0\npcie.tx = 1000\npcie.rx = 2000\ntemperature.memory = 45\n\
+               ecc.errors.uncorrected.volatile.total = 0\nremapped_rows.uncorrectable = 0\n\
+               gpm.sm_util = 0, 60\n";
+    format!("init = ok\n{extra}{}", gpu.repeat(8))
+}
+
+/// Eight GPUs fit a screen: alike GPUs share one block and long lists are cut; `--verbose` and
+/// the JSON have every list in full.
+#[test]
+fn eight_gpus_fit_sixty_lines_and_verbose_has_the_full_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = eight_gpus("");
+    let (code, text) = doctor_text(dir.path(), &scenario, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.lines().count() <= 60, "{} lines:\n{text}", text.lines().count());
+    assert!(text.contains("\n  GPUs 0-7\n     memory       81559 MiB\n"), "{text}");
+    assert_eq!(text.matches("modes        persistence on, MIG off").count(), 1, "{text}");
+    for i in 0..8 {
+        assert!(text.contains(&format!("  {i}  NVIDIA H100 80GB HBM3\n")), "GPU {i}: {text}");
+        assert!(text.contains(&format!("GPU-00000000-0000-0000-0000-00000000000{i}")), "{text}");
+    }
+    assert!(text.contains("(--verbose lists them)"), "{text}");
+    assert!(!text.contains("pcie.link.gen.max"), "a long list is cut: {text}");
+    assert!(text.ends_with("record without --gpus samples all 8 GPUs (0-7)\n"), "{text}");
+
+    let mut c = gpumon_fake(dir.path(), &scenario);
+    c.args(["doctor", "--verbose"]);
+    let verbose = String::from_utf8(run(c, &[]).stdout).unwrap();
+    assert_fits_80(&verbose);
+    assert_eq!(verbose.matches("modes        persistence on, MIG off").count(), 8, "{verbose}");
+    assert_eq!(verbose.matches("pcie.link.gen.max").count(), 8, "{verbose}");
+    assert!(!verbose.contains("--verbose lists"), "{verbose}");
+
+    let (_, j) = doctor_json(dir.path(), &scenario, &[]);
+    let gpus = j["gpus"].as_array().unwrap();
+    assert_eq!(gpus.len(), 8);
+    assert!(gpus.iter().all(|g| strs(&g["unsupported"]).contains(&"pcie.link.gen.max")), "{j}");
+}
+
+/// A failed field points at the warnings only when some were printed.
+#[test]
+fn failed_fields_point_at_warnings_only_when_there_are_some() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = gpumon_fake(dir.path(), TWO_GPUS);
+    c.arg("doctor");
+    let o = run(c, &[]);
+    let (text, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(err.is_empty(), "{err}");
+    assert!(text.contains(" failed ("), "TWO_GPUS has fields without a value: {text}");
+    assert!(!text.contains("the warnings above say why"), "there are none: {text}");
+
+    let scenario = TWO_GPUS.replacen("power.draw = 650", "power.draw = UNKNOWN", 1);
+    let mut c = gpumon_fake(dir.path(), &scenario);
+    c.arg("doctor");
+    let o = run(c, &[]);
+    let (text, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(err.contains("GPU 1: reading power.draw failed"), "{err}");
+    assert!(
+        text.contains("GPU 1: reading") && text.contains("(the warnings above say why)"),
+        "{text}"
+    );
+}
+
+/// GPM needs Hopper or newer: an H100 without it is blamed on the driver or setup, an A100 on its
+/// architecture.
+#[test]
+fn gpm_missing_on_a_hopper_gpu_is_not_blamed_on_the_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = |name: &str, arch: u32| {
+        format!(
+            "[device]\nname = {name}\narchitecture = {arch}\nmemory.total = 81559\nmemory.used = 1\n\
+             utilization.gpu = 1\ngpm = unsupported\n"
+        )
+    };
+    let scenario =
+        format!("{}{}", gpu("NVIDIA H100 80GB HBM3", 9), gpu("NVIDIA A100-SXM4-80GB", 7));
+    let (_, text) = doctor_text(dir.path(), &scenario, &[]);
+    let gpm: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("GPM ")).collect();
+    assert_eq!(gpm.len(), 2, "{text}");
+    assert!(gpm[0].contains("NVML reports none on this Hopper GPU"), "{text}");
+    assert!(!text.split("\n  1  ").next().unwrap().contains("needs Hopper"), "{text}");
+    assert!(gpm[1].contains("not supported (needs Hopper or newer; this GPU is Ampere)"), "{text}");
+    let (_, j) = doctor_json(dir.path(), &scenario, &[]);
+    assert_eq!(
+        (j["gpus"][0]["architecture"].as_str(), j["gpus"][1]["architecture"].as_str()),
+        (Some("Hopper"), Some("Ampere"))
+    );
+}
+
+/// An older driver lacks newer NVML functions: each is named once, with the fields it reads;
+/// no warning per field or GPU, and the GPU blocks do not list those fields again.
+#[test]
+fn a_driver_lacking_functions_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let lacking = ["nvmlDeviceGetPcieThroughput", "nvmlDeviceGetFieldValues"];
+    let old = fake_nvml_lacking(dir.path(), &lacking);
+    let scenario = eight_gpus("");
+    let mut c = gpumon_fake(dir.path(), &scenario);
+    c.arg("doctor").env("GPUMON_NVML_LIB", &old);
+    let o = run(c, &[]);
+    let (text, err) = (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap());
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(err.is_empty(), "no warnings: {err}");
+    assert_fits_80(&text);
+    assert!(text.lines().count() <= 60, "{} lines:\n{text}", text.lines().count());
+    let lacks = text.split("  lacks        ").nth(1).unwrap().split("\n\n").next().unwrap();
+    let lacks = lacks.split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in lacking {
+        assert_eq!(text.matches(f).count(), 1, "{f} named once: {text}");
+        assert!(lacks.contains(f), "{lacks}");
+    }
+    assert!(lacks.contains("not in this driver"), "{lacks}");
+    assert!(text.contains("(5 not in this driver)"), "{text}");
+    assert!(!text.contains("pcie.tx"), "not listed per GPU: {text}");
+
+    let mut c = gpumon_fake(dir.path(), &scenario);
+    c.args(["doctor", "--format", "json"]).env("GPUMON_NVML_LIB", &old);
+    let j: serde_json::Value = serde_json::from_slice(&run(c, &[]).stdout).unwrap();
+    let missing = j["nvml"]["missing_functions"].as_array().unwrap();
+    assert_eq!(missing.len(), 2, "{j}");
+    let pcie = missing.iter().find(|m| m["function"] == lacking[0]).unwrap();
+    assert_eq!(strs(&pcie["fields"]), ["pcie.tx", "pcie.rx"], "{j}");
+    let g = &j["gpus"][7];
+    assert!(strs(&g["not_in_driver"]).contains(&"temperature.memory"), "{g}");
+    assert!(!strs(&g["failed"]).contains(&"pcie.tx"), "{g}");
+    assert!(strs(&g["supported"]).contains(&"utilization.gpu"), "{g}");
+}

@@ -11,6 +11,7 @@ mod doctor;
 mod experiments;
 mod fleet;
 mod gpm;
+mod habits;
 mod harness;
 mod hostile;
 mod job;

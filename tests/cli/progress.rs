@@ -53,7 +53,7 @@ watch = subprocess.run([os.environ["GPUMON_BIN"], "watch", "--once", sys.argv[2]
 report(2000, 53)
 gpumon.mark(None, end=True)
 refused = {"watch": watch}
-for args in (["samples=-1"], ["samples=many"], ["Samples=1"], ["steps=1"], ["k%s%s=1" % (chr(97 + i // 26), chr(97 + i % 26)) for i in range(65)]):
+for args in (["samples=-1"], ["samples=many"], ["Samples=1"], ["steps=1"], ["sampels=3"], ["k%s%s=1" % (chr(97 + i // 26), chr(97 + i % 26)) for i in range(65)]):
     r = subprocess.run([os.environ["GPUMON_BIN"], "progress"] + args, capture_output=True, text=True)
     refused[args[0]] = [r.returncode, r.stderr.strip()]
 try:
@@ -102,11 +102,17 @@ fn progress_reports_become_rates_per_phase_in_summarize_and_compare() {
         ("samples=many", "not a number"),
         ("Samples=1", "[a-z_]+"),
         ("steps=1", "--progress samples,tokens,steps"),
+        ("sampels=3", "did you mean 'samples'?"),
         ("kaa=1", "more than 64"),
     ] {
         assert_eq!(refused[k][0], 2, "{k}: {refused}");
         assert!(refused[k][1].as_str().unwrap().contains(why), "{k}: {refused}");
     }
+    let typo = refused["sampels=3"][1].as_str().unwrap();
+    assert!(
+        !typo.contains("--progress samples,tokens,sampels"),
+        "no restart with the typo: {typo}"
+    );
     assert!(refused["python"].as_str().unwrap().contains("'steps' was not declared"), "{refused}");
     // gpumon watch during bs=64 showed the current rate.
     let watch = refused["watch"].as_str().unwrap();

@@ -818,3 +818,21 @@ fn mig_instances_are_series_of_their_own_and_promtool_accepts_them() {
     assert_eq!(power.len(), 2, "{power:#?}");
     assert!(power.iter().all(|l| !l.contains("gpu_instance")), "{power:#?}");
 }
+
+/// `--listen` as Prometheus exporters take it: `:PORT` binds every interface, `localhost:PORT`
+/// the loopback; both are scraped.
+#[test]
+fn listen_takes_a_bare_port_and_localhost() {
+    for (listen, ip) in [(":0", "0.0.0.0"), ("localhost:0", "127.0.0.1")] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = gpumon_fake(dir.path(), &steady());
+        c.args(["record", "-q", "-i", "200ms", "--duration", "60s", "--listen", listen]);
+        let rec = Recorder::start(c);
+        assert_eq!(rec.addr.ip().to_string(), ip, "{listen}");
+        let lo = SocketAddr::from(([127, 0, 0, 1], rec.addr.port()));
+        let (code, _, body) = http(lo, "GET", "/metrics", &[]).unwrap();
+        assert_eq!(code, 200, "{listen}: {body}");
+        assert!(metric_value(&body, "gpumon_ticks_total").is_some(), "{listen}: {body}");
+        rec.finish();
+    }
+}

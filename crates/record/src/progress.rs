@@ -65,6 +65,11 @@ impl Counters {
                     "this recording counts no work; start it with `gpumon record --progress {k} ...` to record \
                      progress.{k}"
                 )
+            } else if let Some(near) = closest(k, &declared) {
+                format!(
+                    "counter '{k}' was not declared; did you mean '{near}'? This recording counts {}",
+                    declared.join(", ")
+                )
             } else {
                 format!(
                     "counter '{k}' was not declared; this recording counts {} (`gpumon record --progress {},{k}`)",
@@ -148,6 +153,16 @@ impl Meter {
     }
 }
 
+/// The declared counter a mistyped key most likely meant (`sampels` for `samples`), if one is close.
+fn closest<'a>(key: &str, declared: &[&'a str]) -> Option<&'a str> {
+    declared
+        .iter()
+        .map(|d| (strsim::normalized_damerau_levenshtein(key, d), *d))
+        .filter(|(score, _)| *score >= 0.6)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, d)| d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +180,12 @@ mod tests {
         let e = c.add(&[("samples".into(), 1.0), ("steps".into(), 1.0)]).unwrap_err();
         assert!(
             e.contains("'steps' was not declared") && e.contains("--progress samples,tokens,steps"),
+            "{e}"
+        );
+        let e = c.add(&[("sampels".into(), 1.0)]).unwrap_err();
+        assert!(
+            e.contains("did you mean 'samples'?")
+                && !e.contains("--progress samples,tokens,sampels"),
             "{e}"
         );
         let t = c.take().unwrap();

@@ -347,6 +347,16 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
             if found.is_empty() {
                 return no_gpu_found(cfg);
             }
+            if !cfg.gpus_from_env && !src.unmatched().is_empty() {
+                let seen: Vec<u32> = found.iter().map(|g| g.index).collect();
+                return Err(UsageError(format!(
+                    "--gpus {} names no GPU NVML sees (the others name {}); give indices, UUIDs or \
+                     PCI bus ids as `gpumon doctor` lists them",
+                    gpumon_schema::gpus::show_list(src.unmatched()),
+                    gpumon_source::diagnose::gpu_ranges(&seen)
+                ))
+                .into());
+            }
             if cfg.verbose {
                 for g in &found {
                     eprintln!(
@@ -357,7 +367,8 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
             }
             Ok(Some(src))
         }
-        Err(e) if cfg.require_gpu => Err(anyhow::Error::new(e).context("--require-gpu")),
+        // The message once: its Display already names the cause (not the chain again).
+        Err(e) if cfg.require_gpu => bail!("--require-gpu: {e}"),
         Err(e) => {
             warn(&format!("{e}; recording host metrics only (GPU columns stay empty)"));
             Ok(None)
@@ -378,7 +389,11 @@ fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
         return Ok(None);
     }
     if !cfg.gpus.is_empty() {
-        return Err(UsageError(format!("--gpus {:?} matches no visible GPU", cfg.gpus)).into());
+        return Err(UsageError(format!(
+            "--gpus {} matches no GPU NVML sees; give indices, UUIDs or PCI bus ids as `gpumon doctor` lists them",
+            gpumon_schema::gpus::show_list(&cfg.gpus)
+        ))
+        .into());
     }
     if cfg.require_gpu {
         bail!("--require-gpu: NVML loaded from {} but reports no GPU", cfg.nvml_lib);

@@ -1081,9 +1081,62 @@ impl FieldDef {
     }
 }
 
-/// The canonical names closest to `name` (by edit distance over names and aliases), best first;
-/// none when nothing is close (a hint naming unrelated fields misleads).
+/// Names users type for a field from other tools' habits (gpustat, DCGM, pynvml scripts, Grafana
+/// panels): not accepted as input (a header must say what it holds), but suggested as the field.
+const TYPED: &[(&str, Field)] = &[
+    ("gpu_util", Field::UtilGpu),
+    ("util", Field::UtilGpu),
+    ("gpu_usage", Field::UtilGpu),
+    ("mem_util", Field::UtilMemory),
+    ("temp", Field::TempGpu),
+    ("gpu_temp", Field::TempGpu),
+    ("temperature", Field::TempGpu),
+    ("mem_used", Field::MemUsed),
+    ("mem", Field::MemUsed),
+    ("memory", Field::MemUsed),
+    ("vram", Field::MemUsed),
+    ("mem_total", Field::MemTotal),
+    ("mem_free", Field::MemFree),
+    ("power", Field::PowerDraw),
+    ("power_usage", Field::PowerDraw),
+    ("watts", Field::PowerDraw),
+    ("sm_clock", Field::ClockSm),
+    ("mem_clock", Field::ClockMem),
+    ("fan", Field::FanSpeed),
+];
+
+/// The words of a name, lower-case and sorted: `gpu_utilization` and `utilization.gpu` agree.
+fn words(name: &str) -> Vec<String> {
+    let mut w: Vec<String> = name
+        .split(['.', '_', '-', ' '])
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    w.sort();
+    w
+}
+
+/// The field a user most likely means by a name from another tool: a habit in [`TYPED`], or a
+/// field name with the same words in another order or joined otherwise (`gpu_utilization`).
+fn typed(name: &str) -> Option<Field> {
+    let key = words(name).join("_");
+    TYPED.iter().find(|(t, _)| words(t).join("_") == key).map(|&(_, f)| f).or_else(|| {
+        CATALOG
+            .iter()
+            .find(|d| {
+                std::iter::once(d.name)
+                    .chain(d.aliases.iter().copied())
+                    .any(|n| words(n).join("_") == key)
+            })
+            .map(|d| d.field)
+    })
+}
+
+/// The canonical names closest to `name` (a name from another tool's habits first, then by edit
+/// distance over names and aliases), best first; none when nothing is close (a hint naming
+/// unrelated fields misleads).
 pub fn suggest(name: &str) -> Vec<&'static str> {
+    let first = typed(name).map(Field::name);
     let name = name.trim().to_ascii_lowercase();
     let mut scored: Vec<(f64, &'static str)> = CATALOG
         .iter()
@@ -1094,7 +1147,7 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
         .filter(|(score, _)| *score >= 0.6)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let mut out: Vec<&'static str> = Vec::new();
+    let mut out: Vec<&'static str> = first.into_iter().collect();
     for (_, cand) in scored {
         let canon = Field::lookup(cand).map_or(cand, Field::name);
         if !out.contains(&canon) {
@@ -1156,5 +1209,15 @@ mod tests {
         assert_eq!(suggest("clocks.sn").first(), Some(&"clocks.sm"));
         assert!(suggest("qqq_zzz_bogus").is_empty(), "{:?}", suggest("qqq_zzz_bogus"));
         assert_eq!(suggest("persistence_mod").first(), Some(&"persistence_mode"));
+        for (typed, field) in [
+            ("gpu_util", "utilization.gpu"),
+            ("GPU_UTILIZATION", "utilization.gpu"),
+            ("temp", "temperature.gpu"),
+            ("mem_used", "memory.used"),
+            ("memory_used", "memory.used"),
+            ("power", "power.draw"),
+        ] {
+            assert_eq!(suggest(typed).first(), Some(&field), "{typed}: {:?}", suggest(typed));
+        }
     }
 }

@@ -36,6 +36,22 @@ impl GpuSelector {
     }
 }
 
+impl std::fmt::Display for GpuSelector {
+    /// As the user wrote it: `0`, `GPU-ab12`, `none`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GpuSelector::Index(i) => write!(f, "{i}"),
+            GpuSelector::Uuid(u) => f.write_str(u),
+            GpuSelector::None => f.write_str("none"),
+        }
+    }
+}
+
+/// A list of selectors as a user writes it: `0,GPU-ab12`.
+pub fn show_list(sel: &[GpuSelector]) -> String {
+    sel.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +67,6 @@ mod tests {
         assert!(GpuSelector::Uuid("gpu-AB12".into()).matches_gpu(None, Some("GPU-ab12")));
         assert!(!sel[1].matches_gpu(Some(0), Some("GPU-cd")));
         assert!(!GpuSelector::None.matches_gpu(Some(0), Some("GPU-ab")));
+        assert_eq!(show_list(&sel), "0,GPU-ab");
     }
 }

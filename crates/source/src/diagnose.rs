@@ -37,6 +37,16 @@ pub struct NvmlState {
     pub driver_version: Option<String>,
     pub cuda_driver_version: Option<String>,
     pub nvml_version: Option<String>,
+    /// NVML functions this driver lacks (older than nvml-wrapper), each with the GPU fields it
+    /// reads: those stay empty on every GPU.
+    pub missing_functions: Vec<MissingFunction>,
+}
+
+/// A function the loaded NVML lacks.
+#[derive(Debug, Serialize)]
+pub struct MissingFunction {
+    pub function: String,
+    pub fields: Vec<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,11 +68,18 @@ pub struct GpuState {
     pub lost: bool,
     /// GPM (Hopper and newer) supported: the `sm.active` family is recorded; null when unknown.
     pub gpm: Option<bool>,
+    /// NVML's name for the architecture (`Hopper`, `Ampere`), null when NVML does not say.
+    pub architecture: Option<String>,
     pub supported: Vec<&'static str>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     pub unsupported: Vec<&'static str>,
-    /// Another error (a warning on stderr says which).
+    /// Another error (a warning on stderr says which, when `warned`).
     pub failed: Vec<&'static str>,
+    /// Read by a function this driver lacks (`nvml.missing_functions`).
+    pub not_in_driver: Vec<&'static str>,
+    /// Probing it printed a warning on stderr.
+    #[serde(skip)]
+    pub warned: bool,
     /// In the set `record` samples without `--gpus`.
     pub recorded: bool,
     /// Memory-health readings (`remapped_rows.*`, `retired_pages.*`, uncorrected ECC), by field name.
@@ -151,6 +168,7 @@ pub fn examine(
     let mut notes = visible_notes(cuda, nvidia, order, &infos);
     notes.extend(cuda_stop_note(&visible));
     notes.extend(gpus.iter().flat_map(gpu_notes));
+    notes.extend(failed_notes(&gpus));
     if nvml.error.is_some() && !device_nodes.is_empty() && device_nodes.iter().all(|d| !d.access) {
         problems.push(problem(
             "no permission on the /dev/nvidia* device nodes",
@@ -191,6 +209,23 @@ fn examine_nvml(
     report.driver_version = nvml.driver_version.clone();
     report.cuda_driver_version = nvml.cuda_driver_version.clone();
     report.nvml_version = nvml.nvml_version.clone();
+    let gpus = examine_gpus(&nvml, in_container, problems);
+    report.missing_functions = crate::nvml::missing::all()
+        .into_iter()
+        .map(|(function, fields)| MissingFunction {
+            function,
+            fields: fields.iter().map(|f| f.name()).collect(),
+        })
+        .collect();
+    (report, gpus)
+}
+
+/// Every GPU NVML lists, probed; each problem met on the way goes to `problems`.
+fn examine_gpus(
+    nvml: &NvmlProbe,
+    in_container: bool,
+    problems: &mut Vec<Problem>,
+) -> Vec<GpuProbe> {
     let mut gpus = Vec::new();
     match nvml.gpu_count() {
         Err(e) => problems.push(gpu_problem("NVML cannot count the GPUs", &e, in_container)),
@@ -221,7 +256,7 @@ fn examine_nvml(
             }
         }
     }
-    (report, gpus)
+    gpus
 }
 
 /// One probed GPU as reported; `recorded` when it is among `record_gpus`.
@@ -253,6 +288,9 @@ fn gpu_state(g: &GpuProbe, record_gpus: &[u32]) -> GpuState {
         supported: names(&g.supported),
         unsupported: names(&g.unsupported),
         failed: names(&g.failed),
+        not_in_driver: names(&g.lacking),
+        warned: g.warned,
+        architecture: g.architecture.clone(),
         recorded: record_gpus.contains(&g.info.index),
         memory_health: g.health.iter().map(|(f, v)| (f.name(), *v)).collect(),
     }
@@ -352,13 +390,6 @@ fn gpu_notes(r: &GpuState) -> Vec<String> {
             r.mig_instances.len()
         ));
     }
-    if !r.failed.is_empty() {
-        notes.push(format!(
-            "GPU {}: reading {} failed (the warnings above say why); record leaves these columns empty",
-            r.index,
-            r.failed.join(", ")
-        ));
-    }
     if let Some(&n) = r.memory_health.get(Field::EccUncorrected.name()).filter(|&&n| n > 0) {
         notes.push(format!(
             "GPU {}: {n} uncorrected ECC errors since the driver loaded; `gpumon summarize` says if they rise",
@@ -366,6 +397,60 @@ fn gpu_notes(r: &GpuState) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// One note per distinct set of fields that failed to read, naming the GPUs it applies to; the
+/// warnings on stderr are pointed to only when some were printed.
+fn failed_notes(gpus: &[GpuState]) -> Vec<String> {
+    let mut groups: Vec<(&[&str], Vec<u32>, bool)> = Vec::new();
+    for g in gpus.iter().filter(|g| !g.failed.is_empty()) {
+        match groups.iter_mut().find(|(f, ..)| *f == g.failed.as_slice()) {
+            Some((_, idx, warned)) => {
+                idx.push(g.index);
+                *warned |= g.warned;
+            }
+            None => groups.push((&g.failed, vec![g.index], g.warned)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(failed, idx, warned)| {
+            let why = if warned { "the warnings above say why" } else { "NVML gave no value" };
+            let what = if failed.len() <= 2 {
+                failed.join(", ")
+            } else {
+                format!("{} fields", failed.len())
+            };
+            format!(
+                "{}: reading {what} failed ({why}); record leaves these columns empty",
+                gpu_ranges(&idx)
+            )
+        })
+        .collect()
+}
+
+/// `GPU 3`, `GPUs 0-7`, `GPUs 0, 1`, `GPUs 0, 2-5`.
+pub fn gpu_ranges(idx: &[u32]) -> String {
+    format!("{} {}", if idx.len() == 1 { "GPU" } else { "GPUs" }, ranges(idx))
+}
+
+/// Indices with runs of three or more as ranges: `0-7`, `0, 1`, `0, 2-5`.
+fn ranges(idx: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && idx[j + 1] == idx[j] + 1 {
+            j += 1;
+        }
+        if j >= i + 2 {
+            parts.push(format!("{}-{}", idx[i], idx[j]));
+        } else {
+            parts.extend(idx[i..=j].iter().map(u32::to_string));
+        }
+        i = j + 1;
+    }
+    parts.join(", ")
 }
 
 /// What CUDA makes of `CUDA_VISIBLE_DEVICES`: it stops at the first entry that names no GPU.
@@ -531,14 +616,8 @@ pub fn list_gpus(idx: &[u32], total: usize) -> String {
     match idx {
         [] => "no GPU".into(),
         [one] => format!("GPU {one}"),
-        _ => {
-            let l: Vec<String> = idx.iter().map(u32::to_string).collect();
-            if idx.len() == total {
-                format!("all {total} GPUs ({})", l.join(", "))
-            } else {
-                format!("GPUs {}", l.join(", "))
-            }
-        }
+        _ if idx.len() == total => format!("all {total} GPUs ({})", ranges(idx)),
+        _ => format!("GPUs {}", ranges(idx)),
     }
 }
 
@@ -560,6 +639,11 @@ mod tests {
         assert_eq!(list_gpus(&[1], 2), "GPU 1");
         assert_eq!(list_gpus(&[0, 1], 2), "all 2 GPUs (0, 1)");
         assert_eq!(list_gpus(&[0, 2], 4), "GPUs 0, 2");
+        assert_eq!(gpu_ranges(&[3]), "GPU 3");
+        assert_eq!(gpu_ranges(&[0, 1, 2, 3, 4, 5, 6, 7]), "GPUs 0-7");
+        assert_eq!(gpu_ranges(&[0, 2, 3, 4, 6]), "GPUs 0, 2-4, 6");
+        assert_eq!(gpu_ranges(&[0, 1]), "GPUs 0, 1");
+        assert_eq!(list_gpus(&[0, 1, 2, 3], 4), "all 4 GPUs (0-3)");
     }
 
     #[test]

@@ -44,14 +44,7 @@ impl Visible {
             Visible::All => "all GPUs".into(),
             Visible::None => "no GPU".into(),
             Visible::Only(s) => {
-                let items: Vec<String> = s
-                    .iter()
-                    .map(|s| match s {
-                        GpuSelector::Index(i) => i.to_string(),
-                        GpuSelector::Uuid(u) => u.clone(),
-                        GpuSelector::None => "none".into(),
-                    })
-                    .collect();
+                let items: Vec<String> = s.iter().map(GpuSelector::to_string).collect();
                 format!("{} {}", if items.len() == 1 { "GPU" } else { "GPUs" }, items.join(", "))
             }
         }

@@ -383,6 +383,7 @@ const NUM_KEYS: &[&str] = &[
     "gom.pending",
     "ecc.errors.by_location",
     "clocks_event_reasons.supported",
+    "architecture",
 ];
 
 /// Per-tick lists (`process_util`, `retired_pages.*`): one element per tick,
@@ -2114,6 +2115,11 @@ pub unsafe extern "C" fn nvmlDeviceGetPerformanceState(
     p_state: *mut c_uint,
 ) -> Ret {
     scalar("nvmlDeviceGetPerformanceState", device, p_state, "pstate", "pstate", Num::as_u32)
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn nvmlDeviceGetArchitecture(device: Handle, arch: *mut c_uint) -> Ret {
+    scalar("nvmlDeviceGetArchitecture", device, arch, "architecture", "architecture", Num::as_u32)
 }
 
 #[unsafe(no_mangle)]

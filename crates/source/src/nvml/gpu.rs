@@ -56,9 +56,13 @@ pub struct NvmlUnavailable {
 
 pub use gpumon_schema::gpus::GpuSelector;
 
-/// Whether selector `s` names `g` (index, or full UUID / UUID prefix).
+/// Whether selector `s` names `g` (index, full UUID / UUID prefix, or PCI bus id as nvidia-smi's
+/// `-i` takes it: `00000000:17:00.0`, `17:00.0`).
 pub fn selects(s: &GpuSelector, g: &GpuInfo) -> bool {
     s.matches_gpu(Some(u64::from(g.index)), Some(&g.uuid))
+        || matches!(s, GpuSelector::Uuid(b) if b.contains(':')
+            && (g.bus_id.eq_ignore_ascii_case(b)
+                || g.bus_id.to_ascii_lowercase().ends_with(&format!(":{}", b.to_ascii_lowercase()))))
 }
 
 /// Samples the selected GPUs. The record loop's thread reads them itself (a `GpuReader` of
@@ -75,6 +79,8 @@ pub struct GpuSource {
     events: Option<EventWatcher>,
     /// `xid.events` is selected: each row counts its GPU's Xid events.
     count_xid: bool,
+    /// The selectors asked for that name no GPU NVML sees.
+    unmatched: Vec<GpuSelector>,
 }
 
 /// Compute processes of one GPU (their `row` is set when the reading joins the tick).
@@ -156,6 +162,8 @@ impl GpuSource {
                 }
             }
         }
+        let unmatched: Vec<GpuSelector> =
+            select.iter().filter(|s| !all.iter().any(|g| selects(s, g))).cloned().collect();
         let infos: Vec<GpuInfo> = if select.is_empty() {
             all
         } else {
@@ -171,7 +179,12 @@ impl GpuSource {
         };
         let lost = vec![false; infos.len()];
         let reads = Arc::new(GpuReads::new(ctx, infos));
-        Ok(GpuSource { nvml, reads, lost, events, count_xid })
+        Ok(GpuSource { nvml, reads, lost, events, count_xid, unmatched })
+    }
+
+    /// The selectors given to [`GpuSource::open`] that name no GPU NVML sees.
+    pub fn unmatched(&self) -> &[GpuSelector] {
+        &self.unmatched
     }
 
     /// Whether a recorded GPU was in MIG mode at start (its instances get rows of their own).
@@ -343,6 +356,7 @@ fn running_processes(
             ))
         }
         Err(NvmlError::GpuLost) => Err(Lost),
+        Err(e) if super::missing::noted(&e, None, "the process list (job.gpu_memory)") => Ok(None),
         Err(e) => {
             warn_once(
                 &format!("nvml-procs-{}", info.index),
@@ -378,6 +392,9 @@ fn process_util(
         Err(NvmlError::NotFound) => Vec::new(),
         Err(NvmlError::GpuLost) => return Err(Lost),
         Err(NvmlError::NotSupported) => return Ok(None),
+        Err(e) if super::missing::noted(&e, None, "per-process utilization (proc.sm and co.)") => {
+            return Ok(None);
+        }
         Err(e) => {
             warn_once(
                 &format!("nvml-procutil-{}", info.index),
@@ -461,6 +478,15 @@ pub(super) fn val<T>(
         Ok(v) => Ok(conv(v)),
         Err(NvmlError::GpuLost) => Err(Lost),
         Err(NvmlError::NotSupported) => Ok(Value::Unsupported),
+        Err(e)
+            if super::missing::noted(
+                &e,
+                Some(field),
+                &format!("{field} and any other field it reads"),
+            ) =>
+        {
+            Ok(Value::Null)
+        }
         Err(e) => {
             warn_once(
                 &format!("nvml-{}-{field}-{e:?}", info.index),

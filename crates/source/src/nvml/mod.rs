@@ -6,6 +6,7 @@ mod gpm;
 pub mod gpu;
 mod health;
 pub mod mig;
+pub mod missing;
 pub mod probe;
 pub mod readers;
 mod smi;

@@ -31,6 +31,8 @@ pub struct NvmlProbe {
 impl NvmlProbe {
     /// Load NVML from `lib` the way `record` does; the error says why it cannot start.
     pub fn load(lib: &str) -> Result<NvmlProbe, NvmlError> {
+        // Functions the driver lacks are listed in the report, not warned about per field.
+        super::missing::quiet();
         let nvml = Nvml::builder().lib_path(OsStr::new(lib)).init()?;
         Ok(NvmlProbe {
             loaded_from: loaded_from(lib),
@@ -63,8 +65,13 @@ impl NvmlProbe {
             .filter(|d| d.read.is_some_and(NvmlRead::is_query))
             .map(|d| d.field)
             .collect();
+        let warnings = gpumon_util::warn::printed();
         let row = gpu::probe(&self.nvml, &info, &Selection::new(fields.clone()));
+        let warned = gpumon_util::warn::printed() > warnings;
+        let lacking_all: Vec<Field> =
+            super::missing::all().into_iter().flat_map(|(_, f)| f).collect();
         let (mut supported, mut unsupported, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+        let mut lacking = Vec::new();
         let health = row.as_ref().map_or_else(Vec::new, |r| {
             MEMORY_HEALTH
                 .iter()
@@ -75,6 +82,7 @@ impl NvmlProbe {
             for f in fields {
                 match row.get(f) {
                     Value::Unsupported => unsupported.push(f),
+                    Value::Null if lacking_all.contains(&f) => lacking.push(f),
                     Value::Null => failed.push(f),
                     _ => supported.push(f),
                 }
@@ -82,6 +90,10 @@ impl NvmlProbe {
         }
         Ok(GpuProbe {
             gpm: dev.as_ref().and_then(|d| super::gpm::supported(d).ok()),
+            architecture: dev.as_ref().and_then(|d| d.architecture().ok()).and_then(|a| {
+                (a != nvml_wrapper::enums::device::DeviceArchitecture::Unknown)
+                    .then(|| a.to_string())
+            }),
             memory_total_mib: dev
                 .as_ref()
                 .and_then(|d| d.memory_info().ok())
@@ -96,6 +108,8 @@ impl NvmlProbe {
             supported,
             unsupported,
             failed,
+            lacking,
+            warned,
         })
     }
 }
@@ -126,8 +140,14 @@ pub struct GpuProbe {
     pub supported: Vec<Field>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     pub unsupported: Vec<Field>,
-    /// Another error (a warning on stderr says which).
+    /// Another error (a warning on stderr says which, when `warned`).
     pub failed: Vec<Field>,
+    /// Read by a function this driver lacks (listed once, by [`super::missing`]).
+    pub lacking: Vec<Field>,
+    /// Probing it printed a warning.
+    pub warned: bool,
+    /// NVML's name for its architecture (`Hopper`), when NVML tells.
+    pub architecture: Option<String>,
     /// The memory-health readings NVML gave ([`MEMORY_HEALTH`]).
     pub health: Vec<(Field, u64)>,
 }
