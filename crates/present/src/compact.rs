@@ -153,17 +153,7 @@ pub fn ranges(labels: &[&str]) -> String {
         };
     idx.sort_unstable();
     idx.dedup();
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i;
-        while j + 1 < idx.len() && idx[j + 1] == idx[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i { format!("{}-{}", idx[i], idx[j]) } else { idx[i].to_string() });
-        i = j + 1;
-    }
-    parts.join(", ")
+    gpumon_util::text::index_ranges(&idx, 2)
 }
 
 /// The routine events of one host as one line per kind: `clock changes (routine, not faults): 3 on

@@ -436,21 +436,8 @@ pub fn gpu_ranges(idx: &[u32]) -> String {
 
 /// Indices with runs of three or more as ranges: `0-7`, `0, 1`, `0, 2-5`.
 fn ranges(idx: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i;
-        while j + 1 < idx.len() && idx[j + 1] == idx[j] + 1 {
-            j += 1;
-        }
-        if j >= i + 2 {
-            parts.push(format!("{}-{}", idx[i], idx[j]));
-        } else {
-            parts.extend(idx[i..=j].iter().map(u32::to_string));
-        }
-        i = j + 1;
-    }
-    parts.join(", ")
+    let idx: Vec<u64> = idx.iter().map(|&i| u64::from(i)).collect();
+    gpumon_util::text::index_ranges(&idx, 3)
 }
 
 /// What CUDA makes of `CUDA_VISIBLE_DEVICES`: it stops at the first entry that names no GPU.
