@@ -58,6 +58,26 @@ pub fn show(path: &Path) -> String {
     escape(&path.to_string_lossy()).into_owned()
 }
 
+/// Indices (in the order given) with runs of `min_run` or more consecutive numbers written as ranges:
+/// `0-7`, `0-3, 5`; shorter runs are listed one by one (`min_run` 3: `0, 1, 4-6`).
+pub fn index_ranges(idx: &[u64], min_run: usize) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && idx[j + 1] == idx[j] + 1 {
+            j += 1;
+        }
+        if j + 1 - i >= min_run.max(2) {
+            parts.push(format!("{}-{}", idx[i], idx[j]));
+        } else {
+            parts.extend(idx[i..=j].iter().map(u64::to_string));
+        }
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,24 +104,4 @@ mod tests {
         assert_eq!(for_terminal("a\tb\n\u{1b}[2J\n"), "a\tb\n\\u{1b}[2J\n");
         assert!(matches!(for_terminal("plain\ttext\n"), Cow::Borrowed(_)));
     }
-}
-
-/// Indices (in the order given) with runs of `min_run` or more consecutive numbers written as ranges:
-/// `0-7`, `0-3, 5`; shorter runs are listed one by one (`min_run` 3: `0, 1, 4-6`).
-pub fn index_ranges(idx: &[u64], min_run: usize) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i;
-        while j + 1 < idx.len() && idx[j + 1] == idx[j] + 1 {
-            j += 1;
-        }
-        if j + 1 - i >= min_run.max(2) {
-            parts.push(format!("{}-{}", idx[i], idx[j]));
-        } else {
-            parts.extend(idx[i..=j].iter().map(u64::to_string));
-        }
-        i = j + 1;
-    }
-    parts.join(", ")
 }
