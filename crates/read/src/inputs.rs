@@ -483,8 +483,22 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.iter().all(|&b| b == 0) {
         Err("holds only NUL bytes".into())
     } else if text {
-        Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (no known header)"
-            .into())
+        // A spreadsheet's export (`;`) or a tab-separated file: say which separator it holds.
+        let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+        let other = [(b';', "semicolons"), (b'\t', "tabs")]
+            .into_iter()
+            .find(|(c, _)| !first.contains(&b',') && first.contains(c));
+        Err(match other {
+            Some((_, sep)) => format!(
+                "not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log: its cells are separated \
+                 by {sep}, not commas (a spreadsheet's export?); write it with commas (e.g. `tr` or \
+                 the spreadsheet's CSV export) and read that"
+            ),
+            None => {
+                "not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (no known header)"
+                    .into()
+            }
+        })
     } else {
         Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (binary data)".into())
     }
@@ -564,6 +578,10 @@ mod tests {
         );
         assert!(sniff(b"").unwrap_err().contains("empty"));
         assert!(sniff(b"a,b,c\n1,2,3\n").unwrap_err().contains("no known header"));
+        assert!(
+            sniff(b"timestamp;index\n2024;0\n").unwrap_err().contains("separated by semicolons")
+        );
+        assert!(sniff(b"timestamp\tindex\n2024\t0\n").unwrap_err().contains("separated by tabs"));
         assert!(sniff(&[0x00, 0x9f, 0x92, 0x96, 0x01]).unwrap_err().contains("binary"));
         assert_eq!(header_name("memory.used [MiB]"), "memory.used");
     }

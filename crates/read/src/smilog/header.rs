@@ -2,7 +2,7 @@
 //! columns to catalogue fields (the timestamp column, ignored names, the units of `nounits` cells)
 //! and deciding how rows name their GPU (index, uuid / pci.bus_id, or interleaved).
 
-use gpumon_schema::catalog::{CLOCK_EVENT_REASONS, Field};
+use gpumon_schema::catalog::{CLOCK_EVENT_REASONS, Field, Source};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum ColKind {
@@ -174,7 +174,12 @@ pub(super) fn guess_name(name: &str) -> Option<&'static str> {
         }
     }
     let dotted = n.replace('_', ".");
-    if let Some(f) = Field::lookup(&n).or_else(|| Field::lookup(&dotted)) {
+    // Only what an nvidia-smi log can hold: `mem_used` is the GPU's memory.used, not the host's mem.used.
+    let in_a_log =
+        |f: &Field| matches!(f.def().source, Source::Gpu | Source::Meta) || *f == Field::Index;
+    if let Some(f) =
+        Field::lookup(&n).filter(in_a_log).or_else(|| Field::lookup(&dotted).filter(in_a_log))
+    {
         return Some(f.name());
     }
     let f = match n.as_str() {
@@ -209,4 +214,26 @@ pub(super) fn columns_layout(cols: &[String]) -> Option<Layout> {
         header.pop();
     }
     names.iter().any(|(n, _)| !is_skip(n)).then(|| Layout::from_names(&names, header))
+}
+
+#[cfg(test)]
+mod guess_tests {
+    use super::guess_name;
+
+    #[test]
+    fn writers_names_are_guessed_as_what_a_log_can_hold() {
+        for (own, ours) in [
+            ("mem_used_mb", "memory.used"),
+            ("mem_used", "memory.used"),
+            ("utilization_gpu_percent", "utilization.gpu"),
+            ("power_W", "power.draw"),
+            ("temperature_C", "temperature.gpu"),
+            ("gpu", "index"),
+            ("time", "timestamp"),
+        ] {
+            assert_eq!(guess_name(own), Some(ours), "{own}");
+        }
+        // A host field's name is never what a column of a GPU log means.
+        assert_eq!(guess_name("cpu_util"), None);
+    }
 }
