@@ -458,6 +458,28 @@ pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
     sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))).into())
 }
 
+/// nvidia-smi's other outputs people log (`dmon`, `pmon`, `-q`, the default table), by their first
+/// lines: named in the error instead of "no known header".
+fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let words: Vec<&str> = first.trim_start_matches('#').split_whitespace().collect();
+    if first.starts_with('#') && words.first() == Some(&"gpu") {
+        return Some(if words.contains(&"pid") {
+            "`nvidia-smi pmon` output"
+        } else {
+            "`nvidia-smi dmon` output"
+        });
+    }
+    if text.contains("==============NVSMI LOG==============") {
+        return Some("`nvidia-smi -q` output");
+    }
+    if text.contains("NVIDIA-SMI") && text.lines().any(|l| l.starts_with("+---")) {
+        return Some("nvidia-smi's table (plain `nvidia-smi`, perhaps with -l)");
+    }
+    None
+}
+
 /// Kind of a file from its first bytes, or why it is not one gpumon reads.
 pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.is_empty() {
@@ -483,6 +505,13 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.iter().all(|&b| b == 0) {
         Err("holds only NUL bytes".into())
     } else if text {
+        if let Some(what) = other_nvidia_smi_output(head) {
+            return Err(format!(
+                "this is {what}, which gpumon does not read; log with `nvidia-smi \
+                 --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw --format=csv -l 1` \
+                 (or record with `gpumon record`)"
+            ));
+        }
         // A spreadsheet's export (`;`) or a tab-separated file: say which separator it holds.
         let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
         let other = [(b';', "semicolons"), (b'\t', "tabs")]
@@ -582,6 +611,13 @@ mod tests {
             sniff(b"timestamp;index\n2024;0\n").unwrap_err().contains("separated by semicolons")
         );
         assert!(sniff(b"timestamp\tindex\n2024\t0\n").unwrap_err().contains("separated by tabs"));
+        let dmon = b"# gpu    pwr  gtemp  mtemp     sm\n# Idx      W      C      C      %\n    0     75     40      -     10\n";
+        assert!(sniff(dmon).unwrap_err().contains("nvidia-smi dmon"));
+        let table = b"Wed May  1 10:00:00 2024\n+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n";
+        assert!(sniff(table).unwrap_err().contains("nvidia-smi's table"));
+        let q =
+            b"\n==============NVSMI LOG==============\n\nTimestamp : Wed May  1 10:00:00 2024\n";
+        assert!(sniff(q).unwrap_err().contains("nvidia-smi -q"));
         assert!(sniff(&[0x00, 0x9f, 0x92, 0x96, 0x01]).unwrap_err().contains("binary"));
         assert_eq!(header_name("memory.used [MiB]"), "memory.used");
     }
