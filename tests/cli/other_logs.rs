@@ -273,3 +273,56 @@ fn a_directory_of_other_writers_logs_is_a_fleet_that_says_how_each_was_read() {
         .collect();
     assert_eq!(hosts, [("gpu-a", 10.0), ("gpu-b", 90.0)]);
 }
+
+#[test]
+fn a_pdsh_log_of_many_hosts_is_a_fleet_and_other_outputs_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // `pdsh -w node[1-2] nvidia-smi --query-gpu=... --format=csv -l 1`: each host's header and rows,
+    // every line behind `host: `.
+    let mut text = String::new();
+    for host in ["node1", "gpu-07.cluster"] {
+        text += &format!("{host}: timestamp, index, utilization.gpu [%], memory.used [MiB]\n");
+    }
+    for t in 0..3 {
+        for (h, host) in ["node1", "gpu-07.cluster"].iter().enumerate() {
+            for g in 0..2 {
+                text += &format!(
+                    "{host}: 2025/01/01 10:00:0{t}.{h}{g}0, {g}, {} %, {} MiB\n",
+                    10 * h + g + t,
+                    1000 + g
+                );
+            }
+        }
+    }
+    let log = write(dir.path(), "pdsh.log", &text);
+    let o = summarize(&[&log], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let hosts: Vec<&str> =
+        j["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["node1", "gpu-07.cluster"], "{j}");
+    assert_eq!(j["hosts"][0]["gpus"].as_array().unwrap().len(), 2);
+    let max = |h: usize, g: usize| j["hosts"][h]["gpus"][g]["stats"]["utilization.gpu.max"].clone();
+    assert_eq!(max(0, 1), 3.0, "node1 GPU 1: 1, 2, 3");
+    assert_eq!(max(1, 0), 12.0, "gpu-07 GPU 0: 10, 11, 12");
+    // Without its header (csv,noheader), the --query-gpu list names nvidia-smi's cells alone.
+    let bare: String =
+        text.lines().filter(|l| !l.contains("timestamp")).map(|l| format!("{l}\n")).collect();
+    let log = write(dir.path(), "bare.log", &bare);
+    let o = summarize(&[&log], &["--columns", "timestamp,index,utilization.gpu,memory.used"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["hosts"].as_array().unwrap().len(), 2);
+    // nvidia-smi's other outputs are named, with the command that logs what gpumon reads.
+    let dmon = write(
+        dir.path(),
+        "dmon.log",
+        "# gpu    pwr  gtemp  mtemp     sm    mem\n# Idx      W      C      C      %      %\n    0     75     40      -     10      2\n",
+    );
+    let o = summarize(&[&dmon], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`nvidia-smi dmon` output") && stderr(&o).contains("--query-gpu"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -12,6 +12,7 @@
 
 mod cells;
 mod header;
+pub mod hostprefix;
 mod interleave;
 mod lines;
 mod machine;
@@ -97,6 +98,12 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xFF\xFE").unwrap_or(head);
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
+    // pdsh/clush output: the lines without their `host: ` prefix are what is judged.
+    let text: Cow<'_, str> = if hostprefix::prefixed(&text) {
+        Cow::Owned(hostprefix::unprefixed_head(&text))
+    } else {
+        text
+    };
     let lines: Vec<&str> = text.split('\n').collect();
     let n = lines.len();
     let (mut rows, mut dates) = (false, false);
@@ -160,6 +167,17 @@ pub fn read_nvsmi_file(
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
 ) -> Result<SmiLogInfo> {
     let disp = gpumon_util::text::show(name);
+    let (file, prefixed) = host_prefixed(file).with_context(|| format!("cannot read {disp}"))?;
+    // pdsh/clush output: a `hostname` column stands for each line's `host: ` prefix, also in
+    // the `--columns` a user names for nvidia-smi's own cells.
+    let mut opts = opts.clone();
+    if prefixed
+        && let Some(cols) = opts.columns.as_mut()
+        && !cols.first().is_some_and(|c| c.trim().starts_with("hostname"))
+    {
+        cols.insert(0, "hostname".into());
+    }
+    let opts = &opts;
     let mut lines = LineReader::new(BufReader::with_capacity(1 << 16, file));
     let mut p = Parser::new(disp.clone(), opts)?;
     let mut pending: VecDeque<Pending> = VecDeque::new();
@@ -172,7 +190,9 @@ pub fn read_nvsmi_file(
             continue;
         }
         if buffering {
-            let text = lines.text().into_owned();
+            let text = lines.text();
+            let text =
+                if prefixed { hostprefix::unprefix(&text).into_owned() } else { text.into_owned() };
             pending_bytes += text.len();
             pending.push_back(Pending { no: info.no, text, terminated: info.terminated });
             if pending.len() >= INFER_LINES || pending_bytes >= INFER_BYTES {
@@ -184,6 +204,8 @@ pub fn read_nvsmi_file(
             continue;
         }
         let text = lines.text();
+        let text =
+            if prefixed { Cow::Owned(hostprefix::unprefix(&text).into_owned()) } else { text };
         if let Step::NeedGpus = p.process(info.no, &text, info.terminated, on_row)? {
             buffering = true;
             let text = text.into_owned();
@@ -196,6 +218,16 @@ pub fn read_nvsmi_file(
         p.replay(&mut pending, on_row)?;
     }
     p.finish(&lines)
+}
+
+/// Whether the log's lines start with `host: ` (pdsh/clush), from its first 64 KiB; the file is
+/// given back at its start.
+fn host_prefixed(mut file: File) -> std::io::Result<(File, bool)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut head = Vec::new();
+    (&mut file).take(64 << 10).read_to_end(&mut head)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok((file, hostprefix::prefixed(&String::from_utf8_lossy(&head))))
 }
 
 /// Add a warning or note unless there are too many already.
