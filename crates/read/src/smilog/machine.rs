@@ -115,6 +115,9 @@ pub(super) struct Parser {
     unknown_names: Option<(u64, String)>,
     /// The first row whose timestamp cell could not be read: its column and cell.
     bad_ts_cell: Option<(String, String)>,
+    /// The last data row read (its text): a last line without its newline whose cells lack the
+    /// units this row's cells carry (`5` under `55 %`) was cut while being written.
+    prev_row: String,
     phase: Phase,
     row: Row,
     conv: Conv,
@@ -147,6 +150,7 @@ impl Parser {
             last_stamp: None,
             unknown_names: None,
             bad_ts_cell: None,
+            prev_row: String::new(),
             phase: Phase::default(),
             row: Row::default(),
             conv: Conv::new(),
@@ -262,7 +266,8 @@ impl Parser {
             return Ok(Step::NeedGpus);
         }
         if !terminated
-            && !layout.cols.iter().zip(t.split(',')).all(|(c, cell)| cell_ok(c, clean(cell)))
+            && (!layout.cols.iter().zip(t.split(',')).all(|(c, cell)| cell_ok(c, clean(cell)))
+                || !same_units(&self.prev_row, t))
         {
             self.cut_short(no);
             return Ok(Step::Done);
@@ -473,6 +478,8 @@ impl Parser {
         self.row.set(Field::Index, Value::U(gpu as u64));
         self.ids.mark(gpu);
         self.rows += 1;
+        self.prev_row.clear();
+        self.prev_row.push_str(t);
         emit(NvsmiRow { ts, row: &self.row, instant });
     }
 
@@ -731,6 +738,15 @@ fn suggest(names: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Whether the cells of `row` end in a unit (`55 %`, `1000 MiB`) where those of `prev` do, cell by
+/// cell (true when there is no earlier row): a cell cut inside its number loses its unit.
+fn same_units(prev: &str, row: &str) -> bool {
+    let unit = |c: &str| c.trim().ends_with(|ch: char| ch.is_ascii_alphabetic() || ch == '%');
+    let marker = |c: &str| c.trim().starts_with('[');
+    prev.is_empty()
+        || prev.split(',').zip(row.split(',')).all(|(a, b)| !unit(a) || unit(b) || marker(b))
 }
 
 /// A GPU index cell: `3`, or `3.0` as pandas writes an integer column that had a gap.

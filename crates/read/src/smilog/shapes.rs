@@ -399,6 +399,19 @@ fn shapes() -> Vec<Shape> {
             },
         },
         Shape {
+            name: "a file still being written: the last line cut inside a number with a unit",
+            log: "timestamp, index, utilization.gpu [%]\n2025/01/01 10:00:00.000, 0, 55 %\n\
+                  2025/01/01 10:00:01.000, 0, 56 %\n2025/01/01 10:00:02.000, 0, 5"
+                .to_string(),
+            columns: None,
+            want: Want::Read {
+                gpus: 1,
+                rows: 2,
+                cell: (1, Field::UtilGpu, Value::U(56)),
+                says: &["w:cut short"],
+            },
+        },
+        Shape {
             name: "an index repeating within one timestamp (a mislabelled column)",
             log: format!(
                 "timestamp,index,utilization.gpu\n{}",
