@@ -1,7 +1,8 @@
 //! Per-row facts the findings need beyond the catalogue's statistics, kept per GPU in constant
 //! memory: rows whose GPU fields are all empty (the GPU did not answer), rows with device memory held
-//! while the GPU is idle, the SM clock while busy, and the memory-health fields (ECC, row remapping,
-//! page retirement).
+//! while the GPU is idle, the SM clock while busy, the rows that look like a hung collective (by
+//! their power draw, see [`PowerBins`]), and the memory-health fields (ECC, row remapping, page
+//! retirement).
 
 use gpumon_schema::catalog::Field;
 
@@ -24,6 +25,75 @@ pub struct RowRules {
     pub held_mem_mib: f64,
     /// utilization.gpu at or above this (%) is busy.
     pub busy_util: f64,
+    /// utilization.gpu at or above this (%) with the SMs idle may be a hung collective.
+    pub hang_util: f64,
+    /// Host mem.used at or above this share (%) of mem.total is memory pressure.
+    pub host_mem_pct: f64,
+}
+
+/// Bins of [`PowerBins`]: below 8 W, then 8 per doubling of the power up to 2048 W (about 9 % wide).
+const POWER_BINS: usize = 65;
+
+/// The rows that may be a hung collective (utilization.gpu at or above `hang_util`, sm.active idle
+/// where recorded, memory held where recorded), by their power.draw in bins about 9 % wide: per
+/// bin the rows and the first and last of them (UTC µs). Which draw is "idle" depends on the board
+/// and is only known at the end of the run (a share of its power limit, or of the highest draw seen),
+/// so the rows are kept by draw and counted below that draw then. Counts, minima and maxima: any
+/// split of the rows gives the same bins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerBins {
+    pub n: [u64; POWER_BINS],
+    pub first: [i64; POWER_BINS],
+    pub last: [i64; POWER_BINS],
+}
+
+impl Default for PowerBins {
+    fn default() -> Self {
+        PowerBins {
+            n: [0; POWER_BINS],
+            first: [i64::MAX; POWER_BINS],
+            last: [i64::MIN; POWER_BINS],
+        }
+    }
+}
+
+impl PowerBins {
+    fn bin(watts: f64) -> usize {
+        if watts < 8.0 { 0 } else { (1.0 + 8.0 * (watts / 8.0).log2()).min(64.0) as usize }
+    }
+
+    /// The upper edge (W) of bin `k`.
+    fn upper(k: usize) -> f64 {
+        8.0 * (k as f64 / 8.0).exp2()
+    }
+
+    /// One row with draw `watts` at `ts`.
+    pub fn add(&mut self, watts: f64, ts: i64) {
+        if watts.is_nan() {
+            return;
+        }
+        let k = Self::bin(watts);
+        self.n[k] += 1;
+        self.first[k] = self.first[k].min(ts);
+        self.last[k] = self.last[k].max(ts);
+    }
+
+    pub fn pool(&mut self, o: &PowerBins) {
+        for k in 0..POWER_BINS {
+            self.n[k] += o.n[k];
+            self.first[k] = self.first[k].min(o.first[k]);
+            self.last[k] = self.last[k].max(o.last[k]);
+        }
+    }
+
+    /// The rows in the bins wholly below `watts`: how many, the first and the last (None: none).
+    pub fn below(&self, watts: f64) -> Option<(u64, i64, i64)> {
+        let ks = (0..POWER_BINS).filter(|&k| Self::upper(k) <= watts && self.n[k] > 0);
+        ks.fold(None, |acc, k| {
+            let (n, a, b) = acc.unwrap_or((0, i64::MAX, i64::MIN));
+            Some((n + self.n[k], a.min(self.first[k]), b.max(self.last[k])))
+        })
+    }
 }
 
 /// The per-row facts of one GPU.
@@ -41,6 +111,13 @@ pub struct DiagAcc {
     /// sw_power_cap (a power-capped clock depends on the load, not on the GPU's health).
     pub busy_clock_sum: crate::acc::Fsum,
     pub busy_clock_n: u64,
+    /// The rows that may be a hung collective, by power draw; the largest power.limit seen (-inf:
+    /// none).
+    pub hang: PowerBins,
+    pub power_limit: f64,
+    /// Sum and count of temperature.gpu while utilization.gpu >= `busy_util`.
+    pub busy_temp_sum: crate::acc::Fsum,
+    pub busy_temp_n: u64,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
     pub health_max: [f64; 6],
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
@@ -59,6 +136,10 @@ impl Default for DiagAcc {
             held_idle_n: 0,
             busy_clock_sum: Default::default(),
             busy_clock_n: 0,
+            hang: PowerBins::default(),
+            power_limit: f64::NEG_INFINITY,
+            busy_temp_sum: Default::default(),
+            busy_temp_n: 0,
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
             ecc_max: f64::NAN,
@@ -90,6 +171,10 @@ impl DiagAcc {
         self.held_idle_n += c.held_idle_n;
         self.busy_clock_sum.pool(&c.busy_clock_sum);
         self.busy_clock_n += c.busy_clock_n;
+        self.hang.pool(&c.hang);
+        self.power_limit = self.power_limit.max(c.power_limit);
+        self.busy_temp_sum.pool(&c.busy_temp_sum);
+        self.busy_temp_n += c.busy_temp_n;
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
@@ -120,6 +205,10 @@ impl DiagAcc {
         self.held_idle_n += o.held_idle_n;
         self.busy_clock_sum.pool(&o.busy_clock_sum);
         self.busy_clock_n += o.busy_clock_n;
+        self.hang.pool(&o.hang);
+        self.power_limit = self.power_limit.max(o.power_limit);
+        self.busy_temp_sum.pool(&o.busy_temp_sum);
+        self.busy_temp_n += o.busy_temp_n;
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
             *a = max_nan(*a, *b);
         }
@@ -135,6 +224,11 @@ impl DiagAcc {
     /// Mean clocks.sm while busy.
     pub fn busy_clock(&self) -> Option<f64> {
         (self.busy_clock_n > 0).then(|| self.busy_clock_sum.value() / self.busy_clock_n as f64)
+    }
+
+    /// Mean temperature.gpu while busy.
+    pub fn busy_temp(&self) -> Option<f64> {
+        (self.busy_temp_n > 0).then(|| self.busy_temp_sum.value() / self.busy_temp_n as f64)
     }
 
     /// Largest value of a [`HEALTH`] field.

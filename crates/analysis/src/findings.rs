@@ -35,6 +35,14 @@ pub struct Thresholds {
     pub held_mem_mib: f64,
     pub held_idle_pct: f64,
     pub straggler_clock_pct: f64,
+    pub hang_util: f64,
+    pub hang_power_pct: f64,
+    pub hang_min_s: f64,
+    pub low_util: f64,
+    pub low_util_min_s: f64,
+    pub host_mem_pct: f64,
+    pub host_mem_min_s: f64,
+    pub hot_gpu_c: f64,
 }
 
 impl Default for Thresholds {
@@ -61,6 +69,14 @@ impl Default for Thresholds {
             held_mem_mib: 2048.0,
             held_idle_pct: 75.0,
             straggler_clock_pct: 5.0,
+            hang_util: 90.0,
+            hang_power_pct: 25.0,
+            hang_min_s: 300.0,
+            low_util: 10.0,
+            low_util_min_s: 1800.0,
+            host_mem_pct: 95.0,
+            host_mem_min_s: 600.0,
+            hot_gpu_c: 10.0,
         }
     }
 }
@@ -68,7 +84,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 29] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -156,6 +172,40 @@ pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
         "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler",
         |t| &mut t.straggler_clock_pct,
     ),
+    (
+        "hang_util",
+        "utilization.gpu at or above this (%) with sm.active < idle_util (where recorded) and memory held may be a hung collective",
+        |t| &mut t.hang_util,
+    ),
+    (
+        "hang_power_pct",
+        "...when power.draw is below this share (%) of power.limit (without it, of the GPU's highest power.draw in the run)",
+        |t| &mut t.hang_power_pct,
+    ),
+    (
+        "hang_min_s",
+        "such samples for at least this long (s), after at least this long of other samples, fire hang",
+        |t| &mut t.hang_min_s,
+    ),
+    ("low_util", "mean utilization.gpu below this (%) may fire low_utilization", |t| {
+        &mut t.low_util
+    }),
+    ("low_util_min_s", "...when the GPU's span is at least this long (s)", |t| {
+        &mut t.low_util_min_s
+    }),
+    (
+        "host_mem_pct",
+        "host mem.used at or above this share (%) of mem.total counts as memory pressure (host_memory)",
+        |t| &mut t.host_mem_pct,
+    ),
+    ("host_mem_min_s", "...for at least this long (s) in all fires host_memory", |t| {
+        &mut t.host_mem_min_s
+    }),
+    (
+        "hot_gpu_c",
+        "temperature.gpu.mean this many degrees C above the median of its siblings' fires hot_gpu",
+        |t| &mut t.hot_gpu_c,
+    ),
 ];
 
 impl Thresholds {
@@ -183,6 +233,8 @@ impl Thresholds {
             idle_util: self.idle_util,
             held_mem_mib: self.held_mem_mib,
             busy_util: self.busy_util,
+            hang_util: self.hang_util,
+            host_mem_pct: self.host_mem_pct,
         }
     }
 
@@ -220,7 +272,7 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 18] = [
+pub static RULES: [Rule; 22] = [
     Rule {
         id: "job_failed",
         severity: Severity::Error,
@@ -372,6 +424,51 @@ pub static RULES: [Rule; 18] = [
               between steps, move decoding/augmentation to the GPU (DALI, torchvision v2 on CUDA tensors), send \
               uint8 instead of float32",
     },
+    Rule {
+        id: "hang",
+        severity: Severity::Error,
+        when: "for at least hang_min_s (300) s, after at least as long of other samples, the GPU's samples \
+               (at least half of the stretch from the first to the last) have utilization.gpu >= hang_util (90) % \
+               while power.draw < hang_power_pct (25) % of power.limit (without power.limit: of the GPU's \
+               highest power.draw in the run), sm.active < idle_util (5) % where recorded and memory.used >= \
+               held_mem_mib where recorded: a kernel that never ends on idle SMs, i.e. a hung NCCL/collective \
+               (the job still alive); the evidence says when it started and how long it lasted. \
+               sm_idle_under_busy does not fire on such a GPU",
+        fix: "the job is stuck, not slow: take stack traces (py-spy dump --pid, or NCCL_DEBUG=INFO and \
+              TORCH_NCCL_ASYNC_ERROR_HANDLING=1 with a collective timeout so a hang fails fast), look for a rank \
+              that died, diverged or is waiting elsewhere (data, checkpoint), then kill and restart from the last \
+              checkpoint",
+    },
+    Rule {
+        id: "low_utilization",
+        severity: Severity::Info,
+        when: "utilization.gpu.mean < low_util (10) % over a span of at least low_util_min_s (1800) s, on a GPU \
+               that fires neither unused_gpu nor idle_allocated (memory recorded or not): the GPU does almost \
+               nothing",
+        fix: "share the GPU (MIG, MPS, a smaller instance), batch requests, or move the job to a smaller GPU; for \
+              training, look for what it waits on most (input_bound, host-side work between steps)",
+    },
+    Rule {
+        id: "host_memory",
+        severity: Severity::Warning,
+        when: "host mem.used >= host_mem_pct (95) % of mem.total in ticks adding up to at least host_mem_min_s \
+               (600) s: host RAM nearly full for a long time, swap or no swap (a host without swap is next \
+               to the OOM killer)",
+        fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map or stream the dataset instead of \
+              loading it, look for a leak (job.rss rising), or add RAM",
+    },
+    Rule {
+        id: "hot_gpu",
+        severity: Severity::Warning,
+        when: "among at least three GPUs of one host and model in use, a GPU's temperature while busy is at least \
+               hot_gpu_c (10) C above the median of its siblings' (each the mean temperature.gpu over the samples \
+               with utilization.gpu >= busy_util (80) %) while its utilization.gpu.mean is within \
+               imbalance_util (20) points of theirs (the same load), and it does not fire thermal_throttling: \
+               its cooling is failing before any throttle shows",
+        fix: "check that GPU's cooling: its fan (nvidia-smi fan.speed, the chassis fans), a blocked or dusty \
+              intake, the heatsink's seating and thermal paste; swap it with a sibling's slot to tell board from \
+              slot",
+    },
 ];
 
 /// One finding.
@@ -410,13 +507,26 @@ pub struct GpuView<'a> {
     /// The last row with readings and the last row of the GPU, empty ones included (UTC µs).
     pub last_data: i64,
     pub last_row: i64,
+    /// The first row with readings (UTC µs).
+    pub first_data: i64,
+    /// The per-row facts beyond the statistics (None: a GPU known only by its statistics).
+    pub diag: Option<&'a crate::diag::DiagAcc>,
 }
 
 #[cfg(test)]
 impl<'a> GpuView<'a> {
     /// A GPU known only by its statistics (no empty rows).
     pub fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
-        GpuView { label, stats, name: None, uuid: None, last_data: 0, last_row: 0 }
+        GpuView {
+            label,
+            stats,
+            name: None,
+            uuid: None,
+            last_data: 0,
+            last_row: 0,
+            first_data: 0,
+            diag: None,
+        }
     }
 }
 
@@ -780,6 +890,37 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
     }
 }
 
+/// `host_memory`: host RAM nearly full for `host_mem_min_s` or more (`pressed` ticks at the
+/// GPUs' median sample spacing).
+fn host_memory(
+    out: &mut Findings<'_>,
+    gpus: &[GpuView<'_>],
+    host_stats: &Stats,
+    pressed: u64,
+    th: &Thresholds,
+) {
+    let Some(iv) = median(gpus.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect())
+    else {
+        return;
+    };
+    let held = pressed as f64 * iv;
+    if pressed == 0 || held < th.host_mem_min_s {
+        return;
+    }
+    let ticks = host_stats.get(Stat::Ticks).unwrap_or(0.0);
+    let evidence = format!(
+        "mem.used >= {}% of mem.total ({} MiB) in {pressed} of {} ticks ({} of the run); mem.used peak {}%; \
+         swap.used peak {} MiB",
+        th.host_mem_pct,
+        f(host_stats.get(Stat::MemTotal), 0),
+        f(Some(ticks), 0),
+        dur(held),
+        f(host_stats.get(Stat::MemUsedMaxPct), 1),
+        f(host_stats.get(Stat::max(Field::SwapUsed)), 0)
+    );
+    out.push("host_memory", None, evidence);
+}
+
 /// The factor that turns a GPU's GPM columns into percent: 100 when a busy GPU (utilization.gpu
 /// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
 /// (DCGM's convention) rather than the catalogue's percent; else 1.
@@ -803,6 +944,137 @@ fn gpm_note(s: &Stats) -> &'static str {
         " (GPM columns recorded as fractions 0-1, read as percent)"
     } else {
         ""
+    }
+}
+
+/// A duration in seconds as text: `42 s`, `12 min`, `3.5 h`.
+fn dur(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// `hang`; whether the GPU shows a hung collective: utilization.gpu pinned high while the board
+/// draws about its idle power (a share of its power limit, or of its own highest draw in the run),
+/// the SMs idle where recorded and memory held, for `hang_min_s` and more after at least as long
+/// of other samples.
+fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let (Some(d), Some(iv)) = (g.diag, s.get(Stat::IntervalS).filter(|&v| v > 0.0)) else {
+        return false;
+    };
+    let limit = Some(d.power_limit).filter(|&l| l.is_finite() && l > 0.0);
+    let (reference, of) = match (limit, s.get(Stat::max(Field::PowerDraw))) {
+        (Some(l), _) => (l, "power.limit"),
+        (None, Some(m)) if m > 0.0 => (m, "the highest power.draw of the run"),
+        _ => return false,
+    };
+    let watts = th.hang_power_pct / 100.0 * reference;
+    let Some((n, start, end)) = d.hang.below(watts) else { return false };
+    let lasted = (end - start) as f64 / 1e6 + iv;
+    let held = n as f64 * iv;
+    let before = (start - g.first_data) as f64 / 1e6;
+    // Mostly one stretch (not scattered samples), long enough, after a while of other work.
+    if held < th.hang_min_s || held < 0.5 * lasted || before < th.hang_min_s {
+        return false;
+    }
+    let until = if g.last_data - end <= (th.gap_intervals * iv * 1e6) as i64 {
+        "until the end of the recording (still hung)".to_string()
+    } else {
+        format!("until {} UTC", when(end))
+    };
+    let sm = if s.get(SM_MEAN).is_some() {
+        format!(", sm.active < {}%", th.idle_util)
+    } else {
+        String::new()
+    };
+    let evidence = format!(
+        "from {} UTC, {} into the run, for {} {until}: utilization.gpu >= {}% while power.draw < {} W \
+         ({}% of {of}, {} W){sm}, memory held, in {n} samples; power.draw max {} W",
+        when(start),
+        dur(before),
+        dur(lasted),
+        th.hang_util,
+        f(Some(watts), 0),
+        th.hang_power_pct,
+        f(Some(reference), 0),
+        f(s.get(Stat::max(Field::PowerDraw)), 0)
+    );
+    out.push("hang", Some(&g.label), evidence);
+    true
+}
+
+/// `low_utilization`: a GPU in use that does almost nothing over a long run (unused_gpu and
+/// idle_allocated already said so for an idle one).
+fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let (Some(u), Some(span)) = (s.get(UTIL_MEAN), s.get(Stat::SpanS)) else { return };
+    if u >= th.low_util || span < th.low_util_min_s {
+        return;
+    }
+    let evidence = format!(
+        "mean utilization.gpu {}% over {} ({} samples, p95 {}%, max {}%); idle (< {}%) in {}% of them; \
+         memory.used peak {} MiB",
+        f(Some(u), 1),
+        dur(span),
+        f(s.get(Stat::Samples), 0),
+        f(s.get(Stat::p95(Field::UtilGpu)), 0),
+        f(s.get(Stat::max(Field::UtilGpu)), 0),
+        th.idle_util,
+        f(s.get(Stat::IdlePct), 1),
+        f(s.get(Stat::max(Field::MemUsed)), 0)
+    );
+    out.push("low_utilization", Some(&g.label), evidence);
+}
+
+/// The median of some values (None: none).
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let k = v.len();
+    match k {
+        0 => None,
+        _ if k % 2 == 1 => Some(v[k / 2]),
+        _ => Some((v[k / 2 - 1] + v[k / 2]) / 2.0),
+    }
+}
+
+/// `hot_gpu`: among at least three GPUs of one host and model in use, under the same load (mean
+/// utilization.gpu within imbalance_util points of its siblings' median), one runs hot_gpu_c or
+/// more above the median of its siblings' temperatures while busy; GPUs already thermal-throttling are left to
+/// thermal_throttling.
+fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
+    let temp = |g: &GpuView<'_>| g.diag.and_then(|d| d.busy_temp());
+    for g in gpus {
+        let (Some(t), Some(u)) = (temp(g), g.stats.get(UTIL_MEAN)) else { continue };
+        let sib: Vec<&&GpuView<'_>> =
+            gpus.iter().filter(|o| o.label != g.label && o.name == g.name).collect();
+        let temps: Vec<f64> = sib.iter().filter_map(|o| temp(o)).collect();
+        let utils: Vec<f64> = sib.iter().filter_map(|o| o.stats.get(UTIL_MEAN)).collect();
+        if temps.len() < 2 {
+            continue;
+        }
+        let (Some(mt), Some(mu)) = (median(temps), median(utils)) else { continue };
+        let throttled = g.stats.get(Stat::ThrottleThermalPct).is_some_and(|v| v > th.throttle_pct);
+        if t - mt >= th.hot_gpu_c && (u - mu).abs() <= th.imbalance_util && !throttled {
+            let evidence = format!(
+                "temperature.gpu mean {} C while busy (utilization.gpu >= {}%; max {} C), {} C above the median {} C \
+                 of its {} siblings at about the same load (utilization.gpu mean {}% vs {}%); throttle.thermal_pct {}",
+                f(Some(t), 1),
+                th.busy_util,
+                f(g.stats.get(Stat::max(Field::TempGpu)), 0),
+                f(Some(t - mt), 1),
+                f(Some(mt), 1),
+                sib.len(),
+                f(Some(u), 1),
+                f(Some(mu), 1),
+                f(g.stats.get(Stat::ThrottleThermalPct), 1)
+            );
+            out.push("hot_gpu", Some(&g.label), evidence);
+        }
     }
 }
 
@@ -950,6 +1222,7 @@ pub fn diagnose(
     host: &str,
     gpus: &[GpuView<'_>],
     host_stats: &Stats,
+    pressed_ticks: u64,
     events: &[EventRecord],
     th: &Thresholds,
 ) -> Vec<Finding> {
@@ -970,7 +1243,11 @@ pub fn diagnose(
             }
             in_use.push(g);
             input_bound(&mut out, g, th);
-            sm_idle_under_busy(&mut out, g, th);
+            // A hung collective keeps utilization.gpu up with idle SMs: not a batch to grow.
+            if !hang(&mut out, g, th) {
+                sm_idle_under_busy(&mut out, g, th);
+            }
+            low_utilization(&mut out, g, th);
             no_tensor_cores(&mut out, g, th);
             memory_bound(&mut out, g, th);
             pcie_bound(&mut out, g, th);
@@ -979,9 +1256,11 @@ pub fn diagnose(
         throttling(&mut out, g, th);
     }
     straggler(&mut out, &in_use, th);
+    hot_gpu(&mut out, &in_use, th);
     power_cap(&mut out, gpus, th);
     imbalance(&mut out, &used, th);
     host_swap(&mut out, host_stats, th);
+    host_memory(&mut out, gpus, host_stats, pressed_ticks, th);
     // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.
     let only: Vec<&str> = gpus.iter().map(|g| g.label.as_str()).collect();
     xid(&mut out, events, gpus, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
@@ -1029,7 +1308,7 @@ mod tests {
             ],
         );
         let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &healthy)];
-        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &[], &th).is_empty());
+        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), 0, &[], &th).is_empty());
         let hot = stats(
             Scope::Gpu,
             &[
@@ -1043,7 +1322,7 @@ mod tests {
         );
         let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &hot)];
         let swap = stats(Scope::Host, &[(Stat::SwapRange, 900.0)]);
-        let found = diagnose("h", &g, &swap, &[], &th);
+        let found = diagnose("h", &g, &swap, 0, &[], &th);
         let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
         assert_eq!(
             ids,
@@ -1071,7 +1350,7 @@ mod tests {
         };
         let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
             let g = [GpuView::new("0".into(), s)];
-            diagnose("h", &g, &Stats::empty(Scope::Host), events, &th)
+            diagnose("h", &g, &Stats::empty(Scope::Host), 0, events, &th)
                 .iter()
                 .map(|f| f.rule)
                 .collect()
@@ -1108,7 +1387,7 @@ mod tests {
         let healthy = gpu(95.0, 70.0, 35.0, 40.0, 300.0);
         let g = [GpuView::new("0".into(), &healthy)];
         let events = [ev(1_767_225_600_000_000, 79), ev(1_767_225_601_000_000, 79)];
-        let found = diagnose("h", &g, &Stats::empty(Scope::Host), &events, &th);
+        let found = diagnose("h", &g, &Stats::empty(Scope::Host), 0, &events, &th);
         assert_eq!(found.len(), 1);
         let x = &found[0];
         assert_eq!((x.rule, x.severity, x.gpu.as_deref()), ("xid", Severity::Error, Some("0")));
