@@ -672,7 +672,8 @@ def smi_hang(out):
     """nvidia-smi every 15 s on 8 GPUs: 3 h of training, then 40 min of 100 % utilization at idle power.
     The log has no power.limit and no GPM: idle power is judged from the run's own highest draw."""
     def gpu(r, t, g):
-        return hung_gpu(r) if t >= 720 else training_gpu(r, cap_share=0.3)
+        # The first sample: kernels launched, the board not yet drawing (a stray sample, not a hang).
+        return hung_gpu(r) if t >= 720 or t == 0 else training_gpu(r, cap_share=0.3)
     path = smi_log(out, "smi_hang", 8, 880, 32, gpu, step=15)
     return scenario("smi_hang", path, [("hang", str(g), None, "error") for g in range(8)], [("imbalance", None)])
 

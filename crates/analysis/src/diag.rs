@@ -247,6 +247,31 @@ impl DiagAcc {
 mod tests {
     use super::*;
 
+    /// The hang-like rows by draw: counted below a draw to within one bin, with their first and last
+    /// time, the same whatever the split of the rows.
+    #[test]
+    fn power_bins_count_below_and_pool_alike() {
+        let rows: Vec<(f64, i64)> =
+            (0..200).map(|k| (f64::from(k) * 3.7 + 2.0, i64::from(k))).collect();
+        let mut whole = PowerBins::default();
+        rows.iter().for_each(|&(w, t)| whole.add(w, t));
+        let (mut a, mut b) = (PowerBins::default(), PowerBins::default());
+        rows.iter()
+            .rev()
+            .enumerate()
+            .for_each(|(k, &(w, t))| if k % 3 == 0 { a.add(w, t) } else { b.add(w, t) });
+        a.pool(&b);
+        assert_eq!(a, whole);
+        let (n, first, last) = whole.below(175.0).unwrap();
+        // Draws 2.0, 5.7, ... below 175 W are rows 0..=46; the bins wholly below 175 W reach past 160 W.
+        assert_eq!(first, 0);
+        assert!((42..=46).contains(&last) && n == last as u64 + 1, "{n} {last}");
+        assert_eq!(whole.below(7.0), None);
+        let mut nan = PowerBins::default();
+        nan.add(f64::NAN, 1);
+        assert_eq!(nan, PowerBins::default());
+    }
+
     #[test]
     fn facts_count_and_pool() {
         let counts = |mem_n, held_n, held_idle_n, clocks: &[f64]| {

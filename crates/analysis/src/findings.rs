@@ -427,8 +427,9 @@ pub static RULES: [Rule; 22] = [
     Rule {
         id: "hang",
         severity: Severity::Error,
-        when: "for at least hang_min_s (300) s, after at least as long of other samples, the GPU's samples \
-               (at least half of the stretch from the first to the last) have utilization.gpu >= hang_util (90) % \
+        when: "samples adding up to at least hang_min_s (300) s, their stretch (that many samples up to the last \
+               of them: a few stray ones earlier do not move its start) starting at least as long after the GPU's \
+               first sample, have utilization.gpu >= hang_util (90) % \
                while power.draw < hang_power_pct (25) % of power.limit (without power.limit: of the GPU's \
                highest power.draw in the run), sm.active < idle_util (5) % where recorded and memory.used >= \
                held_mem_mib where recorded: a kernel that never ends on idle SMs, i.e. a hung NCCL/collective \
@@ -974,12 +975,15 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
         _ => return false,
     };
     let watts = th.hang_power_pct / 100.0 * reference;
-    let Some((n, start, end)) = d.hang.below(watts) else { return false };
-    let lasted = (end - start) as f64 / 1e6 + iv;
+    let Some((n, first, end)) = d.hang.below(watts) else { return false };
     let held = n as f64 * iv;
+    // The stretch: the `n` samples up to the last one (a few stray samples earlier, as training
+    // starts, do not move its start), from the first one at the earliest.
+    let start = first.max(end - ((n - 1) as f64 * iv * 1e6) as i64);
+    let lasted = (end - start) as f64 / 1e6 + iv;
     let before = (start - g.first_data) as f64 / 1e6;
-    // Mostly one stretch (not scattered samples), long enough, after a while of other work.
-    if held < th.hang_min_s || held < 0.5 * lasted || before < th.hang_min_s {
+    // Long enough, after a while of other work (a job on small kernels from its start is no hang).
+    if held < th.hang_min_s || before < th.hang_min_s {
         return false;
     }
     let until = if g.last_data - end <= (th.gap_intervals * iv * 1e6) as i64 {
@@ -1329,6 +1333,123 @@ mod tests {
             ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]
         );
         assert!(found[2].evidence.contains("(sw_thermal_slowdown 20.0%)"), "{}", found[2].evidence);
+    }
+
+    /// A GPU of a one-second recording from 0 to `end_s`, with these hang-like samples (draw, second).
+    fn hang_view<'a>(s: &'a Stats, d: &'a crate::diag::DiagAcc, end_s: i64) -> GpuView<'a> {
+        GpuView { last_data: end_s * 1_000_000, diag: Some(d), ..GpuView::new("0".into(), s) }
+    }
+
+    /// `hang`: 100 % utilization at idle power after a while of work fires it (and not
+    /// sm_idle_under_busy); the same from the start of the run, or at a working draw, does not.
+    #[test]
+    fn hang_fires_after_work_at_idle_power_only() {
+        let th = Thresholds::default();
+        let s = stats(
+            Scope::Gpu,
+            &[
+                (UTIL_MEAN, 99.0),
+                (Stat::IdlePct, 0.0),
+                (SM_MEAN, 19.0),
+                (Stat::IntervalS, 1.0),
+                (Stat::max(Field::PowerDraw), 700.0),
+            ],
+        );
+        let rows = |watts: f64, from: i64, stray: bool| {
+            let mut d = crate::diag::DiagAcc::default();
+            for t in from..3600 {
+                d.hang.add(watts, t * 1_000_000);
+            }
+            if stray {
+                d.hang.add(watts, 2_000_000);
+            }
+            d
+        };
+        let ids = |d: &crate::diag::DiagAcc| -> Vec<(&'static str, String)> {
+            diagnose("h", &[hang_view(&s, d, 3599)], &Stats::empty(Scope::Host), 0, &[], &th)
+                .into_iter()
+                .map(|f| (f.rule, f.evidence))
+                .collect()
+        };
+        let hung = ids(&rows(100.0, 900, true));
+        assert_eq!(hung.len(), 1, "{hung:?}");
+        assert_eq!(hung[0].0, "hang");
+        assert!(
+            hung[0].1.contains("from 2026") || hung[0].1.contains("from 1970"),
+            "{}",
+            hung[0].1
+        );
+        assert!(
+            hung[0].1.contains("15 min into the run, for 45 min until the end"),
+            "{}",
+            hung[0].1
+        );
+        // Without power.limit, the highest draw of the run is the reference (175 W of 700 W).
+        assert!(hung[0].1.contains("highest power.draw"), "{}", hung[0].1);
+        let mut limited = rows(80.0, 900, false);
+        limited.power_limit = 400.0;
+        assert!(ids(&limited)[0].1.contains("25% of power.limit, 400 W"));
+        for quiet in [rows(100.0, 10, false), rows(300.0, 900, false), rows(100.0, 3400, false)] {
+            let found: Vec<&str> = ids(&quiet).iter().map(|f| f.0).collect();
+            assert_eq!(found, ["sm_idle_under_busy"]);
+        }
+    }
+
+    /// `low_utilization`, `hot_gpu` and `host_memory` fire on their cases and stay silent beside.
+    #[test]
+    fn low_utilization_hot_gpu_and_host_memory() {
+        let th = Thresholds::default();
+        let gpu = |util: f64, span: f64| {
+            stats(
+                Scope::Gpu,
+                &[
+                    (UTIL_MEAN, util),
+                    (Stat::IdlePct, 40.0),
+                    (Stat::SpanS, span),
+                    (Stat::IntervalS, 1.0),
+                ],
+            )
+        };
+        let ids = |g: &[GpuView<'_>], pressed: u64| -> Vec<(&'static str, Option<String>)> {
+            diagnose("h", g, &Stats::empty(Scope::Host), pressed, &[], &th)
+                .into_iter()
+                .map(|f| (f.rule, f.gpu))
+                .collect()
+        };
+        let (low, short, busy) = (gpu(3.0, 9000.0), gpu(3.0, 600.0), gpu(90.0, 9000.0));
+        assert_eq!(
+            ids(&[GpuView::new("0".into(), &low)], 0),
+            [("low_utilization", Some("0".into()))]
+        );
+        assert!(ids(&[GpuView::new("0".into(), &short)], 0).is_empty());
+        assert!(ids(&[GpuView::new("0".into(), &busy)], 0).is_empty());
+        // 600 ticks of one second at >= 95 % of mem.total: host_memory; 599 do not.
+        assert_eq!(ids(&[GpuView::new("0".into(), &busy)], 600), [("host_memory", None)]);
+        assert!(ids(&[GpuView::new("0".into(), &busy)], 599).is_empty());
+        // Four GPUs of one model at the same load; one runs 12 C hotter while busy.
+        let temps = [65.0, 66.0, 78.0, 64.0];
+        let accs: Vec<crate::diag::DiagAcc> = temps
+            .iter()
+            .map(|&t| {
+                let mut d = crate::diag::DiagAcc::default();
+                d.busy_temp_sum.add(t * 10.0);
+                d.busy_temp_n = 10;
+                d
+            })
+            .collect();
+        let views = |n: usize| -> Vec<GpuView<'_>> {
+            (0..n)
+                .map(|k| GpuView {
+                    diag: Some(&accs[k]),
+                    name: Some("H100".into()),
+                    ..GpuView::new(k.to_string(), &busy)
+                })
+                .collect()
+        };
+        assert_eq!(ids(&views(4), 0), [("hot_gpu", Some("2".into()))]);
+        // Two siblings are too few to call one of them hot.
+        let two: Vec<GpuView<'_>> = views(4).into_iter().skip(1).take(2).collect();
+        assert!(ids(&two, 0).is_empty());
     }
 
     /// The GPM rules and `xid`: each fires on its own case and stays silent on a healthy Hopper GPU.
