@@ -822,6 +822,44 @@ NEW = [hang_nccl, launch_bound, smi_hang, inference_waves, short_run, a100_node,
        smi_low_util, host_memory_noswap, hot_gpu, smi_hot_gpu, smi_a100_node]
 
 
+def memory_growth(out):
+    """Every 5 s for 3 h: GPU 0's memory grows from 40 to 70 GiB in steps (a leak) and is still rising
+    at the end; GPU 1 holds steady."""
+    run = Run("memory_growth", 2, 2160, 43)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            if g == 0:
+                gpu["memory.used"] = 40960 + 1024 * (30 * t // run.ticks) + run.r.randint(-200, 200)
+            run.add(5 * t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("memory_growth", "0")], [("memory_growth", "1"), ("oom_risk", "*")])
+
+
+def smi_memory_growth(out):
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.0)
+        v["memory.used"] = 30000 + 12 * t + r.randint(-300, 300)
+        return v
+    path = smi_log(out, "smi_memory_growth", 1, 1440, 44, gpu, step=10)
+    return scenario("smi_memory_growth", path, [("memory_growth", "0")])
+
+
+def ramp_then_level(out):
+    """Memory ramps up for 20 minutes as caches fill, then levels off for 100. Healthy."""
+    run = Run("ramp_then_level", 2, 1440, 45)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu["memory.used"] = int(4000 + 56000 * min(1.0, t / 240)) + run.r.randint(-300, 300)
+            run.add(5 * t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [], [("memory_growth", "*")])
+
+
+NEW += [memory_growth, smi_memory_growth, ramp_then_level]
+
+
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
        forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
        memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_gpu_lost, smi_idle_70gb, smi_near_oom] + NEW

@@ -31,6 +31,107 @@ pub struct RowRules {
     pub host_mem_pct: f64,
 }
 
+/// Seconds from this instant (2020-01-01 UTC, in µs) are the time axis of [`Trend`]: small enough
+/// that its squares sum exactly in an [`crate::acc::Fsum`].
+const TREND_EPOCH_US: i64 = 1_577_836_800_000_000;
+
+/// A least-squares line through memory.used over time, from sums that any split of the rows
+/// gives alike ([`crate::acc::Fsum`]), and the highest value with the first time it was seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trend {
+    pub n: u64,
+    pub t: crate::acc::Fsum,
+    pub tt: crate::acc::Fsum,
+    pub m: crate::acc::Fsum,
+    pub tm: crate::acc::Fsum,
+    pub mm: crate::acc::Fsum,
+    pub max: f64,
+    pub max_ts: i64,
+}
+
+impl Default for Trend {
+    fn default() -> Self {
+        Trend {
+            n: 0,
+            t: Default::default(),
+            tt: Default::default(),
+            m: Default::default(),
+            tm: Default::default(),
+            mm: Default::default(),
+            max: f64::NEG_INFINITY,
+            max_ts: i64::MAX,
+        }
+    }
+}
+
+/// A fitted [`Trend`]: slope (per second), the line's value at `at` (seconds of the time axis),
+/// and r².
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    pub slope: f64,
+    pub intercept: f64,
+    pub r2: f64,
+}
+
+impl Fit {
+    /// The line's value at `ts` (UTC µs).
+    pub fn at(&self, ts: i64) -> f64 {
+        self.intercept + self.slope * Trend::secs(ts)
+    }
+}
+
+impl Trend {
+    fn secs(ts: i64) -> f64 {
+        (ts - TREND_EPOCH_US) as f64 / 1e6
+    }
+
+    /// One value `v` at `ts` (NaN: none).
+    pub fn add(&mut self, ts: i64, v: f64) {
+        if !v.is_finite() {
+            return;
+        }
+        let t = Self::secs(ts);
+        self.n += 1;
+        self.t.add(t);
+        self.tt.add(t * t);
+        self.m.add(v);
+        self.tm.add(t * v);
+        self.mm.add(v * v);
+        if v > self.max || (v == self.max && ts < self.max_ts) {
+            self.max = v;
+            self.max_ts = ts;
+        }
+    }
+
+    pub fn pool(&mut self, o: &Trend) {
+        self.n += o.n;
+        for (a, b) in [(&mut self.t, &o.t), (&mut self.tt, &o.tt), (&mut self.m, &o.m)] {
+            a.pool(b);
+        }
+        self.tm.pool(&o.tm);
+        self.mm.pool(&o.mm);
+        if o.max > self.max || (o.max == self.max && o.max_ts < self.max_ts) {
+            self.max = o.max;
+            self.max_ts = o.max_ts;
+        }
+    }
+
+    /// The least-squares line (None: fewer than three values, or no spread in time).
+    pub fn fit(&self) -> Option<Fit> {
+        let n = self.n as f64;
+        let (t, m) = (self.t.value(), self.m.value());
+        let sxx = self.tt.value() - t * t / n;
+        let sxy = self.tm.value() - t * m / n;
+        let syy = self.mm.value() - m * m / n;
+        if self.n < 3 || sxx <= 0.0 {
+            return None;
+        }
+        let slope = sxy / sxx;
+        let r2 = if syy > 0.0 { (sxy * sxy / (sxx * syy)).min(1.0) } else { 0.0 };
+        Some(Fit { slope, intercept: (m - slope * t) / n, r2 })
+    }
+}
+
 /// Bins of [`PowerBins`]: below 8 W, then 8 per doubling of the power up to 2048 W (about 9 % wide).
 const POWER_BINS: usize = 65;
 
@@ -118,6 +219,8 @@ pub struct DiagAcc {
     /// Sum and count of temperature.gpu while utilization.gpu >= `busy_util`.
     pub busy_temp_sum: crate::acc::Fsum,
     pub busy_temp_n: u64,
+    /// memory.used over time.
+    pub mem_trend: Trend,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
     pub health_max: [f64; 6],
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
@@ -140,6 +243,7 @@ impl Default for DiagAcc {
             power_limit: f64::NEG_INFINITY,
             busy_temp_sum: Default::default(),
             busy_temp_n: 0,
+            mem_trend: Trend::default(),
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
             ecc_max: f64::NAN,
@@ -175,6 +279,7 @@ impl DiagAcc {
         self.power_limit = self.power_limit.max(c.power_limit);
         self.busy_temp_sum.pool(&c.busy_temp_sum);
         self.busy_temp_n += c.busy_temp_n;
+        self.mem_trend.pool(&c.mem_trend);
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
@@ -209,6 +314,7 @@ impl DiagAcc {
         self.power_limit = self.power_limit.max(o.power_limit);
         self.busy_temp_sum.pool(&o.busy_temp_sum);
         self.busy_temp_n += o.busy_temp_n;
+        self.mem_trend.pool(&o.mem_trend);
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
             *a = max_nan(*a, *b);
         }
@@ -270,6 +376,35 @@ mod tests {
         let mut nan = PowerBins::default();
         nan.add(f64::NAN, 1);
         assert_eq!(nan, PowerBins::default());
+    }
+
+    /// The memory trend: the same sums whatever the split, a line through a steady rise, and the
+    /// first time the peak was seen.
+    #[test]
+    fn trend_fits_and_pools_alike() {
+        let t0 = 1_772_442_000_000_000_i64;
+        let rows: Vec<(i64, f64)> = (0..500)
+            .map(|k| (t0 + k * 5_000_000, 40_000.0 + 2.0 * k as f64 + (k % 7) as f64))
+            .collect();
+        let mut whole = Trend::default();
+        rows.iter().for_each(|&(t, v)| whole.add(t, v));
+        let (mut a, mut b) = (Trend::default(), Trend::default());
+        rows.iter()
+            .rev()
+            .enumerate()
+            .for_each(|(k, &(t, v))| if k % 2 == 0 { a.add(t, v) } else { b.add(t, v) });
+        b.pool(&a);
+        assert_eq!(b, whole);
+        let fit = whole.fit().unwrap();
+        // 2 MiB per 5 s sample: 0.4 MiB/s.
+        assert!((fit.slope - 0.4).abs() < 1e-3, "{fit:?}");
+        assert!(fit.r2 > 0.99, "{fit:?}");
+        assert!((fit.at(t0) - 40_003.0).abs() < 5.0, "{fit:?}");
+        let (max, at) = (whole.max, whole.max_ts);
+        assert_eq!((max, at), (40_000.0 + 2.0 * 499.0 + 2.0, t0 + 499 * 5_000_000));
+        let mut flat = Trend::default();
+        (0..3).for_each(|_| flat.add(t0, 1.0));
+        assert_eq!(flat.fit(), None, "no spread in time");
     }
 
     #[test]

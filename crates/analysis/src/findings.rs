@@ -43,6 +43,8 @@ pub struct Thresholds {
     pub host_mem_pct: f64,
     pub host_mem_min_s: f64,
     pub hot_gpu_c: f64,
+    pub growth_pct: f64,
+    pub growth_min_s: f64,
 }
 
 impl Default for Thresholds {
@@ -77,6 +79,8 @@ impl Default for Thresholds {
             host_mem_pct: 95.0,
             host_mem_min_s: 600.0,
             hot_gpu_c: 10.0,
+            growth_pct: 10.0,
+            growth_min_s: 1800.0,
         }
     }
 }
@@ -84,7 +88,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 29] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 31] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -206,6 +210,12 @@ pub static THRESHOLDS: [(&str, &str, Slot); 29] = [
         "temperature.gpu.mean this many degrees C above the median of its siblings' fires hot_gpu",
         |t| &mut t.hot_gpu_c,
     ),
+    (
+        "growth_pct",
+        "memory.used rising along its fitted line by at least this share (%) of memory.total over the run may fire memory_growth",
+        |t| &mut t.growth_pct,
+    ),
+    ("growth_min_s", "...when the GPU's span is at least this long (s)", |t| &mut t.growth_min_s),
 ];
 
 impl Thresholds {
@@ -272,7 +282,7 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 22] = [
+pub static RULES: [Rule; 23] = [
     Rule {
         id: "job_failed",
         severity: Severity::Error,
@@ -457,6 +467,18 @@ pub static RULES: [Rule; 22] = [
                to the OOM killer)",
         fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map or stream the dataset instead of \
               loading it, look for a leak (job.rss rising), or add RAM",
+    },
+    Rule {
+        id: "memory_growth",
+        severity: Severity::Warning,
+        when: "over a span of at least growth_min_s (1800) s, the least-squares line through memory.used over time \
+               rises by at least growth_pct (10) % of memory.total, fits well (r² >= 0.8: a steady rise, not a \
+               ramp at start-up that levels off) and memory.used reaches its peak in the last fifth of the span \
+               (still rising at the end); the evidence gives the rate and when the line would reach memory.total",
+        fix: "look for what keeps growing: tensors kept across steps (losses appended without .item() or \
+              .detach(), a growing cache or list of outputs), a dataset or KV cache on the GPU that grows, \
+              fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); torch.cuda.memory_summary() at \
+              two steps tells which",
     },
     Rule {
         id: "hot_gpu",
@@ -1012,6 +1034,47 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     true
 }
 
+/// `memory_growth`: memory.used rising steadily to the end of the run.
+fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let (Some(d), Some(span), Some(total)) =
+        (g.diag, s.get(Stat::SpanS), s.get(Stat::MemoryTotal).filter(|&t| t > 0.0))
+    else {
+        return;
+    };
+    let Some(fit) = d.mem_trend.fit() else { return };
+    let rise = fit.slope * span;
+    let late = d.mem_trend.max_ts >= g.last_data - (0.2 * span * 1e6) as i64;
+    if span < th.growth_min_s || rise < th.growth_pct / 100.0 * total || fit.r2 < 0.8 || !late {
+        return;
+    }
+    let now = fit.at(g.last_data);
+    let left_s = (total - now) / fit.slope;
+    let reach = if left_s <= 0.0 {
+        "it is at memory.total already".to_string()
+    } else {
+        let at = g.last_data.saturating_add((left_s * 1e6) as i64);
+        format!(
+            "at this rate it reaches memory.total ({} MiB) in {} (at {} UTC)",
+            f(Some(total), 0),
+            dur(left_s),
+            when(at)
+        )
+    };
+    let evidence = format!(
+        "memory.used rises {} MiB/h (fitted over {}, r² {}): from {} to {} MiB along the line, peak {} MiB at {} UTC; \
+         {reach}",
+        f(Some(fit.slope * 3600.0), 0),
+        dur(span),
+        f(Some(fit.r2), 2),
+        f(Some(fit.at(g.first_data)), 0),
+        f(Some(now), 0),
+        f(Some(d.mem_trend.max), 0),
+        when(d.mem_trend.max_ts)
+    );
+    out.push("memory_growth", Some(&g.label), evidence);
+}
+
 /// `low_utilization`: a GPU in use that does almost nothing over a long run (unused_gpu and
 /// idle_allocated already said so for an idle one).
 fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
@@ -1257,6 +1320,7 @@ pub fn diagnose(
             pcie_bound(&mut out, g, th);
         }
         memory(&mut out, g, th);
+        memory_growth(&mut out, g, th);
         throttling(&mut out, g, th);
     }
     straggler(&mut out, &in_use, th);

@@ -95,6 +95,8 @@ pub struct Counts {
     /// Sum and count of temperature.gpu over the rows with utilization.gpu at or above `busy_util`.
     pub busy_temp_sum: Fsum,
     pub busy_temp_n: u64,
+    /// memory.used over time.
+    pub mem_trend: crate::diag::Trend,
 }
 
 impl Default for Counts {
@@ -111,6 +113,7 @@ impl Default for Counts {
             power_limit: f64::NEG_INFINITY,
             busy_temp_sum: Fsum::default(),
             busy_temp_n: 0,
+            mem_trend: Default::default(),
         }
     }
 }
@@ -125,6 +128,7 @@ pub struct Words {
     power: Vec<f64>,
     limit: Vec<f64>,
     temp: Vec<f64>,
+    mem: Vec<f64>,
     /// The clock column holds whole numbers of at most 32 bits: a batch of them sums exactly in
     /// an f64, added to the [`Fsum`] once (the same sum as one add each).
     clock_whole: bool,
@@ -185,6 +189,7 @@ impl Words {
             (c.power, &mut self.power),
             (c.power_limit, &mut self.limit),
             (c.temp, &mut self.temp),
+            (c.mem_used, &mut self.mem),
         ];
         for (col, out) in wanted {
             out.clear();
@@ -215,6 +220,9 @@ impl Words {
             if let Some(&t) = self.temp.get(i).filter(|t| busy && !t.is_nan()) {
                 c.busy_temp_sum.add(t);
                 c.busy_temp_n += 1;
+            }
+            if let (Some(&m), Some(&t)) = (self.mem.get(i), ts.get(i)) {
+                c.mem_trend.add(t, m);
             }
             if f & fact::BUSY_CLOCK != 0
                 && let Some(&v) = self.clock.get(i)
@@ -302,6 +310,7 @@ mod tests {
                 c.hang.add(v.power, ts);
             }
             c.power_limit = c.power_limit.max(v.limit);
+            c.mem_trend.add(ts, v.mem);
             if v.util >= rr.busy_util && !v.temp.is_nan() {
                 c.busy_temp_sum.add(v.temp);
                 c.busy_temp_n += 1;
@@ -517,11 +526,12 @@ mod tests {
         };
         let mut w = Words::default();
         w.read(&c, &RULES, 7);
-        let n = w.count(&[0, 1, 2, 3, 4, 5, 6], &[]);
+        let n = w.count(&[0, 1, 2, 3, 4, 5, 6], &[0, 1, 2, 3, 4, 5, 6]);
         assert_eq!((n.mem_n, n.held_n, n.held_idle_n), (7, 6, 1));
         assert_eq!(n.busy_clock_n, 2);
         assert_eq!(n.busy_clock_sum.value(), 3300.0);
         // Rows 0 and 5: low utilization, memory held, a pegged core; row 1 holds no memory.
         assert_eq!((n.both, n.bound), (6, 2));
+        assert_eq!(n.mem_trend.n, 7, "{:?}", n.mem_trend);
     }
 }
