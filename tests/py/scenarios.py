@@ -685,7 +685,8 @@ def inference_waves(out):
         h, j = host(run.r, core=(30, 60)), job(run.r, cpu=(40, 80), procs=4)
         for g in range(2):
             load = max(0.0, math.sin(2 * math.pi * (t + 90 * g) / 300.0))
-            util = min(100, int(90 * load + run.r.randint(0, 8)))
+            # Between waves no request comes: the GPU sits at 0 % for minutes, every 5 minutes.
+            util = min(100, int(90 * load + run.r.randint(0, 8))) if load > 0 else 0
             gpu = training_gpu(run.r, cap_share=0.0)
             gpu.update({"utilization.gpu": util, "memory.used": 41000 + run.r.randint(-100, 100),
                         "power.draw": round(120 + 4.5 * util + run.r.uniform(-10, 10), 2),
@@ -694,7 +695,7 @@ def inference_waves(out):
             run.add(t, g, gpu, h, j)
     return scenario(run.name, run.write(out), [],
                     [("hang", "*"), ("low_utilization", "*"), ("idle_allocated", "*"), ("hot_gpu", "*"),
-                     ("imbalance", None)])
+                     ("imbalance", None), ("idle_stretches", "*")])
 
 
 def short_run(out):
@@ -741,7 +742,8 @@ def eval_phases(out):
                             "clocks_event_reasons.active": 0})
             run.add(t, g, gpu, h, j, phase="eval" if ev else "train")
     return scenario(run.name, run.write(out), [],
-                    [("hang", "*"), ("low_utilization", "*"), ("imbalance", None), ("hot_gpu", "*")])
+                    [("hang", "*"), ("low_utilization", "*"), ("imbalance", None), ("hot_gpu", "*"),
+                     ("idle_stretches", "*")])
 
 
 def low_util_parquet(out):
@@ -858,6 +860,39 @@ def ramp_then_level(out):
 
 
 NEW += [memory_growth, smi_memory_growth, ramp_then_level]
+
+
+def checkpoint_stops(out):
+    """Every 20 minutes all four ranks stop for 3 minutes while rank 0 writes a checkpoint (2 h, 2 s rows)."""
+    run = Run("checkpoint_stops", 4, 3600, 46)
+    for t in range(run.ticks):
+        stop = (2 * t) % 1200 >= 1020
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = idle_gpu(run.r, used=62000) if stop else training_gpu(run.r, cap_share=0.2)
+            run.add(2 * t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("idle_stretches", str(g)) for g in range(4)],
+                    [("idle_allocated", "*"), ("hang", "*"), ("imbalance", None)])
+
+
+def smi_eval_one_rank(out):
+    """nvidia-smi every 10 s for 3 h: every 30 minutes rank 0 evaluates for 5 minutes while ranks 1-3 wait
+    at 0 %."""
+    def gpu(r, t, g):
+        ev = (10 * t) % 1800 >= 1500
+        if ev and g > 0:
+            return idle_gpu(r, used=62000)
+        if ev:
+            v = training_gpu(r, cap_share=0.0)
+            v.update({"utilization.gpu": r.randint(50, 70), "power.draw": r.uniform(300, 400)})
+            return v
+        return training_gpu(r, cap_share=0.2)
+    path = smi_log(out, "smi_eval_one_rank", 4, 1080, 47, gpu, step=10)
+    return scenario("smi_eval_one_rank", path, [("idle_stretches", str(g)) for g in (1, 2, 3)],
+                    [("idle_stretches", "0"), ("idle_allocated", "*"), ("hang", "*")])
+
+
+NEW += [checkpoint_stops, smi_eval_one_rank]
 
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,

@@ -29,6 +29,8 @@ pub struct RowRules {
     pub hang_util: f64,
     /// Host mem.used at or above this share (%) of mem.total is memory pressure.
     pub host_mem_pct: f64,
+    /// Idle stretches at least this long (s) count (idle_stretches).
+    pub idle_stretch_s: f64,
 }
 
 /// Seconds from this instant (2020-01-01 UTC, in µs) are the time axis of [`Trend`]: small enough
@@ -221,6 +223,8 @@ pub struct DiagAcc {
     pub busy_temp_n: u64,
     /// memory.used over time.
     pub mem_trend: Trend,
+    /// The stretches of idle samples, in time order.
+    pub stretches: crate::stretch::Stretches,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
     pub health_max: [f64; 6],
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
@@ -244,6 +248,7 @@ impl Default for DiagAcc {
             busy_temp_sum: Default::default(),
             busy_temp_n: 0,
             mem_trend: Trend::default(),
+            stretches: Default::default(),
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
             ecc_max: f64::NAN,
@@ -280,6 +285,7 @@ impl DiagAcc {
         self.busy_temp_sum.pool(&c.busy_temp_sum);
         self.busy_temp_n += c.busy_temp_n;
         self.mem_trend.pool(&c.mem_trend);
+        self.stretches.append(&c.stretches);
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
@@ -300,7 +306,7 @@ impl DiagAcc {
         }
     }
 
-    /// Add another stretch or GPU.
+    /// Add a later stretch of the same GPU, or (the idle stretches then mean nothing) another GPU.
     pub fn pool(&mut self, o: &DiagAcc) {
         self.empty_rows += o.empty_rows;
         self.empty_first_ts = self.empty_first_ts.min(o.empty_first_ts);
@@ -315,6 +321,7 @@ impl DiagAcc {
         self.busy_temp_sum.pool(&o.busy_temp_sum);
         self.busy_temp_n += o.busy_temp_n;
         self.mem_trend.pool(&o.mem_trend);
+        self.stretches.append(&o.stretches);
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
             *a = max_nan(*a, *b);
         }

@@ -45,6 +45,8 @@ pub struct Thresholds {
     pub hot_gpu_c: f64,
     pub growth_pct: f64,
     pub growth_min_s: f64,
+    pub idle_stretch_s: f64,
+    pub idle_lost_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -81,6 +83,8 @@ impl Default for Thresholds {
             hot_gpu_c: 10.0,
             growth_pct: 10.0,
             growth_min_s: 1800.0,
+            idle_stretch_s: 60.0,
+            idle_lost_pct: 5.0,
         }
     }
 }
@@ -88,7 +92,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 31] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 33] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -216,6 +220,16 @@ pub static THRESHOLDS: [(&str, &str, Slot); 31] = [
         |t| &mut t.growth_pct,
     ),
     ("growth_min_s", "...when the GPU's span is at least this long (s)", |t| &mut t.growth_min_s),
+    (
+        "idle_stretch_s",
+        "a stretch of idle samples (utilization.gpu < idle_util) at least this long (s) counts for idle_stretches",
+        |t| &mut t.idle_stretch_s,
+    ),
+    (
+        "idle_lost_pct",
+        "...which fires when such stretches add up to at least this share (%) of the span",
+        |t| &mut t.idle_lost_pct,
+    ),
 ];
 
 impl Thresholds {
@@ -245,6 +259,7 @@ impl Thresholds {
             busy_util: self.busy_util,
             hang_util: self.hang_util,
             host_mem_pct: self.host_mem_pct,
+            idle_stretch_s: self.idle_stretch_s,
         }
     }
 
@@ -282,7 +297,7 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 23] = [
+pub static RULES: [Rule; 24] = [
     Rule {
         id: "job_failed",
         severity: Severity::Error,
@@ -479,6 +494,21 @@ pub static RULES: [Rule; 23] = [
               .detach(), a growing cache or list of outputs), a dataset or KV cache on the GPU that grows, \
               fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); torch.cuda.memory_summary() at \
               two steps tells which",
+    },
+    Rule {
+        id: "idle_stretches",
+        severity: Severity::Warning,
+        when: "at least three stretches of idle samples (utilization.gpu, and sm.active where recorded, < idle_util \
+               (5) %), each at least idle_stretch_s (60) s long and inside the run (not before the first busy \
+               sample or after the last), add up to at least idle_lost_pct (5) % of the span, and start at a \
+               regular period (the steps between their starts vary by at most half their mean), and between them \
+               the GPU is busy (its mean utilization.gpu over the time outside them, taken as its whole-run mean \
+               times span / (span - stretches), >= busy_util (80) %: not a load that comes and goes); the GPU fires \
+               neither unused_gpu, idle_allocated nor low_utilization. The evidence gives the share of the run \
+               lost, the period and the typical length",
+        fix: "find what the GPUs wait on every period: checkpoint writes (save asynchronously, \
+              torch.distributed.checkpoint.async_save, or less often), evaluation on one rank (shard it across \
+              ranks), DataLoader workers restarted each epoch (persistent_workers=True)",
     },
     Rule {
         id: "hot_gpu",
@@ -1075,13 +1105,48 @@ fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     out.push("memory_growth", Some(&g.label), evidence);
 }
 
-/// `low_utilization`: a GPU in use that does almost nothing over a long run (unused_gpu and
-/// idle_allocated already said so for an idle one).
-fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+/// `idle_stretches`: the GPU stops for minutes at a regular period.
+fn idle_stretches(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    let (Some(u), Some(span)) = (s.get(UTIL_MEAN), s.get(Stat::SpanS)) else { return };
-    if u >= th.low_util || span < th.low_util_min_s {
+    let (Some(d), Some(span), Some(iv)) = (g.diag, s.get(Stat::SpanS), s.get(Stat::IntervalS))
+    else {
         return;
+    };
+    let seq = d.stretches.closed;
+    let Some((period, cv)) = seq.period() else { return };
+    // Each stretch's length counts its last sample's interval.
+    let lost = seq.len_us as f64 / 1e6 + seq.k as f64 * iv;
+    let share = 100.0 * lost / span.max(1.0);
+    // Busy between the stops (training), not a load that comes and goes (an inference server).
+    let between = s.get(UTIL_MEAN).map(|u| u * span / (span - lost).max(1.0));
+    if seq.k < 3 || share < th.idle_lost_pct || cv > 0.5 || between.is_none_or(|b| b < th.busy_util)
+    {
+        return;
+    }
+    let evidence = format!(
+        "{} stretches of utilization.gpu < {}% lasting at least {} s, {} long on average, every {} (from {} UTC \
+         to {} UTC): {} of the run lost ({}%); utilization.gpu about {}% between them",
+        seq.k,
+        th.idle_util,
+        th.idle_stretch_s,
+        dur(lost / seq.k as f64),
+        dur(period),
+        when(seq.first),
+        when(seq.last),
+        dur(lost),
+        f(Some(share), 1),
+        f(between, 0)
+    );
+    out.push("idle_stretches", Some(&g.label), evidence);
+}
+
+/// `low_utilization`; whether a GPU in use does almost nothing over a long run (unused_gpu and
+/// idle_allocated already said so for an idle one).
+fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let (Some(u), Some(span)) = (s.get(UTIL_MEAN), s.get(Stat::SpanS)) else { return false };
+    if u >= th.low_util || span < th.low_util_min_s {
+        return false;
     }
     let evidence = format!(
         "mean utilization.gpu {}% over {} ({} samples, p95 {}%, max {}%); idle (< {}%) in {}% of them; \
@@ -1096,6 +1161,7 @@ fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         f(s.get(Stat::max(Field::MemUsed)), 0)
     );
     out.push("low_utilization", Some(&g.label), evidence);
+    true
 }
 
 /// The median of some values (None: none).
@@ -1314,7 +1380,9 @@ pub fn diagnose(
             if !hang(&mut out, g, th) {
                 sm_idle_under_busy(&mut out, g, th);
             }
-            low_utilization(&mut out, g, th);
+            if !low_utilization(&mut out, g, th) {
+                idle_stretches(&mut out, g, th);
+            }
             no_tensor_cores(&mut out, g, th);
             memory_bound(&mut out, g, th);
             pcie_bound(&mut out, g, th);

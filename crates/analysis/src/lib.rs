@@ -19,6 +19,7 @@ pub mod rowfacts;
 pub mod series;
 pub mod stat;
 pub mod stats;
+pub mod stretch;
 pub mod usage;
 pub mod window;
 pub mod xid;

@@ -39,7 +39,7 @@ mod bit {
     pub const P_KNOWN: u32 = 1 << 18;
 }
 
-/// What a row counts for, one bit each: seven bits, so a GPU's rows are counted in 128 bins.
+/// What a row counts for, one bit each: eight bits, so a GPU's rows are counted in 256 bins.
 mod fact {
     pub const MEM: u8 = 1;
     pub const HELD: u8 = 1 << 1;
@@ -51,6 +51,8 @@ mod fact {
     /// utilization.gpu at or above the hang threshold, sm.active idle where recorded, memory held
     /// where recorded, power.draw recorded: kept by its draw ([`crate::diag::PowerBins`]).
     pub const HANG: u8 = 1 << 6;
+    /// utilization.gpu (and sm.active where recorded; sm.active alone without it) idle.
+    pub const IDLE: u8 = 1 << 7;
 }
 
 /// The thresholds the words are set with.
@@ -97,6 +99,8 @@ pub struct Counts {
     pub busy_temp_n: u64,
     /// memory.used over time.
     pub mem_trend: crate::diag::Trend,
+    /// The idle stretches of the rows, in their order.
+    pub stretches: crate::stretch::Stretches,
 }
 
 impl Default for Counts {
@@ -114,6 +118,7 @@ impl Default for Counts {
             busy_temp_sum: Fsum::default(),
             busy_temp_n: 0,
             mem_trend: Default::default(),
+            stretches: Default::default(),
         }
     }
 }
@@ -129,6 +134,8 @@ pub struct Words {
     limit: Vec<f64>,
     temp: Vec<f64>,
     mem: Vec<f64>,
+    /// Idle stretches at least this long (s) count.
+    stretch_s: f64,
     /// The clock column holds whole numbers of at most 32 bits: a batch of them sums exactly in
     /// an f64, added to the [`Fsum`] once (the same sum as one add each).
     clock_whole: bool,
@@ -185,6 +192,7 @@ impl Words {
             cols::f64_values(a, &mut self.clock);
         }
         self.clock_whole = c.clock.is_some_and(|a| cols::is_narrow_int(a.data_type()));
+        self.stretch_s = rows.idle_stretch_s;
         let wanted = [
             (c.power, &mut self.power),
             (c.power_limit, &mut self.limit),
@@ -201,8 +209,11 @@ impl Words {
 
     /// The facts of the rows `rows` (all of one GPU); `ts` the batch's timestamps.
     pub fn count(&self, rows: &[u32], ts: &[i64]) -> Counts {
-        let mut bins = [0u64; 128];
-        let mut c = Counts::default();
+        let mut bins = [0u64; 256];
+        let mut c = Counts {
+            stretches: crate::stretch::Stretches::new(self.stretch_s),
+            ..Counts::default()
+        };
         let mut whole = 0.0;
         for &i in rows {
             let i = i as usize;
@@ -221,8 +232,9 @@ impl Words {
                 c.busy_temp_sum.add(t);
                 c.busy_temp_n += 1;
             }
-            if let (Some(&m), Some(&t)) = (self.mem.get(i), ts.get(i)) {
-                c.mem_trend.add(t, m);
+            if let Some(&t) = ts.get(i) {
+                c.mem_trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
+                c.stretches.push(f & fact::IDLE != 0, t);
             }
             if f & fact::BUSY_CLOCK != 0
                 && let Some(&v) = self.clock.get(i)
@@ -270,6 +282,7 @@ fn facts(w: u32) -> u8 {
         | bit(both, fact::BOTH)
         | bit(both & low & work & peg, fact::BOUND)
         | bit(has(U_HANG) & sm_idle & held & has(P_KNOWN), fact::HANG)
+        | bit(idle, fact::IDLE)
 }
 
 #[cfg(test)]
@@ -300,7 +313,10 @@ mod tests {
 
     /// `rows` with their timestamps (their positions in the batch).
     fn oracle(rows: &[(i64, Row)], r: &Rules) -> Counts {
-        let mut c = Counts::default();
+        let mut c = Counts {
+            stretches: crate::stretch::Stretches::new(r.rows.idle_stretch_s),
+            ..Counts::default()
+        };
         let cap = crate::acc::Reason::SwPowerCap.bit();
         for &(ts, ref v) in rows {
             let rr = r.rows;
@@ -311,6 +327,12 @@ mod tests {
             }
             c.power_limit = c.power_limit.max(v.limit);
             c.mem_trend.add(ts, v.mem);
+            let idle = if v.util.is_nan() {
+                v.sm < rr.idle_util
+            } else {
+                v.util < rr.idle_util && (v.sm.is_nan() || v.sm < rr.idle_util)
+            };
+            c.stretches.push(idle, ts);
             if v.util >= rr.busy_util && !v.temp.is_nan() {
                 c.busy_temp_sum.add(v.temp);
                 c.busy_temp_n += 1;
@@ -351,6 +373,7 @@ mod tests {
             busy_util: 80.0,
             hang_util: 90.0,
             host_mem_pct: 95.0,
+            idle_stretch_s: 2.0,
         },
         input_bound_util: 50.0,
         pegged_core: 90.0,
