@@ -172,3 +172,51 @@ fn a_lost_gpus_xid_keeps_its_index_and_both_findings_name_it() {
         assert_eq!(hit["severity"], "error", "{hit}");
     }
 }
+
+/// The findings that follow samples in time order (a hang's stretch, memory's trend, idle stretches,
+/// host memory pressure) are the same whatever the row groups the file is cut into (each read apart,
+/// in parts joined in order), and whether the data comes as one file or as two files one after the other.
+#[test]
+fn time_order_findings_do_not_depend_on_row_groups_or_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = scenarios(dir.path());
+    let cut = r#"
+import sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1]); meta = t.schema.metadata
+pq.write_table(t, sys.argv[2], row_group_size=997)
+half = t.num_rows // 2 + 3
+pq.write_table(t.slice(0, half), sys.argv[3]); pq.write_table(t.slice(half), sys.argv[4])
+"#;
+    let findings = |inputs: &[std::path::PathBuf]| -> Value {
+        let out = gpumon()
+            .args(["summarize", "--format", "json", "--tz", "UTC"])
+            .args(inputs)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["hosts"][0]["findings"].clone()
+    };
+    for name in ["hang_nccl", "memory_growth", "checkpoint_stops", "host_memory_noswap", "hot_gpu"]
+    {
+        let s = list.iter().find(|s| s["name"] == name).unwrap();
+        let whole = dir.path().join(s["input"].as_str().unwrap());
+        let (groups, a, b) = (
+            dir.path().join(format!("{name}.groups.parquet")),
+            dir.path().join(format!("{name}.a.parquet")),
+            dir.path().join(format!("{name}.b.parquet")),
+        );
+        let o = Command::new("python3")
+            .args(["-c", cut])
+            .args([&whole, &groups, &a, &b])
+            .output()
+            .expect("running python3");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let want = findings(&[whole]);
+        let rules: Vec<&str> =
+            want.as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+        assert!(!rules.is_empty(), "{name}: no findings");
+        assert_eq!(findings(&[groups]), want, "{name}: row groups of 997 rows");
+        assert_eq!(findings(&[a, b]), want, "{name}: two files");
+    }
+}
