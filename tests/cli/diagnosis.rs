@@ -220,3 +220,43 @@ pq.write_table(t.slice(0, half), sys.argv[3]); pq.write_table(t.slice(half), sys
         assert_eq!(findings(&[a, b]), want, "{name}: two files");
     }
 }
+
+/// `--threshold` reaches the new rules: a hang shorter than `hang_min_s` is not one (and the GPU's
+/// idle SMs under a busy utilization read as `sm_idle_under_busy` again), a lower `low_util` leaves a
+/// GPU at 7.5 % alone, a higher `hot_gpu_c` a GPU 13 C above its siblings.
+#[test]
+fn thresholds_override_the_new_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    scenarios(dir.path());
+    let rules = |file: &str, threshold: &str| -> Vec<String> {
+        let out = gpumon()
+            .args(["summarize", "--format", "json", "--tz", "UTC", "--threshold", threshold])
+            .arg(dir.path().join(file))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["hosts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let hang = rules("hang_nccl.parquet", "hang_min_s=300");
+    assert!(
+        hang.contains(&"hang".to_string()) && !hang.contains(&"sm_idle_under_busy".to_string())
+    );
+    let short = rules("hang_nccl.parquet", "hang_min_s=3000");
+    assert!(
+        !short.contains(&"hang".to_string()) && short.contains(&"sm_idle_under_busy".to_string())
+    );
+    assert!(
+        rules("low_util_parquet.parquet", "low_util=10").contains(&"low_utilization".to_string())
+    );
+    assert!(
+        !rules("low_util_parquet.parquet", "low_util=5").contains(&"low_utilization".to_string())
+    );
+    assert!(rules("hot_gpu.parquet", "hot_gpu_c=10").contains(&"hot_gpu".to_string()));
+    assert!(!rules("hot_gpu.parquet", "hot_gpu_c=15").contains(&"hot_gpu".to_string()));
+}
