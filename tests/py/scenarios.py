@@ -895,6 +895,20 @@ def smi_eval_one_rank(out):
 NEW += [checkpoint_stops, smi_eval_one_rank]
 
 
+def smi_hot_gpu_moderate(out):
+    """Four GPUs at a moderate load (utilization 55-70 %, never 80 %): GPU 1 runs 12 C above the others."""
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"utilization.gpu": r.randint(55, 70), "power.draw": r.uniform(350, 450),
+                  "temperature.gpu": r.randint(52, 58) + (12 if g == 1 else 0)})
+        return v
+    path = smi_log(out, "smi_hot_gpu_moderate", 4, 900, 48, gpu)
+    return scenario("smi_hot_gpu_moderate", path, [("hot_gpu", "1")], [("hot_gpu", "0"), ("imbalance", None)])
+
+
+NEW += [smi_hot_gpu_moderate]
+
+
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
        forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
        memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_gpu_lost, smi_idle_70gb, smi_near_oom] + NEW

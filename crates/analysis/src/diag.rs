@@ -221,6 +221,9 @@ pub struct DiagAcc {
     /// Sum and count of temperature.gpu while utilization.gpu >= `busy_util`.
     pub busy_temp_sum: crate::acc::Fsum,
     pub busy_temp_n: u64,
+    /// Sum and count of temperature.gpu over all samples.
+    pub temp_sum: crate::acc::Fsum,
+    pub temp_n: u64,
     /// memory.used over time.
     pub mem_trend: Trend,
     /// The stretches of idle samples, in time order.
@@ -247,6 +250,8 @@ impl Default for DiagAcc {
             power_limit: f64::NEG_INFINITY,
             busy_temp_sum: Default::default(),
             busy_temp_n: 0,
+            temp_sum: Default::default(),
+            temp_n: 0,
             mem_trend: Trend::default(),
             stretches: Default::default(),
             health_max: [f64::NAN; 6],
@@ -284,6 +289,8 @@ impl DiagAcc {
         self.power_limit = self.power_limit.max(c.power_limit);
         self.busy_temp_sum.pool(&c.busy_temp_sum);
         self.busy_temp_n += c.busy_temp_n;
+        self.temp_sum.pool(&c.temp_sum);
+        self.temp_n += c.temp_n;
         self.mem_trend.pool(&c.mem_trend);
         self.stretches.append(&c.stretches);
     }
@@ -320,6 +327,8 @@ impl DiagAcc {
         self.power_limit = self.power_limit.max(o.power_limit);
         self.busy_temp_sum.pool(&o.busy_temp_sum);
         self.busy_temp_n += o.busy_temp_n;
+        self.temp_sum.pool(&o.temp_sum);
+        self.temp_n += o.temp_n;
         self.mem_trend.pool(&o.mem_trend);
         self.stretches.append(&o.stretches);
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
@@ -339,9 +348,14 @@ impl DiagAcc {
         (self.busy_clock_n > 0).then(|| self.busy_clock_sum.value() / self.busy_clock_n as f64)
     }
 
-    /// Mean temperature.gpu while busy.
-    pub fn busy_temp(&self) -> Option<f64> {
-        (self.busy_temp_n > 0).then(|| self.busy_temp_sum.value() / self.busy_temp_n as f64)
+    /// Mean temperature.gpu while busy, or (`busy` false) over all samples.
+    pub fn temp(&self, busy: bool) -> Option<f64> {
+        let (sum, n) = if busy {
+            (&self.busy_temp_sum, self.busy_temp_n)
+        } else {
+            (&self.temp_sum, self.temp_n)
+        };
+        (n > 0).then(|| sum.value() / n as f64)
     }
 
     /// Largest value of a [`HEALTH`] field.

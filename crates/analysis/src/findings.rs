@@ -379,7 +379,8 @@ pub static RULES: [Rule; 24] = [
     Rule {
         id: "batch_headroom",
         severity: Severity::Info,
-        when: "memory.used.max_pct < headroom_mem_pct (30) while utilization.gpu.mean >= headroom_util (80) %",
+        when: "memory.used.max_pct < headroom_mem_pct (30) while utilization.gpu.mean >= headroom_util (80) %, on a \
+               GPU that does not fire hang",
         fix: "room for a bigger batch (scale the learning rate with it) or a bigger model on this GPU",
     },
     Rule {
@@ -468,9 +469,9 @@ pub static RULES: [Rule; 24] = [
     Rule {
         id: "low_utilization",
         severity: Severity::Info,
-        when: "utilization.gpu.mean < low_util (10) % over a span of at least low_util_min_s (1800) s, on a GPU \
-               that fires neither unused_gpu nor idle_allocated (memory recorded or not): the GPU does almost \
-               nothing",
+        when: "utilization.gpu.mean < low_util (10) % over a span of at least low_util_min_s (1800) s, memory \
+               recorded or not (beside idle_allocated when it holds memory), on a GPU that does not fire \
+               unused_gpu (which does nothing at all): the GPU does almost nothing",
         fix: "share the GPU (MIG, MPS, a smaller instance), batch requests, or move the job to a smaller GPU; for \
               training, look for what it waits on most (input_bound, host-side work between steps)",
     },
@@ -515,7 +516,8 @@ pub static RULES: [Rule; 24] = [
         severity: Severity::Warning,
         when: "among at least three GPUs of one host and model in use, a GPU's temperature while busy is at least \
                hot_gpu_c (10) C above the median of its siblings' (each the mean temperature.gpu over the samples \
-               with utilization.gpu >= busy_util (80) %) while its utilization.gpu.mean is within \
+               with utilization.gpu >= busy_util (80) %; over all samples when one of them is never that busy) \
+               while its utilization.gpu.mean is within \
                imbalance_util (20) points of theirs (the same load), and it does not fire thermal_throttling: \
                its cooling is failing before any throttle shows",
         fix: "check that GPU's cooling: its fan (nvidia-smi fan.speed, the chassis fans), a blocked or dusty \
@@ -754,8 +756,8 @@ fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     }
 }
 
-/// `oom_risk` and `batch_headroom`.
-fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+/// `oom_risk` and `batch_headroom` (not on a hung GPU: its utilization is no sign of work).
+fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds, hung: bool) {
     let s = g.stats;
     let mem_pct = s.get(Stat::MemoryUsedMaxPct);
     if let Some(p) = mem_pct
@@ -772,6 +774,7 @@ fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     if let (Some(p), Some(u)) = (mem_pct, s.get(UTIL_MEAN))
         && p < th.headroom_mem_pct
         && u >= th.headroom_util
+        && !hung
     {
         let evidence = format!(
             "memory.used peak {}% of memory.total at mean utilization {}%",
@@ -1140,8 +1143,7 @@ fn idle_stretches(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     out.push("idle_stretches", Some(&g.label), evidence);
 }
 
-/// `low_utilization`; whether a GPU in use does almost nothing over a long run (unused_gpu and
-/// idle_allocated already said so for an idle one).
+/// `low_utilization`; whether the GPU does almost nothing over a long run.
 fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     let s = g.stats;
     let (Some(u), Some(span)) = (s.get(UTIL_MEAN), s.get(Stat::SpanS)) else { return false };
@@ -1180,12 +1182,14 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// more above the median of its siblings' temperatures while busy; GPUs already thermal-throttling are left to
 /// thermal_throttling.
 fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
-    let temp = |g: &GpuView<'_>| g.diag.and_then(|d| d.busy_temp());
+    let temp = |g: &GpuView<'_>, busy: bool| g.diag.and_then(|d| d.temp(busy));
     for g in gpus {
-        let (Some(t), Some(u)) = (temp(g), g.stats.get(UTIL_MEAN)) else { continue };
         let sib: Vec<&&GpuView<'_>> =
             gpus.iter().filter(|o| o.label != g.label && o.name == g.name).collect();
-        let temps: Vec<f64> = sib.iter().filter_map(|o| temp(o)).collect();
+        // While busy when every one of them was busy at times, else over all samples.
+        let busy = temp(g, true).is_some() && sib.iter().all(|o| temp(o, true).is_some());
+        let (Some(t), Some(u)) = (temp(g, busy), g.stats.get(UTIL_MEAN)) else { continue };
+        let temps: Vec<f64> = sib.iter().filter_map(|o| temp(o, busy)).collect();
         let utils: Vec<f64> = sib.iter().filter_map(|o| o.stats.get(UTIL_MEAN)).collect();
         if temps.len() < 2 {
             continue;
@@ -1194,10 +1198,14 @@ fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
         let throttled = g.stats.get(Stat::ThrottleThermalPct).is_some_and(|v| v > th.throttle_pct);
         if t - mt >= th.hot_gpu_c && (u - mu).abs() <= th.imbalance_util && !throttled {
             let evidence = format!(
-                "temperature.gpu mean {} C while busy (utilization.gpu >= {}%; max {} C), {} C above the median {} C \
-                 of its {} siblings at about the same load (utilization.gpu mean {}% vs {}%); throttle.thermal_pct {}",
+                "temperature.gpu mean {} C {} (max {} C), {} C above the median {} C of its {} siblings at about the \
+                 same load (utilization.gpu mean {}% vs {}%); throttle.thermal_pct {}",
                 f(Some(t), 1),
-                th.busy_util,
+                if busy {
+                    format!("while busy (utilization.gpu >= {}%)", th.busy_util)
+                } else {
+                    "over all samples".into()
+                },
                 f(g.stats.get(Stat::max(Field::TempGpu)), 0),
                 f(Some(t - mt), 1),
                 f(Some(mt), 1),
@@ -1369,7 +1377,11 @@ pub fn diagnose(
             lost.push(&g.label);
         }
         memory_health(&mut out, g);
-        let idle = idle_allocated(&mut out, g, th) || unused_gpu(&mut out, g, th);
+        let allocated = idle_allocated(&mut out, g, th);
+        let idle = allocated || unused_gpu(&mut out, g, th);
+        // Memory held or not: a GPU that does almost nothing (an unused one does nothing).
+        let low = (allocated || !idle) && low_utilization(&mut out, g, th);
+        let mut hung = false;
         if !idle {
             if let Some(m) = g.stats.get(UTIL_MEAN) {
                 used.push((g.label.as_str(), m));
@@ -1377,17 +1389,18 @@ pub fn diagnose(
             in_use.push(g);
             input_bound(&mut out, g, th);
             // A hung collective keeps utilization.gpu up with idle SMs: not a batch to grow.
-            if !hang(&mut out, g, th) {
+            hung = hang(&mut out, g, th);
+            if !hung {
                 sm_idle_under_busy(&mut out, g, th);
             }
-            if !low_utilization(&mut out, g, th) {
+            if !low {
                 idle_stretches(&mut out, g, th);
             }
             no_tensor_cores(&mut out, g, th);
             memory_bound(&mut out, g, th);
             pcie_bound(&mut out, g, th);
         }
-        memory(&mut out, g, th);
+        memory(&mut out, g, th, hung);
         memory_growth(&mut out, g, th);
         throttling(&mut out, g, th);
     }

@@ -97,6 +97,9 @@ pub struct Counts {
     /// Sum and count of temperature.gpu over the rows with utilization.gpu at or above `busy_util`.
     pub busy_temp_sum: Fsum,
     pub busy_temp_n: u64,
+    /// Sum and count of temperature.gpu over all rows.
+    pub temp_sum: Fsum,
+    pub temp_n: u64,
     /// memory.used over time.
     pub mem_trend: crate::diag::Trend,
     /// The idle stretches of the rows, in their order.
@@ -117,6 +120,8 @@ impl Default for Counts {
             power_limit: f64::NEG_INFINITY,
             busy_temp_sum: Fsum::default(),
             busy_temp_n: 0,
+            temp_sum: Fsum::default(),
+            temp_n: 0,
             mem_trend: Default::default(),
             stretches: Default::default(),
         }
@@ -228,9 +233,13 @@ impl Words {
                 c.power_limit = c.power_limit.max(l);
             }
             let busy = self.words.get(i).is_some_and(|w| w & bit::U_BUSY != 0);
-            if let Some(&t) = self.temp.get(i).filter(|t| busy && !t.is_nan()) {
-                c.busy_temp_sum.add(t);
-                c.busy_temp_n += 1;
+            if let Some(&t) = self.temp.get(i).filter(|t| !t.is_nan()) {
+                c.temp_sum.add(t);
+                c.temp_n += 1;
+                if busy {
+                    c.busy_temp_sum.add(t);
+                    c.busy_temp_n += 1;
+                }
             }
             if let Some(&t) = ts.get(i) {
                 c.mem_trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
@@ -333,6 +342,10 @@ mod tests {
                 v.util < rr.idle_util && (v.sm.is_nan() || v.sm < rr.idle_util)
             };
             c.stretches.push(idle, ts);
+            if !v.temp.is_nan() {
+                c.temp_sum.add(v.temp);
+                c.temp_n += 1;
+            }
             if v.util >= rr.busy_util && !v.temp.is_nan() {
                 c.busy_temp_sum.add(v.temp);
                 c.busy_temp_n += 1;
