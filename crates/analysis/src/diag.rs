@@ -33,41 +33,32 @@ pub struct RowRules {
     pub idle_stretch_s: f64,
 }
 
-/// Seconds from this instant (2020-01-01 UTC, in µs) are the time axis of [`Trend`]: small enough
-/// that its squares sum exactly in an [`crate::acc::Fsum`].
+/// Milliseconds from this instant (2020-01-01 UTC, in µs) are the time axis of [`Trend`].
 const TREND_EPOCH_US: i64 = 1_577_836_800_000_000;
 
-/// A least-squares line through memory.used over time, from sums that any split of the rows
-/// gives alike ([`crate::acc::Fsum`]), and the highest value with the first time it was seen.
+/// A least-squares line through memory.used over time, from integer sums (time in ms, memory in
+/// whole MiB: exact, so any split of the rows gives the same line), and the highest value with the
+/// first time it was seen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trend {
     pub n: u64,
-    pub t: crate::acc::Fsum,
-    pub tt: crate::acc::Fsum,
-    pub m: crate::acc::Fsum,
-    pub tm: crate::acc::Fsum,
-    pub mm: crate::acc::Fsum,
+    pub t: i128,
+    pub tt: i128,
+    pub m: i128,
+    pub tm: i128,
+    pub mm: i128,
     pub max: f64,
     pub max_ts: i64,
 }
 
 impl Default for Trend {
     fn default() -> Self {
-        Trend {
-            n: 0,
-            t: Default::default(),
-            tt: Default::default(),
-            m: Default::default(),
-            tm: Default::default(),
-            mm: Default::default(),
-            max: f64::NEG_INFINITY,
-            max_ts: i64::MAX,
-        }
+        Trend { n: 0, t: 0, tt: 0, m: 0, tm: 0, mm: 0, max: f64::NEG_INFINITY, max_ts: i64::MAX }
     }
 }
 
-/// A fitted [`Trend`]: slope (per second), the line's value at `at` (seconds of the time axis),
-/// and r².
+/// A fitted [`Trend`]: slope (MiB per second), the line's value at the epoch of the time axis, and
+/// r².
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
     pub slope: f64,
@@ -78,27 +69,29 @@ pub struct Fit {
 impl Fit {
     /// The line's value at `ts` (UTC µs).
     pub fn at(&self, ts: i64) -> f64 {
-        self.intercept + self.slope * Trend::secs(ts)
+        self.intercept + self.slope * (ts - TREND_EPOCH_US) as f64 / 1e6
     }
 }
 
 impl Trend {
-    fn secs(ts: i64) -> f64 {
-        (ts - TREND_EPOCH_US) as f64 / 1e6
+    /// Milliseconds of the time axis.
+    fn ms(ts: i64) -> i64 {
+        (ts - TREND_EPOCH_US).div_euclid(1000)
     }
 
     /// One value `v` at `ts` (NaN: none).
+    #[inline]
     pub fn add(&mut self, ts: i64, v: f64) {
         if !v.is_finite() {
             return;
         }
-        let t = Self::secs(ts);
+        let (t, m) = (i128::from(Self::ms(ts)), v.round() as i64 as i128);
         self.n += 1;
-        self.t.add(t);
-        self.tt.add(t * t);
-        self.m.add(v);
-        self.tm.add(t * v);
-        self.mm.add(v * v);
+        self.t += t;
+        self.tt += t * t;
+        self.m += m;
+        self.tm += t * m;
+        self.mm += m * m;
         if v > self.max || (v == self.max && ts < self.max_ts) {
             self.max = v;
             self.max_ts = ts;
@@ -107,30 +100,37 @@ impl Trend {
 
     pub fn pool(&mut self, o: &Trend) {
         self.n += o.n;
-        for (a, b) in [(&mut self.t, &o.t), (&mut self.tt, &o.tt), (&mut self.m, &o.m)] {
-            a.pool(b);
-        }
-        self.tm.pool(&o.tm);
-        self.mm.pool(&o.mm);
+        self.t += o.t;
+        self.tt += o.tt;
+        self.m += o.m;
+        self.tm += o.tm;
+        self.mm += o.mm;
         if o.max > self.max || (o.max == self.max && o.max_ts < self.max_ts) {
             self.max = o.max;
             self.max_ts = o.max_ts;
         }
     }
 
+    /// n·Σxy − Σx·Σy: exact in integers where they hold it, else in floats.
+    fn centred(n: i128, xy: i128, x: i128, y: i128) -> f64 {
+        let exact = n.checked_mul(xy).zip(x.checked_mul(y)).and_then(|(a, b)| a.checked_sub(b));
+        exact.map_or_else(|| n as f64 * xy as f64 - x as f64 * y as f64, |v| v as f64)
+    }
+
     /// The least-squares line (None: fewer than three values, or no spread in time).
     pub fn fit(&self) -> Option<Fit> {
-        let n = self.n as f64;
-        let (t, m) = (self.t.value(), self.m.value());
-        let sxx = self.tt.value() - t * t / n;
-        let sxy = self.tm.value() - t * m / n;
-        let syy = self.mm.value() - m * m / n;
+        let n = i128::from(self.n);
+        let sxx = Self::centred(n, self.tt, self.t, self.t);
+        let sxy = Self::centred(n, self.tm, self.t, self.m);
+        let syy = Self::centred(n, self.mm, self.m, self.m);
         if self.n < 3 || sxx <= 0.0 {
             return None;
         }
         let slope = sxy / sxx;
         let r2 = if syy > 0.0 { (sxy * sxy / (sxx * syy)).min(1.0) } else { 0.0 };
-        Some(Fit { slope, intercept: (m - slope * t) / n, r2 })
+        let (nf, t, m) = (n as f64, self.t as f64, self.m as f64);
+        // Per millisecond internally; per second outside.
+        Some(Fit { slope: slope * 1000.0, intercept: (m - slope * t) / nf, r2 })
     }
 }
 

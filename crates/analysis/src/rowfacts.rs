@@ -141,6 +141,8 @@ pub struct Words {
     mem: Vec<f64>,
     /// Idle stretches at least this long (s) count.
     stretch_s: f64,
+    /// The temperature column holds whole numbers of at most 32 bits (see `clock_whole`).
+    temp_whole: bool,
     /// The clock column holds whole numbers of at most 32 bits: a batch of them sums exactly in
     /// an f64, added to the [`Fsum`] once (the same sum as one add each).
     clock_whole: bool,
@@ -198,6 +200,7 @@ impl Words {
         }
         self.clock_whole = c.clock.is_some_and(|a| cols::is_narrow_int(a.data_type()));
         self.stretch_s = rows.idle_stretch_s;
+        self.temp_whole = c.temp.is_some_and(|a| cols::is_narrow_int(a.data_type()));
         let wanted = [
             (c.power, &mut self.power),
             (c.power_limit, &mut self.limit),
@@ -220,6 +223,8 @@ impl Words {
             ..Counts::default()
         };
         let mut whole = 0.0;
+        // Whole-number temperatures of the batch, all and while busy: exact in an f64.
+        let mut temps = [0.0f64; 2];
         for &i in rows {
             let i = i as usize;
             let f = self.facts.get(i).copied().unwrap_or(0);
@@ -228,18 +233,24 @@ impl Words {
                 && let (Some(&p), Some(&t)) = (self.power.get(i), ts.get(i))
             {
                 c.hang.add(p, t);
-            }
-            if let Some(&l) = self.limit.get(i) {
-                c.power_limit = c.power_limit.max(l);
-            }
-            let busy = self.words.get(i).is_some_and(|w| w & bit::U_BUSY != 0);
-            if let Some(&t) = self.temp.get(i).filter(|t| !t.is_nan()) {
-                c.temp_sum.add(t);
-                c.temp_n += 1;
-                if busy {
-                    c.busy_temp_sum.add(t);
-                    c.busy_temp_n += 1;
+                // The limit matters only where a hang may be.
+                if let Some(&l) = self.limit.get(i) {
+                    c.power_limit = c.power_limit.max(l);
                 }
+            }
+            if let Some(&t) = self.temp.get(i).filter(|t| !t.is_nan()) {
+                let busy = self.words.get(i).is_some_and(|w| w & bit::U_BUSY != 0);
+                if self.temp_whole {
+                    temps[0] += t;
+                    temps[1] += f64::from(u8::from(busy)) * t;
+                } else {
+                    c.temp_sum.add(t);
+                    if busy {
+                        c.busy_temp_sum.add(t);
+                    }
+                }
+                c.temp_n += 1;
+                c.busy_temp_n += u64::from(busy);
             }
             if let Some(&t) = ts.get(i) {
                 c.mem_trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
@@ -256,6 +267,8 @@ impl Words {
             }
         }
         c.busy_clock_sum.add(whole);
+        c.temp_sum.add(temps[0]);
+        c.busy_temp_sum.add(temps[1]);
         for (f, &k) in bins.iter().enumerate() {
             let has = |b: u8| if f as u8 & b != 0 { k } else { 0 };
             c.mem_n += has(fact::MEM);
@@ -333,8 +346,8 @@ mod tests {
             let held = v.mem.is_nan() || v.mem >= rr.held_mem_mib;
             if v.util >= rr.hang_util && sm_idle && held && !v.power.is_nan() {
                 c.hang.add(v.power, ts);
+                c.power_limit = c.power_limit.max(v.limit);
             }
-            c.power_limit = c.power_limit.max(v.limit);
             c.mem_trend.add(ts, v.mem);
             let idle = if v.util.is_nan() {
                 v.sm < rr.idle_util
@@ -479,7 +492,7 @@ mod tests {
                 f64s(&rows, |r| r.job_mem),
                 f64s(&rows, |r| r.power),
                 f64s(&rows, |r| r.limit),
-                f64s(&rows, |r| r.temp),
+                if narrow { ints::<UInt16Array>(&rows, |r| r.temp) } else { f64s(&rows, |r| r.temp) },
             ];
             let get = |k: usize| present[k].then(|| cols_[k].as_ref());
             let mut reasons = Vec::new();
