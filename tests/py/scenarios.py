@@ -909,6 +909,36 @@ def smi_hot_gpu_moderate(out):
 NEW += [smi_hot_gpu_moderate]
 
 
+def smi_hang_small_boards(out):
+    """Two nvidia-smi logs without power.limit of boards unlike an H100: an A100 40 GB whose training
+    never came near its 400 W (at most 260 W) and an L4 (72 W), each hung at a few watts above its idle
+    draw after an hour of training."""
+    def a100(r, t, g):
+        if t >= 720:
+            return dict(hung_gpu(r, used=30000), **{"power.draw": r.uniform(58, 72), "memory.total": 40960})
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"memory.total": 40960, "memory.used": 30000 + r.randint(-200, 200),
+                  "power.draw": r.uniform(200, 260), "clocks.sm": 1410})
+        return v
+
+    def l4(r, t, g):
+        if t < 24:
+            return dict(idle_gpu(r, used=2), **{"power.draw": r.uniform(15, 17), "memory.total": 23034})
+        if t >= 744:
+            return dict(hung_gpu(r, used=18000), **{"power.draw": r.uniform(20, 24), "memory.total": 23034})
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"memory.total": 23034, "memory.used": 18000 + r.randint(-100, 100),
+                  "power.draw": r.uniform(55, 72), "clocks.sm": 2040})
+        return v
+    a = smi_log(out, "smi_hang_a100", 2, 960, 49, a100, step=5, gpu_name="NVIDIA A100-SXM4-40GB")
+    b = smi_log(out, "smi_hang_l4", 1, 984, 50, l4, step=5, gpu_name="NVIDIA L4")
+    return [scenario("smi_hang_a100", a, [("hang", "0", None, "error"), ("hang", "1", None, "error")]),
+            scenario("smi_hang_l4", b, [("hang", "0", None, "error")])]
+
+
+NEW += [smi_hang_small_boards]
+
+
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
        forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
        memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_gpu_lost, smi_idle_70gb, smi_near_oom] + NEW
@@ -917,7 +947,10 @@ ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    manifest = [make(out) for make in ALL]
+    manifest = []
+    for make in ALL:
+        made = make(out)
+        manifest.extend(made if isinstance(made, list) else [made])
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

@@ -37,6 +37,7 @@ pub struct Thresholds {
     pub straggler_clock_pct: f64,
     pub hang_util: f64,
     pub hang_power_pct: f64,
+    pub hang_power_max_pct: f64,
     pub hang_min_s: f64,
     pub low_util: f64,
     pub low_util_min_s: f64,
@@ -75,6 +76,7 @@ impl Default for Thresholds {
             straggler_clock_pct: 5.0,
             hang_util: 90.0,
             hang_power_pct: 25.0,
+            hang_power_max_pct: 40.0,
             hang_min_s: 300.0,
             low_util: 10.0,
             low_util_min_s: 1800.0,
@@ -92,7 +94,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 33] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 34] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -187,8 +189,13 @@ pub static THRESHOLDS: [(&str, &str, Slot); 33] = [
     ),
     (
         "hang_power_pct",
-        "...when power.draw is below this share (%) of power.limit (without it, of the GPU's highest power.draw in the run)",
+        "...when power.draw is below the GPU's lowest draw plus this share (%) of the way up to power.limit (without it, to the GPU's highest power.draw in the run), and at least this share of it",
         |t| &mut t.hang_power_pct,
+    ),
+    (
+        "hang_power_max_pct",
+        "...and at most this share (%) of power.limit (or of the highest power.draw)",
+        |t| &mut t.hang_power_max_pct,
     ),
     (
         "hang_min_s",
@@ -456,8 +463,10 @@ pub static RULES: [Rule; 24] = [
         when: "samples adding up to at least hang_min_s (300) s, their stretch (that many samples up to the last \
                of them: a few stray ones earlier do not move its start) starting at least as long after the GPU's \
                first sample, have utilization.gpu >= hang_util (90) % \
-               while power.draw < hang_power_pct (25) % of power.limit (without power.limit: of the GPU's \
-               highest power.draw in the run), sm.active < idle_util (5) % where recorded and memory.used >= \
+               while power.draw is near the board's idle draw: below its lowest power.draw in the run plus \
+               hang_power_pct (25) % of the way up to power.limit (without power.limit: to the GPU's highest \
+               power.draw in the run), that threshold kept between hang_power_pct and hang_power_max_pct (40) % \
+               of the same reference; sm.active < idle_util (5) % where recorded and memory.used >= \
                held_mem_mib where recorded: a kernel that never ends on idle SMs, i.e. a hung NCCL/collective \
                (the job still alive); the evidence says when it started and how long it lasted. \
                sm_idle_under_busy does not fire on such a GPU",
@@ -566,6 +575,8 @@ pub struct GpuView<'a> {
     pub first_data: i64,
     /// The per-row facts beyond the statistics (None: a GPU known only by its statistics).
     pub diag: Option<&'a crate::diag::DiagAcc>,
+    /// The lowest power.draw of the GPU (its floor: idle, or a hang's draw).
+    pub power_min: Option<f64>,
 }
 
 #[cfg(test)]
@@ -581,6 +592,7 @@ impl<'a> GpuView<'a> {
             last_row: 0,
             first_data: 0,
             diag: None,
+            power_min: None,
         }
     }
 }
@@ -1029,7 +1041,13 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
         (None, Some(m)) if m > 0.0 => (m, "the highest power.draw of the run"),
         _ => return false,
     };
-    let watts = th.hang_power_pct / 100.0 * reference;
+    // The board's floor plus hang_power_pct of the way up to the reference, kept between
+    // hang_power_pct and hang_power_max_pct of the reference.
+    let pct = th.hang_power_pct / 100.0;
+    let floor = g.power_min.filter(|&m| m.is_finite() && m >= 0.0).unwrap_or(0.0);
+    let (lo, hi) =
+        (pct * reference, (th.hang_power_max_pct / 100.0 * reference).max(pct * reference));
+    let watts = (floor + pct * (reference - floor)).clamp(lo, hi);
     let Some((n, first, end)) = d.hang.below(watts) else { return false };
     let held = n as f64 * iv;
     // The stretch: the `n` samples up to the last one (a few stray samples earlier, as training
@@ -1052,13 +1070,15 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
         String::new()
     };
     let evidence = format!(
-        "from {} UTC, {} into the run, for {} {until}: utilization.gpu >= {}% while power.draw < {} W \
-         ({}% of {of}, {} W){sm}, memory held, in {n} samples; power.draw max {} W",
+        "from {} UTC, {} into the run, for {} {until}: utilization.gpu >= {}% while power.draw < {} W (the \
+         board's lowest draw {} W plus {}% of the way to {of}, {} W){sm}, memory held, in {n} samples; power.draw \
+         max {} W",
         when(start),
         dur(before),
         dur(lasted),
         th.hang_util,
         f(Some(watts), 0),
+        f(Some(floor), 0),
         th.hang_power_pct,
         f(Some(reference), 0),
         f(s.get(Stat::max(Field::PowerDraw)), 0)
@@ -1533,7 +1553,11 @@ mod tests {
         assert!(hung[0].1.contains("highest power.draw"), "{}", hung[0].1);
         let mut limited = rows(80.0, 900, false);
         limited.power_limit = 400.0;
-        assert!(ids(&limited)[0].1.contains("25% of power.limit, 400 W"));
+        assert!(
+            ids(&limited)[0].1.contains("25% of the way to power.limit, 400 W"),
+            "{:?}",
+            ids(&limited)
+        );
         for quiet in [rows(100.0, 10, false), rows(300.0, 900, false), rows(100.0, 3400, false)] {
             let found: Vec<&str> = ids(&quiet).iter().map(|f| f.0).collect();
             assert_eq!(found, ["sm_idle_under_busy"]);

@@ -170,6 +170,10 @@ pub fn build(
                     last_row: acc.last_ts.max(acc.diag.empty_last_ts),
                     first_data: acc.first_ts,
                     diag: Some(&acc.diag),
+                    power_min: acc
+                        .field(gpumon_schema::catalog::Field::PowerDraw)
+                        .filter(|p| p.m.n > 0)
+                        .map(|p| p.m.min),
                 }
             })
             .collect();
