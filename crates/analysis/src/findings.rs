@@ -1069,9 +1069,14 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     } else {
         String::new()
     };
+    let mem = if s.get(Stat::max(Field::MemUsed)).is_some() {
+        "memory held"
+    } else {
+        "memory.used not recorded"
+    };
     let evidence = format!(
         "from {} UTC, {} into the run, for {} {until}: utilization.gpu >= {}% while power.draw < {} W (the \
-         board's lowest draw {} W plus {}% of the way to {of}, {} W){sm}, memory held, in {n} samples; power.draw \
+         board's lowest draw {} W plus {}% of the way to {of}, {} W){sm}, {mem}, in {n} samples; power.draw \
          max {} W",
         when(start),
         dur(before),
