@@ -260,3 +260,39 @@ fn thresholds_override_the_new_rules() {
     assert!(rules("hot_gpu.parquet", "hot_gpu_c=10").contains(&"hot_gpu".to_string()));
     assert!(!rules("hot_gpu.parquet", "hot_gpu_c=15").contains(&"hot_gpu".to_string()));
 }
+
+/// The evidence says what the issue needs: when a hang started and how long it lasted, the rate of
+/// a memory leak and when it reaches the total, the period, length and share of recurring stops.
+#[test]
+fn new_findings_give_times_rates_and_periods() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = scenarios(dir.path());
+    let evidence = |name: &str, rule: &str, gpu: &str| -> String {
+        let s = list.iter().find(|s| s["name"] == name).unwrap();
+        let j = summary(dir.path(), s);
+        let f = j["hosts"][0]["findings"].as_array().unwrap().clone();
+        let hit = f.iter().find(|x| x["rule"] == rule && x["gpu"] == gpu);
+        hit.unwrap_or_else(|| panic!("{name}: no {rule} on GPU {gpu}: {f:?}"))["evidence"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let e = evidence("hang_nccl", "hang", "2");
+    assert!(
+        e.starts_with(
+            "from 2026-03-02 09:15:00 UTC, 15 min into the run, for 45 min until the end"
+        ),
+        "{e}"
+    );
+    let e = evidence("smi_hang", "hang", "5");
+    // One stray sample at the start of the log counts in the stretch: its start is one sample early.
+    assert!(e.starts_with("from 2026-03-02 12:59:45 UTC, 3.0 h into the run, for 40 min"), "{e}");
+    assert!(e.contains("memory held"), "{e}");
+    let e = evidence("memory_growth", "memory_growth", "0");
+    assert!(
+        e.starts_with("memory.used rises 102") && e.contains("reaches memory.total (81559 MiB) in"),
+        "{e}"
+    );
+    let e = evidence("checkpoint_stops", "idle_stretches", "1");
+    assert!(e.contains("3 min long on average, every 20 min") && e.contains("(12.5%)"), "{e}");
+}
