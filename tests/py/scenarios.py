@@ -48,6 +48,7 @@ TYPES = {
     "pstate": pa.string(),
     "clocks_event_reasons.active": pa.int64(),
     "ecc.errors.uncorrected.volatile.total": pa.int64(),
+    "ecc.errors.corrected.volatile.total": pa.int64(),
     "sm.active": pa.float64(),
     "sm.occupancy": pa.float64(),
     "tensor.active": pa.float64(),
@@ -937,6 +938,23 @@ def smi_hang_small_boards(out):
 
 
 NEW += [smi_hang_small_boards]
+
+
+def ecc_storm(out):
+    """GPU 2's memory throws corrected ECC errors by the thousand (2 a second); its siblings had a few
+    corrected errors long ago, which stay put."""
+    run = Run("ecc_storm", 3, 1200, 51, health=True)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(3):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu["ecc.errors.corrected.volatile.total"] = 3 + (2 * t if g == 2 else 0)
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("memory_health", "2", None, "warning")],
+                    [("memory_health", "0"), ("memory_health", "1")])
+
+
+NEW += [ecc_storm]
 
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,

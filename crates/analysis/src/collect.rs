@@ -40,7 +40,7 @@ pub struct CollectConfig {
 /// Columns read for the statistics derived from several fields (memory total from used + free, the
 /// energy counter, throttle reasons, input-bound rows, the SM clock while busy, the power limit of
 /// a hung collective, memory health), besides the keys and [`inputs`].
-const DERIVED_INPUTS: [Field; 14] = [
+const DERIVED_INPUTS: [Field; 15] = [
     Field::MemFree,
     Field::EnergyTotal,
     Field::EventReasons,
@@ -55,6 +55,7 @@ const DERIVED_INPUTS: [Field; 14] = [
     Field::RetiredDbe,
     Field::RetiredPending,
     Field::PowerLimit,
+    Field::EccCorrected,
 ];
 
 /// The GPU readings of a row: when the batch has some of them and all are null in a row, the GPU did
@@ -482,6 +483,16 @@ impl Collector {
             for (&sl, &v) in s.slot.iter().zip(&s.a) {
                 if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
                     g.diag.add_health(k, v);
+                }
+            }
+        }
+        s.a.clear();
+        if let Some(c) = find(cols, Field::EccCorrected)
+            && cols::f64_values(c, &mut s.a)
+        {
+            for (&sl, &v) in s.slot.iter().zip(&s.a) {
+                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                    g.diag.add_corrected(v);
                 }
             }
         }

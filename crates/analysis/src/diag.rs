@@ -233,6 +233,9 @@ pub struct DiagAcc {
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
     pub ecc_min: f64,
     pub ecc_max: f64,
+    /// Smallest and largest ecc.errors.corrected.volatile.total (NaN when never recorded).
+    pub corrected_min: f64,
+    pub corrected_max: f64,
 }
 
 impl Default for DiagAcc {
@@ -257,6 +260,8 @@ impl Default for DiagAcc {
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
             ecc_max: f64::NAN,
+            corrected_min: f64::NAN,
+            corrected_max: f64::NAN,
         }
     }
 }
@@ -313,6 +318,19 @@ impl DiagAcc {
         }
     }
 
+    /// One value of the corrected ECC counter.
+    pub fn add_corrected(&mut self, v: f64) {
+        if !v.is_nan() {
+            self.corrected_min = min_nan(self.corrected_min, v);
+            self.corrected_max = max_nan(self.corrected_max, v);
+        }
+    }
+
+    /// How much the corrected ECC counter rose over the run (largest minus smallest).
+    pub fn corrected_increase(&self) -> Option<f64> {
+        (!self.corrected_max.is_nan()).then_some(self.corrected_max - self.corrected_min)
+    }
+
     /// Add a later stretch of the same GPU, or (the idle stretches then mean nothing) another GPU.
     pub fn pool(&mut self, o: &DiagAcc) {
         self.empty_rows += o.empty_rows;
@@ -336,6 +354,8 @@ impl DiagAcc {
         }
         self.ecc_min = min_nan(self.ecc_min, o.ecc_min);
         self.ecc_max = max_nan(self.ecc_max, o.ecc_max);
+        self.corrected_min = min_nan(self.corrected_min, o.corrected_min);
+        self.corrected_max = max_nan(self.corrected_max, o.corrected_max);
     }
 
     /// Share (%) of the GPU's rows with memory held while idle; None without memory.used.
@@ -447,6 +467,8 @@ mod tests {
         b.add_empty(4);
         b.add_health(Some(2), 1.0);
         b.add_health(None, 5.0);
+        a.add_corrected(10.0);
+        b.add_corrected(250.0);
         a.pool(&b);
         assert_eq!((a.mem_n, a.held_n, a.held_idle_n), (5, 4, 1));
         assert_eq!(a.held_idle_pct(5), Some(20.0));
@@ -455,6 +477,8 @@ mod tests {
         assert_eq!(a.health(Field::RemappedFailure), Some(1.0));
         assert_eq!(a.health(Field::RetiredPending), None);
         assert_eq!(a.ecc_increase(), Some(2.0));
+        assert_eq!(a.corrected_increase(), Some(240.0));
+        assert_eq!(DiagAcc::default().corrected_increase(), None);
         assert_eq!(DiagAcc::default().ecc_increase(), None);
         assert_eq!(DiagAcc::default().held_idle_pct(10), None);
     }

@@ -48,6 +48,7 @@ pub struct Thresholds {
     pub growth_min_s: f64,
     pub idle_stretch_s: f64,
     pub idle_lost_pct: f64,
+    pub ecc_corrected_per_h: f64,
 }
 
 impl Default for Thresholds {
@@ -87,6 +88,7 @@ impl Default for Thresholds {
             growth_min_s: 1800.0,
             idle_stretch_s: 60.0,
             idle_lost_pct: 5.0,
+            ecc_corrected_per_h: 100.0,
         }
     }
 }
@@ -94,7 +96,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 34] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 35] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -237,6 +239,11 @@ pub static THRESHOLDS: [(&str, &str, Slot); 34] = [
         "...which fires when such stretches add up to at least this share (%) of the span",
         |t| &mut t.idle_lost_pct,
     ),
+    (
+        "ecc_corrected_per_h",
+        "ecc.errors.corrected.volatile.total rising by at least this many per hour of the span (and this many in all) fires memory_health (a corrected-error storm)",
+        |t| &mut t.ecc_corrected_per_h,
+    ),
 ];
 
 impl Thresholds {
@@ -334,7 +341,9 @@ pub static RULES: [Rule; 24] = [
         id: "memory_health",
         severity: Severity::Warning,
         when: "remapped_rows.failure.max = 1 (error: a row could not be remapped), or remapped_rows.pending.max = 1, \
-               retired_pages.pending.max = 1 or ecc.errors.uncorrected.volatile.total.increase > 0 (warning)",
+               retired_pages.pending.max = 1, ecc.errors.uncorrected.volatile.total.increase > 0, or \
+               ecc.errors.corrected.volatile.total rising by at least ecc_corrected_per_h (100) an hour of the span \
+               and that many in all (a corrected-error storm) (warning)",
         fix: "drain the node and reset the GPU so pending remaps and retirements take effect; a failed remap or \
               uncorrected errors that keep rising: service the GPU (RMA)",
     },
@@ -658,13 +667,19 @@ fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) 
 }
 
 /// `memory_health`: pending or failed row remaps, pending page retirements, rising uncorrected ECC.
-fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
+fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
     let at_least_one = |f: Field| s.get(Stat::HealthMax(f)).is_some_and(|v| v >= 1.0);
     let failed = at_least_one(Field::RemappedFailure);
     let rising = s.get(Stat::EccIncrease).is_some_and(|v| v > 0.0);
+    // A corrected-error storm: many corrected errors an hour (an ageing or failing memory).
+    let corrected = g.diag.and_then(|d| d.corrected_increase());
+    let hours = s.get(Stat::SpanS).unwrap_or(0.0).max(1.0) / 3600.0;
+    let storm = corrected
+        .is_some_and(|c| c >= th.ecc_corrected_per_h && c / hours >= th.ecc_corrected_per_h);
     if !(failed
         || rising
+        || storm
         || at_least_one(Field::RemappedPending)
         || at_least_one(Field::RetiredPending))
     {
@@ -689,6 +704,15 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
             if e.is_empty() { "" } else { ", " },
             Stat::EccIncrease,
             f(Some(v), 0)
+        );
+    }
+    if let Some(c) = corrected.filter(|_| storm) {
+        let _ = write!(
+            e,
+            "{}ecc.errors.corrected.volatile.total rose by {} ({} an hour)",
+            if e.is_empty() { "" } else { ", " },
+            f(Some(c), 0),
+            f(Some(c / hours), 0)
         );
     }
     let severity = if failed { Severity::Error } else { Severity::Warning };
@@ -1401,7 +1425,7 @@ pub fn diagnose(
         if gpu_lost(&mut out, g, end, th) {
             lost.push(&g.label);
         }
-        memory_health(&mut out, g);
+        memory_health(&mut out, g, th);
         let allocated = idle_allocated(&mut out, g, th);
         let idle = allocated || unused_gpu(&mut out, g, th);
         // Memory held or not: a GPU that does almost nothing (an unused one does nothing).
