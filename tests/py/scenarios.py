@@ -49,6 +49,9 @@ TYPES = {
     "clocks_event_reasons.active": pa.int64(),
     "ecc.errors.uncorrected.volatile.total": pa.int64(),
     "ecc.errors.corrected.volatile.total": pa.int64(),
+    "pcie.link.width.current": pa.int32(),
+    "pcie.link.width.max": pa.int32(),
+    "power.default_limit": pa.float64(),
     "sm.active": pa.float64(),
     "sm.occupancy": pa.float64(),
     "tensor.active": pa.float64(),
@@ -955,6 +958,26 @@ def ecc_storm(out):
 
 
 NEW += [ecc_storm]
+
+
+def board_config(out):
+    """Four GPUs training: GPU 1 capped at 500 W of its 700 W default, GPU 3's link trained at x8 of x16."""
+    run = Run("board_config", 4, 900, 52)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = training_gpu(run.r, cap_share=1.0 if g == 1 else 0.2)
+            gpu.update({"power.default_limit": 700.0, "pcie.link.width.max": 16,
+                        "pcie.link.width.current": 8 if g == 3 else 16})
+            if g == 1:
+                gpu.update({"power.limit": 500.0, "power.draw": round(run.r.uniform(490, 500), 2),
+                            "clocks.sm": run.r.randint(1600, 1700)})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("power_limit_low", "1"), ("pcie_link", "3")],
+                    [("power_limit_low", "0"), ("pcie_link", "0"), ("imbalance", None), ("straggler", "*")])
+
+
+NEW += [board_config]
 
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,

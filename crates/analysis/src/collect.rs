@@ -40,7 +40,7 @@ pub struct CollectConfig {
 /// Columns read for the statistics derived from several fields (memory total from used + free, the
 /// energy counter, throttle reasons, input-bound rows, the SM clock while busy, the power limit of
 /// a hung collective, memory health), besides the keys and [`inputs`].
-const DERIVED_INPUTS: [Field; 15] = [
+const DERIVED_INPUTS: [Field; 18] = [
     Field::MemFree,
     Field::EnergyTotal,
     Field::EventReasons,
@@ -56,6 +56,9 @@ const DERIVED_INPUTS: [Field; 15] = [
     Field::RetiredPending,
     Field::PowerLimit,
     Field::EccCorrected,
+    Field::PcieLinkWidthCurrent,
+    Field::PcieLinkWidthMax,
+    Field::PowerDefaultLimit,
 ];
 
 /// The GPU readings of a row: when the batch has some of them and all are null in a row, the GPU did
@@ -483,6 +486,18 @@ impl Collector {
             for (&sl, &v) in s.slot.iter().zip(&s.a) {
                 if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
                     g.diag.add_health(k, v);
+                }
+            }
+        }
+        for (k, &f) in crate::diag::CONFIG.iter().enumerate() {
+            let Some(c) = find(cols, f) else { continue };
+            s.a.clear();
+            if !cols::f64_values(c, &mut s.a) {
+                continue;
+            }
+            for (&sl, &v) in s.slot.iter().zip(&s.a) {
+                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                    g.diag.add_config(k, v);
                 }
             }
         }

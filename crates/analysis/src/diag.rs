@@ -16,6 +16,15 @@ pub const HEALTH: [Field; 6] = [
     Field::RetiredPending,
 ];
 
+/// Configuration fields whose smallest and largest values are kept, in the order of
+/// [`DiagAcc::config`]: the PCIe link's width now and at most, and the power limit and its default.
+pub const CONFIG: [Field; 4] = [
+    Field::PcieLinkWidthCurrent,
+    Field::PcieLinkWidthMax,
+    Field::PowerLimit,
+    Field::PowerDefaultLimit,
+];
+
 /// Thresholds the per-row facts are counted with (from the findings' thresholds).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RowRules {
@@ -236,6 +245,8 @@ pub struct DiagAcc {
     /// Smallest and largest ecc.errors.corrected.volatile.total (NaN when never recorded).
     pub corrected_min: f64,
     pub corrected_max: f64,
+    /// Smallest and largest value of each [`CONFIG`] field (NaN when never recorded).
+    pub config: [(f64, f64); 4],
 }
 
 impl Default for DiagAcc {
@@ -262,6 +273,7 @@ impl Default for DiagAcc {
             ecc_max: f64::NAN,
             corrected_min: f64::NAN,
             corrected_max: f64::NAN,
+            config: [(f64::NAN, f64::NAN); 4],
         }
     }
 }
@@ -326,6 +338,20 @@ impl DiagAcc {
         }
     }
 
+    /// One value of the [`CONFIG`] field at `k`.
+    pub fn add_config(&mut self, k: usize, v: f64) {
+        if let Some((lo, hi)) = self.config.get_mut(k).filter(|_| !v.is_nan()) {
+            *lo = min_nan(*lo, v);
+            *hi = max_nan(*hi, v);
+        }
+    }
+
+    /// Smallest and largest value of a [`CONFIG`] field.
+    pub fn config_range(&self, f: Field) -> Option<(f64, f64)> {
+        let k = CONFIG.iter().position(|&c| c == f)?;
+        self.config.get(k).copied().filter(|(_, hi)| !hi.is_nan())
+    }
+
     /// How much the corrected ECC counter rose over the run (largest minus smallest).
     pub fn corrected_increase(&self) -> Option<f64> {
         (!self.corrected_max.is_nan()).then_some(self.corrected_max - self.corrected_min)
@@ -356,6 +382,9 @@ impl DiagAcc {
         self.ecc_max = max_nan(self.ecc_max, o.ecc_max);
         self.corrected_min = min_nan(self.corrected_min, o.corrected_min);
         self.corrected_max = max_nan(self.corrected_max, o.corrected_max);
+        for (a, b) in self.config.iter_mut().zip(&o.config) {
+            *a = (min_nan(a.0, b.0), max_nan(a.1, b.1));
+        }
     }
 
     /// Share (%) of the GPU's rows with memory held while idle; None without memory.used.
@@ -469,6 +498,9 @@ mod tests {
         b.add_health(None, 5.0);
         a.add_corrected(10.0);
         b.add_corrected(250.0);
+        a.add_config(0, 8.0);
+        b.add_config(0, 16.0);
+        b.add_config(0, f64::NAN);
         a.pool(&b);
         assert_eq!((a.mem_n, a.held_n, a.held_idle_n), (5, 4, 1));
         assert_eq!(a.held_idle_pct(5), Some(20.0));
@@ -479,6 +511,8 @@ mod tests {
         assert_eq!(a.ecc_increase(), Some(2.0));
         assert_eq!(a.corrected_increase(), Some(240.0));
         assert_eq!(DiagAcc::default().corrected_increase(), None);
+        assert_eq!(a.config_range(Field::PcieLinkWidthCurrent), Some((8.0, 16.0)));
+        assert_eq!(a.config_range(Field::PowerLimit), None);
         assert_eq!(DiagAcc::default().ecc_increase(), None);
         assert_eq!(DiagAcc::default().held_idle_pct(10), None);
     }

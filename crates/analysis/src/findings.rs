@@ -49,6 +49,7 @@ pub struct Thresholds {
     pub idle_stretch_s: f64,
     pub idle_lost_pct: f64,
     pub ecc_corrected_per_h: f64,
+    pub power_limit_low_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -89,6 +90,7 @@ impl Default for Thresholds {
             idle_stretch_s: 60.0,
             idle_lost_pct: 5.0,
             ecc_corrected_per_h: 100.0,
+            power_limit_low_pct: 90.0,
         }
     }
 }
@@ -96,7 +98,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 35] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 36] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -244,6 +246,11 @@ pub static THRESHOLDS: [(&str, &str, Slot); 35] = [
         "ecc.errors.corrected.volatile.total rising by at least this many per hour of the span (and this many in all) fires memory_health (a corrected-error storm)",
         |t| &mut t.ecc_corrected_per_h,
     ),
+    (
+        "power_limit_low_pct",
+        "power.limit (its highest value in the run) below this share (%) of power.default_limit fires power_limit_low",
+        |t| &mut t.power_limit_low_pct,
+    ),
 ];
 
 impl Thresholds {
@@ -311,7 +318,7 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 24] = [
+pub static RULES: [Rule; 26] = [
     Rule {
         id: "job_failed",
         severity: Severity::Error,
@@ -528,6 +535,24 @@ pub static RULES: [Rule; 24] = [
         fix: "find what the GPUs wait on every period: checkpoint writes (save asynchronously, \
               torch.distributed.checkpoint.async_save, or less often), evaluation on one rank (shard it across \
               ranks), DataLoader workers restarted each epoch (persistent_workers=True)",
+    },
+    Rule {
+        id: "power_limit_low",
+        severity: Severity::Warning,
+        when: "the GPU's power.limit (its highest value in the run) is below power_limit_low_pct (90) % of \
+               power.default_limit (the board's own default): someone capped the board, and its work runs \
+               slower (nvidia-smi -pl, a datacenter power policy)",
+        fix: "if the cap is not deliberate, restore the default: nvidia-smi -i N -pl DEFAULT (as root), or ask \
+              whoever set the site's power policy; nvidia-smi -q -d POWER shows the limits",
+    },
+    Rule {
+        id: "pcie_link",
+        severity: Severity::Warning,
+        when: "pcie.link.width.current never reaches pcie.link.width.max during the run (e.g. x8 of x16): the \
+               link trained narrower than the GPU supports (a badly seated card, a riser, a dirty or damaged \
+               slot); host-device copies run at a fraction of their speed",
+        fix: "reseat the GPU or its riser, check the slot and the BIOS's PCIe settings (lane bifurcation), move \
+              the card to another slot to tell card from slot; nvidia-smi -q -d PCIE shows the link",
     },
     Rule {
         id: "hot_gpu",
@@ -1116,6 +1141,36 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     true
 }
 
+/// `power_limit_low` and `pcie_link`: the board's configuration as recorded.
+fn board_config(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let Some(d) = g.diag else { return };
+    if let (Some((_, limit)), Some((_, default))) =
+        (d.config_range(Field::PowerLimit), d.config_range(Field::PowerDefaultLimit))
+        && default > 0.0
+        && limit < th.power_limit_low_pct / 100.0 * default
+    {
+        let evidence = format!(
+            "power.limit {} W, {}% of power.default_limit {} W; power.draw max {} W",
+            f(Some(limit), 0),
+            f(Some(100.0 * limit / default), 0),
+            f(Some(default), 0),
+            f(g.stats.get(Stat::max(Field::PowerDraw)), 0)
+        );
+        out.push("power_limit_low", Some(&g.label), evidence);
+    }
+    if let (Some((_, now)), Some((_, max))) =
+        (d.config_range(Field::PcieLinkWidthCurrent), d.config_range(Field::PcieLinkWidthMax))
+        && now > 0.0
+        && now < max
+    {
+        let evidence = format!(
+            "pcie.link.width.current at most x{} during the run, of x{} (pcie.link.width.max)",
+            now, max
+        );
+        out.push("pcie_link", Some(&g.label), evidence);
+    }
+}
+
 /// `memory_growth`: memory.used rising steadily to the end of the run.
 fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
@@ -1451,6 +1506,7 @@ pub fn diagnose(
         }
         memory(&mut out, g, th, hung);
         memory_growth(&mut out, g, th);
+        board_config(&mut out, g, th);
         throttling(&mut out, g, th);
     }
     straggler(&mut out, &in_use, th);
