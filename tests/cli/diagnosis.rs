@@ -172,3 +172,127 @@ fn a_lost_gpus_xid_keeps_its_index_and_both_findings_name_it() {
         assert_eq!(hit["severity"], "error", "{hit}");
     }
 }
+
+/// The findings that follow samples in time order (a hang's stretch, memory's trend, idle stretches,
+/// host memory pressure) are the same whatever the row groups the file is cut into (each read apart,
+/// in parts joined in order), and whether the data comes as one file or as two files one after the other.
+#[test]
+fn time_order_findings_do_not_depend_on_row_groups_or_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = scenarios(dir.path());
+    let cut = r#"
+import sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1]); meta = t.schema.metadata
+pq.write_table(t, sys.argv[2], row_group_size=997)
+half = t.num_rows // 2 + 3
+pq.write_table(t.slice(0, half), sys.argv[3]); pq.write_table(t.slice(half), sys.argv[4])
+"#;
+    let findings = |inputs: &[std::path::PathBuf]| -> Value {
+        let out = gpumon()
+            .args(["summarize", "--format", "json", "--tz", "UTC"])
+            .args(inputs)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["hosts"][0]["findings"].clone()
+    };
+    for name in ["hang_nccl", "memory_growth", "checkpoint_stops", "host_memory_noswap", "hot_gpu"]
+    {
+        let s = list.iter().find(|s| s["name"] == name).unwrap();
+        let whole = dir.path().join(s["input"].as_str().unwrap());
+        let (groups, a, b) = (
+            dir.path().join(format!("{name}.groups.parquet")),
+            dir.path().join(format!("{name}.a.parquet")),
+            dir.path().join(format!("{name}.b.parquet")),
+        );
+        let o = Command::new("python3")
+            .args(["-c", cut])
+            .args([&whole, &groups, &a, &b])
+            .output()
+            .expect("running python3");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let want = findings(&[whole]);
+        let rules: Vec<&str> =
+            want.as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+        assert!(!rules.is_empty(), "{name}: no findings");
+        assert_eq!(findings(&[groups]), want, "{name}: row groups of 997 rows");
+        assert_eq!(findings(&[a, b]), want, "{name}: two files");
+    }
+}
+
+/// `--threshold` reaches the new rules: a hang shorter than `hang_min_s` is not one (and the GPU's
+/// idle SMs under a busy utilization read as `sm_idle_under_busy` again), a lower `low_util` leaves a
+/// GPU at 7.5 % alone, a higher `hot_gpu_c` a GPU 13 C above its siblings.
+#[test]
+fn thresholds_override_the_new_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    scenarios(dir.path());
+    let rules = |file: &str, threshold: &str| -> Vec<String> {
+        let out = gpumon()
+            .args(["summarize", "--format", "json", "--tz", "UTC", "--threshold", threshold])
+            .arg(dir.path().join(file))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["hosts"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let hang = rules("hang_nccl.parquet", "hang_min_s=300");
+    assert!(
+        hang.contains(&"hang".to_string()) && !hang.contains(&"sm_idle_under_busy".to_string())
+    );
+    let short = rules("hang_nccl.parquet", "hang_min_s=3000");
+    assert!(
+        !short.contains(&"hang".to_string()) && short.contains(&"sm_idle_under_busy".to_string())
+    );
+    assert!(
+        rules("low_util_parquet.parquet", "low_util=10").contains(&"low_utilization".to_string())
+    );
+    assert!(
+        !rules("low_util_parquet.parquet", "low_util=5").contains(&"low_utilization".to_string())
+    );
+    assert!(rules("hot_gpu.parquet", "hot_gpu_c=10").contains(&"hot_gpu".to_string()));
+    assert!(!rules("hot_gpu.parquet", "hot_gpu_c=15").contains(&"hot_gpu".to_string()));
+}
+
+/// The evidence says what the issue needs: when a hang started and how long it lasted, the rate of
+/// a memory leak and when it reaches the total, the period, length and share of recurring stops.
+#[test]
+fn new_findings_give_times_rates_and_periods() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = scenarios(dir.path());
+    let evidence = |name: &str, rule: &str, gpu: &str| -> String {
+        let s = list.iter().find(|s| s["name"] == name).unwrap();
+        let j = summary(dir.path(), s);
+        let f = j["hosts"][0]["findings"].as_array().unwrap().clone();
+        let hit = f.iter().find(|x| x["rule"] == rule && x["gpu"] == gpu);
+        hit.unwrap_or_else(|| panic!("{name}: no {rule} on GPU {gpu}: {f:?}"))["evidence"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let e = evidence("hang_nccl", "hang", "2");
+    assert!(
+        e.starts_with(
+            "from 2026-03-02 09:15:00 UTC, 15 min into the run, for 45 min until the end"
+        ),
+        "{e}"
+    );
+    let e = evidence("smi_hang", "hang", "5");
+    // One stray sample at the start of the log counts in the stretch: its start is one sample early.
+    assert!(e.starts_with("from 2026-03-02 12:59:45 UTC, 3.0 h into the run, for 40 min"), "{e}");
+    assert!(e.contains("memory held"), "{e}");
+    let e = evidence("memory_growth", "memory_growth", "0");
+    assert!(
+        e.starts_with("memory.used rises 102") && e.contains("reaches memory.total (81559 MiB) in"),
+        "{e}"
+    );
+    let e = evidence("checkpoint_stops", "idle_stretches", "1");
+    assert!(e.contains("3 min long on average, every 20 min") && e.contains("(12.5%)"), "{e}");
+}

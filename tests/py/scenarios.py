@@ -13,6 +13,7 @@ The hosts are 8x H100-class (81559 MiB), 1 s rows, host and job columns as `gpum
 them; values are drawn from a seeded generator so every run writes the same files.
 """
 import json
+import math
 import os
 import random
 import sys
@@ -47,6 +48,10 @@ TYPES = {
     "pstate": pa.string(),
     "clocks_event_reasons.active": pa.int64(),
     "ecc.errors.uncorrected.volatile.total": pa.int64(),
+    "ecc.errors.corrected.volatile.total": pa.int64(),
+    "pcie.link.width.current": pa.int32(),
+    "pcie.link.width.max": pa.int32(),
+    "power.default_limit": pa.float64(),
     "sm.active": pa.float64(),
     "sm.occupancy": pa.float64(),
     "tensor.active": pa.float64(),
@@ -190,13 +195,14 @@ class Run:
         ts = START + timedelta(seconds=t)
         vals = dict(gpu)
         total = vals.pop("memory.total", TOTAL)
+        limit = vals.pop("power.limit", 700.0)
         row = {"timestamp": ts, "host": self.hostname, "index": g,
                "uuid": f"GPU-{self.seed:04x}{g:04x}-1111-2222-3333-444455556666",
                "name": vals.pop("name", NAME), "pci.bus_id": f"00000000:{0x18 + 0x10 * g:02X}:00.0"}
         if not lost:
             self.energy[g] += vals["power.draw"]
             vals.update({"memory.total": total, "memory.free": total - vals["memory.used"],
-                         "power.limit": 700.0, "energy.total": round(self.energy[g], 1),
+                         "power.limit": limit, "energy.total": round(self.energy[g], 1),
                          "clocks.mem": 2619, "pstate": "P0", "xid.events": 0,
                          "ecc.errors.uncorrected.volatile.total": vals.get("ecc.errors.uncorrected.volatile.total", 0),
                          "remapped_rows.correctable": vals.get("remapped_rows.correctable", 0),
@@ -457,7 +463,8 @@ def mixed_gpus(out):
                       "clocks.sm": 1695, "power.draw": round(run.r.uniform(140, 150), 2)})
         run.add(t, 0, big, h, j)
         run.add(t, 1, small, h, j)
-    return scenario(run.name, run.write(out), [("oom_risk", "1")], [("oom_risk", "0"), ("straggler", "*")])
+    return scenario(run.name, run.write(out), [("oom_risk", "1")],
+                    [("oom_risk", "0"), ("straggler", "*"), ("hot_gpu", "*")])
 
 
 def no_tensor_cores(out):
@@ -510,15 +517,15 @@ SMI_HEADER = ("timestamp, index, name, utilization.gpu [%], memory.used [MiB], m
               "power.draw [W], clocks.current.sm [MHz], clocks_throttle_reasons.active")
 
 
-def smi_log(out, name, gpus, ticks, seed, gpu_fn):
+def smi_log(out, name, gpus, ticks, seed, gpu_fn, step=1, gpu_name=NAME):
     r = random.Random(seed)
     lines = [SMI_HEADER]
     local = datetime(2026, 3, 2, 10, 0, 0)
     for t in range(ticks):
         for g in range(gpus):
             v = gpu_fn(r, t, g)
-            ts = (local + timedelta(seconds=t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
-            lines.append(f"{ts}, {g}, {NAME}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {TOTAL} MiB, "
+            ts = (local + timedelta(seconds=step * t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            lines.append(f"{ts}, {g}, {gpu_name}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {v.get('memory.total', TOTAL)} MiB, "
                          f"{v['temperature.gpu']}, {v['power.draw']:.2f} W, {v['clocks.sm']} MHz, "
                          f"0x{v['clocks_event_reasons.active']:016x}")
     path = os.path.join(out, f"{name}.csv")
@@ -613,15 +620,378 @@ def smi_near_oom(out):
     return scenario("smi_near_oom", path, [("oom_risk", "0")])
 
 
+# Situations that cost the most GPU-hours, and healthy runs that look unusual.
+
+def hung_gpu(r, used=62000):
+    """A rank stuck in a collective: NCCL's kernel spins (utilization.gpu 100 %) on a few SMs at about
+    the board's idle draw, its memory held."""
+    return {
+        "utilization.gpu": 100,
+        "utilization.memory": 0,
+        "memory.used": used + r.randint(-300, 300),
+        "temperature.gpu": r.randint(38, 42),
+        "power.draw": round(r.uniform(95, 115), 2),
+        "clocks.sm": 1980,
+        "clocks_event_reasons.active": 0,
+        "sm.active": r.uniform(0.3, 1.2),
+        "sm.occupancy": r.uniform(0.1, 0.5),
+        "tensor.active": 0.0,
+        "dram.active": r.uniform(0.0, 0.5),
+        "fp16.active": 0.0,
+        "fp32.active": 0.0,
+        "fp64.active": 0.0,
+        "pcie.tx.bytes": r.uniform(0, 5),
+        "pcie.rx.bytes": r.uniform(0, 5),
+    }
+
+
+def hang_nccl(out):
+    """Four ranks train for 15 minutes, then hang in a collective for 45 (the job still alive): mean
+    utilization.gpu stays at 99 % while mean sm.active falls below 30 %, which sm_idle_under_busy would
+    read as small kernels."""
+    run = Run("hang_nccl", 4, 3600, 30)
+    for t in range(run.ticks):
+        h, j = host(run.r, core=(40, 70)), job(run.r, cpu=(380, 400) if t >= 900 else (800, 900))
+        for g in range(4):
+            run.add(t, g, hung_gpu(run.r) if t >= 900 else training_gpu(run.r, cap_share=0.2), h, j)
+    return scenario(run.name, run.write(out), [("hang", str(g), None, "error") for g in range(4)],
+                    [("sm_idle_under_busy", "*"), ("batch_headroom", "*"), ("imbalance", None)])
+
+
+def launch_bound(out):
+    """Small kernels all the time: utilization.gpu 98 % with few SMs busy, at a working power draw. Not a hang."""
+    run = Run("launch_bound", 2, 900, 31)
+    for t in range(run.ticks):
+        h, j = host(run.r, core=(60, 80)), job(run.r, cpu=(100, 110), procs=2)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu.update({"sm.active": run.r.uniform(10, 20), "tensor.active": run.r.uniform(3, 8),
+                        "dram.active": run.r.uniform(5, 15), "power.draw": round(run.r.uniform(230, 300), 2)})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("sm_idle_under_busy", "0"), ("sm_idle_under_busy", "1")],
+                    [("hang", "*")])
+
+
+def smi_hang(out):
+    """nvidia-smi every 15 s on 8 GPUs: 3 h of training, then 40 min of 100 % utilization at idle power.
+    The log has no power.limit and no GPM: idle power is judged from the run's own highest draw."""
+    def gpu(r, t, g):
+        # The first sample: kernels launched, the board not yet drawing (a stray sample, not a hang).
+        return hung_gpu(r) if t >= 720 or t == 0 else training_gpu(r, cap_share=0.3)
+    path = smi_log(out, "smi_hang", 8, 880, 32, gpu, step=15)
+    return scenario("smi_hang", path, [("hang", str(g), None, "error") for g in range(8)], [("imbalance", None)])
+
+
+def inference_waves(out):
+    """An inference server: utilization in waves (mean ~30 %), its model held all the time. Healthy."""
+    run = Run("inference_waves", 2, 1500, 33)
+    for t in range(run.ticks):
+        h, j = host(run.r, core=(30, 60)), job(run.r, cpu=(40, 80), procs=4)
+        for g in range(2):
+            load = max(0.0, math.sin(2 * math.pi * (t + 90 * g) / 300.0))
+            # Between waves no request comes: the GPU sits at 0 % for minutes, every 5 minutes.
+            util = min(100, int(90 * load + run.r.randint(0, 8))) if load > 0 else 0
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu.update({"utilization.gpu": util, "memory.used": 41000 + run.r.randint(-100, 100),
+                        "power.draw": round(120 + 4.5 * util + run.r.uniform(-10, 10), 2),
+                        "sm.active": util * 0.7, "tensor.active": util * 0.3, "dram.active": util * 0.3,
+                        "temperature.gpu": 40 + util // 4})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [],
+                    [("hang", "*"), ("low_utilization", "*"), ("idle_allocated", "*"), ("hot_gpu", "*"),
+                     ("imbalance", None), ("idle_stretches", "*")])
+
+
+def short_run(out):
+    """A 90-second run. Healthy."""
+    run = Run("short_run", 2, 90, 34)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            run.add(t, g, training_gpu(run.r, cap_share=0.0) if t >= 10 else idle_gpu(run.r, used=3000), h, j)
+    return scenario(run.name, run.write(out), [], [("hang", "*"), ("low_utilization", "*"), ("host_memory", None)])
+
+
+def a100_node(out):
+    """4x A100 40 GB (400 W, 1410 MHz) at full load, a few degrees apart as boards are. Healthy."""
+    run = Run("a100_node", 4, 900, 35)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            capped = run.r.random() < 0.4
+            gpu.update({"name": "NVIDIA A100-SXM4-40GB", "memory.total": 40960, "power.limit": 400.0,
+                        "memory.used": 36500 + run.r.randint(-200, 200),
+                        "power.draw": round(run.r.uniform(385, 400) if capped else run.r.uniform(300, 385), 2),
+                        "clocks.sm": 1410 if not capped else run.r.randint(1300, 1410),
+                        "clocks_event_reasons.active": 0x4 if capped else 0,
+                        "temperature.gpu": run.r.randint(58, 66) + 2 * g})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [],
+                    [("hang", "*"), ("hot_gpu", "*"), ("straggler", "*"), ("power_throttling", "*"),
+                     ("imbalance", None), ("low_utilization", "*")])
+
+
+def eval_phases(out):
+    """Training with evaluation every 10 minutes: 2 minutes at lower utilization and power. Healthy."""
+    run = Run("eval_phases", 4, 2400, 36)
+    for t in range(run.ticks):
+        ev = (t % 600) >= 480
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = training_gpu(run.r, cap_share=0.2)
+            if ev:
+                gpu.update({"utilization.gpu": run.r.randint(35, 60), "power.draw": round(run.r.uniform(220, 320), 2),
+                            "sm.active": run.r.uniform(25, 40), "tensor.active": run.r.uniform(10, 20),
+                            "clocks_event_reasons.active": 0})
+            run.add(t, g, gpu, h, j, phase="eval" if ev else "train")
+    return scenario(run.name, run.write(out), [],
+                    [("hang", "*"), ("low_utilization", "*"), ("imbalance", None), ("hot_gpu", "*"),
+                     ("idle_stretches", "*")])
+
+
+def low_util_parquet(out):
+    """A GPU that does almost nothing for 40 minutes with a model held (utilization 3-12 %)."""
+    run = Run("low_util_parquet", 1, 2400, 37)
+    for t in range(run.ticks):
+        gpu = training_gpu(run.r, cap_share=0.0)
+        util = run.r.randint(3, 12)
+        gpu.update({"utilization.gpu": util, "memory.used": 20000, "power.draw": round(90 + 3 * util, 2),
+                    "sm.active": util * 0.6, "tensor.active": util * 0.2, "dram.active": util * 0.2})
+        run.add(t, 0, gpu, host(run.r, core=(20, 40)), job(run.r, cpu=(20, 40), procs=1))
+    return scenario(run.name, run.write(out), [("low_utilization", "0", None, "info")],
+                    [("idle_allocated", "0"), ("unused_gpu", "0"), ("hang", "0")])
+
+
+def smi_low_util(out):
+    """2.5 h of an H200 at 1 % mean utilization, logged every 10 s with utilization and power only."""
+    r = random.Random(38)
+    lines = ["timestamp, name, utilization.gpu [%], power.draw [W]"]
+    local = datetime(2026, 3, 2, 10, 0, 0)
+    for t in range(900):
+        util = r.randint(20, 40) if r.random() < 0.03 else 0
+        ts = (local + timedelta(seconds=10 * t, milliseconds=7)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        lines.append(f"{ts}, NVIDIA H200, {util} %, {80 + 3 * util + r.uniform(0, 5):.2f} W")
+    path = os.path.join(out, "smi_low_util.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return scenario("smi_low_util", path, [("low_utilization", "0", None, "info")], [("hang", "0")])
+
+
+def host_memory_noswap(out):
+    """Host RAM at 97 % for 15 of 20 minutes on a host without swap (host_swap cannot fire)."""
+    run = Run("host_memory_noswap", 2, 1200, 39)
+    for t in range(run.ticks):
+        mem = 1200000 + t * 2000 if t < 300 else 2005000 + run.r.randint(-2000, 2000)
+        h, j = host(run.r, mem=mem), job(run.r)
+        for g in range(2):
+            run.add(t, g, training_gpu(run.r, cap_share=0.0), h, j)
+    return scenario(run.name, run.write(out), [("host_memory", None)], [("host_swap", None)])
+
+
+def hot_gpu(out):
+    """8 GPUs under the same load; GPU 4's fan is failing: 13 C above its siblings, no throttle yet."""
+    run = Run("hot_gpu", 8, 900, 40)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(8):
+            gpu = training_gpu(run.r, cap_share=0.2)
+            if g == 4:
+                gpu["temperature.gpu"] += 13
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("hot_gpu", "4")],
+                    [("hot_gpu", "0"), ("thermal_throttling", "*"), ("straggler", "*"), ("imbalance", None)])
+
+
+def smi_hot_gpu(out):
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.2)
+        if g == 2:
+            v["temperature.gpu"] += 12
+        return v
+    path = smi_log(out, "smi_hot_gpu", 4, 900, 41, gpu)
+    return scenario("smi_hot_gpu", path, [("hot_gpu", "2")], [("hot_gpu", "0"), ("thermal_throttling", "*")])
+
+
+def smi_a100_node(out):
+    """The 4x A100 40 GB node at full load as an nvidia-smi log (no power.limit column). Healthy."""
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"memory.total": 40960, "memory.used": 36500 + r.randint(-200, 200),
+                  "power.draw": r.uniform(300, 400), "clocks.sm": 1410, "temperature.gpu": r.randint(58, 66) + 2 * g})
+        return v
+    path = smi_log(out, "smi_a100_node", 4, 900, 42, gpu, gpu_name="NVIDIA A100-SXM4-40GB")
+    return scenario("smi_a100_node", path, [], [("hang", "*"), ("hot_gpu", "*"), ("low_utilization", "*")])
+
+
+NEW = [hang_nccl, launch_bound, smi_hang, inference_waves, short_run, a100_node, eval_phases, low_util_parquet,
+       smi_low_util, host_memory_noswap, hot_gpu, smi_hot_gpu, smi_a100_node]
+
+
+def memory_growth(out):
+    """Every 5 s for 3 h: GPU 0's memory grows from 40 to 70 GiB in steps (a leak) and is still rising
+    at the end; GPU 1 holds steady."""
+    run = Run("memory_growth", 2, 2160, 43)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            if g == 0:
+                gpu["memory.used"] = 40960 + 1024 * (30 * t // run.ticks) + run.r.randint(-200, 200)
+            run.add(5 * t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("memory_growth", "0")], [("memory_growth", "1"), ("oom_risk", "*")])
+
+
+def smi_memory_growth(out):
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.0)
+        v["memory.used"] = 30000 + 12 * t + r.randint(-300, 300)
+        return v
+    path = smi_log(out, "smi_memory_growth", 1, 1440, 44, gpu, step=10)
+    return scenario("smi_memory_growth", path, [("memory_growth", "0")])
+
+
+def ramp_then_level(out):
+    """Memory ramps up for 20 minutes as caches fill, then levels off for 100. Healthy."""
+    run = Run("ramp_then_level", 2, 1440, 45)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(2):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu["memory.used"] = int(4000 + 56000 * min(1.0, t / 240)) + run.r.randint(-300, 300)
+            run.add(5 * t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [], [("memory_growth", "*")])
+
+
+NEW += [memory_growth, smi_memory_growth, ramp_then_level]
+
+
+def checkpoint_stops(out):
+    """Every 20 minutes all four ranks stop for 3 minutes while rank 0 writes a checkpoint (2 h, 2 s rows)."""
+    run = Run("checkpoint_stops", 4, 3600, 46)
+    for t in range(run.ticks):
+        stop = (2 * t) % 1200 >= 1020
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = idle_gpu(run.r, used=62000) if stop else training_gpu(run.r, cap_share=0.2)
+            run.add(2 * t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("idle_stretches", str(g)) for g in range(4)],
+                    [("idle_allocated", "*"), ("hang", "*"), ("imbalance", None)])
+
+
+def smi_eval_one_rank(out):
+    """nvidia-smi every 10 s for 3 h: every 30 minutes rank 0 evaluates for 5 minutes while ranks 1-3 wait
+    at 0 %."""
+    def gpu(r, t, g):
+        ev = (10 * t) % 1800 >= 1500
+        if ev and g > 0:
+            return idle_gpu(r, used=62000)
+        if ev:
+            v = training_gpu(r, cap_share=0.0)
+            v.update({"utilization.gpu": r.randint(50, 70), "power.draw": r.uniform(300, 400)})
+            return v
+        return training_gpu(r, cap_share=0.2)
+    path = smi_log(out, "smi_eval_one_rank", 4, 1080, 47, gpu, step=10)
+    return scenario("smi_eval_one_rank", path, [("idle_stretches", str(g)) for g in (1, 2, 3)],
+                    [("idle_stretches", "0"), ("idle_allocated", "*"), ("hang", "*")])
+
+
+NEW += [checkpoint_stops, smi_eval_one_rank]
+
+
+def smi_hot_gpu_moderate(out):
+    """Four GPUs at a moderate load (utilization 55-70 %, never 80 %): GPU 1 runs 12 C above the others."""
+    def gpu(r, t, g):
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"utilization.gpu": r.randint(55, 70), "power.draw": r.uniform(350, 450),
+                  "temperature.gpu": r.randint(52, 58) + (12 if g == 1 else 0)})
+        return v
+    path = smi_log(out, "smi_hot_gpu_moderate", 4, 900, 48, gpu)
+    return scenario("smi_hot_gpu_moderate", path, [("hot_gpu", "1")], [("hot_gpu", "0"), ("imbalance", None)])
+
+
+NEW += [smi_hot_gpu_moderate]
+
+
+def smi_hang_small_boards(out):
+    """Two nvidia-smi logs without power.limit of boards unlike an H100: an A100 40 GB whose training
+    never came near its 400 W (at most 260 W) and an L4 (72 W), each hung at a few watts above its idle
+    draw after an hour of training."""
+    def a100(r, t, g):
+        if t >= 720:
+            return dict(hung_gpu(r, used=30000), **{"power.draw": r.uniform(58, 72), "memory.total": 40960})
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"memory.total": 40960, "memory.used": 30000 + r.randint(-200, 200),
+                  "power.draw": r.uniform(200, 260), "clocks.sm": 1410})
+        return v
+
+    def l4(r, t, g):
+        if t < 24:
+            return dict(idle_gpu(r, used=2), **{"power.draw": r.uniform(15, 17), "memory.total": 23034})
+        if t >= 744:
+            return dict(hung_gpu(r, used=18000), **{"power.draw": r.uniform(20, 24), "memory.total": 23034})
+        v = training_gpu(r, cap_share=0.0)
+        v.update({"memory.total": 23034, "memory.used": 18000 + r.randint(-100, 100),
+                  "power.draw": r.uniform(55, 72), "clocks.sm": 2040})
+        return v
+    a = smi_log(out, "smi_hang_a100", 2, 960, 49, a100, step=5, gpu_name="NVIDIA A100-SXM4-40GB")
+    b = smi_log(out, "smi_hang_l4", 1, 984, 50, l4, step=5, gpu_name="NVIDIA L4")
+    return [scenario("smi_hang_a100", a, [("hang", "0", None, "error"), ("hang", "1", None, "error")]),
+            scenario("smi_hang_l4", b, [("hang", "0", None, "error")])]
+
+
+NEW += [smi_hang_small_boards]
+
+
+def ecc_storm(out):
+    """GPU 2's memory throws corrected ECC errors by the thousand (2 a second); its siblings had a few
+    corrected errors long ago, which stay put."""
+    run = Run("ecc_storm", 3, 1200, 51, health=True)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(3):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            gpu["ecc.errors.corrected.volatile.total"] = 3 + (2 * t if g == 2 else 0)
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("memory_health", "2", None, "warning")],
+                    [("memory_health", "0"), ("memory_health", "1")])
+
+
+NEW += [ecc_storm]
+
+
+def board_config(out):
+    """Four GPUs training: GPU 1 capped at 500 W of its 700 W default, GPU 3's link trained at x8 of x16."""
+    run = Run("board_config", 4, 900, 52)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = training_gpu(run.r, cap_share=1.0 if g == 1 else 0.2)
+            gpu.update({"power.default_limit": 700.0, "pcie.link.width.max": 16,
+                        "pcie.link.width.current": 8 if g == 3 else 16})
+            if g == 1:
+                gpu.update({"power.limit": 500.0, "power.draw": round(run.r.uniform(490, 500), 2),
+                            "clocks.sm": run.r.randint(1600, 1700)})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("power_limit_low", "1"), ("pcie_link", "3")],
+                    [("power_limit_low", "0"), ("pcie_link", "0"), ("imbalance", None), ("straggler", "*")])
+
+
+NEW += [board_config]
+
+
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,
        forgotten_notebook, thermal_straggler, straggler_partial, input_bound_host_cpu_only, xid_single_gpu, gpu_lost, memory_health, xid_lost, oom_risk, mixed_gpus, no_tensor_cores,
-       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_gpu_lost, smi_idle_70gb, smi_near_oom]
+       memory_bound, host_swap, phased, smi_healthy, smi_thermal, smi_thermal_reason_columns, smi_gpu_lost, smi_idle_70gb, smi_near_oom] + NEW
 
 
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    manifest = [make(out) for make in ALL]
+    manifest = []
+    for make in ALL:
+        made = make(out)
+        manifest.extend(made if isinstance(made, list) else [made])
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 

@@ -38,9 +38,9 @@ pub struct CollectConfig {
 }
 
 /// Columns read for the statistics derived from several fields (memory total from used + free, the
-/// energy counter, throttle reasons, input-bound rows, the SM clock while busy, memory health),
-/// besides the keys and [`inputs`].
-const DERIVED_INPUTS: [Field; 13] = [
+/// energy counter, throttle reasons, input-bound rows, the SM clock while busy, the power limit of
+/// a hung collective, memory health), besides the keys and [`inputs`].
+const DERIVED_INPUTS: [Field; 18] = [
     Field::MemFree,
     Field::EnergyTotal,
     Field::EventReasons,
@@ -54,6 +54,11 @@ const DERIVED_INPUTS: [Field; 13] = [
     Field::RetiredSbe,
     Field::RetiredDbe,
     Field::RetiredPending,
+    Field::PowerLimit,
+    Field::EccCorrected,
+    Field::PcieLinkWidthCurrent,
+    Field::PcieLinkWidthMax,
+    Field::PowerDefaultLimit,
 ];
 
 /// The GPU readings of a row: when the batch has some of them and all are null in a row, the GPU did
@@ -159,7 +164,8 @@ impl Collector {
     /// One host accumulator per known host.
     fn grow_hosts(&mut self) {
         while self.host_accs.len() < self.keys.hosts.len() {
-            self.host_accs.push(HostAcc::default());
+            let press_pct = self.cfg.rows.host_mem_pct;
+            self.host_accs.push(HostAcc { press_pct, ..HostAcc::default() });
         }
     }
 
@@ -208,6 +214,7 @@ impl Collector {
             self.health(&cols, &mut s);
             self.identity(&cols, &s);
             self.host_columns(&cols, &mut s);
+            self.host_pressure(&cols, &mut s);
             self.counters(batch, &s);
         }
         SCRATCH.set(s);
@@ -445,11 +452,14 @@ impl Collector {
             job_cpu: find(cols, Field::JobCpu),
             host_cpu: [find(cols, Field::CpuUtilMaxCore), find(cols, Field::CpuUtil)],
             job_mem: find(cols, Field::JobGpuMemory),
+            power: find(cols, Field::PowerDraw),
+            power_limit: find(cols, Field::PowerLimit),
+            temp: find(cols, Field::TempGpu),
         };
         s.facts.read(&c, &self.facts_rules(), s.slot.len());
         for &(sl, lo, hi) in &s.groups {
             let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
-            let n = s.facts.count(&s.order[lo..hi]);
+            let n = s.facts.count(&s.order[lo..hi], &s.ts);
             g.diag.add_counts(&n);
             g.ib_both += n.both;
             g.ib_n += n.bound;
@@ -476,6 +486,28 @@ impl Collector {
             for (&sl, &v) in s.slot.iter().zip(&s.a) {
                 if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
                     g.diag.add_health(k, v);
+                }
+            }
+        }
+        for (k, &f) in crate::diag::CONFIG.iter().enumerate() {
+            let Some(c) = find(cols, f) else { continue };
+            s.a.clear();
+            if !cols::f64_values(c, &mut s.a) {
+                continue;
+            }
+            for (&sl, &v) in s.slot.iter().zip(&s.a) {
+                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                    g.diag.add_config(k, v);
+                }
+            }
+        }
+        s.a.clear();
+        if let Some(c) = find(cols, Field::EccCorrected)
+            && cols::f64_values(c, &mut s.a)
+        {
+            for (&sl, &v) in s.slot.iter().zip(&s.a) {
+                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                    g.diag.add_corrected(v);
                 }
             }
         }
@@ -526,6 +558,27 @@ impl Collector {
                         cols::str_at(c, i).map(|n| format!("{n} MIG {p}"))
                     }
                 };
+            }
+        }
+    }
+
+    /// Host memory pressure, once per tick (the held-back first tick is counted with its sample).
+    fn host_pressure(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
+        let (Some(u), Some(t)) = (find(cols, Field::HostMemUsed), find(cols, Field::HostMemTotal))
+        else {
+            return;
+        };
+        s.a.clear();
+        s.b.clear();
+        if !(cols::f64_at(u, &s.hrows, &mut s.a) && cols::f64_at(t, &s.hrows, &mut s.b)) {
+            return;
+        }
+        for (k, &i) in s.hrows.iter().enumerate() {
+            let h = s.keys.host[i as usize] as usize;
+            if let (Some(ha), Some(&used), Some(&total)) =
+                (self.host_accs.get_mut(h), s.a.get(k), s.b.get(k))
+            {
+                ha.add_pressure(used, total);
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Per-row facts the findings need beyond the catalogue's statistics, kept per GPU in constant
 //! memory: rows whose GPU fields are all empty (the GPU did not answer), rows with device memory held
-//! while the GPU is idle, the SM clock while busy, and the memory-health fields (ECC, row remapping,
-//! page retirement).
+//! while the GPU is idle, the SM clock while busy, the rows that look like a hung collective (by
+//! their power draw, see [`PowerBins`]), and the memory-health fields (ECC, row remapping, page
+//! retirement).
 
 use gpumon_schema::catalog::Field;
 
@@ -15,6 +16,15 @@ pub const HEALTH: [Field; 6] = [
     Field::RetiredPending,
 ];
 
+/// Configuration fields whose smallest and largest values are kept, in the order of
+/// [`DiagAcc::config`]: the PCIe link's width now and at most, and the power limit and its default.
+pub const CONFIG: [Field; 4] = [
+    Field::PcieLinkWidthCurrent,
+    Field::PcieLinkWidthMax,
+    Field::PowerLimit,
+    Field::PowerDefaultLimit,
+];
+
 /// Thresholds the per-row facts are counted with (from the findings' thresholds).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RowRules {
@@ -24,6 +34,178 @@ pub struct RowRules {
     pub held_mem_mib: f64,
     /// utilization.gpu at or above this (%) is busy.
     pub busy_util: f64,
+    /// utilization.gpu at or above this (%) with the SMs idle may be a hung collective.
+    pub hang_util: f64,
+    /// Host mem.used at or above this share (%) of mem.total is memory pressure.
+    pub host_mem_pct: f64,
+    /// Idle stretches at least this long (s) count (idle_stretches).
+    pub idle_stretch_s: f64,
+}
+
+/// Milliseconds from this instant (2020-01-01 UTC, in µs) are the time axis of [`Trend`].
+const TREND_EPOCH_US: i64 = 1_577_836_800_000_000;
+
+/// A least-squares line through memory.used over time, from integer sums (time in ms, memory in
+/// whole MiB: exact, so any split of the rows gives the same line), and the highest value with the
+/// first time it was seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trend {
+    pub n: u64,
+    pub t: i128,
+    pub tt: i128,
+    pub m: i128,
+    pub tm: i128,
+    pub mm: i128,
+    pub max: f64,
+    pub max_ts: i64,
+}
+
+impl Default for Trend {
+    fn default() -> Self {
+        Trend { n: 0, t: 0, tt: 0, m: 0, tm: 0, mm: 0, max: f64::NEG_INFINITY, max_ts: i64::MAX }
+    }
+}
+
+/// A fitted [`Trend`]: slope (MiB per second), the line's value at the epoch of the time axis, and
+/// r².
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    pub slope: f64,
+    pub intercept: f64,
+    pub r2: f64,
+}
+
+impl Fit {
+    /// The line's value at `ts` (UTC µs).
+    pub fn at(&self, ts: i64) -> f64 {
+        self.intercept + self.slope * (ts - TREND_EPOCH_US) as f64 / 1e6
+    }
+}
+
+impl Trend {
+    /// Milliseconds of the time axis.
+    fn ms(ts: i64) -> i64 {
+        (ts - TREND_EPOCH_US).div_euclid(1000)
+    }
+
+    /// One value `v` at `ts` (NaN: none).
+    #[inline]
+    pub fn add(&mut self, ts: i64, v: f64) {
+        if !v.is_finite() {
+            return;
+        }
+        let (t, m) = (i128::from(Self::ms(ts)), v.round() as i64 as i128);
+        self.n += 1;
+        self.t += t;
+        self.tt += t * t;
+        self.m += m;
+        self.tm += t * m;
+        self.mm += m * m;
+        if v > self.max || (v == self.max && ts < self.max_ts) {
+            self.max = v;
+            self.max_ts = ts;
+        }
+    }
+
+    pub fn pool(&mut self, o: &Trend) {
+        self.n += o.n;
+        self.t += o.t;
+        self.tt += o.tt;
+        self.m += o.m;
+        self.tm += o.tm;
+        self.mm += o.mm;
+        if o.max > self.max || (o.max == self.max && o.max_ts < self.max_ts) {
+            self.max = o.max;
+            self.max_ts = o.max_ts;
+        }
+    }
+
+    /// n·Σxy − Σx·Σy: exact in integers where they hold it, else in floats.
+    fn centred(n: i128, xy: i128, x: i128, y: i128) -> f64 {
+        let exact = n.checked_mul(xy).zip(x.checked_mul(y)).and_then(|(a, b)| a.checked_sub(b));
+        exact.map_or_else(|| n as f64 * xy as f64 - x as f64 * y as f64, |v| v as f64)
+    }
+
+    /// The least-squares line (None: fewer than three values, or no spread in time).
+    pub fn fit(&self) -> Option<Fit> {
+        let n = i128::from(self.n);
+        let sxx = Self::centred(n, self.tt, self.t, self.t);
+        let sxy = Self::centred(n, self.tm, self.t, self.m);
+        let syy = Self::centred(n, self.mm, self.m, self.m);
+        if self.n < 3 || sxx <= 0.0 {
+            return None;
+        }
+        let slope = sxy / sxx;
+        let r2 = if syy > 0.0 { (sxy * sxy / (sxx * syy)).min(1.0) } else { 0.0 };
+        let (nf, t, m) = (n as f64, self.t as f64, self.m as f64);
+        // Per millisecond internally; per second outside.
+        Some(Fit { slope: slope * 1000.0, intercept: (m - slope * t) / nf, r2 })
+    }
+}
+
+/// Bins of [`PowerBins`]: below 8 W, then 8 per doubling of the power up to 2048 W (about 9 % wide).
+const POWER_BINS: usize = 65;
+
+/// The rows that may be a hung collective (utilization.gpu at or above `hang_util`, sm.active idle
+/// where recorded, memory held where recorded), by their power.draw in bins about 9 % wide: per
+/// bin the rows and the first and last of them (UTC µs). Which draw is "idle" depends on the board
+/// and is only known at the end of the run (a share of its power limit, or of the highest draw seen),
+/// so the rows are kept by draw and counted below that draw then. Counts, minima and maxima: any
+/// split of the rows gives the same bins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerBins {
+    pub n: [u64; POWER_BINS],
+    pub first: [i64; POWER_BINS],
+    pub last: [i64; POWER_BINS],
+}
+
+impl Default for PowerBins {
+    fn default() -> Self {
+        PowerBins {
+            n: [0; POWER_BINS],
+            first: [i64::MAX; POWER_BINS],
+            last: [i64::MIN; POWER_BINS],
+        }
+    }
+}
+
+impl PowerBins {
+    fn bin(watts: f64) -> usize {
+        if watts < 8.0 { 0 } else { (1.0 + 8.0 * (watts / 8.0).log2()).min(64.0) as usize }
+    }
+
+    /// The upper edge (W) of bin `k`.
+    fn upper(k: usize) -> f64 {
+        8.0 * (k as f64 / 8.0).exp2()
+    }
+
+    /// One row with draw `watts` at `ts`.
+    pub fn add(&mut self, watts: f64, ts: i64) {
+        if watts.is_nan() {
+            return;
+        }
+        let k = Self::bin(watts);
+        self.n[k] += 1;
+        self.first[k] = self.first[k].min(ts);
+        self.last[k] = self.last[k].max(ts);
+    }
+
+    pub fn pool(&mut self, o: &PowerBins) {
+        for k in 0..POWER_BINS {
+            self.n[k] += o.n[k];
+            self.first[k] = self.first[k].min(o.first[k]);
+            self.last[k] = self.last[k].max(o.last[k]);
+        }
+    }
+
+    /// The rows in the bins wholly below `watts`: how many, the first and the last (None: none).
+    pub fn below(&self, watts: f64) -> Option<(u64, i64, i64)> {
+        let ks = (0..POWER_BINS).filter(|&k| Self::upper(k) <= watts && self.n[k] > 0);
+        ks.fold(None, |acc, k| {
+            let (n, a, b) = acc.unwrap_or((0, i64::MAX, i64::MIN));
+            Some((n + self.n[k], a.min(self.first[k]), b.max(self.last[k])))
+        })
+    }
 }
 
 /// The per-row facts of one GPU.
@@ -41,11 +223,30 @@ pub struct DiagAcc {
     /// sw_power_cap (a power-capped clock depends on the load, not on the GPU's health).
     pub busy_clock_sum: crate::acc::Fsum,
     pub busy_clock_n: u64,
+    /// The rows that may be a hung collective, by power draw; the largest power.limit seen (-inf:
+    /// none).
+    pub hang: PowerBins,
+    pub power_limit: f64,
+    /// Sum and count of temperature.gpu while utilization.gpu >= `busy_util`.
+    pub busy_temp_sum: crate::acc::Fsum,
+    pub busy_temp_n: u64,
+    /// Sum and count of temperature.gpu over all samples.
+    pub temp_sum: crate::acc::Fsum,
+    pub temp_n: u64,
+    /// memory.used over time.
+    pub mem_trend: Trend,
+    /// The stretches of idle samples, in time order.
+    pub stretches: crate::stretch::Stretches,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
     pub health_max: [f64; 6],
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
     pub ecc_min: f64,
     pub ecc_max: f64,
+    /// Smallest and largest ecc.errors.corrected.volatile.total (NaN when never recorded).
+    pub corrected_min: f64,
+    pub corrected_max: f64,
+    /// Smallest and largest value of each [`CONFIG`] field (NaN when never recorded).
+    pub config: [(f64, f64); 4],
 }
 
 impl Default for DiagAcc {
@@ -59,9 +260,20 @@ impl Default for DiagAcc {
             held_idle_n: 0,
             busy_clock_sum: Default::default(),
             busy_clock_n: 0,
+            hang: PowerBins::default(),
+            power_limit: f64::NEG_INFINITY,
+            busy_temp_sum: Default::default(),
+            busy_temp_n: 0,
+            temp_sum: Default::default(),
+            temp_n: 0,
+            mem_trend: Trend::default(),
+            stretches: Default::default(),
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
             ecc_max: f64::NAN,
+            corrected_min: f64::NAN,
+            corrected_max: f64::NAN,
+            config: [(f64::NAN, f64::NAN); 4],
         }
     }
 }
@@ -90,6 +302,14 @@ impl DiagAcc {
         self.held_idle_n += c.held_idle_n;
         self.busy_clock_sum.pool(&c.busy_clock_sum);
         self.busy_clock_n += c.busy_clock_n;
+        self.hang.pool(&c.hang);
+        self.power_limit = self.power_limit.max(c.power_limit);
+        self.busy_temp_sum.pool(&c.busy_temp_sum);
+        self.busy_temp_n += c.busy_temp_n;
+        self.temp_sum.pool(&c.temp_sum);
+        self.temp_n += c.temp_n;
+        self.mem_trend.pool(&c.mem_trend);
+        self.stretches.append(&c.stretches);
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
@@ -110,7 +330,34 @@ impl DiagAcc {
         }
     }
 
-    /// Add another stretch or GPU.
+    /// One value of the corrected ECC counter.
+    pub fn add_corrected(&mut self, v: f64) {
+        if !v.is_nan() {
+            self.corrected_min = min_nan(self.corrected_min, v);
+            self.corrected_max = max_nan(self.corrected_max, v);
+        }
+    }
+
+    /// One value of the [`CONFIG`] field at `k`.
+    pub fn add_config(&mut self, k: usize, v: f64) {
+        if let Some((lo, hi)) = self.config.get_mut(k).filter(|_| !v.is_nan()) {
+            *lo = min_nan(*lo, v);
+            *hi = max_nan(*hi, v);
+        }
+    }
+
+    /// Smallest and largest value of a [`CONFIG`] field.
+    pub fn config_range(&self, f: Field) -> Option<(f64, f64)> {
+        let k = CONFIG.iter().position(|&c| c == f)?;
+        self.config.get(k).copied().filter(|(_, hi)| !hi.is_nan())
+    }
+
+    /// How much the corrected ECC counter rose over the run (largest minus smallest).
+    pub fn corrected_increase(&self) -> Option<f64> {
+        (!self.corrected_max.is_nan()).then_some(self.corrected_max - self.corrected_min)
+    }
+
+    /// Add a later stretch of the same GPU, or (the idle stretches then mean nothing) another GPU.
     pub fn pool(&mut self, o: &DiagAcc) {
         self.empty_rows += o.empty_rows;
         self.empty_first_ts = self.empty_first_ts.min(o.empty_first_ts);
@@ -120,11 +367,24 @@ impl DiagAcc {
         self.held_idle_n += o.held_idle_n;
         self.busy_clock_sum.pool(&o.busy_clock_sum);
         self.busy_clock_n += o.busy_clock_n;
+        self.hang.pool(&o.hang);
+        self.power_limit = self.power_limit.max(o.power_limit);
+        self.busy_temp_sum.pool(&o.busy_temp_sum);
+        self.busy_temp_n += o.busy_temp_n;
+        self.temp_sum.pool(&o.temp_sum);
+        self.temp_n += o.temp_n;
+        self.mem_trend.pool(&o.mem_trend);
+        self.stretches.append(&o.stretches);
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
             *a = max_nan(*a, *b);
         }
         self.ecc_min = min_nan(self.ecc_min, o.ecc_min);
         self.ecc_max = max_nan(self.ecc_max, o.ecc_max);
+        self.corrected_min = min_nan(self.corrected_min, o.corrected_min);
+        self.corrected_max = max_nan(self.corrected_max, o.corrected_max);
+        for (a, b) in self.config.iter_mut().zip(&o.config) {
+            *a = (min_nan(a.0, b.0), max_nan(a.1, b.1));
+        }
     }
 
     /// Share (%) of the GPU's rows with memory held while idle; None without memory.used.
@@ -135,6 +395,16 @@ impl DiagAcc {
     /// Mean clocks.sm while busy.
     pub fn busy_clock(&self) -> Option<f64> {
         (self.busy_clock_n > 0).then(|| self.busy_clock_sum.value() / self.busy_clock_n as f64)
+    }
+
+    /// Mean temperature.gpu while busy, or (`busy` false) over all samples.
+    pub fn temp(&self, busy: bool) -> Option<f64> {
+        let (sum, n) = if busy {
+            (&self.busy_temp_sum, self.busy_temp_n)
+        } else {
+            (&self.temp_sum, self.temp_n)
+        };
+        (n > 0).then(|| sum.value() / n as f64)
     }
 
     /// Largest value of a [`HEALTH`] field.
@@ -152,6 +422,60 @@ impl DiagAcc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hang-like rows by draw: counted below a draw to within one bin, with their first and last
+    /// time, the same whatever the split of the rows.
+    #[test]
+    fn power_bins_count_below_and_pool_alike() {
+        let rows: Vec<(f64, i64)> =
+            (0..200).map(|k| (f64::from(k) * 3.7 + 2.0, i64::from(k))).collect();
+        let mut whole = PowerBins::default();
+        rows.iter().for_each(|&(w, t)| whole.add(w, t));
+        let (mut a, mut b) = (PowerBins::default(), PowerBins::default());
+        rows.iter()
+            .rev()
+            .enumerate()
+            .for_each(|(k, &(w, t))| if k % 3 == 0 { a.add(w, t) } else { b.add(w, t) });
+        a.pool(&b);
+        assert_eq!(a, whole);
+        let (n, first, last) = whole.below(175.0).unwrap();
+        // Draws 2.0, 5.7, ... below 175 W are rows 0..=46; the bins wholly below 175 W reach past 160 W.
+        assert_eq!(first, 0);
+        assert!((42..=46).contains(&last) && n == last as u64 + 1, "{n} {last}");
+        assert_eq!(whole.below(7.0), None);
+        let mut nan = PowerBins::default();
+        nan.add(f64::NAN, 1);
+        assert_eq!(nan, PowerBins::default());
+    }
+
+    /// The memory trend: the same sums whatever the split, a line through a steady rise, and the
+    /// first time the peak was seen.
+    #[test]
+    fn trend_fits_and_pools_alike() {
+        let t0 = 1_772_442_000_000_000_i64;
+        let rows: Vec<(i64, f64)> = (0..500)
+            .map(|k| (t0 + k * 5_000_000, 40_000.0 + 2.0 * k as f64 + (k % 7) as f64))
+            .collect();
+        let mut whole = Trend::default();
+        rows.iter().for_each(|&(t, v)| whole.add(t, v));
+        let (mut a, mut b) = (Trend::default(), Trend::default());
+        rows.iter()
+            .rev()
+            .enumerate()
+            .for_each(|(k, &(t, v))| if k % 2 == 0 { a.add(t, v) } else { b.add(t, v) });
+        b.pool(&a);
+        assert_eq!(b, whole);
+        let fit = whole.fit().unwrap();
+        // 2 MiB per 5 s sample: 0.4 MiB/s.
+        assert!((fit.slope - 0.4).abs() < 1e-3, "{fit:?}");
+        assert!(fit.r2 > 0.99, "{fit:?}");
+        assert!((fit.at(t0) - 40_003.0).abs() < 5.0, "{fit:?}");
+        let (max, at) = (whole.max, whole.max_ts);
+        assert_eq!((max, at), (40_000.0 + 2.0 * 499.0 + 2.0, t0 + 499 * 5_000_000));
+        let mut flat = Trend::default();
+        (0..3).for_each(|_| flat.add(t0, 1.0));
+        assert_eq!(flat.fit(), None, "no spread in time");
+    }
 
     #[test]
     fn facts_count_and_pool() {
@@ -172,6 +496,11 @@ mod tests {
         b.add_empty(4);
         b.add_health(Some(2), 1.0);
         b.add_health(None, 5.0);
+        a.add_corrected(10.0);
+        b.add_corrected(250.0);
+        a.add_config(0, 8.0);
+        b.add_config(0, 16.0);
+        b.add_config(0, f64::NAN);
         a.pool(&b);
         assert_eq!((a.mem_n, a.held_n, a.held_idle_n), (5, 4, 1));
         assert_eq!(a.held_idle_pct(5), Some(20.0));
@@ -180,6 +509,10 @@ mod tests {
         assert_eq!(a.health(Field::RemappedFailure), Some(1.0));
         assert_eq!(a.health(Field::RetiredPending), None);
         assert_eq!(a.ecc_increase(), Some(2.0));
+        assert_eq!(a.corrected_increase(), Some(240.0));
+        assert_eq!(DiagAcc::default().corrected_increase(), None);
+        assert_eq!(a.config_range(Field::PcieLinkWidthCurrent), Some((8.0, 16.0)));
+        assert_eq!(a.config_range(Field::PowerLimit), None);
         assert_eq!(DiagAcc::default().ecc_increase(), None);
         assert_eq!(DiagAcc::default().held_idle_pct(10), None);
     }

@@ -35,6 +35,21 @@ pub struct Thresholds {
     pub held_mem_mib: f64,
     pub held_idle_pct: f64,
     pub straggler_clock_pct: f64,
+    pub hang_util: f64,
+    pub hang_power_pct: f64,
+    pub hang_power_max_pct: f64,
+    pub hang_min_s: f64,
+    pub low_util: f64,
+    pub low_util_min_s: f64,
+    pub host_mem_pct: f64,
+    pub host_mem_min_s: f64,
+    pub hot_gpu_c: f64,
+    pub growth_pct: f64,
+    pub growth_min_s: f64,
+    pub idle_stretch_s: f64,
+    pub idle_lost_pct: f64,
+    pub ecc_corrected_per_h: f64,
+    pub power_limit_low_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -61,6 +76,21 @@ impl Default for Thresholds {
             held_mem_mib: 2048.0,
             held_idle_pct: 75.0,
             straggler_clock_pct: 5.0,
+            hang_util: 90.0,
+            hang_power_pct: 25.0,
+            hang_power_max_pct: 40.0,
+            hang_min_s: 300.0,
+            low_util: 10.0,
+            low_util_min_s: 1800.0,
+            host_mem_pct: 95.0,
+            host_mem_min_s: 600.0,
+            hot_gpu_c: 10.0,
+            growth_pct: 10.0,
+            growth_min_s: 1800.0,
+            idle_stretch_s: 60.0,
+            idle_lost_pct: 5.0,
+            ecc_corrected_per_h: 100.0,
+            power_limit_low_pct: 90.0,
         }
     }
 }
@@ -68,7 +98,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 36] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -156,6 +186,71 @@ pub static THRESHOLDS: [(&str, &str, Slot); 21] = [
         "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler",
         |t| &mut t.straggler_clock_pct,
     ),
+    (
+        "hang_util",
+        "utilization.gpu at or above this (%) with sm.active < idle_util (where recorded) and memory held may be a hung collective",
+        |t| &mut t.hang_util,
+    ),
+    (
+        "hang_power_pct",
+        "...when power.draw is below the GPU's lowest draw plus this share (%) of the way up to power.limit (without it, to the GPU's highest power.draw in the run), and at least this share of it",
+        |t| &mut t.hang_power_pct,
+    ),
+    (
+        "hang_power_max_pct",
+        "...and at most this share (%) of power.limit (or of the highest power.draw)",
+        |t| &mut t.hang_power_max_pct,
+    ),
+    (
+        "hang_min_s",
+        "such samples for at least this long (s), after at least this long of other samples, fire hang",
+        |t| &mut t.hang_min_s,
+    ),
+    ("low_util", "mean utilization.gpu below this (%) may fire low_utilization", |t| {
+        &mut t.low_util
+    }),
+    ("low_util_min_s", "...when the GPU's span is at least this long (s)", |t| {
+        &mut t.low_util_min_s
+    }),
+    (
+        "host_mem_pct",
+        "host mem.used at or above this share (%) of mem.total counts as memory pressure (host_memory)",
+        |t| &mut t.host_mem_pct,
+    ),
+    ("host_mem_min_s", "...for at least this long (s) in all fires host_memory", |t| {
+        &mut t.host_mem_min_s
+    }),
+    (
+        "hot_gpu_c",
+        "temperature.gpu.mean this many degrees C above the median of its siblings' fires hot_gpu",
+        |t| &mut t.hot_gpu_c,
+    ),
+    (
+        "growth_pct",
+        "memory.used rising along its fitted line by at least this share (%) of memory.total over the run may fire memory_growth",
+        |t| &mut t.growth_pct,
+    ),
+    ("growth_min_s", "...when the GPU's span is at least this long (s)", |t| &mut t.growth_min_s),
+    (
+        "idle_stretch_s",
+        "a stretch of idle samples (utilization.gpu < idle_util) at least this long (s) counts for idle_stretches",
+        |t| &mut t.idle_stretch_s,
+    ),
+    (
+        "idle_lost_pct",
+        "...which fires when such stretches add up to at least this share (%) of the span",
+        |t| &mut t.idle_lost_pct,
+    ),
+    (
+        "ecc_corrected_per_h",
+        "ecc.errors.corrected.volatile.total rising by at least this many per hour of the span (and this many in all) fires memory_health (a corrected-error storm)",
+        |t| &mut t.ecc_corrected_per_h,
+    ),
+    (
+        "power_limit_low_pct",
+        "power.limit (its highest value in the run) below this share (%) of power.default_limit fires power_limit_low",
+        |t| &mut t.power_limit_low_pct,
+    ),
 ];
 
 impl Thresholds {
@@ -183,6 +278,9 @@ impl Thresholds {
             idle_util: self.idle_util,
             held_mem_mib: self.held_mem_mib,
             busy_util: self.busy_util,
+            hang_util: self.hang_util,
+            host_mem_pct: self.host_mem_pct,
+            idle_stretch_s: self.idle_stretch_s,
         }
     }
 
@@ -220,7 +318,7 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 18] = [
+pub static RULES: [Rule; 26] = [
     Rule {
         id: "job_failed",
         severity: Severity::Error,
@@ -250,7 +348,9 @@ pub static RULES: [Rule; 18] = [
         id: "memory_health",
         severity: Severity::Warning,
         when: "remapped_rows.failure.max = 1 (error: a row could not be remapped), or remapped_rows.pending.max = 1, \
-               retired_pages.pending.max = 1 or ecc.errors.uncorrected.volatile.total.increase > 0 (warning)",
+               retired_pages.pending.max = 1, ecc.errors.uncorrected.volatile.total.increase > 0, or \
+               ecc.errors.corrected.volatile.total rising by at least ecc_corrected_per_h (100) an hour of the span \
+               and that many in all (a corrected-error storm) (warning)",
         fix: "drain the node and reset the GPU so pending remaps and retirements take effect; a failed remap or \
               uncorrected errors that keep rising: service the GPU (RMA)",
     },
@@ -302,7 +402,8 @@ pub static RULES: [Rule; 18] = [
     Rule {
         id: "batch_headroom",
         severity: Severity::Info,
-        when: "memory.used.max_pct < headroom_mem_pct (30) while utilization.gpu.mean >= headroom_util (80) %",
+        when: "memory.used.max_pct < headroom_mem_pct (30) while utilization.gpu.mean >= headroom_util (80) %, on a \
+               GPU that does not fire hang",
         fix: "room for a bigger batch (scale the learning rate with it) or a bigger model on this GPU",
     },
     Rule {
@@ -372,6 +473,100 @@ pub static RULES: [Rule; 18] = [
               between steps, move decoding/augmentation to the GPU (DALI, torchvision v2 on CUDA tensors), send \
               uint8 instead of float32",
     },
+    Rule {
+        id: "hang",
+        severity: Severity::Error,
+        when: "samples adding up to at least hang_min_s (300) s, their stretch (that many samples up to the last \
+               of them: a few stray ones earlier do not move its start) starting at least as long after the GPU's \
+               first sample, have utilization.gpu >= hang_util (90) % \
+               while power.draw is near the board's idle draw: below its lowest power.draw in the run plus \
+               hang_power_pct (25) % of the way up to power.limit (without power.limit: to the GPU's highest \
+               power.draw in the run), that threshold kept between hang_power_pct and hang_power_max_pct (40) % \
+               of the same reference; sm.active < idle_util (5) % where recorded and memory.used >= \
+               held_mem_mib where recorded: a kernel that never ends on idle SMs, i.e. a hung NCCL/collective \
+               (the job still alive); the evidence says when it started and how long it lasted. \
+               sm_idle_under_busy does not fire on such a GPU",
+        fix: "the job is stuck, not slow: take stack traces (py-spy dump --pid, or NCCL_DEBUG=INFO and \
+              TORCH_NCCL_ASYNC_ERROR_HANDLING=1 with a collective timeout so a hang fails fast), look for a rank \
+              that died, diverged or is waiting elsewhere (data, checkpoint), then kill and restart from the last \
+              checkpoint",
+    },
+    Rule {
+        id: "low_utilization",
+        severity: Severity::Info,
+        when: "utilization.gpu.mean < low_util (10) % over a span of at least low_util_min_s (1800) s, memory \
+               recorded or not (beside idle_allocated when it holds memory), on a GPU that does not fire \
+               unused_gpu (which does nothing at all): the GPU does almost nothing",
+        fix: "share the GPU (MIG, MPS, a smaller instance), batch requests, or move the job to a smaller GPU; for \
+              training, look for what it waits on most (input_bound, host-side work between steps)",
+    },
+    Rule {
+        id: "host_memory",
+        severity: Severity::Warning,
+        when: "host mem.used >= host_mem_pct (95) % of mem.total in ticks adding up to at least host_mem_min_s \
+               (600) s: host RAM nearly full for a long time, swap or no swap (a host without swap is next \
+               to the OOM killer)",
+        fix: "fewer DataLoader workers or smaller prefetch buffers, memory-map or stream the dataset instead of \
+              loading it, look for a leak (job.rss rising), or add RAM",
+    },
+    Rule {
+        id: "memory_growth",
+        severity: Severity::Warning,
+        when: "over a span of at least growth_min_s (1800) s, the least-squares line through memory.used over time \
+               rises by at least growth_pct (10) % of memory.total, fits well (r² >= 0.8: a steady rise, not a \
+               ramp at start-up that levels off) and memory.used reaches its peak in the last fifth of the span \
+               (still rising at the end); the evidence gives the rate and when the line would reach memory.total",
+        fix: "look for what keeps growing: tensors kept across steps (losses appended without .item() or \
+              .detach(), a growing cache or list of outputs), a dataset or KV cache on the GPU that grows, \
+              fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True); torch.cuda.memory_summary() at \
+              two steps tells which",
+    },
+    Rule {
+        id: "idle_stretches",
+        severity: Severity::Warning,
+        when: "at least three stretches of idle samples (utilization.gpu, and sm.active where recorded, < idle_util \
+               (5) %), each at least idle_stretch_s (60) s long and inside the run (not before the first busy \
+               sample or after the last), add up to at least idle_lost_pct (5) % of the span, and start at a \
+               regular period (the steps between their starts vary by at most half their mean), and between them \
+               the GPU is busy (its mean utilization.gpu over the time outside them, taken as its whole-run mean \
+               times span / (span - stretches), >= busy_util (80) %: not a load that comes and goes); the GPU fires \
+               neither unused_gpu, idle_allocated nor low_utilization. The evidence gives the share of the run \
+               lost, the period and the typical length",
+        fix: "find what the GPUs wait on every period: checkpoint writes (save asynchronously, \
+              torch.distributed.checkpoint.async_save, or less often), evaluation on one rank (shard it across \
+              ranks), DataLoader workers restarted each epoch (persistent_workers=True)",
+    },
+    Rule {
+        id: "power_limit_low",
+        severity: Severity::Warning,
+        when: "the GPU's power.limit (its highest value in the run) is below power_limit_low_pct (90) % of \
+               power.default_limit (the board's own default): someone capped the board, and its work runs \
+               slower (nvidia-smi -pl, a datacenter power policy)",
+        fix: "if the cap is not deliberate, restore the default: nvidia-smi -i N -pl DEFAULT (as root), or ask \
+              whoever set the site's power policy; nvidia-smi -q -d POWER shows the limits",
+    },
+    Rule {
+        id: "pcie_link",
+        severity: Severity::Warning,
+        when: "pcie.link.width.current never reaches pcie.link.width.max during the run (e.g. x8 of x16): the \
+               link trained narrower than the GPU supports (a badly seated card, a riser, a dirty or damaged \
+               slot); host-device copies run at a fraction of their speed",
+        fix: "reseat the GPU or its riser, check the slot and the BIOS's PCIe settings (lane bifurcation), move \
+              the card to another slot to tell card from slot; nvidia-smi -q -d PCIE shows the link",
+    },
+    Rule {
+        id: "hot_gpu",
+        severity: Severity::Warning,
+        when: "among at least three GPUs of one host and model in use, a GPU's temperature while busy is at least \
+               hot_gpu_c (10) C above the median of its siblings' (each the mean temperature.gpu over the samples \
+               with utilization.gpu >= busy_util (80) %; over all samples when one of them is never that busy) \
+               while its utilization.gpu.mean is within \
+               imbalance_util (20) points of theirs (the same load), and it does not fire thermal_throttling: \
+               its cooling is failing before any throttle shows",
+        fix: "check that GPU's cooling: its fan (nvidia-smi fan.speed, the chassis fans), a blocked or dusty \
+              intake, the heatsink's seating and thermal paste; swap it with a sibling's slot to tell board from \
+              slot",
+    },
 ];
 
 /// One finding.
@@ -410,13 +605,29 @@ pub struct GpuView<'a> {
     /// The last row with readings and the last row of the GPU, empty ones included (UTC µs).
     pub last_data: i64,
     pub last_row: i64,
+    /// The first row with readings (UTC µs).
+    pub first_data: i64,
+    /// The per-row facts beyond the statistics (None: a GPU known only by its statistics).
+    pub diag: Option<&'a crate::diag::DiagAcc>,
+    /// The lowest power.draw of the GPU (its floor: idle, or a hang's draw).
+    pub power_min: Option<f64>,
 }
 
 #[cfg(test)]
 impl<'a> GpuView<'a> {
     /// A GPU known only by its statistics (no empty rows).
     pub fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
-        GpuView { label, stats, name: None, uuid: None, last_data: 0, last_row: 0 }
+        GpuView {
+            label,
+            stats,
+            name: None,
+            uuid: None,
+            last_data: 0,
+            last_row: 0,
+            first_data: 0,
+            diag: None,
+            power_min: None,
+        }
     }
 }
 
@@ -481,13 +692,19 @@ fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) 
 }
 
 /// `memory_health`: pending or failed row remaps, pending page retirements, rising uncorrected ECC.
-fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
+fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
     let at_least_one = |f: Field| s.get(Stat::HealthMax(f)).is_some_and(|v| v >= 1.0);
     let failed = at_least_one(Field::RemappedFailure);
     let rising = s.get(Stat::EccIncrease).is_some_and(|v| v > 0.0);
+    // A corrected-error storm: many corrected errors an hour (an ageing or failing memory).
+    let corrected = g.diag.and_then(|d| d.corrected_increase());
+    let hours = s.get(Stat::SpanS).unwrap_or(0.0).max(1.0) / 3600.0;
+    let storm = corrected
+        .is_some_and(|c| c >= th.ecc_corrected_per_h && c / hours >= th.ecc_corrected_per_h);
     if !(failed
         || rising
+        || storm
         || at_least_one(Field::RemappedPending)
         || at_least_one(Field::RetiredPending))
     {
@@ -512,6 +729,15 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>) {
             if e.is_empty() { "" } else { ", " },
             Stat::EccIncrease,
             f(Some(v), 0)
+        );
+    }
+    if let Some(c) = corrected.filter(|_| storm) {
+        let _ = write!(
+            e,
+            "{}ecc.errors.corrected.volatile.total rose by {} ({} an hour)",
+            if e.is_empty() { "" } else { ", " },
+            f(Some(c), 0),
+            f(Some(c / hours), 0)
         );
     }
     let severity = if failed { Severity::Error } else { Severity::Warning };
@@ -591,8 +817,8 @@ fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     }
 }
 
-/// `oom_risk` and `batch_headroom`.
-fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+/// `oom_risk` and `batch_headroom` (not on a hung GPU: its utilization is no sign of work).
+fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds, hung: bool) {
     let s = g.stats;
     let mem_pct = s.get(Stat::MemoryUsedMaxPct);
     if let Some(p) = mem_pct
@@ -609,6 +835,7 @@ fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     if let (Some(p), Some(u)) = (mem_pct, s.get(UTIL_MEAN))
         && p < th.headroom_mem_pct
         && u >= th.headroom_util
+        && !hung
     {
         let evidence = format!(
             "memory.used peak {}% of memory.total at mean utilization {}%",
@@ -780,6 +1007,37 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
     }
 }
 
+/// `host_memory`: host RAM nearly full for `host_mem_min_s` or more (`pressed` ticks at the
+/// GPUs' median sample spacing).
+fn host_memory(
+    out: &mut Findings<'_>,
+    gpus: &[GpuView<'_>],
+    host_stats: &Stats,
+    pressed: u64,
+    th: &Thresholds,
+) {
+    let Some(iv) = median(gpus.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect())
+    else {
+        return;
+    };
+    let held = pressed as f64 * iv;
+    if pressed == 0 || held < th.host_mem_min_s {
+        return;
+    }
+    let ticks = host_stats.get(Stat::Ticks).unwrap_or(0.0);
+    let evidence = format!(
+        "mem.used >= {}% of mem.total ({} MiB) in {pressed} of {} ticks ({} of the run); mem.used peak {}%; \
+         swap.used peak {} MiB",
+        th.host_mem_pct,
+        f(host_stats.get(Stat::MemTotal), 0),
+        f(Some(ticks), 0),
+        dur(held),
+        f(host_stats.get(Stat::MemUsedMaxPct), 1),
+        f(host_stats.get(Stat::max(Field::SwapUsed)), 0)
+    );
+    out.push("host_memory", None, evidence);
+}
+
 /// The factor that turns a GPU's GPM columns into percent: 100 when a busy GPU (utilization.gpu
 /// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
 /// (DCGM's convention) rather than the catalogue's percent; else 1.
@@ -803,6 +1061,265 @@ fn gpm_note(s: &Stats) -> &'static str {
         " (GPM columns recorded as fractions 0-1, read as percent)"
     } else {
         ""
+    }
+}
+
+/// A duration in seconds as text: `42 s`, `12 min`, `3.5 h`.
+fn dur(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// `hang`; whether the GPU shows a hung collective: utilization.gpu pinned high while the board
+/// draws about its idle power (a share of its power limit, or of its own highest draw in the run),
+/// the SMs idle where recorded and memory held, for `hang_min_s` and more after at least as long
+/// of other samples.
+fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let (Some(d), Some(iv)) = (g.diag, s.get(Stat::IntervalS).filter(|&v| v > 0.0)) else {
+        return false;
+    };
+    let limit = Some(d.power_limit).filter(|&l| l.is_finite() && l > 0.0);
+    let (reference, of) = match (limit, s.get(Stat::max(Field::PowerDraw))) {
+        (Some(l), _) => (l, "power.limit"),
+        (None, Some(m)) if m > 0.0 => (m, "the highest power.draw of the run"),
+        _ => return false,
+    };
+    // The board's floor plus hang_power_pct of the way up to the reference, kept between
+    // hang_power_pct and hang_power_max_pct of the reference.
+    let pct = th.hang_power_pct / 100.0;
+    let floor = g.power_min.filter(|&m| m.is_finite() && m >= 0.0).unwrap_or(0.0);
+    let (lo, hi) =
+        (pct * reference, (th.hang_power_max_pct / 100.0 * reference).max(pct * reference));
+    let watts = (floor + pct * (reference - floor)).clamp(lo, hi);
+    let Some((n, first, end)) = d.hang.below(watts) else { return false };
+    let held = n as f64 * iv;
+    // The stretch: the `n` samples up to the last one (a few stray samples earlier, as training
+    // starts, do not move its start), from the first one at the earliest.
+    let start = first.max(end - ((n - 1) as f64 * iv * 1e6) as i64);
+    let lasted = (end - start) as f64 / 1e6 + iv;
+    let before = (start - g.first_data) as f64 / 1e6;
+    // Long enough, after a while of other work (a job on small kernels from its start is no hang).
+    if held < th.hang_min_s || before < th.hang_min_s {
+        return false;
+    }
+    let until = if g.last_data - end <= (th.gap_intervals * iv * 1e6) as i64 {
+        "until the end of the recording (still hung)".to_string()
+    } else {
+        format!("until {} UTC", when(end))
+    };
+    let sm = if s.get(SM_MEAN).is_some() {
+        format!(", sm.active < {}%", th.idle_util)
+    } else {
+        String::new()
+    };
+    let mem = if s.get(Stat::max(Field::MemUsed)).is_some() {
+        "memory held"
+    } else {
+        "memory.used not recorded"
+    };
+    let evidence = format!(
+        "from {} UTC, {} into the run, for {} {until}: utilization.gpu >= {}% while power.draw < {} W (the \
+         board's lowest draw {} W plus {}% of the way to {of}, {} W){sm}, {mem}, in {n} samples; power.draw \
+         max {} W",
+        when(start),
+        dur(before),
+        dur(lasted),
+        th.hang_util,
+        f(Some(watts), 0),
+        f(Some(floor), 0),
+        th.hang_power_pct,
+        f(Some(reference), 0),
+        f(s.get(Stat::max(Field::PowerDraw)), 0)
+    );
+    out.push("hang", Some(&g.label), evidence);
+    true
+}
+
+/// `power_limit_low` and `pcie_link`: the board's configuration as recorded.
+fn board_config(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let Some(d) = g.diag else { return };
+    if let (Some((_, limit)), Some((_, default))) =
+        (d.config_range(Field::PowerLimit), d.config_range(Field::PowerDefaultLimit))
+        && default > 0.0
+        && limit < th.power_limit_low_pct / 100.0 * default
+    {
+        let evidence = format!(
+            "power.limit {} W, {}% of power.default_limit {} W; power.draw max {} W",
+            f(Some(limit), 0),
+            f(Some(100.0 * limit / default), 0),
+            f(Some(default), 0),
+            f(g.stats.get(Stat::max(Field::PowerDraw)), 0)
+        );
+        out.push("power_limit_low", Some(&g.label), evidence);
+    }
+    if let (Some((_, now)), Some((_, max))) =
+        (d.config_range(Field::PcieLinkWidthCurrent), d.config_range(Field::PcieLinkWidthMax))
+        && now > 0.0
+        && now < max
+    {
+        let evidence = format!(
+            "pcie.link.width.current at most x{} during the run, of x{} (pcie.link.width.max)",
+            now, max
+        );
+        out.push("pcie_link", Some(&g.label), evidence);
+    }
+}
+
+/// `memory_growth`: memory.used rising steadily to the end of the run.
+fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let (Some(d), Some(span), Some(total)) =
+        (g.diag, s.get(Stat::SpanS), s.get(Stat::MemoryTotal).filter(|&t| t > 0.0))
+    else {
+        return;
+    };
+    let Some(fit) = d.mem_trend.fit() else { return };
+    let rise = fit.slope * span;
+    let late = d.mem_trend.max_ts >= g.last_data - (0.2 * span * 1e6) as i64;
+    if span < th.growth_min_s || rise < th.growth_pct / 100.0 * total || fit.r2 < 0.8 || !late {
+        return;
+    }
+    let now = fit.at(g.last_data);
+    let left_s = (total - now) / fit.slope;
+    let reach = if left_s <= 0.0 {
+        "it is at memory.total already".to_string()
+    } else {
+        let at = g.last_data.saturating_add((left_s * 1e6) as i64);
+        format!(
+            "at this rate it reaches memory.total ({} MiB) in {} (at {} UTC)",
+            f(Some(total), 0),
+            dur(left_s),
+            when(at)
+        )
+    };
+    let evidence = format!(
+        "memory.used rises {} MiB/h (fitted over {}, r² {}): from {} to {} MiB along the line, peak {} MiB at {} UTC; \
+         {reach}",
+        f(Some(fit.slope * 3600.0), 0),
+        dur(span),
+        f(Some(fit.r2), 2),
+        f(Some(fit.at(g.first_data)), 0),
+        f(Some(now), 0),
+        f(Some(d.mem_trend.max), 0),
+        when(d.mem_trend.max_ts)
+    );
+    out.push("memory_growth", Some(&g.label), evidence);
+}
+
+/// `idle_stretches`: the GPU stops for minutes at a regular period.
+fn idle_stretches(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let (Some(d), Some(span), Some(iv)) = (g.diag, s.get(Stat::SpanS), s.get(Stat::IntervalS))
+    else {
+        return;
+    };
+    let seq = d.stretches.closed;
+    let Some((period, cv)) = seq.period() else { return };
+    // Each stretch's length counts its last sample's interval.
+    let lost = seq.len_us as f64 / 1e6 + seq.k as f64 * iv;
+    let share = 100.0 * lost / span.max(1.0);
+    // Busy between the stops (training), not a load that comes and goes (an inference server).
+    let between = s.get(UTIL_MEAN).map(|u| u * span / (span - lost).max(1.0));
+    if seq.k < 3 || share < th.idle_lost_pct || cv > 0.5 || between.is_none_or(|b| b < th.busy_util)
+    {
+        return;
+    }
+    let evidence = format!(
+        "{} stretches of utilization.gpu < {}% lasting at least {} s, {} long on average, every {} (from {} UTC \
+         to {} UTC): {} of the run lost ({}%); utilization.gpu about {}% between them",
+        seq.k,
+        th.idle_util,
+        th.idle_stretch_s,
+        dur(lost / seq.k as f64),
+        dur(period),
+        when(seq.first),
+        when(seq.last),
+        dur(lost),
+        f(Some(share), 1),
+        f(between, 0)
+    );
+    out.push("idle_stretches", Some(&g.label), evidence);
+}
+
+/// `low_utilization`; whether the GPU does almost nothing over a long run.
+fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
+    let s = g.stats;
+    let (Some(u), Some(span)) = (s.get(UTIL_MEAN), s.get(Stat::SpanS)) else { return false };
+    if u >= th.low_util || span < th.low_util_min_s {
+        return false;
+    }
+    let evidence = format!(
+        "mean utilization.gpu {}% over {} ({} samples, p95 {}%, max {}%); idle (< {}%) in {}% of them; \
+         memory.used peak {} MiB",
+        f(Some(u), 1),
+        dur(span),
+        f(s.get(Stat::Samples), 0),
+        f(s.get(Stat::p95(Field::UtilGpu)), 0),
+        f(s.get(Stat::max(Field::UtilGpu)), 0),
+        th.idle_util,
+        f(s.get(Stat::IdlePct), 1),
+        f(s.get(Stat::max(Field::MemUsed)), 0)
+    );
+    out.push("low_utilization", Some(&g.label), evidence);
+    true
+}
+
+/// The median of some values (None: none).
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    let k = v.len();
+    match k {
+        0 => None,
+        _ if k % 2 == 1 => Some(v[k / 2]),
+        _ => Some((v[k / 2 - 1] + v[k / 2]) / 2.0),
+    }
+}
+
+/// `hot_gpu`: among at least three GPUs of one host and model in use, under the same load (mean
+/// utilization.gpu within imbalance_util points of its siblings' median), one runs hot_gpu_c or
+/// more above the median of its siblings' temperatures while busy; GPUs already thermal-throttling are left to
+/// thermal_throttling.
+fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
+    let temp = |g: &GpuView<'_>, busy: bool| g.diag.and_then(|d| d.temp(busy));
+    for g in gpus {
+        let sib: Vec<&&GpuView<'_>> =
+            gpus.iter().filter(|o| o.label != g.label && o.name == g.name).collect();
+        // While busy when every one of them was busy at times, else over all samples.
+        let busy = temp(g, true).is_some() && sib.iter().all(|o| temp(o, true).is_some());
+        let (Some(t), Some(u)) = (temp(g, busy), g.stats.get(UTIL_MEAN)) else { continue };
+        let temps: Vec<f64> = sib.iter().filter_map(|o| temp(o, busy)).collect();
+        let utils: Vec<f64> = sib.iter().filter_map(|o| o.stats.get(UTIL_MEAN)).collect();
+        if temps.len() < 2 {
+            continue;
+        }
+        let (Some(mt), Some(mu)) = (median(temps), median(utils)) else { continue };
+        let throttled = g.stats.get(Stat::ThrottleThermalPct).is_some_and(|v| v > th.throttle_pct);
+        if t - mt >= th.hot_gpu_c && (u - mu).abs() <= th.imbalance_util && !throttled {
+            let evidence = format!(
+                "temperature.gpu mean {} C {} (max {} C), {} C above the median {} C of its {} siblings at about the \
+                 same load (utilization.gpu mean {}% vs {}%); throttle.thermal_pct {}",
+                f(Some(t), 1),
+                if busy {
+                    format!("while busy (utilization.gpu >= {}%)", th.busy_util)
+                } else {
+                    "over all samples".into()
+                },
+                f(g.stats.get(Stat::max(Field::TempGpu)), 0),
+                f(Some(t - mt), 1),
+                f(Some(mt), 1),
+                sib.len(),
+                f(Some(u), 1),
+                f(Some(mu), 1),
+                f(g.stats.get(Stat::ThrottleThermalPct), 1)
+            );
+            out.push("hot_gpu", Some(&g.label), evidence);
+        }
     }
 }
 
@@ -950,6 +1467,7 @@ pub fn diagnose(
     host: &str,
     gpus: &[GpuView<'_>],
     host_stats: &Stats,
+    pressed_ticks: u64,
     events: &[EventRecord],
     th: &Thresholds,
 ) -> Vec<Finding> {
@@ -962,26 +1480,41 @@ pub fn diagnose(
         if gpu_lost(&mut out, g, end, th) {
             lost.push(&g.label);
         }
-        memory_health(&mut out, g);
-        let idle = idle_allocated(&mut out, g, th) || unused_gpu(&mut out, g, th);
+        memory_health(&mut out, g, th);
+        let allocated = idle_allocated(&mut out, g, th);
+        let idle = allocated || unused_gpu(&mut out, g, th);
+        // Memory held or not: a GPU that does almost nothing (an unused one does nothing).
+        let low = (allocated || !idle) && low_utilization(&mut out, g, th);
+        let mut hung = false;
         if !idle {
             if let Some(m) = g.stats.get(UTIL_MEAN) {
                 used.push((g.label.as_str(), m));
             }
             in_use.push(g);
             input_bound(&mut out, g, th);
-            sm_idle_under_busy(&mut out, g, th);
+            // A hung collective keeps utilization.gpu up with idle SMs: not a batch to grow.
+            hung = hang(&mut out, g, th);
+            if !hung {
+                sm_idle_under_busy(&mut out, g, th);
+            }
+            if !low {
+                idle_stretches(&mut out, g, th);
+            }
             no_tensor_cores(&mut out, g, th);
             memory_bound(&mut out, g, th);
             pcie_bound(&mut out, g, th);
         }
-        memory(&mut out, g, th);
+        memory(&mut out, g, th, hung);
+        memory_growth(&mut out, g, th);
+        board_config(&mut out, g, th);
         throttling(&mut out, g, th);
     }
     straggler(&mut out, &in_use, th);
+    hot_gpu(&mut out, &in_use, th);
     power_cap(&mut out, gpus, th);
     imbalance(&mut out, &used, th);
     host_swap(&mut out, host_stats, th);
+    host_memory(&mut out, gpus, host_stats, pressed_ticks, th);
     // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.
     let only: Vec<&str> = gpus.iter().map(|g| g.label.as_str()).collect();
     xid(&mut out, events, gpus, if lost.is_empty() && only.len() == 1 { &only } else { &lost });
@@ -1029,7 +1562,7 @@ mod tests {
             ],
         );
         let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &healthy)];
-        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), &[], &th).is_empty());
+        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), 0, &[], &th).is_empty());
         let hot = stats(
             Scope::Gpu,
             &[
@@ -1043,13 +1576,134 @@ mod tests {
         );
         let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &hot)];
         let swap = stats(Scope::Host, &[(Stat::SwapRange, 900.0)]);
-        let found = diagnose("h", &g, &swap, &[], &th);
+        let found = diagnose("h", &g, &swap, 0, &[], &th);
         let ids: Vec<&str> = found.iter().map(|f| f.rule).collect();
         assert_eq!(
             ids,
             ["input_bound", "oom_risk", "thermal_throttling", "imbalance", "host_swap"]
         );
         assert!(found[2].evidence.contains("(sw_thermal_slowdown 20.0%)"), "{}", found[2].evidence);
+    }
+
+    /// A GPU of a one-second recording from 0 to `end_s`, with these hang-like samples (draw, second).
+    fn hang_view<'a>(s: &'a Stats, d: &'a crate::diag::DiagAcc, end_s: i64) -> GpuView<'a> {
+        GpuView { last_data: end_s * 1_000_000, diag: Some(d), ..GpuView::new("0".into(), s) }
+    }
+
+    /// `hang`: 100 % utilization at idle power after a while of work fires it (and not
+    /// sm_idle_under_busy); the same from the start of the run, or at a working draw, does not.
+    #[test]
+    fn hang_fires_after_work_at_idle_power_only() {
+        let th = Thresholds::default();
+        let s = stats(
+            Scope::Gpu,
+            &[
+                (UTIL_MEAN, 99.0),
+                (Stat::IdlePct, 0.0),
+                (SM_MEAN, 19.0),
+                (Stat::IntervalS, 1.0),
+                (Stat::max(Field::PowerDraw), 700.0),
+            ],
+        );
+        let rows = |watts: f64, from: i64, stray: bool| {
+            let mut d = crate::diag::DiagAcc::default();
+            for t in from..3600 {
+                d.hang.add(watts, t * 1_000_000);
+            }
+            if stray {
+                d.hang.add(watts, 2_000_000);
+            }
+            d
+        };
+        let ids = |d: &crate::diag::DiagAcc| -> Vec<(&'static str, String)> {
+            diagnose("h", &[hang_view(&s, d, 3599)], &Stats::empty(Scope::Host), 0, &[], &th)
+                .into_iter()
+                .map(|f| (f.rule, f.evidence))
+                .collect()
+        };
+        let hung = ids(&rows(100.0, 900, true));
+        assert_eq!(hung.len(), 1, "{hung:?}");
+        assert_eq!(hung[0].0, "hang");
+        assert!(
+            hung[0].1.contains("from 2026") || hung[0].1.contains("from 1970"),
+            "{}",
+            hung[0].1
+        );
+        assert!(
+            hung[0].1.contains("15 min into the run, for 45 min until the end"),
+            "{}",
+            hung[0].1
+        );
+        // Without power.limit, the highest draw of the run is the reference (175 W of 700 W).
+        assert!(hung[0].1.contains("highest power.draw"), "{}", hung[0].1);
+        let mut limited = rows(80.0, 900, false);
+        limited.power_limit = 400.0;
+        assert!(
+            ids(&limited)[0].1.contains("25% of the way to power.limit, 400 W"),
+            "{:?}",
+            ids(&limited)
+        );
+        for quiet in [rows(100.0, 10, false), rows(300.0, 900, false), rows(100.0, 3400, false)] {
+            let found: Vec<&str> = ids(&quiet).iter().map(|f| f.0).collect();
+            assert_eq!(found, ["sm_idle_under_busy"]);
+        }
+    }
+
+    /// `low_utilization`, `hot_gpu` and `host_memory` fire on their cases and stay silent beside.
+    #[test]
+    fn low_utilization_hot_gpu_and_host_memory() {
+        let th = Thresholds::default();
+        let gpu = |util: f64, span: f64| {
+            stats(
+                Scope::Gpu,
+                &[
+                    (UTIL_MEAN, util),
+                    (Stat::IdlePct, 40.0),
+                    (Stat::SpanS, span),
+                    (Stat::IntervalS, 1.0),
+                ],
+            )
+        };
+        let ids = |g: &[GpuView<'_>], pressed: u64| -> Vec<(&'static str, Option<String>)> {
+            diagnose("h", g, &Stats::empty(Scope::Host), pressed, &[], &th)
+                .into_iter()
+                .map(|f| (f.rule, f.gpu))
+                .collect()
+        };
+        let (low, short, busy) = (gpu(3.0, 9000.0), gpu(3.0, 600.0), gpu(90.0, 9000.0));
+        assert_eq!(
+            ids(&[GpuView::new("0".into(), &low)], 0),
+            [("low_utilization", Some("0".into()))]
+        );
+        assert!(ids(&[GpuView::new("0".into(), &short)], 0).is_empty());
+        assert!(ids(&[GpuView::new("0".into(), &busy)], 0).is_empty());
+        // 600 ticks of one second at >= 95 % of mem.total: host_memory; 599 do not.
+        assert_eq!(ids(&[GpuView::new("0".into(), &busy)], 600), [("host_memory", None)]);
+        assert!(ids(&[GpuView::new("0".into(), &busy)], 599).is_empty());
+        // Four GPUs of one model at the same load; one runs 12 C hotter while busy.
+        let temps = [65.0, 66.0, 78.0, 64.0];
+        let accs: Vec<crate::diag::DiagAcc> = temps
+            .iter()
+            .map(|&t| {
+                let mut d = crate::diag::DiagAcc::default();
+                d.busy_temp_sum.add(t * 10.0);
+                d.busy_temp_n = 10;
+                d
+            })
+            .collect();
+        let views = |n: usize| -> Vec<GpuView<'_>> {
+            (0..n)
+                .map(|k| GpuView {
+                    diag: Some(&accs[k]),
+                    name: Some("H100".into()),
+                    ..GpuView::new(k.to_string(), &busy)
+                })
+                .collect()
+        };
+        assert_eq!(ids(&views(4), 0), [("hot_gpu", Some("2".into()))]);
+        // Two siblings are too few to call one of them hot.
+        let two: Vec<GpuView<'_>> = views(4).into_iter().skip(1).take(2).collect();
+        assert!(ids(&two, 0).is_empty());
     }
 
     /// The GPM rules and `xid`: each fires on its own case and stays silent on a healthy Hopper GPU.
@@ -1071,7 +1725,7 @@ mod tests {
         };
         let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
             let g = [GpuView::new("0".into(), s)];
-            diagnose("h", &g, &Stats::empty(Scope::Host), events, &th)
+            diagnose("h", &g, &Stats::empty(Scope::Host), 0, events, &th)
                 .iter()
                 .map(|f| f.rule)
                 .collect()
@@ -1108,7 +1762,7 @@ mod tests {
         let healthy = gpu(95.0, 70.0, 35.0, 40.0, 300.0);
         let g = [GpuView::new("0".into(), &healthy)];
         let events = [ev(1_767_225_600_000_000, 79), ev(1_767_225_601_000_000, 79)];
-        let found = diagnose("h", &g, &Stats::empty(Scope::Host), &events, &th);
+        let found = diagnose("h", &g, &Stats::empty(Scope::Host), 0, &events, &th);
         assert_eq!(found.len(), 1);
         let x = &found[0];
         assert_eq!((x.rule, x.severity, x.gpu.as_deref()), ("xid", Severity::Error, Some("0")));

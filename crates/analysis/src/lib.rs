@@ -19,6 +19,7 @@ pub mod rowfacts;
 pub mod series;
 pub mod stat;
 pub mod stats;
+pub mod stretch;
 pub mod usage;
 pub mod window;
 pub mod xid;
@@ -167,10 +168,17 @@ pub fn build(
                     uuid: g.uuid.clone(),
                     last_data: acc.last_ts,
                     last_row: acc.last_ts.max(acc.diag.empty_last_ts),
+                    first_data: acc.first_ts,
+                    diag: Some(&acc.diag),
+                    power_min: acc
+                        .field(gpumon_schema::catalog::Field::PowerDraw)
+                        .filter(|p| p.m.n > 0)
+                        .map(|p| p.m.min),
                 }
             })
             .collect();
-        let mut findings = diagnose(&name, &views, &hs, &companions.events, th);
+        let pressed = c.host_accs[h].pressed;
+        let mut findings = diagnose(&name, &views, &hs, pressed, &companions.events, th);
         let last_row = mine.iter().map(|&i| c.gpus[i].2.last_ts).max();
         findings.extend(job_failed(&name, &inputs, last_row));
         by_severity(&mut findings);
@@ -180,7 +188,7 @@ pub fn build(
     for e in &companions.events {
         if !hosts.iter().any(|h| h.name == e.host) {
             let stats = Stats::empty(Scope::Host);
-            let mut findings = diagnose(&e.host, &[], &stats, &companions.events, th);
+            let mut findings = diagnose(&e.host, &[], &stats, 0, &companions.events, th);
             by_severity(&mut findings);
             hosts.push(HostSummary {
                 name: e.host.clone(),

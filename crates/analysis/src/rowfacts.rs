@@ -1,5 +1,5 @@
 //! The per-row facts of the findings (memory held, held while idle, the SM clock while busy,
-//! input-bound rows), counted column by column: each column sets bits of its rows' words in one
+//! input-bound rows, rows that may be a hung collective), counted column by column: each column sets bits of its rows' words in one
 //! pass in its own type, and each GPU's rows are then counted in 64 bins of what they count for.
 
 use arrow_array::Array;
@@ -34,9 +34,12 @@ mod bit {
     /// job.gpu_memory recorded; above zero.
     pub const JM_KNOWN: u32 = 1 << 15;
     pub const JM_POS: u32 = 1 << 16;
+    /// utilization.gpu at or above the hang threshold; power.draw recorded.
+    pub const U_HANG: u32 = 1 << 17;
+    pub const P_KNOWN: u32 = 1 << 18;
 }
 
-/// What a row counts for, one bit each: six bits, so a GPU's rows are counted in 64 bins.
+/// What a row counts for, one bit each: eight bits, so a GPU's rows are counted in 256 bins.
 mod fact {
     pub const MEM: u8 = 1;
     pub const HELD: u8 = 1 << 1;
@@ -45,6 +48,11 @@ mod fact {
     /// utilization.gpu and a CPU figure both recorded; and the row is input-bound.
     pub const BOTH: u8 = 1 << 4;
     pub const BOUND: u8 = 1 << 5;
+    /// utilization.gpu at or above the hang threshold, sm.active idle where recorded, memory held
+    /// where recorded, power.draw recorded: kept by its draw ([`crate::diag::PowerBins`]).
+    pub const HANG: u8 = 1 << 6;
+    /// utilization.gpu (and sm.active where recorded; sm.active alone without it) idle.
+    pub const IDLE: u8 = 1 << 7;
 }
 
 /// The thresholds the words are set with.
@@ -68,10 +76,13 @@ pub struct Columns<'a> {
     /// cpu.util.max_core and cpu.util: the busiest core, or all of them.
     pub host_cpu: [Option<&'a dyn Array>; 2],
     pub job_mem: Option<&'a dyn Array>,
+    pub power: Option<&'a dyn Array>,
+    pub power_limit: Option<&'a dyn Array>,
+    pub temp: Option<&'a dyn Array>,
 }
 
 /// One GPU's facts over some rows.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Counts {
     pub mem_n: u64,
     pub held_n: u64,
@@ -80,6 +91,41 @@ pub struct Counts {
     pub busy_clock_n: u64,
     pub both: u64,
     pub bound: u64,
+    /// The rows that may be a hung collective, by draw; the largest power.limit (-inf: none).
+    pub hang: crate::diag::PowerBins,
+    pub power_limit: f64,
+    /// Sum and count of temperature.gpu over the rows with utilization.gpu at or above `busy_util`.
+    pub busy_temp_sum: Fsum,
+    pub busy_temp_n: u64,
+    /// Sum and count of temperature.gpu over all rows.
+    pub temp_sum: Fsum,
+    pub temp_n: u64,
+    /// memory.used over time.
+    pub mem_trend: crate::diag::Trend,
+    /// The idle stretches of the rows, in their order.
+    pub stretches: crate::stretch::Stretches,
+}
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            mem_n: 0,
+            held_n: 0,
+            held_idle_n: 0,
+            busy_clock_sum: Fsum::default(),
+            busy_clock_n: 0,
+            both: 0,
+            bound: 0,
+            hang: Default::default(),
+            power_limit: f64::NEG_INFINITY,
+            busy_temp_sum: Fsum::default(),
+            busy_temp_n: 0,
+            temp_sum: Fsum::default(),
+            temp_n: 0,
+            mem_trend: Default::default(),
+            stretches: Default::default(),
+        }
+    }
 }
 
 /// What each row of a batch counts for, and the batch's clock as numbers.
@@ -88,6 +134,15 @@ pub struct Words {
     words: Vec<u32>,
     facts: Vec<u8>,
     clock: Vec<f64>,
+    /// The batch's power.draw, power.limit and temperature.gpu as numbers (empty: not in the batch).
+    power: Vec<f64>,
+    limit: Vec<f64>,
+    temp: Vec<f64>,
+    mem: Vec<f64>,
+    /// Idle stretches at least this long (s) count.
+    stretch_s: f64,
+    /// The temperature column holds whole numbers of at most 32 bits (see `clock_whole`).
+    temp_whole: bool,
     /// The clock column holds whole numbers of at most 32 bits: a batch of them sums exactly in
     /// an f64, added to the [`Fsum`] once (the same sum as one add each).
     clock_whole: bool,
@@ -118,6 +173,7 @@ impl Words {
                 | on(v < rows.idle_util, U_IDLE)
                 | on(v >= rows.busy_util, U_BUSY)
                 | on(v < r.input_bound_util, U_LOW)
+                | on(v >= rows.hang_util, U_HANG)
         });
         pass(c.sm, w, |v| {
             on(!v.is_nan(), S_KNOWN)
@@ -131,6 +187,7 @@ impl Words {
             pass(h, w, |v| on(!v.is_nan(), H_KNOWN) | on(v >= r.pegged_core, H_PEG));
         }
         pass(c.job_mem, w, |v| on(!v.is_nan(), JM_KNOWN) | on(v > 0.0, JM_POS));
+        pass(c.power, w, |v| on(!v.is_nan(), P_KNOWN));
         let cap = crate::acc::Reason::SwPowerCap.bit();
         for (w, &x) in w.iter_mut().zip(c.reasons) {
             *w |= on(x != NO_U64 && x & cap != 0, CAPPED);
@@ -142,17 +199,63 @@ impl Words {
             cols::f64_values(a, &mut self.clock);
         }
         self.clock_whole = c.clock.is_some_and(|a| cols::is_narrow_int(a.data_type()));
+        self.stretch_s = rows.idle_stretch_s;
+        self.temp_whole = c.temp.is_some_and(|a| cols::is_narrow_int(a.data_type()));
+        let wanted = [
+            (c.power, &mut self.power),
+            (c.power_limit, &mut self.limit),
+            (c.temp, &mut self.temp),
+            (c.mem_used, &mut self.mem),
+        ];
+        for (col, out) in wanted {
+            out.clear();
+            if let Some(a) = col {
+                cols::f64_values(a, out);
+            }
+        }
     }
 
-    /// The facts of the rows `rows` (all of one GPU).
-    pub fn count(&self, rows: &[u32]) -> Counts {
-        let mut bins = [0u64; 64];
-        let mut c = Counts::default();
+    /// The facts of the rows `rows` (all of one GPU); `ts` the batch's timestamps.
+    pub fn count(&self, rows: &[u32], ts: &[i64]) -> Counts {
+        let mut bins = [0u64; 256];
+        let mut c = Counts {
+            stretches: crate::stretch::Stretches::new(self.stretch_s),
+            ..Counts::default()
+        };
         let mut whole = 0.0;
+        // Whole-number temperatures of the batch, all and while busy: exact in an f64.
+        let mut temps = [0.0f64; 2];
         for &i in rows {
             let i = i as usize;
             let f = self.facts.get(i).copied().unwrap_or(0);
             bins[usize::from(f)] += 1;
+            if f & fact::HANG != 0
+                && let (Some(&p), Some(&t)) = (self.power.get(i), ts.get(i))
+            {
+                c.hang.add(p, t);
+                // The limit matters only where a hang may be.
+                if let Some(&l) = self.limit.get(i) {
+                    c.power_limit = c.power_limit.max(l);
+                }
+            }
+            if let Some(&t) = self.temp.get(i).filter(|t| !t.is_nan()) {
+                let busy = self.words.get(i).is_some_and(|w| w & bit::U_BUSY != 0);
+                if self.temp_whole {
+                    temps[0] += t;
+                    temps[1] += f64::from(u8::from(busy)) * t;
+                } else {
+                    c.temp_sum.add(t);
+                    if busy {
+                        c.busy_temp_sum.add(t);
+                    }
+                }
+                c.temp_n += 1;
+                c.busy_temp_n += u64::from(busy);
+            }
+            if let Some(&t) = ts.get(i) {
+                c.mem_trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
+                c.stretches.push(f & fact::IDLE != 0, t);
+            }
             if f & fact::BUSY_CLOCK != 0
                 && let Some(&v) = self.clock.get(i)
             {
@@ -164,6 +267,8 @@ impl Words {
             }
         }
         c.busy_clock_sum.add(whole);
+        c.temp_sum.add(temps[0]);
+        c.busy_temp_sum.add(temps[1]);
         for (f, &k) in bins.iter().enumerate() {
             let has = |b: u8| if f as u8 & b != 0 { k } else { 0 };
             c.mem_n += has(fact::MEM);
@@ -189,6 +294,8 @@ fn facts(w: u32) -> u8 {
     let work = (has(JM_KNOWN) & has(JM_POS)) | (!has(JM_KNOWN) & has(M_HELD));
     let low = has(U_LOW) & (!has(S_KNOWN) | has(S_LOW));
     let peg = (has(J_KNOWN) & has(J_PEG)) | (!has(J_KNOWN) & has(H_PEG));
+    let sm_idle = !has(S_KNOWN) | has(S_IDLE);
+    let held = !has(M_KNOWN) | has(M_HELD);
     let bit = |c: bool, b: u8| u8::from(c) * b;
     bit(has(M_KNOWN), fact::MEM)
         | bit(has(M_HELD), fact::HELD)
@@ -196,6 +303,8 @@ fn facts(w: u32) -> u8 {
         | bit(has(U_BUSY) & !has(CAPPED) & has(CLOCK), fact::BUSY_CLOCK)
         | bit(both, fact::BOTH)
         | bit(both & low & work & peg, fact::BOUND)
+        | bit(has(U_HANG) & sm_idle & held & has(P_KNOWN), fact::HANG)
+        | bit(idle, fact::IDLE)
 }
 
 #[cfg(test)]
@@ -219,13 +328,41 @@ mod tests {
         max_core: f64,
         cpu: f64,
         job_mem: f64,
+        power: f64,
+        limit: f64,
+        temp: f64,
     }
 
-    fn oracle(rows: &[Row], r: &Rules) -> Counts {
-        let mut c = Counts::default();
+    /// `rows` with their timestamps (their positions in the batch).
+    fn oracle(rows: &[(i64, Row)], r: &Rules) -> Counts {
+        let mut c = Counts {
+            stretches: crate::stretch::Stretches::new(r.rows.idle_stretch_s),
+            ..Counts::default()
+        };
         let cap = crate::acc::Reason::SwPowerCap.bit();
-        for v in rows {
+        for &(ts, ref v) in rows {
             let rr = r.rows;
+            let sm_idle = v.sm.is_nan() || v.sm < rr.idle_util;
+            let held = v.mem.is_nan() || v.mem >= rr.held_mem_mib;
+            if v.util >= rr.hang_util && sm_idle && held && !v.power.is_nan() {
+                c.hang.add(v.power, ts);
+                c.power_limit = c.power_limit.max(v.limit);
+            }
+            c.mem_trend.add(ts, v.mem);
+            let idle = if v.util.is_nan() {
+                v.sm < rr.idle_util
+            } else {
+                v.util < rr.idle_util && (v.sm.is_nan() || v.sm < rr.idle_util)
+            };
+            c.stretches.push(idle, ts);
+            if !v.temp.is_nan() {
+                c.temp_sum.add(v.temp);
+                c.temp_n += 1;
+            }
+            if v.util >= rr.busy_util && !v.temp.is_nan() {
+                c.busy_temp_sum.add(v.temp);
+                c.busy_temp_n += 1;
+            }
             if !v.mem.is_nan() {
                 c.mem_n += 1;
                 if v.mem >= rr.held_mem_mib {
@@ -256,7 +393,14 @@ mod tests {
     }
 
     const RULES: Rules = Rules {
-        rows: RowRules { idle_util: 5.0, held_mem_mib: 1024.0, busy_util: 80.0 },
+        rows: RowRules {
+            idle_util: 5.0,
+            held_mem_mib: 1024.0,
+            busy_util: 80.0,
+            hang_util: 90.0,
+            host_mem_pct: 95.0,
+            idle_stretch_s: 2.0,
+        },
         input_bound_util: 50.0,
         pegged_core: 90.0,
     };
@@ -275,8 +419,9 @@ mod tests {
         let reasons = proptest::option::of(prop_oneof![Just(0u64), Just(4), Just(5), Just(1 << 3)]);
         (value(100.0), value(100.0), value(4096.0), value(2000.0), reasons).prop_flat_map(
             |(util, sm, mem, clock, reasons)| {
-                (value(200.0), value(100.0), value(100.0), value(4096.0)).prop_map(
-                    move |(job_cpu, max_core, cpu, job_mem)| Row {
+                let more = (value(800.0), value(800.0), value(100.0));
+                (value(200.0), value(100.0), value(100.0), value(4096.0), more).prop_map(
+                    move |(job_cpu, max_core, cpu, job_mem, (power, limit, temp))| Row {
                         util,
                         sm,
                         mem,
@@ -286,6 +431,9 @@ mod tests {
                         max_core,
                         cpu,
                         job_mem,
+                        power,
+                        limit,
+                        temp,
                     },
                 )
             },
@@ -319,7 +467,7 @@ mod tests {
         #[test]
         fn words_count_what_the_rules_say(
             rows in proptest::collection::vec(row(), 0..200),
-            present in proptest::collection::vec(any::<bool>(), 9),
+            present in proptest::collection::vec(any::<bool>(), 12),
             narrow in any::<bool>(),
         ) {
             let u8s = |f: fn(&Row) -> f64| -> ArrayRef {
@@ -332,7 +480,7 @@ mod tests {
             };
             let mem = if narrow { ints::<UInt16Array>(&rows, |r| r.mem) } else { f64s(&rows, |r| r.mem) };
             let reasons: ArrayRef = Arc::new(rows.iter().map(|r| r.reasons).collect::<UInt64Array>());
-            let cols_: [ArrayRef; 9] = [
+            let cols_: [ArrayRef; 12] = [
                 util,
                 f64s(&rows, |r| r.sm),
                 mem,
@@ -342,6 +490,9 @@ mod tests {
                 f64s(&rows, |r| r.max_core),
                 f64s(&rows, |r| r.cpu),
                 f64s(&rows, |r| r.job_mem),
+                f64s(&rows, |r| r.power),
+                f64s(&rows, |r| r.limit),
+                if narrow { ints::<UInt16Array>(&rows, |r| r.temp) } else { f64s(&rows, |r| r.temp) },
             ];
             let get = |k: usize| present[k].then(|| cols_[k].as_ref());
             let mut reasons = Vec::new();
@@ -357,6 +508,9 @@ mod tests {
                 job_cpu: get(5),
                 host_cpu: [get(6), get(7)],
                 job_mem: get(8),
+                power: get(9),
+                power_limit: get(10),
+                temp: get(11),
             };
             // What the columns hold, as the rules see it: absent and non-finite are missing, and
             // the integer columns hold whole numbers.
@@ -372,16 +526,22 @@ mod tests {
                     max_core: keep(6, r.max_core),
                     cpu: keep(7, r.cpu),
                     job_mem: keep(8, r.job_mem),
+                    power: keep(9, r.power),
+                    limit: keep(10, r.limit),
+                    temp: keep(11, r.temp),
                 }
             }).collect();
             let mut w = Words::default();
             w.read(&c, &RULES, rows.len());
             let all: Vec<u32> = (0..rows.len() as u32).collect();
-            prop_assert_eq!(w.count(&all), oracle(&seen, &RULES));
+            let ts: Vec<i64> = all.iter().map(|&i| i64::from(i)).collect();
+            let with_ts = |ix: &[u32]| -> Vec<(i64, Row)> {
+                ix.iter().map(|&i| (i64::from(i), seen[i as usize])).collect()
+            };
+            prop_assert_eq!(w.count(&all, &ts), oracle(&with_ts(&all), &RULES));
             // A GPU's rows in any order and subset count as those rows.
             let odd: Vec<u32> = all.iter().copied().filter(|i| i % 2 == 1).rev().collect();
-            let odd_rows: Vec<Row> = odd.iter().map(|&i| seen[i as usize]).collect();
-            prop_assert_eq!(w.count(&odd), oracle(&odd_rows, &RULES));
+            prop_assert_eq!(w.count(&odd, &ts), oracle(&with_ts(&odd), &RULES));
         }
     }
 
@@ -415,11 +575,12 @@ mod tests {
         };
         let mut w = Words::default();
         w.read(&c, &RULES, 7);
-        let n = w.count(&[0, 1, 2, 3, 4, 5, 6]);
+        let n = w.count(&[0, 1, 2, 3, 4, 5, 6], &[0, 1, 2, 3, 4, 5, 6]);
         assert_eq!((n.mem_n, n.held_n, n.held_idle_n), (7, 6, 1));
         assert_eq!(n.busy_clock_n, 2);
         assert_eq!(n.busy_clock_sum.value(), 3300.0);
         // Rows 0 and 5: low utilization, memory held, a pegged core; row 1 holds no memory.
         assert_eq!((n.both, n.bound), (6, 2));
+        assert_eq!(n.mem_trend.n, 7, "{:?}", n.mem_trend);
     }
 }

@@ -18,6 +18,9 @@ pub struct HostAcc {
     /// The summarised host fields, in the order of [`summarised`].
     pub fields: Vec<FieldAcc>,
     pub mem_total: Moments,
+    /// Ticks with mem.used at or above `press_pct` % of mem.total (host memory pressure).
+    pub pressed: u64,
+    pub press_pct: f64,
 }
 
 impl Default for HostAcc {
@@ -28,6 +31,8 @@ impl Default for HostAcc {
             pending: None,
             fields: summarised(Scope::Host).iter().map(|&f| FieldAcc::new(f)).collect(),
             mem_total: Moments::default(),
+            pressed: 0,
+            press_pct: f64::INFINITY,
         }
     }
 }
@@ -52,8 +57,20 @@ impl HostAcc {
         }
     }
 
+    /// One tick's mem.used and mem.total: count it when the host's memory is pressed.
+    pub fn add_pressure(&mut self, used: f64, total: f64) {
+        self.pressed += u64::from(total > 0.0 && used >= self.press_pct / 100.0 * total);
+    }
+
     fn add_sample(&mut self, s: &[f64]) {
         self.ticks += 1;
+        let at = |f: Field, total: bool| {
+            let i = inputs(Scope::Host)
+                .iter()
+                .position(|&(x, sl)| x == f && (sl == Slot::Total) == total);
+            i.and_then(|i| s.get(i).copied()).unwrap_or(f64::NAN)
+        };
+        self.add_pressure(at(Field::HostMemUsed, false), at(Field::HostMemTotal, true));
         for (&(_, slot), &v) in inputs(Scope::Host).iter().zip(s) {
             self.add(slot, v);
         }
@@ -61,6 +78,7 @@ impl HostAcc {
 
     fn add_values(&mut self, o: &HostAcc) {
         self.ticks += o.ticks;
+        self.pressed += o.pressed;
         for (a, b) in self.fields.iter_mut().zip(&o.fields) {
             a.pool(b);
         }
