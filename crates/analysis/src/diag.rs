@@ -66,6 +66,71 @@ impl Default for Trend {
     }
 }
 
+/// The terms of a [`Trend`] for the rows of one batch, their times taken from the batch's first
+/// (`base`): products of 64-bit integers (128-bit only where one would overflow), folded into the
+/// trend's sums by exact integer identities, so the trend is the one [`Trend::add`] row by row gives.
+#[derive(Debug, Clone)]
+pub struct TrendBatch {
+    base: i64,
+    n: u64,
+    d: i128,
+    dd: i128,
+    m: i128,
+    dm: i128,
+    mm: i128,
+    max: f64,
+    max_ts: i64,
+}
+
+/// `a · b` exactly: in 64 bits where it fits.
+#[inline]
+fn mul(a: i64, b: i64) -> i128 {
+    a.checked_mul(b).map_or_else(|| i128::from(a) * i128::from(b), i128::from)
+}
+
+impl TrendBatch {
+    /// One value `v` at `ts` (NaN: none), as [`Trend::add`].
+    #[inline]
+    pub fn add(&mut self, ts: i64, v: f64) {
+        if !v.is_finite() {
+            return;
+        }
+        let t = Trend::ms(ts);
+        if self.n == 0 {
+            self.base = t;
+        }
+        let (d, m) = (t.wrapping_sub(self.base), v.round() as i64);
+        self.n += 1;
+        self.d += i128::from(d);
+        self.dd += mul(d, d);
+        self.m += i128::from(m);
+        self.dm += mul(d, m);
+        self.mm += mul(m, m);
+        if v > self.max || (v == self.max && ts < self.max_ts) {
+            self.max = v;
+            self.max_ts = ts;
+        }
+    }
+
+    /// Add the batch to `into`: Σt = n·b + Σd, Σt² = n·b² + 2b·Σd + Σd², Σtm = b·Σm + Σdm.
+    pub fn fold_into(&self, into: &mut Trend) {
+        if self.n == 0 {
+            return;
+        }
+        let (b, n) = (i128::from(self.base), i128::from(self.n));
+        into.pool(&Trend {
+            n: self.n,
+            t: n * b + self.d,
+            tt: n * b * b + 2 * b * self.d + self.dd,
+            m: self.m,
+            tm: b * self.m + self.dm,
+            mm: self.mm,
+            max: self.max,
+            max_ts: self.max_ts,
+        });
+    }
+}
+
 /// A fitted [`Trend`]: slope (MiB per second), the line's value at the epoch of the time axis, and
 /// r².
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,6 +169,21 @@ impl Trend {
         if v > self.max || (v == self.max && ts < self.max_ts) {
             self.max = v;
             self.max_ts = ts;
+        }
+    }
+
+    /// A batch's terms for this trend, taken from a base time ([`TrendBatch`]).
+    pub fn batch() -> TrendBatch {
+        TrendBatch {
+            base: 0,
+            n: 0,
+            d: 0,
+            dd: 0,
+            m: 0,
+            dm: 0,
+            mm: 0,
+            max: f64::NEG_INFINITY,
+            max_ts: i64::MAX,
         }
     }
 
@@ -146,6 +226,17 @@ impl Trend {
 /// Bins of [`PowerBins`]: below 8 W, then 8 per doubling of the power up to 2048 W (about 9 % wide).
 const POWER_BINS: usize = 65;
 
+/// 2^(i/8) for i = 1..=7: the bin edges inside one doubling.
+const EIGHTHS: [f64; 7] = [
+    1.090_507_732_665_257_7,
+    1.189_207_115_002_721,
+    1.296_839_554_651_009_6,
+    1.414_213_562_373_095_1,
+    1.542_210_825_407_940_8,
+    1.681_792_830_507_429,
+    1.834_008_086_409_342_5,
+];
+
 /// The rows that may be a hung collective (utilization.gpu at or above `hang_util`, sm.active idle
 /// where recorded, memory held where recorded), by their power.draw in bins about 9 % wide: per
 /// bin the rows and the first and last of them (UTC µs). Which draw is "idle" depends on the board
@@ -170,8 +261,21 @@ impl Default for PowerBins {
 }
 
 impl PowerBins {
+    /// Eight bins per doubling from 8 W: `1 + floor(8 · log2(watts / 8))`, at most 64, read off the
+    /// float's exponent and its mantissa against 2^(i/8) (no logarithm per row).
     fn bin(watts: f64) -> usize {
-        if watts < 8.0 { 0 } else { (1.0 + 8.0 * (watts / 8.0).log2()).min(64.0) as usize }
+        if watts < 8.0 {
+            return 0;
+        }
+        let x = watts / 8.0;
+        let bits = x.to_bits();
+        let e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+        if e >= 8 || !x.is_finite() {
+            return 64;
+        }
+        let m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52));
+        let j = EIGHTHS.iter().filter(|&&t| t <= m).count() as i64;
+        (1 + 8 * e + j).clamp(0, 64) as usize
     }
 
     /// The upper edge (W) of bin `k`.
@@ -421,6 +525,36 @@ impl DiagAcc {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_batch_folds_into_the_trend_rows_give_and_bins_follow_the_logarithm() {
+        use super::{PowerBins, Trend};
+        // Times a minute apart, then a jump of 40 days (a product beyond 64 bits), memory rising.
+        let t0 = 1_767_225_600_000_000i64;
+        let rows: Vec<(i64, f64)> = (0..500)
+            .map(|i| {
+                (
+                    t0 + i * 60_000_000 + if i > 400 { 40 * 86_400_000_000 } else { 0 },
+                    1000.0 + i as f64 * 3.7,
+                )
+            })
+            .chain([(t0 + 7, f64::NAN), (t0 - 3_000_000_000_000, 5e9)])
+            .collect();
+        let mut by_row = Trend::default();
+        let mut batch = Trend::batch();
+        for &(t, v) in &rows {
+            by_row.add(t, v);
+            batch.add(t, v);
+        }
+        let mut folded = Trend::default();
+        batch.fold_into(&mut folded);
+        assert_eq!(folded, by_row);
+        for w in [8.0, 8.1, 9.0, 15.99, 16.0, 100.0, 350.0, 699.9, 700.0, 1e4, 1e9, f64::INFINITY] {
+            let log = (1.0 + 8.0 * (w / 8.0f64).log2()).min(64.0) as usize;
+            assert_eq!(PowerBins::bin(w), log, "{w} W");
+        }
+        assert_eq!(PowerBins::bin(7.9), 0);
+    }
+
     use super::*;
 
     /// The hang-like rows by draw: counted below a draw to within one bin, with their first and last

@@ -223,6 +223,7 @@ impl Words {
             ..Counts::default()
         };
         let mut whole = 0.0;
+        let mut trend = crate::diag::Trend::batch();
         // Whole-number temperatures of the batch, all and while busy: exact in an f64.
         let mut temps = [0.0f64; 2];
         for &i in rows {
@@ -253,7 +254,7 @@ impl Words {
                 c.busy_temp_n += u64::from(busy);
             }
             if let Some(&t) = ts.get(i) {
-                c.mem_trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
+                trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
                 c.stretches.push(f & fact::IDLE != 0, t);
             }
             if f & fact::BUSY_CLOCK != 0
@@ -267,6 +268,7 @@ impl Words {
             }
         }
         c.busy_clock_sum.add(whole);
+        trend.fold_into(&mut c.mem_trend);
         c.temp_sum.add(temps[0]);
         c.busy_temp_sum.add(temps[1]);
         for (f, &k) in bins.iter().enumerate() {
