@@ -149,8 +149,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
         .map(|i| gpumon_schema::run::InputInfo {
             path: i.path.clone(),
             rows: 0,
-            recording: gpumon_read::recordings::recording_of(i)
-                .map(|r| gpumon_schema::run::RecordingOf { ordinal: i.recording, ..r }),
+            recording: i.recording.clone(),
             ..Default::default()
         })
         .collect();

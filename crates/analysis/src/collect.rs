@@ -474,41 +474,35 @@ impl Collector {
         }
     }
 
-    /// The memory-health columns: the largest value of each, and the ECC counter's range.
+    /// The memory-health columns: the largest value of each, and the ECC counter's range; the
+    /// configuration columns and the corrected-error counter.
     fn health(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let ecc = std::iter::once((Field::EccUncorrected, None));
         for (f, k) in ecc.chain(HEALTH.iter().enumerate().map(|(k, &f)| (f, Some(k)))) {
-            let Some(c) = find(cols, f) else { continue };
-            s.a.clear();
-            if !cols::f64_values(c, &mut s.a) {
-                continue;
-            }
-            for (&sl, &v) in s.slot.iter().zip(&s.a) {
-                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
-                    g.diag.add_health(k, v);
-                }
-            }
+            self.each_value(cols, f, s, |d, v| d.add_health(k, v));
         }
         for (k, &f) in crate::diag::CONFIG.iter().enumerate() {
-            let Some(c) = find(cols, f) else { continue };
-            s.a.clear();
-            if !cols::f64_values(c, &mut s.a) {
-                continue;
-            }
-            for (&sl, &v) in s.slot.iter().zip(&s.a) {
-                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
-                    g.diag.add_config(k, v);
-                }
-            }
+            self.each_value(cols, f, s, |d, v| d.add_config(k, v));
         }
+        self.each_value(cols, Field::EccCorrected, s, |d, v| d.add_corrected(v));
+    }
+
+    /// Hand each GPU row's value of column `f` (as a number) to that GPU's per-row facts.
+    fn each_value(
+        &mut self,
+        cols: &Cols<'_>,
+        f: Field,
+        s: &mut Scratch,
+        mut add: impl FnMut(&mut crate::diag::DiagAcc, f64),
+    ) {
+        let Some(c) = find(cols, f) else { return };
         s.a.clear();
-        if let Some(c) = find(cols, Field::EccCorrected)
-            && cols::f64_values(c, &mut s.a)
-        {
-            for (&sl, &v) in s.slot.iter().zip(&s.a) {
-                if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
-                    g.diag.add_corrected(v);
-                }
+        if !cols::f64_values(c, &mut s.a) {
+            return;
+        }
+        for (&sl, &v) in s.slot.iter().zip(&s.a) {
+            if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+                add(&mut g.diag, v);
             }
         }
     }

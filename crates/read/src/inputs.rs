@@ -80,9 +80,9 @@ pub struct Input {
     /// A Parquet input's footer once decoded (ordering, probing and reading all need it: decoded
     /// once per input, not once per use), dropped once the input is read.
     pub(crate) footer: Arc<Mutex<Option<ArrowReaderMetadata>>>,
-    /// Which of several recordings of its host among the inputs this one belongs to
-    /// ([`crate::recordings::number_recordings`]); None when they hold one.
-    pub recording: Option<u32>,
+    /// The recording it belongs to, read from its footer and numbered among the inputs by
+    /// [`crate::recordings::number_recordings`]; None until then (or without a gpumon footer).
+    pub recording: Option<gpumon_schema::run::RecordingOf>,
 }
 
 impl Input {

@@ -29,7 +29,7 @@ fn footer_values(input: &Input) -> HashMap<String, String> {
 
 /// The recording an input belongs to, from its footer: host and start (None when gpumon did not
 /// write it, or it is not Parquet: CSV pieces carry no start).
-pub fn recording_of(input: &Input) -> Option<RecordingOf> {
+fn recording_of(input: &Input) -> Option<RecordingOf> {
     let mut kv = footer_values(input);
     let start = kv.remove("gpumon.start")?;
     Some(RecordingOf {
@@ -40,25 +40,29 @@ pub fn recording_of(input: &Input) -> Option<RecordingOf> {
     })
 }
 
-/// Number the recordings among `inputs` (in time order): where one host has inputs of more than one
-/// recording, each of its inputs gets the ordinal of its recording (1, 2, ...) in `Input::recording`.
-/// Inputs of a host with a single recording keep None.
+/// Read each input's recording from its footer once, into `Input::recording`, and number them:
+/// where one host has inputs of more than one recording, each gets the ordinal of its recording
+/// (1, 2, ...); inputs of a host with a single recording keep the ordinal None.
 pub fn number_recordings(inputs: &mut [Input]) {
-    let ids: Vec<Option<(String, String)>> =
-        inputs.iter().map(|i| recording_of(i).map(|r| (r.host, r.start))).collect();
-    let mut starts: HashMap<&str, Vec<&str>> = HashMap::new();
-    for (host, start) in ids.iter().flatten() {
-        let s = starts.entry(host.as_str()).or_default();
-        if !s.contains(&start.as_str()) {
-            s.push(start.as_str());
+    for i in inputs.iter_mut() {
+        i.recording = recording_of(i);
+    }
+    let mut starts: HashMap<String, Vec<String>> = HashMap::new();
+    for r in inputs.iter().filter_map(|i| i.recording.as_ref()) {
+        let s = starts.entry(r.host.clone()).or_default();
+        if !s.contains(&r.start) {
+            s.push(r.start.clone());
         }
     }
-    for (input, id) in inputs.iter_mut().zip(&ids) {
-        input.recording = id.as_ref().and_then(|(host, start)| {
-            let s = starts.get(host.as_str()).filter(|s| s.len() > 1)?;
-            s.iter().position(|x| x == start).map(|p| p as u32 + 1)
-        });
+    for r in inputs.iter_mut().filter_map(|i| i.recording.as_mut()) {
+        let s = starts.get(&r.host).filter(|s| s.len() > 1);
+        r.ordinal = s.and_then(|s| s.iter().position(|x| *x == r.start)).map(|p| p as u32 + 1);
     }
+}
+
+/// The recording of an input as the footer says, numbered when [`number_recordings`] read it.
+pub fn recording(input: &Input) -> Option<RecordingOf> {
+    input.recording.clone().or_else(|| recording_of(input))
 }
 
 /// The label a phase of recording `n` is shown under when the inputs hold several recordings: the

@@ -19,7 +19,7 @@ use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::cols::{self, Interner, NO_U64};
 use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::run::{InputInfo, RecordingOf};
+use gpumon_schema::run::InputInfo;
 use gpumon_util::error::UsageError;
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
@@ -162,7 +162,8 @@ pub fn scan<S: Send>(
             Some(m) => crate::recordings::add_footer_phases(b.into_owned(), m),
             None => b.into_owned(),
         };
-        let b = crate::recordings::relabel_phases(b, input.recording.unwrap_or(0));
+        let n = input.recording.as_ref().and_then(|r| r.ordinal).unwrap_or(0);
+        let b = crate::recordings::relabel_phases(b, n);
         let (b, f) = values::check(b)?;
         if f != BadValues::default() {
             found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
@@ -171,8 +172,7 @@ pub fn scan<S: Send>(
     };
     let states = match input.kind {
         Kind::Parquet => {
-            rep.recording = crate::recordings::recording_of(input)
-                .map(|r| RecordingOf { ordinal: input.recording, ..r });
+            rep.recording = crate::recordings::recording(input);
             let pf = gpumon::open_parquet(input, table)?;
             // Read now: the footer is not needed again.
             input.keep_footer(None);
