@@ -68,7 +68,7 @@ impl Default for Trend {
 
 /// The terms of a [`Trend`] for the rows of one batch, their times taken from the batch's first
 /// (`base`): products of 64-bit integers (128-bit only where one would overflow), folded into the
-/// trend's sums by exact integer identities, so the trend is the one [`Trend::add`] row by row gives.
+/// trend's sums by exact integer identities, so the trend is the one the rows added one by one give.
 #[derive(Debug, Clone)]
 pub struct TrendBatch {
     base: i64,
@@ -89,7 +89,7 @@ fn mul(a: i64, b: i64) -> i128 {
 }
 
 impl TrendBatch {
-    /// One value `v` at `ts` (NaN: none), as [`Trend::add`].
+    /// One value `v` at `ts` (NaN: none); the trend of the rows one by one, once folded.
     #[inline]
     pub fn add(&mut self, ts: i64, v: f64) {
         if !v.is_finite() {
@@ -153,8 +153,9 @@ impl Trend {
         (ts - TREND_EPOCH_US).div_euclid(1000)
     }
 
-    /// One value `v` at `ts` (NaN: none).
-    #[inline]
+    /// One value `v` at `ts` (NaN: none): the row-by-row definition the tests hold
+    /// [`TrendBatch`] to (the collector adds a batch at a time).
+    #[cfg(test)]
     pub fn add(&mut self, ts: i64, v: f64) {
         if !v.is_finite() {
             return;
