@@ -52,6 +52,9 @@ TYPES = {
     "pcie.link.width.current": pa.int32(),
     "pcie.link.width.max": pa.int32(),
     "power.default_limit": pa.float64(),
+    "clocks.max.sm": pa.int32(),
+    "pcie.link.gen.current": pa.int32(),
+    "pcie.link.gen.max": pa.int32(),
     "sm.active": pa.float64(),
     "sm.occupancy": pa.float64(),
     "tensor.active": pa.float64(),
@@ -190,12 +193,21 @@ class Run:
         self.rows = []
         self.energy = [1.0e9 + 1e7 * g for g in range(gpus)]
         self.events = []
+        self.procs = []
+
+    def proc(self, t, g, pid, user, command, mem, job):
+        """One row of the per-process table (record --processes)."""
+        self.procs.append({"timestamp": START + timedelta(seconds=t), "host": self.hostname, "index": g,
+                           "proc.pid": pid, "proc.user": user, "proc.command": command,
+                           "proc.gpu_memory": mem, "proc.job": job})
 
     def add(self, t, g, gpu, host_vals, job_vals=None, lost=False, phase=None):
         ts = START + timedelta(seconds=t)
         vals = dict(gpu)
         total = vals.pop("memory.total", TOTAL)
         limit = vals.pop("power.limit", 700.0)
+        name = vals.get("name", NAME)
+        vals.setdefault("clocks.max.sm", 1410 if "A100" in name else 1980)
         row = {"timestamp": ts, "host": self.hostname, "index": g,
                "uuid": f"GPU-{self.seed:04x}{g:04x}-1111-2222-3333-444455556666",
                "name": vals.pop("name", NAME), "pci.bus_id": f"00000000:{0x18 + 0x10 * g:02X}:00.0"}
@@ -253,6 +265,14 @@ class Run:
             schema = pa.schema([pa.field(c, ty) for c, ty in ev_types], metadata=meta)
             pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
                            os.path.join(outdir, f"{self.name}.events.parquet"), compression="zstd")
+        if self.procs:
+            p_types = [("timestamp", TYPES["timestamp"]), ("host", pa.string()), ("index", pa.int32()),
+                       ("proc.pid", pa.int32()), ("proc.user", pa.string()), ("proc.command", pa.string()),
+                       ("proc.gpu_memory", pa.int32()), ("proc.job", pa.bool_())]
+            arrays = [pa.array([p.get(c) for p in self.procs], type=ty) for c, ty in p_types]
+            schema = pa.schema([pa.field(c, ty) for c, ty in p_types], metadata=meta)
+            pq.write_table(pa.Table.from_arrays(arrays, schema=schema),
+                           os.path.join(outdir, f"{self.name}.procs.parquet"), compression="zstd")
         return path
 
 
@@ -978,6 +998,175 @@ def board_config(out):
 
 
 NEW += [board_config]
+
+
+def smi_columns(out, name, header, rows):
+    """An nvidia-smi log of any columns: `header` as nvidia-smi prints it, `rows` lists of cells."""
+    lines = [", ".join(header)] + [", ".join(str(c) for c in row) for row in rows]
+    path = os.path.join(out, f"{name}.csv")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def smi_ts(t, g=0, step=1):
+    local = datetime(2026, 3, 2, 10, 0, 0)
+    return (local + timedelta(seconds=step * t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+
+
+def clocks_locked(out):
+    """Four GPUs training; GPU 2's clocks locked at 1215 MHz (nvidia-smi -lgc): busy, cool, far from its
+    power limit, no throttle reason, and slower than its siblings."""
+    run = Run("clocks_locked", 4, 900, 61)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = training_gpu(run.r, cap_share=0.2)
+            if g == 2:
+                gpu.update({"clocks.sm": 1215, "clocks_event_reasons.active": 0,
+                            "power.draw": round(run.r.uniform(420, 450), 2)})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("clocks_locked", "2"), ("straggler", "2")],
+                    [("clocks_locked", "0"), ("clocks_locked", "1"), ("clocks_locked", "3"), ("imbalance", None)])
+
+
+def smi_clocks_locked(out):
+    """An nvidia-smi log of a node whose 4 GPUs were all locked at 1100 of 1980 MHz: busy at 350 of 700 W."""
+    r = random.Random(62)
+    header = ["timestamp", "index", "name", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
+              "power.draw [W]", "power.limit [W]", "clocks.current.sm [MHz]", "clocks.max.sm [MHz]"]
+    rows = [[smi_ts(t, g), g, NAME, f"{r.randint(95, 100)} %", f"{60000 + r.randint(-200, 200)} MiB",
+             f"{TOTAL} MiB", f"{r.uniform(330, 370):.2f} W", "700.00 W", "1100 MHz", "1980 MHz"]
+            for t in range(1200) for g in range(4)]
+    path = smi_columns(out, "smi_clocks_locked", header, rows)
+    return scenario("smi_clocks_locked", path, [("clocks_locked", str(g)) for g in range(4)],
+                    [("imbalance", None), ("straggler", "*")])
+
+
+def smi_t4_power_capped(out):
+    """Two T4s (70 W) at their power limit: the clock well below its 1590 MHz maximum, no reason columns.
+    Healthy (power, not a lock, holds the clock)."""
+    r = random.Random(63)
+    header = ["timestamp", "index", "name", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
+              "power.draw [W]", "power.limit [W]", "clocks.current.sm [MHz]", "clocks.max.sm [MHz]"]
+    rows = [[smi_ts(t, g), g, "Tesla T4", f"{r.randint(96, 100)} %", f"{12000 + r.randint(-100, 100)} MiB",
+             "15360 MiB", f"{r.uniform(66, 70.5):.2f} W", "70.00 W", f"{r.randint(900, 1100)} MHz", "1590 MHz"]
+            for t in range(1200) for g in range(2)]
+    path = smi_columns(out, "smi_t4_power_capped", header, rows)
+    return scenario("smi_t4_power_capped", path, [], [("clocks_locked", "*"), ("straggler", "*")])
+
+
+def pcie_gen(out):
+    """Eight GPUs: four train after 5 idle minutes (links at gen 1 while idle, gen 5 under load) but GPU 1's
+    link stays at gen 3; four stay idle at gen 1 all along (power saving, not a fault)."""
+    run = Run("pcie_gen", 8, 1200, 64)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(8):
+            busy = g < 4 and t >= 300
+            gpu = training_gpu(run.r, cap_share=0.2) if busy else idle_gpu(run.r)
+            gpu.update({"pcie.link.gen.max": 5, "pcie.link.width.max": 16, "pcie.link.width.current": 16,
+                        "pcie.link.gen.current": (3 if g == 1 else 5) if busy else 1})
+            if not busy:
+                gpu["job.gpu_memory"] = 0
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("pcie_link", "1")] + [("unused_gpu", str(g), None, "info") for g in range(4, 8)],
+                    [("pcie_link", str(g)) for g in (0, 2, 3, 4, 5, 6, 7)] + [("imbalance", None)])
+
+
+def shared_gpu(out):
+    """The job trains on GPUs 0-3; from the second minute another user's server runs on GPU 2 beside it.
+    GPUs 4-5 carry another job alone (not the job's GPUs: not shared)."""
+    run = Run("shared_gpu", 6, 900, 65)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(6):
+            gpu = training_gpu(run.r, cap_share=0.2)
+            if g >= 4:
+                gpu["job.gpu_memory"] = 0
+            run.add(t, g, gpu, h, j)
+            if g < 4:
+                run.proc(t, g, 4100 + g, "alice", "python train.py", 61000, True)
+            else:
+                run.proc(t, g, 5200 + g, "carol", "python other_train.py", 61000, False)
+            if g == 2 and t >= 60:
+                run.proc(t, g, 7777, "bob", "python serve.py", 9000, False)
+    return scenario(run.name, run.write(out), [("shared_gpu", "2")],
+                    [("shared_gpu", str(g)) for g in (0, 1, 3, 4, 5)])
+
+
+def server_mostly_idle(out):
+    """A model server holding 30 GB for two hours, answering a 30-second burst of requests every 10 minutes."""
+    run = Run("server_mostly_idle", 1, 7200, 66, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, core=(5, 20))
+        gpu = idle_gpu(run.r, used=30000)
+        if t % 600 < 30:
+            gpu.update({"utilization.gpu": run.r.randint(50, 70), "power.draw": round(run.r.uniform(300, 400), 2),
+                        "sm.active": 40.0})
+        run.add(t, 0, gpu, h)
+    return scenario(run.name, run.write(out), [("idle_allocated", "0", None, "warning"), ("low_utilization", "0", None, "info")],
+                    [("hang", "*"), ("idle_stretches", "*")])
+
+
+def smi_short_held_capture(out):
+    """A 65-second capture of one GPU holding 20 GB at 0 % utilization, drawing 4-5x its idle power in
+    44 % of the samples (kernels too short for the utilization sampling). Nothing to say."""
+    r = random.Random(67)
+    header = ["timestamp", "index", "name", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
+              "power.draw [W]"]
+    rows = [[smi_ts(t), 0, NAME, "0 %", "20000 MiB", f"{TOTAL} MiB",
+             f"{r.uniform(300, 360) if r.random() < 0.44 else r.uniform(68, 75):.2f} W"] for t in range(65)]
+    path = smi_columns(out, "smi_short_held_capture", header, rows)
+    return scenario("smi_short_held_capture", path, [], [("idle_allocated", "0"), ("unused_gpu", "0")])
+
+
+def smi_late_start(out):
+    """Two GPUs over two hours: GPU 0 trains all along; GPU 1 sits idle for the first hour before its job
+    starts, then trains as hard. Not an imbalance (each is as busy over the time it was in use)."""
+    r = random.Random(68)
+    header = ["timestamp", "index", "name", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
+              "power.draw [W]"]
+    rows = []
+    for t in range(0, 7200, 5):
+        for g in range(2):
+            busy = g == 0 or t >= 3600
+            rows.append([smi_ts(t, g), g, NAME, f"{r.randint(93, 99) if busy else 0} %",
+                         f"{60000 if busy else 3} MiB", f"{TOTAL} MiB", f"{r.uniform(600, 690) if busy else 70:.2f} W"])
+    path = smi_columns(out, "smi_late_start", header, rows)
+    return scenario("smi_late_start", path, [], [("imbalance", None)])
+
+
+def separate_jobs(out):
+    """Two GPUs used by two jobs at different times and loads: GPU 0 at 97 % for the first hour, GPU 1 at
+    50 % from minute 30 to the end of the second hour. Not one job's imbalance."""
+    run = Run("separate_jobs", 2, 7200, 69, with_job=False)
+    for t in range(run.ticks):
+        h = host(run.r, core=(30, 50))
+        for g in range(2):
+            on = t < 3600 if g == 0 else t >= 1800
+            gpu = training_gpu(run.r, cap_share=0.0) if on else idle_gpu(run.r)
+            if on and g == 1:
+                gpu.update({"utilization.gpu": run.r.randint(45, 55), "sm.active": 35.0})
+            run.add(t, g, gpu, h)
+    return scenario(run.name, run.write(out), [], [("imbalance", None)])
+
+
+def uneven_ranks(out):
+    """Four ranks of one job over the same span; rank 3 gets a third of the data: 55 % against 97 %."""
+    run = Run("uneven_ranks", 4, 900, 70)
+    for t in range(run.ticks):
+        h, j = host(run.r), job(run.r)
+        for g in range(4):
+            gpu = training_gpu(run.r, cap_share=0.0)
+            if g == 3:
+                gpu.update({"utilization.gpu": run.r.randint(50, 60), "sm.active": 40.0})
+            run.add(t, g, gpu, h, j)
+    return scenario(run.name, run.write(out), [("imbalance", None)], [("straggler", "*"), ("clocks_locked", "*")])
+
+
+NEW += [clocks_locked, smi_clocks_locked, smi_t4_power_capped, pcie_gen, shared_gpu, server_mostly_idle,
+        smi_short_held_capture, smi_late_start, separate_jobs, uneven_ranks]
 
 
 ALL = [healthy_power_cap, input_bound_wrapped, input_bound_nohup, unused_beside_tenant, busy_pegged_memory_bound,

@@ -40,7 +40,7 @@ pub struct CollectConfig {
 /// Columns read for the statistics derived from several fields (memory total from used + free, the
 /// energy counter, throttle reasons, input-bound rows, the SM clock while busy, the power limit of
 /// a hung collective, memory health), besides the keys and [`inputs`].
-const DERIVED_INPUTS: [Field; 18] = [
+const DERIVED_INPUTS: [Field; 21] = [
     Field::MemFree,
     Field::EnergyTotal,
     Field::EventReasons,
@@ -59,6 +59,9 @@ const DERIVED_INPUTS: [Field; 18] = [
     Field::PcieLinkWidthCurrent,
     Field::PcieLinkWidthMax,
     Field::PowerDefaultLimit,
+    Field::PcieLinkGenCurrent,
+    Field::PcieLinkGenMax,
+    Field::ClockMaxSm,
 ];
 
 /// The GPU readings of a row: when the batch has some of them and all are null in a row, the GPU did

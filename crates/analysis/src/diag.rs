@@ -17,12 +17,16 @@ pub const HEALTH: [Field; 6] = [
 ];
 
 /// Configuration fields whose smallest and largest values are kept, in the order of
-/// [`DiagAcc::config`]: the PCIe link's width now and at most, and the power limit and its default.
-pub const CONFIG: [Field; 4] = [
+/// [`DiagAcc::config`]: the PCIe link's width and generation now and at most, the power limit and
+/// its default, and the highest SM clock.
+pub const CONFIG: [Field; 7] = [
     Field::PcieLinkWidthCurrent,
     Field::PcieLinkWidthMax,
     Field::PowerLimit,
     Field::PowerDefaultLimit,
+    Field::PcieLinkGenCurrent,
+    Field::PcieLinkGenMax,
+    Field::ClockMaxSm,
 ];
 
 /// Thresholds the per-row facts are counted with (from the findings' thresholds).
@@ -313,6 +317,69 @@ impl PowerBins {
     }
 }
 
+/// When a GPU was in use: its first and last sample with utilization.gpu at or above `idle_util`,
+/// and how many samples with utilization.gpu recorded came before the first, after the last, and in
+/// all; samples in time order ([`BusySpan::append`] a later stretch).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BusySpan {
+    pub first: i64,
+    pub last: i64,
+    pub lead: u64,
+    pub trail: u64,
+    pub known: u64,
+}
+
+impl Default for BusySpan {
+    fn default() -> Self {
+        BusySpan { first: i64::MAX, last: i64::MIN, lead: 0, trail: 0, known: 0 }
+    }
+}
+
+impl BusySpan {
+    /// One sample with utilization.gpu recorded, `active` when not idle.
+    #[inline]
+    pub fn push(&mut self, active: bool, ts: i64) {
+        self.known += 1;
+        if active {
+            self.first = self.first.min(ts);
+            self.last = ts;
+            self.trail = 0;
+        } else if self.first == i64::MAX {
+            self.lead += 1;
+        } else {
+            self.trail += 1;
+        }
+    }
+
+    /// The samples of a later stretch.
+    pub fn append(&mut self, o: &BusySpan) {
+        self.known += o.known;
+        match (self.first == i64::MAX, o.first == i64::MAX) {
+            (true, _) => {
+                self.lead += o.lead;
+                (self.first, self.last, self.trail) = (o.first, o.last, o.trail);
+                if o.first == i64::MAX {
+                    self.lead += o.trail;
+                }
+            }
+            (false, true) => self.trail += o.lead + o.trail,
+            (false, false) => (self.last, self.trail) = (o.last, o.trail),
+        }
+    }
+
+    /// The first and last active sample (None: never active).
+    pub fn range(&self) -> Option<(i64, i64)> {
+        (self.first != i64::MAX).then_some((self.first, self.last))
+    }
+
+    /// The share of the samples inside the span, to turn a whole-run mean into the span's (idle
+    /// samples outside it count as zero).
+    pub fn inside(&self) -> Option<f64> {
+        let n = self.known.saturating_sub(self.lead + self.trail);
+        (self.range().is_some() && n > 0).then(|| n as f64 / self.known as f64)
+    }
+}
+
 /// The per-row facts of one GPU.
 #[derive(Debug, Clone)]
 pub struct DiagAcc {
@@ -342,6 +409,10 @@ pub struct DiagAcc {
     pub mem_trend: Trend,
     /// The stretches of idle samples, in time order.
     pub stretches: crate::stretch::Stretches,
+    /// The rows held while idle by power.draw (those without it are `held_idle_n` less these).
+    pub held_idle_power: PowerBins,
+    /// When the GPU was in use.
+    pub busy_span: BusySpan,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
     pub health_max: [f64; 6],
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
@@ -351,7 +422,7 @@ pub struct DiagAcc {
     pub corrected_min: f64,
     pub corrected_max: f64,
     /// Smallest and largest value of each [`CONFIG`] field (NaN when never recorded).
-    pub config: [(f64, f64); 4],
+    pub config: [(f64, f64); CONFIG.len()],
 }
 
 impl Default for DiagAcc {
@@ -373,12 +444,14 @@ impl Default for DiagAcc {
             temp_n: 0,
             mem_trend: Trend::default(),
             stretches: Default::default(),
+            held_idle_power: PowerBins::default(),
+            busy_span: BusySpan::default(),
             health_max: [f64::NAN; 6],
             ecc_min: f64::NAN,
             ecc_max: f64::NAN,
             corrected_min: f64::NAN,
             corrected_max: f64::NAN,
-            config: [(f64::NAN, f64::NAN); 4],
+            config: [(f64::NAN, f64::NAN); CONFIG.len()],
         }
     }
 }
@@ -415,6 +488,8 @@ impl DiagAcc {
         self.temp_n += c.temp_n;
         self.mem_trend.pool(&c.mem_trend);
         self.stretches.append(&c.stretches);
+        self.held_idle_power.pool(&c.held_idle_power);
+        self.busy_span.append(&c.busy_span);
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
@@ -480,6 +555,8 @@ impl DiagAcc {
         self.temp_n += o.temp_n;
         self.mem_trend.pool(&o.mem_trend);
         self.stretches.append(&o.stretches);
+        self.held_idle_power.pool(&o.held_idle_power);
+        self.busy_span.append(&o.busy_span);
         for (a, b) in self.health_max.iter_mut().zip(&o.health_max) {
             *a = max_nan(*a, *b);
         }
@@ -495,6 +572,13 @@ impl DiagAcc {
     /// Share (%) of the GPU's rows with memory held while idle; None without memory.used.
     pub fn held_idle_pct(&self, rows: u64) -> Option<f64> {
         (self.mem_n > 0 && rows > 0).then(|| 100.0 * self.held_idle_n as f64 / rows as f64)
+    }
+
+    /// Rows held while idle whose power.draw is below `watts` or not recorded.
+    pub fn held_idle_below(&self, watts: f64) -> u64 {
+        let binned: u64 = self.held_idle_power.n.iter().sum();
+        let below = self.held_idle_power.below(watts).map_or(0, |b| b.0);
+        self.held_idle_n.saturating_sub(binned) + below
     }
 
     /// Mean clocks.sm while busy.

@@ -50,6 +50,9 @@ pub struct Thresholds {
     pub idle_lost_pct: f64,
     pub ecc_corrected_per_h: f64,
     pub power_limit_low_pct: f64,
+    pub held_idle_min_s: f64,
+    pub clocks_locked_pct: f64,
+    pub shared_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -91,6 +94,9 @@ impl Default for Thresholds {
             idle_lost_pct: 5.0,
             ecc_corrected_per_h: 100.0,
             power_limit_low_pct: 90.0,
+            held_idle_min_s: 600.0,
+            clocks_locked_pct: 75.0,
+            shared_pct: 25.0,
         }
     }
 }
@@ -98,7 +104,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 36] = [
+pub static THRESHOLDS: [(&str, &str, Slot); 39] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -182,6 +188,11 @@ pub static THRESHOLDS: [(&str, &str, Slot); 36] = [
         |t| &mut t.held_idle_pct,
     ),
     (
+        "held_idle_min_s",
+        "...and such samples adding up to at least this long (s) fire idle_allocated",
+        |t| &mut t.held_idle_min_s,
+    ),
+    (
         "straggler_clock_pct",
         "clocks.sm.busy_mean this many % below the median of its siblings' fires straggler",
         |t| &mut t.straggler_clock_pct,
@@ -251,6 +262,16 @@ pub static THRESHOLDS: [(&str, &str, Slot); 36] = [
         "power.limit (its highest value in the run) below this share (%) of power.default_limit fires power_limit_low",
         |t| &mut t.power_limit_low_pct,
     ),
+    (
+        "clocks_locked_pct",
+        "clocks.sm.busy_mean below this share (%) of clocks.max.sm, with no thermal or power reason, fires clocks_locked",
+        |t| &mut t.clocks_locked_pct,
+    ),
+    (
+        "shared_pct",
+        "processes of another job or user beside the job's (or the GPU's main user's) in at least this share (%) of the ticks fires shared_gpu",
+        |t| &mut t.shared_pct,
+    ),
 ];
 
 impl Thresholds {
@@ -318,7 +339,7 @@ pub struct Rule {
     pub fix: &'static str,
 }
 
-pub static RULES: [Rule; 26] = [
+pub static RULES: [Rule; 28] = [
     Rule {
         id: "job_failed",
         severity: Severity::Error,
@@ -357,17 +378,22 @@ pub static RULES: [Rule; 26] = [
     Rule {
         id: "idle_allocated",
         severity: Severity::Warning,
-        when: "memory.held_idle_pct >= held_idle_pct (75): in at least that share of the GPU's samples memory.used >= \
-               held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded; sm.active alone on a MIG \
-               instance) < idle_util (5) %: memory held by a process that does nothing (a forgotten notebook or a hung job)",
+        when: "in at least held_idle_pct (75) % of the GPU's samples, adding up to at least held_idle_min_s (600) \
+               s, memory.used >= held_mem_mib (2048) MiB while utilization.gpu (and sm.active where recorded; \
+               sm.active alone on a MIG instance) < idle_util (5) % and, where power.draw is recorded, the board \
+               draws about its idle power (below the same draw as hang's: power above it is work the \
+               utilization sampling missed): memory held by a process that does nothing (a forgotten notebook or \
+               a hung job). When the GPU worked in at least 1 % of its samples, the evidence says the holder may \
+               be a server keeping a model loaded between requests, and the fix says what to do then",
         fix: "find the process holding it (nvidia-smi --query-compute-apps=pid,used_memory, or record --processes) \
               and end it or free its memory (torch.cuda.empty_cache(), restart the kernel)",
     },
     Rule {
         id: "unused_gpu",
         severity: Severity::Info,
-        when: "utilization.gpu < idle_util (5) % in >= unused_idle_pct (99) % of the samples, and idle_allocated does \
-               not fire (no memory held): the GPU sat idle",
+        when: "utilization.gpu < idle_util (5) % in >= unused_idle_pct (99) % of the samples, and no memory held \
+               (memory.held_idle_pct below held_idle_pct: a GPU holding memory is idle_allocated, or nothing \
+               when that was for less than held_idle_min_s): the GPU sat idle",
         fix: "if the job should use it, check CUDA_VISIBLE_DEVICES, the launcher's world size (--nproc_per_node) and \
               device placement; otherwise nothing to do",
     },
@@ -427,7 +453,10 @@ pub static RULES: [Rule; 26] = [
     Rule {
         id: "imbalance",
         severity: Severity::Warning,
-        when: "utilization.gpu.mean of two GPUs of one host differs by > imbalance_util (20) points (GPUs that fire \
+        when: "the mean utilization.gpu of two GPUs of one host, each over its busy span (from its first to its \
+               last sample at or above idle_util (5) %), differs by > imbalance_util (20) points, and their busy \
+               spans start and end within 10 % of the longer one (or gap_intervals (3) intervals) of each other: \
+               GPUs busy at different times are separate jobs, not one job's uneven ranks (GPUs that fire \
                unused_gpu or idle_allocated left out)",
         fix: "spread the work evenly: data sharding (DistributedSampler), DistributedDataParallel instead of \
               DataParallel, balanced pipeline stages, stragglers",
@@ -548,11 +577,36 @@ pub static RULES: [Rule; 26] = [
     Rule {
         id: "pcie_link",
         severity: Severity::Warning,
-        when: "pcie.link.width.current never reaches pcie.link.width.max during the run (e.g. x8 of x16): the \
-               link trained narrower than the GPU supports (a badly seated card, a riser, a dirty or damaged \
-               slot); host-device copies run at a fraction of their speed",
-        fix: "reseat the GPU or its riser, check the slot and the BIOS's PCIe settings (lane bifurcation), move \
-              the card to another slot to tell card from slot; nvidia-smi -q -d PCIE shows the link",
+        when: "pcie.link.width.current never reaches pcie.link.width.max during the run (e.g. x8 of x16), or, on \
+               a GPU busy at times (utilization.gpu >= busy_util (80) %), pcie.link.gen.current never reaches \
+               pcie.link.gen.max (a link that drops to gen 1 at idle and comes back under load is power saving): \
+               the link trained narrower or slower than the GPU and the system support (a badly seated card, a \
+               riser, a dirty or damaged slot); host-device copies run at a fraction of their speed",
+        fix: "reseat the GPU or its riser, check the slot and the BIOS's PCIe settings (lane bifurcation, link \
+              speed), move the card to another slot to tell card from slot; nvidia-smi -q -d PCIE shows the link",
+    },
+    Rule {
+        id: "clocks_locked",
+        severity: Severity::Warning,
+        when: "clocks.sm.busy_mean (the SM clock while utilization.gpu >= busy_util (80) %, sw_power_cap rows \
+               left out) is below clocks_locked_pct (75) % of clocks.max.sm over at least 10 busy samples, with \
+               no thermal or hardware power reason active in more than throttle_pct (5) % of the samples; \
+               without the clock event reasons recorded, only when power.draw stays below 90 % of power.limit \
+               (a board at its power limit may be capped unseen): the clocks were locked or capped \
+               (application clocks, nvidia-smi -lgc / -ac), not slowed by heat or power",
+        fix: "if the lock is not deliberate, reset it: nvidia-smi -i N -rgc (locked clocks) and -rac \
+              (application clocks), as root; nvidia-smi -q -d CLOCK shows the clocks and what holds them",
+    },
+    Rule {
+        id: "shared_gpu",
+        severity: Severity::Warning,
+        when: "in the per-process table (record --processes), processes of another job (proc.job false) on a GPU \
+               the job uses, in the same ticks as the job's, in at least shared_pct (25) % of the ticks the job \
+               is on it; without a job recorded, processes of a second user beside the GPU's main user (the one \
+               on it most) in that share of its ticks. The job's GPUs that nobody else used are not flagged",
+        fix: "ask the scheduler for exclusive GPUs (Slurm --exclusive or --gres with a cgroup-constrained \
+              device list, Kubernetes device plugins), set the compute mode to EXCLUSIVE_PROCESS \
+              (nvidia-smi -c 3), or find who runs there (the evidence names the user and command)",
     },
     Rule {
         id: "hot_gpu",
@@ -744,29 +798,91 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     out.push_as("memory_health", severity, Some(&g.label), e);
 }
 
-/// `idle_allocated`; whether the GPU held memory while idle for most of the run.
+/// The draw (W) under which a board counts as idle: its lowest draw in the run plus
+/// `hang_power_pct` of the way up to a reference (its power limit, else its highest draw in the run),
+/// kept between `hang_power_pct` and `hang_power_max_pct` of the reference.
+struct IdleDraw {
+    watts: f64,
+    floor: f64,
+    reference: f64,
+    of: &'static str,
+}
+
+fn idle_draw(g: &GpuView<'_>, limit: Option<f64>, th: &Thresholds) -> Option<IdleDraw> {
+    let limit = limit.filter(|&l| l.is_finite() && l > 0.0);
+    let (reference, of) = match (limit, g.stats.get(Stat::max(Field::PowerDraw))) {
+        (Some(l), _) => (l, "power.limit"),
+        (None, Some(m)) if m > 0.0 => (m, "the highest power.draw of the run"),
+        _ => return None,
+    };
+    let pct = th.hang_power_pct / 100.0;
+    let floor = g.power_min.filter(|&m| m.is_finite() && m >= 0.0).unwrap_or(0.0);
+    let (lo, hi) =
+        (pct * reference, (th.hang_power_max_pct / 100.0 * reference).max(pct * reference));
+    let watts = (floor + pct * (reference - floor)).clamp(lo, hi);
+    Some(IdleDraw { watts, floor, reference, of })
+}
+
+/// What `idle_allocated` says when the GPU worked now and then: a server keeps its model loaded.
+const SERVER_FIX: &str = "if the holder is a server keeping a model loaded between requests (vLLM, Triton, \
+     a notebook's model), the memory is its working set: share the GPU (MIG, MPS), scale the server to zero \
+     when idle, or accept it; otherwise find the process (nvidia-smi --query-compute-apps=pid,used_memory, \
+     or record --processes) and end it or free its memory";
+
+/// `idle_allocated`; whether the GPU held memory while idle for most of the run: memory held,
+/// utilization idle and, where power.draw is recorded, the board near its idle draw, for at least
+/// `held_idle_min_s` in all.
 fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     let s = g.stats;
-    let Some(p) = s.get(Stat::HeldIdlePct).filter(|&p| p >= th.held_idle_pct) else { return false };
+    let Some(p) = s.get(Stat::HeldIdlePct).filter(|&p| p > 0.0) else { return false };
+    let samples = s.get(Stat::Samples).unwrap_or(0.0);
+    // Power above the board's idle draw is work (a kernel the utilization sampling missed).
+    let limit = g.diag.and_then(|d| d.config_range(Field::PowerLimit)).map(|r| r.1);
+    let (p, quiet) = match (g.diag, idle_draw(g, limit, th)) {
+        (Some(d), Some(w)) if d.held_idle_n > 0 => {
+            let n = d.held_idle_below(w.watts);
+            let note = format!(" and power.draw < {} W (near the board's idle draw)", f(Some(w.watts), 0));
+            (p * n as f64 / d.held_idle_n as f64, note)
+        }
+        _ => (p, String::new()),
+    };
+    let held_s = s.get(Stat::IntervalS).map(|iv| samples * p / 100.0 * iv);
+    if p < th.held_idle_pct || held_s.is_some_and(|h| h < th.held_idle_min_s) {
+        return false;
+    }
     // A MIG instance's activity is its GPM sm.active (NVML gives no utilization.gpu per instance).
     let by = if s.get(UTIL_MEAN).is_none() && s.get(SM_MEAN).is_some() {
         ("sm.active", SM_MEAN)
     } else {
         ("utilization.gpu", UTIL_MEAN)
     };
-    let evidence = format!(
-        "memory.used >= {} MiB with {} < {}% in {}% of {} samples (memory.held_idle_pct); memory.used \
-         peak {} MiB, {} mean {}%",
+    let active = s.get(Stat::IdlePct).map_or(0.0, |i| 100.0 - i);
+    let server = active >= 1.0;
+    let mut evidence = format!(
+        "memory.used >= {} MiB with {} < {}%{quiet} in {}% of {} samples ({}); memory.used peak {} MiB, {} \
+         mean {}%",
         th.held_mem_mib,
         by.0,
         th.idle_util,
         f(Some(p), 1),
-        f(s.get(Stat::Samples), 0),
+        f(Some(samples), 0),
+        held_s.map_or_else(|| "-".to_string(), dur),
         f(s.get(Stat::max(Field::MemUsed)), 0),
         by.0,
         f(s.get(by.1), 1)
     );
+    if server {
+        let _ = write!(
+            evidence,
+            "; it worked in {}% of the samples between idle stretches: the holder may be a server keeping \
+             a model loaded between requests",
+            f(Some(active), 1)
+        );
+    }
     out.push("idle_allocated", Some(&g.label), evidence);
+    if let (true, Some(last)) = (server, out.list.last_mut()) {
+        last.fix = SERVER_FIX;
+    }
     true
 }
 
@@ -775,7 +891,9 @@ fn unused_gpu(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool 
     let s = g.stats;
     let idle = s.get(Stat::IdlePct);
     let unused = idle.is_some_and(|i| i >= th.unused_idle_pct);
-    if unused {
+    // Memory held while idle, for too short a time to be idle_allocated: not unused either.
+    let held = s.get(Stat::HeldIdlePct).is_some_and(|p| p >= th.held_idle_pct);
+    if unused && !held {
         let evidence = format!(
             "utilization.gpu < {}% in {}% of {} samples (max {}%), memory.used peak {} MiB",
             th.idle_util,
@@ -973,24 +1091,49 @@ fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
     }
 }
 
-/// `imbalance` between the GPUs in use: (label, mean utilization).
-fn imbalance(out: &mut Findings<'_>, used: &[(&str, f64)], th: &Thresholds) {
-    if used.len() < 2 {
+/// A GPU's mean utilization.gpu over its busy span (first to last sample at or above idle_util),
+/// and that span (None without the per-row facts: the whole run).
+fn busy_mean(g: &GpuView<'_>) -> Option<(f64, Option<(i64, i64)>)> {
+    let mean = g.stats.get(UTIL_MEAN)?;
+    let span = g.diag.map(|d| d.busy_span);
+    match span.and_then(|b| b.inside().zip(b.range())) {
+        Some((inside, range)) => Some(((mean / inside).min(100.0), Some(range))),
+        None => Some((mean, None)),
+    }
+}
+
+/// `imbalance` between the GPUs in use, each over its busy span; none between GPUs whose busy
+/// spans differ (separate jobs, not one job's uneven ranks).
+fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
+    let means: Vec<(&str, f64, Option<(i64, i64)>)> = used
+        .iter()
+        .filter_map(|g| busy_mean(g).map(|(m, r)| (g.label.as_str(), m, r)))
+        .collect();
+    if means.len() < 2 {
         return;
     }
-    let hi = used.iter().copied().fold(("", f64::MIN), |a, b| if b.1 > a.1 { b } else { a });
-    let lo = used.iter().copied().fold(("", f64::MAX), |a, b| if b.1 < a.1 { b } else { a });
-    if hi.1 - lo.1 > th.imbalance_util {
-        let evidence = format!(
-            "mean utilization.gpu: GPU {} {}% vs GPU {} {}% ({} points apart)",
-            hi.0,
-            f(Some(hi.1), 1),
-            lo.0,
-            f(Some(lo.1), 1),
-            f(Some(hi.1 - lo.1), 1)
-        );
-        out.push("imbalance", None, evidence);
+    let hi = means.iter().copied().fold(("", f64::MIN, None), |a, b| if b.1 > a.1 { b } else { a });
+    let lo = means.iter().copied().fold(("", f64::MAX, None), |a, b| if b.1 < a.1 { b } else { a });
+    if hi.1 - lo.1 <= th.imbalance_util {
+        return;
     }
+    let iv = median(used.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect()).unwrap_or(0.0);
+    if let (Some(a), Some(b)) = (hi.2, lo.2) {
+        let longest = (a.1 - a.0).max(b.1 - b.0) as f64 / 1e6;
+        let slack = (0.1 * longest).max(th.gap_intervals * iv) * 1e6;
+        if ((a.0 - b.0).abs() as f64) > slack || ((a.1 - b.1).abs() as f64) > slack {
+            return;
+        }
+    }
+    let evidence = format!(
+        "mean utilization.gpu over each GPU's busy span: GPU {} {}% vs GPU {} {}% ({} points apart)",
+        hi.0,
+        f(Some(hi.1), 1),
+        lo.0,
+        f(Some(lo.1), 1),
+        f(Some(hi.1 - lo.1), 1)
+    );
+    out.push("imbalance", None, evidence);
 }
 
 fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
@@ -1084,19 +1227,11 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     let (Some(d), Some(iv)) = (g.diag, s.get(Stat::IntervalS).filter(|&v| v > 0.0)) else {
         return false;
     };
-    let limit = Some(d.power_limit).filter(|&l| l.is_finite() && l > 0.0);
-    let (reference, of) = match (limit, s.get(Stat::max(Field::PowerDraw))) {
-        (Some(l), _) => (l, "power.limit"),
-        (None, Some(m)) if m > 0.0 => (m, "the highest power.draw of the run"),
-        _ => return false,
+    let Some(IdleDraw { watts, floor, reference, of }) =
+        idle_draw(g, Some(d.power_limit), th)
+    else {
+        return false;
     };
-    // The board's floor plus hang_power_pct of the way up to the reference, kept between
-    // hang_power_pct and hang_power_max_pct of the reference.
-    let pct = th.hang_power_pct / 100.0;
-    let floor = g.power_min.filter(|&m| m.is_finite() && m >= 0.0).unwrap_or(0.0);
-    let (lo, hi) =
-        (pct * reference, (th.hang_power_max_pct / 100.0 * reference).max(pct * reference));
-    let watts = (floor + pct * (reference - floor)).clamp(lo, hi);
     let Some((n, first, end)) = d.hang.below(watts) else { return false };
     let held = n as f64 * iv;
     // The stretch: the `n` samples up to the last one (a few stray samples earlier, as training
@@ -1158,17 +1293,76 @@ fn board_config(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         );
         out.push("power_limit_low", Some(&g.label), evidence);
     }
-    if let (Some((_, now)), Some((_, max))) =
-        (d.config_range(Field::PcieLinkWidthCurrent), d.config_range(Field::PcieLinkWidthMax))
-        && now > 0.0
-        && now < max
-    {
-        let evidence = format!(
-            "pcie.link.width.current at most x{} during the run, of x{} (pcie.link.width.max)",
-            now, max
-        );
-        out.push("pcie_link", Some(&g.label), evidence);
+    // The width does not change with the load; the generation drops at idle to save power, so it
+    // counts only on a GPU that was busy at times.
+    let busy = d.busy_clock_n > 0
+        || g.stats.get(Stat::max(Field::UtilGpu)).is_some_and(|u| u >= th.busy_util);
+    let mut short = Vec::new();
+    let links = [
+        (Field::PcieLinkWidthCurrent, Field::PcieLinkWidthMax, "x", true),
+        (Field::PcieLinkGenCurrent, Field::PcieLinkGenMax, "gen ", busy),
+    ];
+    for (cur, max, unit, counts) in links {
+        if let (Some((_, now)), Some((_, top)), true) =
+            (d.config_range(cur), d.config_range(max), counts)
+            && now > 0.0
+            && now < top
+        {
+            short.push(format!("{cur} at most {unit}{now} during the run, of {unit}{top} ({max})"));
+        }
     }
+    if !short.is_empty() {
+        let while_busy = if busy { " (busy at times)" } else { "" };
+        out.push("pcie_link", Some(&g.label), format!("{}{while_busy}", short.join("; ")));
+    }
+}
+
+/// `clocks_locked`: the SM clock held far below the board's maximum under load, with no thermal
+/// or power reason for it (application clocks, `nvidia-smi -lgc`).
+fn clocks_locked(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
+    let s = g.stats;
+    let (Some(d), Some(busy)) = (g.diag, s.get(Stat::BusyClock)) else { return };
+    let Some((_, max)) = d.config_range(Field::ClockMaxSm).filter(|r| r.1 > 0.0) else { return };
+    let share = 100.0 * busy / max;
+    if d.busy_clock_n < 10 || share >= th.clocks_locked_pct {
+        return;
+    }
+    let over = |r: &[Reason]| r.iter().any(|&x| s.get(Stat::Throttle(x)).is_some_and(|v| v > th.throttle_pct));
+    if over(&THERMAL) || over(&HW_POWER) {
+        return;
+    }
+    // Without the clock event reasons, a board at its power limit may be capped unseen.
+    let limit = d.config_range(Field::PowerLimit).map(|r| r.1);
+    let draw = s.get(Stat::max(Field::PowerDraw));
+    let reasons = s.get(Stat::ThrottleThermalPct).is_some();
+    let capped = match (draw, limit) {
+        (Some(p), Some(l)) => p >= 0.9 * l,
+        _ => !reasons,
+    };
+    if capped && !reasons {
+        return;
+    }
+    let why = if reasons {
+        format!(
+            "no thermal or hardware power reason (throttle.thermal_pct {}, throttle.power_pct {})",
+            f(s.get(Stat::ThrottleThermalPct), 1),
+            f(s.get(Stat::ThrottlePowerPct), 1)
+        )
+    } else {
+        "clock event reasons not recorded".to_string()
+    };
+    let evidence = format!(
+        "clocks.sm.busy_mean {} MHz, {}% of clocks.max.sm {} MHz, in {} busy samples (utilization.gpu >= {}%); \
+         {why}; power.draw max {} W of power.limit {} W",
+        f(Some(busy), 0),
+        f(Some(share), 0),
+        f(Some(max), 0),
+        d.busy_clock_n,
+        th.busy_util,
+        f(draw, 0),
+        f(limit, 0)
+    );
+    out.push("clocks_locked", Some(&g.label), evidence);
 }
 
 /// `memory_growth`: memory.used rising steadily to the end of the run.
@@ -1462,6 +1656,43 @@ pub fn job_failed(host: &str, inputs: &[InputInfo], last_row: Option<i64>) -> Ve
     out.list
 }
 
+/// `shared_gpu` for each GPU of `host` that processes of another job (or, without job marks, another
+/// user) shared with the job (or with its main user) in at least `shared_pct` % of the ticks.
+pub fn shared_gpu(host: &str, sharing: &[crate::usage::Sharing], th: &Thresholds) -> Vec<Finding> {
+    let mut out = Findings { host, list: Vec::new() };
+    for s in sharing.iter().filter(|s| s.host == host) {
+        let by_job = s.job_ticks > 0;
+        let (shared, of, whose) = if by_job {
+            (s.shared_job_ticks, s.job_ticks, "the job's")
+        } else {
+            (s.multi_user_ticks, s.ticks, "its main user's")
+        };
+        let pct = 100.0 * shared as f64 / of.max(1) as f64;
+        if shared == 0 || pct < th.shared_pct {
+            continue;
+        }
+        let main = s.user_ticks.iter().max_by_key(|(_, n)| **n).map(|(u, _)| u.as_str());
+        let others: Vec<String> = if by_job {
+            s.others.iter().map(|(u, c)| format!("{u} `{c}`")).collect()
+        } else {
+            s.user_ticks.keys().filter(|u| Some(u.as_str()) != main).cloned().collect()
+        };
+        let mem = s
+            .other_mem_max
+            .map_or_else(String::new, |m| format!("; their proc.gpu_memory peak {} MiB", f(Some(m), 0)));
+        let evidence = format!(
+            "processes of {} beside {whose}{} in {shared} of {of} ticks ({}%): {}{mem}",
+            if by_job { "another job" } else { "another user" },
+            main.filter(|_| !by_job).map_or_else(String::new, |u| format!(" ({u})")),
+            f(Some(pct), 1),
+            others.join(", ")
+        );
+        let label = s.gpu.map(|g| g.to_string());
+        out.push("shared_gpu", label.as_deref(), evidence);
+    }
+    out.list
+}
+
 /// Findings for one host, GPUs in report order, then the host-wide ones and the Xid events.
 pub fn diagnose(
     host: &str,
@@ -1472,7 +1703,6 @@ pub fn diagnose(
     th: &Thresholds,
 ) -> Vec<Finding> {
     let mut out = Findings { host, list: Vec::new() };
-    let mut used: Vec<(&str, f64)> = Vec::new();
     let mut in_use: Vec<&GpuView<'_>> = Vec::new();
     let mut lost: Vec<&str> = Vec::new();
     let end = gpus.iter().map(|g| g.last_row).max().unwrap_or(0);
@@ -1487,9 +1717,6 @@ pub fn diagnose(
         let low = (allocated || !idle) && low_utilization(&mut out, g, th);
         let mut hung = false;
         if !idle {
-            if let Some(m) = g.stats.get(UTIL_MEAN) {
-                used.push((g.label.as_str(), m));
-            }
             in_use.push(g);
             input_bound(&mut out, g, th);
             // A hung collective keeps utilization.gpu up with idle SMs: not a batch to grow.
@@ -1507,12 +1734,15 @@ pub fn diagnose(
         memory(&mut out, g, th, hung);
         memory_growth(&mut out, g, th);
         board_config(&mut out, g, th);
+        if !idle && !hung {
+            clocks_locked(&mut out, g, th);
+        }
         throttling(&mut out, g, th);
     }
     straggler(&mut out, &in_use, th);
     hot_gpu(&mut out, &in_use, th);
     power_cap(&mut out, gpus, th);
-    imbalance(&mut out, &used, th);
+    imbalance(&mut out, &in_use, th);
     host_swap(&mut out, host_stats, th);
     host_memory(&mut out, gpus, host_stats, pressed_ticks, th);
     // An event without a GPU belongs to the one lost GPU, or to the host's only GPU.

@@ -30,7 +30,7 @@ use crate::acc::{Gap, GpuAcc, TimingStats};
 use crate::checks::Check;
 use crate::collect::{Collector, GpuKey};
 use crate::events::{EventRecord, RoutineCount};
-use crate::findings::{Finding, GpuView, Thresholds, diagnose, job_failed};
+use crate::findings::{Finding, GpuView, Thresholds, diagnose, job_failed, shared_gpu};
 use crate::stat::{Scope, Stat};
 use crate::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
 use crate::usage::UserUsage;
@@ -104,6 +104,8 @@ pub struct Companions {
     pub events_more: u64,
     pub routine_events: Vec<RoutineCount>,
     pub users: Vec<UserUsage>,
+    /// Who shared each GPU (from the same per-process rows).
+    pub sharing: Vec<usage::Sharing>,
 }
 
 impl Summary {
@@ -181,6 +183,7 @@ pub fn build(
         let mut findings = diagnose(&name, &views, &hs, pressed, &companions.events, th);
         let last_row = mine.iter().map(|&i| c.gpus[i].2.last_ts).max();
         findings.extend(job_failed(&name, &inputs, last_row));
+        findings.extend(shared_gpu(&name, &companions.sharing, th));
         by_severity(&mut findings);
         hosts.push(HostSummary { name, gpus, stats: hs, has_host_data: has, findings });
     }

@@ -104,6 +104,10 @@ pub struct Counts {
     pub mem_trend: crate::diag::Trend,
     /// The idle stretches of the rows, in their order.
     pub stretches: crate::stretch::Stretches,
+    /// The rows held while idle, by draw.
+    pub held_idle_power: crate::diag::PowerBins,
+    /// When the GPU was in use.
+    pub busy_span: crate::diag::BusySpan,
 }
 
 impl Default for Counts {
@@ -124,6 +128,8 @@ impl Default for Counts {
             temp_n: 0,
             mem_trend: Default::default(),
             stretches: Default::default(),
+            held_idle_power: Default::default(),
+            busy_span: Default::default(),
         }
     }
 }
@@ -256,6 +262,14 @@ impl Words {
             if let Some(&t) = ts.get(i) {
                 trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
                 c.stretches.push(f & fact::IDLE != 0, t);
+                if self.words.get(i).is_some_and(|w| w & bit::U_KNOWN != 0) {
+                    c.busy_span.push(f & fact::IDLE == 0, t);
+                }
+                if f & fact::HELD_IDLE != 0
+                    && let Some(&p) = self.power.get(i)
+                {
+                    c.held_idle_power.add(p, t);
+                }
             }
             if f & fact::BUSY_CLOCK != 0
                 && let Some(&v) = self.clock.get(i)
@@ -375,7 +389,13 @@ mod tests {
                         v.util < rr.idle_util && (v.sm.is_nan() || v.sm < rr.idle_util)
                     };
                     c.held_idle_n += u64::from(idle);
+                    if idle {
+                        c.held_idle_power.add(v.power, ts);
+                    }
                 }
+            }
+            if !v.util.is_nan() {
+                c.busy_span.push(!idle, ts);
             }
             let capped = v.reasons.is_some_and(|x| x & cap != 0);
             if v.util >= rr.busy_util && !capped && !v.clock.is_nan() {

@@ -3,7 +3,7 @@
 //! processes together), then over the ticks the user was on the GPU: how many ticks, from when to
 //! when, the mean of the summed `proc.sm` (share of the GPU's SM time, %) and the mean and peak of the
 //! summed `proc.gpu_memory` (MiB). Processes whose owner is not visible (another PID namespace) are
-//! filed under `?`.
+//! filed under `?`. Per (host, GPU) it also counts the ticks the GPU was shared ([`Sharing`]).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -88,12 +88,70 @@ impl Acc {
     }
 }
 
+/// Who shared one GPU: the ticks with processes on it, with the job's (`proc.job` true), with the
+/// job's beside another's, with two or more owners, and the ticks per owner; the other processes'
+/// owners and commands (a few) and their peak memory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sharing {
+    pub host: String,
+    pub gpu: Option<u32>,
+    pub ticks: u64,
+    pub job_ticks: u64,
+    pub shared_job_ticks: u64,
+    pub multi_user_ticks: u64,
+    pub user_ticks: BTreeMap<String, u64>,
+    /// (owner, command) of the processes outside the job, at most [`MAX_OTHERS`].
+    pub others: Vec<(String, String)>,
+    pub other_mem_max: Option<f64>,
+    /// The tick being added up: (ts, the job's there, another's there, its owners).
+    cur: Option<(i64, bool, bool, Vec<String>)>,
+}
+
+/// Other processes named per GPU.
+const MAX_OTHERS: usize = 4;
+
+impl Sharing {
+    fn close_tick(&mut self) {
+        let Some((_, job, other, users)) = self.cur.take() else { return };
+        self.ticks += 1;
+        self.job_ticks += u64::from(job);
+        self.shared_job_ticks += u64::from(job && other);
+        self.multi_user_ticks += u64::from(users.len() > 1);
+        for u in users {
+            *self.user_ticks.entry(u).or_default() += 1;
+        }
+    }
+
+    /// One process row: `job` its proc.job (None: not recorded).
+    fn row(&mut self, ts: i64, job: Option<bool>, user: &str, command: Option<String>, mem: f64) {
+        if self.cur.as_ref().is_some_and(|c| c.0 != ts) {
+            self.close_tick();
+        }
+        let c = self.cur.get_or_insert_with(|| (ts, false, false, Vec::new()));
+        c.1 |= job == Some(true);
+        c.2 |= job == Some(false);
+        if user != "?" && !c.3.iter().any(|u| u == user) {
+            c.3.push(user.to_string());
+        }
+        if job == Some(false) {
+            if !mem.is_nan() {
+                self.other_mem_max = Some(self.other_mem_max.map_or(mem, |m| m.max(mem)));
+            }
+            let who = (user.to_string(), command.unwrap_or_else(|| "?".into()));
+            if self.others.len() < MAX_OTHERS && !self.others.contains(&who) {
+                self.others.push(who);
+            }
+        }
+    }
+}
+
 /// Per-user totals gathered from the per-process inputs, inside the summary's window.
 #[derive(Debug, Default)]
 pub struct UsageCollector {
     since: Option<i64>,
     until: Option<i64>,
     accs: BTreeMap<(String, Option<u32>, String), Acc>,
+    sharing: BTreeMap<(String, Option<u32>), Sharing>,
 }
 
 impl UsageCollector {
@@ -123,11 +181,12 @@ impl UsageCollector {
             }
             v
         };
-        let (gpu, pid, sm, mem) = (
+        let (gpu, pid, sm, mem, job) = (
             ints(Field::Index),
             ints(Field::ProcPid),
             floats(Field::ProcSm),
             floats(Field::ProcGpuMemory),
+            floats(Field::ProcJob),
         );
         let text = |f: Field, i: usize| column(batch, f).and_then(|c| cols::str_at(c, i));
         let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
@@ -138,13 +197,24 @@ impl UsageCollector {
             let host = text(Field::Host, i).unwrap_or_else(|| default_host.to_string());
             let user = text(Field::ProcUser, i).unwrap_or_else(|| "?".to_string());
             let g = (gpu[i] != NO_U64).then(|| u32::try_from(gpu[i]).unwrap_or(u32::MAX));
+            let j = (!job[i].is_nan()).then_some(job[i] != 0.0);
+            let share = self.sharing.entry((host.clone(), g)).or_default();
+            share.row(ts[i], j, &user, text(Field::ProcCommand, i), mem[i]);
             self.accs.entry((host, g, user)).or_default().row(ts[i], pid[i], sm[i], mem[i]);
         }
         Ok(())
     }
 
-    /// The totals, by host and GPU, the busiest user (by mean SM) first.
-    pub fn finish(self) -> Vec<UserUsage> {
+    /// The totals, by host and GPU, the busiest user (by mean SM) first; and who shared each GPU.
+    pub fn finish(self) -> (Vec<UserUsage>, Vec<Sharing>) {
+        let sharing = self
+            .sharing
+            .into_iter()
+            .map(|((host, gpu), mut s)| {
+                s.close_tick();
+                Sharing { host, gpu, ..s }
+            })
+            .collect();
         let mut out: Vec<UserUsage> = self
             .accs
             .into_iter()
@@ -172,7 +242,7 @@ impl UsageCollector {
                 .then(b.sm_mean.unwrap_or(-1.0).total_cmp(&a.sm_mean.unwrap_or(-1.0)))
                 .then(a.user.cmp(&b.user))
         });
-        out
+        (out, sharing)
     }
 }
 

@@ -383,6 +383,22 @@ impl NvmlRead {
         )
     }
 
+    /// Whether the reader's values are properties of the board that do not change while it runs
+    /// (highest clocks, link and power limits): read once, at the first tick that yields them,
+    /// and repeated on every row after.
+    pub fn is_fixed(self) -> bool {
+        matches!(
+            self,
+            NvmlRead::MaxClockGr
+                | NvmlRead::MaxClockSm
+                | NvmlRead::MaxClockMem
+                | NvmlRead::PcieGenMax
+                | NvmlRead::PcieWidthMax
+                | NvmlRead::PowerDefaultLimit
+                | NvmlRead::PowerConstraints
+        )
+    }
+
     /// Whether one call of the reader yields a value of its own (not the identity read at start,
     /// the process list that needs a job to attribute processes to, GPM that needs two samples,
     /// or the event count that comes from the event thread).
@@ -630,11 +646,11 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
     smi(def!(ClockVideo, "clocks.video", ["clocks.current.video"], "MHz", true, I32, Gpu(ClockVideo), Mean, Gauge, false,
         "Current video encoder/decoder clock."), "clocks.current.video"),
     def!(ClockMaxGr, "clocks.max.graphics", ["clocks.max.gr"], "MHz", true, I32, Gpu(MaxClockGr), Last, Gauge, false,
-        "Highest graphics clock the GPU can run at."),
-    def!(ClockMaxSm, "clocks.max.sm", ["clocks.max.streaming_multiprocessor"], "MHz", true, I32, Gpu(MaxClockSm), Last, Gauge, false,
-        "Highest SM clock the GPU can run at."),
+        "Highest graphics clock the GPU can run at (read once, at the first tick)."),
+    def!(ClockMaxSm, "clocks.max.sm", ["clocks.max.streaming_multiprocessor"], "MHz", true, I32, Gpu(MaxClockSm), Last, Gauge, true,
+        "Highest SM clock the GPU can run at (read once, at the first tick)."),
     def!(ClockMaxMem, "clocks.max.memory", ["clocks.max.mem"], "MHz", true, I32, Gpu(MaxClockMem), Last, Gauge, false,
-        "Highest memory clock the GPU can run at."),
+        "Highest memory clock the GPU can run at (read once, at the first tick)."),
     def!(TempMemory, "temperature.memory", [], "C", false, I32, Gpu(MemoryTemp), Mean, Gauge, false,
         "HBM memory temperature, degrees Celsius (boards with HBM; [N/A] elsewhere)."),
     def!(PowerInstant, "power.draw.instant", [], "W", true, F64, Gpu(PowerInstant), Mean, Gauge, false,
@@ -666,18 +682,18 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "nvidia-smi's pci.baseClass: not read through NVML by gpumon; written [N/A]."),
     def!(PciSubClass, "pci.subClass", [], "", false, Str, Gpu(NotAvailable), Last, None, false,
         "nvidia-smi's pci.subClass: not read through NVML by gpumon; written [N/A]."),
-    def!(PcieLinkGenCurrent, "pcie.link.gen.current", ["pcie.link.gen.gpucurrent"], "", false, I32, Gpu(PcieGenCurrent), Last, None, false,
+    def!(PcieLinkGenCurrent, "pcie.link.gen.current", ["pcie.link.gen.gpucurrent"], "", false, I32, Gpu(PcieGenCurrent), Last, None, true,
         "Current PCIe link generation (lower when idle to save power)."),
-    def!(PcieLinkGenMax, "pcie.link.gen.max", [], "", false, I32, Gpu(PcieGenMax), Last, None, false,
-        "Highest PCIe link generation of the GPU and system together."),
+    def!(PcieLinkGenMax, "pcie.link.gen.max", [], "", false, I32, Gpu(PcieGenMax), Last, None, true,
+        "Highest PCIe link generation of the GPU and system together (read once, at the first tick)."),
     def!(PcieLinkGenGpumax, "pcie.link.gen.gpumax", [], "", false, Str, Gpu(NotAvailable), Last, None, false,
         "nvidia-smi's pcie.link.gen.gpumax: not read through NVML by gpumon; written [N/A]."),
     def!(PcieLinkGenHostmax, "pcie.link.gen.hostmax", [], "", false, Str, Gpu(NotAvailable), Last, None, false,
         "nvidia-smi's pcie.link.gen.hostmax: not read through NVML by gpumon; written [N/A]."),
-    def!(PcieLinkWidthCurrent, "pcie.link.width.current", [], "", false, I32, Gpu(PcieWidthCurrent), Last, None, false,
+    def!(PcieLinkWidthCurrent, "pcie.link.width.current", [], "", false, I32, Gpu(PcieWidthCurrent), Last, None, true,
         "Current PCIe link width (lanes)."),
-    def!(PcieLinkWidthMax, "pcie.link.width.max", [], "", false, I32, Gpu(PcieWidthMax), Last, None, false,
-        "Widest PCIe link of the GPU and system together (lanes)."),
+    def!(PcieLinkWidthMax, "pcie.link.width.max", [], "", false, I32, Gpu(PcieWidthMax), Last, None, true,
+        "Widest PCIe link of the GPU and system together, lanes (read once, at the first tick)."),
     def!(DisplayMode, "display_mode", [], "", false, Str, Gpu(DisplayMode), Last, None, false,
         "Whether a display is connected to any of the GPU's connectors: Enabled or Disabled."),
     def!(DisplayActive, "display_active", [], "", false, Str, Gpu(DisplayActive), Last, None, false,
@@ -818,12 +834,12 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "nvidia-smi's temperature.gpu.tlimit: not read through NVML by gpumon; written [N/A]."),
     def!(PowerManagement, "power.management", [], "", false, Str, Gpu(PowerManagement), Last, None, false,
         "Whether power management (the power limit) is active: Enabled or Disabled."),
-    def!(PowerDefaultLimit, "power.default_limit", [], "W", true, F64, Gpu(PowerDefaultLimit), Last, None, false,
-        "The power limit the board ships with, watts."),
+    def!(PowerDefaultLimit, "power.default_limit", [], "W", true, F64, Gpu(PowerDefaultLimit), Last, None, true,
+        "The power limit the board ships with, watts (read once, at the first tick)."),
     def!(PowerMinLimit, "power.min_limit", [], "W", true, F64, Gpu(PowerConstraints), Last, None, false,
-        "The lowest power limit that can be set, watts."),
-    def!(PowerMaxLimit, "power.max_limit", [], "W", true, F64, Gpu(PowerConstraints), Last, None, false,
-        "The highest power limit that can be set, watts."),
+        "The lowest power limit that can be set, watts (read once, at the first tick)."),
+    def!(PowerMaxLimit, "power.max_limit", [], "W", true, F64, Gpu(PowerConstraints), Last, None, true,
+        "The highest power limit that can be set, watts (read once, at the first tick)."),
     def!(ClocksApplicationsGraphics, "clocks.applications.graphics", [], "MHz", true, I32, Gpu(AppClockGr), Last, None, false,
         "Applications clock of the graphics domain, MHz."),
     def!(ClocksApplicationsMemory, "clocks.applications.memory", [], "MHz", true, I32, Gpu(AppClockMem), Last, None, false,

@@ -171,6 +171,7 @@ fn companions(
     let want: Vec<Field> = keys
         .into_iter()
         .chain([Field::ProcPid, Field::ProcUser, Field::ProcGpuMemory, Field::ProcSm])
+        .chain([Field::ProcJob, Field::ProcCommand])
         .collect();
     for input in &inputs.procs {
         let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| match usage.lock() {
@@ -181,8 +182,8 @@ fn companions(
     }
     let (events, events_more, routine_events) =
         events.into_inner().map(EventCollector::finish).unwrap_or_default();
-    let users = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
-    Ok(Companions { events, events_more, routine_events, users })
+    let (users, sharing) = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
+    Ok(Companions { events, events_more, routine_events, users, sharing })
 }
 
 /// What `summarize` found: the summary, the per-phase report when asked for, the checks' outcomes.

@@ -299,6 +299,8 @@ pub(super) struct DeviceState<'n> {
     dev: Option<Device<'n>>,
     /// The MIG layout last read and its instances' GPM (a GPU in MIG mode at start).
     mig: MigState<'n>,
+    /// The values of the fixed readers ([`NvmlRead::is_fixed`]) once read, repeated on every row.
+    fixed: Vec<(NvmlRead, Vec<(Field, Value)>)>,
 }
 
 impl<'n> DeviceState<'n> {
@@ -318,6 +320,7 @@ impl<'n> DeviceState<'n> {
             reads,
             dev: None,
             mig: MigState::default(),
+            fixed: Vec::new(),
         }
     }
 }
@@ -513,7 +516,7 @@ fn sample_device<'n>(
     state: &mut DeviceState<'n>,
     row: &mut Row,
 ) -> Result<(), Lost> {
-    let DeviceState { gpm, health, reads, dev, .. } = state;
+    let DeviceState { gpm, health, reads, dev, fixed, .. } = state;
     let dev = match dev {
         Some(d) => d,
         None => match nvml.device_by_index(info.index) {
@@ -529,7 +532,24 @@ fn sample_device<'n>(
         },
     };
     for &(read, f) in reads.iter() {
-        read_field(dev, info, read, f, (gpm, health), row)?;
+        if !read.is_fixed() {
+            read_field(dev, info, read, f, (gpm, health), row)?;
+        } else if let Some((_, values)) = fixed.iter().find(|(r, _)| *r == read) {
+            for (g, v) in values {
+                row.set(*g, v.clone());
+            }
+        } else {
+            read_field(dev, info, read, f, (gpm, health), row)?;
+            let values: Vec<(Field, Value)> = gpumon_schema::catalog::CATALOG
+                .iter()
+                .filter(|d| d.read == Some(read))
+                .map(|d| (d.field, row.get(d.field).clone()))
+                .collect();
+            // A value the driver did not give (an error, a lost read) is asked for again next tick.
+            if values.iter().all(|(_, v)| !matches!(v, Value::Null)) {
+                fixed.push((read, values));
+            }
+        }
     }
     Ok(())
 }
