@@ -12,6 +12,8 @@ instructions per tick = (I(N2) - I(N1)) / (N2 - N1), so start-up and close cance
 | host-only Parquet | the same with `-o x.parquet` (one flush a 10 s: none in these runs but the close) |
 | host-only Parquet, flush every 10 ticks | `--flush 200ms`: per tick plus a tenth of a flush |
 | 8 fake GPUs, the nvidia-ml-py loop's fields, CSV | `record -q -i 100ms --fields <gpu_peers.py's LOOP_FIELDS>` on tests/fake-nvml (8 x H100) |
+| 8 fake GPUs, default fields, Parquet | `record -q -i 100ms -o x.parquet` (every default field) |
+| 8 fake GPUs, default fields less the board configuration, Parquet | the same with `--fields` = the default list less `BOARD` (clocks.max.sm, the PCIe link and the power limits): what those fields cost per tick |
 
 Half of the 8-GPU figure is the fake library itself (the same for every NVML client).
 
@@ -40,7 +42,21 @@ CASES = [
     ("host-only Parquet", "20ms", 21, 221, [], "parquet", False),
     ("host-only Parquet, flush every 10 ticks", "20ms", 21, 221, ["--flush", "200ms"], "parquet", False),
     ("8 fake GPUs, loop's fields, CSV", "100ms", 21, 121, ["--fields", gpu_peers.LOOP_FIELDS], "csv", True),
+    ("8 fake GPUs, default fields, Parquet", "100ms", 21, 121, [], "parquet", True),
+    ("8 fake GPUs, default fields less the board configuration, Parquet", "100ms", 21, 121, ["--fields", "DEFAULT-BOARD"], "parquet", True),
 ]
+
+
+# The board's configuration, recorded by default (the fixed ones read once) since 0.1.0 of 2026-12-06.
+BOARD = ["clocks.max.sm", "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current",
+         "pcie.link.width.max", "power.default_limit", "power.max_limit"]
+
+
+def default_fields(gpumon: str, board: bool) -> str:
+    """The binary's default field list (`gpumon fields --format json`), less BOARD unless `board`."""
+    out = subprocess.run([gpumon, "fields", "--format", "json"], capture_output=True, text=True, check=True).stdout
+    names = [f["name"] for f in json.loads(out) if f.get("default")]
+    return ",".join(n for n in names if board or n not in BOARD)
 
 
 def instructions(gpumon: str, interval: str, n: int, extra: list[str], out: Path, env: dict) -> int:
@@ -73,7 +89,8 @@ def main() -> None:
         for name, interval, n1, n2, extra, suffix, gpus in CASES:
             for i, b in enumerate(bins):
                 env = gpu_env if gpus else host_env
-                counts = [instructions(b, interval, n, extra, tmp / f"r{i}-{n}.{suffix}", env) for n in (n1, n2)]
+                args_b = ["--fields", default_fields(b, False)] if extra == ["--fields", "DEFAULT-BOARD"] else extra
+                counts = [instructions(b, interval, n, args_b, tmp / f"r{i}-{n}.{suffix}", env) for n in (n1, n2)]
                 per_tick = (counts[1] - counts[0]) // (n2 - n1)
                 results.setdefault(name, {})[b] = per_tick
                 for f in tmp.glob(f"*r{i}-*"):

@@ -259,6 +259,16 @@ fn thresholds_override_the_new_rules() {
     );
     assert!(rules("hot_gpu.parquet", "hot_gpu_c=10").contains(&"hot_gpu".to_string()));
     assert!(!rules("hot_gpu.parquet", "hot_gpu_c=15").contains(&"hot_gpu".to_string()));
+    let has = |file: &str, th: &str, rule: &str| rules(file, th).contains(&rule.to_string());
+    // GPU 2 runs at 1215 of 1980 MHz: 61 %.
+    assert!(has("clocks_locked.parquet", "clocks_locked_pct=75", "clocks_locked"));
+    assert!(!has("clocks_locked.parquet", "clocks_locked_pct=60", "clocks_locked"));
+    // bob's server is beside the job in 93 % of its ticks on GPU 2.
+    assert!(has("shared_gpu.parquet", "shared_pct=90", "shared_gpu"));
+    assert!(!has("shared_gpu.parquet", "shared_pct=95", "shared_gpu"));
+    // The server holds its model idle for about 1 h 50 min of 2 h.
+    assert!(has("server_mostly_idle.parquet", "held_idle_min_s=6000", "idle_allocated"));
+    assert!(!has("server_mostly_idle.parquet", "held_idle_min_s=7000", "idle_allocated"));
 }
 
 /// The evidence says what the issue needs: when a hang started and how long it lasted, the rate of
@@ -295,4 +305,21 @@ fn new_findings_give_times_rates_and_periods() {
     );
     let e = evidence("checkpoint_stops", "idle_stretches", "1");
     assert!(e.contains("3 min long on average, every 20 min") && e.contains("(12.5%)"), "{e}");
+    let e = evidence("clocks_locked", "clocks_locked", "2");
+    assert!(e.starts_with("clocks.sm.busy_mean 1215 MHz, 61% of clocks.max.sm 1980 MHz"), "{e}");
+    let e = evidence("smi_clocks_locked", "clocks_locked", "0");
+    assert!(e.contains("clock event reasons not recorded") && e.contains("of power.limit 700 W"), "{e}");
+    let e = evidence("shared_gpu", "shared_gpu", "2");
+    assert!(e.contains("another job") && e.contains("bob `python serve.py`"), "{e}");
+    let e = evidence("pcie_gen", "pcie_link", "1");
+    assert!(e.contains("pcie.link.gen.current at most gen 3 during the run, of gen 5"), "{e}");
+    // A server answering now and then: said so, and the fix is a server's.
+    let s = list.iter().find(|s| s["name"] == "server_mostly_idle").unwrap();
+    let j = summary(dir.path(), s);
+    let f = j["hosts"][0]["findings"].as_array().unwrap();
+    let f = f.iter().find(|x| x["rule"] == "idle_allocated").unwrap();
+    let (e, fix) = (f["evidence"].as_str().unwrap(), f["fix"].as_str().unwrap());
+    assert!(e.contains("may be a server keeping a model loaded between requests"), "{e}");
+    assert!(e.contains("near the board's idle draw"), "{e}");
+    assert!(fix.contains("scale the server to zero"), "{fix}");
 }
