@@ -308,7 +308,10 @@ fn new_findings_give_times_rates_and_periods() {
     let e = evidence("clocks_locked", "clocks_locked", "2");
     assert!(e.starts_with("clocks.sm.busy_mean 1215 MHz, 61% of clocks.max.sm 1980 MHz"), "{e}");
     let e = evidence("smi_clocks_locked", "clocks_locked", "0");
-    assert!(e.contains("clock event reasons not recorded") && e.contains("of power.limit 700 W"), "{e}");
+    assert!(
+        e.contains("clock event reasons not recorded") && e.contains("of power.limit 700 W"),
+        "{e}"
+    );
     let e = evidence("shared_gpu", "shared_gpu", "2");
     assert!(e.contains("another job") && e.contains("bob `python serve.py`"), "{e}");
     let e = evidence("pcie_gen", "pcie_link", "1");

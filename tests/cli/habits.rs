@@ -170,3 +170,81 @@ fn record_with_a_driver_lacking_functions_says_so_once() {
         }
     }
 }
+
+/// The board's configuration is recorded by default: the fixed values (highest SM clock, widest
+/// and fastest link, power limits) read once per GPU and repeated on every row, the link's current
+/// state every tick; a driver that lacks one of those functions leaves its column empty, says so
+/// once, and records the rest.
+#[test]
+fn the_boards_configuration_is_recorded_by_default_and_fixed_values_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = "init = ok\n[device]\nname = NVIDIA H100 80GB HBM3\nmemory.total = 81559\n\
+        memory.used = 1000\nutilization.gpu = 90\npower.draw = 500\npower.limit = 700\n\
+        power.default_limit = 700\npower.min_limit = 200\npower.max_limit = 700\n\
+        clocks.sm = 1980\nclocks.max.sm = 1980, 1000\npcie.link.gen.current = 1, 5\n\
+        pcie.link.gen.max = 5, 1\npcie.link.width.current = 16\npcie.link.width.max = 16\n";
+    let log = dir.path().join("calls.log");
+    let record = |lib: Option<&std::path::Path>, out: &std::path::Path| {
+        let mut c = gpumon_fake(dir.path(), scenario);
+        if let Some(l) = lib {
+            c.env("GPUMON_NVML_LIB", l);
+        }
+        let o = c
+            .env("FAKE_NVML_LOG", &log)
+            .args(["record", "-q", "-i", "100ms", "--count", "5", "-o"])
+            .arg(out)
+            .output()
+            .unwrap();
+        ok(&o);
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let out = dir.path().join("run.csv");
+    let err = record(None, &out);
+    assert!(err.is_empty(), "{err}");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {csv}"))
+    };
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5, "{csv}");
+    for r in &rows {
+        // Read once: the scenario's later values (1000 MHz, gen 1) never reach the file.
+        assert_eq!(r[col("clocks.max.sm")], "1980", "{csv}");
+        assert_eq!(r[col("pcie.link.gen.max")], "5", "{csv}");
+        assert_eq!(r[col("pcie.link.width.max")], "16", "{csv}");
+        assert_eq!(r[col("pcie.link.width.current")], "16", "{csv}");
+        assert_eq!(r[col("power.default_limit")], "700.0", "{csv}");
+        assert_eq!(r[col("power.max_limit")], "700.0", "{csv}");
+    }
+    // Read every tick: the link's generation follows the scenario.
+    let gens: Vec<&str> = rows.iter().map(|r| r[col("pcie.link.gen.current")]).collect();
+    assert!(gens.contains(&"5"), "{gens:?}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let count = |f: &str| calls.lines().filter(|l| l.split(' ').next() == Some(f)).count();
+    assert_eq!(count("nvmlDeviceGetMaxClockInfo"), 1, "{calls}");
+    assert_eq!(count("nvmlDeviceGetMaxPcieLinkGeneration"), 1, "{calls}");
+    assert_eq!(count("nvmlDeviceGetPowerManagementDefaultLimit"), 1, "{calls}");
+    assert!(count("nvmlDeviceGetCurrPcieLinkGeneration") >= 5, "{calls}");
+
+    // An older driver without two of those functions.
+    let lacking =
+        ["nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetPowerManagementDefaultLimit"];
+    let old = fake_nvml_lacking(dir.path(), &lacking);
+    let out = dir.path().join("old.csv");
+    let err = record(Some(&old), &out);
+    assert_eq!(err.lines().count(), 2, "{err}");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for l in lines {
+        let r: Vec<&str> = l.split(',').collect();
+        assert!(
+            r[col("pcie.link.gen.max")].is_empty() && r[col("power.default_limit")].is_empty(),
+            "{csv}"
+        );
+        assert_eq!(r[col("clocks.max.sm")], "1980", "{csv}");
+    }
+}

@@ -841,7 +841,8 @@ fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> b
     let (p, quiet) = match (g.diag, idle_draw(g, limit, th)) {
         (Some(d), Some(w)) if d.held_idle_n > 0 => {
             let n = d.held_idle_below(w.watts);
-            let note = format!(" and power.draw < {} W (near the board's idle draw)", f(Some(w.watts), 0));
+            let note =
+                format!(" and power.draw < {} W (near the board's idle draw)", f(Some(w.watts), 0));
             (p * n as f64 / d.held_idle_n as f64, note)
         }
         _ => (p, String::new()),
@@ -1105,10 +1106,8 @@ fn busy_mean(g: &GpuView<'_>) -> Option<(f64, Option<(i64, i64)>)> {
 /// `imbalance` between the GPUs in use, each over its busy span; none between GPUs whose busy
 /// spans differ (separate jobs, not one job's uneven ranks).
 fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
-    let means: Vec<(&str, f64, Option<(i64, i64)>)> = used
-        .iter()
-        .filter_map(|g| busy_mean(g).map(|(m, r)| (g.label.as_str(), m, r)))
-        .collect();
+    let means: Vec<(&str, f64, Option<(i64, i64)>)> =
+        used.iter().filter_map(|g| busy_mean(g).map(|(m, r)| (g.label.as_str(), m, r))).collect();
     if means.len() < 2 {
         return;
     }
@@ -1117,7 +1116,8 @@ fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
     if hi.1 - lo.1 <= th.imbalance_util {
         return;
     }
-    let iv = median(used.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect()).unwrap_or(0.0);
+    let iv =
+        median(used.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect()).unwrap_or(0.0);
     if let (Some(a), Some(b)) = (hi.2, lo.2) {
         let longest = (a.1 - a.0).max(b.1 - b.0) as f64 / 1e6;
         let slack = (0.1 * longest).max(th.gap_intervals * iv) * 1e6;
@@ -1227,8 +1227,7 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     let (Some(d), Some(iv)) = (g.diag, s.get(Stat::IntervalS).filter(|&v| v > 0.0)) else {
         return false;
     };
-    let Some(IdleDraw { watts, floor, reference, of }) =
-        idle_draw(g, Some(d.power_limit), th)
+    let Some(IdleDraw { watts, floor, reference, of }) = idle_draw(g, Some(d.power_limit), th)
     else {
         return false;
     };
@@ -1327,7 +1326,9 @@ fn clocks_locked(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     if d.busy_clock_n < 10 || share >= th.clocks_locked_pct {
         return;
     }
-    let over = |r: &[Reason]| r.iter().any(|&x| s.get(Stat::Throttle(x)).is_some_and(|v| v > th.throttle_pct));
+    let over = |r: &[Reason]| {
+        r.iter().any(|&x| s.get(Stat::Throttle(x)).is_some_and(|v| v > th.throttle_pct))
+    };
     if over(&THERMAL) || over(&HW_POWER) {
         return;
     }
@@ -1677,9 +1678,9 @@ pub fn shared_gpu(host: &str, sharing: &[crate::usage::Sharing], th: &Thresholds
         } else {
             s.user_ticks.keys().filter(|u| Some(u.as_str()) != main).cloned().collect()
         };
-        let mem = s
-            .other_mem_max
-            .map_or_else(String::new, |m| format!("; their proc.gpu_memory peak {} MiB", f(Some(m), 0)));
+        let mem = s.other_mem_max.map_or_else(String::new, |m| {
+            format!("; their proc.gpu_memory peak {} MiB", f(Some(m), 0))
+        });
         let evidence = format!(
             "processes of {} beside {whose}{} in {shared} of {of} ticks ({}%): {}{mem}",
             if by_job { "another job" } else { "another user" },
