@@ -351,6 +351,23 @@ impl BusySpan {
         }
     }
 
+    /// `k` samples in a row, all active or all not, the first at `first` and the last at `last`:
+    /// the same as pushing them one by one.
+    pub fn push_run(&mut self, active: bool, first: i64, last: i64, k: u64) {
+        if k == 0 {
+            return;
+        }
+        self.push(active, first);
+        if k > 1 {
+            self.known += k - 2;
+            if !active {
+                // The k - 2 between count where the first went.
+                if self.first == i64::MAX { self.lead += k - 2 } else { self.trail += k - 2 }
+            }
+            self.push(active, last);
+        }
+    }
+
     /// The samples of a later stretch.
     pub fn append(&mut self, o: &BusySpan) {
         self.known += o.known;

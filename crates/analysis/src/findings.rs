@@ -1092,33 +1092,43 @@ fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
     }
 }
 
-/// A GPU's mean utilization.gpu over its busy span (first to last sample at or above idle_util),
-/// and that span (None without the per-row facts: the whole run).
-fn busy_mean(g: &GpuView<'_>) -> Option<(f64, Option<(i64, i64)>)> {
+/// A GPU's mean utilization.gpu over its busy span: the GPU, the mean and the span (first to last
+/// sample at or above idle_util; None without the per-row facts, the mean then the whole run's).
+#[derive(Clone, Copy)]
+struct BusyMean<'a> {
+    label: &'a str,
+    mean: f64,
+    span: Option<(i64, i64)>,
+}
+
+fn busy_mean<'a>(g: &'a GpuView<'_>) -> Option<BusyMean<'a>> {
     let mean = g.stats.get(UTIL_MEAN)?;
     let span = g.diag.map(|d| d.busy_span);
-    match span.and_then(|b| b.inside().zip(b.range())) {
-        Some((inside, range)) => Some(((mean / inside).min(100.0), Some(range))),
-        None => Some((mean, None)),
-    }
+    let label = g.label.as_str();
+    Some(match span.and_then(|b| b.inside().zip(b.range())) {
+        Some((inside, range)) => {
+            BusyMean { label, mean: (mean / inside).min(100.0), span: Some(range) }
+        }
+        None => BusyMean { label, mean, span: None },
+    })
 }
 
 /// `imbalance` between the GPUs in use, each over its busy span; none between GPUs whose busy
 /// spans differ (separate jobs, not one job's uneven ranks).
 fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
-    let means: Vec<(&str, f64, Option<(i64, i64)>)> =
-        used.iter().filter_map(|g| busy_mean(g).map(|(m, r)| (g.label.as_str(), m, r))).collect();
-    if means.len() < 2 {
+    let means: Vec<BusyMean<'_>> = used.iter().filter_map(|g| busy_mean(g)).collect();
+    let (Some(hi), Some(lo)) = (
+        means.iter().copied().max_by(|a, b| a.mean.total_cmp(&b.mean)),
+        means.iter().copied().min_by(|a, b| a.mean.total_cmp(&b.mean)),
+    ) else {
         return;
-    }
-    let hi = means.iter().copied().fold(("", f64::MIN, None), |a, b| if b.1 > a.1 { b } else { a });
-    let lo = means.iter().copied().fold(("", f64::MAX, None), |a, b| if b.1 < a.1 { b } else { a });
-    if hi.1 - lo.1 <= th.imbalance_util {
+    };
+    if means.len() < 2 || hi.mean - lo.mean <= th.imbalance_util {
         return;
     }
     let iv =
         median(used.iter().filter_map(|g| g.stats.get(Stat::IntervalS)).collect()).unwrap_or(0.0);
-    if let (Some(a), Some(b)) = (hi.2, lo.2) {
+    if let (Some(a), Some(b)) = (hi.span, lo.span) {
         let longest = (a.1 - a.0).max(b.1 - b.0) as f64 / 1e6;
         let slack = (0.1 * longest).max(th.gap_intervals * iv) * 1e6;
         if ((a.0 - b.0).abs() as f64) > slack || ((a.1 - b.1).abs() as f64) > slack {
@@ -1127,11 +1137,11 @@ fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
     }
     let evidence = format!(
         "mean utilization.gpu over each GPU's busy span: GPU {} {}% vs GPU {} {}% ({} points apart)",
-        hi.0,
-        f(Some(hi.1), 1),
-        lo.0,
-        f(Some(lo.1), 1),
-        f(Some(hi.1 - lo.1), 1)
+        hi.label,
+        f(Some(hi.mean), 1),
+        lo.label,
+        f(Some(lo.mean), 1),
+        f(Some(hi.mean - lo.mean), 1)
     );
     out.push("imbalance", None, evidence);
 }

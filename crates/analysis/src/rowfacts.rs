@@ -221,70 +221,28 @@ impl Words {
         }
     }
 
-    /// The facts of the rows `rows` (all of one GPU); `ts` the batch's timestamps.
+    /// The facts of the rows `rows` (all of one GPU); `ts` the batch's timestamps. One tight pass
+    /// per kind of fact, each skipped when no row has it.
     pub fn count(&self, rows: &[u32], ts: &[i64]) -> Counts {
-        let mut bins = [0u64; 256];
         let mut c = Counts {
             stretches: crate::stretch::Stretches::new(self.stretch_s),
             ..Counts::default()
         };
-        let mut whole = 0.0;
-        let mut trend = crate::diag::Trend::batch();
-        // Whole-number temperatures of the batch, all and while busy: exact in an f64.
-        let mut temps = [0.0f64; 2];
+        let mut bins = [0u64; 256];
         for &i in rows {
-            let i = i as usize;
-            let f = self.facts.get(i).copied().unwrap_or(0);
-            bins[usize::from(f)] += 1;
-            if f & fact::HANG != 0
-                && let (Some(&p), Some(&t)) = (self.power.get(i), ts.get(i))
-            {
-                c.hang.add(p, t);
-                // The limit matters only where a hang may be.
-                if let Some(&l) = self.limit.get(i) {
-                    c.power_limit = c.power_limit.max(l);
-                }
-            }
-            if let Some(&t) = self.temp.get(i).filter(|t| !t.is_nan()) {
-                let busy = self.words.get(i).is_some_and(|w| w & bit::U_BUSY != 0);
-                if self.temp_whole {
-                    temps[0] += t;
-                    temps[1] += f64::from(u8::from(busy)) * t;
-                } else {
-                    c.temp_sum.add(t);
-                    if busy {
-                        c.busy_temp_sum.add(t);
-                    }
-                }
-                c.temp_n += 1;
-                c.busy_temp_n += u64::from(busy);
-            }
-            if let Some(&t) = ts.get(i) {
-                trend.add(t, self.mem.get(i).copied().unwrap_or(f64::NAN));
-                c.stretches.push(f & fact::IDLE != 0, t);
-                if self.words.get(i).is_some_and(|w| w & bit::U_KNOWN != 0) {
-                    c.busy_span.push(f & fact::IDLE == 0, t);
-                }
-                if f & fact::HELD_IDLE != 0
-                    && let Some(&p) = self.power.get(i)
-                {
-                    c.held_idle_power.add(p, t);
-                }
-            }
-            if f & fact::BUSY_CLOCK != 0
-                && let Some(&v) = self.clock.get(i)
-            {
-                if self.clock_whole {
-                    whole += v;
-                } else {
-                    c.busy_clock_sum.add(v);
-                }
-            }
+            bins[usize::from(self.fact(i))] += 1;
         }
-        c.busy_clock_sum.add(whole);
-        trend.fold_into(&mut c.mem_trend);
-        c.temp_sum.add(temps[0]);
-        c.busy_temp_sum.add(temps[1]);
+        let any = |b: u8| bins.iter().enumerate().any(|(f, &k)| k > 0 && f as u8 & b != 0);
+        if any(fact::HANG | fact::HELD_IDLE) && !self.power.is_empty() {
+            self.count_power(rows, ts, &mut c);
+        }
+        if !self.temp.is_empty() {
+            self.count_temps(rows, &mut c);
+        }
+        if any(fact::BUSY_CLOCK) && !self.clock.is_empty() {
+            self.count_clock(rows, &mut c);
+        }
+        self.count_in_time(rows, ts, &mut c);
         for (f, &k) in bins.iter().enumerate() {
             let has = |b: u8| if f as u8 & b != 0 { k } else { 0 };
             c.mem_n += has(fact::MEM);
@@ -295,6 +253,118 @@ impl Words {
             c.bound += has(fact::BOUND);
         }
         c
+    }
+
+    #[inline]
+    fn fact(&self, i: u32) -> u8 {
+        self.facts.get(i as usize).copied().unwrap_or(0)
+    }
+
+    /// The draws of the rows that may be a hung collective (and the largest power limit among
+    /// them), and of the rows held while idle.
+    fn count_power(&self, rows: &[u32], ts: &[i64], c: &mut Counts) {
+        for &i in rows {
+            let f = self.fact(i);
+            if f & (fact::HANG | fact::HELD_IDLE) == 0 {
+                continue;
+            }
+            let i = i as usize;
+            let (Some(&p), Some(&t)) = (self.power.get(i), ts.get(i)) else { continue };
+            if f & fact::HANG != 0 {
+                c.hang.add(p, t);
+                // The limit matters only where a hang may be.
+                if let Some(&l) = self.limit.get(i) {
+                    c.power_limit = c.power_limit.max(l);
+                }
+            }
+            if f & fact::HELD_IDLE != 0 {
+                c.held_idle_power.add(p, t);
+            }
+        }
+    }
+
+    /// temperature.gpu over all rows and over the busy ones.
+    fn count_temps(&self, rows: &[u32], c: &mut Counts) {
+        // Whole-number temperatures of the batch, all and while busy: exact in an f64.
+        let mut temps = [0.0f64; 2];
+        for &i in rows {
+            let i = i as usize;
+            let Some(&t) = self.temp.get(i).filter(|t| !t.is_nan()) else { continue };
+            let busy = self.words.get(i).is_some_and(|w| w & bit::U_BUSY != 0);
+            if self.temp_whole {
+                temps[0] += t;
+                temps[1] += f64::from(u8::from(busy)) * t;
+            } else {
+                c.temp_sum.add(t);
+                if busy {
+                    c.busy_temp_sum.add(t);
+                }
+            }
+            c.temp_n += 1;
+            c.busy_temp_n += u64::from(busy);
+        }
+        c.temp_sum.add(temps[0]);
+        c.busy_temp_sum.add(temps[1]);
+    }
+
+    /// clocks.sm over the busy, uncapped rows.
+    fn count_clock(&self, rows: &[u32], c: &mut Counts) {
+        let mut whole = 0.0;
+        for &i in rows {
+            if self.fact(i) & fact::BUSY_CLOCK == 0 {
+                continue;
+            }
+            let Some(&v) = self.clock.get(i as usize) else { continue };
+            if self.clock_whole {
+                whole += v;
+            } else {
+                c.busy_clock_sum.add(v);
+            }
+        }
+        c.busy_clock_sum.add(whole);
+    }
+
+    /// What follows the rows in time order: memory.used's trend, the idle stretches and the busy
+    /// span, the last two a run of equal rows at a time.
+    fn count_in_time(&self, rows: &[u32], ts: &[i64], c: &mut Counts) {
+        if !self.mem.is_empty() {
+            let mut trend = crate::diag::Trend::batch();
+            for &i in rows {
+                let i = i as usize;
+                if let (Some(&t), Some(&m)) = (ts.get(i), self.mem.get(i)) {
+                    trend.add(t, m);
+                }
+            }
+            trend.fold_into(&mut c.mem_trend);
+        }
+        // A run: (idle, utilization known, first and last time, rows).
+        let mut run: Option<(bool, bool, i64, i64, u64)> = None;
+        let flush = |c: &mut Counts, r: (bool, bool, i64, i64, u64)| {
+            c.stretches.push_run(r.0, r.2, r.3, r.4);
+            if r.1 {
+                c.busy_span.push_run(!r.0, r.2, r.3, r.4);
+            }
+        };
+        for &i in rows {
+            let Some(&t) = ts.get(i as usize) else { continue };
+            let idle = self.fact(i) & fact::IDLE != 0;
+            let known = self.words.get(i as usize).is_some_and(|w| w & bit::U_KNOWN != 0);
+            match &mut run {
+                Some(r) if r.0 == idle && r.1 == known => {
+                    r.3 = t;
+                    r.4 += 1;
+                }
+                _ => {
+                    if let Some(r) = run.take() {
+                        flush(c, r);
+                    }
+                    run = Some((idle, known, t, t, 1));
+                }
+            }
+        }
+        if let Some(r) = run {
+            flush(c, r);
+        }
     }
 }
 

@@ -119,6 +119,19 @@ impl Stretches {
         }
     }
 
+    /// `k` samples in a row, all idle or all not, the first at `first` and the last at `last`: the
+    /// same as pushing them one by one.
+    pub fn push_run(&mut self, idle: bool, first: i64, last: i64, k: u64) {
+        if k == 0 {
+            return;
+        }
+        self.push(idle, first);
+        if k > 1 {
+            self.n += k - 2;
+            self.push(idle, last);
+        }
+    }
+
     /// Join the samples that follow these.
     pub fn append(&mut self, later: &Stretches) {
         if later.n == 0 {
