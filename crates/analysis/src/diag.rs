@@ -752,4 +752,33 @@ mod tests {
         assert_eq!(DiagAcc::default().ecc_increase(), None);
         assert_eq!(DiagAcc::default().held_idle_pct(10), None);
     }
+
+    /// A busy span pushed sample by sample, a run at a time, or split anywhere and appended, is the
+    /// same; the share inside it turns the whole run's mean into the span's.
+    #[test]
+    fn busy_span_splits_and_runs_agree() {
+        let active = [false, false, true, true, false, true, false, false, false];
+        let mut one = BusySpan::default();
+        for (t, &a) in active.iter().enumerate() {
+            one.push(a, t as i64);
+        }
+        assert_eq!((one.range(), one.lead, one.trail, one.known), (Some((2, 5)), 2, 3, 9));
+        assert_eq!(one.inside(), Some(4.0 / 9.0));
+        for cut in 0..=active.len() {
+            let (mut a, mut b) = (BusySpan::default(), BusySpan::default());
+            for (t, &x) in active.iter().enumerate() {
+                if t < cut { a.push(x, t as i64) } else { b.push(x, t as i64) }
+            }
+            a.append(&b);
+            assert_eq!(a, one, "cut at {cut}");
+        }
+        let mut runs = BusySpan::default();
+        for (x, first, last, k) in
+            [(false, 0, 1, 2), (true, 2, 3, 2), (false, 4, 4, 1), (true, 5, 5, 1), (false, 6, 8, 3)]
+        {
+            runs.push_run(x, first, last, k);
+        }
+        assert_eq!(runs, one);
+        assert_eq!(BusySpan::default().inside(), None);
+    }
 }
