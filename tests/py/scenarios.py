@@ -1165,6 +1165,29 @@ def uneven_ranks(out):
     return scenario(run.name, run.write(out), [("imbalance", None)], [("straggler", "*"), ("clocks_locked", "*")])
 
 
+def smi_board_config(out):
+    """An nvidia-smi log with the link and power-limit columns: GPU 0 capped at 450 of its 700 W default;
+    GPU 2's link stays at gen 4 under load (its siblings reach gen 5); idle at first, all at gen 1."""
+    r = random.Random(71)
+    header = ["timestamp", "index", "name", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
+              "power.draw [W]", "enforced.power.limit [W]", "power.default_limit [W]", "pcie.link.gen.gpucurrent",
+              "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max"]
+    rows = []
+    for t in range(0, 1800, 2):
+        for g in range(4):
+            busy = t >= 300
+            limit = 450.0 if g == 0 else 700.0
+            rows.append([smi_ts(t, g), g, NAME, f"{r.randint(95, 99) if busy else 0} %",
+                         f"{60000 if busy else 3} MiB", f"{TOTAL} MiB",
+                         f"{r.uniform(0.85, 0.97) * limit if busy else 70:.2f} W", f"{limit:.2f} W", "700.00 W",
+                         (4 if g == 2 else 5) if busy else 1, 5, 16, 16])
+    path = smi_columns(out, "smi_board_config", header, rows)
+    return scenario("smi_board_config", path, [("power_limit_low", "0"), ("pcie_link", "2")],
+                    [("pcie_link", "0"), ("pcie_link", "1"), ("pcie_link", "3"), ("power_limit_low", "1"),
+                     ("imbalance", None)])
+
+
+NEW += [smi_board_config]
 NEW += [clocks_locked, smi_clocks_locked, smi_t4_power_capped, pcie_gen, shared_gpu, server_mostly_idle,
         smi_short_held_capture, smi_late_start, separate_jobs, uneven_ranks]
 
