@@ -30,7 +30,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(ROOT, "..", "shared", "bench")
+PEERS = os.path.join(ROOT, "bench", "peers")
 DATA = os.path.join(ROOT, "bench", ".data")
 
 GPU_COLS = ["utilization.gpu", "memory.used", "power.draw", "temperature.gpu", "clocks.sm"]
@@ -42,7 +42,7 @@ def ensure_input(rows):
     path = os.path.join(DATA, f"metrics-{rows}.parquet")
     if not os.path.exists(path):
         print(f"generating {path} ...", file=sys.stderr)
-        subprocess.run([sys.executable, os.path.join(SHARED, "gen_metrics_parquet.py"), str(rows), path], check=True)
+        subprocess.run([sys.executable, os.path.join(PEERS, "gen_metrics_parquet.py"), str(rows), path], check=True)
     return path
 
 
