@@ -63,6 +63,7 @@ NGPUS = 8
 # The `nvidia-smi -l` pattern: sample, write, then sleep a fixed interval.
 SLEEP_LOOP = r"""
 import sys, time
+from portable import portable
 n, interval, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 with open(out, "w") as f:
     for i in range(n):
@@ -742,7 +743,7 @@ def main() -> None:
             "loadavg_before": load_before,
             "loadavg_after": load_after,
         }
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(portable(out), indent=2) + "\n")
         print(f"wrote {args.json}")
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from portable import portable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = os.path.join(ROOT, "bench", "peers")
@@ -210,7 +211,7 @@ def main():
                   f"  ({m['wall_s'] / g['wall_s']:.1f}x gpumon's time)")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(res, f, indent=2)
+            json.dump(portable(res), f, indent=2)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+from portable import portable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PEERS = os.path.join(ROOT, "bench", "peers")
@@ -149,7 +150,7 @@ def main():
         print(f"{k:14} {t['wall_s_median']:8.2f} {span:>11} {t['cpu_s_median']:6.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(report, f, indent=1)
+            json.dump(portable(report), f, indent=1)
 
 
 if __name__ == "__main__":
