@@ -1,6 +1,6 @@
 //! The floor every room stands on: error kinds and exit codes, once-per-cause warnings, the live
-//! status line and read progress, time zones as `--tz` names them, escaping of untrusted text, the
-//! panic boundary around decoders. Imports nothing of ours.
+//! status line and read progress, time zones as `--tz` names them, escaping of untrusted text, word
+//! wrapping, the panic boundary around decoders. Imports nothing of ours.
 
 pub mod error;
 pub mod fsafe;
@@ -10,4 +10,5 @@ pub mod progress;
 pub mod status;
 pub mod text;
 pub mod warn;
+pub mod wrap;
 pub mod zone;
