@@ -9,6 +9,7 @@ pub mod process;
 pub mod progress;
 pub mod status;
 pub mod text;
+mod tzif;
 pub mod warn;
 pub mod wrap;
 pub mod zone;
