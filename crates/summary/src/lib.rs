@@ -12,6 +12,9 @@
 //! a collector of its own); the phases are summarised like the whole run and compared, and
 //! `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
 
+// Production functions stay under 80 lines (clippy.toml); tests may be longer.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod series;
 
 use std::path::PathBuf;
