@@ -67,6 +67,7 @@ def merged(tree, out):
         return
     code = f"""
 import os, pyarrow.parquet as pq
+from portable import portable
 tree, out = {tree!r}, {out!r}
 os.makedirs(out + ".tmp")
 for h in sorted(os.listdir(tree)):
@@ -177,7 +178,7 @@ def main():
           f"{check['figures']} compared, {len(check['mismatches'])} differ")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(report, f, indent=1)
+            json.dump(portable(report), f, indent=1)
 
 
 if __name__ == "__main__":

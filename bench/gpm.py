@@ -32,6 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import record as rec  # noqa: E402  (the launcher, wave runner and tick counting)
+from portable import portable
 
 REPO = Path(__file__).resolve().parent.parent
 NGPUS = 8
@@ -129,7 +130,7 @@ def main() -> None:
         if args.json:
             Path(args.json).write_text(
                 json.dumps(
-                    {
+                    portable({
                         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
                         "gpumon": args.gpumon,
                         "runs": rows,
@@ -137,7 +138,7 @@ def main() -> None:
                         "gpm_extra_us_per_gpu_sample": 1000 * delta / NGPUS,
                         "ratio": with_gpm["cpu_per_tick_ms"] / without_gpm["cpu_per_tick_ms"],
                         "scenario": sc.read_text(),
-                    },
+                    }),
                     indent=2,
                 )
                 + "\n"

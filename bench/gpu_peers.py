@@ -103,6 +103,7 @@ with open(out, "w") as f:
 NVITOP_COLLECTOR = r"""
 import sys, time
 from nvitop import Device, ResourceMetricCollector
+from portable import portable
 interval, count, out = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 c = ResourceMetricCollector(Device.all(), interval=interval)
 c.start(tag="run")
@@ -230,12 +231,12 @@ def main() -> None:
     print(f"machine CPU busy during the run: {machine:.1f} %, load avg 1m before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f}; "
           f"total {time.monotonic() - started:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({
+        Path(args.json).write_text(json.dumps(portable({
             "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv),
             "ticks": n, "interval_s": iv, "rounds": args.rounds, "results": results, "best_peer": best,
             "ratios": ratios, "ratios_per_round": per_round, "machine_busy_pct": machine,
             "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "scenario": scenario.read_text(),
-        }, indent=2) + "\n")
+        }), indent=2) + "\n")
         print(f"wrote {args.json}")
     if not args.keep:
         # Outputs, the launcher and the scenario: scratch unless --keep asked for them.

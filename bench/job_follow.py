@@ -53,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import record  # noqa: E402  (same directory: launcher, Proc, run_wave)
 from record import Proc, build_launcher, proc_stat_cpu, run_wave  # noqa: E402
+from portable import portable  # noqa: E402  (results without this machine's paths)
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_GPUMON = REPO / "target" / "release" / "gpumon"
@@ -355,7 +356,7 @@ def main() -> None:
             "summary": summary, "fit": fit, "strace": straced, "runs": meas, "machine_busy_pct": machine_busy,
             "load_before": load_before, "load_after": os.getloadavg(),
         }
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(portable(result), indent=1) + "\n")
         print(f"wrote {args.json}")
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)

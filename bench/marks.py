@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import record as rec  # noqa: E402  (bench/record.py: launcher, waves, scenario, tick counting)
+from portable import portable  # noqa: E402  (results without this machine's paths)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -116,7 +117,7 @@ def main() -> None:
             print(f"  {name:<10} {cpu * 1000 / n:.3f} ms/tick ({cpu:.2f} s)")
     if a.json:
         doc = {"gpumon": a.gpumon, "ticks": ticks, "rows": rows, "threads_s": threads, "threads_ticks": n}
-        Path(a.json).write_text(json.dumps(doc, indent=2) + "\n")
+        Path(a.json).write_text(json.dumps(portable(doc), indent=2) + "\n")
 
 
 if __name__ == "__main__":

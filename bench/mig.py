@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpm  # noqa: E402  (the 8-GPU GPM scenario)
 import record as rec  # noqa: E402  (the launcher, wave runner and tick counting)
+from portable import portable
 
 REPO = Path(__file__).resolve().parent.parent
 NGPUS = 8
@@ -89,7 +90,7 @@ def main() -> None:
         if args.json:
             Path(args.json).write_text(
                 json.dumps(
-                    {
+                    portable({
                         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
                         "gpumon": args.gpumon,
                         "runs": rows,
@@ -97,7 +98,7 @@ def main() -> None:
                         "mig_extra_us_per_instance": 1000 * delta / n,
                         "ratio": mig["cpu_per_tick_ms"] / plain["cpu_per_tick_ms"],
                         "scenario_mig": split.read_text(),
-                    },
+                    }),
                     indent=2,
                 )
                 + "\n"

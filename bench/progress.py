@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO / "python"))
 import gpumon  # noqa: E402
 import gpumon._progress as gp  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+from portable import portable  # noqa: E402  (results without this machine's paths)
 
 
 def default(name: str) -> Path:
@@ -89,7 +90,7 @@ def main() -> None:
     doc = {"gpumon": str(a.gpumon), "load_avg": os.getloadavg(), "runs": res}
     print(json.dumps(doc, indent=1))
     if a.json:
-        a.json.write_text(json.dumps(doc, indent=1) + "\n")
+        a.json.write_text(json.dumps(portable(doc), indent=1) + "\n")
 
 
 main()

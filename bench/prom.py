@@ -44,6 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 from record import scenario_text  # noqa: E402  (the 8-GPU scenario record.py uses)
+from portable import portable  # noqa: E402  (results without this machine's paths)
 
 GPUMON = REPO / "target" / "release" / "gpumon"
 FAKE = REPO / "target" / "release" / "libnvidia_ml.so"
@@ -340,7 +341,7 @@ def main() -> None:
     }
     print(json.dumps(summary, indent=2))
     if args.json:
-        Path(args.json).write_text(json.dumps(res, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(portable(res), indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ One run measures, on this machine:
    a. gpumon, host only (no loadable NVML), 100 ms for 60 s, to Parquet and to CSV;
    b. gpumon against the fake NVML (tests/fake-nvml) with 8 GPUs, same runs;
    c. sadc (sysstat) at 1 s for 60 samples, its default collection;
-   d. the psutil loop (/work/shared/bench/psutil_recorder.py) at 100 ms for 600 ticks.
+   d. the psutil loop (bench/peers/psutil_recorder.py) at 100 ms for 600 ticks.
    CPU = ru_utime + ru_stime and peak RSS = ru_maxrss of the finished child, from wait4() in
    a tiny C launcher (bench/rusage_exec.c, compiled on the fly): a child forked straight from
    Python would report Python's ~17 MiB as its ru_maxrss, because execve() keeps the old
@@ -50,7 +50,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_GPUMON = REPO / "target" / "release" / "gpumon"
 DEFAULT_FAKE = REPO / "target" / "release" / "libnvidia_ml.so"
-DEFAULT_PSUTIL = Path("/work/shared/bench/psutil_recorder.py")
+DEFAULT_PSUTIL = REPO / "bench" / "peers" / "psutil_recorder.py"
 DEFAULT_SADC = Path("/usr/lib/sysstat/sadc")
 DEFAULT_NMON = Path("/usr/bin/nmon")
 CGROUP_CPUACCT = Path("/sys/fs/cgroup/cpuacct")
@@ -63,6 +63,7 @@ NGPUS = 8
 # The `nvidia-smi -l` pattern: sample, write, then sleep a fixed interval.
 SLEEP_LOOP = r"""
 import sys, time
+from portable import portable
 n, interval, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 with open(out, "w") as f:
     for i in range(n):
@@ -742,7 +743,7 @@ def main() -> None:
             "loadavg_before": load_before,
             "loadavg_after": load_after,
         }
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(portable(out), indent=2) + "\n")
         print(f"wrote {args.json}")
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)

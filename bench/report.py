@@ -28,9 +28,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from portable import portable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(ROOT, "..", "shared", "bench")
+PEERS = os.path.join(ROOT, "bench", "peers")
 DATA = os.path.join(ROOT, "bench", ".data")
 
 GPU_COLS = ["utilization.gpu", "memory.used", "power.draw", "temperature.gpu", "clocks.sm"]
@@ -42,7 +43,7 @@ def ensure_input(rows):
     path = os.path.join(DATA, f"metrics-{rows}.parquet")
     if not os.path.exists(path):
         print(f"generating {path} ...", file=sys.stderr)
-        subprocess.run([sys.executable, os.path.join(SHARED, "gen_metrics_parquet.py"), str(rows), path], check=True)
+        subprocess.run([sys.executable, os.path.join(PEERS, "gen_metrics_parquet.py"), str(rows), path], check=True)
     return path
 
 
@@ -210,7 +211,7 @@ def main():
                   f"  ({m['wall_s'] / g['wall_s']:.1f}x gpumon's time)")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(res, f, indent=2)
+            json.dump(portable(res), f, indent=2)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from record import build_launcher, proc_stat_cpu  # noqa: E402  (same directory)
+from portable import portable  # noqa: E402  (results without this machine's paths)
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_GPUMON = REPO / "target" / "release" / "gpumon"
@@ -631,7 +632,7 @@ def main() -> None:
     result["machine_busy_pct"] = machine_busy
     result["load_before"], result["load_after"] = load_before, os.getloadavg()
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1, default=str) + "\n")
+        Path(args.json).write_text(json.dumps(portable(json.loads(json.dumps(result, default=str))), indent=1) + "\n")
         print(f"wrote {args.json}")
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -4,7 +4,7 @@
 usage: python3 bench/summarize.py [--rows 20000000] [--runs 5] [--gpumon target/release/gpumon]
                                   [--before OTHER_GPUMON] [--peers duckdb,polars] [--scale K] [--json OUT]
 
-The input comes from /work/shared/bench/gen_metrics_parquet.py (8 GPUs, 1 s, 30 days) and is cached
+The input comes from bench/peers/gen_metrics_parquet.py (8 GPUs, 1 s, 30 days) and is cached
 under bench/.data/. Each tool runs as a child process; wall time is measured around it and peak RSS is
 ru_maxrss from os.wait4. Runs alternate between the tools (warm page cache, one untimed warm-up each)
 and the median is reported, with gpumon's time as a ratio of each peer's. The per-GPU results are
@@ -19,9 +19,10 @@ import statistics
 import subprocess
 import sys
 import time
+from portable import portable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(ROOT, "..", "shared", "bench")
+PEERS = os.path.join(ROOT, "bench", "peers")
 
 
 def run(cmd):
@@ -46,7 +47,7 @@ def ensure_input(rows):
     path = os.path.join(d, f"metrics-{rows}.parquet")
     if not os.path.exists(path):
         print(f"generating {path} ...", file=sys.stderr)
-        subprocess.run([sys.executable, os.path.join(SHARED, "gen_metrics_parquet.py"), str(rows), path], check=True)
+        subprocess.run([sys.executable, os.path.join(PEERS, "gen_metrics_parquet.py"), str(rows), path], check=True)
     return path
 
 
@@ -110,7 +111,7 @@ def main():
     if a.before:
         tools["gpumon-before"] = [a.before, "summarize", path, "--format", "json", "-q"]
     for peer in filter(None, a.peers.split(",")):
-        tools[peer] = [sys.executable, os.path.join(SHARED, "peer_summary.py"), peer, path]
+        tools[peer] = [sys.executable, os.path.join(PEERS, "peer_summary.py"), peer, path]
     res = {k: {"wall_s": [], "rss_mib": [], "cpu_s": []} for k in tools}
     last = {}
     load_before = os.getloadavg()
@@ -149,7 +150,7 @@ def main():
         print(f"{k:14} {t['wall_s_median']:8.2f} {span:>11} {t['cpu_s_median']:6.2f} {t['peak_rss_mib_max']:13.0f} {ratio:14.2f}x {diff:>14}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(report, f, indent=1)
+            json.dump(portable(report), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_peers  # noqa: E402  (LOOP_FIELDS)
 import record as rb  # noqa: E402  (the 8-GPU scenario, default paths)
+from portable import portable  # noqa: E402  (results without this machine's paths)
 
 CASES = [
     # name, interval, N1, N2, extra args, output suffix, needs the fake NVML
@@ -103,7 +104,7 @@ def main() -> None:
         ratio = f"   {figs[0] / figs[1]:.3f}x of the second" if len(figs) == 2 and figs[1] else ""
         print(f"  {name:<{width}}  " + "  ".join(f"{x:>9,}" for x in figs) + ratio)
     if args.json:
-        Path(args.json).write_text(json.dumps({"binaries": bins, "per_tick": results}, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(portable({"binaries": bins, "per_tick": results}), indent=1) + "\n")
         print(f"wrote {args.json}")
 
 

@@ -14,14 +14,13 @@ use serde_json::json;
 
 use crate::cli::{CompareArgs, CompareFormatArg};
 use crate::cmd::summarize::report_checks;
-use gpumon_analysis::checks::parse_check;
 use gpumon_analysis::compare::{self, Comparison};
 use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::window::WindowSpec;
 use gpumon_analysis::{CheckResult, Summary};
 use gpumon_present::{compare as show, dur, ts};
 use gpumon_read::scan::ReadOptions;
-use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
+use gpumon_summary::{PhaseMode, SummarizeConfig, parse_comparison_checks, summarize};
 use gpumon_util::error::UsageError;
 
 /// One run to compare, as given: a path, and the phase of it to take.
@@ -119,18 +118,6 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
     })
 }
 
-/// Parse the checks and evaluate them against the compared summaries.
-fn checks(cfg: &CompareConfig, cols: &[(String, &Summary)]) -> Result<Vec<CheckResult>> {
-    cfg.checks
-        .iter()
-        .map(|e| {
-            let c = parse_check(e).map_err(UsageError)?;
-            let (m, part) = compare::resolve(&c).map_err(UsageError)?;
-            Ok(compare::evaluate(&c, m, part, cols, cfg.baseline))
-        })
-        .collect()
-}
-
 /// What was compared: one line per run with its span and GPUs.
 fn runs_text(cols: &[(String, &Summary)]) -> String {
     let mut out = format!("gpumon compare: {} runs\n", cols.len());
@@ -216,16 +203,16 @@ fn render(
 /// Run the command; exit 3 when a check failed.
 pub fn run(cfg: &CompareConfig) -> Result<i32> {
     // Bad checks are usage errors before anything is read.
-    for e in &cfg.checks {
-        let c = parse_check(e).map_err(UsageError)?;
-        compare::resolve(&c).map_err(UsageError)?;
-    }
+    let checks = parse_comparison_checks(&cfg.checks)?;
     let summaries: Vec<Summary> =
         cfg.runs.iter().map(|r| summary_of(r, cfg)).collect::<Result<_>>()?;
     let cols: Vec<(String, &Summary)> =
         cfg.runs.iter().map(|r| r.label.clone()).zip(&summaries).collect();
     let c = compare::compare(&cols, cfg.baseline);
-    let results = checks(cfg, &cols)?;
+    let results: Vec<CheckResult> = match cols.get(cfg.baseline) {
+        Some(&(_, base)) => checks.iter().map(|c| c.evaluate(base, &cols, cfg.baseline)).collect(),
+        None => Vec::new(),
+    };
     let text = render(cfg, &cols, &c, &results);
     let mut out = std::io::stdout().lock();
     // Labels and names come from files: none of their control or bidirectional characters reach a terminal.

@@ -53,23 +53,10 @@ pub fn run(cfg: &DoctorConfig) -> Result<i32> {
 
 /// Word-wrap `text` to [`WIDTH`], the first line after `first` and the rest indented by `indent`.
 fn wrap(out: &mut String, first: &str, indent: usize, text: &str) {
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split(' ') {
-        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = " ".repeat(indent);
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
+    for line in gpumon_util::wrap::lines(first, indent, text.split(' '), WIDTH) {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
-    out.push_str(line.trim_end());
-    out.push('\n');
 }
 
 /// `  label        value`, wrapped.

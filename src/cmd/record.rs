@@ -227,15 +227,8 @@ impl RecordArgs {
             && self.pid.is_none()
     }
 
-    fn into_config(self) -> Result<RecordConfig> {
-        non_empty("--fields", &self.fields)?;
-        non_empty("--gpus", &self.gpus)?;
-        let host = match self.host.as_deref().map(str::trim) {
-            Some("") => return Err(UsageError("--host: empty host name".into()).into()),
-            Some(h) => h.to_string(),
-            None => gpumon_source::host::proc::hostname(),
-        };
-        let (target, format) = self.target_and_format(&host)?;
+    /// The output interval and the sampling interval (`--sample-every`), which must divide it.
+    fn sampling(&self) -> Result<(Duration, Duration)> {
         let interval = self
             .loop_ms
             .map(Duration::from_millis)
@@ -248,14 +241,17 @@ impl RecordArgs {
             ))
             .into());
         }
-        let aggregated = sample_every < interval;
         if sample_every < MIN_USEFUL_INTERVAL {
             gpumon_util::warn::warn(&format!(
                 "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
                  such rates are meant for benchmarks"
             ));
         }
-        let to_file = matches!(target, Some(Target::File(_)));
+        Ok((interval, sample_every))
+    }
+
+    /// Rotation and `--processes` are refused without an output file.
+    fn file_options_need_a_file(&self, to_file: bool) -> Result<()> {
         if !to_file && (self.rotate_size.is_some() || self.rotate_every.is_some()) {
             return Err(UsageError("rotation needs an output file".into()).into());
         }
@@ -265,6 +261,22 @@ impl RecordArgs {
             )
             .into());
         }
+        Ok(())
+    }
+
+    fn into_config(self) -> Result<RecordConfig> {
+        non_empty("--fields", &self.fields)?;
+        non_empty("--gpus", &self.gpus)?;
+        let host = match self.host.as_deref().map(str::trim) {
+            Some("") => return Err(UsageError("--host: empty host name".into()).into()),
+            Some(h) => h.to_string(),
+            None => gpumon_source::host::proc::hostname(),
+        };
+        let (target, format) = self.target_and_format(&host)?;
+        let (interval, sample_every) = self.sampling()?;
+        let aggregated = sample_every < interval;
+        let to_file = matches!(target, Some(Target::File(_)));
+        self.file_options_need_a_file(to_file)?;
         let phases = self.phases(format, to_file)?;
         let counters = self.counters(format, to_file)?;
         if format == Format::Parquet && target == Some(Target::Stdout) {

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
+use rustix::termios::{
+    InputModes, LocalModes, OptionalActions, SpecialCodeIndex, Termios, tcgetattr, tcsetattr,
+};
 
 use crate::cli::WatchArgs;
 use gpumon_analysis::findings::{Finding, Thresholds};
@@ -143,14 +146,11 @@ fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String> {
 
 /// The terminal's columns and rows (80x24 when it cannot tell).
 fn size() -> (usize, usize) {
-    // SAFETY: a zeroed winsize is valid; TIOCGWINSZ fills it for a terminal and fails otherwise.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: ioctl(2) TIOCGWINSZ writes one winsize into `ws`.
-    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &raw mut ws) };
-    if r == 0 && ws.ws_col > 0 && ws.ws_row > 0 {
-        (usize::from(ws.ws_col), usize::from(ws.ws_row))
-    } else {
-        (80, 24)
+    match rustix::termios::tcgetwinsize(std::io::stdout()) {
+        Ok(ws) if ws.ws_col > 0 && ws.ws_row > 0 => {
+            (usize::from(ws.ws_col), usize::from(ws.ws_row))
+        }
+        _ => (80, 24),
     }
 }
 
@@ -180,27 +180,24 @@ fn once(cfg: &WatchConfig) -> Result<i32> {
 
 /// Raw mode on stdin and the alternate screen on stdout, put back as they were when dropped.
 struct Term {
-    saved: libc::termios,
+    saved: Termios,
 }
 
 impl Term {
     fn enter() -> Result<Term> {
-        // SAFETY: a zeroed termios is valid storage for tcgetattr(3) to fill.
-        let mut t: libc::termios = unsafe { std::mem::zeroed() };
-        // SAFETY: tcgetattr(3) on stdin writes into `t`.
-        if unsafe { libc::tcgetattr(libc::STDIN_FILENO, &raw mut t) } != 0 {
+        let Ok(mut t) = tcgetattr(std::io::stdin()) else {
             return Err(UsageError(
                 "watch needs a terminal on stdin for its keys; use --once for one frame".into(),
             )
             .into());
-        }
-        let saved = t;
-        t.c_lflag &= !(libc::ICANON | libc::ECHO | libc::ISIG | libc::IEXTEN);
-        t.c_iflag &= !(libc::IXON | libc::ICRNL);
-        t.c_cc[libc::VMIN] = 0;
-        t.c_cc[libc::VTIME] = 0;
-        // SAFETY: tcsetattr(3) on stdin with a termios read from it and changed above.
-        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &raw const t) };
+        };
+        let saved = t.clone();
+        t.local_modes
+            .remove(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG | LocalModes::IEXTEN);
+        t.input_modes.remove(InputModes::IXON | InputModes::ICRNL);
+        t.special_codes[SpecialCodeIndex::VMIN] = 0;
+        t.special_codes[SpecialCodeIndex::VTIME] = 0;
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &t);
         print!("\x1b[?1049h\x1b[?25l");
         std::io::stdout().flush().context("writing to the terminal")?;
         Ok(Term { saved })
@@ -208,17 +205,22 @@ impl Term {
 
     /// Wait up to `d` for a key; true when it asks to quit (q, Q, Ctrl-C, Ctrl-D).
     fn quit_key(&self, d: Duration) -> bool {
-        let mut fds = libc::pollfd { fd: libc::STDIN_FILENO, events: libc::POLLIN, revents: 0 };
-        let ms = i32::try_from(d.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: poll(2) on one valid pollfd.
-        if unsafe { libc::poll(&raw mut fds, 1, ms) } <= 0 {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let stdin = std::io::stdin();
+        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+        // poll(2) takes whole milliseconds.
+        let ms = d.as_millis().min(i32::MAX as u128) as i64;
+        let timeout = Timespec { tv_sec: ms / 1000, tv_nsec: ms % 1000 * 1_000_000 };
+        if !matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
             return false;
         }
         let mut buf = [0u8; 64];
-        // SAFETY: read(2) into a buffer of that size.
-        let n = unsafe { libc::read(libc::STDIN_FILENO, buf.as_mut_ptr().cast(), buf.len()) };
-        // A closed stdin (n == 0) would wake poll at once forever: quit then too.
-        n == 0 || buf.iter().take(n.max(0) as usize).any(|b| matches!(b, b'q' | b'Q' | 3 | 4))
+        match rustix::io::read(&stdin, &mut buf) {
+            // A closed stdin (0 bytes) would wake poll at once forever: quit then too.
+            Ok(0) => true,
+            Ok(n) => buf[..n].iter().any(|b| matches!(b, b'q' | b'Q' | 3 | 4)),
+            Err(_) => false,
+        }
     }
 }
 
@@ -226,8 +228,7 @@ impl Drop for Term {
     fn drop(&mut self) {
         print!("\x1b[?25h\x1b[?1049l");
         let _ = std::io::stdout().flush();
-        // SAFETY: tcsetattr(3) on stdin with the settings read from it at the start.
-        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &raw const self.saved) };
+        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &self.saved);
     }
 }
 

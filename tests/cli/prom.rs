@@ -1,7 +1,7 @@
 //! `record --listen`: the endpoint checked by promtool, scraped by a real Prometheus, the Grafana
 //! dashboard's metrics, HTTP semantics, and hostile clients that must not cost a tick.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -277,12 +277,10 @@ fn promtool_accepts_the_endpoint_and_values_follow_the_catalogue() {
     rec.finish();
 }
 
-/// Every field that can be recorded on (memory health with retired pages and row remapping, Xid events
-/// on GPU 0): promtool accepts the scrape, no gauge ends in `_count`, and each Xid is a counter.
-#[test]
-fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = steady()
+/// GPU 0 of [`steady`] with Xid events (79 twice, then 48) and memory health (retired pages, row
+/// remapping).
+fn health_and_xids() -> String {
+    steady()
         .replacen("events = none\n", "events = xid:79@2, xid:79@3, xid:48@3\nevents.supported = 0x8\n", 1)
         .replacen(
             "remapped_rows.uncorrectable = 0\n",
@@ -290,7 +288,15 @@ fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
              retired_pages.single_bit_ecc = none\nretired_pages.double_bit = none, 0x1000:1700000000\n\
              retired_pages.pending = 0, 1\n",
             1,
-        );
+        )
+}
+
+/// Every field that can be recorded on (memory health with retired pages and row remapping, Xid events
+/// on GPU 0): promtool accepts the scrape, no gauge ends in `_count`, and each Xid is a counter.
+#[test]
+fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = health_and_xids();
     let all: Vec<&str> = gpumon::CATALOG
         .iter()
         .filter(|d| {
@@ -330,6 +336,192 @@ fn promtool_accepts_every_field_with_memory_health_and_xid_counters() {
         |l| l.starts_with("gpumon_") && l.split(['{', ' ']).next().unwrap().ends_with("_count")
     ));
     rec.finish();
+}
+
+/// A metric family as docs/prometheus.md states it: its type (`gauge`, `counter`, `info`) and, for
+/// the rows of its tables, whether it has one series per GPU.
+struct DocFamily {
+    kind: String,
+    per_gpu: Option<bool>,
+}
+
+/// The families docs/prometheus.md names with their type: the rows of its generated field table
+/// and of its run-metrics table, and the families its prose introduces as "`name` (kind...".
+fn documented_families(page: &str) -> BTreeMap<String, DocFamily> {
+    let mut out = BTreeMap::new();
+    for l in page.lines().filter(|l| l.starts_with("| `gpumon_") || l.starts_with("| `")) {
+        let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+        // Field table: field, metric, type, series, scale, equivalent.
+        if cells.len() == 6 && cells[1].starts_with("`gpumon_") {
+            let kind = cells[2].split(' ').next().unwrap_or("").to_string();
+            let per_gpu = Some(cells[3] == "per GPU");
+            out.insert(cells[1].trim_matches('`').to_string(), DocFamily { kind, per_gpu });
+        }
+        // Run metrics: metric, type, meaning.
+        if cells.len() == 3 && cells[0].starts_with("`gpumon_") {
+            let kind = cells[1].to_string();
+            out.insert(
+                cells[0].trim_matches('`').to_string(),
+                DocFamily { kind, per_gpu: Some(false) },
+            );
+        }
+    }
+    for (at, _) in page.match_indices("`gpumon_") {
+        let rest = &page[at + 1..];
+        let Some(end) = rest.find('`') else { continue };
+        let name = &rest[..end];
+        let after = rest[end + 1..].strip_prefix(" (").unwrap_or("");
+        for kind in ["gauge", "counter"] {
+            if after.starts_with(&format!("{kind},")) || after.starts_with(&format!("{kind}:")) {
+                out.entry(name.to_string())
+                    .or_insert(DocFamily { kind: kind.to_string(), per_gpu: None });
+            }
+        }
+    }
+    out
+}
+
+/// Every metric name a text mentions (`gpumon_...`), brace lists expanded
+/// (`gpumon_ticks_{late,missed}_total`), labels cut off (`gpumon_build_info{version}`); a name
+/// ending in `*` stands for a prefix. The bare prefix `gpumon_` is no name.
+fn mentioned_names(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (at, _) in text.match_indices("gpumon_") {
+        if text[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let word: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "_{},.*".contains(*c))
+            .collect();
+        let word = word.trim_end_matches([',', '.']);
+        let names = match word.split_once('{') {
+            // `name_{a,b}_suffix`: one name per alternative (`...` is none).
+            Some((head, tail)) if head.ends_with('_') => {
+                let (alts, suffix) = tail.split_once('}').unwrap_or((tail, ""));
+                alts.split(',')
+                    .filter(|a| !a.is_empty() && !a.starts_with('.'))
+                    .map(|a| format!("{head}{a}{suffix}"))
+                    .collect()
+            }
+            Some((head, _)) => vec![head.to_string()],
+            None => vec![word.to_string()],
+        };
+        out.extend(names.into_iter().filter(|n| n != "gpumon_"));
+    }
+    out
+}
+
+/// Documented families that may be absent from this test's scrape, with the reason.
+const MAY_BE_ABSENT: &[(&str, &str)] = &[
+    ("gpumon_cgroup_mem_limit_bytes", "the test's cgroup may set no memory limit (then null)"),
+    ("gpumon_cgroup_cpu_limit_cores", "the test's cgroup may set no CPU quota (then null)"),
+];
+
+/// docs/prometheus.md (and README.md's words on the endpoint) against the endpoint itself: a
+/// recording of every field the page's table lists, of a job reporting work, on GPUs with Xid
+/// events and memory health. Every family served is on the page with its type and series (per GPU
+/// with the GPU labels, or one per host); every family on the page is served; every `gpumon_` name
+/// the two texts mention is served.
+#[test]
+fn prometheus_page_names_the_metrics_the_endpoint_serves() {
+    let page = std::fs::read_to_string(repo_root().join("docs/prometheus.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let documented = documented_families(&page);
+    assert!(documented.len() > 80, "{} families on the page", documented.len());
+    // Every catalogue field but those the page's table says are labels, the timestamp, events or
+    // processes (a field missing from the table is recorded, so its metric is caught unlisted).
+    let not_recorded: BTreeSet<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect::<Vec<_>>())
+        .filter(|c| c.len() == 6 && (c[1].starts_with("label") || c[0] == "`timestamp`"))
+        .chain(
+            (page.lines().filter(|l| l.starts_with("| `")))
+                .map(|l| l.trim_matches('|').split('|').map(str::trim).collect::<Vec<_>>())
+                .filter(|c| c.len() == 6)
+                .filter(|c| c[3].starts_with("per-process") || c[3].starts_with("event rows")),
+        )
+        .map(|c| c[0].trim_matches('`'))
+        .collect();
+    let fields: Vec<&str> =
+        gpumon::CATALOG.iter().map(|d| d.name).filter(|n| !not_recorded.contains(n)).collect();
+    assert!(fields.len() > 150, "{} fields", fields.len());
+    let scenario = health_and_xids().replacen(
+        "remapped_rows.uncorrectable = 0, 2\n",
+        "remapped_rows.uncorrectable = 0, 2\nclocks.video = 1500\nclocks.max.graphics = 1980\n\
+         clocks.max.sm = 1980\nclocks.max.memory = 2619\ntemperature.memory = 40\n\
+         power.draw.instant = 120\npower.draw.average = 110\npcie.tx = 1000\npcie.rx = 2000\n\
+         ecc.errors.corrected.volatile.total = 3\n",
+        1,
+    );
+    let job = format!(
+        "i=0; while [ $i -lt 40 ]; do {} progress samples=5; sleep 0.2; i=$((i+1)); done",
+        assert_cmd::cargo::cargo_bin("gpumon").display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fields = fields.join(",");
+    let args = ["--fields", &fields, "--progress", "samples", "--", "sh", "-c", &job];
+    let rec = Recorder::start(listen_cmd(dir.path(), &scenario, "200ms", &args));
+    let mut body = rec.wait_ticks(6);
+    for _ in 0..100 {
+        if body.contains("xid=\"48\"") && body.contains("gpumon_progress_rate{") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        body = http(rec.addr, "GET", "/metrics", &[]).unwrap().2;
+    }
+    let served: BTreeMap<&str, &str> =
+        body.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.split_once(' ')).collect();
+    let mut wrong = Vec::new();
+    for (name, kind) in &served {
+        let Some(doc) = documented.get(*name) else {
+            wrong.push(format!("{name}: served as a {kind}, not on the page"));
+            continue;
+        };
+        // The text format has no info type: an `_info` family is a gauge there.
+        let doc_kind = if doc.kind == "info" { "gauge" } else { doc.kind.as_str() };
+        if doc_kind != *kind {
+            wrong.push(format!("{name}: served as a {kind}, the page says {}", doc.kind));
+        }
+        let samples: Vec<&str> = body
+            .lines()
+            .filter(|l| l.strip_prefix(*name).is_some_and(|r| r.starts_with(['{', ' '])))
+            .collect();
+        let gpu_labels = ["gpu=", "uuid=", "name=", "pci_bus_id="];
+        let has = |s: &str, l: &str| s.contains(&format!("{{{l}")) || s.contains(&format!(",{l}"));
+        match doc.per_gpu {
+            Some(true) if !samples.iter().all(|s| gpu_labels.iter().all(|l| has(s, l))) => {
+                wrong.push(format!("{name}: per GPU on the page, served {samples:?}"))
+            }
+            Some(false) if samples.len() != 1 || has(samples[0], "gpu=") => {
+                wrong.push(format!("{name}: one per host on the page, served {samples:?}"))
+            }
+            _ => {}
+        }
+        if !samples.iter().all(|s| has(s, "host=")) {
+            wrong.push(format!("{name}: a series without the host label: {samples:?}"));
+        }
+    }
+    let absent_ok = |n: &str| MAY_BE_ABSENT.iter().any(|(a, _)| *a == n);
+    for name in documented.keys() {
+        if !served.contains_key(name.as_str()) && !absent_ok(name) {
+            wrong.push(format!("{name}: on the page, not served"));
+        }
+    }
+    for (text, file) in [(&page, "docs/prometheus.md"), (&readme, "README.md")] {
+        for name in mentioned_names(text) {
+            let hit = match name.strip_suffix('*') {
+                Some(prefix) => served.keys().any(|s| s.starts_with(prefix)),
+                None => served.contains_key(name.as_str()) || absent_ok(&name),
+            };
+            if !hit {
+                wrong.push(format!("{file} names {name}, which is not served"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}\n{body}");
+    rec.wait_success();
 }
 
 /// Query Prometheus' HTTP API; the vector result as (labels, value).

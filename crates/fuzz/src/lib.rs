@@ -8,6 +8,9 @@
 //! allocation bound; `GPUMON_FUZZ_SECS` for longer runs, `scripts/fuzz`) and the cargo-fuzz
 //! targets in `fuzz/` (coverage-guided, nightly).
 
+// Production functions stay under 80 lines (clippy.toml); tests may be longer.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

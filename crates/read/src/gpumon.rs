@@ -722,9 +722,7 @@ pub fn read_csv(
     let mut cells = CsvCells::new(cols.used.len());
     let mut counters = CsvCounters::new(cols.counters);
     let mut row = Row::default();
-    let (mut bad_shape, mut bad_ts, mut first_bad) = (0u64, 0u64, 0u64);
-    // The first unreadable timestamp and its line.
-    let mut first_bad_ts: Option<(String, u64)> = None;
+    let mut skipped = Skipped::default();
     let complete = ends_with_newline(input.data());
     let ncols = header.len();
     let mut cur = csv::StringRecord::new();
@@ -742,8 +740,7 @@ pub fn read_csv(
         }
         if cur.len() != ncols {
             if !(cur.len() == 1 && cur.get(0).is_some_and(str::is_empty)) {
-                bad_shape += 1;
-                first_bad = if first_bad == 0 { line } else { first_bad };
+                skipped.shape(line);
             }
         } else if let Some(ts) = cur.get(cols.ts).and_then(parse_ts) {
             cells.fill(&cols.used, &cur, line, &mut row);
@@ -760,11 +757,7 @@ pub fn read_csv(
                 last_pos = pos;
             }
         } else {
-            bad_ts += 1;
-            if first_bad_ts.is_none() {
-                first_bad_ts =
-                    Some((cur.get(cols.ts).unwrap_or("").chars().take(40).collect(), line));
-            }
+            skipped.timestamp(cur.get(cols.ts).unwrap_or(""), line);
         }
         std::mem::swap(&mut cur, &mut next);
         have = more;
@@ -772,31 +765,77 @@ pub fn read_csv(
     if !batcher.is_empty() {
         on_batch(&counters.attach(batcher.finish()?)?)?;
     }
-    if bad_shape > 0 {
-        rep.warnings.push(format!(
-            "{bad_shape} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first_bad})"
-        ));
-    }
-    let bad_ts_note = first_bad_ts
-        .map(|(cell, line)| format!("first: `{cell}`, line {line}"))
-        .unwrap_or_default();
-    if bad_ts > 0 {
-        rep.warnings
-            .push(format!("{bad_ts} row(s) with an unreadable timestamp skipped ({bad_ts_note})"));
-    }
+    skipped.report(ncols, &mut rep.warnings);
     cells.report(&cols.used, &mut rep.warnings);
-    if rep.rows == 0 && bad_ts > 0 {
-        return Err(UsageError(format!(
-            "{}: no data rows: the timestamp of every one of the {bad_ts} row(s) cannot be read ({bad_ts_note}; \
-             RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
-            show(path)
-        ))
-        .into());
-    }
-    if rep.rows == 0 && !(empty_ok && bad_shape == 0) {
-        return Err(UsageError(format!("{}: no data rows", show(path))).into());
-    }
+    skipped.no_rows(path, rep.rows, empty_ok)?;
     Ok(rep)
+}
+
+/// Lines of a gpumon CSV file skipped: a cell count other than the header's, or a timestamp that
+/// cannot be read; the first of each kind.
+#[derive(Default)]
+struct Skipped {
+    shape: u64,
+    first_shape: u64,
+    ts: u64,
+    /// The first unreadable timestamp and its line.
+    first_ts: Option<(String, u64)>,
+}
+
+impl Skipped {
+    fn shape(&mut self, line: u64) {
+        self.shape += 1;
+        self.first_shape = if self.first_shape == 0 { line } else { self.first_shape };
+    }
+
+    fn timestamp(&mut self, cell: &str, line: u64) {
+        self.ts += 1;
+        if self.first_ts.is_none() {
+            self.first_ts = Some((cell.chars().take(40).collect(), line));
+        }
+    }
+
+    fn ts_note(&self) -> String {
+        (self.first_ts.as_ref())
+            .map(|(cell, line)| format!("first: `{cell}`, line {line}"))
+            .unwrap_or_default()
+    }
+
+    /// One warning per kind of skipped line.
+    fn report(&self, ncols: usize, warnings: &mut Vec<String>) {
+        let (n, first) = (self.shape, self.first_shape);
+        if n > 0 {
+            warnings.push(format!(
+                "{n} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first})"
+            ));
+        }
+        if self.ts > 0 {
+            warnings.push(format!(
+                "{} row(s) with an unreadable timestamp skipped ({})",
+                self.ts,
+                self.ts_note()
+            ));
+        }
+    }
+
+    /// A file of no rows is an error (saying why when every timestamp was unreadable), unless
+    /// `empty_ok` and no line was misshapen.
+    fn no_rows(&self, path: &Path, rows: u64, empty_ok: bool) -> Result<()> {
+        if rows == 0 && self.ts > 0 {
+            return Err(UsageError(format!(
+                "{}: no data rows: the timestamp of every one of the {} row(s) cannot be read ({}; \
+                 RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
+                show(path),
+                self.ts,
+                self.ts_note()
+            ))
+            .into());
+        }
+        if rows == 0 && !(empty_ok && self.shape == 0) {
+            return Err(UsageError(format!("{}: no data rows", show(path))).into());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -187,37 +187,19 @@ pub fn scan<S: Send>(
             })?
         }
         Kind::Journal => {
-            let j = gpumon::open_journal(input)?;
-            let schema = j.schema();
-            rep.default_host = default_host(
-                path,
-                opts,
-                schema.metadata().get("gpumon.hostname").map(String::as_str),
-            );
-            rep.ignored_columns = values::mistyped(&schema);
             let mut state = init();
-            let host = rep.default_host.clone();
-            let (rows, fields) =
-                gpumon::read_journal(&j, path, table, &mut rep.warnings, &mut |b| {
-                    checked(&mut state, b, &host)
-                })?;
+            scan_journal(input, opts, table, &mut rep, &mut |b, host| {
+                checked(&mut state, b, host)
+            })?;
             progress.inc(input.size());
-            rep.rows = rows;
-            rep.fields = fields;
             vec![state]
         }
         Kind::GpumonCsv => {
-            rep.default_host = default_host(path, opts, None);
             let mut state = init();
-            let host = rep.default_host.clone();
-            let c = gpumon::read_csv(input, table != Table::Metrics, want, progress, &mut |b| {
-                checked(&mut state, b, &host)
+            let f = scan_csv(input, opts, table, want, progress, &mut rep, &mut |b, host| {
+                checked(&mut state, b, host)
             })?;
-            rep.rows = c.rows;
-            rep.fields = c.fields;
-            rep.ignored_columns = c.ignored;
-            rep.warnings = c.warnings;
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(c.values);
+            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
             vec![state]
         }
         Kind::Nvsmi => {
@@ -240,6 +222,51 @@ pub fn scan<S: Send>(
         }
     }
     Ok((states, rep))
+}
+
+/// A Parquet file's journal (a recording still being written) as batches handed to `visit` with
+/// their host; fills in what the journal held.
+fn scan_journal(
+    input: &Input,
+    opts: &ReadOptions,
+    table: Table,
+    rep: &mut InputInfo,
+    visit: &mut dyn FnMut(&RecordBatch, &str) -> Result<()>,
+) -> Result<()> {
+    let path = &input.path;
+    let j = gpumon::open_journal(input)?;
+    let schema = j.schema();
+    rep.default_host =
+        default_host(path, opts, schema.metadata().get("gpumon.hostname").map(String::as_str));
+    rep.ignored_columns = values::mistyped(&schema);
+    let host = rep.default_host.clone();
+    let (rows, fields) =
+        gpumon::read_journal(&j, path, table, &mut rep.warnings, &mut |b| visit(b, &host))?;
+    rep.rows = rows;
+    rep.fields = fields;
+    Ok(())
+}
+
+/// A gpumon CSV file as batches of `want` handed to `visit` with their host; fills in what the
+/// file held and returns the values its reader found bad.
+fn scan_csv(
+    input: &Input,
+    opts: &ReadOptions,
+    table: Table,
+    want: &[Field],
+    progress: &Progress,
+    rep: &mut InputInfo,
+    visit: &mut dyn FnMut(&RecordBatch, &str) -> Result<()>,
+) -> Result<BadValues> {
+    rep.default_host = default_host(&input.path, opts, None);
+    let host = rep.default_host.clone();
+    let c =
+        gpumon::read_csv(input, table != Table::Metrics, want, progress, &mut |b| visit(b, &host))?;
+    rep.rows = c.rows;
+    rep.fields = c.fields;
+    rep.ignored_columns = c.ignored;
+    rep.warnings = c.warnings;
+    Ok(c.values)
 }
 
 /// An nvidia-smi log as batches of `want` (plus GPU identity) handed to `visit`, its parsed rows

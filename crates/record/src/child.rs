@@ -95,8 +95,11 @@ impl Job {
             && self.exit.is_none()
             && !from_terminal
         {
-            // SAFETY: kill(2) on our own child's PID, which we have not reaped.
-            unsafe { libc::kill(c.id() as i32, signo) };
+            // Our own child's PID, which we have not reaped; a signal it cannot name is not sent.
+            let pid = i32::try_from(c.id()).ok().and_then(rustix::process::Pid::from_raw);
+            if let (Some(pid), Some(sig)) = (pid, rustix::process::Signal::from_named_raw(signo)) {
+                let _ = rustix::process::kill_process(pid, sig);
+            }
         }
     }
 

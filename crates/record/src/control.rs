@@ -235,8 +235,7 @@ impl Control {
         if self.handle.is_some() {
             return;
         }
-        // SAFETY: geteuid(2) cannot fail and has no preconditions.
-        let uid = unsafe { libc::geteuid() };
+        let uid = rustix::process::geteuid().as_raw();
         let (l, m) = (self.listener.clone(), self.marks.clone());
         let spawned = std::thread::Builder::new()
             .name("control".into())
@@ -255,8 +254,7 @@ impl Control {
 impl Drop for Control {
     fn drop(&mut self) {
         // Wakes the thread's accept with an error; the listener stays open until both sides drop it.
-        // SAFETY: shutdown(2) on a socket this struct keeps open.
-        unsafe { libc::shutdown(self.listener.as_raw_fd(), libc::SHUT_RDWR) };
+        let _ = rustix::net::shutdown(&*self.listener, rustix::net::Shutdown::Both);
         if let Some(Ok(h)) = self.handle.take() {
             let _ = h.join();
         }
@@ -278,20 +276,7 @@ fn accept_loop(listener: &UnixListener, marks: &Marks, uid: u32) {
 
 /// The uid of the process at the other end of `s`.
 fn peer_uid(s: &UnixStream) -> Option<u32> {
-    // SAFETY: a zeroed ucred is a valid value of this plain C struct.
-    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt(2) writes at most `len` bytes into `cred`, which is that large.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&raw mut cred).cast(),
-            &raw mut len,
-        )
-    };
-    (r == 0).then_some(cred.uid)
+    rustix::net::sockopt::socket_peercred(s).ok().map(|c| c.uid.as_raw())
 }
 
 /// Answer the request lines of one connection; any trouble closes it.

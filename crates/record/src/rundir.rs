@@ -65,8 +65,7 @@ fn is_dead(dir: &Path) -> bool {
 /// Remove the `gpumon-*` directories of this user under `base` that a crashed run left.
 fn sweep(base: &Path) {
     use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid(2) cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = rustix::process::geteuid().as_raw();
     let Ok(rd) = std::fs::read_dir(base) else { return };
     for e in rd.flatten() {
         let dir = e.path();

@@ -12,6 +12,9 @@
 //! a collector of its own); the phases are summarised like the whole run and compared, and
 //! `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
 
+// Production functions stay under 80 lines (clippy.toml); tests may be longer.
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod series;
 
 use std::path::PathBuf;
@@ -77,20 +80,42 @@ pub enum ParsedCheck {
     Compare(Check, Measure, Part),
 }
 
-/// Parse and resolve the checks; errors are usage errors.
+/// Parse and resolve the checks of a summary; errors are usage errors.
 pub fn parse_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
-    exprs
-        .iter()
-        .map(|e| {
-            let c = parse_check(e).map_err(UsageError)?;
-            if is_comparison_check(&c) {
-                let (m, part) = compare::resolve(&c).map_err(UsageError)?;
-                return Ok(ParsedCheck::Compare(c, m, part));
-            }
-            let stat = resolve(&c).map_err(UsageError)?;
-            Ok(ParsedCheck::Stat(c, stat))
-        })
-        .collect()
+    exprs.iter().map(|e| parse_one(e, false)).collect()
+}
+
+/// Parse and resolve the checks of `gpumon compare`, where every check is on the comparison of the
+/// runs (a plain statistic is its value in each run); errors are usage errors.
+pub fn parse_comparison_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
+    exprs.iter().map(|e| parse_one(e, true)).collect()
+}
+
+fn parse_one(e: &str, comparison: bool) -> Result<ParsedCheck> {
+    let c = parse_check(e).map_err(UsageError)?;
+    if comparison || is_comparison_check(&c) {
+        let (m, part) = compare::resolve(&c).map_err(UsageError)?;
+        return Ok(ParsedCheck::Compare(c, m, part));
+    }
+    let stat = resolve(&c).map_err(UsageError)?;
+    Ok(ParsedCheck::Stat(c, stat))
+}
+
+impl ParsedCheck {
+    /// Evaluate the check: a statistic on `s`, a comparison on the compared summaries `cols`
+    /// (label, summary) against the column `baseline`. The one evaluation of `--fail-if`, for
+    /// summarize, report and compare.
+    pub fn evaluate(
+        &self,
+        s: &Summary,
+        cols: &[(String, &Summary)],
+        baseline: usize,
+    ) -> CheckResult {
+        match self {
+            ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
+            ParsedCheck::Compare(c, m, part) => compare::evaluate(c, *m, *part, cols, baseline),
+        }
+    }
 }
 
 /// First and last timestamp of all inputs (one pass over the timestamp column only).
@@ -392,18 +417,14 @@ fn nothing_why(s: &Summary, cfg: &SummarizeConfig) -> &'static str {
 
 /// Evaluate one check: on the summary, or on the comparison of the marked phases.
 fn check(c: &ParsedCheck, s: &Summary, phases: Option<&PhaseReport>) -> CheckResult {
-    match c {
-        ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
-        ParsedCheck::Compare(c, m, part) => {
-            let cols: Vec<(String, &Summary)> = phases
-                .map(|p| {
-                    p.phases.iter().filter_map(|x| Some((x.label.clone()?, &x.summary))).collect()
-                })
-                .unwrap_or_default();
-            let base = phases.and_then(|p| p.comparison.as_ref()).map_or(0, |c| c.baseline);
-            compare::evaluate(c, *m, *part, &cols, base)
+    let cols: Vec<(String, &Summary)> = match (c, phases) {
+        (ParsedCheck::Compare(..), Some(p)) => {
+            p.phases.iter().filter_map(|x| Some((x.label.clone()?, &x.summary))).collect()
         }
-    }
+        _ => Vec::new(),
+    };
+    let base = phases.and_then(|p| p.comparison.as_ref()).map_or(0, |c| c.baseline);
+    c.evaluate(s, &cols, base)
 }
 
 #[cfg(test)]

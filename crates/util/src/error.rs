@@ -1,4 +1,7 @@
-//! Error kinds the CLI maps to exit codes (GUIDE §6).
+//! Error kinds the CLI maps to exit codes. The rule: 0 success; 1 a runtime failure; 2 bad usage
+//! or unreadable input (a [`UsageError`] anywhere in the chain); 3 a `summarize` check
+//! (`--fail-if`) failed; a wrapped command's own code when gpumon wraps one (126/127 when it cannot
+//! be started, [`CannotStart`]). The CLI prints the whole chain on one line (`{e:#}`).
 
 /// Bad usage or unreadable input: exit code 2.
 #[derive(Debug, thiserror::Error)]

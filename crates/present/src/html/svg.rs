@@ -245,6 +245,7 @@ fn value_axis_of(plots: &[&Plot<'_>], include: &[f64]) -> ValueAxis {
 }
 
 /// One chart as an `<svg class="chart">`; None when none of its series has a value.
+#[allow(clippy::too_many_lines)]
 pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<String> {
     let plots: Vec<&Plot<'_>> = c.plots.iter().filter(|p| !p.env.is_empty()).collect();
     if plots.is_empty() {
@@ -460,6 +461,7 @@ const HR: f64 = 86.0;
 const ROW: f64 = 22.0;
 
 /// The utilization heatmap as an `<svg class="heatmap">`, one `<g class="hm-row">` per GPU.
+#[allow(clippy::too_many_lines)]
 pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
     let pw = HW - HL - HR;
     let top = 6.0;

@@ -207,14 +207,19 @@ pub fn exposure(def: &FieldDef) -> Exposure {
                 "Prometheus stamps samples itself; see `gpumon_last_tick_timestamp_seconds`",
             );
         }
-        PromKind::None if def.ty == Ty::Str => {
+        PromKind::None if def.source == Source::Derived => {
             return Exposure::Omitted(
-                "a text column of the files (the experiment phase), not a measurement",
+                "row bookkeeping; the run counters `gpumon_ticks_*` cover it",
+            );
+        }
+        PromKind::None if def.source == Source::Meta => {
+            return Exposure::Omitted(
+                "the experiment phase: a text column of the files, not a measurement",
             );
         }
         PromKind::None => {
             return Exposure::Omitted(
-                "row bookkeeping; the run counters `gpumon_ticks_*` cover it",
+                "one of nvidia-smi's other `--query-gpu` values (docs/query-gpu.md): in the files only",
             );
         }
         PromKind::Label if def.source == Source::Meta || per_gpu(def) => {
@@ -706,7 +711,7 @@ mod tests {
         assert_eq!(str_number("P"), None);
     }
 
-    /// docs/prometheus.md carries the generated table; `GPUMON_BLESS=1 cargo test -p gpumon prom::`
+    /// docs/prometheus.md carries the generated table; `GPUMON_BLESS=1 cargo test -p gpumon-sink prom::`
     /// rewrites it after a catalogue change.
     #[test]
     fn docs_table_is_current() {
@@ -723,7 +728,7 @@ mod tests {
                 std::fs::write(&path, format!("{}{want}{}", &doc[..start], &doc[end..])).unwrap();
             } else {
                 panic!(
-                    "docs/prometheus.md is out of date with the catalogue; run `GPUMON_BLESS=1 cargo test -p gpumon prom::` to regenerate its table"
+                    "docs/prometheus.md is out of date with the catalogue; run `GPUMON_BLESS=1 cargo test -p gpumon-sink prom::` to regenerate its table"
                 );
             }
         }

@@ -47,16 +47,15 @@ pub struct JobTracker {
 
 impl JobTracker {
     pub fn new(root: u32) -> JobTracker {
-        // SAFETY: sysconf has no preconditions.
         let (tck, page) =
-            unsafe { (libc::sysconf(libc::_SC_CLK_TCK), libc::sysconf(libc::_SC_PAGESIZE)) };
+            (rustix::param::clock_ticks_per_second(), rustix::param::page_size() as u64);
         JobTracker {
             root,
             procs: HashMap::new(),
             last: None,
             last_scan: None,
             clk_tck: if tck > 0 { tck as f64 } else { 100.0 },
-            page_size: if page > 0 { page as u64 } else { 4096 },
+            page_size: if page > 0 { page } else { 4096 },
         }
     }
 
@@ -300,8 +299,7 @@ mod tests {
     #[test]
     fn user_names_come_from_the_user_database() {
         assert_eq!(user_name(0), "root");
-        // SAFETY: getuid has no preconditions.
-        let me = unsafe { libc::getuid() };
+        let me = rustix::process::getuid().as_raw();
         let id = std::process::Command::new("id").arg("-un").output().unwrap();
         assert_eq!(user_name(me), String::from_utf8_lossy(&id.stdout).trim());
         assert_eq!(user_name(3_999_999_999), "3999999999", "no such user: the number");

@@ -160,12 +160,10 @@ impl HostSource {
 
 /// This machine's host name (`uname -n`), "unknown" when it has none that is UTF-8.
 pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer is valid for its length; gethostname writes at most that many bytes.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    match std::str::from_utf8(&buf[..len]) {
-        Ok(s) if rc == 0 && !s.is_empty() => s.to_string(),
+    // gethostname(3) on Linux is uname(2)'s node name.
+    let uname = rustix::system::uname();
+    match uname.nodename().to_str() {
+        Ok(s) if !s.is_empty() => s.to_string(),
         _ => "unknown".to_string(),
     }
 }

@@ -2,7 +2,7 @@
 //! disarmed after them, it wakes the standby thread only when a read overruns (no wake-up otherwise).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 /// A monotonic `timerfd`: `arm` and `disarm` from any thread, `wait` blocks until it fires.
@@ -12,13 +12,9 @@ pub(super) struct Watchdog {
 
 impl Watchdog {
     pub(super) fn new() -> io::Result<Watchdog> {
-        // SAFETY: plain syscall with constant flags; the result is checked before use.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just returned by timerfd_create and is owned by nothing else.
-        Ok(Watchdog { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+        use rustix::time::{TimerfdClockId, TimerfdFlags, timerfd_create};
+        let fd = timerfd_create(TimerfdClockId::Monotonic, TimerfdFlags::CLOEXEC)?;
+        Ok(Watchdog { fd })
     }
 
     /// Fire once `after` from now (at once when zero), replacing any earlier arming.
@@ -32,26 +28,26 @@ impl Watchdog {
     }
 
     fn set(&self, after: Duration) {
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec {
-                tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
-                tv_nsec: after.subsec_nanos() as libc::c_long,
+        use rustix::time::{Itimerspec, TimerfdTimerFlags, Timespec, timerfd_settime};
+        let spec = Itimerspec {
+            it_interval: Timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: Timespec {
+                tv_sec: i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(after.subsec_nanos()),
             },
         };
-        // SAFETY: a valid timerfd and a valid itimerspec; the old value is not asked for (null).
         // It cannot fail with these arguments; were it to, the standby would only miss an alarm.
-        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        let _ = timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec);
     }
 
     /// Block until the alarm fires (a signal's interruption is waited through).
     pub(super) fn wait(&self) {
-        let mut n = 0u64;
+        let mut count = [0u8; 8];
         loop {
-            // SAFETY: reads 8 bytes (the expiry count, as timerfd(2) requires) into `n`.
-            let r = unsafe { libc::read(self.fd.as_raw_fd(), (&raw mut n).cast(), 8) };
-            if r == 8 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return;
+            // The expiry count: 8 bytes, as timerfd(2) requires.
+            match rustix::io::read(&self.fd, &mut count) {
+                Err(rustix::io::Errno::INTR) => {}
+                _ => return,
             }
         }
     }
