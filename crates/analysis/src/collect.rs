@@ -12,8 +12,9 @@ use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::acc::{GpuAcc, HostAcc, Slot, inputs};
-use crate::diag::{HEALTH, RowRules};
+use crate::diag::HEALTH;
 use crate::rowfacts;
+use crate::rowfacts::RowRules;
 use crate::stat::Scope;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS, NO_U64};
@@ -463,7 +464,7 @@ impl Collector {
         for &(sl, lo, hi) in &s.groups {
             let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
             let n = s.facts.count(&s.order[lo..hi], &s.ts);
-            g.diag.add_counts(&n);
+            n.add_to(&mut g.diag);
             g.ib_both += n.both;
             g.ib_n += n.bound;
         }

@@ -29,23 +29,6 @@ pub const CONFIG: [Field; 7] = [
     Field::ClockMaxSm,
 ];
 
-/// Thresholds the per-row facts are counted with (from the findings' thresholds).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RowRules {
-    /// utilization.gpu (and sm.active where recorded) below this (%) is idle.
-    pub idle_util: f64,
-    /// memory.used at or above this (MiB) is memory held.
-    pub held_mem_mib: f64,
-    /// utilization.gpu at or above this (%) is busy.
-    pub busy_util: f64,
-    /// utilization.gpu at or above this (%) with the SMs idle may be a hung collective.
-    pub hang_util: f64,
-    /// Host mem.used at or above this share (%) of mem.total is memory pressure.
-    pub host_mem_pct: f64,
-    /// Idle stretches at least this long (s) count (idle_stretches).
-    pub idle_stretch_s: f64,
-}
-
 /// Milliseconds from this instant (2020-01-01 UTC, in µs) are the time axis of [`Trend`].
 const TREND_EPOCH_US: i64 = 1_577_836_800_000_000;
 
@@ -490,25 +473,6 @@ impl DiagAcc {
         self.empty_last_ts = self.empty_last_ts.max(ts);
     }
 
-    /// The facts of some rows with data ([`crate::rowfacts`]).
-    pub fn add_counts(&mut self, c: &crate::rowfacts::Counts) {
-        self.mem_n += c.mem_n;
-        self.held_n += c.held_n;
-        self.held_idle_n += c.held_idle_n;
-        self.busy_clock_sum.pool(&c.busy_clock_sum);
-        self.busy_clock_n += c.busy_clock_n;
-        self.hang.pool(&c.hang);
-        self.power_limit = self.power_limit.max(c.power_limit);
-        self.busy_temp_sum.pool(&c.busy_temp_sum);
-        self.busy_temp_n += c.busy_temp_n;
-        self.temp_sum.pool(&c.temp_sum);
-        self.temp_n += c.temp_n;
-        self.mem_trend.pool(&c.mem_trend);
-        self.stretches.append(&c.stretches);
-        self.held_idle_power.pool(&c.held_idle_power);
-        self.busy_span.append(&c.busy_span);
-    }
-
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
     pub fn add_health(&mut self, k: Option<usize>, v: f64) {
         if v.is_nan() {
@@ -723,11 +687,11 @@ mod tests {
             c
         };
         let mut a = DiagAcc::default();
-        a.add_counts(&counts(3, 2, 1, &[1600.0]));
+        counts(3, 2, 1, &[1600.0]).add_to(&mut a);
         a.add_health(Some(2), 0.0);
         a.add_health(None, 3.0);
         let mut b = DiagAcc::default();
-        b.add_counts(&counts(2, 2, 0, &[1700.0]));
+        counts(2, 2, 0, &[1700.0]).add_to(&mut b);
         b.add_empty(9);
         b.add_empty(4);
         b.add_health(Some(2), 1.0);

@@ -294,8 +294,8 @@ impl Thresholds {
     }
 
     /// What idle, busy and memory held mean for the per-row facts the rules read.
-    pub fn row_rules(&self) -> crate::diag::RowRules {
-        crate::diag::RowRules {
+    pub fn row_rules(&self) -> crate::rowfacts::RowRules {
+        crate::rowfacts::RowRules {
             idle_util: self.idle_util,
             held_mem_mib: self.held_mem_mib,
             busy_util: self.busy_util,

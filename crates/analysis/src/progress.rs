@@ -288,59 +288,6 @@ impl Rate {
     }
 }
 
-/// Notes on the work rates of a comparison, where the data supports them, each run or phase against
-/// the one before it (the previous step of a sweep; the first against the baseline): work per second
-/// grown less than [`LITTLE_GAIN_PCT`] while peak memory grew [`MUCH_MORE_MEMORY_PCT`] or more (a
-/// larger batch that buys no throughput), or work per second fallen while utilization rose (a busier
-/// GPU doing less work).
-pub fn notes(c: &crate::compare::Comparison) -> Vec<String> {
-    use crate::compare::{Measure, delta};
-    use crate::stat::Stat;
-    use gpumon_schema::catalog::Field;
-    let at = |m: Measure| c.measures.iter().position(|x| *x == m);
-    let (mem, util) = (
-        at(Measure::Stat(Stat::max(Field::MemUsed))),
-        at(Measure::Stat(Stat::mean(Field::UtilGpu))),
-    );
-    let mut out = Vec::new();
-    let mut prev = c.baseline;
-    for (k, col) in c.columns.iter().enumerate().filter(|(k, _)| *k != c.baseline) {
-        let base = &c.columns[prev];
-        let step = |j: usize| delta(col.values[j], base.values[j]);
-        prev = k;
-        for (i, m) in c.measures.iter().enumerate() {
-            let Measure::Progress(r) = m else { continue };
-            let (Some(name), (_, Some(pct))) = (r.verdict(), step(i)) else { continue };
-            let (d_mem, mem_pct) = mem.map_or((None, None), step);
-            let d_util = util.and_then(|j| step(j).0);
-            let head = format!("{} vs {}: {name} {pct:+.1}%", col.label, base.label);
-            if pct < LITTLE_GAIN_PCT && mem_pct.is_some_and(|p| p >= MUCH_MORE_MEMORY_PCT) {
-                let more = crate::compare::change(
-                    Measure::Stat(Stat::max(Field::MemUsed)),
-                    d_mem,
-                    mem_pct,
-                );
-                out.push(format!(
-                    "{head} for memory.used.max {}: the extra memory buys (almost) no throughput; {} does the same work for less",
-                    more.unwrap_or_default(),
-                    base.label
-                ));
-            } else if pct < 0.0 && d_util.is_some_and(|u| u > 0.0) {
-                out.push(format!(
-                    "{head} while utilization rose {:+.0} pts: the GPU is busier doing less work (padding, recomputation                      or a slower kernel path?)",
-                    d_util.unwrap_or(0.0)
-                ));
-            }
-        }
-    }
-    out
-}
-
-/// Work per second that grew less than this, percent, is "no gain" beside much more memory.
-const LITTLE_GAIN_PCT: f64 = 5.0;
-/// Peak memory that grew this much or more, percent, is "much more memory".
-const MUCH_MORE_MEMORY_PCT: f64 = 20.0;
-
 #[cfg(test)]
 mod tests {
     use super::*;

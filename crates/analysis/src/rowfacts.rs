@@ -5,7 +5,7 @@
 use arrow_array::Array;
 
 use crate::acc::Fsum;
-use crate::diag::RowRules;
+use crate::diag::DiagAcc;
 use gpumon_schema::cols::{self, NO_U64};
 
 /// What a row's columns say, one bit each (a missing value sets no bit).
@@ -53,6 +53,23 @@ mod fact {
     pub const HANG: u8 = 1 << 6;
     /// utilization.gpu (and sm.active where recorded; sm.active alone without it) idle.
     pub const IDLE: u8 = 1 << 7;
+}
+
+/// Thresholds the per-row facts are counted with (from the findings' thresholds).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RowRules {
+    /// utilization.gpu (and sm.active where recorded) below this (%) is idle.
+    pub idle_util: f64,
+    /// memory.used at or above this (MiB) is memory held.
+    pub held_mem_mib: f64,
+    /// utilization.gpu at or above this (%) is busy.
+    pub busy_util: f64,
+    /// utilization.gpu at or above this (%) with the SMs idle may be a hung collective.
+    pub hang_util: f64,
+    /// Host mem.used at or above this share (%) of mem.total is memory pressure.
+    pub host_mem_pct: f64,
+    /// Idle stretches at least this long (s) count (idle_stretches).
+    pub idle_stretch_s: f64,
 }
 
 /// The thresholds the words are set with.
@@ -131,6 +148,28 @@ impl Default for Counts {
             held_idle_power: Default::default(),
             busy_span: Default::default(),
         }
+    }
+}
+
+impl Counts {
+    /// Add these rows' facts to a GPU's.
+    pub fn add_to(&self, d: &mut DiagAcc) {
+        let c = self;
+        d.mem_n += c.mem_n;
+        d.held_n += c.held_n;
+        d.held_idle_n += c.held_idle_n;
+        d.busy_clock_sum.pool(&c.busy_clock_sum);
+        d.busy_clock_n += c.busy_clock_n;
+        d.hang.pool(&c.hang);
+        d.power_limit = d.power_limit.max(c.power_limit);
+        d.busy_temp_sum.pool(&c.busy_temp_sum);
+        d.busy_temp_n += c.busy_temp_n;
+        d.temp_sum.pool(&c.temp_sum);
+        d.temp_n += c.temp_n;
+        d.mem_trend.pool(&c.mem_trend);
+        d.stretches.append(&c.stretches);
+        d.held_idle_power.pool(&c.held_idle_power);
+        d.busy_span.append(&c.busy_span);
     }
 }
 

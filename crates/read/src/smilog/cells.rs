@@ -16,6 +16,11 @@ pub(super) fn clean(cell: &str) -> &str {
     c.strip_prefix('"').and_then(|x| x.strip_suffix('"')).map_or(c, str::trim)
 }
 
+/// Whether some cell of `line` is a timestamp.
+pub(super) fn has_timestamp_cell(line: &str) -> bool {
+    line.split(',').any(|c| parse_stamp(clean(c)).is_some())
+}
+
 pub(super) fn is_missing_marker(cell: &str) -> bool {
     cell.is_empty()
         || (cell.starts_with('[') && cell.ends_with(']'))

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 
+use super::cells::has_timestamp_cell;
 use super::cells::{Conv, cell_ok, clean, is_missing_marker};
 use super::header::{
     ColKind, Ident, Layout, columns_layout, guess_name, is_skip, parse_header, parse_names,
@@ -14,7 +15,7 @@ use super::header::{
 };
 use super::interleave::{self, Phase};
 use super::lines::{LineReader, MAX_LINE, Pending};
-use super::time::{Stamp, ZoneCache, has_timestamp_cell, parse_stamp};
+use super::time::{Stamp, ZoneCache, parse_stamp};
 use super::{NvsmiOptions, NvsmiRow, SmiLogInfo, push_capped};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::row::{Row, Value};

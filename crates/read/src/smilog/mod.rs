@@ -31,11 +31,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
+use cells::has_timestamp_cell;
 use gpumon_schema::row::Row;
 use header::parse_header;
 use lines::{LineReader, Pending};
 use machine::{Parser, Step};
-use time::has_timestamp_cell;
 
 /// Lines buffered to infer the GPU count of an interleaved log.
 const INFER_LINES: usize = 1024;

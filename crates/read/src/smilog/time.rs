@@ -174,10 +174,6 @@ fn parse_date_default(s: &str) -> Option<Stamp> {
     }
 }
 
-pub(super) fn has_timestamp_cell(line: &str) -> bool {
-    line.split(',').any(|c| parse_stamp(super::cells::clean(c)).is_some())
-}
-
 /// Local → UTC conversion with a one-hour cache of the offset (logs are in time order).
 pub(super) struct ZoneCache {
     /// The log's zone; None: this machine's.
