@@ -83,18 +83,32 @@ fn sweep(base: &Path) {
     }
 }
 
-/// mkdtemp(3): a new directory (mode 0700) from a template ending in `XXXXXX`.
+/// mkdtemp(3): a new directory (mode 0700, less the umask) from a template ending in `XXXXXX`, the
+/// Xs replaced by random letters and digits until a name is free (as many tries as glibc's).
 fn mkdtemp(template: &Path) -> std::io::Result<PathBuf> {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let mut buf: Vec<u8> = template.as_os_str().as_bytes().to_vec();
-    buf.push(0);
-    // SAFETY: `buf` is a writable NUL-terminated template that mkdtemp fills in place.
-    let p = unsafe { libc::mkdtemp(buf.as_mut_ptr().cast()) };
-    if p.is_null() {
-        return Err(std::io::Error::last_os_error());
+    use std::io::{Error, ErrorKind};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::DirBuilderExt;
+    const CHARS: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let Some(stem) = template.as_os_str().as_bytes().strip_suffix(b"XXXXXX") else {
+        return Err(Error::from(ErrorKind::InvalidInput));
+    };
+    for _ in 0..62 * 62 * 62 {
+        let mut random = [0u8; 6];
+        let got = rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
+        if got < random.len() {
+            continue;
+        }
+        let mut name = stem.to_vec();
+        name.extend(random.iter().map(|b| CHARS[usize::from(*b) % CHARS.len()]));
+        let path = PathBuf::from(std::ffi::OsStr::from_bytes(&name));
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
     }
-    buf.pop();
-    Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+    Err(Error::from(ErrorKind::AlreadyExists))
 }
 
 #[cfg(test)]
