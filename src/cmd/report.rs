@@ -93,7 +93,7 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
     let found = &inputs.metrics;
     let grid = series::span(summary, found, s)?;
     let collected = series::collect(found, s, grid, summary.window)?;
-    let body = gpumon_present::html::body::body(
+    let (body, live) = gpumon_present::html::body::body(
         summary,
         results,
         &collected,
@@ -104,6 +104,7 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
         &gpumon_present::html::body::title(summary),
         &body,
         &json,
+        &live,
     );
     Ok((page, o.checks))
 }

@@ -12,6 +12,7 @@ use crate::html::markup::esc;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
+use crate::html::live;
 use gpumon_analysis::events::EventRecord;
 use gpumon_analysis::phases::PhaseReport;
 use gpumon_analysis::series::{Collected, Envelope, Track};
@@ -27,12 +28,17 @@ struct Ctx<'a> {
     charts: usize,
     /// Whether the inputs carry `.max` companion columns (the band then reaches the sub-sample peak).
     has_max: bool,
+    /// Whose charts are being drawn (the interactive read-out names it).
+    who: String,
+    /// The drawn charts' series for the interactive layer.
+    live: Vec<serde_json::Value>,
 }
 
 impl Ctx<'_> {
     fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Joinable<'_>) {
         if let Some(svg) = chart(&c, self.axis, conn) {
             self.charts += 1;
+            self.live.push(live::chart(&c, &self.who, self.axis.grid.n));
             let _ = write!(out, "<figure>{svg}</figure>");
         }
     }
@@ -350,7 +356,12 @@ fn summary_part(
 }
 
 /// The heatmap: one row per GPU of every host.
-fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
+fn heatmap_part(
+    out: &mut String,
+    s: &Summary,
+    c: &Collected,
+    axis: &TimeAxis,
+) -> serde_json::Value {
     let gap_k = s.thresholds.gap_intervals;
     let multi = s.hosts.len() > 1;
     let mut rows = Vec::new();
@@ -374,6 +385,7 @@ fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
             }
         }
     }
+    let heat = live::heat(&rows, axis.grid.n);
     if !rows.is_empty() {
         let data_s = data_interval(s);
         let _ = write!(
@@ -383,6 +395,7 @@ fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
             heatmap(&rows, axis)
         );
     }
+    heat
 }
 
 /// The longest interval between rows of any GPU (0 when none says).
@@ -434,6 +447,7 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
         esc(host)
     );
     if let Some(t) = c.host(host) {
+        ctx.who = format!("host {host}");
         let mut g = String::new();
         host_charts(ctx, &mut g, host, h, t, gap_k);
         if !g.is_empty() {
@@ -446,9 +460,11 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
         let name = g.name.as_deref().map_or(String::new(), |n| format!(" · {n}"));
         let uuid =
             g.uuid.as_deref().filter(|u| *u != label).map_or(String::new(), |u| format!(" · {u}"));
+        ctx.who = format!("{host} · GPU {label}{name}");
         let _ = write!(
             out,
-            r#"<section class="gpu"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
+            r#"<section class="gpu" data-gpu="{}"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
+            esc(label),
             esc(label),
             esc(&name),
             esc(&uuid)
@@ -459,14 +475,15 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
     out.push_str("</section>");
 }
 
-/// The body of the report, from the summary, its checks, the series and the phases (when marked).
+/// The body of the report, from the summary, its checks, the series and the phases (when marked),
+/// and the interactive layer's data (the JSON block `gpumon-series`).
 pub fn body(
     s: &Summary,
     checks: &[CheckResult],
     c: &Collected,
     tz: &Zone,
     phases: Option<&PhaseReport>,
-) -> String {
+) -> (String, serde_json::Value) {
     let grid = c.grid;
     let axis = TimeAxis {
         grid,
@@ -491,7 +508,7 @@ pub fn body(
     if let Some(p) = phases.filter(|p| !p.labels().is_empty()) {
         out.push_str(&html_phases::section(p, &s.thresholds));
     }
-    heatmap_part(&mut out, s, c, &axis);
+    let heat = heatmap_part(&mut out, s, c, &axis);
     let _ = write!(
         out,
         r#"<h2 id="charts">Charts</h2><p class="note">{}{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.</p>"#,
@@ -500,7 +517,8 @@ pub fn body(
         gap_k
     );
     out.push_str(&uncharted(c));
-    let mut ctx = Ctx { axis: &axis, events: &s.events, charts: 0, has_max };
+    let mut ctx =
+        Ctx { axis: &axis, events: &s.events, charts: 0, has_max, who: String::new(), live: vec![] };
     for h in &s.hosts {
         host_part(&mut out, &mut ctx, h, c, gap_k);
     }
@@ -511,5 +529,31 @@ pub fn body(
         env!("CARGO_PKG_VERSION"),
         Utc::now().format("%Y-%m-%d %H:%M:%S")
     );
-    out
+    let meta = live::Meta {
+        grid,
+        interval_s: data_interval(s),
+        bands: &axis.bands,
+        gpus: charted_gpus(s, c),
+        inputs: s.inputs.iter().map(|i| i.path.display().to_string()).collect(),
+    };
+    let data = live::data(&meta, ctx.live, heat);
+    (out, data)
+}
+
+/// The charted GPUs as (host, label, what the toggle says), in the page's order.
+fn charted_gpus(s: &Summary, c: &Collected) -> Vec<(String, String, String)> {
+    let multi = s.hosts.len() > 1;
+    s.hosts
+        .iter()
+        .flat_map(|h| h.gpus.iter().map(move |g| (h, g)))
+        .filter(|(h, g)| c.gpu(&h.name, &g.label).is_some())
+        .map(|(h, g)| {
+            let label = if multi {
+                format!("{} · GPU {}", short(&h.name, 14), short(&g.label, 10))
+            } else {
+                format!("GPU {}", short(&g.label, 22))
+            };
+            (h.name.clone(), g.label.clone(), label)
+        })
+        .collect()
 }
