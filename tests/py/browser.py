@@ -2,12 +2,15 @@
 """Open an HTML file in headless Chromium through the DevTools protocol and report what a browser saw.
 
 usage: browser.py FILE.html [--screenshot OUT.png] [--pdf OUT.pdf] [--width 1280] [--height 2000]
-                            [--chromium PATH] [--repeat N]
+                            [--chromium PATH] [--repeat N] [--scripts]
 
 Prints one JSON object: console errors and uncaught exceptions, requests to anything but the file
 itself (a self-contained page makes none), load and first-render times (ms, from navigation start;
 the median of --repeat runs), and DOM facts the report tests check: charts by kind, heatmap rows,
-findings, the embedded summary's schema. Exit 2 when Chromium or websocket-client is missing.
+findings, the embedded summary's schema. Scripts are off unless --scripts: the page as a mail client,
+a scripts-off viewer or a printer sees it (the static SVG charts); with --scripts the interactive
+charts are drawn and `interactive` counts them (render_ms then includes drawing them).
+Exit 2 when Chromium or websocket-client is missing.
 
 Chromium runs with --headless --no-sandbox --disable-gpu, no background networking, a fresh
 --user-data-dir, and --remote-debugging-port=0 (the port is read from DevToolsActivePort).
@@ -61,6 +64,9 @@ DOM_FACTS = r"""
     min_chart_width: box.length ? Math.min(...box) : null,
     scripts: [...document.querySelectorAll('script')].filter(s => s.type !== 'application/json').length,
     embedded_schema: schema,
+    interactive: document.querySelectorAll('.ix canvas').length,
+    interactive_charts: document.querySelectorAll('div.ix[data-id]').length,
+    csp: (document.querySelector('meta[http-equiv="Content-Security-Policy"]') || {}).content || null,
     page_height: document.documentElement.scrollHeight,
     max_line_runs: Math.max(0, ...[...document.querySelectorAll('svg.chart path.l:not(.k)')]
       .map(p => (p.getAttribute('d').match(/M/g) || []).length)),
@@ -182,6 +188,7 @@ def main():
     ap.add_argument("--chromium")
     ap.add_argument("--print-media", action="store_true", help="measure the page as printed (CSS @media print)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--scripts", action="store_true", help="run the page's script (the interactive charts)")
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
     if not chromium:
@@ -196,6 +203,7 @@ def main():
         cdp = Cdp(page_ws(port))
         for domain in ["Page", "Runtime", "Log", "Network"]:
             cdp.call(f"{domain}.enable")
+        cdp.call("Emulation.setScriptExecutionDisabled", value=not a.scripts)
         loads, renders = [], []
         for i in range(max(1, a.repeat)):
             if i:

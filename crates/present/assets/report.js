@@ -38,6 +38,8 @@
     if (s < 172800) return (+(s / 3600).toFixed(1)) + " h";
     return (+(s / 86400).toFixed(1)) + " days";
   }
+  /* `false` marks an empty bucket inside a joined run: undefined, which uPlot draws across. */
+  function joined(a) { return a.map(function (v) { return v === false ? undefined : v; }); }
   function num(v) { return v == null ? "–" : v.toLocaleString("en-US", { maximumFractionDigits: 2 }); }
   function unit(u) { u = UNITS[u] || u; return u ? (u === "%" ? " %" : " " + u) : ""; }
   function quote(p) { return /^[\w@%+=:,./-]+$/.test(p) ? p : "'" + p.replace(/'/g, "'\\''") + "'"; }
@@ -103,6 +105,15 @@
     area.addEventListener("dblclick", function (e) { e.preventDefault(); reset(); });
   }
 
+  /* Time tick labels in UTC, as precise as the window needs. */
+  function ticks(u, splits) {
+    var w = view[1] - view[0];
+    return splits.map(function (t) {
+      var s = when(t, w < 10);
+      return w > 2 * 86400 ? s.slice(5, 16) : w > 600 ? s.slice(11, 16) : w < 10 ? s.slice(11, 23) : s.slice(11, 19);
+    });
+  }
+
   /* --- the charts ------------------------------------------------------------------------- */
   function yRange(inc) {
     return function (u, lo, hi) {
@@ -139,9 +150,21 @@
       }]
     };
   }
+  /* The bucket with a value nearest to `i`, within 6 px (a short recording leaves most buckets empty). */
+  function nearest(u, info, i) {
+    function has(k) { return info.some(function (f) { return u.data[f.v][k] != null; }); }
+    if (has(i)) return i;
+    var px = u.over.clientWidth || 1, k = Math.ceil(6 * (u.scales.x.max - u.scales.x.min) / px / B);
+    for (var d = 1; d <= k; d++) {
+      if (i - d >= 0 && has(i - d)) return i - d;
+      if (i + d < N && has(i + d)) return i + d;
+    }
+    return i;
+  }
   function readout(p) {
     var u = p.u, i = u.cursor.idx, c = p.c;
     if (i == null || u.cursor.left < 0) { p.ro.textContent = p.idle; delete p.ro.dataset.t0; return; }
+    i = nearest(u, p.info, i);
     var t0 = S + i * B, parts = [];
     p.info.forEach(function (f) {
       var v = u.data[f.v][i], s = f.label + " " + num(v) + unit(c.unit);
@@ -166,12 +189,12 @@
     c.series.forEach(function (s) {
       var col = COLORS[s.color % 4], f = { label: s.label };
       if (s.style === "envelope") {
-        var hi = data.push(s.max) - 1; series.push({ label: s.label + " max", stroke: "transparent", width: 0, points: { show: false } });
-        var lo = data.push(s.min) - 1; series.push({ label: s.label + " min", stroke: "transparent", width: 0, points: { show: false } });
+        var hi = data.push(joined(s.max)) - 1; series.push({ label: s.label + " max", stroke: "transparent", width: 0, points: { show: false } });
+        var lo = data.push(joined(s.min)) - 1; series.push({ label: s.label + " min", stroke: "transparent", width: 0, points: { show: false } });
         bands.push({ series: [hi, lo], fill: col + "38" });
         f.lo = lo; f.hi = hi;
       }
-      f.v = data.push(s.style === "limit" ? s.max : s.mean) - 1;
+      f.v = data.push(joined(s.style === "limit" ? s.max : s.mean)) - 1;
       series.push({ label: s.label, stroke: col, width: s.style === "limit" ? 1.3 : 1.5, dash: s.style === "limit" ? [6, 4] : undefined });
       info.push(f);
     });
@@ -179,10 +202,10 @@
     var opts = {
       width: Math.max(300, box.clientWidth), height: 190, legend: { show: false }, series: series, bands: bands,
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"); },
-      cursor: { sync: { key: "gpumon", setSeries: false }, drag: { x: false, y: false }, bind: { dblclick: function () { return null; } } },
+      cursor: { y: false, sync: { key: "gpumon", setSeries: false }, drag: { x: false, y: false }, bind: { dblclick: function () { return null; } } },
       scales: { x: { time: true, min: view[0], max: view[1], auto: false }, y: { range: yRange(c.include) } },
-      axes: [{ stroke: "#1b1f24", grid: { stroke: "#e6e9ed" }, ticks: { stroke: "#e6e9ed" } },
-             { label: c.y_label, size: 52, labelSize: 18, stroke: "#1b1f24", grid: { stroke: "#e6e9ed" }, ticks: { stroke: "#e6e9ed" } }],
+      axes: [{ stroke: "#1b1f24", grid: { stroke: "#e6e9ed" }, ticks: { stroke: "#e6e9ed" }, values: ticks, space: 70 },
+             { label: c.y_label, size: 62, labelSize: 18, stroke: "#1b1f24", grid: { stroke: "#e6e9ed" }, ticks: { stroke: "#e6e9ed" } }],
       hooks: overlays(c)
     };
     var p = { c: c, box: box, ro: ro, info: info, idle: "Hover for values; drag to zoom; double-click to reset." };
@@ -223,10 +246,14 @@
       if (t < view[0] || t > view[1]) return;
       instant(t);
       var r = cv.getBoundingClientRect(), row = heat.rows[Math.floor((e.clientY - r.top) / ROW)];
-      if (row) { var v = row.mean[bucketOf(t)]; ro.textContent = when(S + bucketOf(t) * B, precise) + " UTC · " + row.label + " · utilization.gpu " + num(v) + " %"; }
+      if (row) { var v = heatAt(row, bucketOf(t)); ro.textContent = when(S + bucketOf(t) * B, precise) + " UTC · " + row.label + " · utilization.gpu " + num(v) + " %"; }
     });
     cv.addEventListener("pointerleave", function () { markHeat(null); });
     box.addEventListener("keydown", keys);
+  }
+  function heatAt(row, b) {
+    while (b > 0 && row.mean[b] === false) b--;
+    return row.mean[b] === false ? null : row.mean[b];
   }
   function drawHeat() {
     if (!heat) return;
@@ -244,8 +271,10 @@
     heat.rows.forEach(function (r, k) {
       var y = k * ROW;
       x.fillStyle = "#f3f3f3"; x.fillRect(HL, y, pw, ROW - 3);
+      var carry = heatAt(r, i0);
       for (var b = i0; b <= i1; b++) {
         var v = r.mean[b];
+        if (v === false) v = carry; else carry = v;
         if (v == null) continue;
         var x0 = Math.max(HL, px(S + b * B)), x1 = Math.min(HL + pw, px(S + (b + 1) * B));
         x.fillStyle = HEAT[Math.min(9, Math.max(0, Math.floor(v / 10)))];

@@ -38,7 +38,7 @@ impl Ctx<'_> {
     fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Joinable<'_>) {
         if let Some(svg) = chart(&c, self.axis, conn) {
             self.charts += 1;
-            self.live.push(live::chart(&c, &self.who, self.axis.grid.n));
+            self.live.push(live::chart(&c, conn, &self.who, self.axis.grid.n));
             let _ = write!(out, "<figure>{svg}</figure>");
         }
     }

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::html::digest::{base64, sha256};
-use crate::html::svg::{Band, Chart, HeatRow, Style};
+use crate::html::svg::{Band, Chart, HeatRow, Joinable, Style, runs};
 use gpumon_analysis::series::{Envelope, Grid};
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
@@ -25,33 +25,48 @@ fn num(v: Option<f64>) -> Value {
     }
 }
 
-/// One of each bucket's (min, mean, max), by `pick`.
-fn column(env: &Envelope, n: usize, pick: fn((f64, f64, f64)) -> f64) -> Value {
-    Value::Array((0..n).map(|b| num(env.at(b).map(pick))).collect())
+/// Each bucket's min, mean and max as three arrays. An empty bucket inside a run of joined
+/// buckets (the recording's rows are further apart than a bucket) is `false`, which the script
+/// draws across; an empty bucket at a gap, or where the value is missing, is `null`, a break.
+fn columns(env: &Envelope, conn: &Joinable<'_>, n: usize) -> [Vec<Value>; 3] {
+    let mut out = [vec![Value::Null; n], vec![Value::Null; n], vec![Value::Null; n]];
+    for run in runs(env, conn) {
+        let (Some(a), Some(z)) = (run.first(), run.last()) else { continue };
+        for col in &mut out {
+            col[a.0..=z.0].fill(Value::Bool(false));
+        }
+        for &(b, lo, mean, hi) in &run {
+            for (col, v) in out.iter_mut().zip([lo, mean, hi]) {
+                col[b] = num(Some(v));
+            }
+        }
+    }
+    out
 }
 
 /// A drawn chart's series: envelopes keep min, mean and max; lines their means; limits their maxima.
-pub fn chart(c: &Chart<'_>, who: &str, n: usize) -> Value {
+pub fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
     let series: Vec<Value> = c
         .plots
         .iter()
         .filter(|p| !p.env.is_empty())
         .map(|p| {
             let mut s = json!({"label": p.label, "color": p.color});
+            let [min, mean, max] = columns(p.env, conn, n);
             match p.style {
                 Style::Envelope => {
                     s["style"] = json!("envelope");
-                    s["min"] = column(p.env, n, |v| v.0);
-                    s["mean"] = column(p.env, n, |v| v.1);
-                    s["max"] = column(p.env, n, |v| v.2);
+                    s["min"] = Value::Array(min);
+                    s["mean"] = Value::Array(mean);
+                    s["max"] = Value::Array(max);
                 }
                 Style::Line => {
                     s["style"] = json!("line");
-                    s["mean"] = column(p.env, n, |v| v.1);
+                    s["mean"] = Value::Array(mean);
                 }
                 Style::Limit => {
                     s["style"] = json!("limit");
-                    s["max"] = column(p.env, n, |v| v.2);
+                    s["max"] = Value::Array(max);
                 }
             }
             s
@@ -68,8 +83,8 @@ pub fn chart(c: &Chart<'_>, who: &str, n: usize) -> Value {
 pub fn heat(rows: &[HeatRow<'_>], n: usize) -> Value {
     rows.iter()
         .map(|r| {
-            json!({"host": r.host, "gpu": r.gpu, "label": r.label,
-                   "mean": column(r.env, n, |v| v.1)})
+            let [_, mean, _] = columns(r.env, &r.conn, n);
+            json!({"host": r.host, "gpu": r.gpu, "label": r.label, "mean": mean})
         })
         .collect()
 }
