@@ -163,11 +163,15 @@ def page_ws(port):
     raise TimeoutError("no page target")
 
 
-def visit(cdp, url, width, height):
-    """Navigate once; return (load_ms, render_ms) from navigation start."""
+def visit(cdp, url, width, height, scripts=True):
+    """Navigate once; return (load_ms, render_ms) from navigation start. Without `scripts` the page
+    loads with script execution off (its scripts never run); it is turned back on after the load
+    event, for the DevTools' own evaluations."""
     cdp.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+    cdp.call("Emulation.setScriptExecutionDisabled", value=not scripts)
     cdp.call("Page.navigate", url=url)
     cdp.wait_event("Page.loadEventFired")
+    cdp.call("Emulation.setScriptExecutionDisabled", value=False)
     # Two animation frames after load: the page has been laid out and painted.
     r = cdp.call("Runtime.evaluate", awaitPromise=True, returnByValue=True, expression="""
         new Promise(res => requestAnimationFrame(() => requestAnimationFrame(() => {
@@ -203,12 +207,11 @@ def main():
         cdp = Cdp(page_ws(port))
         for domain in ["Page", "Runtime", "Log", "Network"]:
             cdp.call(f"{domain}.enable")
-        cdp.call("Emulation.setScriptExecutionDisabled", value=not a.scripts)
         loads, renders = [], []
         for i in range(max(1, a.repeat)):
             if i:
                 cdp.call("Network.clearBrowserCache")
-            load, render = visit(cdp, url, a.width, a.height)
+            load, render = visit(cdp, url, a.width, a.height, a.scripts)
             loads.append(load)
             renders.append(render)
         if a.print_media:

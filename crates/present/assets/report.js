@@ -16,6 +16,11 @@
   var xs = new Float64Array(N);
   for (var i = 0; i < N; i++) xs[i] = S + (i + 0.5) * B;
   var plots = [], view = [S, E], heat = null, hidden = {};
+  D.heat.forEach(function (r) {
+    var m = new Array(N).fill(null);
+    for (var k = 0; k < r.mean.length; k++) m[r.at + k] = r.mean[k];
+    r.mean = m;
+  });
   document.documentElement.classList.add("js");
 
   function el(tag, cls, text) {
@@ -39,7 +44,11 @@
     return (+(s / 86400).toFixed(1)) + " days";
   }
   /* `false` marks an empty bucket inside a joined run: undefined, which uPlot draws across. */
-  function joined(a) { return a.map(function (v) { return v === false ? undefined : v; }); }
+  function joined(a, at) {
+    var out = new Array(N).fill(null);
+    for (var k = 0; k < a.length; k++) out[at + k] = a[k] === false ? undefined : a[k];
+    return out;
+  }
   function num(v) { return v == null ? "–" : v.toLocaleString("en-US", { maximumFractionDigits: 2 }); }
   function unit(u) { u = UNITS[u] || u; return u ? (u === "%" ? " %" : " " + u) : ""; }
   function quote(p) { return /^[\w@%+=:,./-]+$/.test(p) ? p : "'" + p.replace(/'/g, "'\\''") + "'"; }
@@ -189,12 +198,12 @@
     c.series.forEach(function (s) {
       var col = COLORS[s.color % 4], f = { label: s.label };
       if (s.style === "envelope") {
-        var hi = data.push(joined(s.max)) - 1; series.push({ label: s.label + " max", stroke: "transparent", width: 0, points: { show: false } });
-        var lo = data.push(joined(s.min)) - 1; series.push({ label: s.label + " min", stroke: "transparent", width: 0, points: { show: false } });
+        var hi = data.push(joined(s.max, s.at)) - 1; series.push({ label: s.label + " max", stroke: "transparent", width: 0, points: { show: false } });
+        var lo = data.push(joined(s.min, s.at)) - 1; series.push({ label: s.label + " min", stroke: "transparent", width: 0, points: { show: false } });
         bands.push({ series: [hi, lo], fill: col + "38" });
         f.lo = lo; f.hi = hi;
       }
-      f.v = data.push(joined(s.style === "limit" ? s.max : s.mean)) - 1;
+      f.v = data.push(joined(s.style === "limit" ? s.max : s.mean, s.at)) - 1;
       series.push({ label: s.label, stroke: col, width: s.style === "limit" ? 1.3 : 1.5, dash: s.style === "limit" ? [6, 4] : undefined });
       info.push(f);
     });

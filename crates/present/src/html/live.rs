@@ -44,6 +44,16 @@ fn columns(env: &Envelope, conn: &Joinable<'_>, n: usize) -> [Vec<Value>; 3] {
     out
 }
 
+/// The buckets from the first to the last that is not null (`at` is the first's index): the
+/// leading and trailing nulls are left out, the script puts them back.
+fn trimmed(cols: [Vec<Value>; 3]) -> (usize, [Vec<Value>; 3]) {
+    let used = |b: &usize| !cols[0][*b].is_null();
+    let n = cols[0].len();
+    let a = (0..n).find(used).unwrap_or(n);
+    let z = (0..n).rev().find(used).map_or(a, |z| z + 1);
+    (a, cols.map(|c| c[a..z.max(a)].to_vec()))
+}
+
 /// A drawn chart's series: envelopes keep min, mean and max; lines their means; limits their maxima.
 pub fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
     let series: Vec<Value> = c
@@ -52,7 +62,8 @@ pub fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
         .filter(|p| !p.env.is_empty())
         .map(|p| {
             let mut s = json!({"label": p.label, "color": p.color});
-            let [min, mean, max] = columns(p.env, conn, n);
+            let (at, [min, mean, max]) = trimmed(columns(p.env, conn, n));
+            s["at"] = json!(at);
             match p.style {
                 Style::Envelope => {
                     s["style"] = json!("envelope");
@@ -83,8 +94,8 @@ pub fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
 pub fn heat(rows: &[HeatRow<'_>], n: usize) -> Value {
     rows.iter()
         .map(|r| {
-            let [_, mean, _] = columns(r.env, &r.conn, n);
-            json!({"host": r.host, "gpu": r.gpu, "label": r.label, "mean": mean})
+            let (at, [_, mean, _]) = trimmed(columns(r.env, &r.conn, n));
+            json!({"host": r.host, "gpu": r.gpu, "label": r.label, "at": at, "mean": mean})
         })
         .collect()
 }
@@ -133,6 +144,17 @@ mod tests {
         let s = script().to_ascii_lowercase();
         assert!(!s.contains("</script") && !s.contains("<!--"));
         assert!(s.contains("uplot") && s.contains("gpumon-series"));
+    }
+
+    #[test]
+    fn leading_and_trailing_nulls_are_left_out() {
+        let col = |v: &[Option<f64>]| v.iter().map(|&x| num(x)).collect::<Vec<_>>();
+        let c = col(&[None, Some(1.0), None, Some(2.0), None, None]);
+        let (at, [a, _, _]) = trimmed([c.clone(), c.clone(), c]);
+        assert_eq!((at, a), (1, col(&[Some(1.0), None, Some(2.0)])));
+        let empty = col(&[None, None]);
+        let (at, [a, _, _]) = trimmed([empty.clone(), empty.clone(), empty]);
+        assert_eq!((at, a.len()), (2, 0));
     }
 
     #[test]
