@@ -393,7 +393,9 @@
       drawHeat();
     });
   });
+  /* For tests and benchmarks: the charts, the shared window, and when the charts were drawn (ms). */
   window.gpumonReport = {
-    plots: plots, zoom: zoom, reset: reset, view: function () { return view.slice(); }, bucket_s: B
+    plots: plots, zoom: zoom, reset: reset, view: function () { return view.slice(); }, bucket_s: B,
+    drawn_ms: performance.now()
   };
 })();

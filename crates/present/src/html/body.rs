@@ -8,11 +8,11 @@ use std::fmt::Write;
 use chrono::{DateTime, Utc};
 
 use crate::html::axis::{group, time_ticks};
+use crate::html::live;
 use crate::html::markup::esc;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
-use crate::html::live;
 use gpumon_analysis::events::EventRecord;
 use gpumon_analysis::phases::PhaseReport;
 use gpumon_analysis::series::{Collected, Envelope, Track};
@@ -517,8 +517,14 @@ pub fn body(
         gap_k
     );
     out.push_str(&uncharted(c));
-    let mut ctx =
-        Ctx { axis: &axis, events: &s.events, charts: 0, has_max, who: String::new(), live: vec![] };
+    let mut ctx = Ctx {
+        axis: &axis,
+        events: &s.events,
+        charts: 0,
+        has_max,
+        who: String::new(),
+        live: vec![],
+    };
     for h in &s.hosts {
         host_part(&mut out, &mut ctx, h, c, gap_k);
     }

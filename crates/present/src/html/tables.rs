@@ -405,10 +405,7 @@ mod tests {
                 .and_utc()
                 .timestamp_micros()
         };
-        assert_eq!(
-            evidence_span(&ev),
-            Some((t("2026-01-02 02:00:00"), t("2026-01-02 03:14:05")))
-        );
+        assert_eq!(evidence_span(&ev), Some((t("2026-01-02 02:00:00"), t("2026-01-02 03:14:05"))));
         let one = vec!["no reading after 2026-01-02 03:04:05 UTC".to_string()];
         let a = t("2026-01-02 03:04:05");
         assert_eq!(evidence_span(&one), Some((a, a + 1_000_000)));
