@@ -19,6 +19,10 @@ use gpumon_schema::cols::{self, NO_TS};
 
 /// Buckets across the report's time span.
 pub const BUCKETS: usize = 1200;
+/// Buckets of the report's interactive charts per bucket of its static ones: the data is collected
+/// into `BUCKETS × FINE` buckets (what a zoomed view draws from), and merged back into [`BUCKETS`]
+/// for the static charts ([`Collected::coarsen`]).
+pub const FINE: usize = 4;
 /// GPUs and hosts charted at most (in order of first appearance); the rest are counted, so that
 /// thousands of inputs cost a bounded page and bounded memory (their figures stay in the tables).
 pub const MAX_CHARTED: usize = 64;
@@ -178,6 +182,23 @@ impl Envelope {
         }
     }
 
+    /// Every `k` buckets merged into one.
+    fn coarsen(&self, k: usize) -> Envelope {
+        if self.n.is_empty() {
+            return Envelope::default();
+        }
+        let mut e = Envelope::default();
+        e.ensure(self.n.len().div_ceil(k));
+        for b in 0..self.n.len() {
+            let c = b / k;
+            e.min[c] = e.min[c].min(self.min[b]);
+            e.max[c] = e.max[c].max(self.max[b]);
+            e.sum[c] += self.sum[b];
+            e.n[c] += self.n[b];
+        }
+        e
+    }
+
     fn merge(&mut self, o: &Envelope) {
         if o.n.is_empty() {
             return;
@@ -263,6 +284,23 @@ impl Track {
         self.rows[b] += 1;
         self.first[b] = self.first[b].min(t);
         self.last[b] = self.last[b].max(t);
+    }
+
+    /// Every `k` buckets merged into one.
+    fn coarsen(&self, k: usize) -> Track {
+        let n = self.rows.len().div_ceil(k);
+        let mut t = Track::new(n, 0);
+        for b in 0..self.rows.len() {
+            let c = b / k;
+            t.rows[c] += self.rows[b];
+            t.first[c] = t.first[c].min(self.first[b]);
+            t.last[c] = t.last[c].max(self.last[b]);
+        }
+        t.env = self.env.iter().map(|e| e.coarsen(k)).collect();
+        t.work = self.work.iter().map(|(key, e)| (key.clone(), e.coarsen(k))).collect();
+        t.timing = self.timing.clone();
+        t.last_ts = self.last_ts;
+        t
     }
 
     /// Join the track of a later part of the data.
@@ -554,6 +592,21 @@ impl Collected {
                 }
                 None => self.gpus.push(GpuSeries { host, label, track }),
             }
+        }
+    }
+
+    /// The same series in `k` times fewer buckets (the grid's bucket count a multiple of `k`).
+    pub fn coarsen(&self, k: usize) -> Collected {
+        let k = k.max(1);
+        Collected {
+            grid: Grid::new(self.grid.start, self.grid.end, self.grid.n / k),
+            gpus: self
+                .gpus
+                .iter()
+                .map(|g| GpuSeries { track: g.track.coarsen(k), ..g.clone() })
+                .collect(),
+            hosts: self.hosts.iter().map(|(n, t)| (n.clone(), t.coarsen(k))).collect(),
+            uncharted: self.uncharted.clone(),
         }
     }
 

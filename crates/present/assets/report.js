@@ -16,11 +16,7 @@
   var xs = new Float64Array(N);
   for (var i = 0; i < N; i++) xs[i] = S + (i + 0.5) * B;
   var plots = [], view = [S, E], heat = null, hidden = {};
-  D.heat.forEach(function (r) {
-    var m = new Array(N).fill(null);
-    for (var k = 0; k < r.mean.length; k++) m[r.at + k] = r.mean[k];
-    r.mean = m;
-  });
+  D.heat.forEach(function (r) { r.mean = unpack(r.mean, r.at, false); });
   document.documentElement.classList.add("js");
 
   function el(tag, cls, text) {
@@ -44,11 +40,22 @@
     return (+(s / 86400).toFixed(1)) + " days";
   }
   /* `false` marks an empty bucket inside a joined run: undefined, which uPlot draws across. */
-  function joined(a, at) {
-    var out = new Array(N).fill(null);
-    for (var k = 0; k < a.length; k++) out[at + k] = a[k] === false ? undefined : a[k];
+  /* A packed column back to N buckets: "uK" is K joined empty buckets (`joinedAs`), "nK" K nulls. */
+  function unpack(a, at, joinedAs) {
+    var out = new Array(N).fill(null), b = at;
+    for (var k = 0; k < a.length; k++) {
+      var v = a[k];
+      if (typeof v === "string") {
+        var run = +v.slice(1);
+        if (v[0] === "u") for (var j = 0; j < run; j++) out[b + j] = joinedAs;
+        b += run;
+      } else {
+        out[b++] = v === false ? joinedAs : v;
+      }
+    }
     return out;
   }
+  function joined(a, at) { return unpack(a, at, undefined); }
   function num(v) { return v == null ? "–" : v.toLocaleString("en-US", { maximumFractionDigits: 2 }); }
   function unit(u) { u = UNITS[u] || u; return u ? (u === "%" ? " %" : " " + u) : ""; }
   function quote(p) { return /^[\w@%+=:,./-]+$/.test(p) ? p : "'" + p.replace(/'/g, "'\\''") + "'"; }

@@ -44,14 +44,37 @@ fn columns(env: &Envelope, conn: &Joinable<'_>, n: usize) -> [Vec<Value>; 3] {
     out
 }
 
-/// The buckets from the first to the last that is not null (`at` is the first's index): the
-/// leading and trailing nulls are left out, the script puts them back.
+/// The buckets from the first to the last that is not null (`at` is the first's index), packed:
+/// the leading and trailing nulls are left out, the script puts them back.
 fn trimmed(cols: [Vec<Value>; 3]) -> (usize, [Vec<Value>; 3]) {
     let used = |b: &usize| !cols[0][*b].is_null();
     let n = cols[0].len();
     let a = (0..n).find(used).unwrap_or(n);
     let z = (0..n).rev().find(used).map_or(a, |z| z + 1);
-    (a, cols.map(|c| c[a..z.max(a)].to_vec()))
+    (a, cols.map(|c| packed(&c[a..z.max(a)])))
+}
+
+/// Runs of two or more empty buckets as one string: `"uK"` for K joined ones (`false`), `"nK"` for
+/// K breaks (`null`): a recording whose rows are further apart than a bucket stays small.
+fn packed(col: &[Value]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(col.len());
+    let mut i = 0;
+    while i < col.len() {
+        let v = &col[i];
+        let run = col[i..].iter().take_while(|x| *x == v).count();
+        match v {
+            Value::Bool(_) | Value::Null if run >= 2 => {
+                let tag = if v.is_null() { 'n' } else { 'u' };
+                out.push(Value::String(format!("{tag}{run}")));
+                i += run;
+            }
+            _ => {
+                out.push(v.clone());
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// A drawn chart's series: envelopes keep min, mean and max; lines their means; limits their maxima.
@@ -152,6 +175,9 @@ mod tests {
         let c = col(&[None, Some(1.0), None, Some(2.0), None, None]);
         let (at, [a, _, _]) = trimmed([c.clone(), c.clone(), c]);
         assert_eq!((at, a), (1, col(&[Some(1.0), None, Some(2.0)])));
+        let runs = [json!(1), Value::Bool(false), Value::Bool(false), Value::Null, Value::Null];
+        let p = packed(&[&runs[..], &[Value::Null, json!(2), Value::Bool(false)]].concat());
+        assert_eq!(p, vec![json!(1), json!("u2"), json!("n3"), json!(2), Value::Bool(false)]);
         let empty = col(&[None, None]);
         let (at, [a, _, _]) = trimmed([empty.clone(), empty.clone(), empty]);
         assert_eq!((at, a.len()), (2, 0));
