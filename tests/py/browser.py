@@ -3,6 +3,7 @@
 
 usage: browser.py FILE.html [--screenshot OUT.png] [--pdf OUT.pdf] [--width 1280] [--height 2000]
                             [--chromium PATH] [--repeat N] [--scripts]
+                            [--zoom FROM,TO] [--hover KIND] [--scroll-to SELECTOR]
 
 Prints one JSON object: console errors and uncaught exceptions, requests to anything but the file
 itself (a self-contained page makes none), load and first-render times (ms, from navigation start;
@@ -193,6 +194,9 @@ def main():
     ap.add_argument("--print-media", action="store_true", help="measure the page as printed (CSS @media print)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--scripts", action="store_true", help="run the page's script (the interactive charts)")
+    ap.add_argument("--zoom", help="with --scripts: zoom the charts to FROM,TO (fractions of the span) before the screenshot")
+    ap.add_argument("--hover", help="with --scripts: the mouse over the middle of the first chart of this kind (gpu-util...)")
+    ap.add_argument("--scroll-to", help="scroll this element (CSS selector) to the top before the screenshot")
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
     if not chromium:
@@ -214,6 +218,19 @@ def main():
             load, render = visit(cdp, url, a.width, a.height, a.scripts)
             loads.append(load)
             renders.append(render)
+        if a.zoom:
+            f0, f1 = (float(x) for x in a.zoom.split(","))
+            cdp.call("Runtime.evaluate", expression=f"""(() => {{ const v = gpumonReport.view();
+                gpumonReport.zoom(v[0] + (v[1] - v[0]) * {f0}, v[0] + (v[1] - v[0]) * {f1}); }})()""")
+        if a.scroll_to:
+            cdp.call("Runtime.evaluate", expression=f"document.querySelector({json.dumps(a.scroll_to)}).scrollIntoView()")
+        if a.hover:
+            r = cdp.call("Runtime.evaluate", returnByValue=True, expression=f"""JSON.stringify((() => {{
+                const o = document.querySelector('div.ix[data-chart={json.dumps(a.hover)}] .u-over').getBoundingClientRect();
+                return [o.left + o.width * 0.55, o.top + o.height / 2]; }})())""")
+            x, y = json.loads(r["result"]["value"])
+            for dx in (-2, 0):
+                cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=x + dx, y=y)
         if a.print_media:
             cdp.call("Emulation.setEmulatedMedia", media="print")
         facts = json.loads(cdp.call("Runtime.evaluate", expression=DOM_FACTS, returnByValue=True)["result"]["value"])

@@ -16,6 +16,8 @@ bucket holds at most one row and the read-out must show that row's value). Check
   finding    a click on a finding that names instants zooms every chart to its span
   event      a click on a row of the events table zooms to that instant
   toggle     unticking GPU 1 hides its charts and its heatmap row, the others stay
+  layer      the interactive charts replace the static SVG (one for one); the page says the view is at
+             the recording's resolution (its rows are further apart than a bucket)
   requests   the page made no request (Network events) and logged no error; the CSP forbids requests
 Prints one JSON object with what was seen; exit 1 with the failed check's message, 2 when Chromium
 or websocket-client is missing.
@@ -258,6 +260,16 @@ def main():
         full = p.windows()["view"]
         seen["full"] = full
         seen["charts"] = p.js("gpumonReport.plots.length")
+        layer = p.js("""({
+            static_shown: [...document.querySelectorAll('svg.chart, svg.heatmap')].filter(s => s.getBoundingClientRect().width > 0).length,
+            static_count: document.querySelectorAll('svg.chart').length,
+            resolution: document.querySelector('.ix-res').dataset.resolution,
+            res_text: document.querySelector('.ix-res').textContent})""")
+        seen["layer"] = layer
+        check(layer["static_shown"] == 0, f"with scripts the interactive charts replace the static ones: {layer}")
+        check(seen["charts"] == layer["static_count"], f"one interactive chart per static chart: {seen['charts']} vs {layer}")
+        # 100 ms rows are far wider than a bucket: the page says the view is at the recording's resolution.
+        check(layer["resolution"] == "recording" and "100 ms" in layer["res_text"], f"resolution note: {layer}")
         hover(p, rows_of(a.csv, 0), seen)
         if a.screenshot:
             shot = cdp.call("Page.captureScreenshot", format="png")

@@ -304,7 +304,12 @@
     });
     x.textAlign = "center"; x.fillStyle = "#1b1f24";
     var yb = heat.rows.length * ROW + 10;
-    for (var k = 0; k <= 6; k++) { var t = a + span * k / 6; x.fillText(when(t, span < 60).slice(span > 172800 ? 0 : 11, span > 172800 ? 16 : undefined), Math.min(w - 40, Math.max(HL + 20, px(t))), yb); }
+    for (var k = 0; k <= 6; k++) {
+      var t = a + span * k / 6;
+      x.textAlign = k === 0 ? "left" : k === 6 ? "right" : "center";
+      x.fillText(when(t, span < 60).slice(span > 172800 ? 0 : 11, span > 172800 ? 16 : undefined), px(t), yb);
+    }
+    x.textAlign = "center";
     x.fillStyle = "#59636e"; x.fillText("time (UTC)", HL + pw / 2, yb + 14);
   }
   function markHeat(t) {
@@ -387,6 +392,11 @@
   var anchor = document.querySelector("svg.heatmap");
   anchor = anchor ? anchor.closest(".keep") : document.getElementById("charts");
   if (anchor && (D.charts.length || D.heat.length)) anchor.parentNode.insertBefore(bar, anchor);
+  /* The captions say what the interactive charts draw: the finer buckets. */
+  ["heatmap", "charts"].forEach(function (id) {
+    var h = document.getElementById(id), note = h && h.nextElementSibling;
+    if (note && note.classList.contains("note") && D.captions[id]) note.textContent = D.captions[id];
+  });
   D.charts.forEach(build);
   buildHeat();
   drawHeat();

@@ -404,12 +404,20 @@ fn heatmap_part(
         let data_s = data_interval(s);
         let _ = write!(
             out,
-            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">{}; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
-            heat_caption(axis.grid.bucket_s(), data_s),
+            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">{}</p><figure>{}</figure></div>"#,
+            heat_note(axis.grid.bucket_s(), data_s),
             heatmap(&rows, axis)
         );
     }
     heat
+}
+
+/// The heatmap's caption for buckets of `bucket_s` and rows every `data_s`.
+fn heat_note(bucket_s: f64, data_s: f64) -> String {
+    format!(
+        "{}; a row lighter than the others is a GPU that waits (imbalance, a straggler).",
+        heat_caption(bucket_s, data_s)
+    )
 }
 
 /// The heatmap's rows from `c`: one per GPU of every host with a utilization.
@@ -562,12 +570,18 @@ pub fn body(
         out.push_str(&html_phases::section(p, &s.thresholds));
     }
     let heat = heatmap_part(&mut out, s, c, fine, &axis);
+    let charts_note = |bucket_s| {
+        format!(
+            "{}{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.",
+            band_caption(bucket_s, data_interval(s)),
+            if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
+            gap_k
+        )
+    };
     let _ = write!(
         out,
-        r#"<h2 id="charts">Charts</h2><p class="note">{}{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.</p>"#,
-        band_caption(grid.bucket_s(), data_interval(s)),
-        if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
-        gap_k
+        r#"<h2 id="charts">Charts</h2><p class="note">{}</p>"#,
+        charts_note(grid.bucket_s())
     );
     out.push_str(&uncharted(c));
     let mut ctx = Ctx {
@@ -595,7 +609,12 @@ pub fn body(
         gpus: charted_gpus(s, c),
         inputs: s.inputs.iter().map(|i| i.path.display().to_string()).collect(),
     };
-    let data = live::data(&meta, ctx.live, heat);
+    // The captions of the interactive heatmap and charts, which draw from the fine buckets.
+    let captions = serde_json::json!({
+        "heatmap": heat_note(fine.grid.bucket_s(), data_interval(s)),
+        "charts": charts_note(fine.grid.bucket_s()),
+    });
+    let data = live::data(&meta, ctx.live, heat, captions);
     (out, data)
 }
 

@@ -134,12 +134,12 @@ pub struct Meta<'a> {
 }
 
 /// The JSON block `gpumon-series`.
-pub fn data(m: &Meta<'_>, charts: Vec<Value>, heat: Value) -> Value {
+pub fn data(m: &Meta<'_>, charts: Vec<Value>, heat: Value, captions: Value) -> Value {
     json!({
         "start": m.grid.start, "end": m.grid.end, "n": m.grid.n, "interval_s": m.interval_s,
         "bands": m.bands.iter().map(|b| json!({"label": b.label, "start": b.start, "end": b.end, "color": b.color})).collect::<Vec<_>>(),
         "gpus": m.gpus.iter().map(|(h, g, l)| json!({"host": h, "gpu": g, "label": l})).collect::<Vec<_>>(),
-        "inputs": m.inputs, "charts": charts, "heat": heat,
+        "inputs": m.inputs, "charts": charts, "heat": heat, "captions": captions,
     })
 }
 
