@@ -433,14 +433,58 @@ fn interactive_charts_hover_zoom_follow_and_toggle_in_chromium() {
     let o = gpumon().args(["report", "-q"]).arg(&run).arg("-o").arg(&html).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::copy(&html, artifacts().join("live.html")).unwrap();
+    let shot = artifacts().join("live-hover.png");
+    let v = drive(&html, &run, &["--screenshot".as_ref(), shot.as_os_str()]);
+    // 4 GPUs × 5 charts and the host's CPU and RAM (no GPM, no job).
+    assert_eq!(v["charts"], 22, "{v}");
+    assert_eq!(v["hover_value"]["shown"], v["hover_value"]["file"], "{v}");
+    assert_eq!(v["finding"]["rule"], "xid", "{v}");
+    assert_eq!(v["requests"], serde_json::json!([]), "{v}");
+    // The same rows under a second host name: a fleet report toggles hosts too.
+    let text = std::fs::read_to_string(&run).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let col = header.split(',').position(|c| c == "host").unwrap();
+    let other: Vec<String> = std::iter::once(header.to_string())
+        .chain(lines.map(|l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f[col] = "node-b";
+            f.join(",")
+        }))
+        .collect();
+    let run2 = dir.path().join("run2.csv");
+    std::fs::write(&run2, other.join("\n") + "\n").unwrap();
+    let fleet = dir.path().join("fleet.html");
+    let o = gpumon()
+        .args(["report", "-q"])
+        .arg(&run)
+        .arg(&run2)
+        .arg("-o")
+        .arg(&fleet)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = drive(&fleet, &run, &["--fleet".as_ref()]);
+    assert_eq!(v["hosts"]["names"], serde_json::json!([hostname(&run), "node-b"]), "{v}");
+}
+
+/// The host name gpumon wrote in `csv` (the machine's).
+fn hostname(csv: &Path) -> String {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let col = lines.next().unwrap().split(',').position(|c| c == "host").unwrap();
+    lines.next().unwrap().split(',').nth(col).unwrap().to_string()
+}
+
+/// Run tests/py/report_live.py on `html` made from `csv`; its JSON, after it passed.
+fn drive(html: &Path, csv: &Path, extra: &[&std::ffi::OsStr]) -> Value {
     let out = Command::new("python3")
         .arg(repo_root().join("tests/py/report_live.py"))
-        .arg(&html)
-        .arg(&run)
+        .arg(html)
+        .arg(csv)
         .arg("--chromium")
         .arg(chromium())
-        .arg("--screenshot")
-        .arg(artifacts().join("live-hover.png"))
+        .args(extra)
         .output()
         .expect("running python3 tests/py/report_live.py");
     assert!(
@@ -451,9 +495,5 @@ fn interactive_charts_hover_zoom_follow_and_toggle_in_chromium() {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true, "{v}");
-    // 4 GPUs × 5 charts and the host's CPU and RAM (no GPM, no job).
-    assert_eq!(v["charts"], 22, "{v}");
-    assert_eq!(v["hover_value"]["shown"], v["hover_value"]["file"], "{v}");
-    assert_eq!(v["finding"]["rule"], "xid", "{v}");
-    assert_eq!(v["requests"], serde_json::json!([]), "{v}");
+    v
 }

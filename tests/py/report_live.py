@@ -2,7 +2,7 @@
 """Drive a gpumon report's interactive charts in headless Chromium through the DevTools protocol, with
 real mouse, keyboard and touch input, and check what the page shows against the recording.
 
-usage: report_live.py REPORT.html RECORDING.csv [--chromium PATH] [--screenshot DIR]
+usage: report_live.py REPORT.html RECORDING.csv [--chromium PATH] [--screenshot PNG] [--fleet]
 
 RECORDING.csv is the gpumon CSV the report was made from (fewer rows than the report's buckets, so a
 bucket holds at most one row and the read-out must show that row's value). Checks, in order:
@@ -19,6 +19,8 @@ bucket holds at most one row and the read-out must show that row's value). Check
   layer      the interactive charts replace the static SVG (one for one); the page says the view is at
              the recording's resolution (its rows are further apart than a bucket)
   requests   the page made no request (Network events) and logged no error; the CSP forbids requests
+With --fleet (a report of two hosts or more) only this, then the requests check:
+  hosts      unticking the last host hides its section and its heatmap rows, the others stay
 Prints one JSON object with what was seen; exit 1 with the failed check's message, 2 when Chromium
 or websocket-client is missing.
 """
@@ -236,12 +238,28 @@ def toggle(p, seen):
     check(back == before, f"ticking it again brings it back: {back}")
 
 
+def hosts(p, seen):
+    names = p.js("[...document.querySelectorAll('.ix-bar input[data-host]:not([data-gpu])')].map(i => i.dataset.host)")
+    check(len(names) >= 2, f"a toggle per host: {names}")
+    rows = p.js("document.querySelector('.hm canvas').dataset.rows.split(',').length")
+    last = names[-1]
+    r = p.rect(f'.ix-bar input[data-host={json.dumps(last)}]:not([data-gpu])')
+    p.click(r["x"] + r["w"] / 2, r["y"] + r["h"] / 2)
+    st = p.js("""({rows: document.querySelector('.hm canvas').dataset.rows.split(',').length,
+        shown: [...document.querySelectorAll('section.host')].map(s => [s.dataset.host, s.offsetParent !== null])})""")
+    seen["hosts"] = {"names": names, "rows_before": rows, **st}
+    for host, shown in st["shown"]:
+        check(shown == (host != last), f"host {host} shown: {shown}: {st}")
+    check(st["rows"] < rows, f"the host's heatmap rows are hidden: {rows} -> {st['rows']}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("html")
     ap.add_argument("csv")
     ap.add_argument("--chromium")
     ap.add_argument("--screenshot")
+    ap.add_argument("--fleet", action="store_true", help="check the host toggles only")
     a = ap.parse_args()
     chromium = browser.find_chromium(a.chromium)
     if not chromium:
@@ -260,6 +278,8 @@ def main():
         full = p.windows()["view"]
         seen["full"] = full
         seen["charts"] = p.js("gpumonReport.plots.length")
+        if a.fleet:
+            hosts(p, seen)
         layer = p.js("""({
             static_shown: [...document.querySelectorAll('svg.chart, svg.heatmap')].filter(s => s.getBoundingClientRect().width > 0).length,
             static_count: document.querySelectorAll('svg.chart').length,
@@ -270,17 +290,18 @@ def main():
         check(seen["charts"] == layer["static_count"], f"one interactive chart per static chart: {seen['charts']} vs {layer}")
         # 100 ms rows are far wider than a bucket: the page says the view is at the recording's resolution.
         check(layer["resolution"] == "recording" and "100 ms" in layer["res_text"], f"resolution note: {layer}")
-        hover(p, rows_of(a.csv, 0), seen)
-        if a.screenshot:
-            shot = cdp.call("Page.captureScreenshot", format="png")
-            with open(a.screenshot, "wb") as f:
-                f.write(base64.b64decode(shot["data"]))
-        zooming(p, seen, full)
-        keyboard(p, full)
-        touch(p, full)
-        finding(p, full, seen)
-        event_row(p, full, seen)
-        toggle(p, seen)
+        if not a.fleet:
+            hover(p, rows_of(a.csv, 0), seen)
+            if a.screenshot:
+                shot = cdp.call("Page.captureScreenshot", format="png")
+                with open(a.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+            zooming(p, seen, full)
+            keyboard(p, full)
+            touch(p, full)
+            finding(p, full, seen)
+            event_row(p, full, seen)
+            toggle(p, seen)
         errors, requests = [], []
         for e in cdp.events:
             m, prm = e["method"], e.get("params", {})
