@@ -17,7 +17,8 @@ bucket holds at most one row and the read-out must show that row's value). Check
   event      a click on a row of the events table zooms to that instant
   toggle     unticking GPU 1 hides its charts and its heatmap row, the others stay
   layer      the interactive charts replace the static SVG (one for one); the page says the view is at
-             the recording's resolution (its rows are further apart than a bucket)
+             the recording's resolution (its rows are further apart than a bucket); printed, the
+             static charts come back and the interactive ones go
   requests   the page made no request (Network events) and logged no error; the CSP forbids requests
 With --fleet (a report of two hosts or more) only this, then the requests check:
   hosts      unticking the last host hides its section and its heatmap rows, the others stay
@@ -290,6 +291,14 @@ def main():
         check(seen["charts"] == layer["static_count"], f"one interactive chart per static chart: {seen['charts']} vs {layer}")
         # 100 ms rows are far wider than a bucket: the page says the view is at the recording's resolution.
         check(layer["resolution"] == "recording" and "100 ms" in layer["res_text"], f"resolution note: {layer}")
+        # Printed, the page shows the static charts even with scripts on.
+        cdp.call("Emulation.setEmulatedMedia", media="print")
+        printed = p.js("""({
+            svg: [...document.querySelectorAll('svg.chart')].filter(s => s.getBoundingClientRect().width > 0).length,
+            ix: [...document.querySelectorAll('.ix, .ix-bar')].filter(e => e.getBoundingClientRect().width > 0).length})""")
+        cdp.call("Emulation.setEmulatedMedia", media="")
+        seen["printed"] = printed
+        check(printed["svg"] == layer["static_count"] and printed["ix"] == 0, f"in print the static charts: {printed}")
         if not a.fleet:
             hover(p, rows_of(a.csv, 0), seen)
             if a.screenshot:
