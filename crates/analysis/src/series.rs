@@ -1,5 +1,6 @@
-//! Time-bucketed envelopes for the report's charts: the report's time span is cut into [`BUCKETS`]
-//! equal buckets (about one per pixel column), and every charted field of every GPU and host keeps the
+//! Time-bucketed envelopes for the report's charts: the report's time span is cut into
+//! [`BUCKETS`] × [`FINE`] equal buckets (the interactive charts; [`Collected::coarsen`] merges them
+//! into [`BUCKETS`], about one per pixel column, for the static ones), and every charted field of every GPU and host keeps the
 //! min, max, sum and count of its values per bucket. Memory is bounded by buckets × fields × series,
 //! whatever the length of the recording; a spike survives as the top of its bucket's band.
 //!
@@ -659,6 +660,34 @@ mod tests {
             ],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn coarsened_buckets_are_the_buckets_of_the_coarser_grid() {
+        let (fine, coarse) = (Grid::new(0, 7_999_999, 8), Grid::new(0, 7_999_999, 2));
+        let (mut f, mut c) = (Track::new(fine.n, 1), Track::new(coarse.n, 1));
+        f.env[0].ensure(fine.n);
+        c.env[0].ensure(coarse.n);
+        for (t, v) in [(100_000, 5.0), (1_500_000, 7.0), (3_900_000, 1.0), (6_000_000, 9.0)] {
+            for (tr, g) in [(&mut f, fine), (&mut c, coarse)] {
+                let b = g.bucket(t).unwrap();
+                tr.row(b, t);
+                tr.env[0].add(b, v);
+            }
+        }
+        let m = f.coarsen(4);
+        assert_eq!((m.rows, m.first, m.last), (c.rows.clone(), c.first.clone(), c.last.clone()));
+        assert_eq!((m.env[0].at(0), m.env[0].at(1)), (c.env[0].at(0), c.env[0].at(1)));
+        assert_eq!(m.env[0].at(0), Some((1.0, 13.0 / 3.0, 7.0)));
+        let all = Collected {
+            grid: fine,
+            gpus: vec![],
+            hosts: vec![("h".into(), f)],
+            uncharted: Default::default(),
+        };
+        let back = all.coarsen(4);
+        assert_eq!(back.grid, coarse);
+        assert_eq!(back.host("h").map(|t| t.rows.clone()), Some(vec![3, 1]));
     }
 
     #[test]
