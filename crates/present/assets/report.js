@@ -326,7 +326,7 @@
     var whole = view[0] <= S && view[1] >= E;
     info.textContent = (whole ? "Whole recording: " : "Zoomed: ") + when(view[0]) + " – " + when(view[1]) + " UTC (" + dur(view[1] - view[0]) + ")";
     info.dataset.from = Math.round(view[0] * 1e6); info.dataset.to = Math.round(view[1] * 1e6);
-    var iv = D.interval_s, cmd = "gpumon report " + D.inputs.map(quote).join(" ") + " --since " + iso(Math.floor(view[0])) + " --until " + iso(Math.ceil(view[1])) + " -o window.html";
+    var iv = D.interval_s, cmd = "gpumon report " + (D.inputs.length > 6 ? "INPUTS…" : D.inputs.map(quote).join(" ")) + " --since " + iso(Math.floor(view[0])) + " --until " + iso(Math.ceil(view[1])) + " -o window.html";
     res.textContent = "";
     if (iv > 0 && B <= iv * 1.001) {
       res.dataset.resolution = "recording";
