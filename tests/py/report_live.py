@@ -279,8 +279,6 @@ def main():
         full = p.windows()["view"]
         seen["full"] = full
         seen["charts"] = p.js("gpumonReport.plots.length")
-        if a.fleet:
-            hosts(p, seen)
         layer = p.js("""({
             static_shown: [...document.querySelectorAll('svg.chart, svg.heatmap')].filter(s => s.getBoundingClientRect().width > 0).length,
             static_count: document.querySelectorAll('svg.chart').length,
@@ -299,6 +297,8 @@ def main():
         cdp.call("Emulation.setEmulatedMedia", media="")
         seen["printed"] = printed
         check(printed["svg"] == layer["static_count"] and printed["ix"] == 0, f"in print the static charts: {printed}")
+        if a.fleet:
+            hosts(p, seen)
         if not a.fleet:
             hover(p, rows_of(a.csv, 0), seen)
             if a.screenshot:
