@@ -477,7 +477,7 @@ fn hostname(csv: &Path) -> String {
 }
 
 /// Run tests/py/report_live.py on `html` made from `csv`; its JSON, after it passed.
-fn drive(html: &Path, csv: &Path, extra: &[&std::ffi::OsStr]) -> Value {
+pub fn drive(html: &Path, csv: &Path, extra: &[&std::ffi::OsStr]) -> Value {
     let out = Command::new("python3")
         .arg(repo_root().join("tests/py/report_live.py"))
         .arg(html)

@@ -2,7 +2,7 @@
 """Drive a gpumon report's interactive charts in headless Chromium through the DevTools protocol, with
 real mouse, keyboard and touch input, and check what the page shows against the recording.
 
-usage: report_live.py REPORT.html RECORDING.csv [--chromium PATH] [--screenshot PNG] [--fleet]
+usage: report_live.py REPORT.html RECORDING.csv [--chromium PATH] [--screenshot PNG] [--fleet | --phases]
 
 RECORDING.csv is the gpumon CSV the report was made from (fewer rows than the report's buckets, so a
 bucket holds at most one row and the read-out must show that row's value). Checks, in order:
@@ -22,6 +22,9 @@ bucket holds at most one row and the read-out must show that row's value). Check
   requests   the page made no request (Network events) and logged no error; the CSP forbids requests
 With --fleet (a report of two hosts or more) only this, then the requests check:
   hosts      unticking the last host hides its section and its heatmap rows, the others stay
+With --phases (a report of marked phases) only this, then the requests check:
+  phases     a click on a phase of the phase list, and a tap on a phase's label strip at the top of a
+             chart, zoom every chart to that phase
 Prints one JSON object with what was seen; exit 1 with the failed check's message, 2 when Chromium
 or websocket-client is missing.
 """
@@ -254,6 +257,28 @@ def hosts(p, seen):
     check(st["rows"] < rows, f"the host's heatmap rows are hidden: {rows} -> {st['rows']}")
 
 
+def phases(p, seen, full):
+    li = p.js("""(() => { const l = document.querySelector('ul.phases li[data-from]');
+        return l && {phase: l.dataset.phase, from: Number(l.dataset.from) / 1e6, to: Number(l.dataset.to) / 1e6}; })()""")
+    check(li is not None, "a phase in the phase list")
+    r = p.rect('ul.phases li[data-from]')
+    p.click(r["x"] + 20, r["y"] + r["h"] / 2)
+    a, b = same_window(p.windows(), "phase click")
+    check(a <= li["from"] + 1e-3 and b >= li["to"] - 1e-3 and b - a < (full[1] - full[0]) * 0.9,
+          f"the phase list zooms to {li}: {a}..{b}")
+    p.js("gpumonReport.reset()")
+    band = p.js("JSON.parse(document.getElementById('gpumon-series').textContent).bands[1]")
+    check(band is not None, "a second phase band")
+    mid = (band["start"] + band["end"]) / 2e6
+    box = p.rect('div.ix[data-chart="gpu-util"] .u-over')
+    x = p.js(f"""gpumonReport.plots.find(q => q.c.kind === 'gpu-util').u.valToPos({mid}, 'x')""")
+    p.click(box["x"] + x, box["y"] + 6)
+    a, b = same_window(p.windows(), "band tap")
+    check(abs(a - band["start"] / 1e6) < 1e-3 and abs(b - band["end"] / 1e6) < 1e-3,
+          f"a tap on the label strip zooms to the phase {band}: {a}..{b}")
+    seen["phases"] = {"list": li, "band": band, "window": [a, b]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("html")
@@ -261,6 +286,7 @@ def main():
     ap.add_argument("--chromium")
     ap.add_argument("--screenshot")
     ap.add_argument("--fleet", action="store_true", help="check the host toggles only")
+    ap.add_argument("--phases", action="store_true", help="check the phase clicks only")
     a = ap.parse_args()
     chromium = browser.find_chromium(a.chromium)
     if not chromium:
@@ -288,7 +314,8 @@ def main():
         check(layer["static_shown"] == 0, f"with scripts the interactive charts replace the static ones: {layer}")
         check(seen["charts"] == layer["static_count"], f"one interactive chart per static chart: {seen['charts']} vs {layer}")
         # 100 ms rows are far wider than a bucket: the page says the view is at the recording's resolution.
-        check(layer["resolution"] == "recording" and "100 ms" in layer["res_text"], f"resolution note: {layer}")
+        check(layer["resolution"] == "recording", f"resolution note: {layer}")
+        check(a.fleet or a.phases or "100 ms" in layer["res_text"], f"resolution note: {layer}")
         # Printed, the page shows the static charts even with scripts on.
         cdp.call("Emulation.setEmulatedMedia", media="print")
         printed = p.js("""({
@@ -299,7 +326,9 @@ def main():
         check(printed["svg"] == layer["static_count"] and printed["ix"] == 0, f"in print the static charts: {printed}")
         if a.fleet:
             hosts(p, seen)
-        if not a.fleet:
+        if a.phases:
+            phases(p, seen, full)
+        if not (a.fleet or a.phases):
             hover(p, rows_of(a.csv, 0), seen)
             if a.screenshot:
                 shot = cdp.call("Page.captureScreenshot", format="png")
