@@ -11,7 +11,8 @@ launcher bench/rusage_exec.c, so it does not inherit Python's high-water mark; t
 polled from /proc and ru_maxrss, and a peer is stopped past --peer-timeout or --peer-rss-cap):
   gpumon   `gpumon report FILE -o report.html`: wall time (median of --runs after one warm-up),
            peak RSS, size of the HTML; then the time headless Chromium takes to load and render the
-           page (tests/py/browser.py, median of 5 loads: load event, and two animation frames after
+           page with its script (the interactive charts; tests/py/browser.py --scripts, median of 5
+           loads: load event, and two animation frames after
            it = laid out and painted).
   full     pandas.read_parquet of the charted columns, then matplotlib (Agg) draws every sample:
            5 charts per GPU (utilization, memory, power, temperature, SM clock), host CPU and RAM,
@@ -181,7 +182,7 @@ def main():
             "wall_s": statistics.median(w for w, _ in runs), "wall_s_all": [w for w, _ in runs],
             "rss_mib": max(r for _, r in runs), "html_bytes": os.path.getsize(html),
         }
-        b = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "py", "browser.py"), html, "--repeat", "5",
+        b = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "py", "browser.py"), html, "--scripts", "--repeat", "5",
                             "--screenshot", os.path.join(DATA, "report-20M.png")], capture_output=True)
         if b.returncode != 0:
             sys.exit(f"browser.py failed: {b.stderr.decode(errors='replace')}")

@@ -40,7 +40,9 @@ pub(crate) enum Cmd {
     #[command(after_help = SUMMARIZE_EXAMPLES)]
     Summarize(Box<SummarizeArgs>),
     /// One self-contained HTML report: the summary's tables and findings, a utilization heatmap
-    /// (one row per GPU) and per-GPU/host charts, for the same inputs and windows as summarize.
+    /// (one row per GPU) and per-GPU/host charts, for the same inputs and windows as summarize. In a
+    /// browser the charts are interactive (hover for values, drag to zoom them all, toggle GPUs);
+    /// without scripts and in print they are static SVG. No request leaves the page.
     #[command(after_help = REPORT_EXAMPLES)]
     Report(Box<ReportArgs>),
     /// Mark a phase of a running recording (`bs=64`, `eval`): rows from now on carry it in their
@@ -461,7 +463,9 @@ const SUMMARIZE_EXAMPLES: &str = "Examples:
 const REPORT_EXAMPLES: &str = "Examples:
   gpumon report run.parquet -o run.html          the whole rotated set: tables, heatmap, charts
   gpumon report gpu.log --tz Europe/Berlin --skip-warmup 5m -o gpu.html
-  gpumon report logs/ --since -2h -o last-2h.html";
+  gpumon report logs/ --since -2h -o last-2h.html
+  gpumon report run.parquet --since 2026-01-01T03:00:00Z --until 2026-01-01T03:20:00Z -o zoom.html
+                                                 one window at the recording's resolution";
 
 /// How to read the inputs (summarize, report and convert): which GPUs, and how to read nvidia-smi logs.
 #[derive(Debug, clap::Args)]

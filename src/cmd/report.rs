@@ -8,8 +8,10 @@
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
 //! one pass over the timestamp column ([`gpumon_summary::time_range`]), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
-//! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] min/max/mean buckets per series: memory is
-//! bounded by buckets × series, not by rows, and the page stays a few MB for any length of run.
+//! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] × [`gpumon_analysis::series::FINE`]
+//! min/max/mean buckets per series (the interactive charts' resolution; the static SVG merges them
+//! back to `BUCKETS`): memory is bounded by buckets × series, not by rows, and the page stays a few
+//! MB for any length of run.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -93,7 +95,7 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
     let found = &inputs.metrics;
     let grid = series::span(summary, found, s)?;
     let collected = series::collect(found, s, grid, summary.window)?;
-    let body = gpumon_present::html::body::body(
+    let (body, live) = gpumon_present::html::body::body(
         summary,
         results,
         &collected,
@@ -104,6 +106,7 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
         &gpumon_present::html::body::title(summary),
         &body,
         &json,
+        &live,
     );
     Ok((page, o.checks))
 }

@@ -519,6 +519,9 @@ fn the_report_shades_phases_and_compares_them() {
     let html = dir.path().join("phases.html");
     ok(&gpumon().args(["report", "-q"]).arg(&csv).arg("-o").arg(&html).output().unwrap());
     let v = crate::report::browse(&html, "phases");
+    // With scripts: a phase of the list, and a tap on a phase's label strip, zoom every chart to it.
+    let live = crate::report::drive(&html, &csv, &["--phases".as_ref()]);
+    assert_eq!(live["phases"]["band"]["label"], "bs=64", "{live}");
     let dom = &v["dom"];
     let bands = dom["phase_bands"].as_array().unwrap();
     assert_eq!(

@@ -261,8 +261,8 @@ fn by_phase_says_what_differs_and_unmarked_rows_are_context() {
     let html = dir.path().join("r.html");
     ok(&gpumon().args(["report", "-q"]).arg(&csv).arg("-o").arg(&html).output().unwrap());
     let page = std::fs::read_to_string(&html).unwrap();
-    let start = at(&page, r#"<li data-phase="train">"#);
-    let block = &page[start..start + page[start..].find(r#"<li data-phase="eval">"#).unwrap()];
+    let start = at(&page, r#"<li data-phase="train" "#);
+    let block = &page[start..start + page[start..].find(r#"<li data-phase="eval" "#).unwrap()];
     assert!(
         block.contains(r#"data-rule="xid""#) && block.contains(r#"data-rule="oom_risk""#),
         "{block}"

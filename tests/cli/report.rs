@@ -65,7 +65,11 @@ pub fn browse(html: &Path, name: &str) -> Value {
         "a self-contained page loads nothing: {v}"
     );
     let dom = &v["dom"];
-    assert_eq!(dom["scripts"], 0, "no executable script");
+    // browse() reads the page with scripts off (a mail client, a printer): the static charts.
+    assert_eq!(dom["scripts"], 1, "one inline script: the interactive charts");
+    assert_eq!(dom["interactive"], 0, "without scripts no interactive chart is drawn");
+    let csp = dom["csp"].as_str().unwrap_or_default();
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'sha256-"), "{csp}");
     assert_eq!(dom["unlabelled_svgs"], 0, "every chart has role, <title> and <desc>");
     assert_eq!(dom["embedded_schema"], "gpumon.summary/1");
     assert!(dom["times"].as_str().unwrap().contains("UTC"), "{}", dom["times"]);
@@ -287,7 +291,11 @@ fn real_logs_windows_checks_stdout_and_escaping() {
     assert!(text.starts_with("<!DOCTYPE html>"));
     assert!(!text.contains("<script>alert"), "data is escaped");
     assert!(text.contains("data-host=\"&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;x&quot;\""));
-    assert_eq!(text.matches("<script").count(), 1, "only the JSON data block");
+    assert_eq!(
+        text.matches("<script").count(),
+        3,
+        "the summary and series JSON blocks and the one inline script"
+    );
     assert!(text.contains("Europe/Berlin") && text.contains("(UTC+02:00)"), "local time in --tz");
     let json =
         text.split("id=\"gpumon-summary\">").nth(1).unwrap().split("</script>").next().unwrap();
@@ -393,4 +401,99 @@ fn tables_fit_their_column_at_1280_and_1920_px_and_in_print_and_the_heatmap_says
         let note = d["charts_note"].as_str().unwrap();
         assert!(note.starts_with("Rows are 500 ms apart"), "{name}: {note}");
     }
+}
+
+/// Four GPUs at 100 ms for 6 s, GPU 0 with two Xids (a finding with instants, two event rows).
+fn live_scenario() -> String {
+    let busy = "92, 95, 97, 90, 99, 94, 96, 91, 98, 93, 95, 97, 92, 96, 40, 55, 61";
+    let mut s = String::from("init = ok\n");
+    for i in 0..4 {
+        let util = if i == 3 { "20, 25, 15, 30, 22, 18" } else { busy };
+        let events = if i == 0 { "xid:79@25, xid:79@28" } else { "none" };
+        s += &format!(
+            "\n[device]\nname = NVIDIA H100 80GB HBM3\nmemory.total = 81559\nmemory.used = 30000, 41000, 52000, 61000\n\
+             utilization.gpu = {util}\ntemperature.gpu = 55, 60, 64\npower.draw = 610, 650, 690, 640\n\
+             power.limit = 700\nclocks.sm = 1410, 1755, 1980\npstate = 0\nevents = {events}\n"
+        );
+    }
+    s
+}
+
+#[test]
+fn interactive_charts_hover_zoom_follow_and_toggle_in_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.csv");
+    let o = gpumon_fake(dir.path(), &live_scenario())
+        .args(["record", "-q", "-i", "100ms", "--count", "60", "-o"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = dir.path().join("run.html");
+    let o = gpumon().args(["report", "-q"]).arg(&run).arg("-o").arg(&html).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::copy(&html, artifacts().join("live.html")).unwrap();
+    let shot = artifacts().join("live-hover.png");
+    let v = drive(&html, &run, &["--screenshot".as_ref(), shot.as_os_str()]);
+    // 4 GPUs × 5 charts and the host's CPU and RAM (no GPM, no job).
+    assert_eq!(v["charts"], 22, "{v}");
+    assert_eq!(v["hover_value"]["shown"], v["hover_value"]["file"], "{v}");
+    assert_eq!(v["finding"]["rule"], "xid", "{v}");
+    assert_eq!(v["requests"], serde_json::json!([]), "{v}");
+    // The same rows under a second host name: a fleet report toggles hosts too.
+    let text = std::fs::read_to_string(&run).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let col = header.split(',').position(|c| c == "host").unwrap();
+    let other: Vec<String> = std::iter::once(header.to_string())
+        .chain(lines.map(|l| {
+            let mut f: Vec<&str> = l.split(',').collect();
+            f[col] = "node-b";
+            f.join(",")
+        }))
+        .collect();
+    let run2 = dir.path().join("run2.csv");
+    std::fs::write(&run2, other.join("\n") + "\n").unwrap();
+    let fleet = dir.path().join("fleet.html");
+    let o = gpumon()
+        .args(["report", "-q"])
+        .arg(&run)
+        .arg(&run2)
+        .arg("-o")
+        .arg(&fleet)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = drive(&fleet, &run, &["--fleet".as_ref()]);
+    assert_eq!(v["hosts"]["names"], serde_json::json!([hostname(&run), "node-b"]), "{v}");
+}
+
+/// The host name gpumon wrote in `csv` (the machine's).
+fn hostname(csv: &Path) -> String {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.lines();
+    let col = lines.next().unwrap().split(',').position(|c| c == "host").unwrap();
+    lines.next().unwrap().split(',').nth(col).unwrap().to_string()
+}
+
+/// Run tests/py/report_live.py on `html` made from `csv`; its JSON, after it passed.
+pub fn drive(html: &Path, csv: &Path, extra: &[&std::ffi::OsStr]) -> Value {
+    let out = Command::new("python3")
+        .arg(repo_root().join("tests/py/report_live.py"))
+        .arg(html)
+        .arg(csv)
+        .arg("--chromium")
+        .arg(chromium())
+        .args(extra)
+        .output()
+        .expect("running python3 tests/py/report_live.py");
+    assert!(
+        out.status.success(),
+        "report_live.py: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    v
 }

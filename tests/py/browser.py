@@ -2,12 +2,16 @@
 """Open an HTML file in headless Chromium through the DevTools protocol and report what a browser saw.
 
 usage: browser.py FILE.html [--screenshot OUT.png] [--pdf OUT.pdf] [--width 1280] [--height 2000]
-                            [--chromium PATH] [--repeat N]
+                            [--chromium PATH] [--repeat N] [--scripts]
+                            [--zoom FROM,TO] [--hover KIND] [--scroll-to SELECTOR]
 
 Prints one JSON object: console errors and uncaught exceptions, requests to anything but the file
 itself (a self-contained page makes none), load and first-render times (ms, from navigation start;
 the median of --repeat runs), and DOM facts the report tests check: charts by kind, heatmap rows,
-findings, the embedded summary's schema. Exit 2 when Chromium or websocket-client is missing.
+findings, the embedded summary's schema. Scripts are off unless --scripts: the page as a mail client,
+a scripts-off viewer or a printer sees it (the static SVG charts); with --scripts the interactive
+charts are drawn and `interactive` counts them (render_ms then includes drawing them).
+Exit 2 when Chromium or websocket-client is missing.
 
 Chromium runs with --headless --no-sandbox --disable-gpu, no background networking, a fresh
 --user-data-dir, and --remote-debugging-port=0 (the port is read from DevToolsActivePort).
@@ -61,6 +65,9 @@ DOM_FACTS = r"""
     min_chart_width: box.length ? Math.min(...box) : null,
     scripts: [...document.querySelectorAll('script')].filter(s => s.type !== 'application/json').length,
     embedded_schema: schema,
+    interactive: document.querySelectorAll('.ix canvas').length,
+    interactive_charts: document.querySelectorAll('div.ix[data-id]').length,
+    csp: (document.querySelector('meta[http-equiv="Content-Security-Policy"]') || {}).content || null,
     page_height: document.documentElement.scrollHeight,
     max_line_runs: Math.max(0, ...[...document.querySelectorAll('svg.chart path.l:not(.k)')]
       .map(p => (p.getAttribute('d').match(/M/g) || []).length)),
@@ -157,11 +164,15 @@ def page_ws(port):
     raise TimeoutError("no page target")
 
 
-def visit(cdp, url, width, height):
-    """Navigate once; return (load_ms, render_ms) from navigation start."""
+def visit(cdp, url, width, height, scripts=True):
+    """Navigate once; return (load_ms, render_ms) from navigation start. Without `scripts` the page
+    loads with script execution off (its scripts never run); it is turned back on after the load
+    event, for the DevTools' own evaluations."""
     cdp.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+    cdp.call("Emulation.setScriptExecutionDisabled", value=not scripts)
     cdp.call("Page.navigate", url=url)
     cdp.wait_event("Page.loadEventFired")
+    cdp.call("Emulation.setScriptExecutionDisabled", value=False)
     # Two animation frames after load: the page has been laid out and painted.
     r = cdp.call("Runtime.evaluate", awaitPromise=True, returnByValue=True, expression="""
         new Promise(res => requestAnimationFrame(() => requestAnimationFrame(() => {
@@ -182,6 +193,10 @@ def main():
     ap.add_argument("--chromium")
     ap.add_argument("--print-media", action="store_true", help="measure the page as printed (CSS @media print)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--scripts", action="store_true", help="run the page's script (the interactive charts)")
+    ap.add_argument("--zoom", help="with --scripts: zoom the charts to FROM,TO (fractions of the span) before the screenshot")
+    ap.add_argument("--hover", help="with --scripts: the mouse over the middle of the first chart of this kind (gpu-util...)")
+    ap.add_argument("--scroll-to", help="scroll this element (CSS selector) to the top before the screenshot")
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
     if not chromium:
@@ -200,9 +215,22 @@ def main():
         for i in range(max(1, a.repeat)):
             if i:
                 cdp.call("Network.clearBrowserCache")
-            load, render = visit(cdp, url, a.width, a.height)
+            load, render = visit(cdp, url, a.width, a.height, a.scripts)
             loads.append(load)
             renders.append(render)
+        if a.zoom:
+            f0, f1 = (float(x) for x in a.zoom.split(","))
+            cdp.call("Runtime.evaluate", expression=f"""(() => {{ const v = gpumonReport.view();
+                gpumonReport.zoom(v[0] + (v[1] - v[0]) * {f0}, v[0] + (v[1] - v[0]) * {f1}); }})()""")
+        if a.scroll_to:
+            cdp.call("Runtime.evaluate", expression=f"document.querySelector({json.dumps(a.scroll_to)}).scrollIntoView()")
+        if a.hover:
+            r = cdp.call("Runtime.evaluate", returnByValue=True, expression=f"""JSON.stringify((() => {{
+                const o = document.querySelector('div.ix[data-chart={json.dumps(a.hover)}] .u-over').getBoundingClientRect();
+                return [o.left + o.width * 0.55, o.top + o.height / 2]; }})())""")
+            x, y = json.loads(r["result"]["value"])
+            for dx in (-2, 0):
+                cdp.call("Input.dispatchMouseEvent", type="mouseMoved", x=x + dx, y=y)
         if a.print_media:
             cdp.call("Emulation.setEmulatedMedia", media="print")
         facts = json.loads(cdp.call("Runtime.evaluate", expression=DOM_FACTS, returnByValue=True)["result"]["value"])

@@ -1,5 +1,6 @@
-//! Time-bucketed envelopes for the report's charts: the report's time span is cut into [`BUCKETS`]
-//! equal buckets (about one per pixel column), and every charted field of every GPU and host keeps the
+//! Time-bucketed envelopes for the report's charts: the report's time span is cut into
+//! [`BUCKETS`] × [`FINE`] equal buckets (the interactive charts; [`Collected::coarsen`] merges them
+//! into [`BUCKETS`], about one per pixel column, for the static ones), and every charted field of every GPU and host keeps the
 //! min, max, sum and count of its values per bucket. Memory is bounded by buckets × fields × series,
 //! whatever the length of the recording; a spike survives as the top of its bucket's band.
 //!
@@ -19,6 +20,10 @@ use gpumon_schema::cols::{self, NO_TS};
 
 /// Buckets across the report's time span.
 pub const BUCKETS: usize = 1200;
+/// Buckets of the report's interactive charts per bucket of its static ones: the data is collected
+/// into `BUCKETS × FINE` buckets (what a zoomed view draws from), and merged back into [`BUCKETS`]
+/// for the static charts ([`Collected::coarsen`]).
+pub const FINE: usize = 4;
 /// GPUs and hosts charted at most (in order of first appearance); the rest are counted, so that
 /// thousands of inputs cost a bounded page and bounded memory (their figures stay in the tables).
 pub const MAX_CHARTED: usize = 64;
@@ -178,6 +183,23 @@ impl Envelope {
         }
     }
 
+    /// Every `k` buckets merged into one.
+    fn coarsen(&self, k: usize) -> Envelope {
+        if self.n.is_empty() {
+            return Envelope::default();
+        }
+        let mut e = Envelope::default();
+        e.ensure(self.n.len().div_ceil(k));
+        for b in 0..self.n.len() {
+            let c = b / k;
+            e.min[c] = e.min[c].min(self.min[b]);
+            e.max[c] = e.max[c].max(self.max[b]);
+            e.sum[c] += self.sum[b];
+            e.n[c] += self.n[b];
+        }
+        e
+    }
+
     fn merge(&mut self, o: &Envelope) {
         if o.n.is_empty() {
             return;
@@ -263,6 +285,23 @@ impl Track {
         self.rows[b] += 1;
         self.first[b] = self.first[b].min(t);
         self.last[b] = self.last[b].max(t);
+    }
+
+    /// Every `k` buckets merged into one.
+    fn coarsen(&self, k: usize) -> Track {
+        let n = self.rows.len().div_ceil(k);
+        let mut t = Track::new(n, 0);
+        for b in 0..self.rows.len() {
+            let c = b / k;
+            t.rows[c] += self.rows[b];
+            t.first[c] = t.first[c].min(self.first[b]);
+            t.last[c] = t.last[c].max(self.last[b]);
+        }
+        t.env = self.env.iter().map(|e| e.coarsen(k)).collect();
+        t.work = self.work.iter().map(|(key, e)| (key.clone(), e.coarsen(k))).collect();
+        t.timing = self.timing.clone();
+        t.last_ts = self.last_ts;
+        t
     }
 
     /// Join the track of a later part of the data.
@@ -557,6 +596,21 @@ impl Collected {
         }
     }
 
+    /// The same series in `k` times fewer buckets (the grid's bucket count a multiple of `k`).
+    pub fn coarsen(&self, k: usize) -> Collected {
+        let k = k.max(1);
+        Collected {
+            grid: Grid::new(self.grid.start, self.grid.end, self.grid.n / k),
+            gpus: self
+                .gpus
+                .iter()
+                .map(|g| GpuSeries { track: g.track.coarsen(k), ..g.clone() })
+                .collect(),
+            hosts: self.hosts.iter().map(|(n, t)| (n.clone(), t.coarsen(k))).collect(),
+            uncharted: self.uncharted.clone(),
+        }
+    }
+
     pub fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
         self.gpus.iter().find(|g| g.host == host && g.label == label)
     }
@@ -606,6 +660,34 @@ mod tests {
             ],
         )
         .unwrap()
+    }
+
+    #[test]
+    fn coarsened_buckets_are_the_buckets_of_the_coarser_grid() {
+        let (fine, coarse) = (Grid::new(0, 7_999_999, 8), Grid::new(0, 7_999_999, 2));
+        let (mut f, mut c) = (Track::new(fine.n, 1), Track::new(coarse.n, 1));
+        f.env[0].ensure(fine.n);
+        c.env[0].ensure(coarse.n);
+        for (t, v) in [(100_000, 5.0), (1_500_000, 7.0), (3_900_000, 1.0), (6_000_000, 9.0)] {
+            for (tr, g) in [(&mut f, fine), (&mut c, coarse)] {
+                let b = g.bucket(t).unwrap();
+                tr.row(b, t);
+                tr.env[0].add(b, v);
+            }
+        }
+        let m = f.coarsen(4);
+        assert_eq!((m.rows, m.first, m.last), (c.rows.clone(), c.first.clone(), c.last.clone()));
+        assert_eq!((m.env[0].at(0), m.env[0].at(1)), (c.env[0].at(0), c.env[0].at(1)));
+        assert_eq!(m.env[0].at(0), Some((1.0, 13.0 / 3.0, 7.0)));
+        let all = Collected {
+            grid: fine,
+            gpus: vec![],
+            hosts: vec![("h".into(), f)],
+            uncharted: Default::default(),
+        };
+        let back = all.coarsen(4);
+        assert_eq!(back.grid, coarse);
+        assert_eq!(back.host("h").map(|t| t.rows.clone()), Some(vec![3, 1]));
     }
 
     #[test]

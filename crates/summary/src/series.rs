@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use gpumon_analysis::Summary;
-use gpumon_analysis::series::{BUCKETS, Collected, Grid, Series};
+use gpumon_analysis::series::{BUCKETS, Collected, FINE, Grid, Series};
 use gpumon_read::inputs::Discovered;
 use gpumon_read::scan::scan;
 use gpumon_util::progress::Progress;
@@ -12,7 +12,7 @@ use gpumon_util::progress::Progress;
 use crate::{SummarizeConfig, time_range};
 
 /// The charts' time span: the summary's GPU span, widened by a timestamp pass only when a host has
-/// no GPU rows.
+/// no GPU rows; cut into the interactive charts' `BUCKETS × FINE` buckets.
 pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<Grid> {
     let gpu_span = summary.start.zip(summary.end);
     let host_only = summary.hosts.iter().any(|h| h.gpus.is_empty());
@@ -37,7 +37,7 @@ pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Res
             if joined.0 > joined.1 { gpu_span.unwrap_or((0, 0)) } else { joined }
         }
     };
-    Ok(Grid::new(start, end, BUCKETS))
+    Ok(Grid::new(start, end, BUCKETS * FINE))
 }
 
 /// One pass over every input into the envelopes.

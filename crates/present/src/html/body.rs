@@ -8,13 +8,14 @@ use std::fmt::Write;
 use chrono::{DateTime, Utc};
 
 use crate::html::axis::{group, time_ticks};
+use crate::html::live;
 use crate::html::markup::esc;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
 use gpumon_analysis::events::EventRecord;
 use gpumon_analysis::phases::PhaseReport;
-use gpumon_analysis::series::{Collected, Envelope, Track};
+use gpumon_analysis::series::{Collected, Envelope, FINE, Track};
 use gpumon_analysis::stat::Stat;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use gpumon_util::zone::Zone;
@@ -27,16 +28,35 @@ struct Ctx<'a> {
     charts: usize,
     /// Whether the inputs carry `.max` companion columns (the band then reaches the sub-sample peak).
     has_max: bool,
+    /// Whose charts are being drawn (the interactive read-out names it).
+    who: String,
+    /// The drawn charts' series for the interactive layer.
+    live: Vec<serde_json::Value>,
+}
+
+/// A series at both resolutions: the static chart's buckets and the interactive chart's.
+#[derive(Clone, Copy)]
+struct Both<'a> {
+    coarse: &'a Track,
+    fine: &'a Track,
+    /// The fine grid's bucket count.
+    n: usize,
 }
 
 impl Ctx<'_> {
-    fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Joinable<'_>) {
+    /// Draw `c` (static) and keep `f`, the same chart from the fine buckets, for the script.
+    fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Joinable<'_>, f: Fine<'_, '_>) {
         if let Some(svg) = chart(&c, self.axis, conn) {
             self.charts += 1;
+            let fc = Chart { id: c.id.clone(), ..f.0 };
+            self.live.push(live::chart(&fc, &f.1, &self.who, f.2));
             let _ = write!(out, "<figure>{svg}</figure>");
         }
     }
 }
+
+/// A chart from the fine buckets, their joins and their count.
+type Fine<'a, 'b> = (Chart<'a>, Joinable<'b>, usize);
 
 fn plot<'a>(label: &str, env: &'a Envelope, style: Style, color: u8) -> Plot<'a> {
     Plot { label: label.to_string(), env, style, color }
@@ -101,10 +121,18 @@ fn spec<'a>(
 }
 
 impl Ctx<'_> {
-    fn draw_all(&mut self, out: &mut String, charts: Vec<Chart<'_>>, conn: &Joinable<'_>) {
-        for mut c in charts {
+    /// Draw the charts made by `make` from the coarse track, with the same from the fine one.
+    fn draw_all<'t>(
+        &mut self,
+        out: &mut String,
+        t: Both<'t>,
+        make: impl Fn(&'t Track) -> Vec<Chart<'t>>,
+        joins: impl Fn(&'t Track) -> Joinable<'t>,
+    ) {
+        let (conn, fconn) = (joins(t.coarse), joins(t.fine));
+        for (mut c, f) in make(t.coarse).into_iter().zip(make(t.fine)) {
             c.id = format!("c{}-{}", self.charts, c.kind);
-            self.draw(out, c, conn);
+            self.draw(out, c, &conn, (f, fconn, t.n));
         }
     }
 }
@@ -123,19 +151,30 @@ fn gpu_charts(
     out: &mut String,
     host: &str,
     g: &GpuSummary,
-    t: &Track,
+    t: Both<'_>,
     gap_k: f64,
 ) {
+    let marks = gpu_marks(ctx.events, host, g);
+    let has_max = ctx.has_max;
+    let make = |t| {
+        let charts = gpu_specs(host, g, t, has_max);
+        charts.into_iter().map(|c| Chart { marks: marks.clone(), ..c }).collect()
+    };
+    let interval = g.stats.get(Stat::IntervalS);
+    ctx.draw_all(out, t, make, |t| conn(t, interval, gap_k));
+}
+
+/// A GPU's charts from one of its tracks.
+fn gpu_specs<'a>(host: &str, g: &GpuSummary, t: &'a Track, has_max: bool) -> Vec<Chart<'a>> {
     let label = &g.label;
     let key = format!("{host}/{label}");
-    let c = conn(t, g.stats.get(Stat::IntervalS), gap_k);
     let e = &t.env;
     let who = format!("GPU {label}");
-    let util = if ctx.has_max { "utilization.gpu (band up to .max)" } else { "utilization.gpu" };
+    let util = if has_max { "utilization.gpu (band up to .max)" } else { "utilization.gpu" };
     let mem_total = g.stats.get(Stat::MemoryTotal);
     let of_total =
         mem_total.map_or(String::new(), |m| format!(" of {} MiB", group(&format!("{m:.0}"))));
-    let charts = vec![
+    vec![
         spec(
             "gpu-util",
             &key,
@@ -195,10 +234,7 @@ fn gpu_charts(
             vec![plot("clocks.sm", &e[7], Style::Envelope, 0)],
             vec![0.0],
         ),
-    ];
-    let marks = gpu_marks(ctx.events, host, g);
-    let charts = charts.into_iter().map(|c| Chart { marks: marks.clone(), ..c }).collect();
-    ctx.draw_all(out, charts, &c);
+    ]
 }
 
 fn host_charts(
@@ -206,11 +242,16 @@ fn host_charts(
     out: &mut String,
     host: &str,
     h: &HostSummary,
-    t: &Track,
+    t: Both<'_>,
     gap_k: f64,
 ) {
-    let interval = t.timing.finish(gap_k).interval_s;
-    let c = conn(t, interval, gap_k);
+    let interval = t.coarse.timing.finish(gap_k).interval_s;
+    let make = |t| host_specs(host, h, t);
+    ctx.draw_all(out, t, make, |t| conn(t, interval, gap_k));
+}
+
+/// A host's charts from one of its tracks: CPU, RAM, the job's CPU and memory, its work rates.
+fn host_specs<'a>(host: &str, h: &HostSummary, t: &'a Track) -> Vec<Chart<'a>> {
     let e = &t.env;
     let ram_total = h.stats.get(Stat::MemTotal);
     let charts = vec![
@@ -253,7 +294,7 @@ fn host_charts(
             vec![0.0],
         ),
     ];
-    ctx.draw_all(out, charts.into_iter().chain(work_charts(host, t)).collect(), &c);
+    charts.into_iter().chain(work_charts(host, t)).collect()
 }
 
 /// One chart per work counter the job reported (`gpumon progress`): its rate over time.
@@ -350,7 +391,37 @@ fn summary_part(
 }
 
 /// The heatmap: one row per GPU of every host.
-fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
+fn heatmap_part(
+    out: &mut String,
+    s: &Summary,
+    c: &Collected,
+    fine: &Collected,
+    axis: &TimeAxis,
+) -> serde_json::Value {
+    let rows = heat_rows(s, c);
+    let heat = live::heat(&heat_rows(s, fine), fine.grid.n);
+    if !rows.is_empty() {
+        let data_s = data_interval(s);
+        let _ = write!(
+            out,
+            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">{}</p><figure>{}</figure></div>"#,
+            heat_note(axis.grid.bucket_s(), data_s),
+            heatmap(&rows, axis)
+        );
+    }
+    heat
+}
+
+/// The heatmap's caption for buckets of `bucket_s` and rows every `data_s`.
+fn heat_note(bucket_s: f64, data_s: f64) -> String {
+    format!(
+        "{}; a row lighter than the others is a GPU that waits (imbalance, a straggler).",
+        heat_caption(bucket_s, data_s)
+    )
+}
+
+/// The heatmap's rows from `c`: one per GPU of every host with a utilization.
+fn heat_rows<'a>(s: &Summary, c: &'a Collected) -> Vec<HeatRow<'a>> {
     let gap_k = s.thresholds.gap_intervals;
     let multi = s.hosts.len() > 1;
     let mut rows = Vec::new();
@@ -374,15 +445,7 @@ fn heatmap_part(out: &mut String, s: &Summary, c: &Collected, axis: &TimeAxis) {
             }
         }
     }
-    if !rows.is_empty() {
-        let data_s = data_interval(s);
-        let _ = write!(
-            out,
-            r#"<div class="keep"><h2 id="heatmap">Utilization by GPU</h2><p class="note">{}; a row lighter than the others is a GPU that waits (imbalance, a straggler).</p><figure>{}</figure></div>"#,
-            heat_caption(axis.grid.bucket_s(), data_s),
-            heatmap(&rows, axis)
-        );
-    }
+    rows
 }
 
 /// The longest interval between rows of any GPU (0 when none says).
@@ -425,7 +488,13 @@ fn heat_caption(bucket_s: f64, data_s: f64) -> String {
 }
 
 /// A host's section: its charts, then each GPU's.
-fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected, gap_k: f64) {
+fn host_part(
+    out: &mut String,
+    ctx: &mut Ctx<'_>,
+    h: &HostSummary,
+    (c, fine): (&Collected, &Collected),
+    gap_k: f64,
+) {
     let host = h.name.as_str();
     let _ = write!(
         out,
@@ -433,40 +502,49 @@ fn host_part(out: &mut String, ctx: &mut Ctx<'_>, h: &HostSummary, c: &Collected
         esc(host),
         esc(host)
     );
-    if let Some(t) = c.host(host) {
+    if let (Some(t), Some(f)) = (c.host(host), fine.host(host)) {
+        ctx.who = format!("host {host}");
         let mut g = String::new();
-        host_charts(ctx, &mut g, host, h, t, gap_k);
+        host_charts(ctx, &mut g, host, h, Both { coarse: t, fine: f, n: fine.grid.n }, gap_k);
         if !g.is_empty() {
             let _ = write!(out, r#"<div class="grid">{g}</div>"#);
         }
     }
     for g in &h.gpus {
         let label = g.label.as_str();
-        let Some(sr) = c.gpu(host, label) else { continue };
+        let (Some(sr), Some(fr)) = (c.gpu(host, label), fine.gpu(host, label)) else { continue };
         let name = g.name.as_deref().map_or(String::new(), |n| format!(" · {n}"));
         let uuid =
             g.uuid.as_deref().filter(|u| *u != label).map_or(String::new(), |u| format!(" · {u}"));
+        ctx.who = format!("{host} · GPU {label}{name}");
         let _ = write!(
             out,
-            r#"<section class="gpu"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
+            r#"<section class="gpu" data-gpu="{}"><h3>GPU {}{}<span class="note">{}</span></h3><div class="grid">"#,
+            esc(label),
             esc(label),
             esc(&name),
             esc(&uuid)
         );
-        gpu_charts(ctx, out, host, g, &sr.track, gap_k);
+        let t = Both { coarse: &sr.track, fine: &fr.track, n: fine.grid.n };
+        gpu_charts(ctx, out, host, g, t, gap_k);
         out.push_str("</div></section>");
     }
     out.push_str("</section>");
 }
 
-/// The body of the report, from the summary, its checks, the series and the phases (when marked).
+/// The body of the report, from the summary, its checks, the series and the phases (when marked),
+/// and the interactive layer's data (the JSON block `gpumon-series`). `fine` holds the series in
+/// [`FINE`] times the static charts' buckets: the script draws from them, the static SVG from
+/// them merged back.
 pub fn body(
     s: &Summary,
     checks: &[CheckResult],
-    c: &Collected,
+    fine: &Collected,
     tz: &Zone,
     phases: Option<&PhaseReport>,
-) -> String {
+) -> (String, serde_json::Value) {
+    let coarse = fine.coarsen(FINE);
+    let c = &coarse;
     let grid = c.grid;
     let axis = TimeAxis {
         grid,
@@ -491,18 +569,31 @@ pub fn body(
     if let Some(p) = phases.filter(|p| !p.labels().is_empty()) {
         out.push_str(&html_phases::section(p, &s.thresholds));
     }
-    heatmap_part(&mut out, s, c, &axis);
+    let heat = heatmap_part(&mut out, s, c, fine, &axis);
+    let charts_note = |bucket_s| {
+        format!(
+            "{}{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.",
+            band_caption(bucket_s, data_interval(s)),
+            if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
+            gap_k
+        )
+    };
     let _ = write!(
         out,
-        r#"<h2 id="charts">Charts</h2><p class="note">{}{}; the line is the bucket's mean. Lines break at gaps (a step longer than {} × the sampling interval) and where a value is missing.</p>"#,
-        band_caption(grid.bucket_s(), data_interval(s)),
-        if has_max { " (including the sub-sample peaks of .max columns)" } else { "" },
-        gap_k
+        r#"<h2 id="charts">Charts</h2><p class="note">{}</p>"#,
+        charts_note(grid.bucket_s())
     );
     out.push_str(&uncharted(c));
-    let mut ctx = Ctx { axis: &axis, events: &s.events, charts: 0, has_max };
+    let mut ctx = Ctx {
+        axis: &axis,
+        events: &s.events,
+        charts: 0,
+        has_max,
+        who: String::new(),
+        live: vec![],
+    };
     for h in &s.hosts {
-        host_part(&mut out, &mut ctx, h, c, gap_k);
+        host_part(&mut out, &mut ctx, h, (c, fine), gap_k);
     }
     let _ = write!(out, r#"<h2 id="inputs">Inputs</h2>{}"#, tables::inputs(s));
     let _ = write!(
@@ -511,5 +602,36 @@ pub fn body(
         env!("CARGO_PKG_VERSION"),
         Utc::now().format("%Y-%m-%d %H:%M:%S")
     );
-    out
+    let meta = live::Meta {
+        grid: fine.grid,
+        interval_s: data_interval(s),
+        bands: &axis.bands,
+        gpus: charted_gpus(s, c),
+        inputs: s.inputs.iter().map(|i| i.path.display().to_string()).collect(),
+    };
+    // The captions of the interactive heatmap and charts, which draw from the fine buckets.
+    let captions = serde_json::json!({
+        "heatmap": heat_note(fine.grid.bucket_s(), data_interval(s)),
+        "charts": charts_note(fine.grid.bucket_s()),
+    });
+    let data = live::data(&meta, ctx.live, heat, captions);
+    (out, data)
+}
+
+/// The charted GPUs as (host, label, what the toggle says), in the page's order.
+fn charted_gpus(s: &Summary, c: &Collected) -> Vec<(String, String, String)> {
+    let multi = s.hosts.len() > 1;
+    s.hosts
+        .iter()
+        .flat_map(|h| h.gpus.iter().map(move |g| (h, g)))
+        .filter(|(h, g)| c.gpu(&h.name, &g.label).is_some())
+        .map(|(h, g)| {
+            let label = if multi {
+                format!("{} · GPU {}", short(&h.name, 14), short(&g.label, 10))
+            } else {
+                format!("GPU {}", short(&g.label, 22))
+            };
+            (h.name.clone(), g.label.clone(), label)
+        })
+        .collect()
 }

@@ -1,6 +1,9 @@
-//! The page: one self-contained HTML document (inline CSS, inline SVG, no script, no web fonts, no
-//! external resource), readable at 1280 px and printed to PDF (print CSS: landscape pages, two charts
-//! a row, no breaks inside a chart). Every string that comes from the data goes through [`esc`].
+//! The page: one self-contained HTML document (inline CSS, inline SVG, no web fonts, no external
+//! resource), readable at 1280 px and printed to PDF (print CSS: landscape pages, two charts a row,
+//! no breaks inside a chart). One inline script (uPlot and the page's own, [`crate::html::live`])
+//! replaces the static charts with interactive ones on screen; without scripts, and in print, the
+//! static SVG stays. A Content-Security-Policy forbids every request. Every string that comes from
+//! the data goes through [`esc`]; JSON through [`json_block`].
 
 use std::fmt::Write;
 
@@ -87,19 +90,64 @@ footer{margin-top:32px;color:var(--mute);font-size:12px}
 }
 "#;
 
-/// The whole document.
-pub fn page(title: &str, body: &str, summary: &serde_json::Value) -> String {
-    let mut s = String::with_capacity(body.len() + 64 * 1024);
+/// The interactive layer's styles: hidden until the script marks the page (`html.js`), and in print.
+const LIVE_CSS: &str = r#"
+.ix,.ix-bar{display:none}
+html.js .ix{display:block}html.js .ix-bar{display:block}
+html.js figure>svg.chart,html.js figure>svg.heatmap{display:none}
+.ix-bar{position:sticky;top:0;z-index:5;background:var(--bg);border-bottom:1px solid var(--line);padding:6px 0 4px;margin-top:18px;font-size:13px}
+.ix-bar button{font:inherit;padding:1px 10px;margin-right:8px;cursor:pointer}
+.ix-bar label{margin-right:10px;white-space:nowrap;cursor:pointer}
+.ix-bar .ix-view{font-weight:600}.ix-bar p{margin:3px 0 0}
+.ix-bar code{font-size:12px;background:#f6f8fa;padding:1px 4px;user-select:all;word-break:break-all}
+.ix{position:relative;outline:none}.ix:focus-visible{box-shadow:0 0 0 2px #0969da66}
+.ix .ixt{font-weight:600;font-size:13px;margin:0 0 0 4px}
+.ix .ro{font-size:12px;color:var(--mute);min-height:1.5em;margin-left:4px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.ix .u-over{touch-action:pan-y}
+.hm canvas{display:block;touch-action:pan-y;cursor:crosshair}
+.hm .sel{position:absolute;background:#0969da22;border:1px solid #0969da66;display:none;pointer-events:none}
+.hm .cur{position:absolute;width:0;border-left:1px dashed #cf222e;pointer-events:none;display:none}
+html.js [data-from],html.js tr[data-ts]{cursor:zoom-in}
+html.js li[data-from]:hover,html.js tr[data-ts]:hover td{background:#ddf4ff}
+@media print{html.js .ix,html.js .ix-bar{display:none}html.js figure>svg.chart,html.js figure>svg.heatmap{display:block}}
+"#;
+
+/// The whole document: the body, the summary (`gpumon-summary`) and the charts' series
+/// (`gpumon-series`) as JSON data, and the script that draws the interactive charts from them.
+pub fn page(
+    title: &str,
+    body: &str,
+    summary: &serde_json::Value,
+    series: &serde_json::Value,
+) -> String {
+    let script = crate::html::live::script();
+    let mut s = String::with_capacity(body.len() + script.len() + 64 * 1024);
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    let _ = write!(
+        s,
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
+        crate::html::live::csp(&script)
+    );
     s.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     let _ = write!(s, "<meta name=\"generator\" content=\"gpumon {}\">", env!("CARGO_PKG_VERSION"));
-    let _ = writeln!(s, "<title>{}</title><style>{CSS}</style></head><body>", esc(title));
+    let _ = writeln!(
+        s,
+        "<title>{}</title><style>{CSS}{LIVE_CSS}{}</style></head><body>",
+        esc(title),
+        crate::html::live::UPLOT_CSS
+    );
     s.push_str(body);
     // The summary as data for scripts (`document.getElementById("gpumon-summary")`); never executed.
     let _ = write!(
         s,
-        "\n<script type=\"application/json\" id=\"gpumon-summary\">{}</script>\n</body></html>\n",
+        "\n<script type=\"application/json\" id=\"gpumon-summary\">{}</script>\n",
         json_block(summary)
+    );
+    // The charts' series, read by the script below.
+    let _ = write!(
+        s,
+        "<script type=\"application/json\" id=\"gpumon-series\">{}</script>\n<script>{script}</script>\n</body></html>\n",
+        json_block(series)
     );
     s
 }

@@ -3,6 +3,8 @@
 
 pub mod axis;
 pub mod body;
+pub mod digest;
+pub mod live;
 pub mod markup;
 pub mod phases;
 pub mod svg;

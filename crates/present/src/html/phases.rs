@@ -50,7 +50,7 @@ pub fn section(p: &PhaseReport, th: &Thresholds) -> String {
         let (a, b) = (ph.summary.start.unwrap_or(0), ph.summary.end.unwrap_or(0));
         let _ = write!(
             s,
-            r#"<li data-phase="{}"><span class="phs p{}"></span><b>{}</b>: {} to {} UTC ({}), {} GPU(s)"#,
+            r#"<li data-phase="{}" data-from="{a}" data-to="{b}"><span class="phs p{}"></span><b>{}</b>: {} to {} UTC ({}), {} GPU(s)"#,
             esc(ph.label.as_deref().unwrap_or("")),
             p.labels().iter().position(|l| Some(*l) == ph.label.as_deref()).unwrap_or(k) % 4,
             esc(ph.label.as_deref().unwrap_or("")),

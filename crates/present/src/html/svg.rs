@@ -143,7 +143,7 @@ fn step(d: &mut String, dx: i64, dy: i64) {
 }
 
 /// Runs of joined points of one plot: (bucket, min, mean, max).
-fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
+pub fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
     let mut out: Vec<Vec<(usize, f64, f64, f64)>> = Vec::new();
     let mut prev: Option<usize> = None;
     let mut rows_between = false;

@@ -187,9 +187,12 @@ pub fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
     } else {
         format!("{} {}", g.host, gpu_list(&g.gpus))
     };
+    // The instants the evidence names: the interactive charts zoom to them on a click.
+    let span = evidence_span(&g.evidence)
+        .map_or(String::new(), |(a, b)| format!(r#" data-from="{a}" data-to="{b}""#));
     let _ = write!(
         out,
-        r#"<li class="{}" data-rule="{}"><span class="sev">{}</span><b>{}</b> · {}: {}"#,
+        r#"<li class="{}" data-rule="{}"{span}><span class="sev">{}</span><b>{}</b> · {}: {}"#,
         esc(sev),
         esc(g.rule),
         esc(sev),
@@ -203,6 +206,23 @@ pub fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
     out.push_str("</li>");
 }
 
+/// The first and last `YYYY-MM-DD HH:MM:SS UTC` instant (UTC µs) the evidence names, if any; one
+/// instant is a span of one second.
+pub fn evidence_span(evidence: &[String]) -> Option<(i64, i64)> {
+    let mut span: Option<(i64, i64)> = None;
+    for e in evidence {
+        for (i, _) in e.match_indices(" UTC") {
+            let Some(text) = i.checked_sub(19).and_then(|from| e.get(from..i)) else { continue };
+            let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S") else {
+                continue;
+            };
+            let us = t.and_utc().timestamp_micros();
+            span = Some(span.map_or((us, us), |(a, b)| (a.min(us), b.max(us))));
+        }
+    }
+    span.map(|(a, b)| (a, b.max(a + 1_000_000)))
+}
+
 /// The NVML events of the recording with what each Xid means, when there are any.
 pub fn events(s: &Summary) -> Option<String> {
     if s.events.is_empty() {
@@ -214,7 +234,8 @@ pub fn events(s: &Summary) -> Option<String> {
     for e in &s.events {
         let _ = write!(
             t,
-            r#"<tr><td class="l">{}</td><td class="l">{}</td><td>{}</td><td class="l">{}</td><td class="w">{}</td><td class="w">{}</td></tr>"#,
+            r#"<tr data-ts="{}"><td class="l">{}</td><td class="l">{}</td><td>{}</td><td class="l">{}</td><td class="w">{}</td><td class="w">{}</td></tr>"#,
+            e.ts,
             crate::ts(e.ts),
             esc(&e.host),
             e.gpu.map_or_else(|| "-".to_string(), |g| g.to_string()),
@@ -371,6 +392,25 @@ pub fn overview(s: &Summary) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn evidence_span_takes_the_first_and_last_instant() {
+        let ev = vec![
+            "from 2026-01-02 03:04:05 UTC to 2026-01-02 03:14:05 UTC: stretches".to_string(),
+            "peak at 2026-01-02 02:00:00 UTC".to_string(),
+        ];
+        let t = |s: &str| {
+            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S")
+                .unwrap()
+                .and_utc()
+                .timestamp_micros()
+        };
+        assert_eq!(evidence_span(&ev), Some((t("2026-01-02 02:00:00"), t("2026-01-02 03:14:05"))));
+        let one = vec!["no reading after 2026-01-02 03:04:05 UTC".to_string()];
+        let a = t("2026-01-02 03:04:05");
+        assert_eq!(evidence_span(&one), Some((a, a + 1_000_000)));
+        assert_eq!(evidence_span(&["GPU 3 is 40 % below the others (UTC)".to_string()]), None);
+    }
     use super::*;
     use gpumon_analysis::findings::{Finding, Severity, Thresholds};
     use gpumon_analysis::stat::Scope;
