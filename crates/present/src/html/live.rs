@@ -5,7 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::html::digest::{base64, sha256};
+use base64::Engine;
+use sha2::{Digest, Sha256};
 use crate::html::svg::{Band, Chart, HeatRow, Joinable, Style, runs};
 use gpumon_analysis::series::{Envelope, Grid};
 
@@ -154,7 +155,7 @@ pub fn script() -> String {
 pub fn csp(script: &str) -> String {
     format!(
         "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{}'; img-src 'none'; connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'",
-        base64(&sha256(script.as_bytes()))
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(script.as_bytes()))
     )
 }
 

@@ -3,7 +3,6 @@
 
 pub mod axis;
 pub mod body;
-pub mod digest;
 pub mod live;
 pub mod markup;
 pub mod phases;
