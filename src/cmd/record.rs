@@ -11,6 +11,7 @@ use gpumon_record::{self as record, RecordConfig};
 use gpumon_schema::catalog::{CATALOG, Field, suggest};
 use gpumon_schema::files::Format;
 use gpumon_schema::row::Selection;
+use gpumon_schema::run::{JOB_ID_MAX, JobId};
 use gpumon_sink::Target;
 use gpumon_source::nvml::gpu::GpuSelector;
 use gpumon_source::visible::{self, Visible};
@@ -21,6 +22,29 @@ use gpumon_util::warn::warn;
 /// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
 /// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
 /// without placeholders is returned as it is: its directory must exist, as for any output.
+/// The job of this recording: `--job-id` (checked), else the launcher's environment (the
+/// environment a wrapped command inherits: gpumon adds only its own control variable to it).
+fn job_of(option: Option<&str>) -> Result<Option<JobId>> {
+    if let Some(o) = option {
+        let o = o.trim();
+        if o.is_empty() || o.len() > JOB_ID_MAX || o.chars().any(char::is_control) {
+            return Err(UsageError(format!(
+                "--job-id {o:?}: a job id is 1 to {JOB_ID_MAX} bytes without control characters"
+            ))
+            .into());
+        }
+    }
+    let mut job = JobId::from_env(option.map(str::trim), |k| std::env::var(k).ok());
+    // An id from the environment is not the user's to fix: cut to size, control characters dropped.
+    for j in job.iter_mut() {
+        j.id = j.id.chars().filter(|c| !c.is_control()).collect();
+        while j.id.len() > JOB_ID_MAX {
+            j.id.pop();
+        }
+    }
+    Ok(job.filter(|j| !j.id.is_empty()))
+}
+
 fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) -> Result<PathBuf> {
     let Some(text) = path.to_str().filter(|t| t.contains("{host}") || t.contains("{date}")) else {
         return Ok(path.to_path_buf());
@@ -236,6 +260,7 @@ impl RecordArgs {
             None => gpumon_source::host::proc::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
+        let job = job_of(self.job_id.as_deref())?;
         let interval = self
             .loop_ms
             .map(Duration::from_millis)
@@ -287,6 +312,7 @@ impl RecordArgs {
             .with_progress(&counters),
             target,
             host,
+            job,
             listen: self.listen,
             format,
             duration: self.duration,

@@ -12,6 +12,7 @@
 //! a collector of its own); the phases are summarised like the whole run and compared, and
 //! `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
 
+pub mod job;
 pub mod series;
 
 use std::path::PathBuf;

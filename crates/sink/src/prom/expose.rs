@@ -122,6 +122,11 @@ impl Plan {
             Some(l) if !l.is_empty() => l,
             _ => vec![("host".into(), self.meta.hostname.clone())],
         };
+        // The job's id labels every series beside `host` (`job_id`: Prometheus owns `job`).
+        let host: Vec<(String, String)> = host
+            .into_iter()
+            .chain(self.meta.job.as_ref().map(|j| ("job_id".to_string(), j.id.clone())))
+            .collect();
         let mut out = Vec::new();
         for &(base, kind, help) in RUN_METRICS {
             let value = match base {
@@ -454,6 +459,7 @@ mod tests {
             command: "gpumon record".into(),
             start: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap(),
             driver_version: Some("550.54.15".into()),
+            job: None,
         }
     }
 
