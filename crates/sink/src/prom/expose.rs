@@ -496,6 +496,19 @@ mod tests {
     }
 
     #[test]
+    fn job_id_labels_every_series() {
+        let job = gpumon_schema::run::JobId { id: "train-42".into(), ..Default::default() };
+        let plan = Plan::new(&Selection::defaults(), &RunMeta { job: Some(job), ..meta() });
+        let fams = plan.families(&snapshot());
+        assert!(!fams.is_empty());
+        for s in fams.iter().flat_map(|f| &f.samples) {
+            assert_eq!(s.labels[1], ("job_id".to_string(), "train-42".to_string()), "{:?}", s.labels);
+        }
+        let plain = Plan::new(&Selection::defaults(), &meta()).families(&snapshot());
+        assert!(plain.iter().flat_map(|f| &f.samples).all(|s| s.labels.iter().all(|l| l.0 != "job_id")));
+    }
+
+    #[test]
     fn families_scale_label_and_drop_nulls() {
         let plan = Plan::new(&Selection::defaults(), &meta());
         let fams = plan.families(&snapshot());
