@@ -19,6 +19,8 @@ pub struct JobOutcome {
     pub outcome: Outcome,
     /// `slurm`, `torchrun`, `kubernetes`, `option`: each source its recordings named.
     pub sources: Vec<String>,
+    /// The job's metrics inputs (what the report's charts read).
+    pub metrics: Discovered,
 }
 
 /// The jobs of the inputs, in order of first appearance, and the metrics inputs of no job.
@@ -108,14 +110,11 @@ pub fn summarize_jobs(cfg: &SummarizeConfig, only: Option<&str>) -> Result<Jobs>
     let cfg = SummarizeConfig { phases: PhaseMode::Off, phase_windows: Vec::new(), ..cfg.clone() };
     let mut jobs = Vec::new();
     for g in groups.into_iter().filter(|g| only.is_none_or(|id| g.id == id)) {
-        let these = Inputs {
-            metrics: Discovered { inputs: g.metrics, skipped: Vec::new() },
-            procs: g.procs,
-            events: g.events,
-        };
+        let metrics = Discovered { inputs: g.metrics, skipped: Vec::new() };
+        let these = Inputs { metrics: metrics.clone(), procs: g.procs, events: g.events };
         let outcome = summarize_found(&cfg, &these)?;
         let view = build(&g.id, &outcome.summary, &g.nodes, &cfg.thresholds);
-        jobs.push(JobOutcome { view, outcome, sources: g.sources });
+        jobs.push(JobOutcome { view, outcome, sources: g.sources, metrics });
     }
     Ok(Jobs { jobs, without_job })
 }

@@ -3,6 +3,7 @@
 
 pub mod axis;
 pub mod body;
+pub mod job;
 pub mod markup;
 pub mod phases;
 pub mod svg;

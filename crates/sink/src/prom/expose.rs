@@ -502,10 +502,17 @@ mod tests {
         let fams = plan.families(&snapshot());
         assert!(!fams.is_empty());
         for s in fams.iter().flat_map(|f| &f.samples) {
-            assert_eq!(s.labels[1], ("job_id".to_string(), "train-42".to_string()), "{:?}", s.labels);
+            assert_eq!(
+                s.labels[1],
+                ("job_id".to_string(), "train-42".to_string()),
+                "{:?}",
+                s.labels
+            );
         }
         let plain = Plan::new(&Selection::defaults(), &meta()).families(&snapshot());
-        assert!(plain.iter().flat_map(|f| &f.samples).all(|s| s.labels.iter().all(|l| l.0 != "job_id")));
+        assert!(
+            plain.iter().flat_map(|f| &f.samples).all(|s| s.labels.iter().all(|l| l.0 != "job_id"))
+        );
     }
 
     #[test]
