@@ -225,6 +225,21 @@ fn job_view_from_slurm_and_torchrun_environments() {
         .collect();
     assert_eq!(nodes.len(), 2);
     assert!(nodes.contains(&("t0", "0")) && nodes.contains(&("t1", "1")), "{nodes:?}");
+    // The same from Python: gpumon.jobs() lists both, gpumon.job() picks one.
+    let py = "import json, sys, gpumon\n\
+              jobs = gpumon.jobs(sys.argv[1])\n\
+              one = gpumon.job(sys.argv[1], '4242')\n\
+              print(json.dumps([sorted(j['job'] for j in jobs), sorted(h['host'] for h in one['hosts'])]))";
+    let o = std::process::Command::new("python3")
+        .args(["-c", py])
+        .arg(&tree)
+        .env("PYTHONPATH", repo_root().join("python"))
+        .env("GPUMON_BIN", assert_cmd::cargo::cargo_bin("gpumon"))
+        .output()
+        .unwrap();
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v, serde_json::json!([["4242", "tr-7"], ["s0", "s1"]]));
     let o = summarize(root, &["--job", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--job \"nope\""));
