@@ -64,11 +64,14 @@ fn job_json(p: &JobPart<'_>) -> Value {
     let v = p.view;
     let all: serde_json::Map<String, Value> =
         totals(p.summary).iter().map(|(k, x)| (k.to_string(), json!(x))).collect();
-    let progress: Vec<Value> = p
+    let progress: serde_json::Map<String, Value> = p
         .summary
         .progress
         .iter()
-        .map(|s| json!({"key": s.key, "total": s.total, "per_s": s.per_s, "per_gpu_hour": s.per_gpu_hour, "per_wh": s.per_wh}))
+        .map(|s| {
+            let v = json!({"total": s.total, "per_s": s.per_s, "per_gpu_hour": s.per_gpu_hour, "per_wh": s.per_wh});
+            (s.key.clone(), v)
+        })
         .collect();
     let findings: Vec<Value> = v
         .findings
