@@ -193,9 +193,16 @@ fn job_view_from_slurm_and_torchrun_environments() {
     let torch = |node: &'static str| {
         vec![("TORCHELASTIC_RUN_ID", "tr-7"), ("GROUP_RANK", node), ("WORLD_SIZE", "2")]
     };
+    // The Slurm hosts wrap a job that reports its work (the wrapped command sees the same variables).
+    let bin = assert_cmd::cargo::cargo_bin("gpumon");
+    let work = format!(
+        "{0} progress samples=100; sleep 0.6; {0} progress samples=100; sleep 0.6",
+        bin.display()
+    );
+    let wrap = ["--progress", "samples", "--", "sh", "-c", &work];
     let children = vec![
-        record_host(&tree, "s0", &s, 6, &slurm("0"), &[]),
-        record_host(&tree, "s1", &s, 6, &slurm("1"), &[]),
+        record_host(&tree, "s0", &s, 50, &slurm("0"), &wrap),
+        record_host(&tree, "s1", &s, 50, &slurm("1"), &wrap),
         record_host(&tree, "t0", &s, 6, &torch("0"), &[]),
         record_host(&tree, "t1", &s, 6, &torch("1"), &[]),
         record_host(&tree, "lone", &s, 6, &[], &[]),
@@ -212,6 +219,11 @@ fn job_view_from_slurm_and_torchrun_environments() {
     ids.sort();
     assert_eq!(ids, [("4242", "slurm"), ("tr-7", "torchrun")]);
     assert_eq!(v["without_job"].as_array().unwrap().len(), 1, "{}", v["without_job"]);
+    // The work of both Slurm nodes, added up.
+    let slurm_job = jobs.iter().find(|j| j["job"] == "4242").unwrap();
+    assert_eq!(slurm_job["progress"]["samples"]["total"], 400.0, "{}", slurm_job["progress"]);
+    let one = &slurm_job["summary"]["hosts"][0];
+    assert!(slurm_job["progress"]["samples"]["per_s"].as_f64().unwrap() > 0.0, "{one}");
     let o = summarize(root, &["--job", "tr-7"]);
     ok(&o);
     let v = json(&o);
@@ -243,4 +255,16 @@ fn job_view_from_slurm_and_torchrun_environments() {
     let o = summarize(root, &["--job", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--job \"nope\""));
+    // A job id that cannot label a series is refused before anything is recorded.
+    let o = gpumon()
+        .args(["record", "--count", "1", "--job-id", " ", "-o"])
+        .arg(root.join("x.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--job-id"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
