@@ -73,7 +73,7 @@ fn print(text: &str, format: SummaryFormat) -> Result<()> {
     let text = if format == gpumon_present::SummaryFormat::Table
         || std::io::IsTerminal::is_terminal(&out)
     {
-        for_terminal(&text)
+        for_terminal(text)
     } else {
         std::borrow::Cow::Borrowed(text)
     };
