@@ -376,3 +376,153 @@ fn node_gone(
         out.push(finding("node_gone", &h.name, None, ev));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stat::Scope;
+    use crate::stats::Stats;
+
+    /// A GPU busy at `util` % with busy clock `clock`, sampled every second from `start` to `end` s.
+    fn gpu(label: &str, util: f64, clock: f64, (start, end): (i64, i64)) -> GpuSummary {
+        let mut s = Stats::empty(Scope::Gpu);
+        s.set(Stat::mean(Field::UtilGpu), Some(util));
+        s.set(Stat::BusyClock, Some(clock));
+        s.set(Stat::IntervalS, Some(1.0));
+        s.set(Stat::EnergyWh, Some(1.0));
+        GpuSummary {
+            label: label.into(),
+            index: label.parse().ok(),
+            mig_gi: None,
+            uuid: None,
+            name: Some("H100".into()),
+            start: start * 1_000_000,
+            end: end * 1_000_000,
+            gaps: Vec::new(),
+            energy_method: None,
+            stats: s,
+        }
+    }
+
+    fn host(
+        name: &str,
+        gpus: Vec<GpuSummary>,
+        findings: &[(&'static str, Option<&str>)],
+    ) -> HostSummary {
+        let findings = findings
+            .iter()
+            .map(|(rule, g)| Finding {
+                rule,
+                severity: Severity::Warning,
+                host: name.into(),
+                gpu: g.map(str::to_string),
+                evidence: format!("{rule} evidence"),
+                fix: "",
+            })
+            .collect();
+        HostSummary {
+            name: name.into(),
+            gpus,
+            stats: Stats::empty(Scope::Host),
+            has_host_data: false,
+            findings,
+        }
+    }
+
+    fn summary(hosts: Vec<HostSummary>) -> Summary {
+        Summary {
+            hosts,
+            all_gpus: Stats::empty(Scope::Gpu),
+            all_hosts: Stats::empty(Scope::Host),
+            start: None,
+            end: None,
+            inputs: Vec::new(),
+            skipped: Vec::new(),
+            window: (None, None),
+            windowed_out: 0,
+            thresholds: Thresholds::default(),
+            events: Vec::new(),
+            events_more: 0,
+            routine_events: Vec::new(),
+            users: Vec::new(),
+            progress: Vec::new(),
+        }
+    }
+
+    fn rules(v: &JobView) -> Vec<(&str, &str, Option<&str>)> {
+        v.findings.iter().map(|f| (f.rule, f.host.as_str(), f.gpu.as_deref())).collect()
+    }
+
+    #[test]
+    fn straggler_host_named_once_with_its_cause_and_a_lone_gpu_by_itself() {
+        let span = (0, 600);
+        let s = summary(vec![
+            host("a", vec![gpu("0", 95.0, 1980.0, span), gpu("1", 95.0, 1980.0, span)], &[]),
+            host("b", vec![gpu("0", 95.0, 1980.0, span), gpu("1", 95.0, 1700.0, span)], &[]),
+            host(
+                "c",
+                vec![gpu("0", 95.0, 1500.0, span), gpu("1", 95.0, 1500.0, span)],
+                &[("thermal_throttling", Some("1"))],
+            ),
+            host("d", vec![gpu("0", 60.0, 1980.0, span), gpu("1", 95.0, 1980.0, span)], &[]),
+        ]);
+        let v = build("j", &s, &[], &Thresholds::default());
+        assert_eq!(
+            rules(&v),
+            [
+                ("straggler", "b", Some("1")),
+                ("straggler", "c", None),
+                ("straggler", "d", Some("0"))
+            ]
+        );
+        assert!(
+            v.findings[1].evidence.contains("thermal_throttling on GPU 1"),
+            "{}",
+            v.findings[1].evidence
+        );
+        assert!(
+            v.findings[2].evidence.contains("utilization 60.0 %"),
+            "{}",
+            v.findings[2].evidence
+        );
+        assert_eq!((v.gpus, v.hosts[2].busy_clock), (8, Some(1500.0)));
+    }
+
+    #[test]
+    fn hang_everywhere_is_one_finding_and_an_early_end_is_a_node_gone() {
+        let hung = [("hang", Some("0")), ("hang", Some("1"))];
+        let g = |end| vec![gpu("0", 99.0, 1980.0, (0, end)), gpu("1", 99.0, 1980.0, (0, end))];
+        let s = summary(vec![
+            host("a", g(600), &hung),
+            host("b", g(600), &hung),
+            host("c", g(590), &hung),
+        ]);
+        let v = build("j", &s, &[], &Thresholds::default());
+        assert_eq!(rules(&v), [("hang", "", None), ("node_gone", "c", None)]);
+        assert!(
+            v.findings[0].evidence.contains("all 3 hosts (6 GPUs)"),
+            "{}",
+            v.findings[0].evidence
+        );
+        let s =
+            summary(vec![host("a", g(600), &hung), host("b", g(600), &[]), host("c", g(599), &[])]);
+        let v = build("j", &s, &[], &Thresholds::default());
+        assert_eq!(rules(&v), [("hang", "a", None)]);
+        assert!(v.findings[0].evidence.contains("1 of 3 hosts (a;"), "{}", v.findings[0].evidence);
+    }
+
+    #[test]
+    fn imbalance_across_nodes_names_the_least_busy() {
+        let span = (0, 600);
+        let g = |u| vec![gpu("0", u, 1980.0, span), gpu("1", u, 1980.0, span)];
+        let s = summary(vec![
+            host("a", g(90.0), &[]),
+            host("b", g(60.0), &[]),
+            host("c", g(88.0), &[]),
+        ]);
+        let v = build("j", &s, &[], &Thresholds::default());
+        assert!(rules(&v).contains(&("imbalance", "b", None)), "{:?}", rules(&v));
+        let s = summary(vec![host("a", g(90.0), &[]), host("b", g(80.0), &[])]);
+        assert!(build("j", &s, &[], &Thresholds::default()).findings.is_empty());
+    }
+}
