@@ -108,6 +108,7 @@ fn job_view_finds_the_straggler_node_and_gpu() {
     ok(&o);
     let v = json(&o);
     assert_eq!(v["schema"], "gpumon.jobs/1");
+    assert_eq!(v["rules"].as_array().unwrap().len(), 4, "{}", v["rules"]);
     let job = &v["jobs"][0];
     assert_eq!(v["jobs"].as_array().unwrap().len(), 1, "{v:#}");
     assert_eq!(

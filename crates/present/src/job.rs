@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::{SummaryFormat, dur, num, rfc3339, ts, wrap};
-use gpumon_analysis::job::{JobHost, JobView};
+use gpumon_analysis::job::{JOB_RULES, JobHost, JobView};
 use gpumon_analysis::stat::Stat;
 use gpumon_analysis::{CheckResult, Summary};
 use gpumon_schema::catalog::Field;
@@ -101,6 +101,10 @@ fn json(jobs: &[JobPart<'_>], without_job: &[PathBuf]) -> String {
         "schema": SCHEMA,
         "jobs": jobs.iter().map(job_json).collect::<Vec<_>>(),
         "without_job": without_job.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "rules": JOB_RULES
+            .iter()
+            .map(|r| json!({"rule": r.id, "severity": r.severity.label(), "when": r.when, "fix": r.fix}))
+            .collect::<Vec<_>>(),
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
