@@ -23,8 +23,7 @@ pub fn section(p: &JobPart<'_>) -> String {
     let span = v.start.zip(v.end);
     let _ = write!(
         out,
-        r#"<h2 id="job">Job {}</h2><p class="note">{} ({}): {} hosts, {} GPUs, {} to {}. The heatmap below has every GPU of the job, grouped by host; a straggler's row is outlined in red.</p>"#,
-        esc(&v.id),
+        r#"<h2 id="job">Job {}</h2><p class="note">Its id from {}: {} hosts, {} GPUs, {} to {}. The heatmap below has every GPU of the job, grouped by host; a straggler's row is outlined in red.</p>"#,
         esc(&v.id),
         esc(&p.sources.join(", ")),
         v.hosts.len(),
