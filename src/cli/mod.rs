@@ -107,7 +107,8 @@ pub(crate) struct RecordArgs {
     /// The job this recording belongs to, in the file's footer and as the `job_id` label of every
     /// metric; the recordings of a job's nodes share it (`summarize --by job`). Default: from the
     /// launcher's environment, which a wrapped command inherits: SLURM_JOB_ID, TORCHELASTIC_RUN_ID,
-    /// JOB_NAME (a Kubernetes Job's pod template; POD_NAMESPACE/JOB_NAME); none when none is set.
+    /// JOB_NAME (a Kubernetes Job's pod template; POD_NAMESPACE/JOB_NAME), else those of the --pid
+    /// process; none when none is set.
     #[arg(long, value_name = "NAME")]
     pub(crate) job_id: Option<String>,
     /// Serve the latest tick as Prometheus metrics on [HOST]:PORT, as exporters take it: :9400 (all

@@ -23,8 +23,9 @@ use gpumon_util::warn::warn;
 /// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
 /// without placeholders is returned as it is: its directory must exist, as for any output.
 /// The job of this recording: `--job-id` (checked), else the launcher's environment (the
-/// environment a wrapped command inherits: gpumon adds only its own control variable to it).
-fn job_of(option: Option<&str>) -> Result<Option<JobId>> {
+/// environment a wrapped command inherits: gpumon adds only its own control variable to it), else,
+/// with `--pid`, the environment of the process followed (a recorder started beside the job).
+fn job_of(option: Option<&str>, pid: Option<u32>) -> Result<Option<JobId>> {
     if let Some(o) = option {
         let o = o.trim();
         if o.is_empty() || o.len() > JOB_ID_MAX || o.chars().any(char::is_control) {
@@ -35,6 +36,13 @@ fn job_of(option: Option<&str>) -> Result<Option<JobId>> {
         }
     }
     let mut job = JobId::from_env(option.map(str::trim), |k| std::env::var(k).ok());
+    if job.is_none()
+        && let Some(pid) = pid
+    {
+        let environ = followed_environ(pid);
+        job =
+            JobId::from_env(None, |k| environ.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()));
+    }
     // An id from the environment is not the user's to fix: cut to size, control characters dropped.
     for j in job.iter_mut() {
         j.id = j.id.chars().filter(|c| !c.is_control()).collect();
@@ -43,6 +51,19 @@ fn job_of(option: Option<&str>) -> Result<Option<JobId>> {
         }
     }
     Ok(job.filter(|j| !j.id.is_empty()))
+}
+
+/// The environment of process `pid` (`/proc/PID/environ`: readable for one's own processes); empty
+/// when it cannot be read.
+fn followed_environ(pid: u32) -> Vec<(String, String)> {
+    let Ok(bytes) = std::fs::read(format!("/proc/{pid}/environ")) else { return Vec::new() };
+    bytes
+        .split(|&b| b == 0)
+        .filter_map(|kv| {
+            let kv = String::from_utf8_lossy(kv);
+            kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect()
 }
 
 fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) -> Result<PathBuf> {
@@ -260,7 +281,7 @@ impl RecordArgs {
             None => gpumon_source::host::proc::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
-        let job = job_of(self.job_id.as_deref())?;
+        let job = job_of(self.job_id.as_deref(), self.pid)?;
         let interval = self
             .loop_ms
             .map(Duration::from_millis)

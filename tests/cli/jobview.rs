@@ -269,3 +269,28 @@ fn job_view_from_slurm_and_torchrun_environments() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A recorder beside the job (`--pid`), in an environment of no job, takes the job from the
+/// environment of the process it follows.
+#[test]
+fn a_followed_process_names_its_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    let mut job = std::process::Command::new("sleep");
+    for v in LAUNCHER_VARS {
+        job.env_remove(v);
+    }
+    let mut job =
+        job.arg("30").env("SLURM_JOB_ID", "5150").env("SLURM_NODEID", "3").spawn().unwrap();
+    let pid = job.id().to_string();
+    let s = device("90", "500", 1980, "0");
+    let rec = record_host(&tree, "beside", &s, 4, &[], &["--pid", &pid]);
+    wait_all(vec![rec]);
+    job.kill().unwrap();
+    job.wait().unwrap();
+    let o = summarize(dir.path(), &["--job", "5150"]);
+    ok(&o);
+    let v = json(&o);
+    assert_eq!(v["jobs"][0]["sources"], serde_json::json!(["slurm"]));
+    assert_eq!(v["jobs"][0]["hosts"][0]["node"], "3");
+}
