@@ -18,7 +18,8 @@ K/2 on (a field NVML did not answer; never a file's first tick). `marked` writes
 `--phases` marks spread evenly, the last followed by an end mark, as a recording with marks holds
 them (the `phase` column, and `gpumon.marks` in the footer): a `summarize --by phase` input.
 `--job-id ID` makes every host's recording one node of job ID (`gpumon.job.id`, `gpumon.job.source`
-`slurm`, `gpumon.job.node` the host's number in the footer: a `summarize --by job` input);
+`slurm`, `gpumon.job.node` the host's number in the footer: a `summarize --by job` input), its GPUs
+busy and idle together as a synchronous job's are (each with noise of its own);
 `--slow-host H` runs host H's busy GPUs at 1600 MHz instead of 1980 (a straggler node).
 Every value comes from numpy's generator seeded by --seed, host and day: the same arguments write
 the same tree.
@@ -94,12 +95,24 @@ def gpu_day(rng, ticks):
     return util, mem, temp, power
 
 
+def job_day(rng, day, gpus, ticks, args):
+    """The GPUs of one node of a synchronous job: the job's busy and idle stretches on every GPU of
+    every host (seeded by day only), each GPU's readings with noise of its own."""
+    util, mem, temp, power = gpu_day(np.random.default_rng([args.seed, 1 << 20, day]), ticks)
+    out = []
+    for _ in range(gpus):
+        u = np.clip(util + np.rint(rng.normal(0, 2, ticks)), 0, 100).astype(np.int16)
+        p = np.round((power + rng.normal(0, 8, ticks)).clip(55, 700), 2)
+        out.append((u, mem, temp, p))
+    return out
+
+
 def host_day(rng, host, day, gpus, interval_s, energy, args):
     """The table of one host and one day; `energy` (J per GPU) is carried from the day before."""
     ticks = int(round(86400 / interval_s))
     t0 = int((START + dt.timedelta(days=day)).timestamp() * 1_000_000)
     ts = t0 + np.arange(ticks, dtype=np.int64) * int(interval_s * 1_000_000)
-    per = [gpu_day(rng, ticks) for _ in range(gpus)]
+    per = [gpu_day(rng, ticks) for _ in range(gpus)] if not args.job_id else job_day(rng, day, gpus, ticks, args)
     stack = lambda k: np.stack([p[k] for p in per], axis=1).reshape(-1)
     util, mem, temp, power = (stack(k) for k in range(4))
     # energy.total: the counter before each tick plus the tick's energy (power x interval), per GPU
