@@ -167,7 +167,8 @@ fn table(rows: &[Vec<String>], markdown: bool) -> String {
     let mut out = String::new();
     if markdown {
         for (i, r) in rows.iter().enumerate() {
-            out.push_str(&format!("| {} |\n", r.join(" | ")));
+            let cells: Vec<String> = r.iter().map(|c| crate::markdown::esc(c)).collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
             if i == 0 {
                 out.push_str(&format!("|{}\n", "---|".repeat(r.len())));
             }
@@ -187,11 +188,14 @@ fn table(rows: &[Vec<String>], markdown: bool) -> String {
 
 fn job_text(p: &JobPart<'_>, markdown: bool, out: &mut String) {
     let v = p.view;
-    let head = format!("job {} ({})", v.id, p.sources.join(", "));
+    let id = if markdown { crate::markdown::esc(&v.id) } else { v.id.clone() };
+    let head = format!("job {id} ({})", p.sources.join(", "));
     out.push_str(&if markdown { format!("## {head}\n\n") } else { format!("{head}\n") });
+    // Markdown joins consecutive lines into one paragraph: a line break ends each of these there.
+    let br = if markdown { "  " } else { "" };
     let span = v.start.zip(v.end);
     out.push_str(&format!(
-        "{} hosts, {} GPUs, {} to {} ({})\n",
+        "{} hosts, {} GPUs, {} to {} ({}){br}\n",
         v.hosts.len(),
         v.gpus,
         span.map_or("-".into(), |s| ts(s.0)),
@@ -200,7 +204,7 @@ fn job_text(p: &JobPart<'_>, markdown: bool, out: &mut String) {
     ));
     let t = totals(p.summary);
     out.push_str(&format!(
-        "all GPUs: utilization {} %, memory max {} MiB, power {} W mean, energy {} Wh\n",
+        "all GPUs: utilization {} %, memory max {} MiB, power {} W mean, energy {} Wh{br}\n",
         num(t[0].1, 1),
         num(t[1].1, 0),
         num(t[2].1, 1),
@@ -208,7 +212,7 @@ fn job_text(p: &JobPart<'_>, markdown: bool, out: &mut String) {
     ));
     for s in &p.summary.progress {
         out.push_str(&format!(
-            "work {}: {} in all, {}/s across nodes, {}/GPU-hour\n",
+            "work {}: {} in all, {}/s across nodes, {}/GPU-hour{br}\n",
             s.key,
             num(Some(s.total), 0),
             num(s.per_s, 2),
@@ -222,7 +226,9 @@ fn job_text(p: &JobPart<'_>, markdown: bool, out: &mut String) {
         out.push_str("no finding across hosts\n");
     }
     for f in &v.findings {
-        let line = format!("{} {}: {}", f.severity.label(), f.rule, f.evidence);
+        let evidence =
+            if markdown { crate::markdown::esc(&f.evidence) } else { f.evidence.clone() };
+        let line = format!("{} {}: {evidence}", f.severity.label(), f.rule);
         out.push_str(&wrap(&if markdown { format!("- {line}") } else { line }, 100, 2));
         out.push('\n');
         out.push_str(&wrap(&format!("  fix: {}", f.fix), 100, 2));
