@@ -181,7 +181,8 @@ fn hung_job_on_every_host_is_named_once() {
 }
 
 /// The job's id from the environment a launcher sets on the recorder: Slurm on two hosts, torchrun
-/// on two others, none on a fifth (left out); `--job` picks one, an unknown id is exit 2.
+/// on two others, a Kubernetes Job's on one, none on another (left out); `--job` picks one (also in
+/// markdown and from Python), an unknown id is exit 2.
 #[test]
 fn job_view_from_slurm_and_torchrun_environments() {
     let dir = tempfile::tempdir().unwrap();
@@ -207,6 +208,14 @@ fn job_view_from_slurm_and_torchrun_environments() {
         record_host(&tree, "t0", &s, 6, &torch("0"), &[]),
         record_host(&tree, "t1", &s, 6, &torch("1"), &[]),
         record_host(&tree, "lone", &s, 6, &[], &[]),
+        record_host(
+            &tree,
+            "k0",
+            &s,
+            6,
+            &[("JOB_NAME", "train"), ("POD_NAMESPACE", "ml"), ("JOB_COMPLETION_INDEX", "0")],
+            &[],
+        ),
     ];
     wait_all(children);
     let o = summarize(root, &["--by", "job"]);
@@ -218,7 +227,7 @@ fn job_view_from_slurm_and_torchrun_environments() {
         .map(|j| (j["job"].as_str().unwrap(), j["sources"][0].as_str().unwrap()))
         .collect();
     ids.sort();
-    assert_eq!(ids, [("4242", "slurm"), ("tr-7", "torchrun")]);
+    assert_eq!(ids, [("4242", "slurm"), ("ml/train", "kubernetes"), ("tr-7", "torchrun")]);
     assert_eq!(v["without_job"].as_array().unwrap().len(), 1, "{}", v["without_job"]);
     // The work of both Slurm nodes, added up.
     let slurm_job = jobs.iter().find(|j| j["job"] == "4242").unwrap();
@@ -252,7 +261,16 @@ fn job_view_from_slurm_and_torchrun_environments() {
         .unwrap();
     ok(&o);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v, serde_json::json!([["4242", "tr-7"], ["s0", "s1"]]));
+    assert_eq!(v, serde_json::json!([["4242", "ml/train", "tr-7"], ["s0", "s1"]]));
+    let o = gpumon()
+        .arg("summarize")
+        .arg(&tree)
+        .args(["-q", "--job", "4242", "--format", "markdown"])
+        .output()
+        .unwrap();
+    ok(&o);
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert!(md.starts_with("## job 4242 (slurm)") && md.contains("| s1 | 1 | 1 |"), "{md}");
     let o = summarize(root, &["--job", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--job \"nope\""));
