@@ -3,7 +3,7 @@
 
 usage:
   fleet_tree.py tree DIR [--hosts 64] [--days 30] [--gpus 8] [--interval-s 60] [--template FILE]
-                         [--null-every K] [--reset-host-gpu H:G] [--seed 1]
+                         [--null-every K] [--reset-host-gpu H:G] [--seed 1] [--job-id ID] [--slow-host H]
   fleet_tree.py marked FILE [--days 2] [--gpus 8] [--interval-s 1] [--phases 6] [--template FILE]
 
 `tree` writes one file per host and UTC day (as `gpumon record -i 60 --rotate-every 1d -o
@@ -17,6 +17,10 @@ driver reload with `--reset-host-gpu`: that GPU's counter restarts at 0 on the h
 K/2 on (a field NVML did not answer; never a file's first tick). `marked` writes one host's days into one file with
 `--phases` marks spread evenly, the last followed by an end mark, as a recording with marks holds
 them (the `phase` column, and `gpumon.marks` in the footer): a `summarize --by phase` input.
+`--job-id ID` makes every host's recording one node of job ID (`gpumon.job.id`, `gpumon.job.source`
+`slurm`, `gpumon.job.node` the host's number in the footer: a `summarize --by job` input), its GPUs
+busy and idle together as a synchronous job's are (each with noise of its own);
+`--slow-host H` runs host H's busy GPUs at 1600 MHz instead of 1980 (a straggler node).
 Every value comes from numpy's generator seeded by --seed, host and day: the same arguments write
 the same tree.
 """
@@ -91,12 +95,24 @@ def gpu_day(rng, ticks):
     return util, mem, temp, power
 
 
+def job_day(rng, day, gpus, ticks, args):
+    """The GPUs of one node of a synchronous job: the job's busy and idle stretches on every GPU of
+    every host (seeded by day only), each GPU's readings with noise of its own."""
+    util, mem, temp, power = gpu_day(np.random.default_rng([args.seed, 1 << 20, day]), ticks)
+    out = []
+    for _ in range(gpus):
+        u = np.clip(util + np.rint(rng.normal(0, 2, ticks)), 0, 100).astype(np.int16)
+        p = np.round((power + rng.normal(0, 8, ticks)).clip(55, 700), 2)
+        out.append((u, mem, temp, p))
+    return out
+
+
 def host_day(rng, host, day, gpus, interval_s, energy, args):
     """The table of one host and one day; `energy` (J per GPU) is carried from the day before."""
     ticks = int(round(86400 / interval_s))
     t0 = int((START + dt.timedelta(days=day)).timestamp() * 1_000_000)
     ts = t0 + np.arange(ticks, dtype=np.int64) * int(interval_s * 1_000_000)
-    per = [gpu_day(rng, ticks) for _ in range(gpus)]
+    per = [gpu_day(rng, ticks) for _ in range(gpus)] if not args.job_id else job_day(rng, day, gpus, ticks, args)
     stack = lambda k: np.stack([p[k] for p in per], axis=1).reshape(-1)
     util, mem, temp, power = (stack(k) for k in range(4))
     # energy.total: the counter before each tick plus the tick's energy (power x interval), per GPU
@@ -134,7 +150,7 @@ def host_day(rng, host, day, gpus, interval_s, energy, args):
         "power.draw": pa.array(power, mask=~valid),
         "power.limit": pa.array(np.full(n, 700.0)),
         "energy.total": pa.array(counter, mask=~valid),
-        "clocks.sm": pa.array(np.where(util > 3, 1980, 345).astype(np.int32)),
+        "clocks.sm": pa.array(np.where(util > 3, 1600 if host == args.slow_host else 1980, 345).astype(np.int32)),
         "clocks.mem": pa.array(np.full(n, 2619, np.int32)),
         "pstate": pa.array(np.where(util > 3, "P0", "P8")),
         "clocks_event_reasons.active": pa.array(np.where(util > 3, 0, 1).astype(np.int64)),
@@ -183,7 +199,9 @@ def tree(args):
             date = (START + dt.timedelta(days=day)).strftime("%Y-%m-%d")
             d = os.path.join(args.out, f"host={name}", f"date={date}")
             os.makedirs(d, exist_ok=True)
-            write(to_table(cols, schema, name, t0, args.interval_s), os.path.join(d, "run.parquet"))
+            job = {"gpumon.job.id": args.job_id, "gpumon.job.source": "slurm", "gpumon.job.node": str(host)}
+            extra = job if args.job_id else None
+            write(to_table(cols, schema, name, t0, args.interval_s, extra), os.path.join(d, "run.parquet"))
             files += 1
     print(json.dumps({"files": files, "rows_per_file": int(round(86400 / args.interval_s)) * args.gpus}))
 
@@ -229,6 +247,8 @@ def main():
     ap.add_argument("--reset-host-gpu", default=None, help="H:G, GPU G of host H restarts its energy counter on day 1")
     ap.add_argument("--phases", type=int, default=6)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--job-id", default=None, help="the job every host's recording names (footer gpumon.job.*)")
+    ap.add_argument("--slow-host", type=int, default=-1, help="this host's busy GPUs run 1600 MHz, not 1980")
     args = ap.parse_args()
     if args.days is None:
         args.days = 30 if args.kind == "tree" else 2

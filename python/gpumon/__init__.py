@@ -12,6 +12,7 @@ this project's checkout, or its wheel file; see :func:`binary`); this module onl
     df = gpumon.read("run.parquet")      # the whole rotated set, and what a crash left, as one DataFrame
     s = gpumon.summary("run.parquet")    # `gpumon summarize --format json` as a dict
     p = gpumon.summary("run.parquet", by="phase")       # with each phase and their comparison
+    j = gpumon.job("/shared/gpumon/", "4242")    # one job across its hosts: stragglers, skew, totals
     c = gpumon.compare("a.parquet", "b.parquet@bs=64")  # `gpumon compare --format json` as a dict
     gpumon.report("run.parquet")         # the HTML report, shown inline in Jupyter
 
@@ -57,6 +58,8 @@ __all__ = [
     "Report",
     "binary",
     "compare",
+    "job",
+    "jobs",
     "live",
     "mark",
     "progress",
@@ -188,13 +191,44 @@ def summary(
     )
     if by is not None:
         if by != "phase":
-            raise ValueError(f"by={by!r}: only by='phase' is known")
+            raise ValueError(f"by={by!r}: only by='phase' is known (the job view: gpumon.jobs, gpumon.job)")
         args += ["--by", "phase"]
     if baseline is not None:
         args += ["--baseline", baseline]
     for check in fail_if:
         args += ["--fail-if", check]
     return _json_of(["summarize", "--format", "json", *args])
+
+
+def jobs(
+    path: StrPath,
+    *paths: StrPath,
+    since: str | None = None,
+    until: str | None = None,
+    thresholds: dict[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """``gpumon summarize --by job --format json``: the job view of every job the recordings name
+    (``record --job-id``, Slurm, torchrun, a Kubernetes Job), a list of dicts of the documented
+    ``gpumon.jobs/1`` shape (docs/summary-json.md): per job ``"hosts"`` (the per-host table),
+    ``"all"`` (totals over its GPUs), ``"progress"`` (work rates summed across nodes), ``"findings"``
+    (straggler, imbalance, hang, node_gone) and ``"summary"`` (the job's ``gpumon.summary/1``)."""
+    args = _input_args((path, *paths), since=since, until=until, thresholds=thresholds)
+    return list(_json_of(["summarize", "--format", "json", "--by", "job", *args])["jobs"])
+
+
+def job(
+    path: StrPath,
+    job_id: str,
+    *paths: StrPath,
+    since: str | None = None,
+    until: str | None = None,
+    thresholds: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """``gpumon summarize --job ID --format json``: the job view of one job among the recordings
+    (a fleet tree, a directory, files), as one dict of the shape :func:`jobs` lists."""
+    args = _input_args((path, *paths), since=since, until=until, thresholds=thresholds)
+    jobs = _json_of(["summarize", "--format", "json", "--job", job_id, *args])["jobs"]
+    return dict(jobs[0])
 
 
 def _json_of(args: list[str]) -> dict[str, Any]:
@@ -261,15 +295,18 @@ def report(
     tz: str | None = None,
     host: str | None = None,
     thresholds: dict[str, float] | None = None,
+    job: str | None = None,
 ) -> Report:
     """``gpumon report``: write the self-contained HTML report and return it (shown inline in
     Jupyter). ``output`` defaults to the first input's name with ``.html`` (as ``gpumon report``
     without ``-o``); the other options are
-    those of :func:`summary`."""
+    those of :func:`summary`; ``job`` makes it the report of that job (``report --job ID``)."""
     out = Path(output) if output is not None else Path(path).with_suffix(".html")
     args = _input_args(
         (path, *paths), since=since, until=until, skip_warmup=skip_warmup, tz=tz, host=host, thresholds=thresholds
     )
+    if job is not None:
+        args += ["--job", job]
     run(["report", *args, "-o", str(out)])
     return Report(out)
 

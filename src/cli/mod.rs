@@ -106,6 +106,13 @@ pub(crate) struct RecordArgs {
     /// Kubernetes pod pass the node's, e.g. --host "$NODE_NAME").
     #[arg(long, value_name = "NAME")]
     pub(crate) host: Option<String>,
+    /// The job this recording belongs to, in the file's footer and as the `job_id` label of every
+    /// metric; the recordings of a job's nodes share it (`summarize --by job`). Default: from the
+    /// launcher's environment, which a wrapped command inherits: SLURM_JOB_ID, TORCHELASTIC_RUN_ID,
+    /// JOB_NAME (a Kubernetes Job's pod template; POD_NAMESPACE/JOB_NAME), else those of the --pid
+    /// process; none when none is set.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) job_id: Option<String>,
     /// Serve the latest tick as Prometheus metrics on [HOST]:PORT, as exporters take it: :9400 (all
     /// interfaces), localhost:9400, 127.0.0.1:9400, [::1]:9400. Binding a non-loopback address
     /// exposes host and GPU metrics to the network: your choice to make.
@@ -458,14 +465,17 @@ const SUMMARIZE_EXAMPLES: &str = "Examples:
   gpumon summarize h100_8gpu.csv --gpus 0,1 --tz UTC    GPUs 0 and 1 only
   gpumon summarize run.parquet --fail-if 'utilization.gpu.mean < 50' --fail-if 'all.energy_wh > 5000'
   gpumon summarize run.parquet --by phase          per phase (gpumon mark) and compared with the first
-  gpumon summarize gpu.log --phase bs=32=+0..+10m --phase bs=64=+10m..   phases of an nvidia-smi log";
+  gpumon summarize gpu.log --phase bs=32=+0..+10m --phase bs=64=+10m..   phases of an nvidia-smi log
+  gpumon summarize /shared/gpumon/ --by job         each job across its hosts: stragglers, skew, totals
+  gpumon summarize /shared/gpumon/ --job 4242       one job (SLURM_JOB_ID, TORCHELASTIC_RUN_ID, --job-id)";
 
 const REPORT_EXAMPLES: &str = "Examples:
   gpumon report run.parquet -o run.html          the whole rotated set: tables, heatmap, charts
   gpumon report gpu.log --tz Europe/Berlin --skip-warmup 5m -o gpu.html
   gpumon report logs/ --since -2h -o last-2h.html
   gpumon report run.parquet --since 2026-01-01T03:00:00Z --until 2026-01-01T03:20:00Z -o zoom.html
-                                                 one window at the recording's resolution";
+                                                 one window at the recording's resolution
+  gpumon report /shared/gpumon/ --job 4242 -o job.html   one job: every GPU by host, stragglers marked";
 
 /// How to read the inputs (summarize, report and convert): which GPUs, and how to read nvidia-smi logs.
 #[derive(Debug, clap::Args)]
@@ -506,6 +516,10 @@ pub(crate) enum SummaryFormatArg {
 pub(crate) enum ByArg {
     /// The experiment phases (`gpumon mark`, or --phase windows): a summary per phase and their comparison.
     Phase,
+    /// The job each recording names (`record --job-id`, Slurm, torchrun, Kubernetes): per job its
+    /// hosts, each node's span, the totals over its GPUs, the per-host table and the rules across
+    /// hosts (straggler, imbalance, hang, node_gone).
+    Job,
 }
 
 #[derive(Debug, clap::Args)]
@@ -513,9 +527,14 @@ pub(crate) struct SummarizeArgs {
     /// Report format.
     #[arg(long, value_enum, default_value = "table")]
     pub(crate) format: SummaryFormatArg,
-    /// Also summarise each phase (marked with `gpumon mark`, or given with --phase) and compare them.
-    #[arg(long, value_enum, value_name = "phase")]
+    /// Also summarise each phase (marked with `gpumon mark`, or given with --phase) and compare
+    /// them; or, with `job`, view each job the recordings name across its hosts.
+    #[arg(long, value_enum, value_name = "phase|job")]
     pub(crate) by: Option<ByArg>,
+    /// The job view of this job only (implies --by job): its recordings among the inputs (a fleet
+    /// tree, a directory, files).
+    #[arg(long, value_name = "ID")]
+    pub(crate) job: Option<String>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }
@@ -611,6 +630,10 @@ pub(crate) struct ReportArgs {
     /// [default: the first input's name with .html: run.parquet -> run.html].
     #[arg(short, long, value_name = "OUT.html")]
     pub(crate) output: Option<PathBuf>,
+    /// The report of this job (record --job-id, Slurm, torchrun): its recordings among the inputs,
+    /// with a heatmap of every GPU grouped by host, the per-host table and the stragglers marked.
+    #[arg(long, value_name = "ID")]
+    pub(crate) job: Option<String>,
     #[command(flatten)]
     pub(crate) input: InputArgs,
 }

@@ -11,6 +11,7 @@ use gpumon_record::{self as record, RecordConfig};
 use gpumon_schema::catalog::{CATALOG, Field, suggest};
 use gpumon_schema::files::Format;
 use gpumon_schema::row::Selection;
+use gpumon_schema::run::{JOB_ID_MAX, JobId};
 use gpumon_sink::Target;
 use gpumon_source::nvml::gpu::GpuSelector;
 use gpumon_source::visible::{self, Visible};
@@ -21,6 +22,50 @@ use gpumon_util::warn::warn;
 /// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
 /// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
 /// without placeholders is returned as it is: its directory must exist, as for any output.
+/// The job of this recording: `--job-id` (checked), else the launcher's environment (the
+/// environment a wrapped command inherits: gpumon adds only its own control variable to it), else,
+/// with `--pid`, the environment of the process followed (a recorder started beside the job).
+fn job_of(option: Option<&str>, pid: Option<u32>) -> Result<Option<JobId>> {
+    if let Some(o) = option {
+        let o = o.trim();
+        if o.is_empty() || o.len() > JOB_ID_MAX || o.chars().any(char::is_control) {
+            return Err(UsageError(format!(
+                "--job-id {o:?}: a job id is 1 to {JOB_ID_MAX} bytes without control characters"
+            ))
+            .into());
+        }
+    }
+    let mut job = JobId::from_env(option.map(str::trim), |k| std::env::var(k).ok());
+    if job.is_none()
+        && let Some(pid) = pid
+    {
+        let environ = followed_environ(pid);
+        job =
+            JobId::from_env(None, |k| environ.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()));
+    }
+    // An id from the environment is not the user's to fix: cut to size, control characters dropped.
+    for j in job.iter_mut() {
+        j.id = j.id.chars().filter(|c| !c.is_control()).collect();
+        while j.id.len() > JOB_ID_MAX {
+            j.id.pop();
+        }
+    }
+    Ok(job.filter(|j| !j.id.is_empty()))
+}
+
+/// The environment of process `pid` (`/proc/PID/environ`: readable for one's own processes); empty
+/// when it cannot be read.
+fn followed_environ(pid: u32) -> Vec<(String, String)> {
+    let Ok(bytes) = std::fs::read(format!("/proc/{pid}/environ")) else { return Vec::new() };
+    bytes
+        .split(|&b| b == 0)
+        .filter_map(|kv| {
+            let kv = String::from_utf8_lossy(kv);
+            kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
 fn fill_template(path: &Path, host: &str, now: chrono::DateTime<chrono::Utc>) -> Result<PathBuf> {
     let Some(text) = path.to_str().filter(|t| t.contains("{host}") || t.contains("{date}")) else {
         return Ok(path.to_path_buf());
@@ -273,6 +318,7 @@ impl RecordArgs {
             None => gpumon_source::host::proc::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
+        let job = job_of(self.job_id.as_deref(), self.pid)?;
         let (interval, sample_every) = self.sampling()?;
         let aggregated = sample_every < interval;
         let to_file = matches!(target, Some(Target::File(_)));
@@ -299,6 +345,7 @@ impl RecordArgs {
             .with_progress(&counters),
             target,
             host,
+            job,
             listen: self.listen,
             format,
             duration: self.duration,

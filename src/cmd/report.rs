@@ -34,6 +34,8 @@ pub struct ReportConfig {
     pub summarize: SummarizeConfig,
     /// The HTML file to write, or `-` for stdout.
     pub output: PathBuf,
+    /// `--job ID`: the report of that job's recordings among the inputs.
+    pub job: Option<String>,
 }
 
 /// Refuse an output that would replace one of the inputs (the same device and inode: a hard or
@@ -85,6 +87,9 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
     if cfg.output.as_os_str() != "-" {
         check_output(&cfg.output, &inputs.all())?;
     }
+    if let Some(id) = &cfg.job {
+        return render_job(s, id);
+    }
     let o = summarize_found(s, &inputs)?;
     let (summary, results) = (&o.summary, &o.checks);
     let json = match &o.phases {
@@ -109,6 +114,50 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
         &live,
     );
     Ok((page, o.checks))
+}
+
+/// The report of one job: its section (totals, per-host table, findings across hosts) above the
+/// page of its inputs' summary, whose heatmap has every GPU of the job grouped by host, the
+/// stragglers marked.
+fn render_job(
+    s: &SummarizeConfig,
+    id: &str,
+) -> Result<(String, Vec<gpumon_analysis::CheckResult>)> {
+    let jobs = gpumon_summary::job::summarize_jobs(s, Some(id))?;
+    let Some(j) = jobs.jobs.into_iter().next() else {
+        return Err(UsageError(format!("--job {id:?}: no recording of that job")).into());
+    };
+    let (summary, results) = (&j.outcome.summary, &j.outcome.checks);
+    let part = gpumon_present::job::JobPart {
+        view: &j.view,
+        summary,
+        checks: results,
+        sources: &j.sources,
+    };
+    let json: serde_json::Value = serde_json::from_str(&gpumon_present::job::render(
+        &[part],
+        &[],
+        gpumon_present::SummaryFormat::Json,
+    ))?;
+    let cfg = SummarizeConfig { phases: PhaseMode::Off, phase_windows: Vec::new(), ..s.clone() };
+    let grid = series::span(summary, &j.metrics, &cfg)?;
+    let collected = series::collect(&j.metrics, &cfg, grid, summary.window)?;
+    let (body, series) =
+        gpumon_present::html::body::body(summary, results, &collected, &s.read.zone, None);
+    let part = gpumon_present::job::JobPart {
+        view: &j.view,
+        summary,
+        checks: results,
+        sources: &j.sources,
+    };
+    let body = format!(
+        "{}{}",
+        gpumon_present::html::job::section(&part),
+        gpumon_present::html::job::mark_stragglers(&body, &j.view)
+    );
+    let title = format!("gpumon: job {id}");
+    let page = gpumon_present::html::markup::page(&title, &body, &json, &series);
+    Ok((page, j.outcome.checks))
 }
 
 /// Run the command; returns the exit code (3 when a `--fail-if` check failed; the report is written).
@@ -143,6 +192,6 @@ impl ReportArgs {
             None => default_output(&self.input.inputs)?,
         };
         let summarize = self.input.into_config(PhaseMode::IfMarked)?;
-        Ok(crate::cmd::report::ReportConfig { summarize, output })
+        Ok(crate::cmd::report::ReportConfig { summarize, output, job: self.job })
     }
 }

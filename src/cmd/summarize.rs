@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::cli::{InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
+use crate::cli::{ByArg, InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
 use gpumon_analysis::CheckResult;
 use gpumon_analysis::window::WindowSpec;
 use gpumon_present::{SummaryFormat, render};
@@ -18,6 +18,8 @@ use gpumon_util::text::{escape, for_terminal};
 pub struct SummarizeCmd {
     pub summary: SummarizeConfig,
     pub format: SummaryFormat,
+    /// The job view (`--by job`), of every job or of the one `--job` names.
+    pub jobs: Option<Option<String>>,
 }
 
 /// Print the failed checks to stderr; the exit code of the checks.
@@ -33,24 +35,51 @@ pub fn report_checks(results: &[CheckResult]) -> i32 {
 /// Run the command; returns the exit code.
 pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
     let (cfg, format) = (&cmd.summary, cmd.format);
+    if let Some(only) = &cmd.jobs {
+        return run_jobs(cfg, only.as_deref(), format);
+    }
     let o = summarize(cfg)?;
     let text = match &o.phases {
         Some(p) => gpumon_present::phases::render(&o.summary, &o.checks, p, format),
         None => render(&o.summary, &o.checks, format),
     };
+    print(&text, format)?;
+    Ok(report_checks(&o.checks))
+}
+
+/// `summarize --by job` / `--job ID`: the job view of each job; exit 3 when a check failed on one.
+fn run_jobs(cfg: &SummarizeConfig, only: Option<&str>, format: SummaryFormat) -> Result<i32> {
+    let jobs = gpumon_summary::job::summarize_jobs(cfg, only)?;
+    let parts: Vec<gpumon_present::job::JobPart<'_>> = jobs
+        .jobs
+        .iter()
+        .map(|j| gpumon_present::job::JobPart {
+            view: &j.view,
+            summary: &j.outcome.summary,
+            checks: &j.outcome.checks,
+            sources: &j.sources,
+        })
+        .collect();
+    print(&gpumon_present::job::render(&parts, &jobs.without_job, format), format)?;
+    let checks: Vec<CheckResult> = jobs.jobs.into_iter().flat_map(|j| j.outcome.checks).collect();
+    Ok(report_checks(&checks))
+}
+
+/// Print a report on stdout.
+fn print(text: &str, format: SummaryFormat) -> Result<()> {
     let mut out = std::io::stdout().lock();
     // Names and labels come from files: the table (a terminal's format) and anything bound for a
     // terminal get no control or bidirectional character of theirs.
     let text = if format == gpumon_present::SummaryFormat::Table
         || std::io::IsTerminal::is_terminal(&out)
     {
-        for_terminal(&text)
+        for_terminal(text)
     } else {
-        std::borrow::Cow::Borrowed(text.as_str())
+        std::borrow::Cow::Borrowed(text)
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;
-    Ok(report_checks(&o.checks))
+    Ok(())
 }
 
 impl LogArgs {
@@ -81,8 +110,16 @@ impl SummarizeArgs {
             SummaryFormatArg::Json => gpumon_present::SummaryFormat::Json,
             SummaryFormatArg::Csv => gpumon_present::SummaryFormat::Csv,
         };
-        let phases = if self.by.is_some() { PhaseMode::On } else { PhaseMode::Off };
-        Ok(SummarizeCmd { summary: self.input.into_config(phases)?, format })
+        let by_job = matches!(self.by, Some(ByArg::Job)) || self.job.is_some();
+        if by_job && format == gpumon_present::SummaryFormat::Csv {
+            return Err(
+                UsageError("--by job: formats table, markdown and json (not csv)".into()).into()
+            );
+        }
+        let phases =
+            if matches!(self.by, Some(ByArg::Phase)) { PhaseMode::On } else { PhaseMode::Off };
+        let jobs = by_job.then_some(self.job);
+        Ok(SummarizeCmd { summary: self.input.into_config(phases)?, format, jobs })
     }
 }
 

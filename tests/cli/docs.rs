@@ -242,7 +242,8 @@ fn world(dir: &Path) {
     let sweep = gpumon_fake(dir, TWO_GPUS)
         .current_dir(dir)
         .env("PATH", path_with(&bin))
-        .args(["record", "-q", "-i", "100ms", "--progress", "samples", "-o", "sweep.parquet"])
+        .args(["record", "-q", "-i", "100ms", "--progress", "samples", "--job-id", "4242"])
+        .args(["-o", "sweep.parquet"])
         .args(["--", "python3", "job.py"])
         .output()
         .unwrap();

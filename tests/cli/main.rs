@@ -15,6 +15,7 @@ mod habits;
 mod harness;
 mod hostile;
 mod job;
+mod jobview;
 mod longrun;
 pub mod mig;
 mod other_logs;

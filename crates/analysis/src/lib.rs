@@ -14,6 +14,7 @@ pub mod compare;
 pub mod diag;
 pub mod events;
 pub mod findings;
+pub mod job;
 pub mod keys;
 pub mod last;
 pub mod phases;

@@ -98,6 +98,7 @@ pub fn corpus(dir: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
         command: "gpumon record".into(),
         start: Utc::now(),
         driver_version: None,
+        job: None,
     };
     let mut out = Vec::new();
     let mut write =

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod compare;
 pub mod csv;
 pub mod html;
+pub mod job;
 pub mod json;
 pub mod markdown;
 pub mod phases;

@@ -11,7 +11,7 @@ use crate::gpumon::parquet_meta;
 use crate::inputs::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols;
-use gpumon_schema::run::RecordingOf;
+use gpumon_schema::run::{JobId, RecordingOf};
 
 /// The footer's key/value pairs of a gpumon Parquet input (empty for other kinds).
 fn footer_values(input: &Input) -> HashMap<String, String> {
@@ -38,6 +38,13 @@ fn recording_of(input: &Input) -> Option<RecordingOf> {
         command: kv.remove("gpumon.command").unwrap_or_default(),
         ordinal: None,
     })
+}
+
+/// The job a gpumon Parquet input's recording belongs to, from its footer (`gpumon.job.id`, ...);
+/// None for other inputs and recordings of no job.
+pub fn job_of(input: &Input) -> Option<JobId> {
+    let kv = footer_values(input);
+    JobId::from_footer(|k| kv.get(k).map(String::as_str))
 }
 
 /// Read each input's recording from its footer once, into `Input::recording`, and number them:

@@ -70,6 +70,8 @@ pub struct RecordConfig {
     pub quiet: bool,
     pub verbose: bool,
     pub command_line: String,
+    /// The job this recording belongs to (`--job-id` or the launcher's environment).
+    pub job: Option<gpumon_schema::run::JobId>,
     /// The GPU selection came from CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, not `--gpus`.
     pub gpus_from_env: bool,
     /// Command to start and record (`record -- CMD ARGS`).

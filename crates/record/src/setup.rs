@@ -59,6 +59,7 @@ impl<'a> Recorder<'a> {
             command: cfg.command_line.clone(),
             start: Utc::now(),
             driver_version: gpu.as_ref().and_then(GpuSource::driver_version),
+            job: cfg.job.clone(),
         };
         let dir = run_dir(cfg);
         let control = open_control(cfg, dir.as_ref());

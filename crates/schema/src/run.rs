@@ -30,6 +30,8 @@ pub struct RunMeta {
     pub command: String,
     pub start: DateTime<Utc>,
     pub driver_version: Option<String>,
+    /// The job this recording belongs to (`--job-id` or the launcher's environment).
+    pub job: Option<JobId>,
 }
 
 /// Footer key of the wrapped command (`record -- CMD`), its words joined by spaces.
@@ -40,6 +42,109 @@ pub const JOB_EXIT_CODE_KEY: &str = "gpumon.job.exit_code";
 pub const JOB_END_KEY: &str = "gpumon.job.end";
 /// Footer key of the PID of a wrapped command still running when a second stop ended recording.
 pub const JOB_LEFT_RUNNING_KEY: &str = "gpumon.job.left_running";
+
+/// Footer key of the job a recording belongs to (`--job-id`, `SLURM_JOB_ID`, ...).
+pub const JOB_ID_KEY: &str = "gpumon.job.id";
+
+/// The job a recording belongs to, shared by the recordings of its nodes: from `record --job-id`
+/// or the environment a launcher sets (Slurm, torchrun, a Kubernetes Job). `node` and `rank` say
+/// where in the job this recorder ran, when the launcher tells.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobId {
+    pub id: String,
+    /// Where the id came from: `option`, `slurm`, `torchrun` or `kubernetes`.
+    pub source: String,
+    /// The node's number in the job (`SLURM_NODEID`, `GROUP_RANK`, `JOB_COMPLETION_INDEX`).
+    pub node: Option<String>,
+    /// The process's rank (`SLURM_PROCID`, `RANK`), its rank on the node (`LOCAL_RANK`) and the
+    /// job's number of processes (`WORLD_SIZE`, `SLURM_NTASKS`).
+    pub rank: Option<String>,
+    pub local_rank: Option<String>,
+    pub world_size: Option<String>,
+}
+
+/// The footer keys of a [`JobId`]'s parts after the id, in order.
+const JOB_PART_KEYS: [&str; 5] = [
+    "gpumon.job.source",
+    "gpumon.job.node",
+    "gpumon.job.rank",
+    "gpumon.job.local_rank",
+    "gpumon.job.world_size",
+];
+
+/// Job ids longer than this are refused (they label every Prometheus series).
+pub const JOB_ID_MAX: usize = 256;
+
+impl JobId {
+    /// The job named by `--job-id` (wins when given) or by the environment that `var` reads; None
+    /// when neither names one (a recorder beside no job, e.g. a DaemonSet).
+    ///
+    /// Ids: `--job-id`, else `SLURM_JOB_ID` (an array task's `SLURM_ARRAY_JOB_ID_SLURM_ARRAY_TASK_ID`),
+    /// else `TORCHELASTIC_RUN_ID` (not torchrun's placeholder `none`), else `JOB_NAME` (a Kubernetes
+    /// Job's name passed by the pod template, e.g. from the `batch.kubernetes.io/job-name` label
+    /// through the downward API), prefixed `NAMESPACE/` when `POD_NAMESPACE` is set. The node and
+    /// ranks come from whichever launcher variables are set (Slurm's first).
+    pub fn from_env(option: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Option<JobId> {
+        let var = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let first = |keys: &[&str]| keys.iter().find_map(|k| var(k));
+        let slurm = var("SLURM_JOB_ID").map(|id| {
+            match (var("SLURM_ARRAY_JOB_ID"), var("SLURM_ARRAY_TASK_ID")) {
+                (Some(a), Some(t)) => format!("{a}_{t}"),
+                _ => id,
+            }
+        });
+        let torch = var("TORCHELASTIC_RUN_ID").filter(|v| v != "none");
+        let kube = var("JOB_NAME").map(|j| match var("POD_NAMESPACE") {
+            Some(ns) => format!("{ns}/{j}"),
+            None => j,
+        });
+        let (id, source) = match (option, slurm, torch, kube) {
+            (Some(o), ..) => (o.to_string(), "option"),
+            (None, Some(s), ..) => (s, "slurm"),
+            (None, None, Some(t), _) => (t, "torchrun"),
+            (None, None, None, Some(k)) => (k, "kubernetes"),
+            (None, None, None, None) => return None,
+        };
+        Some(JobId {
+            id,
+            source: source.to_string(),
+            node: first(&["SLURM_NODEID", "GROUP_RANK", "JOB_COMPLETION_INDEX"]),
+            rank: first(&["SLURM_PROCID", "RANK"]),
+            local_rank: first(&["SLURM_LOCALID", "LOCAL_RANK"]),
+            world_size: first(&["SLURM_NTASKS", "WORLD_SIZE"]),
+        })
+    }
+
+    /// The footer's key/value pairs of the job (parts not known left out).
+    pub fn footer(&self) -> Vec<(String, String)> {
+        let parts = [
+            Some(&self.source),
+            self.node.as_ref(),
+            self.rank.as_ref(),
+            self.local_rank.as_ref(),
+            self.world_size.as_ref(),
+        ];
+        let mut kv = vec![(JOB_ID_KEY.to_string(), self.id.clone())];
+        for (k, v) in JOB_PART_KEYS.iter().zip(parts) {
+            kv.extend(v.map(|v| (k.to_string(), v.clone())));
+        }
+        kv
+    }
+
+    /// The job of a footer whose values `get` looks up by key; None when it names none.
+    pub fn from_footer<'a>(get: impl Fn(&str) -> Option<&'a str>) -> Option<JobId> {
+        let id = get(JOB_ID_KEY).map(str::trim).filter(|v| !v.is_empty())?.to_string();
+        let part = |i: usize| get(JOB_PART_KEYS[i]).map(str::to_string);
+        Some(JobId {
+            id,
+            source: part(0).unwrap_or_default(),
+            node: part(1),
+            rank: part(2),
+            local_rank: part(3),
+            world_size: part(4),
+        })
+    }
+}
 
 /// The wrapped command of a recording, as its file's footer tells it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -163,4 +268,42 @@ pub fn recordings_note(inputs: &[InputInfo]) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod job_tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| vars.iter().find(|v| v.0 == k).map(|v| v.1.to_string())
+    }
+
+    #[test]
+    fn job_from_launchers() {
+        let slurm = [("SLURM_JOB_ID", "4242"), ("SLURM_NODEID", "3"), ("SLURM_PROCID", "24")];
+        let j = JobId::from_env(None, env(&slurm)).unwrap();
+        assert_eq!((j.id.as_str(), j.source.as_str()), ("4242", "slurm"));
+        assert_eq!((j.node.as_deref(), j.rank.as_deref()), (Some("3"), Some("24")));
+        let torch = [("TORCHELASTIC_RUN_ID", "r1"), ("GROUP_RANK", "1"), ("WORLD_SIZE", "16")];
+        let j = JobId::from_env(None, env(&torch)).unwrap();
+        assert_eq!(
+            (j.id.as_str(), j.source.as_str(), j.node.as_deref()),
+            ("r1", "torchrun", Some("1"))
+        );
+        assert_eq!(j.world_size.as_deref(), Some("16"));
+        let placeholder = [("TORCHELASTIC_RUN_ID", "none")];
+        assert_eq!(JobId::from_env(None, env(&placeholder)), None);
+        let kube = [("JOB_NAME", "train"), ("POD_NAMESPACE", "ml"), ("JOB_COMPLETION_INDEX", "2")];
+        let j = JobId::from_env(None, env(&kube)).unwrap();
+        assert_eq!((j.id.as_str(), j.node.as_deref()), ("ml/train", Some("2")));
+        let j = JobId::from_env(Some("mine"), env(&slurm)).unwrap();
+        assert_eq!(
+            (j.id.as_str(), j.source.as_str(), j.node.as_deref()),
+            ("mine", "option", Some("3"))
+        );
+        assert_eq!(JobId::from_env(None, env(&[])), None);
+        let kv = j.footer();
+        let back = JobId::from_footer(|k| kv.iter().find(|p| p.0 == k).map(|p| p.1.as_str()));
+        assert_eq!(back, Some(j));
+    }
 }

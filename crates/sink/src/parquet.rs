@@ -99,6 +99,7 @@ pub fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
     if let Some(d) = &meta.driver_version {
         kv.insert("gpumon.driver_version".to_string(), d.clone());
     }
+    kv.extend(meta.job.iter().flat_map(gpumon_schema::run::JobId::footer));
     kv
 }
 
@@ -383,6 +384,7 @@ mod tests {
             command: "gpumon record".into(),
             start: chrono::Utc::now(),
             driver_version: None,
+            job: None,
         }
     }
 

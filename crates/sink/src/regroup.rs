@@ -130,6 +130,7 @@ impl TickWriter {
             command: self.command.clone(),
             start: first.ts,
             driver_version: None,
+            job: None,
         };
         let keys: Vec<String> = (self.counters.iter().flatten())
             .filter_map(|n| gpumon_schema::progress::column_key(n).map(str::to_string))

@@ -4,6 +4,7 @@
 pub mod axis;
 pub mod body;
 pub mod live;
+pub mod job;
 pub mod markup;
 pub mod phases;
 pub mod svg;

@@ -122,6 +122,11 @@ impl Plan {
             Some(l) if !l.is_empty() => l,
             _ => vec![("host".into(), self.meta.hostname.clone())],
         };
+        // The job's id labels every series beside `host` (`job_id`: Prometheus owns `job`).
+        let host: Vec<(String, String)> = host
+            .into_iter()
+            .chain(self.meta.job.as_ref().map(|j| ("job_id".to_string(), j.id.clone())))
+            .collect();
         let mut out = Vec::new();
         for &(base, kind, help) in RUN_METRICS {
             let value = match base {
@@ -454,6 +459,7 @@ mod tests {
             command: "gpumon record".into(),
             start: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 0).unwrap(),
             driver_version: Some("550.54.15".into()),
+            job: None,
         }
     }
 
@@ -487,6 +493,26 @@ mod tests {
             xids: Vec::new(),
             progress: Vec::new(),
         }
+    }
+
+    #[test]
+    fn job_id_labels_every_series() {
+        let job = gpumon_schema::run::JobId { id: "train-42".into(), ..Default::default() };
+        let plan = Plan::new(&Selection::defaults(), &RunMeta { job: Some(job), ..meta() });
+        let fams = plan.families(&snapshot());
+        assert!(!fams.is_empty());
+        for s in fams.iter().flat_map(|f| &f.samples) {
+            assert_eq!(
+                s.labels[1],
+                ("job_id".to_string(), "train-42".to_string()),
+                "{:?}",
+                s.labels
+            );
+        }
+        let plain = Plan::new(&Selection::defaults(), &meta()).families(&snapshot());
+        assert!(
+            plain.iter().flat_map(|f| &f.samples).all(|s| s.labels.iter().all(|l| l.0 != "job_id"))
+        );
     }
 
     #[test]

@@ -156,6 +156,7 @@ mod tests {
             command: String::new(),
             start: Utc::now(),
             driver_version: None,
+            job: None,
         }
     }
 

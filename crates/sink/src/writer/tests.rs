@@ -28,6 +28,7 @@ fn state(dir: &Path, every: Duration) -> State {
         command: "test".into(),
         start: Utc::now(),
         driver_version: None,
+        job: None,
     };
     let target = Target::File(dir.join("t.csv"));
     let cfg = WriterConfig {
