@@ -1,19 +1,11 @@
 //! The report's interactive layer: the charts' bucketed series as JSON (per bucket the min, mean
-//! and max, the same envelopes the static SVG draws), the vendored uPlot library with the page's
-//! own script (assets/), and the Content-Security-Policy that lets exactly that script run and
-//! forbids every request. Without scripts the page keeps its static SVG charts.
+//! and max, the same envelopes the static SVG draws), which the page's script ([`crate::html::assets`])
+//! draws. Without scripts the page keeps its static SVG charts.
 
 use serde_json::{Value, json};
 
-use base64::Engine;
-use sha2::{Digest, Sha256};
 use crate::html::svg::{Band, Chart, HeatRow, Joinable, Style, runs};
 use gpumon_analysis::series::{Envelope, Grid};
-
-const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
-/// uPlot's stylesheet, for the page's `<style>`.
-pub const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
-const REPORT_JS: &str = include_str!("../../assets/report.js");
 
 /// A value as the page stores it: two decimals, null when missing.
 fn num(v: Option<f64>) -> Value {
@@ -144,31 +136,9 @@ pub fn data(m: &Meta<'_>, charts: Vec<Value>, heat: Value, captions: Value) -> V
     })
 }
 
-/// The inline script: uPlot, then the page's own code. Neither contains `</script` or `<!--`
-/// (a unit test checks), so it goes into the page as it is.
-pub fn script() -> String {
-    format!("{UPLOT_JS}\n{REPORT_JS}")
-}
-
-/// The policy: nothing may be fetched, framed, posted or connected to; inline styles are allowed,
-/// and of scripts only the page's own inline script (by its hash).
-pub fn csp(script: &str) -> String {
-    format!(
-        "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{}'; img-src 'none'; connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'",
-        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(script.as_bytes()))
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn script_cannot_close_its_element() {
-        let s = script().to_ascii_lowercase();
-        assert!(!s.contains("</script") && !s.contains("<!--"));
-        assert!(s.contains("uplot") && s.contains("gpumon-series"));
-    }
 
     #[test]
     fn leading_and_trailing_nulls_are_left_out() {
@@ -190,13 +160,5 @@ mod tests {
         assert_eq!(num(Some(12.3456)), json!(12.35));
         assert_eq!(num(Some(f64::NAN)), Value::Null);
         assert_eq!(num(None), Value::Null);
-    }
-
-    #[test]
-    fn policy_names_the_scripts_hash() {
-        let p = csp("alert(1)");
-        assert!(p.starts_with("default-src 'none';") && p.contains("connect-src 'none'"));
-        // echo -n 'alert(1)' | openssl dgst -sha256 -binary | base64
-        assert!(p.contains("'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"), "{p}");
     }
 }

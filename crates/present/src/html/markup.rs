@@ -1,6 +1,6 @@
 //! The page: one self-contained HTML document (inline CSS, inline SVG, no web fonts, no external
 //! resource), readable at 1280 px and printed to PDF (print CSS: landscape pages, two charts a row,
-//! no breaks inside a chart). One inline script (uPlot and the page's own, [`crate::html::live`])
+//! no breaks inside a chart). One inline script (uPlot and the page's own, [`crate::html::assets`])
 //! replaces the static charts with interactive ones on screen; without scripts, and in print, the
 //! static SVG stays. A Content-Security-Policy forbids every request. Every string that comes from
 //! the data goes through [`esc`]; JSON through [`json_block`].
@@ -120,13 +120,13 @@ pub fn page(
     summary: &serde_json::Value,
     series: &serde_json::Value,
 ) -> String {
-    let script = crate::html::live::script();
+    let script = crate::html::assets::script();
     let mut s = String::with_capacity(body.len() + script.len() + 64 * 1024);
     s.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     let _ = write!(
         s,
         "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">",
-        crate::html::live::csp(&script)
+        crate::html::assets::csp(&script)
     );
     s.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
     let _ = write!(s, "<meta name=\"generator\" content=\"gpumon {}\">", env!("CARGO_PKG_VERSION"));
@@ -134,7 +134,7 @@ pub fn page(
         s,
         "<title>{}</title><style>{CSS}{LIVE_CSS}{}</style></head><body>",
         esc(title),
-        crate::html::live::UPLOT_CSS
+        crate::html::assets::UPLOT_CSS
     );
     s.push_str(body);
     // The summary as data for scripts (`document.getElementById("gpumon-summary")`); never executed.
