@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::html::axis::{group, time_ticks};
 use crate::html::live;
-use crate::html::markup::esc;
+use crate::html::escape::esc;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;

@@ -3,6 +3,7 @@
 
 pub mod axis;
 pub mod body;
+pub mod escape;
 pub mod live;
 pub mod markup;
 pub mod phases;
