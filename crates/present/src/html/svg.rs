@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use crate::html::axis::{ValueAxis, label, value_axis};
-use crate::html::markup::esc;
+use crate::html::escape::esc;
 use gpumon_analysis::series::{Envelope, Grid};
 
 /// Which buckets may be joined by a line: a series' rows and first/last sample per bucket, and the
