@@ -4,21 +4,21 @@
 //! values or their changes (`energy_per_hour.delta_pct > 10`) exit 3 when one holds.
 //!
 //! Each run is summarised by the summarize pipeline on its own ([`summarize`]); a phase is picked from
-//! that run's per-phase summaries.
+//! that run's per-phase summaries. The report, in each format, is present's (`compare`,
+//! `compare_json`: the `gpumon.compare/1` document).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::cli::{CompareArgs, CompareFormatArg};
 use crate::cmd::summarize::report_checks;
-use gpumon_analysis::compare::{self, Comparison};
+use gpumon_analysis::compare;
 use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::window::WindowSpec;
 use gpumon_analysis::{CheckResult, Summary};
-use gpumon_present::{compare as show, dur, ts};
+use gpumon_present::compare::{self as show, CompareFormat};
 use gpumon_read::scan::ReadOptions;
 use gpumon_summary::{PhaseMode, SummarizeConfig, parse_comparison_checks, summarize};
 use gpumon_util::error::UsageError;
@@ -118,88 +118,6 @@ fn summary_of(run: &RunSpec, cfg: &CompareConfig) -> Result<Summary> {
     })
 }
 
-/// What was compared: one line per run with its span and GPUs.
-fn runs_text(cols: &[(String, &Summary)]) -> String {
-    let mut out = format!("gpumon compare: {} runs\n", cols.len());
-    let w = cols.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
-    for (label, s) in cols {
-        let span = match (s.start, s.end) {
-            (Some(a), Some(b)) => {
-                format!("{} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6))
-            }
-            _ => "-".into(),
-        };
-        out.push_str(&format!(
-            "  {label:w$}  {span}, {} host(s), {} GPU(s)\n",
-            s.hosts.len(),
-            s.gpu_count()
-        ));
-        for l in gpumon_schema::run::recordings_note(&s.inputs) {
-            out.push_str(&format!("  {:w$}    {l}\n", ""));
-        }
-        for j in gpumon_present::job_lines(s) {
-            out.push_str(&format!("  {:w$}  {j}\n", ""));
-        }
-    }
-    out.push('\n');
-    out
-}
-
-fn render(
-    cfg: &CompareConfig,
-    cols: &[(String, &Summary)],
-    c: &Comparison,
-    results: &[CheckResult],
-) -> String {
-    let th = &cfg.thresholds;
-    match cfg.format {
-        CompareFormatArg::Table => {
-            runs_text(cols) + &show::table(c, th) + &show::findings_table(cols)
-        }
-        CompareFormatArg::Markdown => {
-            let notes: String = cols
-                .iter()
-                .flat_map(|(label, s)| {
-                    gpumon_schema::run::recordings_note(&s.inputs)
-                        .into_iter()
-                        .map(move |l| format!("> {label}: {l}\n"))
-                })
-                .collect();
-            format!(
-                "# gpumon compare\n\n{}{}{}",
-                if notes.is_empty() { notes } else { notes + "\n" },
-                show::markdown(c, th),
-                show::findings_markdown(cols)
-            )
-        }
-        CompareFormatArg::Json => {
-            let mut v = show::json(c, th);
-            if let Some(o) = v.as_object_mut() {
-                o.insert("schema".into(), json!("gpumon.compare/1"));
-                o.insert("findings".into(), show::findings_json(cols));
-                // Runs whose inputs hold several recordings, with those recordings (see summarize's JSON).
-                let several: Vec<_> = cols
-                    .iter()
-                    .filter_map(|(label, s)| {
-                        let r = gpumon_schema::run::recordings_note(&s.inputs);
-                        (!r.is_empty()).then(|| json!({"run": label, "note": r}))
-                    })
-                    .collect();
-                o.insert("recordings".into(), json!(several));
-                o.insert("jobs".into(), show::jobs_json(cols));
-                let checks: Vec<_> = results
-                    .iter()
-                    .map(|r| json!({"check": r.check, "passed": r.failures.is_empty(), "failures": r.failures}))
-                    .collect();
-                o.insert("checks".into(), json!(checks));
-            }
-            let mut out = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into());
-            out.push('\n');
-            out
-        }
-    }
-}
-
 /// Run the command; exit 3 when a check failed.
 pub fn run(cfg: &CompareConfig) -> Result<i32> {
     // Bad checks are usage errors before anything is read.
@@ -213,12 +131,15 @@ pub fn run(cfg: &CompareConfig) -> Result<i32> {
         Some(&(_, base)) => checks.iter().map(|c| c.evaluate(base, &cols, cfg.baseline)).collect(),
         None => Vec::new(),
     };
-    let text = render(cfg, &cols, &c, &results);
+    let format = match cfg.format {
+        CompareFormatArg::Table => CompareFormat::Table,
+        CompareFormatArg::Markdown => CompareFormat::Markdown,
+        CompareFormatArg::Json => CompareFormat::Json,
+    };
+    let text = show::render(format, &cols, &c, &cfg.thresholds, &results);
     let mut out = std::io::stdout().lock();
     // Labels and names come from files: none of their control or bidirectional characters reach a terminal.
-    let text = if matches!(cfg.format, CompareFormatArg::Table)
-        || std::io::IsTerminal::is_terminal(&out)
-    {
+    let text = if format == CompareFormat::Table || std::io::IsTerminal::is_terminal(&out) {
         gpumon_util::text::for_terminal(&text).into_owned()
     } else {
         text

@@ -6,6 +6,7 @@
 
 pub mod compact;
 pub mod compare;
+pub mod compare_json;
 pub mod csv;
 pub mod html;
 pub mod json;

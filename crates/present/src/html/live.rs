@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
-use base64::Engine;
-use sha2::{Digest, Sha256};
 use crate::html::svg::{Band, Chart, HeatRow, Joinable, Style, runs};
+use base64::Engine;
 use gpumon_analysis::series::{Envelope, Grid};
+use sha2::{Digest, Sha256};
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
 /// uPlot's stylesheet, for the page's `<style>`.
