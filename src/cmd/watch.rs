@@ -1,6 +1,6 @@
 //! `gpumon watch PATH`: a live view of a recording from another shell or SSH session, read from the
 //! status file its recorder rewrites with the latest row (at most every 2 s) (`.PATH.status`, no second NVML poller). It
-//! redraws in place in the terminal's alternate screen every interval and quits on q or Ctrl-C;
+//! redraws in place in the terminal's alternate screen (`util::term`) every interval and quits on q or Ctrl-C;
 //! `--once` prints one frame. A recording nobody writes any more (no status file: the run ended; or
 //! one whose recorder is gone) is said to be so, and its last tick is shown. The findings so far come from summarising what the recording has
 //! written (its journal or CSV), on a thread of their own, at most every [`FINDINGS_EVERY`] or ten
@@ -8,15 +8,12 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use rustix::termios::{
-    InputModes, LocalModes, OptionalActions, SpecialCodeIndex, Termios, tcgetattr, tcsetattr,
-};
 
 use crate::cli::WatchArgs;
 use gpumon_analysis::findings::{Finding, Thresholds};
@@ -32,6 +29,7 @@ use gpumon_schema::live::{self, LiveStatus, NotRead, read_status};
 use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_util::error::{UsageError, exit};
 use gpumon_util::progress::Progress;
+use gpumon_util::term::{Screen, size};
 
 /// The findings so far, or why there are none.
 type FindingsOrError = Result<Vec<Finding>, String>;
@@ -144,16 +142,6 @@ fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String> {
     }
 }
 
-/// The terminal's columns and rows (80x24 when it cannot tell).
-fn size() -> (usize, usize) {
-    match rustix::termios::tcgetwinsize(std::io::stdout()) {
-        Ok(ws) if ws.ws_col > 0 && ws.ws_row > 0 => {
-            (usize::from(ws.ws_col), usize::from(ws.ws_row))
-        }
-        _ => (80, 24),
-    }
-}
-
 /// One frame for `--once`; exit 2 when there is nothing to show.
 fn once(cfg: &WatchConfig) -> Result<i32> {
     let path = cfg.path.display().to_string();
@@ -176,60 +164,6 @@ fn once(cfg: &WatchConfig) -> Result<i32> {
     }
     out.flush()?;
     Ok(exit::OK)
-}
-
-/// Raw mode on stdin and the alternate screen on stdout, put back as they were when dropped.
-struct Term {
-    saved: Termios,
-}
-
-impl Term {
-    fn enter() -> Result<Term> {
-        let Ok(mut t) = tcgetattr(std::io::stdin()) else {
-            return Err(UsageError(
-                "watch needs a terminal on stdin for its keys; use --once for one frame".into(),
-            )
-            .into());
-        };
-        let saved = t.clone();
-        t.local_modes
-            .remove(LocalModes::ICANON | LocalModes::ECHO | LocalModes::ISIG | LocalModes::IEXTEN);
-        t.input_modes.remove(InputModes::IXON | InputModes::ICRNL);
-        t.special_codes[SpecialCodeIndex::VMIN] = 0;
-        t.special_codes[SpecialCodeIndex::VTIME] = 0;
-        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &t);
-        print!("\x1b[?1049h\x1b[?25l");
-        std::io::stdout().flush().context("writing to the terminal")?;
-        Ok(Term { saved })
-    }
-
-    /// Wait up to `d` for a key; true when it asks to quit (q, Q, Ctrl-C, Ctrl-D).
-    fn quit_key(&self, d: Duration) -> bool {
-        use rustix::event::{PollFd, PollFlags, Timespec, poll};
-        let stdin = std::io::stdin();
-        let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
-        // poll(2) takes whole milliseconds.
-        let ms = d.as_millis().min(i32::MAX as u128) as i64;
-        let timeout = Timespec { tv_sec: ms / 1000, tv_nsec: ms % 1000 * 1_000_000 };
-        if !matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0) {
-            return false;
-        }
-        let mut buf = [0u8; 64];
-        match rustix::io::read(&stdin, &mut buf) {
-            // A closed stdin (0 bytes) would wake poll at once forever: quit then too.
-            Ok(0) => true,
-            Ok(n) => buf[..n].iter().any(|b| matches!(b, b'q' | b'Q' | 3 | 4)),
-            Err(_) => false,
-        }
-    }
-}
-
-impl Drop for Term {
-    fn drop(&mut self) {
-        print!("\x1b[?25h\x1b[?1049l");
-        let _ = std::io::stdout().flush();
-        let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &self.saved);
-    }
 }
 
 /// Look at the recorded data now and then on a thread of its own; the latest findings land in `slot`.
@@ -294,26 +228,19 @@ fn interactive(cfg: &WatchConfig) -> Result<i32> {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
     }
-    let term = Term::enter()?;
+    let Some(screen) = Screen::enter()? else {
+        return Err(UsageError(
+            "watch needs a terminal on stdin for its keys; use --once for one frame".into(),
+        )
+        .into());
+    };
     let slot = Arc::new(Mutex::new(None));
     findings_thread(cfg, slot.clone());
     let mut seen = Seen::default();
-    while !stop.load(Ordering::Relaxed) {
-        let (w, h) = size();
+    screen.show(&stop, |w, h| {
         let found = slot.lock().ok().and_then(|s| s.clone());
-        let (lines, every) = current(cfg, &mut seen, found.as_ref(), w, h);
-        let mut out = String::from("\x1b[H");
-        out.push_str(&lines.join("\x1b[K\r\n"));
-        out.push_str("\x1b[K\x1b[J");
-        let mut o = std::io::stdout().lock();
-        o.write_all(out.as_bytes())?;
-        o.flush()?;
-        drop(o);
-        if term.quit_key(every) {
-            break;
-        }
-    }
-    drop(term);
+        current(cfg, &mut seen, found.as_ref(), w, h)
+    })?;
     Ok(exit::OK)
 }
 
