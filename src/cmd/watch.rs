@@ -1,34 +1,30 @@
 //! `gpumon watch PATH`: a live view of a recording from another shell or SSH session, read from the
-//! status file its recorder rewrites with the latest row (at most every 2 s) (`.PATH.status`, no second NVML poller). It
-//! redraws in place in the terminal's alternate screen (`util::term`) every interval and quits on q or Ctrl-C;
-//! `--once` prints one frame. A recording nobody writes any more (no status file: the run ended; or
-//! one whose recorder is gone) is said to be so, and its last tick is shown. The findings so far come from summarising what the recording has
-//! written (its journal or CSV), on a thread of their own, at most every [`FINDINGS_EVERY`] or ten
-//! times as long as the last look took.
+//! status file its recorder rewrites with the latest row (at most every 2 s) (`.PATH.status`, no
+//! second NVML poller). It redraws in place in the terminal's alternate screen (`util::term`) every
+//! interval and quits on q or Ctrl-C; `--once` prints one frame. A recording nobody writes any more
+//! (no status file: the run ended; or one whose recorder is gone) is said to be so, and its last
+//! tick is shown. The findings so far come from summarising what the recording has written (its
+//! journal or CSV; `summary::watch`), on a thread of their own, at most every [`FINDINGS_EVERY`] or
+//! ten times as long as the last look took.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 use crate::cli::WatchArgs;
-use gpumon_analysis::findings::{Finding, Thresholds};
-use gpumon_analysis::last::LastTick;
-use gpumon_analysis::window::WindowSpec;
-use gpumon_present::rfc3339;
-use gpumon_present::watch::{Liveness, View, frame};
-use gpumon_read::inputs::discover;
-use gpumon_read::scan::{ReadOptions, scan};
-use gpumon_schema::catalog::{Field, Table};
+use gpumon_analysis::findings::Finding;
+use gpumon_present::watch::{Liveness, View, frame, waiting};
+use gpumon_read::scan::ReadOptions;
 use gpumon_schema::files::status_path;
-use gpumon_schema::live::{self, LiveStatus, NotRead, read_status};
-use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
+use gpumon_schema::live::{LiveStatus, NotRead, read_status};
+use gpumon_source::host::proc::hostname;
+use gpumon_summary::watch::{findings, last_tick};
 use gpumon_util::error::{UsageError, exit};
-use gpumon_util::progress::Progress;
 use gpumon_util::term::{Screen, size};
 
 /// The findings so far, or why there are none.
@@ -56,52 +52,6 @@ impl WatchArgs {
     }
 }
 
-/// The status document beside `path`; None while there is none.
-fn load(path: &Path) -> Option<LiveStatus> {
-    let bytes = read_status(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-/// Whether the recording is going on: its recorder alive (on this host) and writing lately.
-fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
-    let host = gpumon_source::host::proc::hostname();
-    if !st.recorder_alive(&host) {
-        return Liveness::Gone(format!("its recorder (pid {}) is gone: killed or crashed", st.pid));
-    }
-    let age = DateTime::parse_from_rfc3339(&st.updated).map_or(f64::INFINITY, |t| {
-        (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0
-    });
-    if age > (5.0 * st.interval_s).max(5.0) { Liveness::Stale(age) } else { Liveness::Recording }
-}
-
-/// The last tick of what is on disk, for a recording nobody writes (no status file).
-fn from_data(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
-    let found = discover(&[path.to_path_buf()]).ok()?;
-    let want: Vec<Field> = Field::all().filter(|f| Table::of([*f]) == Table::Metrics).collect();
-    let progress = Progress::new(0, false);
-    let visit = |st: &mut LastTick, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
-        st.visit(b, host);
-        Ok(())
-    };
-    let mut last = LastTick::default();
-    for input in &found.inputs {
-        let (parts, _) = scan(input, read, &want, &progress, &LastTick::default, &visit).ok()?;
-        for p in parts {
-            last.merge(p);
-        }
-    }
-    let first = last.rows.first()?;
-    Some(LiveStatus {
-        schema: live::SCHEMA.to_string(),
-        host: first.get("host").and_then(|h| h.as_str()).unwrap_or_default().to_string(),
-        output: path.display().to_string(),
-        phase: first.get("phase").and_then(|p| p.as_str()).map(str::to_string),
-        ts: Some(rfc3339(last.ts)),
-        rows: last.rows,
-        ..LiveStatus::default()
-    })
-}
-
 /// What a frame shows: the status document (or the data's last tick), whether it is recorded, and
 /// whether it was read from the data.
 struct Shown {
@@ -112,34 +62,14 @@ struct Shown {
 
 /// The live status, else the last tick of the data (`ended`: a status file was seen and is gone).
 fn shown(cfg: &WatchConfig, ended: bool, data: &mut Option<Option<LiveStatus>>) -> Option<Shown> {
-    if let Some(st) = load(&cfg.path) {
+    if let Some(st) = LiveStatus::load(&cfg.path) {
         *data = None;
-        let live = liveness(&st, Utc::now());
+        let live = Liveness::of(&st, &hostname(), Utc::now());
         return Some(Shown { st, live, from_file: false });
     }
-    let st = data.get_or_insert_with(|| from_data(&cfg.path, &cfg.read)).clone()?;
+    let st = data.get_or_insert_with(|| last_tick(&cfg.path, &cfg.read)).clone()?;
     let why = if ended { "the run ended" } else { "no recorder is writing it" };
     Some(Shown { st, live: Liveness::Gone(why.into()), from_file: true })
-}
-
-/// The findings of everything the recording has written so far, or why there is nothing to look at.
-fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String> {
-    let cfg = SummarizeConfig {
-        inputs: vec![path.to_path_buf()],
-        read: read.clone(),
-        window: WindowSpec::default(),
-        thresholds: Thresholds::default(),
-        checks: Vec::new(),
-        progress: false,
-        warnings: false,
-        phases: PhaseMode::Off,
-        phase_windows: Vec::new(),
-        baseline: None,
-    };
-    match summarize(&cfg) {
-        Ok(o) => Ok(o.summary.hosts.into_iter().flat_map(|h| h.findings).collect()),
-        Err(_) => Err("no rows written to the file yet; they come at each --flush".into()),
-    }
 }
 
 /// One frame for `--once`; exit 2 when there is nothing to show.
@@ -200,17 +130,8 @@ fn current(
 ) -> (Vec<String>, Duration) {
     let path = cfg.path.display().to_string();
     let Some(sh) = shown(cfg, seen.status, &mut seen.data) else {
-        let lines = vec![
-            format!("gpumon watch {path}"),
-            format!("waiting for the recording: no {} yet", status_path(&cfg.path).display()),
-            format!("(start it with gpumon record -o {path} ...)"),
-            String::new(),
-            "q or Ctrl-C quits".into(),
-        ];
-        return (
-            lines.into_iter().map(|l| l.chars().take(w).collect()).collect(),
-            Duration::from_millis(500),
-        );
+        let status = status_path(&cfg.path).display().to_string();
+        return (waiting(&path, &status, w), Duration::from_millis(500));
     };
     seen.status |= !sh.from_file;
     let now = Utc::now();

@@ -20,6 +20,27 @@ pub enum Liveness {
     Gone(String),
 }
 
+impl Liveness {
+    /// Whether the recording of `st` is going on: its recorder alive (seen from `host`) and writing
+    /// lately (at `now`).
+    pub fn of(st: &LiveStatus, host: &str, now: DateTime<Utc>) -> Liveness {
+        if !st.recorder_alive(host) {
+            return Liveness::Gone(format!(
+                "its recorder (pid {}) is gone: killed or crashed",
+                st.pid
+            ));
+        }
+        let age = DateTime::parse_from_rfc3339(&st.updated).map_or(f64::INFINITY, |t| {
+            (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0
+        });
+        if age > (5.0 * st.interval_s).max(5.0) {
+            Liveness::Stale(age)
+        } else {
+            Liveness::Recording
+        }
+    }
+}
+
 /// What a frame shows besides the status document.
 #[derive(Debug, Clone)]
 pub struct View<'a> {
@@ -286,6 +307,19 @@ fn finding_lines(v: &View<'_>, width: usize) -> Vec<String> {
             }))
             .collect(),
     }
+}
+
+/// The frame while there is nothing to show yet of the recording at `path` (no status file at
+/// `status`, no recorded rows), its lines cut to `width` characters.
+pub fn waiting(path: &str, status: &str, width: usize) -> Vec<String> {
+    let lines = vec![
+        format!("gpumon watch {path}"),
+        format!("waiting for the recording: no {status} yet"),
+        format!("(start it with gpumon record -o {path} ...)"),
+        String::new(),
+        "q or Ctrl-C quits".into(),
+    ];
+    lines.into_iter().map(|l| l.chars().take(width).collect()).collect()
 }
 
 /// One frame, at most `height` lines of at most `width` characters.

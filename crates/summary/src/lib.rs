@@ -16,6 +16,7 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod series;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::sync::Mutex;
