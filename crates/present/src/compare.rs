@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::compact::{Group, gpu_list, group};
+use crate::compact::{Group, gpu_list, groups_of};
 use crate::{count, dur, num, ts, wrap};
 use gpumon_analysis::compare::{Comparison, Measure, change};
 use gpumon_analysis::findings::Thresholds;
@@ -101,11 +101,6 @@ pub fn markdown(c: &Comparison, th: &Thresholds) -> String {
     o
 }
 
-/// The findings of a run or phase, each rule once with its GPUs.
-pub(crate) fn groups(s: &Summary) -> Vec<Group<'_>> {
-    s.hosts.iter().flat_map(|h| group(&h.findings)).collect()
-}
-
 /// `[warning] oom_risk (node1 GPUs 0-3)`.
 fn short(g: &Group<'_>, hosts: usize) -> String {
     let host = if hosts > 1 { format!("{} ", g.host) } else { String::new() };
@@ -118,7 +113,7 @@ fn short(g: &Group<'_>, hosts: usize) -> String {
 pub fn findings_table(cols: &[(String, &Summary)]) -> String {
     let mut out = String::from("\nFindings (details: gpumon summarize RUN):\n");
     for (label, s) in cols {
-        let list: Vec<String> = groups(s).iter().map(|g| short(g, s.hosts.len())).collect();
+        let list: Vec<String> = groups_of(s).iter().map(|g| short(g, s.hosts.len())).collect();
         let text = if list.is_empty() { "none".to_string() } else { list.join("; ") };
         out.push_str(&wrap(&format!("  {label}: {text}"), 80, 4));
         out.push('\n');
@@ -131,7 +126,7 @@ pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
     use crate::markdown::esc;
     let mut o = String::from("## Findings\n\n");
     for (label, s) in cols {
-        let list: Vec<String> = groups(s).iter().map(|g| short(g, s.hosts.len())).collect();
+        let list: Vec<String> = groups_of(s).iter().map(|g| short(g, s.hosts.len())).collect();
         let text = if list.is_empty() { "none".to_string() } else { list.join("; ") };
         let _ = writeln!(o, "- `{}`: {}", esc(label), esc(&text));
     }

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::compare::groups;
+use crate::compact::groups_of;
 use crate::rfc3339;
 use gpumon_analysis::compare::Comparison;
 use gpumon_analysis::findings::Thresholds;
@@ -89,7 +89,7 @@ pub fn comparison(c: &Comparison, th: &Thresholds) -> Value {
 pub fn findings_json(cols: &[(String, &Summary)]) -> Value {
     let mut m = Map::new();
     for (label, s) in cols {
-        let list: Vec<Value> = groups(s)
+        let list: Vec<Value> = groups_of(s)
             .iter()
             .map(|g| {
                 json!({"rule": g.rule, "severity": g.severity.label(), "host": g.host, "gpus": g.gpus,

@@ -454,4 +454,34 @@ mod tests {
         let gone = frame(&st, &view(Liveness::Gone("the run ended".into())), 80, 24);
         assert_eq!(gone[1], "NOT BEING RECORDED: the run ended; last frame from 10:02:00 UTC");
     }
+
+    #[test]
+    fn liveness_from_the_recorder_and_the_age_of_the_document() {
+        let now = DateTime::parse_from_rfc3339("2026-01-05T10:01:00Z").unwrap().to_utc();
+        let mut st = LiveStatus {
+            host: "here".into(),
+            pid: std::process::id(),
+            interval_s: 1.0,
+            updated: "2026-01-05T10:00:58Z".into(),
+            ..LiveStatus::default()
+        };
+        assert_eq!(Liveness::of(&st, "here", now), Liveness::Recording);
+        st.updated = "2026-01-05T10:00:00Z".into();
+        assert_eq!(Liveness::of(&st, "here", now), Liveness::Stale(60.0));
+        st.interval_s = 30.0;
+        assert_eq!(Liveness::of(&st, "here", now), Liveness::Recording, "5 intervals allowed");
+        st.pid = u32::MAX;
+        assert!(
+            matches!(Liveness::of(&st, "here", now), Liveness::Gone(why) if why.contains("gone"))
+        );
+        assert_eq!(Liveness::of(&st, "elsewhere", now), Liveness::Recording, "no pid to check");
+    }
+
+    #[test]
+    fn the_waiting_frame_is_cut_to_the_width() {
+        let lines = waiting("runs/a-long-name.parquet", "runs/.a-long-name.parquet.status", 30);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0], "gpumon watch runs/a-long-name.");
+        assert!(lines.iter().all(|l| l.chars().count() <= 30));
+    }
 }
