@@ -15,6 +15,7 @@
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod runs;
 pub mod series;
 pub mod watch;
 
