@@ -1,6 +1,9 @@
 //! What `gpumon doctor` concludes from the probes: the state of NVML, each GPU, the visible-device
 //! variables and the container, with each problem's usual fix and the notes worth reading. The
-//! probing lives in `probe.rs`; the CLI renders a [`Diagnosis`] as text or JSON.
+//! probing lives in `probe.rs`; [`text`] renders a [`Diagnosis`] as the text report (its JSON is
+//! its serde form).
+
+pub mod text;
 
 use std::path::Path;
 
