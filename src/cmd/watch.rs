@@ -24,7 +24,8 @@ use gpumon_analysis::last::LastTick;
 use gpumon_analysis::window::WindowSpec;
 use gpumon_present::rfc3339;
 use gpumon_present::watch::{Liveness, View, frame};
-use gpumon_read::inputs::discover;
+use gpumon_read::discover::discover;
+use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, scan};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::files::status_path;
@@ -78,7 +79,7 @@ fn liveness(st: &LiveStatus, now: DateTime<Utc>) -> Liveness {
 
 /// The last tick of what is on disk, for a recording nobody writes (no status file).
 fn from_data(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
-    let found = discover(&[path.to_path_buf()]).ok()?;
+    let found = in_time_order(discover(&[path.to_path_buf()]).ok()?);
     let want: Vec<Field> = Field::all().filter(|f| Table::of([*f]) == Table::Metrics).collect();
     let progress = Progress::new(0, false);
     let visit = |st: &mut LastTick, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {

@@ -6,8 +6,9 @@
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod discover;
 pub mod gpumon;
-pub mod inputs;
+pub mod input;
 pub mod order;
 pub mod pqbounds;
 pub mod recordings;

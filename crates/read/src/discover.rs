@@ -23,113 +23,19 @@
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
-
-use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::order::time_order;
+use crate::gpumon::csv::{header_name, parse_ts};
+use crate::input::{FileId, Input, Kind, file_id};
 use crate::smilog::looks_like_nvsmi;
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
 use gpumon_util::error::UsageError;
 use gpumon_util::text::show;
-
-/// What a file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Parquet,
-    /// Arrow IPC stream: the journal of a Parquet piece a crash left open.
-    Journal,
-    GpumonCsv,
-    Nvsmi,
-}
-
-impl Kind {
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Parquet => "parquet",
-            Kind::Journal => "journal",
-            Kind::GpumonCsv => "gpumon-csv",
-            Kind::Nvsmi => "nvidia-smi",
-        }
-    }
-}
-
-/// Device and inode: what makes two names the same file.
-pub type FileId = (u64, u64);
-
-/// The device and inode of `path` (symbolic links followed).
-pub fn file_id(path: &Path) -> Option<FileId> {
-    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// One file to read.
-#[derive(Debug, Clone)]
-pub struct Input {
-    /// The file as named: what messages and reports show.
-    pub path: PathBuf,
-    pub kind: Kind,
-    /// A copy of a pipe's bytes (FIFO, `<(...)`, stdin), read once at discovery; None: read `path`.
-    spool: Option<Arc<tempfile::TempPath>>,
-    /// Device and inode of the file named.
-    pub id: Option<FileId>,
-    /// A Parquet input's footer once decoded (ordering, probing and reading all need it: decoded
-    /// once per input, not once per use), dropped once the input is read.
-    pub(crate) footer: Arc<Mutex<Option<ArrowReaderMetadata>>>,
-    /// The recording it belongs to, read from its footer and numbered among the inputs by
-    /// [`crate::recordings::number_recordings`]; None until then (or without a gpumon footer).
-    pub recording: Option<gpumon_schema::run::RecordingOf>,
-}
-
-impl Input {
-    /// A regular file of a known kind.
-    pub fn file(path: &Path, kind: Kind) -> Input {
-        Input {
-            path: path.to_path_buf(),
-            kind,
-            spool: None,
-            id: file_id(path),
-            footer: Arc::default(),
-            recording: None,
-        }
-    }
-
-    /// The footer decoded earlier, if any.
-    pub(crate) fn footer(&self) -> Option<ArrowReaderMetadata> {
-        self.footer.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// Keep `meta` as this input's footer (`None`: forget it, the input has been read).
-    pub(crate) fn keep_footer(&self, meta: Option<ArrowReaderMetadata>) {
-        *self.footer.lock().unwrap_or_else(PoisonError::into_inner) = meta;
-    }
-
-    /// Where the bytes are read from (the copy, for a pipe).
-    pub fn data(&self) -> &Path {
-        self.spool.as_deref().map_or(&self.path, |t| t)
-    }
-
-    /// Open the bytes for reading; the error names the input.
-    pub fn open(&self) -> Result<File> {
-        File::open(self.data())
-            .map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
-    }
-
-    /// Size in bytes (0 when unknown).
-    pub fn size(&self) -> u64 {
-        fs::metadata(self.data()).map_or(0, |m| m.len())
-    }
-}
-
-impl PartialEq for Input {
-    fn eq(&self, o: &Input) -> bool {
-        self.path == o.path && self.kind == o.kind
-    }
-}
 
 /// What discovery found.
 #[derive(Debug, Default, Clone)]
@@ -168,11 +74,8 @@ struct Discovery {
     d: Discovered,
     seen: HashSet<FileId>,
     stdin_taken: bool,
-    /// Per input, the group it came in: the pieces of one set (or one pipe, one file of a
-    /// directory) are one group, kept together and in their order when the inputs are put in
-    /// time order ([`time_order`]).
-    group: Vec<usize>,
-    /// The group of the inputs now being added.
+    /// The group of the inputs now being added ([`Input`]'s `group`: the pieces of one set, or one
+    /// pipe, one file of a directory).
     current: usize,
 }
 
@@ -183,10 +86,10 @@ impl Discovery {
     }
 }
 
-/// Expand the command-line paths into the files to read, without duplicates, in time order: separate
-/// inputs by their time spans where these do not overlap ([`time_order`]; else, for ties and for
-/// inputs without timestamps, the order given), the pieces of one set together in their own order. `-` is standard input; a pipe or FIFO
-/// (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
+/// Expand the command-line paths into the files to read, without duplicates, in the order found (the
+/// order given; a set's pieces, a directory's files and a glob's matches in their own order), each
+/// with the group it came in: [`crate::order::in_time_order`] puts them in time order. `-` is
+/// standard input; a pipe or FIFO (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
     discover_with(args, false)
 }
@@ -201,7 +104,6 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         d: Discovered::default(),
         seen: HashSet::new(),
         stdin_taken: false,
-        group: Vec::new(),
         current: 0,
     };
     for arg in args {
@@ -236,8 +138,6 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
         return Err(UsageError(format!("{}: no input files", named.join(", "))).into());
     }
-    let inputs = std::mem::take(&mut f.d.inputs);
-    f.d.inputs = time_order(inputs, &f.group);
     Ok(f.d)
 }
 
@@ -246,15 +146,7 @@ fn push(f: &mut Discovery, path: &Path, kind: Kind, spool: Option<Arc<tempfile::
     if id.is_some_and(|id| !f.seen.insert(id)) {
         return;
     }
-    f.d.inputs.push(Input {
-        path: path.to_path_buf(),
-        kind,
-        spool,
-        id,
-        footer: Arc::default(),
-        recording: None,
-    });
-    f.group.push(f.current);
+    f.d.inputs.push(Input::found(path, kind, spool, id, f.current));
 }
 
 /// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy: a pipe can be
@@ -563,7 +455,7 @@ fn rows_are_gpumon_csv(head: &[u8]) -> bool {
         })
     });
     let cell = row.split(',').nth(ts).unwrap_or("").trim().trim_matches('"');
-    !units && (crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
+    !units && (parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
 }
 
 /// A header with names gpumon does not know (`timestamp,gpu_index,temperature_C,power_W`; a
@@ -579,15 +471,6 @@ fn has_unknown_names(head: &[u8]) -> bool {
             && Field::lookup(n).is_none()
             && gpumon_schema::progress::column_key(n).is_none()
     })
-}
-
-/// `name [unit]` → `name`.
-pub fn header_name(cell: &str) -> &str {
-    let cell = cell.trim().trim_matches('"');
-    match cell.strip_suffix(']').and_then(|b| b.rsplit_once('[')) {
-        Some((name, _)) => name.trim(),
-        None => cell,
-    }
 }
 
 #[cfg(test)]
