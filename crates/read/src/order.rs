@@ -263,6 +263,17 @@ mod tests {
         assert_eq!(names(&out), ["late2.csv", "c.csv"], "c's first rows reach past late2's");
     }
 
+    #[test]
+    fn discovery_keeps_the_order_named_and_the_pipeline_puts_it_in_time_order() {
+        let d = tempfile::tempdir().unwrap();
+        let late = csv(d.path(), "late.csv", "2026-01-03T00:00:00Z").path;
+        let early = csv(d.path(), "early.csv", "2026-01-01T00:00:00Z").path;
+        let found = crate::discover::discover(&[late, early]).unwrap();
+        assert_eq!(names(&found.inputs), ["late.csv", "early.csv"]);
+        let ordered = in_time_order(found);
+        assert_eq!(names(&ordered.inputs), ["early.csv", "late.csv"]);
+    }
+
     fn late_again(dir: &std::path::Path) -> Input {
         csv(dir, "late2.csv", "2026-01-05T00:00:00Z")
     }
