@@ -1,12 +1,13 @@
 //! Readers for gpumon's own files as streams of Arrow batches, one module per format: Parquet
 //! (projected, row groups read in parallel), the Arrow IPC journal a crash leaves beside an open
-//! Parquet piece (read up to a torn tail, never modified), and gpumon CSV (a cut last line is skipped
-//! with a warning). This module holds what they share: an Arrow schema's catalogue columns and the
-//! error naming a file.
+//! Parquet piece (read up to a torn tail, never modified), and gpumon CSV (a cut last line is
+//! skipped with a warning). This module holds what they share: an Arrow schema's catalogue columns
+//! and the error naming a file.
 //!
-//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer, float or decimal
-//! Arrow type is accepted for numeric fields (decimals and half floats read as `Float64`, see
-//! [`crate::values::check`]) and a timestamp in any unit, so Parquet written by other tools reads too.
+//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer, float or
+//! decimal Arrow type is accepted for numeric fields (decimals and half floats read as `Float64`,
+//! see [`crate::values::check`]) and a timestamp in any unit, so Parquet written by other tools
+//! reads too.
 
 pub mod csv;
 pub mod journal;

@@ -1,5 +1,5 @@
-//! gpumon's Parquet files (and other tools' Parquet): the footer checked and decoded once per input,
-//! catalogue columns projected, row groups split into parts read in parallel.
+//! gpumon's Parquet files (and other tools' Parquet): the footer checked and decoded once per
+//! input, catalogue columns projected, row groups split into parts read in parallel.
 
 use std::sync::Arc;
 
@@ -80,8 +80,8 @@ pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMet
 /// The reader of `meta` with its string columns read as dictionaries (what a writer's dictionary
 /// pages already are): identity and host columns repeat a few values on every row, and copying each
 /// row's text out of the dictionary was a tenth of the time of summarizing a fleet of small files.
-/// Every reader of columns takes text through [`cols`], which reads both kinds alike. Where the
-/// crate refuses the hint, `meta` is kept.
+/// Every reader of columns takes text through [`cols`](gpumon_schema::cols), which reads both kinds
+/// alike. Where the crate refuses the hint, `meta` is kept.
 fn strings_as_dictionaries(meta: ArrowReaderMetadata) -> ArrowReaderMetadata {
     use arrow_schema::{DataType, Field as ArrowField, Schema};
     let schema = meta.schema();
