@@ -4,7 +4,8 @@
 //!
 //! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
 //! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
-//! events, told apart by their columns), a relative window is resolved, every input is collected.
+//! events, told apart by their columns) and put in time order, a relative window is resolved, every
+//! input is collected.
 //!
 //! With `--by phase` (or `--phase` windows, or in the report when the inputs carry marks) the same
 //! pass feeds one collector per phase ([`PhaseCollector`]), and the whole run's collector is joined
