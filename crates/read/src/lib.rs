@@ -14,5 +14,6 @@ pub mod pqbounds;
 pub mod recordings;
 pub mod scan;
 pub mod smilog;
+pub mod sniff;
 pub mod thrift;
 pub mod values;
