@@ -8,7 +8,8 @@ use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
 use crate::host::cgroup::{CgroupSource, CgroupVersion};
-use crate::nvml::gpu::{self, GpuInfo, GpuSelector};
+use crate::nvml::device::{self, GpuInfo};
+use crate::nvml::gpu::GpuSelector;
 use crate::nvml::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use gpumon_schema::catalog::Field;
@@ -360,7 +361,7 @@ fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) 
         Visible::None => Vec::new(),
         Visible::Only(sel) => infos
             .iter()
-            .filter(|g| sel.iter().any(|s| gpu::selects(s, g)))
+            .filter(|g| sel.iter().any(|s| device::selects(s, g)))
             .map(|g| g.index)
             .collect(),
     };
@@ -448,7 +449,7 @@ fn cuda_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
         Visible::Only(sel) => {
             let mut picked = Vec::new();
             for s in &sel {
-                let Some(g) = gpus.iter().find(|g| gpu::selects(s, g)) else { break };
+                let Some(g) = gpus.iter().find(|g| device::selects(s, g)) else { break };
                 picked.push(g.index);
             }
             let text = if picked.is_empty() {
@@ -484,7 +485,7 @@ fn runtime_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
         Visible::Only(sel) => {
             let picked: Vec<u32> = gpus
                 .iter()
-                .filter(|g| sel.iter().any(|s| gpu::selects(s, g)))
+                .filter(|g| sel.iter().any(|s| device::selects(s, g)))
                 .map(|g| g.index)
                 .collect();
             (format!("{} mounted", Visible::Only(sel).describe()), picked)

@@ -4,6 +4,7 @@
 pub mod assets;
 pub mod axis;
 pub mod body;
+pub mod escape;
 pub mod job;
 pub mod live;
 pub mod markup;
