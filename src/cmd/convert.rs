@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 
 use crate::cli::ConvertArgs;
-use gpumon_read::inputs::{Input, discover};
+use gpumon_read::discover::discover;
+use gpumon_read::input::Input;
+use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::catalog::{Field, Source, Table};
@@ -55,7 +57,7 @@ fn selection(fields: &[Field]) -> Selection {
 
 /// Feed the rows of one input to the writer; rows without a timestamp are counted and warned about.
 fn convert_input(
-    input: &gpumon_read::inputs::Input,
+    input: &gpumon_read::input::Input,
     read: &ReadOptions,
     want: &[Field],
     progress: &Progress,
@@ -138,7 +140,7 @@ fn skip_companions(inputs: &mut Vec<Input>, read: &ReadOptions) {
 /// Run the command; returns the exit code.
 pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let format = output_format(cfg)?;
-    let mut found = discover(&cfg.inputs)?;
+    let mut found = in_time_order(discover(&cfg.inputs)?);
     crate::cmd::report::check_output(&cfg.output, &found)?;
     skip_companions(&mut found.inputs, &cfg.read);
     // Several recordings of one host are kept apart (their phases relabelled) and said.

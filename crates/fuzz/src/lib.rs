@@ -20,7 +20,8 @@ use chrono::{DateTime, Utc};
 use gpumon_analysis::collect::{CollectConfig, Collector};
 use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::series::{BUCKETS, Grid, Series};
-use gpumon_read::inputs::discover;
+use gpumon_read::discover::discover;
+use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, probe_fields, scan};
 use gpumon_schema::catalog::{CATALOG, Field, Ty};
 use gpumon_schema::files::{Format, journal_path};
@@ -220,7 +221,7 @@ pub fn mutate(data: &[u8], text: bool, r: &mut Rng) -> Vec<u8> {
 
 /// Read `path` the way every command does; errors are returned as text.
 pub fn read_all(path: &Path) -> Result<()> {
-    let found = discover(&[path.to_path_buf()])?;
+    let found = in_time_order(discover(&[path.to_path_buf()])?);
     let opts = ReadOptions { threads: 1, ..Default::default() };
     let want = gpumon_analysis::collect::wanted_fields();
     let progress = Progress::new(0, false);

@@ -6,12 +6,14 @@
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod discover;
 pub mod gpumon;
-pub mod inputs;
+pub mod input;
 pub mod order;
 pub mod pqbounds;
 pub mod recordings;
 pub mod scan;
 pub mod smilog;
+pub mod sniff;
 pub mod thrift;
 pub mod values;

@@ -10,8 +10,12 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::statistics::Statistics;
 
-use crate::gpumon::{self, parquet_meta, parse_ts, schema_fields};
-use crate::inputs::{Input, Kind, header_name};
+use crate::discover::Discovered;
+use crate::gpumon::csv::{header_name, parse_ts, read_csv};
+use crate::gpumon::journal::open_journal;
+use crate::gpumon::parquet::parquet_meta;
+use crate::gpumon::schema_fields;
+use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
 use gpumon_util::guard::contain;
@@ -19,6 +23,13 @@ use gpumon_util::progress::Progress;
 
 /// First and last instant (UTC µs).
 type Span = (i64, i64);
+
+/// `found`'s inputs in time order by the groups discovery found them in ([`time_order`]).
+pub fn in_time_order(mut found: Discovered) -> Discovered {
+    let group: Vec<usize> = found.inputs.iter().map(|i| i.group).collect();
+    found.inputs = time_order(std::mem::take(&mut found.inputs), &group);
+    found
+}
 
 /// Put `inputs` in time order by groups (`group[i]` is the group of `inputs[i]`: the pieces of one
 /// set stay together, in their order). Only when the order is plain: the groups' spans, sorted by
@@ -75,7 +86,7 @@ pub fn span_of(input: &Input) -> Option<Span> {
 /// A journal's span: every batch is looked at (a journal is the one piece a crash left open), one
 /// at a time.
 fn journal_span(input: &Input) -> Option<Span> {
-    let j = gpumon::open_journal(input).ok()?;
+    let j = open_journal(input).ok()?;
     let mut span: Option<Span> = None;
     let _ = j.read_batches(&mut |b| {
         if let Some(s) = bounds(b) {
@@ -91,9 +102,8 @@ fn journal_span(input: &Input) -> Option<Span> {
 fn csv_ends(input: &Input) -> Option<Span> {
     let mut first = None;
     let none = Progress::new(0, false);
-    let _ = gpumon::read_csv(input, false, &[Field::Timestamp], &none, &mut |b| {
-        stop_at_first(b, &mut first)
-    });
+    let _ =
+        read_csv(input, false, &[Field::Timestamp], &none, &mut |b| stop_at_first(b, &mut first));
     let first = first?;
     let mut header = csv::StringRecord::new();
     csv::ReaderBuilder::new()
@@ -251,6 +261,17 @@ mod tests {
         assert_eq!(names(&out), ["b.csv", "a.csv"]);
         let out = time_order(vec![late_again(d.path()), c], &[1, 2]);
         assert_eq!(names(&out), ["late2.csv", "c.csv"], "c's first rows reach past late2's");
+    }
+
+    #[test]
+    fn discovery_keeps_the_order_named_and_the_pipeline_puts_it_in_time_order() {
+        let d = tempfile::tempdir().unwrap();
+        let late = csv(d.path(), "late.csv", "2026-01-03T00:00:00Z").path;
+        let early = csv(d.path(), "early.csv", "2026-01-01T00:00:00Z").path;
+        let found = crate::discover::discover(&[late, early]).unwrap();
+        assert_eq!(names(&found.inputs), ["late.csv", "early.csv"]);
+        let ordered = in_time_order(found);
+        assert_eq!(names(&ordered.inputs), ["early.csv", "late.csv"]);
     }
 
     fn late_again(dir: &std::path::Path) -> Input {

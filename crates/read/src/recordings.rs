@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 
-use crate::gpumon::parquet_meta;
-use crate::inputs::{Input, Kind};
+use crate::gpumon::parquet::parquet_meta;
+use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols;
 use gpumon_schema::run::{JobId, RecordingOf};

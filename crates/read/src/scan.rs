@@ -12,7 +12,7 @@ use anyhow::Result;
 use arrow_array::{BooleanArray, RecordBatch};
 
 use crate::gpumon;
-use crate::inputs::{Input, Kind};
+use crate::input::{Input, Kind};
 use crate::smilog::{NvsmiOptions, read_nvsmi_file};
 use crate::values::{self, BadValues};
 use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
@@ -173,7 +173,7 @@ pub fn scan<S: Send>(
     let states = match input.kind {
         Kind::Parquet => {
             rep.recording = crate::recordings::recording(input);
-            let pf = gpumon::open_parquet(input, table)?;
+            let pf = gpumon::parquet::open_parquet(input, table)?;
             // Read now: the footer is not needed again.
             input.keep_footer(None);
             rep.default_host = default_host(path, opts, pf.hostname.as_deref());
@@ -234,14 +234,16 @@ fn scan_journal(
     visit: &mut dyn FnMut(&RecordBatch, &str) -> Result<()>,
 ) -> Result<()> {
     let path = &input.path;
-    let j = gpumon::open_journal(input)?;
+    let j = gpumon::journal::open_journal(input)?;
     let schema = j.schema();
     rep.default_host =
         default_host(path, opts, schema.metadata().get("gpumon.hostname").map(String::as_str));
     rep.ignored_columns = values::mistyped(&schema);
     let host = rep.default_host.clone();
     let (rows, fields) =
-        gpumon::read_journal(&j, path, table, &mut rep.warnings, &mut |b| visit(b, &host))?;
+        gpumon::journal::read_journal(&j, path, table, &mut rep.warnings, &mut |b| {
+            visit(b, &host)
+        })?;
     rep.rows = rows;
     rep.fields = fields;
     Ok(())
@@ -260,8 +262,9 @@ fn scan_csv(
 ) -> Result<BadValues> {
     rep.default_host = default_host(&input.path, opts, None);
     let host = rep.default_host.clone();
-    let c =
-        gpumon::read_csv(input, table != Table::Metrics, want, progress, &mut |b| visit(b, &host))?;
+    let c = gpumon::csv::read_csv(input, table != Table::Metrics, want, progress, &mut |b| {
+        visit(b, &host)
+    })?;
     rep.rows = c.rows;
     rep.fields = c.fields;
     rep.ignored_columns = c.ignored;
@@ -333,7 +336,7 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
     let path = &input.path;
     match input.kind {
         Kind::Parquet => {
-            let mut fields: Vec<Field> = gpumon::open_parquet(input, Table::Metrics)?
+            let mut fields: Vec<Field> = gpumon::parquet::open_parquet(input, Table::Metrics)?
                 .fields
                 .into_iter()
                 .map(|(_, f)| f)
@@ -345,7 +348,7 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             Ok(fields)
         }
         Kind::Journal => {
-            let j = gpumon::open_journal(input)?;
+            let j = gpumon::journal::open_journal(input)?;
             Ok(gpumon::schema_fields(&j.schema()).into_iter().map(|(_, f)| f).collect())
         }
         Kind::GpumonCsv => {
@@ -358,7 +361,7 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             let mut out: Vec<Field> = Vec::new();
             for cell in line.trim_end_matches('\r').split(',') {
                 if let Some(f) =
-                    Field::lookup(crate::inputs::header_name(cell.trim_start_matches('\u{feff}')))
+                    Field::lookup(gpumon::csv::header_name(cell.trim_start_matches('\u{feff}')))
                     && !out.contains(&f)
                 {
                     out.push(f);
@@ -381,7 +384,7 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
 fn table_of(input: &Input, opts: &ReadOptions) -> Table {
     let fields = match input.kind {
         Kind::Nvsmi => return Table::Metrics,
-        Kind::Parquet => gpumon::parquet_fields(input),
+        Kind::Parquet => gpumon::parquet::parquet_fields(input),
         Kind::Journal | Kind::GpumonCsv => probe_fields(input, opts),
     };
     fields.map_or(Table::Metrics, Table::of)

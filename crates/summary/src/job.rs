@@ -8,7 +8,8 @@ use anyhow::Result;
 
 use crate::{Inputs, Outcome, PhaseMode, SummarizeConfig, find_inputs, summarize_found};
 use gpumon_analysis::job::{JobView, NodeOf, build};
-use gpumon_read::inputs::{Discovered, Input};
+use gpumon_read::discover::Discovered;
+use gpumon_read::input::Input;
 use gpumon_read::recordings::{job_of, recording};
 use gpumon_util::error::UsageError;
 

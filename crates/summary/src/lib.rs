@@ -4,7 +4,8 @@
 //!
 //! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
 //! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
-//! events, told apart by their columns), a relative window is resolved, every input is collected.
+//! events, told apart by their columns) and put in time order, a relative window is resolved, every
+//! input is collected.
 //!
 //! With `--by phase` (or `--phase` windows, or in the report when the inputs carry marks) the same
 //! pass feeds one collector per phase ([`PhaseCollector`]), and the whole run's collector is joined
@@ -35,8 +36,10 @@ use gpumon_analysis::stat::Stat;
 use gpumon_analysis::usage::UsageCollector;
 use gpumon_analysis::window::{PhaseWindow, WindowSpec};
 use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
-use gpumon_read::gpumon::take_in_turn;
-use gpumon_read::inputs::{Discovered, Input, Kind, discover_recording};
+use gpumon_read::discover::{Discovered, discover_recording};
+use gpumon_read::gpumon::parquet::take_in_turn;
+use gpumon_read::input::{Input, Kind};
+use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
@@ -161,9 +164,10 @@ pub struct Inputs {
     pub events: Vec<Input>,
 }
 
-/// Discover the inputs with the companion files beside them and sort them by table.
+/// Discover the inputs with the companion files beside them, put them in time order and sort them
+/// by table.
 pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
-    let found = discover_recording(paths)?;
+    let found = in_time_order(discover_recording(paths)?);
     let mut t = by_table(found.inputs, read);
     // Several recordings of one host are numbered: said in every output, their phases kept apart.
     gpumon_read::recordings::number_recordings(&mut t.metrics);

@@ -5,7 +5,7 @@ use anyhow::Result;
 
 use gpumon_analysis::Summary;
 use gpumon_analysis::series::{BUCKETS, Collected, FINE, Grid, Series};
-use gpumon_read::inputs::Discovered;
+use gpumon_read::discover::Discovered;
 use gpumon_read::scan::scan;
 use gpumon_util::progress::Progress;
 

@@ -9,7 +9,8 @@ use crate::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_analysis::findings::{Finding, Thresholds};
 use gpumon_analysis::last::LastTick;
 use gpumon_analysis::window::WindowSpec;
-use gpumon_read::inputs::discover;
+use gpumon_read::discover::discover;
+use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, scan};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::live::{self, LiveStatus, rfc3339};
@@ -17,7 +18,7 @@ use gpumon_util::progress::Progress;
 
 /// The last tick of what is on disk, for a recording nobody writes (no status file).
 pub fn last_tick(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
-    let found = discover(&[path.to_path_buf()]).ok()?;
+    let found = in_time_order(discover(&[path.to_path_buf()]).ok()?);
     let want: Vec<Field> = Field::all().filter(|f| Table::of([*f]) == Table::Metrics).collect();
     let progress = Progress::new(0, false);
     let visit = |st: &mut LastTick, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {

@@ -568,7 +568,8 @@ fn writers_shapes_give_what_their_writers_meant() {
         // Every shape goes to this reader but those under a gpumon-like header whose times are
         // ISO 8601 / RFC 3339 without units in the cells, or unreadable: gpumon CSV's reader reads
         // (or names) those, its cells trimmed alike.
-        use crate::inputs::{Kind, sniff};
+        use crate::input::Kind;
+        use crate::sniff::sniff;
         let kind = sniff(&bytes(&s));
         let csv = ["RFC 3339", "ISO 8601", "no timestamp"].iter().any(|n| s.name.contains(n));
         let want = if csv { Kind::GpumonCsv } else { Kind::Nvsmi };

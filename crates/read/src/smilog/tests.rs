@@ -165,10 +165,10 @@ fn real_every_log_parses_with_the_readme_counts_and_is_sniffed() {
 fn gpumon_csv_and_text_are_not_sniffed() {
     // gpumon's own CSV is told apart by the sniff before the log test is asked.
     assert_eq!(
-        crate::inputs::sniff(
+        crate::sniff::sniff(
             b"timestamp,host,index,utilization.gpu [%]\n2025-01-01T00:00:00.000Z,h,0,5\n"
         ),
-        Ok(crate::inputs::Kind::GpumonCsv)
+        Ok(crate::input::Kind::GpumonCsv)
     );
     assert!(!looks_like_nvsmi(b"hello, world\nthis is, text\n"));
     assert!(!looks_like_nvsmi(b""));

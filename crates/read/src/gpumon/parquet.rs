@@ -1,19 +1,10 @@
-//! Readers for gpumon's own files as streams of Arrow batches: Parquet (projected, row groups read
-//! in parallel), the Arrow IPC journal a crash leaves beside an open Parquet piece (read up to a torn
-//! tail, never modified), and gpumon CSV (a cut last line is skipped with a warning).
-//!
-//! Columns are matched to the catalogue by name (or nvidia-smi alias); any integer, float or decimal
-//! Arrow type is accepted for numeric fields (decimals and half floats read as `Float64`, see
-//! [`crate::values::check`]) and a timestamp in any unit, so Parquet written by other tools reads too.
+//! gpumon's Parquet files (and other tools' Parquet): the footer checked and decoded once per
+//! input, catalogue columns projected, row groups split into parts read in parallel.
 
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
 use arrow_array::RecordBatch;
-use chrono::{DateTime, NaiveDateTime};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -22,14 +13,10 @@ use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::reader::Length;
 use parquet::file::statistics::Statistics;
 
-use crate::inputs::{Input, header_name};
+use super::{check_schema, schema_fields, usage};
+use crate::input::Input;
 use crate::pqbounds::{BoundedFile, check_chunks, check_footer};
-use crate::values::{BadValues, type_fits};
-use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
-use gpumon_schema::catalog::{Field, Source, Table, Ty};
-use gpumon_schema::cols;
-use gpumon_schema::journal::{Journal, Unreadable};
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::run::JobInfo;
 use gpumon_util::error::UsageError;
 use gpumon_util::guard::contain;
@@ -39,60 +26,6 @@ use gpumon_util::text::show;
 /// Rows per batch decoded from Parquet: a batch's columns stay in the CPU's caches through the
 /// collector's passes over them (64 Ki rows was 5% slower and 12 MiB larger on 20 M rows).
 const PARQUET_BATCH: usize = 32 * 1024;
-
-fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
-    UsageError(format!("{}: {what}: {e}", show(path))).into()
-}
-
-/// Columns of a schema that name catalogue fields in a type that can hold them: (column index,
-/// field), first column per field. Other types are listed by [`crate::values::mistyped`].
-pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
-    let mut out: Vec<(usize, Field)> = Vec::new();
-    for (i, f) in schema.fields().iter().enumerate() {
-        if let Some(field) = Field::lookup(f.name())
-            && (type_fits(field.def().ty, f.data_type()) || field == Field::Timestamp)
-            && !out.iter().any(|(_, g)| *g == field)
-        {
-            out.push((i, field));
-        }
-    }
-    out
-}
-
-/// Why a schema cannot be read as `table`, if it cannot.
-pub fn check_schema(
-    schema: &arrow_schema::Schema,
-    table: Table,
-) -> std::result::Result<(), String> {
-    let fields = schema_fields(schema);
-    let Some(&(ts, _)) = fields.iter().find(|(_, f)| *f == Field::Timestamp) else {
-        return Err("no timestamp column".into());
-    };
-    if !cols::is_timestamp(schema.field(ts).data_type()) {
-        return Err(format!(
-            "the timestamp column is {}, not a timestamp",
-            schema.field(ts).data_type()
-        ));
-    }
-    let found = Table::of(fields.iter().map(|(_, f)| *f));
-    if found != table {
-        return Err(format!("{}, not {}", found.describe(), table.describe()));
-    }
-    if table == Table::Metrics
-        && !fields
-            .iter()
-            .any(|(_, f)| matches!(f.def().source, Source::Gpu | Source::Host | Source::Derived))
-        && !fields
-            .iter()
-            .any(|(_, f)| f.name().starts_with("job.") || f.name().starts_with("cgroup."))
-    {
-        return Err("no gpumon metrics columns".into());
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Parquet
 
 /// An opened Parquet file: its footer and the catalogue columns it has.
 pub struct ParquetFile {
@@ -147,8 +80,8 @@ pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMet
 /// The reader of `meta` with its string columns read as dictionaries (what a writer's dictionary
 /// pages already are): identity and host columns repeat a few values on every row, and copying each
 /// row's text out of the dictionary was a tenth of the time of summarizing a fleet of small files.
-/// Every reader of columns takes text through [`cols`], which reads both kinds alike. Where the
-/// crate refuses the hint, `meta` is kept.
+/// Every reader of columns takes text through [`cols`](gpumon_schema::cols), which reads both kinds
+/// alike. Where the crate refuses the hint, `meta` is kept.
 fn strings_as_dictionaries(meta: ArrowReaderMetadata) -> ArrowReaderMetadata {
     use arrow_schema::{DataType, Field as ArrowField, Schema};
     let schema = meta.schema();
@@ -430,417 +363,12 @@ fn partition(groups: &[(usize, u64)], n: usize) -> Vec<Vec<usize>> {
     parts
 }
 
-// ---------------------------------------------------------------------------------------------
-// Journal (Arrow IPC stream)
-
-/// Open a journal; a journal that cannot be read at all is a [`UsageError`] naming it.
-pub fn open_journal(input: &Input) -> Result<Journal> {
-    Journal::open(input.open()?).map_err(|e| match e {
-        Unreadable::Io(e) => usage(&input.path, "cannot read", e),
-        e => usage(&input.path, "not a readable Arrow IPC journal", e),
-    })
-}
-
-/// Stream the batches of a journal of `table` message by message: a torn last batch (a crash
-/// mid-write) and damaged messages are skipped with a warning, and every valid batch before and
-/// after them is read. Returns the rows read and the fields of its schema.
-pub fn read_journal(
-    journal: &Journal,
-    name: &Path,
-    table: Table,
-    warnings: &mut Vec<String>,
-    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<(u64, Vec<Field>)> {
-    let schema = journal.schema();
-    check_schema(&schema, table).map_err(|e| UsageError(format!("{}: {e}", show(name))))?;
-    let fields = schema_fields(&schema).into_iter().map(|(_, f)| f).collect();
-    let r = journal.read_batches(on_batch)?;
-    if let Some(d) = r.damage_summary() {
-        warnings.push(format!("journal: {d}"));
-    }
-    if r.torn_tail > 0 {
-        warnings.push(format!(
-            "journal ends in a torn batch after {} rows ({} bytes; a crash mid-write)",
-            r.rows, r.torn_tail
-        ));
-    }
-    Ok((r.rows, fields))
-}
-
-// ---------------------------------------------------------------------------------------------
-// gpumon CSV
-
-/// What a CSV read found.
-#[derive(Debug, Default)]
-pub struct CsvInfo {
-    pub rows: u64,
-    pub fields: Vec<Field>,
-    pub ignored: Vec<String>,
-    pub warnings: Vec<String>,
-    /// Bad indexes and out-of-range values, set to null.
-    pub values: BadValues,
-}
-
-fn ends_with_newline(path: &Path) -> bool {
-    let Ok(mut f) = File::open(path) else { return true };
-    if f.seek(SeekFrom::End(-1)).is_err() {
-        return true;
-    }
-    let mut b = [0u8; 1];
-    f.read_exact(&mut b).is_err() || b[0] == b'\n'
-}
-
-/// A CSV timestamp in UTC µs: RFC 3339 (gpumon's own), the same with an offset written without its
-/// colon (polars: `+0000`) or without minutes (DuckDB: `+00`), a space or a `T` before the time; a
-/// time without an offset is UTC.
-pub(crate) fn parse_ts(cell: &str) -> Option<i64> {
-    if let Ok(t) = DateTime::parse_from_rfc3339(cell) {
-        return Some(t.timestamp_micros());
-    }
-    for f in ["%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%#z"] {
-        if let Ok(t) = DateTime::parse_from_str(cell, f) {
-            return Some(t.timestamp_micros());
-        }
-    }
-    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(cell, f).ok())
-        .map(|n| n.and_utc().timestamp_micros())
-}
-
-fn parse_cell(f: Field, cell: &str, cache: &mut Option<(String, Arc<str>)>) -> Option<Value> {
-    if cell.is_empty() {
-        return Some(Value::Null);
-    }
-    match f.def().ty {
-        Ty::Str => {
-            if let Some((s, a)) = cache
-                && s == cell
-            {
-                return Some(Value::S(a.clone()));
-            }
-            let a: Arc<str> = Arc::from(cell);
-            *cache = Some((cell.to_string(), a.clone()));
-            Some(Value::S(a))
-        }
-        Ty::F64 => cell.parse::<f64>().ok().filter(|v| v.is_finite()).map(Value::F),
-        Ty::Bool => match cell {
-            "true" | "True" | "1" => Some(Value::U(1)),
-            "false" | "False" | "0" => Some(Value::U(0)),
-            _ => None,
-        },
-        Ty::Timestamp => parse_ts(cell).map(|t| Value::U(t as u64)),
-        _ => {
-            if let Ok(v) = cell.parse::<u64>() {
-                return Some(Value::U(v));
-            }
-            if let Some(h) = cell.strip_prefix("0x") {
-                return u64::from_str_radix(h, 16).ok().map(Value::U);
-            }
-            // A whole number written as a float (`3.0`) reads; a fraction is rounded, except in the
-            // GPU index, where 0.5 names no GPU.
-            cell.parse::<f64>()
-                .ok()
-                .filter(|v| *v >= 0.0 && v.is_finite() && (f != Field::Index || v.fract() == 0.0))
-                .map(|v| Value::U(v.round() as u64))
-        }
-    }
-}
-
-/// The columns of a gpumon CSV header that are read: the timestamp's, and (index, field) of the others.
-struct CsvColumns {
-    ts: usize,
-    used: Vec<(usize, Field)>,
-    /// The work counters' columns (`progress.KEY`): position and name.
-    counters: Vec<(usize, String)>,
-}
-
-/// The work counters' cells of the rows of a batch, added to it as float64 columns.
-struct CsvCounters {
-    cols: Vec<(usize, String)>,
-    values: Vec<arrow_array::builder::Float64Builder>,
-}
-
-impl CsvCounters {
-    fn new(cols: Vec<(usize, String)>) -> CsvCounters {
-        let values = cols.iter().map(|_| arrow_array::builder::Float64Builder::new()).collect();
-        CsvCounters { cols, values }
-    }
-
-    /// The cells of one row kept (an empty or unreadable cell is null).
-    fn push(&mut self, rec: &csv::StringRecord) {
-        for ((i, _), b) in self.cols.iter().zip(&mut self.values) {
-            b.append_option(rec.get(*i).and_then(|c| c.trim().parse::<f64>().ok()));
-        }
-    }
-
-    /// `batch` with the counters' columns of its rows after its own.
-    fn attach(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
-        if self.cols.is_empty() {
-            return Ok(batch);
-        }
-        let schema = batch.schema();
-        let mut fields: Vec<arrow_schema::FieldRef> = schema.fields().iter().cloned().collect();
-        let mut arrays = batch.columns().to_vec();
-        for ((_, name), b) in self.cols.iter().zip(&mut self.values) {
-            fields.push(Arc::new(arrow_schema::Field::new(
-                name.as_str(),
-                arrow_schema::DataType::Float64,
-                true,
-            )));
-            arrays.push(Arc::new(b.finish()));
-        }
-        Ok(RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays)?)
-    }
-}
-
-/// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
-/// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
-fn csv_columns(
-    path: &Path,
-    header: &csv::StringRecord,
-    want: &[Field],
-    rep: &mut CsvInfo,
-) -> Result<CsvColumns> {
-    let mut ts_col = None;
-    let mut used: Vec<(usize, Field)> = Vec::new();
-    let mut counters: Vec<(usize, String)> = Vec::new();
-    let keys = [Field::Host, Field::Index, Field::Uuid, Field::Name];
-    for (i, cell) in header.iter().enumerate() {
-        let name = header_name(cell.trim_start_matches('\u{feff}'));
-        match Field::lookup(name) {
-            Some(Field::Timestamp) if ts_col.is_none() => ts_col = Some(i),
-            Some(f) if !rep.fields.contains(&f) => {
-                rep.fields.push(f);
-                if want.contains(&f) || keys.contains(&f) {
-                    used.push((i, f));
-                }
-            }
-            None if gpumon_schema::progress::column_key(name).is_some()
-                && counters.len() < gpumon_schema::progress::MAX_KEYS
-                && !counters.iter().any(|(_, n)| n == name) =>
-            {
-                counters.push((i, name.to_string()));
-            }
-            _ => rep.ignored.push(name.to_string()),
-        }
-    }
-    let Some(ts) = ts_col else {
-        return Err(
-            UsageError(format!("{}: no timestamp column in the CSV header", show(path))).into()
-        );
-    };
-    if rep.fields.is_empty() {
-        return Err(UsageError(format!(
-            "{}: no gpumon metrics columns in the CSV header",
-            show(path)
-        ))
-        .into());
-    }
-    let (found, table) = (Table::of(rep.fields.iter().copied()), Table::of(want.iter().copied()));
-    if found != table {
-        return Err(UsageError(format!(
-            "{}: {}, not {}",
-            show(path),
-            found.describe(),
-            table.describe()
-        ))
-        .into());
-    }
-    rep.fields.insert(0, Field::Timestamp);
-    Ok(CsvColumns { ts, used, counters })
-}
-
-/// Cells of the columns read into a row: a string cache, and per column the unreadable cells
-/// (how many, the first one and its line).
-struct CsvCells {
-    cache: Vec<Option<(String, Arc<str>)>>,
-    bad: Vec<(u64, String, u64)>,
-}
-
-impl CsvCells {
-    fn new(n: usize) -> CsvCells {
-        CsvCells { cache: vec![None; n], bad: vec![(0, String::new(), 0); n] }
-    }
-
-    /// Set `row` from the cells of record `rec` (file line `line`); an unreadable cell is null.
-    fn fill(&mut self, used: &[(usize, Field)], rec: &csv::StringRecord, line: u64, row: &mut Row) {
-        for (k, &(i, f)) in used.iter().enumerate() {
-            let cell = rec.get(i).unwrap_or("");
-            let v = match parse_cell(f, cell, &mut self.cache[k]) {
-                Some(v) => v,
-                None => {
-                    let bad = &mut self.bad[k];
-                    if bad.0 == 0 {
-                        *bad = (0, cell.chars().take(40).collect(), line);
-                    }
-                    bad.0 += 1;
-                    Value::Null
-                }
-            };
-            row.set(f, v);
-        }
-    }
-
-    /// One warning per column with unreadable cells.
-    fn report(&self, used: &[(usize, Field)], warnings: &mut Vec<String>) {
-        for ((_, f), (n, first, line)) in used.iter().zip(&self.bad).filter(|(_, b)| b.0 > 0) {
-            warnings.push(format!(
-                "column {}: {n} cell(s) cannot be read (first: `{first}`, line {line}); they are left empty",
-                f.name()
-            ));
-        }
-    }
-}
-
-/// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
-/// A file of no rows is an error unless `empty_ok` (a companion, such as `run.procs.csv` of a run
-/// where no process used a GPU: a header and nothing else is an empty companion).
-pub fn read_csv(
-    input: &Input,
-    empty_ok: bool,
-    want: &[Field],
-    progress: &Progress,
-    on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
-) -> Result<CsvInfo> {
-    let path = &input.path;
-    let file = input.open()?;
-    // Whitespace around cells is never significant (`2026-01-01T00:00:00Z, 0, 50`).
-    let mut rdr = csv::ReaderBuilder::new()
-        .flexible(true)
-        .has_headers(false)
-        .trim(csv::Trim::All)
-        .from_reader(BufReader::new(file));
-    let mut header = csv::StringRecord::new();
-    if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
-        return Err(UsageError(format!("{}: file is empty", show(path))).into());
-    }
-    let mut rep = CsvInfo::default();
-    let cols = csv_columns(path, &header, want, &mut rep)?;
-    let batch_fields: Vec<Field> = cols.used.iter().map(|(_, f)| *f).collect();
-    let mut batcher = RowBatcher::new(&batch_fields);
-    let mut cells = CsvCells::new(cols.used.len());
-    let mut counters = CsvCounters::new(cols.counters);
-    let mut row = Row::default();
-    let mut skipped = Skipped::default();
-    let complete = ends_with_newline(input.data());
-    let ncols = header.len();
-    let mut cur = csv::StringRecord::new();
-    let mut next = csv::StringRecord::new();
-    let mut have = rdr.read_record(&mut cur).map_err(|e| usage(path, "cannot read", e))?;
-    let mut last_pos = 0u64;
-    while have {
-        let more = rdr.read_record(&mut next).map_err(|e| usage(path, "cannot read", e))?;
-        let line = cur.position().map_or(0, |p| p.line());
-        if !more && !complete {
-            rep.warnings.push(format!(
-                "line {line} is cut short (no final newline: a crash mid-write?); skipped"
-            ));
-            break;
-        }
-        if cur.len() != ncols {
-            if !(cur.len() == 1 && cur.get(0).is_some_and(str::is_empty)) {
-                skipped.shape(line);
-            }
-        } else if let Some(ts) = cur.get(cols.ts).and_then(parse_ts) {
-            cells.fill(&cols.used, &cur, line, &mut row);
-            match rep.values.check_row(&row, &batch_fields) {
-                Some(fixed) => batcher.push(ts, &fixed),
-                None => batcher.push(ts, &row),
-            }
-            counters.push(&cur);
-            rep.rows += 1;
-            if batcher.len() >= BATCH_ROWS {
-                on_batch(&counters.attach(batcher.finish()?)?)?;
-                let pos = cur.position().map_or(0, |p| p.byte());
-                progress.inc(pos.saturating_sub(last_pos));
-                last_pos = pos;
-            }
-        } else {
-            skipped.timestamp(cur.get(cols.ts).unwrap_or(""), line);
-        }
-        std::mem::swap(&mut cur, &mut next);
-        have = more;
-    }
-    if !batcher.is_empty() {
-        on_batch(&counters.attach(batcher.finish()?)?)?;
-    }
-    skipped.report(ncols, &mut rep.warnings);
-    cells.report(&cols.used, &mut rep.warnings);
-    skipped.no_rows(path, rep.rows, empty_ok)?;
-    Ok(rep)
-}
-
-/// Lines of a gpumon CSV file skipped: a cell count other than the header's, or a timestamp that
-/// cannot be read; the first of each kind.
-#[derive(Default)]
-struct Skipped {
-    shape: u64,
-    first_shape: u64,
-    ts: u64,
-    /// The first unreadable timestamp and its line.
-    first_ts: Option<(String, u64)>,
-}
-
-impl Skipped {
-    fn shape(&mut self, line: u64) {
-        self.shape += 1;
-        self.first_shape = if self.first_shape == 0 { line } else { self.first_shape };
-    }
-
-    fn timestamp(&mut self, cell: &str, line: u64) {
-        self.ts += 1;
-        if self.first_ts.is_none() {
-            self.first_ts = Some((cell.chars().take(40).collect(), line));
-        }
-    }
-
-    fn ts_note(&self) -> String {
-        (self.first_ts.as_ref())
-            .map(|(cell, line)| format!("first: `{cell}`, line {line}"))
-            .unwrap_or_default()
-    }
-
-    /// One warning per kind of skipped line.
-    fn report(&self, ncols: usize, warnings: &mut Vec<String>) {
-        let (n, first) = (self.shape, self.first_shape);
-        if n > 0 {
-            warnings.push(format!(
-                "{n} line(s) with a cell count other than the {ncols} columns of the header skipped (first: line {first})"
-            ));
-        }
-        if self.ts > 0 {
-            warnings.push(format!(
-                "{} row(s) with an unreadable timestamp skipped ({})",
-                self.ts,
-                self.ts_note()
-            ));
-        }
-    }
-
-    /// A file of no rows is an error (saying why when every timestamp was unreadable), unless
-    /// `empty_ok` and no line was misshapen.
-    fn no_rows(&self, path: &Path, rows: u64, empty_ok: bool) -> Result<()> {
-        if rows == 0 && self.ts > 0 {
-            return Err(UsageError(format!(
-                "{}: no data rows: the timestamp of every one of the {} row(s) cannot be read ({}; \
-                 RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
-                show(path),
-                self.ts,
-                self.ts_note()
-            ))
-            .into());
-        }
-        if rows == 0 && !(empty_ok && self.shape == 0) {
-            return Err(UsageError(format!("{}: no data rows", show(path))).into());
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpumon_schema::cols;
+    use std::fs::File;
+    use std::path::Path;
 
     #[test]
     fn row_groups_split_into_contiguous_parts() {
@@ -902,7 +430,7 @@ mod tests {
 
     /// Every batch of a file: (rows, host and uuid column types, sum of utilization.gpu).
     fn read_all(path: &Path) -> Result<(usize, Vec<String>, u64)> {
-        let input = Input::file(path, crate::inputs::Kind::Parquet);
+        let input = Input::file(path, crate::input::Kind::Parquet);
         let pf = open_parquet(&input, Table::Metrics)?;
         let want = [Field::Host, Field::Uuid, Field::UtilGpu];
         let init = || (0usize, Vec::new(), 0u64);
@@ -944,51 +472,5 @@ mod tests {
         assert!(read_all(&bad).is_err());
         let (n, _, sum) = read_all(&good).unwrap();
         assert_eq!((n, sum), (rows, want_sum));
-    }
-
-    #[test]
-    fn csv_timestamps_of_other_writers() {
-        let want = parse_ts("2026-12-04T14:49:45.209Z").unwrap();
-        for s in [
-            "2026-12-04T14:49:45.209000+0000",
-            "2026-12-04 14:49:45.209+00",
-            "2026-12-04 14:49:45.209+00:00",
-            "2026-12-04 14:49:45.209",
-            "2026-12-04T14:49:45.209",
-            "2026-12-04T15:49:45.209+01",
-        ] {
-            assert_eq!(parse_ts(s), Some(want), "{s}");
-        }
-        assert_eq!(parse_ts("04/12/2026 14:49"), None);
-    }
-
-    #[test]
-    fn csv_cut_last_line_is_a_warning() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.csv");
-        std::fs::write(
-            &p,
-            "timestamp,host,index,utilization.gpu [%],power.draw [W]\n\
-             2026-01-01T00:00:00.000Z,h,0,5,70.5\n\
-             2026-01-01T00:00:01.000Z,h,0,7,71\n\
-             2026-01-01T00:00:02.000Z,h,0,9,7",
-        )
-        .unwrap();
-        let mut n = 0;
-        let input = Input::file(&p, crate::inputs::Kind::GpumonCsv);
-        let rep = read_csv(
-            &input,
-            false,
-            &[Field::UtilGpu, Field::PowerDraw],
-            &Progress::none(),
-            &mut |b| {
-                n += b.num_rows();
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(n, 2);
-        assert_eq!(rep.rows, 2);
-        assert!(rep.warnings[0].contains("line 4 is cut short"), "{:?}", rep.warnings);
     }
 }

@@ -1,6 +1,6 @@
 //! Input discovery for `summarize`, `report` and `convert`: paths, directories and globs become the
-//! list of files to read, each sniffed by content (Parquet, Arrow IPC journal, gpumon CSV, nvidia-smi
-//! CSV log).
+//! list of files to read, each sniffed by content ([`crate::sniff`]: Parquet, Arrow IPC journal,
+//! gpumon CSV, nvidia-smi CSV log).
 //!
 //! - A file named as given at record time brings its whole rotated set ([`OutputSet::members`]) and the
 //!   journals a crash left behind (read directly, never modified). A name whose base file retention has
@@ -23,113 +23,18 @@
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
-
-use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::order::time_order;
-use crate::smilog::looks_like_nvsmi;
-use gpumon_schema::catalog::{Field, Table};
+use crate::input::{FileId, Input, Kind, file_id};
+use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
+use gpumon_schema::catalog::Table;
 use gpumon_schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
 use gpumon_util::error::UsageError;
 use gpumon_util::text::show;
-
-/// What a file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Parquet,
-    /// Arrow IPC stream: the journal of a Parquet piece a crash left open.
-    Journal,
-    GpumonCsv,
-    Nvsmi,
-}
-
-impl Kind {
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Parquet => "parquet",
-            Kind::Journal => "journal",
-            Kind::GpumonCsv => "gpumon-csv",
-            Kind::Nvsmi => "nvidia-smi",
-        }
-    }
-}
-
-/// Device and inode: what makes two names the same file.
-pub type FileId = (u64, u64);
-
-/// The device and inode of `path` (symbolic links followed).
-pub fn file_id(path: &Path) -> Option<FileId> {
-    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// One file to read.
-#[derive(Debug, Clone)]
-pub struct Input {
-    /// The file as named: what messages and reports show.
-    pub path: PathBuf,
-    pub kind: Kind,
-    /// A copy of a pipe's bytes (FIFO, `<(...)`, stdin), read once at discovery; None: read `path`.
-    spool: Option<Arc<tempfile::TempPath>>,
-    /// Device and inode of the file named.
-    pub id: Option<FileId>,
-    /// A Parquet input's footer once decoded (ordering, probing and reading all need it: decoded
-    /// once per input, not once per use), dropped once the input is read.
-    pub(crate) footer: Arc<Mutex<Option<ArrowReaderMetadata>>>,
-    /// The recording it belongs to, read from its footer and numbered among the inputs by
-    /// [`crate::recordings::number_recordings`]; None until then (or without a gpumon footer).
-    pub recording: Option<gpumon_schema::run::RecordingOf>,
-}
-
-impl Input {
-    /// A regular file of a known kind.
-    pub fn file(path: &Path, kind: Kind) -> Input {
-        Input {
-            path: path.to_path_buf(),
-            kind,
-            spool: None,
-            id: file_id(path),
-            footer: Arc::default(),
-            recording: None,
-        }
-    }
-
-    /// The footer decoded earlier, if any.
-    pub(crate) fn footer(&self) -> Option<ArrowReaderMetadata> {
-        self.footer.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// Keep `meta` as this input's footer (`None`: forget it, the input has been read).
-    pub(crate) fn keep_footer(&self, meta: Option<ArrowReaderMetadata>) {
-        *self.footer.lock().unwrap_or_else(PoisonError::into_inner) = meta;
-    }
-
-    /// Where the bytes are read from (the copy, for a pipe).
-    pub fn data(&self) -> &Path {
-        self.spool.as_deref().map_or(&self.path, |t| t)
-    }
-
-    /// Open the bytes for reading; the error names the input.
-    pub fn open(&self) -> Result<File> {
-        File::open(self.data())
-            .map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
-    }
-
-    /// Size in bytes (0 when unknown).
-    pub fn size(&self) -> u64 {
-        fs::metadata(self.data()).map_or(0, |m| m.len())
-    }
-}
-
-impl PartialEq for Input {
-    fn eq(&self, o: &Input) -> bool {
-        self.path == o.path && self.kind == o.kind
-    }
-}
 
 /// What discovery found.
 #[derive(Debug, Default, Clone)]
@@ -161,18 +66,13 @@ impl Discovered {
     }
 }
 
-const SNIFF_BYTES: u64 = 64 * 1024;
-
 /// Discovery state: what was found, and the files already taken (by device and inode).
 struct Discovery {
     d: Discovered,
     seen: HashSet<FileId>,
     stdin_taken: bool,
-    /// Per input, the group it came in: the pieces of one set (or one pipe, one file of a
-    /// directory) are one group, kept together and in their order when the inputs are put in
-    /// time order ([`time_order`]).
-    group: Vec<usize>,
-    /// The group of the inputs now being added.
+    /// The group of the inputs now being added ([`Input`]'s `group`: the pieces of one set, or one
+    /// pipe, one file of a directory).
     current: usize,
 }
 
@@ -183,10 +83,10 @@ impl Discovery {
     }
 }
 
-/// Expand the command-line paths into the files to read, without duplicates, in time order: separate
-/// inputs by their time spans where these do not overlap ([`time_order`]; else, for ties and for
-/// inputs without timestamps, the order given), the pieces of one set together in their own order. `-` is standard input; a pipe or FIFO
-/// (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
+/// Expand the command-line paths into the files to read, without duplicates, in the order found (the
+/// order given; a set's pieces, a directory's files and a glob's matches in their own order), each
+/// with the group it came in: [`crate::order::in_time_order`] puts them in time order. `-` is
+/// standard input; a pipe or FIFO (`<(...)`, `/dev/stdin`) is read once, into a temporary copy.
 pub fn discover(args: &[PathBuf]) -> Result<Discovered> {
     discover_with(args, false)
 }
@@ -201,7 +101,6 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         d: Discovered::default(),
         seen: HashSet::new(),
         stdin_taken: false,
-        group: Vec::new(),
         current: 0,
     };
     for arg in args {
@@ -236,8 +135,6 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
         return Err(UsageError(format!("{}: no input files", named.join(", "))).into());
     }
-    let inputs = std::mem::take(&mut f.d.inputs);
-    f.d.inputs = time_order(inputs, &f.group);
     Ok(f.d)
 }
 
@@ -246,15 +143,7 @@ fn push(f: &mut Discovery, path: &Path, kind: Kind, spool: Option<Arc<tempfile::
     if id.is_some_and(|id| !f.seen.insert(id)) {
         return;
     }
-    f.d.inputs.push(Input {
-        path: path.to_path_buf(),
-        kind,
-        spool,
-        id,
-        footer: Arc::default(),
-        recording: None,
-    });
-    f.group.push(f.current);
+    f.d.inputs.push(Input::found(path, kind, spool, id, f.current));
 }
 
 /// Add a pipe-like input (`-`, a FIFO, a character device) through a temporary copy: a pipe can be
@@ -441,186 +330,9 @@ fn add_dir_files(dir: &Path, f: &mut Discovery, depth: usize) -> Result<()> {
     Ok(())
 }
 
-/// The first bytes of `data` (the file named `name`); an error naming it when it cannot be read.
-fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
-    let disp = show(name);
-    let f = File::open(data).map_err(|e| UsageError(format!("{disp}: cannot open: {e}")))?;
-    let mut head = Vec::new();
-    f.take(SNIFF_BYTES)
-        .read_to_end(&mut head)
-        .map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
-    Ok(head)
-}
-
-/// Read the head of `data` (the file named `name`) and tell its kind; the error names the file.
-pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
-    let head = read_head(name, data)?;
-    sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))).into())
-}
-
-/// nvidia-smi's other outputs people log (`dmon`, `pmon`, `-q`, the default table), by their first
-/// lines: named in the error instead of "no known header".
-fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
-    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let words: Vec<&str> = first.trim_start_matches('#').split_whitespace().collect();
-    if first.starts_with('#') && words.first() == Some(&"gpu") {
-        return Some(if words.contains(&"pid") {
-            "`nvidia-smi pmon` output"
-        } else {
-            "`nvidia-smi dmon` output"
-        });
-    }
-    if text.contains("==============NVSMI LOG==============") {
-        return Some("`nvidia-smi -q` output");
-    }
-    if text.contains("NVIDIA-SMI") && text.lines().any(|l| l.starts_with("+---")) {
-        return Some("nvidia-smi's table (plain `nvidia-smi`, perhaps with -l)");
-    }
-    None
-}
-
-/// Kind of a file from its first bytes, or why it is not one gpumon reads.
-pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
-    if head.is_empty() {
-        return Err("file is empty".into());
-    }
-    if head.starts_with(b"PAR1") {
-        return Ok(Kind::Parquet);
-    }
-    if head.starts_with(&[0xFF, 0xFF, 0xFF, 0xFF]) {
-        return Ok(Kind::Journal);
-    }
-    let gpumon_csv = looks_like_gpumon_csv(head);
-    if gpumon_csv && rows_are_gpumon_csv(head) && !has_unknown_names(head) {
-        return Ok(Kind::GpumonCsv);
-    }
-    if looks_like_nvsmi(head) {
-        return Ok(Kind::Nvsmi);
-    }
-    if gpumon_csv {
-        return Ok(Kind::GpumonCsv);
-    }
-    let text = head.iter().take(4096).all(|&b| b == b'\n' || b == b'\r' || b == b'\t' || b >= 0x20);
-    if head.iter().all(|&b| b == 0) {
-        Err("holds only NUL bytes".into())
-    } else if text {
-        if let Some(what) = other_nvidia_smi_output(head) {
-            return Err(format!(
-                "this is {what}, which gpumon does not read; log with `nvidia-smi \
-                 --query-gpu=timestamp,index,utilization.gpu,memory.used,power.draw --format=csv -l 1` \
-                 (or record with `gpumon record`)"
-            ));
-        }
-        // A spreadsheet's export (`;`) or a tab-separated file: say which separator it holds.
-        let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
-        let other = [(b';', "semicolons"), (b'\t', "tabs")]
-            .into_iter()
-            .find(|(c, _)| !first.contains(&b',') && first.contains(c));
-        Err(match other {
-            Some((_, sep)) => format!(
-                "not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log: its cells are separated \
-                 by {sep}, not commas (a spreadsheet's export?); write it with commas (e.g. `tr` or \
-                 the spreadsheet's CSV export) and read that"
-            ),
-            None => {
-                "not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (no known header)"
-                    .into()
-            }
-        })
-    } else {
-        Err("not a gpumon CSV/Parquet file or an nvidia-smi --format=csv log (binary data)".into())
-    }
-}
-
-/// A gpumon CSV header: `,`-separated `name [unit]` cells with a `timestamp` and a known field.
-fn looks_like_gpumon_csv(head: &[u8]) -> bool {
-    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
-    let Ok(line) = std::str::from_utf8(line) else { return false };
-    let names: Vec<&str> =
-        line.trim_end_matches('\r').split(',').map(|c| header_name(c.trim())).collect();
-    names.contains(&"timestamp") && names.iter().filter(|n| Field::lookup(n).is_some()).count() >= 2
-}
-
-/// Under a gpumon CSV header, the first data row (if any) has no timestamp that only the log reader
-/// reads: other writers' logs under the same kind of header (nvidia-smi's `YYYY/MM/DD` times, epoch
-/// seconds, `date`'s format) are read as nvidia-smi logs; an unreadable one is gpumon CSV's to name.
-fn rows_are_gpumon_csv(head: &[u8]) -> bool {
-    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let text = String::from_utf8_lossy(head);
-    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
-    let Some(header) = lines.next() else { return true };
-    let Some(ts) = header.split(',').position(|c| header_name(c) == "timestamp") else {
-        return true;
-    };
-    let Some(row) = lines.find(|l| !l.trim().is_empty()) else { return true };
-    // Cells with units (`50 %`, `70.5 W`: nvidia-smi's, kept by a pandas round trip) are a log's.
-    let units = row.split(',').any(|c| {
-        let c = c.trim().trim_matches('"');
-        c.split_once(' ').is_some_and(|(n, u)| {
-            n.parse::<f64>().is_ok() && u.chars().all(|ch| ch.is_ascii_alphabetic() || ch == '%')
-        })
-    });
-    let cell = row.split(',').nth(ts).unwrap_or("").trim().trim_matches('"');
-    !units && (crate::gpumon::parse_ts(cell).is_some() || !crate::smilog::is_log_timestamp(cell))
-}
-
-/// A header with names gpumon does not know (`timestamp,gpu_index,temperature_C,power_W`; a
-/// `progress.<name>` counter is one it knows): a
-/// script's log, for the log reader, which names what it cannot use. (gpumon's own CSV, and what
-/// pandas, polars or DuckDB write back of it, has none; pandas' unnamed index column is no name.)
-fn has_unknown_names(head: &[u8]) -> bool {
-    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let Some(line) = head.split(|&b| b == b'\n').next() else { return false };
-    let line = String::from_utf8_lossy(line);
-    line.trim_end_matches('\r').split(',').map(header_name).any(|n| {
-        !n.is_empty()
-            && Field::lookup(n).is_none()
-            && gpumon_schema::progress::column_key(n).is_none()
-    })
-}
-
-/// `name [unit]` → `name`.
-pub fn header_name(cell: &str) -> &str {
-    let cell = cell.trim().trim_matches('"');
-    match cell.strip_suffix(']').and_then(|b| b.rsplit_once('[')) {
-        Some((name, _)) => name.trim(),
-        None => cell,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sniffing() {
-        assert_eq!(sniff(b"PAR1xxxx"), Ok(Kind::Parquet));
-        assert_eq!(
-            sniff(b"timestamp,host,index,utilization.gpu [%]\n2026-01-01T00:00:00.000Z,h,0,5\n"),
-            Ok(Kind::GpumonCsv)
-        );
-        assert_eq!(
-            sniff(b"timestamp, utilization.gpu [%]\n2026/01/01 00:00:00.000, 5 %\n"),
-            Ok(Kind::Nvsmi)
-        );
-        assert!(sniff(b"").unwrap_err().contains("empty"));
-        assert!(sniff(b"a,b,c\n1,2,3\n").unwrap_err().contains("no known header"));
-        assert!(
-            sniff(b"timestamp;index\n2024;0\n").unwrap_err().contains("separated by semicolons")
-        );
-        assert!(sniff(b"timestamp\tindex\n2024\t0\n").unwrap_err().contains("separated by tabs"));
-        let dmon = b"# gpu    pwr  gtemp  mtemp     sm\n# Idx      W      C      C      %\n    0     75     40      -     10\n";
-        assert!(sniff(dmon).unwrap_err().contains("nvidia-smi dmon"));
-        let table = b"Wed May  1 10:00:00 2024\n+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n";
-        assert!(sniff(table).unwrap_err().contains("nvidia-smi's table"));
-        let q =
-            b"\n==============NVSMI LOG==============\n\nTimestamp : Wed May  1 10:00:00 2024\n";
-        assert!(sniff(q).unwrap_err().contains("nvidia-smi -q"));
-        assert!(sniff(&[0x00, 0x9f, 0x92, 0x96, 0x01]).unwrap_err().contains("binary"));
-        assert_eq!(header_name("memory.used [MiB]"), "memory.used");
-    }
 
     #[test]
     fn sets_directories_and_globs() {
