@@ -15,9 +15,9 @@ use gpumon_schema::files::companion_path;
 use gpumon_schema::row::{GpuEvent, Row, Selection, Tick, Value, routine_event};
 use gpumon_schema::run::RunStats;
 use gpumon_sink::Target;
-use gpumon_sink::lock::OutputLock;
-use gpumon_sink::prom::Exporter;
-use gpumon_sink::writer::{Writer, WriterConfig, WriterReport};
+use gpumon_sink::OutputLock;
+use gpumon_sink::Exporter;
+use gpumon_sink::{Writer, WriterConfig, WriterReport};
 use gpumon_source::host::job::describe;
 use gpumon_util::warn::{warn, warn_once};
 

@@ -33,7 +33,7 @@ use gpumon_schema::row::{Selection, Tick};
 use gpumon_schema::run::RunStats;
 use gpumon_schema::run::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
 use gpumon_sink::Target;
-use gpumon_sink::parquet::MARKS_KEY;
+use gpumon_sink::MARKS_KEY;
 use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
 use gpumon_util::status;
 use gpumon_util::warn::{warn, warn_once};
