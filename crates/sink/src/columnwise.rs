@@ -328,7 +328,7 @@ impl ColumnwiseWriter {
 
     /// Close the open row group and write it to the file at once.
     #[cfg(test)]
-    pub fn end_row_group(&mut self) -> Result<()> {
+    pub(crate) fn end_row_group(&mut self) -> Result<()> {
         self.close_group()?;
         self.complete_pending()
     }

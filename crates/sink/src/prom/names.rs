@@ -426,7 +426,7 @@ pub(crate) const RUN_METRICS: &[(&str, Kind, &str)] = &[
 
 #[cfg(test)]
 /// The scraped name of a run metric.
-pub fn run_metric_name(base: &str, kind: Kind) -> String {
+pub(crate) fn run_metric_name(base: &str, kind: Kind) -> String {
     match kind {
         Kind::Gauge => base.to_string(),
         Kind::Counter => format!("{base}_total"),
@@ -495,7 +495,7 @@ const EQUIVALENTS: &[(&str, &str)] = &[
 
 #[cfg(test)]
 /// The generated field table of docs/prometheus.md.
-pub fn doc_table() -> String {
+pub(crate) fn doc_table() -> String {
     use std::fmt::Write;
     let mut out = String::from(
         "| field | metric | type | series | scale | dcgm-exporter / node_exporter equivalent |\n|---|---|---|---|---|---|\n",
