@@ -20,9 +20,9 @@ use gpumon_schema::files::{Format, OutputSet, status_path};
 use gpumon_schema::live::{self, LiveStatus};
 use gpumon_schema::row::Selection;
 use gpumon_schema::run::RunMeta;
+use gpumon_sink::Exporter;
 use gpumon_sink::Target;
 use gpumon_sink::recover_set;
-use gpumon_sink::Exporter;
 use gpumon_sink::{Writer, WriterConfig};
 use gpumon_source::host::cgroup::CgroupSource;
 use gpumon_source::host::job::PidSet;
@@ -276,8 +276,7 @@ fn writer_config(
 
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
-    let done =
-        recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
+    let done = recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
     for m in done.messages() {
         warn(&format!("a previous run's leftovers: {m}"));
     }

@@ -101,7 +101,11 @@ impl PieceFiles {
     /// After a successful flush and sync: check the files are still ours, and note what is durable.
     /// `Ok(true)` when a CSV was renamed away: its ticks stay under the new name. `files`: the sink's
     /// files now (a Parquet journal is created by the piece's first flush).
-    pub(crate) fn flushed(&mut self, ticks: u64, files: impl FnOnce() -> SinkFiles) -> Result<bool> {
+    pub(crate) fn flushed(
+        &mut self,
+        ticks: u64,
+        files: impl FnOnce() -> SinkFiles,
+    ) -> Result<bool> {
         if self.recovery.is_none() {
             self.recovery = files().recovery;
         }

@@ -49,7 +49,11 @@ pub(crate) struct ProgressCount {
 }
 
 /// Add the amounts `row` carries for `keys` (a tick's rows all carry the same) to `counts`.
-pub(crate) fn count_progress(counts: &mut Vec<ProgressCount>, keys: &[Arc<str>], row: Option<&Row>) {
+pub(crate) fn count_progress(
+    counts: &mut Vec<ProgressCount>,
+    keys: &[Arc<str>],
+    row: Option<&Row>,
+) {
     if counts.len() != keys.len() {
         *counts =
             keys.iter().map(|k| ProgressCount { key: k.clone(), total: 0.0, last: 0.0 }).collect();
