@@ -51,7 +51,7 @@ const ENERGY_PER_HOUR: &str = "energy_per_hour";
 
 impl Measure {
     /// The key statistics, and the rates of the work counters of `cols`, in order.
-    pub fn keys_of(cols: &[(String, &Summary)]) -> Vec<Measure> {
+    pub(crate) fn keys_of(cols: &[(String, &Summary)]) -> Vec<Measure> {
         let mut keys = Measure::keys();
         for (_, s) in cols {
             for r in crate::progress::Rate::all(&s.progress) {

@@ -78,7 +78,7 @@ pub struct RoutineCount {
 }
 
 /// What the events inputs held: the events listed, those beyond [`MAX_LISTED`], the routine counts.
-pub type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
+pub(crate) type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
 
 /// Events gathered from the events inputs, inside the summary's window.
 #[derive(Debug, Default)]
@@ -156,7 +156,7 @@ impl EventCollector {
 }
 
 /// Xid events of one host grouped by (GPU, code), in order of first occurrence: (gpu, events).
-pub fn xid_groups<'a>(
+pub(crate) fn xid_groups<'a>(
     host: &str,
     events: &'a [EventRecord],
 ) -> Vec<(Option<u32>, Vec<&'a EventRecord>)> {

@@ -6,27 +6,28 @@
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![warn(unreachable_pub)]
 
 pub mod acc;
 pub mod checks;
 pub mod collect;
 pub mod compare;
-pub mod diag;
+mod diag;
 pub mod events;
 pub mod findings;
 pub mod job;
-pub mod keys;
+mod keys;
 pub mod last;
 pub mod phases;
 pub mod progress;
-pub mod rowfacts;
+mod rowfacts;
 pub mod series;
 pub mod stat;
 pub mod stats;
-pub mod stretch;
+mod stretch;
 pub mod usage;
 pub mod window;
-pub mod xid;
+mod xid;
 
 use std::path::PathBuf;
 

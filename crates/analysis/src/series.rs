@@ -32,7 +32,7 @@ pub const MAX_CHARTED: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Metric {
     pub field: Field,
-    pub max_col: Option<Field>,
+    pub(crate) max_col: Option<Field>,
 }
 
 const fn m(field: Field, max_col: Option<Field>) -> Metric {
@@ -40,7 +40,7 @@ const fn m(field: Field, max_col: Option<Field>) -> Metric {
 }
 
 /// Per-GPU fields, in slot order of [`Track::env`].
-pub const GPU_METRICS: [Metric; 11] = [
+pub(crate) const GPU_METRICS: [Metric; 11] = [
     m(Field::UtilGpu, Some(Field::UtilGpuMax)),
     m(Field::MemUsed, Some(Field::MemUsedMax)),
     m(Field::MemTotal, None),
@@ -55,7 +55,7 @@ pub const GPU_METRICS: [Metric; 11] = [
 ];
 
 /// Per-tick host fields, in slot order of [`Track::env`].
-pub const HOST_METRICS: [Metric; 6] = [
+pub(crate) const HOST_METRICS: [Metric; 6] = [
     m(Field::CpuUtil, None),
     m(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
     m(Field::HostMemUsed, None),
@@ -546,7 +546,7 @@ impl Series {
 
 /// A GPU's series.
 #[derive(Debug, Clone)]
-pub struct GpuSeries {
+pub(crate) struct GpuSeries {
     pub host: String,
     /// The summary's label: the index, or the uuid for files without an index.
     pub label: String,
@@ -557,7 +557,7 @@ pub struct GpuSeries {
 #[derive(Debug, Clone)]
 pub struct Collected {
     pub grid: Grid,
-    pub gpus: Vec<GpuSeries>,
+    pub(crate) gpus: Vec<GpuSeries>,
     /// Host name and its per-tick track, in order of first appearance.
     pub hosts: Vec<(String, Track)>,
     /// GPUs and hosts seen beyond [`MAX_CHARTED`] (not charted).
@@ -611,7 +611,8 @@ impl Collected {
         }
     }
 
-    pub fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
+    #[cfg(test)]
+    pub(crate) fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
         self.gpus.iter().find(|g| g.host == host && g.label == label)
     }
 

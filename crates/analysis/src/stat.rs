@@ -168,7 +168,7 @@ impl fmt::Display for Stat {
 }
 
 /// Scope of a field's statistics: GPU fields per GPU, host, job and cgroup fields per host tick.
-pub fn field_scope(f: Field) -> Scope {
+pub(crate) fn field_scope(f: Field) -> Scope {
     if f.def().source == Source::Gpu { Scope::Gpu } else { Scope::Host }
 }
 

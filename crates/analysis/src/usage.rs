@@ -96,13 +96,13 @@ pub struct Sharing {
     pub host: String,
     pub gpu: Option<u32>,
     pub ticks: u64,
-    pub job_ticks: u64,
-    pub shared_job_ticks: u64,
-    pub multi_user_ticks: u64,
-    pub user_ticks: BTreeMap<String, u64>,
+    pub(crate) job_ticks: u64,
+    pub(crate) shared_job_ticks: u64,
+    pub(crate) multi_user_ticks: u64,
+    pub(crate) user_ticks: BTreeMap<String, u64>,
     /// (owner, command) of the processes outside the job, at most [`MAX_OTHERS`].
     pub others: Vec<(String, String)>,
-    pub other_mem_max: Option<f64>,
+    pub(crate) other_mem_max: Option<f64>,
     /// The tick being added up: (ts, the job's there, another's there, its owners).
     cur: Option<(i64, bool, bool, Vec<String>)>,
 }

@@ -32,7 +32,7 @@ fn micros(d: Duration) -> i64 {
 }
 
 /// Parse a duration: a bare number is seconds, else `90s`, `10m`, `1h30m`.
-pub fn parse_offset(s: &str) -> Option<Duration> {
+pub(crate) fn parse_offset(s: &str) -> Option<Duration> {
     let s = s.trim();
     if let Ok(secs) = s.parse::<f64>() {
         return Duration::try_from_secs_f64(secs).ok();
