@@ -1669,7 +1669,11 @@ pub fn job_failed(host: &str, inputs: &[InputInfo], last_row: Option<i64>) -> Ve
 
 /// `shared_gpu` for each GPU of `host` that processes of another job (or, without job marks, another
 /// user) shared with the job (or with its main user) in at least `shared_pct` % of the ticks.
-pub(crate) fn shared_gpu(host: &str, sharing: &[crate::usage::Sharing], th: &Thresholds) -> Vec<Finding> {
+pub(crate) fn shared_gpu(
+    host: &str,
+    sharing: &[crate::usage::Sharing],
+    th: &Thresholds,
+) -> Vec<Finding> {
     let mut out = Findings { host, list: Vec::new() };
     for s in sharing.iter().filter(|s| s.host == host) {
         let by_job = s.job_ticks > 0;

@@ -546,7 +546,7 @@ impl Series {
 
 /// A GPU's series.
 #[derive(Debug, Clone)]
-pub(crate) struct GpuSeries {
+pub struct GpuSeries {
     pub host: String,
     /// The summary's label: the index, or the uuid for files without an index.
     pub label: String,
@@ -557,7 +557,7 @@ pub(crate) struct GpuSeries {
 #[derive(Debug, Clone)]
 pub struct Collected {
     pub grid: Grid,
-    pub(crate) gpus: Vec<GpuSeries>,
+    pub gpus: Vec<GpuSeries>,
     /// Host name and its per-tick track, in order of first appearance.
     pub hosts: Vec<(String, Track)>,
     /// GPUs and hosts seen beyond [`MAX_CHARTED`] (not charted).
@@ -611,8 +611,7 @@ impl Collected {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
+    pub fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
         self.gpus.iter().find(|g| g.host == host && g.label == label)
     }
 
