@@ -112,7 +112,7 @@ fn json(jobs: &[JobPart<'_>], without_job: &[PathBuf]) -> String {
 }
 
 /// The per-host table's rows (a header row first).
-pub fn host_rows(v: &JobView) -> Vec<Vec<String>> {
+pub(crate) fn host_rows(v: &JobView) -> Vec<Vec<String>> {
     let mut rows = vec![
         [
             "host",
