@@ -3,6 +3,7 @@
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
 mod compact;
@@ -27,9 +28,13 @@ use gpumon_analysis::{CheckResult, Summary};
 /// Report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SummaryFormat {
+    /// Aligned text that fits 80 columns.
     Table,
+    /// Markdown.
     Markdown,
+    /// JSON (docs/summary-json.md).
     Json,
+    /// CSV, one statistic per line.
     Csv,
 }
 
