@@ -52,7 +52,7 @@ pub struct Check {
     /// The statistic's name as given ([`resolve`] finds the [`Stat`]).
     pub stat: String,
     pub(crate) op: Op,
-    pub value: f64,
+    pub(crate) value: f64,
 }
 
 impl fmt::Display for Check {

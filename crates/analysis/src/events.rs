@@ -85,7 +85,7 @@ pub(crate) type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
 pub struct EventCollector {
     since: Option<i64>,
     until: Option<i64>,
-    pub events: Vec<EventRecord>,
+    pub(crate) events: Vec<EventRecord>,
     /// Events beyond [`MAX_LISTED`].
     pub more: u64,
     /// Routine events counted by (host, GPU, kind).

@@ -26,9 +26,9 @@ use gpumon_schema::cols::{self, Interner, NO_TS};
 /// A phase given as a time window `[since, until)`, UTC µs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
-    pub label: String,
-    pub since: i64,
-    pub until: i64,
+    pub(crate) label: String,
+    pub(crate) since: i64,
+    pub(crate) until: i64,
 }
 
 /// Where a row's phase comes from.

@@ -31,7 +31,7 @@ pub const MAX_CHARTED: usize = 64;
 /// A charted field and the `.max` companion column whose values raise the top of its band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Metric {
-    pub field: Field,
+    pub(crate) field: Field,
     pub(crate) max_col: Option<Field>,
 }
 
@@ -547,7 +547,7 @@ impl Series {
 /// A GPU's series.
 #[derive(Debug, Clone)]
 pub struct GpuSeries {
-    pub host: String,
+    pub(crate) host: String,
     /// The summary's label: the index, or the uuid for files without an index.
     pub label: String,
     pub track: Track,
@@ -557,7 +557,7 @@ pub struct GpuSeries {
 #[derive(Debug, Clone)]
 pub struct Collected {
     pub grid: Grid,
-    pub gpus: Vec<GpuSeries>,
+    pub(crate) gpus: Vec<GpuSeries>,
     /// Host name and its per-tick track, in order of first appearance.
     pub hosts: Vec<(String, Track)>,
     /// GPUs and hosts seen beyond [`MAX_CHARTED`] (not charted).

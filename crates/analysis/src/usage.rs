@@ -93,9 +93,9 @@ impl Acc {
 /// owners and commands (a few) and their peak memory.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sharing {
-    pub host: String,
-    pub gpu: Option<u32>,
-    pub ticks: u64,
+    pub(crate) host: String,
+    pub(crate) gpu: Option<u32>,
+    pub(crate) ticks: u64,
     pub(crate) job_ticks: u64,
     pub(crate) shared_job_ticks: u64,
     pub(crate) multi_user_ticks: u64,

@@ -104,9 +104,9 @@ impl WindowSpec {
 /// empty end is the data's first (last) sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseWindow {
-    pub label: String,
-    pub since: Option<TimeSpec>,
-    pub until: Option<TimeSpec>,
+    pub(crate) label: String,
+    pub(crate) since: Option<TimeSpec>,
+    pub(crate) until: Option<TimeSpec>,
 }
 
 /// Parse `NAME=SINCE..UNTIL`; the times take the forms of `--since` (the name may hold `=`: `bs=64=+0..+5m`).

@@ -6,9 +6,9 @@
 /// One Xid.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Xid {
-    pub code: u64,
-    pub meaning: &'static str,
-    pub action: &'static str,
+    pub(crate) code: u64,
+    pub(crate) meaning: &'static str,
+    pub(crate) action: &'static str,
 }
 
 /// Where the full list lives.

@@ -103,7 +103,7 @@ pub struct TimingStats {
     pub interval_s: Option<f64>,
     /// Time between samples not counting gaps, seconds.
     pub(crate) covered_s: f64,
-    pub gaps: u64,
+    pub(crate) gaps: u64,
     pub(crate) gap_s: f64,
     /// The longest gaps (at most [`TOP_GAPS`]), in time order.
     pub listed: Vec<Gap>,
