@@ -33,6 +33,7 @@ pub struct CollectConfig {
     /// Input-bound rule: utilization.gpu (and sm.active where present) below this, with work on the
     /// GPU, while the job's CPU (else the busiest core) is at or above `pegged_core`.
     pub input_bound_util: f64,
+    /// The CPU share (% of one core) that counts as saturated for the input-bound rule.
     pub pegged_core: f64,
     /// What idle, busy and memory held mean for the per-row facts of the findings.
     pub rows: RowRules,
@@ -147,6 +148,7 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// An empty collector.
     pub fn new(cfg: CollectConfig) -> Collector {
         Collector {
             cfg,

@@ -22,12 +22,17 @@ pub const MAX_LISTED: usize = 1000;
 pub struct EventRecord {
     /// UTC µs.
     pub ts: i64,
+    /// The host that recorded it.
     pub host: String,
+    /// The GPU's index, where known.
     pub gpu: Option<u32>,
+    /// The GPU's uuid, where known.
     pub uuid: Option<String>,
     /// `xid`, `dbe`, `sbe`, `clock`, `power_source`.
     pub kind: String,
+    /// The event's code (the Xid number), where it has one.
     pub code: Option<u64>,
+    /// What NVML said besides the code.
     pub detail: Option<String>,
 }
 
@@ -70,10 +75,13 @@ impl EventRecord {
 /// How many routine events (clock or P-state changes) one GPU reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoutineCount {
+    /// The host that recorded them.
     pub host: String,
+    /// The GPU's index, where known.
     pub gpu: Option<u32>,
     /// `clock` or `pstate`.
     pub kind: String,
+    /// How many.
     pub count: u64,
 }
 

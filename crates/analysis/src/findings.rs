@@ -16,7 +16,9 @@ use gpumon_schema::run::InputInfo;
 pub struct Thresholds {
     pub(crate) idle_util: f64,
     pub(crate) unused_idle_pct: f64,
+    /// See [`CollectConfig::input_bound_util`](crate::collect::CollectConfig).
     pub input_bound_util: f64,
+    /// See [`CollectConfig::pegged_core`](crate::collect::CollectConfig).
     pub pegged_core: f64,
     pub(crate) input_bound_pct: f64,
     pub(crate) oom_mem_pct: f64,
@@ -25,6 +27,7 @@ pub struct Thresholds {
     pub(crate) throttle_pct: f64,
     pub(crate) imbalance_util: f64,
     pub(crate) swap_mib: f64,
+    /// A step longer than this many intervals (the median spacing) is a gap.
     pub gap_intervals: f64,
     pub(crate) busy_util: f64,
     pub(crate) sm_idle: f64,
@@ -312,15 +315,19 @@ impl Thresholds {
     }
 }
 
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
+    /// Worth knowing; nothing to fix.
     Info,
+    /// Costs time or money, or puts the run at risk: something to fix.
     Warning,
     /// A hardware or driver fault (an Xid): the run was, or may have been, damaged.
     Error,
 }
 
 impl Severity {
+    /// Its name in reports (`info`, `warning`, `error`).
     pub fn label(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -332,13 +339,17 @@ impl Severity {
 
 /// A documented rule.
 pub struct Rule {
+    /// The rule's name, as findings carry it.
     pub id: &'static str,
+    /// The severity of its findings.
     pub severity: Severity,
     /// When it fires, naming the thresholds.
     pub when: &'static str,
+    /// What to do about it.
     pub fix: &'static str,
 }
 
+/// Every rule the findings come from.
 pub static RULES: [Rule; 28] = [
     Rule {
         id: "job_failed",
@@ -626,12 +637,17 @@ pub static RULES: [Rule; 28] = [
 /// One finding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
+    /// The rule that fired ([`Rule::id`]).
     pub rule: &'static str,
+    /// The rule's severity.
     pub severity: Severity,
+    /// The host it holds for.
     pub host: String,
     /// GPU label (index, or uuid), or None for a host-wide finding.
     pub gpu: Option<String>,
+    /// The figures that made it fire.
     pub evidence: String,
+    /// What to do about it ([`Rule::fix`]).
     pub fix: &'static str,
 }
 

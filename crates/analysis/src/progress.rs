@@ -38,10 +38,15 @@ pub(crate) struct ProgressAcc {
 /// One counter's figures in a summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgressStat {
+    /// The counter's name (`KEY` of its `progress.KEY` column).
     pub key: String,
+    /// The work counted.
     pub total: f64,
+    /// Work per second.
     pub per_s: Option<f64>,
+    /// Work per GPU-hour.
     pub per_gpu_hour: Option<f64>,
+    /// Work per watt-hour of the GPUs' energy.
     pub per_wh: Option<f64>,
 }
 
@@ -188,8 +193,11 @@ impl ProgressAcc {
 /// Which figure of a counter a rate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Per {
+    /// Per second (`per_s`).
     Second,
+    /// Per GPU-hour (`per_gpu_hour`).
     GpuHour,
+    /// Per watt-hour (`per_wh`).
     Wh,
 }
 

@@ -17,8 +17,11 @@ use gpumon_schema::cols::{self, NO_TS, NO_U64};
 /// One user on one GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserUsage {
+    /// The host.
     pub host: String,
+    /// The GPU's index, where known.
     pub gpu: Option<u32>,
+    /// The user's name.
     pub user: String,
     /// Distinct PIDs seen.
     pub procs: u64,
@@ -26,11 +29,13 @@ pub struct UserUsage {
     pub ticks: u64,
     /// First and last such tick, UTC µs.
     pub first: i64,
+    /// See `first`.
     pub last: i64,
     /// Mean over those ticks of the user's summed `proc.sm`, % (None without per-process utilization).
     pub sm_mean: Option<f64>,
     /// Mean and peak of the user's summed `proc.gpu_memory`, MiB.
     pub mem_mean: Option<f64>,
+    /// See `mem_mean`.
     pub mem_max: Option<f64>,
 }
 

@@ -22,8 +22,11 @@ pub enum TimeSpec {
 /// The window as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WindowSpec {
+    /// `--since`: rows before this are left out.
     pub since: Option<TimeSpec>,
+    /// `--until`: rows after this are left out.
     pub until: Option<TimeSpec>,
+    /// `--skip-warmup`: this much of the start is left out.
     pub skip_warmup: Option<Duration>,
 }
 

@@ -9,14 +9,23 @@ use super::*;
 /// Clock event (throttle) reasons: NVML's `nvmlClocksEventReason*` bits (nvml.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
+    /// Nothing runs on the GPU.
     GpuIdle,
+    /// Clocks held at the applications clocks setting.
     ApplicationsClocksSetting,
+    /// The software power cap (the power limit).
     SwPowerCap,
+    /// Hardware slowdown (high temperature, or the power brake).
     HwSlowdown,
+    /// Clocks kept in step with other GPUs (sync boost).
     SyncBoost,
+    /// Software thermal slowdown (GPU or memory above its target temperature).
     SwThermalSlowdown,
+    /// Hardware thermal slowdown.
     HwThermalSlowdown,
+    /// Hardware power brake (an external signal).
     HwPowerBrakeSlowdown,
+    /// Clocks held at the display clock setting.
     DisplayClockSetting,
 }
 
@@ -34,6 +43,7 @@ pub const REASONS: [Reason; 9] = [
 ];
 
 impl Reason {
+    /// The reason's bit in `clocks_event_reasons.active`.
     pub fn bit(self) -> u64 {
         1 << self as u32
     }

@@ -49,7 +49,9 @@ pub(super) struct SpBucket {
 /// A gap in the data: no sample between `start` and `end` (UTC µs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Gap {
+    /// Where the gap starts.
     pub start: i64,
+    /// Where it ends.
     pub end: i64,
 }
 
