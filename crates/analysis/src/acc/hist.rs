@@ -18,6 +18,7 @@ impl Hist {
         Hist { counts: vec![0; 100 * scale as usize + 1], scale: f64::from(scale), n: 0 }
     }
 
+    /// Count one value in its bucket.
     #[cfg(test)]
     #[inline]
     pub(crate) fn add(&mut self, v: f64) {
@@ -32,8 +33,8 @@ impl Hist {
         (((v * scale).max(0.0) + 0.5) as usize).min(last)
     }
 
-    /// [`Hist::add`] every whole number of `vals` (`NO_I64` = missing; at most 32 bits): the same
-    /// buckets without a float conversion.
+    /// Count every whole number of `vals` in its bucket (`NO_I64` = missing; at most 32 bits): the
+    /// buckets of [`Hist::add_slice`] without a float conversion.
     #[inline]
     pub(crate) fn add_ints(&mut self, vals: &[i64]) {
         let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
@@ -60,7 +61,7 @@ impl Hist {
         }
     }
 
-    /// [`Hist::add`] every value of `vals` that is not NaN.
+    /// Count every value of `vals` that is not NaN in its bucket (rounded half up).
     #[inline]
     pub(crate) fn add_slice(&mut self, vals: &[f64]) {
         let (scale, last) = (self.scale, self.counts.len() - 1);
