@@ -35,7 +35,7 @@ use gpumon_util::warn::warn;
 impl<'a> Recorder<'a> {
     /// Everything a run needs before its first tick. The job starts last, so nothing it does
     /// goes unrecorded for lack of a ready writer.
-    pub fn open(cfg: &'a RecordConfig) -> Result<Recorder<'a>> {
+    pub(crate) fn open(cfg: &'a RecordConfig) -> Result<Recorder<'a>> {
         if let Some(Target::File(p)) = &cfg.target {
             let set = OutputSet::new(p);
             recover_leftovers(&set)?;
