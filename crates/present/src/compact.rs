@@ -2,6 +2,7 @@
 //! evidence folded into one line), GPU lists as ranges (`GPUs 0-7`), routine event counts. Shared by
 //! the table, markdown and HTML presenters; the JSON keeps the per-GPU findings and adds the groups.
 
+use gpumon_analysis::Summary;
 use gpumon_analysis::events::RoutineCount;
 use gpumon_analysis::findings::{Finding, Severity};
 
@@ -24,6 +25,11 @@ impl Group<'_> {
     pub(crate) fn who(&self) -> String {
         if self.gpus.is_empty() { String::new() } else { format!("{}: ", gpu_list(&self.gpus)) }
     }
+}
+
+/// The findings of a run or phase, each rule once with its GPUs, host by host ([`group`]).
+pub(crate) fn groups_of(s: &Summary) -> Vec<Group<'_>> {
+    s.hosts.iter().flat_map(|h| group(&h.findings)).collect()
 }
 
 /// Findings grouped by rule and fix, in the order of each group's first finding (the summary lists

@@ -1,16 +1,15 @@
 //! A comparison of runs or phases (`gpumon compare`, `summarize --by phase`, the report): one line
 //! per key statistic, one column per run or phase with its change against the baseline, then the
-//! verdicts; as aligned text, markdown or JSON.
+//! verdicts; as aligned text or markdown (JSON: [`crate::compare_json`]). `gpumon compare`'s whole
+//! report in the format asked for ([`render`]): the runs compared, the comparison, each run's findings.
 
 use std::fmt::Write;
 
-use serde_json::{Map, Value, json};
-
-use crate::compact::{Group, gpu_list, group};
-use crate::{count, num, rfc3339, wrap};
-use gpumon_analysis::Summary;
+use crate::compact::{Group, gpu_list, groups_of};
+use crate::{count, dur, num, ts, wrap};
 use gpumon_analysis::compare::{Comparison, Measure, change};
 use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::{CheckResult, Summary};
 
 /// A value as the table shows it, in the measure's unit.
 fn value(m: Measure, v: Option<f64>) -> String {
@@ -102,49 +101,6 @@ pub fn markdown(c: &Comparison, th: &Thresholds) -> String {
     o
 }
 
-/// The comparison as JSON: per run or phase its statistics, their changes against the baseline
-/// (`delta`, `delta_pct`; empty for the baseline itself) and the verdicts.
-pub fn json(c: &Comparison, th: &Thresholds) -> Value {
-    let runs: Vec<Value> = c
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(k, col)| {
-            let (mut stats, mut d, mut p) = (Map::new(), Map::new(), Map::new());
-            for (i, &m) in c.measures.iter().enumerate() {
-                stats.insert(m.name(), col.values[i].map_or(Value::Null, |v| json!(v)));
-                if k != c.baseline {
-                    let (dv, pv) = c.delta(i, k);
-                    d.insert(m.name(), dv.map_or(Value::Null, |v| json!(v)));
-                    p.insert(m.name(), pv.map_or(Value::Null, |v| json!(v)));
-                }
-            }
-            json!({
-                "label": col.label,
-                "baseline": k == c.baseline,
-                "start": col.start.map(rfc3339),
-                "end": col.end.map(rfc3339),
-                "stats": stats,
-                "delta": d,
-                "delta_pct": p,
-            })
-        })
-        .collect();
-    let units: Map<String, Value> =
-        c.measures.iter().map(|m| (m.name(), json!(m.unit()))).collect();
-    json!({
-        "baseline": c.columns.get(c.baseline).map(|b| b.label.clone()),
-        "units": units,
-        "runs": runs,
-        "verdicts": c.verdicts(th),
-    })
-}
-
-/// The findings of a run or phase, each rule once with its GPUs.
-fn groups(s: &Summary) -> Vec<Group<'_>> {
-    s.hosts.iter().flat_map(|h| group(&h.findings)).collect()
-}
-
 /// `[warning] oom_risk (node1 GPUs 0-3)`.
 fn short(g: &Group<'_>, hosts: usize) -> String {
     let host = if hosts > 1 { format!("{} ", g.host) } else { String::new() };
@@ -157,7 +113,7 @@ fn short(g: &Group<'_>, hosts: usize) -> String {
 pub fn findings_table(cols: &[(String, &Summary)]) -> String {
     let mut out = String::from("\nFindings (details: gpumon summarize RUN):\n");
     for (label, s) in cols {
-        let list: Vec<String> = groups(s).iter().map(|g| short(g, s.hosts.len())).collect();
+        let list: Vec<String> = groups_of(s).iter().map(|g| short(g, s.hosts.len())).collect();
         let text = if list.is_empty() { "none".to_string() } else { list.join("; ") };
         out.push_str(&wrap(&format!("  {label}: {text}"), 80, 4));
         out.push('\n');
@@ -170,7 +126,7 @@ pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
     use crate::markdown::esc;
     let mut o = String::from("## Findings\n\n");
     for (label, s) in cols {
-        let list: Vec<String> = groups(s).iter().map(|g| short(g, s.hosts.len())).collect();
+        let list: Vec<String> = groups_of(s).iter().map(|g| short(g, s.hosts.len())).collect();
         let text = if list.is_empty() { "none".to_string() } else { list.join("; ") };
         let _ = writeln!(o, "- `{}`: {}", esc(label), esc(&text));
     }
@@ -178,30 +134,74 @@ pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
     o
 }
 
-/// Each run's (or phase's) findings, `label -> [{rule, severity, host, gpus, evidence, fix}]`.
-pub fn findings_json(cols: &[(String, &Summary)]) -> Value {
-    let mut m = Map::new();
-    for (label, s) in cols {
-        let list: Vec<Value> = groups(s)
-            .iter()
-            .map(|g| {
-                json!({"rule": g.rule, "severity": g.severity.label(), "host": g.host, "gpus": g.gpus,
-                       "evidence": g.evidence, "fix": g.fix})
-            })
-            .collect();
-        m.insert(label.clone(), json!(list));
-    }
-    Value::Object(m)
+/// Format of `gpumon compare`'s report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// Aligned text.
+    Table,
+    /// Markdown.
+    Markdown,
+    /// The `gpumon.compare/1` JSON document.
+    Json,
 }
 
-/// Each run's (or phase's) wrapped commands, `label -> [{command, exit_code, end}]`.
-pub fn jobs_json(cols: &[(String, &Summary)]) -> Value {
-    let m: Map<String, Value> = (cols.iter())
-        .map(|(label, s)| {
-            let jobs: Vec<Value> =
-                s.inputs.iter().filter_map(|i| i.job.as_ref()).map(crate::json::job).collect();
-            (label.clone(), json!(jobs))
+/// `gpumon compare`'s report of the runs `cols` (label, summary), their comparison `c` and the
+/// results of its checks, in `format`.
+pub fn render(
+    format: CompareFormat,
+    cols: &[(String, &Summary)],
+    c: &Comparison,
+    th: &Thresholds,
+    results: &[CheckResult],
+) -> String {
+    match format {
+        CompareFormat::Table => runs_text(cols) + &table(c, th) + &findings_table(cols),
+        CompareFormat::Markdown => markdown_report(cols, c, th),
+        CompareFormat::Json => crate::compare_json::render(cols, c, th, results),
+    }
+}
+
+/// What was compared: one line per run with its span and GPUs.
+fn runs_text(cols: &[(String, &Summary)]) -> String {
+    let mut out = format!("gpumon compare: {} runs\n", cols.len());
+    let w = cols.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    for (label, s) in cols {
+        let span = match (s.start, s.end) {
+            (Some(a), Some(b)) => {
+                format!("{} to {} UTC ({})", ts(a), ts(b), dur((b - a) as f64 * 1e-6))
+            }
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "  {label:w$}  {span}, {} host(s), {} GPU(s)\n",
+            s.hosts.len(),
+            s.gpu_count()
+        ));
+        for l in gpumon_schema::run::recordings_note(&s.inputs) {
+            out.push_str(&format!("  {:w$}    {l}\n", ""));
+        }
+        for j in crate::job_lines(s) {
+            out.push_str(&format!("  {:w$}  {j}\n", ""));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// The markdown report: the runs whose inputs hold several recordings, the comparison, the findings.
+fn markdown_report(cols: &[(String, &Summary)], c: &Comparison, th: &Thresholds) -> String {
+    let notes: String = cols
+        .iter()
+        .flat_map(|(label, s)| {
+            gpumon_schema::run::recordings_note(&s.inputs)
+                .into_iter()
+                .map(move |l| format!("> {label}: {l}\n"))
         })
         .collect();
-    Value::Object(m)
+    format!(
+        "# gpumon compare\n\n{}{}{}",
+        if notes.is_empty() { notes } else { notes + "\n" },
+        markdown(c, th),
+        findings_markdown(cols)
+    )
 }

@@ -8,6 +8,7 @@
 
 mod compact;
 pub mod compare;
+mod compare_json;
 mod csv;
 pub mod html;
 pub mod job;
@@ -54,11 +55,7 @@ pub fn ts(us: i64) -> String {
         .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
 }
 
-/// RFC 3339 UTC with milliseconds, as gpumon's CSV writes timestamps.
-pub fn rfc3339(us: i64) -> String {
-    DateTime::<Utc>::from_timestamp_micros(us)
-        .map_or_else(|| "-".into(), |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-}
+pub use gpumon_schema::live::rfc3339;
 
 /// A duration for people: `850 ms`, `42.0 s`, `12m 05s`, `3h 20m`, `2d 04h`.
 pub fn dur(s: f64) -> String {

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::compact::{gpu_list, group};
-use crate::{SummaryFormat, compare, dur, json as js, markdown, table, ts};
+use crate::{SummaryFormat, compare, compare_json, dur, json as js, markdown, table, ts};
 use gpumon_analysis::findings::Finding;
 use gpumon_analysis::phases::{PhaseReport, PhaseSummary};
 use gpumon_analysis::{CheckResult, Summary};
@@ -210,7 +210,9 @@ pub fn json_value(s: &Summary, checks: &[CheckResult], p: &PhaseReport) -> Value
         o.insert("phase_spans".into(), json!(spans));
         o.insert(
             "comparison".into(),
-            p.comparison.as_ref().map_or(Value::Null, |c| compare::json(c, &s.thresholds)),
+            p.comparison
+                .as_ref()
+                .map_or(Value::Null, |c| compare_json::comparison(c, &s.thresholds)),
         );
     }
     v

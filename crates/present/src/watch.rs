@@ -21,6 +21,27 @@ pub enum Liveness {
     Gone(String),
 }
 
+impl Liveness {
+    /// Whether the recording of `st` is going on: its recorder alive (seen from `host`) and writing
+    /// lately (at `now`).
+    pub fn of(st: &LiveStatus, host: &str, now: DateTime<Utc>) -> Liveness {
+        if !st.recorder_alive(host) {
+            return Liveness::Gone(format!(
+                "its recorder (pid {}) is gone: killed or crashed",
+                st.pid
+            ));
+        }
+        let age = DateTime::parse_from_rfc3339(&st.updated).map_or(f64::INFINITY, |t| {
+            (now - t.with_timezone(&Utc)).num_milliseconds() as f64 / 1000.0
+        });
+        if age > (5.0 * st.interval_s).max(5.0) {
+            Liveness::Stale(age)
+        } else {
+            Liveness::Recording
+        }
+    }
+}
+
 /// What a frame shows besides the status document.
 #[derive(Debug, Clone)]
 pub struct View<'a> {
@@ -292,6 +313,19 @@ fn finding_lines(v: &View<'_>, width: usize) -> Vec<String> {
     }
 }
 
+/// The frame while there is nothing to show yet of the recording at `path` (no status file at
+/// `status`, no recorded rows), its lines cut to `width` characters.
+pub fn waiting(path: &str, status: &str, width: usize) -> Vec<String> {
+    let lines = vec![
+        format!("gpumon watch {path}"),
+        format!("waiting for the recording: no {status} yet"),
+        format!("(start it with gpumon record -o {path} ...)"),
+        String::new(),
+        "q or Ctrl-C quits".into(),
+    ];
+    lines.into_iter().map(|l| l.chars().take(width).collect()).collect()
+}
+
 /// One frame, at most `height` lines of at most `width` characters.
 pub fn frame(st: &LiveStatus, v: &View<'_>, width: usize, height: usize) -> Vec<String> {
     let width = width.max(20);
@@ -423,5 +457,35 @@ mod tests {
         assert!(text.contains("GPU 0/gi13 1g.10gb util"), "a MIG instance's line names it: {text}");
         let gone = frame(&st, &view(Liveness::Gone("the run ended".into())), 80, 24);
         assert_eq!(gone[1], "NOT BEING RECORDED: the run ended; last frame from 10:02:00 UTC");
+    }
+
+    #[test]
+    fn liveness_from_the_recorder_and_the_age_of_the_document() {
+        let now = DateTime::parse_from_rfc3339("2026-01-05T10:01:00Z").unwrap().to_utc();
+        let mut st = LiveStatus {
+            host: "here".into(),
+            pid: std::process::id(),
+            interval_s: 1.0,
+            updated: "2026-01-05T10:00:58Z".into(),
+            ..LiveStatus::default()
+        };
+        assert_eq!(Liveness::of(&st, "here", now), Liveness::Recording);
+        st.updated = "2026-01-05T10:00:00Z".into();
+        assert_eq!(Liveness::of(&st, "here", now), Liveness::Stale(60.0));
+        st.interval_s = 30.0;
+        assert_eq!(Liveness::of(&st, "here", now), Liveness::Recording, "5 intervals allowed");
+        st.pid = u32::MAX;
+        assert!(
+            matches!(Liveness::of(&st, "here", now), Liveness::Gone(why) if why.contains("gone"))
+        );
+        assert_eq!(Liveness::of(&st, "elsewhere", now), Liveness::Recording, "no pid to check");
+    }
+
+    #[test]
+    fn the_waiting_frame_is_cut_to_the_width() {
+        let lines = waiting("runs/a-long-name.parquet", "runs/.a-long-name.parquet.status", 30);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0], "gpumon watch runs/a-long-name.");
+        assert!(lines.iter().all(|l| l.chars().count() <= 30));
     }
 }

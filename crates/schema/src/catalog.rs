@@ -4,8 +4,9 @@
 //! and field selection are all generated from [`CATALOG`]. Adding a field means adding
 //! one [`Field`] variant and one [`FieldDef`] row, in the same position. A GPU field's row
 //! names the NVML reader that yields it (`Gpu(Temperature)`); only a new kind of NVML call
-//! needs a new [`NvmlRead`] variant and its call in `source/gpu.rs` (a unit test there reads
-//! every GPU field through the fake NVML, whose scenario keys are the fields' names).
+//! needs a new [`NvmlRead`] variant and its call in `source/src/nvml/sample.rs` (a unit test in
+//! `nvml/gpu.rs` reads every GPU field through the fake NVML, whose scenario keys are the fields'
+//! names).
 
 use std::fmt;
 
@@ -288,7 +289,7 @@ impl Table {
 
 /// How a GPU field is read through NVML. Fields naming the same reader share its one call per
 /// GPU per tick (`Utilization` yields utilization.gpu and .memory, `Memory` memory.used, .total
-/// and .free); `source/gpu.rs` maps each reader to its nvml-wrapper call.
+/// and .free); `source/src/nvml/sample.rs` maps each reader to its nvml-wrapper call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NvmlRead {
     /// Read once when the run starts and repeated on every row (index, UUID, name, bus id).

@@ -13,6 +13,13 @@ use crate::row::{Row, Selection, Value};
 use gpumon_util::fsafe;
 use gpumon_util::text::show;
 
+/// RFC 3339 UTC with milliseconds, as gpumon's CSV and this document write timestamps (`-` for a
+/// time out of range).
+pub fn rfc3339(us: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_micros(us)
+        .map_or_else(|| "-".into(), |t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
 /// Version tag of the document.
 pub const SCHEMA: &str = "gpumon.status/1";
 
@@ -176,6 +183,12 @@ fn json_value(v: &Value, out: &mut Vec<u8>) {
 }
 
 impl LiveStatus {
+    /// The status document beside `base`; None while there is none (or it cannot be read or parsed).
+    pub fn load(base: &Path) -> Option<LiveStatus> {
+        let bytes = read_status(base).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// The document as JSON into `out` (cleared first), with `rows` (the recorded fields of `sel`)
     /// in place of `self.rows`: written straight from the rows, as the recorder does after each one.
     pub fn to_json(

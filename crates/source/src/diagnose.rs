@@ -1,6 +1,9 @@
 //! What `gpumon doctor` concludes from the probes: the state of NVML, each GPU, the visible-device
 //! variables and the container, with each problem's usual fix and the notes worth reading. The
-//! probing lives in `probe.rs`; the CLI renders a [`Diagnosis`] as text or JSON.
+//! probing lives in `probe.rs`; [`text`] renders a [`Diagnosis`] as the text report (its JSON is
+//! its serde form).
+
+pub mod text;
 
 use std::path::Path;
 
@@ -8,7 +11,8 @@ use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
 use crate::host::cgroup::{CgroupSource, CgroupVersion};
-use crate::nvml::gpu::{self, GpuInfo, GpuSelector};
+use crate::nvml::device::{self, GpuInfo};
+use crate::nvml::gpu::GpuSelector;
 use crate::nvml::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use gpumon_schema::catalog::Field;
@@ -360,7 +364,7 @@ fn examine_visible(cuda: Option<&str>, nvidia: Option<&str>, infos: &[GpuInfo]) 
         Visible::None => Vec::new(),
         Visible::Only(sel) => infos
             .iter()
-            .filter(|g| sel.iter().any(|s| gpu::selects(s, g)))
+            .filter(|g| sel.iter().any(|s| device::selects(s, g)))
             .map(|g| g.index)
             .collect(),
     };
@@ -448,7 +452,7 @@ fn cuda_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
         Visible::Only(sel) => {
             let mut picked = Vec::new();
             for s in &sel {
-                let Some(g) = gpus.iter().find(|g| gpu::selects(s, g)) else { break };
+                let Some(g) = gpus.iter().find(|g| device::selects(s, g)) else { break };
                 picked.push(g.index);
             }
             let text = if picked.is_empty() {
@@ -484,7 +488,7 @@ fn runtime_meaning(v: &str, gpus: &[GpuInfo]) -> (String, Vec<u32>) {
         Visible::Only(sel) => {
             let picked: Vec<u32> = gpus
                 .iter()
-                .filter(|g| sel.iter().any(|s| gpu::selects(s, g)))
+                .filter(|g| sel.iter().any(|s| device::selects(s, g)))
                 .map(|g| g.index)
                 .collect();
             (format!("{} mounted", Visible::Only(sel).describe()), picked)

@@ -16,7 +16,9 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod job;
+pub mod runs;
 pub mod series;
+pub mod watch;
 
 use std::path::PathBuf;
 use std::sync::Mutex;

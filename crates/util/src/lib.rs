@@ -11,6 +11,7 @@ pub mod guard;
 pub mod process;
 pub mod progress;
 pub mod status;
+pub mod term;
 pub mod text;
 mod tzif;
 pub mod warn;

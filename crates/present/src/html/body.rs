@@ -8,8 +8,8 @@ use std::fmt::Write;
 use chrono::{DateTime, Utc};
 
 use crate::html::axis::{group, time_ticks};
+use crate::html::escape::esc;
 use crate::html::live;
-use crate::html::markup::esc;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::html::markup::esc;
+use crate::html::escape::esc;
 use crate::job::{JobPart, host_rows};
 use gpumon_analysis::job::JobView;
 

@@ -4,6 +4,7 @@
 mod assets;
 mod axis;
 pub mod body;
+mod escape;
 pub mod job;
 mod live;
 pub mod markup;

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::compact::group;
 use crate::compare::{cells, label};
-use crate::html::markup::esc;
+use crate::html::escape::esc;
 use crate::html::svg::Band;
 use crate::html::tables::finding_item;
 use crate::{dur, ts};

@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use crate::html::axis::{ValueAxis, label, value_axis};
-use crate::html::markup::esc;
+use crate::html::escape::esc;
 use gpumon_analysis::series::{Envelope, Grid};
 
 /// Which buckets may be joined by a line: a series' rows and first/last sample per bucket, and the
@@ -119,13 +119,15 @@ fn bands(s: &mut String, axis: &TimeAxis, left: f64, width: f64, top: f64, heigh
     }
 }
 
-const W: f64 = 600.0;
-const H: f64 = 214.0;
-const L: f64 = 62.0;
-const R: f64 = 12.0;
-const T: f64 = 30.0;
-const PH: f64 = 140.0;
-const PW: f64 = W - L - R;
+/// A chart's width and height (px of its viewBox), the plot's margins left, right and top, and the
+/// plot's own height and width.
+const CHART_W: f64 = 600.0;
+const CHART_H: f64 = 214.0;
+const CHART_LEFT: f64 = 62.0;
+const CHART_RIGHT: f64 = 12.0;
+const CHART_TOP: f64 = 30.0;
+const PLOT_H: f64 = 140.0;
+const PLOT_W: f64 = CHART_W - CHART_LEFT - CHART_RIGHT;
 
 fn f1(v: f64) -> String {
     let s = format!("{v:.1}");
@@ -255,29 +257,32 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
     // The legend sits right of the title, or on a row of its own when they would overlap.
     let title_w = 7.6 * c.title.chars().count() as f64;
     let legend_w: f64 = plots.iter().map(|p| legend_width(p)).sum();
-    let (top, legend_y) =
-        if L + title_w + 16.0 > W - R - legend_w { (T + 16.0, 33.0) } else { (T, 17.0) };
-    let h = H + top - T;
+    let (top, legend_y) = if CHART_LEFT + title_w + 16.0 > CHART_W - CHART_RIGHT - legend_w {
+        (CHART_TOP + 16.0, 33.0)
+    } else {
+        (CHART_TOP, 17.0)
+    };
+    let h = CHART_H + top - CHART_TOP;
     let mut s = String::with_capacity(16 * 1024);
     let id = esc(&c.id);
     let _ = write!(
         s,
-        r#"<svg class="chart" data-chart="{}" data-series="{}" viewBox="0 0 {W} {h}" role="img" aria-labelledby="{id}-t {id}-d"><title id="{id}-t">{}</title><desc id="{id}-d">{}</desc>"#,
+        r#"<svg class="chart" data-chart="{}" data-series="{}" viewBox="0 0 {CHART_W} {h}" role="img" aria-labelledby="{id}-t {id}-d"><title id="{id}-t">{}</title><desc id="{id}-d">{}</desc>"#,
         c.kind,
         esc(&c.key),
         esc(&c.title),
         esc(&describe(c, &plots, axis)),
     );
-    let _ = write!(s, r#"<text class="t" x="{L}" y="16">{}</text>"#, esc(&c.title));
+    let _ = write!(s, r#"<text class="t" x="{CHART_LEFT}" y="16">{}</text>"#, esc(&c.title));
     legend(&mut s, &plots, legend_y);
     // Y grid and labels.
     let step = ax.ticks.get(1).zip(ax.ticks.first()).map_or(1.0, |(b, a)| b - a);
     for &v in &ax.ticks {
-        let y = top + f64::from(yv(&ax, v) as i32) / 1000.0 * PH;
+        let y = top + f64::from(yv(&ax, v) as i32) / 1000.0 * PLOT_H;
         let _ = write!(
             s,
-            r#"<path class="g" d="M{L} {y}h{PW}"/><text class="yl" x="{}" y="{}">{}</text>"#,
-            L - 5.0,
+            r#"<path class="g" d="M{CHART_LEFT} {y}h{PLOT_W}"/><text class="yl" x="{}" y="{}">{}</text>"#,
+            CHART_LEFT - 5.0,
             f1(y + 4.0),
             label(v, step)
         );
@@ -285,14 +290,14 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
     let _ = write!(
         s,
         r#"<text class="at" transform="translate(13 {}) rotate(-90)">{}</text>"#,
-        top + PH / 2.0,
+        top + PLOT_H / 2.0,
         esc(&c.y_label)
     );
-    time_axis(&mut s, axis, &axis.ticks, L, PW, top, PH);
-    bands(&mut s, axis, L, PW, top, PH);
+    time_axis(&mut s, axis, &axis.ticks, CHART_LEFT, PLOT_W, top, PLOT_H);
+    bands(&mut s, axis, CHART_LEFT, PLOT_W, top, PLOT_H);
     // Data.
-    let (sx, sy) = (PW / (2.0 * axis.grid.n as f64), PH / 1000.0);
-    let _ = write!(s, r#"<g transform="translate({L} {top}) scale({sx:.6} {sy})">"#);
+    let (sx, sy) = (PLOT_W / (2.0 * axis.grid.n as f64), PLOT_H / 1000.0);
+    let _ = write!(s, r#"<g transform="translate({CHART_LEFT} {top}) scale({sx:.6} {sy})">"#);
     for p in &plots {
         let r = runs(p.env, conn);
         match p.style {
@@ -325,15 +330,18 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
     }
     s.push_str("</g>");
     for (t, what) in c.marks.iter().filter(|(t, _)| axis.grid.bucket(*t).is_some()) {
-        let x = f1(x_px(axis, *t, L, PW));
+        let x = f1(x_px(axis, *t, CHART_LEFT, PLOT_W));
         let _ = write!(
             s,
-            r#"<g class="ev"><title>{}</title><path d="M{x} {top}v{PH}"/><path class="evm" d="M{x} {}l-4 -6h8z"/></g>"#,
+            r#"<g class="ev"><title>{}</title><path d="M{x} {top}v{PLOT_H}"/><path class="evm" d="M{x} {}l-4 -6h8z"/></g>"#,
             esc(what),
             top
         );
     }
-    let _ = write!(s, r#"<rect class="fr" x="{L}" y="{top}" width="{PW}" height="{PH}"/></svg>"#);
+    let _ = write!(
+        s,
+        r#"<rect class="fr" x="{CHART_LEFT}" y="{top}" width="{PLOT_W}" height="{PLOT_H}"/></svg>"#
+    );
     Some(s)
 }
 
@@ -372,7 +380,7 @@ fn legend_width(p: &Plot<'_>) -> f64 {
 
 fn legend(s: &mut String, plots: &[&Plot<'_>], y: f64) {
     let widths: Vec<f64> = plots.iter().map(|p| legend_width(p)).collect();
-    let mut x = W - R - widths.iter().sum::<f64>();
+    let mut x = CHART_W - CHART_RIGHT - widths.iter().sum::<f64>();
     for (p, w) in plots.iter().zip(widths) {
         let xs = f1(x);
         let swatch = match p.style {
@@ -455,30 +463,32 @@ fn level(v: f64) -> usize {
     ((v / 10.0).floor().max(0.0) as usize).min(9)
 }
 
-const HW: f64 = 1240.0;
-const HL: f64 = 170.0;
-const HR: f64 = 86.0;
-const ROW: f64 = 22.0;
+/// The heatmap's width, its label column on the left and legend on the right, and one GPU row's
+/// height (px).
+const HEAT_W: f64 = 1240.0;
+const HEAT_LEFT: f64 = 170.0;
+const HEAT_RIGHT: f64 = 86.0;
+const HEAT_ROW: f64 = 22.0;
 
 /// The utilization heatmap as an `<svg class="heatmap">`, one `<g class="hm-row">` per GPU.
 #[allow(clippy::too_many_lines)]
 pub(super) fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
-    let pw = HW - HL - HR;
+    let pw = HEAT_W - HEAT_LEFT - HEAT_RIGHT;
     let top = 6.0;
-    let h = top + rows.len() as f64 * ROW + 78.0;
+    let h = top + rows.len() as f64 * HEAT_ROW + 78.0;
     let mut s = String::with_capacity(64 * 1024);
     let _ = write!(
         s,
-        r#"<svg class="heatmap" viewBox="0 0 {HW} {h}" role="img" aria-labelledby="hm-t hm-d"><title id="hm-t">GPU utilization over time, one row per GPU</title><desc id="hm-d">{}</desc>"#,
+        r#"<svg class="heatmap" viewBox="0 0 {HEAT_W} {h}" role="img" aria-labelledby="hm-t hm-d"><title id="hm-t">GPU utilization over time, one row per GPU</title><desc id="hm-d">{}</desc>"#,
         esc(&heat_desc(rows))
     );
     s.push_str(r##"<defs><pattern id="hm-nd" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f3f3f3"/><path d="M0 0v6" stroke="#c8c8c8" stroke-width="2"/></pattern></defs>"##);
     // Time axis first: its grid lines run under the cells.
-    let bottom_rows = rows.len() as f64 * ROW - 3.0;
-    time_axis(&mut s, axis, &axis.wide_ticks, HL, pw, top, bottom_rows);
+    let bottom_rows = rows.len() as f64 * HEAT_ROW - 3.0;
+    time_axis(&mut s, axis, &axis.wide_ticks, HEAT_LEFT, pw, top, bottom_rows);
     let n = axis.grid.n;
     for (r, row) in rows.iter().enumerate() {
-        let y = top + r as f64 * ROW;
+        let y = top + r as f64 * HEAT_ROW;
         let mean = row.env.mean();
         let _ = write!(
             s,
@@ -491,14 +501,14 @@ pub(super) fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
         );
         let _ = write!(
             s,
-            r#"<rect x="{HL}" y="{y}" width="{pw}" height="{}" fill="url(#hm-nd)"/>"#,
-            ROW - 3.0
+            r#"<rect x="{HEAT_LEFT}" y="{y}" width="{pw}" height="{}" fill="url(#hm-nd)"/>"#,
+            HEAT_ROW - 3.0
         );
         let _ = write!(
             s,
-            r#"<g transform="translate({HL} {y}) scale({:.6} {})">"#,
+            r#"<g transform="translate({HEAT_LEFT} {y}) scale({:.6} {})">"#,
             pw / n as f64,
-            ROW - 3.0
+            HEAT_ROW - 3.0
         );
         let mut paths: Vec<String> = vec![String::new(); 10];
         let lvs = levels(row.env, &row.conn, n);
@@ -522,23 +532,23 @@ pub(super) fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
         let _ = write!(
             s,
             r#"<text class="hl" x="{}" y="{}">{}</text>"#,
-            HL - 8.0,
+            HEAT_LEFT - 8.0,
             y + 14.0,
             esc(&row.label)
         );
         let _ = write!(
             s,
             r#"<text class="hm" x="{}" y="{}">{}</text></g>"#,
-            HL + pw + 8.0,
+            HEAT_LEFT + pw + 8.0,
             y + 14.0,
             mean.map_or("-".into(), |m| format!("mean {m:.0} %"))
         );
     }
-    bands(&mut s, axis, HL, pw, top, bottom_rows);
+    bands(&mut s, axis, HEAT_LEFT, pw, top, bottom_rows);
     // Legend: the ten levels and "no data".
-    let ly = top + rows.len() as f64 * ROW + 46.0;
+    let ly = top + rows.len() as f64 * HEAT_ROW + 46.0;
     for lv in 0..10 {
-        let x = HL + lv as f64 * 72.0;
+        let x = HEAT_LEFT + lv as f64 * 72.0;
         let _ = write!(
             s,
             r#"<rect class="h{lv}" x="{x}" y="{ly}" width="20" height="12"/><text class="lg" x="{}" y="{}">{}–{}%</text>"#,
@@ -548,7 +558,7 @@ pub(super) fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
             if lv == 9 { 100 } else { lv * 10 + 10 }
         );
     }
-    let x = HL + 10.0 * 72.0 + 10.0;
+    let x = HEAT_LEFT + 10.0 * 72.0 + 10.0;
     let _ = write!(
         s,
         r#"<rect x="{x}" y="{ly}" width="20" height="12" fill="url(#hm-nd)"/><text class="lg" x="{}" y="{}">no data</text></svg>"#,

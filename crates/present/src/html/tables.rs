@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::compact::{self, Group, gpu_list};
 use crate::html::axis::group;
-use crate::html::markup::esc;
+use crate::html::escape::esc;
 use crate::ts;
 use gpumon_analysis::stat::Stat;
 use gpumon_analysis::stats::Stats;

@@ -17,7 +17,7 @@ use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::event::EventSet;
 use nvml_wrapper::struct_wrappers::event::EventData;
 
-use crate::nvml::gpu::GpuInfo;
+use crate::nvml::device::GpuInfo;
 use gpumon_schema::row::GpuEvent;
 use gpumon_util::warn::{warn, warn_once};
 

@@ -9,7 +9,7 @@ use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::{GpmSample, gpm_metrics_get};
 
-use crate::nvml::gpu::{GpuInfo, Lost};
+use crate::nvml::device::{GpuInfo, Lost};
 use gpumon_schema::catalog::{Field, NvmlRead};
 use gpumon_schema::row::{Row, Selection, Value};
 use gpumon_util::warn::warn_once;

@@ -8,7 +8,7 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::RetirementCause;
 use nvml_wrapper::error::{NvmlError, nvml_try};
 
-use crate::nvml::gpu::{GpuInfo, Lost, val};
+use crate::nvml::device::{GpuInfo, Lost, val};
 use gpumon_schema::catalog::{Field, NvmlRead};
 use gpumon_schema::row::{Row, Value};
 

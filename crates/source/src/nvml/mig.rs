@@ -12,8 +12,8 @@ use std::sync::Arc;
 use nvml_wrapper::error::{NvmlError, nvml_try};
 use nvml_wrapper::{Device, Nvml};
 
+use crate::nvml::device::{GpuInfo, Lost, ProcList};
 use crate::nvml::gpm::Gpm;
-use crate::nvml::gpu::{GpuInfo, Lost, ProcList};
 use gpumon_schema::catalog::{Field, MIG_MEASURED};
 use gpumon_schema::row::{Row, Selection, Value};
 use gpumon_util::warn::warn;
@@ -136,7 +136,7 @@ impl<'n> MigState<'n> {
             let mut row = identity_of(base);
             set_identity(&mut row, inst);
             if memory {
-                super::gpu::memory(mig, info, &mut row)?;
+                super::device::memory(mig, info, &mut row)?;
             }
             if let Some(gi) = inst.gi {
                 let gpm = self.gpm.entry(gi).or_insert_with(|| Gpm::for_instance(nvml, sel, gi));
@@ -169,7 +169,7 @@ impl<'n> MigState<'n> {
 /// The compute processes of one MIG device (`--processes`).
 fn processes(mig: &Device<'_>, info: &GpuInfo) -> Result<ProcList, Lost> {
     match mig.running_compute_processes() {
-        Ok(ps) => Ok(ps.iter().map(super::gpu::gpu_proc).collect()),
+        Ok(ps) => Ok(ps.iter().map(super::device::gpu_proc).collect()),
         Err(NvmlError::GpuLost) => Err(Lost),
         Err(e) => {
             gpumon_util::warn::warn_once(

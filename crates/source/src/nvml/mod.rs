@@ -1,6 +1,9 @@
-//! The GPUs through NVML: sampling (`gpu`, read by the loop's thread or a worker per hung GPU:
-//! `readers`, `watchdog`), GPM counters, MIG instances, the event thread, memory health, and doctor's probes.
+//! The GPUs through NVML: what the modules share (`device`), one GPU's reading for a tick
+//! (`sample`), the source that owns the readings (`gpu`, read by the loop's thread or a worker per
+//! hung GPU: `readers`, `watchdog`), GPM counters, MIG instances, the event thread, memory health,
+//! and doctor's probes.
 
+pub(crate) mod device;
 mod events;
 mod gpm;
 pub mod gpu;
@@ -9,5 +12,6 @@ pub mod mig;
 pub mod missing;
 pub mod probe;
 pub mod readers;
+mod sample;
 mod smi;
 mod watchdog;

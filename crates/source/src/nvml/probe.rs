@@ -12,8 +12,9 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 use serde::Serialize;
 
-use crate::nvml::gpu::{self, GpuInfo};
+use crate::nvml::device::GpuInfo;
 use crate::nvml::mig::MigInstance;
+use crate::nvml::{gpu, sample};
 use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
 use gpumon_schema::row::{Selection, Value};
 
@@ -66,7 +67,7 @@ impl NvmlProbe {
             .map(|d| d.field)
             .collect();
         let warnings = gpumon_util::warn::printed();
-        let row = gpu::probe(&self.nvml, &info, &Selection::new(fields.clone()));
+        let row = sample::probe(&self.nvml, &info, &Selection::new(fields.clone()));
         let warned = gpumon_util::warn::printed() > warnings;
         let lacking_all: Vec<Field> =
             super::missing::all().into_iter().flat_map(|(_, f)| f).collect();

@@ -14,12 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-use nvml_wrapper::Nvml;
-
-use crate::host::job::PidSet;
-use crate::nvml::gpu::{DeviceState, GpuInfo, Lost, Reading, read_gpu};
+use crate::nvml::device::{GpuInfo, Lost};
+use crate::nvml::sample::{Ctx, DeviceState, Reading, read_gpu};
 use crate::nvml::watchdog::Watchdog;
-use gpumon_schema::row::Selection;
 use gpumon_util::warn::warn;
 
 /// A GPU's answer: the tick it answers and the reading.
@@ -28,16 +25,6 @@ pub(super) type Slot = Mutex<Option<(u64, Result<Reading, Lost>)>>;
 const READING: u64 = 1;
 const DONE: u64 = 2;
 const TAKEN: u64 = 3;
-
-/// What reading a GPU needs.
-pub(super) struct Ctx {
-    pub(super) nvml: Arc<Nvml>,
-    pub(super) sel: Selection,
-    /// [`crate::nvml::gpu`]'s `row_capacity` of `sel`.
-    pub(super) row_cap: usize,
-    pub(super) procs: bool,
-    pub(super) job: Option<PidSet>,
-}
 
 /// One GPU as every reading thread sees it.
 pub(super) struct Gpu {

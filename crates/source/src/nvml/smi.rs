@@ -13,7 +13,7 @@ use nvml_wrapper::enum_wrappers::device::{
 };
 use nvml_wrapper::error::NvmlError;
 
-use super::gpu::{GpuInfo, Lost, val};
+use super::device::{GpuInfo, Lost, val};
 use gpumon_schema::catalog::{Field, NvmlRead};
 use gpumon_schema::row::{Row, Value};
 
