@@ -26,5 +26,5 @@ pub fn main_reading() -> i32 {
 // and the cgroup source they drive against real cgroups.
 pub use gpumon_schema::catalog::{CATALOG, Field, FieldDef};
 pub use gpumon_schema::row::{Row, Value};
-pub use gpumon_sink::prom::names::metric as prom_metric;
+pub use gpumon_sink::prom_metric;
 pub use gpumon_source::host::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};

@@ -2,7 +2,7 @@
 //! Parquet, written by the existing sinks (`gpumon_sink::open`) with a selection of the fields the
 //! inputs have.
 //!
-//! Rows become ticks again (`gpumon_sink::regroup`). The output is written to a hidden temporary file beside it and renamed into place when complete.
+//! Rows become ticks again (`gpumon_sink::TickWriter`). The output is written to a hidden temporary file beside it and renamed into place when complete.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,7 +18,7 @@ use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::files::Format;
 use gpumon_schema::row::{Selection, Value};
-use gpumon_sink::regroup::TickWriter;
+use gpumon_sink::TickWriter;
 use gpumon_util::error::{UsageError, exit};
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;

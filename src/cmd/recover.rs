@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 
 use gpumon_schema::files::{OutputSet, status_path};
 use gpumon_schema::live::{LiveStatus, NotRead, read_status};
-use gpumon_sink::files::recover_set;
-use gpumon_sink::lock::OutputLock;
+use gpumon_sink::OutputLock;
+use gpumon_sink::recover_set;
 use gpumon_util::error::{UsageError, exit};
 use gpumon_util::fsafe;
 use gpumon_util::text::show;

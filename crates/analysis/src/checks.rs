@@ -11,7 +11,7 @@ use crate::stat::{Scope, Stat, layout};
 
 /// Comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Lt,
     Le,
     Gt,
@@ -21,7 +21,7 @@ pub enum Op {
 }
 
 impl Op {
-    pub fn holds(self, a: f64, b: f64) -> bool {
+    pub(crate) fn holds(self, a: f64, b: f64) -> bool {
         match self {
             Op::Lt => a < b,
             Op::Le => a <= b,
@@ -32,7 +32,7 @@ impl Op {
         }
     }
 
-    pub fn symbol(self) -> &'static str {
+    pub(crate) fn symbol(self) -> &'static str {
         match self {
             Op::Lt => "<",
             Op::Le => "<=",
@@ -51,8 +51,8 @@ pub struct Check {
     pub all: bool,
     /// The statistic's name as given ([`resolve`] finds the [`Stat`]).
     pub stat: String,
-    pub op: Op,
-    pub value: f64,
+    pub(crate) op: Op,
+    pub(crate) value: f64,
 }
 
 impl fmt::Display for Check {

@@ -21,7 +21,7 @@ use gpumon_schema::cols::{self, NO_TS, NO_U64};
 
 use super::keys::{Keyer, NONE, RowKeys, group_by_slot};
 
-pub use super::keys::GpuKey;
+pub(crate) use super::keys::GpuKey;
 
 /// What the collector needs to know before the first row.
 #[derive(Debug, Clone, Default)]
@@ -33,6 +33,7 @@ pub struct CollectConfig {
     /// Input-bound rule: utilization.gpu (and sm.active where present) below this, with work on the
     /// GPU, while the job's CPU (else the busiest core) is at or above `pegged_core`.
     pub input_bound_util: f64,
+    /// The CPU share (% of one core) that counts as saturated for the input-bound rule.
     pub pegged_core: f64,
     /// What idle, busy and memory held mean for the per-row facts of the findings.
     pub rows: RowRules,
@@ -135,18 +136,19 @@ thread_local! {
 #[derive(Clone)]
 pub struct Collector {
     cfg: CollectConfig,
-    pub keys: Keyer,
-    pub gpus: Vec<(u32, GpuKey, GpuAcc)>,
-    pub host_accs: Vec<HostAcc>,
+    pub(crate) keys: Keyer,
+    pub(crate) gpus: Vec<(u32, GpuKey, GpuAcc)>,
+    pub(crate) host_accs: Vec<HostAcc>,
     /// Held-back first tick of each host in this part: (host, row) of the current batch.
     pending_rows: Vec<(u32, usize)>,
     /// Rows outside the window.
     pub windowed_out: u64,
     /// The job's work counters (`progress.KEY` columns).
-    pub progress: crate::progress::ProgressAcc,
+    pub(crate) progress: crate::progress::ProgressAcc,
 }
 
 impl Collector {
+    /// An empty collector.
     pub fn new(cfg: CollectConfig) -> Collector {
         Collector {
             cfg,
@@ -193,7 +195,7 @@ impl Collector {
 
     /// Count the rows of a batch that `keep` selects (all without it); the others are passed over
     /// as if they were not there (one phase of a batch that holds several).
-    pub fn visit_rows(
+    pub(crate) fn visit_rows(
         &mut self,
         batch: &RecordBatch,
         default_host: &str,

@@ -51,7 +51,7 @@ const ENERGY_PER_HOUR: &str = "energy_per_hour";
 
 impl Measure {
     /// The key statistics, and the rates of the work counters of `cols`, in order.
-    pub fn keys_of(cols: &[(String, &Summary)]) -> Vec<Measure> {
+    pub(crate) fn keys_of(cols: &[(String, &Summary)]) -> Vec<Measure> {
         let mut keys = Measure::keys();
         for (_, s) in cols {
             for r in crate::progress::Rate::all(&s.progress) {
@@ -83,6 +83,7 @@ impl Measure {
         }
     }
 
+    /// The measure of this name (a statistic, `energy_per_hour` or a work rate).
     pub fn lookup(name: &str) -> Option<Measure> {
         if name == ENERGY_PER_HOUR {
             return Some(Measure::EnergyPerHour);
@@ -93,6 +94,7 @@ impl Measure {
         Stat::lookup(name).map(Measure::Stat)
     }
 
+    /// The measure's unit (`%`, `Wh/h`, `/s`, ...).
     pub fn unit(self) -> &'static str {
         match self {
             Measure::Stat(s) => s.unit(),
@@ -137,9 +139,11 @@ impl Measure {
 /// One compared run or phase.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
+    /// The run's or phase's name.
     pub label: String,
     /// First and last sample, UTC µs.
     pub start: Option<i64>,
+    /// See `start`.
     pub end: Option<i64>,
     /// One value per row of the comparison.
     pub values: Vec<Option<f64>>,
@@ -148,9 +152,11 @@ pub struct Column {
 /// Key statistics side by side, against the column `baseline`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
+    /// The column the others are compared with.
     pub baseline: usize,
     /// The measures with a value in at least one column.
     pub measures: Vec<Measure>,
+    /// One column per run or phase.
     pub columns: Vec<Column>,
     /// `memory.used.max_pct` of each column (the headroom note).
     headroom: Vec<Option<f64>>,
@@ -249,8 +255,11 @@ fn headroom(used_pct: Option<f64>, th: &Thresholds) -> String {
 /// What a comparison check looks at: the value, or its change against the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
+    /// The value itself.
     Value,
+    /// The value minus the baseline's.
     Delta,
+    /// That difference as a share (%) of the baseline's value.
     DeltaPct,
 }
 

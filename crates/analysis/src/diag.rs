@@ -7,7 +7,7 @@
 use gpumon_schema::catalog::Field;
 
 /// The memory-health fields whose largest value is kept, in the order of [`DiagAcc::health_max`].
-pub const HEALTH: [Field; 6] = [
+pub(crate) const HEALTH: [Field; 6] = [
     Field::RemappedUncorrectable,
     Field::RemappedPending,
     Field::RemappedFailure,
@@ -19,7 +19,7 @@ pub const HEALTH: [Field; 6] = [
 /// Configuration fields whose smallest and largest values are kept, in the order of
 /// [`DiagAcc::config`]: the PCIe link's width and generation now and at most, the power limit and
 /// its default, and the highest SM clock.
-pub const CONFIG: [Field; 7] = [
+pub(crate) const CONFIG: [Field; 7] = [
     Field::PcieLinkWidthCurrent,
     Field::PcieLinkWidthMax,
     Field::PowerLimit,
@@ -36,15 +36,15 @@ const TREND_EPOCH_US: i64 = 1_577_836_800_000_000;
 /// whole MiB: exact, so any split of the rows gives the same line), and the highest value with the
 /// first time it was seen.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Trend {
+pub(crate) struct Trend {
     pub n: u64,
     pub t: i128,
-    pub tt: i128,
+    pub(crate) tt: i128,
     pub m: i128,
-    pub tm: i128,
+    pub(crate) tm: i128,
     pub mm: i128,
     pub max: f64,
-    pub max_ts: i64,
+    pub(crate) max_ts: i64,
 }
 
 impl Default for Trend {
@@ -57,7 +57,7 @@ impl Default for Trend {
 /// (`base`): products of 64-bit integers (128-bit only where one would overflow), folded into the
 /// trend's sums by exact integer identities, so the trend is the one the rows added one by one give.
 #[derive(Debug, Clone)]
-pub struct TrendBatch {
+pub(crate) struct TrendBatch {
     base: i64,
     n: u64,
     d: i128,
@@ -78,7 +78,7 @@ fn mul(a: i64, b: i64) -> i128 {
 impl TrendBatch {
     /// One value `v` at `ts` (NaN: none); the trend of the rows one by one, once folded.
     #[inline]
-    pub fn add(&mut self, ts: i64, v: f64) {
+    pub(crate) fn add(&mut self, ts: i64, v: f64) {
         if !v.is_finite() {
             return;
         }
@@ -100,7 +100,7 @@ impl TrendBatch {
     }
 
     /// Add the batch to `into`: Σt = n·b + Σd, Σt² = n·b² + 2b·Σd + Σd², Σtm = b·Σm + Σdm.
-    pub fn fold_into(&self, into: &mut Trend) {
+    pub(crate) fn fold_into(&self, into: &mut Trend) {
         if self.n == 0 {
             return;
         }
@@ -121,15 +121,15 @@ impl TrendBatch {
 /// A fitted [`Trend`]: slope (MiB per second), the line's value at the epoch of the time axis, and
 /// r².
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fit {
-    pub slope: f64,
-    pub intercept: f64,
+pub(crate) struct Fit {
+    pub(crate) slope: f64,
+    pub(crate) intercept: f64,
     pub r2: f64,
 }
 
 impl Fit {
     /// The line's value at `ts` (UTC µs).
-    pub fn at(&self, ts: i64) -> f64 {
+    pub(crate) fn at(&self, ts: i64) -> f64 {
         self.intercept + self.slope * (ts - TREND_EPOCH_US) as f64 / 1e6
     }
 }
@@ -143,7 +143,7 @@ impl Trend {
     /// One value `v` at `ts` (NaN: none): the row-by-row definition the tests hold
     /// [`TrendBatch`] to (the collector adds a batch at a time).
     #[cfg(test)]
-    pub fn add(&mut self, ts: i64, v: f64) {
+    pub(crate) fn add(&mut self, ts: i64, v: f64) {
         if !v.is_finite() {
             return;
         }
@@ -161,7 +161,7 @@ impl Trend {
     }
 
     /// A batch's terms for this trend, taken from a base time ([`TrendBatch`]).
-    pub fn batch() -> TrendBatch {
+    pub(crate) fn batch() -> TrendBatch {
         TrendBatch {
             base: 0,
             n: 0,
@@ -175,7 +175,7 @@ impl Trend {
         }
     }
 
-    pub fn pool(&mut self, o: &Trend) {
+    pub(crate) fn pool(&mut self, o: &Trend) {
         self.n += o.n;
         self.t += o.t;
         self.tt += o.tt;
@@ -195,7 +195,7 @@ impl Trend {
     }
 
     /// The least-squares line (None: fewer than three values, or no spread in time).
-    pub fn fit(&self) -> Option<Fit> {
+    pub(crate) fn fit(&self) -> Option<Fit> {
         let n = i128::from(self.n);
         let sxx = Self::centred(n, self.tt, self.t, self.t);
         let sxy = Self::centred(n, self.tm, self.t, self.m);
@@ -232,7 +232,7 @@ const EIGHTHS: [f64; 7] = [
 /// so the rows are kept by draw and counted below that draw then. Counts, minima and maxima: any
 /// split of the rows gives the same bins.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PowerBins {
+pub(crate) struct PowerBins {
     pub n: [u64; POWER_BINS],
     pub first: [i64; POWER_BINS],
     pub last: [i64; POWER_BINS],
@@ -272,7 +272,7 @@ impl PowerBins {
     }
 
     /// One row with draw `watts` at `ts`.
-    pub fn add(&mut self, watts: f64, ts: i64) {
+    pub(crate) fn add(&mut self, watts: f64, ts: i64) {
         if watts.is_nan() {
             return;
         }
@@ -282,7 +282,7 @@ impl PowerBins {
         self.last[k] = self.last[k].max(ts);
     }
 
-    pub fn pool(&mut self, o: &PowerBins) {
+    pub(crate) fn pool(&mut self, o: &PowerBins) {
         for k in 0..POWER_BINS {
             self.n[k] += o.n[k];
             self.first[k] = self.first[k].min(o.first[k]);
@@ -291,7 +291,7 @@ impl PowerBins {
     }
 
     /// The rows in the bins wholly below `watts`: how many, the first and the last (None: none).
-    pub fn below(&self, watts: f64) -> Option<(u64, i64, i64)> {
+    pub(crate) fn below(&self, watts: f64) -> Option<(u64, i64, i64)> {
         let ks = (0..POWER_BINS).filter(|&k| Self::upper(k) <= watts && self.n[k] > 0);
         ks.fold(None, |acc, k| {
             let (n, a, b) = acc.unwrap_or((0, i64::MAX, i64::MIN));
@@ -304,11 +304,11 @@ impl PowerBins {
 /// and how many samples with utilization.gpu recorded came before the first, after the last, and in
 /// all; samples in time order ([`BusySpan::append`] a later stretch).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BusySpan {
+pub(crate) struct BusySpan {
     pub first: i64,
     pub last: i64,
     pub lead: u64,
-    pub trail: u64,
+    pub(crate) trail: u64,
     pub known: u64,
 }
 
@@ -321,7 +321,7 @@ impl Default for BusySpan {
 impl BusySpan {
     /// One sample with utilization.gpu recorded, `active` when not idle.
     #[inline]
-    pub fn push(&mut self, active: bool, ts: i64) {
+    pub(crate) fn push(&mut self, active: bool, ts: i64) {
         self.known += 1;
         if active {
             self.first = self.first.min(ts);
@@ -336,7 +336,7 @@ impl BusySpan {
 
     /// `k` samples in a row, all active or all not, the first at `first` and the last at `last`:
     /// the same as pushing them one by one.
-    pub fn push_run(&mut self, active: bool, first: i64, last: i64, k: u64) {
+    pub(crate) fn push_run(&mut self, active: bool, first: i64, last: i64, k: u64) {
         if k == 0 {
             return;
         }
@@ -352,7 +352,7 @@ impl BusySpan {
     }
 
     /// The samples of a later stretch.
-    pub fn append(&mut self, o: &BusySpan) {
+    pub(crate) fn append(&mut self, o: &BusySpan) {
         self.known += o.known;
         match (self.first == i64::MAX, o.first == i64::MAX) {
             (true, _) => {
@@ -368,13 +368,13 @@ impl BusySpan {
     }
 
     /// The first and last active sample (None: never active).
-    pub fn range(&self) -> Option<(i64, i64)> {
+    pub(crate) fn range(&self) -> Option<(i64, i64)> {
         (self.first != i64::MAX).then_some((self.first, self.last))
     }
 
     /// The share of the samples inside the span, to turn a whole-run mean into the span's (idle
     /// samples outside it count as zero).
-    pub fn inside(&self) -> Option<f64> {
+    pub(crate) fn inside(&self) -> Option<f64> {
         let n = self.known.saturating_sub(self.lead + self.trail);
         (self.range().is_some() && n > 0).then(|| n as f64 / self.known as f64)
     }
@@ -382,45 +382,45 @@ impl BusySpan {
 
 /// The per-row facts of one GPU.
 #[derive(Debug, Clone)]
-pub struct DiagAcc {
+pub(crate) struct DiagAcc {
     /// Rows whose GPU fields were all empty, and the first and last of them (UTC µs).
     pub empty_rows: u64,
-    pub empty_first_ts: i64,
-    pub empty_last_ts: i64,
+    pub(crate) empty_first_ts: i64,
+    pub(crate) empty_last_ts: i64,
     /// Rows with memory.used known, those with memory held, and those held while idle.
-    pub mem_n: u64,
-    pub held_n: u64,
-    pub held_idle_n: u64,
+    pub(crate) mem_n: u64,
+    pub(crate) held_n: u64,
+    pub(crate) held_idle_n: u64,
     /// Sum and count of clocks.sm over the rows with utilization.gpu at or above `busy_util` and no
     /// sw_power_cap (a power-capped clock depends on the load, not on the GPU's health).
-    pub busy_clock_sum: crate::acc::Fsum,
-    pub busy_clock_n: u64,
+    pub(crate) busy_clock_sum: crate::acc::Fsum,
+    pub(crate) busy_clock_n: u64,
     /// The rows that may be a hung collective, by power draw; the largest power.limit seen (-inf:
     /// none).
     pub hang: PowerBins,
-    pub power_limit: f64,
+    pub(crate) power_limit: f64,
     /// Sum and count of temperature.gpu while utilization.gpu >= `busy_util`.
-    pub busy_temp_sum: crate::acc::Fsum,
-    pub busy_temp_n: u64,
+    pub(crate) busy_temp_sum: crate::acc::Fsum,
+    pub(crate) busy_temp_n: u64,
     /// Sum and count of temperature.gpu over all samples.
-    pub temp_sum: crate::acc::Fsum,
-    pub temp_n: u64,
+    pub(crate) temp_sum: crate::acc::Fsum,
+    pub(crate) temp_n: u64,
     /// memory.used over time.
-    pub mem_trend: Trend,
+    pub(crate) mem_trend: Trend,
     /// The stretches of idle samples, in time order.
     pub stretches: crate::stretch::Stretches,
     /// The rows held while idle by power.draw (those without it are `held_idle_n` less these).
-    pub held_idle_power: PowerBins,
+    pub(crate) held_idle_power: PowerBins,
     /// When the GPU was in use.
-    pub busy_span: BusySpan,
+    pub(crate) busy_span: BusySpan,
     /// Largest value of each [`HEALTH`] field (NaN when never recorded).
-    pub health_max: [f64; 6],
+    pub(crate) health_max: [f64; 6],
     /// Smallest and largest ecc.errors.uncorrected.volatile.total (NaN when never recorded).
-    pub ecc_min: f64,
-    pub ecc_max: f64,
+    pub(crate) ecc_min: f64,
+    pub(crate) ecc_max: f64,
     /// Smallest and largest ecc.errors.corrected.volatile.total (NaN when never recorded).
-    pub corrected_min: f64,
-    pub corrected_max: f64,
+    pub(crate) corrected_min: f64,
+    pub(crate) corrected_max: f64,
     /// Smallest and largest value of each [`CONFIG`] field (NaN when never recorded).
     pub config: [(f64, f64); CONFIG.len()],
 }
@@ -467,14 +467,14 @@ fn min_nan(a: f64, b: f64) -> f64 {
 
 impl DiagAcc {
     /// A row whose GPU fields are all empty.
-    pub fn add_empty(&mut self, ts: i64) {
+    pub(crate) fn add_empty(&mut self, ts: i64) {
         self.empty_rows += 1;
         self.empty_first_ts = self.empty_first_ts.min(ts);
         self.empty_last_ts = self.empty_last_ts.max(ts);
     }
 
     /// One value of a [`HEALTH`] field (`k` its position) or, with `k` None, of the ECC counter.
-    pub fn add_health(&mut self, k: Option<usize>, v: f64) {
+    pub(crate) fn add_health(&mut self, k: Option<usize>, v: f64) {
         if v.is_nan() {
             return;
         }
@@ -492,7 +492,7 @@ impl DiagAcc {
     }
 
     /// One value of the corrected ECC counter.
-    pub fn add_corrected(&mut self, v: f64) {
+    pub(crate) fn add_corrected(&mut self, v: f64) {
         if !v.is_nan() {
             self.corrected_min = min_nan(self.corrected_min, v);
             self.corrected_max = max_nan(self.corrected_max, v);
@@ -500,7 +500,7 @@ impl DiagAcc {
     }
 
     /// One value of the [`CONFIG`] field at `k`.
-    pub fn add_config(&mut self, k: usize, v: f64) {
+    pub(crate) fn add_config(&mut self, k: usize, v: f64) {
         if let Some((lo, hi)) = self.config.get_mut(k).filter(|_| !v.is_nan()) {
             *lo = min_nan(*lo, v);
             *hi = max_nan(*hi, v);
@@ -508,18 +508,18 @@ impl DiagAcc {
     }
 
     /// Smallest and largest value of a [`CONFIG`] field.
-    pub fn config_range(&self, f: Field) -> Option<(f64, f64)> {
+    pub(crate) fn config_range(&self, f: Field) -> Option<(f64, f64)> {
         let k = CONFIG.iter().position(|&c| c == f)?;
         self.config.get(k).copied().filter(|(_, hi)| !hi.is_nan())
     }
 
     /// How much the corrected ECC counter rose over the run (largest minus smallest).
-    pub fn corrected_increase(&self) -> Option<f64> {
+    pub(crate) fn corrected_increase(&self) -> Option<f64> {
         (!self.corrected_max.is_nan()).then_some(self.corrected_max - self.corrected_min)
     }
 
     /// Add a later stretch of the same GPU, or (the idle stretches then mean nothing) another GPU.
-    pub fn pool(&mut self, o: &DiagAcc) {
+    pub(crate) fn pool(&mut self, o: &DiagAcc) {
         self.empty_rows += o.empty_rows;
         self.empty_first_ts = self.empty_first_ts.min(o.empty_first_ts);
         self.empty_last_ts = self.empty_last_ts.max(o.empty_last_ts);
@@ -551,24 +551,24 @@ impl DiagAcc {
     }
 
     /// Share (%) of the GPU's rows with memory held while idle; None without memory.used.
-    pub fn held_idle_pct(&self, rows: u64) -> Option<f64> {
+    pub(crate) fn held_idle_pct(&self, rows: u64) -> Option<f64> {
         (self.mem_n > 0 && rows > 0).then(|| 100.0 * self.held_idle_n as f64 / rows as f64)
     }
 
     /// Rows held while idle whose power.draw is below `watts` or not recorded.
-    pub fn held_idle_below(&self, watts: f64) -> u64 {
+    pub(crate) fn held_idle_below(&self, watts: f64) -> u64 {
         let binned: u64 = self.held_idle_power.n.iter().sum();
         let below = self.held_idle_power.below(watts).map_or(0, |b| b.0);
         self.held_idle_n.saturating_sub(binned) + below
     }
 
     /// Mean clocks.sm while busy.
-    pub fn busy_clock(&self) -> Option<f64> {
+    pub(crate) fn busy_clock(&self) -> Option<f64> {
         (self.busy_clock_n > 0).then(|| self.busy_clock_sum.value() / self.busy_clock_n as f64)
     }
 
     /// Mean temperature.gpu while busy, or (`busy` false) over all samples.
-    pub fn temp(&self, busy: bool) -> Option<f64> {
+    pub(crate) fn temp(&self, busy: bool) -> Option<f64> {
         let (sum, n) = if busy {
             (&self.busy_temp_sum, self.busy_temp_n)
         } else {
@@ -578,13 +578,13 @@ impl DiagAcc {
     }
 
     /// Largest value of a [`HEALTH`] field.
-    pub fn health(&self, f: Field) -> Option<f64> {
+    pub(crate) fn health(&self, f: Field) -> Option<f64> {
         let k = HEALTH.iter().position(|&h| h == f)?;
         self.health_max.get(k).copied().filter(|v| !v.is_nan())
     }
 
     /// How much the uncorrected ECC counter rose over the run (largest minus smallest).
-    pub fn ecc_increase(&self) -> Option<f64> {
+    pub(crate) fn ecc_increase(&self) -> Option<f64> {
         (!self.ecc_max.is_nan()).then_some(self.ecc_max - self.ecc_min)
     }
 }

@@ -22,12 +22,17 @@ pub const MAX_LISTED: usize = 1000;
 pub struct EventRecord {
     /// UTC µs.
     pub ts: i64,
+    /// The host that recorded it.
     pub host: String,
+    /// The GPU's index, where known.
     pub gpu: Option<u32>,
+    /// The GPU's uuid, where known.
     pub uuid: Option<String>,
     /// `xid`, `dbe`, `sbe`, `clock`, `power_source`.
     pub kind: String,
+    /// The event's code (the Xid number), where it has one.
     pub code: Option<u64>,
+    /// What NVML said besides the code.
     pub detail: Option<String>,
 }
 
@@ -70,22 +75,25 @@ impl EventRecord {
 /// How many routine events (clock or P-state changes) one GPU reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoutineCount {
+    /// The host that recorded them.
     pub host: String,
+    /// The GPU's index, where known.
     pub gpu: Option<u32>,
     /// `clock` or `pstate`.
     pub kind: String,
+    /// How many.
     pub count: u64,
 }
 
 /// What the events inputs held: the events listed, those beyond [`MAX_LISTED`], the routine counts.
-pub type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
+pub(crate) type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
 
 /// Events gathered from the events inputs, inside the summary's window.
 #[derive(Debug, Default)]
 pub struct EventCollector {
     since: Option<i64>,
     until: Option<i64>,
-    pub events: Vec<EventRecord>,
+    pub(crate) events: Vec<EventRecord>,
     /// Events beyond [`MAX_LISTED`].
     pub more: u64,
     /// Routine events counted by (host, GPU, kind).
@@ -156,7 +164,7 @@ impl EventCollector {
 }
 
 /// Xid events of one host grouped by (GPU, code), in order of first occurrence: (gpu, events).
-pub fn xid_groups<'a>(
+pub(crate) fn xid_groups<'a>(
     host: &str,
     events: &'a [EventRecord],
 ) -> Vec<(Option<u32>, Vec<&'a EventRecord>)> {

@@ -14,45 +14,48 @@ use gpumon_schema::run::InputInfo;
 /// Every threshold the rules use, with defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thresholds {
-    pub idle_util: f64,
-    pub unused_idle_pct: f64,
+    pub(crate) idle_util: f64,
+    pub(crate) unused_idle_pct: f64,
+    /// See [`CollectConfig::input_bound_util`](crate::collect::CollectConfig).
     pub input_bound_util: f64,
+    /// See [`CollectConfig::pegged_core`](crate::collect::CollectConfig).
     pub pegged_core: f64,
-    pub input_bound_pct: f64,
-    pub oom_mem_pct: f64,
-    pub headroom_mem_pct: f64,
-    pub headroom_util: f64,
-    pub throttle_pct: f64,
-    pub imbalance_util: f64,
-    pub swap_mib: f64,
+    pub(crate) input_bound_pct: f64,
+    pub(crate) oom_mem_pct: f64,
+    pub(crate) headroom_mem_pct: f64,
+    pub(crate) headroom_util: f64,
+    pub(crate) throttle_pct: f64,
+    pub(crate) imbalance_util: f64,
+    pub(crate) swap_mib: f64,
+    /// A step longer than this many intervals (the median spacing) is a gap.
     pub gap_intervals: f64,
-    pub busy_util: f64,
-    pub sm_idle: f64,
-    pub tensor_sm_active: f64,
-    pub tensor_idle: f64,
-    pub dram_bound: f64,
-    pub pcie_rx_mib: f64,
-    pub held_mem_mib: f64,
-    pub held_idle_pct: f64,
-    pub straggler_clock_pct: f64,
-    pub hang_util: f64,
-    pub hang_power_pct: f64,
-    pub hang_power_max_pct: f64,
-    pub hang_min_s: f64,
-    pub low_util: f64,
-    pub low_util_min_s: f64,
-    pub host_mem_pct: f64,
-    pub host_mem_min_s: f64,
-    pub hot_gpu_c: f64,
-    pub growth_pct: f64,
-    pub growth_min_s: f64,
-    pub idle_stretch_s: f64,
-    pub idle_lost_pct: f64,
-    pub ecc_corrected_per_h: f64,
-    pub power_limit_low_pct: f64,
-    pub held_idle_min_s: f64,
-    pub clocks_locked_pct: f64,
-    pub shared_pct: f64,
+    pub(crate) busy_util: f64,
+    pub(crate) sm_idle: f64,
+    pub(crate) tensor_sm_active: f64,
+    pub(crate) tensor_idle: f64,
+    pub(crate) dram_bound: f64,
+    pub(crate) pcie_rx_mib: f64,
+    pub(crate) held_mem_mib: f64,
+    pub(crate) held_idle_pct: f64,
+    pub(crate) straggler_clock_pct: f64,
+    pub(crate) hang_util: f64,
+    pub(crate) hang_power_pct: f64,
+    pub(crate) hang_power_max_pct: f64,
+    pub(crate) hang_min_s: f64,
+    pub(crate) low_util: f64,
+    pub(crate) low_util_min_s: f64,
+    pub(crate) host_mem_pct: f64,
+    pub(crate) host_mem_min_s: f64,
+    pub(crate) hot_gpu_c: f64,
+    pub(crate) growth_pct: f64,
+    pub(crate) growth_min_s: f64,
+    pub(crate) idle_stretch_s: f64,
+    pub(crate) idle_lost_pct: f64,
+    pub(crate) ecc_corrected_per_h: f64,
+    pub(crate) power_limit_low_pct: f64,
+    pub(crate) held_idle_min_s: f64,
+    pub(crate) clocks_locked_pct: f64,
+    pub(crate) shared_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -104,7 +107,7 @@ impl Default for Thresholds {
 type Slot = fn(&mut Thresholds) -> &mut f64;
 
 /// (name, meaning, field) of every threshold.
-pub static THRESHOLDS: [(&str, &str, Slot); 39] = [
+pub(crate) static THRESHOLDS: [(&str, &str, Slot); 39] = [
     ("idle_util", "utilization.gpu below this (%) counts as idle", |t| &mut t.idle_util),
     ("unused_idle_pct", "a GPU idle in at least this share (%) of its samples is unused", |t| {
         &mut t.unused_idle_pct
@@ -312,15 +315,19 @@ impl Thresholds {
     }
 }
 
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
+    /// Worth knowing; nothing to fix.
     Info,
+    /// Costs time or money, or puts the run at risk: something to fix.
     Warning,
     /// A hardware or driver fault (an Xid): the run was, or may have been, damaged.
     Error,
 }
 
 impl Severity {
+    /// Its name in reports (`info`, `warning`, `error`).
     pub fn label(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -332,13 +339,17 @@ impl Severity {
 
 /// A documented rule.
 pub struct Rule {
+    /// The rule's name, as findings carry it.
     pub id: &'static str,
+    /// The severity of its findings.
     pub severity: Severity,
     /// When it fires, naming the thresholds.
     pub when: &'static str,
+    /// What to do about it.
     pub fix: &'static str,
 }
 
+/// Every rule the findings come from.
 pub static RULES: [Rule; 28] = [
     Rule {
         id: "job_failed",
@@ -626,12 +637,17 @@ pub static RULES: [Rule; 28] = [
 /// One finding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
+    /// The rule that fired ([`Rule::id`]).
     pub rule: &'static str,
+    /// The rule's severity.
     pub severity: Severity,
+    /// The host it holds for.
     pub host: String,
     /// GPU label (index, or uuid), or None for a host-wide finding.
     pub gpu: Option<String>,
+    /// The figures that made it fire.
     pub evidence: String,
+    /// What to do about it ([`Rule::fix`]).
     pub fix: &'static str,
 }
 
@@ -650,27 +666,27 @@ fn when(us: i64) -> String {
 }
 
 /// What the rules need of one GPU.
-pub struct GpuView<'a> {
+pub(crate) struct GpuView<'a> {
     pub label: String,
     pub stats: &'a Stats,
     /// The GPU's model, to compare it with its own kind only.
     pub name: Option<String>,
     pub uuid: Option<String>,
     /// The last row with readings and the last row of the GPU, empty ones included (UTC µs).
-    pub last_data: i64,
-    pub last_row: i64,
+    pub(crate) last_data: i64,
+    pub(crate) last_row: i64,
     /// The first row with readings (UTC µs).
-    pub first_data: i64,
+    pub(crate) first_data: i64,
     /// The per-row facts beyond the statistics (None: a GPU known only by its statistics).
-    pub diag: Option<&'a crate::diag::DiagAcc>,
+    pub(crate) diag: Option<&'a crate::diag::DiagAcc>,
     /// The lowest power.draw of the GPU (its floor: idle, or a hang's draw).
-    pub power_min: Option<f64>,
+    pub(crate) power_min: Option<f64>,
 }
 
 #[cfg(test)]
 impl<'a> GpuView<'a> {
     /// A GPU known only by its statistics (no empty rows).
-    pub fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
+    pub(crate) fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
         GpuView {
             label,
             stats,
@@ -1669,7 +1685,11 @@ pub fn job_failed(host: &str, inputs: &[InputInfo], last_row: Option<i64>) -> Ve
 
 /// `shared_gpu` for each GPU of `host` that processes of another job (or, without job marks, another
 /// user) shared with the job (or with its main user) in at least `shared_pct` % of the ticks.
-pub fn shared_gpu(host: &str, sharing: &[crate::usage::Sharing], th: &Thresholds) -> Vec<Finding> {
+pub(crate) fn shared_gpu(
+    host: &str,
+    sharing: &[crate::usage::Sharing],
+    th: &Thresholds,
+) -> Vec<Finding> {
     let mut out = Findings { host, list: Vec::new() };
     for s in sharing.iter().filter(|s| s.host == host) {
         let by_job = s.job_ticks > 0;
@@ -1705,7 +1725,7 @@ pub fn shared_gpu(host: &str, sharing: &[crate::usage::Sharing], th: &Thresholds
 }
 
 /// Findings for one host, GPUs in report order, then the host-wide ones and the Xid events.
-pub fn diagnose(
+pub(crate) fn diagnose(
     host: &str,
     gpus: &[GpuView<'_>],
     host_stats: &Stats,

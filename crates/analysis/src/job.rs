@@ -54,6 +54,7 @@ pub static JOB_RULES: [Rule; 4] = [
 /// Where a host sits in the job, from its recordings' footers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NodeOf {
+    /// The host's name.
     pub host: String,
     /// The node's number in the job (`SLURM_NODEID`, `GROUP_RANK`), when the launcher said.
     pub node: Option<String>,
@@ -62,19 +63,27 @@ pub struct NodeOf {
 /// One host of a job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobHost {
+    /// The host's name.
     pub name: String,
+    /// Its node number in the job ([`NodeOf::node`]).
     pub node: Option<String>,
+    /// Its GPUs.
     pub gpus: usize,
     /// First and last sample of its GPUs, UTC µs.
     pub start: i64,
+    /// See `start`.
     pub end: i64,
     /// Seconds after the job's first start, and before the job's last end.
     pub start_skew_s: f64,
+    /// See `start_skew_s`.
     pub end_skew_s: f64,
     /// Means over its GPUs of their means; memory the largest; energy the sum.
     pub utilization: Option<f64>,
+    /// The largest `memory.used` of its GPUs, MiB.
     pub memory_max: Option<f64>,
+    /// The mean of its GPUs' mean `power.draw`, W.
     pub power_mean: Option<f64>,
+    /// Its GPUs' energy together, Wh.
     pub energy_wh: Option<f64>,
     /// The median of its GPUs' clocks.sm.busy_mean.
     pub busy_clock: Option<f64>,
@@ -85,10 +94,15 @@ pub struct JobHost {
 /// The job view.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobView {
+    /// The job's id.
     pub id: String,
+    /// Its hosts.
     pub hosts: Vec<JobHost>,
+    /// Its GPUs, all hosts together.
     pub gpus: usize,
+    /// The first start of its hosts, UTC µs.
     pub start: Option<i64>,
+    /// The last end of its hosts, UTC µs.
     pub end: Option<i64>,
     /// The findings across hosts (rules of [`JOB_RULES`]).
     pub findings: Vec<Finding>,

@@ -7,12 +7,12 @@ use arrow_array::Array;
 use gpumon_schema::cols::{self, Interner, NO_U64};
 
 /// No slot (a row without a usable GPU key).
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Sort the rows of a batch by GPU slot (a counting sort, stable: each slot's rows stay in batch
 /// order; rows of slot [`NONE`] are left out): `order[lo..hi]` are the rows of each `(slot, lo, hi)`
 /// of `groups`, slots in increasing order.
-pub fn group_by_slot(
+pub(crate) fn group_by_slot(
     slot: &[u32],
     slots: usize,
     order: &mut Vec<u32>,
@@ -52,7 +52,7 @@ pub fn group_by_slot(
 
 /// A GPU's key within its host.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum GpuKey {
+pub(crate) enum GpuKey {
     Index(u32),
     Uuid(String),
     /// A MIG instance: its GPU's index and its GPU instance id (`mig.gi`).
@@ -61,7 +61,7 @@ pub enum GpuKey {
 
 impl GpuKey {
     /// How reports name the unit: the index, the uuid, or `0/gi1` for a MIG instance.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             GpuKey::Index(x) => x.to_string(),
             GpuKey::Uuid(u) => u.clone(),
@@ -70,7 +70,7 @@ impl GpuKey {
     }
 
     /// The GPU's index (a MIG instance's is its GPU's).
-    pub fn index(&self) -> Option<u32> {
+    pub(crate) fn index(&self) -> Option<u32> {
         match self {
             GpuKey::Index(x) | GpuKey::Mig(x, _) => Some(*x),
             GpuKey::Uuid(_) => None,
@@ -80,7 +80,7 @@ impl GpuKey {
 
 /// Interned host names and the slot of every (host, GPU) seen so far.
 #[derive(Debug, Default, Clone)]
-pub struct Keyer {
+pub(crate) struct Keyer {
     pub hosts: Interner,
     uuids: Interner,
     /// Per host id: slot by GPU index, and by uuid id.
@@ -93,7 +93,7 @@ pub struct Keyer {
 
 /// Per-row keys of one batch (reused scratch).
 #[derive(Debug, Default)]
-pub struct RowKeys {
+pub(crate) struct RowKeys {
     pub host: Vec<u32>,
     gpu: Vec<u64>,
     uuid: Vec<u32>,
@@ -103,7 +103,7 @@ pub struct RowKeys {
 }
 
 impl Keyer {
-    pub fn host_id(&mut self, name: &str) -> u32 {
+    pub(crate) fn host_id(&mut self, name: &str) -> u32 {
         let id = self.hosts.id(name);
         while self.by_index.len() <= id as usize {
             self.by_index.push(Vec::new());
@@ -117,7 +117,7 @@ impl Keyer {
     /// `uuid` for files without an index; rows without a host belong to `default_host`. Only the
     /// rows `keep` selects (all without it) make hosts known: the others' host is [`NONE`].
     #[allow(clippy::too_many_arguments)]
-    pub fn read(
+    pub(crate) fn read(
         &mut self,
         host: Option<&dyn Array>,
         index: Option<&dyn Array>,
@@ -174,7 +174,7 @@ impl Keyer {
 
     /// Read the `mig.gi` column of the batch (after [`Keyer::read`]): a row with one is keyed as a
     /// MIG instance of its GPU.
-    pub fn read_mig(&mut self, gi: Option<&dyn Array>, k: &mut RowKeys) {
+    pub(crate) fn read_mig(&mut self, gi: Option<&dyn Array>, k: &mut RowKeys) {
         k.mig.clear();
         if let Some(c) = gi
             && cols::u64_values(c, &mut k.mig)
@@ -187,7 +187,7 @@ impl Keyer {
     /// The slot of every row whose GPU is known by index (the common case, without allocating),
     /// [`NONE`] for the others ([`Keyer::slot`] decides those): one pass with the slot table of the
     /// current host at hand.
-    pub fn known(&self, k: &RowKeys, out: &mut Vec<u32>) {
+    pub(crate) fn known(&self, k: &RowKeys, out: &mut Vec<u32>) {
         out.clear();
         if k.by_uuid {
             out.resize(k.host.len(), NONE);
@@ -210,7 +210,7 @@ impl Keyer {
     /// The slot of row `i` ([`NONE`] without a usable key) and, for a GPU seen for the first time,
     /// its key (the caller appends its per-GPU state for it).
     #[inline]
-    pub fn slot(&mut self, k: &RowKeys, i: usize) -> (u32, Option<GpuKey>) {
+    pub(crate) fn slot(&mut self, k: &RowKeys, i: usize) -> (u32, Option<GpuKey>) {
         let h = k.host[i];
         if k.by_uuid {
             return match k.uuid.get(i) {
@@ -239,7 +239,7 @@ impl Keyer {
     }
 
     /// The slot of `key` on `host`, creating it (and returning the key) when new.
-    pub fn slot_for(&mut self, host: u32, key: GpuKey) -> (u32, Option<GpuKey>) {
+    pub(crate) fn slot_for(&mut self, host: u32, key: GpuKey) -> (u32, Option<GpuKey>) {
         let h = host as usize;
         let existing = match &key {
             GpuKey::Index(i) => self.by_index[h].get(*i as usize).copied().filter(|&s| s != NONE),

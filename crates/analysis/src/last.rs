@@ -13,7 +13,9 @@ use gpumon_schema::cols::{self, NO_TS};
 /// The rows of the latest timestamp seen so far (one part of the data).
 #[derive(Debug, Clone)]
 pub struct LastTick {
+    /// The timestamp, UTC µs.
     pub ts: i64,
+    /// Its rows, each a map from column name to value.
     pub rows: Vec<BTreeMap<String, Value>>,
 }
 

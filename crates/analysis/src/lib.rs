@@ -6,27 +6,29 @@
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod acc;
 pub mod checks;
 pub mod collect;
 pub mod compare;
-pub mod diag;
+mod diag;
 pub mod events;
 pub mod findings;
 pub mod job;
-pub mod keys;
+mod keys;
 pub mod last;
 pub mod phases;
 pub mod progress;
-pub mod rowfacts;
+mod rowfacts;
 pub mod series;
 pub mod stat;
 pub mod stats;
-pub mod stretch;
+mod stretch;
 pub mod usage;
 pub mod window;
-pub mod xid;
+mod xid;
 
 use std::path::PathBuf;
 
@@ -45,42 +47,55 @@ use gpumon_schema::run::InputInfo;
 pub struct GpuSummary {
     /// `index`, or the uuid for files without an index column.
     pub label: String,
+    /// The GPU's `index`, where the input has one.
     pub index: Option<u32>,
     /// The GPU instance id of a MIG instance (a unit of its own, grouped under its GPU `index`).
     pub mig_gi: Option<u32>,
+    /// The GPU's `uuid`, where recorded.
     pub uuid: Option<String>,
+    /// The board's `name` (`NVIDIA H100 80GB HBM3`), where recorded.
     pub name: Option<String>,
     /// First and last sample in the window, UTC µs.
     pub start: i64,
+    /// See `start`.
     pub end: i64,
     /// The longest gaps (at most 64), in time order; the `gaps` statistic counts them all.
     pub gaps: Vec<Gap>,
     /// How `energy_wh` was found: `counter` (energy.total steps) or `power` (power.draw integrated).
     pub energy_method: Option<&'static str>,
+    /// The GPU's statistics.
     pub stats: Stats,
 }
 
 /// One host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostSummary {
+    /// The host name the rows carry.
     pub name: String,
+    /// Its GPUs, in order of index (or label).
     pub gpus: Vec<GpuSummary>,
+    /// The host's statistics (host-level fields).
     pub stats: Stats,
     /// Whether any host-level field was recorded (nvidia-smi logs have none).
     pub has_host_data: bool,
+    /// The findings of the host and its GPUs, errors first, then warnings, then info.
     pub findings: Vec<Finding>,
 }
 
 /// Everything a report shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// Each host of the inputs.
     pub hosts: Vec<HostSummary>,
     /// Over-all figures: GPUs of all hosts pooled.
     pub all_gpus: Stats,
     /// Over-all host figures: hosts pooled.
     pub all_hosts: Stats,
+    /// First sample read, UTC µs (None when no row was read).
     pub start: Option<i64>,
+    /// Last sample read, UTC µs.
     pub end: Option<i64>,
+    /// What each input held.
     pub inputs: Vec<InputInfo>,
     /// Files found beside the inputs but not read, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
@@ -88,6 +103,7 @@ pub struct Summary {
     pub window: (Option<i64>, Option<i64>),
     /// Rows left out by the window.
     pub windowed_out: u64,
+    /// The thresholds the findings were made with.
     pub thresholds: Thresholds,
     /// NVML events of the recording's events file, in time order (at most `events::MAX_LISTED`).
     pub events: Vec<EventRecord>,
@@ -104,9 +120,13 @@ pub struct Summary {
 /// What the companion files of the inputs held: events and per-user totals.
 #[derive(Debug, Clone, Default)]
 pub struct Companions {
+    /// The events listed ([`Summary::events`]).
     pub events: Vec<EventRecord>,
+    /// Events beyond those listed.
     pub events_more: u64,
+    /// Routine clock and P-state changes per GPU.
     pub routine_events: Vec<RoutineCount>,
+    /// Per-user totals.
     pub users: Vec<UserUsage>,
     /// Who shared each GPU (from the same per-process rows).
     pub sharing: Vec<usage::Sharing>,
@@ -284,7 +304,9 @@ fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &Stats) ->
 /// Outcome of one check: failed when `failures` is not empty (one line each).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckResult {
+    /// The check as given.
     pub check: String,
+    /// Why it failed, one line each (the GPU or host and its figure).
     pub failures: Vec<String>,
 }
 

@@ -26,9 +26,9 @@ use gpumon_schema::cols::{self, Interner, NO_TS};
 /// A phase given as a time window `[since, until)`, UTC µs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
-    pub label: String,
-    pub since: i64,
-    pub until: i64,
+    pub(crate) label: String,
+    pub(crate) since: i64,
+    pub(crate) until: i64,
 }
 
 /// Where a row's phase comes from.
@@ -43,8 +43,11 @@ pub enum Split {
 /// A stretch of consecutive rows of one phase (None: unmarked), first to last row time, UTC µs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
+    /// The phase's label.
     pub phase: Option<String>,
+    /// The first row's time.
     pub start: i64,
+    /// The last row's time.
     pub end: i64,
 }
 
@@ -313,6 +316,7 @@ impl PhaseCollector {
 pub struct PhaseSummary {
     /// None: the unmarked rows.
     pub label: Option<String>,
+    /// The summary of its rows alone.
     pub summary: Summary,
 }
 
@@ -321,6 +325,7 @@ pub struct PhaseSummary {
 pub struct PhaseReport {
     /// In order of first appearance.
     pub phases: Vec<PhaseSummary>,
+    /// The phases' stretches, in time order.
     pub spans: Vec<Span>,
     /// With two or more marked phases: their key statistics against the baseline phase.
     pub comparison: Option<Comparison>,
@@ -332,6 +337,7 @@ impl PhaseReport {
         self.phases.iter().filter_map(|p| p.label.as_deref()).collect()
     }
 
+    /// The summary of the phase with this label.
     pub fn get(&self, label: &str) -> Option<&Summary> {
         self.phases.iter().find(|p| p.label.as_deref() == Some(label)).map(|p| &p.summary)
     }

@@ -26,7 +26,7 @@ struct Sum {
 
 /// The counters of one part of the data.
 #[derive(Debug, Clone, Default)]
-pub struct ProgressAcc {
+pub(crate) struct ProgressAcc {
     sums: Vec<Sum>,
     /// The first and the last tick seen of each host, UTC µs.
     first: Vec<(String, i64)>,
@@ -38,17 +38,22 @@ pub struct ProgressAcc {
 /// One counter's figures in a summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProgressStat {
+    /// The counter's name (`KEY` of its `progress.KEY` column).
     pub key: String,
+    /// The work counted.
     pub total: f64,
+    /// Work per second.
     pub per_s: Option<f64>,
+    /// Work per GPU-hour.
     pub per_gpu_hour: Option<f64>,
+    /// Work per watt-hour of the GPUs' energy.
     pub per_wh: Option<f64>,
 }
 
 impl ProgressAcc {
     /// Count the ticks of a batch: `rows` the first row of each tick of its host (in batch order),
     /// `ts` every row's time, `host` a row's host.
-    pub fn visit<'h>(
+    pub(crate) fn visit<'h>(
         &mut self,
         batch: &RecordBatch,
         rows: &[u32],
@@ -117,7 +122,7 @@ impl ProgressAcc {
     }
 
     /// Join the counters of the data that follows this part's.
-    pub fn append(&mut self, later: ProgressAcc) {
+    pub(crate) fn append(&mut self, later: ProgressAcc) {
         for s in later.sums {
             let mine = self.sum(&s.host, &s.key);
             mine.total += s.total;
@@ -155,7 +160,7 @@ impl ProgressAcc {
 
     /// Each counter's figures (in order of first appearance), for data of `gpus` GPUs that drew
     /// `energy_rate` Wh per second together.
-    pub fn finish(&self, gpus: usize, energy_rate: Option<f64>) -> Vec<ProgressStat> {
+    pub(crate) fn finish(&self, gpus: usize, energy_rate: Option<f64>) -> Vec<ProgressStat> {
         let interval = self.interval_s();
         let mut out: Vec<ProgressStat> = Vec::new();
         for s in &self.sums {
@@ -188,8 +193,11 @@ impl ProgressAcc {
 /// Which figure of a counter a rate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Per {
+    /// Per second (`per_s`).
     Second,
+    /// Per GPU-hour (`per_gpu_hour`).
     GpuHour,
+    /// Per watt-hour (`per_wh`).
     Wh,
 }
 
@@ -244,7 +252,7 @@ impl Rate {
     }
 
     /// Every rate of the counters in `stats`, counter by counter.
-    pub fn all(stats: &[ProgressStat]) -> Vec<Rate> {
+    pub(crate) fn all(stats: &[ProgressStat]) -> Vec<Rate> {
         stats
             .iter()
             .flat_map(|p| Per::ALL.into_iter().filter_map(|per| Rate::new(&p.key, per)))
@@ -252,7 +260,7 @@ impl Rate {
     }
 
     /// The rate a name says: `progress.KEY.per_s`, `.per_gpu_hour` or `.per_wh`.
-    pub fn lookup(name: &str) -> Option<Rate> {
+    pub(crate) fn lookup(name: &str) -> Option<Rate> {
         let rest = name.strip_prefix(gpumon_schema::progress::PREFIX)?;
         let (key, suffix) = rest.rsplit_once('.')?;
         gpumon_schema::progress::check_key(key).ok()?;
@@ -260,11 +268,11 @@ impl Rate {
         Rate::new(key, per)
     }
 
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         format!("{}{}.{}", gpumon_schema::progress::PREFIX, self.key, self.per.suffix())
     }
 
-    pub fn unit(self) -> &'static str {
+    pub(crate) fn unit(self) -> &'static str {
         match self.per {
             Per::Second => "/s",
             Per::GpuHour => "/GPU-h",
@@ -273,7 +281,7 @@ impl Rate {
     }
 
     /// Its value among a summary's counters.
-    pub fn value(self, stats: &[ProgressStat]) -> Option<f64> {
+    pub(crate) fn value(self, stats: &[ProgressStat]) -> Option<f64> {
         let p = stats.iter().find(|p| p.key == self.key)?;
         match self.per {
             Per::Second => p.per_s,
@@ -283,7 +291,7 @@ impl Rate {
     }
 
     /// The short name of a verdict (`samples/s`): work per second only.
-    pub fn verdict(self) -> Option<&'static str> {
+    pub(crate) fn verdict(self) -> Option<&'static str> {
         (self.per == Per::Second).then_some(self.per_s_name)
     }
 }

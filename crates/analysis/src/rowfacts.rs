@@ -11,48 +11,48 @@ use gpumon_schema::cols::{self, NO_U64};
 /// What a row's columns say, one bit each (a missing value sets no bit).
 mod bit {
     /// utilization.gpu recorded; below the idle threshold; at or above busy; below input-bound.
-    pub const U_KNOWN: u32 = 1;
-    pub const U_IDLE: u32 = 1 << 1;
-    pub const U_BUSY: u32 = 1 << 2;
-    pub const U_LOW: u32 = 1 << 3;
+    pub(crate) const U_KNOWN: u32 = 1;
+    pub(crate) const U_IDLE: u32 = 1 << 1;
+    pub(crate) const U_BUSY: u32 = 1 << 2;
+    pub(crate) const U_LOW: u32 = 1 << 3;
     /// sm.active recorded; below the idle threshold; below input-bound.
-    pub const S_KNOWN: u32 = 1 << 4;
-    pub const S_IDLE: u32 = 1 << 5;
-    pub const S_LOW: u32 = 1 << 6;
+    pub(crate) const S_KNOWN: u32 = 1 << 4;
+    pub(crate) const S_IDLE: u32 = 1 << 5;
+    pub(crate) const S_LOW: u32 = 1 << 6;
     /// memory.used recorded; at or above the held threshold.
-    pub const M_KNOWN: u32 = 1 << 7;
-    pub const M_HELD: u32 = 1 << 8;
+    pub(crate) const M_KNOWN: u32 = 1 << 7;
+    pub(crate) const M_HELD: u32 = 1 << 8;
     /// clocks.sm recorded; the clock event reasons include sw_power_cap.
-    pub const CLOCK: u32 = 1 << 9;
-    pub const CAPPED: u32 = 1 << 10;
+    pub(crate) const CLOCK: u32 = 1 << 9;
+    pub(crate) const CAPPED: u32 = 1 << 10;
     /// job.cpu recorded; at or above pegged.
-    pub const J_KNOWN: u32 = 1 << 11;
-    pub const J_PEG: u32 = 1 << 12;
+    pub(crate) const J_KNOWN: u32 = 1 << 11;
+    pub(crate) const J_PEG: u32 = 1 << 12;
     /// cpu.util.max_core or cpu.util recorded; either at or above pegged.
-    pub const H_KNOWN: u32 = 1 << 13;
-    pub const H_PEG: u32 = 1 << 14;
+    pub(crate) const H_KNOWN: u32 = 1 << 13;
+    pub(crate) const H_PEG: u32 = 1 << 14;
     /// job.gpu_memory recorded; above zero.
-    pub const JM_KNOWN: u32 = 1 << 15;
-    pub const JM_POS: u32 = 1 << 16;
+    pub(crate) const JM_KNOWN: u32 = 1 << 15;
+    pub(crate) const JM_POS: u32 = 1 << 16;
     /// utilization.gpu at or above the hang threshold; power.draw recorded.
-    pub const U_HANG: u32 = 1 << 17;
-    pub const P_KNOWN: u32 = 1 << 18;
+    pub(crate) const U_HANG: u32 = 1 << 17;
+    pub(crate) const P_KNOWN: u32 = 1 << 18;
 }
 
 /// What a row counts for, one bit each: eight bits, so a GPU's rows are counted in 256 bins.
 mod fact {
-    pub const MEM: u8 = 1;
-    pub const HELD: u8 = 1 << 1;
-    pub const HELD_IDLE: u8 = 1 << 2;
-    pub const BUSY_CLOCK: u8 = 1 << 3;
+    pub(crate) const MEM: u8 = 1;
+    pub(crate) const HELD: u8 = 1 << 1;
+    pub(crate) const HELD_IDLE: u8 = 1 << 2;
+    pub(crate) const BUSY_CLOCK: u8 = 1 << 3;
     /// utilization.gpu and a CPU figure both recorded; and the row is input-bound.
-    pub const BOTH: u8 = 1 << 4;
-    pub const BOUND: u8 = 1 << 5;
+    pub(crate) const BOTH: u8 = 1 << 4;
+    pub(crate) const BOUND: u8 = 1 << 5;
     /// utilization.gpu at or above the hang threshold, sm.active idle where recorded, memory held
     /// where recorded, power.draw recorded: kept by its draw ([`crate::diag::PowerBins`]).
-    pub const HANG: u8 = 1 << 6;
+    pub(crate) const HANG: u8 = 1 << 6;
     /// utilization.gpu (and sm.active where recorded; sm.active alone without it) idle.
-    pub const IDLE: u8 = 1 << 7;
+    pub(super) const IDLE: u8 = 1 << 7;
 }
 
 /// Thresholds the per-row facts are counted with (from the findings' thresholds).
@@ -61,20 +61,20 @@ pub struct RowRules {
     /// utilization.gpu (and sm.active where recorded) below this (%) is idle.
     pub idle_util: f64,
     /// memory.used at or above this (MiB) is memory held.
-    pub held_mem_mib: f64,
+    pub(crate) held_mem_mib: f64,
     /// utilization.gpu at or above this (%) is busy.
-    pub busy_util: f64,
+    pub(crate) busy_util: f64,
     /// utilization.gpu at or above this (%) with the SMs idle may be a hung collective.
-    pub hang_util: f64,
+    pub(crate) hang_util: f64,
     /// Host mem.used at or above this share (%) of mem.total is memory pressure.
-    pub host_mem_pct: f64,
+    pub(crate) host_mem_pct: f64,
     /// Idle stretches at least this long (s) count (idle_stretches).
-    pub idle_stretch_s: f64,
+    pub(crate) idle_stretch_s: f64,
 }
 
 /// The thresholds the words are set with.
 #[derive(Debug, Clone, Copy)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub rows: RowRules,
     pub input_bound_util: f64,
     pub pegged_core: f64,
@@ -82,49 +82,49 @@ pub struct Rules {
 
 /// The columns the facts are read from (None: not in the batch).
 #[derive(Default, Clone, Copy)]
-pub struct Columns<'a> {
+pub(crate) struct Columns<'a> {
     pub util: Option<&'a dyn Array>,
     pub sm: Option<&'a dyn Array>,
     pub mem_used: Option<&'a dyn Array>,
     pub clock: Option<&'a dyn Array>,
     /// The clock event reasons as read by [`cols::u64_values`] (empty: not in the batch).
     pub reasons: &'a [u64],
-    pub job_cpu: Option<&'a dyn Array>,
+    pub(crate) job_cpu: Option<&'a dyn Array>,
     /// cpu.util.max_core and cpu.util: the busiest core, or all of them.
-    pub host_cpu: [Option<&'a dyn Array>; 2],
-    pub job_mem: Option<&'a dyn Array>,
+    pub(crate) host_cpu: [Option<&'a dyn Array>; 2],
+    pub(crate) job_mem: Option<&'a dyn Array>,
     pub power: Option<&'a dyn Array>,
-    pub power_limit: Option<&'a dyn Array>,
+    pub(crate) power_limit: Option<&'a dyn Array>,
     pub temp: Option<&'a dyn Array>,
 }
 
 /// One GPU's facts over some rows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Counts {
-    pub mem_n: u64,
-    pub held_n: u64,
-    pub held_idle_n: u64,
-    pub busy_clock_sum: Fsum,
-    pub busy_clock_n: u64,
+pub(crate) struct Counts {
+    pub(crate) mem_n: u64,
+    pub(crate) held_n: u64,
+    pub(crate) held_idle_n: u64,
+    pub(crate) busy_clock_sum: Fsum,
+    pub(crate) busy_clock_n: u64,
     pub both: u64,
     pub bound: u64,
     /// The rows that may be a hung collective, by draw; the largest power.limit (-inf: none).
     pub hang: crate::diag::PowerBins,
-    pub power_limit: f64,
+    pub(crate) power_limit: f64,
     /// Sum and count of temperature.gpu over the rows with utilization.gpu at or above `busy_util`.
-    pub busy_temp_sum: Fsum,
-    pub busy_temp_n: u64,
+    pub(crate) busy_temp_sum: Fsum,
+    pub(crate) busy_temp_n: u64,
     /// Sum and count of temperature.gpu over all rows.
-    pub temp_sum: Fsum,
-    pub temp_n: u64,
+    pub(crate) temp_sum: Fsum,
+    pub(crate) temp_n: u64,
     /// memory.used over time.
-    pub mem_trend: crate::diag::Trend,
+    pub(crate) mem_trend: crate::diag::Trend,
     /// The idle stretches of the rows, in their order.
     pub stretches: crate::stretch::Stretches,
     /// The rows held while idle, by draw.
-    pub held_idle_power: crate::diag::PowerBins,
+    pub(crate) held_idle_power: crate::diag::PowerBins,
     /// When the GPU was in use.
-    pub busy_span: crate::diag::BusySpan,
+    pub(crate) busy_span: crate::diag::BusySpan,
 }
 
 impl Default for Counts {
@@ -153,7 +153,7 @@ impl Default for Counts {
 
 impl Counts {
     /// Add these rows' facts to a GPU's.
-    pub fn add_to(&self, d: &mut DiagAcc) {
+    pub(crate) fn add_to(&self, d: &mut DiagAcc) {
         let c = self;
         d.mem_n += c.mem_n;
         d.held_n += c.held_n;
@@ -175,7 +175,7 @@ impl Counts {
 
 /// What each row of a batch counts for, and the batch's clock as numbers.
 #[derive(Default)]
-pub struct Words {
+pub(crate) struct Words {
     words: Vec<u32>,
     facts: Vec<u8>,
     clock: Vec<f64>,
@@ -207,7 +207,7 @@ fn on(cond: bool, b: u32) -> u32 {
 
 impl Words {
     /// Read the batch's `n` rows.
-    pub fn read(&mut self, c: &Columns<'_>, r: &Rules, n: usize) {
+    pub(crate) fn read(&mut self, c: &Columns<'_>, r: &Rules, n: usize) {
         use bit::*;
         self.words.clear();
         self.words.resize(n, 0);
@@ -262,7 +262,7 @@ impl Words {
 
     /// The facts of the rows `rows` (all of one GPU); `ts` the batch's timestamps. One tight pass
     /// per kind of fact, each skipped when no row has it.
-    pub fn count(&self, rows: &[u32], ts: &[i64]) -> Counts {
+    pub(crate) fn count(&self, rows: &[u32], ts: &[i64]) -> Counts {
         let mut c = Counts {
             stretches: crate::stretch::Stretches::new(self.stretch_s),
             ..Counts::default()

@@ -31,8 +31,8 @@ pub const MAX_CHARTED: usize = 64;
 /// A charted field and the `.max` companion column whose values raise the top of its band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Metric {
-    pub field: Field,
-    pub max_col: Option<Field>,
+    pub(crate) field: Field,
+    pub(crate) max_col: Option<Field>,
 }
 
 const fn m(field: Field, max_col: Option<Field>) -> Metric {
@@ -40,7 +40,7 @@ const fn m(field: Field, max_col: Option<Field>) -> Metric {
 }
 
 /// Per-GPU fields, in slot order of [`Track::env`].
-pub const GPU_METRICS: [Metric; 11] = [
+pub(crate) const GPU_METRICS: [Metric; 11] = [
     m(Field::UtilGpu, Some(Field::UtilGpuMax)),
     m(Field::MemUsed, Some(Field::MemUsedMax)),
     m(Field::MemTotal, None),
@@ -55,7 +55,7 @@ pub const GPU_METRICS: [Metric; 11] = [
 ];
 
 /// Per-tick host fields, in slot order of [`Track::env`].
-pub const HOST_METRICS: [Metric; 6] = [
+pub(crate) const HOST_METRICS: [Metric; 6] = [
     m(Field::CpuUtil, None),
     m(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
     m(Field::HostMemUsed, None),
@@ -77,12 +77,16 @@ pub fn wanted() -> Vec<Field> {
 /// The time span cut into `n` buckets; instants are UTC µs, both ends included.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Grid {
+    /// The first instant.
     pub start: i64,
+    /// The last instant.
     pub end: i64,
+    /// The number of buckets.
     pub n: usize,
 }
 
 impl Grid {
+    /// `n` buckets (at least one) from `start` to `end` (at least `start`).
     pub fn new(start: i64, end: i64, n: usize) -> Grid {
         Grid { start, end: end.max(start), n: n.max(1) }
     }
@@ -114,9 +118,13 @@ impl Grid {
 /// Min, max, sum and count of one field per bucket (allocated at its first value).
 #[derive(Debug, Clone, Default)]
 pub struct Envelope {
+    /// The smallest value of each bucket.
     pub min: Vec<f64>,
+    /// The largest.
     pub max: Vec<f64>,
+    /// Their sum.
     pub sum: Vec<f64>,
+    /// Their count.
     pub n: Vec<u32>,
 }
 
@@ -242,9 +250,13 @@ impl Envelope {
 /// envelope per field.
 #[derive(Debug, Clone)]
 pub struct Track {
+    /// Rows per bucket.
     pub rows: Vec<u32>,
+    /// The first row's time per bucket, UTC µs.
     pub first: Vec<i64>,
+    /// The last row's time per bucket, UTC µs.
     pub last: Vec<i64>,
+    /// One envelope per charted field.
     pub env: Vec<Envelope>,
     /// Steps between ticks (hosts only: a GPU's interval comes from the summary).
     pub timing: Timing,
@@ -547,17 +559,19 @@ impl Series {
 /// A GPU's series.
 #[derive(Debug, Clone)]
 pub struct GpuSeries {
-    pub host: String,
+    pub(crate) host: String,
     /// The summary's label: the index, or the uuid for files without an index.
     pub label: String,
+    /// Its series.
     pub track: Track,
 }
 
 /// Every series of the report, parts joined.
 #[derive(Debug, Clone)]
 pub struct Collected {
+    /// The buckets every track is cut into.
     pub grid: Grid,
-    pub gpus: Vec<GpuSeries>,
+    pub(crate) gpus: Vec<GpuSeries>,
     /// Host name and its per-tick track, in order of first appearance.
     pub hosts: Vec<(String, Track)>,
     /// GPUs and hosts seen beyond [`MAX_CHARTED`] (not charted).
@@ -565,6 +579,7 @@ pub struct Collected {
 }
 
 impl Collected {
+    /// No series yet, on `grid`.
     pub fn new(grid: Grid) -> Collected {
         Collected { grid, gpus: Vec::new(), hosts: Vec::new(), uncharted: Default::default() }
     }
@@ -611,10 +626,12 @@ impl Collected {
         }
     }
 
+    /// The series of the GPU of this label on `host`.
     pub fn gpu(&self, host: &str, label: &str) -> Option<&GpuSeries> {
         self.gpus.iter().find(|g| g.host == host && g.label == label)
     }
 
+    /// The per-tick track of the host `name`.
     pub fn host(&self, name: &str) -> Option<&Track> {
         self.hosts.iter().find(|(n, _)| n == name).map(|(_, t)| t)
     }

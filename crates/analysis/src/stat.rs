@@ -16,7 +16,9 @@ use gpumon_schema::catalog::{CATALOG, Field, Reduce, Source};
 /// (taken once per tick; also pooled over all hosts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
+    /// A GPU's.
     Gpu = 0,
+    /// A host's.
     Host = 1,
 }
 
@@ -33,18 +35,25 @@ pub enum Stat {
     IntervalS,
     /// Share of the span not in gaps.
     CoveragePct,
+    /// Steps longer than `gap_intervals` times the interval.
     Gaps,
+    /// Their total length.
     GapS,
     /// Share of samples with utilization.gpu below `idle_util`.
     IdlePct,
     /// `memory.total`, or the largest `memory.used + memory.free`.
     MemoryTotal,
+    /// Peak `memory.used` as a share of the total.
     MemoryUsedMaxPct,
+    /// Energy used, from the energy counter or `power.draw` integrated.
     EnergyWh,
+    /// Share of samples with a thermal clock event reason.
     ThrottleThermalPct,
+    /// Share of samples with a power clock event reason.
     ThrottlePowerPct,
     /// Share of samples with this clock event reason.
     Throttle(Reason),
+    /// Share of samples that were input-bound (work on the GPU, the GPU not busy, the CPU saturated).
     InputBoundPct,
     /// Share of samples with memory.used at or above `held_mem_mib` while idle.
     HeldIdlePct,
@@ -62,22 +71,27 @@ pub enum Stat {
     Ticks,
     /// Host `mem.total`.
     MemTotal,
+    /// Peak host `mem.used` as a share of `mem.total`.
     MemUsedMaxPct,
 }
 
 impl Stat {
+    /// The mean of `f`.
     pub const fn mean(f: Field) -> Stat {
         Stat::Field(f, Reduce::Mean)
     }
 
+    /// The median of `f`.
     pub const fn p50(f: Field) -> Stat {
         Stat::Field(f, Reduce::P50)
     }
 
+    /// The 95th percentile of `f`.
     pub const fn p95(f: Field) -> Stat {
         Stat::Field(f, Reduce::P95)
     }
 
+    /// The largest value of `f`.
     pub const fn max(f: Field) -> Stat {
         Stat::Field(f, Reduce::Max)
     }
@@ -168,7 +182,7 @@ impl fmt::Display for Stat {
 }
 
 /// Scope of a field's statistics: GPU fields per GPU, host, job and cgroup fields per host tick.
-pub fn field_scope(f: Field) -> Scope {
+pub(crate) fn field_scope(f: Field) -> Scope {
     if f.def().source == Source::Gpu { Scope::Gpu } else { Scope::Host }
 }
 

@@ -62,7 +62,7 @@ fn pct(part: u64, whole: u64) -> Option<f64> {
 
 /// Energy of one GPU (Wh) and how it was found: the energy counter's steps when it has any, else
 /// power integrated over the sample spacing.
-pub fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static str>) {
+pub(crate) fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'static str>) {
     if let Some(j) = t.counter_j {
         return (Some(j / 3600.0), Some("counter"));
     }
@@ -117,13 +117,13 @@ fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Optio
 }
 
 /// The per-GPU statistics. `idle_util`: utilization below it counts as idle.
-pub fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Stats {
+pub(crate) fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Stats {
     Stats::compute(Scope::Gpu, |s| gpu_value(s, acc, t, idle_util))
 }
 
 /// Over-all GPU statistics: the GPUs pooled (histograms merged), with energy, coverage and gaps
 /// added up from the per-GPU figures.
-pub fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64) -> Stats {
+pub(crate) fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64) -> Stats {
     let mut pooled = GpuAcc::default();
     for (g, _, _) in gpus {
         pooled.pool(g);
@@ -168,7 +168,7 @@ fn host_value(stat: Stat, acc: &HostAcc) -> Option<f64> {
 }
 
 /// The per-host statistics (one value per tick).
-pub fn host_stats(acc: &HostAcc) -> Stats {
+pub(crate) fn host_stats(acc: &HostAcc) -> Stats {
     Stats::compute(Scope::Host, |s| host_value(s, acc))
 }
 

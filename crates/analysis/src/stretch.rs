@@ -14,14 +14,14 @@ struct Run {
 /// sample, µs), the first and last start, and the steps between consecutive starts (count, sum, sum
 /// of squares: exact integers).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Seq {
+pub(crate) struct Seq {
     pub k: u64,
-    pub len_us: i128,
+    pub(crate) len_us: i128,
     pub first: i64,
     pub last: i64,
     pub steps: u64,
-    pub step_sum: i128,
-    pub step_sq: i128,
+    pub(crate) step_sum: i128,
+    pub(crate) step_sq: i128,
 }
 
 impl Seq {
@@ -56,7 +56,7 @@ impl Seq {
     }
 
     /// Mean step between starts (s) and its coefficient of variation (None: fewer than two steps).
-    pub fn period(&self) -> Option<(f64, f64)> {
+    pub(crate) fn period(&self) -> Option<(f64, f64)> {
         (self.steps >= 2).then(|| {
             let n = self.steps as f64;
             let mean = self.step_sum as f64 / n;
@@ -68,7 +68,7 @@ impl Seq {
 
 /// The idle stretches of a GPU's samples in time order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stretches {
+pub(crate) struct Stretches {
     /// Samples seen; whether all of them were idle.
     n: u64,
     all_idle: bool,
@@ -82,7 +82,7 @@ pub struct Stretches {
 
 impl Stretches {
     /// Stretches at least `min_s` long count.
-    pub fn new(min_s: f64) -> Stretches {
+    pub(crate) fn new(min_s: f64) -> Stretches {
         Stretches {
             n: 0,
             all_idle: false,
@@ -94,7 +94,7 @@ impl Stretches {
     }
 
     /// The next sample, at `ts`: idle or not (the same as appending a part of one sample).
-    pub fn push(&mut self, idle: bool, ts: i64) {
+    pub(crate) fn push(&mut self, idle: bool, ts: i64) {
         let first = self.n == 0;
         self.n += 1;
         if idle {
@@ -121,7 +121,7 @@ impl Stretches {
 
     /// `k` samples in a row, all idle or all not, the first at `first` and the last at `last`: the
     /// same as pushing them one by one.
-    pub fn push_run(&mut self, idle: bool, first: i64, last: i64, k: u64) {
+    pub(crate) fn push_run(&mut self, idle: bool, first: i64, last: i64, k: u64) {
         if k == 0 {
             return;
         }
@@ -133,7 +133,7 @@ impl Stretches {
     }
 
     /// Join the samples that follow these.
-    pub fn append(&mut self, later: &Stretches) {
+    pub(crate) fn append(&mut self, later: &Stretches) {
         if later.n == 0 {
             return;
         }

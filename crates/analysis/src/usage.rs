@@ -17,8 +17,11 @@ use gpumon_schema::cols::{self, NO_TS, NO_U64};
 /// One user on one GPU.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserUsage {
+    /// The host.
     pub host: String,
+    /// The GPU's index, where known.
     pub gpu: Option<u32>,
+    /// The user's name.
     pub user: String,
     /// Distinct PIDs seen.
     pub procs: u64,
@@ -26,11 +29,13 @@ pub struct UserUsage {
     pub ticks: u64,
     /// First and last such tick, UTC µs.
     pub first: i64,
+    /// See `first`.
     pub last: i64,
     /// Mean over those ticks of the user's summed `proc.sm`, % (None without per-process utilization).
     pub sm_mean: Option<f64>,
     /// Mean and peak of the user's summed `proc.gpu_memory`, MiB.
     pub mem_mean: Option<f64>,
+    /// See `mem_mean`.
     pub mem_max: Option<f64>,
 }
 
@@ -93,16 +98,16 @@ impl Acc {
 /// owners and commands (a few) and their peak memory.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sharing {
-    pub host: String,
-    pub gpu: Option<u32>,
-    pub ticks: u64,
-    pub job_ticks: u64,
-    pub shared_job_ticks: u64,
-    pub multi_user_ticks: u64,
-    pub user_ticks: BTreeMap<String, u64>,
+    pub(crate) host: String,
+    pub(crate) gpu: Option<u32>,
+    pub(crate) ticks: u64,
+    pub(crate) job_ticks: u64,
+    pub(crate) shared_job_ticks: u64,
+    pub(crate) multi_user_ticks: u64,
+    pub(crate) user_ticks: BTreeMap<String, u64>,
     /// (owner, command) of the processes outside the job, at most [`MAX_OTHERS`].
     pub others: Vec<(String, String)>,
-    pub other_mem_max: Option<f64>,
+    pub(crate) other_mem_max: Option<f64>,
     /// The tick being added up: (ts, the job's there, another's there, its owners).
     cur: Option<(i64, bool, bool, Vec<String>)>,
 }

@@ -22,8 +22,11 @@ pub enum TimeSpec {
 /// The window as given on the command line.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WindowSpec {
+    /// `--since`: rows before this are left out.
     pub since: Option<TimeSpec>,
+    /// `--until`: rows after this are left out.
     pub until: Option<TimeSpec>,
+    /// `--skip-warmup`: this much of the start is left out.
     pub skip_warmup: Option<Duration>,
 }
 
@@ -32,7 +35,7 @@ fn micros(d: Duration) -> i64 {
 }
 
 /// Parse a duration: a bare number is seconds, else `90s`, `10m`, `1h30m`.
-pub fn parse_offset(s: &str) -> Option<Duration> {
+pub(crate) fn parse_offset(s: &str) -> Option<Duration> {
     let s = s.trim();
     if let Ok(secs) = s.parse::<f64>() {
         return Duration::try_from_secs_f64(secs).ok();
@@ -104,9 +107,9 @@ impl WindowSpec {
 /// empty end is the data's first (last) sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseWindow {
-    pub label: String,
-    pub since: Option<TimeSpec>,
-    pub until: Option<TimeSpec>,
+    pub(crate) label: String,
+    pub(crate) since: Option<TimeSpec>,
+    pub(crate) until: Option<TimeSpec>,
 }
 
 /// Parse `NAME=SINCE..UNTIL`; the times take the forms of `--since` (the name may hold `=`: `bs=64=+0..+5m`).

@@ -6,16 +6,16 @@
 /// One Xid.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Xid {
-    pub code: u64,
-    pub meaning: &'static str,
-    pub action: &'static str,
+    pub(crate) code: u64,
+    pub(crate) meaning: &'static str,
+    pub(crate) action: &'static str,
 }
 
 /// Where the full list lives.
-pub const CATALOGUE: &str = "https://docs.nvidia.com/deploy/xid-errors/";
+pub(crate) const CATALOGUE: &str = "https://docs.nvidia.com/deploy/xid-errors/";
 
 /// The Xids a training job most often meets.
-pub static XIDS: [Xid; 16] = [
+pub(crate) static XIDS: [Xid; 16] = [
     Xid {
         code: 13,
         meaning: "graphics engine exception: usually the application (out-of-bounds access, illegal instruction)",
@@ -99,7 +99,7 @@ pub static XIDS: [Xid; 16] = [
 ];
 
 /// The entry of an Xid code, if it is one of the common ones.
-pub fn lookup(code: u64) -> Option<&'static Xid> {
+pub(crate) fn lookup(code: u64) -> Option<&'static Xid> {
     XIDS.iter().find(|x| x.code == code)
 }
 

@@ -8,7 +8,7 @@ use gpumon_analysis::findings::{Finding, Severity};
 
 /// One finding as shown: a rule that holds for one or more GPUs of a host (or for the host).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group<'a> {
+pub(crate) struct Group<'a> {
     pub rule: &'static str,
     pub severity: Severity,
     pub host: &'a str,
@@ -22,20 +22,20 @@ pub struct Group<'a> {
 
 impl Group<'_> {
     /// `GPUs 0-7: ` / `GPU 3: ` / `` (host-wide).
-    pub fn who(&self) -> String {
+    pub(crate) fn who(&self) -> String {
         if self.gpus.is_empty() { String::new() } else { format!("{}: ", gpu_list(&self.gpus)) }
     }
 }
 
 /// The findings of a run or phase, each rule once with its GPUs, host by host ([`group`]).
-pub fn groups_of(s: &Summary) -> Vec<Group<'_>> {
+pub(crate) fn groups_of(s: &Summary) -> Vec<Group<'_>> {
     s.hosts.iter().flat_map(|h| group(&h.findings)).collect()
 }
 
 /// Findings grouped by rule and fix, in the order of each group's first finding (the summary lists
 /// errors first, then warnings, then info). Host-wide findings and Xid errors with different
 /// evidence stay apart.
-pub fn group(findings: &[Finding]) -> Vec<Group<'_>> {
+pub(crate) fn group(findings: &[Finding]) -> Vec<Group<'_>> {
     let mut groups: Vec<(Group<'_>, Vec<&Finding>)> = Vec::new();
     for f in findings {
         let joins = |g: &Group<'_>, members: &[&Finding]| {
@@ -145,13 +145,13 @@ fn fold_numbers(texts: &[&str]) -> Option<String> {
 }
 
 /// `GPU 3`, `GPUs 0-7`, `GPUs 0-3, 5`; labels that are not indices are listed as they are.
-pub fn gpu_list(labels: &[&str]) -> String {
+pub(crate) fn gpu_list(labels: &[&str]) -> String {
     let word = if labels.len() == 1 { "GPU" } else { "GPUs" };
     format!("{word} {}", ranges(labels))
 }
 
 /// Index labels as ranges (`0-3, 5`), in the order given where they are not all indices.
-pub fn ranges(labels: &[&str]) -> String {
+pub(crate) fn ranges(labels: &[&str]) -> String {
     let mut idx: Vec<u64> =
         match labels.iter().map(|l| l.parse::<u64>()).collect::<Result<Vec<_>, _>>() {
             Ok(v) => v,
@@ -164,7 +164,7 @@ pub fn ranges(labels: &[&str]) -> String {
 
 /// The routine events of one host as one line per kind: `clock changes (routine, not faults): 3 on
 /// each of GPUs 0-7` or `GPU 0 3, GPU 1 5`.
-pub fn routine_lines(host: &str, counts: &[RoutineCount]) -> Vec<String> {
+pub(crate) fn routine_lines(host: &str, counts: &[RoutineCount]) -> Vec<String> {
     let mut kinds: Vec<&str> =
         counts.iter().filter(|c| c.host == host).map(|c| c.kind.as_str()).collect();
     kinds.dedup();

@@ -137,8 +137,11 @@ pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
 /// Format of `gpumon compare`'s report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CompareFormat {
+    /// Aligned text.
     Table,
+    /// Markdown.
     Markdown,
+    /// The `gpumon.compare/1` JSON document.
     Json,
 }
 

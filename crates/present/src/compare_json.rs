@@ -12,11 +12,11 @@ use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::{CheckResult, Summary};
 
 /// The schema name of [`render`]'s document.
-pub const SCHEMA: &str = "gpumon.compare/1";
+pub(crate) const SCHEMA: &str = "gpumon.compare/1";
 
 /// `gpumon compare`'s JSON document (pretty, one trailing newline) of the runs `cols` (label,
 /// summary), their comparison `c` and the results of its checks.
-pub fn render(
+pub(crate) fn render(
     cols: &[(String, &Summary)],
     c: &Comparison,
     th: &Thresholds,
@@ -49,7 +49,7 @@ pub fn render(
 
 /// The comparison as JSON: per run or phase its statistics, their changes against the baseline
 /// (`delta`, `delta_pct`; empty for the baseline itself) and the verdicts.
-pub fn comparison(c: &Comparison, th: &Thresholds) -> Value {
+pub(crate) fn comparison(c: &Comparison, th: &Thresholds) -> Value {
     let runs: Vec<Value> = c
         .columns
         .iter()
@@ -86,7 +86,7 @@ pub fn comparison(c: &Comparison, th: &Thresholds) -> Value {
 }
 
 /// Each run's (or phase's) findings, `label -> [{rule, severity, host, gpus, evidence, fix}]`.
-pub fn findings_json(cols: &[(String, &Summary)]) -> Value {
+pub(crate) fn findings_json(cols: &[(String, &Summary)]) -> Value {
     let mut m = Map::new();
     for (label, s) in cols {
         let list: Vec<Value> = groups_of(s)
@@ -102,7 +102,7 @@ pub fn findings_json(cols: &[(String, &Summary)]) -> Value {
 }
 
 /// Each run's (or phase's) wrapped commands, `label -> [{command, exit_code, end}]`.
-pub fn jobs_json(cols: &[(String, &Summary)]) -> Value {
+pub(crate) fn jobs_json(cols: &[(String, &Summary)]) -> Value {
     let m: Map<String, Value> = (cols.iter())
         .map(|(label, s)| {
             let jobs: Vec<Value> =

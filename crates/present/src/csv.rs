@@ -26,7 +26,7 @@ fn rows(out: &mut String, prefix: &str, scope: &str, host: &str, gpu: &str, stat
     }
 }
 
-pub fn render(s: &Summary) -> String {
+pub(crate) fn render(s: &Summary) -> String {
     let mut out = String::from("scope,host,gpu,statistic,value,unit\n");
     summary_rows(&mut out, s, "");
     out
@@ -34,7 +34,7 @@ pub fn render(s: &Summary) -> String {
 
 /// `summarize --by phase`: a leading `phase` column, empty for the whole run's lines, then each
 /// phase's lines (`-` for the unmarked rows).
-pub fn render_phases(s: &Summary, phases: &gpumon_analysis::phases::PhaseReport) -> String {
+pub(crate) fn render_phases(s: &Summary, phases: &gpumon_analysis::phases::PhaseReport) -> String {
     let mut out = String::from("phase,scope,host,gpu,statistic,value,unit\n");
     summary_rows(&mut out, s, ",");
     for p in &phases.phases {

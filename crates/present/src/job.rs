@@ -17,9 +17,13 @@ pub const SCHEMA: &str = "gpumon.jobs/1";
 
 /// One job to render: its view, the summary of its inputs, its checks, where its id came from.
 pub struct JobPart<'a> {
+    /// The job across its hosts.
     pub view: &'a JobView,
+    /// The summary of the job's inputs.
     pub summary: &'a Summary,
+    /// The `--fail-if` checks evaluated on that summary.
     pub checks: &'a [CheckResult],
+    /// Where the job's id came from.
     pub sources: &'a [String],
 }
 
@@ -112,7 +116,7 @@ fn json(jobs: &[JobPart<'_>], without_job: &[PathBuf]) -> String {
 }
 
 /// The per-host table's rows (a header row first).
-pub fn host_rows(v: &JobView) -> Vec<Vec<String>> {
+pub(crate) fn host_rows(v: &JobView) -> Vec<Vec<String>> {
     let mut rows = vec![
         [
             "host",

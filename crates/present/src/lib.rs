@@ -3,18 +3,20 @@
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub mod compact;
+mod compact;
 pub mod compare;
-pub mod compare_json;
-pub mod csv;
+mod compare_json;
+mod csv;
 pub mod html;
 pub mod job;
 pub mod json;
-pub mod markdown;
+mod markdown;
 pub mod phases;
-pub mod progress;
-pub mod table;
+mod progress;
+mod table;
 pub mod watch;
 
 use chrono::{DateTime, Utc};
@@ -27,9 +29,13 @@ use gpumon_analysis::{CheckResult, Summary};
 /// Report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SummaryFormat {
+    /// Aligned text that fits 80 columns.
     Table,
+    /// Markdown.
     Markdown,
+    /// JSON (docs/summary-json.md).
     Json,
+    /// CSV, one statistic per line.
     Csv,
 }
 
@@ -131,7 +137,7 @@ pub fn job_lines(s: &Summary) -> Vec<String> {
 /// How the nvidia-smi logs among the inputs were read, a line per kind of reading (logs read the
 /// same way share a line): the columns used and ignored, and how many GPUs and how they were
 /// told apart.
-pub fn read_as(s: &Summary) -> Vec<String> {
+pub(crate) fn read_as(s: &Summary) -> Vec<String> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for i in s.inputs.iter().filter(|i| i.kind == "nvidia-smi") {
         let cols: Vec<&str> = i.fields.iter().map(|f| f.name()).collect();
@@ -175,7 +181,7 @@ fn short_name(path: &std::path::Path) -> String {
     format!("{head}...{tail}")
 }
 
-pub fn throttle_list(stats: &Stats) -> Vec<String> {
+pub(crate) fn throttle_list(stats: &Stats) -> Vec<String> {
     REASONS
         .iter()
         .filter(|&&r| r != Reason::GpuIdle)

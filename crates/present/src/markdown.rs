@@ -16,7 +16,7 @@ use gpumon_util::text::escape;
 /// in a table cell or in prose: HTML's `<`, `>` and `&` as entities (no tag reaches a renderer, as
 /// in the HTML report), the characters of emphasis, links, code spans and tables backslash-escaped,
 /// control and bidirectional characters written as escapes (`\u{202e}`).
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let s = escape(s);
     let mut o = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -36,7 +36,7 @@ pub fn esc(s: &str) -> String {
 
 /// Text from a file as a Markdown code span (shown literally, HTML included): fenced with one
 /// backtick more than the longest run of them inside, so none of its own can end the span.
-pub fn code(s: &str) -> String {
+pub(crate) fn code(s: &str) -> String {
     let s = escape(s);
     let (mut run, mut longest) = (0, 0);
     for c in s.chars() {
@@ -179,7 +179,7 @@ fn findings(o: &mut String, h: &HostSummary) {
 }
 
 /// Findings grouped over the GPUs they hold for, as list items indented by `indent`.
-pub fn finding_items(o: &mut String, list: &[Finding], indent: &str) {
+pub(crate) fn finding_items(o: &mut String, list: &[Finding], indent: &str) {
     for g in group(list) {
         let _ = write!(o, "{indent}- **{}** ({}): {}", g.rule, g.severity.label(), html(&g.who()));
         match &g.evidence[..] {
@@ -289,7 +289,7 @@ fn inputs(o: &mut String, s: &Summary) {
     }
 }
 
-pub fn render(s: &Summary) -> String {
+pub(crate) fn render(s: &Summary) -> String {
     let mut o = String::new();
     header(&mut o, s);
     recordings(&mut o, s);
@@ -321,7 +321,7 @@ fn work(o: &mut String, s: &Summary) {
 }
 
 /// A section per host (GPU table, notes, host figures, findings) under `level` headings.
-pub fn host_sections(o: &mut String, s: &Summary, level: &str) {
+pub(crate) fn host_sections(o: &mut String, s: &Summary, level: &str) {
     for h in &s.hosts {
         let _ = writeln!(o, "{level} Host {}\n", code(&h.name));
         if !h.gpus.is_empty() {

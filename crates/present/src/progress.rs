@@ -7,7 +7,7 @@ use crate::{count, num};
 use gpumon_analysis::progress::ProgressStat;
 
 /// `{KEY: {total, per_s, per_gpu_hour, per_wh}}`; null rates where they cannot be told.
-pub fn json(stats: &[ProgressStat]) -> Value {
+pub(crate) fn json(stats: &[ProgressStat]) -> Value {
     let mut m = Map::new();
     for p in stats {
         m.insert(
@@ -31,7 +31,7 @@ fn amount(v: Option<f64>) -> String {
 }
 
 /// One line per counter: `Work: samples 30,000 total, 1,998/s, 3,596,400/GPU-hour, 412/Wh`.
-pub fn lines(stats: &[ProgressStat]) -> Vec<String> {
+pub(crate) fn lines(stats: &[ProgressStat]) -> Vec<String> {
     stats
         .iter()
         .map(|p| {
@@ -48,7 +48,7 @@ pub fn lines(stats: &[ProgressStat]) -> Vec<String> {
 }
 
 /// `work samples 1,998/s (30,000 so far)  tokens - (none yet)` for `gpumon watch`; None without counters.
-pub fn watch_line(counters: &[gpumon_schema::live::LiveCounter]) -> Option<String> {
+pub(crate) fn watch_line(counters: &[gpumon_schema::live::LiveCounter]) -> Option<String> {
     if counters.is_empty() {
         return None;
     }

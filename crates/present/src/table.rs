@@ -130,7 +130,7 @@ fn energy(wh: Option<f64>) -> String {
 }
 
 /// A line wrapped to the report's width.
-pub fn line(out: &mut String, text: &str) {
+pub(crate) fn line(out: &mut String, text: &str) {
     out.push_str(&wrap(text, WIDTH, 4));
     out.push('\n');
 }
@@ -173,7 +173,7 @@ fn host_lines(out: &mut String, s: &Stats) {
 
 /// A figure in its catalogue unit, for people: `12.5%`, `2.7 MiB` / `3.1 GiB`, `8.0 KiB/s`,
 /// `1.5 cores`; a count (no unit) whole when it is whole (`2`, `1.7`).
-pub fn in_unit(v: Option<f64>, unit: &str) -> String {
+pub(crate) fn in_unit(v: Option<f64>, unit: &str) -> String {
     let Some(x) = v else { return "-".into() };
     let scaled = |x: f64, units: &[&str]| {
         let (mut x, mut k) = (x, 0);
@@ -293,7 +293,7 @@ fn gpu_notes(out: &mut String, h: &HostSummary) {
 }
 
 /// One host: its GPUs, gaps, clock events and routine event counts, host figures and findings.
-pub fn host_block(out: &mut String, h: &HostSummary, routine: &[RoutineCount]) {
+pub(crate) fn host_block(out: &mut String, h: &HostSummary, routine: &[RoutineCount]) {
     let _ = writeln!(out, "Host {}", h.name);
     if !h.gpus.is_empty() {
         gpu_block(out, h);
@@ -314,7 +314,7 @@ pub fn host_block(out: &mut String, h: &HostSummary, routine: &[RoutineCount]) {
 }
 
 /// Findings grouped over the GPUs they hold for, each with its fix when `fixes`.
-pub fn findings(out: &mut String, list: &[Finding], fixes: bool) {
+pub(crate) fn findings(out: &mut String, list: &[Finding], fixes: bool) {
     for g in group(list) {
         let head = format!("  [{}] {} - {}", g.severity.label(), g.rule, g.who());
         match &g.evidence[..] {
@@ -417,7 +417,7 @@ fn users_block(out: &mut String, s: &Summary) {
     }
 }
 
-pub fn render(s: &Summary) -> String {
+pub(crate) fn render(s: &Summary) -> String {
     let mut out = String::new();
     let span = match (s.start, s.end) {
         (Some(a), Some(b)) => {

@@ -13,6 +13,7 @@ use gpumon_util::text::escape;
 /// Whether the recording is going on, as far as `watch` can tell.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Liveness {
+    /// Its recorder is alive and wrote lately.
     Recording,
     /// Its process is alive but the file has not changed for this many seconds.
     Stale(f64),
@@ -44,11 +45,14 @@ impl Liveness {
 /// What a frame shows besides the status document.
 #[derive(Debug, Clone)]
 pub struct View<'a> {
+    /// The recording's path, as the title shows it.
     pub path: &'a str,
+    /// Whether it is being recorded.
     pub live: Liveness,
     /// The findings so far, or why there are none to show; None while the first look at the data
     /// is under way.
     pub findings: Option<Result<&'a [Finding], &'a str>>,
+    /// When the frame is drawn.
     pub now: DateTime<Utc>,
     /// The key line at the bottom (interactive only).
     pub keys: bool,

@@ -79,13 +79,13 @@ impl Acc {
 /// and its mean or sum fields with their storage types. Only selected fields are written, exported
 /// or shown, so the others are left as read (a GPU row holds ~20 of the catalogue's 40 such fields).
 #[derive(Debug, Clone)]
-pub struct OnePlan {
+pub(crate) struct OnePlan {
     max: Vec<(Field, Field, Ty)>,
     retyped: Vec<(Field, Ty)>,
 }
 
 impl OnePlan {
-    pub fn new(sel: &Selection) -> OnePlan {
+    pub(crate) fn new(sel: &Selection) -> OnePlan {
         let mut on = [false; FIELD_COUNT];
         for f in sel.fields() {
             on[f as usize] = true;
@@ -104,7 +104,7 @@ impl OnePlan {
     }
 
     /// How many fields [`single`] may add to a row: its `.max` columns and `samples`.
-    pub fn fields_added(&self) -> usize {
+    pub(crate) fn fields_added(&self) -> usize {
         self.max.len() + 1
     }
 }
@@ -147,7 +147,7 @@ fn typed(ty: Ty, x: f64) -> Value {
 
 /// Collects the sub-samples of one interval; the record loop decides when the interval ends.
 #[derive(Debug, Default)]
-pub struct Aggregator {
+pub(crate) struct Aggregator {
     accs: Vec<Acc>,
     count: u32,
     /// Per-process utilization summed over the sub-samples, by (row, pid), with the count.
@@ -155,12 +155,12 @@ pub struct Aggregator {
 }
 
 impl Aggregator {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Aggregator::default()
     }
 
     /// Add one sub-sample.
-    pub fn push(&mut self, tick: &Tick) {
+    pub(crate) fn push(&mut self, tick: &Tick) {
         self.follow_layout(&tick.rows);
         if self.accs.len() < tick.rows.len() {
             self.accs.resize_with(tick.rows.len(), Acc::new);
@@ -216,14 +216,14 @@ impl Aggregator {
     /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): in the
     /// fields of `plan`, the same rows as [`Aggregator::push`] then [`Aggregator::take`] give, built
     /// in place.
-    pub fn one(tick: Tick, plan: &OnePlan) -> Tick {
+    pub(crate) fn one(tick: Tick, plan: &OnePlan) -> Tick {
         let Tick { ts, seq, rows, procs } = tick;
         Tick { ts, seq, rows: rows.into_iter().map(|r| single(r, plan)).collect(), procs }
     }
 
     /// The aggregated rows of everything pushed since the last take, stamped like `last`
     /// (the interval's final sub-sample); None when nothing was pushed.
-    pub fn take(&mut self, last: &Tick) -> Option<Tick> {
+    pub(crate) fn take(&mut self, last: &Tick) -> Option<Tick> {
         if self.count == 0 {
             return None;
         }

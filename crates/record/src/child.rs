@@ -9,7 +9,7 @@ use gpumon_schema::row::Row;
 use gpumon_source::host::job::{JobTracker, PidSet};
 use gpumon_util::error::{CannotStart, UsageError};
 
-pub struct Job {
+pub(crate) struct Job {
     child: Option<Child>,
     tracker: JobTracker,
     pids: PidSet,
@@ -24,7 +24,7 @@ pub struct Job {
 impl Job {
     /// Start `argv` as a child of gpumon (same process group: a terminal's Ctrl-C reaches both), with
     /// the recording's control socket in `$GPUMON_CONTROL` when it has one.
-    pub fn spawn(argv: &[String], control: Option<&std::path::Path>) -> Result<Job> {
+    pub(crate) fn spawn(argv: &[String], control: Option<&std::path::Path>) -> Result<Job> {
         let (prog, args) =
             argv.split_first().ok_or_else(|| UsageError("no command after --".into()))?;
         let mut cmd = Command::new(prog);
@@ -45,7 +45,7 @@ impl Job {
     }
 
     /// Follow an already running process and its descendants.
-    pub fn follow(pid: u32) -> Result<Job> {
+    pub(crate) fn follow(pid: u32) -> Result<Job> {
         if std::fs::metadata(format!("/proc/{pid}")).is_err() {
             return Err(UsageError(format!("--pid {pid}: no such process")).into());
         }
@@ -60,12 +60,12 @@ impl Job {
     }
 
     /// Publish the tree's PIDs into `pids` (the set the GPU workers read) from now on.
-    pub fn share_pids(&mut self, pids: PidSet) {
+    pub(crate) fn share_pids(&mut self, pids: PidSet) {
         self.pids = pids;
     }
 
     /// Read the tree into the job fields of `row` and publish its PID set.
-    pub fn sample(&mut self, row: &mut Row) {
+    pub(crate) fn sample(&mut self, row: &mut Row) {
         self.tracker.sample(row);
         if let Ok(mut p) = self.pids.write() {
             p.clear();
@@ -74,7 +74,7 @@ impl Job {
     }
 
     /// Whether the job is over: the wrapped command exited, or the followed tree is gone.
-    pub fn finished(&mut self) -> Result<bool> {
+    pub(crate) fn finished(&mut self) -> Result<bool> {
         match &mut self.child {
             Some(c) => {
                 if self.exit.is_none() {
@@ -89,7 +89,7 @@ impl Job {
 
     /// Pass a stop signal on to the wrapped command (not to a followed process: it is not ours).
     /// A terminal's Ctrl-C already reached the child, so it is not sent twice.
-    pub fn forward(&mut self, signo: i32, from_terminal: bool) {
+    pub(crate) fn forward(&mut self, signo: i32, from_terminal: bool) {
         self.stopping = true;
         if let Some(c) = &self.child
             && self.exit.is_none()
@@ -104,12 +104,12 @@ impl Job {
     }
 
     /// The wrapped command's PID while it runs.
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.child.as_ref().filter(|_| self.exit.is_none()).map(Child::id)
     }
 
     /// The PID of a command a second stop left running (known once [`Job::wait`] returned).
-    pub fn left_running(&self) -> Option<u32> {
+    pub(crate) fn left_running(&self) -> Option<u32> {
         self.child
             .as_ref()
             .filter(|_| self.abandoned.is_some() && self.exit.is_none())
@@ -117,14 +117,14 @@ impl Job {
     }
 
     /// A second stop: recording ends now, the command is no longer waited for.
-    pub fn abandon(&mut self, signo: i32) {
+    pub(crate) fn abandon(&mut self, signo: i32) {
         self.abandoned = Some(signo);
     }
 
     /// Wait for the wrapped command and return the exit code gpumon should end with:
     /// its own code, or 128 + signal when it was killed. A command left running by a second stop
     /// is not waited for (128 + that signal, as a shell reports an interrupted wait).
-    pub fn wait(&mut self) -> Result<Option<i32>> {
+    pub(crate) fn wait(&mut self) -> Result<Option<i32>> {
         let Some(c) = &mut self.child else { return Ok(None) };
         if let Some(signo) = self.abandoned {
             if let Ok(Some(status)) = c.try_wait() {
@@ -145,7 +145,7 @@ impl Job {
         Ok(Some(exit_code(status)))
     }
 
-    pub fn is_wrapped(&self) -> bool {
+    pub(crate) fn is_wrapped(&self) -> bool {
         self.child.is_some()
     }
 
@@ -153,7 +153,7 @@ impl Job {
     /// stdout and stderr, so it always does; a followed process does when its fd 1 or 2 is the
     /// same file as ours. Its output cannot be seen before it lands (no pty in between), so a
     /// redrawn status line would collide with it.
-    pub fn shares_terminal(&self) -> bool {
+    pub(crate) fn shares_terminal(&self) -> bool {
         if self.child.is_some() {
             return true;
         }
@@ -168,7 +168,7 @@ impl Job {
 /// Check that `prog` can be started, as a shell finds it (a name with a `/` as a path, else the first
 /// executable of that name in `$PATH`), before the recording creates anything: a typo costs one line
 /// and exit 127, never a half-made recording.
-pub fn check_startable(prog: &str) -> Result<(), CannotStart> {
+pub(crate) fn check_startable(prog: &str) -> Result<(), CannotStart> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &std::path::Path| {
         std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -200,7 +200,7 @@ pub fn check_startable(prog: &str) -> Result<(), CannotStart> {
 }
 
 /// The shell's convention: the exit code, or 128 + the signal that killed the process.
-pub fn exit_code(status: ExitStatus) -> i32 {
+pub(crate) fn exit_code(status: ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }

@@ -29,7 +29,7 @@ const MIN_STEP_US: i64 = 1000;
 
 /// Hands out row stamps; one per record loop.
 #[derive(Debug)]
-pub struct Stamper {
+pub(crate) struct Stamper {
     origin: Instant,
     /// A change of wall − monotonic beyond this is a step (µs).
     threshold_us: i64,
@@ -41,17 +41,17 @@ pub struct Stamper {
 
 /// A step of the wall clock, in µs (negative: backwards).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step(pub i64);
+pub(crate) struct Step(pub i64);
 
 impl Stamper {
     /// `every`: the sampling period (stamps are taken this often).
-    pub fn new(every: Duration) -> Stamper {
+    pub(crate) fn new(every: Duration) -> Stamper {
         let threshold_us = i64::try_from(every.as_micros() / 2).unwrap_or(i64::MAX).max(1);
         Stamper { origin: Instant::now(), threshold_us, offset: None, last: None }
     }
 
     /// The stamp for a sample taken now; warns once per clock step.
-    pub fn now(&mut self) -> DateTime<Utc> {
+    pub(crate) fn now(&mut self) -> DateTime<Utc> {
         let (mono, wall) = self.read();
         let (ts, step) = self.stamp(mono, wall);
         if let Some(s) = step {

@@ -32,27 +32,27 @@ const IDLE: Duration = Duration::from_millis(100);
 
 /// One mark: when it arrived, and the phase it starts (None: `end`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Mark {
+pub(crate) struct Mark {
     pub at: DateTime<Utc>,
     pub label: Option<Arc<str>>,
 }
 
 /// Marks a run keeps at most; later ones are refused (and counted) so that a flood of marks on the
 /// socket cannot grow the recorder's memory or the file's footer without bound.
-pub const MAX_MARKS: usize = 10_000;
+pub(crate) const MAX_MARKS: usize = 10_000;
 /// Bytes of marks a run keeps at most (each counts its label and [`MARK_OVERHEAD`]).
-pub const MAX_MARK_BYTES: usize = 1 << 20;
+pub(crate) const MAX_MARK_BYTES: usize = 1 << 20;
 /// What one mark adds to the footer's JSON list besides its label (time, keys, punctuation).
 const MARK_OVERHEAD: usize = 64;
 /// Marks taken per second, sustained, and in one burst (a token bucket): a job marking its phases,
 /// even every step of a fast loop for a while, stays far below; a flood is refused.
-pub const MARKS_PER_S: f64 = 50.0;
+pub(crate) const MARKS_PER_S: f64 = 50.0;
 const MARK_BURST: f64 = 500.0;
 
 /// Every mark of the run kept, in arrival order, their count (read without the lock) and the
 /// number refused by the limits.
 #[derive(Debug, Default)]
-pub struct Marks {
+pub(crate) struct Marks {
     count: AtomicU64,
     dropped: AtomicU64,
     log: Mutex<Log>,
@@ -99,7 +99,7 @@ impl Log {
 
 impl Marks {
     /// Record a mark arriving now and return its time; refused (and counted) beyond the limits.
-    pub fn push(&self, label: Option<Arc<str>>) -> Result<DateTime<Utc>, String> {
+    pub(crate) fn push(&self, label: Option<Arc<str>>) -> Result<DateTime<Utc>, String> {
         if let Some(why) = self.refused.get() {
             return Err(why.clone());
         }
@@ -116,21 +116,21 @@ impl Marks {
 
     /// Refuse every mark from now on, saying `why` (a recording without a `phase` column, where an
     /// accepted mark would reach no file). Work counters are still taken.
-    pub fn refuse(&self, why: String) {
+    pub(crate) fn refuse(&self, why: String) {
         let _ = self.refused.set(why);
     }
 
     /// Marks refused by the limits so far.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count.load(Ordering::Acquire)
     }
 
     /// The phase of the latest mark and when it arrived (None before the first mark and after `end`).
-    pub fn current(&self) -> Option<(Arc<str>, DateTime<Utc>)> {
+    pub(crate) fn current(&self) -> Option<(Arc<str>, DateTime<Utc>)> {
         let log = self.log.lock().ok()?;
         let last = log.marks.last()?;
         last.label.clone().map(|l| (l, last.at))
@@ -138,7 +138,7 @@ impl Marks {
 
     /// The marks as the JSON list stored in the file metadata (`gpumon.marks`): `[{"time", "label"}]`,
     /// time RFC 3339 UTC with microseconds, label null for an `end`. None without marks.
-    pub fn json(&self) -> Option<String> {
+    pub(crate) fn json(&self) -> Option<String> {
         let log = self.log.lock().ok()?;
         if log.marks.is_empty() {
             return None;
@@ -159,7 +159,7 @@ impl Marks {
 
 /// The record loop's view of the marks: the phase current at a row's timestamp.
 #[derive(Debug)]
-pub struct PhaseClock {
+pub(crate) struct PhaseClock {
     marks: Arc<Marks>,
     /// Marks applied so far (a later one may still wait for a row at or after its time).
     next: usize,
@@ -167,13 +167,13 @@ pub struct PhaseClock {
 }
 
 impl PhaseClock {
-    pub fn new(marks: Arc<Marks>) -> PhaseClock {
+    pub(crate) fn new(marks: Arc<Marks>) -> PhaseClock {
         PhaseClock { marks, next: 0, current: Value::Null }
     }
 
     /// The phase of a row stamped `ts`: the label of the latest mark that arrived at or before it.
     /// One atomic load when every mark is applied; the lock only while one waits.
-    pub fn at(&mut self, ts: DateTime<Utc>) -> Value {
+    pub(crate) fn at(&mut self, ts: DateTime<Utc>) -> Value {
         if self.marks.count() as usize > self.next
             && let Ok(log) = self.marks.log.lock()
         {
@@ -188,7 +188,7 @@ impl PhaseClock {
 
 /// The listening socket and its thread; dropping it stops the thread and removes the socket.
 #[derive(Debug)]
-pub struct Control {
+pub(crate) struct Control {
     pub path: PathBuf,
     pub marks: Arc<Marks>,
     listener: Arc<UnixListener>,
@@ -201,7 +201,7 @@ pub struct Control {
 impl Control {
     /// Listen in the run's private directory (its status file and `$GPUMON_CONTROL` say where). None,
     /// with a warning, when marks cannot be received (the recording goes on).
-    pub fn open(dir: &Arc<RunDir>) -> Option<Control> {
+    pub(crate) fn open(dir: &Arc<RunDir>) -> Option<Control> {
         match Control::bind(&dir.join("ctl"), Some(dir.clone())) {
             Ok(c) => Some(c),
             Err(why) => {
@@ -226,12 +226,12 @@ impl Control {
 
     /// The socket while no thread serves it: readable when somebody connects, then call
     /// [`Control::serve`]. Connections wait in the socket's backlog meanwhile.
-    pub fn idle_fd(&self) -> Option<std::os::fd::RawFd> {
+    pub(crate) fn idle_fd(&self) -> Option<std::os::fd::RawFd> {
         self.handle.is_none().then(|| self.listener.as_raw_fd())
     }
 
     /// Start the thread that answers connections (once; a failure is warned about and marks stay off).
-    pub fn serve(&mut self) {
+    pub(crate) fn serve(&mut self) {
         if self.handle.is_some() {
             return;
         }
@@ -246,7 +246,7 @@ impl Control {
             }));
     }
 
-    pub fn clock(&self) -> PhaseClock {
+    pub(crate) fn clock(&self) -> PhaseClock {
         PhaseClock::new(self.marks.clone())
     }
 }

@@ -14,15 +14,15 @@ use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::files::companion_path;
 use gpumon_schema::row::{GpuEvent, Row, Selection, Tick, Value, routine_event};
 use gpumon_schema::run::RunStats;
+use gpumon_sink::Exporter;
+use gpumon_sink::OutputLock;
 use gpumon_sink::Target;
-use gpumon_sink::lock::OutputLock;
-use gpumon_sink::prom::Exporter;
-use gpumon_sink::writer::{Writer, WriterConfig, WriterReport};
+use gpumon_sink::{Writer, WriterConfig, WriterReport};
 use gpumon_source::host::job::describe;
 use gpumon_util::warn::{warn, warn_once};
 
 /// Columns of the `--processes` output.
-pub fn procs_selection() -> Selection {
+pub(crate) fn procs_selection() -> Selection {
     Selection::new(vec![
         Field::Timestamp,
         Field::Host,
@@ -41,7 +41,7 @@ pub fn procs_selection() -> Selection {
 }
 
 /// Columns of the events file.
-pub fn events_selection() -> Selection {
+pub(crate) fn events_selection() -> Selection {
     Selection::new(vec![
         Field::Timestamp,
         Field::Host,
@@ -56,7 +56,7 @@ pub fn events_selection() -> Selection {
 /// User name and command line of a process.
 type Owner = (Arc<str>, Arc<str>);
 
-pub struct Outputs {
+pub(crate) struct Outputs {
     pub writer: Option<Writer>,
     pub procs: Option<Writer>,
     pub exporter: Option<Exporter>,
@@ -72,7 +72,7 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    pub fn new(
+    pub(crate) fn new(
         writer: Option<Writer>,
         procs: Option<Writer>,
         events_cfg: Option<WriterConfig>,
@@ -95,7 +95,7 @@ impl Outputs {
     /// Write NVML events to the events file (one row each, stamped when it arrived), starting its
     /// writer at the first; each kind and code is warned about once per GPU, except the routine
     /// clock and P-state changes (recorded, counted by `summarize`, never warned about).
-    pub fn send_events(&mut self, events: Vec<GpuEvent>, host: &Arc<str>) {
+    pub(crate) fn send_events(&mut self, events: Vec<GpuEvent>, host: &Arc<str>) {
         if let Some(x) = &mut self.exporter {
             x.count_events(&events);
         }
@@ -145,7 +145,7 @@ impl Outputs {
     }
 
     /// Publish to the endpoint and queue for the writers; `Err` when the main queue is full.
-    pub fn send(
+    pub(crate) fn send(
         &mut self,
         t: Tick,
         stats: &RunStats,
@@ -225,7 +225,7 @@ impl Outputs {
     }
 
     /// Record a fact about the run in the files' metadata (Parquet footer).
-    pub fn add_metadata(&self, key: &str, value: &str) {
+    pub(crate) fn add_metadata(&self, key: &str, value: &str) {
         for w in [&self.writer, &self.procs, &self.events].into_iter().flatten() {
             w.add_metadata(key, value);
         }
@@ -233,24 +233,24 @@ impl Outputs {
 
     /// Record a fact about the run in the main file's metadata only (the companions' footers do not
     /// repeat it).
-    pub fn add_main_metadata(&self, key: &str, value: &str) {
+    pub(crate) fn add_main_metadata(&self, key: &str, value: &str) {
         if let Some(w) = &self.writer {
             w.add_metadata(key, value);
         }
     }
 
-    pub fn rotate(&self) {
+    pub(crate) fn rotate(&self) {
         for w in [&self.writer, &self.procs, &self.events].into_iter().flatten() {
             w.rotate();
         }
     }
 
-    pub fn fatal(&self) -> bool {
+    pub(crate) fn fatal(&self) -> bool {
         self.writer.as_ref().is_some_and(|w| w.stats.fatal.load(Ordering::Relaxed))
     }
 
     /// The file being written and its size, for the status line.
-    pub fn file_status(&self) -> (String, u64) {
+    pub(crate) fn file_status(&self) -> (String, u64) {
         self.writer.as_ref().map_or_else(
             || (String::new(), 0),
             |w| {
@@ -263,7 +263,7 @@ impl Outputs {
     }
 
     /// Stop the endpoint, remove the status file, close the files.
-    pub fn finish(self) -> Result<WriterReport> {
+    pub(crate) fn finish(self) -> Result<WriterReport> {
         if let Some(e) = self.exporter {
             e.stop();
         }
@@ -285,7 +285,7 @@ impl Outputs {
 const LOCK_CHECK: Duration = Duration::from_secs(1);
 
 /// The locks of this run's output sets, taken again when a removed directory comes back.
-pub struct Locks {
+pub(crate) struct Locks {
     held: Vec<OutputLock>,
     next_check: Instant,
 }
@@ -293,7 +293,7 @@ pub struct Locks {
 impl Locks {
     /// At most every [`LOCK_CHECK`]: a lock file gone with its directory is made again once the
     /// directory is back, so a second recorder is still refused while this one writes there.
-    pub fn check(&mut self) {
+    pub(crate) fn check(&mut self) {
         let now = Instant::now();
         if now < self.next_check {
             return;
@@ -314,7 +314,7 @@ impl Locks {
 
 /// Lock the sets this run writes (the main output and, with --processes, the one beside it) for
 /// the whole run: a second recorder or a `recover` of them exits 2 naming this one.
-pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Locks> {
+pub(crate) fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Locks> {
     let mut locks = Locks { held: Vec::new(), next_check: Instant::now() + LOCK_CHECK };
     let Some(Target::File(main)) = target else { return Ok(locks) };
     let mut paths = vec![main.clone()];
@@ -330,7 +330,7 @@ pub fn lock_outputs(target: Option<&Target>, processes: bool) -> Result<Locks> {
 }
 
 /// The target of a companion output (per-process rows, events) beside the main one.
-pub fn companion_target(main: &Target, table: Table) -> Option<Target> {
+pub(crate) fn companion_target(main: &Target, table: Table) -> Option<Target> {
     match main {
         Target::File(p) => Some(Target::File(companion_path(p, table))),
         Target::Stdout => None,

@@ -5,8 +5,10 @@
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub mod agg;
+mod agg;
 pub mod alloc;
 mod child;
 mod clock;
@@ -32,8 +34,8 @@ use gpumon_schema::files::Format;
 use gpumon_schema::row::{Selection, Tick};
 use gpumon_schema::run::RunStats;
 use gpumon_schema::run::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
+use gpumon_sink::MARKS_KEY;
 use gpumon_sink::Target;
-use gpumon_sink::parquet::MARKS_KEY;
 use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
 use gpumon_util::status;
 use gpumon_util::warn::{warn, warn_once};
@@ -53,22 +55,37 @@ pub struct RecordConfig {
     pub host: String,
     /// Serve the latest tick as Prometheus metrics on this address.
     pub listen: Option<std::net::SocketAddr>,
+    /// The output's format.
     pub format: Format,
+    /// The fields each row holds.
     pub selection: Selection,
+    /// Stop after this long (`--duration`).
     pub duration: Option<Duration>,
+    /// Stop after this many ticks (`--count`).
     pub count: Option<u64>,
+    /// Only these GPUs, by index or UUID (empty: all).
     pub gpus: Vec<GpuSelector>,
+    /// The NVML library to load.
     pub nvml_lib: String,
+    /// Fail instead of recording host-only rows when NVML or a GPU is missing.
     pub require_gpu: bool,
+    /// Longest time written data waits in memory before it is written and fsynced.
     pub flush: Duration,
+    /// Start a new file when the current one reaches this size.
     pub rotate_size: Option<u64>,
+    /// Start a new file on wall-clock boundaries of this period.
     pub rotate_every: Option<Duration>,
+    /// Keep at most this many files of the set; the oldest are deleted first.
     pub keep: Option<usize>,
+    /// Keep the files of the set under this total size; the oldest are deleted first.
     pub max_total: Option<u64>,
     /// Rows kept in memory while the output cannot be written.
     pub max_backlog: usize,
+    /// No live status line, and no closing line saying what was written.
     pub quiet: bool,
+    /// Debug detail on stderr (GPUs found, files written).
     pub verbose: bool,
+    /// gpumon's own command line, kept in the file's metadata.
     pub command_line: String,
     /// The job this recording belongs to (`--job-id` or the launcher's environment).
     pub job: Option<gpumon_schema::run::JobId>,
@@ -91,6 +108,7 @@ pub struct RecordConfig {
 /// How a run ended.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Outcome {
+    /// What the run recorded (ticks, rows, missed deadlines, ...).
     pub stats: RunStats,
     /// The wrapped command's exit code (128 + signal when killed), which gpumon exits with.
     pub job_exit: Option<i32>,

@@ -32,7 +32,7 @@ use gpumon_util::warn::warn_once;
 const MIN_GAP: Duration = Duration::from_secs(2);
 
 /// The status file of a run, written by the record loop.
-pub struct Live {
+pub(crate) struct Live {
     doc: LiveStatus,
     sel: Selection,
     marks: Option<Arc<Marks>>,
@@ -54,7 +54,7 @@ impl Live {
     /// Write the first status file (before any row: `gpumon mark --run` can find the socket at
     /// once) in `dir` (beside the output at `link` without one) and link it from `link`; `base`
     /// holds what does not change during the run.
-    pub fn start(
+    pub(crate) fn start(
         link: PathBuf,
         dir: Option<Arc<RunDir>>,
         base: LiveStatus,
@@ -81,7 +81,7 @@ impl Live {
     }
 
     /// Write the latest rows when a write is due.
-    pub fn publish(&mut self, t: &Tick, stats: &RunStats, procs: &[Row]) {
+    pub(crate) fn publish(&mut self, t: &Tick, stats: &RunStats, procs: &[Row]) {
         let now = Instant::now();
         if now < self.next {
             return;
@@ -97,7 +97,7 @@ impl Live {
     }
 
     /// Remove the file and its link: the run is over.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         if std::fs::read_link(&self.link).is_ok_and(|t| t == self.file) {
             let _ = std::fs::remove_file(&self.link);
         }

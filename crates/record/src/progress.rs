@@ -23,7 +23,7 @@ struct Counter {
 
 /// The counters a recording declared (`record --progress`); none until [`Counters::declare`].
 #[derive(Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     declared: OnceLock<Box<[Counter]>>,
 }
 
@@ -36,7 +36,7 @@ fn add_f64(a: &AtomicU64, v: f64) {
 
 impl Counters {
     /// Declare the counters (once; a second call is ignored).
-    pub fn declare(&self, keys: &[Arc<str>]) {
+    pub(crate) fn declare(&self, keys: &[Arc<str>]) {
         let counters = keys
             .iter()
             .map(|k| Counter {
@@ -55,7 +55,7 @@ impl Counters {
 
     /// Add a request's amounts; every key must be declared, else nothing is added and the error says
     /// how to declare it.
-    pub fn add(&self, pairs: &[(String, f64)]) -> Result<(), String> {
+    pub(crate) fn add(&self, pairs: &[(String, f64)]) -> Result<(), String> {
         let all = self.all();
         let find = |k: &str| all.iter().find(|c| &*c.key == k);
         if let Some((k, _)) = pairs.iter().find(|(k, _)| find(k).is_none()) {
@@ -90,7 +90,7 @@ impl Counters {
 
     /// The amounts added since the last call, in declaration order (NaN: not reported yet); None
     /// without counters.
-    pub fn take(&self) -> Option<Arc<[f64]>> {
+    pub(crate) fn take(&self) -> Option<Arc<[f64]>> {
         let all = self.all();
         if all.is_empty() {
             return None;
@@ -108,7 +108,7 @@ impl Counters {
     }
 
     /// Each counter's total so far (None before its first report), in declaration order.
-    pub fn totals(&self) -> Vec<(Arc<str>, Option<f64>)> {
+    pub(crate) fn totals(&self) -> Vec<(Arc<str>, Option<f64>)> {
         self.all()
             .iter()
             .map(|c| {
@@ -121,13 +121,13 @@ impl Counters {
 
 /// The counters' rates for the status file: each total's growth since the previous reading.
 #[derive(Debug, Default)]
-pub struct Meter {
+pub(crate) struct Meter {
     last: Option<(Instant, Vec<Option<f64>>)>,
 }
 
 impl Meter {
     /// The counters now, with their rates since the last call (null at the first).
-    pub fn read(&mut self, c: &Counters) -> Vec<LiveCounter> {
+    pub(crate) fn read(&mut self, c: &Counters) -> Vec<LiveCounter> {
         let totals = c.totals();
         if totals.is_empty() {
             return Vec::new();

@@ -10,13 +10,13 @@ use std::sync::Arc;
 
 /// The directory; removed (once empty) when the last handle is dropped.
 #[derive(Debug)]
-pub struct RunDir {
+pub(crate) struct RunDir {
     path: PathBuf,
 }
 
 impl RunDir {
     /// Make a new private directory.
-    pub fn create() -> std::io::Result<Arc<RunDir>> {
+    pub(crate) fn create() -> std::io::Result<Arc<RunDir>> {
         let shm = Path::new("/dev/shm");
         let bases = [
             Some(shm.to_path_buf()).filter(|p| p.is_dir()),
@@ -36,7 +36,7 @@ impl RunDir {
         Err(last)
     }
 
-    pub fn join(&self, name: &str) -> PathBuf {
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
 }

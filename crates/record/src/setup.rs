@@ -20,10 +20,10 @@ use gpumon_schema::files::{Format, OutputSet, status_path};
 use gpumon_schema::live::{self, LiveStatus};
 use gpumon_schema::row::Selection;
 use gpumon_schema::run::RunMeta;
+use gpumon_sink::Exporter;
 use gpumon_sink::Target;
-use gpumon_sink::files;
-use gpumon_sink::prom::Exporter;
-use gpumon_sink::writer::{Writer, WriterConfig};
+use gpumon_sink::recover_set;
+use gpumon_sink::{Writer, WriterConfig};
 use gpumon_source::host::cgroup::CgroupSource;
 use gpumon_source::host::job::PidSet;
 use gpumon_source::host::proc::HostSource;
@@ -35,7 +35,7 @@ use gpumon_util::warn::warn;
 impl<'a> Recorder<'a> {
     /// Everything a run needs before its first tick. The job starts last, so nothing it does
     /// goes unrecorded for lack of a ready writer.
-    pub fn open(cfg: &'a RecordConfig) -> Result<Recorder<'a>> {
+    pub(crate) fn open(cfg: &'a RecordConfig) -> Result<Recorder<'a>> {
         if let Some(Target::File(p)) = &cfg.target {
             let set = OutputSet::new(p);
             recover_leftovers(&set)?;
@@ -276,8 +276,7 @@ fn writer_config(
 
 /// Turn what an earlier crash left in this output set into valid files before writing new ones.
 fn recover_leftovers(set: &OutputSet) -> Result<()> {
-    let done =
-        files::recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
+    let done = recover_set(set).with_context(|| format!("recovering {}", set.base().display()))?;
     for m in done.messages() {
         warn(&format!("a previous run's leftovers: {m}"));
     }

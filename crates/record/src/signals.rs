@@ -20,7 +20,7 @@ use signal_hook::low_level::siginfo::Cause;
 
 /// A signal the record loop acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
+pub(crate) enum Signal {
     /// End the run. `from_terminal`: sent by the kernel for a terminal's Ctrl-C, which the
     /// terminal already delivered to a wrapped command in the same process group.
     Stop {
@@ -31,7 +31,7 @@ pub enum Signal {
 }
 
 /// The signals that arrived, read from the handlers' self-pipe by the thread that waits on them.
-pub struct Signals {
+pub(crate) struct Signals {
     /// Set while a wrapped job that was asked to stop is waited for: a second stop then ends
     /// recording (the file finished) instead of exiting at once.
     waiting: Arc<AtomicBool>,
@@ -48,7 +48,7 @@ pub struct Signals {
 }
 
 /// Install the handlers; the loop waits on the returned [`Signals`].
-pub fn install() -> Result<Signals> {
+pub(crate) fn install() -> Result<Signals> {
     // The listener first: a SIGINT between the two registrations must stop the run, not be lost
     // (with only the flag handlers in place it would arm the second-signal exit and nothing else).
     let (read, write) = UnixStream::pair().context("installing signal handlers")?;
@@ -85,23 +85,23 @@ pub fn install() -> Result<Signals> {
 
 impl Signals {
     /// A wrapped job was asked to stop and is waited for (see [`Signals::waiting`]).
-    pub fn waiting_for_job(&self) {
+    pub(crate) fn waiting_for_job(&self) {
         self.waiting.store(true, Ordering::SeqCst);
     }
 
     /// Also end waits when `fd` becomes readable ([`Signals::take_extra`] then says so); None: stop.
-    pub fn watch(&self, fd: Option<RawFd>) {
+    pub(crate) fn watch(&self, fd: Option<RawFd>) {
         self.extra.set(fd);
         self.extra_ready.set(false);
     }
 
     /// Whether the watched descriptor was readable at the last wait (cleared by asking).
-    pub fn take_extra(&self) -> bool {
+    pub(crate) fn take_extra(&self) -> bool {
         self.extra_ready.replace(false)
     }
 
     /// The next signal, waiting until one arrives or `timeout` has passed.
-    pub fn recv_timeout(&self, timeout: Duration) -> Result<Signal, RecvTimeoutError> {
+    pub(crate) fn recv_timeout(&self, timeout: Duration) -> Result<Signal, RecvTimeoutError> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(s) = self.take() {
@@ -117,7 +117,7 @@ impl Signals {
     }
 
     /// A signal that already arrived, if any.
-    pub fn try_recv(&self) -> Result<Signal, TryRecvError> {
+    pub(crate) fn try_recv(&self) -> Result<Signal, TryRecvError> {
         if let Some(s) = self.take() {
             return Ok(s);
         }

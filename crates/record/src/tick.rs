@@ -21,7 +21,7 @@ use gpumon_source::nvml::gpu::GpuSource;
 use gpumon_util::warn::warn_once;
 
 /// The sources a run reads, each present only when something selected needs it.
-pub struct Sources {
+pub(crate) struct Sources {
     pub host: Option<HostSource>,
     pub cgroup: Option<CgroupSource>,
     pub job: Option<Job>,
@@ -34,7 +34,7 @@ pub struct Sources {
 }
 
 /// What a sample holds before its GPUs are read: its stamp and the host's values.
-pub struct Begun {
+pub(crate) struct Begun {
     ts: DateTime<Utc>,
     host_row: Row,
 }
@@ -43,7 +43,7 @@ impl Sources {
     /// The first part of a sample: the stamp, and the host, cgroup and job values, read once
     /// (they are repeated on each GPU row by [`Sources::finish`]). `added`: how many fields the loop
     /// sets on a host-only row after the sources ([`Rows::fields_added`]).
-    pub fn begin(&mut self, hostname: &Arc<str>, added: usize) -> Begun {
+    pub(crate) fn begin(&mut self, hostname: &Arc<str>, added: usize) -> Begun {
         // To the millisecond, the precision CSV and the nvidia-smi style write, so a CSV and a Parquet
         // recording hold the same instants (stamps are at least 1 ms apart, so they stay distinct).
         let ts = self.clock.now().trunc_subsecs(3);
@@ -66,7 +66,7 @@ impl Sources {
     /// The sample once its GPUs were read (by the loop's thread, between `begin` and this): one
     /// row per GPU with the host values, or the host row alone. NVML events that arrived since
     /// the last sample go to `events`.
-    pub fn finish(
+    pub(crate) fn finish(
         &mut self,
         sel: &Selection,
         b: Begun,
@@ -101,7 +101,7 @@ impl Sources {
 /// Sub-samples on their way to output rows: sub-sample m (from 1) belongs to output row
 /// `(m - 1) / per_row`. A late skip may leave the pending row incomplete (emitted as is, with
 /// fewer `samples`) and whole rows empty (counted in `missed`).
-pub struct Rows {
+pub(crate) struct Rows {
     per_row: u64,
     /// How a row of one sub-sample is finished (the selection's `.max` and typed fields).
     one: OnePlan,
@@ -114,7 +114,7 @@ pub struct Rows {
 }
 
 impl Rows {
-    pub fn new(per_row: u64, sel: &Selection) -> Rows {
+    pub(crate) fn new(per_row: u64, sel: &Selection) -> Rows {
         Rows {
             per_row,
             one: OnePlan::new(sel),
@@ -127,18 +127,18 @@ impl Rows {
 
     /// How many fields an output row may get after its sources filled it: `samples`, the
     /// selection's `.max` columns, and the emitter's `missed` and `phase`.
-    pub fn fields_added(&self) -> usize {
+    pub(crate) fn fields_added(&self) -> usize {
         self.one.fields_added() + 2
     }
 
     /// The output row sub-sample `m` belongs to.
-    pub fn row_of(&self, m: u64) -> u64 {
+    pub(crate) fn row_of(&self, m: u64) -> u64 {
         (m - 1) / self.per_row
     }
 
     /// A sub-sample of `row` is about to be taken: returns the pending earlier row, complete as
     /// it is, and the number of whole rows skipped over before `row`.
-    pub fn enter(&mut self, row: u64) -> (Option<Tick>, u64) {
+    pub(crate) fn enter(&mut self, row: u64) -> (Option<Tick>, u64) {
         let mut left = None;
         if self.pending_row.is_some_and(|p| p != row) {
             left = self.last_sub.as_ref().and_then(|last| self.agg.take(last));
@@ -153,7 +153,7 @@ impl Rows {
     }
 
     /// Add sub-sample `m` of `row`; returns the output row when `m` is its last sub-sample.
-    pub fn push(&mut self, sub: Tick, row: u64, m: u64) -> Option<Tick> {
+    pub(crate) fn push(&mut self, sub: Tick, row: u64, m: u64) -> Option<Tick> {
         // One sub-sample per row (no --sample-every): the row is the sub-sample, nothing pends.
         if self.per_row == 1 && self.pending_row.is_none() {
             self.next_row = row + 1;
@@ -172,13 +172,13 @@ impl Rows {
     }
 
     /// The partial interval at the end of the run (still data).
-    pub fn rest(&mut self) -> Option<Tick> {
+    pub(crate) fn rest(&mut self) -> Option<Tick> {
         self.last_sub.as_ref().and_then(|last| self.agg.take(last))
     }
 }
 
 /// The outputs of a run with its counters: rows handed on, ticks missed, dropped, late.
-pub struct Emitter {
+pub(crate) struct Emitter {
     pub outputs: Outputs,
     pub stats: RunStats,
     /// The phase marks of a run with a control channel, stamped on every row (`phase`).
@@ -192,7 +192,7 @@ pub struct Emitter {
 }
 
 impl Emitter {
-    pub fn new(outputs: Outputs, job: Option<PidSet>, phase: Option<PhaseClock>) -> Emitter {
+    pub(crate) fn new(outputs: Outputs, job: Option<PidSet>, phase: Option<PhaseClock>) -> Emitter {
         Emitter {
             outputs,
             stats: RunStats::default(),
@@ -204,19 +204,19 @@ impl Emitter {
     }
 
     /// Stamp every row with the amounts of the run's work counters (`record --progress`).
-    pub fn with_progress(mut self, marks: Option<Arc<crate::control::Marks>>) -> Emitter {
+    pub(crate) fn with_progress(mut self, marks: Option<Arc<crate::control::Marks>>) -> Emitter {
         self.progress = marks;
         self
     }
 
     /// Count `n` ticks that will never be recorded.
-    pub fn miss(&mut self, n: u64) {
+    pub(crate) fn miss(&mut self, n: u64) {
         self.pending_missed += n;
         self.stats.missed += n;
     }
 
     /// Hand one output row set to the outputs, carrying the count of ticks missed just before it.
-    pub fn emit(&mut self, mut t: Tick) {
+    pub(crate) fn emit(&mut self, mut t: Tick) {
         for r in &mut t.rows {
             r.set(Field::Missed, Value::U(self.pending_missed));
         }

@@ -8,7 +8,7 @@
 //! names still belong to the set. While a Parquet piece is open its
 //! data lives in `.run.parquet.partial` and every flushed batch is appended to the Arrow IPC
 //! journal `.run.parquet.journal` (fsynced); on close the partial file is renamed into place and
-//! the journal deleted. A journal left behind is what a crash left: `gpumon_sink::files::recover_set` rebuilds the
+//! the journal deleted. A journal left behind is what a crash left: `gpumon_sink::recover_set` rebuilds the
 //! Parquet file from it. CSV pieces are their own journal: recovery cuts a torn last line.
 
 use std::fs::{self, File};

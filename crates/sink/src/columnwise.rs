@@ -68,7 +68,7 @@ const COMPRESS_ROWS: usize = 64;
 const FIRST_RATIO: f64 = 0.25;
 
 /// A Parquet file whose row groups are built from the journal, column by column.
-pub struct ColumnwiseWriter {
+pub(crate) struct ColumnwiseWriter {
     file: SerializedFileWriter<CountingWriter>,
     /// The journal, once its first batch is written.
     journal: Option<Journal>,
@@ -154,7 +154,7 @@ impl Journal {
 
 impl ColumnwiseWriter {
     /// A writer of `out` whose journal will be `journal` (created with the first batch).
-    pub fn new(
+    pub(crate) fn new(
         out: CountingWriter,
         journal: PathBuf,
         schema: &SchemaRef,
@@ -194,7 +194,7 @@ impl ColumnwiseWriter {
     /// Append a batch to the journal; a row group that is complete starts being encoded, one
     /// column for each batch written after it (so the work of a row group is spread over the
     /// rows that follow it instead of stalling the writer at once).
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let mut rest = Some(batch.clone()).filter(|b| b.num_rows() > 0);
         while let Some(b) = rest.take() {
             let n = b.num_rows().min(self.group_max - self.group_rows);
@@ -242,7 +242,7 @@ impl ColumnwiseWriter {
     }
 
     /// The journal's open descriptor, once it exists.
-    pub fn journal_file(&self) -> Option<Arc<File>> {
+    pub(crate) fn journal_file(&self) -> Option<Arc<File>> {
         self.journal.as_ref().and_then(|j| j.out.file())
     }
 
@@ -258,7 +258,7 @@ impl ColumnwiseWriter {
 
     /// Flush and fsync the journal: everything written so far is durable (nothing to do before
     /// its first batch).
-    pub fn sync_journal(&mut self) -> Result<()> {
+    pub(crate) fn sync_journal(&mut self) -> Result<()> {
         let Some(j) = self.journal.as_mut() else { return Ok(()) };
         j.out.sync()?;
         if std::mem::take(&mut self.trim_at_sync) {
@@ -282,18 +282,18 @@ impl ColumnwiseWriter {
     }
 
     /// Written bytes plus an estimate for the row groups not in the file yet.
-    pub fn bytes_estimate(&self) -> u64 {
+    pub(crate) fn bytes_estimate(&self) -> u64 {
         let waiting =
             self.pending.as_ref().map_or(0, |p| p.range.1 - p.range.0) + self.group_bytes();
         self.file.bytes_written() as u64 + (waiting as f64 * self.ratio) as u64
     }
 
     /// Row groups in the file or being encoded.
-    pub fn row_groups(&self) -> usize {
+    pub(crate) fn row_groups(&self) -> usize {
         self.file.flushed_row_groups().len() + usize::from(self.pending.is_some())
     }
 
-    pub fn append_key_value_metadata(&mut self, kv: KeyValue) {
+    pub(crate) fn append_key_value_metadata(&mut self, kv: KeyValue) {
         self.file.append_key_value_metadata(kv);
     }
 
@@ -301,7 +301,7 @@ impl ColumnwiseWriter {
     /// open one's rows, then the footer; returns the data file's writer. The tail skips the
     /// journal: the file is complete before the journal is removed, and a 1-tick run neither
     /// compresses nor reads it back.
-    pub fn finish(mut self, tail: Option<RecordBatch>) -> Result<CountingWriter> {
+    pub(crate) fn finish(mut self, tail: Option<RecordBatch>) -> Result<CountingWriter> {
         let tail = match tail {
             Some(b) if self.group_rows + b.num_rows() > self.group_max => {
                 self.write(&b)?;
@@ -328,7 +328,7 @@ impl ColumnwiseWriter {
 
     /// Close the open row group and write it to the file at once.
     #[cfg(test)]
-    pub fn end_row_group(&mut self) -> Result<()> {
+    pub(crate) fn end_row_group(&mut self) -> Result<()> {
         self.close_group()?;
         self.complete_pending()
     }

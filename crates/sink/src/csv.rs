@@ -16,7 +16,7 @@ use super::{CountingWriter, Sink, SinkFiles};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::row::{Selection, Tick, Value};
 
-pub struct CsvSink {
+pub(crate) struct CsvSink {
     out: CountingWriter,
     fields: Vec<Field>,
     /// The work counters' `progress.KEY` columns, after the fields.
@@ -89,7 +89,7 @@ enum Last {
 impl CsvSink {
     /// The header goes out with the first flush, so a file killed before it holds no data is empty
     /// (recovery removes it) rather than a visible header-only file.
-    pub fn new(mut out: CountingWriter, sel: &Selection) -> Result<Self> {
+    pub(crate) fn new(mut out: CountingWriter, sel: &Selection) -> Result<Self> {
         let fields: Vec<Field> = sel.fields().collect();
         let counters: Vec<String> = sel
             .progress()

@@ -42,6 +42,7 @@ pub struct Recovered {
 }
 
 impl Recovered {
+    /// Whether recovery found nothing to do.
     pub fn is_empty(&self) -> bool {
         self.rebuilt.is_empty()
             && self.complete.is_empty()
@@ -309,7 +310,7 @@ fn keep_damaged(journal: &Path, piece: &Path) -> Result<PathBuf> {
 }
 
 /// Cut a CSV file back to its last complete line; returns the bytes removed.
-pub fn trim_torn_line(path: &Path) -> Result<u64> {
+pub(crate) fn trim_torn_line(path: &Path) -> Result<u64> {
     let mut f =
         fsafe::open_existing(path, true).with_context(|| format!("opening {}", show(path)))?;
     let len = f.metadata().with_context(|| format!("reading {}", path.display()))?.len();
@@ -341,7 +342,7 @@ pub fn trim_torn_line(path: &Path) -> Result<u64> {
 
 /// Delete the oldest closed pieces until at most `keep` remain and they total at most `max_total`
 /// bytes. Never touches `current` or files gpumon did not write. Returns the deleted paths.
-pub fn retain(
+pub(crate) fn retain(
     set: &OutputSet,
     keep: Option<usize>,
     max_total: Option<u64>,

@@ -1,18 +1,34 @@
 //! Sinks: turn ticks into bytes (gpumon CSV, nvidia-smi style CSV, Parquet). They know only the schema.
+//!
+//! The modules are private: the crate's API is the list re-exported below, what the recorder, the
+//! commands and the fuzz harness use. Opening a sink ([`open`]) and the writer thread ([`Writer`]);
+//! recovery of a set after a crash ([`recover_set`], [`recover_journal`]); the output lock
+//! ([`OutputLock`]); the Prometheus endpoint ([`Exporter`]) and its metric names ([`prom_metric`]);
+//! rows regrouped into ticks for `convert` ([`TickWriter`]).
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod columnwise;
-pub mod csv;
-pub mod files;
-pub mod lock;
-pub mod parquet;
+mod csv;
+mod files;
+mod lock;
+mod parquet;
 mod piece;
-pub mod prom;
-pub mod regroup;
-pub mod smistyle;
-pub mod writer;
+mod prom;
+mod regroup;
+mod smistyle;
+mod writer;
+
+pub use crate::files::{JournalOutcome, Recovered, recover_journal, recover_set};
+pub use crate::lock::OutputLock;
+pub use crate::parquet::MARKS_KEY;
+pub use crate::prom::Exporter;
+pub use crate::prom::names::{MetricSpec, metric as prom_metric};
+pub use crate::regroup::TickWriter;
+pub use crate::writer::{Writer, WriterConfig, WriterReport, WriterStats};
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -29,7 +45,9 @@ use gpumon_schema::run::RunMeta;
 /// Where a sink writes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Target {
+    /// A file made new at this path.
     File(PathBuf),
+    /// Standard output.
     Stdout,
 }
 
@@ -44,7 +62,9 @@ impl std::fmt::Display for Target {
 
 /// A destination for ticks. `flush` makes everything written so far durable (flushed and fsynced).
 pub trait Sink: Send {
+    /// Encode one tick (buffered until the next flush).
     fn write_tick(&mut self, tick: &Tick) -> Result<()>;
+    /// Make everything written so far durable.
     fn flush(&mut self) -> Result<()>;
     /// Write trailers (Parquet footer), sync and close.
     fn finish(self: Box<Self>) -> Result<()>;
@@ -153,14 +173,15 @@ impl Write for Dest {
 /// A buffered writer that counts the bytes it passes on, can fsync, and names its target in errors.
 /// Files are opened for appending (`O_APPEND`): if another program truncates one (logrotate
 /// `copytruncate`), the next write lands at its new end instead of leaving a hole of NUL bytes.
-pub struct CountingWriter {
+pub(crate) struct CountingWriter {
     inner: BufWriter<Dest>,
     written: u64,
     target: Target,
 }
 
 impl CountingWriter {
-    pub fn open(target: &Target) -> Result<Self> {
+    /// Open `target`: a file is made new (never through a link), stdout is taken as it is.
+    pub(crate) fn open(target: &Target) -> Result<Self> {
         let dest = match target {
             Target::File(p) => {
                 // New, never through a link or over a file another program put at the name.
@@ -178,22 +199,24 @@ impl CountingWriter {
     }
 
     /// Write `header` again whenever the file turns out shorter than our last write (see [`Restart`]).
-    pub fn restart_with(&mut self, header: Vec<u8>) {
+    pub(crate) fn restart_with(&mut self, header: Vec<u8>) {
         if let Dest::File(_, r) = self.inner.get_mut() {
             *r = Some(Restart { header, end: 0 });
         }
     }
 
-    pub fn target(&self) -> &Target {
+    /// Where the bytes go.
+    pub(crate) fn target(&self) -> &Target {
         &self.target
     }
 
-    pub fn written(&self) -> u64 {
+    /// Bytes passed on so far (buffered ones included).
+    pub(crate) fn written(&self) -> u64 {
         self.written
     }
 
     /// Flush the buffer and, for files, fsync the data so it survives a crash or power loss.
-    pub fn sync(&mut self) -> Result<()> {
+    pub(crate) fn sync(&mut self) -> Result<()> {
         self.inner.flush().with_context(|| format!("writing {}", self.target))?;
         if let Dest::File(f, _) = self.inner.get_ref() {
             f.sync_data().with_context(|| format!("syncing {}", self.target))?;
@@ -202,7 +225,7 @@ impl CountingWriter {
     }
 
     /// The open file, for syncing through a wrapper that hides this writer (the csv crate's).
-    pub fn file(&self) -> Option<Arc<File>> {
+    pub(crate) fn file(&self) -> Option<Arc<File>> {
         match self.inner.get_ref() {
             Dest::File(f, _) => Some(f.clone()),
             Dest::Stdout(_) => None,

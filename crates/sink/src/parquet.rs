@@ -51,7 +51,7 @@ const MAX_COLUMN_CHUNKS: usize = 2048;
 /// Buffered rows converted to an Arrow batch at once.
 const BATCH_ROWS: usize = 1024;
 
-pub struct ParquetSink {
+pub(crate) struct ParquetSink {
     enc: Encoder,
     schema: SchemaRef,
     sel: Selection,
@@ -85,7 +85,7 @@ enum Encoder {
 pub const MARKS_KEY: &str = "gpumon.marks";
 
 /// File-level key/value metadata describing the run (also stored in the journal's schema).
-pub fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
+pub(crate) fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
     let mut kv = HashMap::from([
         ("gpumon.version".to_string(), env!("CARGO_PKG_VERSION").to_string()),
         ("gpumon.hostname".to_string(), meta.hostname.clone()),
@@ -105,7 +105,7 @@ pub fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
 
 /// The run metadata as the Arrow schema carries it: `kv`, plus `PANDAS_ATTRS` (the same pairs as
 /// JSON), which pandas ≥ 2.1 turns into `DataFrame.attrs`.
-pub fn schema_metadata(kv: &HashMap<String, String>) -> HashMap<String, String> {
+pub(crate) fn schema_metadata(kv: &HashMap<String, String>) -> HashMap<String, String> {
     let mut md = kv.clone();
     md.remove(PANDAS_ATTRS);
     let attrs: serde_json::Map<String, serde_json::Value> =
@@ -118,7 +118,7 @@ pub fn schema_metadata(kv: &HashMap<String, String>) -> HashMap<String, String> 
 const PANDAS_ATTRS: &str = "PANDAS_ATTRS";
 
 /// Writer settings for gpumon Parquet files carrying `kv` as file metadata.
-pub fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties {
+pub(crate) fn writer_properties_from(kv: &HashMap<String, String>) -> WriterProperties {
     let mut pairs: Vec<KeyValue> =
         kv.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
     pairs.sort_by(|a, b| a.key.cmp(&b.key));
@@ -154,7 +154,7 @@ fn journal_options() -> Result<IpcWriteOptions> {
 impl ParquetSink {
     /// A sink writing `out`; with `journal`, every flushed batch also goes to that file (created
     /// with the first flush) and row groups are encoded from it (`columnwise`).
-    pub fn new(
+    pub(crate) fn new(
         out: CountingWriter,
         journal: Option<PathBuf>,
         sel: &Selection,

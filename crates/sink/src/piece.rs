@@ -27,13 +27,13 @@ use gpumon_util::warn::warn;
 /// The open piece's file (or its directory) was removed under the writer.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{} was removed (the file deleted or its directory removed)", path.display())]
-pub struct Removed {
+pub(crate) struct Removed {
     pub path: PathBuf,
 }
 
 /// What a path names now, compared with a file we hold open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Presence {
+pub(crate) enum Presence {
     Here,
     /// Ours still has a name, just not this one (renamed away).
     Moved,
@@ -41,7 +41,7 @@ pub enum Presence {
     Removed,
 }
 
-pub fn presence(file: &File, path: &Path) -> Presence {
+pub(crate) fn presence(file: &File, path: &Path) -> Presence {
     // A descriptor that cannot be read back is for the next write to report.
     let Ok(ours) = file.metadata() else { return Presence::Here };
     match fs::metadata(path) {
@@ -52,7 +52,7 @@ pub fn presence(file: &File, path: &Path) -> Presence {
 }
 
 /// The files of an open piece written to a file set.
-pub struct PieceFiles {
+pub(crate) struct PieceFiles {
     /// The visible name (for Parquet: once closed).
     pub path: PathBuf,
     /// Where the data goes while open: the CSV itself, or the hidden Parquet partial file.
@@ -74,7 +74,7 @@ pub struct PieceFiles {
 }
 
 impl PieceFiles {
-    pub fn new(
+    pub(crate) fn new(
         path: PathBuf,
         data_path: PathBuf,
         journal: Option<PathBuf>,
@@ -101,7 +101,11 @@ impl PieceFiles {
     /// After a successful flush and sync: check the files are still ours, and note what is durable.
     /// `Ok(true)` when a CSV was renamed away: its ticks stay under the new name. `files`: the sink's
     /// files now (a Parquet journal is created by the piece's first flush).
-    pub fn flushed(&mut self, ticks: u64, files: impl FnOnce() -> SinkFiles) -> Result<bool> {
+    pub(crate) fn flushed(
+        &mut self,
+        ticks: u64,
+        files: impl FnOnce() -> SinkFiles,
+    ) -> Result<bool> {
         if self.recovery.is_none() {
             self.recovery = files().recovery;
         }
@@ -171,7 +175,7 @@ impl PieceFiles {
     /// Make a finished piece visible: rename the Parquet partial file into place and drop the
     /// journal (a journal someone already removed is a warning, not an error). `Ok(true)` when a
     /// CSV was renamed away before it closed (complete under its new name).
-    pub fn publish(&mut self) -> Result<bool> {
+    pub(crate) fn publish(&mut self) -> Result<bool> {
         match presence(&self.data, &self.data_path) {
             Presence::Here => {}
             Presence::Moved if self.journal.is_none() => return Ok(true),
@@ -201,7 +205,7 @@ impl PieceFiles {
     }
 
     /// Remove a piece that never got a row (no 0-row file is left behind).
-    pub fn discard(self) {
+    pub(crate) fn discard(self) {
         if presence(&self.data, &self.data_path) == Presence::Here {
             let _ = fs::remove_file(&self.data_path);
         }
@@ -211,7 +215,7 @@ impl PieceFiles {
     }
 
     /// The piece after a write error (`removed`: its files are gone).
-    pub fn abandon(self, removed: bool) -> Abandoned {
+    pub(crate) fn abandon(self, removed: bool) -> Abandoned {
         let recovery_path = self.journal.clone().unwrap_or_else(|| self.data_path.clone());
         Abandoned {
             path: self.path,
@@ -228,7 +232,7 @@ impl PieceFiles {
 }
 
 /// A piece a write error left open, until it is cut back and made a valid file (or removed).
-pub struct Abandoned {
+pub(crate) struct Abandoned {
     pub path: PathBuf,
     parquet: bool,
     partial: PathBuf,
@@ -245,7 +249,7 @@ pub struct Abandoned {
 
 /// What became of an abandoned piece.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Settled {
+pub(crate) enum Settled {
     /// A valid file with this many ticks stands at its path.
     Kept(PathBuf, u64),
     /// It held no durable row: nothing is left of it.
@@ -272,7 +276,7 @@ impl Abandoned {
 
     /// Cut back, then leave a valid file or nothing: a CSV is complete once cut; a Parquet piece is
     /// rebuilt from its journal (`rebuild`: only when the disk may have room again).
-    pub fn settle(&mut self, rebuild: bool) -> Result<Option<Settled>> {
+    pub(crate) fn settle(&mut self, rebuild: bool) -> Result<Option<Settled>> {
         let here = self
             .recovery
             .as_ref()

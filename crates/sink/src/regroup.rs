@@ -71,6 +71,7 @@ impl TickWriter {
         }
     }
 
+    /// Add one row read back with its timestamp; a new timestamp closes the tick before it.
     pub fn push_row(&mut self, ts: i64, row: Row) -> Result<()> {
         let gpu = row.get(Field::Index).as_u64();
         let host = row.get(Field::Host).clone();
@@ -144,6 +145,7 @@ impl TickWriter {
         Ok(())
     }
 
+    /// Write the last tick and close the output; returns the rows written.
     pub fn finish(mut self) -> Result<u64> {
         self.flush_tick()?;
         if self.sink.is_none() {

@@ -13,7 +13,7 @@ use super::{CountingWriter, Sink, SinkFiles};
 use gpumon_schema::catalog::{Field, Ty};
 use gpumon_schema::row::{Selection, Tick, Value};
 
-pub struct NvsmiSink {
+pub(crate) struct NvsmiSink {
     out: CountingWriter,
     sel: Selection,
     units: bool,
@@ -21,7 +21,7 @@ pub struct NvsmiSink {
 }
 
 impl NvsmiSink {
-    pub fn new(
+    pub(crate) fn new(
         mut out: CountingWriter,
         sel: &Selection,
         with_header: bool,
@@ -38,7 +38,7 @@ impl NvsmiSink {
 }
 
 /// Render one value the way nvidia-smi does.
-pub fn cell(field: Field, v: &Value, units: bool, out: &mut String) {
+pub(crate) fn cell(field: Field, v: &Value, units: bool, out: &mut String) {
     use std::fmt::Write;
     let d = field.def();
     let unit = if units && d.nvsmi_unit && !d.unit.is_empty() { d.unit } else { "" };

@@ -12,31 +12,23 @@ use super::*;
 /// `.max` companion column, and a percent histogram when percentiles are declared (whole points for
 /// integer fields, 0.1 for floats).
 #[derive(Debug, Clone)]
-pub struct FieldAcc {
+pub(crate) struct FieldAcc {
     pub m: Moments,
-    pub max_col: Moments,
-    pub hist: Option<Hist>,
+    pub(crate) max_col: Moments,
+    pub(crate) hist: Option<Hist>,
 }
 
 impl FieldAcc {
-    pub fn new(f: Field) -> FieldAcc {
+    pub(crate) fn new(f: Field) -> FieldAcc {
         let d = f.def();
         let scale = if d.ty == Ty::F64 { 10 } else { 1 };
         let hist = d.summary.iter().any(|r| r.percentile().is_some()).then(|| Hist::new(scale));
         FieldAcc { m: Moments::default(), max_col: Moments::default(), hist }
     }
 
+    /// Add every value of `vals` that is not NaN (to the moments and, if kept, the histogram).
     #[inline]
-    pub fn add(&mut self, v: f64) {
-        self.m.add(v);
-        if let Some(h) = &mut self.hist {
-            h.add(v);
-        }
-    }
-
-    /// [`FieldAcc::add`] every value of `vals` that is not NaN.
-    #[inline]
-    pub fn add_slice(&mut self, vals: &[f64]) {
+    pub(crate) fn add_slice(&mut self, vals: &[f64]) {
         self.m.add_slice(vals);
         if let Some(h) = &mut self.hist {
             h.add_slice(vals);
@@ -45,7 +37,7 @@ impl FieldAcc {
 
     /// [`FieldAcc::add_slice`] for whole numbers ([`Moments::add_ints`]).
     #[inline]
-    pub fn add_ints(&mut self, vals: &[i64]) {
+    pub(crate) fn add_ints(&mut self, vals: &[i64]) {
         self.m.add_ints(vals);
         if let Some(h) = &mut self.hist {
             h.add_ints(vals);
@@ -53,7 +45,7 @@ impl FieldAcc {
     }
 
     /// [`FieldAcc::add_ints`] of the values counted in `counts` ([`Moments::add_counts`]).
-    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+    pub(crate) fn add_counts(&mut self, lo: i64, counts: &[u32]) {
         self.m.add_counts(lo, counts);
         if let Some(h) = &mut self.hist {
             h.add_counts(lo, counts);
@@ -69,7 +61,7 @@ impl FieldAcc {
     }
 
     /// The statistic; the maximum includes the companion column's.
-    pub fn reduce(&self, r: Reduce) -> Option<f64> {
+    pub(crate) fn reduce(&self, r: Reduce) -> Option<f64> {
         match r {
             Reduce::Mean => self.m.mean(),
             Reduce::Max => max2(&self.m, &self.max_col),

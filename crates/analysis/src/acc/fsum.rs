@@ -17,14 +17,14 @@ const SPLIT_MAX: f64 = 9.0e18;
 /// the same sum. A term's fraction beyond 2^-40 is dropped (toward zero); terms of 9e18 and more are
 /// added whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Fsum {
+pub(crate) struct Fsum {
     whole: i128,
     frac: i128,
 }
 
 impl Fsum {
     #[inline]
-    pub fn add(&mut self, v: f64) {
+    pub(crate) fn add(&mut self, v: f64) {
         if v.abs() < SCALED_MAX {
             // The common case (percentages, watts, MiB): one conversion, truncated toward zero.
             self.frac += i128::from((v * SCALE) as i64);
@@ -41,18 +41,18 @@ impl Fsum {
 
     /// A whole number, exactly.
     #[inline]
-    pub fn add_int(&mut self, n: i128) {
+    pub(crate) fn add_int(&mut self, n: i128) {
         self.whole = self.whole.saturating_add(n);
     }
 
     /// Add another sum.
-    pub fn pool(&mut self, o: &Fsum) {
+    pub(crate) fn pool(&mut self, o: &Fsum) {
         self.whole = self.whole.saturating_add(o.whole);
         self.frac += o.frac;
     }
 
     /// The sum, rounded once: the same whichever of the two parts held the terms.
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         match self.whole.checked_mul(1 << FRAC_BITS).and_then(|w| w.checked_add(self.frac)) {
             Some(units) => units as f64 / SCALE,
             None => self.whole as f64 + self.frac as f64 / SCALE,

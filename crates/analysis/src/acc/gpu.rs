@@ -9,14 +9,23 @@ use super::*;
 /// Clock event (throttle) reasons: NVML's `nvmlClocksEventReason*` bits (nvml.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
+    /// Nothing runs on the GPU.
     GpuIdle,
+    /// Clocks held at the applications clocks setting.
     ApplicationsClocksSetting,
+    /// The software power cap (the power limit).
     SwPowerCap,
+    /// Hardware slowdown (high temperature, or the power brake).
     HwSlowdown,
+    /// Clocks kept in step with other GPUs (sync boost).
     SyncBoost,
+    /// Software thermal slowdown (GPU or memory above its target temperature).
     SwThermalSlowdown,
+    /// Hardware thermal slowdown.
     HwThermalSlowdown,
+    /// Hardware power brake (an external signal).
     HwPowerBrakeSlowdown,
+    /// Clocks held at the display clock setting.
     DisplayClockSetting,
 }
 
@@ -34,6 +43,7 @@ pub const REASONS: [Reason; 9] = [
 ];
 
 impl Reason {
+    /// The reason's bit in `clocks_event_reasons.active`.
     pub fn bit(self) -> u64 {
         1 << self as u32
     }
@@ -45,9 +55,9 @@ impl Reason {
 }
 
 /// Thermal throttling.
-pub const THERMAL: [Reason; 2] = [Reason::SwThermalSlowdown, Reason::HwThermalSlowdown];
+pub(crate) const THERMAL: [Reason; 2] = [Reason::SwThermalSlowdown, Reason::HwThermalSlowdown];
 /// Power throttling.
-pub const POWER: [Reason; 3] =
+pub(crate) const POWER: [Reason; 3] =
     [Reason::SwPowerCap, Reason::HwSlowdown, Reason::HwPowerBrakeSlowdown];
 
 pub(super) fn any_of(bits: u64, reasons: &[Reason]) -> bool {
@@ -56,7 +66,7 @@ pub(super) fn any_of(bits: u64, reasons: &[Reason]) -> bool {
 
 /// Everything summarised about one GPU.
 #[derive(Debug, Clone)]
-pub struct GpuAcc {
+pub(crate) struct GpuAcc {
     pub rows: u64,
     pub first_ts: i64,
     pub last_ts: i64,
@@ -65,18 +75,18 @@ pub struct GpuAcc {
     pub fields: Vec<FieldAcc>,
     pub mem_total: Moments,
     /// memory.used + memory.free, for files without memory.total.
-    pub mem_sum: Moments,
+    pub(crate) mem_sum: Moments,
     pub reasons: [u64; 9],
-    pub reasons_n: u64,
-    pub thermal_n: u64,
-    pub power_n: u64,
+    pub(crate) reasons_n: u64,
+    pub(crate) thermal_n: u64,
+    pub(crate) power_n: u64,
     /// Rows with both utilization.gpu and cpu.util.max_core, and those of them input-bound.
-    pub ib_both: u64,
-    pub ib_n: u64,
+    pub(crate) ib_both: u64,
+    pub(crate) ib_n: u64,
     pub uuid: Option<String>,
     pub name: Option<String>,
     /// Per-row facts for the findings (empty rows, memory held while idle, memory health).
-    pub diag: DiagAcc,
+    pub(crate) diag: DiagAcc,
 }
 
 impl Default for GpuAcc {
@@ -104,13 +114,13 @@ impl Default for GpuAcc {
 
 impl GpuAcc {
     /// The accumulator of a summarised field.
-    pub fn field(&self, f: Field) -> Option<&FieldAcc> {
+    pub(crate) fn field(&self, f: Field) -> Option<&FieldAcc> {
         summarised(Scope::Gpu).iter().position(|&x| x == f).and_then(|k| self.fields.get(k))
     }
 
     /// Add every value of `vals` that is not NaN to the accumulator of the column with `slot`.
     #[inline]
-    pub fn add_slice(&mut self, slot: Slot, vals: &[f64]) {
+    pub(crate) fn add_slice(&mut self, slot: Slot, vals: &[f64]) {
         match slot {
             Slot::Value(k) => self.fields[k].add_slice(vals),
             Slot::MaxCol(k) => self.fields[k].max_col.add_slice(vals),
@@ -120,7 +130,7 @@ impl GpuAcc {
 
     /// [`GpuAcc::add_slice`] for whole numbers ([`Moments::add_ints`]).
     #[inline]
-    pub fn add_ints(&mut self, slot: Slot, vals: &[i64]) {
+    pub(crate) fn add_ints(&mut self, slot: Slot, vals: &[i64]) {
         match slot {
             Slot::Value(k) => self.fields[k].add_ints(vals),
             Slot::MaxCol(k) => self.fields[k].max_col.add_ints(vals),
@@ -129,7 +139,7 @@ impl GpuAcc {
     }
 
     /// [`GpuAcc::add_ints`] of the values counted in `counts` ([`Moments::add_counts`]).
-    pub fn add_counts(&mut self, slot: Slot, lo: i64, counts: &[u32]) {
+    pub(crate) fn add_counts(&mut self, slot: Slot, lo: i64, counts: &[u32]) {
         match slot {
             Slot::Value(k) => self.fields[k].add_counts(lo, counts),
             Slot::MaxCol(k) => self.fields[k].max_col.add_counts(lo, counts),
@@ -138,7 +148,7 @@ impl GpuAcc {
     }
 
     #[inline]
-    pub fn add_reasons(&mut self, bits: u64) {
+    pub(crate) fn add_reasons(&mut self, bits: u64) {
         self.reasons_n += 1;
         if bits == 0 {
             return;
@@ -179,13 +189,13 @@ impl GpuAcc {
     }
 
     /// Join the later stretch of the same GPU.
-    pub fn append(&mut self, later: GpuAcc) {
+    pub(crate) fn append(&mut self, later: GpuAcc) {
         self.add_values(&later);
         self.timing.append(later.timing);
     }
 
     /// Add another GPU (over-all figures).
-    pub fn pool(&mut self, other: &GpuAcc) {
+    pub(crate) fn pool(&mut self, other: &GpuAcc) {
         self.add_values(other);
         self.timing.pool(&other.timing);
     }

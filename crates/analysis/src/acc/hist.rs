@@ -6,7 +6,7 @@ use super::*;
 
 /// A percent histogram: 0..=100 in steps of `1/scale` (values rounded to the step, clamped).
 #[derive(Debug, Clone)]
-pub struct Hist {
+pub(crate) struct Hist {
     pub(super) counts: Vec<u64>,
     scale: f64,
     pub(super) n: u64,
@@ -14,12 +14,14 @@ pub struct Hist {
 
 impl Hist {
     /// `scale` buckets per percentage point: 1 for integer percents, 10 for 0.1 % resolution.
-    pub fn new(scale: u32) -> Hist {
+    pub(crate) fn new(scale: u32) -> Hist {
         Hist { counts: vec![0; 100 * scale as usize + 1], scale: f64::from(scale), n: 0 }
     }
 
+    /// Count one value in its bucket.
+    #[cfg(test)]
     #[inline]
-    pub fn add(&mut self, v: f64) {
+    pub(crate) fn add(&mut self, v: f64) {
         let last = self.counts.len() - 1;
         self.counts[Self::bucket(v, self.scale, last)] += 1;
         self.n += 1;
@@ -31,10 +33,10 @@ impl Hist {
         (((v * scale).max(0.0) + 0.5) as usize).min(last)
     }
 
-    /// [`Hist::add`] every whole number of `vals` (`NO_I64` = missing; at most 32 bits): the same
-    /// buckets without a float conversion.
+    /// Count every whole number of `vals` in its bucket (`NO_I64` = missing; at most 32 bits): the
+    /// buckets of [`Hist::add_slice`] without a float conversion.
     #[inline]
-    pub fn add_ints(&mut self, vals: &[i64]) {
+    pub(crate) fn add_ints(&mut self, vals: &[i64]) {
         let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
         let counts = &mut self.counts[..];
         let mut n = 0;
@@ -48,7 +50,7 @@ impl Hist {
     }
 
     /// [`Hist::add_ints`] of the values counted in `counts` (`counts[k]` values equal to `lo + k`).
-    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+    pub(crate) fn add_counts(&mut self, lo: i64, counts: &[u32]) {
         let (scale, last) = (self.scale as i64, self.counts.len() as i64 - 1);
         for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
             if let Some(b) = self.counts.get_mut(((lo + k as i64) * scale).clamp(0, last) as usize)
@@ -59,9 +61,9 @@ impl Hist {
         }
     }
 
-    /// [`Hist::add`] every value of `vals` that is not NaN.
+    /// Count every value of `vals` that is not NaN in its bucket (rounded half up).
     #[inline]
-    pub fn add_slice(&mut self, vals: &[f64]) {
+    pub(crate) fn add_slice(&mut self, vals: &[f64]) {
         let (scale, last) = (self.scale, self.counts.len() - 1);
         let counts = &mut self.counts[..];
         let mut n = 0;
@@ -74,7 +76,7 @@ impl Hist {
         self.n += n;
     }
 
-    pub fn pool(&mut self, o: &Hist) {
+    pub(crate) fn pool(&mut self, o: &Hist) {
         for (a, b) in self.counts.iter_mut().zip(&o.counts) {
             *a += b;
         }
@@ -82,7 +84,7 @@ impl Hist {
     }
 
     /// Nearest-rank percentile: the smallest value with at least `ceil(p/100 × n)` values at or below it.
-    pub fn percentile(&self, p: f64) -> Option<f64> {
+    pub(crate) fn percentile(&self, p: f64) -> Option<f64> {
         let n = self.n;
         if n == 0 {
             return None;
@@ -99,7 +101,7 @@ impl Hist {
     }
 
     /// Share (%) of the values below `x` (compared after rounding to the histogram's step).
-    pub fn pct_below(&self, x: f64) -> Option<f64> {
+    pub(crate) fn pct_below(&self, x: f64) -> Option<f64> {
         let n = self.n;
         if n == 0 {
             return None;

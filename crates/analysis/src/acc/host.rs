@@ -7,7 +7,7 @@ use super::*;
 
 /// Everything summarised about one host (one value per tick).
 #[derive(Debug, Clone)]
-pub struct HostAcc {
+pub(crate) struct HostAcc {
     pub ticks: u64,
     /// Timestamp of the latest tick seen (ticks are told apart by their timestamp; a row at or
     /// before it is not a new tick).
@@ -20,7 +20,7 @@ pub struct HostAcc {
     pub mem_total: Moments,
     /// Ticks with mem.used at or above `press_pct` % of mem.total (host memory pressure).
     pub pressed: u64,
-    pub press_pct: f64,
+    pub(crate) press_pct: f64,
 }
 
 impl Default for HostAcc {
@@ -39,17 +39,17 @@ impl Default for HostAcc {
 
 impl HostAcc {
     /// The accumulator of a summarised field.
-    pub fn field(&self, f: Field) -> Option<&FieldAcc> {
+    pub(crate) fn field(&self, f: Field) -> Option<&FieldAcc> {
         summarised(Scope::Host).iter().position(|&x| x == f).and_then(|k| self.fields.get(k))
     }
 
     /// Add the value of one tick of the column with `slot` (NaN = missing).
-    pub fn add(&mut self, slot: Slot, v: f64) {
+    pub(crate) fn add(&mut self, slot: Slot, v: f64) {
         self.add_slice(slot, &[v]);
     }
 
     /// [`HostAcc::add`] each value of `vals`.
-    pub fn add_slice(&mut self, slot: Slot, vals: &[f64]) {
+    pub(crate) fn add_slice(&mut self, slot: Slot, vals: &[f64]) {
         match slot {
             Slot::Value(k) => self.fields[k].add_slice(vals),
             Slot::MaxCol(k) => self.fields[k].max_col.add_slice(vals),
@@ -58,7 +58,7 @@ impl HostAcc {
     }
 
     /// One tick's mem.used and mem.total: count it when the host's memory is pressed.
-    pub fn add_pressure(&mut self, used: f64, total: f64) {
+    pub(crate) fn add_pressure(&mut self, used: f64, total: f64) {
         self.pressed += u64::from(total > 0.0 && used >= self.press_pct / 100.0 * total);
     }
 
@@ -86,7 +86,7 @@ impl HostAcc {
     }
 
     /// Join the later stretch of the same host.
-    pub fn append(&mut self, later: HostAcc) {
+    pub(crate) fn append(&mut self, later: HostAcc) {
         if let Some((ts, s)) = &later.pending
             && *ts > self.last_ts
         {
@@ -97,14 +97,14 @@ impl HostAcc {
     }
 
     /// Count the held-back first tick (the stretch is the first of its host).
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         if let Some((_, s)) = self.pending.take() {
             self.add_sample(&s);
         }
     }
 
     /// Add another host (over-all figures); both settled.
-    pub fn pool(&mut self, other: &HostAcc) {
+    pub(crate) fn pool(&mut self, other: &HostAcc) {
         self.add_values(other);
     }
 }

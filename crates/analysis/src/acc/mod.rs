@@ -24,9 +24,9 @@ mod tests;
 mod timing;
 
 pub use fields::*;
-pub use fsum::*;
+pub(crate) use fsum::*;
 pub use gpu::*;
-pub use hist::*;
-pub use host::*;
-pub use moments::*;
+pub(crate) use hist::*;
+pub(crate) use host::*;
+pub(crate) use moments::*;
 pub use timing::*;

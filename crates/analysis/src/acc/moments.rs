@@ -6,7 +6,7 @@ use super::Fsum;
 
 /// Count, sum, min and max of a value.
 #[derive(Debug, Clone, Copy)]
-pub struct Moments {
+pub(crate) struct Moments {
     pub n: u64,
     /// Independent of the order of the values ([`Fsum`]).
     pub sum: Fsum,
@@ -22,7 +22,7 @@ impl Default for Moments {
 
 impl Moments {
     #[inline]
-    pub fn add(&mut self, v: f64) {
+    pub(crate) fn add(&mut self, v: f64) {
         self.n += 1;
         self.sum.add(v);
         self.min = self.min.min(v);
@@ -32,7 +32,7 @@ impl Moments {
     /// Add every value of `vals` that is not NaN, in order (the same sums as one [`Moments::add`]
     /// each, with the running figures kept in registers).
     #[inline]
-    pub fn add_slice(&mut self, vals: &[f64]) {
+    pub(crate) fn add_slice(&mut self, vals: &[f64]) {
         let (mut n, mut sum, mut min, mut max) = (self.n, self.sum, self.min, self.max);
         for &v in vals.iter().filter(|v| !v.is_nan()) {
             n += 1;
@@ -46,14 +46,14 @@ impl Moments {
     /// [`Moments::add_slice`] for whole numbers (`NO_I64` = missing) of at most 32 bits, added
     /// exactly: the same figures as one f64 add each while the sum stays below 2^53.
     #[inline]
-    pub fn add_ints(&mut self, vals: &[i64]) {
+    pub(crate) fn add_ints(&mut self, vals: &[i64]) {
         let (n, sum, min, max) = int_moments(vals);
         self.add_int_moments(n, sum, min, max);
     }
 
     /// [`Moments::add_ints`] of the values counted in `counts` (`counts[k]` values equal to
     /// `lo + k`): the same figures.
-    pub fn add_counts(&mut self, lo: i64, counts: &[u32]) {
+    pub(crate) fn add_counts(&mut self, lo: i64, counts: &[u32]) {
         let (mut n, mut sum, mut min, mut max) = (0u64, 0i128, i64::MAX, i64::MIN);
         for (k, &c) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
             let v = lo + k as i64;
@@ -74,18 +74,18 @@ impl Moments {
         }
     }
 
-    pub fn pool(&mut self, o: &Moments) {
+    pub(crate) fn pool(&mut self, o: &Moments) {
         self.n += o.n;
         self.sum.pool(&o.sum);
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
     }
 
-    pub fn mean(&self) -> Option<f64> {
+    pub(crate) fn mean(&self) -> Option<f64> {
         (self.n > 0).then(|| self.sum.value() / self.n as f64)
     }
 
-    pub fn max(&self) -> Option<f64> {
+    pub(crate) fn max(&self) -> Option<f64> {
         (self.n > 0).then_some(self.max)
     }
 }

@@ -13,7 +13,7 @@ pub(super) const SUB: u64 = 1 << SUB_BITS;
 pub(super) const MAX_EXP: u32 = 42;
 pub(super) const SPACING_BUCKETS: usize = (SUB + (MAX_EXP - SUB_BITS + 1) as u64 * SUB) as usize;
 /// Longest gaps remembered per series (the rest are only counted).
-pub const TOP_GAPS: usize = 64;
+pub(crate) const TOP_GAPS: usize = 64;
 
 pub(super) fn bucket(dt: u64) -> usize {
     if dt < SUB {
@@ -49,7 +49,9 @@ pub(super) struct SpBucket {
 /// A gap in the data: no sample between `start` and `end` (UTC µs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Gap {
+    /// Where the gap starts.
     pub start: i64,
+    /// Where it ends.
     pub end: i64,
 }
 
@@ -102,21 +104,21 @@ pub struct TimingStats {
     /// Median of the positive spacings, seconds.
     pub interval_s: Option<f64>,
     /// Time between samples not counting gaps, seconds.
-    pub covered_s: f64,
-    pub gaps: u64,
-    pub gap_s: f64,
+    pub(crate) covered_s: f64,
+    pub(crate) gaps: u64,
+    pub(crate) gap_s: f64,
     /// The longest gaps (at most [`TOP_GAPS`]), in time order.
     pub listed: Vec<Gap>,
     /// Power integrated over the spacing of the samples, gaps left out, joules.
-    pub integrated_j: Option<f64>,
+    pub(crate) integrated_j: Option<f64>,
     /// Sum of the non-negative steps of `energy.total`, joules.
-    pub counter_j: Option<f64>,
+    pub(crate) counter_j: Option<f64>,
 }
 
 impl Timing {
     /// One sample of the series, in time order. `power` / `counter` are NaN when missing.
     #[inline]
-    pub fn step(&mut self, ts: i64, power: f64, counter: f64) {
+    pub(crate) fn step(&mut self, ts: i64, power: f64, counter: f64) {
         match self.prev {
             None => self.first = Some((ts, power)),
             Some(p) if ts < p => self.backwards += 1,
@@ -156,7 +158,7 @@ impl Timing {
     /// `ts`; no counter column is the same as NaN counters). A run of equal steps is counted with
     /// its bucket held in registers, its joules added in the same order: the same figures as one
     /// `step` each.
-    pub fn steps(&mut self, ts: &[i64], power: &[f64], counter: Option<&[f64]>) {
+    pub(crate) fn steps(&mut self, ts: &[i64], power: &[f64], counter: Option<&[f64]>) {
         match counter {
             Some(c) => self.steps_with::<true>(ts, power, c),
             None => self.steps_with::<false>(ts, power, &[]),
@@ -264,7 +266,7 @@ impl Timing {
     }
 
     /// Join the stretch that follows this one in time.
-    pub fn append(&mut self, later: Timing) {
+    pub(crate) fn append(&mut self, later: Timing) {
         if let Some((ts, p)) = later.first {
             if self.prev.is_some() {
                 self.step(ts, p, f64::NAN);
@@ -287,7 +289,7 @@ impl Timing {
     }
 
     /// Add another series' steps (for figures over several GPUs).
-    pub fn pool(&mut self, other: &Timing) {
+    pub(crate) fn pool(&mut self, other: &Timing) {
         self.add_counts(other);
     }
 

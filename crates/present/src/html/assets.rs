@@ -7,18 +7,18 @@ use sha2::{Digest, Sha256};
 
 const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
 /// uPlot's stylesheet, for the page's `<style>`.
-pub const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
+pub(crate) const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
 const REPORT_JS: &str = include_str!("../../assets/report.js");
 
 /// The inline script: uPlot, then the page's own code. Neither contains `</script` or `<!--`
 /// (a unit test checks), so it goes into the page as it is.
-pub fn script() -> String {
+pub(super) fn script() -> String {
     format!("{UPLOT_JS}\n{REPORT_JS}")
 }
 
 /// The policy: nothing may be fetched, framed, posted or connected to; inline styles are allowed,
 /// and of scripts only the page's own inline script (by its hash).
-pub fn csp(script: &str) -> String {
+pub(super) fn csp(script: &str) -> String {
     format!(
         "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{}'; img-src 'none'; connect-src 'none'; font-src 'none'; form-action 'none'; base-uri 'none'",
         base64::engine::general_purpose::STANDARD.encode(Sha256::digest(script.as_bytes()))

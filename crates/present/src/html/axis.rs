@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 /// A value axis from `lo` to `hi` with its tick values.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ValueAxis {
+pub(crate) struct ValueAxis {
     pub lo: f64,
     pub hi: f64,
     pub ticks: Vec<f64>,
@@ -31,7 +31,7 @@ fn nice_step(span: f64, target: f64) -> f64 {
 }
 
 /// An axis covering `[lo, hi]`, its ends rounded out to whole steps (about 4 intervals).
-pub fn value_axis(lo: f64, hi: f64) -> ValueAxis {
+pub(crate) fn value_axis(lo: f64, hi: f64) -> ValueAxis {
     let (mut lo, mut hi) =
         if lo.is_finite() && hi.is_finite() { (lo.min(hi), lo.max(hi)) } else { (0.0, 1.0) };
     if hi - lo < 1e-9 {
@@ -56,7 +56,7 @@ pub fn value_axis(lo: f64, hi: f64) -> ValueAxis {
 }
 
 /// A tick label: thousands grouped, at most the decimals the step needs.
-pub fn label(v: f64, step: f64) -> String {
+pub(super) fn label(v: f64, step: f64) -> String {
     let decimals = if step >= 1.0 || step <= 0.0 { 0 } else { (-step.log10().floor()) as usize };
     let v = if v.abs() < step * 1e-6 { 0.0 } else { v };
     let s = format!("{:.*}", decimals.min(6), v);
@@ -64,7 +64,7 @@ pub fn label(v: f64, step: f64) -> String {
 }
 
 /// `81559` → `81,559`; `-1234.5` → `-1,234.5`.
-pub fn group(s: &str) -> String {
+pub(super) fn group(s: &str) -> String {
     let (sign, rest) = s.strip_prefix('-').map_or(("", s), |r| ("-", r));
     let (int, frac) = rest.split_once('.').map_or((rest, None), |(i, f)| (i, Some(f)));
     let mut out = String::from(sign);
@@ -88,7 +88,7 @@ const STEPS: [i64; 22] = [
 ];
 
 /// Time ticks (UTC µs) over `[start, end]` on a round step giving at most `max_ticks`, with labels.
-pub fn time_ticks(start: i64, end: i64, max_ticks: usize) -> Vec<(i64, String)> {
+pub(crate) fn time_ticks(start: i64, end: i64, max_ticks: usize) -> Vec<(i64, String)> {
     let span_s = ((end - start) as f64 / 1e6).max(1e-3);
     let step =
         STEPS.iter().copied().find(|&s| span_s / s as f64 <= max_ticks as f64).unwrap_or(2_419_200);

@@ -2,7 +2,7 @@
 //! script element ([`json_block`]).
 
 /// Escape text for HTML and SVG content and attribute values.
-pub fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -19,7 +19,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// JSON inside `<script type="application/json">`: nothing in it may close the element.
-pub fn json_block(v: &serde_json::Value) -> String {
+pub(super) fn json_block(v: &serde_json::Value) -> String {
     let s = serde_json::to_string(v).unwrap_or_else(|_| "{}".into());
     s.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
 }

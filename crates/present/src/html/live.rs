@@ -71,7 +71,7 @@ fn packed(col: &[Value]) -> Vec<Value> {
 }
 
 /// A drawn chart's series: envelopes keep min, mean and max; lines their means; limits their maxima.
-pub fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
+pub(super) fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
     let series: Vec<Value> = c
         .plots
         .iter()
@@ -107,7 +107,7 @@ pub fn chart(c: &Chart<'_>, conn: &Joinable<'_>, who: &str, n: usize) -> Value {
 }
 
 /// The heatmap's rows: each GPU's mean utilization per bucket.
-pub fn heat(rows: &[HeatRow<'_>], n: usize) -> Value {
+pub(super) fn heat(rows: &[HeatRow<'_>], n: usize) -> Value {
     rows.iter()
         .map(|r| {
             let (at, [_, mean, _]) = trimmed(columns(r.env, &r.conn, n));
@@ -118,7 +118,7 @@ pub fn heat(rows: &[HeatRow<'_>], n: usize) -> Value {
 
 /// Everything the script needs besides the charts: the grid (UTC µs), the data's interval, the
 /// phases, the GPUs to toggle and the inputs (for the full-resolution command line it suggests).
-pub struct Meta<'a> {
+pub(super) struct Meta<'a> {
     pub grid: Grid,
     pub interval_s: f64,
     pub bands: &'a [Band],
@@ -127,7 +127,7 @@ pub struct Meta<'a> {
 }
 
 /// The JSON block `gpumon-series`.
-pub fn data(m: &Meta<'_>, charts: Vec<Value>, heat: Value, captions: Value) -> Value {
+pub(super) fn data(m: &Meta<'_>, charts: Vec<Value>, heat: Value, captions: Value) -> Value {
     json!({
         "start": m.grid.start, "end": m.grid.end, "n": m.grid.n, "interval_s": m.interval_s,
         "bands": m.bands.iter().map(|b| json!({"label": b.label, "start": b.start, "end": b.end, "color": b.color})).collect::<Vec<_>>(),

@@ -15,7 +15,7 @@ use gpumon_analysis::phases::PhaseReport;
 
 /// One band per stretch of a marked phase: from its first row to the next stretch's first row (a
 /// row describes the interval that ends at it), the last one to its last row.
-pub fn bands(p: &PhaseReport) -> Vec<Band> {
+pub(super) fn bands(p: &PhaseReport) -> Vec<Band> {
     let labels = p.labels();
     p.spans
         .iter()
@@ -44,7 +44,7 @@ fn phase_findings(out: &mut String, s: &Summary) {
 }
 
 /// The phases with their colours and spans, each with its findings, then the comparison table and its verdicts.
-pub fn section(p: &PhaseReport, th: &Thresholds) -> String {
+pub(super) fn section(p: &PhaseReport, th: &Thresholds) -> String {
     let mut s = String::from(r#"<h2 id="phases">Phases</h2><ul class="phases">"#);
     for (k, ph) in p.phases.iter().enumerate().filter(|(_, x)| x.label.is_some()) {
         let (a, b) = (ph.summary.start.unwrap_or(0), ph.summary.end.unwrap_or(0));

@@ -15,7 +15,7 @@ use gpumon_analysis::series::{Envelope, Grid};
 /// Which buckets may be joined by a line: a series' rows and first/last sample per bucket, and the
 /// longest step that is not a gap (µs).
 #[derive(Debug, Clone, Copy)]
-pub struct Joinable<'a> {
+pub(crate) struct Joinable<'a> {
     pub rows: &'a [u32],
     pub first: &'a [i64],
     pub last: &'a [i64],
@@ -24,7 +24,7 @@ pub struct Joinable<'a> {
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// Band from each bucket's min to its max, line through the means.
     Envelope,
     /// The means only.
@@ -35,17 +35,17 @@ pub enum Style {
 
 /// One series of a chart.
 #[derive(Debug, Clone)]
-pub struct Plot<'a> {
+pub(crate) struct Plot<'a> {
     pub label: String,
     pub env: &'a Envelope,
     pub style: Style,
     /// Colour slot 0..=3 (CSS classes `c0`.. for lines, `b0`.. for bands).
-    pub color: u8,
+    pub(crate) color: u8,
 }
 
 /// A chart to draw.
 #[derive(Debug, Clone)]
-pub struct Chart<'a> {
+pub(crate) struct Chart<'a> {
     /// Unique id prefix for `aria-labelledby`.
     pub id: String,
     /// What it shows (`data-chart`): `gpu-util`, `host-cpu`...
@@ -54,9 +54,9 @@ pub struct Chart<'a> {
     pub key: String,
     pub title: String,
     /// Y axis title with its unit.
-    pub y_label: String,
+    pub(crate) y_label: String,
     pub unit: &'static str,
-    pub plots: Vec<Plot<'a>>,
+    pub(crate) plots: Vec<Plot<'a>>,
     /// Values the y axis always covers (e.g. 0 and 100 for percentages).
     pub include: Vec<f64>,
     /// Events marked on the time axis: (UTC µs, what happened), drawn as red vertical lines.
@@ -65,22 +65,22 @@ pub struct Chart<'a> {
 
 /// The time axis shared by every chart.
 #[derive(Debug, Clone)]
-pub struct TimeAxis {
+pub(crate) struct TimeAxis {
     pub grid: Grid,
     /// Tick instants (UTC µs) and labels for the charts and for the wider heatmap.
     pub ticks: Vec<(i64, String)>,
-    pub wide_ticks: Vec<(i64, String)>,
+    pub(crate) wide_ticks: Vec<(i64, String)>,
     /// The experiment phases, shaded under every chart.
     pub bands: Vec<Band>,
 }
 
 /// A phase shaded on the time axis: `[start, end)` UTC µs, colour slot `color` (one per label).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Band {
+pub(crate) struct Band {
     pub label: String,
     pub start: i64,
     pub end: i64,
-    pub color: usize,
+    pub(crate) color: usize,
 }
 
 /// The phase bands over a plot area (translucent, over a heatmap's cells too), each with its label
@@ -145,7 +145,7 @@ fn step(d: &mut String, dx: i64, dy: i64) {
 }
 
 /// Runs of joined points of one plot: (bucket, min, mean, max).
-pub fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
+pub(super) fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
     let mut out: Vec<Vec<(usize, f64, f64, f64)>> = Vec::new();
     let mut prev: Option<usize> = None;
     let mut rows_between = false;
@@ -248,7 +248,7 @@ fn value_axis_of(plots: &[&Plot<'_>], include: &[f64]) -> ValueAxis {
 
 /// One chart as an `<svg class="chart">`; None when none of its series has a value.
 #[allow(clippy::too_many_lines)]
-pub fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<String> {
+pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Option<String> {
     let plots: Vec<&Plot<'_>> = c.plots.iter().filter(|p| !p.env.is_empty()).collect();
     if plots.is_empty() {
         return None;
@@ -434,7 +434,7 @@ fn describe(c: &Chart<'_>, plots: &[&Plot<'_>], axis: &TimeAxis) -> String {
 
 /// A heatmap row: one GPU's utilization per bucket.
 #[derive(Debug, Clone)]
-pub struct HeatRow<'a> {
+pub(crate) struct HeatRow<'a> {
     pub host: String,
     pub gpu: String,
     pub label: String,
@@ -472,7 +472,7 @@ const HEAT_ROW: f64 = 22.0;
 
 /// The utilization heatmap as an `<svg class="heatmap">`, one `<g class="hm-row">` per GPU.
 #[allow(clippy::too_many_lines)]
-pub fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
+pub(super) fn heatmap(rows: &[HeatRow<'_>], axis: &TimeAxis) -> String {
     let pw = HEAT_W - HEAT_LEFT - HEAT_RIGHT;
     let top = 6.0;
     let h = top + rows.len() as f64 * HEAT_ROW + 78.0;

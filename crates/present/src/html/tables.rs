@@ -92,7 +92,7 @@ fn gpu_stat_cols<'a>() -> Vec<Col<'a, GpuRow<'a>>> {
 }
 
 /// One row per GPU of every host.
-pub fn gpu_table(s: &Summary) -> String {
+pub(crate) fn gpu_table(s: &Summary) -> String {
     let multi = s.hosts.len() > 1;
     let rows: Vec<GpuRow<'_>> =
         s.hosts.iter().flat_map(|h| h.gpus.iter().map(|g| (h.name.as_str(), g))).collect();
@@ -125,7 +125,7 @@ pub fn gpu_table(s: &Summary) -> String {
 }
 
 /// One row per host with host fields.
-pub fn host_table(s: &Summary) -> Option<String> {
+pub(crate) fn host_table(s: &Summary) -> Option<String> {
     let rows: Vec<&HostSummary> = s.hosts.iter().filter(|h| h.has_host_data).collect();
     if rows.is_empty() {
         return None;
@@ -163,7 +163,7 @@ pub fn host_table(s: &Summary) -> Option<String> {
 
 /// The findings of every host, errors first, then warnings, then info; each rule once with the GPUs
 /// it holds for.
-pub fn findings(s: &Summary) -> String {
+pub(super) fn findings(s: &Summary) -> String {
     if s.hosts.iter().all(|h| h.findings.is_empty()) {
         return r#"<p class="note" id="no-findings">No findings: nothing in the data met a rule's condition.</p>"#
             .into();
@@ -180,7 +180,7 @@ pub fn findings(s: &Summary) -> String {
 }
 
 /// One grouped finding as a list item: severity, rule, host and GPUs, evidence, and its fix when `fix`.
-pub fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
+pub(crate) fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
     let sev = g.severity.label();
     let who = if g.gpus.is_empty() {
         g.host.to_string()
@@ -208,7 +208,7 @@ pub fn finding_item(out: &mut String, g: &Group<'_>, fix: bool) {
 
 /// The first and last `YYYY-MM-DD HH:MM:SS UTC` instant (UTC µs) the evidence names, if any; one
 /// instant is a span of one second.
-pub fn evidence_span(evidence: &[String]) -> Option<(i64, i64)> {
+pub(crate) fn evidence_span(evidence: &[String]) -> Option<(i64, i64)> {
     let mut span: Option<(i64, i64)> = None;
     for e in evidence {
         for (i, _) in e.match_indices(" UTC") {
@@ -224,7 +224,7 @@ pub fn evidence_span(evidence: &[String]) -> Option<(i64, i64)> {
 }
 
 /// The NVML events of the recording with what each Xid means, when there are any.
-pub fn events(s: &Summary) -> Option<String> {
+pub(super) fn events(s: &Summary) -> Option<String> {
     if s.events.is_empty() {
         return None;
     }
@@ -252,7 +252,7 @@ pub fn events(s: &Summary) -> Option<String> {
 }
 
 /// GPU use per user from the per-process rows, when there are any.
-pub fn users(s: &Summary) -> Option<String> {
+pub(super) fn users(s: &Summary) -> Option<String> {
     if s.users.is_empty() {
         return None;
     }
@@ -279,7 +279,7 @@ pub fn users(s: &Summary) -> Option<String> {
 }
 
 /// The `--fail-if` checks, when there are any.
-pub fn checks(checks: &[CheckResult]) -> Option<String> {
+pub(super) fn checks(checks: &[CheckResult]) -> Option<String> {
     if checks.is_empty() {
         return None;
     }
@@ -306,7 +306,7 @@ pub fn checks(checks: &[CheckResult]) -> Option<String> {
 const MAX_INPUT_ROWS: usize = 200;
 
 /// The files read, what they held and what was wrong with them; files skipped.
-pub fn inputs(s: &Summary) -> String {
+pub(super) fn inputs(s: &Summary) -> String {
     let cols: Vec<Col<'_, InputInfo>> = vec![
         ("file", "", true, Box::new(|i: &InputInfo| Some(i.path.display().to_string()))),
         ("kind", "", true, Box::new(|i: &InputInfo| Some(i.kind.to_string()))),
@@ -360,7 +360,7 @@ pub fn inputs(s: &Summary) -> String {
 }
 
 /// Over-all figures under the title.
-pub fn overview(s: &Summary) -> String {
+pub(crate) fn overview(s: &Summary) -> String {
     let all: &Stats = &s.all_gpus;
     let mut out = String::new();
     let mut line = format!("<b>{}</b> GPU(s) on <b>{}</b> host(s)", s.gpu_count(), s.hosts.len());

@@ -21,14 +21,14 @@ use gpumon_schema::run::RunMeta;
 use gpumon_schema::run::RunStats;
 
 /// Content type of the Prometheus text format.
-pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Content type of OpenMetrics text.
-pub const OPENMETRICS_CONTENT_TYPE: &str =
+pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// What the sampler published: the latest tick and the run's counters.
 #[derive(Debug, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// 0 before the first tick; bumped by every publish (keys the encoded-text cache).
     pub generation: u64,
     pub tick: Option<Tick>,
@@ -42,14 +42,18 @@ pub struct Snapshot {
 
 /// One work counter: the total since the run started and the amount of the last interval.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProgressCount {
+pub(crate) struct ProgressCount {
     pub key: Arc<str>,
     pub total: f64,
     pub last: f64,
 }
 
 /// Add the amounts `row` carries for `keys` (a tick's rows all carry the same) to `counts`.
-pub fn count_progress(counts: &mut Vec<ProgressCount>, keys: &[Arc<str>], row: Option<&Row>) {
+pub(crate) fn count_progress(
+    counts: &mut Vec<ProgressCount>,
+    keys: &[Arc<str>],
+    row: Option<&Row>,
+) {
     if counts.len() != keys.len() {
         *counts =
             keys.iter().map(|k| ProgressCount { key: k.clone(), total: 0.0, last: 0.0 }).collect();
@@ -62,7 +66,7 @@ pub fn count_progress(counts: &mut Vec<ProgressCount>, keys: &[Arc<str>], row: O
 
 /// How many Xid events of one code a GPU reported since the run started.
 #[derive(Debug, Clone, PartialEq)]
-pub struct XidCount {
+pub(crate) struct XidCount {
     /// NVML index (`u32::MAX` when the event named no GPU).
     pub index: u32,
     pub uuid: Arc<str>,
@@ -71,7 +75,7 @@ pub struct XidCount {
 }
 
 /// Count `events`' Xids into `counts`.
-pub fn count_xids(counts: &mut Vec<XidCount>, events: &[gpumon_schema::row::GpuEvent]) {
+pub(crate) fn count_xids(counts: &mut Vec<XidCount>, events: &[gpumon_schema::row::GpuEvent]) {
     for e in events.iter().filter(|e| e.kind == "xid") {
         let Some(code) = e.code else { continue };
         match counts.iter_mut().find(|c| c.index == e.index && c.code == code) {
@@ -83,7 +87,7 @@ pub fn count_xids(counts: &mut Vec<XidCount>, events: &[gpumon_schema::row::GpuE
 
 /// What the encoders need besides the snapshot; fixed for the run.
 #[derive(Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Selected fields that have a metric family, with their spec.
     metrics: Vec<(&'static FieldDef, MetricSpec)>,
     /// Identity fields that label per-GPU series, with their label names.
@@ -94,7 +98,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn new(sel: &Selection, meta: &RunMeta) -> Plan {
+    pub(crate) fn new(sel: &Selection, meta: &RunMeta) -> Plan {
         let mut gpu_labels = Vec::new();
         let mut host_labels = Vec::new();
         // Labels come from every identity field, selected or not: the rows always carry them.
@@ -114,7 +118,7 @@ impl Plan {
 
     /// The families for one snapshot, run metrics first, then fields in selection order.
     /// Families without a sample (every value null) are left out.
-    pub fn families(&self, snap: &Snapshot) -> Vec<Family> {
+    pub(crate) fn families(&self, snap: &Snapshot) -> Vec<Family> {
         // Identity of the machine (`host`): the same on every row of a tick; the run's host name
         // before the first tick or when a row lacks it.
         let first = snap.tick.as_ref().and_then(|t| t.rows.first());
@@ -279,7 +283,7 @@ fn labels(row: &Row, fields: &[(&'static FieldDef, String)]) -> Vec<(String, Str
 
 /// One metric family, format-neutral.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Family {
+pub(crate) struct Family {
     /// Name without unit suffix, `_total` or `_info`.
     pub base: String,
     pub unit: Option<&'static str>,
@@ -290,7 +294,7 @@ pub struct Family {
 
 impl Family {
     /// The name in the Prometheus text format (and of the series Prometheus stores).
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let mut n = self.base.clone();
         if let Some(u) = self.unit {
             n.push('_');
@@ -306,7 +310,7 @@ impl Family {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub labels: Vec<(String, String)>,
     pub value: f64,
 }
@@ -352,7 +356,7 @@ impl Plan {
 /// Prometheus text format 0.0.4 (what `promtool check metrics` and plain `curl` read): HELP and
 /// TYPE lines, then one line per sample; HELP escapes `\\` and newlines, label values also `"`.
 /// Values print as Rust prints an `f64`.
-pub fn text(families: &[Family]) -> String {
+pub(crate) fn text(families: &[Family]) -> String {
     let mut out = String::new();
     for f in families {
         let name = f.name();
@@ -395,7 +399,7 @@ fn escape_text(v: &str, quote: bool) -> std::borrow::Cow<'_, str> {
 }
 
 /// OpenMetrics 1.0 text (what Prometheus asks for first), ending in `# EOF`.
-pub fn openmetrics(families: Arc<Vec<Family>>) -> Result<String, fmt::Error> {
+pub(crate) fn openmetrics(families: Arc<Vec<Family>>) -> Result<String, fmt::Error> {
     let mut reg = Registry::default();
     reg.register_collector(Box::new(Collected(families)));
     let mut out = String::new();

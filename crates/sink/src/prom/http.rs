@@ -42,35 +42,35 @@ use super::Shared;
 use gpumon_util::warn::warn_once;
 
 /// Connections open at once; a new one beyond closes the one that has waited longest for a request.
-pub const MAX_CONNECTIONS: usize = 32;
+pub(crate) const MAX_CONNECTIONS: usize = 32;
 /// Largest request head (request line and headers) accepted; hyper's minimum buffer size.
-pub const MAX_HEAD_BYTES: usize = 8 * 1024;
-pub const MAX_HEADERS: usize = 64;
+pub(crate) const MAX_HEAD_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_HEADERS: usize = 64;
 /// Time a client has to complete a request head once its first byte arrived.
-pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Time a connection may wait without a byte of a request (a keep-alive between scrapes).
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 /// A connection this young is not closed to make room (it may be a scrape about to be served)...
-pub const GRACE: Duration = Duration::from_millis(250);
+pub(crate) const GRACE: Duration = Duration::from_millis(250);
 /// ...unless this many are open.
-pub const HARD_LIMIT: usize = 8 * MAX_CONNECTIONS;
+pub(crate) const HARD_LIMIT: usize = 8 * MAX_CONNECTIONS;
 /// How often each connection checks its own timeouts.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
 /// Longest life of one connection; then it is closed after the response in flight.
-pub const CONN_LIFETIME: Duration = Duration::from_secs(60);
+pub(crate) const CONN_LIFETIME: Duration = Duration::from_secs(60);
 
 const INDEX: &str = "<!doctype html>\n<html><head><title>gpumon</title></head><body>\n<h1>gpumon</h1>\n\
 <p>Metrics of the running <code>gpumon record</code>: <a href=\"/metrics\">/metrics</a>.</p>\n</body></html>\n";
 
 /// The serving thread; dropped or stopped, it closes every connection.
-pub struct Server {
+pub(crate) struct Server {
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Server {
     /// Serve on an already bound listener (bound by the caller so that errors come back at once).
-    pub fn start(listener: std::net::TcpListener, shared: Arc<Shared>) -> Result<Server> {
+    pub(crate) fn start(listener: std::net::TcpListener, shared: Arc<Shared>) -> Result<Server> {
         listener.set_nonblocking(true).context("setting the metrics listener non-blocking")?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
@@ -90,7 +90,7 @@ impl Server {
     }
 
     /// Stop accepting, close all connections and wait for the thread.
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         self.shutdown();
     }
 
@@ -354,7 +354,7 @@ fn plain(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
 
 /// Content negotiation: OpenMetrics when the client ranks `application/openmetrics-text` at
 /// least as high as the text format (Prometheus does), the text format otherwise.
-pub fn wants_openmetrics<'a>(accept: impl Iterator<Item = &'a str>) -> bool {
+pub(crate) fn wants_openmetrics<'a>(accept: impl Iterator<Item = &'a str>) -> bool {
     let (mut om, mut text) = (0.0_f64, 0.0_f64);
     for range in accept.flat_map(|h| h.split(',')) {
         let mut parts = range.split(';').map(str::trim);
@@ -373,7 +373,7 @@ pub fn wants_openmetrics<'a>(accept: impl Iterator<Item = &'a str>) -> bool {
 }
 
 /// The address the server actually listens on (`--listen 127.0.0.1:0` picks a free port).
-pub fn local_addr(l: &std::net::TcpListener, asked: SocketAddr) -> SocketAddr {
+pub(crate) fn local_addr(l: &std::net::TcpListener, asked: SocketAddr) -> SocketAddr {
     l.local_addr().unwrap_or(asked)
 }
 

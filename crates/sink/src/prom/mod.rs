@@ -9,9 +9,9 @@
 //! Names, units and labels come from the field catalogue ([`names`]); docs/prometheus.md has the
 //! generated table.
 
-pub mod expose;
-pub mod http;
-pub mod names;
+pub(crate) mod expose;
+pub(crate) mod http;
+pub(crate) mod names;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -102,7 +102,7 @@ impl Exporter {
 }
 
 /// State shared by the sampler (publish) and the server thread (scrapes).
-pub struct Shared {
+pub(crate) struct Shared {
     plan: Plan,
     current: Mutex<Arc<Snapshot>>,
     /// Encoded text of the latest snapshot, per format; only the server thread touches it.
@@ -117,7 +117,7 @@ struct Cache {
 
 impl Shared {
     /// The exposition of the latest snapshot and its content type.
-    pub fn exposition(&self, openmetrics: bool) -> Result<(Bytes, &'static str)> {
+    pub(crate) fn exposition(&self, openmetrics: bool) -> Result<(Bytes, &'static str)> {
         let snap = self.current.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         let slot = if openmetrics { &mut cache.openmetrics } else { &mut cache.text };

@@ -29,7 +29,7 @@ use gpumon_schema::catalog::{Field, FieldDef, PromKind, Source, Ty};
 
 /// Metric kind on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Gauge,
     Counter,
     /// A constant-1 series whose labels carry the information (`*_info`).
@@ -38,7 +38,7 @@ pub enum Kind {
 
 /// A catalogue unit in Prometheus terms: the base-unit suffix and the factor from the stored value.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Unit {
+pub(crate) struct Unit {
     /// Name suffix without the leading `_` (`bytes`), or None for unitless values.
     pub suffix: Option<&'static str>,
     /// Stored value times `mul` divided by `div` gives the base unit (a division keeps 70 % exact as 0.7).
@@ -51,14 +51,14 @@ impl Unit {
         Unit { suffix, mul, div }
     }
 
-    pub fn apply(&self, v: f64) -> f64 {
+    pub(crate) fn apply(&self, v: f64) -> f64 {
         v * self.mul / self.div
     }
 }
 
 /// The base unit for a catalogue unit string, or None when the unit is unknown (a unit test
 /// checks that every catalogue unit is known, so a new one cannot slip through unconverted).
-pub fn unit(catalogue_unit: &str) -> Option<Unit> {
+pub(crate) fn unit(catalogue_unit: &str) -> Option<Unit> {
     const MIB: f64 = 1024.0 * 1024.0;
     Some(match catalogue_unit {
         "" => Unit::new(None, 1.0, 1.0),
@@ -85,7 +85,7 @@ pub fn unit(catalogue_unit: &str) -> Option<Unit> {
 
 /// How one catalogue field appears on the endpoint.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Exposure {
+pub(crate) enum Exposure {
     /// A metric family of its own.
     Metric(MetricSpec),
     /// A label on other series (identity fields).
@@ -98,11 +98,11 @@ pub enum Exposure {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricSpec {
     /// Name without unit and `_total` (what OpenMetrics calls the family name before the unit).
-    pub base: String,
-    pub unit: Unit,
-    pub kind: Kind,
+    pub(crate) base: String,
+    pub(crate) unit: Unit,
+    pub(crate) kind: Kind,
     /// One series per GPU (labelled gpu/uuid/name/pci_bus_id) rather than one per host.
-    pub per_gpu: bool,
+    pub(crate) per_gpu: bool,
 }
 
 impl MetricSpec {
@@ -125,7 +125,7 @@ impl MetricSpec {
 /// Whether the field's value differs between the GPU rows of one tick: GPU-sourced fields
 /// (including a job's per-GPU share, `job.gpu_memory`) and the `.max` companions of GPU fields.
 /// Host, cgroup and job values are the same on every row and are exported once per host.
-pub fn per_gpu(def: &FieldDef) -> bool {
+pub(crate) fn per_gpu(def: &FieldDef) -> bool {
     match def.source {
         Source::Gpu => true,
         Source::Derived => def.max_of.is_some_and(|b| per_gpu(b.def())),
@@ -179,7 +179,7 @@ fn words(name: &str) -> Vec<String> {
 /// their canonical name with `.` as `_` (`pci.bus_id` -> `pci_bus_id`).
 /// A MIG instance's series carry dcgm-exporter's names for it: `gpu_instance` (its GPU_I_ID),
 /// `profile` (GPU_I_PROFILE), and `compute_instance`.
-pub fn label_name(def: &FieldDef) -> String {
+pub(crate) fn label_name(def: &FieldDef) -> String {
     match def.field {
         Field::Index => "gpu".to_string(),
         Field::MigGi => "gpu_instance".to_string(),
@@ -190,7 +190,7 @@ pub fn label_name(def: &FieldDef) -> String {
 }
 
 /// How `def` appears on the endpoint.
-pub fn exposure(def: &FieldDef) -> Exposure {
+pub(crate) fn exposure(def: &FieldDef) -> Exposure {
     if def.source == Source::Process {
         return Exposure::Omitted(
             "per-process rows (`--processes`) are not exported: every PID would be a new series",
@@ -277,7 +277,7 @@ pub fn metric(def: &FieldDef) -> Option<MetricSpec> {
 }
 
 /// Number from a string gauge: the digits after a letter prefix (`P2` -> 2, the P-state index).
-pub fn str_number(s: &str) -> Option<f64> {
+pub(crate) fn str_number(s: &str) -> Option<f64> {
     s.trim().trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()
 }
 
@@ -366,7 +366,7 @@ fn unit_words(suffix: &str) -> String {
 }
 
 /// The HELP text of a field's metric, in the exposed unit.
-pub fn help(def: &FieldDef, spec: &MetricSpec) -> String {
+pub(crate) fn help(def: &FieldDef, spec: &MetricSpec) -> String {
     if let Some((_, h)) = RATIO_HELP.iter().find(|(n, _)| *n == def.name) {
         return (*h).to_string();
     }
@@ -381,17 +381,17 @@ pub fn help(def: &FieldDef, spec: &MetricSpec) -> String {
 
 /// One 0/1 series per clock-event reason, next to the bitmask (`reason` label: the names of
 /// [`gpumon_schema::catalog::CLOCK_EVENT_REASONS`], as nvidia-smi's `clocks_event_reasons.<name>` fields spell them).
-pub const REASON_FAMILY: &str = "gpumon_gpu_clocks_event_reason";
+pub(crate) const REASON_FAMILY: &str = "gpumon_gpu_clocks_event_reason";
 /// Xid events since the run started, per GPU and Xid (dcgm-exporter's `xid` label): a counter, so a
 /// scrape every 15 s of 1 s rows misses none (`xid.events` is a gauge of one row's interval).
-pub const XID_FAMILY: &str = "gpumon_gpu_xid_errors";
-pub const XID_HELP: &str = "Xid critical error events NVML reported for this GPU since the run started, per Xid \
+pub(crate) const XID_FAMILY: &str = "gpumon_gpu_xid_errors";
+pub(crate) const XID_HELP: &str = "Xid critical error events NVML reported for this GPU since the run started, per Xid \
                             (label xid); see `gpumon summarize` for what each means.";
-pub const REASON_HELP: &str = "1 while this clock event (throttle) reason is active, else 0; one series per \
+pub(crate) const REASON_HELP: &str = "1 while this clock event (throttle) reason is active, else 0; one series per \
      reason (label `reason`), decoded from clocks_event_reasons.active.";
 
 /// Metrics that describe the run rather than a catalogue field: (name, kind, help).
-pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
+pub(crate) const RUN_METRICS: &[(&str, Kind, &str)] = &[
     ("gpumon_up", Kind::Gauge, "1 while gpumon is recording and serving."),
     ("gpumon_build", Kind::Info, "gpumon version and NVML driver version (constant 1)."),
     ("gpumon_interval_seconds", Kind::Gauge, "Time between output rows (--interval)."),
@@ -426,7 +426,7 @@ pub const RUN_METRICS: &[(&str, Kind, &str)] = &[
 
 #[cfg(test)]
 /// The scraped name of a run metric.
-pub fn run_metric_name(base: &str, kind: Kind) -> String {
+pub(crate) fn run_metric_name(base: &str, kind: Kind) -> String {
     match kind {
         Kind::Gauge => base.to_string(),
         Kind::Counter => format!("{base}_total"),
@@ -495,7 +495,7 @@ const EQUIVALENTS: &[(&str, &str)] = &[
 
 #[cfg(test)]
 /// The generated field table of docs/prometheus.md.
-pub fn doc_table() -> String {
+pub(crate) fn doc_table() -> String {
     use std::fmt::Write;
     let mut out = String::from(
         "| field | metric | type | series | scale | dcgm-exporter / node_exporter equivalent |\n|---|---|---|---|---|---|\n",

@@ -45,27 +45,40 @@ const RETRY_EVERY: Duration = Duration::from_secs(2);
 /// What the writer needs to know (built by the record layer).
 #[derive(Debug, Clone)]
 pub struct WriterConfig {
+    /// The output's format.
     pub format: Format,
+    /// Where the first piece goes (rotated pieces are named after it).
     pub target: Target,
+    /// The fields each row holds.
     pub selection: Selection,
+    /// The run's metadata, written into each piece where the format has a place for it.
     pub meta: RunMeta,
     /// Longest time data waits before it is flushed and fsynced; zero flushes every tick.
     pub flush: Duration,
+    /// Start a new piece once the open one holds this many bytes (`--rotate-size`).
     pub rotate_size: Option<u64>,
+    /// Start a new piece on wall-clock boundaries of this period (`--rotate-every`).
     pub rotate_every: Option<Duration>,
+    /// Pieces of the set kept at most; the oldest are deleted first (`--keep`).
     pub keep: Option<usize>,
+    /// Bytes the set's pieces may hold together; the oldest are deleted first (`--max-total`).
     pub max_total: Option<u64>,
     /// Rows kept in memory while the output cannot be written; later ticks are dropped and counted.
     pub backlog_rows: usize,
+    /// Say on stderr when a piece is opened or a rotation is skipped.
     pub verbose: bool,
 }
 
 /// Live figures the sampler reads for its status line.
 #[derive(Debug, Default)]
 pub struct WriterStats {
+    /// Bytes the open piece holds so far.
     pub bytes: AtomicU64,
+    /// Ticks lost so far (backlog full during an outage).
     pub lost: AtomicU64,
+    /// The writer gave up: nothing more can be written.
     pub fatal: AtomicBool,
+    /// The open piece's path.
     pub file: Mutex<String>,
 }
 
@@ -94,6 +107,7 @@ enum Msg {
 /// piece on the caller's thread (a thread costs 0.3-0.4 ms of CPU to start and join).
 pub struct Writer {
     inner: Mutex<Inner>,
+    /// Live figures for the status line, updated by the writer.
     pub stats: Arc<WriterStats>,
     /// Queued ticks that wake the writer (1 when every tick is flushed at once).
     wake_at: usize,
@@ -201,6 +215,7 @@ impl Writer {
         }
     }
 
+    /// Write what is queued, close the open piece and stop the thread.
     pub fn finish(self) -> Result<WriterReport> {
         match self.inner.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner) {
             Inner::Waiting(mut state, queued) => {
