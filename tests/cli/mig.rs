@@ -264,8 +264,12 @@ fn each_mig_instance_gets_its_own_gpm_activity_and_an_idle_slice_holding_memory_
         );
     let dir = tempfile::tempdir().unwrap();
     let run = record_mig(dir.path(), &scenario);
-    let o =
-        crate::common::gpumon().args(["summarize", "--format", "json"]).arg(&run).output().unwrap();
+    // A few seconds of recording: idle_allocated asks for held_idle_min_s of memory held idle.
+    let o = crate::common::gpumon()
+        .args(["summarize", "--format", "json", "--threshold", "held_idle_min_s=0"])
+        .arg(&run)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let gpus = j["hosts"][0]["gpus"].as_array().unwrap();

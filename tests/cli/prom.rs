@@ -554,7 +554,12 @@ fn query(agent: &ureq::Agent, prom: SocketAddr, expr: &str) -> Vec<(HashMap<Stri
 fn a_real_prometheus_scrapes_the_scripted_values() {
     let prometheus = tool("prometheus");
     let dir = tempfile::tempdir().unwrap();
-    let rec = Recorder::start(listen_cmd(dir.path(), &steady(), "200ms", &["--duration", "90s"]));
+    let rec = Recorder::start(listen_cmd(
+        dir.path(),
+        &steady(),
+        "200ms",
+        &["--duration", "90s", "--job-id", "train-42"],
+    ));
     // Past the end of GPU 0's scripted sequences: every scrape sees the last values.
     rec.wait_ticks(11);
 
@@ -606,6 +611,10 @@ fn a_real_prometheus_scrapes_the_scripted_values() {
     assert_eq!(total[0].1, MEMORY_TOTAL_BYTES);
     assert_eq!(total[0].0["uuid"], "GPU-00000000-0000-0000-0000-000000000000");
     assert_eq!(total[0].0["instance"], rec.addr.to_string());
+    // The job the recording belongs to labels every series, as stored by Prometheus.
+    assert_eq!(total[0].0["job_id"], "train-42");
+    let of_job = query(&agent, prom, r#"count(gpumon_gpu_memory_total_bytes{job_id="train-42"})"#);
+    assert_eq!(of_job.first().map(|c| c.1), Some(2.0), "{of_job:?}");
     let limit = query(&agent, prom, r#"gpumon_gpu_power_limit_watts{gpu="0"}"#);
     assert_eq!(limit.first().map(|l| l.1), Some(700.0), "{limit:?}");
     // GPU 0's utilization script ends at 90 % and stays there.

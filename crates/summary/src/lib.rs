@@ -49,7 +49,7 @@ use gpumon_util::progress::Progress;
 
 /// What to read and how to summarize it (a `summarize` command line without its output format;
 /// `report`, `compare` and `watch` build one too).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SummarizeConfig {
     pub inputs: Vec<PathBuf>,
     pub read: ReadOptions,
@@ -70,8 +70,9 @@ pub struct SummarizeConfig {
 }
 
 /// When the data is split by phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PhaseMode {
+    #[default]
     Off,
     /// When an input carries a `phase` column or `--phase` windows are given (the report).
     IfMarked,
@@ -443,14 +444,7 @@ fn json_config(inputs: Vec<std::path::PathBuf>, threads: usize) -> SummarizeConf
     SummarizeConfig {
         inputs,
         read: ReadOptions { threads, ..Default::default() },
-        window: WindowSpec::default(),
-        thresholds: Thresholds::default(),
-        checks: Vec::new(),
-        progress: false,
-        warnings: false,
-        phases: PhaseMode::Off,
-        phase_windows: Vec::new(),
-        baseline: None,
+        ..SummarizeConfig::default()
     }
 }
 

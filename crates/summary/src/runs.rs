@@ -11,7 +11,6 @@ use crate::{PhaseMode, SummarizeConfig, parse_comparison_checks, summarize};
 use gpumon_analysis::compare::{self, Comparison};
 use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::phases::PhaseReport;
-use gpumon_analysis::window::WindowSpec;
 use gpumon_analysis::{CheckResult, Summary};
 use gpumon_read::scan::ReadOptions;
 use gpumon_util::error::UsageError;
@@ -92,14 +91,11 @@ fn summary_of(run: &RunSpec, cfg: &CompareRuns) -> Result<Summary> {
     let scfg = SummarizeConfig {
         inputs: vec![run.path.clone()],
         read: cfg.read.clone(),
-        window: WindowSpec::default(),
         thresholds: cfg.thresholds.clone(),
-        checks: Vec::new(),
         progress: cfg.progress,
         warnings: true,
         phases: if run.phase.is_some() { PhaseMode::On } else { PhaseMode::Off },
-        phase_windows: Vec::new(),
-        baseline: None,
+        ..SummarizeConfig::default()
     };
     let mut o = summarize(&scfg)?;
     let Some(label) = &run.phase else { return Ok(o.summary) };

@@ -5,10 +5,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::{PhaseMode, SummarizeConfig, summarize};
-use gpumon_analysis::findings::{Finding, Thresholds};
+use crate::{SummarizeConfig, summarize};
+use gpumon_analysis::findings::Finding;
 use gpumon_analysis::last::LastTick;
-use gpumon_analysis::window::WindowSpec;
 use gpumon_read::discover::discover;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, scan};
@@ -49,14 +48,7 @@ pub fn findings(path: &Path, read: &ReadOptions) -> Result<Vec<Finding>, String>
     let cfg = SummarizeConfig {
         inputs: vec![path.to_path_buf()],
         read: read.clone(),
-        window: WindowSpec::default(),
-        thresholds: Thresholds::default(),
-        checks: Vec::new(),
-        progress: false,
-        warnings: false,
-        phases: PhaseMode::Off,
-        phase_windows: Vec::new(),
-        baseline: None,
+        ..SummarizeConfig::default()
     };
     match summarize(&cfg) {
         Ok(o) => Ok(o.summary.hosts.into_iter().flat_map(|h| h.findings).collect()),
