@@ -132,12 +132,20 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
 }
 
+/// One GPU's place in a [`Collector`]: its host (the keyer's host number), its key and its state.
+#[derive(Clone)]
+pub(crate) struct GpuSlot {
+    pub(crate) host: u32,
+    pub(crate) key: GpuKey,
+    pub(crate) acc: GpuAcc,
+}
+
 /// Accumulators for one part of the data.
 #[derive(Clone)]
 pub struct Collector {
     cfg: CollectConfig,
     pub(crate) keys: Keyer,
-    pub(crate) gpus: Vec<(u32, GpuKey, GpuAcc)>,
+    pub(crate) gpus: Vec<GpuSlot>,
     pub(crate) host_accs: Vec<HostAcc>,
     /// Held-back first tick of each host in this part: (host, row) of the current batch.
     pending_rows: Vec<(u32, usize)>,
@@ -184,7 +192,7 @@ impl Collector {
     /// Per-GPU state for a slot the keyer has just created.
     fn add_gpu(&mut self, host: u32, new: Option<GpuKey>) {
         if let Some(key) = new {
-            self.gpus.push((host, key, GpuAcc::default()));
+            self.gpus.push(GpuSlot { host, key, acc: GpuAcc::default() });
         }
     }
 
@@ -319,7 +327,7 @@ impl Collector {
     /// A keyed row at `t` without GPU readings: counted as empty, and nothing else.
     fn empty_row(&mut self, t: i64, slot: &mut u32) {
         if let Some(g) = self.gpus.get_mut(*slot as usize) {
-            g.2.diag.add_empty(t);
+            g.acc.diag.add_empty(t);
             *slot = NONE;
         }
     }
@@ -354,7 +362,7 @@ impl Collector {
             if energy.is_some() {
                 gather(energy, rows, &mut s.b);
             }
-            let g = &mut self.gpus[sl as usize].2;
+            let g = &mut self.gpus[sl as usize].acc;
             // The timestamps of the slot's rows, with their extremes taken on the way.
             let (mut first, mut last) = (g.first_ts, g.last_ts);
             s.i.clear();
@@ -385,7 +393,7 @@ impl Collector {
                 continue;
             }
             for &(sl, lo, hi) in &s.groups {
-                let (rows, g) = (&s.order[lo..hi], &mut self.gpus[sl as usize].2);
+                let (rows, g) = (&s.order[lo..hi], &mut self.gpus[sl as usize].acc);
                 s.i.clear();
                 s.a.clear();
                 if cols::i64_at(c, rows, &mut s.i) {
@@ -413,7 +421,7 @@ impl Collector {
         for &(sl, _, _) in &s.groups {
             let at = sl as usize * span;
             if let Some(counts) = s.cnt.get(at..at + span) {
-                self.gpus[sl as usize].2.add_counts(slot, lo, counts);
+                self.gpus[sl as usize].acc.add_counts(slot, lo, counts);
             }
         }
         true
@@ -437,7 +445,7 @@ impl Collector {
             for (i, &sl) in s.slot.iter().enumerate() {
                 let sum = s.a[i] + s.b[i];
                 if sl != NONE && !sum.is_nan() {
-                    self.gpus[sl as usize].2.mem_sum.add(sum);
+                    self.gpus[sl as usize].acc.mem_sum.add(sum);
                 }
             }
         }
@@ -464,7 +472,7 @@ impl Collector {
         };
         s.facts.read(&c, &self.facts_rules(), s.slot.len());
         for &(sl, lo, hi) in &s.groups {
-            let Some((_, _, g)) = self.gpus.get_mut(sl as usize) else { continue };
+            let Some(GpuSlot { acc: g, .. }) = self.gpus.get_mut(sl as usize) else { continue };
             let n = s.facts.count(&s.order[lo..hi], &s.ts);
             n.add_to(&mut g.diag);
             g.ib_both += n.both;
@@ -507,7 +515,7 @@ impl Collector {
             return;
         }
         for (&sl, &v) in s.slot.iter().zip(&s.a) {
-            if let Some((_, _, g)) = self.gpus.get_mut(sl as usize) {
+            if let Some(GpuSlot { acc: g, .. }) = self.gpus.get_mut(sl as usize) {
                 add(&mut g.diag, v);
             }
         }
@@ -521,7 +529,7 @@ impl Collector {
         if cols::u64_values(c, &mut s.u) {
             for (i, &sl) in s.slot.iter().enumerate() {
                 if sl != NONE && s.u[i] != NO_U64 {
-                    self.gpus[sl as usize].2.add_reasons(s.u[i]);
+                    self.gpus[sl as usize].acc.add_reasons(s.u[i]);
                 }
             }
         }
@@ -535,7 +543,7 @@ impl Collector {
             let Some(c) = find(cols, f) else { continue };
             // Nothing to learn when every GPU of the batch has its text.
             let has = |sl: u32| {
-                let g = &self.gpus[sl as usize].2;
+                let g = &self.gpus[sl as usize].acc;
                 if is_uuid { g.uuid.is_some() } else { g.name.is_some() }
             };
             if s.groups.iter().all(|&(sl, _, _)| has(sl)) {
@@ -545,7 +553,7 @@ impl Collector {
                 if sl == NONE {
                     continue;
                 }
-                let (_, key, g) = &mut self.gpus[sl as usize];
+                let GpuSlot { key, acc: g, .. } = &mut self.gpus[sl as usize];
                 let slot = if is_uuid { &mut g.uuid } else { &mut g.name };
                 if slot.is_some() {
                     continue;
@@ -673,10 +681,10 @@ impl Collector {
                 self.host_accs[mine as usize].append(acc);
             }
         }
-        for (h, key, acc) in later.gpus {
+        for GpuSlot { host: h, key, acc } in later.gpus {
             let Some(&mine) = host_map.get(h as usize) else { continue };
             let slot = self.slot_for(mine, key);
-            let target = &mut self.gpus[slot as usize].2;
+            let target = &mut self.gpus[slot as usize].acc;
             if target.rows == 0 {
                 // Empty rows only so far: keep them.
                 let empty = std::mem::take(&mut target.diag);

@@ -158,26 +158,28 @@ pub fn build(
     let timings: Vec<TimingStats> = c
         .gpus
         .iter()
-        .map(|(_, _, g)| {
+        .map(|slot| {
+            let g = &slot.acc;
             let mut t = g.timing.finish(th.gap_intervals);
             empty_edges(&mut t, g, th.gap_intervals);
             t
         })
         .collect();
-    let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].2.rows > 0).collect();
+    let mut order: Vec<usize> = (0..c.gpus.len()).filter(|&i| c.gpus[i].acc.rows > 0).collect();
     // A GPU's MIG instances right after it.
-    let sort_key = |i: usize| (c.gpus[i].0, c.gpus[i].1.index(), &c.gpus[i].1);
+    let sort_key = |i: usize| (c.gpus[i].host, c.gpus[i].key.index(), &c.gpus[i].key);
     order.sort_by(|&a, &b| sort_key(a).cmp(&sort_key(b)));
     let per_gpu: Vec<Stats> =
-        c.gpus.iter().zip(&timings).map(|((_, _, g), t)| gpu_stats(g, t, th.idle_util)).collect();
+        c.gpus.iter().zip(&timings).map(|(g, t)| gpu_stats(&g.acc, t, th.idle_util)).collect();
     let mut hosts = Vec::new();
     for h in 0..c.keys.hosts.len() {
         let name = c.keys.hosts.name(h as u32).to_string();
         let hs = host_stats(&c.host_accs[h]);
-        let mine: Vec<usize> = order.iter().copied().filter(|&i| c.gpus[i].0 == h as u32).collect();
+        let mine: Vec<usize> =
+            order.iter().copied().filter(|&i| c.gpus[i].host == h as u32).collect();
         let gpus: Vec<GpuSummary> = mine
             .iter()
-            .map(|&i| gpu_summary(&c.gpus[i].1, &c.gpus[i].2, &timings[i], &per_gpu[i]))
+            .map(|&i| gpu_summary(&c.gpus[i].key, &c.gpus[i].acc, &timings[i], &per_gpu[i]))
             .collect();
         let has = has_host_data(&hs);
         if gpus.is_empty() && !has {
@@ -187,7 +189,7 @@ pub fn build(
             .iter()
             .zip(&mine)
             .map(|(g, &i)| {
-                let acc = &c.gpus[i].2;
+                let acc = &c.gpus[i].acc;
                 GpuView {
                     label: g.label.clone(),
                     stats: &g.stats,
@@ -206,7 +208,7 @@ pub fn build(
             .collect();
         let pressed = c.host_accs[h].pressed;
         let mut findings = diagnose(&name, &views, &hs, pressed, &companions.events, th);
-        let last_row = mine.iter().map(|&i| c.gpus[i].2.last_ts).max();
+        let last_row = mine.iter().map(|&i| c.gpus[i].acc.last_ts).max();
         findings.extend(job_failed(&name, &inputs, last_row));
         findings.extend(shared_gpu(&name, &companions.sharing, th));
         by_severity(&mut findings);
@@ -229,8 +231,8 @@ pub fn build(
     }
     // The whole GPUs: a MIG instance's memory and activity are already its GPU's.
     let order: Vec<usize> =
-        order.into_iter().filter(|&i| !matches!(c.gpus[i].1, GpuKey::Mig(..))).collect();
-    let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].2, &timings[i], &per_gpu[i])).collect();
+        order.into_iter().filter(|&i| !matches!(c.gpus[i].key, GpuKey::Mig(..))).collect();
+    let all: Vec<_> = order.iter().map(|&i| (&c.gpus[i].acc, &timings[i], &per_gpu[i])).collect();
     let all_gpus = all_gpu_stats(&all, th.idle_util);
     let mut pooled = acc::HostAcc::default();
     for h in &c.host_accs {
@@ -242,8 +244,8 @@ pub fn build(
         order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
     let energy_rate = all_gpus.get(Stat::EnergyWh).filter(|_| covered > 0.0).map(|wh| wh / covered);
     let progress = c.progress.finish(order.len(), energy_rate);
-    let start = order.iter().map(|&i| c.gpus[i].2.first_ts).min();
-    let end = order.iter().map(|&i| c.gpus[i].2.last_ts).max();
+    let start = order.iter().map(|&i| c.gpus[i].acc.first_ts).min();
+    let end = order.iter().map(|&i| c.gpus[i].acc.last_ts).max();
     Summary {
         hosts,
         all_gpus,

@@ -350,12 +350,20 @@ struct Scratch {
     groups: Vec<(u32, usize, usize)>,
 }
 
+/// One GPU's envelopes in a series collector: its host (the keyer's host number), its key and its
+/// track.
+struct GpuTrack {
+    host: u32,
+    key: GpuKey,
+    track: Track,
+}
+
 /// The envelopes of one part of the data (one per Parquet part read in parallel).
 pub struct Series {
     grid: Grid,
     window: (i64, i64),
     keys: Keyer,
-    gpus: Vec<(u32, GpuKey, Track)>,
+    gpus: Vec<GpuTrack>,
     host_tracks: Vec<Track>,
     s: Scratch,
 }
@@ -482,10 +490,14 @@ impl Series {
             let h = s.keys.host[i];
             let (slot, new) = self.keys.slot(&s.keys, i);
             if let Some(key) = new {
-                self.gpus.push((h, key, Track::new(self.grid.n, GPU_METRICS.len())));
+                self.gpus.push(GpuTrack {
+                    host: h,
+                    key,
+                    track: Track::new(self.grid.n, GPU_METRICS.len()),
+                });
             }
             if slot != NONE {
-                self.gpus[slot as usize].2.row(b, t);
+                self.gpus[slot as usize].track.row(b, t);
             }
             let ht = &mut self.host_tracks[h as usize];
             let new_tick = ht.last_ts != t;
@@ -526,13 +538,13 @@ impl Series {
             if !host {
                 // Every GPU's envelope exists, rows or not; each GPU's rows go in at once.
                 for g in &mut self.gpus {
-                    g.2.env[k].ensure(n);
+                    g.track.env[k].ensure(n);
                 }
                 for &(sl, lo, hi) in &s.groups {
                     if let (Some(g), Some(rows)) =
                         (self.gpus.get_mut(sl as usize), s.order.get(lo..hi))
                     {
-                        g.2.env[k].add_rows(rows, &s.v, &s.bucket, widen);
+                        g.track.env[k].add_rows(rows, &s.v, &s.bucket, widen);
                     }
                 }
                 continue;
@@ -597,7 +609,7 @@ impl Collected {
                 None => self.hosts.push((name, track)),
             }
         }
-        for (h, key, track) in part.gpus {
+        for GpuTrack { host: h, key, track } in part.gpus {
             let host = part.keys.hosts.name(h).to_string();
             let label = key.label();
             let full = self.gpus.len() >= MAX_CHARTED;
