@@ -655,7 +655,8 @@ fn rule(id: &str) -> &'static Rule {
     RULES.iter().find(|r| r.id == id).unwrap_or(&RULES[0])
 }
 
-fn f(v: Option<f64>, digits: usize) -> String {
+/// A figure of the evidence with `digits` decimals, `-` when missing.
+fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
@@ -746,7 +747,7 @@ fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) 
         return false;
     }
     let how = if g.last_row > g.last_data {
-        format!("its rows are empty ({} empty rows)", f(Some(empty), 0))
+        format!("its rows are empty ({} empty rows)", num(Some(empty), 0))
     } else {
         "it has no rows while the host's other GPUs do".to_string()
     };
@@ -754,8 +755,8 @@ fn gpu_lost(out: &mut Findings<'_>, g: &GpuView<'_>, end: i64, th: &Thresholds) 
         "no reading after {} UTC: {how} until the end of the recording at {} UTC ({} s); coverage_pct {}",
         when(g.last_data),
         when(end),
-        f(Some(tail_s), 0),
-        f(s.get(Stat::CoveragePct), 1)
+        num(Some(tail_s), 0),
+        num(s.get(Stat::CoveragePct), 1)
     );
     out.push("gpu_lost", Some(&g.label), evidence);
     true
@@ -788,7 +789,7 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
                 "{}{} {}",
                 if e.is_empty() { "" } else { ", " },
                 Stat::HealthMax(field),
-                f(Some(v), 0)
+                num(Some(v), 0)
             );
         }
     }
@@ -798,7 +799,7 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
             "{}{} {}",
             if e.is_empty() { "" } else { ", " },
             Stat::EccIncrease,
-            f(Some(v), 0)
+            num(Some(v), 0)
         );
     }
     if let Some(c) = corrected.filter(|_| storm) {
@@ -806,8 +807,8 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
             e,
             "{}ecc.errors.corrected.volatile.total rose by {} ({} an hour)",
             if e.is_empty() { "" } else { ", " },
-            f(Some(c), 0),
-            f(Some(c / hours), 0)
+            num(Some(c), 0),
+            num(Some(c / hours), 0)
         );
     }
     let severity = if failed { Severity::Error } else { Severity::Warning };
@@ -857,8 +858,10 @@ fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> b
     let (p, quiet) = match (g.diag, idle_draw(g, limit, th)) {
         (Some(d), Some(w)) if d.held_idle_n > 0 => {
             let n = d.held_idle_below(w.watts);
-            let note =
-                format!(" and power.draw < {} W (near the board's idle draw)", f(Some(w.watts), 0));
+            let note = format!(
+                " and power.draw < {} W (near the board's idle draw)",
+                num(Some(w.watts), 0)
+            );
             (p * n as f64 / d.held_idle_n as f64, note)
         }
         _ => (p, String::new()),
@@ -881,19 +884,19 @@ fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> b
         th.held_mem_mib,
         by.0,
         th.idle_util,
-        f(Some(p), 1),
-        f(Some(samples), 0),
+        num(Some(p), 1),
+        num(Some(samples), 0),
         held_s.map_or_else(|| "-".to_string(), dur),
-        f(s.get(Stat::max(Field::MemUsed)), 0),
+        num(s.get(Stat::max(Field::MemUsed)), 0),
         by.0,
-        f(s.get(by.1), 1)
+        num(s.get(by.1), 1)
     );
     if server {
         let _ = write!(
             evidence,
             "; it worked in {}% of the samples between idle stretches: the holder may be a server keeping \
              a model loaded between requests",
-            f(Some(active), 1)
+            num(Some(active), 1)
         );
     }
     out.push("idle_allocated", Some(&g.label), evidence);
@@ -914,10 +917,10 @@ fn unused_gpu(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool 
         let evidence = format!(
             "utilization.gpu < {}% in {}% of {} samples (max {}%), memory.used peak {} MiB",
             th.idle_util,
-            f(idle, 1),
-            f(s.get(Stat::Samples), 0),
-            f(s.get(Stat::max(Field::UtilGpu)), 0),
-            f(s.get(Stat::max(Field::MemUsed)), 0)
+            num(idle, 1),
+            num(s.get(Stat::Samples), 0),
+            num(s.get(Stat::max(Field::UtilGpu)), 0),
+            num(s.get(Stat::max(Field::MemUsed)), 0)
         );
         out.push("unused_gpu", Some(&g.label), evidence);
     }
@@ -942,11 +945,11 @@ fn input_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         let evidence = format!(
             "in {}% of samples (input_bound_pct) the GPU held work, {by} < {}% and {cpu} >= {}% (utilization.gpu \
              mean {}%, memory.used peak {} MiB)",
-            f(Some(ib), 0),
+            num(Some(ib), 0),
             th.input_bound_util,
             th.pegged_core,
-            f(s.get(UTIL_MEAN), 1),
-            f(s.get(Stat::max(Field::MemUsed)), 0)
+            num(s.get(UTIL_MEAN), 1),
+            num(s.get(Stat::max(Field::MemUsed)), 0)
         );
         out.push("input_bound", Some(&g.label), evidence);
     }
@@ -961,9 +964,9 @@ fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds, hung: bool) 
     {
         let evidence = format!(
             "memory.used peak {} MiB = {}% of {} MiB",
-            f(s.get(Stat::max(Field::MemUsed)), 0),
-            f(Some(p), 1),
-            f(s.get(Stat::MemoryTotal), 0)
+            num(s.get(Stat::max(Field::MemUsed)), 0),
+            num(Some(p), 1),
+            num(s.get(Stat::MemoryTotal), 0)
         );
         out.push("oom_risk", Some(&g.label), evidence);
     }
@@ -974,8 +977,8 @@ fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds, hung: bool) 
     {
         let evidence = format!(
             "memory.used peak {}% of memory.total at mean utilization {}%",
-            f(Some(p), 1),
-            f(Some(u), 1)
+            num(Some(p), 1),
+            num(Some(u), 1)
         );
         out.push("batch_headroom", Some(&g.label), evidence);
     }
@@ -991,7 +994,7 @@ fn reason_list(s: &Stats, reasons: &[Reason]) -> String {
                 "{}{} {}%",
                 if e.is_empty() { "" } else { ", " },
                 r.name(),
-                f(Some(v), 1)
+                num(Some(v), 1)
             );
         }
     }
@@ -1009,9 +1012,9 @@ fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     {
         let evidence = format!(
             "thermal slowdown in {}% of samples ({}); temperature.gpu max {} C",
-            f(Some(t), 1),
+            num(Some(t), 1),
             reason_list(s, &THERMAL),
-            f(s.get(Stat::max(Field::TempGpu)), 0)
+            num(s.get(Stat::max(Field::TempGpu)), 0)
         );
         out.push("thermal_throttling", Some(&g.label), evidence);
     }
@@ -1019,8 +1022,8 @@ fn throttling(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         let evidence = format!(
             "hardware power slowdown ({}); power.draw mean {} W, max {} W",
             reason_list(s, &POWER),
-            f(s.get(Stat::mean(Field::PowerDraw)), 0),
-            f(s.get(Stat::max(Field::PowerDraw)), 0)
+            num(s.get(Stat::mean(Field::PowerDraw)), 0),
+            num(s.get(Stat::max(Field::PowerDraw)), 0)
         );
         out.push("power_throttling", Some(&g.label), evidence);
     }
@@ -1040,7 +1043,7 @@ fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
                 "{}GPU {} {}%",
                 if e.is_empty() { "" } else { ", " },
                 g.label,
-                f(Some(v), 1)
+                num(Some(v), 1)
             );
             util.extend(g.stats.get(UTIL_MEAN));
             power.extend(g.stats.get(Stat::max(Field::PowerDraw)));
@@ -1049,13 +1052,13 @@ fn power_cap(out: &mut Findings<'_>, gpus: &[GpuView<'_>], th: &Thresholds) {
     if e.is_empty() {
         return;
     }
-    let lo = f(util.iter().copied().reduce(f64::min), 1);
-    let hi = f(util.iter().copied().reduce(f64::max), 1);
+    let lo = num(util.iter().copied().reduce(f64::min), 1);
+    let hi = num(util.iter().copied().reduce(f64::max), 1);
     let range = if lo == hi { lo } else { format!("{lo}-{hi}") };
     let evidence = format!(
         "throttle.sw_power_cap_pct: {e}; utilization.gpu mean {range}%, power.draw max {} W: the boards reached \
          their power limit",
-        f(power.iter().copied().reduce(f64::max), 0)
+        num(power.iter().copied().reduce(f64::max), 0)
     );
     out.push_as("power_throttling", Severity::Info, None, evidence);
 }
@@ -1095,13 +1098,13 @@ fn straggler(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
             let evidence = format!(
                 "clocks.sm.busy_mean {} MHz, {}% below the median {} MHz of GPUs {} (SM clock while utilization.gpu \
                  >= {}% without sw_power_cap); throttle.thermal_pct {}, throttle.power_pct {}",
-                f(Some(clock), 0),
-                f(Some(below), 1),
-                f(Some(median), 0),
+                num(Some(clock), 0),
+                num(Some(below), 1),
+                num(Some(median), 0),
                 names.join(", "),
                 th.busy_util,
-                f(g.stats.get(Stat::ThrottleThermalPct), 1),
-                f(g.stats.get(Stat::ThrottlePowerPct), 1)
+                num(g.stats.get(Stat::ThrottleThermalPct), 1),
+                num(g.stats.get(Stat::ThrottlePowerPct), 1)
             );
             out.push("straggler", Some(&g.label), evidence);
         }
@@ -1154,10 +1157,10 @@ fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
     let evidence = format!(
         "mean utilization.gpu over each GPU's busy span: GPU {} {}% vs GPU {} {}% ({} points apart)",
         hi.label,
-        f(Some(hi.mean), 1),
+        num(Some(hi.mean), 1),
         lo.label,
-        f(Some(lo.mean), 1),
-        f(Some(hi.mean - lo.mean), 1)
+        num(Some(lo.mean), 1),
+        num(Some(hi.mean - lo.mean), 1)
     );
     out.push("imbalance", None, evidence);
 }
@@ -1168,9 +1171,9 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
     {
         let evidence = format!(
             "swap.used.range {} MiB (swap.used peak {} MiB); mem.used peak {}% of mem.total",
-            f(Some(sw), 0),
-            f(host_stats.get(Stat::max(Field::SwapUsed)), 0),
-            f(host_stats.get(Stat::MemUsedMaxPct), 1)
+            num(Some(sw), 0),
+            num(host_stats.get(Stat::max(Field::SwapUsed)), 0),
+            num(host_stats.get(Stat::MemUsedMaxPct), 1)
         );
         out.push("host_swap", None, evidence);
     }
@@ -1198,11 +1201,11 @@ fn host_memory(
         "mem.used >= {}% of mem.total ({} MiB) in {pressed} of {} ticks ({} of the run); mem.used peak {}%; \
          swap.used peak {} MiB",
         th.host_mem_pct,
-        f(host_stats.get(Stat::MemTotal), 0),
-        f(Some(ticks), 0),
+        num(host_stats.get(Stat::MemTotal), 0),
+        num(Some(ticks), 0),
         dur(held),
-        f(host_stats.get(Stat::MemUsedMaxPct), 1),
-        f(host_stats.get(Stat::max(Field::SwapUsed)), 0)
+        num(host_stats.get(Stat::MemUsedMaxPct), 1),
+        num(host_stats.get(Stat::max(Field::SwapUsed)), 0)
     );
     out.push("host_memory", None, evidence);
 }
@@ -1291,11 +1294,11 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
         dur(before),
         dur(lasted),
         th.hang_util,
-        f(Some(watts), 0),
-        f(Some(floor), 0),
+        num(Some(watts), 0),
+        num(Some(floor), 0),
         th.hang_power_pct,
-        f(Some(reference), 0),
-        f(s.get(Stat::max(Field::PowerDraw)), 0)
+        num(Some(reference), 0),
+        num(s.get(Stat::max(Field::PowerDraw)), 0)
     );
     out.push("hang", Some(&g.label), evidence);
     true
@@ -1311,10 +1314,10 @@ fn board_config(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     {
         let evidence = format!(
             "power.limit {} W, {}% of power.default_limit {} W; power.draw max {} W",
-            f(Some(limit), 0),
-            f(Some(100.0 * limit / default), 0),
-            f(Some(default), 0),
-            f(g.stats.get(Stat::max(Field::PowerDraw)), 0)
+            num(Some(limit), 0),
+            num(Some(100.0 * limit / default), 0),
+            num(Some(default), 0),
+            num(g.stats.get(Stat::max(Field::PowerDraw)), 0)
         );
         out.push("power_limit_low", Some(&g.label), evidence);
     }
@@ -1372,8 +1375,8 @@ fn clocks_locked(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let why = if reasons {
         format!(
             "no thermal or hardware power reason (throttle.thermal_pct {}, throttle.power_pct {})",
-            f(s.get(Stat::ThrottleThermalPct), 1),
-            f(s.get(Stat::ThrottlePowerPct), 1)
+            num(s.get(Stat::ThrottleThermalPct), 1),
+            num(s.get(Stat::ThrottlePowerPct), 1)
         )
     } else {
         "clock event reasons not recorded".to_string()
@@ -1381,13 +1384,13 @@ fn clocks_locked(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let evidence = format!(
         "clocks.sm.busy_mean {} MHz, {}% of clocks.max.sm {} MHz, in {} busy samples (utilization.gpu >= {}%); \
          {why}; power.draw max {} W of power.limit {} W",
-        f(Some(busy), 0),
-        f(Some(share), 0),
-        f(Some(max), 0),
+        num(Some(busy), 0),
+        num(Some(share), 0),
+        num(Some(max), 0),
         d.busy_clock_n,
         th.busy_util,
-        f(draw, 0),
-        f(limit, 0)
+        num(draw, 0),
+        num(limit, 0)
     );
     out.push("clocks_locked", Some(&g.label), evidence);
 }
@@ -1414,7 +1417,7 @@ fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         let at = g.last_data.saturating_add((left_s * 1e6) as i64);
         format!(
             "at this rate it reaches memory.total ({} MiB) in {} (at {} UTC)",
-            f(Some(total), 0),
+            num(Some(total), 0),
             dur(left_s),
             when(at)
         )
@@ -1422,12 +1425,12 @@ fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let evidence = format!(
         "memory.used rises {} MiB/h (fitted over {}, r² {}): from {} to {} MiB along the line, peak {} MiB at {} UTC; \
          {reach}",
-        f(Some(fit.slope * 3600.0), 0),
+        num(Some(fit.slope * 3600.0), 0),
         dur(span),
-        f(Some(fit.r2), 2),
-        f(Some(fit.at(g.first_data)), 0),
-        f(Some(now), 0),
-        f(Some(d.mem_trend.max), 0),
+        num(Some(fit.r2), 2),
+        num(Some(fit.at(g.first_data)), 0),
+        num(Some(now), 0),
+        num(Some(d.mem_trend.max), 0),
         when(d.mem_trend.max_ts)
     );
     out.push("memory_growth", Some(&g.label), evidence);
@@ -1462,8 +1465,8 @@ fn idle_stretches(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         when(seq.first),
         when(seq.last),
         dur(lost),
-        f(Some(share), 1),
-        f(between, 0)
+        num(Some(share), 1),
+        num(between, 0)
     );
     out.push("idle_stretches", Some(&g.label), evidence);
 }
@@ -1478,14 +1481,14 @@ fn low_utilization(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> 
     let evidence = format!(
         "mean utilization.gpu {}% over {} ({} samples, p95 {}%, max {}%); idle (< {}%) in {}% of them; \
          memory.used peak {} MiB",
-        f(Some(u), 1),
+        num(Some(u), 1),
         dur(span),
-        f(s.get(Stat::Samples), 0),
-        f(s.get(Stat::p95(Field::UtilGpu)), 0),
-        f(s.get(Stat::max(Field::UtilGpu)), 0),
+        num(s.get(Stat::Samples), 0),
+        num(s.get(Stat::p95(Field::UtilGpu)), 0),
+        num(s.get(Stat::max(Field::UtilGpu)), 0),
         th.idle_util,
-        f(s.get(Stat::IdlePct), 1),
-        f(s.get(Stat::max(Field::MemUsed)), 0)
+        num(s.get(Stat::IdlePct), 1),
+        num(s.get(Stat::max(Field::MemUsed)), 0)
     );
     out.push("low_utilization", Some(&g.label), evidence);
     true
@@ -1525,19 +1528,19 @@ fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
             let evidence = format!(
                 "temperature.gpu mean {} C {} (max {} C), {} C above the median {} C of its {} siblings at about the \
                  same load (utilization.gpu mean {}% vs {}%); throttle.thermal_pct {}",
-                f(Some(t), 1),
+                num(Some(t), 1),
                 if busy {
                     format!("while busy (utilization.gpu >= {}%)", th.busy_util)
                 } else {
                     "over all samples".into()
                 },
-                f(g.stats.get(Stat::max(Field::TempGpu)), 0),
-                f(Some(t - mt), 1),
-                f(Some(mt), 1),
+                num(g.stats.get(Stat::max(Field::TempGpu)), 0),
+                num(Some(t - mt), 1),
+                num(Some(mt), 1),
                 sib.len(),
-                f(Some(u), 1),
-                f(Some(mu), 1),
-                f(g.stats.get(Stat::ThrottleThermalPct), 1)
+                num(Some(u), 1),
+                num(Some(mu), 1),
+                num(g.stats.get(Stat::ThrottleThermalPct), 1)
             );
             out.push("hot_gpu", Some(&g.label), evidence);
         }
@@ -1553,9 +1556,9 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
     {
         let evidence = format!(
             "mean utilization.gpu {}% but mean sm.active {}% (max {}%): kernels are running, on few SMs",
-            f(Some(u), 1),
-            f(Some(sm), 1),
-            f(gpm(s, Stat::max(Field::SmActive)), 1)
+            num(Some(u), 1),
+            num(Some(sm), 1),
+            num(gpm(s, Stat::max(Field::SmActive)), 1)
         );
         out.push("sm_idle_under_busy", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1573,11 +1576,11 @@ fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     {
         let evidence = format!(
             "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%, dram.active mean {}%",
-            f(Some(sm), 1),
-            f(Some(t), 2),
-            f(gpm(s, Stat::max(Field::TensorActive)), 1),
-            f(gpm(s, Stat::mean(Field::Fp32Active)), 1),
-            f(gpm(s, Stat::mean(Field::DramActive)), 1)
+            num(Some(sm), 1),
+            num(Some(t), 2),
+            num(gpm(s, Stat::max(Field::TensorActive)), 1),
+            num(gpm(s, Stat::mean(Field::Fp32Active)), 1),
+            num(gpm(s, Stat::mean(Field::DramActive)), 1)
         );
         out.push("no_tensor_cores", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1591,9 +1594,9 @@ fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     {
         let evidence = format!(
             "mean dram.active {}% (max {}%) with mean sm.active {}%",
-            f(Some(d), 1),
-            f(gpm(s, Stat::max(Field::DramActive)), 1),
-            f(gpm(s, SM_MEAN), 1)
+            num(Some(d), 1),
+            num(gpm(s, Stat::max(Field::DramActive)), 1),
+            num(gpm(s, SM_MEAN), 1)
         );
         out.push("memory_bound", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1608,9 +1611,9 @@ fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     {
         let evidence = format!(
             "mean pcie.rx.bytes {} MiB/s (max {}) while mean sm.active is {}%",
-            f(Some(rx), 0),
-            f(s.get(Stat::max(Field::PcieRxBytes)), 0),
-            f(Some(sm), 1)
+            num(Some(rx), 0),
+            num(s.get(Stat::max(Field::PcieRxBytes)), 0),
+            num(Some(sm), 1)
         );
         out.push("pcie_bound", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1709,13 +1712,13 @@ pub(crate) fn shared_gpu(
             s.user_ticks.keys().filter(|u| Some(u.as_str()) != main).cloned().collect()
         };
         let mem = s.other_mem_max.map_or_else(String::new, |m| {
-            format!("; their proc.gpu_memory peak {} MiB", f(Some(m), 0))
+            format!("; their proc.gpu_memory peak {} MiB", num(Some(m), 0))
         });
         let evidence = format!(
             "processes of {} beside {whose}{} in {shared} of {of} ticks ({}%): {}{mem}",
             if by_job { "another job" } else { "another user" },
             main.filter(|_| !by_job).map_or_else(String::new, |u| format!(" ({u})")),
-            f(Some(pct), 1),
+            num(Some(pct), 1),
             others.join(", ")
         );
         let label = s.gpu.map(|g| g.to_string());

@@ -201,7 +201,7 @@ fn pass(col: Option<&dyn Array>, words: &mut [u32], f: impl Fn(f64) -> u32) {
 }
 
 /// `b` where `cond` holds, else 0 (branch-free).
-fn on(cond: bool, b: u32) -> u32 {
+fn bit_if(cond: bool, b: u32) -> u32 {
     u32::from(cond) * b
 }
 
@@ -214,28 +214,30 @@ impl Words {
         let w = &mut self.words[..];
         let rows = r.rows;
         pass(c.util, w, |v| {
-            on(!v.is_nan(), U_KNOWN)
-                | on(v < rows.idle_util, U_IDLE)
-                | on(v >= rows.busy_util, U_BUSY)
-                | on(v < r.input_bound_util, U_LOW)
-                | on(v >= rows.hang_util, U_HANG)
+            bit_if(!v.is_nan(), U_KNOWN)
+                | bit_if(v < rows.idle_util, U_IDLE)
+                | bit_if(v >= rows.busy_util, U_BUSY)
+                | bit_if(v < r.input_bound_util, U_LOW)
+                | bit_if(v >= rows.hang_util, U_HANG)
         });
         pass(c.sm, w, |v| {
-            on(!v.is_nan(), S_KNOWN)
-                | on(v < rows.idle_util, S_IDLE)
-                | on(v < r.input_bound_util, S_LOW)
+            bit_if(!v.is_nan(), S_KNOWN)
+                | bit_if(v < rows.idle_util, S_IDLE)
+                | bit_if(v < r.input_bound_util, S_LOW)
         });
-        pass(c.mem_used, w, |v| on(!v.is_nan(), M_KNOWN) | on(v >= rows.held_mem_mib, M_HELD));
-        pass(c.clock, w, |v| on(!v.is_nan(), CLOCK));
-        pass(c.job_cpu, w, |v| on(!v.is_nan(), J_KNOWN) | on(v >= r.pegged_core, J_PEG));
+        pass(c.mem_used, w, |v| {
+            bit_if(!v.is_nan(), M_KNOWN) | bit_if(v >= rows.held_mem_mib, M_HELD)
+        });
+        pass(c.clock, w, |v| bit_if(!v.is_nan(), CLOCK));
+        pass(c.job_cpu, w, |v| bit_if(!v.is_nan(), J_KNOWN) | bit_if(v >= r.pegged_core, J_PEG));
         for h in c.host_cpu {
-            pass(h, w, |v| on(!v.is_nan(), H_KNOWN) | on(v >= r.pegged_core, H_PEG));
+            pass(h, w, |v| bit_if(!v.is_nan(), H_KNOWN) | bit_if(v >= r.pegged_core, H_PEG));
         }
-        pass(c.job_mem, w, |v| on(!v.is_nan(), JM_KNOWN) | on(v > 0.0, JM_POS));
-        pass(c.power, w, |v| on(!v.is_nan(), P_KNOWN));
+        pass(c.job_mem, w, |v| bit_if(!v.is_nan(), JM_KNOWN) | bit_if(v > 0.0, JM_POS));
+        pass(c.power, w, |v| bit_if(!v.is_nan(), P_KNOWN));
         let cap = crate::acc::Reason::SwPowerCap.bit();
         for (w, &x) in w.iter_mut().zip(c.reasons) {
-            *w |= on(x != NO_U64 && x & cap != 0, CAPPED);
+            *w |= bit_if(x != NO_U64 && x & cap != 0, CAPPED);
         }
         self.facts.clear();
         self.facts.extend(self.words.iter().map(|&w| facts(w)));

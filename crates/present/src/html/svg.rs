@@ -97,8 +97,8 @@ fn bands(s: &mut String, axis: &TimeAxis, left: f64, width: f64, top: f64, heigh
             r#"<rect class="ph p{}" data-phase="{}" x="{}" y="{top}" width="{}" height="{height}"><title>phase {}</title></rect>"#,
             b.color % 4,
             esc(&b.label),
-            f1(x0),
-            f1(x1 - x0),
+            px(x0),
+            px(x1 - x0),
             esc(&b.label)
         );
         let fits = ((x1 - x0 - 4.0) / 6.0).floor().max(0.0) as usize;
@@ -111,8 +111,8 @@ fn bands(s: &mut String, axis: &TimeAxis, left: f64, width: f64, top: f64, heigh
             let _ = write!(
                 s,
                 r#"<text class="pl" x="{}" y="{}">{}</text>"#,
-                f1(x0 + 3.0),
-                f1(top + 11.0),
+                px(x0 + 3.0),
+                px(top + 11.0),
                 esc(&text)
             );
         }
@@ -129,7 +129,8 @@ const CHART_TOP: f64 = 30.0;
 const PLOT_H: f64 = 140.0;
 const PLOT_W: f64 = CHART_W - CHART_LEFT - CHART_RIGHT;
 
-fn f1(v: f64) -> String {
+/// A coordinate of the SVG: one decimal, none when it is whole.
+fn px(v: f64) -> String {
     let s = format!("{v:.1}");
     s.strip_suffix(".0").map_or(s.clone(), str::to_string)
 }
@@ -283,7 +284,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
             s,
             r#"<path class="g" d="M{CHART_LEFT} {y}h{PLOT_W}"/><text class="yl" x="{}" y="{}">{}</text>"#,
             CHART_LEFT - 5.0,
-            f1(y + 4.0),
+            px(y + 4.0),
             label(v, step)
         );
     }
@@ -330,7 +331,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
     }
     s.push_str("</g>");
     for (t, what) in c.marks.iter().filter(|(t, _)| axis.grid.bucket(*t).is_some()) {
-        let x = f1(x_px(axis, *t, CHART_LEFT, PLOT_W));
+        let x = px(x_px(axis, *t, CHART_LEFT, PLOT_W));
         let _ = write!(
             s,
             r#"<g class="ev"><title>{}</title><path d="M{x} {top}v{PLOT_H}"/><path class="evm" d="M{x} {}l-4 -6h8z"/></g>"#,
@@ -357,7 +358,7 @@ fn time_axis(
 ) {
     let bottom = top + height;
     for (t, lab) in ticks {
-        let x = f1(x_px(axis, *t, left, width));
+        let x = px(x_px(axis, *t, left, width));
         let _ = write!(
             s,
             r#"<path class="g" d="M{x} {top}v{height}"/><text class="xl" x="{x}" y="{}">{}</text>"#,
@@ -382,7 +383,7 @@ fn legend(s: &mut String, plots: &[&Plot<'_>], y: f64) {
     let widths: Vec<f64> = plots.iter().map(|p| legend_width(p)).collect();
     let mut x = CHART_W - CHART_RIGHT - widths.iter().sum::<f64>();
     for (p, w) in plots.iter().zip(widths) {
-        let xs = f1(x);
+        let xs = px(x);
         let swatch = match p.style {
             Style::Envelope => format!(
                 r#"<rect class="b{}" x="{xs}" y="{}" width="18" height="8"/><path class="sw c{}" d="M{xs} {}h18"/>"#,
@@ -399,7 +400,7 @@ fn legend(s: &mut String, plots: &[&Plot<'_>], y: f64) {
         let _ = write!(
             s,
             r#"{swatch}<text class="lg" x="{}" y="{y}">{}</text>"#,
-            f1(x + 22.0),
+            px(x + 22.0),
             esc(&p.label)
         );
         x += w;
@@ -413,13 +414,13 @@ fn describe(c: &Chart<'_>, plots: &[&Plot<'_>], axis: &TimeAxis) -> String {
         let unit = if c.unit.is_empty() { String::new() } else { format!(" {}", c.unit) };
         let (lo, hi) = p.env.range().unwrap_or((f64::NAN, f64::NAN));
         match (p.style, p.env.mean()) {
-            (Style::Limit, _) => parts.push(format!("{} up to {}{unit}", p.label, f1(hi))),
+            (Style::Limit, _) => parts.push(format!("{} up to {}{unit}", p.label, px(hi))),
             (_, Some(m)) => parts.push(format!(
                 "{}: mean {}{unit}, from {} to {}{unit}",
                 p.label,
-                f1(m),
-                f1(lo),
-                f1(hi)
+                px(m),
+                px(lo),
+                px(hi)
             )),
             _ => {}
         }
