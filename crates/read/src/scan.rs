@@ -327,10 +327,15 @@ fn scan_nvsmi(
 fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
     let msg = format!("{e:#}");
     let disp = show(path);
+    // The parser's own kind where it gave one.
+    let kind = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<ReadError>())
+        .map_or(ReadErrorKind::Malformed, ReadError::kind);
     if msg.contains(&disp) {
-        ReadError::naming(ReadErrorKind::Malformed, disp, msg).into()
+        ReadError::naming(kind, disp, msg).into()
     } else {
-        ReadError::new(ReadErrorKind::Malformed, disp, msg).into()
+        ReadError::new(kind, disp, msg).into()
     }
 }
 
