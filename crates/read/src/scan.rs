@@ -483,3 +483,26 @@ mod tests {
         assert_eq!(default_host(Path::new("/x/node7.csv"), &o, Some("vm1")), "h");
     }
 }
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn an_nvsmi_error_keeps_the_parsers_kind_and_names_the_file_once() {
+        let path = Path::new("x.csv");
+        let given = ReadError::new(ReadErrorKind::Usage, "x.csv", "--columns is empty");
+        let e = nvsmi_error(path, &given.into());
+        let r = e.downcast_ref::<ReadError>().unwrap();
+        assert_eq!(
+            (r.kind(), r.to_string().as_str()),
+            (ReadErrorKind::Usage, "x.csv: --columns is empty")
+        );
+        let e = nvsmi_error(path, &anyhow::anyhow!("bad row"));
+        let r = e.downcast_ref::<ReadError>().unwrap();
+        assert_eq!(
+            (r.kind(), r.to_string().as_str()),
+            (ReadErrorKind::Malformed, "x.csv: bad row")
+        );
+    }
+}

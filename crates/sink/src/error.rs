@@ -72,3 +72,32 @@ impl SinkError {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CountingWriter, Target};
+
+    #[test]
+    fn creating_over_a_taken_name_is_name_taken_with_the_same_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(&p, "x").unwrap();
+        let Err(e) = CountingWriter::open(&Target::File(p.clone())) else { panic!("created") };
+        assert!(SinkError::in_chain(&e, SinkErrorKind::NameTaken), "{e:#}");
+        assert!(!SinkError::in_chain(&e, SinkErrorKind::Removed), "{e:#}");
+        let want = format!("creating {}: ", p.display());
+        assert!(format!("{e:#}").starts_with(&want), "{e:#}");
+    }
+
+    #[test]
+    fn io_kinds_map_to_sink_kinds() {
+        use std::io::{Error, ErrorKind as K};
+        assert_eq!(SinkErrorKind::of_io(&Error::from(K::StorageFull)), SinkErrorKind::Full);
+        assert_eq!(SinkErrorKind::of_io(&Error::from(K::QuotaExceeded)), SinkErrorKind::Full);
+        assert_eq!(SinkErrorKind::of_io(&Error::from(K::AlreadyExists)), SinkErrorKind::NameTaken);
+        assert_eq!(SinkErrorKind::of_io(&Error::from(K::BrokenPipe)), SinkErrorKind::Io);
+        let e = anyhow::Error::from(SinkError::removed(std::path::Path::new("a.csv")));
+        assert!(SinkError::in_chain(&e.context("closing a.csv"), SinkErrorKind::Removed));
+    }
+}

@@ -108,3 +108,20 @@ pub fn code_for(e: &anyhow::Error) -> i32 {
     }
     if e.chain().any(|c| c.is::<UsageError>()) { exit::USAGE } else { exit::FAILURE }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_come_from_kinds() {
+        let read =
+            anyhow::Error::from(ReadError::new(ReadErrorKind::Malformed, "a.csv", "no data rows"));
+        assert_eq!(format!("{read:#}"), "a.csv: no data rows");
+        assert_eq!(code_for(&read.context("summarizing")), exit::USAGE);
+        assert_eq!(code_for(&anyhow::anyhow!("a reader thread failed")), exit::FAILURE);
+        assert_eq!(code_for(&UsageError("bad".into()).into()), exit::USAGE);
+        let start = CannotStart { code: 127, msg: "x: not found".into() };
+        assert_eq!(code_for(&start.into()), 127);
+    }
+}
