@@ -12,7 +12,7 @@
 //!   copy that every later pass reads ([`Input::data`]).
 //!
 //! A file named on the command line (or matched by a glob) that cannot be read or is not metrics is an
-//! error ([`UsageError`], exit 2), and so is a file found in a directory or a set that cannot be read:
+//! error ([`ReadError`], exit 2), and so is a file found in a directory or a set that cannot be read:
 //! one bad input fails the whole run rather than quietly summarising less. Inputs are told apart by
 //! device and inode, so a link to a file already found is not read twice, and an output path can be
 //! checked against every input ([`Discovered::input_at`]).
@@ -33,7 +33,7 @@ use crate::input::{FileId, Input, Kind, file_id};
 use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
 use gpumon_schema::catalog::Table;
 use gpumon_schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
 /// What discovery found.
@@ -112,17 +112,25 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
         }
         if !arg.exists() && s.contains(['*', '?', '[']) {
             let shown = show(arg);
-            let paths = glob::glob(&s)
-                .map_err(|e| UsageError(format!("{shown}: bad glob pattern: {e}")))?;
+            let paths = glob::glob(&s).map_err(|e| {
+                ReadError::new(
+                    ReadErrorKind::Usage,
+                    shown.clone(),
+                    format_args!("bad glob pattern: {e}"),
+                )
+            })?;
             let mut any = false;
             for p in paths {
-                let p = p.map_err(|e| UsageError(format!("{shown}: {e}")))?;
+                let p =
+                    p.map_err(|e| ReadError::new(ReadErrorKind::Unreadable, shown.clone(), e))?;
                 any = true;
                 f.next_group();
                 add_path(&p, &mut f)?;
             }
             if !any {
-                return Err(UsageError(format!("{shown}: no file matches")).into());
+                return Err(
+                    ReadError::new(ReadErrorKind::NotFound, shown, "no file matches").into()
+                );
             }
             continue;
         }
@@ -133,7 +141,9 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     }
     if f.d.inputs.is_empty() {
         let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
-        return Err(UsageError(format!("{}: no input files", named.join(", "))).into());
+        return Err(
+            ReadError::new(ReadErrorKind::NotFound, named.join(", "), "no input files").into()
+        );
     }
     Ok(f.d)
 }
@@ -151,10 +161,11 @@ fn push(f: &mut Discovery, path: &Path, kind: Kind, spool: Option<Arc<tempfile::
 /// report's charts). Its head is sniffed first, so `/dev/zero` is refused, not copied forever.
 fn add_spooled(f: &mut Discovery, name: &Path, src: &mut dyn Read) -> Result<()> {
     let mut head = Vec::new();
-    src.take(SNIFF_BYTES)
-        .read_to_end(&mut head)
-        .map_err(|e| UsageError(format!("{}: cannot read: {e}", show(name))))?;
-    let kind = sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))))?;
+    src.take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| {
+        ReadError::new(ReadErrorKind::Unreadable, show(name), format_args!("cannot read: {e}"))
+    })?;
+    let kind =
+        sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why))?;
     let mut tmp = tempfile::NamedTempFile::new()
         .map_err(|e| anyhow::anyhow!("{}: cannot make a temporary copy: {e}", show(name)))?;
     // Reading the pipe and writing the copy fail alike for the user: the input could not be taken in.
@@ -162,7 +173,11 @@ fn add_spooled(f: &mut Discovery, name: &Path, src: &mut dyn Read) -> Result<()>
         .write_all(&head)
         .and_then(|()| std::io::copy(src, tmp.as_file_mut()))
         .map_err(|e| {
-            UsageError(format!("{}: cannot read into a temporary copy: {e}", show(name)))
+            ReadError::new(
+                ReadErrorKind::Unreadable,
+                show(name),
+                format_args!("cannot read into a temporary copy: {e}"),
+            )
         })?;
     push(f, name, kind, Some(Arc::new(tmp.into_temp_path())));
     Ok(())
@@ -185,15 +200,23 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
     {
         let t = m.file_type();
         if !(t.is_fifo() || t.is_char_device() || t.is_socket()) {
-            return Err(
-                UsageError(format!("{shown}: not a regular file, directory or pipe")).into()
-            );
+            return Err(ReadError::new(
+                ReadErrorKind::Unsupported,
+                shown,
+                "not a regular file, directory or pipe",
+            )
+            .into());
         }
         if file_id(path).is_some_and(|id| f.seen.contains(&id)) {
             return Ok(());
         }
-        let mut src =
-            File::open(path).map_err(|e| UsageError(format!("{shown}: cannot open: {e}")))?;
+        let mut src = File::open(path).map_err(|e| {
+            ReadError::new(
+                ReadErrorKind::of_open(&e),
+                shown.clone(),
+                format_args!("cannot open: {e}"),
+            )
+        })?;
         return add_spooled(f, path, &mut src);
     }
     if is_journal_name(path) {
@@ -206,7 +229,9 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
     let members = if listed { set.members().unwrap_or_default() } else { Vec::new() };
     let journals = if listed { set.leftover_journals().unwrap_or_default() } else { Vec::new() };
     if !path.exists() && members.is_empty() && journals.is_empty() {
-        return Err(UsageError(format!("{shown}: no such file or directory")).into());
+        return Err(
+            ReadError::new(ReadErrorKind::NotFound, shown, "no such file or directory").into()
+        );
     }
     if path.exists() {
         // The file named is read (an error if it is not metrics); the rest of its set as well, when
@@ -278,10 +303,11 @@ fn add_dir(dir: &Path, f: &mut Discovery) -> Result<()> {
     let before = f.d.inputs.len();
     add_dir_files(dir, f, 0)?;
     if f.d.inputs.len() == before {
-        return Err(UsageError(format!(
-            "{}: no gpumon or nvidia-smi metrics files in this directory",
-            show(dir)
-        ))
+        return Err(ReadError::new(
+            ReadErrorKind::NotFound,
+            show(dir),
+            "no gpumon or nvidia-smi metrics files in this directory",
+        )
         .into());
     }
     Ok(())
@@ -289,8 +315,9 @@ fn add_dir(dir: &Path, f: &mut Discovery) -> Result<()> {
 
 /// The metrics files of `dir` and, `MAX_DEPTH` levels down, of its visible subdirectories.
 fn add_dir_files(dir: &Path, f: &mut Discovery, depth: usize) -> Result<()> {
-    let rd =
-        fs::read_dir(dir).map_err(|e| UsageError(format!("{}: cannot list: {e}", show(dir))))?;
+    let rd = fs::read_dir(dir).map_err(|e| {
+        ReadError::new(ReadErrorKind::of_open(&e), show(dir), format_args!("cannot list: {e}"))
+    })?;
     let mut files = Vec::new();
     let mut journals = Vec::new();
     let mut subdirs = Vec::new();

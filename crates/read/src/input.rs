@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Result;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
 /// What a file holds.
@@ -113,8 +113,14 @@ impl Input {
 
     /// Open the bytes for reading; the error names the input.
     pub fn open(&self) -> Result<File> {
-        File::open(self.data())
-            .map_err(|e| UsageError(format!("{}: cannot open: {e}", show(&self.path))).into())
+        File::open(self.data()).map_err(|e| {
+            ReadError::new(
+                ReadErrorKind::of_open(&e),
+                show(&self.path),
+                format_args!("cannot open: {e}"),
+            )
+            .into()
+        })
     }
 
     /// Size in bytes (0 when unknown).

@@ -20,7 +20,7 @@ use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::cols::{self, Interner, NO_U64};
 use gpumon_schema::gpus::GpuSelector;
 use gpumon_schema::run::InputInfo;
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
 use gpumon_util::zone::Zone;
@@ -134,7 +134,7 @@ pub type Visit<'a, S> = &'a (dyn Fn(&mut S, &RecordBatch, &str) -> Result<()> + 
 /// `visit`. Parquet files are split into parts read in parallel, one state each, returned in file
 /// order; other kinds give one state. Every batch passes the value checks first
 /// ([`values::check`]: bad indexes and percentages become null and are counted). Problems with the
-/// file are [`UsageError`]s naming it; errors from `visit` pass through unchanged.
+/// file are [`ReadError`]s naming it; errors from `visit` pass through unchanged.
 pub fn scan<S: Send>(
     input: &Input,
     opts: &ReadOptions,
@@ -323,11 +323,20 @@ fn scan_nvsmi(
     Ok(found)
 }
 
-/// A problem with an nvidia-smi log as a [`UsageError`] that names the file once.
+/// A problem with an nvidia-smi log as a [`ReadError`] that names the file once.
 fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
     let msg = format!("{e:#}");
     let disp = show(path);
-    UsageError(if msg.contains(&disp) { msg } else { format!("{disp}: {msg}") }).into()
+    // The parser's own kind where it gave one.
+    let kind = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<ReadError>())
+        .map_or(ReadErrorKind::Malformed, ReadError::kind);
+    if msg.contains(&disp) {
+        ReadError::naming(kind, disp, msg).into()
+    } else {
+        ReadError::new(kind, disp, msg).into()
+    }
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
@@ -356,7 +365,13 @@ pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
             let mut first = Vec::new();
             std::io::BufReader::new(input.open()?.take(1 << 20))
                 .read_until(b'\n', &mut first)
-                .map_err(|e| UsageError(format!("{}: cannot read: {e}", show(path))))?;
+                .map_err(|e| {
+                    ReadError::new(
+                        ReadErrorKind::Unreadable,
+                        show(path),
+                        format_args!("cannot read: {e}"),
+                    )
+                })?;
             let line = String::from_utf8_lossy(&first);
             let mut out: Vec<Field> = Vec::new();
             for cell in line.trim_end_matches('\r').split(',') {
@@ -466,5 +481,28 @@ mod tests {
         assert_eq!(default_host(Path::new("/x/run.parquet"), &o, Some("vm1")), "vm1");
         let o = ReadOptions { host: Some("h".into()), ..Default::default() };
         assert_eq!(default_host(Path::new("/x/node7.csv"), &o, Some("vm1")), "h");
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn an_nvsmi_error_keeps_the_parsers_kind_and_names_the_file_once() {
+        let path = Path::new("x.csv");
+        let given = ReadError::new(ReadErrorKind::Usage, "x.csv", "--columns is empty");
+        let e = nvsmi_error(path, &given.into());
+        let r = e.downcast_ref::<ReadError>().unwrap();
+        assert_eq!(
+            (r.kind(), r.to_string().as_str()),
+            (ReadErrorKind::Usage, "x.csv: --columns is empty")
+        );
+        let e = nvsmi_error(path, &anyhow::anyhow!("bad row"));
+        let r = e.downcast_ref::<ReadError>().unwrap();
+        assert_eq!(
+            (r.kind(), r.to_string().as_str()),
+            (ReadErrorKind::Malformed, "x.csv: bad row")
+        );
     }
 }

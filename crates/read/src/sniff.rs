@@ -12,7 +12,7 @@ use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
 use crate::smilog::looks_like_nvsmi;
 use gpumon_schema::catalog::Field;
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
 /// Bytes read from the head of a file to tell its kind.
@@ -21,18 +21,20 @@ pub(crate) const SNIFF_BYTES: u64 = 64 * 1024;
 /// The first bytes of `data` (the file named `name`); an error naming it when it cannot be read.
 pub(crate) fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
     let disp = show(name);
-    let f = File::open(data).map_err(|e| UsageError(format!("{disp}: cannot open: {e}")))?;
+    let f = File::open(data).map_err(|e| {
+        ReadError::new(ReadErrorKind::of_open(&e), disp.clone(), format_args!("cannot open: {e}"))
+    })?;
     let mut head = Vec::new();
-    f.take(SNIFF_BYTES)
-        .read_to_end(&mut head)
-        .map_err(|e| UsageError(format!("{disp}: cannot read: {e}")))?;
+    f.take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| {
+        ReadError::new(ReadErrorKind::Unreadable, disp.clone(), format_args!("cannot read: {e}"))
+    })?;
     Ok(head)
 }
 
 /// Read the head of `data` (the file named `name`) and tell its kind; the error names the file.
 pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
     let head = read_head(name, data)?;
-    sniff(&head).map_err(|why| UsageError(format!("{}: {why}", show(name))).into())
+    sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why).into())
 }
 
 /// nvidia-smi's other outputs people log (`dmon`, `pmon`, `-q`, the default table), by their first

@@ -13,6 +13,7 @@
 
 mod columnwise;
 mod csv;
+mod error;
 mod files;
 mod lock;
 mod parquet;
@@ -22,6 +23,7 @@ mod regroup;
 mod smistyle;
 mod writer;
 
+pub use crate::error::{SinkError, SinkErrorKind};
 pub use crate::files::{JournalOutcome, Recovered, recover_journal, recover_set};
 pub use crate::lock::OutputLock;
 pub use crate::parquet::MARKS_KEY;
@@ -185,8 +187,9 @@ impl CountingWriter {
         let dest = match target {
             Target::File(p) => {
                 // New, never through a link or over a file another program put at the name.
-                let f = gpumon_util::fsafe::create_new(p, true)
-                    .with_context(|| format!("creating {}", gpumon_util::text::show(p)))?;
+                let f = gpumon_util::fsafe::create_new(p, true).map_err(|e| {
+                    SinkError::io(format!("creating {}", gpumon_util::text::show(p)), e)
+                })?;
                 Dest::File(Arc::new(f), None)
             }
             Target::Stdout => Dest::Stdout(io::stdout()),

@@ -8,7 +8,7 @@
 //! next piece are in no file. A Parquet journal therefore never keeps a batch whose sync failed.
 //!
 //! Gone files: at each flush the open file is compared with what its path names now (device and
-//! inode, and the link count of ours). A deleted file or a removed directory is [`Removed`]; a CSV
+//! inode, and the link count of ours). A deleted file or a removed directory is [`SinkErrorKind::Removed`](crate::SinkErrorKind::Removed); a CSV
 //! renamed away (logrotate without `copytruncate`) is left to its new name and writing goes on in a
 //! new piece.
 
@@ -20,16 +20,10 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow};
 
 use crate::SinkFiles;
+use crate::error::SinkError;
 use crate::files::{JournalOutcome, recover_journal};
 use gpumon_schema::files::sync_dir;
 use gpumon_util::warn::warn;
-
-/// The open piece's file (or its directory) was removed under the writer.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{} was removed (the file deleted or its directory removed)", path.display())]
-pub(crate) struct Removed {
-    pub path: PathBuf,
-}
 
 /// What a path names now, compared with a file we hold open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +108,7 @@ impl PieceFiles {
             (None, _) => match data {
                 Presence::Here => {}
                 Presence::Moved => return Ok(true),
-                Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
+                Presence::Removed => return Err(SinkError::removed(&self.path).into()),
             },
             // No batch yet, so no journal (a flush with nothing new).
             (Some(_), None) => match data {
@@ -122,7 +116,7 @@ impl PieceFiles {
                 Presence::Moved => {
                     return Err(anyhow!("{} was moved or removed", self.data_path.display()));
                 }
-                Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
+                Presence::Removed => return Err(SinkError::removed(&self.path).into()),
             },
             (Some(j), Some(recovery)) => match (data, presence(recovery, j)) {
                 (Presence::Here, Presence::Here) => {}
@@ -131,7 +125,7 @@ impl PieceFiles {
                 (_, Presence::Here) => {
                     return Err(anyhow!("{} was moved or removed", self.data_path.display()));
                 }
-                _ => return Err(Removed { path: self.path.clone() }.into()),
+                _ => return Err(SinkError::removed(&self.path).into()),
             },
         }
         self.make_dir_durable();
@@ -179,7 +173,7 @@ impl PieceFiles {
         match presence(&self.data, &self.data_path) {
             Presence::Here => {}
             Presence::Moved if self.journal.is_none() => return Ok(true),
-            Presence::Removed => return Err(Removed { path: self.path.clone() }.into()),
+            Presence::Removed => return Err(SinkError::removed(&self.path).into()),
             Presence::Moved => {
                 return Err(anyhow!("{} was moved or removed", self.data_path.display()));
             }
@@ -320,6 +314,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
+    use crate::error::SinkErrorKind;
 
     fn csv_piece(dir: &Path) -> PieceFiles {
         let p = dir.join("a.csv");
@@ -360,7 +355,7 @@ mod tests {
         assert!(piece.flushed(0, SinkFiles::default).unwrap(), "renamed away");
         fs::remove_file(dir.path().join("a.csv.1")).unwrap();
         let e = piece.flushed(0, SinkFiles::default).unwrap_err();
-        assert!(e.downcast_ref::<Removed>().is_some(), "{e:#}");
+        assert!(SinkError::in_chain(&e, SinkErrorKind::Removed), "{e:#}");
         assert_eq!(piece.abandon(true).settle(true).unwrap(), Some(Settled::Lost(0)));
     }
 }

@@ -16,7 +16,7 @@ use crate::values::BadValues;
 use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Table, Ty};
 use gpumon_schema::row::{Row, Value};
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
 
@@ -145,7 +145,7 @@ impl CsvCounters {
 }
 
 /// Map a header to catalogue fields, noting every field and ignored name in `rep`; the columns read
-/// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`UsageError`].
+/// are those of `want` plus the host and GPU keys. A header gpumon cannot use is a [`ReadError`].
 fn csv_columns(
     path: &Path,
     header: &csv::StringRecord,
@@ -176,25 +176,28 @@ fn csv_columns(
         }
     }
     let Some(ts) = ts_col else {
-        return Err(
-            UsageError(format!("{}: no timestamp column in the CSV header", show(path))).into()
-        );
+        return Err(ReadError::new(
+            ReadErrorKind::Malformed,
+            show(path),
+            "no timestamp column in the CSV header",
+        )
+        .into());
     };
     if rep.fields.is_empty() {
-        return Err(UsageError(format!(
-            "{}: no gpumon metrics columns in the CSV header",
-            show(path)
-        ))
+        return Err(ReadError::new(
+            ReadErrorKind::Malformed,
+            show(path),
+            "no gpumon metrics columns in the CSV header",
+        )
         .into());
     }
     let (found, table) = (Table::of(rep.fields.iter().copied()), Table::of(want.iter().copied()));
     if found != table {
-        return Err(UsageError(format!(
-            "{}: {}, not {}",
+        return Err(ReadError::new(
+            ReadErrorKind::Unsupported,
             show(path),
-            found.describe(),
-            table.describe()
-        ))
+            format_args!("{}, not {}", found.describe(), table.describe()),
+        )
         .into());
     }
     rep.fields.insert(0, Field::Timestamp);
@@ -263,7 +266,7 @@ pub fn read_csv(
         .from_reader(BufReader::new(file));
     let mut header = csv::StringRecord::new();
     if !rdr.read_record(&mut header).map_err(|e| usage(path, "cannot read", e))? {
-        return Err(UsageError(format!("{}: file is empty", show(path))).into());
+        return Err(ReadError::new(ReadErrorKind::Malformed, show(path), "file is empty").into());
     }
     let mut rep = CsvInfo::default();
     let cols = csv_columns(path, &header, want, &mut rep)?;
@@ -372,17 +375,20 @@ impl Skipped {
     /// `empty_ok` and no line was misshapen.
     fn no_rows(&self, path: &Path, rows: u64, empty_ok: bool) -> Result<()> {
         if rows == 0 && self.ts > 0 {
-            return Err(UsageError(format!(
-                "{}: no data rows: the timestamp of every one of the {} row(s) cannot be read ({}; \
-                 RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
+            return Err(ReadError::new(
+                ReadErrorKind::Malformed,
                 show(path),
-                self.ts,
-                self.ts_note()
-            ))
+                format_args!(
+                    "no data rows: the timestamp of every one of the {} row(s) cannot be read ({}; \
+                     RFC 3339 or `YYYY-MM-DD HH:MM:SS[.f][+HH[:MM]]` expected)",
+                    self.ts,
+                    self.ts_note()
+                ),
+            )
             .into());
         }
         if rows == 0 && !(empty_ok && self.shape == 0) {
-            return Err(UsageError(format!("{}: no data rows", show(path))).into());
+            return Err(ReadError::new(ReadErrorKind::Malformed, show(path), "no data rows").into());
         }
         Ok(())
     }

@@ -10,10 +10,10 @@ use super::{check_schema, schema_fields, usage};
 use crate::input::Input;
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::journal::{Journal, Unreadable};
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
-/// Open a journal; a journal that cannot be read at all is a [`UsageError`] naming it.
+/// Open a journal; a journal that cannot be read at all is a [`ReadError`] naming it.
 pub fn open_journal(input: &Input) -> Result<Journal> {
     Journal::open(input.open()?).map_err(|e| match e {
         Unreadable::Io(e) => usage(&input.path, "cannot read", e),
@@ -32,7 +32,8 @@ pub fn read_journal(
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<(u64, Vec<Field>)> {
     let schema = journal.schema();
-    check_schema(&schema, table).map_err(|e| UsageError(format!("{}: {e}", show(name))))?;
+    check_schema(&schema, table)
+        .map_err(|e| ReadError::new(ReadErrorKind::Unsupported, show(name), e))?;
     let fields = schema_fields(&schema).into_iter().map(|(_, f)| f).collect();
     let r = journal.read_batches(on_batch)?;
     if let Some(d) = r.damage_summary() {

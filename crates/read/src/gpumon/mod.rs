@@ -18,11 +18,11 @@ use std::path::Path;
 use crate::values::type_fits;
 use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::cols;
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
 fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
-    UsageError(format!("{}: {what}: {e}", show(path))).into()
+    ReadError::new(ReadErrorKind::Malformed, show(path), format_args!("{what}: {e}")).into()
 }
 
 /// Columns of a schema that name catalogue fields in a type that can hold them: (column index,

@@ -18,7 +18,7 @@ use crate::input::Input;
 use crate::pqbounds::{BoundedFile, check_chunks, check_footer};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::run::JobInfo;
-use gpumon_util::error::UsageError;
+use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::guard::contain;
 use gpumon_util::progress::Progress;
 use gpumon_util::text::show;
@@ -118,12 +118,13 @@ pub fn parquet_fields(input: &Input) -> Result<Vec<Field>> {
     Ok(schema_fields(parquet_meta(input)?.1.schema()).into_iter().map(|(_, f)| f).collect())
 }
 
-/// Open a Parquet file and check that it holds `table`; every problem is a [`UsageError`] naming
+/// Open a Parquet file and check that it holds `table`; every problem is a [`ReadError`] naming
 /// the file.
 pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
     let path = &input.path;
     let (file, meta) = parquet_meta(input)?;
-    check_schema(meta.schema(), table).map_err(|e| UsageError(format!("{}: {e}", show(path))))?;
+    check_schema(meta.schema(), table)
+        .map_err(|e| ReadError::new(ReadErrorKind::Unsupported, show(path), e))?;
     let fields = schema_fields(meta.schema());
     let counters = counter_columns(meta.schema());
     let md = meta.metadata();

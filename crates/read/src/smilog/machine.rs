@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use super::cells::has_timestamp_cell;
@@ -19,6 +19,7 @@ use super::time::{Stamp, ZoneCache, parse_stamp};
 use super::{NvsmiOptions, NvsmiRow, SmiLogInfo, push_capped};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::row::{Row, Value};
+use gpumon_util::error::{ReadError, ReadErrorKind};
 
 /// Largest GPU number accepted (index column, distinct uuids, `--gpus`).
 const MAX_GPUS: usize = 65_536;
@@ -136,7 +137,12 @@ impl Parser {
         if let Some(g) = opts.gpus
             && !(1..=MAX_GPUS).contains(&g)
         {
-            bail!("{disp}: --interleaved-gpus must be between 1 and {MAX_GPUS}, not {g}");
+            return Err(ReadError::new(
+                ReadErrorKind::Usage,
+                disp,
+                format_args!("--interleaved-gpus must be between 1 and {MAX_GPUS}, not {g}"),
+            )
+            .into());
         }
         let mut p = Parser {
             disp,
@@ -165,7 +171,9 @@ impl Parser {
         };
         if let Some(cols) = &opts.columns {
             let Some(layout) = columns_layout(cols) else {
-                bail!("{}: --columns is empty", p.disp);
+                return Err(
+                    ReadError::new(ReadErrorKind::Usage, p.disp, "--columns is empty").into()
+                );
             };
             p.set_layout(layout);
             p.columns_given = true;
@@ -410,19 +418,23 @@ impl Parser {
     fn before_header(&mut self, no: u64, t: &str) -> Result<()> {
         if has_timestamp_cell(t) {
             if let Some((hno, names)) = &self.unknown_names {
-                bail!(
-                    "{}: the header on line {hno} (`{names}`) names no nvidia-smi query field gpumon reads; \
-                     name the file's columns in order with --columns (nvidia-smi names, `_` to skip one), e.g. --columns {}",
-                    self.disp,
-                    suggest(names)
-                );
+                return Err(self.error(
+                    ReadErrorKind::Unsupported,
+                    format_args!(
+                        "the header on line {hno} (`{names}`) names no nvidia-smi query field gpumon reads; \
+                         name the file's columns in order with --columns (nvidia-smi names, `_` to skip one), e.g. --columns {}",
+                        suggest(names)
+                    ),
+                ));
             }
-            bail!(
-                "{}: line {no} is a data row but the file has no header line (logged with --format=csv,noheader?); \
-                 pass the --query-gpu list it was logged with, in order, e.g. --query-gpu=timestamp,utilization.gpu,memory.used \
-                 (--columns is the same option; `_` skips a column, such as a time column a script wrote in front)",
-                self.disp
-            );
+            return Err(self.error(
+                ReadErrorKind::Malformed,
+                format_args!(
+                    "line {no} is a data row but the file has no header line (logged with --format=csv,noheader?); \
+                     pass the --query-gpu list it was logged with, in order, e.g. --query-gpu=timestamp,utilization.gpu,memory.used \
+                     (--columns is the same option; `_` skips a column, such as a time column a script wrote in front)"
+                ),
+            ));
         }
         self.tally.garbage.bump(no);
         Ok(())
@@ -527,10 +539,14 @@ impl Parser {
         Ok(())
     }
 
+    /// An error of `kind` naming this file: `{file}: {what}`.
+    fn error(&self, kind: ReadErrorKind, what: impl std::fmt::Display) -> anyhow::Error {
+        ReadError::new(kind, self.disp.clone(), what).into()
+    }
+
     pub(super) fn finish<R>(mut self, lines: &LineReader<R>) -> Result<SmiLogInfo> {
-        let d = self.disp.clone();
         if lines.bytes == 0 {
-            bail!("{d}: file is empty");
+            return Err(self.error(ReadErrorKind::Malformed, "file is empty"));
         }
         let mut w = std::mem::take(&mut self.warnings);
         let t = &self.tally;
@@ -587,14 +603,15 @@ impl Parser {
         w.append(&mut self.conv.take_warnings());
         self.tally_notes();
         if self.layout.is_none() {
-            bail!(
-                "{d}: no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log? \
-                 a log without a header needs --columns, the --query-gpu list it was logged with)"
-            );
+            return Err(self.error(
+                ReadErrorKind::Unsupported,
+                "no nvidia-smi header line and no data rows found (not an nvidia-smi --format=csv log? \
+                 a log without a header needs --columns, the --query-gpu list it was logged with)",
+            ));
         }
         if self.rows == 0 {
             let why = if w.is_empty() { String::new() } else { format!(": {}", w.join("; ")) };
-            bail!("{d}: no data rows{why}");
+            return Err(self.error(ReadErrorKind::Malformed, format_args!("no data rows{why}")));
         }
         self.check_columns(&mut w)?;
         Ok(SmiLogInfo {
@@ -673,7 +690,10 @@ impl Parser {
             } else {
                 format!("{listed} are not nvidia-smi query names")
             };
-            bail!("{}: no column gpumon can read as a GPU metric: {what}; {hint}", self.disp);
+            return Err(self.error(
+                ReadErrorKind::Unsupported,
+                format_args!("no column gpumon can read as a GPU metric: {what}; {hint}"),
+            ));
         }
         if !listed.is_empty() {
             let guesses: Vec<String> = self

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use chrono::{DateTime, Utc};
 
 use crate::Sink;
-use crate::piece::Removed;
+use crate::error::{SinkError, SinkErrorKind};
 use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::row::{Row, Tick};
 use gpumon_util::warn::warn;
@@ -165,5 +165,5 @@ impl Unflushed {
 }
 
 pub(super) fn is_removed(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.is::<Removed>())
+    SinkError::in_chain(e, SinkErrorKind::Removed)
 }

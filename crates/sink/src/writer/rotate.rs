@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
+use crate::error::{SinkError, SinkErrorKind};
 use crate::files;
 use crate::piece::{PieceFiles, Settled};
 use crate::{self as sink, Target};
@@ -81,10 +82,7 @@ impl State {
                     Err(e) => {
                         // Nothing valid was written: leave no empty or half-made file behind (but
                         // never remove what another program put at the name meanwhile).
-                        let theirs = e.chain().any(|c| {
-                            c.downcast_ref::<std::io::Error>()
-                                .is_some_and(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
-                        });
+                        let theirs = SinkError::in_chain(&e, SinkErrorKind::NameTaken);
                         if !theirs {
                             let _ = std::fs::remove_file(&data);
                             if let Some(j) = &journal {
