@@ -72,12 +72,19 @@ macro_rules! each_builder {
 /// An Arrow array builder for one catalogue type, fed [`Value`]s (missing, or out of the type's
 /// range, is null). Shared by the Parquet sink and the readers that batch text rows.
 pub enum ColumnBuilder {
+    /// Timestamps, UTC microseconds.
     Ts(TimestampMicrosecondBuilder),
+    /// Strings.
     Str(StringBuilder),
+    /// 16-bit integers.
     I16(Int16Builder),
+    /// 32-bit integers.
     I32(Int32Builder),
+    /// 64-bit integers.
     I64(Int64Builder),
+    /// Floats.
     F64(Float64Builder),
+    /// Booleans.
     Bool(BooleanBuilder),
 }
 
@@ -131,6 +138,7 @@ impl ColumnBuilder {
         }
     }
 
+    /// The array of the values pushed so far; the builder starts empty again.
     pub fn finish(&mut self) -> ArrayRef {
         each_builder!(self, b => ArrayBuilder::finish(b))
     }

@@ -451,6 +451,7 @@ pub enum Source {
 /// The tables of a recording: the main per-GPU metrics and the two companion files beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Table {
+    /// The main per-GPU metrics (`run.parquet`).
     Metrics,
     /// `run.procs.parquet` (`--processes`): one row per (tick, GPU, process).
     Procs,
@@ -671,6 +672,7 @@ impl NvmlRead {
 pub enum Ty {
     /// UTC instant, microsecond precision.
     Timestamp,
+    /// Strings (names, UUIDs, states).
     Str,
     /// Percentages (0-100).
     I16,
@@ -678,6 +680,7 @@ pub enum Ty {
     I32,
     /// Counters that may grow past 2^31, and the clock-event bitmask.
     I64,
+    /// Floats (watts, joules, rates).
     F64,
     /// Stored as `Value::U(0 | 1)`.
     Bool,
@@ -716,9 +719,13 @@ pub enum Agg {
 /// companion column). Percentiles are of percent fields: whole points for integer types, 0.1 for floats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reduce {
+    /// The mean (`NAME.mean`).
     Mean,
+    /// The median (`NAME.p50`).
     P50,
+    /// The 95th percentile (`NAME.p95`).
     P95,
+    /// The maximum (`NAME.max`).
     Max,
 }
 
@@ -762,6 +769,7 @@ pub enum PromKind {
 /// One row of the catalogue.
 #[derive(Debug)]
 pub struct FieldDef {
+    /// The field this row declares.
     pub field: Field,
     /// Canonical name: nvidia-smi's `--query-gpu` name where it has one.
     pub name: &'static str,
@@ -773,11 +781,15 @@ pub struct FieldDef {
     pub nvsmi_unit: bool,
     /// The name nvidia-smi prints in its CSV header (its own canonical name), when it differs.
     pub nvsmi_name: Option<&'static str>,
+    /// Storage type.
     pub ty: Ty,
+    /// Where the value comes from.
     pub source: Source,
     /// For a GPU field (`Gpu(Reader)` in the table): how NVML yields it; None otherwise.
     pub read: Option<NvmlRead>,
+    /// How sub-samples of one interval combine.
     pub agg: Agg,
+    /// Prometheus metric kind.
     pub prom: PromKind,
     /// Recorded when the user gives no `--fields`.
     pub default: bool,
@@ -785,6 +797,7 @@ pub struct FieldDef {
     pub max_of: Option<Field>,
     /// The statistics `summarize` reports for the field, in report order (none for most fields).
     pub summary: &'static [Reduce],
+    /// One-line description, as `gpumon fields` shows it.
     pub help: &'static str,
 }
 
@@ -1301,6 +1314,7 @@ impl Field {
         &CATALOG[self as usize]
     }
 
+    /// The field's canonical name.
     pub fn name(self) -> &'static str {
         self.def().name
     }
