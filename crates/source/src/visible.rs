@@ -23,7 +23,9 @@
 
 use crate::nvml::gpu::GpuSelector;
 
+/// The variable CUDA reads.
 pub const CUDA_VAR: &str = "CUDA_VISIBLE_DEVICES";
+/// The variable the NVIDIA container runtime reads.
 pub const NVIDIA_VAR: &str = "NVIDIA_VISIBLE_DEVICES";
 
 /// What a visible-devices value selects.

@@ -46,6 +46,7 @@ pub struct JobTracker {
 }
 
 impl JobTracker {
+    /// A tracker of the process tree rooted at `root`.
     pub fn new(root: u32) -> JobTracker {
         let (tck, page) =
             (rustix::param::clock_ticks_per_second(), rustix::param::page_size() as u64);

@@ -29,6 +29,7 @@ pub struct MigInstance {
     pub ci: Option<u32>,
     /// Profile name (`3g.40gb`); empty when the name does not hold one.
     pub profile: Arc<str>,
+    /// The MIG device's UUID.
     pub uuid: Arc<str>,
 }
 

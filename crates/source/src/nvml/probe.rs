@@ -23,9 +23,11 @@ pub struct NvmlProbe {
     nvml: Nvml,
     /// The file actually mapped.
     pub loaded_from: Option<String>,
+    /// The NVIDIA driver's version.
     pub driver_version: Option<String>,
     /// `major.minor`.
     pub cuda_driver_version: Option<String>,
+    /// NVML's own version.
     pub nvml_version: Option<String>,
 }
 
@@ -126,9 +128,13 @@ fn mig_instances(dev: &nvml_wrapper::Device<'_>) -> Vec<(MigInstance, Option<u64
 
 /// One GPU as probed.
 pub struct GpuProbe {
+    /// Its identity.
     pub info: GpuInfo,
+    /// Its total memory, MiB.
     pub memory_total_mib: Option<u64>,
+    /// Whether persistence mode is on.
     pub persistence_mode: Option<bool>,
+    /// Whether MIG mode is on.
     pub mig_mode: Option<bool>,
     /// The MIG mode after the next GPU reset.
     pub mig_pending: Option<bool>,
@@ -138,6 +144,7 @@ pub struct GpuProbe {
     pub lost: bool,
     /// Whether NVML says the GPU has GPM (the `sm.active` family); None when it cannot tell.
     pub gpm: Option<bool>,
+    /// The fields NVML reads for it.
     pub supported: Vec<Field>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     pub unsupported: Vec<Field>,
@@ -185,6 +192,7 @@ fn loaded_from(lib: &str) -> Option<String> {
 pub struct Container {
     /// docker, podman, kubernetes, ... ; None when nothing suggests a container.
     pub kind: Option<String>,
+    /// What suggests it (files, environment variables).
     pub evidence: Vec<String>,
 }
 
@@ -231,6 +239,7 @@ pub fn container() -> Container {
 /// A `/dev/nvidia*` character device.
 #[derive(Debug, Serialize)]
 pub struct DeviceNode {
+    /// The device's path.
     pub path: String,
     /// Readable and writable by this user.
     pub access: bool,
