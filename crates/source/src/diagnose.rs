@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::host::cgroup::{CgroupSource, CgroupVersion};
 use crate::nvml::device::{self, GpuInfo};
 use crate::nvml::gpu::GpuSelector;
-use crate::nvml::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
+use crate::nvml::probe::{self, GpuProbe, NvmlProbe};
+pub use crate::nvml::probe::{Container, DeviceNode};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use gpumon_schema::catalog::Field;
 
