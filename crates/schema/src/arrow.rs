@@ -15,7 +15,7 @@ use crate::catalog::{Field, Ty};
 use crate::row::{Selection, Value};
 
 /// Arrow type of a catalogue type.
-pub fn arrow_type(ty: Ty) -> DataType {
+pub(crate) fn arrow_type(ty: Ty) -> DataType {
     match ty {
         Ty::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         Ty::Str => DataType::Utf8,
@@ -28,7 +28,7 @@ pub fn arrow_type(ty: Ty) -> DataType {
 }
 
 /// Arrow field for a catalogue field: canonical name, nullable (missing is null), unit and help as metadata.
-pub fn arrow_field(f: Field) -> ArrowField {
+pub(crate) fn arrow_field(f: Field) -> ArrowField {
     let d = f.def();
     let mut md = HashMap::new();
     if !d.unit.is_empty() {
@@ -45,7 +45,7 @@ pub fn arrow_schema(sel: &Selection) -> SchemaRef {
 }
 
 /// Arrow field of a work counter's column (`progress.samples`): float64, null before the job's first report.
-pub fn progress_field(key: &str) -> ArrowField {
+pub(crate) fn progress_field(key: &str) -> ArrowField {
     let help = format!(
         "Work the job reported with `gpumon progress {key}=N` during the row's interval (null before its first report)"
     );

@@ -1271,7 +1271,7 @@ pub const MIG_MEASURED: [Field; 4] =
     [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
 
 /// The GPM fields a MIG instance's row holds (`nvmlGpmMigSampleGet`): its only activity figures.
-pub const MIG_GPM: [Field; 7] = [
+pub(crate) const MIG_GPM: [Field; 7] = [
     Field::SmActive,
     Field::SmOccupancy,
     Field::TensorActive,

@@ -25,7 +25,7 @@ use arrow_schema::SchemaRef;
 use gpumon_util::guard::contain;
 
 /// Largest message metadata accepted: gpumon's schema with every field is a few KiB.
-pub const MAX_META: u64 = 1 << 20;
+pub(crate) const MAX_META: u64 = 1 << 20;
 const CONTINUATION: [u8; 4] = [0xFF; 4];
 /// Bytes scanned at once when looking for the next message after damage.
 const SCAN_CHUNK: usize = 64 * 1024;

@@ -113,7 +113,7 @@ impl LiveProc {
 }
 
 /// Most bytes a status document may have (one of many GPUs is a few tens of KiB).
-pub const MAX_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_BYTES: u64 = 1 << 20;
 
 /// Why a status file was not read.
 #[derive(Debug, Clone, PartialEq)]

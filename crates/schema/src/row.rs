@@ -209,7 +209,7 @@ pub struct GpuEvent {
 
 /// Event kinds that come with normal operation (the driver changes clocks and P-states as the load
 /// changes): counted per GPU, never warned about or listed as faults.
-pub const ROUTINE_EVENT_KINDS: [&str; 2] = ["clock", "pstate"];
+pub(crate) const ROUTINE_EVENT_KINDS: [&str; 2] = ["clock", "pstate"];
 
 /// Whether an event kind is routine ([`ROUTINE_EVENT_KINDS`]).
 pub fn routine_event(kind: &str) -> bool {

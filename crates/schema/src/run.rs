@@ -54,7 +54,7 @@ pub const JOB_END_KEY: &str = "gpumon.job.end";
 pub const JOB_LEFT_RUNNING_KEY: &str = "gpumon.job.left_running";
 
 /// Footer key of the job a recording belongs to (`--job-id`, `SLURM_JOB_ID`, ...).
-pub const JOB_ID_KEY: &str = "gpumon.job.id";
+pub(crate) const JOB_ID_KEY: &str = "gpumon.job.id";
 
 /// The job a recording belongs to, shared by the recordings of its nodes: from `record --job-id`
 /// or the environment a launcher sets (Slurm, torchrun, a Kubernetes Job). `node` and `rank` say
