@@ -577,7 +577,12 @@ fn visible_notes(
 }
 
 /// The problem and usual fix for NVML failing to start.
-pub fn init_problem(e: &NvmlError, lib: &str, in_container: bool, nodes: &[DeviceNode]) -> Problem {
+pub(crate) fn init_problem(
+    e: &NvmlError,
+    lib: &str,
+    in_container: bool,
+    nodes: &[DeviceNode],
+) -> Problem {
     let container_fix = "start the container with `docker run --gpus all` (needs the NVIDIA Container Toolkit \
                          on the host; `nvidia-smi` on the host should list the GPUs), or on Kubernetes request \
                          nvidia.com/gpu";
@@ -646,12 +651,12 @@ fn gpu_problem(what: &str, e: &NvmlError, in_container: bool) -> Problem {
 }
 
 /// `1 GPU`, `2 GPUs`: a count and its noun.
-pub fn plural(n: usize, what: &str) -> String {
+pub(crate) fn plural(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 
 /// `GPU 1`, `GPUs 0, 1`, `all 4 GPUs (0-3)`, `no GPU`.
-pub fn list_gpus(idx: &[u32], total: usize) -> String {
+pub(crate) fn list_gpus(idx: &[u32], total: usize) -> String {
     match idx {
         [] => "no GPU".into(),
         [one] => format!("GPU {one}"),
@@ -661,7 +666,7 @@ pub fn list_gpus(idx: &[u32], total: usize) -> String {
 }
 
 /// `on`, `off`, or `n/a` for None.
-pub fn on_off(v: Option<bool>) -> &'static str {
+pub(crate) fn on_off(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "on",
         Some(false) => "off",

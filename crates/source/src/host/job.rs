@@ -17,7 +17,7 @@ use gpumon_schema::row::{Row, Value};
 pub type PidSet = Arc<RwLock<HashSet<u32>>>;
 
 /// How often the tree is searched for new descendants.
-pub const RESCAN_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const RESCAN_EVERY: Duration = Duration::from_secs(1);
 
 const MIB: u64 = 1024 * 1024;
 
