@@ -15,7 +15,7 @@ use crate::catalog::{Field, Ty};
 use crate::row::{Selection, Value};
 
 /// Arrow type of a catalogue type.
-pub fn arrow_type(ty: Ty) -> DataType {
+pub(crate) fn arrow_type(ty: Ty) -> DataType {
     match ty {
         Ty::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         Ty::Str => DataType::Utf8,
@@ -28,7 +28,7 @@ pub fn arrow_type(ty: Ty) -> DataType {
 }
 
 /// Arrow field for a catalogue field: canonical name, nullable (missing is null), unit and help as metadata.
-pub fn arrow_field(f: Field) -> ArrowField {
+pub(crate) fn arrow_field(f: Field) -> ArrowField {
     let d = f.def();
     let mut md = HashMap::new();
     if !d.unit.is_empty() {
@@ -45,7 +45,7 @@ pub fn arrow_schema(sel: &Selection) -> SchemaRef {
 }
 
 /// Arrow field of a work counter's column (`progress.samples`): float64, null before the job's first report.
-pub fn progress_field(key: &str) -> ArrowField {
+pub(crate) fn progress_field(key: &str) -> ArrowField {
     let help = format!(
         "Work the job reported with `gpumon progress {key}=N` during the row's interval (null before its first report)"
     );
@@ -72,12 +72,19 @@ macro_rules! each_builder {
 /// An Arrow array builder for one catalogue type, fed [`Value`]s (missing, or out of the type's
 /// range, is null). Shared by the Parquet sink and the readers that batch text rows.
 pub enum ColumnBuilder {
+    /// Timestamps, UTC microseconds.
     Ts(TimestampMicrosecondBuilder),
+    /// Strings.
     Str(StringBuilder),
+    /// 16-bit integers.
     I16(Int16Builder),
+    /// 32-bit integers.
     I32(Int32Builder),
+    /// 64-bit integers.
     I64(Int64Builder),
+    /// Floats.
     F64(Float64Builder),
+    /// Booleans.
     Bool(BooleanBuilder),
 }
 
@@ -131,6 +138,7 @@ impl ColumnBuilder {
         }
     }
 
+    /// The array of the values pushed so far; the builder starts empty again.
     pub fn finish(&mut self) -> ArrayRef {
         each_builder!(self, b => ArrayBuilder::finish(b))
     }

@@ -63,10 +63,12 @@ impl RowBatcher {
         self.rows += 1;
     }
 
+    /// Rows pushed so far.
     pub fn len(&self) -> usize {
         self.rows
     }
 
+    /// Whether no row was pushed.
     pub fn is_empty(&self) -> bool {
         self.rows == 0
     }

@@ -14,209 +14,413 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(usize)]
 pub enum Field {
+    /// The `timestamp` column.
     Timestamp,
+    /// The `host` column.
     Host,
+    /// The `index` column.
     Index,
+    /// The `uuid` column.
     Uuid,
+    /// The `name` column.
     Name,
+    /// The `pci.bus_id` column.
     PciBusId,
+    /// The `utilization.gpu` column.
     UtilGpu,
+    /// The `utilization.memory` column.
     UtilMemory,
+    /// The `memory.used` column.
     MemUsed,
+    /// The `memory.total` column.
     MemTotal,
+    /// The `memory.free` column.
     MemFree,
+    /// The `temperature.gpu` column.
     TempGpu,
+    /// The `power.draw` column.
     PowerDraw,
+    /// The `power.limit` column.
     PowerLimit,
+    /// The `energy.total` column.
     EnergyTotal,
+    /// The `clocks.sm` column.
     ClockSm,
+    /// The `clocks.mem` column.
     ClockMem,
+    /// The `fan.speed` column.
     FanSpeed,
+    /// The `pstate` column.
     Pstate,
+    /// The `clocks_event_reasons.active` column.
     EventReasons,
+    /// The `utilization.encoder` column.
     UtilEncoder,
+    /// The `utilization.decoder` column.
     UtilDecoder,
+    /// The `pcie.tx` column.
     PcieTx,
+    /// The `pcie.rx` column.
     PcieRx,
+    /// The `ecc.errors.uncorrected.volatile.total` column.
     EccUncorrected,
+    /// The `ecc.errors.corrected.volatile.total` column.
     EccCorrected,
+    /// The `memory.reserved` column.
     MemReserved,
+    /// The `clocks.gr` column.
     ClockGr,
+    /// The `clocks.video` column.
     ClockVideo,
+    /// The `clocks.max.graphics` column.
     ClockMaxGr,
+    /// The `clocks.max.sm` column.
     ClockMaxSm,
+    /// The `clocks.max.memory` column.
     ClockMaxMem,
+    /// The `temperature.memory` column.
     TempMemory,
+    /// The `power.draw.instant` column.
     PowerInstant,
+    /// The `power.draw.average` column.
     PowerAverage,
+    /// The `persistence_mode` column.
     PersistenceMode,
+    /// The `driver_version` column.
     DriverVersion,
+    /// The `vgpu_driver_capability.heterogenous_multivGPU` column.
     VgpuDriverCapabilityHeterogenousMultivGPU,
+    /// The `count` column.
     Count,
+    /// The `serial` column.
     Serial,
+    /// The `pci.domain` column.
     PciDomain,
+    /// The `pci.bus` column.
     PciBus,
+    /// The `pci.device` column.
     PciDevice,
+    /// The `pci.device_id` column.
     PciDeviceId,
+    /// The `pci.sub_device_id` column.
     PciSubDeviceId,
+    /// The `pci.baseClass` column.
     PciBaseClass,
+    /// The `pci.subClass` column.
     PciSubClass,
+    /// The `pcie.link.gen.current` column.
     PcieLinkGenCurrent,
+    /// The `pcie.link.gen.max` column.
     PcieLinkGenMax,
+    /// The `pcie.link.gen.gpumax` column.
     PcieLinkGenGpumax,
+    /// The `pcie.link.gen.hostmax` column.
     PcieLinkGenHostmax,
+    /// The `pcie.link.width.current` column.
     PcieLinkWidthCurrent,
+    /// The `pcie.link.width.max` column.
     PcieLinkWidthMax,
+    /// The `display_mode` column.
     DisplayMode,
+    /// The `display_active` column.
     DisplayActive,
+    /// The `addressing_mode` column.
     AddressingMode,
+    /// The `accounting.mode` column.
     AccountingMode,
+    /// The `accounting.buffer_size` column.
     AccountingBufferSize,
+    /// The `driver_model.current` column.
     DriverModelCurrent,
+    /// The `driver_model.pending` column.
     DriverModelPending,
+    /// The `vbios_version` column.
     VbiosVersion,
+    /// The `inforom.img` column.
     InforomImg,
+    /// The `inforom.oem` column.
     InforomOem,
+    /// The `inforom.ecc` column.
     InforomEcc,
+    /// The `inforom.pwr` column.
     InforomPwr,
+    /// The `gom.current` column.
     GomCurrent,
+    /// The `gom.pending` column.
     GomPending,
+    /// The `clocks_event_reasons.supported` column.
     ClocksEventReasonsSupported,
+    /// The `clocks_event_reasons.gpu_idle` column.
     ClocksEventReasonsGpuIdle,
+    /// The `clocks_event_reasons.applications_clocks_setting` column.
     ClocksEventReasonsApplicationsClocksSetting,
+    /// The `clocks_event_reasons.sw_power_cap` column.
     ClocksEventReasonsSwPowerCap,
+    /// The `clocks_event_reasons.hw_slowdown` column.
     ClocksEventReasonsHwSlowdown,
+    /// The `clocks_event_reasons.hw_thermal_slowdown` column.
     ClocksEventReasonsHwThermalSlowdown,
+    /// The `clocks_event_reasons.hw_power_brake_slowdown` column.
     ClocksEventReasonsHwPowerBrakeSlowdown,
+    /// The `clocks_event_reasons.sw_thermal_slowdown` column.
     ClocksEventReasonsSwThermalSlowdown,
+    /// The `clocks_event_reasons.sync_boost` column.
     ClocksEventReasonsSyncBoost,
+    /// The `compute_mode` column.
     ComputeMode,
+    /// The `compute_cap` column.
     ComputeCap,
+    /// The `utilization.jpeg` column.
     UtilizationJpeg,
+    /// The `utilization.ofa` column.
     UtilizationOfa,
+    /// The `encoder.stats.sessionCount` column.
     EncoderStatsSessionCount,
+    /// The `encoder.stats.averageFps` column.
     EncoderStatsAverageFps,
+    /// The `encoder.stats.averageLatency` column.
     EncoderStatsAverageLatency,
+    /// The `dramEncryptionMode.current` column.
     DramEncryptionModeCurrent,
+    /// The `dramEncryptionMode.pending` column.
     DramEncryptionModePending,
+    /// The `ecc.mode.current` column.
     EccModeCurrent,
+    /// The `ecc.mode.pending` column.
     EccModePending,
+    /// The `ecc.errors.corrected.volatile.device_memory` column.
     EccErrorsCorrectedVolatileDeviceMemory,
+    /// The `ecc.errors.corrected.volatile.dram` column.
     EccErrorsCorrectedVolatileDram,
+    /// The `ecc.errors.corrected.volatile.register_file` column.
     EccErrorsCorrectedVolatileRegisterFile,
+    /// The `ecc.errors.corrected.volatile.l1_cache` column.
     EccErrorsCorrectedVolatileL1Cache,
+    /// The `ecc.errors.corrected.volatile.l2_cache` column.
     EccErrorsCorrectedVolatileL2Cache,
+    /// The `ecc.errors.corrected.volatile.texture_memory` column.
     EccErrorsCorrectedVolatileTextureMemory,
+    /// The `ecc.errors.corrected.volatile.cbu` column.
     EccErrorsCorrectedVolatileCbu,
+    /// The `ecc.errors.corrected.volatile.sram` column.
     EccErrorsCorrectedVolatileSram,
+    /// The `ecc.errors.corrected.aggregate.device_memory` column.
     EccErrorsCorrectedAggregateDeviceMemory,
+    /// The `ecc.errors.corrected.aggregate.dram` column.
     EccErrorsCorrectedAggregateDram,
+    /// The `ecc.errors.corrected.aggregate.register_file` column.
     EccErrorsCorrectedAggregateRegisterFile,
+    /// The `ecc.errors.corrected.aggregate.l1_cache` column.
     EccErrorsCorrectedAggregateL1Cache,
+    /// The `ecc.errors.corrected.aggregate.l2_cache` column.
     EccErrorsCorrectedAggregateL2Cache,
+    /// The `ecc.errors.corrected.aggregate.texture_memory` column.
     EccErrorsCorrectedAggregateTextureMemory,
+    /// The `ecc.errors.corrected.aggregate.cbu` column.
     EccErrorsCorrectedAggregateCbu,
+    /// The `ecc.errors.corrected.aggregate.sram` column.
     EccErrorsCorrectedAggregateSram,
+    /// The `ecc.errors.corrected.aggregate.total` column.
     EccErrorsCorrectedAggregateTotal,
+    /// The `ecc.errors.uncorrected.volatile.device_memory` column.
     EccErrorsUncorrectedVolatileDeviceMemory,
+    /// The `ecc.errors.uncorrected.volatile.dram` column.
     EccErrorsUncorrectedVolatileDram,
+    /// The `ecc.errors.uncorrected.volatile.register_file` column.
     EccErrorsUncorrectedVolatileRegisterFile,
+    /// The `ecc.errors.uncorrected.volatile.l1_cache` column.
     EccErrorsUncorrectedVolatileL1Cache,
+    /// The `ecc.errors.uncorrected.volatile.l2_cache` column.
     EccErrorsUncorrectedVolatileL2Cache,
+    /// The `ecc.errors.uncorrected.volatile.texture_memory` column.
     EccErrorsUncorrectedVolatileTextureMemory,
+    /// The `ecc.errors.uncorrected.volatile.cbu` column.
     EccErrorsUncorrectedVolatileCbu,
+    /// The `ecc.errors.uncorrected.volatile.sram` column.
     EccErrorsUncorrectedVolatileSram,
+    /// The `ecc.errors.uncorrected.aggregate.device_memory` column.
     EccErrorsUncorrectedAggregateDeviceMemory,
+    /// The `ecc.errors.uncorrected.aggregate.dram` column.
     EccErrorsUncorrectedAggregateDram,
+    /// The `ecc.errors.uncorrected.aggregate.register_file` column.
     EccErrorsUncorrectedAggregateRegisterFile,
+    /// The `ecc.errors.uncorrected.aggregate.l1_cache` column.
     EccErrorsUncorrectedAggregateL1Cache,
+    /// The `ecc.errors.uncorrected.aggregate.l2_cache` column.
     EccErrorsUncorrectedAggregateL2Cache,
+    /// The `ecc.errors.uncorrected.aggregate.texture_memory` column.
     EccErrorsUncorrectedAggregateTextureMemory,
+    /// The `ecc.errors.uncorrected.aggregate.cbu` column.
     EccErrorsUncorrectedAggregateCbu,
+    /// The `ecc.errors.uncorrected.aggregate.sram` column.
     EccErrorsUncorrectedAggregateSram,
+    /// The `ecc.errors.uncorrected.aggregate.total` column.
     EccErrorsUncorrectedAggregateTotal,
+    /// The `temperature.gpu.tlimit` column.
     TemperatureGpuTlimit,
+    /// The `power.management` column.
     PowerManagement,
+    /// The `power.default_limit` column.
     PowerDefaultLimit,
+    /// The `power.min_limit` column.
     PowerMinLimit,
+    /// The `power.max_limit` column.
     PowerMaxLimit,
+    /// The `clocks.applications.graphics` column.
     ClocksApplicationsGraphics,
+    /// The `clocks.applications.memory` column.
     ClocksApplicationsMemory,
+    /// The `clocks.default_applications.graphics` column.
     ClocksDefaultApplicationsGraphics,
+    /// The `clocks.default_applications.memory` column.
     ClocksDefaultApplicationsMemory,
+    /// The `mig.mode.current` column.
     MigModeCurrent,
+    /// The `mig.mode.pending` column.
     MigModePending,
+    /// The `gsp.mode.current` column.
     GspModeCurrent,
+    /// The `gsp.mode.default` column.
     GspModeDefault,
+    /// The `fabric.state` column.
     FabricState,
+    /// The `fabric.status` column.
     FabricStatus,
+    /// The `protected_memory.total` column.
     ProtectedMemoryTotal,
+    /// The `protected_memory.used` column.
     ProtectedMemoryUsed,
+    /// The `protected_memory.free` column.
     ProtectedMemoryFree,
+    /// The `sm.active` column.
     SmActive,
+    /// The `sm.occupancy` column.
     SmOccupancy,
+    /// The `tensor.active` column.
     TensorActive,
+    /// The `dram.active` column.
     DramActive,
+    /// The `fp16.active` column.
     Fp16Active,
+    /// The `fp32.active` column.
     Fp32Active,
+    /// The `fp64.active` column.
     Fp64Active,
+    /// The `pcie.tx.bytes` column.
     PcieTxBytes,
+    /// The `pcie.rx.bytes` column.
     PcieRxBytes,
+    /// The `nvlink.tx.bytes` column.
     NvlinkTxBytes,
+    /// The `nvlink.rx.bytes` column.
     NvlinkRxBytes,
+    /// The `xid.events` column.
     XidEvents,
+    /// The `remapped_rows.correctable` column.
     RemappedCorrectable,
+    /// The `remapped_rows.uncorrectable` column.
     RemappedUncorrectable,
+    /// The `remapped_rows.pending` column.
     RemappedPending,
+    /// The `remapped_rows.failure` column.
     RemappedFailure,
+    /// The `retired_pages.single_bit_ecc.count` column.
     RetiredSbe,
+    /// The `retired_pages.double_bit.count` column.
     RetiredDbe,
+    /// The `retired_pages.pending` column.
     RetiredPending,
+    /// The `cpu.util` column.
     CpuUtil,
+    /// The `cpu.util.max_core` column.
     CpuUtilMaxCore,
+    /// The `load.1` column.
     Load1,
+    /// The `mem.total` column.
     HostMemTotal,
+    /// The `mem.used` column.
     HostMemUsed,
+    /// The `mem.available` column.
     HostMemAvailable,
+    /// The `swap.used` column.
     SwapUsed,
+    /// The `utilization.gpu.max` column.
     UtilGpuMax,
+    /// The `memory.used.max` column.
     MemUsedMax,
+    /// The `power.draw.max` column.
     PowerDrawMax,
+    /// The `temperature.gpu.max` column.
     TempGpuMax,
+    /// The `cpu.util.max_core.max` column.
     CpuMaxCoreMax,
+    /// The `sm.active.max` column.
     SmActiveMax,
+    /// The `tensor.active.max` column.
     TensorActiveMax,
+    /// The `dram.active.max` column.
     DramActiveMax,
+    /// The `samples` column.
     Samples,
+    /// The `job.cpu` column.
     JobCpu,
+    /// The `job.rss` column.
     JobRss,
+    /// The `job.procs` column.
     JobProcs,
+    /// The `job.threads` column.
     JobThreads,
+    /// The `job.read` column.
     JobRead,
+    /// The `job.write` column.
     JobWrite,
+    /// The `job.gpu_memory` column.
     JobGpuMemory,
+    /// The `cgroup.mem.used` column.
     CgroupMemUsed,
+    /// The `cgroup.mem.limit` column.
     CgroupMemLimit,
+    /// The `cgroup.cpu.limit` column.
     CgroupCpuLimit,
+    /// The `cgroup.cpu.util` column.
     CgroupCpuUtil,
+    /// The `cgroup.oom_kills` column.
     CgroupOomKills,
+    /// The `proc.pid` column.
     ProcPid,
+    /// The `proc.user` column.
     ProcUser,
+    /// The `proc.command` column.
     ProcCommand,
+    /// The `proc.gpu_memory` column.
     ProcGpuMemory,
+    /// The `proc.job` column.
     ProcJob,
+    /// The `proc.sm` column.
     ProcSm,
+    /// The `proc.mem_util` column.
     ProcMemUtil,
+    /// The `proc.enc` column.
     ProcEnc,
+    /// The `proc.dec` column.
     ProcDec,
+    /// The `kind` column.
     EventKind,
+    /// The `code` column.
     EventCode,
+    /// The `detail` column.
     EventDetail,
+    /// The `mig.gi` column.
     MigGi,
+    /// The `mig.ci` column.
     MigCi,
+    /// The `mig.profile` column.
     MigProfile,
+    /// The `mig.uuid` column.
     MigUuid,
+    /// The `phase` column.
     Phase,
+    /// The `missed` column.
     Missed,
 }
 
@@ -247,6 +451,7 @@ pub enum Source {
 /// The tables of a recording: the main per-GPU metrics and the two companion files beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Table {
+    /// The main per-GPU metrics (`run.parquet`).
     Metrics,
     /// `run.procs.parquet` (`--processes`): one row per (tick, GPU, process).
     Procs,
@@ -298,31 +503,53 @@ pub enum NvmlRead {
     Utilization,
     /// Memory info: used, total, free.
     Memory,
+    /// Yields `temperature.gpu`.
     Temperature,
+    /// Yields `power.draw`.
     Power,
+    /// Yields `power.limit`.
     PowerLimit,
+    /// Yields `energy.total`.
     Energy,
+    /// Yields `clocks.sm`.
     ClockSm,
+    /// Yields `clocks.mem`.
     ClockMem,
+    /// Yields `fan.speed`.
     Fan,
+    /// Yields `pstate`.
     Pstate,
+    /// Yields `clocks_event_reasons.active`.
     EventReasons,
+    /// Yields `utilization.encoder`.
     Encoder,
+    /// Yields `utilization.decoder`.
     Decoder,
+    /// Yields `pcie.tx`.
     PcieTx,
+    /// Yields `pcie.rx`.
     PcieRx,
+    /// Yields `ecc.errors.uncorrected.volatile.total`.
     EccUncorrected,
+    /// Yields `ecc.errors.corrected.volatile.total`.
     EccCorrected,
+    /// Yields `clocks.gr`.
     ClockGr,
+    /// Yields `clocks.video`.
     ClockVideo,
     /// `nvmlDeviceGetMaxClockInfo` of the graphics, SM and memory clocks.
     MaxClockGr,
+    /// Yields `clocks.max.sm`.
     MaxClockSm,
+    /// Yields `clocks.max.memory`.
     MaxClockMem,
     /// `nvmlDeviceGetFieldValues`: one field id per field (memory temperature, instant power).
     MemoryTemp,
+    /// Yields `power.draw.instant`.
     PowerInstant,
+    /// Yields `power.draw.average`.
     PowerAverage,
+    /// Yields `persistence_mode`.
     Persistence,
     /// The GPU's running compute processes, attributed to the job's PID set.
     Processes,
@@ -334,38 +561,61 @@ pub enum NvmlRead {
     RemappedRows,
     /// Retired pages counts and pending flag, read once a minute.
     RetiredPages,
+    /// Yields `serial`.
     Serial,
+    /// Yields `vbios_version`.
     Vbios,
+    /// Yields `inforom.img`.
     InforomImg,
     /// `nvmlDeviceGetPciInfo`: domain, bus, device and ids as nvidia-smi prints them.
     PciInfo,
+    /// Yields `pcie.link.gen.current`.
     PcieGenCurrent,
+    /// Yields `pcie.link.gen.max`.
     PcieGenMax,
+    /// Yields `pcie.link.width.current`.
     PcieWidthCurrent,
+    /// Yields `pcie.link.width.max`.
     PcieWidthMax,
+    /// Yields `display_mode`.
     DisplayMode,
+    /// Yields `display_active`.
     DisplayActive,
+    /// Yields `accounting.mode`.
     AccountingMode,
+    /// Yields `power.management`.
     PowerManagement,
+    /// Yields `power.default_limit`.
     PowerDefaultLimit,
     /// The power limit's range (min and max from one call).
     PowerConstraints,
+    /// Yields `compute_mode`.
     ComputeMode,
+    /// Yields `compute_cap`.
     ComputeCap,
+    /// Yields `ecc.mode.current`, `ecc.mode.pending`.
     EccMode,
+    /// Yields `gom.current`, `gom.pending`.
     GomMode,
+    /// Yields `mig.mode.current`, `mig.mode.pending`.
     MigModes,
+    /// Yields `clocks.applications.graphics`.
     AppClockGr,
+    /// Yields `clocks.applications.memory`.
     AppClockMem,
+    /// Yields `clocks.default_applications.graphics`.
     DefaultAppClockGr,
+    /// Yields `clocks.default_applications.memory`.
     DefaultAppClockMem,
     /// Encoder sessions, frame rate and latency from one call.
     EncoderStats,
     /// One clock event reason (the field names it) from the active-reasons mask.
     EventReason,
+    /// Yields `clocks_event_reasons.supported`.
     EventReasonsSupported,
     /// ECC errors of one kind, counter and memory location (the field names them).
     EccLocation,
+    /// Yields `ecc.errors.corrected.aggregate.total`, `ecc.errors.uncorrected.aggregate.total`.
     EccAggregate,
     /// An nvidia-smi name NVML does not give gpumon: always null, written `[N/A]`.
     NotAvailable,
@@ -422,6 +672,7 @@ impl NvmlRead {
 pub enum Ty {
     /// UTC instant, microsecond precision.
     Timestamp,
+    /// Strings (names, UUIDs, states).
     Str,
     /// Percentages (0-100).
     I16,
@@ -429,6 +680,7 @@ pub enum Ty {
     I32,
     /// Counters that may grow past 2^31, and the clock-event bitmask.
     I64,
+    /// Floats (watts, joules, rates).
     F64,
     /// Stored as `Value::U(0 | 1)`.
     Bool,
@@ -467,9 +719,13 @@ pub enum Agg {
 /// companion column). Percentiles are of percent fields: whole points for integer types, 0.1 for floats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reduce {
+    /// The mean (`NAME.mean`).
     Mean,
+    /// The median (`NAME.p50`).
     P50,
+    /// The 95th percentile (`NAME.p95`).
     P95,
+    /// The maximum (`NAME.max`).
     Max,
 }
 
@@ -513,6 +769,7 @@ pub enum PromKind {
 /// One row of the catalogue.
 #[derive(Debug)]
 pub struct FieldDef {
+    /// The field this row declares.
     pub field: Field,
     /// Canonical name: nvidia-smi's `--query-gpu` name where it has one.
     pub name: &'static str,
@@ -524,11 +781,15 @@ pub struct FieldDef {
     pub nvsmi_unit: bool,
     /// The name nvidia-smi prints in its CSV header (its own canonical name), when it differs.
     pub nvsmi_name: Option<&'static str>,
+    /// Storage type.
     pub ty: Ty,
+    /// Where the value comes from.
     pub source: Source,
     /// For a GPU field (`Gpu(Reader)` in the table): how NVML yields it; None otherwise.
     pub read: Option<NvmlRead>,
+    /// How sub-samples of one interval combine.
     pub agg: Agg,
+    /// Prometheus metric kind.
     pub prom: PromKind,
     /// Recorded when the user gives no `--fields`.
     pub default: bool,
@@ -536,6 +797,7 @@ pub struct FieldDef {
     pub max_of: Option<Field>,
     /// The statistics `summarize` reports for the field, in report order (none for most fields).
     pub summary: &'static [Reduce],
+    /// One-line description, as `gpumon fields` shows it.
     pub help: &'static str,
 }
 
@@ -1009,7 +1271,7 @@ pub const MIG_MEASURED: [Field; 4] =
     [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved];
 
 /// The GPM fields a MIG instance's row holds (`nvmlGpmMigSampleGet`): its only activity figures.
-pub const MIG_GPM: [Field; 7] = [
+pub(crate) const MIG_GPM: [Field; 7] = [
     Field::SmActive,
     Field::SmOccupancy,
     Field::TensorActive,
@@ -1052,6 +1314,7 @@ impl Field {
         &CATALOG[self as usize]
     }
 
+    /// The field's canonical name.
     pub fn name(self) -> &'static str {
         self.def().name
     }

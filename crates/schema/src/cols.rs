@@ -359,6 +359,7 @@ pub struct Interner {
 }
 
 impl Interner {
+    /// The id of `s`, given a new one when first seen.
     pub fn id(&mut self, s: &str) -> u32 {
         if let Some(&i) = self.ids.get(s) {
             return i;
@@ -369,14 +370,17 @@ impl Interner {
         i
     }
 
+    /// The string of an id this interner gave.
     pub fn name(&self, id: u32) -> &str {
         self.names.get(id as usize).map_or("", String::as_str)
     }
 
+    /// Strings interned so far.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Whether nothing was interned.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }

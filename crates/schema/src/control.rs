@@ -8,7 +8,7 @@ pub const ENV: &str = "GPUMON_CONTROL";
 /// Longest request line, newline included; longer ones are rejected and the connection closed.
 pub const MAX_LINE: usize = 512;
 /// Longest phase label, bytes.
-pub const MAX_LABEL: usize = 200;
+pub(crate) const MAX_LABEL: usize = 200;
 
 /// A request on the control socket.
 #[derive(Debug, Clone, PartialEq)]

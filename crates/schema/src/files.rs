@@ -24,11 +24,15 @@ use gpumon_util::fsafe::taken;
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// gpumon CSV.
     Csv,
+    /// Parquet.
     Parquet,
     /// nvidia-smi `--format=csv` look-alike, with its `noheader` / `nounits` variants.
     NvidiaSmi {
+        /// Whether the header line is written (no `noheader`).
         header: bool,
+        /// Whether values carry their units (no `nounits`).
         units: bool,
     },
 }
@@ -66,6 +70,7 @@ impl Format {
     }
 }
 
+/// Suffix of a piece still being written.
 pub const PARTIAL: &str = ".partial";
 const JOURNAL: &str = ".journal";
 
@@ -79,6 +84,7 @@ pub struct OutputSet {
 }
 
 impl OutputSet {
+    /// The set of files of the output path `base`.
     pub fn new(base: &Path) -> OutputSet {
         let dir = base
             .parent()
@@ -92,6 +98,7 @@ impl OutputSet {
         OutputSet { dir, stem, ext }
     }
 
+    /// The output path without its extension.
     pub fn base(&self) -> PathBuf {
         self.dir.join(format!("{}{}", self.stem, self.ext))
     }
@@ -101,6 +108,7 @@ impl OutputSet {
         &self.ext
     }
 
+    /// The directory the files are in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -224,6 +232,7 @@ fn is_piece_stamp(mid: &str) -> bool {
     ts.len() == 7 && ts.ends_with('Z') && digits(&ts[..6]) && digits(n)
 }
 
+/// The hidden file beside `path`: a dot before its name, `suffix` after it.
 pub fn hidden(path: &Path, suffix: &str) -> PathBuf {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     path.with_file_name(format!(".{name}{suffix}"))

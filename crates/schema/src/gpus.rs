@@ -4,13 +4,16 @@
 /// A GPU selector given by the user: an index or a UUID (prefix).
 #[derive(Debug, Clone, PartialEq)]
 pub enum GpuSelector {
+    /// An NVML index.
     Index(u32),
+    /// A UUID or a prefix of one.
     Uuid(String),
     /// Matches nothing: the visible-devices variables select no GPU.
     None,
 }
 
 impl GpuSelector {
+    /// An index when `s` parses as one, else a UUID (prefix).
     pub fn parse(s: &str) -> GpuSelector {
         match s.trim().parse::<u32>() {
             Ok(i) => GpuSelector::Index(i),

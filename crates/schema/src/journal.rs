@@ -25,7 +25,7 @@ use arrow_schema::SchemaRef;
 use gpumon_util::guard::contain;
 
 /// Largest message metadata accepted: gpumon's schema with every field is a few KiB.
-pub const MAX_META: u64 = 1 << 20;
+pub(crate) const MAX_META: u64 = 1 << 20;
 const CONTINUATION: [u8; 4] = [0xFF; 4];
 /// Bytes scanned at once when looking for the next message after damage.
 const SCAN_CHUNK: usize = 64 * 1024;
@@ -35,19 +35,26 @@ const MAX_LISTED: usize = 20;
 /// A stretch of the journal that could not be read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Damage {
+    /// Where the stretch starts, bytes into the journal.
     pub offset: u64,
+    /// Its length in bytes.
     pub bytes: u64,
+    /// Why it could not be read.
     pub why: String,
 }
 
 /// What reading a journal found.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct JournalRead {
+    /// Record batches read.
     pub batches: u64,
+    /// Rows in them.
     pub rows: u64,
     /// Damaged stretches (the first [`MAX_LISTED`]); `damaged_regions` counts them all.
     pub damage: Vec<Damage>,
+    /// Damaged stretches in all.
     pub damaged_regions: u64,
+    /// Bytes in the damaged stretches.
     pub damaged_bytes: u64,
     /// Bytes of a cut last message (a crash mid-write); 0 when the journal ends cleanly.
     pub torn_tail: u64,
@@ -91,6 +98,7 @@ pub enum Unreadable {
     Empty,
     /// The schema message is damaged (the batches cannot be decoded without it).
     Schema(String),
+    /// The journal cannot be opened or read.
     Io(String),
 }
 
@@ -158,6 +166,7 @@ impl Journal {
         Ok(j)
     }
 
+    /// The Arrow schema of the journal's batches.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }

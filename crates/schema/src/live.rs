@@ -28,30 +28,39 @@ pub const SCHEMA: &str = "gpumon.status/1";
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LiveStatus {
+    /// The document's schema version.
     pub schema: String,
     /// The recorder's process id and host: `watch` tells a live recording from a dead one by them.
     pub pid: u32,
+    /// The recorder's host.
     pub host: String,
     /// The output as given to `record`.
     pub output: String,
     /// The control socket marks go to (`gpumon mark`), when the recording has one.
     pub control: Option<String>,
+    /// The recording interval, seconds.
     pub interval_s: f64,
     /// RFC 3339 UTC: when the recording started, and when this document was written.
     pub started: String,
+    /// When this document was written.
     pub updated: String,
     /// The wrapped command or the followed process.
     pub job: Option<String>,
     /// The phase current at the latest row, and when its mark arrived.
     pub phase: Option<String>,
+    /// When the current phase's mark arrived.
     pub phase_since: Option<String>,
     /// Marks received so far (an `end` counts too), and those refused by the limits.
     pub marks: u64,
+    /// Marks refused by the limits.
     pub marks_dropped: u64,
     /// The run's counters so far.
     pub ticks: u64,
+    /// Ticks taken late.
     pub late: u64,
+    /// Ticks missed.
     pub missed: u64,
+    /// Ticks dropped.
     pub dropped: u64,
     /// Timestamp (RFC 3339 UTC) of the latest row.
     pub ts: Option<String>,
@@ -70,10 +79,15 @@ pub struct LiveStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LiveProc {
+    /// The GPU's index.
     pub gpu: Option<u64>,
+    /// The process id.
     pub pid: u64,
+    /// The process's user, when known.
     pub user: Option<String>,
+    /// GPU memory the process uses, MiB.
     pub memory_mib: Option<u64>,
+    /// Its SM utilization, percent, when NVML reports it.
     pub sm_pct: Option<u64>,
     /// In the recorded job's process tree.
     pub job: bool,
@@ -99,7 +113,7 @@ impl LiveProc {
 }
 
 /// Most bytes a status document may have (one of many GPUs is a few tens of KiB).
-pub const MAX_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_BYTES: u64 = 1 << 20;
 
 /// Why a status file was not read.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,8 +170,11 @@ pub fn read_status(base: &Path) -> Result<Vec<u8>, NotRead> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LiveCounter {
+    /// The counter's key.
     pub key: String,
+    /// Everything reported so far.
     pub total: Option<f64>,
+    /// The rate since the previous document, per second.
     pub per_s: Option<f64>,
 }
 

@@ -6,7 +6,7 @@
 /// Most counters one recording declares (and most keys one request names).
 pub const MAX_KEYS: usize = 64;
 /// Longest key, bytes.
-pub const MAX_KEY: usize = 64;
+pub(crate) const MAX_KEY: usize = 64;
 /// The prefix of a counter's column: `progress.samples`.
 pub const PREFIX: &str = "progress.";
 
@@ -30,7 +30,7 @@ fn show(key: &str) -> String {
 }
 
 /// Parse one `KEY=N`: N a finite, non-negative number (`512`, `0.5`, `1e3`).
-pub fn parse_pair(s: &str) -> Result<(String, f64), String> {
+pub(crate) fn parse_pair(s: &str) -> Result<(String, f64), String> {
     let Some((k, n)) = s.split_once('=') else {
         return Err(format!("'{}': expected KEY=N, e.g. samples=512", show(s)));
     };
@@ -79,12 +79,12 @@ pub fn parse_declared(list: &[String]) -> Result<Vec<String>, String> {
 }
 
 /// The request line's words after `progress` (`samples=512 tokens=9000`).
-pub fn parse_request(rest: &str) -> Result<Vec<(String, f64)>, String> {
+pub(crate) fn parse_request(rest: &str) -> Result<Vec<(String, f64)>, String> {
     parse_pairs(rest.split_ascii_whitespace())
 }
 
 /// The request as a line for the socket, newline included.
-pub fn request_line(pairs: &[(String, f64)]) -> String {
+pub(crate) fn request_line(pairs: &[(String, f64)]) -> String {
     let words: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!("progress {}\n", words.join(" "))
 }

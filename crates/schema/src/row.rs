@@ -14,16 +14,21 @@ pub enum Value {
     Null,
     /// The device says it cannot report this field (nvidia-smi prints `[Not Supported]`).
     Unsupported,
+    /// An unsigned integer (booleans as 0 or 1).
     U(u64),
+    /// A float.
     F(f64),
+    /// A string.
     S(Arc<str>),
 }
 
 impl Value {
+    /// Whether there is no value (null or not supported).
     pub fn is_missing(&self) -> bool {
         matches!(self, Value::Null | Value::Unsupported)
     }
 
+    /// The value as a float, when it is a number.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Value::U(v) => Some(*v as f64),
@@ -32,6 +37,7 @@ impl Value {
         }
     }
 
+    /// The value as an unsigned integer, when it is one.
     pub fn as_u64(&self) -> Option<u64> {
         match self {
             Value::U(v) => Some(*v),
@@ -40,6 +46,7 @@ impl Value {
         }
     }
 
+    /// The value as a string, when it is one.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::S(s) => Some(s),
@@ -122,11 +129,13 @@ impl Row {
         }
     }
 
+    /// The field's value (null when unset).
     #[inline]
     pub fn get(&self, f: Field) -> &Value {
         self.at(f as usize)
     }
 
+    /// Set the field's value.
     #[inline]
     pub fn set(&mut self, f: Field, v: Value) {
         let i = f as usize;
@@ -171,9 +180,13 @@ pub struct GpuProc {
 /// bandwidth, video encoder and decoder.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ProcUtil {
+    /// SM, percent.
     pub sm: f64,
+    /// Memory bandwidth, percent.
     pub mem: f64,
+    /// Video encoder, percent.
     pub enc: f64,
+    /// Video decoder, percent.
     pub dec: f64,
 }
 
@@ -182,18 +195,21 @@ pub struct ProcUtil {
 pub struct GpuEvent {
     /// When the event reached gpumon (NVML events carry no time of their own).
     pub ts: DateTime<Utc>,
+    /// The GPU's NVML index.
     pub index: u32,
+    /// The GPU's UUID.
     pub uuid: Arc<str>,
     /// `xid`, `dbe`, `sbe`, `clock`, `power_source`, `pstate`.
     pub kind: &'static str,
     /// The Xid of an `xid` event.
     pub code: Option<u64>,
+    /// What NVML said about the event, when anything.
     pub detail: Option<String>,
 }
 
 /// Event kinds that come with normal operation (the driver changes clocks and P-states as the load
 /// changes): counted per GPU, never warned about or listed as faults.
-pub const ROUTINE_EVENT_KINDS: [&str; 2] = ["clock", "pstate"];
+pub(crate) const ROUTINE_EVENT_KINDS: [&str; 2] = ["clock", "pstate"];
 
 /// Whether an event kind is routine ([`ROUTINE_EVENT_KINDS`]).
 pub fn routine_event(kind: &str) -> bool {
@@ -209,6 +225,7 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// The fields given, in order, without work counters.
     pub fn new(fields: Vec<Field>) -> Self {
         Selection { fields, progress: Arc::from([]) }
     }
@@ -243,14 +260,17 @@ impl Selection {
         self
     }
 
+    /// The fields, in order.
     pub fn fields(&self) -> impl Iterator<Item = Field> + '_ {
         self.fields.iter().copied()
     }
 
+    /// The number of fields.
     pub fn len(&self) -> usize {
         self.fields.len()
     }
 
+    /// Whether there is no field.
     pub fn is_empty(&self) -> bool {
         self.fields.is_empty()
     }

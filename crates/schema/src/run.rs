@@ -11,24 +11,34 @@ use crate::catalog::Field;
 /// What a finished run reports.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct RunStats {
+    /// Ticks taken.
     pub ticks: u64,
+    /// Ticks taken late.
     pub late: u64,
+    /// Ticks missed.
     pub missed: u64,
+    /// Ticks dropped.
     pub dropped: u64,
     /// Rows of the ticks handed to the outputs.
     pub rows: u64,
     /// Stamps of the first and the last tick handed to the outputs.
     pub first: Option<DateTime<Utc>>,
+    /// The last one.
     pub last: Option<DateTime<Utc>>,
 }
 
 /// Facts about the run stored with its files (Parquet key/value metadata).
 #[derive(Debug, Clone)]
 pub struct RunMeta {
+    /// The recording host's name.
     pub hostname: String,
+    /// The recording interval, seconds.
     pub interval_s: f64,
+    /// The recorder's command line.
     pub command: String,
+    /// When the run started.
     pub start: DateTime<Utc>,
+    /// The NVIDIA driver's version, when NVML tells it.
     pub driver_version: Option<String>,
     /// The job this recording belongs to (`--job-id` or the launcher's environment).
     pub job: Option<JobId>,
@@ -44,13 +54,14 @@ pub const JOB_END_KEY: &str = "gpumon.job.end";
 pub const JOB_LEFT_RUNNING_KEY: &str = "gpumon.job.left_running";
 
 /// Footer key of the job a recording belongs to (`--job-id`, `SLURM_JOB_ID`, ...).
-pub const JOB_ID_KEY: &str = "gpumon.job.id";
+pub(crate) const JOB_ID_KEY: &str = "gpumon.job.id";
 
 /// The job a recording belongs to, shared by the recordings of its nodes: from `record --job-id`
 /// or the environment a launcher sets (Slurm, torchrun, a Kubernetes Job). `node` and `rank` say
 /// where in the job this recorder ran, when the launcher tells.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobId {
+    /// The job's id.
     pub id: String,
     /// Where the id came from: `option`, `slurm`, `torchrun` or `kubernetes`.
     pub source: String,
@@ -59,7 +70,9 @@ pub struct JobId {
     /// The process's rank (`SLURM_PROCID`, `RANK`), its rank on the node (`LOCAL_RANK`) and the
     /// job's number of processes (`WORLD_SIZE`, `SLURM_NTASKS`).
     pub rank: Option<String>,
+    /// Its rank on the node (`LOCAL_RANK`).
     pub local_rank: Option<String>,
+    /// The job's number of processes (`WORLD_SIZE`, `SLURM_NTASKS`).
     pub world_size: Option<String>,
 }
 
@@ -149,6 +162,7 @@ impl JobId {
 /// The wrapped command of a recording, as its file's footer tells it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobInfo {
+    /// The wrapped command, its words joined by spaces.
     pub command: String,
     /// The exit code, when the command ended before the file was closed.
     pub exit_code: Option<i32>,
@@ -179,15 +193,21 @@ impl JobInfo {
 /// What one input held: rows, recognised fields, ignored columns, warnings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InputInfo {
+    /// The input's path.
     pub path: PathBuf,
+    /// What kind of input it is.
     pub kind: &'static str,
+    /// Rows read.
     pub rows: u64,
     /// Host of rows without a host column or value.
     pub default_host: String,
     /// Catalogue fields the file has, canonical names.
     pub fields: Vec<Field>,
+    /// Columns that are no catalogue field, ignored.
     pub ignored_columns: Vec<String>,
+    /// Warnings about the input.
     pub warnings: Vec<String>,
+    /// Notes about the input.
     pub notes: Vec<String>,
     /// The wrapped command of the recording, from a gpumon Parquet file's footer.
     pub job: Option<JobInfo>,
@@ -198,6 +218,7 @@ pub struct InputInfo {
 /// The `gpumon record` run an input came from: pieces of one run share host and start.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RecordingOf {
+    /// The recording's host.
     pub host: String,
     /// `gpumon.start` as the footer holds it (RFC 3339).
     pub start: String,
@@ -211,8 +232,11 @@ pub struct RecordingOf {
 /// One of several recordings of a host among a summary's inputs: where it came from and what it holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordingGroup {
+    /// The recording.
     pub of: RecordingOf,
+    /// Its files among the inputs.
     pub files: Vec<PathBuf>,
+    /// Rows in them.
     pub rows: u64,
 }
 

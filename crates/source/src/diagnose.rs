@@ -13,33 +13,50 @@ use serde::Serialize;
 use crate::host::cgroup::{CgroupSource, CgroupVersion};
 use crate::nvml::device::{self, GpuInfo};
 use crate::nvml::gpu::GpuSelector;
-use crate::nvml::probe::{self, Container, DeviceNode, GpuProbe, NvmlProbe};
+use crate::nvml::probe::{self, GpuProbe, NvmlProbe};
+pub use crate::nvml::probe::{Container, DeviceNode};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use gpumon_schema::catalog::Field;
 
+/// What `gpumon doctor` found: its verdict, and each part it examined (its `--json` document).
 #[derive(Debug, Serialize)]
 pub struct Diagnosis {
+    /// Whether `record` can sample at least one GPU.
     pub ok: bool,
+    /// The one-line verdict.
     pub verdict: String,
+    /// The NVML library and driver.
     pub nvml: NvmlState,
+    /// Every GPU NVML lists.
     pub gpus: Vec<GpuState>,
+    /// The visible-devices variables and the GPUs they select.
     pub visible: VisibleState,
+    /// The container gpumon runs in, if any.
     pub container: Container,
+    /// The cgroup's limits, when gpumon can read them.
     pub cgroup: Option<CgroupState>,
+    /// The `/dev/nvidia*` devices.
     pub device_nodes: Vec<DeviceNode>,
+    /// What stops or limits recording, each with its fix.
     pub problems: Vec<Problem>,
+    /// Remarks that need no fix.
     pub notes: Vec<String>,
 }
 
+/// The NVML library: where it loaded from, or why not, and the versions it reports.
 #[derive(Debug, Serialize, Default)]
 pub struct NvmlState {
     /// The library asked for (`--nvml-lib`).
     pub library: String,
     /// The file actually mapped, when it loaded.
     pub loaded_from: Option<String>,
+    /// Why it could not be loaded or initialised.
     pub error: Option<String>,
+    /// The NVIDIA driver's version.
     pub driver_version: Option<String>,
+    /// The CUDA version the driver supports (`major.minor`).
     pub cuda_driver_version: Option<String>,
+    /// NVML's own version.
     pub nvml_version: Option<String>,
     /// NVML functions this driver lacks (older than nvml-wrapper), each with the GPU fields it
     /// reads: those stay empty on every GPU.
@@ -49,18 +66,28 @@ pub struct NvmlState {
 /// A function the loaded NVML lacks.
 #[derive(Debug, Serialize)]
 pub struct MissingFunction {
+    /// The NVML function's name.
     pub function: String,
+    /// The GPU fields it reads.
     pub fields: Vec<&'static str>,
 }
 
+/// One GPU as NVML lists it, and which fields it can record.
 #[derive(Debug, Serialize)]
 pub struct GpuState {
+    /// Its NVML index.
     pub index: u32,
+    /// Its product name.
     pub name: String,
+    /// Its UUID.
     pub uuid: String,
+    /// Its PCI bus id.
     pub pci_bus_id: String,
+    /// Its total memory, MiB.
     pub memory_total_mib: Option<u64>,
+    /// Whether persistence mode is on.
     pub persistence_mode: Option<bool>,
+    /// Whether MIG mode is on.
     pub mig_mode: Option<bool>,
     /// The MIG mode after the next GPU reset, when NVML says.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -74,6 +101,7 @@ pub struct GpuState {
     pub gpm: Option<bool>,
     /// NVML's name for the architecture (`Hopper`, `Ampere`), null when NVML does not say.
     pub architecture: Option<String>,
+    /// The fields NVML reads for it.
     pub supported: Vec<&'static str>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     pub unsupported: Vec<&'static str>,
@@ -95,16 +123,24 @@ pub struct GpuState {
 pub struct MigState {
     /// Its index among the GPU's MIG devices.
     pub index: u32,
+    /// Its GPU instance id, when NVML says.
     pub gpu_instance_id: Option<u32>,
+    /// Its compute instance id, when NVML says.
     pub compute_instance_id: Option<u32>,
+    /// Its profile name (`3g.40gb`).
     pub profile: String,
+    /// Its UUID.
     pub uuid: String,
+    /// Its total memory, MiB.
     pub memory_total_mib: Option<u64>,
 }
 
+/// One visible-devices variable.
 #[derive(Debug, Serialize)]
 pub struct VarState {
+    /// The variable's name.
     pub name: &'static str,
+    /// Its value, when set.
     pub value: Option<String>,
     /// What the value means to its consumer (CUDA, the container runtime).
     pub selects: String,
@@ -112,8 +148,10 @@ pub struct VarState {
     pub gpus: Vec<u32>,
 }
 
+/// The visible-devices variables and the GPUs `record` samples without `--gpus`.
 #[derive(Debug, Serialize)]
 pub struct VisibleState {
+    /// `CUDA_VISIBLE_DEVICES` and `NVIDIA_VISIBLE_DEVICES`.
     pub variables: Vec<VarState>,
     /// The variable that restricts `record` without `--gpus`, if any.
     pub decided_by: Option<&'static str>,
@@ -121,18 +159,27 @@ pub struct VisibleState {
     pub record_gpus: Vec<u32>,
 }
 
+/// The cgroup gpumon runs in.
 #[derive(Debug, Serialize)]
 pub struct CgroupState {
+    /// cgroup version, 1 or 2.
     pub version: u8,
+    /// Its path.
     pub path: String,
+    /// Its memory limit, MiB; None when unlimited.
     pub memory_limit_mib: Option<u64>,
+    /// Its CPU limit, cores; None when unlimited.
     pub cpu_limit_cores: Option<f64>,
+    /// The limits in words.
     pub description: String,
 }
 
+/// Something that stops or limits recording.
 #[derive(Debug, Serialize)]
 pub struct Problem {
+    /// What is wrong.
     pub problem: String,
+    /// How to fix it.
     pub fix: String,
 }
 
@@ -530,7 +577,12 @@ fn visible_notes(
 }
 
 /// The problem and usual fix for NVML failing to start.
-pub fn init_problem(e: &NvmlError, lib: &str, in_container: bool, nodes: &[DeviceNode]) -> Problem {
+pub(crate) fn init_problem(
+    e: &NvmlError,
+    lib: &str,
+    in_container: bool,
+    nodes: &[DeviceNode],
+) -> Problem {
     let container_fix = "start the container with `docker run --gpus all` (needs the NVIDIA Container Toolkit \
                          on the host; `nvidia-smi` on the host should list the GPUs), or on Kubernetes request \
                          nvidia.com/gpu";
@@ -598,12 +650,13 @@ fn gpu_problem(what: &str, e: &NvmlError, in_container: bool) -> Problem {
     }
 }
 
-pub fn plural(n: usize, what: &str) -> String {
+/// `1 GPU`, `2 GPUs`: a count and its noun.
+pub(crate) fn plural(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 
 /// `GPU 1`, `GPUs 0, 1`, `all 4 GPUs (0-3)`, `no GPU`.
-pub fn list_gpus(idx: &[u32], total: usize) -> String {
+pub(crate) fn list_gpus(idx: &[u32], total: usize) -> String {
     match idx {
         [] => "no GPU".into(),
         [one] => format!("GPU {one}"),
@@ -612,7 +665,8 @@ pub fn list_gpus(idx: &[u32], total: usize) -> String {
     }
 }
 
-pub fn on_off(v: Option<bool>) -> &'static str {
+/// `on`, `off`, or `n/a` for None.
+pub(crate) fn on_off(v: Option<bool>) -> &'static str {
     match v {
         Some(true) => "on",
         Some(false) => "off",

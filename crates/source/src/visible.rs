@@ -23,7 +23,9 @@
 
 use crate::nvml::gpu::GpuSelector;
 
+/// The variable CUDA reads.
 pub const CUDA_VAR: &str = "CUDA_VISIBLE_DEVICES";
+/// The variable the NVIDIA container runtime reads.
 pub const NVIDIA_VAR: &str = "NVIDIA_VISIBLE_DEVICES";
 
 /// What a visible-devices value selects.
@@ -68,7 +70,7 @@ pub fn parse(s: &str) -> Visible {
 /// `CUDA_VISIBLE_DEVICES` grammar: a comma-separated list of indices and UUIDs; CUDA stops at
 /// the first entry it cannot parse, so `0,2,-1,1` is GPUs 0 and 2, and `-1`, `all` or an empty
 /// value select no GPU.
-pub fn parse_cuda(s: &str) -> Visible {
+pub(crate) fn parse_cuda(s: &str) -> Visible {
     only(s.split(',').map(str::trim).map_while(|e| entry(e, false)))
 }
 
@@ -84,7 +86,10 @@ pub fn env_source() -> Option<(&'static str, String)> {
 }
 
 /// [`from_env`] over given values: the restriction and the variable it came from.
-pub fn from_vars(cuda: Option<&str>, nvidia: Option<&str>) -> (Visible, Option<&'static str>) {
+pub(crate) fn from_vars(
+    cuda: Option<&str>,
+    nvidia: Option<&str>,
+) -> (Visible, Option<&'static str>) {
     if let Some(v) = cuda {
         return (for_record(parse_cuda(v), false), Some(CUDA_VAR));
     }

@@ -16,7 +16,9 @@ use gpumon_util::error::UsageError;
 /// One job: its view, the summary of its inputs, and where its ids came from.
 #[derive(Debug, Clone)]
 pub struct JobOutcome {
+    /// The job's identity and nodes.
     pub view: JobView,
+    /// The summary of the job's inputs.
     pub outcome: Outcome,
     /// `slurm`, `torchrun`, `kubernetes`, `option`: each source its recordings named.
     pub sources: Vec<String>,
@@ -27,7 +29,9 @@ pub struct JobOutcome {
 /// The jobs of the inputs, in order of first appearance, and the metrics inputs of no job.
 #[derive(Debug, Clone, Default)]
 pub struct Jobs {
+    /// The jobs, in order of first appearance.
     pub jobs: Vec<JobOutcome>,
+    /// The metrics inputs that name no job.
     pub without_job: Vec<PathBuf>,
 }
 

@@ -15,6 +15,8 @@
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod job;
 pub mod runs;
@@ -51,9 +53,13 @@ use gpumon_util::progress::Progress;
 /// `report`, `compare` and `watch` build one too).
 #[derive(Debug, Clone, Default)]
 pub struct SummarizeConfig {
+    /// The paths as given: files, directories, globs.
     pub inputs: Vec<PathBuf>,
+    /// How to read the inputs (columns, time zone, progress).
     pub read: ReadOptions,
+    /// The time window to summarize.
     pub window: WindowSpec,
+    /// The thresholds of the findings.
     pub thresholds: Thresholds,
     /// `--fail-if` expressions as given.
     pub checks: Vec<String>,
@@ -72,6 +78,7 @@ pub struct SummarizeConfig {
 /// When the data is split by phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PhaseMode {
+    /// Never.
     #[default]
     Off,
     /// When an input carries a `phase` column or `--phase` windows are given (the report).
@@ -83,7 +90,9 @@ pub enum PhaseMode {
 /// A `--fail-if` check: on a statistic, or on a comparison of the phases.
 #[derive(Debug, Clone)]
 pub enum ParsedCheck {
+    /// A check on a statistic of a field.
     Stat(Check, Stat),
+    /// A check on a comparison of the phases (or of the runs).
     Compare(Check, Measure, Part),
 }
 
@@ -94,7 +103,7 @@ pub fn parse_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
 
 /// Parse and resolve the checks of `gpumon compare`, where every check is on the comparison of the
 /// runs (a plain statistic is its value in each run); errors are usage errors.
-pub fn parse_comparison_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
+pub(crate) fn parse_comparison_checks(exprs: &[String]) -> Result<Vec<ParsedCheck>> {
     exprs.iter().map(|e| parse_one(e, true)).collect()
 }
 
@@ -160,9 +169,12 @@ pub fn time_range(
 
 /// The inputs of a summary by table: the metrics (with what was skipped), per-process rows, events.
 pub struct Inputs {
+    /// The metrics inputs, with what discovery skipped.
     pub metrics: Discovered,
-    pub procs: Vec<Input>,
-    pub events: Vec<Input>,
+    /// The per-process inputs.
+    pub(crate) procs: Vec<Input>,
+    /// The events inputs.
+    pub(crate) events: Vec<Input>,
 }
 
 /// Discover the inputs with the companion files beside them, put them in time order and sort them
@@ -222,8 +234,11 @@ fn companions(
 /// What `summarize` found: the summary, the per-phase report when asked for, the checks' outcomes.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// The summary of the whole window.
     pub summary: Summary,
+    /// The per-phase report, when phases were asked for.
     pub phases: Option<PhaseReport>,
+    /// The outcome of each `--fail-if` check.
     pub checks: Vec<CheckResult>,
 }
 

@@ -18,8 +18,11 @@ use gpumon_util::error::UsageError;
 /// One run to compare, as given: a path, and the phase of it to take.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
+    /// The run as given on the command line.
     pub label: String,
+    /// The recording's path.
     pub path: PathBuf,
+    /// The phase to take, if any (`RUN@PHASE`).
     pub phase: Option<String>,
 }
 
@@ -42,8 +45,11 @@ pub fn parse_run(arg: &str) -> RunSpec {
 /// The runs to compare and how.
 #[derive(Debug, Clone)]
 pub struct CompareRuns {
+    /// The runs, in the order given.
     pub runs: Vec<RunSpec>,
+    /// How to read the inputs.
     pub read: ReadOptions,
+    /// The thresholds of the findings.
     pub thresholds: Thresholds,
     /// `--fail-if` checks on the values or their changes (`energy_per_hour.delta_pct > 10`).
     pub checks: Vec<String>,
@@ -57,9 +63,13 @@ pub struct CompareRuns {
 /// results of the checks.
 #[derive(Debug)]
 pub struct Compared {
+    /// Each run's label.
     pub labels: Vec<String>,
+    /// Each run's summary.
     pub summaries: Vec<Summary>,
+    /// The runs' values side by side and their changes from the baseline.
     pub comparison: Comparison,
+    /// The outcome of each check.
     pub results: Vec<CheckResult>,
 }
 

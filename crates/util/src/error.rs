@@ -85,15 +85,21 @@ impl ReadError {
 #[derive(Debug, thiserror::Error)]
 #[error("{msg}")]
 pub struct CannotStart {
+    /// The exit code gpumon ends with: 127 or 126.
     pub code: i32,
+    /// The line printed: the command and why it cannot be started.
     pub msg: String,
 }
 
 /// Exit codes.
 pub mod exit {
+    /// Success.
     pub const OK: i32 = 0;
+    /// A runtime failure.
     pub const FAILURE: i32 = 1;
+    /// Bad usage or unreadable input.
     pub const USAGE: i32 = 2;
+    /// A `summarize` check (`--fail-if`) failed.
     pub const CHECK_FAILED: i32 = 3;
 }
 

@@ -49,6 +49,7 @@ impl NamedZone {
         })
     }
 
+    /// The UTC zone, named `UTC`.
     pub fn utc() -> NamedZone {
         NamedZone { name: "UTC".into(), tz: Arc::new(Tzif::fixed(0, "UTC")) }
     }
@@ -142,7 +143,9 @@ pub enum Zone {
     /// This machine's zone (`TZ`, else /etc/localtime).
     #[default]
     Local,
+    /// An IANA zone by name (`Europe/Berlin`).
     Named(NamedZone),
+    /// A fixed offset from UTC (`+02:00`).
     Fixed(FixedOffset),
 }
 

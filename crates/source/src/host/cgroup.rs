@@ -26,14 +26,18 @@ const V1_UNLIMITED: u64 = 1 << 62;
 /// cgroup version of the hierarchy gpumon reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CgroupVersion {
+    /// cgroup v1: one hierarchy per controller.
     V1,
+    /// cgroup v2: the unified hierarchy.
     V2,
 }
 
 /// Effective limits of the cgroup; `None` is unlimited (or unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CgroupLimits {
+    /// Memory limit, MiB.
     pub memory_mib: Option<u64>,
+    /// CPU limit, cores.
     pub cpu_cores: Option<f64>,
 }
 
@@ -104,6 +108,7 @@ impl CgroupSource {
         Some(CgroupSource { layout, cores: online_cpus(), prev: None })
     }
 
+    /// The cgroup version.
     pub fn version(&self) -> CgroupVersion {
         match self.layout {
             Layout::V2(_) => CgroupVersion::V2,

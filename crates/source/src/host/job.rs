@@ -17,7 +17,7 @@ use gpumon_schema::row::{Row, Value};
 pub type PidSet = Arc<RwLock<HashSet<u32>>>;
 
 /// How often the tree is searched for new descendants.
-pub const RESCAN_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const RESCAN_EVERY: Duration = Duration::from_secs(1);
 
 const MIB: u64 = 1024 * 1024;
 
@@ -46,6 +46,7 @@ pub struct JobTracker {
 }
 
 impl JobTracker {
+    /// A tracker of the process tree rooted at `root`.
     pub fn new(root: u32) -> JobTracker {
         let (tck, page) =
             (rustix::param::clock_ticks_per_second(), rustix::param::page_size() as u64);

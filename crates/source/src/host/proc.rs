@@ -82,6 +82,7 @@ pub struct HostSource {
 }
 
 impl HostSource {
+    /// The host source, its /proc files opened and a first CPU reading taken.
     pub fn new() -> anyhow::Result<Self> {
         let mut h = HostSource {
             stat: ProcFile::open("/proc/stat"),

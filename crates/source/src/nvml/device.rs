@@ -20,9 +20,13 @@ const MIB: u64 = 1024 * 1024;
 /// Static identity of one GPU, read once at start.
 #[derive(Debug, Clone)]
 pub struct GpuInfo {
+    /// NVML index.
     pub index: u32,
+    /// UUID.
     pub uuid: Arc<str>,
+    /// Product name.
     pub name: Arc<str>,
+    /// PCI bus id.
     pub bus_id: Arc<str>,
     /// The driver's version (the same for every GPU; `[N/A]` when NVML does not say).
     pub driver: Arc<str>,
@@ -32,7 +36,7 @@ pub struct GpuInfo {
 
 /// Whether selector `s` names `g` (index, full UUID / UUID prefix, or PCI bus id as nvidia-smi's
 /// `-i` takes it: `00000000:17:00.0`, `17:00.0`).
-pub fn selects(s: &GpuSelector, g: &GpuInfo) -> bool {
+pub(crate) fn selects(s: &GpuSelector, g: &GpuInfo) -> bool {
     s.matches_gpu(Some(u64::from(g.index)), Some(&g.uuid))
         || matches!(s, GpuSelector::Uuid(b) if b.contains(':')
             && (g.bus_id.eq_ignore_ascii_case(b)

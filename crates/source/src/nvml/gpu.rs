@@ -27,7 +27,9 @@ use gpumon_util::warn::{warn, warn_once};
 #[derive(Debug, thiserror::Error)]
 #[error("cannot use NVML from {lib}: {source}")]
 pub struct NvmlUnavailable {
+    /// The library asked for.
     pub lib: String,
+    /// NVML's error.
     #[source]
     pub source: NvmlError,
 }
@@ -118,6 +120,7 @@ impl GpuSource {
         self.reads.gpus.iter().map(|g| &g.info)
     }
 
+    /// The driver's version, when NVML says.
     pub fn driver_version(&self) -> Option<String> {
         self.nvml.sys_driver_version().ok()
     }

@@ -20,7 +20,7 @@ use gpumon_util::warn::warn;
 
 /// One MIG device of a GPU, as NVML lists it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MigInstance {
+pub(crate) struct MigInstance {
     /// Its index among the GPU's MIG devices (`nvmlDeviceGetMigDeviceHandleByIndex`).
     pub slot: u32,
     /// GPU instance id; None when NVML does not say.
@@ -29,12 +29,13 @@ pub struct MigInstance {
     pub ci: Option<u32>,
     /// Profile name (`3g.40gb`); empty when the name does not hold one.
     pub profile: Arc<str>,
+    /// The MIG device's UUID.
     pub uuid: Arc<str>,
 }
 
 impl MigInstance {
     /// `0/gi1 3g.40gb`: the GPU's index, the GPU instance and the profile, for messages.
-    pub fn label(&self, index: u32) -> String {
+    pub(crate) fn label(&self, index: u32) -> String {
         let gi = self.gi.map_or_else(|| format!("mig{}", self.slot), |g| format!("gi{g}"));
         if self.profile.is_empty() {
             format!("{index}/{gi}")
@@ -45,17 +46,17 @@ impl MigInstance {
 }
 
 /// MIG mode of a GPU: (current, pending); None when NVML cannot say (no MIG on this GPU).
-pub fn mode(dev: &Device<'_>) -> Option<(bool, bool)> {
+pub(crate) fn mode(dev: &Device<'_>) -> Option<(bool, bool)> {
     dev.mig_mode().ok().map(|m| (m.current != 0, m.pending != 0))
 }
 
 /// The profile in a MIG device's name: the word after ` MIG ` (`3g.40gb`).
-pub fn profile_of(name: &str) -> &str {
+pub(crate) fn profile_of(name: &str) -> &str {
     name.rsplit_once(" MIG ").map_or("", |(_, p)| p.split_whitespace().next().unwrap_or(""))
 }
 
 /// The MIG devices of a GPU now, with their handles; empty when it is not in MIG mode.
-pub fn instances<'n>(dev: &Device<'n>) -> Result<Vec<(MigInstance, Device<'n>)>, NvmlError> {
+pub(crate) fn instances<'n>(dev: &Device<'n>) -> Result<Vec<(MigInstance, Device<'n>)>, NvmlError> {
     let max = match dev.mig_device_count() {
         Ok(n) => n,
         Err(NvmlError::NotSupported) => return Ok(Vec::new()),

@@ -18,7 +18,7 @@ static WARN: AtomicBool = AtomicBool::new(true);
 
 /// The function a missing-symbol error names (the text after `undefined symbol: `), or None when
 /// `e` is another error.
-pub fn function(e: &NvmlError) -> Option<&str> {
+pub(crate) fn function(e: &NvmlError) -> Option<&str> {
     let NvmlError::FailedToLoadSymbol(msg) = e else { return None };
     let name = msg.rsplit("undefined symbol: ").next().unwrap_or(msg).trim();
     Some(name.split_whitespace().next().unwrap_or(name))
@@ -27,7 +27,7 @@ pub fn function(e: &NvmlError) -> Option<&str> {
 /// If `e` says the driver lacks the function, note it for `field` (None: no one field, e.g. a
 /// process list) and warn once for the function, saying `what` stays empty; true then, and the
 /// caller says nothing more. False for any other error.
-pub fn noted(e: &NvmlError, field: Option<Field>, what: &str) -> bool {
+pub(crate) fn noted(e: &NvmlError, field: Option<Field>, what: &str) -> bool {
     let Some(name) = function(e) else { return false };
     let mut map = match MISSING.lock() {
         Ok(g) => g,
@@ -51,12 +51,12 @@ pub fn noted(e: &NvmlError, field: Option<Field>, what: &str) -> bool {
 }
 
 /// Report missing functions in the caller's own output instead of warning (`doctor`).
-pub fn quiet() {
+pub(crate) fn quiet() {
     WARN.store(false, Ordering::Relaxed);
 }
 
 /// The functions met so far that the driver lacks, each with the fields that needed it.
-pub fn all() -> Vec<(String, Vec<Field>)> {
+pub(crate) fn all() -> Vec<(String, Vec<Field>)> {
     let map = match MISSING.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),

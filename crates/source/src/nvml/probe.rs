@@ -19,19 +19,21 @@ use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
 use gpumon_schema::row::{Selection, Value};
 
 /// NVML as loaded from a library, with the versions it reports.
-pub struct NvmlProbe {
+pub(crate) struct NvmlProbe {
     nvml: Nvml,
     /// The file actually mapped.
     pub loaded_from: Option<String>,
+    /// The NVIDIA driver's version.
     pub driver_version: Option<String>,
     /// `major.minor`.
     pub cuda_driver_version: Option<String>,
+    /// NVML's own version.
     pub nvml_version: Option<String>,
 }
 
 impl NvmlProbe {
     /// Load NVML from `lib` the way `record` does; the error says why it cannot start.
-    pub fn load(lib: &str) -> Result<NvmlProbe, NvmlError> {
+    pub(crate) fn load(lib: &str) -> Result<NvmlProbe, NvmlError> {
         // Functions the driver lacks are listed in the report, not warned about per field.
         super::missing::quiet();
         let nvml = Nvml::builder().lib_path(OsStr::new(lib)).init()?;
@@ -51,13 +53,13 @@ impl NvmlProbe {
     }
 
     /// How many GPUs NVML sees.
-    pub fn gpu_count(&self) -> Result<u32, NvmlError> {
+    pub(crate) fn gpu_count(&self) -> Result<u32, NvmlError> {
         self.nvml.device_count()
     }
 
     /// Identity, static properties and one reading of every GPU field of GPU `index`; the
     /// error when its identity cannot be read.
-    pub fn gpu(&self, index: u32) -> Result<GpuProbe, NvmlError> {
+    pub(crate) fn gpu(&self, index: u32) -> Result<GpuProbe, NvmlError> {
         let info = gpu::read_info(&self.nvml, index)?;
         let dev = self.nvml.device_by_index(index).ok();
         // Identity is read once at start; job.gpu_memory needs a job to attribute processes to.
@@ -125,10 +127,14 @@ fn mig_instances(dev: &nvml_wrapper::Device<'_>) -> Vec<(MigInstance, Option<u64
 }
 
 /// One GPU as probed.
-pub struct GpuProbe {
+pub(crate) struct GpuProbe {
+    /// Its identity.
     pub info: GpuInfo,
+    /// Its total memory, MiB.
     pub memory_total_mib: Option<u64>,
+    /// Whether persistence mode is on.
     pub persistence_mode: Option<bool>,
+    /// Whether MIG mode is on.
     pub mig_mode: Option<bool>,
     /// The MIG mode after the next GPU reset.
     pub mig_pending: Option<bool>,
@@ -138,6 +144,7 @@ pub struct GpuProbe {
     pub lost: bool,
     /// Whether NVML says the GPU has GPM (the `sm.active` family); None when it cannot tell.
     pub gpm: Option<bool>,
+    /// The fields NVML reads for it.
     pub supported: Vec<Field>,
     /// NVML says NOT_SUPPORTED: these columns stay empty for this GPU.
     pub unsupported: Vec<Field>,
@@ -155,7 +162,7 @@ pub struct GpuProbe {
 
 /// The fields that say whether a GPU's memory is healthy: uncorrected ECC errors, row remapping,
 /// page retirement.
-pub const MEMORY_HEALTH: [Field; 6] = [
+pub(crate) const MEMORY_HEALTH: [Field; 6] = [
     Field::EccUncorrected,
     Field::RemappedUncorrectable,
     Field::RemappedPending,
@@ -185,11 +192,12 @@ fn loaded_from(lib: &str) -> Option<String> {
 pub struct Container {
     /// docker, podman, kubernetes, ... ; None when nothing suggests a container.
     pub kind: Option<String>,
+    /// What suggests it (files, environment variables).
     pub evidence: Vec<String>,
 }
 
 /// Signs of a container: marker files, the `container` variable, Kubernetes, cgroup path hints.
-pub fn container() -> Container {
+pub(crate) fn container() -> Container {
     let mut r = Container::default();
     let mut found = |kind: &str, evidence: String| {
         if r.kind.is_none() {
@@ -231,13 +239,14 @@ pub fn container() -> Container {
 /// A `/dev/nvidia*` character device.
 #[derive(Debug, Serialize)]
 pub struct DeviceNode {
+    /// The device's path.
     pub path: String,
     /// Readable and writable by this user.
     pub access: bool,
 }
 
 /// The `/dev/nvidia*` character devices and whether this user may open them read-write.
-pub fn device_nodes(dev: &Path) -> Vec<DeviceNode> {
+pub(crate) fn device_nodes(dev: &Path) -> Vec<DeviceNode> {
     let ids = Ids::of_self();
     let Ok(rd) = fs::read_dir(dev) else { return Vec::new() };
     let mut nodes: Vec<DeviceNode> = rd

@@ -57,8 +57,11 @@ pub struct GpuReads {
 /// One tick's reads: its number, when it started, and how long its GPUs may take.
 #[derive(Debug, Clone, Copy)]
 pub struct TickReads {
+    /// The tick's number.
     pub seq: u64,
+    /// When the tick started.
     pub at: Instant,
+    /// How long its GPUs may take.
     pub budget: Duration,
 }
 
