@@ -540,11 +540,10 @@ SMI_HEADER = ("timestamp, index, name, utilization.gpu [%], memory.used [MiB], m
 def smi_log(out, name, gpus, ticks, seed, gpu_fn, step=1, gpu_name=NAME):
     r = random.Random(seed)
     lines = [SMI_HEADER]
-    local = datetime(2026, 3, 2, 10, 0, 0)
     for t in range(ticks):
         for g in range(gpus):
             v = gpu_fn(r, t, g)
-            ts = (local + timedelta(seconds=step * t, milliseconds=3 * g + 11)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+            ts = smi_ts(t, g, step)
             lines.append(f"{ts}, {g}, {gpu_name}, {v['utilization.gpu']} %, {v['memory.used']} MiB, {v.get('memory.total', TOTAL)} MiB, "
                          f"{v['temperature.gpu']}, {v['power.draw']:.2f} W, {v['clocks.sm']} MHz, "
                          f"0x{v['clocks_event_reasons.active']:016x}")

@@ -152,24 +152,26 @@ impl Default for Counts {
 }
 
 impl Counts {
-    /// Add these rows' facts to a GPU's.
+    /// Add these rows' facts to a GPU's (pooled as a later stretch of the same GPU).
     pub(crate) fn add_to(&self, d: &mut DiagAcc) {
-        let c = self;
-        d.mem_n += c.mem_n;
-        d.held_n += c.held_n;
-        d.held_idle_n += c.held_idle_n;
-        d.busy_clock_sum.pool(&c.busy_clock_sum);
-        d.busy_clock_n += c.busy_clock_n;
-        d.hang.pool(&c.hang);
-        d.power_limit = d.power_limit.max(c.power_limit);
-        d.busy_temp_sum.pool(&c.busy_temp_sum);
-        d.busy_temp_n += c.busy_temp_n;
-        d.temp_sum.pool(&c.temp_sum);
-        d.temp_n += c.temp_n;
-        d.mem_trend.pool(&c.mem_trend);
-        d.stretches.append(&c.stretches);
-        d.held_idle_power.pool(&c.held_idle_power);
-        d.busy_span.append(&c.busy_span);
+        d.pool(&DiagAcc {
+            mem_n: self.mem_n,
+            held_n: self.held_n,
+            held_idle_n: self.held_idle_n,
+            busy_clock_sum: self.busy_clock_sum,
+            busy_clock_n: self.busy_clock_n,
+            hang: self.hang.clone(),
+            power_limit: self.power_limit,
+            busy_temp_sum: self.busy_temp_sum,
+            busy_temp_n: self.busy_temp_n,
+            temp_sum: self.temp_sum,
+            temp_n: self.temp_n,
+            mem_trend: self.mem_trend.clone(),
+            stretches: self.stretches,
+            held_idle_power: self.held_idle_power.clone(),
+            busy_span: self.busy_span,
+            ..DiagAcc::default()
+        });
     }
 }
 

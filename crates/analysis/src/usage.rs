@@ -204,7 +204,9 @@ impl UsageCollector {
             let g = (gpu[i] != NO_U64).then(|| u32::try_from(gpu[i]).unwrap_or(u32::MAX));
             let j = (!job[i].is_nan()).then_some(job[i] != 0.0);
             let share = self.sharing.entry((host.clone(), g)).or_default();
-            share.row(ts[i], j, &user, text(Field::ProcCommand, i), mem[i]);
+            // The command is named only for processes outside the job.
+            let command = (j == Some(false)).then(|| text(Field::ProcCommand, i)).flatten();
+            share.row(ts[i], j, &user, command, mem[i]);
             self.accs.entry((host, g, user)).or_default().row(ts[i], pid[i], sm[i], mem[i]);
         }
         Ok(())

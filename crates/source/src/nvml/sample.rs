@@ -274,12 +274,16 @@ fn sample_device<'n>(
             }
         } else {
             read_field(dev, info, read, f, (gpm, health), row)?;
+            // A value the driver did not give (an error, a lost read, a function an older driver
+            // lacks) is asked for again next tick, without gathering the reader's fields.
+            if matches!(row.get(f), Value::Null) {
+                continue;
+            }
             let values: Vec<(Field, Value)> = gpumon_schema::catalog::CATALOG
                 .iter()
                 .filter(|d| d.read == Some(read))
                 .map(|d| (d.field, row.get(d.field).clone()))
                 .collect();
-            // A value the driver did not give (an error, a lost read) is asked for again next tick.
             if values.iter().all(|(_, v)| !matches!(v, Value::Null)) {
                 fixed.push((read, values));
             }
