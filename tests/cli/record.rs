@@ -35,6 +35,20 @@ fn host_only_parquet_five_rows_one_warning() {
         col(&r, "cpu.util").iter().all(|v| v.as_f64().is_some()),
         "cpu.util fresh on every tick"
     );
+    // The summary of a recording without GPUs still says when it ran (the host's ticks), as a
+    // whole and per phase.
+    let o = gpumon().args(["summarize", "--format", "json"]).arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let at = |k: &str| {
+        let t = s[k].as_str().unwrap_or_else(|| panic!("{k} is {}", s[k]));
+        chrono::DateTime::parse_from_rfc3339(t).unwrap().timestamp_millis()
+    };
+    let span = at("end") - at("start");
+    assert!((3_500..=4_500).contains(&span), "5 ticks at 1 s span 4 s, not {span} ms");
+    let o = gpumon().arg("summarize").arg(&out).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.lines().next().unwrap().contains(" to "), "{text}");
 }
 
 #[test]

@@ -339,6 +339,7 @@ impl Collector {
         // (the rows of the next GPU when a file is grouped by GPU) belong to ticks counted.
         if t > ha.last_ts {
             ha.last_ts = t;
+            ha.first_ts = ha.first_ts.min(t);
             if ha.pending.is_none() && ha.ticks == 0 {
                 ha.pending = Some((t, vec![f64::NAN; inputs(Scope::Host).len()]));
                 self.pending_rows.push((h, i));

@@ -244,8 +244,7 @@ pub fn build(
         order.iter().map(|&i| timings[i].covered_s).sum::<f64>() / order.len().max(1) as f64;
     let energy_rate = all_gpus.get(Stat::EnergyWh).filter(|_| covered > 0.0).map(|wh| wh / covered);
     let progress = c.progress.finish(order.len(), energy_rate);
-    let start = order.iter().map(|&i| c.gpus[i].acc.first_ts).min();
-    let end = order.iter().map(|&i| c.gpus[i].acc.last_ts).max();
+    let (start, end) = span(&c, &order);
     Summary {
         hosts,
         all_gpus,
@@ -263,6 +262,18 @@ pub fn build(
         users: companions.users,
         progress,
     }
+}
+
+/// The first and last GPU sample; without GPU rows (a host-only recording), the hosts' first and
+/// last tick.
+fn span(c: &Collector, order: &[usize]) -> (Option<i64>, Option<i64>) {
+    let start = order.iter().map(|&i| c.gpus[i].acc.first_ts).min();
+    let end = order.iter().map(|&i| c.gpus[i].acc.last_ts).max();
+    if start.is_some() {
+        return (start, end);
+    }
+    let ticked = || c.host_accs.iter().filter(|h| h.first_ts <= h.last_ts);
+    (ticked().map(|h| h.first_ts).min(), ticked().map(|h| h.last_ts).max())
 }
 
 /// The stretches of a GPU's empty rows before its first sample and after its last one are gaps (it

@@ -12,6 +12,9 @@ pub(crate) struct HostAcc {
     /// Timestamp of the latest tick seen (ticks are told apart by their timestamp; a row at or
     /// before it is not a new tick).
     pub last_ts: i64,
+    /// Timestamp of the earliest tick counted (`i64::MAX` before any): with `last_ts`, the host's
+    /// span when it has no GPU rows.
+    pub first_ts: i64,
     /// The first tick of this stretch (one value per [`inputs`] column), held back so that `append`
     /// can drop it when the earlier stretch ended inside the same tick.
     pub pending: Option<(i64, Vec<f64>)>,
@@ -28,6 +31,7 @@ impl Default for HostAcc {
         HostAcc {
             ticks: 0,
             last_ts: i64::MIN,
+            first_ts: i64::MAX,
             pending: None,
             fields: summarised(Scope::Host).iter().map(|&f| FieldAcc::new(f)).collect(),
             mem_total: Moments::default(),
@@ -94,6 +98,7 @@ impl HostAcc {
         }
         self.add_values(&later);
         self.last_ts = self.last_ts.max(later.last_ts);
+        self.first_ts = self.first_ts.min(later.first_ts);
     }
 
     /// Count the held-back first tick (the stretch is the first of its host).
@@ -106,5 +111,6 @@ impl HostAcc {
     /// Add another host (over-all figures); both settled.
     pub(crate) fn pool(&mut self, other: &HostAcc) {
         self.add_values(other);
+        self.first_ts = self.first_ts.min(other.first_ts);
     }
 }
