@@ -70,6 +70,32 @@ fn a_failed_job_shows_in_every_reading_command() {
     assert_eq!(codes, [serde_json::json!(0), serde_json::json!(3)]);
 }
 
+/// A job that dies in its second phase: that phase carries `job_failed` (text and JSON), the
+/// phase before it does not.
+#[test]
+fn a_failed_job_fails_the_phase_it_died_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.parquet");
+    let bin = Path::new(env!("CARGO_BIN_EXE_gpumon")).parent().unwrap().display().to_string();
+    let cmd =
+        format!("PATH={bin}:$PATH; gpumon mark a; sleep 0.5; gpumon mark b; sleep 0.5; exit 4");
+    let o = record_job(dir.path(), &run, &cmd);
+    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = gpumon().args(["summarize", "--by", "phase", "--format", "json"]).arg(&run).output();
+    let j = json(&o.unwrap());
+    let rules = |label: &str| -> Vec<String> {
+        let p = j["phases"].as_array().unwrap().iter().find(|p| p["phase"] == label).unwrap();
+        let f = p["hosts"][0]["findings"].as_array().unwrap();
+        f.iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(!rules("a").contains(&"job_failed".to_string()), "{:?}", rules("a"));
+    assert!(rules("b").contains(&"job_failed".to_string()), "{:?}", rules("b"));
+    let o = gpumon().args(["summarize", "--by", "phase"]).arg(&run).output().unwrap();
+    let t = text(&o);
+    let b = t.split("== Phase b:").nth(1).unwrap_or_default();
+    assert!(b.lines().take(3).any(|l| l.contains("job_failed") && !l.contains("not in")), "{t}");
+}
+
 /// A CPU figure on a half-way step of the 0.1-point histogram (70.85) is its own maximum: the
 /// summary's p95 is no higher than its max, in text and JSON.
 #[test]

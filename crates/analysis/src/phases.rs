@@ -22,6 +22,7 @@ use crate::stat::Stat;
 use crate::{Companions, Summary, build};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, Interner, NO_TS};
+use gpumon_schema::run::InputInfo;
 
 /// A phase given as a time window `[since, until)`, UTC µs.
 #[derive(Debug, Clone, PartialEq)]
@@ -343,16 +344,28 @@ impl PhaseReport {
     }
 }
 
-/// The events of a phase's stretches: each stretch reaches to the next one's first row.
-fn phase_events(spans: &[Span], label: Option<&str>, events: &[EventRecord]) -> Vec<EventRecord> {
-    let Some(label) = label else { return Vec::new() };
-    let inside = |t: i64| {
-        spans.iter().enumerate().any(|(i, s)| {
+/// Whether `t` falls in a stretch of the phase `label`: each stretch reaches to the next one's
+/// first row (the last one to the end of time).
+fn in_phase(spans: &[Span], label: Option<&str>, t: i64) -> bool {
+    label.is_some()
+        && spans.iter().enumerate().any(|(i, s)| {
             let end = spans.get(i + 1).map_or(i64::MAX, |n| n.start);
-            s.phase.as_deref() == Some(label) && t >= s.start && t < end
+            s.phase.as_deref() == label && t >= s.start && t < end
         })
+}
+
+/// The events of a phase's stretches.
+fn phase_events(spans: &[Span], label: Option<&str>, events: &[EventRecord]) -> Vec<EventRecord> {
+    events.iter().filter(|e| in_phase(spans, label, e.ts)).cloned().collect()
+}
+
+/// The inputs whose wrapped job failed inside a stretch of the phase: the phase it died in carries
+/// `job_failed`, the others do not.
+fn phase_failures(spans: &[Span], label: Option<&str>, failed: &[InputInfo]) -> Vec<InputInfo> {
+    let ended_in = |i: &InputInfo| {
+        i.job.as_ref().and_then(|j| j.end).is_some_and(|t| in_phase(spans, label, t))
     };
-    events.iter().filter(|e| inside(e.ts)).cloned().collect()
+    failed.iter().filter(|i| ended_in(i)).cloned().collect()
 }
 
 /// The unmarked rows are the run's context, not a phase to judge: no findings, gaps or coverage.
@@ -368,12 +381,14 @@ fn context_only(s: &mut Summary) {
     }
 }
 
-/// The per-phase summaries of the whole data (each with the NVML events of its stretches; the
+/// The per-phase summaries of the whole data (each with the NVML events of its stretches and the
+/// failures of the wrapped jobs (`failed`: inputs whose job failed) that ended in them; the
 /// unmarked rows as context only), and their comparison against `baseline` (default: the first
 /// marked phase). The error names the phases when `baseline` is not one of them.
 pub fn build_phases(
     mut pc: PhaseCollector,
     events: &[EventRecord],
+    failed: &[InputInfo],
     th: &Thresholds,
     window: (Option<i64>, Option<i64>),
     baseline: Option<&str>,
@@ -395,7 +410,8 @@ pub fn build_phases(
                 events: phase_events(&spans, label.as_deref(), events),
                 ..Default::default()
             };
-            let mut summary = build(c, th, Vec::new(), Vec::new(), window, companions);
+            let ended = phase_failures(&spans, label.as_deref(), failed);
+            let mut summary = build(c, th, ended, Vec::new(), window, companions);
             if label.is_none() {
                 context_only(&mut summary);
             }
@@ -467,7 +483,7 @@ mod tests {
         let mut b = PhaseCollector::new(cfg, Split::Column);
         b.visit(&batch(6, &[Some("bs=64"), Some("bs=32"), None], &[64, 34, 0]), "h").unwrap();
         a.append(b);
-        let r = build_phases(a, &[], &Thresholds::default(), (None, None), None).unwrap();
+        let r = build_phases(a, &[], &[], &Thresholds::default(), (None, None), None).unwrap();
         let labels: Vec<Option<&str>> = r.phases.iter().map(|p| p.label.as_deref()).collect();
         assert_eq!(labels, [None, Some("bs=32"), Some("bs=64")]);
         assert_eq!(util(r.get("bs=32").unwrap()), Some(31.0));
@@ -491,6 +507,7 @@ mod tests {
         let e = build_phases(
             PhaseCollector::new(CollectConfig::default(), Split::Column),
             &[],
+            &[],
             &Thresholds::default(),
             (None, None),
             Some("x"),
@@ -506,7 +523,8 @@ mod tests {
         ]);
         let mut a = PhaseCollector::new(CollectConfig::default(), Split::Windows(w));
         a.visit(&batch(0, &[None; 6], &[10, 10, 90, 90, 90, 0]), "h").unwrap();
-        let r = build_phases(a, &[], &Thresholds::default(), (None, None), Some("train")).unwrap();
+        let r =
+            build_phases(a, &[], &[], &Thresholds::default(), (None, None), Some("train")).unwrap();
         assert_eq!(util(r.get("warmup").unwrap()), Some(10.0));
         assert_eq!(util(r.get("train").unwrap()), Some(90.0));
         assert_eq!(r.comparison.unwrap().baseline, 1);

@@ -408,6 +408,11 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
         }
     }
     let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };
+    let failed: Vec<InputInfo> = reports
+        .iter()
+        .filter(|r| all.phases.is_some() && r.job.as_ref().is_some_and(|j| j.failed()))
+        .cloned()
+        .collect();
     let summary =
         build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
     if summary.hosts.is_empty() && summary.users.is_empty() {
@@ -420,7 +425,9 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
     }
     let phases = all
         .phases
-        .map(|p| build_phases(p, &events, &cfg.thresholds, window, cfg.baseline.as_deref()))
+        .map(|p| {
+            build_phases(p, &events, &failed, &cfg.thresholds, window, cfg.baseline.as_deref())
+        })
         .transpose()
         .map_err(UsageError)?;
     let results = checks.iter().map(|c| check(c, &summary, phases.as_ref())).collect();
