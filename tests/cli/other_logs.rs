@@ -325,4 +325,26 @@ fn a_pdsh_log_of_many_hosts_is_a_fleet_and_other_outputs_are_named() {
         "{}",
         stderr(&o)
     );
+    // With its date and time (`-o DT`), dmon's samples are read: sm is utilization.gpu, fb memory.used.
+    let dated = write(
+        dir.path(),
+        "dmon-dt.log",
+        "#Date       Time        gpu    pwr  gtemp     sm    mem     fb\n\
+         #YYYYMMDD   HH:MM:SS    Idx      W      C      %      %     MB\n \
+         20250101   10:00:00      0    300     60     90     40  30000\n \
+         20250101   10:00:00      1    100     40     10      5   1000\n \
+         20250101   10:00:01      0    310     61     96     41  31000\n \
+         20250101   10:00:01      1    110     41     20      6   1000\n",
+    );
+    let o = summarize(&[&dated], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(j["start"], "2025-01-01T10:00:00.000Z", "{}", j["start"]);
+    let gpus = j["hosts"][0]["gpus"].as_array().unwrap();
+    let stat = |g: usize, k: &str| gpus[g]["stats"][k].as_f64();
+    assert_eq!(
+        (stat(0, "utilization.gpu.mean"), stat(1, "utilization.gpu.mean")),
+        (Some(93.0), Some(15.0))
+    );
+    assert_eq!(stat(0, "memory.used.max"), Some(31000.0));
 }

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
-use crate::smilog::looks_like_nvsmi;
+use crate::smilog::{dmon, looks_like_nvsmi};
 use gpumon_schema::catalog::Field;
 use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
@@ -37,8 +37,8 @@ pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
     sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why).into())
 }
 
-/// nvidia-smi's other outputs people log (`dmon`, `pmon`, `-q`, the default table), by their first
-/// lines: named in the error instead of "no known header".
+/// nvidia-smi's other outputs people log (`pmon`, `-q`, the default table), by their first lines:
+/// named in the error instead of "no known header". (`dmon -o DT` logs are read, [`dmon`].)
 fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
     let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
     let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
@@ -76,6 +76,10 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     }
     if looks_like_nvsmi(head) {
         return Ok(Kind::Nvsmi);
+    }
+    let lead = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    if dmon::is_dmon(&lead) {
+        return dmon::without_time(&lead).map_or(Ok(Kind::Nvsmi), Err);
     }
     if gpumon_csv {
         return Ok(Kind::GpumonCsv);
@@ -182,7 +186,9 @@ mod tests {
         );
         assert!(sniff(b"timestamp\tindex\n2024\t0\n").unwrap_err().contains("separated by tabs"));
         let dmon = b"# gpu    pwr  gtemp  mtemp     sm\n# Idx      W      C      C      %\n    0     75     40      -     10\n";
-        assert!(sniff(dmon).unwrap_err().contains("nvidia-smi dmon"));
+        assert!(sniff(dmon).unwrap_err().contains("nvidia-smi dmon` output without its date"));
+        let dated = b"#Date       Time        gpu    pwr\n#YYYYMMDD   HH:MM:SS    Idx      W\n 20240501   10:00:00      0     71\n";
+        assert_eq!(sniff(dated), Ok(Kind::Nvsmi));
         let table = b"Wed May  1 10:00:00 2024\n+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n";
         assert!(sniff(table).unwrap_err().contains("nvidia-smi's table"));
         let q =

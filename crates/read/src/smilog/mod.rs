@@ -11,6 +11,7 @@
 //! samples, an index column that does not tell the GPUs apart.
 
 mod cells;
+pub(crate) mod dmon;
 mod header;
 pub mod hostprefix;
 mod interleave;
@@ -167,7 +168,11 @@ pub fn read_nvsmi_file(
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
 ) -> Result<SmiLogInfo> {
     let disp = gpumon_util::text::show(name);
-    let (file, prefixed) = host_prefixed(file).with_context(|| format!("cannot read {disp}"))?;
+    let (file, head) = head_of(file).with_context(|| format!("cannot read {disp}"))?;
+    let (prefixed, dmon) = (hostprefix::prefixed(&head), dmon::is_dmon(&head));
+    if let Some(why) = dmon.then(|| dmon::without_time(&head)).flatten() {
+        anyhow::bail!("{disp}: {why}");
+    }
     // pdsh/clush output: a `hostname` column stands for each line's `host: ` prefix, also in
     // the `--columns` a user names for nvidia-smi's own cells.
     let mut opts = opts.clone();
@@ -193,6 +198,7 @@ pub fn read_nvsmi_file(
             let text = lines.text();
             let text =
                 if prefixed { hostprefix::unprefix(&text).into_owned() } else { text.into_owned() };
+            let text = if dmon { dmon::as_csv(&text).into_owned() } else { text };
             pending_bytes += text.len();
             pending.push_back(Pending { no: info.no, text, terminated: info.terminated });
             if pending.len() >= INFER_LINES || pending_bytes >= INFER_BYTES {
@@ -206,6 +212,7 @@ pub fn read_nvsmi_file(
         let text = lines.text();
         let text =
             if prefixed { Cow::Owned(hostprefix::unprefix(&text).into_owned()) } else { text };
+        let text = if dmon { Cow::Owned(dmon::as_csv(&text).into_owned()) } else { text };
         if let Step::NeedGpus = p.process(info.no, &text, info.terminated, on_row)? {
             buffering = true;
             let text = text.into_owned();
@@ -220,14 +227,14 @@ pub fn read_nvsmi_file(
     p.finish(&lines)
 }
 
-/// Whether the log's lines start with `host: ` (pdsh/clush), from its first 64 KiB; the file is
-/// given back at its start.
-fn host_prefixed(mut file: File) -> std::io::Result<(File, bool)> {
+/// The log's first 64 KiB, to tell its shape (lines prefixed `host: ` by pdsh/clush, `nvidia-smi
+/// dmon` output); the file is given back at its start.
+fn head_of(mut file: File) -> std::io::Result<(File, String)> {
     use std::io::{Read, Seek, SeekFrom};
     let mut head = Vec::new();
     (&mut file).take(64 << 10).read_to_end(&mut head)?;
     file.seek(SeekFrom::Start(0))?;
-    Ok((file, hostprefix::prefixed(&String::from_utf8_lossy(&head))))
+    Ok((file, String::from_utf8_lossy(&head).into_owned()))
 }
 
 /// Add a warning or note unless there are too many already.

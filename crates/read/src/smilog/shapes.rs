@@ -453,6 +453,32 @@ fn shapes() -> Vec<Shape> {
             ]),
         },
     ];
+    let dmon_header = "#Date       Time        gpu    pwr  gtemp  mtemp     sm    mem   mclk   pclk     fb   bar1\n\
+                       #YYYYMMDD   HH:MM:SS    Idx      W      C      C      %      %    MHz    MHz     MB     MB\n";
+    v.push(Shape {
+        name: "`nvidia-smi dmon -s pucm -o DT`, its header repeated, `-` for a value it lacks",
+        log: format!(
+            "{dmon_header}{}{dmon_header}{}",
+            lines(2, 2, |t, g| format!(
+                " 20250101   10:00:0{t}      {g}     71     34      -     {:>2}      0   2619   1980    500      2",
+                util(t, g)
+            )),
+            lines(1, 2, |_, g| format!(" 20250101   10:00:02      {g}    350     54      -     98     40   2619   1980  60000      2"))
+        ),
+        columns: None,
+        want: Want::Read {
+            gpus: 2,
+            rows: 6,
+            cell: (3, Field::UtilGpu, Value::U(util(1, 1).into())),
+            says: &["n:repeated header"],
+        },
+    });
+    v.push(Shape {
+        name: "`nvidia-smi dmon` without `-o DT`: no time",
+        log: "# gpu    pwr  gtemp\n# Idx      W      C\n    0     75     40\n".to_string(),
+        columns: None,
+        want: Want::Refused(&["without its date and time", "-o DT"]),
+    });
     v.push(Shape {
         name: "`date`'s default format as the time column",
         log: format!(
@@ -573,6 +599,11 @@ fn writers_shapes_give_what_their_writers_meant() {
         let kind = sniff(&bytes(&s));
         let csv = ["RFC 3339", "ISO 8601", "no timestamp"].iter().any(|n| s.name.contains(n));
         let want = if csv { Kind::GpumonCsv } else { Kind::Nvsmi };
+        if s.name.contains("without `-o DT`") {
+            // Refused by its first line already: nothing in it can be placed in time.
+            assert!(kind.is_err_and(|e| e.contains("-o DT")), "{}: sniffed", s.name);
+            continue;
+        }
         assert_eq!(kind, Ok(want), "{}: sniffed otherwise", s.name);
     }
 }
