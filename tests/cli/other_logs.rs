@@ -347,4 +347,24 @@ fn a_pdsh_log_of_many_hosts_is_a_fleet_and_other_outputs_are_named() {
         (Some(93.0), Some(15.0))
     );
     assert_eq!(stat(0, "memory.used.max"), Some(31000.0));
+    // nvidia-smi's own table, logged in a loop: each GPU's two lines are a row, dated by the table.
+    let sample = |t: u32, util: u32| {
+        format!(
+            "Wed Jan  1 10:00:0{t} 2025\n\
+             +-----------------------------------------------------------------------------+\n\
+             | NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\n\
+             |===============================+======================+======================|\n\
+             |   0  Tesla T4            Off  | 00000000:00:1E.0 Off |                    0 |\n\
+             | N/A   40C    P0    30W /  70W |   2000MiB / 15109MiB |     {util}%      Default |\n\
+             +-------------------------------+----------------------+----------------------+\n"
+        )
+    };
+    let table = write(dir.path(), "smi-table.log", &(sample(0, 60) + &sample(1, 80)));
+    let o = summarize(&[&table], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j = json(&o);
+    let g = &j["hosts"][0]["gpus"][0];
+    assert_eq!(g["name"], "Tesla T4", "{g}");
+    assert_eq!(g["stats"]["utilization.gpu.mean"].as_f64(), Some(70.0), "{g}");
+    assert_eq!(g["stats"]["memory.total"].as_f64(), Some(15109.0), "{g}");
 }

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
-use crate::smilog::{dmon, looks_like_nvsmi};
+use crate::smilog::{dmon, looks_like_nvsmi, table};
 use gpumon_schema::catalog::Field;
 use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
@@ -37,8 +37,9 @@ pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
     sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why).into())
 }
 
-/// nvidia-smi's other outputs people log (`pmon`, `-q`, the default table), by their first lines:
-/// named in the error instead of "no known header". (`dmon -o DT` logs are read, [`dmon`].)
+/// nvidia-smi's other outputs people log (`pmon`, `-q`), by their first lines: named in the error
+/// instead of "no known header". (`dmon -o DT` logs and the default table are read: [`dmon`],
+/// [`table`].)
 fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
     let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
     let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
@@ -52,9 +53,6 @@ fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
     }
     if text.contains("==============NVSMI LOG==============") {
         return Some("`nvidia-smi -q` output");
-    }
-    if text.contains("NVIDIA-SMI") && text.lines().any(|l| l.starts_with("+---")) {
-        return Some("nvidia-smi's table (plain `nvidia-smi`, perhaps with -l)");
     }
     None
 }
@@ -80,6 +78,9 @@ pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     let lead = String::from_utf8_lossy(&head[..head.len().min(4096)]);
     if dmon::is_dmon(&lead) {
         return dmon::without_time(&lead).map_or(Ok(Kind::Nvsmi), Err);
+    }
+    if table::is_table(&lead) {
+        return Ok(Kind::Nvsmi);
     }
     if gpumon_csv {
         return Ok(Kind::GpumonCsv);
@@ -190,7 +191,7 @@ mod tests {
         let dated = b"#Date       Time        gpu    pwr\n#YYYYMMDD   HH:MM:SS    Idx      W\n 20240501   10:00:00      0     71\n";
         assert_eq!(sniff(dated), Ok(Kind::Nvsmi));
         let table = b"Wed May  1 10:00:00 2024\n+-----------------------------------------------------------------------------+\n| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n";
-        assert!(sniff(table).unwrap_err().contains("nvidia-smi's table"));
+        assert_eq!(sniff(table), Ok(Kind::Nvsmi));
         let q =
             b"\n==============NVSMI LOG==============\n\nTimestamp : Wed May  1 10:00:00 2024\n";
         assert!(sniff(q).unwrap_err().contains("nvidia-smi -q"));

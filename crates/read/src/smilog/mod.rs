@@ -19,6 +19,7 @@ mod lines;
 mod machine;
 #[cfg(test)]
 mod shapes;
+pub(crate) mod table;
 #[cfg(test)]
 mod tests;
 mod time;
@@ -170,6 +171,7 @@ pub fn read_nvsmi_file(
     let disp = gpumon_util::text::show(name);
     let (file, head) = head_of(file).with_context(|| format!("cannot read {disp}"))?;
     let (prefixed, dmon) = (hostprefix::prefixed(&head), dmon::is_dmon(&head));
+    let mut table = table::is_table(&head).then(table::TableLog::default);
     if let Some(why) = dmon.then(|| dmon::without_time(&head)).flatten() {
         anyhow::bail!("{disp}: {why}");
     }
@@ -199,6 +201,7 @@ pub fn read_nvsmi_file(
             let text =
                 if prefixed { hostprefix::unprefix(&text).into_owned() } else { text.into_owned() };
             let text = if dmon { dmon::as_csv(&text).into_owned() } else { text };
+            let text = if let Some(t) = table.as_mut() { t.line(&text) } else { text };
             pending_bytes += text.len();
             pending.push_back(Pending { no: info.no, text, terminated: info.terminated });
             if pending.len() >= INFER_LINES || pending_bytes >= INFER_BYTES {
@@ -213,6 +216,7 @@ pub fn read_nvsmi_file(
         let text =
             if prefixed { Cow::Owned(hostprefix::unprefix(&text).into_owned()) } else { text };
         let text = if dmon { Cow::Owned(dmon::as_csv(&text).into_owned()) } else { text };
+        let text = if let Some(t) = table.as_mut() { Cow::Owned(t.line(&text)) } else { text };
         if let Step::NeedGpus = p.process(info.no, &text, info.terminated, on_row)? {
             buffering = true;
             let text = text.into_owned();

@@ -474,6 +474,17 @@ fn shapes() -> Vec<Shape> {
         },
     });
     v.push(Shape {
+        name: "nvidia-smi's table in a loop (`nvidia-smi -l 1 > gpu.log`), with its process table",
+        log: (0..2).map(table_sample).collect(),
+        columns: None,
+        want: Want::Read {
+            gpus: 2,
+            rows: 4,
+            cell: (3, Field::UtilGpu, Value::U(util(1, 1).into())),
+            says: &[],
+        },
+    });
+    v.push(Shape {
         name: "`nvidia-smi dmon` without `-o DT`: no time",
         log: "# gpu    pwr  gtemp\n# Idx      W      C\n    0     75     40\n".to_string(),
         columns: None,
@@ -489,6 +500,37 @@ fn shapes() -> Vec<Shape> {
         want: Want::Read { gpus: 1, rows: 2, cell: (1, Field::UtilGpu, Value::U(1)), says: &[] },
     });
     v
+}
+
+/// One sample of nvidia-smi's table (driver 550's layout) at tick `t`, two GPUs and a process.
+fn table_sample(t: u32) -> String {
+    let mut s = format!(
+        "Wed Jan  1 10:00:0{t} 2025\n\
+         +-----------------------------------------------------------------------------------------+\n\
+         | NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |\n\
+         |-----------------------------------------+------------------------+----------------------+\n\
+         | GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n\
+         | Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n\
+         |=========================================+========================+======================|\n"
+    );
+    for g in 0..2 {
+        let _ = write!(
+            s,
+            "|   {g}  NVIDIA H100 80GB HBM3          On  |   00000000:1{g}:00.0 Off |                    0 |\n\
+             | N/A   3{g}C    P0             69W /  700W |    4000MiB /  81559MiB |     {:>2}%      Default |\n\
+             +-----------------------------------------+------------------------+----------------------+\n",
+            util(t, g)
+        );
+    }
+    s.push_str(
+        "\n+-----------------------------------------------------------------------------------------+\n\
+         | Processes:                                                                              |\n\
+         |  GPU   GI   CI        PID   Type   Process name                              GPU Memory |\n\
+         |=========================================================================================|\n\
+         |    0   N/A  N/A     12345      C   python                                       3990MiB |\n\
+         +-----------------------------------------------------------------------------------------+\n",
+    );
+    s
 }
 
 fn noheader_short(t: u32, g: u32) -> String {
