@@ -184,7 +184,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
             convert_input(input, &read, &want, &progress, &w)?;
         }
         let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
-        w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()
+        Ok(w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()?)
     })();
     progress.finish();
     let rows = match result {

@@ -265,5 +265,5 @@ pub fn read_all(path: &Path) -> Result<()> {
 pub fn recover(path: &Path) -> Result<()> {
     let piece = gpumon_schema::files::piece_of_journal(path)
         .ok_or_else(|| anyhow::anyhow!("{}: not a journal name", path.display()))?;
-    gpumon_sink::recover_journal(path, &piece).map(|_| ())
+    Ok(gpumon_sink::recover_journal(path, &piece).map(|_| ())?)
 }

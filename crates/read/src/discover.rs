@@ -376,7 +376,7 @@ mod tests {
         let pat = dir.path().join("run*.csv");
         assert_eq!(discover(&[pat]).unwrap().inputs.len(), 2);
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
-        assert_eq!(gpumon_util::error::code_for(&e), 2);
+        assert_eq!(gpumon_util::error::code_for(&e, &[]), 2);
         assert!(format!("{e:#}").contains("notes.txt"));
         fs::write(
             dir.path().join("run.events.csv"),

@@ -23,7 +23,7 @@ mod regroup;
 mod smistyle;
 mod writer;
 
-pub use crate::error::{SinkError, SinkErrorKind};
+pub use crate::error::{Result, SinkError, SinkErrorKind};
 pub use crate::files::{JournalOutcome, Recovered, recover_journal, recover_set};
 pub use crate::lock::OutputLock;
 pub use crate::parquet::MARKS_KEY;
@@ -37,7 +37,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use crate::error::Context;
 use arrow_array::RecordBatch;
 
 use gpumon_schema::files::Format;
