@@ -39,6 +39,7 @@ use gpumon_util::text::show;
 /// What discovery found.
 #[derive(Debug, Default, Clone)]
 pub struct Discovered {
+    /// The files to read, in the order found (sets and journals with their pieces).
     pub inputs: Vec<Input>,
     /// Files seen in a directory or a set but not read, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
@@ -166,8 +167,14 @@ fn add_spooled(f: &mut Discovery, name: &Path, src: &mut dyn Read) -> Result<()>
     })?;
     let kind =
         sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why))?;
-    let mut tmp = tempfile::NamedTempFile::new()
-        .map_err(|e| anyhow::anyhow!("{}: cannot make a temporary copy: {e}", show(name)))?;
+    let mut tmp = tempfile::NamedTempFile::new().map_err(|e| {
+        // Not the input's fault: exit code 1, as for any failure of gpumon's own.
+        ReadError::new(
+            ReadErrorKind::Internal,
+            show(name),
+            format_args!("cannot make a temporary copy: {e}"),
+        )
+    })?;
     // Reading the pipe and writing the copy fail alike for the user: the input could not be taken in.
     tmp.as_file_mut()
         .write_all(&head)

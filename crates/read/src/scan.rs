@@ -114,7 +114,7 @@ impl GpuFilter<'_> {
 /// The name an input without a host column is filed under: `--host`, the recorder's host name from
 /// a gpumon footer, or the file's name without its extension (so logs of several machines, named
 /// after them, come out as separate hosts).
-pub fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> String {
+pub(crate) fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> String {
     if let Some(h) = &opts.host {
         return h.clone();
     }
@@ -166,7 +166,7 @@ pub fn scan<S: Send>(
         let b = crate::recordings::relabel_phases(b, n);
         let (b, f) = values::check(b)?;
         if f != BadValues::default() {
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
         }
         visit(s, &b, host)
     };
@@ -199,7 +199,7 @@ pub fn scan<S: Send>(
             let f = scan_csv(input, opts, table, want, progress, &mut rep, &mut |b, host| {
                 checked(&mut state, b, host)
             })?;
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
             vec![state]
         }
         Kind::Nvsmi => {
@@ -208,12 +208,12 @@ pub fn scan<S: Send>(
             let mut state = init();
             let f =
                 scan_nvsmi(input, opts, want, &mut rep, &mut |b| checked(&mut state, b, &host))?;
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
             progress.inc(input.size());
             vec![state]
         }
     };
-    let found = found.into_inner().map_err(|_| anyhow::anyhow!("value checks poisoned"))?;
+    let found = found.into_inner().map_err(|_| ReadError::internal("value checks poisoned"))?;
     rep.warnings.extend(found.warnings());
     // A column named after a field in a type that cannot hold it is left out, and said so.
     if matches!(input.kind, Kind::Parquet | Kind::Journal) {
@@ -408,8 +408,11 @@ fn table_of(input: &Input, opts: &ReadOptions) -> Table {
 /// Inputs sorted by the table they hold, each group in the given order: per-GPU metrics,
 /// per-process rows, events.
 pub struct ByTable {
+    /// Inputs of per-GPU metric rows.
     pub metrics: Vec<Input>,
+    /// Inputs of per-process rows.
     pub procs: Vec<Input>,
+    /// Inputs of event rows.
     pub events: Vec<Input>,
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
 }
 
 /// Read the head of `data` (the file named `name`) and tell its kind; the error names the file.
-pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
+pub(crate) fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
     let head = read_head(name, data)?;
     sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why).into())
 }
@@ -60,7 +60,7 @@ fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
 }
 
 /// Kind of a file from its first bytes, or why it is not one gpumon reads.
-pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
+pub(crate) fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.is_empty() {
         return Err("file is empty".into());
     }
