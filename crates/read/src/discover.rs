@@ -27,7 +27,8 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Result;
+/// Discovery fails only on an input: every error names one, with its kind.
+type Result<T> = std::result::Result<T, ReadError>;
 
 use crate::input::{FileId, Input, Kind, file_id};
 use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
@@ -383,8 +384,11 @@ mod tests {
         let pat = dir.path().join("run*.csv");
         assert_eq!(discover(&[pat]).unwrap().inputs.len(), 2);
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
-        assert_eq!(gpumon_util::error::code_for(&e, &[]), 2);
-        assert!(format!("{e:#}").contains("notes.txt"));
+        assert_eq!(
+            (e.kind(), e.path()),
+            (ReadErrorKind::Unsupported, &*show(&dir.path().join("notes.txt")))
+        );
+        assert_eq!(gpumon_util::error::code_for(&e.into(), &[]), 2);
         fs::write(
             dir.path().join("run.events.csv"),
             "timestamp,host,index,uuid,kind,code,detail\n",

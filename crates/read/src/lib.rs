@@ -4,10 +4,10 @@
 //! checked (`values`).
 //!
 //! The modules are private: the crate's API is the list re-exported below, what the reading
-//! pipeline (`summary`), the commands and the fuzz harness use. Finding inputs ([`discover`],
+//! pipeline (`summary`), the commands and the fuzz harness use. Finding inputs ([`discover()`],
 //! [`discover_recording`], [`Input`]) and putting them in time order ([`in_time_order`]); which
 //! recording an input belongs to ([`recording`], [`job_of`], [`number_recordings`]); reading them
-//! as Arrow batches ([`scan`], [`ReadOptions`], [`by_table`], [`probe_fields`]) with row groups
+//! as Arrow batches ([`scan()`], [`ReadOptions`], [`by_table`], [`probe_fields`]) with row groups
 //! taken by threads in turn ([`take_in_turn`]); the Thrift walker the hostile-input tests use
 //! ([`varint_at`], [`skip_value`]).
 

@@ -67,7 +67,7 @@ pub(crate) struct NvsmiRow<'a> {
     pub instant: bool,
 }
 
-/// What [`read_nvsmi`] found.
+/// What [`read_nvsmi_file`] found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct SmiLogInfo {
     /// Data rows handed to the callback.
