@@ -130,9 +130,7 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
                 add_path(&p, &mut f)?;
             }
             if !any {
-                return Err(
-                    ReadError::new(ReadErrorKind::NotFound, shown, "no file matches").into()
-                );
+                return Err(ReadError::new(ReadErrorKind::NotFound, shown, "no file matches"));
             }
             continue;
         }
@@ -143,9 +141,7 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     }
     if f.d.inputs.is_empty() {
         let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
-        return Err(
-            ReadError::new(ReadErrorKind::NotFound, named.join(", "), "no input files").into()
-        );
+        return Err(ReadError::new(ReadErrorKind::NotFound, named.join(", "), "no input files"));
     }
     Ok(f.d)
 }
@@ -212,8 +208,7 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
                 ReadErrorKind::Unsupported,
                 shown,
                 "not a regular file, directory or pipe",
-            )
-            .into());
+            ));
         }
         if file_id(path).is_some_and(|id| f.seen.contains(&id)) {
             return Ok(());
@@ -237,9 +232,7 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
     let members = if listed { set.members().unwrap_or_default() } else { Vec::new() };
     let journals = if listed { set.leftover_journals().unwrap_or_default() } else { Vec::new() };
     if !path.exists() && members.is_empty() && journals.is_empty() {
-        return Err(
-            ReadError::new(ReadErrorKind::NotFound, shown, "no such file or directory").into()
-        );
+        return Err(ReadError::new(ReadErrorKind::NotFound, shown, "no such file or directory"));
     }
     if path.exists() {
         // The file named is read (an error if it is not metrics); the rest of its set as well, when
@@ -315,8 +308,7 @@ fn add_dir(dir: &Path, f: &mut Discovery) -> Result<()> {
             ReadErrorKind::NotFound,
             show(dir),
             "no gpumon or nvidia-smi metrics files in this directory",
-        )
-        .into());
+        ));
     }
     Ok(())
 }

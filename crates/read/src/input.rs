@@ -117,14 +117,13 @@ impl Input {
     }
 
     /// Open the bytes for reading; the error names the input.
-    pub fn open(&self) -> Result<File> {
+    pub fn open(&self) -> Result<File, ReadError> {
         File::open(self.data()).map_err(|e| {
             ReadError::new(
                 ReadErrorKind::of_open(&e),
                 show(&self.path),
                 format_args!("cannot open: {e}"),
             )
-            .into()
         })
     }
 

@@ -324,7 +324,7 @@ fn scan_nvsmi(
 }
 
 /// A problem with an nvidia-smi log as a [`ReadError`] that names the file once.
-fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
+fn nvsmi_error(path: &Path, e: &anyhow::Error) -> ReadError {
     let msg = format!("{e:#}");
     let disp = show(path);
     // The parser's own kind where it gave one.
@@ -333,15 +333,15 @@ fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
         .find_map(|c| c.downcast_ref::<ReadError>())
         .map_or(ReadErrorKind::Malformed, ReadError::kind);
     if msg.contains(&disp) {
-        ReadError::naming(kind, disp, msg).into()
+        ReadError::naming(kind, disp, msg)
     } else {
-        ReadError::new(kind, disp, msg).into()
+        ReadError::new(kind, disp, msg)
     }
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
 /// nvidia-smi log is parsed once: its header may change along the way).
-pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
+pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>, ReadError> {
     let path = &input.path;
     match input.kind {
         Kind::Parquet => {
@@ -496,13 +496,13 @@ mod error_tests {
         let path = Path::new("x.csv");
         let given = ReadError::new(ReadErrorKind::Usage, "x.csv", "--columns is empty");
         let e = nvsmi_error(path, &given.into());
-        let r = e.downcast_ref::<ReadError>().unwrap();
+        let r = &e;
         assert_eq!(
             (r.kind(), r.to_string().as_str()),
             (ReadErrorKind::Usage, "x.csv: --columns is empty")
         );
         let e = nvsmi_error(path, &anyhow::anyhow!("bad row"));
-        let r = e.downcast_ref::<ReadError>().unwrap();
+        let r = &e;
         assert_eq!(
             (r.kind(), r.to_string().as_str()),
             (ReadErrorKind::Malformed, "x.csv: bad row")

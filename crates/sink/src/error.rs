@@ -292,6 +292,12 @@ mod tests {
         assert_eq!(e.kind(), SinkErrorKind::Full);
         assert_eq!(format!("{e:#}"), want);
         assert_eq!(format!("{:#}", anyhow::Error::from(e)), want);
+        // A chain from the crates below keeps every line and the kind of the I/O error in it.
+        let below = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::StorageFull))
+            .context("reading the journal");
+        let want = format!("{:#}", anyhow::anyhow!("{below:#}").context("recovering x"));
+        let e = SinkError::from(below).context("recovering x");
+        assert_eq!((e.kind(), format!("{e:#}")), (SinkErrorKind::Full, want));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! commands and the fuzz harness use. Opening a sink ([`open`]) and the writer thread ([`Writer`]);
 //! recovery of a set after a crash ([`recover_set`], [`recover_journal`]); the output lock
 //! ([`OutputLock`]); the Prometheus endpoint ([`Exporter`]) and its metric names ([`prom_metric`]);
-//! rows regrouped into ticks for `convert` ([`TickWriter`]).
+//! rows regrouped into ticks for `convert` ([`TickWriter`]). Every fallible function returns
+//! [`Result`]: a [`SinkError`] whose [`SinkErrorKind`] the writer decides on and the exit code
+//! comes from.
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]

@@ -14,7 +14,7 @@ use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
 /// Open a journal; a journal that cannot be read at all is a [`ReadError`] naming it.
-pub(crate) fn open_journal(input: &Input) -> Result<Journal> {
+pub(crate) fn open_journal(input: &Input) -> Result<Journal, ReadError> {
     Journal::open(input.open()?).map_err(|e| match e {
         Unreadable::Io(e) => usage(&input.path, "cannot read", e),
         e => usage(&input.path, "not a readable Arrow IPC journal", e),

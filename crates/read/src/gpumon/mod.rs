@@ -21,8 +21,8 @@ use gpumon_schema::cols;
 use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
-fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
-    ReadError::new(ReadErrorKind::Malformed, show(path), format_args!("{what}: {e}")).into()
+fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> ReadError {
+    ReadError::new(ReadErrorKind::Malformed, show(path), format_args!("{what}: {e}"))
 }
 
 /// Columns of a schema that name catalogue fields in a type that can hold them: (column index,

@@ -46,7 +46,7 @@ pub(crate) struct ParquetFile {
 
 /// The footer of a Parquet file, checked before and after it is decoded: sizes in the footer are
 /// checked before it is decoded, and every column chunk is placed inside the file.
-pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
+pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata), ReadError> {
     let path = &input.path;
     let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
     if let Some(meta) = input.footer() {
@@ -114,13 +114,13 @@ fn strings_as_dictionaries(meta: ArrowReaderMetadata) -> ArrowReaderMetadata {
 }
 
 /// The catalogue fields of a Parquet file, whatever table it holds.
-pub(crate) fn parquet_fields(input: &Input) -> Result<Vec<Field>> {
+pub(crate) fn parquet_fields(input: &Input) -> Result<Vec<Field>, ReadError> {
     Ok(schema_fields(parquet_meta(input)?.1.schema()).into_iter().map(|(_, f)| f).collect())
 }
 
 /// Open a Parquet file and check that it holds `table`; every problem is a [`ReadError`] naming
 /// the file.
-pub(crate) fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
+pub(crate) fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile, ReadError> {
     let path = &input.path;
     let (file, meta) = parquet_meta(input)?;
     check_schema(meta.schema(), table)
