@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 
 use crate::cli::ConvertArgs;
-use gpumon_read::discover::discover;
-use gpumon_read::input::Input;
-use gpumon_read::order::in_time_order;
-use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
+use gpumon_read::Input;
+use gpumon_read::discover;
+use gpumon_read::in_time_order;
+use gpumon_read::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::files::Format;
@@ -57,7 +57,7 @@ fn selection(fields: &[Field]) -> Selection {
 
 /// Feed the rows of one input to the writer; rows without a timestamp are counted and warned about.
 fn convert_input(
-    input: &gpumon_read::input::Input,
+    input: &gpumon_read::Input,
     read: &ReadOptions,
     want: &[Field],
     progress: &Progress,
@@ -144,7 +144,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     crate::cmd::report::check_output(&cfg.output, &found)?;
     skip_companions(&mut found.inputs, &cfg.read);
     // Several recordings of one host are kept apart (their phases relabelled) and said.
-    gpumon_read::recordings::number_recordings(&mut found.inputs);
+    gpumon_read::number_recordings(&mut found.inputs);
     let infos: Vec<gpumon_schema::run::InputInfo> = found
         .inputs
         .iter()
@@ -184,7 +184,7 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
             convert_input(input, &read, &want, &progress, &w)?;
         }
         let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
-        w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()
+        Ok(w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()?)
     })();
     progress.finish();
     let rows = match result {

@@ -24,7 +24,7 @@ use anyhow::Result;
 use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Cmd, DoctorFormatArg};
-use gpumon_util::error::{UsageError, code_for, exit};
+use gpumon_util::error::{Probe, UsageError, code_for, exit, probe};
 
 /// The recording side, run by the `gpumon` binary itself. The reading commands are passed to the
 /// `gpumon-analyze` binary beside it (`analyzer`): a recorder beside a week-long job maps only the
@@ -98,6 +98,7 @@ pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
+            .or_else(|| c.downcast_ref::<gpumon_sink::SinkError>().and_then(|s| s.io_error()))
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
@@ -175,7 +176,10 @@ fn run(dispatch: fn(Cli) -> Result<i32>) -> i32 {
             gpumon_util::status::clear_line();
             // One line, whatever a file name or a decoder's message holds.
             eprintln!("gpumon: error: {}", gpumon_util::text::escape(&format!("{e:#}")));
-            code_for(&e)
+            code_for(&e, ERROR_TYPES)
         }
     }
 }
+
+/// The error types with kinds from crates util cannot name, whose kinds give the exit code.
+pub(crate) const ERROR_TYPES: &[Probe] = &[probe::<gpumon_sink::SinkError>];

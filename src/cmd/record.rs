@@ -426,7 +426,7 @@ mod tests {
         assert_eq!(Field::TempGpu.def().nvsmi_header(), "temperature.gpu");
         let e =
             selection(&["utilisation.gpu".into()], Format::Csv, false, false, false).unwrap_err();
-        assert_eq!(code_for(&e), exit::USAGE);
+        assert_eq!(code_for(&e, super::super::ERROR_TYPES), exit::USAGE);
         assert!(e.to_string().contains("utilization.gpu"), "{e}");
     }
 }

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::ReportArgs;
 use crate::cmd::summarize::report_checks;
-use gpumon_read::discover::Discovered;
+use gpumon_read::Discovered;
 use gpumon_summary::{
     PhaseMode, SummarizeConfig, find_inputs, parse_checks, series, summarize_found,
 };

@@ -83,16 +83,16 @@ fn print(text: &str, format: SummaryFormat) -> Result<()> {
 }
 
 impl LogArgs {
-    pub fn read_options(&self) -> gpumon_read::scan::ReadOptions {
+    pub fn read_options(&self) -> gpumon_read::ReadOptions {
         // An empty name skips a column (`--columns ,timestamp,...` for pandas' index column).
         let columns: Vec<String> = self.columns.iter().map(|c| c.trim().to_string()).collect();
-        let nvsmi = gpumon_read::smilog::NvsmiOptions {
+        let nvsmi = gpumon_read::NvsmiOptions {
             columns: columns.iter().any(|c| !c.is_empty()).then_some(columns),
             gpus: self.interleaved_gpus,
             tz: self.tz.as_tz().0,
         };
         let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        gpumon_read::scan::ReadOptions {
+        gpumon_read::ReadOptions {
             nvsmi,
             zone: self.tz.clone(),
             gpus: gpumon_schema::gpus::GpuSelector::parse_list(&self.gpus),

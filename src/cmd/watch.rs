@@ -19,7 +19,7 @@ use chrono::Utc;
 use crate::cli::WatchArgs;
 use gpumon_analysis::findings::Finding;
 use gpumon_present::watch::{Liveness, View, frame, waiting};
-use gpumon_read::scan::ReadOptions;
+use gpumon_read::ReadOptions;
 use gpumon_schema::files::status_path;
 use gpumon_schema::live::{LiveStatus, NotRead, read_status};
 use gpumon_source::host::proc::hostname;

@@ -162,11 +162,11 @@ fn rows_of(j: &Value) -> u64 {
 // Fields in page headers and footers are found with the product's Thrift walker (one walker).
 
 fn varint(b: &[u8], p: usize) -> (u64, usize) {
-    gpumon_read::thrift::varint_at(b, p).unwrap()
+    gpumon_read::varint_at(b, p).unwrap()
 }
 
 fn skip(b: &[u8], p: usize, ty: u8) -> usize {
-    gpumon_read::thrift::skip_value(b, p, ty).unwrap()
+    gpumon_read::skip_value(b, p, ty).unwrap()
 }
 
 /// `bytes` with the page header at `at` claiming `uncompressed` decompressed bytes; the file keeps

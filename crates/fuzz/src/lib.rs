@@ -20,9 +20,9 @@ use chrono::{DateTime, Utc};
 use gpumon_analysis::collect::{CollectConfig, Collector};
 use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::series::{BUCKETS, Grid, Series};
-use gpumon_read::discover::discover;
-use gpumon_read::order::in_time_order;
-use gpumon_read::scan::{ReadOptions, probe_fields, scan};
+use gpumon_read::discover;
+use gpumon_read::in_time_order;
+use gpumon_read::{ReadOptions, probe_fields, scan};
 use gpumon_schema::catalog::{CATALOG, Field, Ty};
 use gpumon_schema::files::{Format, journal_path};
 use gpumon_schema::row::{Row, Selection, Tick, Value};
@@ -265,5 +265,5 @@ pub fn read_all(path: &Path) -> Result<()> {
 pub fn recover(path: &Path) -> Result<()> {
     let piece = gpumon_schema::files::piece_of_journal(path)
         .ok_or_else(|| anyhow::anyhow!("{}: not a journal name", path.display()))?;
-    gpumon_sink::recover_journal(path, &piece).map(|_| ())
+    Ok(gpumon_sink::recover_journal(path, &piece).map(|_| ())?)
 }

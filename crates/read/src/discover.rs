@@ -27,7 +27,8 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Result;
+/// Discovery fails only on an input: every error names one, with its kind.
+type Result<T> = std::result::Result<T, ReadError>;
 
 use crate::input::{FileId, Input, Kind, file_id};
 use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
@@ -39,6 +40,7 @@ use gpumon_util::text::show;
 /// What discovery found.
 #[derive(Debug, Default, Clone)]
 pub struct Discovered {
+    /// The files to read, in the order found (sets and journals with their pieces).
     pub inputs: Vec<Input>,
     /// Files seen in a directory or a set but not read, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
@@ -128,9 +130,7 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
                 add_path(&p, &mut f)?;
             }
             if !any {
-                return Err(
-                    ReadError::new(ReadErrorKind::NotFound, shown, "no file matches").into()
-                );
+                return Err(ReadError::new(ReadErrorKind::NotFound, shown, "no file matches"));
             }
             continue;
         }
@@ -141,9 +141,7 @@ fn discover_with(args: &[PathBuf], companions: bool) -> Result<Discovered> {
     }
     if f.d.inputs.is_empty() {
         let named: Vec<String> = args.iter().take(3).map(|a| show(a)).collect();
-        return Err(
-            ReadError::new(ReadErrorKind::NotFound, named.join(", "), "no input files").into()
-        );
+        return Err(ReadError::new(ReadErrorKind::NotFound, named.join(", "), "no input files"));
     }
     Ok(f.d)
 }
@@ -166,8 +164,14 @@ fn add_spooled(f: &mut Discovery, name: &Path, src: &mut dyn Read) -> Result<()>
     })?;
     let kind =
         sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why))?;
-    let mut tmp = tempfile::NamedTempFile::new()
-        .map_err(|e| anyhow::anyhow!("{}: cannot make a temporary copy: {e}", show(name)))?;
+    let mut tmp = tempfile::NamedTempFile::new().map_err(|e| {
+        // Not the input's fault: exit code 1, as for any failure of gpumon's own.
+        ReadError::new(
+            ReadErrorKind::Internal,
+            show(name),
+            format_args!("cannot make a temporary copy: {e}"),
+        )
+    })?;
     // Reading the pipe and writing the copy fail alike for the user: the input could not be taken in.
     tmp.as_file_mut()
         .write_all(&head)
@@ -204,8 +208,7 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
                 ReadErrorKind::Unsupported,
                 shown,
                 "not a regular file, directory or pipe",
-            )
-            .into());
+            ));
         }
         if file_id(path).is_some_and(|id| f.seen.contains(&id)) {
             return Ok(());
@@ -229,9 +232,7 @@ fn add_path(path: &Path, f: &mut Discovery) -> Result<()> {
     let members = if listed { set.members().unwrap_or_default() } else { Vec::new() };
     let journals = if listed { set.leftover_journals().unwrap_or_default() } else { Vec::new() };
     if !path.exists() && members.is_empty() && journals.is_empty() {
-        return Err(
-            ReadError::new(ReadErrorKind::NotFound, shown, "no such file or directory").into()
-        );
+        return Err(ReadError::new(ReadErrorKind::NotFound, shown, "no such file or directory"));
     }
     if path.exists() {
         // The file named is read (an error if it is not metrics); the rest of its set as well, when
@@ -307,8 +308,7 @@ fn add_dir(dir: &Path, f: &mut Discovery) -> Result<()> {
             ReadErrorKind::NotFound,
             show(dir),
             "no gpumon or nvidia-smi metrics files in this directory",
-        )
-        .into());
+        ));
     }
     Ok(())
 }
@@ -376,8 +376,11 @@ mod tests {
         let pat = dir.path().join("run*.csv");
         assert_eq!(discover(&[pat]).unwrap().inputs.len(), 2);
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
-        assert_eq!(gpumon_util::error::code_for(&e), 2);
-        assert!(format!("{e:#}").contains("notes.txt"));
+        assert_eq!(
+            (e.kind(), e.path()),
+            (ReadErrorKind::Unsupported, &*show(&dir.path().join("notes.txt")))
+        );
+        assert_eq!(gpumon_util::error::code_for(&e.into(), &[]), 2);
         fs::write(
             dir.path().join("run.events.csv"),
             "timestamp,host,index,uuid,kind,code,detail\n",

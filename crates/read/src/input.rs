@@ -15,14 +15,18 @@ use gpumon_util::text::show;
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A Parquet file (gpumon's or another writer's).
     Parquet,
     /// Arrow IPC stream: the journal of a Parquet piece a crash left open.
     Journal,
+    /// A CSV file gpumon wrote.
     GpumonCsv,
+    /// An nvidia-smi `--query-gpu` CSV log.
     Nvsmi,
 }
 
 impl Kind {
+    /// The kind's name in reports (`parquet`, `journal`, `gpumon-csv`, `nvidia-smi`).
     pub fn label(self) -> &'static str {
         match self {
             Kind::Parquet => "parquet",
@@ -34,10 +38,10 @@ impl Kind {
 }
 
 /// Device and inode: what makes two names the same file.
-pub type FileId = (u64, u64);
+pub(crate) type FileId = (u64, u64);
 
 /// The device and inode of `path` (symbolic links followed).
-pub fn file_id(path: &Path) -> Option<FileId> {
+pub(crate) fn file_id(path: &Path) -> Option<FileId> {
     fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
@@ -46,6 +50,7 @@ pub fn file_id(path: &Path) -> Option<FileId> {
 pub struct Input {
     /// The file as named: what messages and reports show.
     pub path: PathBuf,
+    /// What the file holds, from its content.
     pub kind: Kind,
     /// A copy of a pipe's bytes (FIFO, `<(...)`, stdin), read once at discovery; None: read `path`.
     spool: Option<Arc<tempfile::TempPath>>,
@@ -112,14 +117,13 @@ impl Input {
     }
 
     /// Open the bytes for reading; the error names the input.
-    pub fn open(&self) -> Result<File> {
+    pub fn open(&self) -> Result<File, ReadError> {
         File::open(self.data()).map_err(|e| {
             ReadError::new(
                 ReadErrorKind::of_open(&e),
                 show(&self.path),
                 format_args!("cannot open: {e}"),
             )
-            .into()
         })
     }
 

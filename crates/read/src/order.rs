@@ -18,6 +18,7 @@ use crate::gpumon::schema_fields;
 use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
+use gpumon_util::error::ReadError;
 use gpumon_util::guard::contain;
 use gpumon_util::progress::Progress;
 
@@ -36,7 +37,7 @@ pub fn in_time_order(mut found: Discovered) -> Discovered {
 /// their start, do not overlap (ties in the order given). Spans that overlap (a table grouped by
 /// GPU and cut into files, say) leave the order given. Groups without a timestamp keep their
 /// places; the others take the places they hold, in time order.
-pub fn time_order(inputs: Vec<Input>, group: &[usize]) -> Vec<Input> {
+pub(crate) fn time_order(inputs: Vec<Input>, group: &[usize]) -> Vec<Input> {
     if group.windows(2).all(|w| w[0] == w[1]) {
         return inputs;
     }
@@ -73,7 +74,7 @@ pub fn time_order(inputs: Vec<Input>, group: &[usize]) -> Vec<Input> {
 /// there (an nvidia-smi log, whose reader cannot stop early, is not looked into; an unreadable
 /// file is left for the real read to report). A span whose last instant comes before its first
 /// (rows not in time order) counts as covering all time.
-pub fn span_of(input: &Input) -> Option<Span> {
+pub(crate) fn span_of(input: &Input) -> Option<Span> {
     let (first, last) = match input.kind {
         Kind::Parquet => parquet_stats(input).or_else(|| parquet_ends(input))?,
         Kind::Journal => journal_span(input)?,
@@ -134,7 +135,7 @@ const TAIL: u64 = 64 * 1024;
 fn stop_at_first(b: &RecordBatch, first: &mut Option<Span>) -> anyhow::Result<()> {
     *first = bounds(b);
     match first {
-        Some(_) => Err(anyhow::anyhow!("first rows read")),
+        Some(_) => Err(ReadError::internal("first rows read").into()),
         None => Ok(()),
     }
 }

@@ -31,14 +31,14 @@ const HEADER_PEEK: usize = 1024;
 const MAX_HEADER: usize = 16 << 20;
 
 /// The largest decompressed size a page stored in `compressed` bytes may claim.
-pub fn page_limit(compressed: i64) -> i64 {
+pub(crate) fn page_limit(compressed: i64) -> i64 {
     compressed.max(0).saturating_mul(MAX_RATIO).clamp(MIN_PAGE_LIMIT, MAX_PAGE_LIMIT)
 }
 
 /// A Parquet file read with positional reads (no shared offset between threads), every read
 /// checked against the file's length before a buffer is allocated.
 #[derive(Clone)]
-pub struct BoundedFile {
+pub(crate) struct BoundedFile {
     file: Arc<File>,
     len: u64,
     /// `get_read` is asked for page headers (row group readers): check each one.
@@ -46,13 +46,13 @@ pub struct BoundedFile {
 }
 
 impl BoundedFile {
-    pub fn new(file: File) -> std::io::Result<BoundedFile> {
+    pub(crate) fn new(file: File) -> std::io::Result<BoundedFile> {
         let len = file.metadata()?.len();
         Ok(BoundedFile { file: Arc::new(file), len, pages: false })
     }
 
     /// The same file for a row group reader: page headers are checked as they are read.
-    pub fn for_pages(&self) -> BoundedFile {
+    pub(crate) fn for_pages(&self) -> BoundedFile {
         BoundedFile { pages: true, ..self.clone() }
     }
 
@@ -127,7 +127,7 @@ fn general(msg: String) -> ParquetError {
 }
 
 /// Reads a file from a position with `pread`.
-pub struct At {
+pub(crate) struct At {
     file: Arc<File>,
     pos: u64,
 }
@@ -165,7 +165,7 @@ impl ChunkReader for BoundedFile {
 
 /// Why a Parquet file's footer or chunk layout is refused before (or after) the crate decodes it.
 #[derive(Debug, thiserror::Error)]
-pub enum Damage {
+pub(crate) enum Damage {
     #[error("{0} bytes: too short for a Parquet file")]
     TooShort(u64),
     #[error("no Parquet footer at the end (truncated: a file still being written, or cut?)")]
@@ -186,7 +186,7 @@ pub enum Damage {
 
 /// Check the footer of a file of `len` bytes before the parquet crate decodes it: the magic, a
 /// metadata length that fits, and a Thrift structure whose every length fits inside it.
-pub fn check_footer(f: &BoundedFile) -> Result<(), Damage> {
+pub(crate) fn check_footer(f: &BoundedFile) -> Result<(), Damage> {
     if f.len < 12 {
         return Err(Damage::TooShort(f.len));
     }
@@ -204,7 +204,7 @@ pub fn check_footer(f: &BoundedFile) -> Result<(), Damage> {
 
 /// Check that every column chunk of `md` lies inside a file of `len` bytes (the parquet crate
 /// asserts on negative offsets and would allocate what a chunk length claims).
-pub fn check_chunks(md: &ParquetMetaData, len: u64) -> Result<(), Damage> {
+pub(crate) fn check_chunks(md: &ParquetMetaData, len: u64) -> Result<(), Damage> {
     for (g, rg) in md.row_groups().iter().enumerate() {
         if rg.num_rows() < 0 {
             return Err(Damage::NegativeRows(g));

@@ -74,13 +74,13 @@ pub fn recording(input: &Input) -> Option<RecordingOf> {
 
 /// The label a phase of recording `n` is shown under when the inputs hold several recordings: the
 /// first recording's phases keep their labels, a later one's get ` (recording N)`.
-pub fn phase_label(label: &str, n: u32) -> String {
+pub(crate) fn phase_label(label: &str, n: u32) -> String {
     if n > 1 { format!("{label} (recording {n})") } else { label.to_string() }
 }
 
 /// `b` with its `phase` labels those of recording `n` (unchanged for the first recording or a batch
 /// without phases).
-pub fn relabel_phases(b: RecordBatch, n: u32) -> RecordBatch {
+pub(crate) fn relabel_phases(b: RecordBatch, n: u32) -> RecordBatch {
     if n <= 1 {
         return b;
     }
@@ -104,11 +104,11 @@ pub fn relabel_phases(b: RecordBatch, n: u32) -> RecordBatch {
 
 /// The marks a gpumon Parquet file keeps in its footer (`gpumon.marks`: `[{"time", "label"}]`, label
 /// null for an end), in time order: µs since the epoch and the label from then on.
-pub type FooterMarks = Arc<[(i64, Option<String>)]>;
+pub(crate) type FooterMarks = Arc<[(i64, Option<String>)]>;
 
 /// The footer marks of a gpumon Parquet input that has no `phase` column (a recording whose marks
 /// reached only its footer, as gpumon 0.1.0 wrote them without `--phases`); None otherwise.
-pub fn footer_marks(input: &Input) -> Option<FooterMarks> {
+pub(crate) fn footer_marks(input: &Input) -> Option<FooterMarks> {
     if input.kind != Kind::Parquet {
         return None;
     }
@@ -132,7 +132,7 @@ pub fn footer_marks(input: &Input) -> Option<FooterMarks> {
 
 /// `b` with a `phase` column from `marks`: each row gets the label of the last mark at or before its
 /// timestamp (a row belongs to the phase current at its timestamp, as the recorder stamps it).
-pub fn add_footer_phases(b: RecordBatch, marks: &FooterMarks) -> RecordBatch {
+pub(crate) fn add_footer_phases(b: RecordBatch, marks: &FooterMarks) -> RecordBatch {
     let schema = b.schema();
     let Some(c) =
         schema.fields().iter().position(|f| Field::lookup(f.name()) == Some(Field::Timestamp))

@@ -114,7 +114,7 @@ impl GpuFilter<'_> {
 /// The name an input without a host column is filed under: `--host`, the recorder's host name from
 /// a gpumon footer, or the file's name without its extension (so logs of several machines, named
 /// after them, come out as separate hosts).
-pub fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> String {
+pub(crate) fn default_host(path: &Path, opts: &ReadOptions, recorded: Option<&str>) -> String {
     if let Some(h) = &opts.host {
         return h.clone();
     }
@@ -166,7 +166,7 @@ pub fn scan<S: Send>(
         let b = crate::recordings::relabel_phases(b, n);
         let (b, f) = values::check(b)?;
         if f != BadValues::default() {
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
         }
         visit(s, &b, host)
     };
@@ -199,7 +199,7 @@ pub fn scan<S: Send>(
             let f = scan_csv(input, opts, table, want, progress, &mut rep, &mut |b, host| {
                 checked(&mut state, b, host)
             })?;
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
             vec![state]
         }
         Kind::Nvsmi => {
@@ -208,12 +208,12 @@ pub fn scan<S: Send>(
             let mut state = init();
             let f =
                 scan_nvsmi(input, opts, want, &mut rep, &mut |b| checked(&mut state, b, &host))?;
-            found.lock().map_err(|_| anyhow::anyhow!("value checks poisoned"))?.merge(f);
+            found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
             progress.inc(input.size());
             vec![state]
         }
     };
-    let found = found.into_inner().map_err(|_| anyhow::anyhow!("value checks poisoned"))?;
+    let found = found.into_inner().map_err(|_| ReadError::internal("value checks poisoned"))?;
     rep.warnings.extend(found.warnings());
     // A column named after a field in a type that cannot hold it is left out, and said so.
     if matches!(input.kind, Kind::Parquet | Kind::Journal) {
@@ -324,7 +324,7 @@ fn scan_nvsmi(
 }
 
 /// A problem with an nvidia-smi log as a [`ReadError`] that names the file once.
-fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
+fn nvsmi_error(path: &Path, e: &anyhow::Error) -> ReadError {
     let msg = format!("{e:#}");
     let disp = show(path);
     // The parser's own kind where it gave one.
@@ -333,15 +333,15 @@ fn nvsmi_error(path: &Path, e: &anyhow::Error) -> anyhow::Error {
         .find_map(|c| c.downcast_ref::<ReadError>())
         .map_or(ReadErrorKind::Malformed, ReadError::kind);
     if msg.contains(&disp) {
-        ReadError::naming(kind, disp, msg).into()
+        ReadError::naming(kind, disp, msg)
     } else {
-        ReadError::new(kind, disp, msg).into()
+        ReadError::new(kind, disp, msg)
     }
 }
 
 /// The catalogue fields an input has, without reading its data where the format allows (an
 /// nvidia-smi log is parsed once: its header may change along the way).
-pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>> {
+pub fn probe_fields(input: &Input, opts: &ReadOptions) -> Result<Vec<Field>, ReadError> {
     let path = &input.path;
     match input.kind {
         Kind::Parquet => {
@@ -408,8 +408,11 @@ fn table_of(input: &Input, opts: &ReadOptions) -> Table {
 /// Inputs sorted by the table they hold, each group in the given order: per-GPU metrics,
 /// per-process rows, events.
 pub struct ByTable {
+    /// Inputs of per-GPU metric rows.
     pub metrics: Vec<Input>,
+    /// Inputs of per-process rows.
     pub procs: Vec<Input>,
+    /// Inputs of event rows.
     pub events: Vec<Input>,
 }
 
@@ -493,13 +496,13 @@ mod error_tests {
         let path = Path::new("x.csv");
         let given = ReadError::new(ReadErrorKind::Usage, "x.csv", "--columns is empty");
         let e = nvsmi_error(path, &given.into());
-        let r = e.downcast_ref::<ReadError>().unwrap();
+        let r = &e;
         assert_eq!(
             (r.kind(), r.to_string().as_str()),
             (ReadErrorKind::Usage, "x.csv: --columns is empty")
         );
         let e = nvsmi_error(path, &anyhow::anyhow!("bad row"));
-        let r = e.downcast_ref::<ReadError>().unwrap();
+        let r = &e;
         assert_eq!(
             (r.kind(), r.to_string().as_str()),
             (ReadErrorKind::Malformed, "x.csv: bad row")

@@ -6,8 +6,6 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use anyhow::Result;
-
 use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
 use crate::smilog::{dmon, looks_like_nvsmi, table};
@@ -19,7 +17,7 @@ use gpumon_util::text::show;
 pub(crate) const SNIFF_BYTES: u64 = 64 * 1024;
 
 /// The first bytes of `data` (the file named `name`); an error naming it when it cannot be read.
-pub(crate) fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>, ReadError> {
     let disp = show(name);
     let f = File::open(data).map_err(|e| {
         ReadError::new(ReadErrorKind::of_open(&e), disp.clone(), format_args!("cannot open: {e}"))
@@ -32,9 +30,9 @@ pub(crate) fn read_head(name: &Path, data: &Path) -> Result<Vec<u8>> {
 }
 
 /// Read the head of `data` (the file named `name`) and tell its kind; the error names the file.
-pub fn sniff_file(name: &Path, data: &Path) -> Result<Kind> {
+pub(crate) fn sniff_file(name: &Path, data: &Path) -> Result<Kind, ReadError> {
     let head = read_head(name, data)?;
-    sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why).into())
+    sniff(&head).map_err(|why| ReadError::new(ReadErrorKind::Unsupported, show(name), why))
 }
 
 /// nvidia-smi's other outputs people log (`pmon`, `-q`), by their first lines: named in the error
@@ -58,7 +56,7 @@ fn other_nvidia_smi_output(head: &[u8]) -> Option<&'static str> {
 }
 
 /// Kind of a file from its first bytes, or why it is not one gpumon reads.
-pub fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
+pub(crate) fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if head.is_empty() {
         return Err("file is empty".into());
     }

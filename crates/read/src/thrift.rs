@@ -175,7 +175,7 @@ pub fn varint_at(bytes: &[u8], pos: usize) -> Result<(u64, usize), ThriftError> 
 
 /// Check that `bytes` hold exactly one well-formed struct (a Parquet footer's `FileMetaData`) whose
 /// lengths all fit inside it.
-pub fn check_struct(bytes: &[u8]) -> Result<(), ThriftError> {
+pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), ThriftError> {
     let mut w = Walker { b: bytes, pos: 0 };
     match w.skip_struct(0) {
         Err(ThriftError::Short) => {
@@ -187,7 +187,7 @@ pub fn check_struct(bytes: &[u8]) -> Result<(), ThriftError> {
 
 /// What a Parquet page header declares, checked by `pqbounds` before the decoder trusts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PageHeader {
+pub(crate) struct PageHeader {
     /// Length of the header itself.
     pub header_len: usize,
     pub uncompressed: i64,
@@ -199,7 +199,7 @@ pub struct PageHeader {
 /// Read the page header at the start of `bytes`: its length, its two page sizes (fields 2 and 3 of
 /// `PageHeader`) and a dictionary page's value count (field 1 of field 7), with every nested
 /// length checked.
-pub fn page_header(bytes: &[u8]) -> Result<PageHeader, ThriftError> {
+pub(crate) fn page_header(bytes: &[u8]) -> Result<PageHeader, ThriftError> {
     let mut w = Walker { b: bytes, pos: 0 };
     let (mut uncompressed, mut compressed, mut dict_values) = (None, None, None);
     let mut last = 0i16;

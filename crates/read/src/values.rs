@@ -17,7 +17,7 @@ use gpumon_schema::cols;
 use gpumon_schema::row::{Row, Value};
 
 /// Highest GPU index accepted.
-pub const MAX_INDEX: f64 = 65_535.0;
+pub(crate) const MAX_INDEX: f64 = 65_535.0;
 /// Slack above 100 % for floating-point rounding of computed percentages.
 const PERCENT_SLACK: f64 = 1e-6;
 /// Timestamps accepted, UTC microseconds: 1900-01-01 to 9999-12-31.
@@ -30,7 +30,7 @@ fn bounded_percent(f: Field) -> bool {
 }
 
 /// Whether an Arrow type can hold values of catalogue type `ty`.
-pub fn type_fits(ty: Ty, dt: &DataType) -> bool {
+pub(crate) fn type_fits(ty: Ty, dt: &DataType) -> bool {
     match ty {
         Ty::Timestamp => cols::is_timestamp(dt),
         Ty::Str => cols::is_string(dt) || *dt == DataType::Null,
@@ -41,7 +41,7 @@ pub fn type_fits(ty: Ty, dt: &DataType) -> bool {
 }
 
 /// Columns of a schema named after a field but of a type that cannot hold it: `name (type)`.
-pub fn mistyped(schema: &Schema) -> Vec<String> {
+pub(crate) fn mistyped(schema: &Schema) -> Vec<String> {
     schema
         .fields()
         .iter()
@@ -78,7 +78,7 @@ impl Tally {
 
 /// What the checks found in an input (merged over its batches).
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct BadValues {
+pub(crate) struct BadValues {
     index: Tally,
     /// Timestamps outside [`TS_RANGE`] (example in seconds since 1970).
     time: Tally,
@@ -88,7 +88,7 @@ pub struct BadValues {
 }
 
 impl BadValues {
-    pub fn merge(&mut self, o: BadValues) {
+    pub(crate) fn merge(&mut self, o: BadValues) {
         self.index.add(o.index.n, o.index.example);
         self.time.add(o.time.n, o.time.example);
         for (f, t) in o.percent {
@@ -102,7 +102,7 @@ impl BadValues {
     /// Check the values of a row parsed from text before it is batched: a bad index or
     /// percentage, or a value too large for the field's type, is counted, and a copy of the row
     /// with those values null is returned (None when all are fine).
-    pub fn check_row(&mut self, row: &Row, fields: &[Field]) -> Option<Row> {
+    pub(crate) fn check_row(&mut self, row: &Row, fields: &[Field]) -> Option<Row> {
         let mut fixed: Option<Row> = None;
         for &f in fields {
             let x = match row.get(f) {
@@ -134,7 +134,7 @@ impl BadValues {
     }
 
     /// One warning per kind of bad value.
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.index.n > 0 {
             w.push(format!(
@@ -308,7 +308,7 @@ fn as_f64(col: &ArrayRef) -> Result<Option<ArrayRef>> {
 
 /// Check one batch: mistyped columns removed, decimal and half-float columns read as `Float64`,
 /// bad indexes and percentages set to null.
-pub fn check(batch: RecordBatch) -> Result<(RecordBatch, BadValues)> {
+pub(crate) fn check(batch: RecordBatch) -> Result<(RecordBatch, BadValues)> {
     let mut found = BadValues::default();
     let schema = batch.schema();
     let mut fields: Vec<Arc<ArrowField>> = Vec::with_capacity(schema.fields().len());

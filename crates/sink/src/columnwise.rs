@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
+use crate::error::{Context, Result, SinkError};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{
@@ -410,9 +410,9 @@ impl ColumnwiseWriter {
         };
         for i in (p.chunks.len()..self.schema.fields().len()).take(n) {
             let writer = match small.as_mut() {
-                Some(writers) => {
-                    writers.next().ok_or_else(|| anyhow!("no column writer for column {i}"))
-                }
+                Some(writers) => writers
+                    .next()
+                    .ok_or_else(|| SinkError::internal(format!("no column writer for column {i}"))),
                 None => column_writer(&self.columns, i, index),
             };
             let chunk = writer
@@ -535,7 +535,7 @@ impl ColumnPass<'_> {
             }
             None if self.group.1 > self.group.0 => {
                 let Some((journal, header_len)) = self.journal else {
-                    bail!("the row group has no journal")
+                    return Err(SinkError::internal("the row group has no journal"));
                 };
                 let reader = StreamReader::try_new_buffered(
                     self.group_bytes(journal, header_len),
@@ -570,8 +570,11 @@ fn column_writer(
     i: usize,
     row_group: usize,
 ) -> Result<ArrowColumnWriter> {
-    let factory = columns.get(i).ok_or_else(|| anyhow!("no column {i}"))?;
-    factory.create_column_writers(row_group)?.pop().ok_or_else(|| anyhow!("no column writer"))
+    let factory = columns.get(i).ok_or_else(|| SinkError::internal(format!("no column {i}")))?;
+    factory
+        .create_column_writers(row_group)?
+        .pop()
+        .ok_or_else(|| SinkError::internal("no column writer"))
 }
 
 /// A column writer factory for each column alone: a one-column schema holding the file schema's own

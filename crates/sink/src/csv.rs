@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::Write;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::{CountingWriter, Sink, SinkFiles};

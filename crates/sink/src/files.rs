@@ -7,7 +7,7 @@ use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result, SinkError, SinkErrorKind};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -18,7 +18,6 @@ use gpumon_schema::files::{
     written_by_gpumon,
 };
 use gpumon_schema::journal::{Journal, Unreadable};
-use gpumon_util::error::UsageError;
 use gpumon_util::fsafe::{self, taken};
 use gpumon_util::text::show;
 
@@ -233,13 +232,15 @@ pub fn recover_journal(
         return Ok((JournalOutcome::Complete(parquet_rows(piece).unwrap_or(0)), None));
     }
     if fs::symlink_metadata(piece).is_ok() {
-        return Err(UsageError(format!(
-            "{}: exists and is not a Parquet file gpumon wrote (a link to its journal?); it is not overwritten: \
-             move it away to rebuild it from {}",
-            show(piece),
-            show(journal)
-        ))
-        .into());
+        return Err(SinkError::new(
+            SinkErrorKind::Refused,
+            format!(
+                "{}: exists and is not a Parquet file gpumon wrote (a link to its journal?); it is not overwritten: \
+                 move it away to rebuild it from {}",
+                show(piece),
+                show(journal)
+            ),
+        ));
     }
     let file = fsafe::open_existing(journal, false)
         .with_context(|| format!("opening {}", show(journal)))?;
@@ -268,7 +269,9 @@ pub fn recover_journal(
     let mut w = ArrowWriter::try_new(out, schema, Some(props))
         .with_context(|| format!("writing {}", show(&tmp)))?;
     let read = j.read_batches(&mut |batch| {
-        w.write(batch).with_context(|| format!("writing {}", show(&tmp)))
+        w.write(batch)
+            .with_context(|| format!("writing {}", show(&tmp)))
+            .map_err(anyhow::Error::from)
     });
     let read = match read {
         Ok(r) if r.rows > 0 => r,
@@ -284,7 +287,7 @@ pub fn recover_journal(
         }
         Err(e) => {
             let _ = fs::remove_file(&tmp);
-            return Err(e);
+            return Err(e.into());
         }
     };
     let out = w.into_inner().with_context(|| format!("closing {}", show(&tmp)))?;

@@ -4,7 +4,9 @@
 //! commands and the fuzz harness use. Opening a sink ([`open`]) and the writer thread ([`Writer`]);
 //! recovery of a set after a crash ([`recover_set`], [`recover_journal`]); the output lock
 //! ([`OutputLock`]); the Prometheus endpoint ([`Exporter`]) and its metric names ([`prom_metric`]);
-//! rows regrouped into ticks for `convert` ([`TickWriter`]).
+//! rows regrouped into ticks for `convert` ([`TickWriter`]). Every fallible function returns
+//! [`Result`]: a [`SinkError`] whose [`SinkErrorKind`] the writer decides on and the exit code
+//! comes from.
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
@@ -23,7 +25,7 @@ mod regroup;
 mod smistyle;
 mod writer;
 
-pub use crate::error::{SinkError, SinkErrorKind};
+pub use crate::error::{Result, SinkError, SinkErrorKind};
 pub use crate::files::{JournalOutcome, Recovered, recover_journal, recover_set};
 pub use crate::lock::OutputLock;
 pub use crate::parquet::MARKS_KEY;
@@ -37,7 +39,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use crate::error::Context;
 use arrow_array::RecordBatch;
 
 use gpumon_schema::files::Format;

@@ -13,11 +13,10 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result, SinkError, SinkErrorKind};
 use chrono::{SecondsFormat, Utc};
 
 use gpumon_schema::files::OutputSet;
-use gpumon_util::error::UsageError;
 use gpumon_util::fsafe;
 use gpumon_util::text::{escape, show};
 
@@ -34,7 +33,7 @@ impl OutputLock {
     /// Take the lock of the set `output` belongs to for `who` (`record`, `recover`). `Ok(None)` when
     /// no lock file can be made or opened there (a missing or read-only directory: nobody can be
     /// writing the set from here, and the caller's own writes fail with their usual message).
-    /// A lock held by another process is a [`UsageError`] naming it.
+    /// A lock held by another process is a [`SinkErrorKind::Locked`] error naming it (exit code 2).
     pub fn acquire(output: &Path, who: &str) -> Result<Option<OutputLock>> {
         let mut path = OutputSet::new(output).lock_path();
         for _ in 0..100 {
@@ -42,12 +41,14 @@ impl OutputLock {
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {
-                    return Err(UsageError(format!(
-                        "{} is being written by {}; one writer per output: wait for it to end, or choose another path",
-                        output.display(),
-                        holder(&path)
-                    ))
-                    .into());
+                    return Err(SinkError::new(
+                        SinkErrorKind::Locked,
+                        format!(
+                            "{} is being written by {}; one writer per output: wait for it to end, or choose another path",
+                            output.display(),
+                            holder(&path)
+                        ),
+                    ));
                 }
                 Err(TryLockError::Error(e)) => {
                     return Err(e).with_context(|| format!("locking {}", path.display()));
@@ -62,7 +63,10 @@ impl OutputLock {
             // Not ours after all: dropping it must not unlink the file now at the path.
             path = std::mem::take(&mut lock.path);
         }
-        anyhow::bail!("could not lock {}: it keeps being replaced", path.display())
+        Err(SinkError::new(
+            SinkErrorKind::Locked,
+            format!("could not lock {}: it keeps being replaced", path.display()),
+        ))
     }
 
     /// Write who holds the lock (best effort: a lock file opened read-only keeps the old text, and a
@@ -135,11 +139,13 @@ fn open(path: &Path) -> Result<Option<(File, bool)>> {
     match fsafe::open_or_create(path) {
         Ok(f) => Ok(Some(f)),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::PermissionDenied) => Ok(None),
-        Err(e) => Err(UsageError(format!(
-            "cannot use the lock file {}: {e}; remove it if you did not put it there",
-            show(path)
-        ))
-        .into()),
+        Err(e) => Err(SinkError::new(
+            SinkErrorKind::Locked,
+            format!(
+                "cannot use the lock file {}: {e}; remove it if you did not put it there",
+                show(path)
+            ),
+        )),
     }
 }
 
@@ -171,7 +177,7 @@ fn holder(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumon_util::error::{code_for, exit};
+    use gpumon_util::error::{HasExitCode, exit};
 
     #[test]
     fn a_second_holder_is_refused_with_the_first_ones_pid_and_the_lock_goes_with_the_holder() {
@@ -183,7 +189,7 @@ mod tests {
         let e =
             OutputLock::acquire(&dir.path().join("run.20261202T140000.000Z.parquet"), "recover")
                 .unwrap_err();
-        assert_eq!(code_for(&e), exit::USAGE);
+        assert_eq!((e.kind(), e.exit_code()), (SinkErrorKind::Locked, exit::USAGE));
         let msg = format!("{e:#}");
         assert!(
             msg.contains(&format!("PID {}", std::process::id())) && msg.contains("gpumon record"),

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result, SinkError};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::CompressionType;
 use arrow_ipc::writer::IpcWriteOptions;
@@ -244,7 +244,7 @@ impl ParquetSink {
         for batch in &batches {
             match &mut self.enc {
                 Encoder::Columnwise(c) => c.write(batch),
-                Encoder::Direct(w) => w.write(batch).map_err(anyhow::Error::from),
+                Encoder::Direct(w) => w.write(batch).map_err(SinkError::from),
             }
             .with_context(|| format!("writing {}", self.target))?;
         }
@@ -313,7 +313,7 @@ impl Sink for ParquetSink {
         ));
         let mut out = match self.enc {
             Encoder::Columnwise(c) => c.finish(tail),
-            Encoder::Direct(w) => w.into_inner().map_err(anyhow::Error::from),
+            Encoder::Direct(w) => w.into_inner().map_err(SinkError::from),
         }
         .with_context(|| format!("closing {target}"))?;
         out.sync()

@@ -8,7 +8,7 @@
 //! next piece are in no file. A Parquet journal therefore never keeps a batch whose sync failed.
 //!
 //! Gone files: at each flush the open file is compared with what its path names now (device and
-//! inode, and the link count of ours). A deleted file or a removed directory is [`SinkErrorKind::Removed`](crate::SinkErrorKind::Removed); a CSV
+//! inode, and the link count of ours). A deleted file or a removed directory is [`SinkErrorKind::Removed`], a moved Parquet partial [`SinkErrorKind::Moved`]; a CSV
 //! renamed away (logrotate without `copytruncate`) is left to its new name and writing goes on in a
 //! new piece.
 
@@ -17,10 +17,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow};
-
 use crate::SinkFiles;
-use crate::error::SinkError;
+use crate::error::{Context, Result, SinkError, SinkErrorKind};
 use crate::files::{JournalOutcome, recover_journal};
 use gpumon_schema::files::sync_dir;
 use gpumon_util::warn::warn;
@@ -75,7 +73,7 @@ impl PieceFiles {
         files: SinkFiles,
     ) -> Result<PieceFiles> {
         let Some(data) = files.data else {
-            return Err(anyhow!("{}: the sink has no file", path.display()));
+            return Err(SinkError::internal(format!("{}: the sink has no file", path.display())));
         };
         let recovery = files.recovery;
         // Nothing is durable before the first flush (the CSV header and the journal schema go with it).
@@ -108,24 +106,24 @@ impl PieceFiles {
             (None, _) => match data {
                 Presence::Here => {}
                 Presence::Moved => return Ok(true),
-                Presence::Removed => return Err(SinkError::removed(&self.path).into()),
+                Presence::Removed => return Err(SinkError::removed(&self.path)),
             },
             // No batch yet, so no journal (a flush with nothing new).
             (Some(_), None) => match data {
                 Presence::Here => {}
                 Presence::Moved => {
-                    return Err(anyhow!("{} was moved or removed", self.data_path.display()));
+                    return Err(moved(&self.data_path));
                 }
-                Presence::Removed => return Err(SinkError::removed(&self.path).into()),
+                Presence::Removed => return Err(SinkError::removed(&self.path)),
             },
             (Some(j), Some(recovery)) => match (data, presence(recovery, j)) {
                 (Presence::Here, Presence::Here) => {}
                 (Presence::Here, _) => self.journal_removed(),
                 // The journal rebuilds the piece: a write error like any other.
                 (_, Presence::Here) => {
-                    return Err(anyhow!("{} was moved or removed", self.data_path.display()));
+                    return Err(moved(&self.data_path));
                 }
-                _ => return Err(SinkError::removed(&self.path).into()),
+                _ => return Err(SinkError::removed(&self.path)),
             },
         }
         self.make_dir_durable();
@@ -173,9 +171,9 @@ impl PieceFiles {
         match presence(&self.data, &self.data_path) {
             Presence::Here => {}
             Presence::Moved if self.journal.is_none() => return Ok(true),
-            Presence::Removed => return Err(SinkError::removed(&self.path).into()),
+            Presence::Removed => return Err(SinkError::removed(&self.path)),
             Presence::Moved => {
-                return Err(anyhow!("{} was moved or removed", self.data_path.display()));
+                return Err(moved(&self.data_path));
             }
         }
         let Some(journal) = self.journal.clone() else {
@@ -309,12 +307,17 @@ impl Abandoned {
     }
 }
 
+/// The data file at `data` was moved away while the journal still rebuilds it: a write error like
+/// any other (not [`SinkErrorKind::Removed`]).
+fn moved(data: &Path) -> SinkError {
+    SinkError::new(SinkErrorKind::Moved, format!("{} was moved or removed", data.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::error::SinkErrorKind;
 
     fn csv_piece(dir: &Path) -> PieceFiles {
         let p = dir.join("a.csv");
@@ -355,7 +358,7 @@ mod tests {
         assert!(piece.flushed(0, SinkFiles::default).unwrap(), "renamed away");
         fs::remove_file(dir.path().join("a.csv.1")).unwrap();
         let e = piece.flushed(0, SinkFiles::default).unwrap_err();
-        assert!(SinkError::in_chain(&e, SinkErrorKind::Removed), "{e:#}");
+        assert_eq!(e.kind(), SinkErrorKind::Removed, "{e:#}");
         assert_eq!(piece.abandon(true).settle(true).unwrap(), Some(Settled::Lost(0)));
     }
 }

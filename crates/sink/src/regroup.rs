@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use crate::error::Result;
 use chrono::{DateTime, Utc};
 
 use crate::{self as sink, Sink, Target};

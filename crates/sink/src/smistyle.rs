@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use chrono::Local;
 
 use super::{CountingWriter, Sink, SinkFiles};

@@ -8,9 +8,9 @@ use anyhow::Result;
 
 use crate::{Inputs, Outcome, PhaseMode, SummarizeConfig, find_inputs, summarize_found};
 use gpumon_analysis::job::{JobView, NodeOf, build};
-use gpumon_read::discover::Discovered;
-use gpumon_read::input::Input;
-use gpumon_read::recordings::{job_of, recording};
+use gpumon_read::Discovered;
+use gpumon_read::Input;
+use gpumon_read::{job_of, recording};
 use gpumon_util::error::UsageError;
 
 /// One job: its view, the summary of its inputs, and where its ids came from.

@@ -38,11 +38,11 @@ use gpumon_analysis::stat::Stat;
 use gpumon_analysis::usage::UsageCollector;
 use gpumon_analysis::window::{PhaseWindow, WindowSpec};
 use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
-use gpumon_read::discover::{Discovered, discover_recording};
-use gpumon_read::gpumon::parquet::take_in_turn;
-use gpumon_read::input::{Input, Kind};
-use gpumon_read::order::in_time_order;
-use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
+use gpumon_read::in_time_order;
+use gpumon_read::take_in_turn;
+use gpumon_read::{Discovered, discover_recording};
+use gpumon_read::{Input, Kind};
+use gpumon_read::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
 use gpumon_schema::run::InputInfo;
@@ -183,7 +183,7 @@ pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
     let found = in_time_order(discover_recording(paths)?);
     let mut t = by_table(found.inputs, read);
     // Several recordings of one host are numbered: said in every output, their phases kept apart.
-    gpumon_read::recordings::number_recordings(&mut t.metrics);
+    gpumon_read::number_recordings(&mut t.metrics);
     Ok(Inputs {
         metrics: Discovered { inputs: t.metrics, skipped: found.skipped },
         procs: t.procs,

@@ -12,7 +12,7 @@ use gpumon_analysis::compare::{self, Comparison};
 use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::phases::PhaseReport;
 use gpumon_analysis::{CheckResult, Summary};
-use gpumon_read::scan::ReadOptions;
+use gpumon_read::ReadOptions;
 use gpumon_util::error::UsageError;
 
 /// One run to compare, as given: a path, and the phase of it to take.

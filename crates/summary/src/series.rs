@@ -5,8 +5,8 @@ use anyhow::Result;
 
 use gpumon_analysis::Summary;
 use gpumon_analysis::series::{BUCKETS, Collected, FINE, Grid, Series};
-use gpumon_read::discover::Discovered;
-use gpumon_read::scan::scan;
+use gpumon_read::Discovered;
+use gpumon_read::scan;
 use gpumon_util::progress::Progress;
 
 use crate::{SummarizeConfig, time_range};

@@ -1,9 +1,27 @@
 //! Error kinds the CLI maps to exit codes. The rule: 0 success; 1 a runtime failure; 2 bad usage
-//! or unreadable input (a [`UsageError`] anywhere in the chain); 3 a `summarize` check
-//! (`--fail-if`) failed; a wrapped command's own code when gpumon wraps one (126/127 when it cannot
-//! be started, [`CannotStart`]). The CLI prints the whole chain on one line (`{e:#}`). Errors with a
-//! kind ([`ReadError`]) get their code from [`ReadErrorKind::exit_code`]; [`code_for`] is the one
-//! place that turns an error chain into a code.
+//! or unreadable input; 3 a `summarize` check (`--fail-if`) failed; a wrapped command's own code
+//! when gpumon wraps one (126/127 when it cannot be started, [`CannotStart`]). The CLI prints the
+//! whole chain on one line (`{e:#}`).
+//!
+//! Where codes come from: each error type with kinds says its own kind's code by implementing
+//! [`HasExitCode`] ([`ReadError`] here, `gpumon_sink::SinkError` in the sink, which util cannot
+//! name); [`code_for`] is the one place that turns an error chain into a code. It knows util's own
+//! types and asks the callers' ones through [`probe`]s (`src/cmd` passes the sink's): the outermost
+//! error in the chain with a code decides; a chain without one is a runtime failure (1).
+
+/// An error type whose kinds have exit codes.
+pub trait HasExitCode: std::error::Error + 'static {
+    /// The exit code gpumon ends with when this error is the outermost one with a code.
+    fn exit_code(&self) -> i32;
+}
+
+/// Asks one link of an error chain for its code, if it is an error of the type the probe is for.
+pub type Probe = fn(&(dyn std::error::Error + 'static)) -> Option<i32>;
+
+/// The probe for errors of type `E`.
+pub fn probe<E: HasExitCode>(c: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    c.downcast_ref::<E>().map(HasExitCode::exit_code)
+}
 
 /// Bad usage or unreadable input: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +42,8 @@ pub enum ReadErrorKind {
     Unsupported,
     /// A bad argument naming the input (a bad glob pattern).
     Usage,
+    /// The reader's own failure, not the input's: a reading thread that panicked.
+    Internal,
 }
 
 impl ReadErrorKind {
@@ -36,7 +56,8 @@ impl ReadErrorKind {
         }
     }
 
-    /// The exit code of an error of this kind: every input problem is bad usage (2).
+    /// The exit code of an error of this kind: every input problem is bad usage (2); a reader's
+    /// own failure (a thread that panicked) is a runtime failure (1).
     pub fn exit_code(self) -> i32 {
         match self {
             ReadErrorKind::NotFound
@@ -44,6 +65,7 @@ impl ReadErrorKind {
             | ReadErrorKind::Malformed
             | ReadErrorKind::Unsupported
             | ReadErrorKind::Usage => exit::USAGE,
+            ReadErrorKind::Internal => exit::FAILURE,
         }
     }
 }
@@ -62,6 +84,11 @@ impl ReadError {
     pub fn new(kind: ReadErrorKind, path: impl Into<String>, what: impl std::fmt::Display) -> Self {
         let path = path.into();
         ReadError { line: format!("{path}: {what}"), path, kind }
+    }
+
+    /// The reader's own failure (`a reader thread failed`), naming no input.
+    pub fn internal(line: impl Into<String>) -> Self {
+        ReadError { path: String::new(), kind: ReadErrorKind::Internal, line: line.into() }
     }
 
     /// A message that already names `path`, kept as it is.
@@ -91,6 +118,24 @@ pub struct CannotStart {
     pub msg: String,
 }
 
+impl HasExitCode for ReadError {
+    fn exit_code(&self) -> i32 {
+        self.kind.exit_code()
+    }
+}
+
+impl HasExitCode for UsageError {
+    fn exit_code(&self) -> i32 {
+        exit::USAGE
+    }
+}
+
+impl HasExitCode for CannotStart {
+    fn exit_code(&self) -> i32 {
+        self.code
+    }
+}
+
 /// Exit codes.
 pub mod exit {
     /// Success.
@@ -103,16 +148,20 @@ pub mod exit {
     pub const CHECK_FAILED: i32 = 3;
 }
 
-/// Exit code for an error chain: a [`CannotStart`]'s own code; else the code of the first
-/// [`ReadError`]'s kind; 2 when any cause is a [`UsageError`]; else 1.
-pub fn code_for(e: &anyhow::Error) -> i32 {
+/// Exit code for an error chain: a [`CannotStart`]'s own code anywhere in it; else the code of the
+/// outermost error that has one (a [`ReadError`], a [`UsageError`], or a type one of `probes` is
+/// for); else 1.
+pub fn code_for(e: &anyhow::Error, probes: &[Probe]) -> i32 {
     if let Some(c) = e.chain().find_map(|c| c.downcast_ref::<CannotStart>()) {
         return c.code;
     }
-    if let Some(r) = e.chain().find_map(|c| c.downcast_ref::<ReadError>()) {
-        return r.kind().exit_code();
-    }
-    if e.chain().any(|c| c.is::<UsageError>()) { exit::USAGE } else { exit::FAILURE }
+    e.chain()
+        .find_map(|c| {
+            probe::<ReadError>(c)
+                .or_else(|| probe::<UsageError>(c))
+                .or_else(|| probes.iter().find_map(|p| p(c)))
+        })
+        .unwrap_or(exit::FAILURE)
 }
 
 #[cfg(test)]
@@ -124,10 +173,13 @@ mod tests {
         let read =
             anyhow::Error::from(ReadError::new(ReadErrorKind::Malformed, "a.csv", "no data rows"));
         assert_eq!(format!("{read:#}"), "a.csv: no data rows");
-        assert_eq!(code_for(&read.context("summarizing")), exit::USAGE);
-        assert_eq!(code_for(&anyhow::anyhow!("a reader thread failed")), exit::FAILURE);
-        assert_eq!(code_for(&UsageError("bad".into()).into()), exit::USAGE);
+        assert_eq!(code_for(&read.context("summarizing"), &[]), exit::USAGE);
+        assert_eq!(code_for(&anyhow::anyhow!("plain"), &[]), exit::FAILURE);
+        let failed = anyhow::Error::from(ReadError::internal("a reader thread failed"));
+        assert_eq!(format!("{failed:#}"), "a reader thread failed");
+        assert_eq!(code_for(&failed, &[]), exit::FAILURE);
+        assert_eq!(code_for(&UsageError("bad".into()).into(), &[]), exit::USAGE);
         let start = CannotStart { code: 127, msg: "x: not found".into() };
-        assert_eq!(code_for(&start.into()), 127);
+        assert_eq!(code_for(&start.into(), &[]), 127);
     }
 }

@@ -22,7 +22,7 @@ use gpumon_util::text::show;
 
 /// What a CSV read found.
 #[derive(Debug, Default)]
-pub struct CsvInfo {
+pub(crate) struct CsvInfo {
     pub rows: u64,
     pub fields: Vec<Field>,
     pub ignored: Vec<String>,
@@ -249,7 +249,7 @@ impl CsvCells {
 /// Stream a gpumon CSV file as batches of the fields in `want` (plus timestamp, host and GPU keys).
 /// A file of no rows is an error unless `empty_ok` (a companion, such as `run.procs.csv` of a run
 /// where no process used a GPU: a header and nothing else is an empty companion).
-pub fn read_csv(
+pub(crate) fn read_csv(
     input: &Input,
     empty_ok: bool,
     want: &[Field],
@@ -395,7 +395,7 @@ impl Skipped {
 }
 
 /// `name [unit]` → `name`.
-pub fn header_name(cell: &str) -> &str {
+pub(crate) fn header_name(cell: &str) -> &str {
     let cell = cell.trim().trim_matches('"');
     match cell.strip_suffix(']').and_then(|b| b.rsplit_once('[')) {
         Some((name, _)) => name.trim(),

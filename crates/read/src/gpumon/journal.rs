@@ -14,7 +14,7 @@ use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
 /// Open a journal; a journal that cannot be read at all is a [`ReadError`] naming it.
-pub fn open_journal(input: &Input) -> Result<Journal> {
+pub(crate) fn open_journal(input: &Input) -> Result<Journal, ReadError> {
     Journal::open(input.open()?).map_err(|e| match e {
         Unreadable::Io(e) => usage(&input.path, "cannot read", e),
         e => usage(&input.path, "not a readable Arrow IPC journal", e),
@@ -24,7 +24,7 @@ pub fn open_journal(input: &Input) -> Result<Journal> {
 /// Stream the batches of a journal of `table` message by message: a torn last batch (a crash
 /// mid-write) and damaged messages are skipped with a warning, and every valid batch before and
 /// after them is read. Returns the rows read and the fields of its schema.
-pub fn read_journal(
+pub(crate) fn read_journal(
     journal: &Journal,
     name: &Path,
     table: Table,

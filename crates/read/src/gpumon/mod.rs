@@ -9,9 +9,9 @@
 //! see [`crate::values::check`]) and a timestamp in any unit, so Parquet written by other tools
 //! reads too.
 
-pub mod csv;
-pub mod journal;
-pub mod parquet;
+pub(crate) mod csv;
+pub(crate) mod journal;
+pub(crate) mod parquet;
 
 use std::path::Path;
 
@@ -21,13 +21,13 @@ use gpumon_schema::cols;
 use gpumon_util::error::{ReadError, ReadErrorKind};
 use gpumon_util::text::show;
 
-fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
-    ReadError::new(ReadErrorKind::Malformed, show(path), format_args!("{what}: {e}")).into()
+fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> ReadError {
+    ReadError::new(ReadErrorKind::Malformed, show(path), format_args!("{what}: {e}"))
 }
 
 /// Columns of a schema that name catalogue fields in a type that can hold them: (column index,
 /// field), first column per field. Other types are listed by [`crate::values::mistyped`].
-pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
+pub(crate) fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
     let mut out: Vec<(usize, Field)> = Vec::new();
     for (i, f) in schema.fields().iter().enumerate() {
         if let Some(field) = Field::lookup(f.name())
@@ -41,7 +41,7 @@ pub fn schema_fields(schema: &arrow_schema::Schema) -> Vec<(usize, Field)> {
 }
 
 /// Why a schema cannot be read as `table`, if it cannot.
-pub fn check_schema(
+pub(crate) fn check_schema(
     schema: &arrow_schema::Schema,
     table: Table,
 ) -> std::result::Result<(), String> {

@@ -28,7 +28,7 @@ use gpumon_util::text::show;
 const PARQUET_BATCH: usize = 32 * 1024;
 
 /// An opened Parquet file: its footer and the catalogue columns it has.
-pub struct ParquetFile {
+pub(crate) struct ParquetFile {
     /// The file as named (for messages).
     name: std::path::PathBuf,
     file: BoundedFile,
@@ -46,7 +46,7 @@ pub struct ParquetFile {
 
 /// The footer of a Parquet file, checked before and after it is decoded: sizes in the footer are
 /// checked before it is decoded, and every column chunk is placed inside the file.
-pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata)> {
+pub(crate) fn parquet_meta(input: &Input) -> Result<(BoundedFile, ArrowReaderMetadata), ReadError> {
     let path = &input.path;
     let file = BoundedFile::new(input.open()?).map_err(|e| usage(path, "cannot read", e))?;
     if let Some(meta) = input.footer() {
@@ -114,13 +114,13 @@ fn strings_as_dictionaries(meta: ArrowReaderMetadata) -> ArrowReaderMetadata {
 }
 
 /// The catalogue fields of a Parquet file, whatever table it holds.
-pub fn parquet_fields(input: &Input) -> Result<Vec<Field>> {
+pub(crate) fn parquet_fields(input: &Input) -> Result<Vec<Field>, ReadError> {
     Ok(schema_fields(parquet_meta(input)?.1.schema()).into_iter().map(|(_, f)| f).collect())
 }
 
 /// Open a Parquet file and check that it holds `table`; every problem is a [`ReadError`] naming
 /// the file.
-pub fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile> {
+pub(crate) fn open_parquet(input: &Input, table: Table) -> Result<ParquetFile, ReadError> {
     let path = &input.path;
     let (file, meta) = parquet_meta(input)?;
     check_schema(meta.schema(), table)
@@ -154,7 +154,7 @@ fn counter_columns(schema: &arrow_schema::Schema) -> Vec<usize> {
 
 impl ParquetFile {
     /// Columns named after a field in a type that cannot hold it.
-    pub fn mistyped(&self) -> Vec<String> {
+    pub(crate) fn mistyped(&self) -> Vec<String> {
         crate::values::mistyped(self.meta.schema())
     }
 
@@ -255,7 +255,7 @@ impl ParquetFile {
     /// fewer parts instead of leaving the other waiting at the end. Returns one state per part, in
     /// file order. The host column is not read where a row group has one host
     /// ([`ParquetFile::one_hosts`]): `visit` is given that host for the batches of such a group.
-    pub fn scan<S: Send>(
+    pub(crate) fn scan<S: Send>(
         &self,
         want: &[Field],
         threads: usize,
@@ -336,11 +336,11 @@ pub fn take_in_turn<S: Send>(
             }
         }
     });
-    let done = done.into_inner().map_err(|_| anyhow::anyhow!("a reader thread failed"))?;
+    let done = done.into_inner().map_err(|_| ReadError::internal("a reader thread failed"))?;
     let mut out = Vec::with_capacity(n);
     for r in done {
         // A part not read: an earlier one failed (its error comes first) or its thread did.
-        out.push(r.unwrap_or_else(|| Err(anyhow::anyhow!("a reader thread failed")))?);
+        out.push(r.unwrap_or_else(|| Err(ReadError::internal("a reader thread failed").into()))?);
     }
     Ok(out)
 }

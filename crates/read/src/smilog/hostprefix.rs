@@ -17,7 +17,7 @@ pub(super) fn split(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Whether the first lines of a log (its head) are all `host: cells` lines.
-pub fn prefixed(head: &str) -> bool {
+pub(crate) fn prefixed(head: &str) -> bool {
     let mut lines = head.lines().map(str::trim).filter(|l| !l.is_empty()).take(20).peekable();
     lines.peek().is_some() && lines.all(|l| split(l).is_some())
 }
@@ -33,7 +33,7 @@ pub(super) fn unprefix(line: &str) -> Cow<'_, str> {
 }
 
 /// The head of a host-prefixed log with each line as the reader takes it.
-pub fn unprefixed_head(head: &str) -> String {
+pub(crate) fn unprefixed_head(head: &str) -> String {
     head.lines().map(|l| unprefix(l).into_owned() + "\n").collect()
 }
 

@@ -13,7 +13,7 @@
 mod cells;
 pub(crate) mod dmon;
 mod header;
-pub mod hostprefix;
+pub(crate) mod hostprefix;
 mod interleave;
 mod lines;
 mod machine;
@@ -59,7 +59,7 @@ pub struct NvsmiOptions {
 
 /// One data row of the log, handed to the caller's callback.
 #[derive(Debug, Clone, Copy)]
-pub struct NvsmiRow<'a> {
+pub(crate) struct NvsmiRow<'a> {
     /// The row's own timestamp, converted from the log's local time to UTC.
     pub ts: DateTime<Utc>,
     /// Values by catalogue field; `Field::Index` is set to `gpu`, `Field::Timestamp` is not set.
@@ -69,9 +69,9 @@ pub struct NvsmiRow<'a> {
     pub instant: bool,
 }
 
-/// What [`read_nvsmi`] found.
+/// What [`read_nvsmi_file`] found.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SmiLogInfo {
+pub(crate) struct SmiLogInfo {
     /// Data rows handed to the callback.
     pub rows: u64,
     /// Distinct GPUs among those rows.
@@ -96,7 +96,7 @@ pub struct SmiLogInfo {
 /// line one of whose cells is a timestamp gpumon reads (nvidia-smi's, ISO 8601, epoch seconds or
 /// milliseconds, `date`'s), or `date` lines among comma-separated rows. gpumon's own CSV is told apart before this is asked (its rows carry
 /// RFC 3339 timestamps).
-pub fn looks_like_nvsmi(head: &[u8]) -> bool {
+pub(crate) fn looks_like_nvsmi(head: &[u8]) -> bool {
     let head = head.strip_prefix(b"\xFF\xFE").unwrap_or(head);
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -143,7 +143,7 @@ pub fn looks_like_nvsmi(head: &[u8]) -> bool {
 }
 
 /// Whether `cell` is a timestamp the log reader reads (nvidia-smi's, ISO 8601, epoch, `date`'s).
-pub fn is_log_timestamp(cell: &str) -> bool {
+pub(crate) fn is_log_timestamp(cell: &str) -> bool {
     time::parse_stamp(cell).is_some()
 }
 
@@ -151,7 +151,8 @@ pub fn is_log_timestamp(cell: &str) -> bool {
 ///
 /// Errors (file name in the message): unreadable file, empty file, data without a header
 /// and no `--columns`, no data rows.
-pub fn read_nvsmi(
+#[cfg(test)]
+pub(crate) fn read_nvsmi(
     path: &Path,
     opts: &NvsmiOptions,
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
@@ -162,7 +163,7 @@ pub fn read_nvsmi(
 }
 
 /// Parse the log `file` (named `name` in messages), calling `on_row` for each data row in file order.
-pub fn read_nvsmi_file(
+pub(crate) fn read_nvsmi_file(
     name: &Path,
     file: File,
     opts: &NvsmiOptions,

@@ -8,7 +8,12 @@ use gpumon_schema::row::Value;
 use std::io::Write;
 use std::path::PathBuf;
 
-include!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/support/shared_data.rs"));
+/// The helper shared with the CLI tests (`pub` there).
+#[allow(unreachable_pub)]
+mod shared {
+    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/support/shared_data.rs"));
+}
+use shared::*;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nvidia-smi").join(name)

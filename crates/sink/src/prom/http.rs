@@ -25,7 +25,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{ACCEPT, ALLOW, CONTENT_TYPE, HeaderValue};

@@ -16,7 +16,7 @@ pub(crate) mod names;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use hyper::body::Bytes;
 
 use expose::{OPENMETRICS_CONTENT_TYPE, Plan, Snapshot, TEXT_CONTENT_TYPE};

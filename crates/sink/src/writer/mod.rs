@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, SinkError, SinkErrorKind};
 use arrow_array::RecordBatch;
 use chrono::{DateTime, Utc};
 use crossbeam_channel::{Sender, TrySendError, bounded};
@@ -118,7 +118,7 @@ enum Inner {
     Waiting(Box<State>, Vec<Msg>),
     Running(Sender<Msg>, thread::JoinHandle<Result<WriterReport>>),
     /// The thread could not be started (the run stops: `stats.fatal`).
-    Failed(String),
+    Failed(Option<SinkError>),
 }
 
 impl Writer {
@@ -154,15 +154,14 @@ impl Writer {
         if !matches!(inner, Inner::Waiting(..)) {
             return;
         }
-        let Inner::Waiting(state, queued) = std::mem::replace(inner, Inner::Failed(String::new()))
-        else {
+        let Inner::Waiting(state, queued) = std::mem::replace(inner, Inner::Failed(None)) else {
             return;
         };
         *inner = match launch(state, queued) {
             Ok((tx, handle)) => Inner::Running(tx, handle),
             Err(e) => {
                 self.stats.fatal.store(true, Ordering::Relaxed);
-                Inner::Failed(format!("{e:#}"))
+                Inner::Failed(Some(e))
             }
         };
     }
@@ -229,10 +228,10 @@ impl Writer {
                 handle.thread().unpark();
                 match handle.join() {
                     Ok(r) => r,
-                    Err(_) => bail!("the writer thread panicked"),
+                    Err(_) => Err(SinkError::internal("the writer thread panicked")),
                 }
             }
-            Inner::Failed(e) => bail!("{e}"),
+            Inner::Failed(e) => Err(e.unwrap_or_else(|| SinkError::internal("the writer failed"))),
         }
     }
 
@@ -274,6 +273,8 @@ struct Outage {
     since: Instant,
     next_retry: Instant,
     error: String,
+    /// The kind of the last error: what the run's error is when the outage outlasts it.
+    kind: SinkErrorKind,
     /// Ticks dropped during this outage because the backlog was full.
     lost: u64,
 }

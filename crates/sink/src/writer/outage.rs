@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use crate::error::Result;
 use arrow_array::RecordBatch;
 use chrono::{DateTime, Utc};
 
@@ -17,7 +17,7 @@ use gpumon_util::warn::warn;
 use super::*;
 
 impl State {
-    pub(super) fn enter_outage(&mut self, e: &anyhow::Error) {
+    pub(super) fn enter_outage(&mut self, e: &SinkError) {
         if self.set.is_none() {
             self.stats.fatal.store(true, Ordering::Relaxed);
             return;
@@ -56,9 +56,12 @@ impl State {
             Some(o) => {
                 o.next_retry = next_retry;
                 o.error = error;
+                o.kind = e.kind();
             }
             None => {
-                self.outage = Some(Outage { since: Instant::now(), next_retry, error, lost: 0 })
+                let kind = e.kind();
+                self.outage =
+                    Some(Outage { since: Instant::now(), next_retry, error, kind, lost: 0 })
             }
         }
     }
@@ -95,7 +98,9 @@ impl State {
     /// Write the backlog into the open piece: every tick is then only in memory and in this piece,
     /// and requeued if the flush after this fails.
     pub(super) fn write_backlog(&mut self) -> Result<()> {
-        let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
+        let Some(piece) = self.piece.as_mut() else {
+            return Err(SinkError::internal("no open output"));
+        };
         self.backlog_rows = 0;
         let mut ticks = std::mem::take(&mut self.backlog).into_iter();
         while let Some(t) = ticks.next() {
@@ -164,6 +169,19 @@ impl Unflushed {
     }
 }
 
-pub(super) fn is_removed(e: &anyhow::Error) -> bool {
-    SinkError::in_chain(e, SinkErrorKind::Removed)
+/// Whether the piece's files are gone (the outage's message says its ticks are lost and waits for the
+/// directory to come back), or the disk refused the data (full, an I/O error, a moved partial: the
+/// files keep what was flushed and the writer retries).
+pub(super) fn is_removed(e: &SinkError) -> bool {
+    match e.kind() {
+        SinkErrorKind::Removed => true,
+        SinkErrorKind::Full
+        | SinkErrorKind::Io
+        | SinkErrorKind::Moved
+        | SinkErrorKind::NameTaken
+        | SinkErrorKind::Format
+        | SinkErrorKind::Locked
+        | SinkErrorKind::Refused
+        | SinkErrorKind::Internal => false,
+    }
 }

@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use crate::error::{Context, Result};
 use chrono::{DateTime, Utc};
 
-use crate::error::{SinkError, SinkErrorKind};
+use crate::error::SinkErrorKind;
 use crate::files;
 use crate::piece::{PieceFiles, Settled};
 use crate::{self as sink, Target};
@@ -82,7 +82,7 @@ impl State {
                     Err(e) => {
                         // Nothing valid was written: leave no empty or half-made file behind (but
                         // never remove what another program put at the name meanwhile).
-                        let theirs = SinkError::in_chain(&e, SinkErrorKind::NameTaken);
+                        let theirs = e.kind() == SinkErrorKind::NameTaken;
                         if !theirs {
                             let _ = std::fs::remove_file(&data);
                             if let Some(j) = &journal {

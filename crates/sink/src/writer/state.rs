@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use crate::error::{Result, SinkError};
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::files;
@@ -170,7 +170,9 @@ impl State {
             self.unflushed.push(Unflushed::copy(tick));
             return Err(e);
         }
-        let Some(piece) = self.piece.as_mut() else { bail!("no open output") };
+        let Some(piece) = self.piece.as_mut() else {
+            return Err(SinkError::internal("no open output"));
+        };
         let written = piece.sink.write_tick(&tick);
         // Until the next successful flush this tick is only in memory: kept to requeue it.
         if file {
@@ -251,15 +253,18 @@ impl State {
         if let Some(o) = &self.outage {
             let unwritten = self.backlog.len() as u64;
             let lost = self.lost + unwritten;
-            bail!(
-                "could not write the output ({}); {lost} ticks lost; files already closed are intact{}",
-                o.error,
-                if self.abandoned.is_empty() {
-                    String::new()
-                } else {
-                    format!("; run `gpumon recover {}` once space is back", self.cfg.target)
-                }
-            );
+            return Err(SinkError::new(
+                o.kind,
+                format!(
+                    "could not write the output ({}); {lost} ticks lost; files already closed are intact{}",
+                    o.error,
+                    if self.abandoned.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; run `gpumon recover {}` once space is back", self.cfg.target)
+                    }
+                ),
+            ));
         }
         if let Some(set) = &self.set {
             let current = self.closed.last().map(|c| c.0.clone());

@@ -59,6 +59,27 @@ fn host_row(i: u64) -> Row {
     r
 }
 
+/// What a write on a full disk fails with.
+fn no_space() -> SinkError {
+    SinkError::from(std::io::Error::from(std::io::ErrorKind::StorageFull)).context("writing t.csv")
+}
+
+#[test]
+fn a_full_disk_is_an_outage_of_kind_full_that_keeps_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = state(dir.path(), Duration::from_secs(3600));
+    s.on_tick(tick(at("2026-12-02T14:00:00Z")));
+    let e = no_space();
+    assert_eq!(e.kind(), SinkErrorKind::Full);
+    assert!(!outage::is_removed(&e));
+    s.enter_outage(&e);
+    let o = s.outage.as_ref().unwrap();
+    assert_eq!(o.kind, SinkErrorKind::Full);
+    assert!(o.error.starts_with("writing t.csv: "), "{}", o.error);
+    assert_eq!(s.backlog.len(), 1, "the unflushed tick is kept");
+    assert!(outage::is_removed(&SinkError::removed(Path::new("t.csv")).context("flushing")));
+}
+
 #[test]
 fn a_failed_parquet_flush_requeues_its_ticks_from_the_sinks_own_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,7 +103,7 @@ fn a_failed_parquet_flush_requeues_its_ticks_from_the_sinks_own_rows() {
     // Flushed at 512 ticks (1,024 rows); the 188 after it are kept by the sink alone.
     assert_eq!(s.unflushed.len(), 188);
     assert!(s.unflushed.iter().all(|u| matches!(u, Unflushed::InSink { .. })));
-    s.enter_outage(&anyhow::anyhow!("no space left"));
+    s.enter_outage(&no_space());
     let back: Vec<Tick> = s.backlog.iter().cloned().collect();
     assert_eq!(back, sent[512..]);
     assert_eq!(s.backlog_rows, 376);
@@ -108,7 +129,7 @@ fn a_failed_csv_flush_requeues_its_ticks_whole_less_their_process_lists() {
     // Written, none flushed yet (the first tick's flush waits for the queue to drain).
     assert_eq!(s.unflushed.len(), 5);
     assert!(s.unflushed.iter().all(|u| matches!(u, Unflushed::Copy(_))));
-    s.enter_outage(&anyhow::anyhow!("no space left"));
+    s.enter_outage(&no_space());
     let back: Vec<Tick> = s.backlog.iter().cloned().collect();
     assert_eq!(back, sent);
 }
@@ -189,6 +210,7 @@ fn a_sighup_with_nothing_new_makes_no_file_and_ticks_dropped_by_a_full_backlog_a
         since: Instant::now(),
         next_retry: Instant::now(),
         error: "x".into(),
+        kind: SinkErrorKind::Io,
         lost: 0,
     });
     for i in 2..=7 {
