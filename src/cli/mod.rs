@@ -12,7 +12,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 
 use gpumon_schema::files::Format;
-use gpumon_util::zone::Zone;
+use gpumon_util::Zone;
 
 #[derive(Debug, Parser)]
 #[command(

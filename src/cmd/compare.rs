@@ -15,7 +15,7 @@ use crate::cmd::summarize::report_checks;
 use gpumon_analysis::findings::Thresholds;
 use gpumon_present::compare::{self as show, CompareFormat};
 use gpumon_summary::runs::{CompareRuns, RunSpec, compare_runs, parse_run};
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 
 /// A validated `compare` command line.
 #[derive(Debug, Clone)]
@@ -47,8 +47,7 @@ impl CompareArgs {
             CompareFormatArg::Json => CompareFormat::Json,
         };
         let checks = self.fail_if;
-        let compare =
-            CompareRuns { runs, read, thresholds, checks, baseline, progress: !self.quiet };
+        let compare = CompareRuns { runs, read, thresholds, checks, baseline, meter: !self.quiet };
         Ok(CompareConfig { compare, format })
     }
 }
@@ -61,7 +60,7 @@ pub fn run(cfg: &CompareConfig) -> Result<i32> {
     let mut out = std::io::stdout().lock();
     // Labels and names come from files: none of their control or bidirectional characters reach a terminal.
     let text = if cfg.format == CompareFormat::Table || std::io::IsTerminal::is_terminal(&out) {
-        gpumon_util::text::for_terminal(&text).into_owned()
+        gpumon_util::for_terminal(&text).into_owned()
     } else {
         text
     };

@@ -19,10 +19,10 @@ use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::files::Format;
 use gpumon_schema::row::{Selection, Value};
 use gpumon_sink::TickWriter;
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::progress::Progress;
-use gpumon_util::text::show;
-use gpumon_util::warn::warn;
+use gpumon_util::ReadMeter;
+use gpumon_util::show;
+use gpumon_util::warn;
+use gpumon_util::{UsageError, exit};
 
 /// Rows turned from Arrow into catalogue rows at once.
 const CHUNK_ROWS: usize = 4096;
@@ -34,7 +34,7 @@ pub struct ConvertConfig {
     pub output: PathBuf,
     pub format: Option<Format>,
     pub read: ReadOptions,
-    pub progress: bool,
+    pub meter: bool,
     pub command_line: String,
 }
 
@@ -60,7 +60,7 @@ fn convert_input(
     input: &gpumon_read::input::Input,
     read: &ReadOptions,
     want: &[Field],
-    progress: &Progress,
+    meter: &ReadMeter,
     w: &Mutex<TickWriter>,
 ) -> Result<()> {
     let no_ts = std::sync::atomic::AtomicU64::new(0);
@@ -87,13 +87,13 @@ fn convert_input(
         }
         Ok(())
     };
-    let (_, rep) = scan(input, read, want, progress, &|| (), &visit)?;
+    let (_, rep) = scan(input, read, want, meter, &|| (), &visit)?;
     for warning in &rep.warnings {
-        gpumon_util::warn::warn(&format!("{}: {warning}", rep.path.display()));
+        gpumon_util::warn(&format!("{}: {warning}", rep.path.display()));
     }
     let no_ts = no_ts.into_inner();
     if no_ts > 0 {
-        gpumon_util::warn::warn(&format!(
+        gpumon_util::warn(&format!(
             "{}: {no_ts} row(s) without a timestamp cannot be placed in time; not converted",
             rep.path.display()
         ));
@@ -177,16 +177,16 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let _ = std::fs::remove_file(&tmp);
     let w =
         Arc::new(Mutex::new(TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone())));
-    let progress = Progress::new(found.bytes(), cfg.progress);
+    let meter = ReadMeter::new(found.bytes(), cfg.meter);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {
         for input in &found.inputs {
-            convert_input(input, &read, &want, &progress, &w)?;
+            convert_input(input, &read, &want, &meter, &w)?;
         }
         let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
         w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()
     })();
-    progress.finish();
+    meter.finish();
     let rows = match result {
         Ok(0) => {
             let _ = std::fs::remove_file(&tmp);
@@ -218,7 +218,7 @@ impl ConvertArgs {
             output: self.output,
             format: self.format,
             read,
-            progress: !self.quiet,
+            meter: !self.quiet,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
         })
     }

@@ -13,7 +13,7 @@ use anyhow::Result;
 
 use gpumon_source::diagnose::{examine, text};
 use gpumon_source::visible::{CUDA_VAR, NVIDIA_VAR};
-use gpumon_util::error::exit;
+use gpumon_util::exit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DoctorFormat {

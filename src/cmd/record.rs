@@ -15,9 +15,9 @@ use gpumon_schema::run::{JOB_ID_MAX, JobId};
 use gpumon_sink::Target;
 use gpumon_source::nvml::gpu::GpuSelector;
 use gpumon_source::visible::{self, Visible};
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::text::show;
-use gpumon_util::warn::warn;
+use gpumon_util::show;
+use gpumon_util::warn;
+use gpumon_util::{UsageError, exit};
 
 /// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
 /// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
@@ -287,7 +287,7 @@ impl RecordArgs {
             .into());
         }
         if sample_every < MIN_USEFUL_INTERVAL {
-            gpumon_util::warn::warn(&format!(
+            gpumon_util::warn(&format!(
                 "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
                  such rates are meant for benchmarks"
             ));
@@ -390,7 +390,7 @@ mod tests {
         assert_eq!(fill_template(&plain, "node7", now).unwrap(), plain);
         assert!(fill_template(&t, "../x", now).is_err());
     }
-    use gpumon_util::error::code_for;
+    use gpumon_util::code_for;
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {

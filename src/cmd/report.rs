@@ -24,8 +24,8 @@ use gpumon_read::discover::Discovered;
 use gpumon_summary::{
     PhaseMode, SummarizeConfig, find_inputs, parse_checks, series, summarize_found,
 };
-use gpumon_util::error::UsageError;
-use gpumon_util::text::show;
+use gpumon_util::UsageError;
+use gpumon_util::show;
 
 /// A validated `report` command line.
 #[derive(Debug, Clone)]
@@ -164,7 +164,7 @@ fn render_job(
 pub fn run(cfg: &ReportConfig) -> Result<i32> {
     let (page, results) = render(cfg)?;
     write_out(&cfg.output, &page)?;
-    if cfg.summarize.progress && cfg.output.as_os_str() != "-" {
+    if cfg.summarize.meter && cfg.output.as_os_str() != "-" {
         eprintln!("gpumon: wrote {} ({:.1} MB)", show(&cfg.output), page.len() as f64 / 1e6);
     }
     Ok(report_checks(&results))

@@ -10,8 +10,8 @@ use gpumon_analysis::CheckResult;
 use gpumon_analysis::window::WindowSpec;
 use gpumon_present::{SummaryFormat, render};
 use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::text::{escape, for_terminal};
+use gpumon_util::{UsageError, exit};
+use gpumon_util::{escape, for_terminal};
 
 /// A validated `summarize` command line: what to summarize and the output format.
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ impl InputArgs {
             window,
             thresholds,
             checks: self.fail_if,
-            progress: !self.quiet,
+            meter: !self.quiet,
             warnings: true,
             phases: if phase_windows.is_empty() { phases } else { PhaseMode::On },
             phase_windows,

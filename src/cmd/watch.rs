@@ -24,8 +24,8 @@ use gpumon_schema::files::status_path;
 use gpumon_schema::live::{LiveStatus, NotRead, read_status};
 use gpumon_source::host::proc::hostname;
 use gpumon_summary::watch::{findings, last_tick};
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::term::{Screen, size};
+use gpumon_util::{Screen, term_size};
+use gpumon_util::{UsageError, exit};
 
 /// The findings so far, or why there are none.
 type FindingsOrError = Result<Vec<Finding>, String>;
@@ -84,7 +84,8 @@ fn once(cfg: &WatchConfig) -> Result<i32> {
     };
     let now = Utc::now();
     let f = findings(&cfg.path, &cfg.read);
-    let width = if std::io::IsTerminal::is_terminal(&std::io::stdout()) { size().0 } else { 100 };
+    let width =
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) { term_size().0 } else { 100 };
     let findings = Some(f.as_deref().map_err(String::as_str));
     let view =
         View { path: &path, live: sh.live, findings, now, keys: false, from_file: sh.from_file };

@@ -28,7 +28,7 @@ use gpumon_schema::files::{Format, journal_path};
 use gpumon_schema::row::{Row, Selection, Tick, Value};
 use gpumon_schema::run::RunMeta;
 use gpumon_sink::{self as sink, Target};
-use gpumon_util::progress::Progress;
+use gpumon_util::ReadMeter;
 
 /// The largest single allocation a case on `len` input bytes may make: a Parquet page may claim
 /// at most 1024× its stored size (at least 8 MiB), a journal message at most the file.
@@ -224,14 +224,14 @@ pub fn read_all(path: &Path) -> Result<()> {
     let found = in_time_order(discover(&[path.to_path_buf()])?);
     let opts = ReadOptions { threads: 1, ..Default::default() };
     let want = gpumon_analysis::collect::wanted_fields();
-    let progress = Progress::new(0, false);
+    let meter = ReadMeter::new(0, false);
     let mut all = Collector::new(CollectConfig::default());
     let mut reports = Vec::new();
     for input in &found.inputs {
         probe_fields(input, &opts)?;
         let init = || Collector::new(CollectConfig::default());
         let visit = |c: &mut Collector, b: &arrow_array::RecordBatch, host: &str| c.visit(b, host);
-        let (parts, rep) = scan(input, &opts, &want, &progress, &init, &visit)?;
+        let (parts, rep) = scan(input, &opts, &want, &meter, &init, &visit)?;
         parts.into_iter().for_each(|p| all.append(p));
         reports.push(rep);
         let grid = Grid::new(1_772_359_200_000_000, 1_772_359_260_000_000, BUCKETS);
@@ -239,11 +239,11 @@ pub fn read_all(path: &Path) -> Result<()> {
             input,
             &opts,
             &gpumon_analysis::series::wanted(),
-            &progress,
+            &meter,
             &|| Series::new(grid, None, None),
             &|s: &mut Series, b, host| s.visit(b, host),
         )?;
-        let (_, _) = scan(input, &opts, &want, &progress, &|| (), &|_: &mut (), b, _| {
+        let (_, _) = scan(input, &opts, &want, &meter, &|| (), &|_: &mut (), b, _| {
             let mut rows = Vec::new();
             gpumon_schema::batch::rows_of_batch(b, &mut rows);
             Ok(())

@@ -159,7 +159,7 @@ pub(crate) fn ranges(labels: &[&str]) -> String {
         };
     idx.sort_unstable();
     idx.dedup();
-    gpumon_util::text::index_ranges(&idx, 2)
+    gpumon_util::index_ranges(&idx, 2)
 }
 
 /// The routine events of one host as one line per kind: `clock changes (routine, not faults): 3 on

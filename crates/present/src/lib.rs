@@ -102,7 +102,7 @@ pub fn count(v: Option<f64>) -> String {
 /// Leading spaces of `text` are kept; continuation lines get `indent` more.
 pub fn wrap(text: &str, width: usize, indent: usize) -> String {
     let lead = text.len() - text.trim_start_matches(' ').len();
-    gpumon_util::wrap::lines(&" ".repeat(lead), lead + indent, text.split_whitespace(), width)
+    gpumon_util::wrap_lines(&" ".repeat(lead), lead + indent, text.split_whitespace(), width)
         .join("\n")
 }
 
@@ -113,11 +113,8 @@ pub fn job_lines(s: &Summary) -> Vec<String> {
     (s.inputs.iter())
         .filter_map(|i| {
             let j = i.job.as_ref()?;
-            let of = if many {
-                format!(" ({})", gpumon_util::text::show(&i.path))
-            } else {
-                String::new()
-            };
+            let of =
+                if many { format!(" ({})", gpumon_util::show(&i.path)) } else { String::new() };
             let how = match j.exit_code {
                 Some(c) => {
                     let at = j.end.map_or_else(String::new, |t| format!(" at {} UTC", ts(t)));
@@ -128,7 +125,7 @@ pub fn job_lines(s: &Summary) -> Vec<String> {
                     None => "no exit code recorded".to_string(),
                 },
             };
-            Some(format!("job{of}: `{}` {how}", gpumon_util::text::escape(&j.command)))
+            Some(format!("job{of}: `{}` {how}", gpumon_util::escape(&j.command)))
         })
         .collect()
 }
@@ -171,7 +168,7 @@ pub(crate) fn read_as(s: &Summary) -> Vec<String> {
 /// characters (the JSON has the whole path).
 fn short_name(path: &std::path::Path) -> String {
     let name = path.file_name().map_or(path, std::path::Path::new);
-    let name = gpumon_util::text::show(name);
+    let name = gpumon_util::show(name);
     let chars: Vec<char> = name.chars().collect();
     if chars.len() <= 60 {
         return name;

@@ -10,7 +10,7 @@ use gpumon_analysis::findings::Finding;
 use gpumon_analysis::stat::Stat;
 use gpumon_analysis::{HostSummary, Summary};
 use gpumon_schema::catalog::Field;
-use gpumon_util::text::escape;
+use gpumon_util::escape;
 
 /// Text from a file (a host, user or GPU name, a phase label) as Markdown that shows it as it is,
 /// in a table cell or in prose: HTML's `<`, `>` and `&` as entities (no tag reaches a renderer, as
@@ -273,7 +273,7 @@ fn inputs(o: &mut String, s: &Summary) {
         let _ = writeln!(
             o,
             "- `{}` ({}, {} rows)",
-            gpumon_util::text::show(&i.path),
+            gpumon_util::show(&i.path),
             i.kind,
             count(Some(i.rows as f64))
         );

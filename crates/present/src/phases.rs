@@ -75,7 +75,7 @@ fn text_phase(out: &mut String, s: &Summary, ph: &PhaseSummary) {
         );
         return;
     };
-    let _ = writeln!(out, "\n== Phase {}: {}", gpumon_util::text::escape(label), span(&ph.summary));
+    let _ = writeln!(out, "\n== Phase {}: {}", gpumon_util::escape(label), span(&ph.summary));
     for l in crate::progress::lines(&ph.summary.progress) {
         table::line(out, &l);
     }

@@ -33,8 +33,8 @@ use crate::input::{FileId, Input, Kind, file_id};
 use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
 use gpumon_schema::catalog::Table;
 use gpumon_schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_util::show;
+use gpumon_util::{ReadError, ReadErrorKind};
 
 /// What discovery found.
 #[derive(Debug, Default, Clone)]
@@ -376,7 +376,7 @@ mod tests {
         let pat = dir.path().join("run*.csv");
         assert_eq!(discover(&[pat]).unwrap().inputs.len(), 2);
         let e = discover(&[dir.path().join("notes.txt")]).unwrap_err();
-        assert_eq!(gpumon_util::error::code_for(&e), 2);
+        assert_eq!(gpumon_util::code_for(&e), 2);
         assert!(format!("{e:#}").contains("notes.txt"));
         fs::write(
             dir.path().join("run.events.csv"),

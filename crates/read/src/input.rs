@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Result;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_util::show;
+use gpumon_util::{ReadError, ReadErrorKind};
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use gpumon_schema::row::Row;
 use gpumon_source::host::job::{JobTracker, PidSet};
-use gpumon_util::error::{CannotStart, UsageError};
+use gpumon_util::{CannotStart, UsageError};
 
 pub(crate) struct Job {
     child: Option<Child>,

@@ -19,7 +19,7 @@ use gpumon_sink::OutputLock;
 use gpumon_sink::Target;
 use gpumon_sink::{Writer, WriterConfig, WriterReport};
 use gpumon_source::host::job::describe;
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_util::{warn, warn_once};
 
 /// Columns of the `--processes` output.
 pub(crate) fn procs_selection() -> Selection {

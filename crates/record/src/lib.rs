@@ -38,7 +38,7 @@ use gpumon_sink::MARKS_KEY;
 use gpumon_sink::Target;
 use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
 use gpumon_util::status;
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_util::{warn, warn_once};
 use signals::{Signal, Signals};
 use tick::{Begun, Emitter, Rows, Sources};
 

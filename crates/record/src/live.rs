@@ -21,10 +21,10 @@ use gpumon_schema::files::hidden;
 use gpumon_schema::live::LiveStatus;
 use gpumon_schema::row::{Row, Selection, Tick};
 use gpumon_schema::run::RunStats;
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 use gpumon_util::fsafe;
-use gpumon_util::text::show;
-use gpumon_util::warn::warn_once;
+use gpumon_util::show;
+use gpumon_util::warn_once;
 
 /// Shortest time between two writes of the file (faster intervals are shown at this pace; `watch(1)`'s
 /// default). Each write cost about 0.2 ms of CPU on the 2-vCPU VM when a thread of its own wrote it

@@ -56,7 +56,7 @@ const SWEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 fn is_dead(dir: &Path) -> bool {
     if let Ok(b) = std::fs::read(dir.join("status")) {
         let pid = gpumon_schema::live::recorder_pid(&b).and_then(|p| libc::pid_t::try_from(p).ok());
-        return pid.is_some_and(|p| !gpumon_util::process::exists(p));
+        return pid.is_some_and(|p| !gpumon_util::process_exists(p));
     }
     let sock = dir.join("ctl");
     sock.exists() && std::os::unix::net::UnixStream::connect(&sock).is_err()

@@ -28,9 +28,9 @@ use gpumon_source::host::cgroup::CgroupSource;
 use gpumon_source::host::job::PidSet;
 use gpumon_source::host::proc::HostSource;
 use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 use gpumon_util::status;
-use gpumon_util::warn::warn;
+use gpumon_util::warn;
 
 impl<'a> Recorder<'a> {
     /// Everything a run needs before its first tick. The job starts last, so nothing it does
@@ -293,7 +293,7 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
 fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Path) -> Result<()> {
     let members = set.members().unwrap_or_default();
     let Some(last) = members.last() else { return Ok(()) };
-    let name = gpumon_util::text::show(given);
+    let name = gpumon_util::show(given);
     let continues = cfg.append
         || cfg.rotate_size.is_some()
         || cfg.rotate_every.is_some()
@@ -303,9 +303,7 @@ fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Pa
         let what = if members.len() == 1 {
             format!(
                 "{} already exists",
-                gpumon_util::text::show(
-                    &given.with_file_name(last.file_name().unwrap_or_default())
-                )
+                gpumon_util::show(&given.with_file_name(last.file_name().unwrap_or_default()))
             )
         } else {
             format!("{name} already holds {} files", members.len())
@@ -314,7 +312,7 @@ fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Pa
             "{what}: a second recording is not added to it unasked; record to another name \
              (-o {}), move or remove it, or pass --append to continue the set (readers then list \
              each recording)",
-            gpumon_util::text::show(&another_name(set, given))
+            gpumon_util::show(&another_name(set, given))
         ))
         .into());
     }

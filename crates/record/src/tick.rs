@@ -18,7 +18,7 @@ use gpumon_source::host::cgroup::CgroupSource;
 use gpumon_source::host::job::PidSet;
 use gpumon_source::host::proc::HostSource;
 use gpumon_source::nvml::gpu::GpuSource;
-use gpumon_util::warn::warn_once;
+use gpumon_util::warn_once;
 
 /// The sources a run reads, each present only when something selected needs it.
 pub(crate) struct Sources {

@@ -37,7 +37,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, SchemaDescriptor, Type};
 
 use super::{CountingWriter, Target};
-use gpumon_util::process::release_freed_memory;
+use gpumon_util::release_freed_memory;
 
 /// Journal bytes of one row group at most (the journal takes about 8 times the Parquet bytes of
 /// metrics, so about 1 MiB of Parquet): bounds what one column's pass reads back.

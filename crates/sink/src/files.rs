@@ -18,9 +18,9 @@ use gpumon_schema::files::{
     written_by_gpumon,
 };
 use gpumon_schema::journal::{Journal, Unreadable};
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 use gpumon_util::fsafe::{self, taken};
-use gpumon_util::text::show;
+use gpumon_util::show;
 
 /// What recovery did.
 #[derive(Debug, Default, Clone, PartialEq)]

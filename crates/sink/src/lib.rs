@@ -187,9 +187,8 @@ impl CountingWriter {
         let dest = match target {
             Target::File(p) => {
                 // New, never through a link or over a file another program put at the name.
-                let f = gpumon_util::fsafe::create_new(p, true).map_err(|e| {
-                    SinkError::io(format!("creating {}", gpumon_util::text::show(p)), e)
-                })?;
+                let f = gpumon_util::fsafe::create_new(p, true)
+                    .map_err(|e| SinkError::io(format!("creating {}", gpumon_util::show(p)), e))?;
                 Dest::File(Arc::new(f), None)
             }
             Target::Stdout => Dest::Stdout(io::stdout()),

@@ -17,9 +17,9 @@ use anyhow::{Context, Result};
 use chrono::{SecondsFormat, Utc};
 
 use gpumon_schema::files::OutputSet;
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 use gpumon_util::fsafe;
-use gpumon_util::text::{escape, show};
+use gpumon_util::{escape, show};
 
 /// A held lock on an output set; released (and its file removed) when dropped.
 #[derive(Debug)]
@@ -171,7 +171,7 @@ fn holder(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumon_util::error::{code_for, exit};
+    use gpumon_util::{code_for, exit};
 
     #[test]
     fn a_second_holder_is_refused_with_the_first_ones_pid_and_the_lock_goes_with_the_holder() {

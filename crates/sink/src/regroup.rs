@@ -62,7 +62,7 @@ impl TickWriter {
             Some(c) if *c == names => true,
             None if names.is_empty() => true,
             _ => {
-                gpumon_util::warn::warn_once(
+                gpumon_util::warn_once(
                     "convert-counters",
                     "the inputs have different progress.* columns; only the first input's are converted",
                 );

@@ -488,7 +488,7 @@ pub fn gpu_ranges(idx: &[u32]) -> String {
 /// Indices with runs of three or more as ranges: `0-7`, `0, 1`, `0, 2-5`.
 fn ranges(idx: &[u32]) -> String {
     let idx: Vec<u64> = idx.iter().map(|&i| u64::from(i)).collect();
-    gpumon_util::text::index_ranges(&idx, 3)
+    gpumon_util::index_ranges(&idx, 3)
 }
 
 /// What CUDA makes of `CUDA_VISIBLE_DEVICES`: it stops at the first entry that names no GPU.

@@ -11,7 +11,7 @@ use gpumon_analysis::job::{JobView, NodeOf, build};
 use gpumon_read::discover::Discovered;
 use gpumon_read::input::Input;
 use gpumon_read::recordings::{job_of, recording};
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 
 /// One job: its view, the summary of its inputs, and where its ids came from.
 #[derive(Debug, Clone)]

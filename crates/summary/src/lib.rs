@@ -46,8 +46,8 @@ use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
 use gpumon_schema::run::InputInfo;
-use gpumon_util::error::UsageError;
-use gpumon_util::progress::Progress;
+use gpumon_util::ReadMeter;
+use gpumon_util::UsageError;
 
 /// What to read and how to summarize it (a `summarize` command line without its output format;
 /// `report`, `compare` and `watch` build one too).
@@ -55,7 +55,7 @@ use gpumon_util::progress::Progress;
 pub struct SummarizeConfig {
     /// The paths as given: files, directories, globs.
     pub inputs: Vec<PathBuf>,
-    /// How to read the inputs (columns, time zone, progress).
+    /// How to read the inputs (columns, time zone, the read meter).
     pub read: ReadOptions,
     /// The time window to summarize.
     pub window: WindowSpec,
@@ -63,8 +63,8 @@ pub struct SummarizeConfig {
     pub thresholds: Thresholds,
     /// `--fail-if` expressions as given.
     pub checks: Vec<String>,
-    /// Allow a progress bar (stderr a terminal, reading slow).
-    pub progress: bool,
+    /// Allow the read meter, a bar on stderr (stderr a terminal, reading slow).
+    pub meter: bool,
     /// Print the inputs' warnings on stderr (`watch` keeps its screen clean).
     pub warnings: bool,
     /// Whether to split the data by phase.
@@ -138,7 +138,7 @@ impl ParsedCheck {
 pub fn time_range(
     inputs: &[Input],
     read: &ReadOptions,
-    progress: &Progress,
+    meter: &ReadMeter,
 ) -> Result<Option<(i64, i64)>> {
     let mut range: Option<(i64, i64)> = None;
     for input in inputs {
@@ -159,7 +159,7 @@ pub fn time_range(
             }
             Ok(())
         };
-        let (parts, _) = scan(input, read, &[Field::Timestamp], progress, &init, &visit)?;
+        let (parts, _) = scan(input, read, &[Field::Timestamp], meter, &init, &visit)?;
         for (a, b) in parts.into_iter().filter(|p| p.0 <= p.1) {
             range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
         }
@@ -196,7 +196,7 @@ fn companions(
     inputs: &Inputs,
     read: &ReadOptions,
     window: (Option<i64>, Option<i64>),
-    progress: &Progress,
+    meter: &ReadMeter,
     reports: &mut Vec<InputInfo>,
 ) -> Result<Companions> {
     // One collector each over every file, fed in file order (one part per file keeps the rows' order).
@@ -210,7 +210,7 @@ fn companions(
             Ok(mut c) => c.visit(b, host),
             Err(_) => Ok(()),
         };
-        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+        reports.push(scan(input, &read, &want, meter, &|| (), &visit)?.1);
     }
     let usage = Mutex::new(UsageCollector::new(window));
     let want: Vec<Field> = keys
@@ -223,7 +223,7 @@ fn companions(
             Ok(mut c) => c.visit(b, host),
             Err(_) => Ok(()),
         };
-        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+        reports.push(scan(input, &read, &want, meter, &|| (), &visit)?.1);
     }
     let (events, events_more, routine_events) =
         events.into_inner().map(EventCollector::finish).unwrap_or_default();
@@ -283,7 +283,7 @@ fn collect(
     found: &Discovered,
     ccfg: &CollectConfig,
     split: Option<&Split>,
-    progress: &Progress,
+    meter: &ReadMeter,
 ) -> Result<(Parts, Vec<InputInfo>)> {
     let mut want = wanted_fields();
     if split.is_some() {
@@ -319,7 +319,7 @@ fn collect(
     for (k, input) in found.inputs.iter().enumerate() {
         if read.is_empty() {
             let window = &found.inputs[k..found.inputs.len().min(k + threads * INPUTS_PER_THREAD)];
-            let scan_one = |i: usize| scan(&window[i], &each, &want, progress, &init, &visit);
+            let scan_one = |i: usize| scan(&window[i], &each, &want, meter, &init, &visit);
             read = take_in_turn(window.len(), threads, &scan_one)?;
             read.reverse();
         }
@@ -341,7 +341,7 @@ fn collect(
                 phases: before.map(PhaseCollector::after),
             };
             let one = ReadOptions { threads: 1, ..cfg.read.clone() };
-            parts = scan(input, &one, &want, progress, &after, &visit)?.0;
+            parts = scan(input, &one, &want, meter, &after, &visit)?.0;
         }
         for p in parts {
             all.all.append(p.all);
@@ -388,8 +388,8 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
     let size = found.bytes();
     let needs_range =
         cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
-    let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
-    let range = if needs_range { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
+    let meter = ReadMeter::new(size * if needs_range { 2 } else { 1 }, cfg.meter);
+    let range = if needs_range { time_range(&found.inputs, &cfg.read, &meter)? } else { None };
     let window = cfg.window.resolve(range);
     let ccfg = CollectConfig {
         since: window.0,
@@ -399,12 +399,12 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
         rows: cfg.thresholds.row_rules(),
     };
     let split = phase_split(cfg, found, range);
-    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;
-    let companions = companions(all_inputs, &cfg.read, window, &progress, &mut reports)?;
-    progress.finish();
+    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &meter)?;
+    let companions = companions(all_inputs, &cfg.read, window, &meter, &mut reports)?;
+    meter.finish();
     for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
-            gpumon_util::warn::warn(&format!("{}: {w}", r.path.display()));
+            gpumon_util::warn(&format!("{}: {w}", r.path.display()));
         }
     }
     let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };

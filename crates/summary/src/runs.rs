@@ -13,7 +13,7 @@ use gpumon_analysis::findings::Thresholds;
 use gpumon_analysis::phases::PhaseReport;
 use gpumon_analysis::{CheckResult, Summary};
 use gpumon_read::scan::ReadOptions;
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 
 /// One run to compare, as given: a path, and the phase of it to take.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +55,8 @@ pub struct CompareRuns {
     pub checks: Vec<String>,
     /// Index of the baseline run.
     pub baseline: usize,
-    /// The read progress on stderr.
-    pub progress: bool,
+    /// The read meter on stderr.
+    pub meter: bool,
 }
 
 /// The runs compared: each one's label and summary in the order given, their comparison and the
@@ -102,7 +102,7 @@ fn summary_of(run: &RunSpec, cfg: &CompareRuns) -> Result<Summary> {
         inputs: vec![run.path.clone()],
         read: cfg.read.clone(),
         thresholds: cfg.thresholds.clone(),
-        progress: cfg.progress,
+        meter: cfg.meter,
         warnings: true,
         phases: if run.phase.is_some() { PhaseMode::On } else { PhaseMode::Off },
         ..SummarizeConfig::default()

@@ -13,20 +13,20 @@ use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, scan};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::live::{self, LiveStatus, rfc3339};
-use gpumon_util::progress::Progress;
+use gpumon_util::ReadMeter;
 
 /// The last tick of what is on disk, for a recording nobody writes (no status file).
 pub fn last_tick(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
     let found = in_time_order(discover(&[path.to_path_buf()]).ok()?);
     let want: Vec<Field> = Field::all().filter(|f| Table::of([*f]) == Table::Metrics).collect();
-    let progress = Progress::new(0, false);
+    let meter = ReadMeter::new(0, false);
     let visit = |st: &mut LastTick, b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
         st.visit(b, host);
         Ok(())
     };
     let mut last = LastTick::default();
     for input in &found.inputs {
-        let (parts, _) = scan(input, read, &want, &progress, &LastTick::default, &visit).ok()?;
+        let (parts, _) = scan(input, read, &want, &meter, &LastTick::default, &visit).ok()?;
         for p in parts {
             last.merge(p);
         }

@@ -18,7 +18,7 @@ use gpumon_analysis::phases::PhaseReport;
 use gpumon_analysis::series::{Collected, Envelope, FINE, Track};
 use gpumon_analysis::stat::Stat;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
-use gpumon_util::zone::Zone;
+use gpumon_util::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.
 struct Ctx<'a> {

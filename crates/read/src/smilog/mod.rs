@@ -52,7 +52,7 @@ pub struct NvsmiOptions {
     /// Number of GPUs interleaved when there is no index/uuid/pci.bus_id column; None = infer.
     pub gpus: Option<usize>,
     /// Zone of the log's local timestamps; None = the machine's local zone.
-    pub tz: Option<gpumon_util::zone::NamedZone>,
+    pub tz: Option<gpumon_util::NamedZone>,
 }
 
 /// One data row of the log, handed to the caller's callback.
@@ -154,8 +154,8 @@ pub fn read_nvsmi(
     opts: &NvsmiOptions,
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
 ) -> Result<SmiLogInfo> {
-    let file = File::open(path)
-        .with_context(|| format!("cannot open {}", gpumon_util::text::show(path)))?;
+    let file =
+        File::open(path).with_context(|| format!("cannot open {}", gpumon_util::show(path)))?;
     read_nvsmi_file(path, file, opts, on_row)
 }
 
@@ -166,7 +166,7 @@ pub fn read_nvsmi_file(
     opts: &NvsmiOptions,
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
 ) -> Result<SmiLogInfo> {
-    let disp = gpumon_util::text::show(name);
+    let disp = gpumon_util::show(name);
     let (file, prefixed) = host_prefixed(file).with_context(|| format!("cannot read {disp}"))?;
     // pdsh/clush output: a `hostname` column stands for each line's `host: ` prefix, also in
     // the `--columns` a user names for nvidia-smi's own cells.

@@ -516,7 +516,7 @@ fn read(log: &[u8], columns: Option<&str>) -> Result<(SmiLogInfo, Rows)> {
     f.flush()?;
     let opts = NvsmiOptions {
         columns: columns.map(|c| vec![c.to_string()]),
-        tz: Some(gpumon_util::zone::NamedZone::utc()),
+        tz: Some(gpumon_util::NamedZone::utc()),
         ..Default::default()
     };
     let mut rows = Vec::new();

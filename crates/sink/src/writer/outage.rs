@@ -12,7 +12,7 @@ use crate::Sink;
 use crate::error::{SinkError, SinkErrorKind};
 use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::row::{Row, Tick};
-use gpumon_util::warn::warn;
+use gpumon_util::warn;
 
 use super::*;
 

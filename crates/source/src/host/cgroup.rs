@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use gpumon_schema::catalog::Field;
 use gpumon_schema::row::{Row, Value};
-use gpumon_util::warn::warn_once;
+use gpumon_util::warn_once;
 
 const MIB: u64 = 1024 * 1024;
 

@@ -21,7 +21,7 @@ use crate::nvml::readers::GpuReads;
 use crate::nvml::sample::{Ctx, identity_row, row_capacity};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::row::{GpuEvent, GpuProc, Row, Selection, Value};
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_util::{warn, warn_once};
 
 /// Why NVML could not be used at all.
 #[derive(Debug, thiserror::Error)]
