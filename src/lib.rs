@@ -27,4 +27,4 @@ pub fn main_reading() -> i32 {
 pub use gpumon_schema::catalog::{CATALOG, Field, FieldDef};
 pub use gpumon_schema::row::{Row, Value};
 pub use gpumon_sink::prom_metric;
-pub use gpumon_source::host::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};
+pub use gpumon_source::{CgroupLimits, CgroupSource, CgroupVersion};

@@ -29,7 +29,7 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
             return None;
         }
     };
-    let host = gpumon_source::host::proc::hostname();
+    let host = gpumon_source::hostname();
     if doc.is_some_and(|st| st.recorder_alive(&host)) {
         return None;
     }

@@ -18,7 +18,7 @@ use gpumon_sink::Exporter;
 use gpumon_sink::OutputLock;
 use gpumon_sink::Target;
 use gpumon_sink::{Writer, WriterConfig, WriterReport};
-use gpumon_source::host::job::describe;
+use gpumon_source::describe_process;
 use gpumon_util::{warn, warn_once};
 
 /// Columns of the `--processes` output.
@@ -204,7 +204,7 @@ impl Outputs {
                 }
             }
             let name = self.names.entry(p.pid).or_insert_with(|| {
-                describe(p.pid).map(|(u, c)| (Arc::from(u.as_str()), Arc::from(c.as_str())))
+                describe_process(p.pid).map(|(u, c)| (Arc::from(u.as_str()), Arc::from(c.as_str())))
             });
             match name {
                 Some((user, cmd)) => {

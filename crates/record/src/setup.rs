@@ -17,6 +17,7 @@ use crate::tick::{Emitter, Rows, Sources};
 use crate::{RecordConfig, Recorder};
 use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::files::{Format, OutputSet, status_path};
+use gpumon_schema::gpus::GpuSelector;
 use gpumon_schema::live::{self, LiveStatus};
 use gpumon_schema::row::Selection;
 use gpumon_schema::run::RunMeta;
@@ -24,10 +25,10 @@ use gpumon_sink::Exporter;
 use gpumon_sink::Target;
 use gpumon_sink::recover_set;
 use gpumon_sink::{Writer, WriterConfig};
-use gpumon_source::host::cgroup::CgroupSource;
-use gpumon_source::host::job::PidSet;
-use gpumon_source::host::proc::HostSource;
-use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
+use gpumon_source::CgroupSource;
+use gpumon_source::GpuSource;
+use gpumon_source::HostSource;
+use gpumon_source::PidSet;
 use gpumon_util::UsageError;
 use gpumon_util::status;
 use gpumon_util::warn;
@@ -179,7 +180,7 @@ fn open_live(
         schema: live::SCHEMA.to_string(),
         pid: std::process::id(),
         // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
-        host: gpumon_source::host::proc::hostname(),
+        host: gpumon_source::hostname(),
         output: p.display().to_string(),
         control: control.map(|c| c.path.display().to_string()),
         interval_s: meta.interval_s,
@@ -351,7 +352,7 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
                     "--gpus {} names no GPU NVML sees (the others name {}); give indices, UUIDs or \
                      PCI bus ids as `gpumon doctor` lists them",
                     gpumon_schema::gpus::show_list(src.unmatched()),
-                    gpumon_source::diagnose::gpu_ranges(&seen)
+                    gpumon_source::gpu_ranges(&seen)
                 ))
                 .into());
             }

@@ -3,7 +3,7 @@
 //! probing lives in `probe.rs`; [`text`] renders a [`Diagnosis`] as the text report (its JSON is
 //! its serde form).
 
-pub mod text;
+pub(crate) mod text;
 
 use std::path::Path;
 
@@ -12,11 +12,11 @@ use serde::Serialize;
 
 use crate::host::cgroup::{CgroupSource, CgroupVersion};
 use crate::nvml::device::{self, GpuInfo};
-use crate::nvml::gpu::GpuSelector;
 use crate::nvml::probe::{self, GpuProbe, NvmlProbe};
-pub use crate::nvml::probe::{Container, DeviceNode};
+pub(crate) use crate::nvml::probe::{Container, DeviceNode};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
 use gpumon_schema::catalog::Field;
+use gpumon_schema::gpus::GpuSelector;
 
 /// What `gpumon doctor` found: its verdict, and each part it examined (its `--json` document).
 #[derive(Debug, Serialize)]

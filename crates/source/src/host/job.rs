@@ -171,7 +171,7 @@ fn parent_of(pid: u32) -> Option<u32> {
 }
 
 /// `root` and all its living descendants.
-pub fn descendants(root: u32) -> HashSet<u32> {
+pub(crate) fn descendants(root: u32) -> HashSet<u32> {
     let mut seen = HashSet::new();
     if fs::metadata(format!("/proc/{root}")).is_err() {
         return seen;
