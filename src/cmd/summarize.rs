@@ -40,7 +40,7 @@ pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
     }
     let o = summarize(cfg)?;
     let text = match &o.phases {
-        Some(p) => gpumon_present::phases::render(&o.summary, &o.checks, p, format),
+        Some(p) => gpumon_present::render_phases(&o.summary, &o.checks, p, format),
         None => render(&o.summary, &o.checks, format),
     };
     print(&text, format)?;
@@ -49,18 +49,18 @@ pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
 
 /// `summarize --by job` / `--job ID`: the job view of each job; exit 3 when a check failed on one.
 fn run_jobs(cfg: &SummarizeConfig, only: Option<&str>, format: SummaryFormat) -> Result<i32> {
-    let jobs = gpumon_summary::job::summarize_jobs(cfg, only)?;
-    let parts: Vec<gpumon_present::job::JobPart<'_>> = jobs
+    let jobs = gpumon_summary::summarize_jobs(cfg, only)?;
+    let parts: Vec<gpumon_present::JobPart<'_>> = jobs
         .jobs
         .iter()
-        .map(|j| gpumon_present::job::JobPart {
+        .map(|j| gpumon_present::JobPart {
             view: &j.view,
             summary: &j.outcome.summary,
             checks: &j.outcome.checks,
             sources: &j.sources,
         })
         .collect();
-    print(&gpumon_present::job::render(&parts, &jobs.without_job, format), format)?;
+    print(&gpumon_present::render_jobs(&parts, &jobs.without_job, format), format)?;
     let checks: Vec<CheckResult> = jobs.jobs.into_iter().flat_map(|j| j.outcome.checks).collect();
     Ok(report_checks(&checks))
 }

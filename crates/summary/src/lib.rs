@@ -12,16 +12,27 @@
 //! from the phases' stretches (an input whose stretches cannot be joined exactly is read again with
 //! a collector of its own); the phases are summarised like the whole run and compared, and
 //! `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
+//!
+//! The modules are private: the crate's API is this root, what the commands use. The pipeline
+//! ([`SummarizeConfig`], [`summarize`], [`find_inputs`], [`summarize_found`], [`parse_checks`]);
+//! one summary per job ([`summarize_jobs`]); `compare`'s runs ([`CompareRuns`], [`compare_runs`]);
+//! the report's chart series ([`series_span`], [`collect_series`]); what `watch` reads
+//! ([`last_tick`], [`findings_so_far`]).
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-pub mod job;
-pub mod runs;
-pub mod series;
-pub mod watch;
+mod job;
+mod runs;
+mod series;
+mod watch;
+
+pub use crate::job::summarize_jobs;
+pub use crate::runs::{CompareRuns, RunSpec, compare_runs, parse_run};
+pub use crate::series::{collect as collect_series, span as series_span};
+pub use crate::watch::{findings as findings_so_far, last_tick};
 
 use std::path::PathBuf;
 use std::sync::Mutex;
