@@ -23,7 +23,7 @@ fn value(m: Measure, v: Option<f64>) -> String {
 }
 
 /// The cells of row `i`: the value, and beside it the change against the baseline.
-pub fn cells(c: &Comparison, i: usize) -> Vec<String> {
+pub(crate) fn cells(c: &Comparison, i: usize) -> Vec<String> {
     let m = c.measures[i];
     (0..c.columns.len())
         .map(|col| {
@@ -38,12 +38,12 @@ pub fn cells(c: &Comparison, i: usize) -> Vec<String> {
 }
 
 /// Row labels: statistic name and unit.
-pub fn label(m: Measure) -> String {
+pub(crate) fn label(m: Measure) -> String {
     if m.unit().is_empty() { m.name() } else { format!("{} {}", m.name(), m.unit()) }
 }
 
 /// The comparison as aligned text: a header naming the baseline, the table, the verdicts.
-pub fn table(c: &Comparison, th: &Thresholds) -> String {
+pub(crate) fn table(c: &Comparison, th: &Thresholds) -> String {
     let mut out = String::new();
     let Some(base) = c.columns.get(c.baseline) else { return out };
     let _ = writeln!(out, "Compared with {} (the baseline):", base.label);
@@ -79,7 +79,7 @@ pub fn table(c: &Comparison, th: &Thresholds) -> String {
 }
 
 /// The comparison as a markdown table and a list of verdicts.
-pub fn markdown(c: &Comparison, th: &Thresholds) -> String {
+pub(crate) fn markdown(c: &Comparison, th: &Thresholds) -> String {
     use crate::markdown::{code, esc};
     let mut o = String::new();
     let Some(base) = c.columns.get(c.baseline) else { return o };
@@ -110,7 +110,7 @@ fn short(g: &Group<'_>, hosts: usize) -> String {
 }
 
 /// Each run's (or phase's) findings, one line per run: the rules and the GPUs they hold for.
-pub fn findings_table(cols: &[(String, &Summary)]) -> String {
+pub(crate) fn findings_table(cols: &[(String, &Summary)]) -> String {
     let mut out = String::from("\nFindings (details: gpumon summarize RUN):\n");
     for (label, s) in cols {
         let list: Vec<String> = groups_of(s).iter().map(|g| short(g, s.hosts.len())).collect();
@@ -122,7 +122,7 @@ pub fn findings_table(cols: &[(String, &Summary)]) -> String {
 }
 
 /// Each run's (or phase's) findings as a markdown list.
-pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
+pub(crate) fn findings_markdown(cols: &[(String, &Summary)]) -> String {
     use crate::markdown::esc;
     let mut o = String::from("## Findings\n\n");
     for (label, s) in cols {

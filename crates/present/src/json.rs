@@ -13,7 +13,7 @@ use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use gpumon_schema::run::{InputInfo, JobInfo};
 
 /// Version tag of the shape; bumped only on incompatible changes.
-pub const SCHEMA: &str = "gpumon.summary/1";
+pub(crate) const SCHEMA: &str = "gpumon.summary/1";
 
 fn stats(s: &Stats) -> Value {
     let mut m = Map::new();
@@ -144,7 +144,7 @@ fn recording(g: &gpumon_schema::run::RecordingGroup) -> Value {
 }
 
 /// A wrapped command: `{command, exit_code, end}` (null where the file does not say).
-pub fn job(j: &JobInfo) -> Value {
+pub(crate) fn job(j: &JobInfo) -> Value {
     json!({"command": j.command, "exit_code": j.exit_code, "end": j.end.map(rfc3339), "left_running_pid": j.left_running})
 }
 
@@ -234,7 +234,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
 }
 
 /// The report as pretty-printed JSON with a final newline.
-pub fn render(s: &Summary, checks: &[CheckResult]) -> String {
+pub(crate) fn render(s: &Summary, checks: &[CheckResult]) -> String {
     let mut out = serde_json::to_string_pretty(&value(s, checks)).unwrap_or_else(|_| "{}".into());
     out.push('\n');
     out

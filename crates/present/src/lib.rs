@@ -1,5 +1,11 @@
 //! Presenters for a summary: aligned text table (default, fits 80 columns), markdown, JSON (the stable
 //! shape in docs/summary-json.md) and CSV (one statistic per line). They only read the [`Summary`].
+//!
+//! The modules are private: the crate's API is the list at this root, what the commands use. A
+//! summary ([`render`], [`SummaryFormat`], [`json_value`]), its phases ([`render_phases`],
+//! [`phases_json_value`]), the job view ([`render_jobs`], [`JobPart`]), a comparison
+//! ([`render_comparison`], [`CompareFormat`]), a `watch` frame ([`watch_frame`], [`WatchView`]).
+//! One module stays public, [`html`]: the report page, assembled by the caller from named parts.
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
@@ -7,17 +13,25 @@
 #![warn(unreachable_pub)]
 
 mod compact;
-pub mod compare;
+mod compare;
 mod compare_json;
 mod csv;
 pub mod html;
-pub mod job;
-pub mod json;
+mod job;
+mod json;
 mod markdown;
-pub mod phases;
+mod phases;
 mod progress;
 mod table;
-pub mod watch;
+mod watch;
+
+pub use crate::compare::{CompareFormat, render as render_comparison};
+pub use crate::job::{JobPart, render as render_jobs};
+pub use crate::json::value as json_value;
+pub use crate::phases::{json_value as phases_json_value, render as render_phases};
+pub use crate::watch::{
+    Liveness, View as WatchView, frame as watch_frame, waiting as watch_waiting,
+};
 
 use chrono::{DateTime, Utc};
 
