@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use crate::cli::{CompareArgs, CompareFormatArg};
 use crate::cmd::summarize::report_checks;
-use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::Thresholds;
 use gpumon_present::{CompareFormat, render_comparison};
 use gpumon_summary::{CompareRuns, RunSpec, compare_runs, parse_run};
 use gpumon_util::UsageError;

@@ -8,7 +8,7 @@
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
 //! one pass over the timestamp column ([`gpumon_summary::time_range`]), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
-//! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] × [`gpumon_analysis::series::FINE`]
+//! parallel) folds every row into [`gpumon_analysis::BUCKETS`] × [`gpumon_analysis::FINE`]
 //! min/max/mean buckets per series (the interactive charts' resolution; the static SVG merges them
 //! back to `BUCKETS`): memory is bounded by buckets × series, not by rows, and the page stays a few
 //! MB for any length of run.

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::{ByArg, InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
 use gpumon_analysis::CheckResult;
-use gpumon_analysis::window::WindowSpec;
+use gpumon_analysis::WindowSpec;
 use gpumon_present::{SummaryFormat, render};
 use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_util::{UsageError, exit};
@@ -126,7 +126,7 @@ impl SummarizeArgs {
 impl InputArgs {
     /// The config; `phases` says when to split by phase (`--phase` windows always do).
     pub fn into_config(self, phases: PhaseMode) -> Result<SummarizeConfig> {
-        use gpumon_analysis::window::{parse_phase_window, parse_time};
+        use gpumon_analysis::{parse_phase_window, parse_time};
         let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
             s.as_deref()
@@ -140,7 +140,7 @@ impl InputArgs {
             until: time(&self.until, "--until")?,
             skip_warmup: self.skip_warmup,
         };
-        let mut thresholds = gpumon_analysis::findings::Thresholds::default();
+        let mut thresholds = gpumon_analysis::Thresholds::default();
         for t in &self.thresholds {
             thresholds.set(t).map_err(UsageError)?;
         }

@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 
 use crate::cli::WatchArgs;
-use gpumon_analysis::findings::Finding;
+use gpumon_analysis::Finding;
 use gpumon_present::{Liveness, WatchView, watch_frame, watch_waiting};
 use gpumon_read::scan::ReadOptions;
 use gpumon_schema::files::status_path;

@@ -15,7 +15,7 @@ use gpumon_schema::cols::{self, NO_TS, NO_U64};
 use gpumon_schema::row::routine_event;
 
 /// Events listed in a summary; later ones are only counted.
-pub const MAX_LISTED: usize = 1000;
+pub(crate) const MAX_LISTED: usize = 1000;
 
 /// One event.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use gpumon_analysis::collect::{CollectConfig, Collector};
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::series::{BUCKETS, Grid, Series};
+use gpumon_analysis::Thresholds;
+use gpumon_analysis::{BUCKETS, Grid, Series};
+use gpumon_analysis::{CollectConfig, Collector};
 use gpumon_read::discover::discover;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, probe_fields, scan};
@@ -223,7 +223,7 @@ pub fn mutate(data: &[u8], text: bool, r: &mut Rng) -> Vec<u8> {
 pub fn read_all(path: &Path) -> Result<()> {
     let found = in_time_order(discover(&[path.to_path_buf()])?);
     let opts = ReadOptions { threads: 1, ..Default::default() };
-    let want = gpumon_analysis::collect::wanted_fields();
+    let want = gpumon_analysis::wanted_fields();
     let meter = ReadMeter::new(0, false);
     let mut all = Collector::new(CollectConfig::default());
     let mut reports = Vec::new();
@@ -238,7 +238,7 @@ pub fn read_all(path: &Path) -> Result<()> {
         let (_, _) = scan(
             input,
             &opts,
-            &gpumon_analysis::series::wanted(),
+            &gpumon_analysis::charted_fields(),
             &meter,
             &|| Series::new(grid, None, None),
             &|s: &mut Series, b, host| s.visit(b, host),

@@ -7,9 +7,9 @@ use std::fmt::Write;
 
 use crate::compact::{Group, gpu_list, groups_of};
 use crate::{count, dur, num, ts, wrap};
-use gpumon_analysis::compare::{Comparison, Measure, change};
-use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::Thresholds;
 use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{Comparison, Measure, comparison_change};
 
 /// A value as the table shows it, in the measure's unit.
 fn value(m: Measure, v: Option<f64>) -> String {
@@ -29,7 +29,7 @@ pub(crate) fn cells(c: &Comparison, i: usize) -> Vec<String> {
         .map(|col| {
             let v = value(m, c.columns[col].values[i]);
             let (d, pct) = c.delta(i, col);
-            match change(m, d, pct).filter(|_| col != c.baseline) {
+            match comparison_change(m, d, pct).filter(|_| col != c.baseline) {
                 Some(ch) => format!("{v} ({ch})"),
                 None => v,
             }

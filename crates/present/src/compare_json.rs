@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::groups_of;
 use crate::rfc3339;
-use gpumon_analysis::compare::Comparison;
-use gpumon_analysis::findings::Thresholds;
+use gpumon_analysis::Comparison;
+use gpumon_analysis::Thresholds;
 use gpumon_analysis::{CheckResult, Summary};
 
 /// The schema name of [`render`]'s document.

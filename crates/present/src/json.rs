@@ -5,17 +5,17 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::group;
 use crate::rfc3339;
-use gpumon_analysis::events::{EventRecord, RoutineCount};
-use gpumon_analysis::findings::RULES;
-use gpumon_analysis::stats::Stats;
-use gpumon_analysis::usage::UserUsage;
+use gpumon_analysis::RULES;
+use gpumon_analysis::StatValues;
+use gpumon_analysis::UserUsage;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use gpumon_analysis::{EventRecord, RoutineCount};
 use gpumon_schema::run::{InputInfo, JobInfo};
 
 /// Version tag of the shape; bumped only on incompatible changes.
 pub(crate) const SCHEMA: &str = "gpumon.summary/1";
 
-fn stats(s: &Stats) -> Value {
+fn stats(s: &StatValues) -> Value {
     let mut m = Map::new();
     for (k, v) in s.iter() {
         m.insert(k.to_string(), v.map_or(Value::Null, number));

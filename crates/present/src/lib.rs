@@ -35,10 +35,10 @@ pub use crate::watch::{
 
 use chrono::{DateTime, Utc};
 
-use gpumon_analysis::acc::{REASONS, Reason};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::stats::Stats;
+use gpumon_analysis::Stat;
+use gpumon_analysis::StatValues;
 use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{REASONS, Reason};
 
 /// Report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +192,7 @@ fn short_name(path: &std::path::Path) -> String {
     format!("{head}...{tail}")
 }
 
-pub(crate) fn throttle_list(stats: &Stats) -> Vec<String> {
+pub(crate) fn throttle_list(stats: &StatValues) -> Vec<String> {
     REASONS
         .iter()
         .filter(|&&r| r != Reason::GpuIdle)

@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use crate::compact::{group, routine_lines};
 use crate::{count, dur, num, throttle_list, ts};
-use gpumon_analysis::events::RoutineCount;
-use gpumon_analysis::findings::Finding;
-use gpumon_analysis::stat::Stat;
+use gpumon_analysis::Finding;
+use gpumon_analysis::RoutineCount;
+use gpumon_analysis::Stat;
 use gpumon_analysis::{HostSummary, Summary};
 use gpumon_schema::catalog::Field;
 use gpumon_util::escape;

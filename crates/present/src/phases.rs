@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use crate::compact::{gpu_list, group};
 use crate::{SummaryFormat, compare, compare_json, dur, json as js, markdown, table, ts};
-use gpumon_analysis::findings::Finding;
-use gpumon_analysis::phases::{PhaseReport, PhaseSummary};
+use gpumon_analysis::Finding;
 use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{PhaseReport, PhaseSummary};
 
 /// A phase's name for people: its label, or `(unmarked)`.
 fn name(label: Option<&str>) -> String {

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::{count, num};
-use gpumon_analysis::progress::ProgressStat;
+use gpumon_analysis::ProgressStat;
 
 /// `{KEY: {total, per_s, per_gpu_hour, per_wh}}`; null rates where they cannot be told.
 pub(crate) fn json(stats: &[ProgressStat]) -> Value {

@@ -6,10 +6,10 @@ use std::fmt::Write;
 
 use crate::compact::{group, routine_lines};
 use crate::{count, dur, num, throttle_list, ts, wrap};
-use gpumon_analysis::events::RoutineCount;
-use gpumon_analysis::findings::Finding;
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::stats::Stats;
+use gpumon_analysis::Finding;
+use gpumon_analysis::RoutineCount;
+use gpumon_analysis::Stat;
+use gpumon_analysis::StatValues;
 use gpumon_analysis::{GpuSummary, HostSummary, Summary};
 use gpumon_schema::catalog::{Field, Reduce, Source};
 
@@ -135,7 +135,7 @@ pub(crate) fn line(out: &mut String, text: &str) {
     out.push('\n');
 }
 
-fn host_lines(out: &mut String, s: &Stats) {
+fn host_lines(out: &mut String, s: &StatValues) {
     let cpu = format!(
         "  CPU: mean {}%, p95 {}%, max {}%; busiest core mean {}%, p95 {}%",
         num(s.get(Stat::mean(Field::CpuUtil)), 1),

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::{count, dur};
-use gpumon_analysis::findings::Finding;
+use gpumon_analysis::Finding;
 use gpumon_schema::live::LiveStatus;
 use gpumon_util::escape;
 

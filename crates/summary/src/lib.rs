@@ -39,16 +39,18 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 
-use gpumon_analysis::checks::{Check, parse_check, resolve};
-use gpumon_analysis::collect::{CollectConfig, Collector, wanted_fields};
-use gpumon_analysis::compare::{self, Measure, Part, is_comparison_check};
-use gpumon_analysis::events::EventCollector;
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::usage::UsageCollector;
-use gpumon_analysis::window::{PhaseWindow, WindowSpec};
+use gpumon_analysis::EventCollector;
+use gpumon_analysis::Stat;
+use gpumon_analysis::Thresholds;
+use gpumon_analysis::UsageCollector;
+use gpumon_analysis::{Check, parse_check, resolve_check};
 use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
+use gpumon_analysis::{CollectConfig, Collector, wanted_fields};
+use gpumon_analysis::{
+    Measure, Part, evaluate_comparison_check, is_comparison_check, resolve_comparison_check,
+};
+use gpumon_analysis::{PhaseCollector, PhaseReport, Split, build_phases};
+use gpumon_analysis::{PhaseWindow, WindowSpec};
 use gpumon_read::discover::{Discovered, discover_recording};
 use gpumon_read::gpumon::parquet::take_in_turn;
 use gpumon_read::input::{Input, Kind};
@@ -121,10 +123,10 @@ pub(crate) fn parse_comparison_checks(exprs: &[String]) -> Result<Vec<ParsedChec
 fn parse_one(e: &str, comparison: bool) -> Result<ParsedCheck> {
     let c = parse_check(e).map_err(UsageError)?;
     if comparison || is_comparison_check(&c) {
-        let (m, part) = compare::resolve(&c).map_err(UsageError)?;
+        let (m, part) = resolve_comparison_check(&c).map_err(UsageError)?;
         return Ok(ParsedCheck::Compare(c, m, part));
     }
-    let stat = resolve(&c).map_err(UsageError)?;
+    let stat = resolve_check(&c).map_err(UsageError)?;
     Ok(ParsedCheck::Stat(c, stat))
 }
 
@@ -140,7 +142,9 @@ impl ParsedCheck {
     ) -> CheckResult {
         match self {
             ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
-            ParsedCheck::Compare(c, m, part) => compare::evaluate(c, *m, *part, cols, baseline),
+            ParsedCheck::Compare(c, m, part) => {
+                evaluate_comparison_check(c, *m, *part, cols, baseline)
+            }
         }
     }
 }

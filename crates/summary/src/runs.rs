@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::{PhaseMode, SummarizeConfig, parse_comparison_checks, summarize};
-use gpumon_analysis::compare::{self, Comparison};
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::phases::PhaseReport;
+use gpumon_analysis::PhaseReport;
+use gpumon_analysis::Thresholds;
 use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{Comparison, compare};
 use gpumon_read::scan::ReadOptions;
 use gpumon_util::UsageError;
 
@@ -88,7 +88,7 @@ pub fn compare_runs(cfg: &CompareRuns) -> Result<Compared> {
         cfg.runs.iter().map(|r| summary_of(r, cfg)).collect::<Result<_>>()?;
     let labels: Vec<String> = cfg.runs.iter().map(|r| r.label.clone()).collect();
     let cols: Vec<(String, &Summary)> = labels.iter().cloned().zip(&summaries).collect();
-    let comparison = compare::compare(&cols, cfg.baseline);
+    let comparison = compare(&cols, cfg.baseline);
     let results: Vec<CheckResult> = match cols.get(cfg.baseline) {
         Some(&(_, base)) => checks.iter().map(|c| c.evaluate(base, &cols, cfg.baseline)).collect(),
         None => Vec::new(),

@@ -4,7 +4,7 @@
 use anyhow::Result;
 
 use gpumon_analysis::Summary;
-use gpumon_analysis::series::{BUCKETS, Collected, FINE, Grid, Series};
+use gpumon_analysis::{BUCKETS, Collected, FINE, Grid, Series};
 use gpumon_read::discover::Discovered;
 use gpumon_read::scan::scan;
 use gpumon_util::ReadMeter;
@@ -48,7 +48,7 @@ pub fn collect(
     window: (Option<i64>, Option<i64>),
 ) -> Result<Collected> {
     let meter = ReadMeter::new(found.bytes(), cfg.meter);
-    let want = gpumon_analysis::series::wanted();
+    let want = gpumon_analysis::charted_fields();
     let mut all = Collected::new(grid);
     for input in &found.inputs {
         let init = || Series::new(grid, window.0, window.1);

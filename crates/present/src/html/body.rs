@@ -13,11 +13,11 @@ use crate::html::live;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
-use gpumon_analysis::events::EventRecord;
-use gpumon_analysis::phases::PhaseReport;
-use gpumon_analysis::series::{Collected, Envelope, FINE, Track};
-use gpumon_analysis::stat::Stat;
+use gpumon_analysis::EventRecord;
+use gpumon_analysis::PhaseReport;
+use gpumon_analysis::Stat;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use gpumon_analysis::{Collected, Envelope, FINE, Track};
 use gpumon_util::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.
@@ -348,7 +348,7 @@ fn uncharted(c: &Collected) -> String {
     let hosts = c.uncharted.len() - gpus;
     format!(
         r#"<p class="note" id="uncharted">Charts for the first {} GPUs and hosts only: {gpus} more GPU(s) and {hosts} more host(s) are in the tables above.</p>"#,
-        gpumon_analysis::series::MAX_CHARTED
+        gpumon_analysis::MAX_CHARTED
     )
 }
 
