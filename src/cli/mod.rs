@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use gpumon_schema::files::Format;
+use gpumon_schema::Format;
 use gpumon_util::Zone;
 
 #[derive(Debug, Parser)]

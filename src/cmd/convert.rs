@@ -14,10 +14,10 @@ use gpumon_read::discover::discover;
 use gpumon_read::input::Input;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
-use gpumon_schema::batch::rows_of_batch;
+use gpumon_schema::Format;
 use gpumon_schema::catalog::{Field, Source, Table};
-use gpumon_schema::files::Format;
-use gpumon_schema::row::{Selection, Value};
+use gpumon_schema::rows_of_batch;
+use gpumon_schema::{Selection, Value};
 use gpumon_sink::TickWriter;
 use gpumon_util::ReadMeter;
 use gpumon_util::show;
@@ -67,7 +67,7 @@ fn convert_input(
     let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
         let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
         let host: Arc<str> = Arc::from(host);
-        let keep = w.keeps_counters(gpumon_schema::batch::counter_names(b));
+        let keep = w.keeps_counters(gpumon_schema::counter_names(b));
         // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
         let mut rows = Vec::with_capacity(CHUNK_ROWS);
         for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
@@ -145,17 +145,17 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     skip_companions(&mut found.inputs, &cfg.read);
     // Several recordings of one host are kept apart (their phases relabelled) and said.
     gpumon_read::recordings::number_recordings(&mut found.inputs);
-    let infos: Vec<gpumon_schema::run::InputInfo> = found
+    let infos: Vec<gpumon_schema::InputInfo> = found
         .inputs
         .iter()
-        .map(|i| gpumon_schema::run::InputInfo {
+        .map(|i| gpumon_schema::InputInfo {
             path: i.path.clone(),
             rows: 0,
             recording: i.recording.clone(),
             ..Default::default()
         })
         .collect();
-    let note = gpumon_schema::run::recordings_note(&infos);
+    let note = gpumon_schema::recordings_note(&infos);
     if let Some((head, rest)) = note.split_first() {
         warn(&format!(
             "{head} {}",

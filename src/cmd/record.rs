@@ -8,11 +8,11 @@ use anyhow::Result;
 
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
 use gpumon_record::{self as record, RecordConfig};
+use gpumon_schema::Format;
+use gpumon_schema::GpuSelector;
+use gpumon_schema::Selection;
 use gpumon_schema::catalog::{CATALOG, Field, suggest};
-use gpumon_schema::files::Format;
-use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::row::Selection;
-use gpumon_schema::run::{JOB_ID_MAX, JobId};
+use gpumon_schema::{JOB_ID_MAX, JobId};
 use gpumon_sink::Target;
 use gpumon_source::{Visible, visible_env_source, visible_from_env};
 use gpumon_util::show;

@@ -95,7 +95,7 @@ impl LogArgs {
         gpumon_read::scan::ReadOptions {
             nvsmi,
             zone: self.tz.clone(),
-            gpus: gpumon_schema::gpus::GpuSelector::parse_list(&self.gpus),
+            gpus: gpumon_schema::GpuSelector::parse_list(&self.gpus),
             host: self.host.clone(),
             threads,
         }

@@ -8,8 +8,8 @@ use crate::acc::{POWER, Reason, THERMAL};
 use crate::events::{EventRecord, xid_groups};
 use crate::stat::Stat;
 use crate::stat_values::StatValues;
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::run::InputInfo;
 
 /// Every threshold the rules use, with defaults.
 #[derive(Debug, Clone, PartialEq)]

@@ -66,7 +66,7 @@ use crate::acc::{Gap, GpuAcc, TimingStats};
 use crate::collect::GpuKey;
 use crate::findings::{GpuView, diagnose, job_failed, shared_gpu};
 use crate::stat_values::{all_gpu_stats, gpu_stats, has_host_data, host_stats};
-use gpumon_schema::run::InputInfo;
+use gpumon_schema::InputInfo;
 
 /// One GPU of a host.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,10 +23,10 @@ use gpumon_analysis::{CollectConfig, Collector};
 use gpumon_read::discover::discover;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, probe_fields, scan};
+use gpumon_schema::RunMeta;
 use gpumon_schema::catalog::{CATALOG, Field, Ty};
-use gpumon_schema::files::{Format, journal_path};
-use gpumon_schema::row::{Row, Selection, Tick, Value};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{Format, journal_path};
+use gpumon_schema::{Row, Selection, Tick, Value};
 use gpumon_sink::{self as sink, Target};
 use gpumon_util::ReadMeter;
 
@@ -245,7 +245,7 @@ pub fn read_all(path: &Path) -> Result<()> {
         )?;
         let (_, _) = scan(input, &opts, &want, &meter, &|| (), &|_: &mut (), b, _| {
             let mut rows = Vec::new();
-            gpumon_schema::batch::rows_of_batch(b, &mut rows);
+            gpumon_schema::rows_of_batch(b, &mut rows);
             Ok(())
         })?;
     }
@@ -263,7 +263,7 @@ pub fn read_all(path: &Path) -> Result<()> {
 
 /// Recover the Parquet piece of journal `path` (what `gpumon recover` does after a crash).
 pub fn recover(path: &Path) -> Result<()> {
-    let piece = gpumon_schema::files::piece_of_journal(path)
+    let piece = gpumon_schema::piece_of_journal(path)
         .ok_or_else(|| anyhow::anyhow!("{}: not a journal name", path.display()))?;
     gpumon_sink::recover_journal(path, &piece).map(|_| ())
 }

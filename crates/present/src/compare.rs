@@ -177,7 +177,7 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
             s.hosts.len(),
             s.gpu_count()
         ));
-        for l in gpumon_schema::run::recordings_note(&s.inputs) {
+        for l in gpumon_schema::recordings_note(&s.inputs) {
             out.push_str(&format!("  {:w$}    {l}\n", ""));
         }
         for j in crate::job_lines(s) {
@@ -193,7 +193,7 @@ fn markdown_report(cols: &[(String, &Summary)], c: &Comparison, th: &Thresholds)
     let notes: String = cols
         .iter()
         .flat_map(|(label, s)| {
-            gpumon_schema::run::recordings_note(&s.inputs)
+            gpumon_schema::recordings_note(&s.inputs)
                 .into_iter()
                 .map(move |l| format!("> {label}: {l}\n"))
         })

@@ -30,7 +30,7 @@ pub(crate) fn render(
         let several: Vec<_> = cols
             .iter()
             .filter_map(|(label, s)| {
-                let r = gpumon_schema::run::recordings_note(&s.inputs);
+                let r = gpumon_schema::recordings_note(&s.inputs);
                 (!r.is_empty()).then(|| json!({"run": label, "note": r}))
             })
             .collect();

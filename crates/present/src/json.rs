@@ -10,7 +10,7 @@ use gpumon_analysis::StatValues;
 use gpumon_analysis::UserUsage;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
 use gpumon_analysis::{EventRecord, RoutineCount};
-use gpumon_schema::run::{InputInfo, JobInfo};
+use gpumon_schema::{InputInfo, JobInfo};
 
 /// Version tag of the shape; bumped only on incompatible changes.
 pub(crate) const SCHEMA: &str = "gpumon.summary/1";
@@ -132,7 +132,7 @@ fn input(i: &InputInfo) -> Value {
 }
 
 /// One of several recordings of a host among the inputs.
-fn recording(g: &gpumon_schema::run::RecordingGroup) -> Value {
+fn recording(g: &gpumon_schema::RecordingGroup) -> Value {
     json!({
         "host": g.of.host,
         "recording": g.of.ordinal,
@@ -218,7 +218,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         "thresholds": thresholds,
         "rules": rules,
         "inputs": s.inputs.iter().map(input).collect::<Vec<_>>(),
-        "recordings": gpumon_schema::run::several_recordings(&s.inputs).iter().map(recording).collect::<Vec<_>>(),
+        "recordings": gpumon_schema::several_recordings(&s.inputs).iter().map(recording).collect::<Vec<_>>(),
         "skipped": skipped,
         "hosts": s.hosts.iter().map(|h| host(h, &s.routine_events)).collect::<Vec<_>>(),
         "all": {

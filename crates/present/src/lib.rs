@@ -69,7 +69,7 @@ pub fn ts(us: i64) -> String {
         .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
 }
 
-pub use gpumon_schema::live::rfc3339;
+pub use gpumon_schema::rfc3339;
 
 /// A duration for people: `850 ms`, `42.0 s`, `12m 05s`, `3h 20m`, `2d 04h`.
 pub fn dur(s: f64) -> String {

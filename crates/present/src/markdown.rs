@@ -303,7 +303,7 @@ pub(crate) fn render(s: &Summary) -> String {
 
 /// Several recordings among the inputs: said before anything is read as one run.
 fn recordings(o: &mut String, s: &Summary) {
-    let note = gpumon_schema::run::recordings_note(&s.inputs);
+    let note = gpumon_schema::recordings_note(&s.inputs);
     if let Some((head, rest)) = note.split_first() {
         let _ = writeln!(o, "> **{head}**");
         for l in rest {

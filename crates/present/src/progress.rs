@@ -48,7 +48,7 @@ pub(crate) fn lines(stats: &[ProgressStat]) -> Vec<String> {
 }
 
 /// `work samples 1,998/s (30,000 so far)  tokens - (none yet)` for `gpumon watch`; None without counters.
-pub(crate) fn watch_line(counters: &[gpumon_schema::live::LiveCounter]) -> Option<String> {
+pub(crate) fn watch_line(counters: &[gpumon_schema::LiveCounter]) -> Option<String> {
     if counters.is_empty() {
         return None;
     }

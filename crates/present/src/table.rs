@@ -433,7 +433,7 @@ pub(crate) fn render(s: &Summary) -> String {
         &mut out,
         &format!("gpumon summary: {} host(s), {} GPU(s){mig}{span}", s.hosts.len(), s.gpu_count()),
     );
-    for (n, l) in gpumon_schema::run::recordings_note(&s.inputs).iter().enumerate() {
+    for (n, l) in gpumon_schema::recordings_note(&s.inputs).iter().enumerate() {
         line(&mut out, &if n == 0 { l.clone() } else { format!("  {l}") });
     }
     if s.window.0.is_some() || s.window.1.is_some() {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{count, dur};
 use gpumon_analysis::Finding;
-use gpumon_schema::live::LiveStatus;
+use gpumon_schema::LiveStatus;
 use gpumon_util::escape;
 
 /// Whether the recording is going on, as far as `watch` can tell.

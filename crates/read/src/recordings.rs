@@ -11,7 +11,7 @@ use crate::gpumon::parquet::parquet_meta;
 use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols;
-use gpumon_schema::run::{JobId, RecordingOf};
+use gpumon_schema::{JobId, RecordingOf};
 
 /// The footer's key/value pairs of a gpumon Parquet input (empty for other kinds).
 fn footer_values(input: &Input) -> HashMap<String, String> {

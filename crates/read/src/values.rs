@@ -14,7 +14,7 @@ use arrow_schema::{DataType, Field as ArrowField, Schema};
 
 use gpumon_schema::catalog::{Field, Ty};
 use gpumon_schema::cols;
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 
 /// Highest GPU index accepted.
 pub const MAX_INDEX: f64 = 65_535.0;

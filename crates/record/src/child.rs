@@ -5,7 +5,7 @@ use std::process::{Child, Command, ExitStatus};
 
 use anyhow::{Context, Result};
 
-use gpumon_schema::row::Row;
+use gpumon_schema::Row;
 use gpumon_source::{JobTracker, PidSet};
 use gpumon_util::{CannotStart, UsageError};
 

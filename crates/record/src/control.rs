@@ -22,8 +22,8 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::rundir::RunDir;
+use gpumon_schema::Value;
 use gpumon_schema::control::{MAX_LINE, Request, parse};
-use gpumon_schema::row::Value;
 use gpumon_util::{warn, warn_once};
 
 /// How long a connection may sit idle before it is closed (a sender that does not send its line

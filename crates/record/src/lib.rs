@@ -29,12 +29,12 @@ use anyhow::{Context, Result};
 use crossbeam_channel::RecvTimeoutError;
 
 use control::{MARKS_PER_S, MAX_MARK_BYTES, MAX_MARKS};
+use gpumon_schema::Format;
+use gpumon_schema::GpuSelector;
+use gpumon_schema::RunStats;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::Format;
-use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::row::{Selection, Tick};
-use gpumon_schema::run::RunStats;
-use gpumon_schema::run::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
+use gpumon_schema::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
+use gpumon_schema::{Selection, Tick};
 use gpumon_sink::MARKS_KEY;
 use gpumon_sink::Target;
 use gpumon_source::GpuSource;
@@ -89,7 +89,7 @@ pub struct RecordConfig {
     /// gpumon's own command line, kept in the file's metadata.
     pub command_line: String,
     /// The job this recording belongs to (`--job-id` or the launcher's environment).
-    pub job: Option<gpumon_schema::run::JobId>,
+    pub job: Option<gpumon_schema::JobId>,
     /// The GPU selection came from CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, not `--gpus`.
     pub gpus_from_env: bool,
     /// Command to start and record (`record -- CMD ARGS`).

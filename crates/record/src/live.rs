@@ -16,11 +16,11 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::control::Marks;
 use crate::rundir::RunDir;
+use gpumon_schema::LiveStatus;
+use gpumon_schema::RunStats;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::hidden;
-use gpumon_schema::live::LiveStatus;
-use gpumon_schema::row::{Row, Selection, Tick};
-use gpumon_schema::run::RunStats;
+use gpumon_schema::hidden;
+use gpumon_schema::{Row, Selection, Tick};
 use gpumon_util::UsageError;
 use gpumon_util::fsafe;
 use gpumon_util::show;
@@ -92,7 +92,7 @@ impl Live {
             t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
         (self.doc.ticks, self.doc.late, self.doc.missed, self.doc.dropped) =
             (stats.ticks, stats.late, stats.missed, stats.dropped);
-        self.doc.procs = procs.iter().map(gpumon_schema::live::LiveProc::of).collect();
+        self.doc.procs = procs.iter().map(gpumon_schema::LiveProc::of).collect();
         self.write(&t.rows);
     }
 
@@ -178,7 +178,7 @@ fn link_to(link: &std::path::Path, file: &std::path::Path) -> Result<(), UsageEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumon_schema::row::{Row, Value};
+    use gpumon_schema::{Row, Value};
 
     #[test]
     fn the_file_holds_the_latest_rows_and_goes_at_the_end() {

@@ -15,12 +15,12 @@ use crate::live::Live;
 use crate::rundir::RunDir;
 use crate::tick::{Emitter, Rows, Sources};
 use crate::{RecordConfig, Recorder};
+use gpumon_schema::GpuSelector;
+use gpumon_schema::RunMeta;
+use gpumon_schema::Selection;
 use gpumon_schema::catalog::{Field, Source, Table};
-use gpumon_schema::files::{Format, OutputSet, status_path};
-use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::live::{self, LiveStatus};
-use gpumon_schema::row::Selection;
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{Format, OutputSet, status_path};
+use gpumon_schema::{LIVE_SCHEMA, LiveStatus};
 use gpumon_sink::Exporter;
 use gpumon_sink::Target;
 use gpumon_sink::recover_set;
@@ -177,7 +177,7 @@ fn open_live(
         (argv, _) => Some(argv.join(" ")),
     };
     let base = LiveStatus {
-        schema: live::SCHEMA.to_string(),
+        schema: LIVE_SCHEMA.to_string(),
         pid: std::process::id(),
         // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
         host: gpumon_source::hostname(),
@@ -351,7 +351,7 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
                 return Err(UsageError(format!(
                     "--gpus {} names no GPU NVML sees (the others name {}); give indices, UUIDs or \
                      PCI bus ids as `gpumon doctor` lists them",
-                    gpumon_schema::gpus::show_list(src.unmatched()),
+                    gpumon_schema::show_gpu_list(src.unmatched()),
                     gpumon_source::gpu_ranges(&seen)
                 ))
                 .into());
@@ -390,7 +390,7 @@ fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
     if !cfg.gpus.is_empty() {
         return Err(UsageError(format!(
             "--gpus {} matches no GPU NVML sees; give indices, UUIDs or PCI bus ids as `gpumon doctor` lists them",
-            gpumon_schema::gpus::show_list(&cfg.gpus)
+            gpumon_schema::show_gpu_list(&cfg.gpus)
         ))
         .into());
     }

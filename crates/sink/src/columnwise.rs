@@ -785,9 +785,9 @@ mod tests {
 
     #[test]
     fn held_batches_count_their_bytes_and_only_oversized_ones_are_copied() {
-        use gpumon_schema::arrow::ColumnBuilder;
+        use gpumon_schema::ColumnBuilder;
+        use gpumon_schema::Value;
         use gpumon_schema::catalog::Ty;
-        use gpumon_schema::row::Value;
         let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
         let mut h = Held::default();
         let mut b = ColumnBuilder::new(Ty::F64);

@@ -40,9 +40,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use arrow_array::RecordBatch;
 
-use gpumon_schema::files::Format;
-use gpumon_schema::row::{Selection, Tick};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::Format;
+use gpumon_schema::RunMeta;
+use gpumon_schema::{Selection, Tick};
 
 /// Where a sink writes.
 #[derive(Debug, Clone, PartialEq)]

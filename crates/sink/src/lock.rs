@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use chrono::{SecondsFormat, Utc};
 
-use gpumon_schema::files::OutputSet;
+use gpumon_schema::OutputSet;
 use gpumon_util::UsageError;
 use gpumon_util::fsafe;
 use gpumon_util::{escape, show};

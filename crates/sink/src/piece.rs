@@ -22,7 +22,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::SinkFiles;
 use crate::error::SinkError;
 use crate::files::{JournalOutcome, recover_journal};
-use gpumon_schema::files::sync_dir;
+use gpumon_schema::sync_dir;
 use gpumon_util::warn;
 
 /// What a path names now, compared with a file we hold open.

@@ -15,8 +15,8 @@ use crate::nvml::device::{self, GpuInfo};
 use crate::nvml::probe::{self, GpuProbe, NvmlProbe};
 pub(crate) use crate::nvml::probe::{Container, DeviceNode};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
+use gpumon_schema::GpuSelector;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::gpus::GpuSelector;
 
 /// What `gpumon doctor` found: its verdict, and each part it examined (its `--json` document).
 #[derive(Debug, Serialize)]

@@ -21,7 +21,7 @@
 //! not applied either (gpumon records whole GPUs and a `MIG-<uuid>` does not name its parent),
 //! except the old `MIG-GPU-<uuid>/gi/ci` form, which does.
 
-use gpumon_schema::gpus::GpuSelector;
+use gpumon_schema::GpuSelector;
 
 /// The variable CUDA reads.
 pub const CUDA_VAR: &str = "CUDA_VISIBLE_DEVICES";

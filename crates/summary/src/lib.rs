@@ -56,9 +56,9 @@ use gpumon_read::gpumon::parquet::take_in_turn;
 use gpumon_read::input::{Input, Kind};
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, by_table, probe_fields, scan};
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
-use gpumon_schema::run::InputInfo;
 use gpumon_util::ReadMeter;
 use gpumon_util::UsageError;
 

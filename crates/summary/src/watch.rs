@@ -12,7 +12,7 @@ use gpumon_read::discover::discover;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, scan};
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_schema::live::{self, LiveStatus, rfc3339};
+use gpumon_schema::{LIVE_SCHEMA, LiveStatus, rfc3339};
 use gpumon_util::ReadMeter;
 
 /// The last tick of what is on disk, for a recording nobody writes (no status file).
@@ -33,7 +33,7 @@ pub fn last_tick(path: &Path, read: &ReadOptions) -> Option<LiveStatus> {
     }
     let first = last.rows.first()?;
     Some(LiveStatus {
-        schema: live::SCHEMA.to_string(),
+        schema: LIVE_SCHEMA.to_string(),
         host: first.get("host").and_then(|h| h.as_str()).unwrap_or_default().to_string(),
         output: path.display().to_string(),
         phase: first.get("phase").and_then(|p| p.as_str()).map(str::to_string),

@@ -557,7 +557,7 @@ pub fn body(
     let has_max = s.inputs.iter().any(|i| i.fields.iter().any(|f| f.def().max_of.is_some()));
     let mut out = String::with_capacity(1 << 20);
     summary_part(&mut out, s, checks, grid.start, grid.end, tz);
-    let note = gpumon_schema::run::recordings_note(&s.inputs);
+    let note = gpumon_schema::recordings_note(&s.inputs);
     if let Some((head, rest)) = note.split_first() {
         let items: String = rest.iter().map(|l| format!("<li>{}</li>", esc(l))).collect();
         let _ = write!(

@@ -11,8 +11,8 @@ use crate::ts;
 use gpumon_analysis::Stat;
 use gpumon_analysis::StatValues;
 use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::run::InputInfo;
 
 fn fmt(v: Option<f64>, digits: usize) -> Option<String> {
     v.map(|x| group(&format!("{x:.digits$}")))

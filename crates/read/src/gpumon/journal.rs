@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use super::{check_schema, schema_fields, usage};
 use crate::input::Input;
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_schema::journal::{Journal, Unreadable};
+use gpumon_schema::{Journal, Unreadable};
 use gpumon_util::show;
 use gpumon_util::{ReadError, ReadErrorKind};
 

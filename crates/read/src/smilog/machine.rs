@@ -18,7 +18,7 @@ use super::lines::{LineReader, MAX_LINE, Pending};
 use super::time::{Stamp, ZoneCache, parse_stamp};
 use super::{NvsmiOptions, NvsmiRow, SmiLogInfo, push_capped};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 use gpumon_util::{ReadError, ReadErrorKind};
 
 /// Largest GPU number accepted (index column, distinct uuids, `--gpus`).

@@ -32,7 +32,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use cells::has_timestamp_cell;
-use gpumon_schema::row::Row;
+use gpumon_schema::Row;
 use header::parse_header;
 use lines::{LineReader, Pending};
 use machine::{Parser, Step};

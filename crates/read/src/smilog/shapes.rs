@@ -4,8 +4,8 @@
 //! GPUs, rows, a known value, and the warning, note or error that names what was done.
 
 use super::*;
+use gpumon_schema::Value;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::Value;
 use std::fmt::Write as _;
 use std::io::Write;
 

@@ -3,8 +3,8 @@
 //! synthetic logs, a property test.
 
 use super::*;
+use gpumon_schema::Value;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::Value;
 use std::io::Write;
 use std::path::PathBuf;
 

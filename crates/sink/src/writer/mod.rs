@@ -25,10 +25,10 @@ use crossbeam_channel::{Sender, TrySendError, bounded};
 
 use crate::piece::{Abandoned, PieceFiles};
 use crate::{Sink, Target};
-use gpumon_schema::files::Format;
-use gpumon_schema::files::OutputSet;
-use gpumon_schema::row::{Selection, Tick};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::Format;
+use gpumon_schema::OutputSet;
+use gpumon_schema::RunMeta;
+use gpumon_schema::{Selection, Tick};
 
 /// Ticks that may wait in the channel for the writer.
 const QUEUE_TICKS: usize = 1024;

@@ -10,9 +10,9 @@ use anyhow::{Result, bail};
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::files;
+use gpumon_schema::OutputSet;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::OutputSet;
-use gpumon_schema::row::{Tick, Value};
+use gpumon_schema::{Tick, Value};
 
 use super::*;
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 
 /// The PIDs of the job's tree, shared with the GPU workers for `job.gpu_memory`.
 pub type PidSet = Arc<RwLock<HashSet<u32>>>;

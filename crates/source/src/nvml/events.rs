@@ -18,7 +18,7 @@ use nvml_wrapper::event::EventSet;
 use nvml_wrapper::struct_wrappers::event::EventData;
 
 use crate::nvml::device::GpuInfo;
-use gpumon_schema::row::GpuEvent;
+use gpumon_schema::GpuEvent;
 use gpumon_util::{warn, warn_once};
 
 /// The event kinds watched, where a GPU supports them. P-state changes are left out: they follow

@@ -11,7 +11,7 @@ use nvml_wrapper::gpm::{GpmSample, gpm_metrics_get};
 
 use crate::nvml::device::{GpuInfo, Lost};
 use gpumon_schema::catalog::{Field, NvmlRead};
-use gpumon_schema::row::{Row, Selection, Value};
+use gpumon_schema::{Row, Selection, Value};
 use gpumon_util::warn_once;
 
 /// The GPM metric behind each GPM field.

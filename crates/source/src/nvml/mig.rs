@@ -15,7 +15,7 @@ use nvml_wrapper::{Device, Nvml};
 use crate::nvml::device::{GpuInfo, Lost, ProcList};
 use crate::nvml::gpm::Gpm;
 use gpumon_schema::catalog::{Field, MIG_MEASURED};
-use gpumon_schema::row::{Row, Selection, Value};
+use gpumon_schema::{Row, Selection, Value};
 use gpumon_util::warn;
 
 /// One MIG device of a GPU, as NVML lists it now.

@@ -16,7 +16,7 @@ use crate::nvml::device::GpuInfo;
 use crate::nvml::mig::MigInstance;
 use crate::nvml::{gpu, sample};
 use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
-use gpumon_schema::row::{Selection, Value};
+use gpumon_schema::{Selection, Value};
 
 /// NVML as loaded from a library, with the versions it reports.
 pub(crate) struct NvmlProbe {
