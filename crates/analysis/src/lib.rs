@@ -8,7 +8,7 @@
 //! pipeline, the presenters and the fuzz harness use. Collecting ([`Collector`], [`PhaseCollector`],
 //! [`EventCollector`], [`UsageCollector`]); the summary and its statistics ([`Summary`], [`Stat`]
 //! (a statistic's id), [`StatValues`] (a scope's values, one per `Stat`), [`Finding`]); checks
-//! ([`parse_check`], [`evaluate`]); windows ([`WindowSpec`]); comparisons ([`compare`],
+//! ([`parse_check`], [`evaluate`]); windows ([`WindowSpec`]); comparisons ([`compare()`],
 //! [`Comparison`]); work rates ([`ProgressStat`]); the report's series ([`Grid`], [`Series`]); the
 //! job view ([`build_job_view`], [`JobView`]); the last tick ([`LastTick`]).
 

@@ -4,7 +4,7 @@
 //!
 //! The crate's API is the list re-exported below: the row model ([`Value`], [`Row`], [`Tick`],
 //! [`Selection`]), batches ([`RowBatcher`], [`rows_of_batch`], [`field_column`]), the Arrow schema
-//! ([`arrow_schema`]), run statistics and metadata ([`RunStats`], [`RunMeta`], [`InputInfo`],
+//! ([`arrow_schema()`]), run statistics and metadata ([`RunStats`], [`RunMeta`], [`InputInfo`],
 //! [`JobId`]), file-set naming ([`Format`], [`OutputSet`], [`journal_path`]), GPU selectors
 //! ([`GpuSelector`]), the journal read back ([`Journal`]) and the live-status document
 //! ([`LiveStatus`], [`read_status`]). Four modules stay public, each a vocabulary its users name on

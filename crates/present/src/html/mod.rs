@@ -2,7 +2,7 @@
 //! its series.
 //!
 //! A public module of the crate, the one namespace its users name on purpose: the page is put
-//! together by the caller from parts whose names read only as `html::…` ([`body`], [`title`],
+//! together by the caller from parts whose names read only as `html::…` ([`body()`], [`title`],
 //! [`page`], [`job_section`], [`mark_stragglers`]). Its own modules are private.
 
 mod assets;
