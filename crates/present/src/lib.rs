@@ -64,15 +64,15 @@ pub fn render(s: &Summary, checks: &[CheckResult], f: SummaryFormat) -> String {
 }
 
 /// `2026-01-05 10:00:00` (UTC).
-pub fn ts(us: i64) -> String {
+pub(crate) fn ts(us: i64) -> String {
     DateTime::<Utc>::from_timestamp_micros(us)
         .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
 }
 
-pub use gpumon_schema::rfc3339;
+pub(crate) use gpumon_schema::rfc3339;
 
 /// A duration for people: `850 ms`, `42.0 s`, `12m 05s`, `3h 20m`, `2d 04h`.
-pub fn dur(s: f64) -> String {
+pub(crate) fn dur(s: f64) -> String {
     if !s.is_finite() {
         return "-".into();
     }
@@ -94,12 +94,12 @@ pub fn dur(s: f64) -> String {
 }
 
 /// A number with `digits` decimals, or `-` when missing.
-pub fn num(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
 /// A count with thousands separators.
-pub fn count(v: Option<f64>) -> String {
+pub(crate) fn count(v: Option<f64>) -> String {
     let Some(v) = v else { return "-".into() };
     let s = format!("{:.0}", v.max(0.0));
     let mut out = String::new();
@@ -114,7 +114,7 @@ pub fn count(v: Option<f64>) -> String {
 
 /// Wrap `text` to `width` columns, continuation lines indented by `indent`.
 /// Leading spaces of `text` are kept; continuation lines get `indent` more.
-pub fn wrap(text: &str, width: usize, indent: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> String {
     let lead = text.len() - text.trim_start_matches(' ').len();
     gpumon_util::wrap_lines(&" ".repeat(lead), lead + indent, text.split_whitespace(), width)
         .join("\n")
@@ -122,7 +122,7 @@ pub fn wrap(text: &str, width: usize, indent: usize) -> String {
 
 /// One line per input that wrapped a command: `job: `CMD` exited with code 3 at 2026-01-05 10:00:00
 /// UTC`; the command's control characters escaped.
-pub fn job_lines(s: &Summary) -> Vec<String> {
+pub(crate) fn job_lines(s: &Summary) -> Vec<String> {
     let many = s.inputs.len() > 1;
     (s.inputs.iter())
         .filter_map(|i| {

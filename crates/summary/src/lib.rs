@@ -150,7 +150,7 @@ impl ParsedCheck {
 }
 
 /// First and last timestamp of all inputs (one pass over the timestamp column only).
-pub fn time_range(
+pub(crate) fn time_range(
     inputs: &[Input],
     read: &ReadOptions,
     meter: &ReadMeter,
