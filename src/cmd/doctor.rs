@@ -11,8 +11,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use gpumon_source::{CUDA_VAR, NVIDIA_VAR};
-use gpumon_source::{doctor_text, examine};
+use gpumon_source::{CUDA_VAR, NVIDIA_VAR, doctor_text, examine};
 use gpumon_util::exit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,7 @@ use anyhow::{Result, bail};
 
 use crate::cli::MarkArgs;
 use gpumon_schema::control::{ENV, Request, check_label};
-use gpumon_schema::status_path;
-use gpumon_schema::{LiveStatus, NotRead, read_status};
+use gpumon_schema::{LiveStatus, NotRead, read_status, status_path};
 use gpumon_util::fsafe;
 use gpumon_util::show;
 use gpumon_util::{UsageError, exit};

@@ -8,11 +8,8 @@ use anyhow::Result;
 
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
 use gpumon_record::{self as record, RecordConfig};
-use gpumon_schema::Format;
-use gpumon_schema::GpuSelector;
-use gpumon_schema::Selection;
 use gpumon_schema::catalog::{CATALOG, Field, suggest};
-use gpumon_schema::{JOB_ID_MAX, JobId};
+use gpumon_schema::{Format, GpuSelector, JOB_ID_MAX, JobId, Selection};
 use gpumon_sink::Target;
 use gpumon_source::{Visible, visible_env_source, visible_from_env};
 use gpumon_util::show;

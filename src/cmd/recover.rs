@@ -6,8 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use gpumon_schema::{LiveStatus, NotRead, read_status};
-use gpumon_schema::{OutputSet, status_path};
+use gpumon_schema::{LiveStatus, NotRead, OutputSet, read_status, status_path};
 use gpumon_sink::OutputLock;
 use gpumon_sink::recover_set;
 use gpumon_util::fsafe;

@@ -25,8 +25,7 @@ use gpumon_summary::{
     PhaseMode, SummarizeConfig, collect_series, find_inputs, parse_checks, series_span,
     summarize_found,
 };
-use gpumon_util::UsageError;
-use gpumon_util::show;
+use gpumon_util::{UsageError, show};
 
 /// A validated `report` command line.
 #[derive(Debug, Clone)]

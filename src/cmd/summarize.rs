@@ -6,8 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{ByArg, InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
-use gpumon_analysis::CheckResult;
-use gpumon_analysis::WindowSpec;
+use gpumon_analysis::{CheckResult, WindowSpec};
 use gpumon_present::{SummaryFormat, render};
 use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
 use gpumon_util::{UsageError, exit};

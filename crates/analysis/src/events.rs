@@ -11,8 +11,7 @@ use arrow_array::RecordBatch;
 use crate::xid::{self, Xid};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS, NO_U64};
-use gpumon_schema::field_column;
-use gpumon_schema::routine_event;
+use gpumon_schema::{field_column, routine_event};
 
 /// Events listed in a summary; later ones are only counted.
 pub(crate) const MAX_LISTED: usize = 1000;

@@ -17,9 +17,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use gpumon_analysis::Thresholds;
-use gpumon_analysis::{BUCKETS, Grid, Series};
-use gpumon_analysis::{CollectConfig, Collector};
+use gpumon_analysis::{BUCKETS, CollectConfig, Collector, Grid, Series, Thresholds};
 use gpumon_read::discover::discover;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, probe_fields, scan};

@@ -2,9 +2,7 @@
 //! evidence folded into one line), GPU lists as ranges (`GPUs 0-7`), routine event counts. Shared by
 //! the table, markdown and HTML presenters; the JSON keeps the per-GPU findings and adds the groups.
 
-use gpumon_analysis::RoutineCount;
-use gpumon_analysis::Summary;
-use gpumon_analysis::{Finding, Severity};
+use gpumon_analysis::{Finding, RoutineCount, Severity, Summary};
 
 /// One finding as shown: a rule that holds for one or more GPUs of a host (or for the host).
 #[derive(Debug, Clone, PartialEq)]

@@ -7,9 +7,7 @@ use std::fmt::Write;
 
 use crate::compact::{Group, gpu_list, groups_of};
 use crate::{count, dur, num, ts, wrap};
-use gpumon_analysis::Thresholds;
-use gpumon_analysis::{CheckResult, Summary};
-use gpumon_analysis::{Comparison, Measure, comparison_change};
+use gpumon_analysis::{CheckResult, Comparison, Measure, Summary, Thresholds, comparison_change};
 
 /// A value as the table shows it, in the measure's unit.
 fn value(m: Measure, v: Option<f64>) -> String {

@@ -7,9 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::groups_of;
 use crate::rfc3339;
-use gpumon_analysis::Comparison;
-use gpumon_analysis::Thresholds;
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, Comparison, Summary, Thresholds};
 
 /// The schema name of [`render`]'s document.
 pub(crate) const SCHEMA: &str = "gpumon.compare/1";

@@ -2,8 +2,7 @@
 //! statistics (job fields included) fits one stable header. `scope` is `gpu`, `host`, `all_gpus` or
 //! `all_hosts`; missing values are empty cells. Findings are not part of it (use JSON).
 
-use gpumon_analysis::StatValues;
-use gpumon_analysis::Summary;
+use gpumon_analysis::{StatValues, Summary};
 
 fn cell(s: &str) -> String {
     if s.contains([',', '"', '\n']) {

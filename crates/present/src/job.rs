@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::{SummaryFormat, dur, num, rfc3339, ts, wrap};
-use gpumon_analysis::Stat;
-use gpumon_analysis::{CheckResult, Summary};
-use gpumon_analysis::{JOB_RULES, JobHost, JobView};
+use gpumon_analysis::{CheckResult, JOB_RULES, JobHost, JobView, Stat, Summary};
 use gpumon_schema::catalog::Field;
 
 /// Version tag of the job view's JSON; bumped only on incompatible changes.

@@ -5,11 +5,10 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::group;
 use crate::rfc3339;
-use gpumon_analysis::RULES;
-use gpumon_analysis::StatValues;
-use gpumon_analysis::UserUsage;
-use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
-use gpumon_analysis::{EventRecord, RoutineCount};
+use gpumon_analysis::{
+    CheckResult, EventRecord, GpuSummary, HostSummary, RULES, RoutineCount, StatValues, Summary,
+    UserUsage,
+};
 use gpumon_schema::{InputInfo, JobInfo};
 
 /// Version tag of the shape; bumped only on incompatible changes.

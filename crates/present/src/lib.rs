@@ -35,10 +35,7 @@ pub use crate::watch::{
 
 use chrono::{DateTime, Utc};
 
-use gpumon_analysis::Stat;
-use gpumon_analysis::StatValues;
-use gpumon_analysis::{CheckResult, Summary};
-use gpumon_analysis::{REASONS, Reason};
+use gpumon_analysis::{CheckResult, REASONS, Reason, Stat, StatValues, Summary};
 
 /// Report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,10 +5,7 @@ use std::fmt::Write;
 
 use crate::compact::{group, routine_lines};
 use crate::{count, dur, num, throttle_list, ts};
-use gpumon_analysis::Finding;
-use gpumon_analysis::RoutineCount;
-use gpumon_analysis::Stat;
-use gpumon_analysis::{HostSummary, Summary};
+use gpumon_analysis::{Finding, HostSummary, RoutineCount, Stat, Summary};
 use gpumon_schema::catalog::Field;
 use gpumon_util::escape;
 

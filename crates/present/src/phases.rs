@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 
 use crate::compact::{gpu_list, group};
 use crate::{SummaryFormat, compare, compare_json, dur, json as js, markdown, table, ts};
-use gpumon_analysis::Finding;
-use gpumon_analysis::{CheckResult, Summary};
-use gpumon_analysis::{PhaseReport, PhaseSummary};
+use gpumon_analysis::{CheckResult, Finding, PhaseReport, PhaseSummary, Summary};
 
 /// A phase's name for people: its label, or `(unmarked)`.
 fn name(label: Option<&str>) -> String {

@@ -6,11 +6,7 @@ use std::fmt::Write;
 
 use crate::compact::{group, routine_lines};
 use crate::{count, dur, num, throttle_list, ts, wrap};
-use gpumon_analysis::Finding;
-use gpumon_analysis::RoutineCount;
-use gpumon_analysis::Stat;
-use gpumon_analysis::StatValues;
-use gpumon_analysis::{GpuSummary, HostSummary, Summary};
+use gpumon_analysis::{Finding, GpuSummary, HostSummary, RoutineCount, Stat, StatValues, Summary};
 use gpumon_schema::catalog::{Field, Reduce, Source};
 
 const WIDTH: usize = 80;

@@ -33,8 +33,7 @@ use crate::input::{FileId, Input, Kind, file_id};
 use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
 use gpumon_schema::catalog::Table;
 use gpumon_schema::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
-use gpumon_util::show;
-use gpumon_util::{ReadError, ReadErrorKind};
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// What discovery found.
 #[derive(Debug, Default, Clone)]

@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Result;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
-use gpumon_util::show;
-use gpumon_util::{ReadError, ReadErrorKind};
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,8 +18,7 @@ use crate::gpumon::schema_fields;
 use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
-use gpumon_util::ReadMeter;
-use gpumon_util::contain;
+use gpumon_util::{ReadMeter, contain};
 
 /// First and last instant (UTC µs).
 type Span = (i64, i64);

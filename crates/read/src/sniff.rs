@@ -12,8 +12,7 @@ use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
 use crate::smilog::looks_like_nvsmi;
 use gpumon_schema::catalog::Field;
-use gpumon_util::show;
-use gpumon_util::{ReadError, ReadErrorKind};
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// Bytes read from the head of a file to tell its kind.
 pub(crate) const SNIFF_BYTES: u64 = 64 * 1024;

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::live::Live;
-use gpumon_schema::RunStats;
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_schema::companion_path;
-use gpumon_schema::{GpuEvent, Row, Selection, Tick, Value, routine_event};
+use gpumon_schema::{
+    GpuEvent, Row, RunStats, Selection, Tick, Value, companion_path, routine_event,
+};
 use gpumon_sink::Exporter;
 use gpumon_sink::OutputLock;
 use gpumon_sink::Target;

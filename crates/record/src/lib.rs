@@ -29,12 +29,11 @@ use anyhow::{Context, Result};
 use crossbeam_channel::RecvTimeoutError;
 
 use control::{MARKS_PER_S, MAX_MARK_BYTES, MAX_MARKS};
-use gpumon_schema::Format;
-use gpumon_schema::GpuSelector;
-use gpumon_schema::RunStats;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
-use gpumon_schema::{Selection, Tick};
+use gpumon_schema::{
+    Format, GpuSelector, JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY,
+    RunStats, Selection, Tick,
+};
 use gpumon_sink::MARKS_KEY;
 use gpumon_sink::Target;
 use gpumon_source::GpuSource;

@@ -16,11 +16,8 @@ use chrono::{SecondsFormat, Utc};
 
 use crate::control::Marks;
 use crate::rundir::RunDir;
-use gpumon_schema::LiveStatus;
-use gpumon_schema::RunStats;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::hidden;
-use gpumon_schema::{Row, Selection, Tick};
+use gpumon_schema::{LiveStatus, Row, RunStats, Selection, Tick, hidden};
 use gpumon_util::UsageError;
 use gpumon_util::fsafe;
 use gpumon_util::show;

@@ -15,12 +15,10 @@ use crate::live::Live;
 use crate::rundir::RunDir;
 use crate::tick::{Emitter, Rows, Sources};
 use crate::{RecordConfig, Recorder};
-use gpumon_schema::GpuSelector;
-use gpumon_schema::RunMeta;
-use gpumon_schema::Selection;
 use gpumon_schema::catalog::{Field, Source, Table};
-use gpumon_schema::{Format, OutputSet, status_path};
-use gpumon_schema::{LIVE_SCHEMA, LiveStatus};
+use gpumon_schema::{
+    Format, GpuSelector, LIVE_SCHEMA, LiveStatus, OutputSet, RunMeta, Selection, status_path,
+};
 use gpumon_sink::Exporter;
 use gpumon_sink::Target;
 use gpumon_sink::recover_set;

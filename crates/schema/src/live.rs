@@ -10,8 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::row::{Row, Selection, Value};
-use gpumon_util::fsafe;
-use gpumon_util::show;
+use gpumon_util::{fsafe, show};
 
 /// RFC 3339 UTC with milliseconds, as gpumon's CSV and this document write timestamps (`-` for a
 /// time out of range).

@@ -18,9 +18,8 @@ use gpumon_schema::{
     OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir,
     written_by_gpumon,
 };
-use gpumon_util::UsageError;
 use gpumon_util::fsafe::{self, taken};
-use gpumon_util::show;
+use gpumon_util::{UsageError, show};
 
 /// What recovery did.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -40,9 +40,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use arrow_array::RecordBatch;
 
-use gpumon_schema::Format;
-use gpumon_schema::RunMeta;
-use gpumon_schema::{Selection, Tick};
+use gpumon_schema::{Format, RunMeta, Selection, Tick};
 
 /// Where a sink writes.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,9 +17,7 @@ use anyhow::{Context, Result};
 use chrono::{SecondsFormat, Utc};
 
 use gpumon_schema::OutputSet;
-use gpumon_util::UsageError;
-use gpumon_util::fsafe;
-use gpumon_util::{escape, show};
+use gpumon_util::{UsageError, escape, fsafe, show};
 
 /// A held lock on an output set; released (and its file removed) when dropped.
 #[derive(Debug)]

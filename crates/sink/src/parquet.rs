@@ -25,10 +25,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::columnwise::ColumnwiseWriter;
 use super::{CountingWriter, Sink, SinkFiles};
-use gpumon_schema::RunMeta;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::{ColumnBuilder, arrow_schema};
-use gpumon_schema::{Selection, Tick, Value};
+use gpumon_schema::{ColumnBuilder, RunMeta, Selection, Tick, Value, arrow_schema};
 
 // Memory of an open piece. The Parquet writer keeps the metadata of every closed row group (about
 // 0.8 KB per column chunk: statistics, offsets, encodings) until the footer is written. So row groups

@@ -9,10 +9,8 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 
 use crate::{self as sink, Sink, Target};
-use gpumon_schema::Format;
-use gpumon_schema::RunMeta;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::{Row, Selection, Tick};
+use gpumon_schema::{Format, Row, RunMeta, Selection, Tick};
 
 /// Rows of one tick may spread this far (µs).
 const TICK_SPREAD_US: i64 = 2_000_000;

@@ -39,18 +39,14 @@ use std::sync::Mutex;
 
 use anyhow::Result;
 
-use gpumon_analysis::EventCollector;
-use gpumon_analysis::Stat;
-use gpumon_analysis::Thresholds;
-use gpumon_analysis::UsageCollector;
-use gpumon_analysis::{Check, parse_check, resolve_check};
-use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
-use gpumon_analysis::{CollectConfig, Collector, wanted_fields};
+use gpumon_analysis::{
+    Check, CheckResult, CollectConfig, Collector, Companions, EventCollector, Stat, Summary,
+    Thresholds, UsageCollector, build, evaluate, parse_check, resolve_check, wanted_fields,
+};
 use gpumon_analysis::{
     Measure, Part, evaluate_comparison_check, is_comparison_check, resolve_comparison_check,
 };
-use gpumon_analysis::{PhaseCollector, PhaseReport, Split, build_phases};
-use gpumon_analysis::{PhaseWindow, WindowSpec};
+use gpumon_analysis::{PhaseCollector, PhaseReport, PhaseWindow, Split, WindowSpec, build_phases};
 use gpumon_read::discover::{Discovered, discover_recording};
 use gpumon_read::gpumon::parquet::take_in_turn;
 use gpumon_read::input::{Input, Kind};

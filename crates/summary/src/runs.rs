@@ -8,10 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::{PhaseMode, SummarizeConfig, parse_comparison_checks, summarize};
-use gpumon_analysis::PhaseReport;
-use gpumon_analysis::Thresholds;
-use gpumon_analysis::{CheckResult, Summary};
-use gpumon_analysis::{Comparison, compare};
+use gpumon_analysis::{CheckResult, Comparison, PhaseReport, Summary, Thresholds, compare};
 use gpumon_read::scan::ReadOptions;
 use gpumon_util::UsageError;
 

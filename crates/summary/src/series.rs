@@ -3,8 +3,7 @@
 
 use anyhow::Result;
 
-use gpumon_analysis::Summary;
-use gpumon_analysis::{BUCKETS, Collected, FINE, Grid, Series};
+use gpumon_analysis::{BUCKETS, Collected, FINE, Grid, Series, Summary};
 use gpumon_read::discover::Discovered;
 use gpumon_read::scan::scan;
 use gpumon_util::ReadMeter;

@@ -6,8 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::{SummarizeConfig, summarize};
-use gpumon_analysis::Finding;
-use gpumon_analysis::LastTick;
+use gpumon_analysis::{Finding, LastTick};
 use gpumon_read::discover::discover;
 use gpumon_read::order::in_time_order;
 use gpumon_read::scan::{ReadOptions, scan};

@@ -13,11 +13,10 @@ use crate::html::live;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
-use gpumon_analysis::EventRecord;
-use gpumon_analysis::PhaseReport;
-use gpumon_analysis::Stat;
-use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
-use gpumon_analysis::{Collected, Envelope, FINE, Track};
+use gpumon_analysis::{
+    CheckResult, Collected, Envelope, EventRecord, FINE, GpuSummary, HostSummary, PhaseReport,
+    Stat, Summary, Track,
+};
 use gpumon_util::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.

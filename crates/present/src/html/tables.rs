@@ -8,9 +8,7 @@ use crate::compact::{self, Group, gpu_list};
 use crate::html::axis::group;
 use crate::html::escape::esc;
 use crate::ts;
-use gpumon_analysis::Stat;
-use gpumon_analysis::StatValues;
-use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Stat, StatValues, Summary};
 use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
 

@@ -10,8 +10,7 @@ use super::{check_schema, schema_fields, usage};
 use crate::input::Input;
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::{Journal, Unreadable};
-use gpumon_util::show;
-use gpumon_util::{ReadError, ReadErrorKind};
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// Open a journal; a journal that cannot be read at all is a [`ReadError`] naming it.
 pub fn open_journal(input: &Input) -> Result<Journal> {

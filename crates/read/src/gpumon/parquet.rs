@@ -18,10 +18,7 @@ use crate::input::Input;
 use crate::pqbounds::{BoundedFile, check_chunks, check_footer};
 use gpumon_schema::JobInfo;
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_util::ReadMeter;
-use gpumon_util::contain;
-use gpumon_util::show;
-use gpumon_util::{ReadError, ReadErrorKind};
+use gpumon_util::{ReadError, ReadErrorKind, ReadMeter, contain, show};
 
 /// Rows per batch decoded from Parquet: a batch's columns stay in the CPU's caches through the
 /// collector's passes over them (64 Ki rows was 5% slower and 12 MiB larger on 20 M rows).

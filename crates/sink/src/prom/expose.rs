@@ -15,10 +15,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::{Registry, Unit as PcUnit};
 
 use super::names::{self, Exposure, Kind, MetricSpec, RUN_METRICS};
-use gpumon_schema::RunMeta;
-use gpumon_schema::RunStats;
 use gpumon_schema::catalog::{CATALOG, CLOCK_EVENT_REASONS, Field, FieldDef, PromKind, Source};
-use gpumon_schema::{Row, Selection, Tick, Value};
+use gpumon_schema::{Row, RunMeta, RunStats, Selection, Tick, Value};
 
 /// Content type of the Prometheus text format.
 pub(crate) const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";

@@ -20,9 +20,7 @@ use anyhow::{Context, Result};
 use hyper::body::Bytes;
 
 use expose::{OPENMETRICS_CONTENT_TYPE, Plan, Snapshot, TEXT_CONTENT_TYPE};
-use gpumon_schema::RunMeta;
-use gpumon_schema::RunStats;
-use gpumon_schema::{GpuEvent, Selection, Tick};
+use gpumon_schema::{GpuEvent, RunMeta, RunStats, Selection, Tick};
 
 /// Serves the latest tick on `/metrics`.
 pub struct Exporter {

@@ -25,10 +25,7 @@ use crossbeam_channel::{Sender, TrySendError, bounded};
 
 use crate::piece::{Abandoned, PieceFiles};
 use crate::{Sink, Target};
-use gpumon_schema::Format;
-use gpumon_schema::OutputSet;
-use gpumon_schema::RunMeta;
-use gpumon_schema::{Selection, Tick};
+use gpumon_schema::{Format, OutputSet, RunMeta, Selection, Tick};
 
 /// Ticks that may wait in the channel for the writer.
 const QUEUE_TICKS: usize = 1024;

@@ -10,8 +10,7 @@ use chrono::{DateTime, Utc};
 
 use crate::Sink;
 use crate::error::{SinkError, SinkErrorKind};
-use gpumon_schema::rows_of_batch;
-use gpumon_schema::{Row, Tick};
+use gpumon_schema::{Row, Tick, rows_of_batch};
 use gpumon_util::warn;
 
 use super::*;

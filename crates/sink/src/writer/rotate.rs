@@ -12,8 +12,7 @@ use crate::error::{SinkError, SinkErrorKind};
 use crate::files;
 use crate::piece::{PieceFiles, Settled};
 use crate::{self as sink, Target};
-use gpumon_schema::Format;
-use gpumon_schema::{journal_path, partial_path};
+use gpumon_schema::{Format, journal_path, partial_path};
 
 use super::outage::is_removed;
 use super::*;

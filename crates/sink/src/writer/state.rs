@@ -10,9 +10,8 @@ use anyhow::{Result, bail};
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::files;
-use gpumon_schema::OutputSet;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::{Tick, Value};
+use gpumon_schema::{OutputSet, Tick, Value};
 
 use super::*;
 

@@ -10,9 +10,8 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 
-use gpumon_schema::GpuSelector;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::{GpuProc, Row, Value};
+use gpumon_schema::{GpuProc, GpuSelector, Row, Value};
 use gpumon_util::warn_once;
 
 const MIB: u64 = 1024 * 1024;
