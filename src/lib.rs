@@ -25,6 +25,6 @@ pub fn main_reading() -> i32 {
 // The library surface the integration tests use: the catalogue (names, Prometheus metric names)
 // and the cgroup source they drive against real cgroups.
 pub use gpumon_schema::catalog::{CATALOG, Field, FieldDef};
-pub use gpumon_schema::row::{Row, Value};
+pub use gpumon_schema::{Row, Value};
 pub use gpumon_sink::prom_metric;
-pub use gpumon_source::host::cgroup::{CgroupLimits, CgroupSource, CgroupVersion};
+pub use gpumon_source::{CgroupLimits, CgroupSource, CgroupVersion};

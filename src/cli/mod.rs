@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use gpumon_schema::files::Format;
-use gpumon_util::zone::Zone;
+use gpumon_schema::Format;
+use gpumon_util::Zone;
 
 #[derive(Debug, Parser)]
 #[command(

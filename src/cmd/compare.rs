@@ -12,10 +12,10 @@ use anyhow::Result;
 
 use crate::cli::{CompareArgs, CompareFormatArg};
 use crate::cmd::summarize::report_checks;
-use gpumon_analysis::findings::Thresholds;
-use gpumon_present::compare::{self as show, CompareFormat};
-use gpumon_summary::runs::{CompareRuns, RunSpec, compare_runs, parse_run};
-use gpumon_util::error::UsageError;
+use gpumon_analysis::Thresholds;
+use gpumon_present::{CompareFormat, render_comparison};
+use gpumon_summary::{CompareRuns, RunSpec, compare_runs, parse_run};
+use gpumon_util::UsageError;
 
 /// A validated `compare` command line.
 #[derive(Debug, Clone)]
@@ -47,8 +47,7 @@ impl CompareArgs {
             CompareFormatArg::Json => CompareFormat::Json,
         };
         let checks = self.fail_if;
-        let compare =
-            CompareRuns { runs, read, thresholds, checks, baseline, progress: !self.quiet };
+        let compare = CompareRuns { runs, read, thresholds, checks, baseline, meter: !self.quiet };
         Ok(CompareConfig { compare, format })
     }
 }
@@ -57,11 +56,11 @@ impl CompareArgs {
 pub fn run(cfg: &CompareConfig) -> Result<i32> {
     let done = compare_runs(&cfg.compare)?;
     let th = &cfg.compare.thresholds;
-    let text = show::render(cfg.format, &done.columns(), &done.comparison, th, &done.results);
+    let text = render_comparison(cfg.format, &done.columns(), &done.comparison, th, &done.results);
     let mut out = std::io::stdout().lock();
     // Labels and names come from files: none of their control or bidirectional characters reach a terminal.
     let text = if cfg.format == CompareFormat::Table || std::io::IsTerminal::is_terminal(&out) {
-        gpumon_util::text::for_terminal(&text).into_owned()
+        gpumon_util::for_terminal(&text).into_owned()
     } else {
         text
     };

@@ -10,19 +10,17 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 
 use crate::cli::ConvertArgs;
-use gpumon_read::Input;
 use gpumon_read::discover;
+use gpumon_read::Input;
 use gpumon_read::in_time_order;
 use gpumon_read::{ReadOptions, by_table, probe_fields, scan};
-use gpumon_schema::batch::rows_of_batch;
 use gpumon_schema::catalog::{Field, Source, Table};
-use gpumon_schema::files::Format;
-use gpumon_schema::row::{Selection, Value};
+use gpumon_schema::{Format, Selection, Value, rows_of_batch};
 use gpumon_sink::TickWriter;
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::progress::Progress;
-use gpumon_util::text::show;
-use gpumon_util::warn::warn;
+use gpumon_util::ReadMeter;
+use gpumon_util::show;
+use gpumon_util::warn;
+use gpumon_util::{UsageError, exit};
 
 /// Rows turned from Arrow into catalogue rows at once.
 const CHUNK_ROWS: usize = 4096;
@@ -34,7 +32,7 @@ pub struct ConvertConfig {
     pub output: PathBuf,
     pub format: Option<Format>,
     pub read: ReadOptions,
-    pub progress: bool,
+    pub meter: bool,
     pub command_line: String,
 }
 
@@ -60,14 +58,14 @@ fn convert_input(
     input: &gpumon_read::Input,
     read: &ReadOptions,
     want: &[Field],
-    progress: &Progress,
+    meter: &ReadMeter,
     w: &Mutex<TickWriter>,
 ) -> Result<()> {
     let no_ts = std::sync::atomic::AtomicU64::new(0);
     let visit = |_: &mut (), b: &arrow_array::RecordBatch, host: &str| -> Result<()> {
         let mut w = w.lock().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?;
         let host: Arc<str> = Arc::from(host);
-        let keep = w.keeps_counters(gpumon_schema::batch::counter_names(b));
+        let keep = w.keeps_counters(gpumon_schema::counter_names(b));
         // A catalogue row is ~1 KiB: convert a big batch a slice at a time.
         let mut rows = Vec::with_capacity(CHUNK_ROWS);
         for off in (0..b.num_rows()).step_by(CHUNK_ROWS) {
@@ -87,13 +85,13 @@ fn convert_input(
         }
         Ok(())
     };
-    let (_, rep) = scan(input, read, want, progress, &|| (), &visit)?;
+    let (_, rep) = scan(input, read, want, meter, &|| (), &visit)?;
     for warning in &rep.warnings {
-        gpumon_util::warn::warn(&format!("{}: {warning}", rep.path.display()));
+        gpumon_util::warn(&format!("{}: {warning}", rep.path.display()));
     }
     let no_ts = no_ts.into_inner();
     if no_ts > 0 {
-        gpumon_util::warn::warn(&format!(
+        gpumon_util::warn(&format!(
             "{}: {no_ts} row(s) without a timestamp cannot be placed in time; not converted",
             rep.path.display()
         ));
@@ -145,17 +143,17 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     skip_companions(&mut found.inputs, &cfg.read);
     // Several recordings of one host are kept apart (their phases relabelled) and said.
     gpumon_read::number_recordings(&mut found.inputs);
-    let infos: Vec<gpumon_schema::run::InputInfo> = found
+    let infos: Vec<gpumon_schema::InputInfo> = found
         .inputs
         .iter()
-        .map(|i| gpumon_schema::run::InputInfo {
+        .map(|i| gpumon_schema::InputInfo {
             path: i.path.clone(),
             rows: 0,
             recording: i.recording.clone(),
             ..Default::default()
         })
         .collect();
-    let note = gpumon_schema::run::recordings_note(&infos);
+    let note = gpumon_schema::recordings_note(&infos);
     if let Some((head, rest)) = note.split_first() {
         warn(&format!(
             "{head} {}",
@@ -177,16 +175,16 @@ pub fn run(cfg: &ConvertConfig) -> Result<i32> {
     let _ = std::fs::remove_file(&tmp);
     let w =
         Arc::new(Mutex::new(TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone())));
-    let progress = Progress::new(found.bytes(), cfg.progress);
+    let meter = ReadMeter::new(found.bytes(), cfg.meter);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {
         for input in &found.inputs {
-            convert_input(input, &read, &want, &progress, &w)?;
+            convert_input(input, &read, &want, &meter, &w)?;
         }
         let w = Arc::try_unwrap(w).map_err(|_| anyhow::anyhow!("writer still shared"))?;
         Ok(w.into_inner().map_err(|_| anyhow::anyhow!("writer lock poisoned"))?.finish()?)
     })();
-    progress.finish();
+    meter.finish();
     let rows = match result {
         Ok(0) => {
             let _ = std::fs::remove_file(&tmp);
@@ -218,7 +216,7 @@ impl ConvertArgs {
             output: self.output,
             format: self.format,
             read,
-            progress: !self.quiet,
+            meter: !self.quiet,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
         })
     }

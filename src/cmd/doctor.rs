@@ -11,9 +11,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use gpumon_source::diagnose::{examine, text};
-use gpumon_source::visible::{CUDA_VAR, NVIDIA_VAR};
-use gpumon_util::error::exit;
+use gpumon_source::{CUDA_VAR, NVIDIA_VAR, doctor_text, examine};
+use gpumon_util::exit;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DoctorFormat {
@@ -36,7 +35,7 @@ pub fn run(cfg: &DoctorConfig) -> Result<i32> {
     let report = examine(&cfg.nvml_lib, env(CUDA_VAR), env(NVIDIA_VAR), env("CUDA_DEVICE_ORDER"));
     let mut out = std::io::stdout().lock();
     match cfg.format {
-        DoctorFormat::Text => out.write_all(text::render(&report, cfg.verbose).as_bytes())?,
+        DoctorFormat::Text => out.write_all(doctor_text(&report, cfg.verbose).as_bytes())?,
         DoctorFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &report)?;
             writeln!(out)?;

@@ -11,11 +11,10 @@ use anyhow::{Result, bail};
 
 use crate::cli::MarkArgs;
 use gpumon_schema::control::{ENV, Request, check_label};
-use gpumon_schema::files::status_path;
-use gpumon_schema::live::{LiveStatus, NotRead, read_status};
-use gpumon_util::error::{UsageError, exit};
+use gpumon_schema::{LiveStatus, NotRead, read_status, status_path};
 use gpumon_util::fsafe;
-use gpumon_util::text::show;
+use gpumon_util::show;
+use gpumon_util::{UsageError, exit};
 
 /// How long the recorder has to answer (it answers at once; a stopped recorder does not).
 const ANSWER: Duration = Duration::from_secs(2);

@@ -24,7 +24,7 @@ use anyhow::Result;
 use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Cmd, DoctorFormatArg};
-use gpumon_util::error::{Probe, UsageError, code_for, exit, probe};
+use gpumon_util::{Probe, UsageError, code_for, exit, probe};
 
 /// The recording side, run by the `gpumon` binary itself. The reading commands are passed to the
 /// `gpumon-analyze` binary beside it (`analyzer`): a recorder beside a week-long job maps only the
@@ -86,8 +86,8 @@ pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
     if !dir.is_dir() {
         return Err(UsageError(format!(
             "{}: directory {} does not exist",
-            gpumon_util::text::show(out),
-            gpumon_util::text::show(dir)
+            gpumon_util::show(out),
+            gpumon_util::show(dir)
         ))
         .into());
     }
@@ -175,7 +175,7 @@ fn run(dispatch: fn(Cli) -> Result<i32>) -> i32 {
         Err(e) => {
             gpumon_util::status::clear_line();
             // One line, whatever a file name or a decoder's message holds.
-            eprintln!("gpumon: error: {}", gpumon_util::text::escape(&format!("{e:#}")));
+            eprintln!("gpumon: error: {}", gpumon_util::escape(&format!("{e:#}")));
             code_for(&e, ERROR_TYPES)
         }
     }

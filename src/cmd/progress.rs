@@ -8,7 +8,7 @@ use anyhow::Result;
 use crate::cli::ProgressArgs;
 use gpumon_schema::control::Request;
 use gpumon_schema::progress::parse_pairs;
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 
 /// A validated `progress` command line.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,15 +9,12 @@ use anyhow::Result;
 use crate::cli::{MIN_USEFUL_INTERVAL, RecordArgs};
 use gpumon_record::{self as record, RecordConfig};
 use gpumon_schema::catalog::{CATALOG, Field, suggest};
-use gpumon_schema::files::Format;
-use gpumon_schema::row::Selection;
-use gpumon_schema::run::{JOB_ID_MAX, JobId};
+use gpumon_schema::{Format, GpuSelector, JOB_ID_MAX, JobId, Selection};
 use gpumon_sink::Target;
-use gpumon_source::nvml::gpu::GpuSelector;
-use gpumon_source::visible::{self, Visible};
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::text::show;
-use gpumon_util::warn::warn;
+use gpumon_source::{Visible, visible_env_source, visible_from_env};
+use gpumon_util::show;
+use gpumon_util::warn;
+use gpumon_util::{UsageError, exit};
 
 /// Fill `{host}` and `{date}` (UTC, YYYY-MM-DD) in an output path and make the directories the
 /// filled-in parts name (a fleet tree such as `host={host}/date={date}/run.parquet`). A path
@@ -106,9 +103,7 @@ fn selection(
 ) -> Result<Selection> {
     let mut cols: Vec<Field> =
         if names.is_empty() { Selection::defaults().fields().collect() } else { Vec::new() };
-    if names.is_empty()
-        && gpumon_source::host::cgroup::CgroupSource::detect().is_some_and(|c| c.has_limits())
-    {
+    if names.is_empty() && gpumon_source::CgroupSource::detect().is_some_and(|c| c.has_limits()) {
         // Under a cgroup with limits (a container), its memory and CPU are what can OOM-kill the job.
         cols.extend(CATALOG.iter().filter(|d| d.name.starts_with("cgroup.")).map(|d| d.field));
     }
@@ -162,8 +157,8 @@ fn gpus_or_env(given: &[String], verbose: bool) -> Vec<GpuSelector> {
     if !given.is_empty() {
         return given;
     }
-    let source = visible::env_source();
-    match visible::from_env() {
+    let source = visible_env_source();
+    match visible_from_env() {
         Visible::All => Vec::new(),
         Visible::Only(sel) => {
             if verbose && let Some((var, value)) = &source {
@@ -287,7 +282,7 @@ impl RecordArgs {
             .into());
         }
         if sample_every < MIN_USEFUL_INTERVAL {
-            gpumon_util::warn::warn(&format!(
+            gpumon_util::warn(&format!(
                 "sampling every {sample_every:?}: below 100ms GPU utilization repeats NVML's own averaging window; \
                  such rates are meant for benchmarks"
             ));
@@ -315,7 +310,7 @@ impl RecordArgs {
         let host = match self.host.as_deref().map(str::trim) {
             Some("") => return Err(UsageError("--host: empty host name".into()).into()),
             Some(h) => h.to_string(),
-            None => gpumon_source::host::proc::hostname(),
+            None => gpumon_source::hostname(),
         };
         let (target, format) = self.target_and_format(&host)?;
         let job = job_of(self.job_id.as_deref(), self.pid)?;
@@ -351,7 +346,7 @@ impl RecordArgs {
             duration: self.duration,
             count: self.count.or(self.smi_once().then_some(1)),
             gpus_from_env: self.gpus.iter().all(|g| g.trim().is_empty())
-                && visible::env_source().is_some(),
+                && visible_env_source().is_some(),
             gpus: gpus_or_env(&self.gpus, self.verbose),
             nvml_lib: self.nvml_lib,
             require_gpu: self.require_gpu,
@@ -390,7 +385,7 @@ mod tests {
         assert_eq!(fill_template(&plain, "node7", now).unwrap(), plain);
         assert!(fill_template(&t, "../x", now).is_err());
     }
-    use gpumon_util::error::code_for;
+    use gpumon_util::code_for;
 
     #[test]
     fn field_selection_adds_keys_and_resolves_aliases() {

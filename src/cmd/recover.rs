@@ -6,14 +6,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use gpumon_schema::files::{OutputSet, status_path};
-use gpumon_schema::live::{LiveStatus, NotRead, read_status};
+use gpumon_schema::{LiveStatus, NotRead, OutputSet, read_status, status_path};
 use gpumon_sink::OutputLock;
 use gpumon_sink::recover_set;
-use gpumon_util::error::{UsageError, exit};
 use gpumon_util::fsafe;
-use gpumon_util::text::show;
-use gpumon_util::warn::warn;
+use gpumon_util::show;
+use gpumon_util::warn;
+use gpumon_util::{UsageError, exit};
 
 /// Remove the status file beside `base` (a link into the run's private directory) when the recorder
 /// that wrote it no longer runs, with what that directory holds; the link's path.
@@ -29,7 +28,7 @@ fn remove_dead_status(base: &Path) -> Option<std::path::PathBuf> {
             return None;
         }
     };
-    let host = gpumon_source::host::proc::hostname();
+    let host = gpumon_source::hostname();
     if doc.is_some_and(|st| st.recorder_alive(&host)) {
         return None;
     }
@@ -62,7 +61,7 @@ pub fn run(path: &Path) -> Result<i32> {
         writeln!(out, "{m}")?;
     }
     for w in done.warnings() {
-        gpumon_util::warn::warn(&w);
+        gpumon_util::warn(&w);
     }
     let status = remove_dead_status(&set.base());
     if let Some(p) = &status {

@@ -6,9 +6,9 @@
 //! it, docs/summary-json.md, for scripts). The charts need the time span before they can bucket:
 //! the summary already holds the first and last GPU sample inside the window, so that is the span
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
-//! one pass over the timestamp column ([`gpumon_summary::time_range`]), clipped to the window.
+//! one pass over the timestamp column (`time_range` in `gpumon_summary`), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
-//! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] × [`gpumon_analysis::series::FINE`]
+//! parallel) folds every row into [`gpumon_analysis::BUCKETS`] × [`gpumon_analysis::FINE`]
 //! min/max/mean buckets per series (the interactive charts' resolution; the static SVG merges them
 //! back to `BUCKETS`): memory is bounded by buckets × series, not by rows, and the page stays a few
 //! MB for any length of run.
@@ -22,10 +22,10 @@ use crate::cli::ReportArgs;
 use crate::cmd::summarize::report_checks;
 use gpumon_read::Discovered;
 use gpumon_summary::{
-    PhaseMode, SummarizeConfig, find_inputs, parse_checks, series, summarize_found,
+    PhaseMode, SummarizeConfig, collect_series, find_inputs, parse_checks, series_span,
+    summarize_found,
 };
-use gpumon_util::error::UsageError;
-use gpumon_util::text::show;
+use gpumon_util::{UsageError, show};
 
 /// A validated `report` command line.
 #[derive(Debug, Clone)]
@@ -93,26 +93,17 @@ pub fn render(cfg: &ReportConfig) -> Result<(String, Vec<gpumon_analysis::CheckR
     let o = summarize_found(s, &inputs)?;
     let (summary, results) = (&o.summary, &o.checks);
     let json = match &o.phases {
-        Some(p) => gpumon_present::phases::json_value(summary, results, p),
-        None => gpumon_present::json::value(summary, results),
+        Some(p) => gpumon_present::phases_json_value(summary, results, p),
+        None => gpumon_present::json_value(summary, results),
     };
     // The charts read the metrics only (the companion files feed the summary's events and users).
     let found = &inputs.metrics;
-    let grid = series::span(summary, found, s)?;
-    let collected = series::collect(found, s, grid, summary.window)?;
-    let (body, live) = gpumon_present::html::body::body(
-        summary,
-        results,
-        &collected,
-        &s.read.zone,
-        o.phases.as_ref(),
-    );
-    let page = gpumon_present::html::markup::page(
-        &gpumon_present::html::body::title(summary),
-        &body,
-        &json,
-        &live,
-    );
+    let grid = series_span(summary, found, s)?;
+    let collected = collect_series(found, s, grid, summary.window)?;
+    let (body, live) =
+        gpumon_present::html::body(summary, results, &collected, &s.read.zone, o.phases.as_ref());
+    let page =
+        gpumon_present::html::page(&gpumon_present::html::title(summary), &body, &json, &live);
     Ok((page, o.checks))
 }
 
@@ -123,40 +114,32 @@ fn render_job(
     s: &SummarizeConfig,
     id: &str,
 ) -> Result<(String, Vec<gpumon_analysis::CheckResult>)> {
-    let jobs = gpumon_summary::job::summarize_jobs(s, Some(id))?;
+    let jobs = gpumon_summary::summarize_jobs(s, Some(id))?;
     let Some(j) = jobs.jobs.into_iter().next() else {
         return Err(UsageError(format!("--job {id:?}: no recording of that job")).into());
     };
     let (summary, results) = (&j.outcome.summary, &j.outcome.checks);
-    let part = gpumon_present::job::JobPart {
-        view: &j.view,
-        summary,
-        checks: results,
-        sources: &j.sources,
-    };
-    let json: serde_json::Value = serde_json::from_str(&gpumon_present::job::render(
+    let part =
+        gpumon_present::JobPart { view: &j.view, summary, checks: results, sources: &j.sources };
+    let json: serde_json::Value = serde_json::from_str(&gpumon_present::render_jobs(
         &[part],
         &[],
         gpumon_present::SummaryFormat::Json,
     ))?;
     let cfg = SummarizeConfig { phases: PhaseMode::Off, phase_windows: Vec::new(), ..s.clone() };
-    let grid = series::span(summary, &j.metrics, &cfg)?;
-    let collected = series::collect(&j.metrics, &cfg, grid, summary.window)?;
+    let grid = series_span(summary, &j.metrics, &cfg)?;
+    let collected = collect_series(&j.metrics, &cfg, grid, summary.window)?;
     let (body, series) =
-        gpumon_present::html::body::body(summary, results, &collected, &s.read.zone, None);
-    let part = gpumon_present::job::JobPart {
-        view: &j.view,
-        summary,
-        checks: results,
-        sources: &j.sources,
-    };
+        gpumon_present::html::body(summary, results, &collected, &s.read.zone, None);
+    let part =
+        gpumon_present::JobPart { view: &j.view, summary, checks: results, sources: &j.sources };
     let body = format!(
         "{}{}",
-        gpumon_present::html::job::section(&part),
-        gpumon_present::html::job::mark_stragglers(&body, &j.view)
+        gpumon_present::html::job_section(&part),
+        gpumon_present::html::mark_stragglers(&body, &j.view)
     );
     let title = format!("gpumon: job {id}");
-    let page = gpumon_present::html::markup::page(&title, &body, &json, &series);
+    let page = gpumon_present::html::page(&title, &body, &json, &series);
     Ok((page, j.outcome.checks))
 }
 
@@ -164,7 +147,7 @@ fn render_job(
 pub fn run(cfg: &ReportConfig) -> Result<i32> {
     let (page, results) = render(cfg)?;
     write_out(&cfg.output, &page)?;
-    if cfg.summarize.progress && cfg.output.as_os_str() != "-" {
+    if cfg.summarize.meter && cfg.output.as_os_str() != "-" {
         eprintln!("gpumon: wrote {} ({:.1} MB)", show(&cfg.output), page.len() as f64 / 1e6);
     }
     Ok(report_checks(&results))

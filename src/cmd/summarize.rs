@@ -6,12 +6,11 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{ByArg, InputArgs, LogArgs, SummarizeArgs, SummaryFormatArg};
-use gpumon_analysis::CheckResult;
-use gpumon_analysis::window::WindowSpec;
+use gpumon_analysis::{CheckResult, WindowSpec};
 use gpumon_present::{SummaryFormat, render};
 use gpumon_summary::{PhaseMode, SummarizeConfig, summarize};
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::text::{escape, for_terminal};
+use gpumon_util::{UsageError, exit};
+use gpumon_util::{escape, for_terminal};
 
 /// A validated `summarize` command line: what to summarize and the output format.
 #[derive(Debug, Clone)]
@@ -40,7 +39,7 @@ pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
     }
     let o = summarize(cfg)?;
     let text = match &o.phases {
-        Some(p) => gpumon_present::phases::render(&o.summary, &o.checks, p, format),
+        Some(p) => gpumon_present::render_phases(&o.summary, &o.checks, p, format),
         None => render(&o.summary, &o.checks, format),
     };
     print(&text, format)?;
@@ -49,18 +48,18 @@ pub fn run(cmd: &SummarizeCmd) -> Result<i32> {
 
 /// `summarize --by job` / `--job ID`: the job view of each job; exit 3 when a check failed on one.
 fn run_jobs(cfg: &SummarizeConfig, only: Option<&str>, format: SummaryFormat) -> Result<i32> {
-    let jobs = gpumon_summary::job::summarize_jobs(cfg, only)?;
-    let parts: Vec<gpumon_present::job::JobPart<'_>> = jobs
+    let jobs = gpumon_summary::summarize_jobs(cfg, only)?;
+    let parts: Vec<gpumon_present::JobPart<'_>> = jobs
         .jobs
         .iter()
-        .map(|j| gpumon_present::job::JobPart {
+        .map(|j| gpumon_present::JobPart {
             view: &j.view,
             summary: &j.outcome.summary,
             checks: &j.outcome.checks,
             sources: &j.sources,
         })
         .collect();
-    print(&gpumon_present::job::render(&parts, &jobs.without_job, format), format)?;
+    print(&gpumon_present::render_jobs(&parts, &jobs.without_job, format), format)?;
     let checks: Vec<CheckResult> = jobs.jobs.into_iter().flat_map(|j| j.outcome.checks).collect();
     Ok(report_checks(&checks))
 }
@@ -95,7 +94,7 @@ impl LogArgs {
         gpumon_read::ReadOptions {
             nvsmi,
             zone: self.tz.clone(),
-            gpus: gpumon_schema::gpus::GpuSelector::parse_list(&self.gpus),
+            gpus: gpumon_schema::GpuSelector::parse_list(&self.gpus),
             host: self.host.clone(),
             threads,
         }
@@ -126,7 +125,7 @@ impl SummarizeArgs {
 impl InputArgs {
     /// The config; `phases` says when to split by phase (`--phase` windows always do).
     pub fn into_config(self, phases: PhaseMode) -> Result<SummarizeConfig> {
-        use gpumon_analysis::window::{parse_phase_window, parse_time};
+        use gpumon_analysis::{parse_phase_window, parse_time};
         let read = self.logs.read_options();
         let time = |s: &Option<String>, what: &str| -> Result<_> {
             s.as_deref()
@@ -140,7 +139,7 @@ impl InputArgs {
             until: time(&self.until, "--until")?,
             skip_warmup: self.skip_warmup,
         };
-        let mut thresholds = gpumon_analysis::findings::Thresholds::default();
+        let mut thresholds = gpumon_analysis::Thresholds::default();
         for t in &self.thresholds {
             thresholds.set(t).map_err(UsageError)?;
         }
@@ -155,7 +154,7 @@ impl InputArgs {
             window,
             thresholds,
             checks: self.fail_if,
-            progress: !self.quiet,
+            meter: !self.quiet,
             warnings: true,
             phases: if phase_windows.is_empty() { phases } else { PhaseMode::On },
             phase_windows,

@@ -17,15 +17,14 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 
 use crate::cli::WatchArgs;
-use gpumon_analysis::findings::Finding;
-use gpumon_present::watch::{Liveness, View, frame, waiting};
+use gpumon_analysis::Finding;
+use gpumon_present::{Liveness, WatchView, watch_frame, watch_waiting};
 use gpumon_read::ReadOptions;
-use gpumon_schema::files::status_path;
-use gpumon_schema::live::{LiveStatus, NotRead, read_status};
-use gpumon_source::host::proc::hostname;
-use gpumon_summary::watch::{findings, last_tick};
-use gpumon_util::error::{UsageError, exit};
-use gpumon_util::term::{Screen, size};
+use gpumon_schema::{LiveStatus, NotRead, read_status, status_path};
+use gpumon_source::hostname;
+use gpumon_summary::{findings_so_far, last_tick};
+use gpumon_util::{Screen, term_size};
+use gpumon_util::{UsageError, exit};
 
 /// The findings so far, or why there are none.
 type FindingsOrError = Result<Vec<Finding>, String>;
@@ -83,13 +82,20 @@ fn once(cfg: &WatchConfig) -> Result<i32> {
         .into());
     };
     let now = Utc::now();
-    let f = findings(&cfg.path, &cfg.read);
-    let width = if std::io::IsTerminal::is_terminal(&std::io::stdout()) { size().0 } else { 100 };
+    let f = findings_so_far(&cfg.path, &cfg.read);
+    let width =
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) { term_size().0 } else { 100 };
     let findings = Some(f.as_deref().map_err(String::as_str));
-    let view =
-        View { path: &path, live: sh.live, findings, now, keys: false, from_file: sh.from_file };
+    let view = WatchView {
+        path: &path,
+        live: sh.live,
+        findings,
+        now,
+        keys: false,
+        from_file: sh.from_file,
+    };
     let mut out = std::io::stdout().lock();
-    for l in frame(&sh.st, &view, width, usize::MAX) {
+    for l in watch_frame(&sh.st, &view, width, usize::MAX) {
         writeln!(out, "{l}")?;
     }
     out.flush()?;
@@ -102,7 +108,7 @@ fn findings_thread(cfg: &WatchConfig, slot: Arc<Mutex<Option<FindingsOrError>>>)
     let _ = std::thread::Builder::new().name("findings".into()).spawn(move || {
         loop {
             let t0 = Instant::now();
-            let f = findings(&path, &read);
+            let f = findings_so_far(&path, &read);
             if let Ok(mut s) = slot.lock() {
                 *s = Some(f);
             }
@@ -131,16 +137,22 @@ fn current(
     let path = cfg.path.display().to_string();
     let Some(sh) = shown(cfg, seen.status, &mut seen.data) else {
         let status = status_path(&cfg.path).display().to_string();
-        return (waiting(&path, &status, w), Duration::from_millis(500));
+        return (watch_waiting(&path, &status, w), Duration::from_millis(500));
     };
     seen.status |= !sh.from_file;
     let now = Utc::now();
     let findings = found.map(|f| f.as_deref().map_err(String::as_str));
-    let view =
-        View { path: &path, live: sh.live, findings, now, keys: true, from_file: sh.from_file };
+    let view = WatchView {
+        path: &path,
+        live: sh.live,
+        findings,
+        now,
+        keys: true,
+        from_file: sh.from_file,
+    };
     let every =
         Duration::from_secs_f64(if sh.from_file { 1.0 } else { sh.st.interval_s.clamp(0.1, 2.0) });
-    (frame(&sh.st, &view, w, h), every)
+    (watch_frame(&sh.st, &view, w, h), every)
 }
 
 /// Redraw until a quit key or signal.

@@ -12,7 +12,7 @@ use anyhow::Result;
 use arrow_array::{Array, RecordBatch};
 
 use crate::acc::{GpuAcc, HostAcc, Slot, inputs};
-use crate::diag::HEALTH;
+use crate::facts::HEALTH;
 use crate::rowfacts;
 use crate::rowfacts::RowRules;
 use crate::stat::Scope;
@@ -327,7 +327,7 @@ impl Collector {
     /// A keyed row at `t` without GPU readings: counted as empty, and nothing else.
     fn empty_row(&mut self, t: i64, slot: &mut u32) {
         if let Some(g) = self.gpus.get_mut(*slot as usize) {
-            g.acc.diag.add_empty(t);
+            g.acc.facts.add_empty(t);
             *slot = NONE;
         }
     }
@@ -430,7 +430,7 @@ impl Collector {
 
     /// memory.used + memory.free, for files without memory.total. Not summed where every row of
     /// the batch has a whole-number memory.total: a GPU with one never uses the sum (see
-    /// [`crate::stats`]).
+    /// [`crate::stat_values`]).
     fn memory_sum(&mut self, cols: &Cols<'_>, s: &mut Scratch) {
         let (Some(uc), Some(fc)) = (find(cols, Field::MemUsed), find(cols, Field::MemFree)) else {
             return;
@@ -452,7 +452,7 @@ impl Collector {
         }
     }
 
-    /// Input-bound rows and the per-row facts of [`crate::diag`]. A row is input-bound
+    /// Input-bound rows and the per-row facts of [`crate::facts`]. A row is input-bound
     /// when the GPU has work on it (the job's memory on it where the row has `job.gpu_memory`, else
     /// memory.used at or above `held_mem_mib`), is not busy (utilization.gpu, and sm.active where
     /// recorded, below `input_bound_util`) and the CPU is saturated (job.cpu where the row has a
@@ -475,7 +475,7 @@ impl Collector {
         for &(sl, lo, hi) in &s.groups {
             let Some(GpuSlot { acc: g, .. }) = self.gpus.get_mut(sl as usize) else { continue };
             let n = s.facts.count(&s.order[lo..hi], &s.ts);
-            n.add_to(&mut g.diag);
+            n.add_to(&mut g.facts);
             g.ib_both += n.both;
             g.ib_n += n.bound;
         }
@@ -496,7 +496,7 @@ impl Collector {
         for (f, k) in ecc.chain(HEALTH.iter().enumerate().map(|(k, &f)| (f, Some(k)))) {
             self.each_value(cols, f, s, |d, v| d.add_health(k, v));
         }
-        for (k, &f) in crate::diag::CONFIG.iter().enumerate() {
+        for (k, &f) in crate::facts::CONFIG.iter().enumerate() {
             self.each_value(cols, f, s, |d, v| d.add_config(k, v));
         }
         self.each_value(cols, Field::EccCorrected, s, |d, v| d.add_corrected(v));
@@ -508,7 +508,7 @@ impl Collector {
         cols: &Cols<'_>,
         f: Field,
         s: &mut Scratch,
-        mut add: impl FnMut(&mut crate::diag::DiagAcc, f64),
+        mut add: impl FnMut(&mut crate::facts::FactsAcc, f64),
     ) {
         let Some(c) = find(cols, f) else { return };
         s.a.clear();
@@ -517,7 +517,7 @@ impl Collector {
         }
         for (&sl, &v) in s.slot.iter().zip(&s.a) {
             if let Some(GpuSlot { acc: g, .. }) = self.gpus.get_mut(sl as usize) {
-                add(&mut g.diag, v);
+                add(&mut g.facts, v);
             }
         }
     }
@@ -688,9 +688,9 @@ impl Collector {
             let target = &mut self.gpus[slot as usize].acc;
             if target.rows == 0 {
                 // Empty rows only so far: keep them.
-                let empty = std::mem::take(&mut target.diag);
+                let empty = std::mem::take(&mut target.facts);
                 *target = acc;
-                target.diag.pool(&empty);
+                target.facts.pool(&empty);
             } else {
                 target.append(acc);
             }

@@ -163,7 +163,7 @@ pub struct Comparison {
 }
 
 /// Change of `v` against `base`: plain, and in percent of `base`.
-pub fn delta(v: Option<f64>, base: Option<f64>) -> (Option<f64>, Option<f64>) {
+pub(crate) fn delta(v: Option<f64>, base: Option<f64>) -> (Option<f64>, Option<f64>) {
     match (v, base) {
         (Some(v), Some(b)) => (Some(v - b), (b != 0.0).then(|| 100.0 * (v - b) / b.abs())),
         _ => (None, None),
@@ -384,11 +384,11 @@ const MUCH_MORE_MEMORY_PCT: f64 = 20.0;
 mod tests {
     use super::*;
     use crate::checks::parse_check;
-    use crate::stats::Stats;
+    use crate::stat_values::StatValues;
     use crate::{GpuSummary, HostSummary};
 
     fn summary(util: f64, mem: f64, power: f64) -> Summary {
-        let mut g = Stats::empty(Scope::Gpu);
+        let mut g = StatValues::empty(Scope::Gpu);
         g.set(Stat::mean(Field::UtilGpu), Some(util));
         g.set(Stat::max(Field::MemUsed), Some(mem));
         g.set(Stat::MemoryUsedMaxPct, Some(100.0 * mem / 81920.0));
@@ -409,12 +409,12 @@ mod tests {
             hosts: vec![HostSummary {
                 name: "h".into(),
                 gpus: vec![gpu],
-                stats: Stats::empty(Scope::Host),
+                stats: StatValues::empty(Scope::Host),
                 has_host_data: false,
                 findings: Vec::new(),
             }],
             all_gpus: g,
-            all_hosts: Stats::empty(Scope::Host),
+            all_hosts: StatValues::empty(Scope::Host),
             start: Some(0),
             end: Some(1),
             inputs: Vec::new(),

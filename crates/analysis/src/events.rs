@@ -9,13 +9,12 @@ use anyhow::Result;
 use arrow_array::RecordBatch;
 
 use crate::xid::{self, Xid};
-use gpumon_schema::batch::column;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS, NO_U64};
-use gpumon_schema::row::routine_event;
+use gpumon_schema::{field_column, routine_event};
 
 /// Events listed in a summary; later ones are only counted.
-pub const MAX_LISTED: usize = 1000;
+pub(crate) const MAX_LISTED: usize = 1000;
 
 /// One event.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,19 +108,19 @@ impl EventCollector {
     /// Add the events of one batch of an events table; rows without a host value belong to `default_host`.
     pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
         let (mut ts, mut gpu, mut code) = (Vec::new(), Vec::new(), Vec::new());
-        if !column(batch, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut ts)) {
+        if !field_column(batch, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut ts)) {
             return Ok(());
         }
         let n = batch.num_rows();
         let ints = |f: Field, out: &mut Vec<u64>| {
-            if !column(batch, f).is_some_and(|c| cols::u64_values(c, out)) {
+            if !field_column(batch, f).is_some_and(|c| cols::u64_values(c, out)) {
                 out.clear();
                 out.resize(n, NO_U64);
             }
         };
         ints(Field::Index, &mut gpu);
         ints(Field::EventCode, &mut code);
-        let text = |f: Field, i: usize| column(batch, f).and_then(|c| cols::str_at(c, i));
+        let text = |f: Field, i: usize| field_column(batch, f).and_then(|c| cols::str_at(c, i));
         let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
         for i in 0..n {
             if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {

@@ -7,9 +7,9 @@ use std::fmt::Write;
 use crate::acc::{POWER, Reason, THERMAL};
 use crate::events::{EventRecord, xid_groups};
 use crate::stat::Stat;
-use crate::stats::Stats;
+use crate::stat_values::StatValues;
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::run::InputInfo;
 
 /// Every threshold the rules use, with defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -669,7 +669,7 @@ fn when(us: i64) -> String {
 /// What the rules need of one GPU.
 pub(crate) struct GpuView<'a> {
     pub label: String,
-    pub stats: &'a Stats,
+    pub stats: &'a StatValues,
     /// The GPU's model, to compare it with its own kind only.
     pub name: Option<String>,
     pub uuid: Option<String>,
@@ -679,7 +679,7 @@ pub(crate) struct GpuView<'a> {
     /// The first row with readings (UTC µs).
     pub(crate) first_data: i64,
     /// The per-row facts beyond the statistics (None: a GPU known only by its statistics).
-    pub(crate) diag: Option<&'a crate::diag::DiagAcc>,
+    pub(crate) facts: Option<&'a crate::facts::FactsAcc>,
     /// The lowest power.draw of the GPU (its floor: idle, or a hang's draw).
     pub(crate) power_min: Option<f64>,
 }
@@ -687,7 +687,7 @@ pub(crate) struct GpuView<'a> {
 #[cfg(test)]
 impl<'a> GpuView<'a> {
     /// A GPU known only by its statistics (no empty rows).
-    pub(crate) fn new(label: String, stats: &'a Stats) -> GpuView<'a> {
+    pub(crate) fn new(label: String, stats: &'a StatValues) -> GpuView<'a> {
         GpuView {
             label,
             stats,
@@ -696,7 +696,7 @@ impl<'a> GpuView<'a> {
             last_data: 0,
             last_row: 0,
             first_data: 0,
-            diag: None,
+            facts: None,
             power_min: None,
         }
     }
@@ -769,7 +769,7 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let failed = at_least_one(Field::RemappedFailure);
     let rising = s.get(Stat::EccIncrease).is_some_and(|v| v > 0.0);
     // A corrected-error storm: many corrected errors an hour (an ageing or failing memory).
-    let corrected = g.diag.and_then(|d| d.corrected_increase());
+    let corrected = g.facts.and_then(|d| d.corrected_increase());
     let hours = s.get(Stat::SpanS).unwrap_or(0.0).max(1.0) / 3600.0;
     let storm = corrected
         .is_some_and(|c| c >= th.ecc_corrected_per_h && c / hours >= th.ecc_corrected_per_h);
@@ -782,7 +782,7 @@ fn memory_health(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
         return;
     }
     let mut e = String::new();
-    for field in crate::diag::HEALTH {
+    for field in crate::facts::HEALTH {
         if let Some(v) = s.get(Stat::HealthMax(field)) {
             let _ = write!(
                 e,
@@ -854,8 +854,8 @@ fn idle_allocated(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> b
     let Some(p) = s.get(Stat::HeldIdlePct).filter(|&p| p > 0.0) else { return false };
     let samples = s.get(Stat::Samples).unwrap_or(0.0);
     // Power above the board's idle draw is work (a kernel the utilization sampling missed).
-    let limit = g.diag.and_then(|d| d.config_range(Field::PowerLimit)).map(|r| r.1);
-    let (p, quiet) = match (g.diag, idle_draw(g, limit, th)) {
+    let limit = g.facts.and_then(|d| d.config_range(Field::PowerLimit)).map(|r| r.1);
+    let (p, quiet) = match (g.facts, idle_draw(g, limit, th)) {
         (Some(d), Some(w)) if d.held_idle_n > 0 => {
             let n = d.held_idle_below(w.watts);
             let note = format!(
@@ -985,7 +985,7 @@ fn memory(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds, hung: bool) 
 }
 
 /// The reasons among `reasons` a GPU had, with their shares.
-fn reason_list(s: &Stats, reasons: &[Reason]) -> String {
+fn reason_list(s: &StatValues, reasons: &[Reason]) -> String {
     let mut e = String::new();
     for &r in reasons {
         if let Some(v) = s.get(Stat::Throttle(r)).filter(|&v| v > 0.0) {
@@ -1122,7 +1122,7 @@ struct BusyMean<'a> {
 
 fn busy_mean<'a>(g: &'a GpuView<'_>) -> Option<BusyMean<'a>> {
     let mean = g.stats.get(UTIL_MEAN)?;
-    let span = g.diag.map(|d| d.busy_span);
+    let span = g.facts.map(|d| d.busy_span);
     let label = g.label.as_str();
     Some(match span.and_then(|b| b.inside().zip(b.range())) {
         Some((inside, range)) => {
@@ -1165,7 +1165,7 @@ fn imbalance(out: &mut Findings<'_>, used: &[&GpuView<'_>], th: &Thresholds) {
     out.push("imbalance", None, evidence);
 }
 
-fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
+fn host_swap(out: &mut Findings<'_>, host_stats: &StatValues, th: &Thresholds) {
     if let Some(sw) = host_stats.get(Stat::SwapRange)
         && sw > th.swap_mib
     {
@@ -1184,7 +1184,7 @@ fn host_swap(out: &mut Findings<'_>, host_stats: &Stats, th: &Thresholds) {
 fn host_memory(
     out: &mut Findings<'_>,
     gpus: &[GpuView<'_>],
-    host_stats: &Stats,
+    host_stats: &StatValues,
     pressed: u64,
     th: &Thresholds,
 ) {
@@ -1213,7 +1213,7 @@ fn host_memory(
 /// The factor that turns a GPU's GPM columns into percent: 100 when a busy GPU (utilization.gpu
 /// mean >= 50 %) has every GPM maximum at most 1, i.e. the columns were written as fractions 0-1
 /// (DCGM's convention) rather than the catalogue's percent; else 1.
-fn gpm_scale(s: &Stats) -> f64 {
+fn gpm_scale(s: &StatValues) -> f64 {
     let maxima: Vec<f64> = [Field::SmActive, Field::TensorActive, Field::DramActive]
         .iter()
         .filter_map(|&f| s.get(Stat::max(f)))
@@ -1223,12 +1223,12 @@ fn gpm_scale(s: &Stats) -> f64 {
 }
 
 /// A GPM statistic in percent ([`gpm_scale`]).
-fn gpm(s: &Stats, stat: Stat) -> Option<f64> {
+fn gpm(s: &StatValues, stat: Stat) -> Option<f64> {
     s.get(stat).map(|v| v * gpm_scale(s))
 }
 
 /// What the evidence of a GPM rule adds when the columns were fractions.
-fn gpm_note(s: &Stats) -> &'static str {
+fn gpm_note(s: &StatValues) -> &'static str {
     if gpm_scale(s) > 1.0 {
         " (GPM columns recorded as fractions 0-1, read as percent)"
     } else {
@@ -1253,7 +1253,7 @@ fn dur(s: f64) -> String {
 /// of other samples.
 fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     let s = g.stats;
-    let (Some(d), Some(iv)) = (g.diag, s.get(Stat::IntervalS).filter(|&v| v > 0.0)) else {
+    let (Some(d), Some(iv)) = (g.facts, s.get(Stat::IntervalS).filter(|&v| v > 0.0)) else {
         return false;
     };
     let Some(IdleDraw { watts, floor, reference, of }) = idle_draw(g, Some(d.power_limit), th)
@@ -1306,7 +1306,7 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
 
 /// `power_limit_low` and `pcie_link`: the board's configuration as recorded.
 fn board_config(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
-    let Some(d) = g.diag else { return };
+    let Some(d) = g.facts else { return };
     if let (Some((_, limit)), Some((_, default))) =
         (d.config_range(Field::PowerLimit), d.config_range(Field::PowerDefaultLimit))
         && default > 0.0
@@ -1349,7 +1349,7 @@ fn board_config(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 /// or power reason for it (application clocks, `nvidia-smi -lgc`).
 fn clocks_locked(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    let (Some(d), Some(busy)) = (g.diag, s.get(Stat::BusyClock)) else { return };
+    let (Some(d), Some(busy)) = (g.facts, s.get(Stat::BusyClock)) else { return };
     let Some((_, max)) = d.config_range(Field::ClockMaxSm).filter(|r| r.1 > 0.0) else { return };
     let share = 100.0 * busy / max;
     if d.busy_clock_n < 10 || share >= th.clocks_locked_pct {
@@ -1399,7 +1399,7 @@ fn clocks_locked(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
     let (Some(d), Some(span), Some(total)) =
-        (g.diag, s.get(Stat::SpanS), s.get(Stat::MemoryTotal).filter(|&t| t > 0.0))
+        (g.facts, s.get(Stat::SpanS), s.get(Stat::MemoryTotal).filter(|&t| t > 0.0))
     else {
         return;
     };
@@ -1439,7 +1439,7 @@ fn memory_growth(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 /// `idle_stretches`: the GPU stops for minutes at a regular period.
 fn idle_stretches(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    let (Some(d), Some(span), Some(iv)) = (g.diag, s.get(Stat::SpanS), s.get(Stat::IntervalS))
+    let (Some(d), Some(span), Some(iv)) = (g.facts, s.get(Stat::SpanS), s.get(Stat::IntervalS))
     else {
         return;
     };
@@ -1510,7 +1510,7 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 /// more above the median of its siblings' temperatures while busy; GPUs already thermal-throttling are left to
 /// thermal_throttling.
 fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
-    let temp = |g: &GpuView<'_>, busy: bool| g.diag.and_then(|d| d.temp(busy));
+    let temp = |g: &GpuView<'_>, busy: bool| g.facts.and_then(|d| d.temp(busy));
     for g in gpus {
         let sib: Vec<&&GpuView<'_>> =
             gpus.iter().filter(|o| o.label != g.label && o.name == g.name).collect();
@@ -1673,7 +1673,7 @@ fn xid(out: &mut Findings<'_>, events: &[EventRecord], gpus: &[GpuView<'_>], fal
 
 /// A failed wrapped command of each input of `host` that records one: its command, exit code and
 /// when it ended (the input's last row when the file does not say).
-pub fn job_failed(host: &str, inputs: &[InputInfo], last_row: Option<i64>) -> Vec<Finding> {
+pub(crate) fn job_failed(host: &str, inputs: &[InputInfo], last_row: Option<i64>) -> Vec<Finding> {
     let mut out = Findings { host, list: Vec::new() };
     for i in inputs.iter().filter(|i| i.default_host == host) {
         let Some(j) = i.job.as_ref().filter(|j| j.failed()) else { continue };
@@ -1731,7 +1731,7 @@ pub(crate) fn shared_gpu(
 pub(crate) fn diagnose(
     host: &str,
     gpus: &[GpuView<'_>],
-    host_stats: &Stats,
+    host_stats: &StatValues,
     pressed_ticks: u64,
     events: &[EventRecord],
     th: &Thresholds,
@@ -1790,8 +1790,8 @@ mod tests {
     use super::*;
     use crate::stat::Scope;
 
-    fn stats(scope: Scope, pairs: &[(Stat, f64)]) -> Stats {
-        let mut s = Stats::empty(scope);
+    fn stats(scope: Scope, pairs: &[(Stat, f64)]) -> StatValues {
+        let mut s = StatValues::empty(scope);
         for &(n, v) in pairs {
             s.set(n, Some(v));
         }
@@ -1826,7 +1826,7 @@ mod tests {
             ],
         );
         let g = [GpuView::new("0".into(), &healthy), GpuView::new("1".into(), &healthy)];
-        assert!(diagnose("h", &g, &Stats::empty(Scope::Host), 0, &[], &th).is_empty());
+        assert!(diagnose("h", &g, &StatValues::empty(Scope::Host), 0, &[], &th).is_empty());
         let hot = stats(
             Scope::Gpu,
             &[
@@ -1850,8 +1850,8 @@ mod tests {
     }
 
     /// A GPU of a one-second recording from 0 to `end_s`, with these hang-like samples (draw, second).
-    fn hang_view<'a>(s: &'a Stats, d: &'a crate::diag::DiagAcc, end_s: i64) -> GpuView<'a> {
-        GpuView { last_data: end_s * 1_000_000, diag: Some(d), ..GpuView::new("0".into(), s) }
+    fn hang_view<'a>(s: &'a StatValues, d: &'a crate::facts::FactsAcc, end_s: i64) -> GpuView<'a> {
+        GpuView { last_data: end_s * 1_000_000, facts: Some(d), ..GpuView::new("0".into(), s) }
     }
 
     /// `hang`: 100 % utilization at idle power after a while of work fires it (and not
@@ -1870,7 +1870,7 @@ mod tests {
             ],
         );
         let rows = |watts: f64, from: i64, stray: bool| {
-            let mut d = crate::diag::DiagAcc::default();
+            let mut d = crate::facts::FactsAcc::default();
             for t in from..3600 {
                 d.hang.add(watts, t * 1_000_000);
             }
@@ -1879,8 +1879,8 @@ mod tests {
             }
             d
         };
-        let ids = |d: &crate::diag::DiagAcc| -> Vec<(&'static str, String)> {
-            diagnose("h", &[hang_view(&s, d, 3599)], &Stats::empty(Scope::Host), 0, &[], &th)
+        let ids = |d: &crate::facts::FactsAcc| -> Vec<(&'static str, String)> {
+            diagnose("h", &[hang_view(&s, d, 3599)], &StatValues::empty(Scope::Host), 0, &[], &th)
                 .into_iter()
                 .map(|f| (f.rule, f.evidence))
                 .collect()
@@ -1929,7 +1929,7 @@ mod tests {
             )
         };
         let ids = |g: &[GpuView<'_>], pressed: u64| -> Vec<(&'static str, Option<String>)> {
-            diagnose("h", g, &Stats::empty(Scope::Host), pressed, &[], &th)
+            diagnose("h", g, &StatValues::empty(Scope::Host), pressed, &[], &th)
                 .into_iter()
                 .map(|f| (f.rule, f.gpu))
                 .collect()
@@ -1946,10 +1946,10 @@ mod tests {
         assert!(ids(&[GpuView::new("0".into(), &busy)], 599).is_empty());
         // Four GPUs of one model at the same load; one runs 12 C hotter while busy.
         let temps = [65.0, 66.0, 78.0, 64.0];
-        let accs: Vec<crate::diag::DiagAcc> = temps
+        let accs: Vec<crate::facts::FactsAcc> = temps
             .iter()
             .map(|&t| {
-                let mut d = crate::diag::DiagAcc::default();
+                let mut d = crate::facts::FactsAcc::default();
                 d.busy_temp_sum.add(t * 10.0);
                 d.busy_temp_n = 10;
                 d
@@ -1958,7 +1958,7 @@ mod tests {
         let views = |n: usize| -> Vec<GpuView<'_>> {
             (0..n)
                 .map(|k| GpuView {
-                    diag: Some(&accs[k]),
+                    facts: Some(&accs[k]),
                     name: Some("H100".into()),
                     ..GpuView::new(k.to_string(), &busy)
                 })
@@ -1987,9 +1987,9 @@ mod tests {
                 ],
             )
         };
-        let ids = |s: &Stats, events: &[EventRecord]| -> Vec<&'static str> {
+        let ids = |s: &StatValues, events: &[EventRecord]| -> Vec<&'static str> {
             let g = [GpuView::new("0".into(), s)];
-            diagnose("h", &g, &Stats::empty(Scope::Host), 0, events, &th)
+            diagnose("h", &g, &StatValues::empty(Scope::Host), 0, events, &th)
                 .iter()
                 .map(|f| f.rule)
                 .collect()
@@ -2026,7 +2026,7 @@ mod tests {
         let healthy = gpu(95.0, 70.0, 35.0, 40.0, 300.0);
         let g = [GpuView::new("0".into(), &healthy)];
         let events = [ev(1_767_225_600_000_000, 79), ev(1_767_225_601_000_000, 79)];
-        let found = diagnose("h", &g, &Stats::empty(Scope::Host), 0, &events, &th);
+        let found = diagnose("h", &g, &StatValues::empty(Scope::Host), 0, &events, &th);
         assert_eq!(found.len(), 1);
         let x = &found[0];
         assert_eq!((x.rule, x.severity, x.gpu.as_deref()), ("xid", Severity::Error, Some("0")));

@@ -395,11 +395,11 @@ fn node_gone(
 mod tests {
     use super::*;
     use crate::stat::Scope;
-    use crate::stats::Stats;
+    use crate::stat_values::StatValues;
 
     /// A GPU busy at `util` % with busy clock `clock`, sampled every second from `start` to `end` s.
     fn gpu(label: &str, util: f64, clock: f64, (start, end): (i64, i64)) -> GpuSummary {
-        let mut s = Stats::empty(Scope::Gpu);
+        let mut s = StatValues::empty(Scope::Gpu);
         s.set(Stat::mean(Field::UtilGpu), Some(util));
         s.set(Stat::BusyClock, Some(clock));
         s.set(Stat::IntervalS, Some(1.0));
@@ -437,7 +437,7 @@ mod tests {
         HostSummary {
             name: name.into(),
             gpus,
-            stats: Stats::empty(Scope::Host),
+            stats: StatValues::empty(Scope::Host),
             has_host_data: false,
             findings,
         }
@@ -446,8 +446,8 @@ mod tests {
     fn summary(hosts: Vec<HostSummary>) -> Summary {
         Summary {
             hosts,
-            all_gpus: Stats::empty(Scope::Gpu),
-            all_hosts: Stats::empty(Scope::Host),
+            all_gpus: StatValues::empty(Scope::Gpu),
+            all_hosts: StatValues::empty(Scope::Host),
             start: None,
             end: None,
             inputs: Vec::new(),

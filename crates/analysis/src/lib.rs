@@ -1,46 +1,72 @@
 //! Analysis of recorded metrics: per-GPU and per-host statistics, findings, checks.
 //!
-//! [`collect::Collector`] accumulates batches; [`build`] turns the finished collector into a
+//! [`Collector`] accumulates batches; [`build`] turns the finished collector into a
 //! [`Summary`] (statistics, gaps, findings per host, over-all figures); [`evaluate`] runs the
 //! `--fail-if` checks against it. Presenters only read the `Summary`.
+//!
+//! The modules are private: the crate's API is the list re-exported below, what the reading
+//! pipeline, the presenters and the fuzz harness use. Collecting ([`Collector`], [`PhaseCollector`],
+//! [`EventCollector`], [`UsageCollector`]); the summary and its statistics ([`Summary`], [`Stat`]
+//! (a statistic's id), [`StatValues`] (a scope's values, one per `Stat`), [`Finding`]); checks
+//! ([`parse_check`], [`evaluate`]); windows ([`WindowSpec`]); comparisons ([`compare()`],
+//! [`Comparison`]); work rates ([`ProgressStat`]); the report's series ([`Grid`], [`Series`]); the
+//! job view ([`build_job_view`], [`JobView`]); the last tick ([`LastTick`]).
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-pub mod acc;
-pub mod checks;
-pub mod collect;
-pub mod compare;
-mod diag;
-pub mod events;
-pub mod findings;
-pub mod job;
+mod acc;
+mod checks;
+mod collect;
+mod compare;
+mod events;
+mod facts;
+mod findings;
+mod job;
 mod keys;
-pub mod last;
-pub mod phases;
-pub mod progress;
+mod last;
+mod phases;
+mod progress;
 mod rowfacts;
-pub mod series;
-pub mod stat;
-pub mod stats;
+mod series;
+mod stat;
+mod stat_values;
 mod stretch;
-pub mod usage;
-pub mod window;
+mod usage;
+mod window;
 mod xid;
+
+pub use crate::acc::{REASONS, Reason};
+pub use crate::checks::{Check, parse_check, resolve as resolve_check};
+pub use crate::collect::{CollectConfig, Collector, wanted_fields};
+pub use crate::compare::{
+    Comparison, Measure, Part, change as comparison_change, compare,
+    evaluate as evaluate_comparison_check, is_comparison_check,
+    resolve as resolve_comparison_check,
+};
+pub use crate::events::{EventCollector, EventRecord, RoutineCount};
+pub use crate::findings::{Finding, RULES, Severity, Thresholds};
+pub use crate::job::{JOB_RULES, JobHost, JobView, NodeOf, build as build_job_view};
+pub use crate::last::LastTick;
+pub use crate::phases::{PhaseCollector, PhaseReport, PhaseSummary, Split, build_phases};
+pub use crate::progress::ProgressStat;
+pub use crate::series::{
+    BUCKETS, Collected, Envelope, FINE, Grid, MAX_CHARTED, Series, Track, wanted as charted_fields,
+};
+pub use crate::stat::{Scope, Stat};
+pub use crate::stat_values::StatValues;
+pub use crate::usage::{UsageCollector, UserUsage};
+pub use crate::window::{PhaseWindow, WindowSpec, parse_phase_window, parse_time};
 
 use std::path::PathBuf;
 
 use crate::acc::{Gap, GpuAcc, TimingStats};
-use crate::checks::Check;
-use crate::collect::{Collector, GpuKey};
-use crate::events::{EventRecord, RoutineCount};
-use crate::findings::{Finding, GpuView, Thresholds, diagnose, job_failed, shared_gpu};
-use crate::stat::{Scope, Stat};
-use crate::stats::{Stats, all_gpu_stats, gpu_stats, has_host_data, host_stats};
-use crate::usage::UserUsage;
-use gpumon_schema::run::InputInfo;
+use crate::collect::GpuKey;
+use crate::findings::{GpuView, diagnose, job_failed, shared_gpu};
+use crate::stat_values::{all_gpu_stats, gpu_stats, has_host_data, host_stats};
+use gpumon_schema::InputInfo;
 
 /// One GPU of a host.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +90,7 @@ pub struct GpuSummary {
     /// How `energy_wh` was found: `counter` (energy.total steps) or `power` (power.draw integrated).
     pub energy_method: Option<&'static str>,
     /// The GPU's statistics.
-    pub stats: Stats,
+    pub stats: StatValues,
 }
 
 /// One host.
@@ -75,7 +101,7 @@ pub struct HostSummary {
     /// Its GPUs, in order of index (or label).
     pub gpus: Vec<GpuSummary>,
     /// The host's statistics (host-level fields).
-    pub stats: Stats,
+    pub stats: StatValues,
     /// Whether any host-level field was recorded (nvidia-smi logs have none).
     pub has_host_data: bool,
     /// The findings of the host and its GPUs, errors first, then warnings, then info.
@@ -88,9 +114,9 @@ pub struct Summary {
     /// Each host of the inputs.
     pub hosts: Vec<HostSummary>,
     /// Over-all figures: GPUs of all hosts pooled.
-    pub all_gpus: Stats,
+    pub all_gpus: StatValues,
     /// Over-all host figures: hosts pooled.
-    pub all_hosts: Stats,
+    pub all_hosts: StatValues,
     /// First sample read, UTC µs (None when no row was read).
     pub start: Option<i64>,
     /// Last sample read, UTC µs.
@@ -169,7 +195,7 @@ pub fn build(
     // A GPU's MIG instances right after it.
     let sort_key = |i: usize| (c.gpus[i].host, c.gpus[i].key.index(), &c.gpus[i].key);
     order.sort_by(|&a, &b| sort_key(a).cmp(&sort_key(b)));
-    let per_gpu: Vec<Stats> =
+    let per_gpu: Vec<StatValues> =
         c.gpus.iter().zip(&timings).map(|(g, t)| gpu_stats(&g.acc, t, th.idle_util)).collect();
     let mut hosts = Vec::new();
     for h in 0..c.keys.hosts.len() {
@@ -196,9 +222,9 @@ pub fn build(
                     name: g.name.clone(),
                     uuid: g.uuid.clone(),
                     last_data: acc.last_ts,
-                    last_row: acc.last_ts.max(acc.diag.empty_last_ts),
+                    last_row: acc.last_ts.max(acc.facts.empty_last_ts),
                     first_data: acc.first_ts,
-                    diag: Some(&acc.diag),
+                    facts: Some(&acc.facts),
                     power_min: acc
                         .field(gpumon_schema::catalog::Field::PowerDraw)
                         .filter(|p| p.m.n > 0)
@@ -217,7 +243,7 @@ pub fn build(
     // Hosts known only from their events (the events file read on its own).
     for e in &companions.events {
         if !hosts.iter().any(|h| h.name == e.host) {
-            let stats = Stats::empty(Scope::Host);
+            let stats = StatValues::empty(Scope::Host);
             let mut findings = diagnose(&e.host, &[], &stats, 0, &companions.events, th);
             by_severity(&mut findings);
             hosts.push(HostSummary {
@@ -279,7 +305,7 @@ fn span(c: &Collector, order: &[usize]) -> (Option<i64>, Option<i64>) {
 /// The stretches of a GPU's empty rows before its first sample and after its last one are gaps (it
 /// did not answer) when longer than a gap; the gaps between samples are the timing's own.
 fn empty_edges(t: &mut TimingStats, g: &GpuAcc, gap_intervals: f64) {
-    let d = &g.diag;
+    let d = &g.facts;
     let Some(iv) = t.interval_s.filter(|_| d.empty_rows > 0 && g.rows > 0) else { return };
     for (start, end) in [(d.empty_first_ts, g.first_ts), (g.last_ts, d.empty_last_ts)] {
         let len = end.saturating_sub(start) as f64 / 1e6;
@@ -298,7 +324,7 @@ fn by_severity(findings: &mut [Finding]) {
 }
 
 /// One GPU's part of the summary, from its accumulator, timing and statistics.
-fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &Stats) -> GpuSummary {
+fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &StatValues) -> GpuSummary {
     let (label, index) = (key.label(), key.index());
     GpuSummary {
         label,
@@ -309,7 +335,7 @@ fn gpu_summary(key: &GpuKey, g: &GpuAcc, timing: &TimingStats, stats: &Stats) ->
         start: g.first_ts,
         end: g.last_ts,
         gaps: timing.listed.clone(),
-        energy_method: stats::energy(g, timing).1,
+        energy_method: stat_values::energy(g, timing).1,
         stats: stats.clone(),
     }
 }

@@ -192,7 +192,7 @@ impl ProgressAcc {
 
 /// Which figure of a counter a rate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Per {
+pub(crate) enum Per {
     /// Per second (`per_s`).
     Second,
     /// Per GPU-hour (`per_gpu_hour`).

@@ -1,11 +1,12 @@
-//! The per-row facts of the findings (memory held, held while idle, the SM clock while busy,
-//! input-bound rows, rows that may be a hung collective), counted column by column: each column sets bits of its rows' words in one
-//! pass in its own type, and each GPU's rows are then counted in 64 bins of what they count for.
+//! How the facts of [`crate::facts`] are counted: the per-row facts of the findings (memory held,
+//! held while idle, the SM clock while busy, input-bound rows, rows that may be a hung collective),
+//! counted column by column: each column sets bits of its rows' words in one pass in its own type,
+//! and each GPU's rows are then counted in 64 bins of what they count for.
 
 use arrow_array::Array;
 
 use crate::acc::Fsum;
-use crate::diag::DiagAcc;
+use crate::facts::FactsAcc;
 use gpumon_schema::cols::{self, NO_U64};
 
 /// What a row's columns say, one bit each (a missing value sets no bit).
@@ -49,7 +50,7 @@ mod fact {
     pub(crate) const BOTH: u8 = 1 << 4;
     pub(crate) const BOUND: u8 = 1 << 5;
     /// utilization.gpu at or above the hang threshold, sm.active idle where recorded, memory held
-    /// where recorded, power.draw recorded: kept by its draw ([`crate::diag::PowerBins`]).
+    /// where recorded, power.draw recorded: kept by its draw ([`crate::facts::PowerBins`]).
     pub(crate) const HANG: u8 = 1 << 6;
     /// utilization.gpu (and sm.active where recorded; sm.active alone without it) idle.
     pub(super) const IDLE: u8 = 1 << 7;
@@ -109,7 +110,7 @@ pub(crate) struct Counts {
     pub both: u64,
     pub bound: u64,
     /// The rows that may be a hung collective, by draw; the largest power.limit (-inf: none).
-    pub hang: crate::diag::PowerBins,
+    pub hang: crate::facts::PowerBins,
     pub(crate) power_limit: f64,
     /// Sum and count of temperature.gpu over the rows with utilization.gpu at or above `busy_util`.
     pub(crate) busy_temp_sum: Fsum,
@@ -118,13 +119,13 @@ pub(crate) struct Counts {
     pub(crate) temp_sum: Fsum,
     pub(crate) temp_n: u64,
     /// memory.used over time.
-    pub(crate) mem_trend: crate::diag::Trend,
+    pub(crate) mem_trend: crate::facts::Trend,
     /// The idle stretches of the rows, in their order.
     pub stretches: crate::stretch::Stretches,
     /// The rows held while idle, by draw.
-    pub(crate) held_idle_power: crate::diag::PowerBins,
+    pub(crate) held_idle_power: crate::facts::PowerBins,
     /// When the GPU was in use.
-    pub(crate) busy_span: crate::diag::BusySpan,
+    pub(crate) busy_span: crate::facts::BusySpan,
 }
 
 impl Default for Counts {
@@ -153,8 +154,8 @@ impl Default for Counts {
 
 impl Counts {
     /// Add these rows' facts to a GPU's (pooled as a later stretch of the same GPU).
-    pub(crate) fn add_to(&self, d: &mut DiagAcc) {
-        d.pool(&DiagAcc {
+    pub(crate) fn add_to(&self, d: &mut FactsAcc) {
+        d.pool(&FactsAcc {
             mem_n: self.mem_n,
             held_n: self.held_n,
             held_idle_n: self.held_idle_n,
@@ -170,7 +171,7 @@ impl Counts {
             stretches: self.stretches,
             held_idle_power: self.held_idle_power.clone(),
             busy_span: self.busy_span,
-            ..DiagAcc::default()
+            ..FactsAcc::default()
         });
     }
 }
@@ -371,7 +372,7 @@ impl Words {
     /// span, the last two a run of equal rows at a time.
     fn count_in_time(&self, rows: &[u32], ts: &[i64], c: &mut Counts) {
         if !self.mem.is_empty() {
-            let mut trend = crate::diag::Trend::batch();
+            let mut trend = crate::facts::Trend::batch();
             for &i in rows {
                 let i = i as usize;
                 if let (Some(&t), Some(&m)) = (ts.get(i), self.mem.get(i)) {

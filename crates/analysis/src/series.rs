@@ -30,7 +30,7 @@ pub const MAX_CHARTED: usize = 64;
 
 /// A charted field and the `.max` companion column whose values raise the top of its band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Metric {
+pub(crate) struct Metric {
     pub(crate) field: Field,
     pub(crate) max_col: Option<Field>,
 }

@@ -1,4 +1,4 @@
-//! The statistic ids: every statistic `summarize` reports, with its name (the key in the JSON and
+//! The statistic ids ([`Stat`]; their values are [`crate::stat_values`]): every statistic `summarize` reports, with its name (the key in the JSON and
 //! CSV reports and what `--fail-if` takes), unit and scope, and the report order of each scope.
 //!
 //! Most are statistics of a catalogue field ([`Stat::Field`]): the catalogue's `summary` column says
@@ -187,7 +187,7 @@ pub(crate) fn field_scope(f: Field) -> Scope {
 }
 
 /// The fields with declared statistics in a scope, in catalogue order.
-pub fn summarised(scope: Scope) -> &'static [Field] {
+pub(crate) fn summarised(scope: Scope) -> &'static [Field] {
     static FIELDS: LazyLock<[Vec<Field>; 2]> = LazyLock::new(|| {
         let of = |scope| {
             CATALOG.iter().filter(move |d| !d.summary.is_empty() && field_scope(d.field) == scope)
@@ -267,7 +267,7 @@ fn expand(scope: Scope, order: &[Place], tail: &[Place]) -> Vec<Stat> {
             out.extend(of(f));
         }
         Place::Reasons => out.extend(REASONS.iter().map(|&r| Stat::Throttle(r))),
-        Place::Health => out.extend(crate::diag::HEALTH.iter().map(|&f| Stat::HealthMax(f))),
+        Place::Health => out.extend(crate::facts::HEALTH.iter().map(|&f| Stat::HealthMax(f))),
     };
     for p in order {
         place(p, &mut named, &mut out);
@@ -282,7 +282,7 @@ fn expand(scope: Scope, order: &[Place], tail: &[Place]) -> Vec<Stat> {
 }
 
 /// Every statistic of a scope, in report order.
-pub fn layout(scope: Scope) -> &'static [Stat] {
+pub(crate) fn layout(scope: Scope) -> &'static [Stat] {
     static LAYOUT: LazyLock<[Vec<Stat>; 2]> = LazyLock::new(|| {
         [expand(Scope::Gpu, GPU_ORDER, GPU_TAIL), expand(Scope::Host, HOST_ORDER, HOST_TAIL)]
     });

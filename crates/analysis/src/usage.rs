@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, HashSet};
 use anyhow::Result;
 use arrow_array::RecordBatch;
 
-use gpumon_schema::batch::column;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS, NO_U64};
+use gpumon_schema::field_column;
 
 /// One user on one GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,19 +169,19 @@ impl UsageCollector {
     pub fn visit(&mut self, batch: &RecordBatch, default_host: &str) -> Result<()> {
         let n = batch.num_rows();
         let mut ts = Vec::new();
-        if !column(batch, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut ts)) {
+        if !field_column(batch, Field::Timestamp).is_some_and(|c| cols::ts_micros(c, &mut ts)) {
             return Ok(());
         }
         let ints = |f: Field| {
             let mut v = Vec::new();
-            if !column(batch, f).is_some_and(|c| cols::u64_values(c, &mut v)) {
+            if !field_column(batch, f).is_some_and(|c| cols::u64_values(c, &mut v)) {
                 v = vec![NO_U64; n];
             }
             v
         };
         let floats = |f: Field| {
             let mut v = Vec::new();
-            if !column(batch, f).is_some_and(|c| cols::f64_values(c, &mut v)) {
+            if !field_column(batch, f).is_some_and(|c| cols::f64_values(c, &mut v)) {
                 v = vec![f64::NAN; n];
             }
             v
@@ -193,7 +193,7 @@ impl UsageCollector {
             floats(Field::ProcGpuMemory),
             floats(Field::ProcJob),
         );
-        let text = |f: Field, i: usize| column(batch, f).and_then(|c| cols::str_at(c, i));
+        let text = |f: Field, i: usize| field_column(batch, f).and_then(|c| cols::str_at(c, i));
         let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
         for i in 0..n {
             if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDateTime};
 
-use gpumon_util::zone::Zone;
+use gpumon_util::Zone;
 
 /// One end of the window as given.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn phase_windows() {
-        let utc = &Zone::Named(gpumon_util::zone::NamedZone::utc());
+        let utc = &Zone::Named(gpumon_util::NamedZone::utc());
         let w = parse_phase_window("bs=64=+10s..+20s", utc).unwrap();
         assert_eq!(w.label, "bs=64");
         assert_eq!(
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn times_and_offsets() {
-        let utc = &Zone::Named(gpumon_util::zone::NamedZone::utc());
+        let utc = &Zone::Named(gpumon_util::NamedZone::utc());
         assert_eq!(parse_time("+10m", utc), Ok(TimeSpec::FromStart(600_000_000)));
         assert_eq!(parse_time("-90", utc), Ok(TimeSpec::FromEnd(90_000_000)));
         assert_eq!(parse_time("1970-01-01T00:00:01Z", utc), Ok(TimeSpec::At(1_000_000)));

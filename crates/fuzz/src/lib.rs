@@ -17,18 +17,16 @@ use std::sync::Arc;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
-use gpumon_analysis::collect::{CollectConfig, Collector};
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::series::{BUCKETS, Grid, Series};
+use gpumon_analysis::{BUCKETS, CollectConfig, Collector, Grid, Series, Thresholds};
 use gpumon_read::discover;
 use gpumon_read::in_time_order;
 use gpumon_read::{ReadOptions, probe_fields, scan};
+use gpumon_schema::RunMeta;
 use gpumon_schema::catalog::{CATALOG, Field, Ty};
-use gpumon_schema::files::{Format, journal_path};
-use gpumon_schema::row::{Row, Selection, Tick, Value};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{Format, journal_path};
+use gpumon_schema::{Row, Selection, Tick, Value};
 use gpumon_sink::{self as sink, Target};
-use gpumon_util::progress::Progress;
+use gpumon_util::ReadMeter;
 
 /// The largest single allocation a case on `len` input bytes may make: a Parquet page may claim
 /// at most 1024× its stored size (at least 8 MiB), a journal message at most the file.
@@ -223,29 +221,29 @@ pub fn mutate(data: &[u8], text: bool, r: &mut Rng) -> Vec<u8> {
 pub fn read_all(path: &Path) -> Result<()> {
     let found = in_time_order(discover(&[path.to_path_buf()])?);
     let opts = ReadOptions { threads: 1, ..Default::default() };
-    let want = gpumon_analysis::collect::wanted_fields();
-    let progress = Progress::new(0, false);
+    let want = gpumon_analysis::wanted_fields();
+    let meter = ReadMeter::new(0, false);
     let mut all = Collector::new(CollectConfig::default());
     let mut reports = Vec::new();
     for input in &found.inputs {
         probe_fields(input, &opts)?;
         let init = || Collector::new(CollectConfig::default());
         let visit = |c: &mut Collector, b: &arrow_array::RecordBatch, host: &str| c.visit(b, host);
-        let (parts, rep) = scan(input, &opts, &want, &progress, &init, &visit)?;
+        let (parts, rep) = scan(input, &opts, &want, &meter, &init, &visit)?;
         parts.into_iter().for_each(|p| all.append(p));
         reports.push(rep);
         let grid = Grid::new(1_772_359_200_000_000, 1_772_359_260_000_000, BUCKETS);
         let (_, _) = scan(
             input,
             &opts,
-            &gpumon_analysis::series::wanted(),
-            &progress,
+            &gpumon_analysis::charted_fields(),
+            &meter,
             &|| Series::new(grid, None, None),
             &|s: &mut Series, b, host| s.visit(b, host),
         )?;
-        let (_, _) = scan(input, &opts, &want, &progress, &|| (), &|_: &mut (), b, _| {
+        let (_, _) = scan(input, &opts, &want, &meter, &|| (), &|_: &mut (), b, _| {
             let mut rows = Vec::new();
-            gpumon_schema::batch::rows_of_batch(b, &mut rows);
+            gpumon_schema::rows_of_batch(b, &mut rows);
             Ok(())
         })?;
     }
@@ -263,7 +261,7 @@ pub fn read_all(path: &Path) -> Result<()> {
 
 /// Recover the Parquet piece of journal `path` (what `gpumon recover` does after a crash).
 pub fn recover(path: &Path) -> Result<()> {
-    let piece = gpumon_schema::files::piece_of_journal(path)
+    let piece = gpumon_schema::piece_of_journal(path)
         .ok_or_else(|| anyhow::anyhow!("{}: not a journal name", path.display()))?;
     Ok(gpumon_sink::recover_journal(path, &piece).map(|_| ())?)
 }

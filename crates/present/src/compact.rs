@@ -2,9 +2,7 @@
 //! evidence folded into one line), GPU lists as ranges (`GPUs 0-7`), routine event counts. Shared by
 //! the table, markdown and HTML presenters; the JSON keeps the per-GPU findings and adds the groups.
 
-use gpumon_analysis::Summary;
-use gpumon_analysis::events::RoutineCount;
-use gpumon_analysis::findings::{Finding, Severity};
+use gpumon_analysis::{Finding, RoutineCount, Severity, Summary};
 
 /// One finding as shown: a rule that holds for one or more GPUs of a host (or for the host).
 #[derive(Debug, Clone, PartialEq)]
@@ -159,7 +157,7 @@ pub(crate) fn ranges(labels: &[&str]) -> String {
         };
     idx.sort_unstable();
     idx.dedup();
-    gpumon_util::text::index_ranges(&idx, 2)
+    gpumon_util::index_ranges(&idx, 2)
 }
 
 /// The routine events of one host as one line per kind: `clock changes (routine, not faults): 3 on

@@ -7,9 +7,7 @@ use std::fmt::Write;
 
 use crate::compact::{Group, gpu_list, groups_of};
 use crate::{count, dur, num, ts, wrap};
-use gpumon_analysis::compare::{Comparison, Measure, change};
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, Comparison, Measure, Summary, Thresholds, comparison_change};
 
 /// A value as the table shows it, in the measure's unit.
 fn value(m: Measure, v: Option<f64>) -> String {
@@ -23,13 +21,13 @@ fn value(m: Measure, v: Option<f64>) -> String {
 }
 
 /// The cells of row `i`: the value, and beside it the change against the baseline.
-pub fn cells(c: &Comparison, i: usize) -> Vec<String> {
+pub(crate) fn cells(c: &Comparison, i: usize) -> Vec<String> {
     let m = c.measures[i];
     (0..c.columns.len())
         .map(|col| {
             let v = value(m, c.columns[col].values[i]);
             let (d, pct) = c.delta(i, col);
-            match change(m, d, pct).filter(|_| col != c.baseline) {
+            match comparison_change(m, d, pct).filter(|_| col != c.baseline) {
                 Some(ch) => format!("{v} ({ch})"),
                 None => v,
             }
@@ -38,12 +36,12 @@ pub fn cells(c: &Comparison, i: usize) -> Vec<String> {
 }
 
 /// Row labels: statistic name and unit.
-pub fn label(m: Measure) -> String {
+pub(crate) fn label(m: Measure) -> String {
     if m.unit().is_empty() { m.name() } else { format!("{} {}", m.name(), m.unit()) }
 }
 
 /// The comparison as aligned text: a header naming the baseline, the table, the verdicts.
-pub fn table(c: &Comparison, th: &Thresholds) -> String {
+pub(crate) fn table(c: &Comparison, th: &Thresholds) -> String {
     let mut out = String::new();
     let Some(base) = c.columns.get(c.baseline) else { return out };
     let _ = writeln!(out, "Compared with {} (the baseline):", base.label);
@@ -79,7 +77,7 @@ pub fn table(c: &Comparison, th: &Thresholds) -> String {
 }
 
 /// The comparison as a markdown table and a list of verdicts.
-pub fn markdown(c: &Comparison, th: &Thresholds) -> String {
+pub(crate) fn markdown(c: &Comparison, th: &Thresholds) -> String {
     use crate::markdown::{code, esc};
     let mut o = String::new();
     let Some(base) = c.columns.get(c.baseline) else { return o };
@@ -110,7 +108,7 @@ fn short(g: &Group<'_>, hosts: usize) -> String {
 }
 
 /// Each run's (or phase's) findings, one line per run: the rules and the GPUs they hold for.
-pub fn findings_table(cols: &[(String, &Summary)]) -> String {
+pub(crate) fn findings_table(cols: &[(String, &Summary)]) -> String {
     let mut out = String::from("\nFindings (details: gpumon summarize RUN):\n");
     for (label, s) in cols {
         let list: Vec<String> = groups_of(s).iter().map(|g| short(g, s.hosts.len())).collect();
@@ -122,7 +120,7 @@ pub fn findings_table(cols: &[(String, &Summary)]) -> String {
 }
 
 /// Each run's (or phase's) findings as a markdown list.
-pub fn findings_markdown(cols: &[(String, &Summary)]) -> String {
+pub(crate) fn findings_markdown(cols: &[(String, &Summary)]) -> String {
     use crate::markdown::esc;
     let mut o = String::from("## Findings\n\n");
     for (label, s) in cols {
@@ -177,7 +175,7 @@ fn runs_text(cols: &[(String, &Summary)]) -> String {
             s.hosts.len(),
             s.gpu_count()
         ));
-        for l in gpumon_schema::run::recordings_note(&s.inputs) {
+        for l in gpumon_schema::recordings_note(&s.inputs) {
             out.push_str(&format!("  {:w$}    {l}\n", ""));
         }
         for j in crate::job_lines(s) {
@@ -193,7 +191,7 @@ fn markdown_report(cols: &[(String, &Summary)], c: &Comparison, th: &Thresholds)
     let notes: String = cols
         .iter()
         .flat_map(|(label, s)| {
-            gpumon_schema::run::recordings_note(&s.inputs)
+            gpumon_schema::recordings_note(&s.inputs)
                 .into_iter()
                 .map(move |l| format!("> {label}: {l}\n"))
         })

@@ -7,9 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::groups_of;
 use crate::rfc3339;
-use gpumon_analysis::compare::Comparison;
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, Comparison, Summary, Thresholds};
 
 /// The schema name of [`render`]'s document.
 pub(crate) const SCHEMA: &str = "gpumon.compare/1";
@@ -30,7 +28,7 @@ pub(crate) fn render(
         let several: Vec<_> = cols
             .iter()
             .filter_map(|(label, s)| {
-                let r = gpumon_schema::run::recordings_note(&s.inputs);
+                let r = gpumon_schema::recordings_note(&s.inputs);
                 (!r.is_empty()).then(|| json!({"run": label, "note": r}))
             })
             .collect();

@@ -2,8 +2,7 @@
 //! statistics (job fields included) fits one stable header. `scope` is `gpu`, `host`, `all_gpus` or
 //! `all_hosts`; missing values are empty cells. Findings are not part of it (use JSON).
 
-use gpumon_analysis::Summary;
-use gpumon_analysis::stats::Stats;
+use gpumon_analysis::{StatValues, Summary};
 
 fn cell(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -14,7 +13,7 @@ fn cell(s: &str) -> String {
 }
 
 /// One line per statistic, each starting with `prefix`.
-fn rows(out: &mut String, prefix: &str, scope: &str, host: &str, gpu: &str, stats: &Stats) {
+fn rows(out: &mut String, prefix: &str, scope: &str, host: &str, gpu: &str, stats: &StatValues) {
     for (stat, v) in stats.iter() {
         let v = v.map_or_else(String::new, |x| x.to_string());
         out.push_str(&format!(
@@ -34,7 +33,7 @@ pub(crate) fn render(s: &Summary) -> String {
 
 /// `summarize --by phase`: a leading `phase` column, empty for the whole run's lines, then each
 /// phase's lines (`-` for the unmarked rows).
-pub(crate) fn render_phases(s: &Summary, phases: &gpumon_analysis::phases::PhaseReport) -> String {
+pub(crate) fn render_phases(s: &Summary, phases: &gpumon_analysis::PhaseReport) -> String {
     let mut out = String::from("phase,scope,host,gpu,statistic,value,unit\n");
     summary_rows(&mut out, s, ",");
     for p in &phases.phases {
@@ -49,7 +48,7 @@ pub(crate) fn render_phases(s: &Summary, phases: &gpumon_analysis::phases::Phase
 
 /// Every statistic line of a summary, each starting with `prefix`.
 fn summary_rows(out: &mut String, s: &Summary, prefix: &str) {
-    let mut row = |scope: &str, host: &str, gpu: &str, stats: &Stats| {
+    let mut row = |scope: &str, host: &str, gpu: &str, stats: &StatValues| {
         rows(out, prefix, scope, host, gpu, stats)
     };
     for h in &s.hosts {

@@ -7,13 +7,11 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::{SummaryFormat, dur, num, rfc3339, ts, wrap};
-use gpumon_analysis::job::{JOB_RULES, JobHost, JobView};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, JOB_RULES, JobHost, JobView, Stat, Summary};
 use gpumon_schema::catalog::Field;
 
 /// Version tag of the job view's JSON; bumped only on incompatible changes.
-pub const SCHEMA: &str = "gpumon.jobs/1";
+pub(crate) const SCHEMA: &str = "gpumon.jobs/1";
 
 /// One job to render: its view, the summary of its inputs, its checks, where its id came from.
 pub struct JobPart<'a> {

@@ -5,17 +5,16 @@ use serde_json::{Map, Value, json};
 
 use crate::compact::group;
 use crate::rfc3339;
-use gpumon_analysis::events::{EventRecord, RoutineCount};
-use gpumon_analysis::findings::RULES;
-use gpumon_analysis::stats::Stats;
-use gpumon_analysis::usage::UserUsage;
-use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
-use gpumon_schema::run::{InputInfo, JobInfo};
+use gpumon_analysis::{
+    CheckResult, EventRecord, GpuSummary, HostSummary, RULES, RoutineCount, StatValues, Summary,
+    UserUsage,
+};
+use gpumon_schema::{InputInfo, JobInfo};
 
 /// Version tag of the shape; bumped only on incompatible changes.
-pub const SCHEMA: &str = "gpumon.summary/1";
+pub(crate) const SCHEMA: &str = "gpumon.summary/1";
 
-fn stats(s: &Stats) -> Value {
+fn stats(s: &StatValues) -> Value {
     let mut m = Map::new();
     for (k, v) in s.iter() {
         m.insert(k.to_string(), v.map_or(Value::Null, number));
@@ -132,7 +131,7 @@ fn input(i: &InputInfo) -> Value {
 }
 
 /// One of several recordings of a host among the inputs.
-fn recording(g: &gpumon_schema::run::RecordingGroup) -> Value {
+fn recording(g: &gpumon_schema::RecordingGroup) -> Value {
     json!({
         "host": g.of.host,
         "recording": g.of.ordinal,
@@ -144,7 +143,7 @@ fn recording(g: &gpumon_schema::run::RecordingGroup) -> Value {
 }
 
 /// A wrapped command: `{command, exit_code, end}` (null where the file does not say).
-pub fn job(j: &JobInfo) -> Value {
+pub(crate) fn job(j: &JobInfo) -> Value {
     json!({"command": j.command, "exit_code": j.exit_code, "end": j.end.map(rfc3339), "left_running_pid": j.left_running})
 }
 
@@ -218,7 +217,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         "thresholds": thresholds,
         "rules": rules,
         "inputs": s.inputs.iter().map(input).collect::<Vec<_>>(),
-        "recordings": gpumon_schema::run::several_recordings(&s.inputs).iter().map(recording).collect::<Vec<_>>(),
+        "recordings": gpumon_schema::several_recordings(&s.inputs).iter().map(recording).collect::<Vec<_>>(),
         "skipped": skipped,
         "hosts": s.hosts.iter().map(|h| host(h, &s.routine_events)).collect::<Vec<_>>(),
         "all": {
@@ -234,7 +233,7 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
 }
 
 /// The report as pretty-printed JSON with a final newline.
-pub fn render(s: &Summary, checks: &[CheckResult]) -> String {
+pub(crate) fn render(s: &Summary, checks: &[CheckResult]) -> String {
     let mut out = serde_json::to_string_pretty(&value(s, checks)).unwrap_or_else(|_| "{}".into());
     out.push('\n');
     out

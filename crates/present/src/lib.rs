@@ -1,5 +1,11 @@
 //! Presenters for a summary: aligned text table (default, fits 80 columns), markdown, JSON (the stable
 //! shape in docs/summary-json.md) and CSV (one statistic per line). They only read the [`Summary`].
+//!
+//! The modules are private: the crate's API is the list at this root, what the commands use. A
+//! summary ([`render`], [`SummaryFormat`], [`json_value`]), its phases ([`render_phases`],
+//! [`phases_json_value`]), the job view ([`render_jobs`], [`JobPart`]), a comparison
+//! ([`render_comparison`], [`CompareFormat`]), a `watch` frame ([`watch_frame`], [`WatchView`]).
+//! One module stays public, [`html`]: the report page, assembled by the caller from named parts.
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
@@ -7,24 +13,29 @@
 #![warn(unreachable_pub)]
 
 mod compact;
-pub mod compare;
+mod compare;
 mod compare_json;
 mod csv;
 pub mod html;
-pub mod job;
-pub mod json;
+mod job;
+mod json;
 mod markdown;
-pub mod phases;
+mod phases;
 mod progress;
 mod table;
-pub mod watch;
+mod watch;
+
+pub use crate::compare::{CompareFormat, render as render_comparison};
+pub use crate::job::{JobPart, render as render_jobs};
+pub use crate::json::value as json_value;
+pub use crate::phases::{json_value as phases_json_value, render as render_phases};
+pub use crate::watch::{
+    Liveness, View as WatchView, frame as watch_frame, waiting as watch_waiting,
+};
 
 use chrono::{DateTime, Utc};
 
-use gpumon_analysis::acc::{REASONS, Reason};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::stats::Stats;
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, REASONS, Reason, Stat, StatValues, Summary};
 
 /// Report format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,15 +61,15 @@ pub fn render(s: &Summary, checks: &[CheckResult], f: SummaryFormat) -> String {
 }
 
 /// `2026-01-05 10:00:00` (UTC).
-pub fn ts(us: i64) -> String {
+pub(crate) fn ts(us: i64) -> String {
     DateTime::<Utc>::from_timestamp_micros(us)
         .map_or_else(|| "-".into(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
 }
 
-pub use gpumon_schema::live::rfc3339;
+pub(crate) use gpumon_schema::rfc3339;
 
 /// A duration for people: `850 ms`, `42.0 s`, `12m 05s`, `3h 20m`, `2d 04h`.
-pub fn dur(s: f64) -> String {
+pub(crate) fn dur(s: f64) -> String {
     if !s.is_finite() {
         return "-".into();
     }
@@ -80,12 +91,12 @@ pub fn dur(s: f64) -> String {
 }
 
 /// A number with `digits` decimals, or `-` when missing.
-pub fn num(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
 /// A count with thousands separators.
-pub fn count(v: Option<f64>) -> String {
+pub(crate) fn count(v: Option<f64>) -> String {
     let Some(v) = v else { return "-".into() };
     let s = format!("{:.0}", v.max(0.0));
     let mut out = String::new();
@@ -100,24 +111,21 @@ pub fn count(v: Option<f64>) -> String {
 
 /// Wrap `text` to `width` columns, continuation lines indented by `indent`.
 /// Leading spaces of `text` are kept; continuation lines get `indent` more.
-pub fn wrap(text: &str, width: usize, indent: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> String {
     let lead = text.len() - text.trim_start_matches(' ').len();
-    gpumon_util::wrap::lines(&" ".repeat(lead), lead + indent, text.split_whitespace(), width)
+    gpumon_util::wrap_lines(&" ".repeat(lead), lead + indent, text.split_whitespace(), width)
         .join("\n")
 }
 
 /// One line per input that wrapped a command: `job: `CMD` exited with code 3 at 2026-01-05 10:00:00
 /// UTC`; the command's control characters escaped.
-pub fn job_lines(s: &Summary) -> Vec<String> {
+pub(crate) fn job_lines(s: &Summary) -> Vec<String> {
     let many = s.inputs.len() > 1;
     (s.inputs.iter())
         .filter_map(|i| {
             let j = i.job.as_ref()?;
-            let of = if many {
-                format!(" ({})", gpumon_util::text::show(&i.path))
-            } else {
-                String::new()
-            };
+            let of =
+                if many { format!(" ({})", gpumon_util::show(&i.path)) } else { String::new() };
             let how = match j.exit_code {
                 Some(c) => {
                     let at = j.end.map_or_else(String::new, |t| format!(" at {} UTC", ts(t)));
@@ -128,7 +136,7 @@ pub fn job_lines(s: &Summary) -> Vec<String> {
                     None => "no exit code recorded".to_string(),
                 },
             };
-            Some(format!("job{of}: `{}` {how}", gpumon_util::text::escape(&j.command)))
+            Some(format!("job{of}: `{}` {how}", gpumon_util::escape(&j.command)))
         })
         .collect()
 }
@@ -171,7 +179,7 @@ pub(crate) fn read_as(s: &Summary) -> Vec<String> {
 /// characters (the JSON has the whole path).
 fn short_name(path: &std::path::Path) -> String {
     let name = path.file_name().map_or(path, std::path::Path::new);
-    let name = gpumon_util::text::show(name);
+    let name = gpumon_util::show(name);
     let chars: Vec<char> = name.chars().collect();
     if chars.len() <= 60 {
         return name;
@@ -181,7 +189,7 @@ fn short_name(path: &std::path::Path) -> String {
     format!("{head}...{tail}")
 }
 
-pub(crate) fn throttle_list(stats: &Stats) -> Vec<String> {
+pub(crate) fn throttle_list(stats: &StatValues) -> Vec<String> {
     REASONS
         .iter()
         .filter(|&&r| r != Reason::GpuIdle)

@@ -5,12 +5,9 @@ use std::fmt::Write;
 
 use crate::compact::{group, routine_lines};
 use crate::{count, dur, num, throttle_list, ts};
-use gpumon_analysis::events::RoutineCount;
-use gpumon_analysis::findings::Finding;
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::{HostSummary, Summary};
+use gpumon_analysis::{Finding, HostSummary, RoutineCount, Stat, Summary};
 use gpumon_schema::catalog::Field;
-use gpumon_util::text::escape;
+use gpumon_util::escape;
 
 /// Text from a file (a host, user or GPU name, a phase label) as Markdown that shows it as it is,
 /// in a table cell or in prose: HTML's `<`, `>` and `&` as entities (no tag reaches a renderer, as
@@ -273,7 +270,7 @@ fn inputs(o: &mut String, s: &Summary) {
         let _ = writeln!(
             o,
             "- `{}` ({}, {} rows)",
-            gpumon_util::text::show(&i.path),
+            gpumon_util::show(&i.path),
             i.kind,
             count(Some(i.rows as f64))
         );
@@ -303,7 +300,7 @@ pub(crate) fn render(s: &Summary) -> String {
 
 /// Several recordings among the inputs: said before anything is read as one run.
 fn recordings(o: &mut String, s: &Summary) {
-    let note = gpumon_schema::run::recordings_note(&s.inputs);
+    let note = gpumon_schema::recordings_note(&s.inputs);
     if let Some((head, rest)) = note.split_first() {
         let _ = writeln!(o, "> **{head}**");
         for l in rest {

@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 
 use crate::compact::{gpu_list, group};
 use crate::{SummaryFormat, compare, compare_json, dur, json as js, markdown, table, ts};
-use gpumon_analysis::findings::Finding;
-use gpumon_analysis::phases::{PhaseReport, PhaseSummary};
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, Finding, PhaseReport, PhaseSummary, Summary};
 
 /// A phase's name for people: its label, or `(unmarked)`.
 fn name(label: Option<&str>) -> String {
@@ -75,7 +73,7 @@ fn text_phase(out: &mut String, s: &Summary, ph: &PhaseSummary) {
         );
         return;
     };
-    let _ = writeln!(out, "\n== Phase {}: {}", gpumon_util::text::escape(label), span(&ph.summary));
+    let _ = writeln!(out, "\n== Phase {}: {}", gpumon_util::escape(label), span(&ph.summary));
     for l in crate::progress::lines(&ph.summary.progress) {
         table::line(out, &l);
     }

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::{count, num};
-use gpumon_analysis::progress::ProgressStat;
+use gpumon_analysis::ProgressStat;
 
 /// `{KEY: {total, per_s, per_gpu_hour, per_wh}}`; null rates where they cannot be told.
 pub(crate) fn json(stats: &[ProgressStat]) -> Value {
@@ -48,7 +48,7 @@ pub(crate) fn lines(stats: &[ProgressStat]) -> Vec<String> {
 }
 
 /// `work samples 1,998/s (30,000 so far)  tokens - (none yet)` for `gpumon watch`; None without counters.
-pub(crate) fn watch_line(counters: &[gpumon_schema::live::LiveCounter]) -> Option<String> {
+pub(crate) fn watch_line(counters: &[gpumon_schema::LiveCounter]) -> Option<String> {
     if counters.is_empty() {
         return None;
     }

@@ -6,11 +6,7 @@ use std::fmt::Write;
 
 use crate::compact::{group, routine_lines};
 use crate::{count, dur, num, throttle_list, ts, wrap};
-use gpumon_analysis::events::RoutineCount;
-use gpumon_analysis::findings::Finding;
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::stats::Stats;
-use gpumon_analysis::{GpuSummary, HostSummary, Summary};
+use gpumon_analysis::{Finding, GpuSummary, HostSummary, RoutineCount, Stat, StatValues, Summary};
 use gpumon_schema::catalog::{Field, Reduce, Source};
 
 const WIDTH: usize = 80;
@@ -135,7 +131,7 @@ pub(crate) fn line(out: &mut String, text: &str) {
     out.push('\n');
 }
 
-fn host_lines(out: &mut String, s: &Stats) {
+fn host_lines(out: &mut String, s: &StatValues) {
     let cpu = format!(
         "  CPU: mean {}%, p95 {}%, max {}%; busiest core mean {}%, p95 {}%",
         num(s.get(Stat::mean(Field::CpuUtil)), 1),
@@ -433,7 +429,7 @@ pub(crate) fn render(s: &Summary) -> String {
         &mut out,
         &format!("gpumon summary: {} host(s), {} GPU(s){mig}{span}", s.hosts.len(), s.gpu_count()),
     );
-    for (n, l) in gpumon_schema::run::recordings_note(&s.inputs).iter().enumerate() {
+    for (n, l) in gpumon_schema::recordings_note(&s.inputs).iter().enumerate() {
         line(&mut out, &if n == 0 { l.clone() } else { format!("  {l}") });
     }
     if s.window.0.is_some() || s.window.1.is_some() {

@@ -6,9 +6,9 @@
 use chrono::{DateTime, Utc};
 
 use crate::{count, dur};
-use gpumon_analysis::findings::Finding;
-use gpumon_schema::live::LiveStatus;
-use gpumon_util::text::escape;
+use gpumon_analysis::Finding;
+use gpumon_schema::LiveStatus;
+use gpumon_util::escape;
 
 /// Whether the recording is going on, as far as `watch` can tell.
 #[derive(Debug, Clone, PartialEq)]

@@ -33,9 +33,8 @@ type Result<T> = std::result::Result<T, ReadError>;
 use crate::input::{FileId, Input, Kind, file_id};
 use crate::sniff::{SNIFF_BYTES, read_head, sniff, sniff_file};
 use gpumon_schema::catalog::Table;
-use gpumon_schema::files::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_schema::{OutputSet, companion_path, piece_of_journal, written_by_gpumon};
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// What discovery found.
 #[derive(Debug, Default, Clone)]
@@ -380,7 +379,7 @@ mod tests {
             (e.kind(), e.path()),
             (ReadErrorKind::Unsupported, &*show(&dir.path().join("notes.txt")))
         );
-        assert_eq!(gpumon_util::error::code_for(&e.into(), &[]), 2);
+        assert_eq!(gpumon_util::code_for(&e.into(), &[]), 2);
         fs::write(
             dir.path().join("run.events.csv"),
             "timestamp,host,index,uuid,kind,code,detail\n",

@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use anyhow::Result;
 use parquet::arrow::arrow_reader::ArrowReaderMetadata;
 
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +60,7 @@ pub struct Input {
     pub(crate) footer: Arc<Mutex<Option<ArrowReaderMetadata>>>,
     /// The recording it belongs to, read from its footer and numbered among the inputs by
     /// [`crate::recordings::number_recordings`]; None until then (or without a gpumon footer).
-    pub recording: Option<gpumon_schema::run::RecordingOf>,
+    pub recording: Option<gpumon_schema::RecordingOf>,
     /// The group discovery found it in: the pieces of one set (or one pipe, one file of a
     /// directory) are one group, kept together and in their order when the inputs are put in time
     /// order ([`crate::order::in_time_order`]).

@@ -18,9 +18,7 @@ use crate::gpumon::schema_fields;
 use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
-use gpumon_util::error::ReadError;
-use gpumon_util::guard::contain;
-use gpumon_util::progress::Progress;
+use gpumon_util::{ReadError, ReadMeter, contain};
 
 /// First and last instant (UTC µs).
 type Span = (i64, i64);
@@ -102,7 +100,7 @@ fn journal_span(input: &Input) -> Option<Span> {
 /// (read from its tail).
 fn csv_ends(input: &Input) -> Option<Span> {
     let mut first = None;
-    let none = Progress::new(0, false);
+    let none = ReadMeter::new(0, false);
     let _ =
         read_csv(input, false, &[Field::Timestamp], &none, &mut |b| stop_at_first(b, &mut first));
     let first = first?;

@@ -10,8 +10,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use crate::gpumon::parquet::parquet_meta;
 use crate::input::{Input, Kind};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::cols;
-use gpumon_schema::run::{JobId, RecordingOf};
+use gpumon_schema::{JobId, RecordingOf, cols};
 
 /// The footer's key/value pairs of a gpumon Parquet input (empty for other kinds).
 fn footer_values(input: &Input) -> HashMap<String, String> {

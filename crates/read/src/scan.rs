@@ -15,15 +15,13 @@ use crate::gpumon;
 use crate::input::{Input, Kind};
 use crate::smilog::{NvsmiOptions, read_nvsmi_file};
 use crate::values::{self, BadValues};
-use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Table};
 use gpumon_schema::cols::{self, Interner, NO_U64};
-use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::run::InputInfo;
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::progress::Progress;
-use gpumon_util::text::show;
-use gpumon_util::zone::Zone;
+use gpumon_schema::{BATCH_ROWS, GpuSelector, InputInfo, RowBatcher};
+use gpumon_util::ReadMeter;
+use gpumon_util::Zone;
+use gpumon_util::show;
+use gpumon_util::{ReadError, ReadErrorKind};
 
 /// How to read the inputs.
 #[derive(Debug, Clone, Default)]
@@ -139,7 +137,7 @@ pub fn scan<S: Send>(
     input: &Input,
     opts: &ReadOptions,
     want: &[Field],
-    progress: &Progress,
+    meter: &ReadMeter,
     init: &(dyn Fn() -> S + Sync),
     visit: Visit<'_, S>,
 ) -> Result<(Vec<S>, InputInfo)> {
@@ -148,7 +146,7 @@ pub fn scan<S: Send>(
     let with_uuid: Vec<Field> = want.iter().copied().chain([Field::Uuid]).collect();
     let want = if filter.by_uuid() { &with_uuid[..] } else { want };
     let path = &input.path;
-    progress.set_file(&path.file_name().map(|n| show(Path::new(n))).unwrap_or_default());
+    meter.set_file(&path.file_name().map(|n| show(Path::new(n))).unwrap_or_default());
     let mut rep = InputInfo { path: path.clone(), kind: input.kind.label(), ..Default::default() };
     let table = Table::of(want.iter().copied());
     let found = Mutex::new(BadValues::default());
@@ -182,7 +180,7 @@ pub fn scan<S: Send>(
             rep.fields = pf.fields.iter().map(|(_, f)| *f).collect();
             rep.ignored_columns = pf.mistyped();
             let host = rep.default_host.clone();
-            pf.scan(want, opts.threads, progress, init, &|s, b, one| {
+            pf.scan(want, opts.threads, meter, init, &|s, b, one| {
                 checked(s, b, one.unwrap_or(&host))
             })?
         }
@@ -191,12 +189,12 @@ pub fn scan<S: Send>(
             scan_journal(input, opts, table, &mut rep, &mut |b, host| {
                 checked(&mut state, b, host)
             })?;
-            progress.inc(input.size());
+            meter.inc(input.size());
             vec![state]
         }
         Kind::GpumonCsv => {
             let mut state = init();
-            let f = scan_csv(input, opts, table, want, progress, &mut rep, &mut |b, host| {
+            let f = scan_csv(input, opts, table, want, meter, &mut rep, &mut |b, host| {
                 checked(&mut state, b, host)
             })?;
             found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
@@ -209,7 +207,7 @@ pub fn scan<S: Send>(
             let f =
                 scan_nvsmi(input, opts, want, &mut rep, &mut |b| checked(&mut state, b, &host))?;
             found.lock().map_err(|_| ReadError::internal("value checks poisoned"))?.merge(f);
-            progress.inc(input.size());
+            meter.inc(input.size());
             vec![state]
         }
     };
@@ -256,13 +254,13 @@ fn scan_csv(
     opts: &ReadOptions,
     table: Table,
     want: &[Field],
-    progress: &Progress,
+    meter: &ReadMeter,
     rep: &mut InputInfo,
     visit: &mut dyn FnMut(&RecordBatch, &str) -> Result<()>,
 ) -> Result<BadValues> {
     rep.default_host = default_host(&input.path, opts, None);
     let host = rep.default_host.clone();
-    let c = gpumon::csv::read_csv(input, table != Table::Metrics, want, progress, &mut |b| {
+    let c = gpumon::csv::read_csv(input, table != Table::Metrics, want, meter, &mut |b| {
         visit(b, &host)
     })?;
     rep.rows = c.rows;

@@ -10,8 +10,7 @@ use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
 use crate::smilog::{dmon, looks_like_nvsmi, table};
 use gpumon_schema::catalog::Field;
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// Bytes read from the head of a file to tell its kind.
 pub(crate) const SNIFF_BYTES: u64 = 64 * 1024;

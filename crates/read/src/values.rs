@@ -13,8 +13,7 @@ use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field as ArrowField, Schema};
 
 use gpumon_schema::catalog::{Field, Ty};
-use gpumon_schema::cols;
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value, cols};
 
 /// Highest GPU index accepted.
 pub(crate) const MAX_INDEX: f64 = 65_535.0;

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use gpumon_schema::catalog::{Agg, CATALOG, FIELD_COUNT, Field, Ty};
-use gpumon_schema::row::{ProcUtil, Row, Selection, Tick, Value};
+use gpumon_schema::{ProcUtil, Row, Selection, Tick, Value};
 
 /// Running state for one output row position (one GPU, or the host-only row).
 #[derive(Debug, Clone, Default)]
@@ -329,7 +329,7 @@ mod tests {
 
     #[test]
     fn one_sub_sample_gives_the_rows_push_and_take_give() {
-        use gpumon_schema::row::GpuProc;
+        use gpumon_schema::GpuProc;
         let mut t = tick(Some(97), 612.123_456_7, 123_456_789.000_4, 2);
         t.rows[0].set(Field::TempGpu, Value::F(57.6));
         t.rows[0].set(Field::SmActive, Value::F(1.0 / 3.0));
@@ -363,7 +363,7 @@ mod tests {
 
     #[test]
     fn process_utilization_is_the_mean_of_the_sub_samples() {
-        use gpumon_schema::row::GpuProc;
+        use gpumon_schema::GpuProc;
         let mut a = Aggregator::new();
         let sub = |sm: Option<f64>| {
             let util = sm.map(|sm| ProcUtil { sm, mem: 2.0 * sm, ..Default::default() });

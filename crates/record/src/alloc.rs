@@ -1,5 +1,5 @@
 //! The C allocator's settings for a long recording (the sink hands freed memory back with
-//! `gpumon_util::process::release_freed_memory` after its column passes and compressed flushes).
+//! `gpumon_util::release_freed_memory` after its column passes and compressed flushes).
 //!
 //! glibc's malloc gives each thread that allocates its own arena (the sampler, the writer, a worker
 //! per hung GPU), and the arena of a thread other than the main one gives memory back only from its

@@ -5,9 +5,9 @@ use std::process::{Child, Command, ExitStatus};
 
 use anyhow::{Context, Result};
 
-use gpumon_schema::row::Row;
-use gpumon_source::host::job::{JobTracker, PidSet};
-use gpumon_util::error::{CannotStart, UsageError};
+use gpumon_schema::Row;
+use gpumon_source::{JobTracker, PidSet};
+use gpumon_util::{CannotStart, UsageError};
 
 pub(crate) struct Job {
     child: Option<Child>,

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
-use gpumon_util::warn::warn;
+use gpumon_util::warn;
 
 /// Smallest distance between two stamps (µs).
 const MIN_STEP_US: i64 = 1000;

@@ -22,9 +22,9 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::rundir::RunDir;
+use gpumon_schema::Value;
 use gpumon_schema::control::{MAX_LINE, Request, parse};
-use gpumon_schema::row::Value;
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_util::{warn, warn_once};
 
 /// How long a connection may sit idle before it is closed (a sender that does not send its line
 /// holds up later senders this long at most).

@@ -11,15 +11,15 @@ use anyhow::{Context, Result};
 
 use crate::live::Live;
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_schema::files::companion_path;
-use gpumon_schema::row::{GpuEvent, Row, Selection, Tick, Value, routine_event};
-use gpumon_schema::run::RunStats;
+use gpumon_schema::{
+    GpuEvent, Row, RunStats, Selection, Tick, Value, companion_path, routine_event,
+};
 use gpumon_sink::Exporter;
 use gpumon_sink::OutputLock;
 use gpumon_sink::Target;
 use gpumon_sink::{Writer, WriterConfig, WriterReport};
-use gpumon_source::host::job::describe;
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_source::describe_process;
+use gpumon_util::{warn, warn_once};
 
 /// Columns of the `--processes` output.
 pub(crate) fn procs_selection() -> Selection {
@@ -204,7 +204,7 @@ impl Outputs {
                 }
             }
             let name = self.names.entry(p.pid).or_insert_with(|| {
-                describe(p.pid).map(|(u, c)| (Arc::from(u.as_str()), Arc::from(c.as_str())))
+                describe_process(p.pid).map(|(u, c)| (Arc::from(u.as_str()), Arc::from(c.as_str())))
             });
             match name {
                 Some((user, cmd)) => {

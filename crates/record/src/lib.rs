@@ -30,15 +30,15 @@ use crossbeam_channel::RecvTimeoutError;
 
 use control::{MARKS_PER_S, MAX_MARK_BYTES, MAX_MARKS};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::Format;
-use gpumon_schema::row::{Selection, Tick};
-use gpumon_schema::run::RunStats;
-use gpumon_schema::run::{JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY};
+use gpumon_schema::{
+    Format, GpuSelector, JOB_COMMAND_KEY, JOB_END_KEY, JOB_EXIT_CODE_KEY, JOB_LEFT_RUNNING_KEY,
+    RunStats, Selection, Tick,
+};
 use gpumon_sink::MARKS_KEY;
 use gpumon_sink::Target;
-use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
+use gpumon_source::GpuSource;
 use gpumon_util::status;
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_util::{warn, warn_once};
 use signals::{Signal, Signals};
 use tick::{Begun, Emitter, Rows, Sources};
 
@@ -88,7 +88,7 @@ pub struct RecordConfig {
     /// gpumon's own command line, kept in the file's metadata.
     pub command_line: String,
     /// The job this recording belongs to (`--job-id` or the launcher's environment).
-    pub job: Option<gpumon_schema::run::JobId>,
+    pub job: Option<gpumon_schema::JobId>,
     /// The GPU selection came from CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, not `--gpus`.
     pub gpus_from_env: bool,
     /// Command to start and record (`record -- CMD ARGS`).

@@ -17,14 +17,11 @@ use chrono::{SecondsFormat, Utc};
 use crate::control::Marks;
 use crate::rundir::RunDir;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::hidden;
-use gpumon_schema::live::LiveStatus;
-use gpumon_schema::row::{Row, Selection, Tick};
-use gpumon_schema::run::RunStats;
-use gpumon_util::error::UsageError;
+use gpumon_schema::{LiveStatus, Row, RunStats, Selection, Tick, hidden};
+use gpumon_util::UsageError;
 use gpumon_util::fsafe;
-use gpumon_util::text::show;
-use gpumon_util::warn::warn_once;
+use gpumon_util::show;
+use gpumon_util::warn_once;
 
 /// Shortest time between two writes of the file (faster intervals are shown at this pace; `watch(1)`'s
 /// default). Each write cost about 0.2 ms of CPU on the 2-vCPU VM when a thread of its own wrote it
@@ -92,7 +89,7 @@ impl Live {
             t.rows.first().and_then(|r| r.get(Field::Phase).as_str()).map(str::to_string);
         (self.doc.ticks, self.doc.late, self.doc.missed, self.doc.dropped) =
             (stats.ticks, stats.late, stats.missed, stats.dropped);
-        self.doc.procs = procs.iter().map(gpumon_schema::live::LiveProc::of).collect();
+        self.doc.procs = procs.iter().map(gpumon_schema::LiveProc::of).collect();
         self.write(&t.rows);
     }
 
@@ -178,7 +175,7 @@ fn link_to(link: &std::path::Path, file: &std::path::Path) -> Result<(), UsageEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumon_schema::row::{Row, Value};
+    use gpumon_schema::{Row, Value};
 
     #[test]
     fn the_file_holds_the_latest_rows_and_goes_at_the_end() {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use gpumon_schema::live::LiveCounter;
+use gpumon_schema::LiveCounter;
 
 /// One declared counter.
 #[derive(Debug)]

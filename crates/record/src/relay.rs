@@ -12,7 +12,7 @@ use crossbeam_channel::Sender;
 use crate::fanout::Locks;
 use crate::signals::Signals;
 use crate::{Cursor, Pending, Recorder};
-use gpumon_source::nvml::readers::{GpuReader, GpuReads, TickReads};
+use gpumon_source::{GpuReader, GpuReads, TickReads};
 
 /// The stack of a thread that runs the loop: the main thread's, where the loop ran before.
 const LOOP_STACK: usize = 8 << 20;

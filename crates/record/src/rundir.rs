@@ -55,8 +55,8 @@ const SWEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 /// without a status file) nobody answers on its socket.
 fn is_dead(dir: &Path) -> bool {
     if let Ok(b) = std::fs::read(dir.join("status")) {
-        let pid = gpumon_schema::live::recorder_pid(&b).and_then(|p| libc::pid_t::try_from(p).ok());
-        return pid.is_some_and(|p| !gpumon_util::process::exists(p));
+        let pid = gpumon_schema::recorder_pid(&b).and_then(|p| libc::pid_t::try_from(p).ok());
+        return pid.is_some_and(|p| !gpumon_util::process_exists(p));
     }
     let sock = dir.join("ctl");
     sock.exists() && std::os::unix::net::UnixStream::connect(&sock).is_err()

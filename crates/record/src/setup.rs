@@ -16,21 +16,20 @@ use crate::rundir::RunDir;
 use crate::tick::{Emitter, Rows, Sources};
 use crate::{RecordConfig, Recorder};
 use gpumon_schema::catalog::{Field, Source, Table};
-use gpumon_schema::files::{Format, OutputSet, status_path};
-use gpumon_schema::live::{self, LiveStatus};
-use gpumon_schema::row::Selection;
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{
+    Format, GpuSelector, LIVE_SCHEMA, LiveStatus, OutputSet, RunMeta, Selection, status_path,
+};
 use gpumon_sink::Exporter;
 use gpumon_sink::Target;
 use gpumon_sink::recover_set;
 use gpumon_sink::{Writer, WriterConfig};
-use gpumon_source::host::cgroup::CgroupSource;
-use gpumon_source::host::job::PidSet;
-use gpumon_source::host::proc::HostSource;
-use gpumon_source::nvml::gpu::{GpuSelector, GpuSource};
-use gpumon_util::error::UsageError;
+use gpumon_source::CgroupSource;
+use gpumon_source::GpuSource;
+use gpumon_source::HostSource;
+use gpumon_source::PidSet;
+use gpumon_util::UsageError;
 use gpumon_util::status;
-use gpumon_util::warn::warn;
+use gpumon_util::warn;
 
 impl<'a> Recorder<'a> {
     /// Everything a run needs before its first tick. The job starts last, so nothing it does
@@ -176,10 +175,10 @@ fn open_live(
         (argv, _) => Some(argv.join(" ")),
     };
     let base = LiveStatus {
-        schema: live::SCHEMA.to_string(),
+        schema: LIVE_SCHEMA.to_string(),
         pid: std::process::id(),
         // The machine's own name (not --host): `watch` and `recover` tell a live recorder by it.
-        host: gpumon_source::host::proc::hostname(),
+        host: gpumon_source::hostname(),
         output: p.display().to_string(),
         control: control.map(|c| c.path.display().to_string()),
         interval_s: meta.interval_s,
@@ -293,7 +292,7 @@ fn recover_leftovers(set: &OutputSet) -> Result<()> {
 fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Path) -> Result<()> {
     let members = set.members().unwrap_or_default();
     let Some(last) = members.last() else { return Ok(()) };
-    let name = gpumon_util::text::show(given);
+    let name = gpumon_util::show(given);
     let continues = cfg.append
         || cfg.rotate_size.is_some()
         || cfg.rotate_every.is_some()
@@ -303,9 +302,7 @@ fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Pa
         let what = if members.len() == 1 {
             format!(
                 "{} already exists",
-                gpumon_util::text::show(
-                    &given.with_file_name(last.file_name().unwrap_or_default())
-                )
+                gpumon_util::show(&given.with_file_name(last.file_name().unwrap_or_default()))
             )
         } else {
             format!("{name} already holds {} files", members.len())
@@ -314,7 +311,7 @@ fn continue_or_refuse(cfg: &RecordConfig, set: &OutputSet, given: &std::path::Pa
             "{what}: a second recording is not added to it unasked; record to another name \
              (-o {}), move or remove it, or pass --append to continue the set (readers then list \
              each recording)",
-            gpumon_util::text::show(&another_name(set, given))
+            gpumon_util::show(&another_name(set, given))
         ))
         .into());
     }
@@ -352,8 +349,8 @@ fn open_gpus(cfg: &RecordConfig, job: Option<PidSet>) -> Result<Option<GpuSource
                 return Err(UsageError(format!(
                     "--gpus {} names no GPU NVML sees (the others name {}); give indices, UUIDs or \
                      PCI bus ids as `gpumon doctor` lists them",
-                    gpumon_schema::gpus::show_list(src.unmatched()),
-                    gpumon_source::diagnose::gpu_ranges(&seen)
+                    gpumon_schema::show_gpu_list(src.unmatched()),
+                    gpumon_source::gpu_ranges(&seen)
                 ))
                 .into());
             }
@@ -391,7 +388,7 @@ fn no_gpu_found(cfg: &RecordConfig) -> Result<Option<GpuSource>> {
     if !cfg.gpus.is_empty() {
         return Err(UsageError(format!(
             "--gpus {} matches no GPU NVML sees; give indices, UUIDs or PCI bus ids as `gpumon doctor` lists them",
-            gpumon_schema::gpus::show_list(&cfg.gpus)
+            gpumon_schema::show_gpu_list(&cfg.gpus)
         ))
         .into());
     }

@@ -12,13 +12,12 @@ use crate::clock::Stamper;
 use crate::control::PhaseClock;
 use crate::fanout::Outputs;
 use gpumon_schema::catalog::{Field, Source};
-use gpumon_schema::row::{GpuEvent, GpuProc, Row, Selection, Tick, Value};
-use gpumon_schema::run::RunStats;
-use gpumon_source::host::cgroup::CgroupSource;
-use gpumon_source::host::job::PidSet;
-use gpumon_source::host::proc::HostSource;
-use gpumon_source::nvml::gpu::GpuSource;
-use gpumon_util::warn::warn_once;
+use gpumon_schema::{GpuEvent, GpuProc, Row, RunStats, Selection, Tick, Value};
+use gpumon_source::CgroupSource;
+use gpumon_source::GpuSource;
+use gpumon_source::HostSource;
+use gpumon_source::PidSet;
+use gpumon_util::warn_once;
 
 /// The sources a run reads, each present only when something selected needs it.
 pub(crate) struct Sources {

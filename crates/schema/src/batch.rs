@@ -83,7 +83,7 @@ impl RowBatcher {
 }
 
 /// Catalogue field of each column of a batch (by name or nvidia-smi alias), if any.
-pub fn batch_fields(batch: &RecordBatch) -> Vec<Option<Field>> {
+pub(crate) fn batch_fields(batch: &RecordBatch) -> Vec<Option<Field>> {
     batch.schema().fields().iter().map(|f| Field::lookup(f.name())).collect()
 }
 

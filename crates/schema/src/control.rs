@@ -41,7 +41,7 @@ pub fn check_label(label: &str) -> Result<(), String> {
         return Err(format!("label longer than {MAX_LABEL} bytes"));
     }
     // Bidirectional overrides would reorder the label (and the text after it) in every report.
-    if label.chars().any(gpumon_util::text::is_unsafe) {
+    if label.chars().any(gpumon_util::is_unsafe) {
         return Err("label with control or bidirectional-override characters".into());
     }
     Ok(())

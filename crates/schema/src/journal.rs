@@ -22,7 +22,7 @@ use arrow_buffer::Buffer;
 use arrow_ipc::{MessageHeader, MetadataVersion};
 use arrow_schema::SchemaRef;
 
-use gpumon_util::guard::contain;
+use gpumon_util::contain;
 
 /// Largest message metadata accepted: gpumon's schema with every field is a few KiB.
 pub(crate) const MAX_META: u64 = 1 << 20;

@@ -10,8 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::row::{Row, Selection, Value};
-use gpumon_util::fsafe;
-use gpumon_util::text::show;
+use gpumon_util::{fsafe, show};
 
 /// RFC 3339 UTC with milliseconds, as gpumon's CSV and this document write timestamps (`-` for a
 /// time out of range).
@@ -245,7 +244,7 @@ impl LiveStatus {
         if self.host != this_host {
             return true;
         }
-        libc::pid_t::try_from(self.pid).is_ok_and(gpumon_util::process::exists)
+        libc::pid_t::try_from(self.pid).is_ok_and(gpumon_util::process_exists)
     }
 
     /// A number of row `i`, by field name.

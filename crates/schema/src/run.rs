@@ -276,9 +276,9 @@ pub fn recordings_note(inputs: &[InputInfo]) -> Vec<String> {
     )];
     for g in &groups {
         let files = match &g.files[..] {
-            [one] => gpumon_util::text::show(one),
+            [one] => gpumon_util::show(one),
             [first, ..] => {
-                format!("{} and {} more file(s)", gpumon_util::text::show(first), g.files.len() - 1)
+                format!("{} and {} more file(s)", gpumon_util::show(first), g.files.len() - 1)
             }
             [] => String::new(),
         };

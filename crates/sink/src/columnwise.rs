@@ -37,7 +37,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, SchemaDescriptor, Type};
 
 use super::{CountingWriter, Target};
-use gpumon_util::process::release_freed_memory;
+use gpumon_util::release_freed_memory;
 
 /// Journal bytes of one row group at most (the journal takes about 8 times the Parquet bytes of
 /// metrics, so about 1 MiB of Parquet): bounds what one column's pass reads back.
@@ -788,9 +788,9 @@ mod tests {
 
     #[test]
     fn held_batches_count_their_bytes_and_only_oversized_ones_are_copied() {
-        use gpumon_schema::arrow::ColumnBuilder;
+        use gpumon_schema::ColumnBuilder;
+        use gpumon_schema::Value;
         use gpumon_schema::catalog::Ty;
-        use gpumon_schema::row::Value;
         let schema = Arc::new(Schema::new(vec![Field::new("power.draw", DataType::Float64, true)]));
         let mut h = Held::default();
         let mut b = ColumnBuilder::new(Ty::F64);

@@ -14,7 +14,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::{CountingWriter, Sink, SinkFiles};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Selection, Tick, Value};
+use gpumon_schema::{Selection, Tick, Value};
 
 pub(crate) struct CsvSink {
     out: CountingWriter,
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn ticks_as_the_csv_crate_writes_them() {
         use crate::Target;
-        use gpumon_schema::row::Row;
+        use gpumon_schema::Row;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
         let fields =

@@ -7,7 +7,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::path::Path;
 
-use gpumon_util::error::{HasExitCode, exit};
+use gpumon_util::{HasExitCode, exit};
 
 /// The sink's result type.
 pub type Result<T, E = SinkError> = std::result::Result<T, E>;
@@ -307,11 +307,11 @@ mod tests {
         let full = anyhow::Error::from(SinkError::from(std::io::Error::from(
             std::io::ErrorKind::StorageFull,
         )));
-        let probes: [gpumon_util::error::Probe; 1] = [gpumon_util::error::probe::<SinkError>];
+        let probes: [gpumon_util::Probe; 1] = [gpumon_util::probe::<SinkError>];
         assert_eq!(
-            gpumon_util::error::code_for(&locked.context("recording"), &probes),
+            gpumon_util::code_for(&locked.context("recording"), &probes),
             exit::USAGE
         );
-        assert_eq!(gpumon_util::error::code_for(&full, &probes), exit::FAILURE);
+        assert_eq!(gpumon_util::code_for(&full, &probes), exit::FAILURE);
     }
 }

@@ -13,13 +13,13 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::parquet::writer_properties_from;
-use gpumon_schema::files::{
+use gpumon_schema::{Journal, Unreadable};
+use gpumon_schema::{
     OutputSet, PARTIAL, hidden, journal_path, partial_path, piece_of_journal, sync_dir,
     written_by_gpumon,
 };
-use gpumon_schema::journal::{Journal, Unreadable};
 use gpumon_util::fsafe::{self, taken};
-use gpumon_util::text::show;
+use gpumon_util::show;
 
 /// What recovery did.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -42,9 +42,7 @@ use std::sync::Arc;
 use crate::error::Context;
 use arrow_array::RecordBatch;
 
-use gpumon_schema::files::Format;
-use gpumon_schema::row::{Selection, Tick};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{Format, RunMeta, Selection, Tick};
 
 /// Where a sink writes.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,9 +187,8 @@ impl CountingWriter {
         let dest = match target {
             Target::File(p) => {
                 // New, never through a link or over a file another program put at the name.
-                let f = gpumon_util::fsafe::create_new(p, true).map_err(|e| {
-                    SinkError::io(format!("creating {}", gpumon_util::text::show(p)), e)
-                })?;
+                let f = gpumon_util::fsafe::create_new(p, true)
+                    .map_err(|e| SinkError::io(format!("creating {}", gpumon_util::show(p)), e))?;
                 Dest::File(Arc::new(f), None)
             }
             Target::Stdout => Dest::Stdout(io::stdout()),

@@ -16,9 +16,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Context, Result, SinkError, SinkErrorKind};
 use chrono::{SecondsFormat, Utc};
 
-use gpumon_schema::files::OutputSet;
-use gpumon_util::fsafe;
-use gpumon_util::text::{escape, show};
+use gpumon_schema::OutputSet;
+use gpumon_util::{escape, fsafe, show};
 
 /// A held lock on an output set; released (and its file removed) when dropped.
 #[derive(Debug)]
@@ -177,7 +176,7 @@ fn holder(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpumon_util::error::{HasExitCode, exit};
+    use gpumon_util::{HasExitCode, exit};
 
     #[test]
     fn a_second_holder_is_refused_with_the_first_ones_pid_and_the_lock_goes_with_the_holder() {

@@ -25,10 +25,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use super::columnwise::ColumnwiseWriter;
 use super::{CountingWriter, Sink, SinkFiles};
-use gpumon_schema::arrow::{ColumnBuilder, arrow_schema};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Selection, Tick, Value};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{ColumnBuilder, RunMeta, Selection, Tick, Value, arrow_schema};
 
 // Memory of an open piece. The Parquet writer keeps the metadata of every closed row group (about
 // 0.8 KB per column chunk: statistics, offsets, encodings) until the footer is written. So row groups
@@ -99,7 +97,7 @@ pub(crate) fn kv_metadata(meta: &RunMeta) -> HashMap<String, String> {
     if let Some(d) = &meta.driver_version {
         kv.insert("gpumon.driver_version".to_string(), d.clone());
     }
-    kv.extend(meta.job.iter().flat_map(gpumon_schema::run::JobId::footer));
+    kv.extend(meta.job.iter().flat_map(gpumon_schema::JobId::footer));
     kv
 }
 
@@ -375,7 +373,7 @@ mod tests {
     use super::*;
     use crate::Target;
     use arrow_ipc::reader::StreamReader;
-    use gpumon_schema::row::{Row, Value};
+    use gpumon_schema::{Row, Value};
 
     fn meta() -> RunMeta {
         RunMeta {
@@ -440,7 +438,7 @@ mod tests {
             s.flush().unwrap();
             sizes.push(std::fs::metadata(dir.path().join("x.journal")).unwrap().len() - before);
         }
-        let j = gpumon_schema::journal::Journal::open(
+        let j = gpumon_schema::Journal::open(
             std::fs::File::open(dir.path().join("x.journal")).unwrap(),
         )
         .unwrap();
@@ -501,7 +499,7 @@ mod tests {
         assert!(s.flush().is_err());
         let mut back = Vec::new();
         for b in s.unflushed().unwrap() {
-            gpumon_schema::batch::rows_of_batch(&b, &mut back);
+            gpumon_schema::rows_of_batch(&b, &mut back);
         }
         let utils: Vec<u64> =
             back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
@@ -525,7 +523,7 @@ mod tests {
         }
         let mut back = Vec::new();
         for b in s.unflushed().unwrap() {
-            gpumon_schema::batch::rows_of_batch(&b, &mut back);
+            gpumon_schema::rows_of_batch(&b, &mut back);
         }
         let utils: Vec<u64> =
             back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
@@ -547,7 +545,7 @@ mod tests {
         }
         let mut back = Vec::new();
         for b in s.unflushed().unwrap() {
-            gpumon_schema::batch::rows_of_batch(&b, &mut back);
+            gpumon_schema::rows_of_batch(&b, &mut back);
         }
         let utils: Vec<u64> =
             back.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();
@@ -559,7 +557,7 @@ mod tests {
         assert_eq!(r.metadata().file_metadata().num_rows(), 21);
         let mut all = Vec::new();
         for b in r.build().unwrap() {
-            gpumon_schema::batch::rows_of_batch(&b.unwrap(), &mut all);
+            gpumon_schema::rows_of_batch(&b.unwrap(), &mut all);
         }
         let utils: Vec<u64> =
             all.iter().filter_map(|(_, r)| r.get(Field::UtilGpu).as_u64()).collect();

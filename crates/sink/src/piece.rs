@@ -20,8 +20,8 @@ use std::sync::Arc;
 use crate::SinkFiles;
 use crate::error::{Context, Result, SinkError, SinkErrorKind};
 use crate::files::{JournalOutcome, recover_journal};
-use gpumon_schema::files::sync_dir;
-use gpumon_util::warn::warn;
+use gpumon_schema::sync_dir;
+use gpumon_util::warn;
 
 /// What a path names now, compared with a file we hold open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

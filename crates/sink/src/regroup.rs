@@ -10,9 +10,7 @@ use chrono::{DateTime, Utc};
 
 use crate::{self as sink, Sink, Target};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::Format;
-use gpumon_schema::row::{Row, Selection, Tick};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{Format, Row, RunMeta, Selection, Tick};
 
 /// Rows of one tick may spread this far (µs).
 const TICK_SPREAD_US: i64 = 2_000_000;
@@ -62,7 +60,7 @@ impl TickWriter {
             Some(c) if *c == names => true,
             None if names.is_empty() => true,
             _ => {
-                gpumon_util::warn::warn_once(
+                gpumon_util::warn_once(
                     "convert-counters",
                     "the inputs have different progress.* columns; only the first input's are converted",
                 );

@@ -11,7 +11,7 @@ use chrono::Local;
 
 use super::{CountingWriter, Sink, SinkFiles};
 use gpumon_schema::catalog::{Field, Ty};
-use gpumon_schema::row::{Selection, Tick, Value};
+use gpumon_schema::{Selection, Tick, Value};
 
 pub(crate) struct NvsmiSink {
     out: CountingWriter,

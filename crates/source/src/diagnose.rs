@@ -3,7 +3,7 @@
 //! probing lives in `probe.rs`; [`text`] renders a [`Diagnosis`] as the text report (its JSON is
 //! its serde form).
 
-pub mod text;
+pub(crate) mod text;
 
 use std::path::Path;
 
@@ -12,10 +12,10 @@ use serde::Serialize;
 
 use crate::host::cgroup::{CgroupSource, CgroupVersion};
 use crate::nvml::device::{self, GpuInfo};
-use crate::nvml::gpu::GpuSelector;
 use crate::nvml::probe::{self, GpuProbe, NvmlProbe};
-pub use crate::nvml::probe::{Container, DeviceNode};
+pub(crate) use crate::nvml::probe::{Container, DeviceNode};
 use crate::visible::{self, CUDA_VAR, NVIDIA_VAR, Visible};
+use gpumon_schema::GpuSelector;
 use gpumon_schema::catalog::Field;
 
 /// What `gpumon doctor` found: its verdict, and each part it examined (its `--json` document).
@@ -488,7 +488,7 @@ pub fn gpu_ranges(idx: &[u32]) -> String {
 /// Indices with runs of three or more as ranges: `0-7`, `0, 1`, `0, 2-5`.
 fn ranges(idx: &[u32]) -> String {
     let idx: Vec<u64> = idx.iter().map(|&i| u64::from(i)).collect();
-    gpumon_util::text::index_ranges(&idx, 3)
+    gpumon_util::index_ranges(&idx, 3)
 }
 
 /// What CUDA makes of `CUDA_VISIBLE_DEVICES`: it stops at the first entry that names no GPU.

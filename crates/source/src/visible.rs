@@ -21,7 +21,7 @@
 //! not applied either (gpumon records whole GPUs and a `MIG-<uuid>` does not name its parent),
 //! except the old `MIG-GPU-<uuid>/gi/ci` form, which does.
 
-use crate::nvml::gpu::GpuSelector;
+use gpumon_schema::GpuSelector;
 
 /// The variable CUDA reads.
 pub const CUDA_VAR: &str = "CUDA_VISIBLE_DEVICES";
@@ -56,7 +56,7 @@ impl Visible {
 /// `NVIDIA_VISIBLE_DEVICES` (container runtime) grammar: `all`; `none`, `void` or empty for no
 /// GPU; else a comma-separated list of indices, UUIDs and MIG ids. Unknown entries are skipped
 /// (the runtime would refuse to start the container).
-pub fn parse(s: &str) -> Visible {
+pub(crate) fn parse(s: &str) -> Visible {
     let t = s.trim();
     if t.eq_ignore_ascii_case("all") {
         return Visible::All;

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::{Inputs, Outcome, PhaseMode, SummarizeConfig, find_inputs, summarize_found};
-use gpumon_analysis::job::{JobView, NodeOf, build};
+use gpumon_analysis::{JobView, NodeOf, build_job_view};
 use gpumon_read::Discovered;
 use gpumon_read::Input;
 use gpumon_read::{job_of, recording};
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 
 /// One job: its view, the summary of its inputs, and where its ids came from.
 #[derive(Debug, Clone)]
@@ -118,7 +118,7 @@ pub fn summarize_jobs(cfg: &SummarizeConfig, only: Option<&str>) -> Result<Jobs>
         let metrics = Discovered { inputs: g.metrics, skipped: Vec::new() };
         let these = Inputs { metrics: metrics.clone(), procs: g.procs, events: g.events };
         let outcome = summarize_found(&cfg, &these)?;
-        let view = build(&g.id, &outcome.summary, &g.nodes, &cfg.thresholds);
+        let view = build_job_view(&g.id, &outcome.summary, &g.nodes, &cfg.thresholds);
         jobs.push(JobOutcome { view, outcome, sources: g.sources, metrics });
     }
     Ok(Jobs { jobs, without_job })

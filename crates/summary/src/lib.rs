@@ -12,42 +12,51 @@
 //! from the phases' stretches (an input whose stretches cannot be joined exactly is read again with
 //! a collector of its own); the phases are summarised like the whole run and compared, and
 //! `--fail-if` may then check the changes (`energy_per_hour.delta_pct > 10`).
+//!
+//! The modules are private: the crate's API is this root, what the commands use. The pipeline
+//! ([`SummarizeConfig`], [`summarize`], [`find_inputs`], [`summarize_found`], [`parse_checks`]);
+//! one summary per job ([`summarize_jobs`]); `compare`'s runs ([`CompareRuns`], [`compare_runs`]);
+//! the report's chart series ([`series_span`], [`collect_series`]); what `watch` reads
+//! ([`last_tick`], [`findings_so_far`]).
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-pub mod job;
-pub mod runs;
-pub mod series;
-pub mod watch;
+mod job;
+mod runs;
+mod series;
+mod watch;
+
+pub use crate::job::summarize_jobs;
+pub use crate::runs::{CompareRuns, RunSpec, compare_runs, parse_run};
+pub use crate::series::{collect as collect_series, span as series_span};
+pub use crate::watch::{findings as findings_so_far, last_tick};
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
 use anyhow::Result;
 
-use gpumon_analysis::checks::{Check, parse_check, resolve};
-use gpumon_analysis::collect::{CollectConfig, Collector, wanted_fields};
-use gpumon_analysis::compare::{self, Measure, Part, is_comparison_check};
-use gpumon_analysis::events::EventCollector;
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::phases::{PhaseCollector, PhaseReport, Split, build_phases};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::usage::UsageCollector;
-use gpumon_analysis::window::{PhaseWindow, WindowSpec};
-use gpumon_analysis::{CheckResult, Companions, Summary, build, evaluate};
-use gpumon_read::in_time_order;
-use gpumon_read::take_in_turn;
+use gpumon_analysis::{
+    Check, CheckResult, CollectConfig, Collector, Companions, EventCollector, Stat, Summary,
+    Thresholds, UsageCollector, build, evaluate, parse_check, resolve_check, wanted_fields,
+};
+use gpumon_analysis::{
+    Measure, Part, evaluate_comparison_check, is_comparison_check, resolve_comparison_check,
+};
+use gpumon_analysis::{PhaseCollector, PhaseReport, PhaseWindow, Split, WindowSpec, build_phases};
 use gpumon_read::{Discovered, discover_recording};
+use gpumon_read::take_in_turn;
 use gpumon_read::{Input, Kind};
+use gpumon_read::in_time_order;
 use gpumon_read::{ReadOptions, by_table, probe_fields, scan};
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, NO_TS};
-use gpumon_schema::run::InputInfo;
-use gpumon_util::error::UsageError;
-use gpumon_util::progress::Progress;
+use gpumon_util::ReadMeter;
+use gpumon_util::UsageError;
 
 /// What to read and how to summarize it (a `summarize` command line without its output format;
 /// `report`, `compare` and `watch` build one too).
@@ -55,7 +64,7 @@ use gpumon_util::progress::Progress;
 pub struct SummarizeConfig {
     /// The paths as given: files, directories, globs.
     pub inputs: Vec<PathBuf>,
-    /// How to read the inputs (columns, time zone, progress).
+    /// How to read the inputs (columns, time zone, the read meter).
     pub read: ReadOptions,
     /// The time window to summarize.
     pub window: WindowSpec,
@@ -63,8 +72,8 @@ pub struct SummarizeConfig {
     pub thresholds: Thresholds,
     /// `--fail-if` expressions as given.
     pub checks: Vec<String>,
-    /// Allow a progress bar (stderr a terminal, reading slow).
-    pub progress: bool,
+    /// Allow the read meter, a bar on stderr (stderr a terminal, reading slow).
+    pub meter: bool,
     /// Print the inputs' warnings on stderr (`watch` keeps its screen clean).
     pub warnings: bool,
     /// Whether to split the data by phase.
@@ -110,10 +119,10 @@ pub(crate) fn parse_comparison_checks(exprs: &[String]) -> Result<Vec<ParsedChec
 fn parse_one(e: &str, comparison: bool) -> Result<ParsedCheck> {
     let c = parse_check(e).map_err(UsageError)?;
     if comparison || is_comparison_check(&c) {
-        let (m, part) = compare::resolve(&c).map_err(UsageError)?;
+        let (m, part) = resolve_comparison_check(&c).map_err(UsageError)?;
         return Ok(ParsedCheck::Compare(c, m, part));
     }
-    let stat = resolve(&c).map_err(UsageError)?;
+    let stat = resolve_check(&c).map_err(UsageError)?;
     Ok(ParsedCheck::Stat(c, stat))
 }
 
@@ -129,16 +138,18 @@ impl ParsedCheck {
     ) -> CheckResult {
         match self {
             ParsedCheck::Stat(c, stat) => evaluate(c, *stat, s),
-            ParsedCheck::Compare(c, m, part) => compare::evaluate(c, *m, *part, cols, baseline),
+            ParsedCheck::Compare(c, m, part) => {
+                evaluate_comparison_check(c, *m, *part, cols, baseline)
+            }
         }
     }
 }
 
 /// First and last timestamp of all inputs (one pass over the timestamp column only).
-pub fn time_range(
+pub(crate) fn time_range(
     inputs: &[Input],
     read: &ReadOptions,
-    progress: &Progress,
+    meter: &ReadMeter,
 ) -> Result<Option<(i64, i64)>> {
     let mut range: Option<(i64, i64)> = None;
     for input in inputs {
@@ -159,7 +170,7 @@ pub fn time_range(
             }
             Ok(())
         };
-        let (parts, _) = scan(input, read, &[Field::Timestamp], progress, &init, &visit)?;
+        let (parts, _) = scan(input, read, &[Field::Timestamp], meter, &init, &visit)?;
         for (a, b) in parts.into_iter().filter(|p| p.0 <= p.1) {
             range = Some(range.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
         }
@@ -196,7 +207,7 @@ fn companions(
     inputs: &Inputs,
     read: &ReadOptions,
     window: (Option<i64>, Option<i64>),
-    progress: &Progress,
+    meter: &ReadMeter,
     reports: &mut Vec<InputInfo>,
 ) -> Result<Companions> {
     // One collector each over every file, fed in file order (one part per file keeps the rows' order).
@@ -210,7 +221,7 @@ fn companions(
             Ok(mut c) => c.visit(b, host),
             Err(_) => Ok(()),
         };
-        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+        reports.push(scan(input, &read, &want, meter, &|| (), &visit)?.1);
     }
     let usage = Mutex::new(UsageCollector::new(window));
     let want: Vec<Field> = keys
@@ -223,7 +234,7 @@ fn companions(
             Ok(mut c) => c.visit(b, host),
             Err(_) => Ok(()),
         };
-        reports.push(scan(input, &read, &want, progress, &|| (), &visit)?.1);
+        reports.push(scan(input, &read, &want, meter, &|| (), &visit)?.1);
     }
     let (events, events_more, routine_events) =
         events.into_inner().map(EventCollector::finish).unwrap_or_default();
@@ -283,7 +294,7 @@ fn collect(
     found: &Discovered,
     ccfg: &CollectConfig,
     split: Option<&Split>,
-    progress: &Progress,
+    meter: &ReadMeter,
 ) -> Result<(Parts, Vec<InputInfo>)> {
     let mut want = wanted_fields();
     if split.is_some() {
@@ -319,7 +330,7 @@ fn collect(
     for (k, input) in found.inputs.iter().enumerate() {
         if read.is_empty() {
             let window = &found.inputs[k..found.inputs.len().min(k + threads * INPUTS_PER_THREAD)];
-            let scan_one = |i: usize| scan(&window[i], &each, &want, progress, &init, &visit);
+            let scan_one = |i: usize| scan(&window[i], &each, &want, meter, &init, &visit);
             read = take_in_turn(window.len(), threads, &scan_one)?;
             read.reverse();
         }
@@ -341,7 +352,7 @@ fn collect(
                 phases: before.map(PhaseCollector::after),
             };
             let one = ReadOptions { threads: 1, ..cfg.read.clone() };
-            parts = scan(input, &one, &want, progress, &after, &visit)?.0;
+            parts = scan(input, &one, &want, meter, &after, &visit)?.0;
         }
         for p in parts {
             all.all.append(p.all);
@@ -388,8 +399,8 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
     let size = found.bytes();
     let needs_range =
         cfg.window.needs_range() || cfg.phase_windows.iter().any(PhaseWindow::needs_range);
-    let progress = Progress::new(size * if needs_range { 2 } else { 1 }, cfg.progress);
-    let range = if needs_range { time_range(&found.inputs, &cfg.read, &progress)? } else { None };
+    let meter = ReadMeter::new(size * if needs_range { 2 } else { 1 }, cfg.meter);
+    let range = if needs_range { time_range(&found.inputs, &cfg.read, &meter)? } else { None };
     let window = cfg.window.resolve(range);
     let ccfg = CollectConfig {
         since: window.0,
@@ -399,12 +410,12 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
         rows: cfg.thresholds.row_rules(),
     };
     let split = phase_split(cfg, found, range);
-    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &progress)?;
-    let companions = companions(all_inputs, &cfg.read, window, &progress, &mut reports)?;
-    progress.finish();
+    let (all, mut reports) = collect(cfg, found, &ccfg, split.as_ref(), &meter)?;
+    let companions = companions(all_inputs, &cfg.read, window, &meter, &mut reports)?;
+    meter.finish();
     for r in reports.iter().filter(|_| cfg.warnings) {
         for w in &r.warnings {
-            gpumon_util::warn::warn(&format!("{}: {w}", r.path.display()));
+            gpumon_util::warn(&format!("{}: {w}", r.path.display()));
         }
     }
     let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };

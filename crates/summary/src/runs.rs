@@ -8,12 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::{PhaseMode, SummarizeConfig, parse_comparison_checks, summarize};
-use gpumon_analysis::compare::{self, Comparison};
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::phases::PhaseReport;
-use gpumon_analysis::{CheckResult, Summary};
+use gpumon_analysis::{CheckResult, Comparison, PhaseReport, Summary, Thresholds, compare};
 use gpumon_read::ReadOptions;
-use gpumon_util::error::UsageError;
+use gpumon_util::UsageError;
 
 /// One run to compare, as given: a path, and the phase of it to take.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +52,8 @@ pub struct CompareRuns {
     pub checks: Vec<String>,
     /// Index of the baseline run.
     pub baseline: usize,
-    /// The read progress on stderr.
-    pub progress: bool,
+    /// The read meter on stderr.
+    pub meter: bool,
 }
 
 /// The runs compared: each one's label and summary in the order given, their comparison and the
@@ -88,7 +85,7 @@ pub fn compare_runs(cfg: &CompareRuns) -> Result<Compared> {
         cfg.runs.iter().map(|r| summary_of(r, cfg)).collect::<Result<_>>()?;
     let labels: Vec<String> = cfg.runs.iter().map(|r| r.label.clone()).collect();
     let cols: Vec<(String, &Summary)> = labels.iter().cloned().zip(&summaries).collect();
-    let comparison = compare::compare(&cols, cfg.baseline);
+    let comparison = compare(&cols, cfg.baseline);
     let results: Vec<CheckResult> = match cols.get(cfg.baseline) {
         Some(&(_, base)) => checks.iter().map(|c| c.evaluate(base, &cols, cfg.baseline)).collect(),
         None => Vec::new(),
@@ -102,7 +99,7 @@ fn summary_of(run: &RunSpec, cfg: &CompareRuns) -> Result<Summary> {
         inputs: vec![run.path.clone()],
         read: cfg.read.clone(),
         thresholds: cfg.thresholds.clone(),
-        progress: cfg.progress,
+        meter: cfg.meter,
         warnings: true,
         phases: if run.phase.is_some() { PhaseMode::On } else { PhaseMode::Off },
         ..SummarizeConfig::default()

@@ -3,11 +3,10 @@
 
 use anyhow::Result;
 
-use gpumon_analysis::Summary;
-use gpumon_analysis::series::{BUCKETS, Collected, FINE, Grid, Series};
+use gpumon_analysis::{BUCKETS, Collected, FINE, Grid, Series, Summary};
 use gpumon_read::Discovered;
 use gpumon_read::scan;
-use gpumon_util::progress::Progress;
+use gpumon_util::ReadMeter;
 
 use crate::{SummarizeConfig, time_range};
 
@@ -19,9 +18,9 @@ pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Res
     let (start, end) = match gpu_span {
         Some(r) if !host_only => r,
         _ => {
-            let progress = Progress::new(found.bytes(), cfg.progress);
-            let range = time_range(&found.inputs, &cfg.read, &progress)?;
-            progress.finish();
+            let meter = ReadMeter::new(found.bytes(), cfg.meter);
+            let range = time_range(&found.inputs, &cfg.read, &meter)?;
+            meter.finish();
             let (since, until) = summary.window;
             let clipped = range.map(|(a, b)| {
                 (
@@ -47,17 +46,17 @@ pub fn collect(
     grid: Grid,
     window: (Option<i64>, Option<i64>),
 ) -> Result<Collected> {
-    let progress = Progress::new(found.bytes(), cfg.progress);
-    let want = gpumon_analysis::series::wanted();
+    let meter = ReadMeter::new(found.bytes(), cfg.meter);
+    let want = gpumon_analysis::charted_fields();
     let mut all = Collected::new(grid);
     for input in &found.inputs {
         let init = || Series::new(grid, window.0, window.1);
         let visit = |st: &mut Series, b: &arrow_array::RecordBatch, host: &str| st.visit(b, host);
-        let (parts, _) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
+        let (parts, _) = scan(input, &cfg.read, &want, &meter, &init, &visit)?;
         for p in parts {
             all.append(p);
         }
     }
-    progress.finish();
+    meter.finish();
     Ok(all)
 }

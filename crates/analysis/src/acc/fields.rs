@@ -77,7 +77,7 @@ impl FieldAcc {
 
 /// Where a column's values go in the accumulators of its scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// The k-th summarised field of the scope ([`summarised`]).
     Value(usize),
     /// The `.max` companion column of the k-th summarised field.
@@ -88,7 +88,7 @@ pub enum Slot {
 
 /// The columns that feed the accumulators of a scope and where they go: every summarised field,
 /// its `.max` companion, and the total memory.
-pub fn inputs(scope: Scope) -> &'static [(Field, Slot)] {
+pub(crate) fn inputs(scope: Scope) -> &'static [(Field, Slot)] {
     static INPUTS: LazyLock<[Vec<(Field, Slot)>; 2]> =
         LazyLock::new(|| [make_inputs(Scope::Gpu), make_inputs(Scope::Host)]);
     &INPUTS[scope as usize]

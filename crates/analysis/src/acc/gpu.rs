@@ -1,6 +1,6 @@
 //! One GPU's accumulator: its fields, throttle reasons and the facts the findings need.
 
-use crate::diag::DiagAcc;
+use crate::facts::FactsAcc;
 use crate::stat::{Scope, summarised};
 use gpumon_schema::catalog::Field;
 
@@ -86,7 +86,7 @@ pub(crate) struct GpuAcc {
     pub uuid: Option<String>,
     pub name: Option<String>,
     /// Per-row facts for the findings (empty rows, memory held while idle, memory health).
-    pub(crate) diag: DiagAcc,
+    pub(crate) facts: FactsAcc,
 }
 
 impl Default for GpuAcc {
@@ -107,7 +107,7 @@ impl Default for GpuAcc {
             ib_n: 0,
             uuid: None,
             name: None,
-            diag: DiagAcc::default(),
+            facts: FactsAcc::default(),
         }
     }
 }
@@ -179,7 +179,7 @@ impl GpuAcc {
         self.power_n += o.power_n;
         self.ib_both += o.ib_both;
         self.ib_n += o.ib_n;
-        self.diag.pool(&o.diag);
+        self.facts.pool(&o.facts);
         if self.uuid.is_none() {
             self.uuid.clone_from(&o.uuid);
         }

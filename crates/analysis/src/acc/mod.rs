@@ -23,10 +23,10 @@ mod moments;
 mod tests;
 mod timing;
 
-pub use fields::*;
+pub(crate) use fields::*;
 pub(crate) use fsum::*;
 pub use gpu::*;
 pub(crate) use hist::*;
 pub(crate) use host::*;
 pub(crate) use moments::*;
-pub use timing::*;
+pub(crate) use timing::*;

@@ -13,12 +13,11 @@ use crate::html::live;
 use crate::html::phases as html_phases;
 use crate::html::svg::{Chart, HeatRow, Joinable, Plot, Style, TimeAxis, chart, heatmap};
 use crate::html::tables;
-use gpumon_analysis::events::EventRecord;
-use gpumon_analysis::phases::PhaseReport;
-use gpumon_analysis::series::{Collected, Envelope, FINE, Track};
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
-use gpumon_util::zone::Zone;
+use gpumon_analysis::{
+    CheckResult, Collected, Envelope, EventRecord, FINE, GpuSummary, HostSummary, PhaseReport,
+    Stat, Summary, Track,
+};
+use gpumon_util::Zone;
 
 /// Where the charts' numbers come from, for one GPU or host.
 struct Ctx<'a> {
@@ -348,7 +347,7 @@ fn uncharted(c: &Collected) -> String {
     let hosts = c.uncharted.len() - gpus;
     format!(
         r#"<p class="note" id="uncharted">Charts for the first {} GPUs and hosts only: {gpus} more GPU(s) and {hosts} more host(s) are in the tables above.</p>"#,
-        gpumon_analysis::series::MAX_CHARTED
+        gpumon_analysis::MAX_CHARTED
     )
 }
 
@@ -557,7 +556,7 @@ pub fn body(
     let has_max = s.inputs.iter().any(|i| i.fields.iter().any(|f| f.def().max_of.is_some()));
     let mut out = String::with_capacity(1 << 20);
     summary_part(&mut out, s, checks, grid.start, grid.end, tz);
-    let note = gpumon_schema::run::recordings_note(&s.inputs);
+    let note = gpumon_schema::recordings_note(&s.inputs);
     if let Some((head, rest)) = note.split_first() {
         let items: String = rest.iter().map(|l| format!("<li>{}</li>", esc(l))).collect();
         let _ = write!(

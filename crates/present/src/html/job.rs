@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::html::escape::esc;
 use crate::job::{JobPart, host_rows};
-use gpumon_analysis::job::JobView;
+use gpumon_analysis::JobView;
 
 /// The heatmap row of a straggler: outlined in red, its label bold.
 const STYLE: &str = "<style>.hm-row[data-straggler]>rect{stroke:#c00;stroke-width:2}\

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::html::svg::{Band, Chart, HeatRow, Joinable, Style, runs};
-use gpumon_analysis::series::{Envelope, Grid};
+use gpumon_analysis::{Envelope, Grid};
 
 /// A value as the page stores it: two decimals, null when missing.
 fn num(v: Option<f64>) -> Value {

@@ -9,9 +9,7 @@ use crate::html::escape::esc;
 use crate::html::svg::Band;
 use crate::html::tables::finding_item;
 use crate::{dur, ts};
-use gpumon_analysis::Summary;
-use gpumon_analysis::findings::Thresholds;
-use gpumon_analysis::phases::PhaseReport;
+use gpumon_analysis::{PhaseReport, Summary, Thresholds};
 
 /// One band per stretch of a marked phase: from its first row to the next stretch's first row (a
 /// row describes the interval that ends at it), the last one to its last row.

@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use crate::html::axis::{ValueAxis, label, value_axis};
 use crate::html::escape::esc;
-use gpumon_analysis::series::{Envelope, Grid};
+use gpumon_analysis::{Envelope, Grid};
 
 /// Which buckets may be joined by a line: a series' rows and first/last sample per bucket, and the
 /// longest step that is not a gap (µs).

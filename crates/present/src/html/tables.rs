@@ -8,11 +8,9 @@ use crate::compact::{self, Group, gpu_list};
 use crate::html::axis::group;
 use crate::html::escape::esc;
 use crate::ts;
-use gpumon_analysis::stat::Stat;
-use gpumon_analysis::stats::Stats;
-use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Summary};
+use gpumon_analysis::{CheckResult, GpuSummary, HostSummary, Stat, StatValues, Summary};
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::run::InputInfo;
 
 fn fmt(v: Option<f64>, digits: usize) -> Option<String> {
     v.map(|x| group(&format!("{x:.digits$}")))
@@ -361,7 +359,7 @@ pub(super) fn inputs(s: &Summary) -> String {
 
 /// Over-all figures under the title.
 pub(crate) fn overview(s: &Summary) -> String {
-    let all: &Stats = &s.all_gpus;
+    let all: &StatValues = &s.all_gpus;
     let mut out = String::new();
     let mut line = format!("<b>{}</b> GPU(s) on <b>{}</b> host(s)", s.gpu_count(), s.hosts.len());
     if let Some(n) = all.get(Stat::Samples) {
@@ -412,11 +410,11 @@ mod tests {
         assert_eq!(evidence_span(&["GPU 3 is 40 % below the others (UTC)".to_string()]), None);
     }
     use super::*;
-    use gpumon_analysis::findings::{Finding, Severity, Thresholds};
-    use gpumon_analysis::stat::Scope;
+    use gpumon_analysis::Scope;
+    use gpumon_analysis::{Finding, Severity, Thresholds};
 
     fn summary() -> Summary {
-        let mut gs = Stats::empty(Scope::Gpu);
+        let mut gs = StatValues::empty(Scope::Gpu);
         gs.set(Stat::Samples, Some(1200.0));
         gs.set(Stat::mean(Field::UtilGpu), Some(55.25));
         let gpu = GpuSummary {
@@ -442,14 +440,14 @@ mod tests {
         let host = HostSummary {
             name: "<n1>".into(),
             gpus: vec![gpu],
-            stats: Stats::empty(Scope::Host),
+            stats: StatValues::empty(Scope::Host),
             has_host_data: false,
             findings: vec![finding],
         };
         Summary {
             hosts: vec![host],
             all_gpus: gs,
-            all_hosts: Stats::empty(Scope::Host),
+            all_hosts: StatValues::empty(Scope::Host),
             start: Some(0),
             end: Some(1),
             inputs: vec![],

@@ -13,12 +13,11 @@ use chrono::{DateTime, NaiveDateTime};
 use super::usage;
 use crate::input::Input;
 use crate::values::BadValues;
-use gpumon_schema::batch::{BATCH_ROWS, RowBatcher};
 use gpumon_schema::catalog::{Field, Table, Ty};
-use gpumon_schema::row::{Row, Value};
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::progress::Progress;
-use gpumon_util::text::show;
+use gpumon_schema::{BATCH_ROWS, Row, RowBatcher, Value};
+use gpumon_util::ReadMeter;
+use gpumon_util::show;
+use gpumon_util::{ReadError, ReadErrorKind};
 
 /// What a CSV read found.
 #[derive(Debug, Default)]
@@ -253,7 +252,7 @@ pub(crate) fn read_csv(
     input: &Input,
     empty_ok: bool,
     want: &[Field],
-    progress: &Progress,
+    meter: &ReadMeter,
     on_batch: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<CsvInfo> {
     let path = &input.path;
@@ -306,7 +305,7 @@ pub(crate) fn read_csv(
             if batcher.len() >= BATCH_ROWS {
                 on_batch(&counters.attach(batcher.finish()?)?)?;
                 let pos = cur.position().map_or(0, |p| p.byte());
-                progress.inc(pos.saturating_sub(last_pos));
+                meter.inc(pos.saturating_sub(last_pos));
                 last_pos = pos;
             }
         } else {
@@ -441,7 +440,7 @@ mod tests {
             &input,
             false,
             &[Field::UtilGpu, Field::PowerDraw],
-            &Progress::none(),
+            &ReadMeter::none(),
             &mut |b| {
                 n += b.num_rows();
                 Ok(())

@@ -9,9 +9,8 @@ use arrow_array::RecordBatch;
 use super::{check_schema, schema_fields, usage};
 use crate::input::Input;
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_schema::journal::{Journal, Unreadable};
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_schema::{Journal, Unreadable};
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 /// Open a journal; a journal that cannot be read at all is a [`ReadError`] naming it.
 pub(crate) fn open_journal(input: &Input) -> Result<Journal, ReadError> {

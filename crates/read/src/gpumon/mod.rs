@@ -18,8 +18,7 @@ use std::path::Path;
 use crate::values::type_fits;
 use gpumon_schema::catalog::{Field, Source, Table};
 use gpumon_schema::cols;
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::text::show;
+use gpumon_util::{ReadError, ReadErrorKind, show};
 
 fn usage(path: &Path, what: &str, e: impl std::fmt::Display) -> ReadError {
     ReadError::new(ReadErrorKind::Malformed, show(path), format_args!("{what}: {e}"))

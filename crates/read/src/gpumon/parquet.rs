@@ -16,12 +16,9 @@ use parquet::file::statistics::Statistics;
 use super::{check_schema, schema_fields, usage};
 use crate::input::Input;
 use crate::pqbounds::{BoundedFile, check_chunks, check_footer};
+use gpumon_schema::JobInfo;
 use gpumon_schema::catalog::{Field, Table};
-use gpumon_schema::run::JobInfo;
-use gpumon_util::error::{ReadError, ReadErrorKind};
-use gpumon_util::guard::contain;
-use gpumon_util::progress::Progress;
-use gpumon_util::text::show;
+use gpumon_util::{ReadError, ReadErrorKind, ReadMeter, contain, show};
 
 /// Rows per batch decoded from Parquet: a batch's columns stay in the CPU's caches through the
 /// collector's passes over them (64 Ki rows was 5% slower and 12 MiB larger on 20 M rows).
@@ -259,7 +256,7 @@ impl ParquetFile {
         &self,
         want: &[Field],
         threads: usize,
-        progress: &Progress,
+        meter: &ReadMeter,
         init: &(dyn Fn() -> S + Sync),
         visit: PartVisit<'_, S>,
     ) -> Result<Vec<S>> {
@@ -278,7 +275,7 @@ impl ParquetFile {
             for &rg in part {
                 let host = hosts.get(rg).and_then(Option::as_deref);
                 self.read_group(&meta, rg, self.mask(want, host.is_none()), &mut |batch| {
-                    progress.inc((batch.num_rows() as f64 * per_row) as u64);
+                    meter.inc((batch.num_rows() as f64 * per_row) as u64);
                     visit(&mut state, batch, host)
                 })?;
             }
@@ -435,7 +432,7 @@ mod tests {
         let pf = open_parquet(&input, Table::Metrics)?;
         let want = [Field::Host, Field::Uuid, Field::UtilGpu];
         let init = || (0usize, Vec::new(), 0u64);
-        let parts = pf.scan(&want, 1, &Progress::none(), &init, &|o, b, _| {
+        let parts = pf.scan(&want, 1, &ReadMeter::none(), &init, &|o, b, _| {
             o.0 += b.num_rows();
             for name in ["host", "uuid"] {
                 o.1.extend(b.column_by_name(name).map(|c| c.data_type().to_string()));

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use super::header::{Col, ColKind};
 use super::push_capped;
 use super::time::parse_stamp;
+use gpumon_schema::Value;
 use gpumon_schema::catalog::{FIELD_COUNT, Field, Ty};
-use gpumon_schema::row::Value;
 
 /// A cell without the whitespace and the double quotes around it (a Python `csv` writer's quoting).
 pub(super) fn clean(cell: &str) -> &str {

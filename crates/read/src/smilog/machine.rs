@@ -18,8 +18,8 @@ use super::lines::{LineReader, MAX_LINE, Pending};
 use super::time::{Stamp, ZoneCache, parse_stamp};
 use super::{NvsmiOptions, NvsmiRow, SmiLogInfo, push_capped};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
-use gpumon_util::error::{ReadError, ReadErrorKind};
+use gpumon_schema::{Row, Value};
+use gpumon_util::{ReadError, ReadErrorKind};
 
 /// Largest GPU number accepted (index column, distinct uuids, `--gpus`).
 const MAX_GPUS: usize = 65_536;

@@ -34,7 +34,7 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use cells::has_timestamp_cell;
-use gpumon_schema::row::Row;
+use gpumon_schema::Row;
 use header::parse_header;
 use lines::{LineReader, Pending};
 use machine::{Parser, Step};
@@ -54,7 +54,7 @@ pub struct NvsmiOptions {
     /// Number of GPUs interleaved when there is no index/uuid/pci.bus_id column; None = infer.
     pub gpus: Option<usize>,
     /// Zone of the log's local timestamps; None = the machine's local zone.
-    pub tz: Option<gpumon_util::zone::NamedZone>,
+    pub tz: Option<gpumon_util::NamedZone>,
 }
 
 /// One data row of the log, handed to the caller's callback.
@@ -157,8 +157,8 @@ pub(crate) fn read_nvsmi(
     opts: &NvsmiOptions,
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
 ) -> Result<SmiLogInfo> {
-    let file = File::open(path)
-        .with_context(|| format!("cannot open {}", gpumon_util::text::show(path)))?;
+    let file =
+        File::open(path).with_context(|| format!("cannot open {}", gpumon_util::show(path)))?;
     read_nvsmi_file(path, file, opts, on_row)
 }
 
@@ -169,7 +169,7 @@ pub(crate) fn read_nvsmi_file(
     opts: &NvsmiOptions,
     on_row: &mut dyn FnMut(NvsmiRow<'_>),
 ) -> Result<SmiLogInfo> {
-    let disp = gpumon_util::text::show(name);
+    let disp = gpumon_util::show(name);
     let (file, head) = head_of(file).with_context(|| format!("cannot read {disp}"))?;
     let (prefixed, dmon) = (hostprefix::prefixed(&head), dmon::is_dmon(&head));
     let mut table = table::is_table(&head).then(table::TableLog::default);

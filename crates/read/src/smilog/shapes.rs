@@ -4,8 +4,8 @@
 //! GPUs, rows, a known value, and the warning, note or error that names what was done.
 
 use super::*;
+use gpumon_schema::Value;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::Value;
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -584,7 +584,7 @@ fn read(log: &[u8], columns: Option<&str>) -> Result<(SmiLogInfo, Rows)> {
     f.flush()?;
     let opts = NvsmiOptions {
         columns: columns.map(|c| vec![c.to_string()]),
-        tz: Some(gpumon_util::zone::NamedZone::utc()),
+        tz: Some(gpumon_util::NamedZone::utc()),
         ..Default::default()
     };
     let mut rows = Vec::new();

@@ -3,8 +3,8 @@
 //! synthetic logs, a property test.
 
 use super::*;
+use gpumon_schema::Value;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::Value;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -37,7 +37,7 @@ fn read_all(path: &Path, opts: &NvsmiOptions) -> Result<Got> {
 }
 
 fn utc() -> NvsmiOptions {
-    NvsmiOptions { tz: Some(gpumon_util::zone::NamedZone::utc()), ..Default::default() }
+    NvsmiOptions { tz: Some(gpumon_util::NamedZone::utc()), ..Default::default() }
 }
 
 fn opts_for(name: &str) -> NvsmiOptions {
@@ -666,10 +666,8 @@ fn one_shot_per_tick_with_headers_infers_from_runs() {
 
 #[test]
 fn timestamps_use_the_zone_and_take_the_earliest_in_a_fold() {
-    let ny = NvsmiOptions {
-        tz: gpumon_util::zone::NamedZone::get("America/New_York"),
-        ..Default::default()
-    };
+    let ny =
+        NvsmiOptions { tz: gpumon_util::NamedZone::get("America/New_York"), ..Default::default() };
     let f = write_tmp(
         b"timestamp, power.draw [W]\n\
           2024/11/03 01:30:00.000, 1 W\n\
@@ -773,7 +771,7 @@ mod prop {
         fn never_panics((bytes, _) in file(), cols in any::<bool>(), gpus in proptest::option::of(0usize..5)) {
             let f = write_tmp(&bytes);
             let columns = cols.then(|| vec!["timestamp".to_string(), "index".into(), "power.draw".into(), "memory.used".into()]);
-            let opts = NvsmiOptions { columns, gpus, tz: gpumon_util::zone::NamedZone::get("Europe/Berlin") };
+            let opts = NvsmiOptions { columns, gpus, tz: gpumon_util::NamedZone::get("Europe/Berlin") };
             let mut n = 0u64;
             if let Ok(rep) = read_nvsmi(f.path(), &opts, &mut |_| n += 1) {
                 prop_assert_eq!(rep.rows, n);

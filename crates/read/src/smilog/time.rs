@@ -6,7 +6,7 @@
 use chrono::{
     DateTime, MappedLocalTime, NaiveDate, NaiveDateTime, Offset, TimeDelta, TimeZone, Timelike, Utc,
 };
-use gpumon_util::zone::NamedZone;
+use gpumon_util::NamedZone;
 
 /// `YYYY/MM/DD HH:MM:SS[.fff]` (also `-` date separators and a `T`) as a naive local time.
 pub(super) fn parse_naive(s: &str) -> Option<NaiveDateTime> {

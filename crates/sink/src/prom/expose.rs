@@ -16,9 +16,7 @@ use prometheus_client::registry::{Registry, Unit as PcUnit};
 
 use super::names::{self, Exposure, Kind, MetricSpec, RUN_METRICS};
 use gpumon_schema::catalog::{CATALOG, CLOCK_EVENT_REASONS, Field, FieldDef, PromKind, Source};
-use gpumon_schema::row::{Row, Selection, Tick, Value};
-use gpumon_schema::run::RunMeta;
-use gpumon_schema::run::RunStats;
+use gpumon_schema::{Row, RunMeta, RunStats, Selection, Tick, Value};
 
 /// Content type of the Prometheus text format.
 pub(crate) const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -75,7 +73,7 @@ pub(crate) struct XidCount {
 }
 
 /// Count `events`' Xids into `counts`.
-pub(crate) fn count_xids(counts: &mut Vec<XidCount>, events: &[gpumon_schema::row::GpuEvent]) {
+pub(crate) fn count_xids(counts: &mut Vec<XidCount>, events: &[gpumon_schema::GpuEvent]) {
     for e in events.iter().filter(|e| e.kind == "xid") {
         let Some(code) = e.code else { continue };
         match counts.iter_mut().find(|c| c.index == e.index && c.code == code) {
@@ -501,7 +499,7 @@ mod tests {
 
     #[test]
     fn job_id_labels_every_series() {
-        let job = gpumon_schema::run::JobId { id: "train-42".into(), ..Default::default() };
+        let job = gpumon_schema::JobId { id: "train-42".into(), ..Default::default() };
         let plan = Plan::new(&Selection::defaults(), &RunMeta { job: Some(job), ..meta() });
         let fams = plan.families(&snapshot());
         assert!(!fams.is_empty());
@@ -550,7 +548,7 @@ mod tests {
     /// the tick has no row for keeps its index and uuid.
     #[test]
     fn xid_events_are_counted_per_gpu_and_code() {
-        use gpumon_schema::row::GpuEvent;
+        use gpumon_schema::GpuEvent;
         let ev = |index: u32, code: u64| GpuEvent {
             ts: Utc.with_ymd_and_hms(2024, 5, 1, 12, 0, 1).unwrap(),
             index,

@@ -39,7 +39,7 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use super::Shared;
-use gpumon_util::warn::warn_once;
+use gpumon_util::warn_once;
 
 /// Connections open at once; a new one beyond closes the one that has waited longest for a request.
 pub(crate) const MAX_CONNECTIONS: usize = 32;

@@ -20,9 +20,7 @@ use crate::error::{Context, Result};
 use hyper::body::Bytes;
 
 use expose::{OPENMETRICS_CONTENT_TYPE, Plan, Snapshot, TEXT_CONTENT_TYPE};
-use gpumon_schema::row::{GpuEvent, Selection, Tick};
-use gpumon_schema::run::RunMeta;
-use gpumon_schema::run::RunStats;
+use gpumon_schema::{GpuEvent, RunMeta, RunStats, Selection, Tick};
 
 /// Serves the latest tick on `/metrics`.
 pub struct Exporter {
@@ -147,7 +145,7 @@ mod tests {
     use chrono::Utc;
 
     use super::*;
-    use gpumon_schema::row::Row;
+    use gpumon_schema::Row;
 
     fn meta() -> RunMeta {
         RunMeta {

@@ -25,10 +25,7 @@ use crossbeam_channel::{Sender, TrySendError, bounded};
 
 use crate::piece::{Abandoned, PieceFiles};
 use crate::{Sink, Target};
-use gpumon_schema::files::Format;
-use gpumon_schema::files::OutputSet;
-use gpumon_schema::row::{Selection, Tick};
-use gpumon_schema::run::RunMeta;
+use gpumon_schema::{Format, OutputSet, RunMeta, Selection, Tick};
 
 /// Ticks that may wait in the channel for the writer.
 const QUEUE_TICKS: usize = 1024;

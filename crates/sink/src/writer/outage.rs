@@ -10,9 +10,8 @@ use chrono::{DateTime, Utc};
 
 use crate::Sink;
 use crate::error::{SinkError, SinkErrorKind};
-use gpumon_schema::batch::rows_of_batch;
-use gpumon_schema::row::{Row, Tick};
-use gpumon_util::warn::warn;
+use gpumon_schema::{Row, Tick, rows_of_batch};
+use gpumon_util::warn;
 
 use super::*;
 

@@ -12,8 +12,7 @@ use crate::error::SinkErrorKind;
 use crate::files;
 use crate::piece::{PieceFiles, Settled};
 use crate::{self as sink, Target};
-use gpumon_schema::files::Format;
-use gpumon_schema::files::{self as names};
+use gpumon_schema::{Format, journal_path, partial_path};
 
 use super::outage::is_removed;
 use super::*;
@@ -61,7 +60,7 @@ impl State {
                     self.last_piece.as_deref(),
                 );
                 let (data, journal) = if self.cfg.format == Format::Parquet {
-                    (names::partial_path(&path), Some(names::journal_path(&path)))
+                    (partial_path(&path), Some(journal_path(&path)))
                 } else {
                     (path.clone(), None)
                 };

@@ -11,8 +11,7 @@ use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::files;
 use gpumon_schema::catalog::Field;
-use gpumon_schema::files::OutputSet;
-use gpumon_schema::row::{Tick, Value};
+use gpumon_schema::{OutputSet, Tick, Value};
 
 use super::*;
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 
 use super::rotate::next_boundary;
 use super::*;
@@ -48,7 +48,7 @@ fn state(dir: &Path, every: Duration) -> State {
 }
 
 fn tick(ts: DateTime<Utc>) -> Tick {
-    Tick { ts, seq: 0, rows: vec![gpumon_schema::row::Row::default()], procs: Vec::new() }
+    Tick { ts, seq: 0, rows: vec![gpumon_schema::Row::default()], procs: Vec::new() }
 }
 
 /// A row of host `h` with `missed` = `i`.
@@ -111,7 +111,7 @@ fn a_failed_parquet_flush_requeues_its_ticks_from_the_sinks_own_rows() {
 
 #[test]
 fn a_failed_csv_flush_requeues_its_ticks_whole_less_their_process_lists() {
-    use gpumon_schema::row::GpuProc;
+    use gpumon_schema::GpuProc;
     let dir = tempfile::tempdir().unwrap();
     let mut s = state(dir.path(), Duration::from_secs(3600));
     let start = at("2026-12-02T14:00:00Z");

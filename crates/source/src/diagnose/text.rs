@@ -11,7 +11,7 @@ const WIDTH: usize = 80;
 
 /// Word-wrap `text` to [`WIDTH`], the first line after `first` and the rest indented by `indent`.
 fn wrap(out: &mut String, first: &str, indent: usize, text: &str) {
-    for line in gpumon_util::wrap::lines(first, indent, text.split(' '), WIDTH) {
+    for line in gpumon_util::wrap_lines(first, indent, text.split(' '), WIDTH) {
         out.push_str(line.trim_end());
         out.push('\n');
     }

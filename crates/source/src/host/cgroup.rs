@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
-use gpumon_util::warn::warn_once;
+use gpumon_schema::{Row, Value};
+use gpumon_util::warn_once;
 
 const MIB: u64 = 1024 * 1024;
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 
 /// The PIDs of the job's tree, shared with the GPU workers for `job.gpu_memory`.
 pub type PidSet = Arc<RwLock<HashSet<u32>>>;
@@ -171,7 +171,7 @@ fn parent_of(pid: u32) -> Option<u32> {
 }
 
 /// `root` and all its living descendants.
-pub fn descendants(root: u32) -> HashSet<u32> {
+pub(crate) fn descendants(root: u32) -> HashSet<u32> {
     let mut seen = HashSet::new();
     if fs::metadata(format!("/proc/{root}")).is_err() {
         return seen;

@@ -1,5 +1,5 @@
 //! The host and the job: /proc by pread (`proc`), the job's process tree (`job`), cgroups.
 
-pub mod cgroup;
-pub mod job;
-pub mod proc;
+pub(crate) mod cgroup;
+pub(crate) mod job;
+pub(crate) mod proc;

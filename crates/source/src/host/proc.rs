@@ -6,8 +6,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{Row, Value};
-use gpumon_util::warn::warn_once;
+use gpumon_schema::{Row, Value};
+use gpumon_util::warn_once;
 
 const KIB_PER_MIB: u64 = 1024;
 

@@ -11,9 +11,8 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 
 use gpumon_schema::catalog::Field;
-use gpumon_schema::gpus::GpuSelector;
-use gpumon_schema::row::{GpuProc, Row, Value};
-use gpumon_util::warn::warn_once;
+use gpumon_schema::{GpuProc, GpuSelector, Row, Value};
+use gpumon_util::warn_once;
 
 const MIB: u64 = 1024 * 1024;
 

@@ -18,8 +18,8 @@ use nvml_wrapper::event::EventSet;
 use nvml_wrapper::struct_wrappers::event::EventData;
 
 use crate::nvml::device::GpuInfo;
-use gpumon_schema::row::GpuEvent;
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_schema::GpuEvent;
+use gpumon_util::{warn, warn_once};
 
 /// The event kinds watched, where a GPU supports them. P-state changes are left out: they follow
 /// the load many times a minute and the `pstate` column has them.

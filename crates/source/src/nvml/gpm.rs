@@ -11,8 +11,8 @@ use nvml_wrapper::gpm::{GpmSample, gpm_metrics_get};
 
 use crate::nvml::device::{GpuInfo, Lost};
 use gpumon_schema::catalog::{Field, NvmlRead};
-use gpumon_schema::row::{Row, Selection, Value};
-use gpumon_util::warn::warn_once;
+use gpumon_schema::{Row, Selection, Value};
+use gpumon_util::warn_once;
 
 /// The GPM metric behind each GPM field.
 pub(super) const METRICS: [(Field, GpmMetricId); 11] = [

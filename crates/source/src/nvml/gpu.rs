@@ -14,14 +14,14 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::error::NvmlError;
 
 use crate::host::job::PidSet;
-pub use crate::nvml::device::GpuInfo;
+pub(crate) use crate::nvml::device::GpuInfo;
 use crate::nvml::device::{Lost, selects};
 use crate::nvml::events::EventWatcher;
 use crate::nvml::readers::GpuReads;
 use crate::nvml::sample::{Ctx, identity_row, row_capacity};
 use gpumon_schema::catalog::Field;
-use gpumon_schema::row::{GpuEvent, GpuProc, Row, Selection, Value};
-use gpumon_util::warn::{warn, warn_once};
+use gpumon_schema::{GpuEvent, GpuProc, Row, Selection, Value};
+use gpumon_util::{warn, warn_once};
 
 /// Why NVML could not be used at all.
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +34,7 @@ pub struct NvmlUnavailable {
     pub source: NvmlError,
 }
 
-pub use gpumon_schema::gpus::GpuSelector;
+use gpumon_schema::GpuSelector;
 
 /// Samples the selected GPUs. The record loop's thread reads them itself (a `GpuReader` of
 /// [`GpuSource::reads`]), then makes the rows with [`GpuSource::collect`]; a standby thread takes

@@ -10,7 +10,7 @@ use nvml_wrapper::error::{NvmlError, nvml_try};
 
 use crate::nvml::device::{GpuInfo, Lost, val};
 use gpumon_schema::catalog::{Field, NvmlRead};
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 
 /// How often the health counters are read.
 pub(super) const EVERY: Duration = Duration::from_secs(60);

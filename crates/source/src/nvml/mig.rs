@@ -15,8 +15,8 @@ use nvml_wrapper::{Device, Nvml};
 use crate::nvml::device::{GpuInfo, Lost, ProcList};
 use crate::nvml::gpm::Gpm;
 use gpumon_schema::catalog::{Field, MIG_MEASURED};
-use gpumon_schema::row::{Row, Selection, Value};
-use gpumon_util::warn::warn;
+use gpumon_schema::{Row, Selection, Value};
+use gpumon_util::warn;
 
 /// One MIG device of a GPU, as NVML lists it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +118,7 @@ impl<'n> MigState<'n> {
             Ok(l) => l,
             Err(NvmlError::GpuLost) => return Err(Lost),
             Err(e) => {
-                gpumon_util::warn::warn_once(
+                gpumon_util::warn_once(
                     &format!("nvml-mig-{}", info.index),
                     &format!(
                         "GPU {}: cannot list its MIG instances ({e}); its instance rows are missing",
@@ -173,7 +173,7 @@ fn processes(mig: &Device<'_>, info: &GpuInfo) -> Result<ProcList, Lost> {
         Ok(ps) => Ok(ps.iter().map(super::device::gpu_proc).collect()),
         Err(NvmlError::GpuLost) => Err(Lost),
         Err(e) => {
-            gpumon_util::warn::warn_once(
+            gpumon_util::warn_once(
                 &format!("nvml-mig-procs-{}", info.index),
                 &format!(
                     "GPU {}: cannot list the processes of its MIG instances ({e})",

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use nvml_wrapper::error::NvmlError;
 
 use gpumon_schema::catalog::Field;
-use gpumon_util::warn::warn_once;
+use gpumon_util::warn_once;
 
 /// Function name -> the fields that needed it, in the order met.
 static MISSING: Mutex<BTreeMap<String, Vec<Field>>> = Mutex::new(BTreeMap::new());

@@ -6,12 +6,12 @@
 pub(crate) mod device;
 mod events;
 mod gpm;
-pub mod gpu;
+pub(crate) mod gpu;
 mod health;
 pub(crate) mod mig;
 pub(crate) mod missing;
 pub(crate) mod probe;
-pub mod readers;
+pub(crate) mod readers;
 mod sample;
 mod smi;
 mod watchdog;

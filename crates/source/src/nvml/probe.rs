@@ -16,7 +16,7 @@ use crate::nvml::device::GpuInfo;
 use crate::nvml::mig::MigInstance;
 use crate::nvml::{gpu, sample};
 use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
-use gpumon_schema::row::{Selection, Value};
+use gpumon_schema::{Selection, Value};
 
 /// NVML as loaded from a library, with the versions it reports.
 pub(crate) struct NvmlProbe {
@@ -68,9 +68,9 @@ impl NvmlProbe {
             .filter(|d| d.read.is_some_and(NvmlRead::is_query))
             .map(|d| d.field)
             .collect();
-        let warnings = gpumon_util::warn::printed();
+        let warnings = gpumon_util::warnings_printed();
         let row = sample::probe(&self.nvml, &info, &Selection::new(fields.clone()));
-        let warned = gpumon_util::warn::printed() > warnings;
+        let warned = gpumon_util::warnings_printed() > warnings;
         let lacking_all: Vec<Field> =
             super::missing::all().into_iter().flat_map(|(_, f)| f).collect();
         let (mut supported, mut unsupported, mut failed) = (Vec::new(), Vec::new(), Vec::new());

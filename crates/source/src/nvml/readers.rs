@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crate::nvml::device::{GpuInfo, Lost};
 use crate::nvml::sample::{Ctx, DeviceState, Reading, read_gpu};
 use crate::nvml::watchdog::Watchdog;
-use gpumon_util::warn::warn;
+use gpumon_util::warn;
 
 /// A GPU's answer: the tick it answers and the reading.
 pub(super) type Slot = Mutex<Option<(u64, Result<Reading, Lost>)>>;

@@ -22,8 +22,8 @@ use crate::nvml::gpm::Gpm;
 use crate::nvml::health::Health;
 use crate::nvml::mig::MigState;
 use gpumon_schema::catalog::{CATALOG, Field, NvmlRead};
-use gpumon_schema::row::{GpuProc, ProcUtil, Row, Selection, Value};
-use gpumon_util::warn::warn_once;
+use gpumon_schema::{GpuProc, ProcUtil, Row, Selection, Value};
+use gpumon_util::warn_once;
 
 /// What reading a GPU needs.
 pub(super) struct Ctx {

@@ -15,7 +15,7 @@ use nvml_wrapper::error::NvmlError;
 
 use super::device::{GpuInfo, Lost, val};
 use gpumon_schema::catalog::{Field, NvmlRead};
-use gpumon_schema::row::{Row, Value};
+use gpumon_schema::{Row, Value};
 
 fn text(s: impl Into<Arc<str>>) -> Value {
     Value::S(s.into())

@@ -1,12 +1,12 @@
-//! Per-row facts the findings need beyond the catalogue's statistics, kept per GPU in constant
-//! memory: rows whose GPU fields are all empty (the GPU did not answer), rows with device memory held
-//! while the GPU is idle, the SM clock while busy, the rows that look like a hung collective (by
-//! their power draw, see [`PowerBins`]), and the memory-health fields (ECC, row remapping, page
-//! retirement).
+//! The facts: per-row facts the findings need beyond the catalogue's statistics, kept per GPU in
+//! constant memory ([`FactsAcc`]; counted from the columns by `rowfacts`): rows whose GPU fields
+//! are all empty (the GPU did not answer), rows with device memory held while the GPU is idle, the
+//! SM clock while busy, the rows that look like a hung collective (by their power draw, see
+//! [`PowerBins`]), and the memory-health fields (ECC, row remapping, page retirement).
 
 use gpumon_schema::catalog::Field;
 
-/// The memory-health fields whose largest value is kept, in the order of [`DiagAcc::health_max`].
+/// The memory-health fields whose largest value is kept, in the order of [`FactsAcc::health_max`].
 pub(crate) const HEALTH: [Field; 6] = [
     Field::RemappedUncorrectable,
     Field::RemappedPending,
@@ -17,7 +17,7 @@ pub(crate) const HEALTH: [Field; 6] = [
 ];
 
 /// Configuration fields whose smallest and largest values are kept, in the order of
-/// [`DiagAcc::config`]: the PCIe link's width and generation now and at most, the power limit and
+/// [`FactsAcc::config`]: the PCIe link's width and generation now and at most, the power limit and
 /// its default, and the highest SM clock.
 pub(crate) const CONFIG: [Field; 7] = [
     Field::PcieLinkWidthCurrent,
@@ -382,7 +382,7 @@ impl BusySpan {
 
 /// The per-row facts of one GPU.
 #[derive(Debug, Clone)]
-pub(crate) struct DiagAcc {
+pub(crate) struct FactsAcc {
     /// Rows whose GPU fields were all empty, and the first and last of them (UTC µs).
     pub empty_rows: u64,
     pub(crate) empty_first_ts: i64,
@@ -425,9 +425,9 @@ pub(crate) struct DiagAcc {
     pub config: [(f64, f64); CONFIG.len()],
 }
 
-impl Default for DiagAcc {
+impl Default for FactsAcc {
     fn default() -> Self {
-        DiagAcc {
+        FactsAcc {
             empty_rows: 0,
             empty_first_ts: i64::MAX,
             empty_last_ts: i64::MIN,
@@ -465,7 +465,7 @@ fn min_nan(a: f64, b: f64) -> f64 {
     if a.is_nan() { b } else { a.min(b) }
 }
 
-impl DiagAcc {
+impl FactsAcc {
     /// A row whose GPU fields are all empty.
     pub(crate) fn add_empty(&mut self, ts: i64) {
         self.empty_rows += 1;
@@ -519,7 +519,7 @@ impl DiagAcc {
     }
 
     /// Add a later stretch of the same GPU, or (the idle stretches then mean nothing) another GPU.
-    pub(crate) fn pool(&mut self, o: &DiagAcc) {
+    pub(crate) fn pool(&mut self, o: &FactsAcc) {
         self.empty_rows += o.empty_rows;
         self.empty_first_ts = self.empty_first_ts.min(o.empty_first_ts);
         self.empty_last_ts = self.empty_last_ts.max(o.empty_last_ts);
@@ -686,11 +686,11 @@ mod tests {
             c.busy_clock_n = clocks.len() as u64;
             c
         };
-        let mut a = DiagAcc::default();
+        let mut a = FactsAcc::default();
         counts(3, 2, 1, &[1600.0]).add_to(&mut a);
         a.add_health(Some(2), 0.0);
         a.add_health(None, 3.0);
-        let mut b = DiagAcc::default();
+        let mut b = FactsAcc::default();
         counts(2, 2, 0, &[1700.0]).add_to(&mut b);
         b.add_empty(9);
         b.add_empty(4);
@@ -710,11 +710,11 @@ mod tests {
         assert_eq!(a.health(Field::RetiredPending), None);
         assert_eq!(a.ecc_increase(), Some(2.0));
         assert_eq!(a.corrected_increase(), Some(240.0));
-        assert_eq!(DiagAcc::default().corrected_increase(), None);
+        assert_eq!(FactsAcc::default().corrected_increase(), None);
         assert_eq!(a.config_range(Field::PcieLinkWidthCurrent), Some((8.0, 16.0)));
         assert_eq!(a.config_range(Field::PowerLimit), None);
-        assert_eq!(DiagAcc::default().ecc_increase(), None);
-        assert_eq!(DiagAcc::default().held_idle_pct(10), None);
+        assert_eq!(FactsAcc::default().ecc_increase(), None);
+        assert_eq!(FactsAcc::default().held_idle_pct(10), None);
     }
 
     /// A busy span pushed sample by sample, a run at a time, or split anywhere and appended, is the

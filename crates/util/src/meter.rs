@@ -1,4 +1,4 @@
-//! A progress bar on stderr for long reads: drawn only when stderr is a terminal and the work has
+//! The read meter: a bar on stderr for long reads, drawn only when stderr is a terminal and the work has
 //! already taken more than a second, so quick runs and pipelines never see it.
 
 use std::io::IsTerminal;
@@ -10,16 +10,16 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Delay before the bar appears.
 const SHOW_AFTER: Duration = Duration::from_secs(1);
 
-/// Byte-based progress over all inputs; cheap to update from several threads.
-pub struct Progress {
+/// Bytes read over all inputs, shown as a bar; cheap to update from several threads.
+pub struct ReadMeter {
     bar: Option<ProgressBar>,
     start: Instant,
     shown: AtomicBool,
 }
 
-impl Progress {
+impl ReadMeter {
     /// A bar for `total` bytes; `enabled` false (e.g. `-q`) or a non-terminal stderr gives a no-op.
-    pub fn new(total: u64, enabled: bool) -> Progress {
+    pub fn new(total: u64, enabled: bool) -> ReadMeter {
         let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
             if let Ok(style) =
@@ -29,12 +29,12 @@ impl Progress {
             }
             b
         });
-        Progress { bar, start: Instant::now(), shown: AtomicBool::new(false) }
+        ReadMeter { bar, start: Instant::now(), shown: AtomicBool::new(false) }
     }
 
     /// No bar at all.
-    pub fn none() -> Progress {
-        Progress { bar: None, start: Instant::now(), shown: AtomicBool::new(false) }
+    pub fn none() -> ReadMeter {
+        ReadMeter { bar: None, start: Instant::now(), shown: AtomicBool::new(false) }
     }
 
     /// `bytes` more of the input are done.

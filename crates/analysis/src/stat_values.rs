@@ -1,4 +1,4 @@
-//! Statistics from finished accumulators: [`Stats`] holds one value per [`Stat`] of a scope, in
+//! Statistic values from finished accumulators (the ids are [`crate::stat`]): [`StatValues`] holds one value per [`Stat`] of a scope, in
 //! report order ([`layout`]), so presenters and checks address statistics by id, never by a string.
 //!
 //! Percentiles are nearest-rank (the smallest value with at least ⌈p/100·n⌉ samples at or below it):
@@ -11,16 +11,16 @@ use gpumon_schema::catalog::Field;
 /// The statistics of one GPU or host (or of all of them pooled); `None` where the data lacks what
 /// the statistic needs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stats {
+pub struct StatValues {
     scope: Scope,
     /// One value per statistic of [`layout`]`(scope)`, in that order.
     values: Vec<Option<f64>>,
 }
 
-impl Stats {
+impl StatValues {
     /// Every statistic of the scope, without a value.
-    pub fn empty(scope: Scope) -> Stats {
-        Stats { scope, values: vec![None; layout(scope).len()] }
+    pub fn empty(scope: Scope) -> StatValues {
+        StatValues { scope, values: vec![None; layout(scope).len()] }
     }
 
     fn index(&self, s: Stat) -> Option<usize> {
@@ -47,8 +47,8 @@ impl Stats {
         layout(self.scope).iter().copied().zip(self.values.iter().copied())
     }
 
-    fn compute(scope: Scope, value: impl Fn(Stat) -> Option<f64>) -> Stats {
-        let mut s = Stats::empty(scope);
+    fn compute(scope: Scope, value: impl Fn(Stat) -> Option<f64>) -> StatValues {
+        let mut s = StatValues::empty(scope);
         for (i, &stat) in layout(scope).iter().enumerate() {
             s.values[i] = value(stat).filter(|x| x.is_finite());
         }
@@ -77,7 +77,7 @@ pub(crate) fn energy(acc: &GpuAcc, t: &TimingStats) -> (Option<f64>, Option<&'st
 /// One per-GPU statistic. `idle_util`: utilization below it counts as idle.
 fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Option<f64> {
     // The span runs from the first to the last row, empty rows included (they are gaps).
-    let d = &acc.diag;
+    let d = &acc.facts;
     let span = (acc.rows > 0).then(|| {
         (acc.last_ts.max(d.empty_last_ts) - acc.first_ts.min(d.empty_first_ts)) as f64 / 1e6
     });
@@ -117,13 +117,16 @@ fn gpu_value(stat: Stat, acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Optio
 }
 
 /// The per-GPU statistics. `idle_util`: utilization below it counts as idle.
-pub(crate) fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> Stats {
-    Stats::compute(Scope::Gpu, |s| gpu_value(s, acc, t, idle_util))
+pub(crate) fn gpu_stats(acc: &GpuAcc, t: &TimingStats, idle_util: f64) -> StatValues {
+    StatValues::compute(Scope::Gpu, |s| gpu_value(s, acc, t, idle_util))
 }
 
 /// Over-all GPU statistics: the GPUs pooled (histograms merged), with energy, coverage and gaps
 /// added up from the per-GPU figures.
-pub(crate) fn all_gpu_stats(gpus: &[(&GpuAcc, &TimingStats, &Stats)], idle_util: f64) -> Stats {
+pub(crate) fn all_gpu_stats(
+    gpus: &[(&GpuAcc, &TimingStats, &StatValues)],
+    idle_util: f64,
+) -> StatValues {
     let mut pooled = GpuAcc::default();
     for (g, _, _) in gpus {
         pooled.pool(g);
@@ -168,12 +171,12 @@ fn host_value(stat: Stat, acc: &HostAcc) -> Option<f64> {
 }
 
 /// The per-host statistics (one value per tick).
-pub(crate) fn host_stats(acc: &HostAcc) -> Stats {
-    Stats::compute(Scope::Host, |s| host_value(s, acc))
+pub(crate) fn host_stats(acc: &HostAcc) -> StatValues {
+    StatValues::compute(Scope::Host, |s| host_value(s, acc))
 }
 
 /// Whether a host has any host-level data worth showing.
-pub fn has_host_data(s: &Stats) -> bool {
+pub(crate) fn has_host_data(s: &StatValues) -> bool {
     s.iter().any(|(n, v)| n != Stat::Ticks && v.is_some())
 }
 
@@ -195,7 +198,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "ticks is not a statistic of Gpu")]
     fn asking_for_another_scope_is_a_bug() {
-        let _ = Stats::empty(Scope::Gpu).get(Stat::Ticks);
+        let _ = StatValues::empty(Scope::Gpu).get(Stat::Ticks);
     }
 
     #[test]
