@@ -18,7 +18,9 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+pub mod convert;
 pub mod job;
+pub mod report;
 pub mod runs;
 pub mod series;
 pub mod watch;
