@@ -1,12 +1,12 @@
 //! The page `gpumon report` writes: one self-contained HTML file with the summary's tables and findings, a heatmap
 //! of utilization per GPU over time, and per-GPU / per-host charts drawn as inline SVG.
 //!
-//! Pipeline: the summarize pipeline runs unchanged ([`gpumon_summary::summarize_found`]) and its
+//! Pipeline: the summarize pipeline runs unchanged ([`summarize_found`]) and its
 //! `Summary` feeds the tables (the page embeds the same summary as `summarize --format json` prints
 //! it, docs/summary-json.md, for scripts). The charts need the time span before they can bucket:
 //! the summary already holds the first and last GPU sample inside the window, so that is the span
 //! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
-//! one pass over the timestamp column ([`gpumon_summary::time_range`]), clipped to the window.
+//! one pass over the timestamp column ([`time_range`](crate::time_range)), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
 //! parallel) folds every row into [`gpumon_analysis::series::BUCKETS`] × [`gpumon_analysis::series::FINE`]
 //! min/max/mean buckets per series (the interactive charts' resolution; the static SVG merges them
