@@ -583,4 +583,30 @@ mod tests {
             "{\n  \"mean\": 12.5,\n  \"missing\": null,\n  \"samples\": 1518\n}\n"
         );
     }
+
+    #[test]
+    fn mig_keys_only_on_an_instance_and_its_profile_null_when_unnamed() {
+        let gpu = |mig_gi: Option<u32>, name: &str| GpuSummary {
+            label: "0".into(),
+            index: Some(0),
+            mig_gi,
+            uuid: None,
+            name: Some(name.into()),
+            start: 0,
+            end: 1_000_000,
+            gaps: Vec::new(),
+            energy_method: None,
+            stats: Stats::empty(gpumon_analysis::stat::Scope::Gpu),
+        };
+        let keys = |g: &GpuSummary| to_value(&Gpu::new(g, "h", &[]));
+        let whole = keys(&gpu(None, "NVIDIA A100"));
+        assert!(whole.get("gpu_instance").is_none() && whole.get("profile").is_none(), "{whole}");
+        let inst = keys(&gpu(Some(1), "NVIDIA A100 MIG 3g.40gb"));
+        assert_eq!(
+            (inst["gpu_instance"].as_u64(), inst["profile"].as_str()),
+            (Some(1), Some("3g.40gb"))
+        );
+        let unnamed = keys(&gpu(Some(5), "NVIDIA A100"));
+        assert_eq!(unnamed.get("profile"), Some(&Value::Null), "{unnamed}");
+    }
 }
