@@ -1,6 +1,8 @@
 //! The reading pipeline shared by `summarize`, `report`, `compare` and `watch`: inputs found and
 //! sorted by table, a relative window resolved (one cheap pass over the timestamps), every input
-//! collected, the summary built and the checks evaluated.
+//! collected, the summary built and the checks evaluated. The commands that go on from there have
+//! a module each: `report`'s HTML page ([`report`]), `convert`'s rows written again by a sink
+//! ([`convert`]), `watch`'s live view ([`watch`]), the job view ([`job`]), `compare`'s runs ([`runs`]).
 //!
 //! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
 //! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
