@@ -42,7 +42,9 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from ._bin import GpumonError, GpumonNotFound, StrPath, binary, run
-from ._experiments import LiveChart, send_mark, status
+from . import _control
+from ._control import status
+from ._experiments import LiveChart, send_mark
 from ._progress import flush as flush_progress
 from ._progress import progress, send_progress
 
@@ -78,8 +80,9 @@ class RecordingsWarning(UserWarning):
     labelled ``"LABEL (recording N)"``."""
 
 
-#: Recordings this process started and has not stopped yet, latest last (what :func:`mark` marks).
-_ACTIVE: list[Recording] = []
+#: Recordings this process started and has not stopped yet, latest last (what :func:`mark` marks):
+#: ``_control``'s registry, which :func:`progress` and the callbacks read too.
+_ACTIVE: list[Recording] = _control.ACTIVE
 
 Duration = Union[str, float, int]
 

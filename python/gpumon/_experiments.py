@@ -1,59 +1,24 @@
 """Experiments from Python: phase marks (:func:`mark`) and a live chart of a running recording in a
 notebook cell (:func:`live`).
 
-Both talk to the recorder the way ``gpumon mark`` and ``gpumon watch`` do: the recorder keeps a
-small status file beside its output (``.run.parquet.status``, JSON: the latest row of every GPU, the
-phase, the control socket) and listens for one-line requests (``mark LABEL``, ``end``) on that
-control socket; a wrapped job finds the socket in ``$GPUMON_CONTROL``. Nothing here polls NVML.
+Both talk to the recorder the way ``gpumon mark`` and ``gpumon watch`` do, through its status file
+and control socket (``_control``): a mark is one request line (``mark LABEL``, ``end``), the chart
+reads the status file's latest rows. Nothing here polls NVML.
 """
 
 from __future__ import annotations
 
 import html
-import json
-import os
-import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._bin import GpumonError, StrPath
+from ._control import CONTROL_ENV, _control, request, status, status_path
+from ._progress import flush as flush_progress
 
-#: Environment variable a command started by ``gpumon record ... -- CMD`` inherits.
-CONTROL_ENV = "GPUMON_CONTROL"
 #: Longest phase label, bytes (the recorder rejects longer ones).
 MAX_LABEL = 200
-
-
-def status_path(run: StrPath) -> Path:
-    """The status file the recorder of ``run`` (the ``-o`` of ``gpumon record``) keeps beside it."""
-    p = Path(run)
-    return p.with_name(f".{p.name}.status")
-
-
-def status(run: StrPath) -> Optional[Dict[str, Any]]:
-    """The recorder's latest status document for ``run``, or None when nobody is recording it."""
-    try:
-        doc: Dict[str, Any] = json.loads(status_path(run).read_bytes())
-        return doc
-    except (OSError, ValueError):
-        return None
-
-
-def _control(run: Optional[StrPath], wait: float) -> Optional[str]:
-    """The control socket of ``run`` (from its status file, waiting up to ``wait`` s for one that a
-    just started recorder has not written yet), else of ``$GPUMON_CONTROL``."""
-    if run is None:
-        return os.environ.get(CONTROL_ENV) or None
-    end = time.monotonic() + wait
-    while True:
-        doc = status(run)
-        if doc and doc.get("control"):
-            return str(doc["control"])
-        if time.monotonic() >= end:
-            return None
-        time.sleep(0.02)
 
 
 def _check_label(label: str) -> str:
@@ -67,20 +32,6 @@ def _check_label(label: str) -> str:
     return label
 
 
-def request(path: str, line: str) -> str:
-    """One request line over the control socket at ``path`` and the recorder's one-line answer
-    (the socket's errors raised as OSError)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(2.0)
-        s.connect(path)
-        try:
-            s.sendall(line.encode())
-            s.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass  # a recorder that turns the sender away may close first; its answer says why
-        return s.makefile("rb").readline().decode(errors="replace").strip()
-
-
 def send_mark(
     label: Optional[str], *, end: bool = False, run: Optional[StrPath] = None, missing_ok: bool = False, wait: float = 0.0
 ) -> bool:
@@ -89,9 +40,7 @@ def send_mark(
     if end == (label is not None):
         raise TypeError("give a label, or end=True")
     line = "end\n" if end else f"mark {_check_label(str(label))}\n"
-    from ._progress import flush as flush_progress  # work done before the mark belongs to the phase before it
-
-    flush_progress()
+    flush_progress()  # work done before the mark belongs to the phase before it
     path = _control(run, wait)
     argv = ["mark", "--end" if end else str(label)]
     if path is None:

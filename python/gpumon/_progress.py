@@ -21,7 +21,7 @@ import time
 from typing import Dict, Optional, Union
 
 from ._bin import GpumonError, StrPath
-from ._experiments import CONTROL_ENV, _control, request, status_path
+from ._control import ACTIVE, CONTROL_ENV, _control, request, status_path
 
 #: Most counters one report names (the recorder refuses more).
 MAX_KEYS = 64
@@ -186,10 +186,7 @@ def progress(*, run: Optional[StrPath] = None, missing_ok: bool = False, **amoun
     counter the recording did not declare, from the first report on; a queued report's refusal is
     raised by the next call). A bad name or amount is a ``ValueError`` before anything is sent.
     """
-    if run is None:
-        from . import _ACTIVE  # the package's recordings, looked up at call time
-
-        if _ACTIVE:
-            return send_progress(amounts, run=_ACTIVE[-1].path, missing_ok=missing_ok, wait=10.0)
+    if run is None and ACTIVE:
+        return send_progress(amounts, run=ACTIVE[-1].path, missing_ok=missing_ok, wait=10.0)
     return send_progress(amounts, run=run, missing_ok=missing_ok)
 

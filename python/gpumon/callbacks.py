@@ -23,7 +23,7 @@ import warnings
 from typing import Any, Dict, Optional
 
 from ._bin import GpumonError
-from ._experiments import CONTROL_ENV
+from ._control import ACTIVE, CONTROL_ENV
 
 __all__ = ["GpumonCallback", "GpumonTrainerCallback"]
 
@@ -38,11 +38,9 @@ class _Reporter:
         self.warned: set = set()
 
     def _active(self) -> bool:
-        from . import _ACTIVE
-
         if self.off:
             return False
-        if not os.environ.get(CONTROL_ENV) and not _ACTIVE:
+        if not os.environ.get(CONTROL_ENV) and not ACTIVE:
             self.off = True
             self._warn(f"gpumon: not run under `gpumon record` (no ${CONTROL_ENV}): the {self.framework} callback does nothing")
             return False

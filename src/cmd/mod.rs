@@ -79,20 +79,7 @@ fn dispatch_reading(cli: Cli) -> Result<i32> {
     }
 }
 
-/// An output in a directory that does not exist is a usage error naming both.
-pub fn check_output_dir(out: &std::path::Path) -> Result<()> {
-    let dir =
-        out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    if !dir.is_dir() {
-        return Err(UsageError(format!(
-            "{}: directory {} does not exist",
-            gpumon_util::show(out),
-            gpumon_util::show(dir)
-        ))
-        .into());
-    }
-    Ok(())
-}
+pub use gpumon_util::fsafe::check_output_dir;
 
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

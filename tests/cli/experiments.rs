@@ -862,3 +862,35 @@ fn watch_lists_the_gpu_processes_and_the_jobs_gpu_memory_at_80x24() {
     let (st, log) = rec.wait();
     assert!(st.success(), "{log}");
 }
+
+/// The socket client the Python modules share is a leaf (`_control`: it imports nothing of the
+/// package but `_bin`), `_progress` does not import `_experiments`, and neither imports the other
+/// or the package root inside a function (an import cycle resolved at call time).
+#[test]
+fn python_control_client_is_a_leaf_and_imports_are_at_the_top() {
+    let check = r#"
+import ast, sys
+pkg = sys.argv[1]
+def imports(name):
+    tree = ast.parse(open(f"{pkg}/{name}.py").read())
+    top = {id(n) for n in tree.body}
+    return [(n.module or "", id(n) in top) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+bad = [f"_control imports .{m}" for m, _ in imports("_control") if m != "_bin"]
+for name in ["_experiments", "_progress"]:
+    for m, top in imports(name):
+        if m == "":
+            bad.append(f"{name} imports the package root" + ("" if top else " inside a function"))
+        elif m in ("_experiments", "_progress") and not top:
+            bad.append(f"{name} imports .{m} inside a function")
+bad += [f"_progress imports .{m}" for m, _ in imports("_progress") if m == "_experiments"]
+print("\n".join(bad))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", check])
+        .arg(repo_root().join("python/gpumon"))
+        .output()
+        .expect("running python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let bad = String::from_utf8_lossy(&out.stdout);
+    assert!(bad.trim().is_empty(), "imports between the Python modules:\n{bad}");
+}

@@ -47,7 +47,7 @@ pub use crate::compare::{
     resolve as resolve_comparison_check,
 };
 pub use crate::events::{EventCollector, EventRecord, RoutineCount};
-pub use crate::findings::{Finding, RULES, Severity, Thresholds};
+pub use crate::findings::{Finding, RULES, Rule, Severity, Thresholds};
 pub use crate::job::{JOB_RULES, JobHost, JobView, NodeOf, build as build_job_view};
 pub use crate::last::LastTick;
 pub use crate::phases::{PhaseCollector, PhaseReport, PhaseSummary, Split, build_phases};

@@ -20,9 +20,9 @@ use crate::findings::Thresholds;
 use crate::keys::NONE;
 use crate::stat::Stat;
 use crate::{Companions, Summary, build};
+use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, Interner, NO_TS};
-use gpumon_schema::InputInfo;
 
 /// A phase given as a time window `[since, until)`, UTC µs.
 #[derive(Debug, Clone, PartialEq)]

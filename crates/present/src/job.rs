@@ -2,9 +2,10 @@
 //! totals over all its GPUs, work rates, the per-host table and the findings across hosts; as text
 //! (table and markdown) or JSON (`"schema": "gpumon.jobs/1"`, docs/summary-json.md).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use crate::{SummaryFormat, dur, num, rfc3339, ts, wrap};
 use gpumon_analysis::{CheckResult, JOB_RULES, JobHost, JobView, Stat, Summary};
@@ -44,73 +45,156 @@ fn totals(s: &Summary) -> [(&'static str, Option<f64>); 4] {
     ]
 }
 
-fn host_json(h: &JobHost) -> Value {
-    json!({
-        "host": h.name,
-        "node": h.node,
-        "gpus": h.gpus,
-        "start": rfc3339(h.start),
-        "end": rfc3339(h.end),
-        "start_skew_s": h.start_skew_s,
-        "end_skew_s": h.end_skew_s,
-        "utilization.gpu.mean": h.utilization,
-        "memory.used.max": h.memory_max,
-        "power.draw.mean": h.power_mean,
-        "energy_wh": h.energy_wh,
-        "clocks.sm.busy_mean": h.busy_clock,
-        "findings": h.findings,
-    })
+/// `jobs[].hosts[]`: one host of the job.
+#[derive(Serialize)]
+struct HostJson<'a> {
+    /// The host.
+    host: &'a str,
+    /// Its node number in the job, where the launcher said.
+    node: Option<&'a str>,
+    /// Its GPUs.
+    gpus: usize,
+    /// Its first sample.
+    start: String,
+    /// Its last sample.
+    end: String,
+    /// Seconds after the job's first host started.
+    start_skew_s: f64,
+    /// Seconds before the job's last host ended.
+    end_skew_s: f64,
+    /// Mean utilization over its GPUs.
+    #[serde(rename = "utilization.gpu.mean")]
+    utilization: Option<f64>,
+    /// The largest memory used of its GPUs.
+    #[serde(rename = "memory.used.max")]
+    memory_max: Option<f64>,
+    /// Mean power draw of its GPUs.
+    #[serde(rename = "power.draw.mean")]
+    power_mean: Option<f64>,
+    /// Energy of its GPUs.
+    energy_wh: Option<f64>,
+    /// Mean SM clock while busy.
+    #[serde(rename = "clocks.sm.busy_mean")]
+    busy_clock: Option<f64>,
+    /// The rules that fired on it.
+    findings: &'a [&'static str],
 }
 
-fn job_json(p: &JobPart<'_>) -> Value {
-    let v = p.view;
-    let all: serde_json::Map<String, Value> =
-        totals(p.summary).iter().map(|(k, x)| (k.to_string(), json!(x))).collect();
-    let progress: serde_json::Map<String, Value> = p
-        .summary
-        .progress
-        .iter()
-        .map(|s| {
-            let v = json!({"total": s.total, "per_s": s.per_s, "per_gpu_hour": s.per_gpu_hour, "per_wh": s.per_wh});
-            (s.key.clone(), v)
-        })
-        .collect();
-    let findings: Vec<Value> = v
-        .findings
-        .iter()
-        .map(|f| json!({"rule": f.rule, "severity": f.severity.label(), "host": (!f.host.is_empty()).then_some(&f.host), "gpu": f.gpu, "evidence": f.evidence, "fix": f.fix}))
-        .collect();
-    let summary: Value =
-        serde_json::from_str(&crate::json::render(p.summary, p.checks)).unwrap_or(Value::Null);
-    json!({
-        "job": v.id,
-        "sources": p.sources,
-        "hosts_count": v.hosts.len(),
-        "gpus": v.gpus,
-        "start": v.start.map(rfc3339),
-        "end": v.end.map(rfc3339),
-        "span_s": v.start.zip(v.end).map(|(a, b)| (b - a) as f64 / 1e6),
-        "all": all,
-        "progress": progress,
-        "hosts": v.hosts.iter().map(host_json).collect::<Vec<_>>(),
-        "findings": findings,
-        "summary": summary,
-    })
+impl<'a> From<&'a JobHost> for HostJson<'a> {
+    fn from(h: &'a JobHost) -> Self {
+        HostJson {
+            host: &h.name,
+            node: h.node.as_deref(),
+            gpus: h.gpus,
+            start: rfc3339(h.start),
+            end: rfc3339(h.end),
+            start_skew_s: h.start_skew_s,
+            end_skew_s: h.end_skew_s,
+            utilization: h.utilization,
+            memory_max: h.memory_max,
+            power_mean: h.power_mean,
+            energy_wh: h.energy_wh,
+            busy_clock: h.busy_clock,
+            findings: &h.findings,
+        }
+    }
+}
+
+/// `jobs[].findings[]`: a finding across the job's hosts.
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    /// The rule that fired.
+    rule: &'static str,
+    /// `error`, `warning` or `info`.
+    severity: &'static str,
+    /// The host it holds for; null for a finding of the whole job.
+    host: Option<&'a str>,
+    /// The GPU's label, or null.
+    gpu: Option<&'a str>,
+    /// The numbers that fired it.
+    evidence: &'a str,
+    /// What to do about it.
+    fix: &'static str,
+}
+
+/// `jobs[]`: one job.
+#[derive(Serialize)]
+struct JobJson<'a> {
+    /// The job's id.
+    job: &'a str,
+    /// Where the id came from.
+    sources: &'a [String],
+    /// Its hosts.
+    hosts_count: usize,
+    /// Its GPUs.
+    gpus: usize,
+    /// Its first sample.
+    start: Option<String>,
+    /// Its last sample.
+    end: Option<String>,
+    /// Last minus first sample.
+    span_s: Option<f64>,
+    /// The totals over all its GPUs.
+    all: BTreeMap<&'static str, Option<f64>>,
+    /// Its work counters.
+    progress: BTreeMap<&'a str, crate::progress::Rates>,
+    /// One per host.
+    hosts: Vec<HostJson<'a>>,
+    /// The findings across its hosts.
+    findings: Vec<FindingJson<'a>>,
+    /// The summary of its inputs (`gpumon.summary/1`).
+    summary: crate::json::Report<'a>,
+}
+
+impl<'a> JobJson<'a> {
+    fn new(p: &JobPart<'a>) -> Self {
+        let v = p.view;
+        JobJson {
+            job: &v.id,
+            sources: p.sources,
+            hosts_count: v.hosts.len(),
+            gpus: v.gpus,
+            start: v.start.map(rfc3339),
+            end: v.end.map(rfc3339),
+            span_s: v.start.zip(v.end).map(|(a, b)| (b - a) as f64 / 1e6),
+            all: totals(p.summary).into_iter().collect(),
+            progress: crate::progress::json(&p.summary.progress),
+            hosts: v.hosts.iter().map(HostJson::from).collect(),
+            findings: (v.findings.iter())
+                .map(|f| FindingJson {
+                    rule: f.rule,
+                    severity: f.severity.label(),
+                    host: (!f.host.is_empty()).then_some(f.host.as_str()),
+                    gpu: f.gpu.as_deref(),
+                    evidence: &f.evidence,
+                    fix: f.fix,
+                })
+                .collect(),
+            summary: crate::json::Report::new(p.summary, p.checks),
+        }
+    }
+}
+
+/// The `gpumon.jobs/1` document.
+#[derive(Serialize)]
+struct JobsDoc<'a> {
+    /// `gpumon.jobs/1`.
+    schema: &'static str,
+    /// One per job.
+    jobs: Vec<JobJson<'a>>,
+    /// Inputs whose footers name no job.
+    without_job: Vec<String>,
+    /// The job view's rules.
+    rules: Vec<crate::json::RuleJson>,
 }
 
 fn json(jobs: &[JobPart<'_>], without_job: &[PathBuf]) -> String {
-    let v = json!({
-        "schema": SCHEMA,
-        "jobs": jobs.iter().map(job_json).collect::<Vec<_>>(),
-        "without_job": without_job.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-        "rules": JOB_RULES
-            .iter()
-            .map(|r| json!({"rule": r.id, "severity": r.severity.label(), "when": r.when, "fix": r.fix}))
-            .collect::<Vec<_>>(),
-    });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-    s.push('\n');
-    s
+    crate::json::pretty(&JobsDoc {
+        schema: SCHEMA,
+        jobs: jobs.iter().map(JobJson::new).collect(),
+        without_job: without_job.iter().map(|p| p.display().to_string()).collect(),
+        rules: JOB_RULES.iter().map(crate::json::RuleJson::from).collect(),
+    })
 }
 
 /// The per-host table's rows (a header row first).

@@ -3,12 +3,15 @@
 //! marked phases' key statistics; as text, markdown, JSON (the summary's
 //! shape with `phases` and `comparison` added) or CSV (a leading `phase` column).
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::compact::{gpu_list, group};
-use crate::{SummaryFormat, compare, compare_json, dur, json as js, markdown, table, ts};
+use crate::compare_json::ComparisonJson;
+use crate::{SummaryFormat, compare, dur, json as js, markdown, table, ts};
 use gpumon_analysis::{CheckResult, Finding, PhaseReport, PhaseSummary, Summary};
 
 /// A phase's name for people: its label, or `(unmarked)`.
@@ -179,41 +182,83 @@ fn md(s: &Summary, p: &PhaseReport) -> String {
     o
 }
 
+/// `phases[]`: one phase, with the keys of the summary that hold for it alone.
+#[derive(Serialize)]
+struct PhaseJson<'a> {
+    /// The phase's label; null for the unmarked rows.
+    phase: Option<&'a str>,
+    /// Its first GPU sample.
+    start: Option<String>,
+    /// Its last GPU sample.
+    end: Option<String>,
+    /// Its per-host statistics and findings.
+    hosts: Vec<js::Host<'a>>,
+    /// Its statistics over all GPUs and hosts.
+    all: js::All<'a>,
+    /// Its work counters.
+    progress: BTreeMap<&'a str, crate::progress::Rates>,
+}
+
+impl<'a> PhaseJson<'a> {
+    fn new(ph: &'a PhaseSummary) -> Self {
+        let inner = js::Report::new(&ph.summary, &[]);
+        PhaseJson {
+            phase: ph.label.as_deref(),
+            start: inner.start,
+            end: inner.end,
+            hosts: inner.hosts,
+            all: inner.all,
+            progress: inner.progress,
+        }
+    }
+}
+
+/// `phase_spans[]`: one stretch of a phase.
+#[derive(Serialize)]
+struct SpanJson<'a> {
+    /// The phase's label; null for unmarked rows.
+    phase: Option<&'a str>,
+    /// Where the stretch starts.
+    start: String,
+    /// Where it ends.
+    end: String,
+}
+
+/// The `--by phase` document: the summary's keys with `phases`, `phase_spans` and `comparison`.
+#[derive(Serialize)]
+struct PhasesDoc<'a> {
+    /// The whole run's report.
+    #[serde(flatten)]
+    report: js::Report<'a>,
+    /// One per phase.
+    phases: Vec<PhaseJson<'a>>,
+    /// The stretches of the phases, in time order.
+    phase_spans: Vec<SpanJson<'a>>,
+    /// The phases compared, or null.
+    comparison: Option<ComparisonJson<'a>>,
+}
+
+impl<'a> PhasesDoc<'a> {
+    fn new(s: &'a Summary, checks: &'a [CheckResult], p: &'a PhaseReport) -> Self {
+        PhasesDoc {
+            report: js::Report::new(s, checks),
+            phases: p.phases.iter().map(PhaseJson::new).collect(),
+            phase_spans: (p.spans.iter())
+                .map(|x| SpanJson {
+                    phase: x.phase.as_deref(),
+                    start: crate::rfc3339(x.start),
+                    end: crate::rfc3339(x.end),
+                })
+                .collect(),
+            comparison: p.comparison.as_ref().map(|c| ComparisonJson::new(c, &s.thresholds)),
+        }
+    }
+}
+
 /// The JSON report with `phases` (each with its span, per-host statistics and findings and over-all
 /// figures, the keys of the summary) and `comparison` added.
 pub fn json_value(s: &Summary, checks: &[CheckResult], p: &PhaseReport) -> Value {
-    let mut v = js::value(s, checks);
-    let phases: Vec<Value> = p
-        .phases
-        .iter()
-        .map(|ph| {
-            let inner = js::value(&ph.summary, &[]);
-            json!({
-                "phase": ph.label,
-                "start": inner["start"],
-                "end": inner["end"],
-                "hosts": inner["hosts"],
-                "all": inner["all"],
-                "progress": inner["progress"],
-            })
-        })
-        .collect();
-    let spans: Vec<Value> = p
-        .spans
-        .iter()
-        .map(|x| json!({"phase": x.phase, "start": crate::rfc3339(x.start), "end": crate::rfc3339(x.end)}))
-        .collect();
-    if let Some(o) = v.as_object_mut() {
-        o.insert("phases".into(), json!(phases));
-        o.insert("phase_spans".into(), json!(spans));
-        o.insert(
-            "comparison".into(),
-            p.comparison
-                .as_ref()
-                .map_or(Value::Null, |c| compare_json::comparison(c, &s.thresholds)),
-        );
-    }
-    v
+    js::to_value(&PhasesDoc::new(s, checks, p))
 }
 
 /// The `--by phase` report in format `f`.
@@ -222,11 +267,6 @@ pub fn render(s: &Summary, checks: &[CheckResult], p: &PhaseReport, f: SummaryFo
         SummaryFormat::Table => text(s, p),
         SummaryFormat::Markdown => md(s, p),
         SummaryFormat::Csv => crate::csv::render_phases(s, p),
-        SummaryFormat::Json => {
-            let mut out = serde_json::to_string_pretty(&json_value(s, checks, p))
-                .unwrap_or_else(|_| "{}".into());
-            out.push('\n');
-            out
-        }
+        SummaryFormat::Json => js::pretty(&PhasesDoc::new(s, checks, p)),
     }
 }

@@ -1,21 +1,39 @@
 //! The job's work counters in the reports (`progress.KEY`): per counter its total and its rates per
 //! second, per GPU-hour and per Wh, as a JSON object keyed by counter and as one text line.
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use crate::{count, num};
 use gpumon_analysis::ProgressStat;
 
-/// `{KEY: {total, per_s, per_gpu_hour, per_wh}}`; null rates where they cannot be told.
-pub(crate) fn json(stats: &[ProgressStat]) -> Value {
-    let mut m = Map::new();
-    for p in stats {
-        m.insert(
-            p.key.clone(),
-            json!({"total": p.total, "per_s": p.per_s, "per_gpu_hour": p.per_gpu_hour, "per_wh": p.per_wh}),
-        );
-    }
-    Value::Object(m)
+/// One counter's figures in the JSON reports (`progress.KEY`); null rates where they cannot be told.
+#[derive(Serialize)]
+pub(crate) struct Rates {
+    /// The work done over the run.
+    total: f64,
+    /// Per second of the run.
+    per_s: Option<f64>,
+    /// Per GPU-hour.
+    per_gpu_hour: Option<f64>,
+    /// Per watt-hour of the GPUs' energy.
+    per_wh: Option<f64>,
+}
+
+/// `{KEY: {total, per_s, per_gpu_hour, per_wh}}`.
+pub(crate) fn json(stats: &[ProgressStat]) -> BTreeMap<&str, Rates> {
+    (stats.iter())
+        .map(|p| {
+            let rates = Rates {
+                total: p.total,
+                per_s: p.per_s,
+                per_gpu_hour: p.per_gpu_hour,
+                per_wh: p.per_wh,
+            };
+            (p.key.as_str(), rates)
+        })
+        .collect()
 }
 
 /// A number for people: `1,234`, `13`, `12.3`, `0.052`.

@@ -15,6 +15,7 @@ mod clock;
 mod control;
 mod fanout;
 mod live;
+mod options;
 mod progress;
 mod relay;
 mod rundir;
@@ -41,6 +42,8 @@ use gpumon_util::status;
 use gpumon_util::{warn, warn_once};
 use signals::{Signal, Signals};
 use tick::{Begun, Emitter, Rows, Sources};
+
+pub use options::{fill_template, gpus_or_env, job_of, selection};
 
 /// Validated settings of one `gpumon record` run (built by the CLI layer).
 #[derive(Debug, Clone)]

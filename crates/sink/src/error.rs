@@ -308,10 +308,7 @@ mod tests {
             std::io::ErrorKind::StorageFull,
         )));
         let probes: [gpumon_util::Probe; 1] = [gpumon_util::probe::<SinkError>];
-        assert_eq!(
-            gpumon_util::code_for(&locked.context("recording"), &probes),
-            exit::USAGE
-        );
+        assert_eq!(gpumon_util::code_for(&locked.context("recording"), &probes), exit::USAGE);
         assert_eq!(gpumon_util::code_for(&full, &probes), exit::FAILURE);
     }
 }

@@ -1,6 +1,8 @@
 //! The reading pipeline shared by `summarize`, `report`, `compare` and `watch`: inputs found and
 //! sorted by table, a relative window resolved (one cheap pass over the timestamps), every input
-//! collected, the summary built and the checks evaluated.
+//! collected, the summary built and the checks evaluated. The commands that go on from there have
+//! a module each: `report`'s HTML page, `convert`'s rows written again by a sink, `watch`'s live
+//! view, the job view, `compare`'s runs.
 //!
 //! Order of work: checks are parsed first (a bad `--fail-if` is exit 2 before anything is read), the
 //! inputs are discovered and sniffed (with the companion files beside a recording: per-process rows and
@@ -16,23 +18,31 @@
 //! The modules are private: the crate's API is this root, what the commands use. The pipeline
 //! ([`SummarizeConfig`], [`summarize`], [`find_inputs`], [`summarize_found`], [`parse_checks`]);
 //! one summary per job ([`summarize_jobs`]); `compare`'s runs ([`CompareRuns`], [`compare_runs`]);
-//! the report's chart series ([`series_span`], [`collect_series`]); what `watch` reads
-//! ([`last_tick`], [`findings_so_far`]).
+//! the report's chart series ([`series_span`], [`collect_series`]); the report page
+//! ([`ReportConfig`], [`render_report`], [`write_out`]); `convert` ([`ConvertConfig`],
+//! [`convert()`]); `watch`'s live view ([`WatchConfig`], [`watch_view`], [`last_tick`],
+//! [`findings_so_far`]).
 
 // Production functions stay under 80 lines (clippy.toml); tests may be longer.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod convert;
 mod job;
+mod report;
 mod runs;
 mod series;
 mod watch;
 
+pub use crate::convert::{ConvertConfig, convert};
 pub use crate::job::summarize_jobs;
+pub use crate::report::{
+    ReportConfig, check_output, default_output, render as render_report, write_out,
+};
 pub use crate::runs::{CompareRuns, RunSpec, compare_runs, parse_run};
 pub use crate::series::{collect as collect_series, span as series_span};
-pub use crate::watch::{findings as findings_so_far, last_tick};
+pub use crate::watch::{WatchConfig, findings as findings_so_far, last_tick, view as watch_view};
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -47,10 +57,10 @@ use gpumon_analysis::{
     Measure, Part, evaluate_comparison_check, is_comparison_check, resolve_comparison_check,
 };
 use gpumon_analysis::{PhaseCollector, PhaseReport, PhaseWindow, Split, WindowSpec, build_phases};
-use gpumon_read::{Discovered, discover_recording};
-use gpumon_read::take_in_turn;
-use gpumon_read::{Input, Kind};
 use gpumon_read::in_time_order;
+use gpumon_read::take_in_turn;
+use gpumon_read::{Discovered, discover_recording};
+use gpumon_read::{Input, Kind};
 use gpumon_read::{ReadOptions, by_table, probe_fields, scan};
 use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;

@@ -162,6 +162,19 @@ pub fn own_socket(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == euid())
 }
 
+/// An output in a directory that does not exist is a usage error naming both.
+pub fn check_output_dir(out: &Path) -> Result<(), crate::error::UsageError> {
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(crate::error::UsageError(format!(
+            "{}: directory {} does not exist",
+            crate::text::show(out),
+            crate::text::show(dir)
+        )));
+    }
+    Ok(())
+}
+
 /// Make the directories of `dir` that are missing (mode 0777 less the umask), one component at a
 /// time from an open descriptor of its parent (`openat`, `mkdirat`), as `mkdir -p` does. A link on
 /// the way is followed only when it belongs to the caller or to root (a system layout such as
