@@ -35,9 +35,15 @@ pub(super) struct Ctx {
     pub(super) job: Option<PidSet>,
 }
 
-/// What one GPU's reading holds for one tick: its row, its processes, the rows of its MIG instances
-/// with theirs.
-pub(super) type Reading = (Row, ProcList, Vec<(Row, ProcList)>);
+/// What one GPU's reading holds for one tick.
+pub(super) struct Reading {
+    /// The GPU's row.
+    pub(super) row: Row,
+    /// Its processes (none for a GPU in MIG mode: NVML lists them on its instances).
+    pub(super) procs: ProcList,
+    /// The rows of its MIG instances, each with its processes.
+    pub(super) instances: Vec<(Row, ProcList)>,
+}
 
 /// One GPU's row for a tick (and its processes when asked for).
 pub(super) fn read_gpu<'n>(
@@ -77,7 +83,7 @@ fn read_gpu_with<'n>(
     }
     // NVML lists a MIG GPU's processes on its instances (on the GPU itself, all of them again).
     let own = if ctx.procs && instances.is_empty() { ps.unwrap_or_default() } else { Vec::new() };
-    Ok((row, own, instances))
+    Ok(Reading { row, procs: own, instances })
 }
 
 /// What a reading thread keeps for one GPU between sub-samples.
