@@ -99,8 +99,8 @@ pub struct Summary {
     pub inputs: Vec<InputInfo>,
     /// Files found beside the inputs but not read, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
-    /// The window applied, UTC µs.
-    pub window: (Option<i64>, Option<i64>),
+    /// The window applied.
+    pub window: window::TimeWindow,
     /// Rows left out by the window.
     pub windowed_out: u64,
     /// The thresholds the findings were made with.
@@ -151,7 +151,7 @@ pub fn build(
     th: &Thresholds,
     inputs: Vec<InputInfo>,
     skipped: Vec<(PathBuf, String)>,
-    window: (Option<i64>, Option<i64>),
+    window: window::TimeWindow,
     companions: Companions,
 ) -> Summary {
     c.settle();

@@ -238,10 +238,9 @@ impl PhaseCollector {
 
     /// Extend the spans with the batch's rows inside the window.
     fn track_spans(&mut self) {
-        let (since, until) =
-            (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        let window = self.cfg.window;
         for (&t, &id) in self.ts.iter().zip(&self.ids) {
-            if t == NO_TS || t < since || t >= until {
+            if t == NO_TS || !window.contains(t) {
                 continue;
             }
             match self.spans.last_mut() {
@@ -375,7 +374,7 @@ pub fn build_phases(
     mut pc: PhaseCollector,
     events: &[EventRecord],
     th: &Thresholds,
-    window: (Option<i64>, Option<i64>),
+    window: crate::window::TimeWindow,
     baseline: Option<&str>,
 ) -> Result<PhaseReport, String> {
     pc.end_stretch();
@@ -425,6 +424,7 @@ pub fn build_phases(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::TimeWindow;
     use arrow_array::{StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array};
     use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
 
@@ -467,7 +467,7 @@ mod tests {
         let mut b = PhaseCollector::new(cfg, Split::Column);
         b.visit(&batch(6, &[Some("bs=64"), Some("bs=32"), None], &[64, 34, 0]), "h").unwrap();
         a.append(b);
-        let r = build_phases(a, &[], &Thresholds::default(), (None, None), None).unwrap();
+        let r = build_phases(a, &[], &Thresholds::default(), TimeWindow::default(), None).unwrap();
         let labels: Vec<Option<&str>> = r.phases.iter().map(|p| p.label.as_deref()).collect();
         assert_eq!(labels, [None, Some("bs=32"), Some("bs=64")]);
         assert_eq!(util(r.get("bs=32").unwrap()), Some(31.0));
@@ -492,7 +492,7 @@ mod tests {
             PhaseCollector::new(CollectConfig::default(), Split::Column),
             &[],
             &Thresholds::default(),
-            (None, None),
+            TimeWindow::default(),
             Some("x"),
         );
         assert!(e.unwrap_err().contains("no such phase"));
@@ -506,7 +506,8 @@ mod tests {
         ]);
         let mut a = PhaseCollector::new(CollectConfig::default(), Split::Windows(w));
         a.visit(&batch(0, &[None; 6], &[10, 10, 90, 90, 90, 0]), "h").unwrap();
-        let r = build_phases(a, &[], &Thresholds::default(), (None, None), Some("train")).unwrap();
+        let r = build_phases(a, &[], &Thresholds::default(), TimeWindow::default(), Some("train"))
+            .unwrap();
         assert_eq!(util(r.get("warmup").unwrap()), Some(10.0));
         assert_eq!(util(r.get("train").unwrap()), Some(90.0));
         assert_eq!(r.comparison.unwrap().baseline, 1);

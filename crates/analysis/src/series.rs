@@ -361,7 +361,7 @@ struct GpuTrack {
 /// The envelopes of one part of the data (one per Parquet part read in parallel).
 pub struct Series {
     grid: Grid,
-    window: (i64, i64),
+    window: crate::window::TimeWindow,
     keys: Keyer,
     gpus: Vec<GpuTrack>,
     host_tracks: Vec<Track>,
@@ -369,11 +369,11 @@ pub struct Series {
 }
 
 impl Series {
-    /// Empty envelopes over `grid`, counting rows in `[since, until)`.
-    pub fn new(grid: Grid, since: Option<i64>, until: Option<i64>) -> Series {
+    /// Empty envelopes over `grid`, counting rows inside `window`.
+    pub fn new(grid: Grid, window: crate::window::TimeWindow) -> Series {
         Series {
             grid,
-            window: (since.unwrap_or(i64::MIN), until.unwrap_or(i64::MAX)),
+            window,
             keys: Keyer::default(),
             gpus: Vec::new(),
             host_tracks: Vec::new(),
@@ -475,11 +475,7 @@ impl Series {
         s.step.clear();
         for i in 0..n {
             let t = s.ts[i];
-            let b = if t == NO_TS || t < self.window.0 || t >= self.window.1 {
-                None
-            } else {
-                self.grid.bucket(t)
-            };
+            let b = if t == NO_TS || !self.window.contains(t) { None } else { self.grid.bucket(t) };
             let Some(b) = b else {
                 s.slot.push(NONE);
                 s.bucket.push(0);
@@ -652,6 +648,7 @@ impl Collected {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::TimeWindow;
     use arrow_array::{Float64Array, StringArray, TimestampMicrosecondArray, UInt32Array};
     use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
     use std::sync::Arc;
@@ -738,7 +735,7 @@ mod tests {
         let grid = Grid::new(0, 99_999_999, 10);
         let mut parts = Vec::new();
         for half in [0..50i64, 50..100] {
-            let mut s = Series::new(grid, None, None);
+            let mut s = Series::new(grid, TimeWindow::default());
             let mut ts = Vec::new();
             let mut ix = Vec::new();
             let mut u = Vec::new();
@@ -775,7 +772,8 @@ mod tests {
     #[test]
     fn window_and_nulls() {
         let grid = Grid::new(0, 9_999_999, 10);
-        let mut s = Series::new(grid, Some(2_000_000), Some(8_000_000));
+        let mut s =
+            Series::new(grid, TimeWindow { since: Some(2_000_000), until: Some(8_000_000) });
         let ts: Vec<i64> = (0..10).map(|t| t * 1_000_000).collect();
         let u: Vec<Option<f64>> = (0..10).map(|t| (t != 5).then_some(t as f64)).collect();
         s.visit(&batch(&ts, &[0; 10], &u, &[None; 10]), "h").unwrap();

@@ -153,16 +153,15 @@ impl Sharing {
 /// Per-user totals gathered from the per-process inputs, inside the summary's window.
 #[derive(Debug, Default)]
 pub struct UsageCollector {
-    since: Option<i64>,
-    until: Option<i64>,
+    window: crate::window::TimeWindow,
     accs: BTreeMap<(String, Option<u32>, String), Acc>,
     sharing: BTreeMap<(String, Option<u32>), Sharing>,
 }
 
 impl UsageCollector {
-    /// A collector of the rows at or after `window.0` and before `window.1` (UTC µs).
-    pub fn new(window: (Option<i64>, Option<i64>)) -> UsageCollector {
-        UsageCollector { since: window.0, until: window.1, ..Default::default() }
+    /// A collector of the rows inside `window`.
+    pub fn new(window: crate::window::TimeWindow) -> UsageCollector {
+        UsageCollector { window, ..Default::default() }
     }
 
     /// Add one batch of a per-process table; rows without a host value belong to `default_host`.
@@ -194,9 +193,8 @@ impl UsageCollector {
             floats(Field::ProcJob),
         );
         let text = |f: Field, i: usize| column(batch, f).and_then(|c| cols::str_at(c, i));
-        let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
         for i in 0..n {
-            if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {
+            if ts[i] == NO_TS || !self.window.contains(ts[i]) {
                 continue;
             }
             let host = text(Field::Host, i).unwrap_or_else(|| default_host.to_string());

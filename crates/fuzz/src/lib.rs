@@ -240,7 +240,7 @@ pub fn read_all(path: &Path) -> Result<()> {
             &opts,
             &gpumon_analysis::series::wanted(),
             &progress,
-            &|| Series::new(grid, None, None),
+            &|| Series::new(grid, gpumon_analysis::window::TimeWindow::default()),
             &|s: &mut Series, b, host| s.visit(b, host),
         )?;
         let (_, _) = scan(input, &opts, &want, &progress, &|| (), &|_: &mut (), b, _| {
@@ -254,7 +254,7 @@ pub fn read_all(path: &Path) -> Result<()> {
         &Thresholds::default(),
         reports,
         found.skipped,
-        (None, None),
+        gpumon_analysis::window::TimeWindow::default(),
         Default::default(),
     );
     let _ = gpumon_present::render(&summary, &[], gpumon_present::SummaryFormat::Json);

@@ -210,8 +210,8 @@ pub fn value(s: &Summary, checks: &[CheckResult]) -> Value {
         "start": time(s.start),
         "end": time(s.end),
         "window": {
-            "since": time(s.window.0),
-            "until": time(s.window.1),
+            "since": time(s.window.since),
+            "until": time(s.window.until),
             "rows_left_out": s.windowed_out,
         },
         "percentiles": "nearest-rank",

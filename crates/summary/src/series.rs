@@ -22,7 +22,7 @@ pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Res
             let progress = Progress::new(found.bytes(), cfg.progress);
             let range = time_range(&found.inputs, &cfg.read, &progress)?;
             progress.finish();
-            let (since, until) = summary.window;
+            let gpumon_analysis::window::TimeWindow { since, until } = summary.window;
             let clipped = range.map(|(a, b)| {
                 (
                     a.max(since.unwrap_or(i64::MIN)),
@@ -45,13 +45,13 @@ pub fn collect(
     found: &Discovered,
     cfg: &SummarizeConfig,
     grid: Grid,
-    window: (Option<i64>, Option<i64>),
+    window: gpumon_analysis::window::TimeWindow,
 ) -> Result<Collected> {
     let progress = Progress::new(found.bytes(), cfg.progress);
     let want = gpumon_analysis::series::wanted();
     let mut all = Collected::new(grid);
     for input in &found.inputs {
-        let init = || Series::new(grid, window.0, window.1);
+        let init = || Series::new(grid, window);
         let visit = |st: &mut Series, b: &arrow_array::RecordBatch, host: &str| st.visit(b, host);
         let (parts, _) = scan(input, &cfg.read, &want, &progress, &init, &visit)?;
         for p in parts {

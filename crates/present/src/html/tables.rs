@@ -377,7 +377,7 @@ pub(crate) fn overview(s: &Summary) -> String {
         let _ = write!(line, "; energy {} Wh", group(&format!("{e:.0}")));
     }
     let _ = write!(out, r#"<p class="meta">{line}</p>"#);
-    let (since, until) = s.window;
+    let gpumon_analysis::window::TimeWindow { since, until } = s.window;
     if since.is_some() || until.is_some() {
         let _ = write!(
             out,
@@ -454,7 +454,7 @@ mod tests {
             end: Some(1),
             inputs: vec![],
             skipped: vec![],
-            window: (None, None),
+            window: Default::default(),
             windowed_out: 0,
             thresholds: Thresholds::default(),
             events: vec![],
