@@ -35,33 +35,34 @@ pub struct Metric {
     pub(crate) max_col: Option<Field>,
 }
 
-const fn m(field: Field, max_col: Option<Field>) -> Metric {
+/// The [`Metric`] of `field`, its band raised by `max_col`.
+const fn metric(field: Field, max_col: Option<Field>) -> Metric {
     Metric { field, max_col }
 }
 
 /// Per-GPU fields, in slot order of [`Track::env`].
 pub(crate) const GPU_METRICS: [Metric; 11] = [
-    m(Field::UtilGpu, Some(Field::UtilGpuMax)),
-    m(Field::MemUsed, Some(Field::MemUsedMax)),
-    m(Field::MemTotal, None),
-    m(Field::JobGpuMemory, None),
-    m(Field::PowerDraw, Some(Field::PowerDrawMax)),
-    m(Field::PowerLimit, None),
-    m(Field::TempGpu, Some(Field::TempGpuMax)),
-    m(Field::ClockSm, None),
-    m(Field::SmActive, Some(Field::SmActiveMax)),
-    m(Field::TensorActive, Some(Field::TensorActiveMax)),
-    m(Field::DramActive, Some(Field::DramActiveMax)),
+    metric(Field::UtilGpu, Some(Field::UtilGpuMax)),
+    metric(Field::MemUsed, Some(Field::MemUsedMax)),
+    metric(Field::MemTotal, None),
+    metric(Field::JobGpuMemory, None),
+    metric(Field::PowerDraw, Some(Field::PowerDrawMax)),
+    metric(Field::PowerLimit, None),
+    metric(Field::TempGpu, Some(Field::TempGpuMax)),
+    metric(Field::ClockSm, None),
+    metric(Field::SmActive, Some(Field::SmActiveMax)),
+    metric(Field::TensorActive, Some(Field::TensorActiveMax)),
+    metric(Field::DramActive, Some(Field::DramActiveMax)),
 ];
 
 /// Per-tick host fields, in slot order of [`Track::env`].
 pub(crate) const HOST_METRICS: [Metric; 6] = [
-    m(Field::CpuUtil, None),
-    m(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
-    m(Field::HostMemUsed, None),
-    m(Field::HostMemTotal, None),
-    m(Field::JobCpu, None),
-    m(Field::JobRss, None),
+    metric(Field::CpuUtil, None),
+    metric(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
+    metric(Field::HostMemUsed, None),
+    metric(Field::HostMemTotal, None),
+    metric(Field::JobCpu, None),
+    metric(Field::JobRss, None),
 ];
 
 /// Every column the series pass reads.
@@ -97,7 +98,7 @@ impl Grid {
     }
 
     /// Position of `t` in bucket units (0 at `start`, `n` just after `end`).
-    pub fn x(&self, t: i64) -> f64 {
+    pub fn position(&self, t: i64) -> f64 {
         (t - self.start) as f64 / self.span() * self.n as f64
     }
 
@@ -106,7 +107,7 @@ impl Grid {
         if t < self.start || t > self.end {
             return None;
         }
-        Some((self.x(t) as usize).min(self.n - 1))
+        Some((self.position(t) as usize).min(self.n - 1))
     }
 
     /// Length of one bucket, seconds.

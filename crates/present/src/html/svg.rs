@@ -175,7 +175,9 @@ pub(super) fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, 
     out
 }
 
-fn yv(ax: &ValueAxis, v: f64) -> i64 {
+/// The height of `v` on the axis in thousandths of the plot, from its top (0) to its bottom (1000);
+/// values off the axis are held just outside it.
+fn plot_y(ax: &ValueAxis, v: f64) -> i64 {
     let span = (ax.hi - ax.lo).max(f64::MIN_POSITIVE);
     (((ax.hi - v) / span) * 1000.0).round().clamp(-50.0, 1050.0) as i64
 }
@@ -189,7 +191,7 @@ fn line_path(
     let mut d = String::new();
     for run in runs {
         let Some(p0) = run.first() else { continue };
-        let (mut x, mut y) = (2 * p0.0 as i64 + 1, yv(ax, pick(p0)));
+        let (mut x, mut y) = (2 * p0.0 as i64 + 1, plot_y(ax, pick(p0)));
         let _ = write!(d, "M{x} {y}");
         if run.len() == 1 {
             d.push_str("h0");
@@ -197,7 +199,7 @@ fn line_path(
         }
         d.push('l');
         for p in &run[1..] {
-            let (nx, ny) = (2 * p.0 as i64 + 1, yv(ax, pick(p)));
+            let (nx, ny) = (2 * p.0 as i64 + 1, plot_y(ax, pick(p)));
             step(&mut d, nx - x, ny - y);
             (x, y) = (nx, ny);
         }
@@ -211,19 +213,19 @@ fn band_path(runs: &[Vec<(usize, f64, f64, f64)>], ax: &ValueAxis) -> String {
     for run in runs {
         let Some(p0) = run.first() else { continue };
         if run.len() == 1 {
-            let (top, bot) = (yv(ax, p0.3), yv(ax, p0.1));
+            let (top, bot) = (plot_y(ax, p0.3), plot_y(ax, p0.1));
             let _ = write!(d, "M{} {top}h2v{}h-2z", 2 * p0.0, (bot - top).max(1));
             continue;
         }
-        let (mut x, mut y) = (2 * p0.0 as i64 + 1, yv(ax, p0.3));
+        let (mut x, mut y) = (2 * p0.0 as i64 + 1, plot_y(ax, p0.3));
         let _ = write!(d, "M{x} {y}l");
         for p in &run[1..] {
-            let (nx, ny) = (2 * p.0 as i64 + 1, yv(ax, p.3));
+            let (nx, ny) = (2 * p.0 as i64 + 1, plot_y(ax, p.3));
             step(&mut d, nx - x, ny - y);
             (x, y) = (nx, ny);
         }
         for p in run.iter().rev() {
-            let (nx, ny) = (2 * p.0 as i64 + 1, yv(ax, p.1));
+            let (nx, ny) = (2 * p.0 as i64 + 1, plot_y(ax, p.1));
             step(&mut d, nx - x, ny - y);
             (x, y) = (nx, ny);
         }
@@ -233,7 +235,7 @@ fn band_path(runs: &[Vec<(usize, f64, f64, f64)>], ax: &ValueAxis) -> String {
 }
 
 fn x_px(axis: &TimeAxis, t: i64, left: f64, width: f64) -> f64 {
-    left + axis.grid.x(t) / axis.grid.n as f64 * width
+    left + axis.grid.position(t) / axis.grid.n as f64 * width
 }
 
 /// The value axis spanning every plot's values and the values `include` asks for.
@@ -279,7 +281,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
     // Y grid and labels.
     let step = ax.ticks.get(1).zip(ax.ticks.first()).map_or(1.0, |(b, a)| b - a);
     for &v in &ax.ticks {
-        let y = top + f64::from(yv(&ax, v) as i32) / 1000.0 * PLOT_H;
+        let y = top + f64::from(plot_y(&ax, v) as i32) / 1000.0 * PLOT_H;
         let _ = write!(
             s,
             r#"<path class="g" d="M{CHART_LEFT} {y}h{PLOT_W}"/><text class="yl" x="{}" y="{}">{}</text>"#,
