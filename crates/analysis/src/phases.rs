@@ -51,6 +51,15 @@ pub struct Span {
     pub end: i64,
 }
 
+/// One stretch of rows of one label: its first and last timestamp, UTC µs.
+#[derive(Debug, Clone, Copy)]
+struct LabelSpan {
+    /// The label's id, or [`NONE`] for rows of no phase.
+    id: u32,
+    first: i64,
+    last: i64,
+}
+
 /// The collectors of one part of the data, one per phase met.
 ///
 /// Joined ([`PhaseCollector::joined`]), it also makes the whole run's collector, without a second
@@ -66,8 +75,8 @@ pub struct PhaseCollector {
     labels: Interner,
     /// (label id or [`NONE`], its collector), in order of first appearance.
     by: Vec<(u32, Collector)>,
-    /// (label id, first, last) of each stretch, in time order.
-    spans: Vec<(u32, i64, i64)>,
+    /// Each stretch, in time order.
+    spans: Vec<LabelSpan>,
     ts: Vec<i64>,
     ids: Vec<u32>,
     mask: Vec<bool>,
@@ -244,11 +253,11 @@ impl PhaseCollector {
                 continue;
             }
             match self.spans.last_mut() {
-                Some(s) if s.0 == id => {
-                    s.1 = s.1.min(t);
-                    s.2 = s.2.max(t);
+                Some(s) if s.id == id => {
+                    s.first = s.first.min(t);
+                    s.last = s.last.max(t);
                 }
-                _ => self.spans.push((id, t, t)),
+                _ => self.spans.push(LabelSpan { id, first: t, last: t }),
             }
         }
     }
@@ -296,11 +305,11 @@ impl PhaseCollector {
                 None => self.by.push((mine, c)),
             }
         }
-        for (id, start, end) in later.spans {
+        for LabelSpan { id, first, last } in later.spans {
             let mine = map(&mut self.labels, id);
             match self.spans.last_mut() {
-                Some(s) if s.0 == mine => s.2 = s.2.max(end),
-                _ => self.spans.push((mine, start, end)),
+                Some(s) if s.id == mine => s.last = s.last.max(last),
+                _ => self.spans.push(LabelSpan { id: mine, first, last }),
             }
         }
     }
@@ -378,9 +387,12 @@ pub fn build_phases(
     baseline: Option<&str>,
 ) -> Result<PhaseReport, String> {
     pc.end_stretch();
-    let spans: Vec<Span> =
-        pc.spans.iter().map(|&(id, start, end)| Span { phase: pc.label(id), start, end }).collect();
-    let first_seen = |id: u32| pc.spans.iter().position(|s| s.0 == id).unwrap_or(usize::MAX);
+    let spans: Vec<Span> = pc
+        .spans
+        .iter()
+        .map(|s| Span { phase: pc.label(s.id), start: s.first, end: s.last })
+        .collect();
+    let first_seen = |id: u32| pc.spans.iter().position(|s| s.id == id).unwrap_or(usize::MAX);
     let mut by: Vec<(usize, Option<String>, Collector)> = pc
         .by
         .into_iter()

@@ -116,6 +116,17 @@ impl Grid {
     }
 }
 
+/// One bucket's values of a field ([`Envelope::at`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BucketValues {
+    /// The lowest value.
+    pub min: f64,
+    /// The mean of the values.
+    pub mean: f64,
+    /// The highest value.
+    pub max: f64,
+}
+
 /// Min, max, sum and count of one field per bucket (allocated at its first value).
 #[derive(Debug, Clone, Default)]
 pub struct Envelope {
@@ -227,15 +238,20 @@ impl Envelope {
         !self.n.iter().any(|&c| c > 0)
     }
 
-    /// (min, mean, max) of bucket `b`, None without a value.
-    pub fn at(&self, b: usize) -> Option<(f64, f64, f64)> {
+    /// The values of bucket `b`, None without a value.
+    pub fn at(&self, b: usize) -> Option<BucketValues> {
         let c = *self.n.get(b)?;
-        (c > 0).then(|| (self.min[b], self.sum[b] / f64::from(c), self.max[b]))
+        (c > 0).then(|| BucketValues {
+            min: self.min[b],
+            mean: self.sum[b] / f64::from(c),
+            max: self.max[b],
+        })
     }
 
     /// Lowest and highest value over all buckets.
     pub fn range(&self) -> Option<(f64, f64)> {
-        (0..self.n.len()).filter_map(|b| self.at(b)).fold(None, |acc, (lo, _, hi)| {
+        let buckets = (0..self.n.len()).filter_map(|b| self.at(b));
+        buckets.fold(None, |acc, BucketValues { min: lo, max: hi, .. }| {
             Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi))))
         })
     }
@@ -705,7 +721,7 @@ mod tests {
         let m = f.coarsen(4);
         assert_eq!((m.rows, m.first, m.last), (c.rows.clone(), c.first.clone(), c.last.clone()));
         assert_eq!((m.env[0].at(0), m.env[0].at(1)), (c.env[0].at(0), c.env[0].at(1)));
-        assert_eq!(m.env[0].at(0), Some((1.0, 13.0 / 3.0, 7.0)));
+        assert_eq!(m.env[0].at(0), Some(BucketValues { min: 1.0, mean: 13.0 / 3.0, max: 7.0 }));
         let all = Collected {
             grid: fine,
             gpus: vec![],
@@ -760,9 +776,9 @@ mod tests {
         let g1 = c.gpu("h", "1").unwrap();
         assert_eq!(g1.track.rows.iter().sum::<u32>(), 100);
         let util = &g1.track.env[0];
-        let (lo, mean, hi) = util.at(4).unwrap();
+        let BucketValues { min: lo, mean, max: hi } = util.at(4).unwrap();
         assert_eq!((lo, mean, hi), (10.0, 10.5, 100.0), "the spike at t=42 s tops bucket 4");
-        assert_eq!(util.at(5).unwrap().2, 50.0);
+        assert_eq!(util.at(5).unwrap().max, 50.0);
         // Host fields once per tick, not once per GPU row.
         let host = c.host("h").unwrap();
         assert_eq!(host.rows.iter().sum::<u32>(), 100);
@@ -783,7 +799,7 @@ mod tests {
         let t = &c.gpu("h", "0").unwrap().track;
         assert_eq!(t.rows, [0, 0, 1, 1, 1, 1, 1, 1, 0, 0]);
         assert!(t.env[0].at(5).is_none(), "a null stays missing");
-        assert_eq!(t.env[0].at(6), Some((6.0, 6.0, 6.0)));
+        assert_eq!(t.env[0].at(6), Some(BucketValues { min: 6.0, mean: 6.0, max: 6.0 }));
         assert_eq!(t.env[0].range(), Some((2.0, 7.0)));
     }
 }
