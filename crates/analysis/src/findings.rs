@@ -1260,7 +1260,8 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     else {
         return false;
     };
-    let Some((n, first, end)) = d.hang.below(watts) else { return false };
+    let Some(below) = d.hang.below(watts) else { return false };
+    let (n, first, end) = (below.n, below.first, below.last);
     let held = n as f64 * iv;
     // The stretch: the `n` samples up to the last one (a few stray samples earlier, as training
     // starts, do not move its start), from the first one at the earliest.
