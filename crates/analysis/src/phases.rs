@@ -23,12 +23,11 @@ use crate::{Companions, Summary, build};
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, Interner, NO_TS};
 
-/// A phase given as a time window `[since, until)`, UTC µs.
+/// A phase given as a time window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
     pub(crate) label: String,
-    pub(crate) since: i64,
-    pub(crate) until: i64,
+    pub(crate) time: crate::window::TimeWindow,
 }
 
 /// Where a row's phase comes from.
@@ -237,7 +236,7 @@ impl PhaseCollector {
             }
             Split::Windows(w) => {
                 for &t in &self.ts {
-                    let hit = w.iter().find(|w| t != NO_TS && t >= w.since && t < w.until);
+                    let hit = w.iter().find(|w| t != NO_TS && w.time.contains(t));
                     self.ids.push(hit.map_or(NONE, |w| self.labels.id(&w.label)));
                 }
             }
@@ -513,8 +512,14 @@ mod tests {
     #[test]
     fn windows_name_the_phases_of_files_without_marks() {
         let w: Arc<[Window]> = Arc::new([
-            Window { label: "warmup".into(), since: 0, until: 2_000_000 },
-            Window { label: "train".into(), since: 2_000_000, until: 5_000_000 },
+            Window {
+                label: "warmup".into(),
+                time: TimeWindow { since: Some(0), until: Some(2_000_000) },
+            },
+            Window {
+                label: "train".into(),
+                time: TimeWindow { since: Some(2_000_000), until: Some(5_000_000) },
+            },
         ]);
         let mut a = PhaseCollector::new(CollectConfig::default(), Split::Windows(w));
         a.visit(&batch(0, &[None; 6], &[10, 10, 90, 90, 90, 0]), "h").unwrap();

@@ -164,12 +164,10 @@ impl PhaseWindow {
 
     /// The window in UTC µs, given the data's (first, last) sample; an open end takes in everything.
     pub fn resolve(&self, range: Option<(i64, i64)>) -> crate::phases::Window {
-        let TimeWindow { since, until } =
-            WindowSpec { since: self.since, until: self.until, skip_warmup: None }.resolve(range);
         crate::phases::Window {
             label: self.label.clone(),
-            since: since.unwrap_or(i64::MIN),
-            until: until.unwrap_or(i64::MAX),
+            time: WindowSpec { since: self.since, until: self.until, skip_warmup: None }
+                .resolve(range),
         }
     }
 }
@@ -188,10 +186,10 @@ mod tests {
             (Some(TimeSpec::FromStart(10_000_000)), Some(TimeSpec::FromStart(20_000_000)))
         );
         let r = w.resolve(Some((1_000_000, 99_000_000)));
-        assert_eq!((r.since, r.until), (11_000_000, 21_000_000));
+        assert_eq!(r.time, TimeWindow { since: Some(11_000_000), until: Some(21_000_000) });
         let open = parse_phase_window("eval=1970-01-01 00:00:05..", utc).unwrap();
         assert_eq!(open.since, Some(TimeSpec::At(5_000_000)));
-        assert_eq!(open.resolve(None).until, i64::MAX);
+        assert_eq!(open.resolve(None).time, TimeWindow { since: Some(5_000_000), until: None });
         for bad in ["nope", "a=1", "=1..2", "a=soon..", "x\u{7}=1..2"] {
             assert!(parse_phase_window(bad, utc).is_err(), "{bad}");
         }
