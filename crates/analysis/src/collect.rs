@@ -297,13 +297,13 @@ impl Collector {
     /// host or timestamp changes can start a tick. The same as the general loop; false (nothing
     /// done) for any other batch.
     fn known_rows(&mut self, n: usize, s: &mut Scratch) -> bool {
-        let inside = match self.cfg.window {
-            crate::window::TimeWindow { since: None, until: None } => !s.ts.contains(&NO_TS),
-            crate::window::TimeWindow { since, until } => {
-                let (lo, hi) =
-                    s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
-                lo != NO_TS && lo >= since.unwrap_or(i64::MIN) && hi < until.unwrap_or(i64::MAX)
-            }
+        let w = self.cfg.window;
+        let inside = if w.is_bounded() {
+            let (lo, hi) =
+                s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+            lo != NO_TS && lo >= w.since.unwrap_or(i64::MIN) && hi < w.until.unwrap_or(i64::MAX)
+        } else {
+            !s.ts.contains(&NO_TS)
         };
         if !inside || s.known.contains(&NONE) {
             return false;
