@@ -82,7 +82,7 @@ impl TrendBatch {
         if !v.is_finite() {
             return;
         }
-        let t = Trend::ms(ts);
+        let t = Trend::axis_ms(ts);
         if self.n == 0 {
             self.base = t;
         }
@@ -135,8 +135,8 @@ impl Fit {
 }
 
 impl Trend {
-    /// Milliseconds of the time axis.
-    fn ms(ts: i64) -> i64 {
+    /// `ts` in milliseconds of the time axis (from its epoch).
+    fn axis_ms(ts: i64) -> i64 {
         (ts - TREND_EPOCH_US).div_euclid(1000)
     }
 
@@ -147,7 +147,7 @@ impl Trend {
         if !v.is_finite() {
             return;
         }
-        let (t, m) = (i128::from(Self::ms(ts)), v.round() as i64 as i128);
+        let (t, m) = (i128::from(Self::axis_ms(ts)), v.round() as i64 as i128);
         self.n += 1;
         self.t += t;
         self.tt += t * t;
