@@ -26,10 +26,8 @@ pub(crate) use super::keys::GpuKey;
 /// What the collector needs to know before the first row.
 #[derive(Debug, Clone, Default)]
 pub struct CollectConfig {
-    /// Rows at or after this instant (UTC µs)...
-    pub since: Option<i64>,
-    /// ...and before this one are counted.
-    pub until: Option<i64>,
+    /// The rows counted: those inside this window.
+    pub window: crate::window::TimeWindow,
     /// Input-bound rule: utilization.gpu (and sm.active where present) below this, with work on the
     /// GPU, while the job's CPU (else the busiest core) is at or above `pegged_core`.
     pub input_bound_util: f64,
@@ -258,8 +256,7 @@ impl Collector {
         s.hrow.clear();
         s.hrow.resize(n, false);
         self.pending_rows.clear();
-        let (since, until) =
-            (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        let window = self.cfg.window;
         if keep.is_none() && self.known_rows(n, s) {
             return;
         }
@@ -270,7 +267,7 @@ impl Collector {
             if keep.is_some_and(|k| !k.get(i).copied().unwrap_or(false)) {
                 continue;
             }
-            if t == NO_TS || t < since || t >= until {
+            if t == NO_TS || !window.contains(t) {
                 if t != NO_TS {
                     self.windowed_out += 1;
                 }
@@ -300,13 +297,13 @@ impl Collector {
     /// host or timestamp changes can start a tick. The same as the general loop; false (nothing
     /// done) for any other batch.
     fn known_rows(&mut self, n: usize, s: &mut Scratch) -> bool {
-        let inside = match (self.cfg.since, self.cfg.until) {
-            (None, None) => !s.ts.contains(&NO_TS),
-            (since, until) => {
-                let (lo, hi) =
-                    s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
-                lo != NO_TS && lo >= since.unwrap_or(i64::MIN) && hi < until.unwrap_or(i64::MAX)
-            }
+        let w = self.cfg.window;
+        let inside = if w.is_bounded() {
+            let (lo, hi) =
+                s.ts.iter().fold((i64::MAX, i64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+            lo != NO_TS && lo >= w.since.unwrap_or(i64::MIN) && hi < w.until.unwrap_or(i64::MAX)
+        } else {
+            !s.ts.contains(&NO_TS)
         };
         if !inside || s.known.contains(&NONE) {
             return false;
@@ -770,7 +767,7 @@ mod tests {
 
     fn summary(c: Collector) -> crate::Summary {
         let th = Thresholds::default();
-        crate::build(c, &th, Vec::new(), Vec::new(), (None, None), Default::default())
+        crate::build(c, &th, Vec::new(), Vec::new(), Default::default(), Default::default())
     }
 
     /// A batch of GPUs seen before, every row kept, takes the short way through `rows`; the same

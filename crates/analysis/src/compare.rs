@@ -419,7 +419,7 @@ mod tests {
             end: Some(1),
             inputs: Vec::new(),
             skipped: Vec::new(),
-            window: (None, None),
+            window: Default::default(),
             windowed_out: 0,
             thresholds: Thresholds::default(),
             events: Vec::new(),

@@ -84,14 +84,21 @@ pub struct RoutineCount {
     pub count: u64,
 }
 
-/// What the events inputs held: the events listed, those beyond [`MAX_LISTED`], the routine counts.
-pub(crate) type Gathered = (Vec<EventRecord>, u64, Vec<RoutineCount>);
+/// What the events inputs held.
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// The events listed, in time order.
+    pub events: Vec<EventRecord>,
+    /// How many more there were beyond [`MAX_LISTED`].
+    pub more: u64,
+    /// The routine events counted by host, GPU and kind.
+    pub routine: Vec<RoutineCount>,
+}
 
 /// Events gathered from the events inputs, inside the summary's window.
 #[derive(Debug, Default)]
 pub struct EventCollector {
-    since: Option<i64>,
-    until: Option<i64>,
+    window: crate::window::TimeWindow,
     pub(crate) events: Vec<EventRecord>,
     /// Events beyond [`MAX_LISTED`].
     pub more: u64,
@@ -100,9 +107,9 @@ pub struct EventCollector {
 }
 
 impl EventCollector {
-    /// A collector of the rows at or after `window.0` and before `window.1` (UTC µs).
-    pub fn new(window: (Option<i64>, Option<i64>)) -> EventCollector {
-        EventCollector { since: window.0, until: window.1, ..Default::default() }
+    /// A collector of the rows inside `window`.
+    pub fn new(window: crate::window::TimeWindow) -> EventCollector {
+        EventCollector { window, ..Default::default() }
     }
 
     /// Add the events of one batch of an events table; rows without a host value belong to `default_host`.
@@ -121,9 +128,8 @@ impl EventCollector {
         ints(Field::Index, &mut gpu);
         ints(Field::EventCode, &mut code);
         let text = |f: Field, i: usize| field_column(batch, f).and_then(|c| cols::str_at(c, i));
-        let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
         for i in 0..n {
-            if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {
+            if ts[i] == NO_TS || !self.window.contains(ts[i]) {
                 continue;
             }
             let host = text(Field::Host, i).unwrap_or_else(|| default_host.to_string());
@@ -158,7 +164,7 @@ impl EventCollector {
             .into_iter()
             .map(|((host, gpu, kind), count)| RoutineCount { host, gpu, kind, count })
             .collect();
-        (self.events, self.more, routine)
+        Gathered { events: self.events, more: self.more, routine }
     }
 }
 

@@ -82,7 +82,7 @@ impl TrendBatch {
         if !v.is_finite() {
             return;
         }
-        let t = Trend::ms(ts);
+        let t = Trend::axis_ms(ts);
         if self.n == 0 {
             self.base = t;
         }
@@ -135,8 +135,8 @@ impl Fit {
 }
 
 impl Trend {
-    /// Milliseconds of the time axis.
-    fn ms(ts: i64) -> i64 {
+    /// `ts` in milliseconds of the time axis (from its epoch).
+    fn axis_ms(ts: i64) -> i64 {
         (ts - TREND_EPOCH_US).div_euclid(1000)
     }
 
@@ -147,7 +147,7 @@ impl Trend {
         if !v.is_finite() {
             return;
         }
-        let (t, m) = (i128::from(Self::ms(ts)), v.round() as i64 as i128);
+        let (t, m) = (i128::from(Self::axis_ms(ts)), v.round() as i64 as i128);
         self.n += 1;
         self.t += t;
         self.tt += t * t;
@@ -290,14 +290,29 @@ impl PowerBins {
         }
     }
 
-    /// The rows in the bins wholly below `watts`: how many, the first and the last (None: none).
-    pub(crate) fn below(&self, watts: f64) -> Option<(u64, i64, i64)> {
+    /// The rows in the bins wholly below `watts` (None: none).
+    pub(crate) fn below(&self, watts: f64) -> Option<RowsBelow> {
         let ks = (0..POWER_BINS).filter(|&k| Self::upper(k) <= watts && self.n[k] > 0);
         ks.fold(None, |acc, k| {
-            let (n, a, b) = acc.unwrap_or((0, i64::MAX, i64::MIN));
-            Some((n + self.n[k], a.min(self.first[k]), b.max(self.last[k])))
+            let r = acc.unwrap_or(RowsBelow { n: 0, first: i64::MAX, last: i64::MIN });
+            Some(RowsBelow {
+                n: r.n + self.n[k],
+                first: r.first.min(self.first[k]),
+                last: r.last.max(self.last[k]),
+            })
         })
     }
+}
+
+/// The rows of [`PowerBins::below`] a power draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowsBelow {
+    /// How many.
+    pub(crate) n: u64,
+    /// The first one's time, UTC µs.
+    pub(crate) first: i64,
+    /// The last one's time.
+    pub(crate) last: i64,
 }
 
 /// When a GPU was in use: its first and last sample with utilization.gpu at or above `idle_util`,
@@ -558,7 +573,7 @@ impl FactsAcc {
     /// Rows held while idle whose power.draw is below `watts` or not recorded.
     pub(crate) fn held_idle_below(&self, watts: f64) -> u64 {
         let binned: u64 = self.held_idle_power.n.iter().sum();
-        let below = self.held_idle_power.below(watts).map_or(0, |b| b.0);
+        let below = self.held_idle_power.below(watts).map_or(0, |b| b.n);
         self.held_idle_n.saturating_sub(binned) + below
     }
 
@@ -638,7 +653,8 @@ mod tests {
             .for_each(|(k, &(w, t))| if k % 3 == 0 { a.add(w, t) } else { b.add(w, t) });
         a.pool(&b);
         assert_eq!(a, whole);
-        let (n, first, last) = whole.below(175.0).unwrap();
+        let b = whole.below(175.0).unwrap();
+        let (n, first, last) = (b.n, b.first, b.last);
         // Draws 2.0, 5.7, ... below 175 W are rows 0..=46; the bins wholly below 175 W reach past 160 W.
         assert_eq!(first, 0);
         assert!((42..=46).contains(&last) && n == last as u64 + 1, "{n} {last}");

@@ -1223,7 +1223,7 @@ fn gpm_scale(s: &StatValues) -> f64 {
 }
 
 /// A GPM statistic in percent ([`gpm_scale`]).
-fn gpm(s: &StatValues, stat: Stat) -> Option<f64> {
+fn gpm_percent(s: &StatValues, stat: Stat) -> Option<f64> {
     s.get(stat).map(|v| v * gpm_scale(s))
 }
 
@@ -1260,7 +1260,8 @@ fn hang(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) -> bool {
     else {
         return false;
     };
-    let Some((n, first, end)) = d.hang.below(watts) else { return false };
+    let Some(below) = d.hang.below(watts) else { return false };
+    let (n, first, end) = (below.n, below.first, below.last);
     let held = n as f64 * iv;
     // The stretch: the `n` samples up to the last one (a few stray samples earlier, as training
     // starts, do not move its start), from the first one at the earliest.
@@ -1550,7 +1551,7 @@ fn hot_gpu(out: &mut Findings<'_>, gpus: &[&GpuView<'_>], th: &Thresholds) {
 /// `sm_idle_under_busy`: utilization.gpu says busy, sm.active says few SMs work.
 fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), gpm(s, SM_MEAN))
+    if let (Some(u), Some(sm)) = (s.get(UTIL_MEAN), gpm_percent(s, SM_MEAN))
         && u >= th.busy_util
         && sm < th.sm_idle
     {
@@ -1558,7 +1559,7 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
             "mean utilization.gpu {}% but mean sm.active {}% (max {}%): kernels are running, on few SMs",
             num(Some(u), 1),
             num(Some(sm), 1),
-            num(gpm(s, Stat::max(Field::SmActive)), 1)
+            num(gpm_percent(s, Stat::max(Field::SmActive)), 1)
         );
         out.push("sm_idle_under_busy", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1568,8 +1569,10 @@ fn sm_idle_under_busy(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) 
 fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
     // Memory-bound kernels would not run faster on tensor cores.
-    let memory_bound = gpm(s, Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
-    if let (Some(sm), Some(t)) = (gpm(s, SM_MEAN), gpm(s, Stat::mean(Field::TensorActive)))
+    let memory_bound =
+        gpm_percent(s, Stat::mean(Field::DramActive)).is_some_and(|d| d >= th.dram_bound);
+    if let (Some(sm), Some(t)) =
+        (gpm_percent(s, SM_MEAN), gpm_percent(s, Stat::mean(Field::TensorActive)))
         && sm >= th.tensor_sm_active
         && t < th.tensor_idle
         && !memory_bound
@@ -1578,9 +1581,9 @@ fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
             "mean sm.active {}% but mean tensor.active {}% (max {}%); fp32.active mean {}%, dram.active mean {}%",
             num(Some(sm), 1),
             num(Some(t), 2),
-            num(gpm(s, Stat::max(Field::TensorActive)), 1),
-            num(gpm(s, Stat::mean(Field::Fp32Active)), 1),
-            num(gpm(s, Stat::mean(Field::DramActive)), 1)
+            num(gpm_percent(s, Stat::max(Field::TensorActive)), 1),
+            num(gpm_percent(s, Stat::mean(Field::Fp32Active)), 1),
+            num(gpm_percent(s, Stat::mean(Field::DramActive)), 1)
         );
         out.push("no_tensor_cores", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1589,14 +1592,14 @@ fn no_tensor_cores(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 /// `memory_bound`: DRAM bandwidth near its ceiling.
 fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let Some(d) = gpm(s, Stat::mean(Field::DramActive))
+    if let Some(d) = gpm_percent(s, Stat::mean(Field::DramActive))
         && d >= th.dram_bound
     {
         let evidence = format!(
             "mean dram.active {}% (max {}%) with mean sm.active {}%",
             num(Some(d), 1),
-            num(gpm(s, Stat::max(Field::DramActive)), 1),
-            num(gpm(s, SM_MEAN), 1)
+            num(gpm_percent(s, Stat::max(Field::DramActive)), 1),
+            num(gpm_percent(s, SM_MEAN), 1)
         );
         out.push("memory_bound", Some(&g.label), evidence + gpm_note(s));
     }
@@ -1605,7 +1608,7 @@ fn memory_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
 /// `pcie_bound`: heavy host-to-device traffic while the SMs wait.
 fn pcie_bound(out: &mut Findings<'_>, g: &GpuView<'_>, th: &Thresholds) {
     let s = g.stats;
-    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), gpm(s, SM_MEAN))
+    if let (Some(rx), Some(sm)) = (s.get(Stat::mean(Field::PcieRxBytes)), gpm_percent(s, SM_MEAN))
         && rx >= th.pcie_rx_mib
         && sm < th.sm_idle
     {

@@ -452,7 +452,7 @@ mod tests {
             end: None,
             inputs: Vec::new(),
             skipped: Vec::new(),
-            window: (None, None),
+            window: Default::default(),
             windowed_out: 0,
             thresholds: Thresholds::default(),
             events: Vec::new(),

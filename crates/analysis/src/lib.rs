@@ -46,7 +46,7 @@ pub use crate::compare::{
     evaluate as evaluate_comparison_check, is_comparison_check,
     resolve as resolve_comparison_check,
 };
-pub use crate::events::{EventCollector, EventRecord, RoutineCount};
+pub use crate::events::{EventCollector, EventRecord, Gathered, RoutineCount};
 pub use crate::findings::{Finding, RULES, Rule, Severity, Thresholds};
 pub use crate::job::{JOB_RULES, JobHost, JobView, NodeOf, build as build_job_view};
 pub use crate::last::LastTick;
@@ -58,7 +58,7 @@ pub use crate::series::{
 pub use crate::stat::{Scope, Stat};
 pub use crate::stat_values::StatValues;
 pub use crate::usage::{UsageCollector, UserUsage};
-pub use crate::window::{PhaseWindow, WindowSpec, parse_phase_window, parse_time};
+pub use crate::window::{PhaseWindow, TimeWindow, WindowSpec, parse_phase_window, parse_time};
 
 use std::path::PathBuf;
 
@@ -125,8 +125,8 @@ pub struct Summary {
     pub inputs: Vec<InputInfo>,
     /// Files found beside the inputs but not read, with the reason.
     pub skipped: Vec<(PathBuf, String)>,
-    /// The window applied, UTC µs.
-    pub window: (Option<i64>, Option<i64>),
+    /// The window applied.
+    pub window: window::TimeWindow,
     /// Rows left out by the window.
     pub windowed_out: u64,
     /// The thresholds the findings were made with.
@@ -177,7 +177,7 @@ pub fn build(
     th: &Thresholds,
     inputs: Vec<InputInfo>,
     skipped: Vec<(PathBuf, String)>,
-    window: (Option<i64>, Option<i64>),
+    window: window::TimeWindow,
     companions: Companions,
 ) -> Summary {
     c.settle();

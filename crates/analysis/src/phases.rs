@@ -24,12 +24,11 @@ use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, Interner, NO_TS};
 
-/// A phase given as a time window `[since, until)`, UTC µs.
+/// A phase given as a time window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
     pub(crate) label: String,
-    pub(crate) since: i64,
-    pub(crate) until: i64,
+    pub(crate) time: crate::window::TimeWindow,
 }
 
 /// Where a row's phase comes from.
@@ -52,6 +51,15 @@ pub struct Span {
     pub end: i64,
 }
 
+/// One stretch of rows of one label: its first and last timestamp, UTC µs.
+#[derive(Debug, Clone, Copy)]
+struct LabelSpan {
+    /// The label's id, or [`NONE`] for rows of no phase.
+    id: u32,
+    first: i64,
+    last: i64,
+}
+
 /// The collectors of one part of the data, one per phase met.
 ///
 /// Joined ([`PhaseCollector::joined`]), it also makes the whole run's collector, without a second
@@ -67,8 +75,8 @@ pub struct PhaseCollector {
     labels: Interner,
     /// (label id or [`NONE`], its collector), in order of first appearance.
     by: Vec<(u32, Collector)>,
-    /// (label id, first, last) of each stretch, in time order.
-    spans: Vec<(u32, i64, i64)>,
+    /// Each stretch, in time order.
+    spans: Vec<LabelSpan>,
     ts: Vec<i64>,
     ids: Vec<u32>,
     mask: Vec<bool>,
@@ -229,7 +237,7 @@ impl PhaseCollector {
             }
             Split::Windows(w) => {
                 for &t in &self.ts {
-                    let hit = w.iter().find(|w| t != NO_TS && t >= w.since && t < w.until);
+                    let hit = w.iter().find(|w| t != NO_TS && w.time.contains(t));
                     self.ids.push(hit.map_or(NONE, |w| self.labels.id(&w.label)));
                 }
             }
@@ -239,18 +247,17 @@ impl PhaseCollector {
 
     /// Extend the spans with the batch's rows inside the window.
     fn track_spans(&mut self) {
-        let (since, until) =
-            (self.cfg.since.unwrap_or(i64::MIN), self.cfg.until.unwrap_or(i64::MAX));
+        let window = self.cfg.window;
         for (&t, &id) in self.ts.iter().zip(&self.ids) {
-            if t == NO_TS || t < since || t >= until {
+            if t == NO_TS || !window.contains(t) {
                 continue;
             }
             match self.spans.last_mut() {
-                Some(s) if s.0 == id => {
-                    s.1 = s.1.min(t);
-                    s.2 = s.2.max(t);
+                Some(s) if s.id == id => {
+                    s.first = s.first.min(t);
+                    s.last = s.last.max(t);
                 }
-                _ => self.spans.push((id, t, t)),
+                _ => self.spans.push(LabelSpan { id, first: t, last: t }),
             }
         }
     }
@@ -298,11 +305,11 @@ impl PhaseCollector {
                 None => self.by.push((mine, c)),
             }
         }
-        for (id, start, end) in later.spans {
+        for LabelSpan { id, first, last } in later.spans {
             let mine = map(&mut self.labels, id);
             match self.spans.last_mut() {
-                Some(s) if s.0 == mine => s.2 = s.2.max(end),
-                _ => self.spans.push((mine, start, end)),
+                Some(s) if s.id == mine => s.last = s.last.max(last),
+                _ => self.spans.push(LabelSpan { id: mine, first, last }),
             }
         }
     }
@@ -390,13 +397,16 @@ pub fn build_phases(
     events: &[EventRecord],
     failed: &[InputInfo],
     th: &Thresholds,
-    window: (Option<i64>, Option<i64>),
+    window: crate::window::TimeWindow,
     baseline: Option<&str>,
 ) -> Result<PhaseReport, String> {
     pc.end_stretch();
-    let spans: Vec<Span> =
-        pc.spans.iter().map(|&(id, start, end)| Span { phase: pc.label(id), start, end }).collect();
-    let first_seen = |id: u32| pc.spans.iter().position(|s| s.0 == id).unwrap_or(usize::MAX);
+    let spans: Vec<Span> = pc
+        .spans
+        .iter()
+        .map(|s| Span { phase: pc.label(s.id), start: s.first, end: s.last })
+        .collect();
+    let first_seen = |id: u32| pc.spans.iter().position(|s| s.id == id).unwrap_or(usize::MAX);
     let mut by: Vec<(usize, Option<String>, Collector)> = pc
         .by
         .into_iter()
@@ -441,6 +451,7 @@ pub fn build_phases(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::TimeWindow;
     use arrow_array::{StringArray, TimestampMicrosecondArray, UInt8Array, UInt32Array};
     use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
 
@@ -483,7 +494,8 @@ mod tests {
         let mut b = PhaseCollector::new(cfg, Split::Column);
         b.visit(&batch(6, &[Some("bs=64"), Some("bs=32"), None], &[64, 34, 0]), "h").unwrap();
         a.append(b);
-        let r = build_phases(a, &[], &[], &Thresholds::default(), (None, None), None).unwrap();
+        let r =
+            build_phases(a, &[], &[], &Thresholds::default(), TimeWindow::default(), None).unwrap();
         let labels: Vec<Option<&str>> = r.phases.iter().map(|p| p.label.as_deref()).collect();
         assert_eq!(labels, [None, Some("bs=32"), Some("bs=64")]);
         assert_eq!(util(r.get("bs=32").unwrap()), Some(31.0));
@@ -509,7 +521,7 @@ mod tests {
             &[],
             &[],
             &Thresholds::default(),
-            (None, None),
+            TimeWindow::default(),
             Some("x"),
         );
         assert!(e.unwrap_err().contains("no such phase"));
@@ -518,13 +530,20 @@ mod tests {
     #[test]
     fn windows_name_the_phases_of_files_without_marks() {
         let w: Arc<[Window]> = Arc::new([
-            Window { label: "warmup".into(), since: 0, until: 2_000_000 },
-            Window { label: "train".into(), since: 2_000_000, until: 5_000_000 },
+            Window {
+                label: "warmup".into(),
+                time: TimeWindow { since: Some(0), until: Some(2_000_000) },
+            },
+            Window {
+                label: "train".into(),
+                time: TimeWindow { since: Some(2_000_000), until: Some(5_000_000) },
+            },
         ]);
         let mut a = PhaseCollector::new(CollectConfig::default(), Split::Windows(w));
         a.visit(&batch(0, &[None; 6], &[10, 10, 90, 90, 90, 0]), "h").unwrap();
         let r =
-            build_phases(a, &[], &[], &Thresholds::default(), (None, None), Some("train")).unwrap();
+            build_phases(a, &[], &[], &Thresholds::default(), TimeWindow::default(), Some("train"))
+                .unwrap();
         assert_eq!(util(r.get("warmup").unwrap()), Some(10.0));
         assert_eq!(util(r.get("train").unwrap()), Some(90.0));
         assert_eq!(r.comparison.unwrap().baseline, 1);

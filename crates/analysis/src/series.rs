@@ -35,33 +35,34 @@ pub(crate) struct Metric {
     pub(crate) max_col: Option<Field>,
 }
 
-const fn m(field: Field, max_col: Option<Field>) -> Metric {
+/// The [`Metric`] of `field`, its band raised by `max_col`.
+const fn metric(field: Field, max_col: Option<Field>) -> Metric {
     Metric { field, max_col }
 }
 
 /// Per-GPU fields, in slot order of [`Track::env`].
 pub(crate) const GPU_METRICS: [Metric; 11] = [
-    m(Field::UtilGpu, Some(Field::UtilGpuMax)),
-    m(Field::MemUsed, Some(Field::MemUsedMax)),
-    m(Field::MemTotal, None),
-    m(Field::JobGpuMemory, None),
-    m(Field::PowerDraw, Some(Field::PowerDrawMax)),
-    m(Field::PowerLimit, None),
-    m(Field::TempGpu, Some(Field::TempGpuMax)),
-    m(Field::ClockSm, None),
-    m(Field::SmActive, Some(Field::SmActiveMax)),
-    m(Field::TensorActive, Some(Field::TensorActiveMax)),
-    m(Field::DramActive, Some(Field::DramActiveMax)),
+    metric(Field::UtilGpu, Some(Field::UtilGpuMax)),
+    metric(Field::MemUsed, Some(Field::MemUsedMax)),
+    metric(Field::MemTotal, None),
+    metric(Field::JobGpuMemory, None),
+    metric(Field::PowerDraw, Some(Field::PowerDrawMax)),
+    metric(Field::PowerLimit, None),
+    metric(Field::TempGpu, Some(Field::TempGpuMax)),
+    metric(Field::ClockSm, None),
+    metric(Field::SmActive, Some(Field::SmActiveMax)),
+    metric(Field::TensorActive, Some(Field::TensorActiveMax)),
+    metric(Field::DramActive, Some(Field::DramActiveMax)),
 ];
 
 /// Per-tick host fields, in slot order of [`Track::env`].
 pub(crate) const HOST_METRICS: [Metric; 6] = [
-    m(Field::CpuUtil, None),
-    m(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
-    m(Field::HostMemUsed, None),
-    m(Field::HostMemTotal, None),
-    m(Field::JobCpu, None),
-    m(Field::JobRss, None),
+    metric(Field::CpuUtil, None),
+    metric(Field::CpuUtilMaxCore, Some(Field::CpuMaxCoreMax)),
+    metric(Field::HostMemUsed, None),
+    metric(Field::HostMemTotal, None),
+    metric(Field::JobCpu, None),
+    metric(Field::JobRss, None),
 ];
 
 /// Every column the series pass reads.
@@ -97,7 +98,7 @@ impl Grid {
     }
 
     /// Position of `t` in bucket units (0 at `start`, `n` just after `end`).
-    pub fn x(&self, t: i64) -> f64 {
+    pub fn position(&self, t: i64) -> f64 {
         (t - self.start) as f64 / self.span() * self.n as f64
     }
 
@@ -106,13 +107,24 @@ impl Grid {
         if t < self.start || t > self.end {
             return None;
         }
-        Some((self.x(t) as usize).min(self.n - 1))
+        Some((self.position(t) as usize).min(self.n - 1))
     }
 
     /// Length of one bucket, seconds.
     pub fn bucket_s(&self) -> f64 {
         self.span() / self.n as f64 / 1e6
     }
+}
+
+/// One bucket's values of a field ([`Envelope::at`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BucketValues {
+    /// The lowest value.
+    pub min: f64,
+    /// The mean of the values.
+    pub mean: f64,
+    /// The highest value.
+    pub max: f64,
 }
 
 /// Min, max, sum and count of one field per bucket (allocated at its first value).
@@ -226,15 +238,20 @@ impl Envelope {
         !self.n.iter().any(|&c| c > 0)
     }
 
-    /// (min, mean, max) of bucket `b`, None without a value.
-    pub fn at(&self, b: usize) -> Option<(f64, f64, f64)> {
+    /// The values of bucket `b`, None without a value.
+    pub fn at(&self, b: usize) -> Option<BucketValues> {
         let c = *self.n.get(b)?;
-        (c > 0).then(|| (self.min[b], self.sum[b] / f64::from(c), self.max[b]))
+        (c > 0).then(|| BucketValues {
+            min: self.min[b],
+            mean: self.sum[b] / f64::from(c),
+            max: self.max[b],
+        })
     }
 
     /// Lowest and highest value over all buckets.
     pub fn range(&self) -> Option<(f64, f64)> {
-        (0..self.n.len()).filter_map(|b| self.at(b)).fold(None, |acc, (lo, _, hi)| {
+        let buckets = (0..self.n.len()).filter_map(|b| self.at(b));
+        buckets.fold(None, |acc, BucketValues { min: lo, max: hi, .. }| {
             Some(acc.map_or((lo, hi), |(a, z): (f64, f64)| (a.min(lo), z.max(hi))))
         })
     }
@@ -361,7 +378,7 @@ struct GpuTrack {
 /// The envelopes of one part of the data (one per Parquet part read in parallel).
 pub struct Series {
     grid: Grid,
-    window: (i64, i64),
+    window: crate::window::TimeWindow,
     keys: Keyer,
     gpus: Vec<GpuTrack>,
     host_tracks: Vec<Track>,
@@ -369,11 +386,11 @@ pub struct Series {
 }
 
 impl Series {
-    /// Empty envelopes over `grid`, counting rows in `[since, until)`.
-    pub fn new(grid: Grid, since: Option<i64>, until: Option<i64>) -> Series {
+    /// Empty envelopes over `grid`, counting rows inside `window`.
+    pub fn new(grid: Grid, window: crate::window::TimeWindow) -> Series {
         Series {
             grid,
-            window: (since.unwrap_or(i64::MIN), until.unwrap_or(i64::MAX)),
+            window,
             keys: Keyer::default(),
             gpus: Vec::new(),
             host_tracks: Vec::new(),
@@ -475,11 +492,7 @@ impl Series {
         s.step.clear();
         for i in 0..n {
             let t = s.ts[i];
-            let b = if t == NO_TS || t < self.window.0 || t >= self.window.1 {
-                None
-            } else {
-                self.grid.bucket(t)
-            };
+            let b = if t == NO_TS || !self.window.contains(t) { None } else { self.grid.bucket(t) };
             let Some(b) = b else {
                 s.slot.push(NONE);
                 s.bucket.push(0);
@@ -652,6 +665,7 @@ impl Collected {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window::TimeWindow;
     use arrow_array::{Float64Array, StringArray, TimestampMicrosecondArray, UInt32Array};
     use arrow_schema::{DataType, Field as AField, Schema, TimeUnit};
     use std::sync::Arc;
@@ -707,7 +721,7 @@ mod tests {
         let m = f.coarsen(4);
         assert_eq!((m.rows, m.first, m.last), (c.rows.clone(), c.first.clone(), c.last.clone()));
         assert_eq!((m.env[0].at(0), m.env[0].at(1)), (c.env[0].at(0), c.env[0].at(1)));
-        assert_eq!(m.env[0].at(0), Some((1.0, 13.0 / 3.0, 7.0)));
+        assert_eq!(m.env[0].at(0), Some(BucketValues { min: 1.0, mean: 13.0 / 3.0, max: 7.0 }));
         let all = Collected {
             grid: fine,
             gpus: vec![],
@@ -738,7 +752,7 @@ mod tests {
         let grid = Grid::new(0, 99_999_999, 10);
         let mut parts = Vec::new();
         for half in [0..50i64, 50..100] {
-            let mut s = Series::new(grid, None, None);
+            let mut s = Series::new(grid, TimeWindow::default());
             let mut ts = Vec::new();
             let mut ix = Vec::new();
             let mut u = Vec::new();
@@ -762,9 +776,9 @@ mod tests {
         let g1 = c.gpu("h", "1").unwrap();
         assert_eq!(g1.track.rows.iter().sum::<u32>(), 100);
         let util = &g1.track.env[0];
-        let (lo, mean, hi) = util.at(4).unwrap();
+        let BucketValues { min: lo, mean, max: hi } = util.at(4).unwrap();
         assert_eq!((lo, mean, hi), (10.0, 10.5, 100.0), "the spike at t=42 s tops bucket 4");
-        assert_eq!(util.at(5).unwrap().2, 50.0);
+        assert_eq!(util.at(5).unwrap().max, 50.0);
         // Host fields once per tick, not once per GPU row.
         let host = c.host("h").unwrap();
         assert_eq!(host.rows.iter().sum::<u32>(), 100);
@@ -775,7 +789,8 @@ mod tests {
     #[test]
     fn window_and_nulls() {
         let grid = Grid::new(0, 9_999_999, 10);
-        let mut s = Series::new(grid, Some(2_000_000), Some(8_000_000));
+        let mut s =
+            Series::new(grid, TimeWindow { since: Some(2_000_000), until: Some(8_000_000) });
         let ts: Vec<i64> = (0..10).map(|t| t * 1_000_000).collect();
         let u: Vec<Option<f64>> = (0..10).map(|t| (t != 5).then_some(t as f64)).collect();
         s.visit(&batch(&ts, &[0; 10], &u, &[None; 10]), "h").unwrap();
@@ -784,7 +799,7 @@ mod tests {
         let t = &c.gpu("h", "0").unwrap().track;
         assert_eq!(t.rows, [0, 0, 1, 1, 1, 1, 1, 1, 0, 0]);
         assert!(t.env[0].at(5).is_none(), "a null stays missing");
-        assert_eq!(t.env[0].at(6), Some((6.0, 6.0, 6.0)));
+        assert_eq!(t.env[0].at(6), Some(BucketValues { min: 6.0, mean: 6.0, max: 6.0 }));
         assert_eq!(t.env[0].range(), Some((2.0, 7.0)));
     }
 }

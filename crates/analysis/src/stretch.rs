@@ -25,7 +25,8 @@ pub(crate) struct Seq {
 }
 
 impl Seq {
-    fn one(r: Run) -> Seq {
+    /// The sequence of the one stretch `r`.
+    fn of_run(r: Run) -> Seq {
         Seq {
             k: 1,
             len_us: i128::from(r.end - r.start),
@@ -115,7 +116,7 @@ impl Stretches {
         } else if let Some(r) = self.tail.take()
             && r.end - r.start >= self.min_us
         {
-            self.closed = self.closed.then(Seq::one(r));
+            self.closed = self.closed.then(Seq::of_run(r));
         }
     }
 
@@ -146,7 +147,7 @@ impl Stretches {
             (a, b) => a.or(b),
         };
         let close = |r: Option<Run>| match r {
-            Some(r) if r.end - r.start >= self.min_us => Seq::one(r),
+            Some(r) if r.end - r.start >= self.min_us => Seq::of_run(r),
             _ => Seq::default(),
         };
         let (head, tail, middle) = match (self.all_idle, later.all_idle) {
@@ -194,7 +195,7 @@ mod tests {
         }
         runs.into_iter()
             .filter(|r| r.end - r.start >= min_us)
-            .fold(Seq::default(), |s, r| s.then(Seq::one(r)))
+            .fold(Seq::default(), |s, r| s.then(Seq::of_run(r)))
     }
 
     proptest! {

@@ -42,11 +42,20 @@ pub struct UserUsage {
 /// Distinct PIDs remembered per user and GPU (beyond it they are not counted).
 const MAX_PIDS: usize = 100_000;
 
+/// One tick of a user's processes on one GPU: their summed `proc.sm` and `proc.gpu_memory`, NaN
+/// when no row of it had the value.
+#[derive(Debug, Clone, Copy)]
+struct TickSums {
+    ts: i64,
+    sm: f64,
+    mem: f64,
+}
+
 #[derive(Debug, Default)]
 struct Acc {
     pids: HashSet<u32>,
-    /// The tick being added up: (ts, sm sum, memory sum), NaN when no row of it had the value.
-    cur: Option<(i64, f64, f64)>,
+    /// The tick being added up.
+    cur: Option<TickSums>,
     ticks: u64,
     first: i64,
     last: i64,
@@ -65,7 +74,7 @@ fn add(a: f64, b: f64) -> f64 {
 
 impl Acc {
     fn close_tick(&mut self) {
-        let Some((ts, sm, mem)) = self.cur.take() else { return };
+        let Some(TickSums { ts, sm, mem }) = self.cur.take() else { return };
         if self.ticks == 0 {
             self.first = ts;
         }
@@ -81,12 +90,12 @@ impl Acc {
     }
 
     fn row(&mut self, ts: i64, pid: u64, sm: f64, mem: f64) {
-        if self.cur.is_some_and(|c| c.0 != ts) {
+        if self.cur.is_some_and(|c| c.ts != ts) {
             self.close_tick();
         }
-        let c = self.cur.get_or_insert((ts, f64::NAN, f64::NAN));
-        c.1 = add(c.1, sm);
-        c.2 = add(c.2, mem);
+        let c = self.cur.get_or_insert(TickSums { ts, sm: f64::NAN, mem: f64::NAN });
+        c.sm = add(c.sm, sm);
+        c.mem = add(c.mem, mem);
         if pid != NO_U64 && self.pids.len() < MAX_PIDS {
             self.pids.insert(u32::try_from(pid).unwrap_or(u32::MAX));
         }
@@ -108,8 +117,18 @@ pub struct Sharing {
     /// (owner, command) of the processes outside the job, at most [`MAX_OTHERS`].
     pub others: Vec<(String, String)>,
     pub(crate) other_mem_max: Option<f64>,
-    /// The tick being added up: (ts, the job's there, another's there, its owners).
-    cur: Option<(i64, bool, bool, Vec<String>)>,
+    /// The tick being added up.
+    cur: Option<TickOwners>,
+}
+
+/// One tick of the processes on one GPU: whether the job's and another's were there, and their
+/// owners.
+#[derive(Debug, Clone, PartialEq)]
+struct TickOwners {
+    ts: i64,
+    job: bool,
+    other: bool,
+    users: Vec<String>,
 }
 
 /// Other processes named per GPU.
@@ -117,7 +136,7 @@ const MAX_OTHERS: usize = 4;
 
 impl Sharing {
     fn close_tick(&mut self) {
-        let Some((_, job, other, users)) = self.cur.take() else { return };
+        let Some(TickOwners { job, other, users, .. }) = self.cur.take() else { return };
         self.ticks += 1;
         self.job_ticks += u64::from(job);
         self.shared_job_ticks += u64::from(job && other);
@@ -129,14 +148,19 @@ impl Sharing {
 
     /// One process row: `job` its proc.job (None: not recorded).
     fn row(&mut self, ts: i64, job: Option<bool>, user: &str, command: Option<String>, mem: f64) {
-        if self.cur.as_ref().is_some_and(|c| c.0 != ts) {
+        if self.cur.as_ref().is_some_and(|c| c.ts != ts) {
             self.close_tick();
         }
-        let c = self.cur.get_or_insert_with(|| (ts, false, false, Vec::new()));
-        c.1 |= job == Some(true);
-        c.2 |= job == Some(false);
-        if user != "?" && !c.3.iter().any(|u| u == user) {
-            c.3.push(user.to_string());
+        let c = self.cur.get_or_insert_with(|| TickOwners {
+            ts,
+            job: false,
+            other: false,
+            users: Vec::new(),
+        });
+        c.job |= job == Some(true);
+        c.other |= job == Some(false);
+        if user != "?" && !c.users.iter().any(|u| u == user) {
+            c.users.push(user.to_string());
         }
         if job == Some(false) {
             if !mem.is_nan() {
@@ -153,16 +177,15 @@ impl Sharing {
 /// Per-user totals gathered from the per-process inputs, inside the summary's window.
 #[derive(Debug, Default)]
 pub struct UsageCollector {
-    since: Option<i64>,
-    until: Option<i64>,
+    window: crate::window::TimeWindow,
     accs: BTreeMap<(String, Option<u32>, String), Acc>,
     sharing: BTreeMap<(String, Option<u32>), Sharing>,
 }
 
 impl UsageCollector {
-    /// A collector of the rows at or after `window.0` and before `window.1` (UTC µs).
-    pub fn new(window: (Option<i64>, Option<i64>)) -> UsageCollector {
-        UsageCollector { since: window.0, until: window.1, ..Default::default() }
+    /// A collector of the rows inside `window`.
+    pub fn new(window: crate::window::TimeWindow) -> UsageCollector {
+        UsageCollector { window, ..Default::default() }
     }
 
     /// Add one batch of a per-process table; rows without a host value belong to `default_host`.
@@ -194,9 +217,8 @@ impl UsageCollector {
             floats(Field::ProcJob),
         );
         let text = |f: Field, i: usize| field_column(batch, f).and_then(|c| cols::str_at(c, i));
-        let (since, until) = (self.since.unwrap_or(i64::MIN), self.until.unwrap_or(i64::MAX));
         for i in 0..n {
-            if ts[i] == NO_TS || ts[i] < since || ts[i] >= until {
+            if ts[i] == NO_TS || !self.window.contains(ts[i]) {
                 continue;
             }
             let host = text(Field::Host, i).unwrap_or_else(|| default_host.to_string());

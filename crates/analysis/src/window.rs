@@ -86,7 +86,7 @@ impl WindowSpec {
     }
 
     /// The window in UTC µs, given the data's (first, last) sample when known.
-    pub fn resolve(&self, range: Option<(i64, i64)>) -> (Option<i64>, Option<i64>) {
+    pub fn resolve(&self, range: Option<(i64, i64)>) -> TimeWindow {
         let at = |t: TimeSpec| -> Option<i64> {
             match t {
                 TimeSpec::At(x) => Some(x),
@@ -99,7 +99,29 @@ impl WindowSpec {
             let after = start.saturating_add(micros(w));
             since = Some(since.map_or(after, |s| s.max(after)));
         }
-        (since, self.until.and_then(at))
+        TimeWindow { since, until: self.until.and_then(at) }
+    }
+}
+
+/// A resolved window `[since, until)` in UTC µs; an open end takes in everything.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeWindow {
+    /// Rows before this instant are left out.
+    pub since: Option<i64>,
+    /// Rows at or after this instant are left out.
+    pub until: Option<i64>,
+}
+
+impl TimeWindow {
+    /// Whether the instant `t` (UTC µs) is inside: at or after `since`, before `until`.
+    #[inline]
+    pub fn contains(self, t: i64) -> bool {
+        t >= self.since.unwrap_or(i64::MIN) && t < self.until.unwrap_or(i64::MAX)
+    }
+
+    /// Whether either end is given.
+    pub fn is_bounded(self) -> bool {
+        self.since.is_some() || self.until.is_some()
     }
 }
 
@@ -142,12 +164,10 @@ impl PhaseWindow {
 
     /// The window in UTC µs, given the data's (first, last) sample; an open end takes in everything.
     pub fn resolve(&self, range: Option<(i64, i64)>) -> crate::phases::Window {
-        let (since, until) =
-            WindowSpec { since: self.since, until: self.until, skip_warmup: None }.resolve(range);
         crate::phases::Window {
             label: self.label.clone(),
-            since: since.unwrap_or(i64::MIN),
-            until: until.unwrap_or(i64::MAX),
+            time: WindowSpec { since: self.since, until: self.until, skip_warmup: None }
+                .resolve(range),
         }
     }
 }
@@ -166,10 +186,10 @@ mod tests {
             (Some(TimeSpec::FromStart(10_000_000)), Some(TimeSpec::FromStart(20_000_000)))
         );
         let r = w.resolve(Some((1_000_000, 99_000_000)));
-        assert_eq!((r.since, r.until), (11_000_000, 21_000_000));
+        assert_eq!(r.time, TimeWindow { since: Some(11_000_000), until: Some(21_000_000) });
         let open = parse_phase_window("eval=1970-01-01 00:00:05..", utc).unwrap();
         assert_eq!(open.since, Some(TimeSpec::At(5_000_000)));
-        assert_eq!(open.resolve(None).until, i64::MAX);
+        assert_eq!(open.resolve(None).time, TimeWindow { since: Some(5_000_000), until: None });
         for bad in ["nope", "a=1", "=1..2", "a=soon..", "x\u{7}=1..2"] {
             assert!(parse_phase_window(bad, utc).is_err(), "{bad}");
         }
@@ -200,9 +220,18 @@ mod tests {
             skip_warmup: Some(Duration::from_micros(20)),
         };
         assert!(w.needs_range());
-        assert_eq!(w.resolve(Some((100, 200))), (Some(120), Some(195)));
+        assert_eq!(w.resolve(Some((100, 200))), TimeWindow { since: Some(120), until: Some(195) });
         let w = WindowSpec { since: Some(TimeSpec::At(7)), ..Default::default() };
         assert!(!w.needs_range());
-        assert_eq!(w.resolve(None), (Some(7), None));
+        assert_eq!(w.resolve(None), TimeWindow { since: Some(7), until: None });
+    }
+
+    #[test]
+    fn a_window_holds_its_start_not_its_end() {
+        let w = TimeWindow { since: Some(10), until: Some(20) };
+        assert!(w.is_bounded() && !TimeWindow::default().is_bounded());
+        assert!(!w.contains(9) && w.contains(10) && w.contains(19) && !w.contains(20));
+        let open = TimeWindow::default();
+        assert!(open.contains(i64::MIN) && open.contains(i64::MAX - 1));
     }
 }

@@ -238,7 +238,7 @@ pub fn read_all(path: &Path) -> Result<()> {
             &opts,
             &gpumon_analysis::charted_fields(),
             &meter,
-            &|| Series::new(grid, None, None),
+            &|| Series::new(grid, gpumon_analysis::TimeWindow::default()),
             &|s: &mut Series, b, host| s.visit(b, host),
         )?;
         let (_, _) = scan(input, &opts, &want, &meter, &|| (), &|_: &mut (), b, _| {
@@ -252,7 +252,7 @@ pub fn read_all(path: &Path) -> Result<()> {
         &Thresholds::default(),
         reports,
         found.skipped,
-        (None, None),
+        gpumon_analysis::TimeWindow::default(),
         Default::default(),
     );
     let _ = gpumon_present::render(&summary, &[], gpumon_present::SummaryFormat::Json);

@@ -511,8 +511,8 @@ impl<'a> Report<'a> {
             start: time(s.start),
             end: time(s.end),
             window: Window {
-                since: time(s.window.0),
-                until: time(s.window.1),
+                since: time(s.window.since),
+                until: time(s.window.until),
                 rows_left_out: s.windowed_out,
             },
             percentiles: "nearest-rank",

@@ -69,12 +69,12 @@ fn header(o: &mut String, s: &Summary) {
             dur((b - a) as f64 * 1e-6)
         );
     }
-    if s.window.0.is_some() || s.window.1.is_some() {
+    if s.window.is_bounded() {
         let _ = writeln!(
             o,
             "Window: {} to {} UTC ({} rows left out).\n",
-            s.window.0.map_or("start".into(), ts),
-            s.window.1.map_or("end".into(), ts),
+            s.window.since.map_or("start".into(), ts),
+            s.window.until.map_or("end".into(), ts),
             s.windowed_out
         );
     }

@@ -28,9 +28,15 @@ fn span(s: &Summary) -> String {
     }
 }
 
-/// A phase's findings against the whole run's, by host, rule and GPU: (as in the run, only in the
-/// phase, only in the run).
-type Diff = (Vec<Finding>, Vec<Finding>, Vec<Finding>);
+/// A phase's findings against the whole run's, by host, rule and GPU.
+struct Diff {
+    /// The phase's findings the whole run has too.
+    same: Vec<Finding>,
+    /// The phase's findings the whole run does not have.
+    new: Vec<Finding>,
+    /// The whole run's findings the phase does not have.
+    gone: Vec<Finding>,
+}
 
 fn diff(run: &Summary, phase: &Summary, host: &str) -> Diff {
     let of = |s: &Summary| -> Vec<Finding> {
@@ -43,7 +49,7 @@ fn diff(run: &Summary, phase: &Summary, host: &str) -> Diff {
     let new: Vec<Finding> = mine.iter().filter(|f| !in_run(f)).cloned().collect();
     let gone: Vec<Finding> =
         all.iter().filter(|f| !mine.iter().any(|x| key(x) == key(f))).cloned().collect();
-    (same, new, gone)
+    Diff { same, new, gone }
 }
 
 /// `oom_risk (GPUs 0-7); imbalance`.
@@ -83,7 +89,7 @@ fn text_phase(out: &mut String, s: &Summary, ph: &PhaseSummary) {
     let many = ph.summary.hosts.len() > 1;
     for host in hosts(&ph.summary) {
         let pre = if many { format!("  {host}: ") } else { "  ".to_string() };
-        let (same, new, gone) = diff(s, &ph.summary, host);
+        let Diff { same, new, gone } = diff(s, &ph.summary, host);
         if same.is_empty() && new.is_empty() && gone.is_empty() {
             table::line(out, &format!("{pre}no findings, as in the whole run"));
             continue;
@@ -145,7 +151,7 @@ fn md_phase(o: &mut String, s: &Summary, ph: &PhaseSummary) {
         let _ = writeln!(o, "{l}\n");
     }
     for host in hosts(&ph.summary) {
-        let (same, new, gone) = diff(s, &ph.summary, host);
+        let Diff { same, new, gone } = diff(s, &ph.summary, host);
         let _ = writeln!(o, "Host {}:\n", markdown::code(host));
         if same.is_empty() && new.is_empty() && gone.is_empty() {
             o.push_str("- no findings, as in the whole run\n");

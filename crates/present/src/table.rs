@@ -432,13 +432,13 @@ pub(crate) fn render(s: &Summary) -> String {
     for (n, l) in gpumon_schema::recordings_note(&s.inputs).iter().enumerate() {
         line(&mut out, &if n == 0 { l.clone() } else { format!("  {l}") });
     }
-    if s.window.0.is_some() || s.window.1.is_some() {
+    if s.window.is_bounded() {
         line(
             &mut out,
             &format!(
                 "window: {} to {} UTC ({} rows left out)",
-                s.window.0.map_or("start".into(), ts),
-                s.window.1.map_or("end".into(), ts),
+                s.window.since.map_or("start".into(), ts),
+                s.window.until.map_or("end".into(), ts),
                 count(Some(s.windowed_out as f64))
             ),
         );

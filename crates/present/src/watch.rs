@@ -80,11 +80,13 @@ fn bar(v: Option<f64>, max: Option<f64>, w: usize) -> String {
     format!("[{}{}]", "#".repeat(fill), ".".repeat(w - fill))
 }
 
-fn n0(v: Option<f64>) -> String {
+/// `v` rounded to a whole number, `-` when missing.
+fn whole_number(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.0}"))
 }
 
-fn n1(v: Option<f64>) -> String {
+/// `v` with one decimal, `-` when missing.
+fn one_decimal(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.1}"))
 }
 
@@ -134,17 +136,30 @@ fn gpu_line(st: &LiveStatus, i: usize, b: usize, bars: u8, sm: bool) -> String {
         label = format!("{label}/gi{gi} {}", st.text(i, "mig.profile").unwrap_or_default());
     }
     let util = st.num(i, "utilization.gpu");
-    let mut s =
-        format!("GPU {label:<2} util {}{:>3}%", bar_if(BAR_UTIL, util, Some(100.0)), n0(util));
+    let mut s = format!(
+        "GPU {label:<2} util {}{:>3}%",
+        bar_if(BAR_UTIL, util, Some(100.0)),
+        whole_number(util)
+    );
     if sm {
         let a = st.num(i, "sm.active");
-        s.push_str(&format!("  SM {}{:>3}%", bar_if(BAR_UTIL, a, Some(100.0)), n0(a)));
+        s.push_str(&format!("  SM {}{:>3}%", bar_if(BAR_UTIL, a, Some(100.0)), whole_number(a)));
     }
     let (used, total) = (st.num(i, "memory.used"), st.num(i, "memory.total"));
-    s.push_str(&format!("  mem {}{}/{} MiB", bar_if(BAR_MEM, used, total), n0(used), n0(total)));
+    s.push_str(&format!(
+        "  mem {}{}/{} MiB",
+        bar_if(BAR_MEM, used, total),
+        whole_number(used),
+        whole_number(total)
+    ));
     let (p, limit) = (st.num(i, "power.draw"), st.num(i, "power.limit"));
-    s.push_str(&format!("  power {}{}/{} W", bar_if(BAR_POWER, p, limit), n1(p), n0(limit)));
-    s.push_str(&format!("  {} C", n0(st.num(i, "temperature.gpu"))));
+    s.push_str(&format!(
+        "  power {}{}/{} W",
+        bar_if(BAR_POWER, p, limit),
+        one_decimal(p),
+        whole_number(limit)
+    ));
+    s.push_str(&format!("  {} C", whole_number(st.num(i, "temperature.gpu"))));
     s
 }
 
@@ -180,25 +195,25 @@ fn host_lines(st: &LiveStatus, width: usize) -> Vec<String> {
         out.push(format!(
             "host CPU {} {}%  busiest core {}%  RAM {} {}/{} MiB",
             bar(cpu, Some(100.0), b),
-            n1(cpu),
-            n0(st.num(0, "cpu.util.max_core")),
+            one_decimal(cpu),
+            whole_number(st.num(0, "cpu.util.max_core")),
             bar(used, total, b),
-            n0(used),
-            n0(total)
+            whole_number(used),
+            whole_number(total)
         ));
     }
     if let Some(c) = st.num(0, "job.cpu") {
         out.push(format!(
             "job  CPU {c:.0}% of a core  RSS {} MiB  processes {}  threads {}",
             count(st.num(0, "job.rss")),
-            n0(st.num(0, "job.procs")),
-            n0(st.num(0, "job.threads"))
+            whole_number(st.num(0, "job.procs")),
+            whole_number(st.num(0, "job.threads"))
         ));
     }
     let job_gpu: Vec<f64> =
         (0..st.rows.len()).filter_map(|i| st.num(i, "job.gpu_memory")).collect();
     if !job_gpu.is_empty() {
-        out.push(format!("job  GPU memory {} MiB", n0(Some(job_gpu.iter().sum()))));
+        out.push(format!("job  GPU memory {} MiB", whole_number(Some(job_gpu.iter().sum()))));
     }
     out.into_iter().map(|l| fit(l, width)).collect()
 }

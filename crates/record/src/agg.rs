@@ -216,7 +216,7 @@ impl Aggregator {
     /// The rows of an interval of one sub-sample, `tick` itself (nothing may be pending): in the
     /// fields of `plan`, the same rows as [`Aggregator::push`] then [`Aggregator::take`] give, built
     /// in place.
-    pub(crate) fn one(tick: Tick, plan: &OnePlan) -> Tick {
+    pub(crate) fn rows_of_one_sample(tick: Tick, plan: &OnePlan) -> Tick {
         let Tick { ts, seq, rows, procs } = tick;
         Tick { ts, seq, rows: rows.into_iter().map(|r| single(r, plan)).collect(), procs }
     }
@@ -350,11 +350,11 @@ mod tests {
         a.push(&t);
         let want = a.take(&t).unwrap();
         let all = Selection::new(CATALOG.iter().map(|d| d.field).collect());
-        assert_eq!(Aggregator::one(t.clone(), &OnePlan::new(&all)), want);
+        assert_eq!(Aggregator::rows_of_one_sample(t.clone(), &OnePlan::new(&all)), want);
         // A selection without power.draw leaves it as read (and its .max column unset).
         let some =
             Selection::new(vec![Field::UtilGpu, Field::UtilGpuMax, Field::TempGpu, Field::Samples]);
-        let one = Aggregator::one(t, &OnePlan::new(&some));
+        let one = Aggregator::rows_of_one_sample(t, &OnePlan::new(&some));
         assert_eq!(one.rows[0].get(Field::PowerDraw), &Value::F(612.123_456_7));
         assert_eq!(one.rows[0].get(Field::PowerDrawMax), &Value::Null);
         assert_eq!(one.rows[0].get(Field::TempGpu), want.rows[0].get(Field::TempGpu));

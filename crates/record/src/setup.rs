@@ -201,7 +201,7 @@ fn open_outputs(
 ) -> Result<Outputs> {
     let live = open_live(cfg, sel, meta, control, dir)?;
     match open_writers(cfg, sel, meta) {
-        Ok((writer, procs, events, exporter)) => {
+        Ok(Writers { writer, procs, events, exporter }) => {
             Ok(Outputs::new(writer, procs, events, exporter, live))
         }
         Err(e) => {
@@ -213,8 +213,17 @@ fn open_outputs(
     }
 }
 
-/// The main and per-process writers, the events writer's settings and the metrics endpoint.
-type Writers = (Option<Writer>, Option<Writer>, Option<WriterConfig>, Option<Exporter>);
+/// The outputs [`open_writers`] opens, each when asked for.
+struct Writers {
+    /// The main file's writer.
+    writer: Option<Writer>,
+    /// The per-process file's writer (`--processes`).
+    procs: Option<Writer>,
+    /// The events writer's settings: it starts with the first event.
+    events: Option<WriterConfig>,
+    /// The metrics endpoint (`--listen`).
+    exporter: Option<Exporter>,
+}
 
 /// The writers and the metrics endpoint of [`open_outputs`].
 fn open_writers(cfg: &RecordConfig, sel: &Selection, meta: &RunMeta) -> Result<Writers> {
@@ -241,7 +250,7 @@ fn open_writers(cfg: &RecordConfig, sel: &Selection, meta: &RunMeta) -> Result<W
         }
     });
     let exporter = cfg.listen.map(|addr| Exporter::start(addr, sel, meta)).transpose()?;
-    Ok((writer, procs, events, exporter))
+    Ok(Writers { writer, procs, events, exporter })
 }
 
 /// The `--processes` columns: with the MIG instance columns when the run's columns have them.

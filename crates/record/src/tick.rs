@@ -156,7 +156,7 @@ impl Rows {
         // One sub-sample per row (no --sample-every): the row is the sub-sample, nothing pends.
         if self.per_row == 1 && self.pending_row.is_none() {
             self.next_row = row + 1;
-            return Some(Aggregator::one(sub, &self.one));
+            return Some(Aggregator::rows_of_one_sample(sub, &self.one));
         }
         self.agg.push(&sub);
         self.pending_row = Some(row);

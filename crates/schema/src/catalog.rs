@@ -834,7 +834,7 @@ macro_rules! def {
 }
 
 /// Set the name nvidia-smi prints in its header for this field.
-const fn smi(mut d: FieldDef, name: &'static str) -> FieldDef {
+const fn with_smi_name(mut d: FieldDef, name: &'static str) -> FieldDef {
     d.nvsmi_name = Some(name);
     d
 }
@@ -880,9 +880,9 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Enforced power limit, watts."),
     def!(EnergyTotal, "energy.total", ["total_energy_consumption"], "J", true, F64, Gpu(Energy), Last, Counter, true,
         "Energy consumed by the GPU since the driver was last reloaded, joules (counter)."),
-    smi(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, I32, Gpu(ClockSm), Mean, Gauge, true,
+    with_smi_name(def!(ClockSm, "clocks.sm", ["clocks.current.sm"], "MHz", true, I32, Gpu(ClockSm), Mean, Gauge, true,
         "Current SM clock."), "clocks.current.sm"),
-    smi(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, I32, Gpu(ClockMem), Mean, Gauge, true,
+    with_smi_name(def!(ClockMem, "clocks.mem", ["clocks.current.memory", "clocks.memory"], "MHz", true, I32, Gpu(ClockMem), Mean, Gauge, true,
         "Current memory clock."), "clocks.current.memory"),
     def!(FanSpeed, "fan.speed", [], "%", true, I16, Gpu(Fan), Mean, Gauge, true,
         "Intended fan speed as a percent of maximum (null on passively cooled boards)."),
@@ -904,9 +904,9 @@ pub static CATALOG: [FieldDef; FIELD_COUNT] = [
         "Corrected (single-bit) ECC errors since the driver was loaded (counter; null when ECC is off)."),
     def!(MemReserved, "memory.reserved", [], "MiB", true, I32, Gpu(Memory), Mean, Gauge, false,
         "Device memory reserved by the driver and firmware (not counted in memory.used or memory.free)."),
-    smi(def!(ClockGr, "clocks.gr", ["clocks.current.graphics", "clocks.graphics"], "MHz", true, I32, Gpu(ClockGr), Mean, Gauge, false,
+    with_smi_name(def!(ClockGr, "clocks.gr", ["clocks.current.graphics", "clocks.graphics"], "MHz", true, I32, Gpu(ClockGr), Mean, Gauge, false,
         "Current graphics clock."), "clocks.current.graphics"),
-    smi(def!(ClockVideo, "clocks.video", ["clocks.current.video"], "MHz", true, I32, Gpu(ClockVideo), Mean, Gauge, false,
+    with_smi_name(def!(ClockVideo, "clocks.video", ["clocks.current.video"], "MHz", true, I32, Gpu(ClockVideo), Mean, Gauge, false,
         "Current video encoder/decoder clock."), "clocks.current.video"),
     def!(ClockMaxGr, "clocks.max.graphics", ["clocks.max.gr"], "MHz", true, I32, Gpu(MaxClockGr), Last, Gauge, false,
         "Highest graphics clock the GPU can run at (read once, at the first tick)."),

@@ -216,7 +216,7 @@ pub fn find_inputs(paths: &[PathBuf], read: &ReadOptions) -> Result<Inputs> {
 fn companions(
     inputs: &Inputs,
     read: &ReadOptions,
-    window: (Option<i64>, Option<i64>),
+    window: gpumon_analysis::TimeWindow,
     meter: &ReadMeter,
     reports: &mut Vec<InputInfo>,
 ) -> Result<Companions> {
@@ -246,7 +246,7 @@ fn companions(
         };
         reports.push(scan(input, &read, &want, meter, &|| (), &visit)?.1);
     }
-    let (events, events_more, routine_events) =
+    let gpumon_analysis::Gathered { events, more: events_more, routine: routine_events } =
         events.into_inner().map(EventCollector::finish).unwrap_or_default();
     let (users, sharing) = usage.into_inner().map(UsageCollector::finish).unwrap_or_default();
     Ok(Companions { events, events_more, routine_events, users, sharing })
@@ -413,8 +413,7 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
     let range = if needs_range { time_range(&found.inputs, &cfg.read, &meter)? } else { None };
     let window = cfg.window.resolve(range);
     let ccfg = CollectConfig {
-        since: window.0,
-        until: window.1,
+        window,
         input_bound_util: cfg.thresholds.input_bound_util,
         pegged_core: cfg.thresholds.pegged_core,
         rows: cfg.thresholds.row_rules(),

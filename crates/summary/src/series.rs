@@ -21,7 +21,7 @@ pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Res
             let meter = ReadMeter::new(found.bytes(), cfg.meter);
             let range = time_range(&found.inputs, &cfg.read, &meter)?;
             meter.finish();
-            let (since, until) = summary.window;
+            let gpumon_analysis::TimeWindow { since, until } = summary.window;
             let clipped = range.map(|(a, b)| {
                 (
                     a.max(since.unwrap_or(i64::MIN)),
@@ -44,13 +44,13 @@ pub fn collect(
     found: &Discovered,
     cfg: &SummarizeConfig,
     grid: Grid,
-    window: (Option<i64>, Option<i64>),
+    window: gpumon_analysis::TimeWindow,
 ) -> Result<Collected> {
     let meter = ReadMeter::new(found.bytes(), cfg.meter);
     let want = gpumon_analysis::charted_fields();
     let mut all = Collected::new(grid);
     for input in &found.inputs {
-        let init = || Series::new(grid, window.0, window.1);
+        let init = || Series::new(grid, window);
         let visit = |st: &mut Series, b: &arrow_array::RecordBatch, host: &str| st.visit(b, host);
         let (parts, _) = scan(input, &cfg.read, &want, &meter, &init, &visit)?;
         for p in parts {

@@ -47,15 +47,21 @@ impl Ctx<'_> {
     fn draw(&mut self, out: &mut String, c: Chart<'_>, conn: &Joinable<'_>, f: Fine<'_, '_>) {
         if let Some(svg) = chart(&c, self.axis, conn) {
             self.charts += 1;
-            let fc = Chart { id: c.id.clone(), ..f.0 };
-            self.live.push(live::chart(&fc, &f.1, &self.who, f.2));
+            let fc = Chart { id: c.id.clone(), ..f.chart };
+            self.live.push(live::chart(&fc, &f.conn, &self.who, f.n));
             let _ = write!(out, "<figure>{svg}</figure>");
         }
     }
 }
 
-/// A chart from the fine buckets, their joins and their count.
-type Fine<'a, 'b> = (Chart<'a>, Joinable<'b>, usize);
+/// A chart from the fine buckets, with their joins and their count.
+struct Fine<'a, 'b> {
+    chart: Chart<'a>,
+    /// Which of the fine buckets are joined.
+    conn: Joinable<'b>,
+    /// The fine grid's bucket count.
+    n: usize,
+}
 
 fn plot<'a>(label: &str, env: &'a Envelope, style: Style, color: u8) -> Plot<'a> {
     Plot { label: label.to_string(), env, style, color }
@@ -131,7 +137,7 @@ impl Ctx<'_> {
         let (conn, fconn) = (joins(t.coarse), joins(t.fine));
         for (mut c, f) in make(t.coarse).into_iter().zip(make(t.fine)) {
             c.id = format!("c{}-{}", self.charts, c.kind);
-            self.draw(out, c, &conn, (f, fconn, t.n));
+            self.draw(out, c, &conn, Fine { chart: f, conn: fconn, n: t.n });
         }
     }
 }

@@ -26,11 +26,11 @@ fn columns(env: &Envelope, conn: &Joinable<'_>, n: usize) -> [Vec<Value>; 3] {
     for run in runs(env, conn) {
         let (Some(a), Some(z)) = (run.first(), run.last()) else { continue };
         for col in &mut out {
-            col[a.0..=z.0].fill(Value::Bool(false));
+            col[a.bucket..=z.bucket].fill(Value::Bool(false));
         }
-        for &(b, lo, mean, hi) in &run {
-            for (col, v) in out.iter_mut().zip([lo, mean, hi]) {
-                col[b] = num(Some(v));
+        for p in &run {
+            for (col, v) in out.iter_mut().zip([p.min, p.mean, p.max]) {
+                col[p.bucket] = num(Some(v));
             }
         }
     }

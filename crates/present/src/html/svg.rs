@@ -145,14 +145,27 @@ fn step(d: &mut String, dx: i64, dy: i64) {
     }
 }
 
-/// Runs of joined points of one plot: (bucket, min, mean, max).
-pub(super) fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, f64, f64)>> {
-    let mut out: Vec<Vec<(usize, f64, f64, f64)>> = Vec::new();
+/// One point of a plot: a bucket with a value.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Point {
+    /// The bucket's index.
+    pub(super) bucket: usize,
+    /// The lowest value in the bucket.
+    pub(super) min: f64,
+    /// The mean of its values.
+    pub(super) mean: f64,
+    /// The highest value in it.
+    pub(super) max: f64,
+}
+
+/// Runs of joined points of one plot.
+pub(super) fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<Point>> {
+    let mut out: Vec<Vec<Point>> = Vec::new();
     let mut prev: Option<usize> = None;
     let mut rows_between = false;
     for b in 0..env.n.len() {
         match env.at(b) {
-            Some((lo, mean, hi)) => {
+            Some(v) => {
                 let joined = prev.is_some_and(|p| {
                     !rows_between
                         && (conn.first.get(b).copied().unwrap_or(0)
@@ -164,7 +177,7 @@ pub(super) fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, 
                     out.push(Vec::new());
                 }
                 if let Some(r) = out.last_mut() {
-                    r.push((b, lo, mean, hi));
+                    r.push(Point { bucket: b, min: v.min, mean: v.mean, max: v.max });
                 }
                 prev = Some(b);
                 rows_between = false;
@@ -175,21 +188,19 @@ pub(super) fn runs(env: &Envelope, conn: &Joinable<'_>) -> Vec<Vec<(usize, f64, 
     out
 }
 
-fn yv(ax: &ValueAxis, v: f64) -> i64 {
+/// The height of `v` on the axis in thousandths of the plot, from its top (0) to its bottom (1000);
+/// values off the axis are held just outside it.
+fn plot_y(ax: &ValueAxis, v: f64) -> i64 {
     let span = (ax.hi - ax.lo).max(f64::MIN_POSITIVE);
     (((ax.hi - v) / span) * 1000.0).round().clamp(-50.0, 1050.0) as i64
 }
 
 /// Path data of a line through `pick` of each point, one subpath per run.
-fn line_path(
-    runs: &[Vec<(usize, f64, f64, f64)>],
-    ax: &ValueAxis,
-    pick: fn(&(usize, f64, f64, f64)) -> f64,
-) -> String {
+fn line_path(runs: &[Vec<Point>], ax: &ValueAxis, pick: fn(&Point) -> f64) -> String {
     let mut d = String::new();
     for run in runs {
         let Some(p0) = run.first() else { continue };
-        let (mut x, mut y) = (2 * p0.0 as i64 + 1, yv(ax, pick(p0)));
+        let (mut x, mut y) = (2 * p0.bucket as i64 + 1, plot_y(ax, pick(p0)));
         let _ = write!(d, "M{x} {y}");
         if run.len() == 1 {
             d.push_str("h0");
@@ -197,7 +208,7 @@ fn line_path(
         }
         d.push('l');
         for p in &run[1..] {
-            let (nx, ny) = (2 * p.0 as i64 + 1, yv(ax, pick(p)));
+            let (nx, ny) = (2 * p.bucket as i64 + 1, plot_y(ax, pick(p)));
             step(&mut d, nx - x, ny - y);
             (x, y) = (nx, ny);
         }
@@ -206,24 +217,24 @@ fn line_path(
 }
 
 /// Path data of the min–max band: along the tops, back along the bottoms.
-fn band_path(runs: &[Vec<(usize, f64, f64, f64)>], ax: &ValueAxis) -> String {
+fn band_path(runs: &[Vec<Point>], ax: &ValueAxis) -> String {
     let mut d = String::new();
     for run in runs {
         let Some(p0) = run.first() else { continue };
         if run.len() == 1 {
-            let (top, bot) = (yv(ax, p0.3), yv(ax, p0.1));
-            let _ = write!(d, "M{} {top}h2v{}h-2z", 2 * p0.0, (bot - top).max(1));
+            let (top, bot) = (plot_y(ax, p0.max), plot_y(ax, p0.min));
+            let _ = write!(d, "M{} {top}h2v{}h-2z", 2 * p0.bucket, (bot - top).max(1));
             continue;
         }
-        let (mut x, mut y) = (2 * p0.0 as i64 + 1, yv(ax, p0.3));
+        let (mut x, mut y) = (2 * p0.bucket as i64 + 1, plot_y(ax, p0.max));
         let _ = write!(d, "M{x} {y}l");
         for p in &run[1..] {
-            let (nx, ny) = (2 * p.0 as i64 + 1, yv(ax, p.3));
+            let (nx, ny) = (2 * p.bucket as i64 + 1, plot_y(ax, p.max));
             step(&mut d, nx - x, ny - y);
             (x, y) = (nx, ny);
         }
         for p in run.iter().rev() {
-            let (nx, ny) = (2 * p.0 as i64 + 1, yv(ax, p.1));
+            let (nx, ny) = (2 * p.bucket as i64 + 1, plot_y(ax, p.min));
             step(&mut d, nx - x, ny - y);
             (x, y) = (nx, ny);
         }
@@ -233,7 +244,7 @@ fn band_path(runs: &[Vec<(usize, f64, f64, f64)>], ax: &ValueAxis) -> String {
 }
 
 fn x_px(axis: &TimeAxis, t: i64, left: f64, width: f64) -> f64 {
-    left + axis.grid.x(t) / axis.grid.n as f64 * width
+    left + axis.grid.position(t) / axis.grid.n as f64 * width
 }
 
 /// The value axis spanning every plot's values and the values `include` asks for.
@@ -279,7 +290,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
     // Y grid and labels.
     let step = ax.ticks.get(1).zip(ax.ticks.first()).map_or(1.0, |(b, a)| b - a);
     for &v in &ax.ticks {
-        let y = top + f64::from(yv(&ax, v) as i32) / 1000.0 * PLOT_H;
+        let y = top + f64::from(plot_y(&ax, v) as i32) / 1000.0 * PLOT_H;
         let _ = write!(
             s,
             r#"<path class="g" d="M{CHART_LEFT} {y}h{PLOT_W}"/><text class="yl" x="{}" y="{}">{}</text>"#,
@@ -308,7 +319,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
                     s,
                     r#"<path class="l c{}" d="{}"/>"#,
                     p.color,
-                    line_path(&r, &ax, |p| p.2)
+                    line_path(&r, &ax, |p| p.mean)
                 );
             }
             Style::Line => {
@@ -316,7 +327,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
                     s,
                     r#"<path class="l c{}" d="{}"/>"#,
                     p.color,
-                    line_path(&r, &ax, |p| p.2)
+                    line_path(&r, &ax, |p| p.mean)
                 );
             }
             Style::Limit => {
@@ -324,7 +335,7 @@ pub(super) fn chart(c: &Chart<'_>, axis: &TimeAxis, conn: &Joinable<'_>) -> Opti
                     s,
                     r#"<path class="l k c{}" d="{}"/>"#,
                     p.color,
-                    line_path(&r, &ax, |p| p.3)
+                    line_path(&r, &ax, |p| p.max)
                 );
             }
         }
@@ -448,8 +459,8 @@ pub(crate) struct HeatRow<'a> {
 fn levels(env: &Envelope, conn: &Joinable<'_>, n: usize) -> Vec<Option<usize>> {
     let mut out = vec![None; n];
     for run in runs(env, conn) {
-        let mut from = run.first().map_or(0, |p| p.0);
-        for &(b, _, mean, _) in &run {
+        let mut from = run.first().map_or(0, |p| p.bucket);
+        for &Point { bucket: b, mean, .. } in &run {
             for slot in out.iter_mut().take(b + 1).skip(from) {
                 *slot = Some(level(mean));
             }
@@ -615,7 +626,7 @@ mod tests {
         let c = Joinable { gap_us: 29.0, ..c };
         assert_eq!(runs(&e, &c).iter().map(Vec::len).collect::<Vec<_>>(), [2, 1, 1]);
         let ax = value_axis(0.0, 100.0);
-        let d = line_path(&runs(&e, &c), &ax, |p| p.2);
+        let d = line_path(&runs(&e, &c), &ax, |p| p.mean);
         assert_eq!(d, "M1 900l2-100M7 700h0M13 600h0");
         let b = band_path(&runs(&e, &c), &ax);
         assert!(b.starts_with("M1 890l2-100 0 20-2 100z"), "{b}");

@@ -18,26 +18,38 @@ fn fmt(v: Option<f64>, digits: usize) -> Option<String> {
 
 type Cell<'a, T> = Box<dyn Fn(&T) -> Option<String> + 'a>;
 
+/// A column of a [`table`].
+struct Col<'a, T> {
+    head: &'a str,
+    /// The header's title attribute.
+    title: &'a str,
+    /// Left-aligned (text), else right-aligned (numbers).
+    left: bool,
+    cell: Cell<'a, T>,
+}
+
 /// A column: header, title attribute, left-aligned, cell.
-type Col<'a, T> = (&'a str, &'a str, bool, Cell<'a, T>);
+fn col<'a, T>(head: &'a str, title: &'a str, left: bool, cell: Cell<'a, T>) -> Col<'a, T> {
+    Col { head, title, left, cell }
+}
 
 /// A table over `rows`, empty columns dropped.
 fn table<T>(class: &str, rows: &[T], cols: Vec<Col<'_, T>>) -> String {
     let cells: Vec<Vec<Option<String>>> =
-        rows.iter().map(|r| cols.iter().map(|c| (c.3)(r)).collect()).collect();
+        rows.iter().map(|r| cols.iter().map(|c| (c.cell)(r)).collect()).collect();
     let keep: Vec<usize> =
         (0..cols.len()).filter(|&i| cells.iter().any(|r| r[i].is_some())).collect();
     let mut s = format!(r#"<div class="scroll"><table class="{class}"><thead><tr>"#);
     for &i in &keep {
-        let (h, title, left, _) = &cols[i];
+        let Col { head, title, left, .. } = &cols[i];
         let cls = if *left { r#" class="l""# } else { "" };
-        let _ = write!(s, r#"<th{cls} title="{}">{h}</th>"#, esc(title));
+        let _ = write!(s, r#"<th{cls} title="{}">{head}</th>"#, esc(title));
     }
     s.push_str("</tr></thead><tbody>");
     for r in &cells {
         s.push_str("<tr>");
         for &i in &keep {
-            let cls = if cols[i].2 { r#" class="l""# } else { "" };
+            let cls = if cols[i].left { r#" class="l""# } else { "" };
             let _ =
                 write!(s, "<td{cls}>{}</td>", r[i].as_deref().map_or_else(|| "–".to_string(), esc));
         }
@@ -61,31 +73,41 @@ fn host_stat<'a>(stat: Stat, digits: usize) -> Cell<'a, &'a HostSummary> {
 /// The GPU table's statistic columns.
 fn gpu_stat_cols<'a>() -> Vec<Col<'a, GpuRow<'a>>> {
     vec![
-        ("samples", "", false, gpu_stat(Stat::Samples, 0)),
-        (
+        col("samples", "", false, gpu_stat(Stat::Samples, 0)),
+        col(
             "span",
             "last minus first sample",
             false,
             Box::new(|(_, g): &GpuRow<'_>| g.stats.get(Stat::SpanS).map(crate::dur)),
         ),
-        ("interval s", "median step between samples", false, gpu_stat(Stat::IntervalS, 3)),
-        ("coverage %", "share of the span not in gaps", false, gpu_stat(Stat::CoveragePct, 1)),
-        ("gaps", "steps longer than gap_intervals × the interval", false, gpu_stat(Stat::Gaps, 0)),
-        ("util mean %", "utilization.gpu", false, gpu_stat(Stat::mean(Field::UtilGpu), 1)),
-        ("p50", "", false, gpu_stat(Stat::p50(Field::UtilGpu), 0)),
-        ("p95", "", false, gpu_stat(Stat::p95(Field::UtilGpu), 0)),
-        ("max", "", false, gpu_stat(Stat::max(Field::UtilGpu), 0)),
-        ("idle %", "share of samples below idle_util", false, gpu_stat(Stat::IdlePct, 1)),
-        ("mem peak MiB", "memory.used.max", false, gpu_stat(Stat::max(Field::MemUsed), 0)),
-        ("of total %", "memory.used.max_pct", false, gpu_stat(Stat::MemoryUsedMaxPct, 1)),
-        ("power mean W", "", false, gpu_stat(Stat::mean(Field::PowerDraw), 1)),
-        ("max W", "", false, gpu_stat(Stat::max(Field::PowerDraw), 1)),
-        ("energy Wh", "", false, gpu_stat(Stat::EnergyWh, 1)),
-        ("temp max °C", "", false, gpu_stat(Stat::max(Field::TempGpu), 0)),
-        ("power-capped %", "throttle.power_pct", false, gpu_stat(Stat::ThrottlePowerPct, 1)),
-        ("thermal %", "throttle.thermal_pct", false, gpu_stat(Stat::ThrottleThermalPct, 1)),
-        ("input-bound %", "input_bound_pct", false, gpu_stat(Stat::InputBoundPct, 1)),
-        ("job GPU MiB", "job.gpu_memory.max", false, gpu_stat(Stat::max(Field::JobGpuMemory), 0)),
+        col("interval s", "median step between samples", false, gpu_stat(Stat::IntervalS, 3)),
+        col("coverage %", "share of the span not in gaps", false, gpu_stat(Stat::CoveragePct, 1)),
+        col(
+            "gaps",
+            "steps longer than gap_intervals × the interval",
+            false,
+            gpu_stat(Stat::Gaps, 0),
+        ),
+        col("util mean %", "utilization.gpu", false, gpu_stat(Stat::mean(Field::UtilGpu), 1)),
+        col("p50", "", false, gpu_stat(Stat::p50(Field::UtilGpu), 0)),
+        col("p95", "", false, gpu_stat(Stat::p95(Field::UtilGpu), 0)),
+        col("max", "", false, gpu_stat(Stat::max(Field::UtilGpu), 0)),
+        col("idle %", "share of samples below idle_util", false, gpu_stat(Stat::IdlePct, 1)),
+        col("mem peak MiB", "memory.used.max", false, gpu_stat(Stat::max(Field::MemUsed), 0)),
+        col("of total %", "memory.used.max_pct", false, gpu_stat(Stat::MemoryUsedMaxPct, 1)),
+        col("power mean W", "", false, gpu_stat(Stat::mean(Field::PowerDraw), 1)),
+        col("max W", "", false, gpu_stat(Stat::max(Field::PowerDraw), 1)),
+        col("energy Wh", "", false, gpu_stat(Stat::EnergyWh, 1)),
+        col("temp max °C", "", false, gpu_stat(Stat::max(Field::TempGpu), 0)),
+        col("power-capped %", "throttle.power_pct", false, gpu_stat(Stat::ThrottlePowerPct, 1)),
+        col("thermal %", "throttle.thermal_pct", false, gpu_stat(Stat::ThrottleThermalPct, 1)),
+        col("input-bound %", "input_bound_pct", false, gpu_stat(Stat::InputBoundPct, 1)),
+        col(
+            "job GPU MiB",
+            "job.gpu_memory.max",
+            false,
+            gpu_stat(Stat::max(Field::JobGpuMemory), 0),
+        ),
     ]
 }
 
@@ -101,15 +123,15 @@ pub(crate) fn gpu_table(s: &Summary) -> String {
         .then(|| names[0].to_string());
     let mut cols: Vec<Col<'_, GpuRow<'_>>> = Vec::new();
     if multi {
-        cols.push(("host", "", true, Box::new(|(h, _): &GpuRow<'_>| Some(h.to_string()))));
+        cols.push(col("host", "", true, Box::new(|(h, _): &GpuRow<'_>| Some(h.to_string()))));
     }
-    cols.push((
+    cols.push(col(
         "GPU",
         "index, or uuid",
         true,
         Box::new(|(_, g): &GpuRow<'_>| Some(g.label.clone())),
     ));
-    cols.push((
+    cols.push(col(
         "name",
         "",
         true,
@@ -129,32 +151,37 @@ pub(crate) fn host_table(s: &Summary) -> Option<String> {
         return None;
     }
     let cols: Vec<Col<'_, &HostSummary>> = vec![
-        ("host", "", true, Box::new(|h: &&HostSummary| Some(h.name.clone()))),
-        ("ticks", "", false, host_stat(Stat::Ticks, 0)),
-        ("CPU mean %", "cpu.util: % of all cores", false, host_stat(Stat::mean(Field::CpuUtil), 1)),
-        ("p95", "", false, host_stat(Stat::p95(Field::CpuUtil), 1)),
-        ("max", "", false, host_stat(Stat::max(Field::CpuUtil), 1)),
-        (
+        col("host", "", true, Box::new(|h: &&HostSummary| Some(h.name.clone()))),
+        col("ticks", "", false, host_stat(Stat::Ticks, 0)),
+        col(
+            "CPU mean %",
+            "cpu.util: % of all cores",
+            false,
+            host_stat(Stat::mean(Field::CpuUtil), 1),
+        ),
+        col("p95", "", false, host_stat(Stat::p95(Field::CpuUtil), 1)),
+        col("max", "", false, host_stat(Stat::max(Field::CpuUtil), 1)),
+        col(
             "busiest core mean %",
             "cpu.util.max_core",
             false,
             host_stat(Stat::mean(Field::CpuUtilMaxCore), 1),
         ),
-        ("p95", "", false, host_stat(Stat::p95(Field::CpuUtilMaxCore), 1)),
-        ("max", "", false, host_stat(Stat::max(Field::CpuUtilMaxCore), 1)),
-        ("RAM peak MiB", "mem.used.max", false, host_stat(Stat::max(Field::HostMemUsed), 0)),
-        ("total MiB", "mem.total", false, host_stat(Stat::MemTotal, 0)),
-        ("%", "mem.used.max_pct", false, host_stat(Stat::MemUsedMaxPct, 1)),
-        ("swap max MiB", "", false, host_stat(Stat::max(Field::SwapUsed), 0)),
-        (
+        col("p95", "", false, host_stat(Stat::p95(Field::CpuUtilMaxCore), 1)),
+        col("max", "", false, host_stat(Stat::max(Field::CpuUtilMaxCore), 1)),
+        col("RAM peak MiB", "mem.used.max", false, host_stat(Stat::max(Field::HostMemUsed), 0)),
+        col("total MiB", "mem.total", false, host_stat(Stat::MemTotal, 0)),
+        col("%", "mem.used.max_pct", false, host_stat(Stat::MemUsedMaxPct, 1)),
+        col("swap max MiB", "", false, host_stat(Stat::max(Field::SwapUsed), 0)),
+        col(
             "job CPU mean %",
             "job.cpu: % of one core",
             false,
             host_stat(Stat::mean(Field::JobCpu), 1),
         ),
-        ("max", "", false, host_stat(Stat::max(Field::JobCpu), 1)),
-        ("job RSS mean MiB", "job.rss", false, host_stat(Stat::mean(Field::JobRss), 0)),
-        ("max", "", false, host_stat(Stat::max(Field::JobRss), 0)),
+        col("max", "", false, host_stat(Stat::max(Field::JobCpu), 1)),
+        col("job RSS mean MiB", "job.rss", false, host_stat(Stat::mean(Field::JobRss), 0)),
+        col("max", "", false, host_stat(Stat::max(Field::JobRss), 0)),
     ];
     Some(table("hosts", &rows, cols))
 }
@@ -306,16 +333,16 @@ const MAX_INPUT_ROWS: usize = 200;
 /// The files read, what they held and what was wrong with them; files skipped.
 pub(super) fn inputs(s: &Summary) -> String {
     let cols: Vec<Col<'_, InputInfo>> = vec![
-        ("file", "", true, Box::new(|i: &InputInfo| Some(i.path.display().to_string()))),
-        ("kind", "", true, Box::new(|i: &InputInfo| Some(i.kind.to_string()))),
-        ("rows", "", false, Box::new(|i: &InputInfo| fmt(Some(i.rows as f64), 0))),
-        (
+        col("file", "", true, Box::new(|i: &InputInfo| Some(i.path.display().to_string()))),
+        col("kind", "", true, Box::new(|i: &InputInfo| Some(i.kind.to_string()))),
+        col("rows", "", false, Box::new(|i: &InputInfo| fmt(Some(i.rows as f64), 0))),
+        col(
             "host",
             "host of rows without one",
             true,
             Box::new(|i: &InputInfo| Some(i.default_host.clone())),
         ),
-        (
+        col(
             "columns",
             "catalogue fields present",
             true,
@@ -323,7 +350,7 @@ pub(super) fn inputs(s: &Summary) -> String {
                 Some(i.fields.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "))
             }),
         ),
-        (
+        col(
             "notes and warnings",
             "",
             true,
@@ -375,7 +402,7 @@ pub(crate) fn overview(s: &Summary) -> String {
         let _ = write!(line, "; energy {} Wh", group(&format!("{e:.0}")));
     }
     let _ = write!(out, r#"<p class="meta">{line}</p>"#);
-    let (since, until) = s.window;
+    let gpumon_analysis::TimeWindow { since, until } = s.window;
     if since.is_some() || until.is_some() {
         let _ = write!(
             out,
@@ -452,7 +479,7 @@ mod tests {
             end: Some(1),
             inputs: vec![],
             skipped: vec![],
-            window: (None, None),
+            window: Default::default(),
             windowed_out: 0,
             thresholds: Thresholds::default(),
             events: vec![],

@@ -203,16 +203,26 @@ fn csv_columns(
     Ok(CsvColumns { ts, used, counters })
 }
 
-/// Cells of the columns read into a row: a string cache, and per column the unreadable cells
-/// (how many, the first one and its line).
+/// Cells of the columns read into a row: a string cache, and per column the unreadable cells.
 struct CsvCells {
     cache: Vec<Option<(String, Arc<str>)>>,
-    bad: Vec<(u64, String, u64)>,
+    bad: Vec<BadCells>,
+}
+
+/// The unreadable cells of one column.
+#[derive(Debug, Clone, Default)]
+struct BadCells {
+    /// How many.
+    count: u64,
+    /// The first one (its first 40 characters).
+    first: String,
+    /// The file line of the first.
+    line: u64,
 }
 
 impl CsvCells {
     fn new(n: usize) -> CsvCells {
-        CsvCells { cache: vec![None; n], bad: vec![(0, String::new(), 0); n] }
+        CsvCells { cache: vec![None; n], bad: vec![BadCells::default(); n] }
     }
 
     /// Set `row` from the cells of record `rec` (file line `line`); an unreadable cell is null.
@@ -223,10 +233,10 @@ impl CsvCells {
                 Some(v) => v,
                 None => {
                     let bad = &mut self.bad[k];
-                    if bad.0 == 0 {
-                        *bad = (0, cell.chars().take(40).collect(), line);
+                    if bad.count == 0 {
+                        *bad = BadCells { count: 0, first: cell.chars().take(40).collect(), line };
                     }
-                    bad.0 += 1;
+                    bad.count += 1;
                     Value::Null
                 }
             };
@@ -236,7 +246,8 @@ impl CsvCells {
 
     /// One warning per column with unreadable cells.
     fn report(&self, used: &[(usize, Field)], warnings: &mut Vec<String>) {
-        for ((_, f), (n, first, line)) in used.iter().zip(&self.bad).filter(|(_, b)| b.0 > 0) {
+        let columns = used.iter().zip(&self.bad).filter(|(_, b)| b.count > 0);
+        for ((_, f), BadCells { count: n, first, line }) in columns {
             warnings.push(format!(
                 "column {}: {n} cell(s) cannot be read (first: `{first}`, line {line}); they are left empty",
                 f.name()

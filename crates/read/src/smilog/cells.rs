@@ -133,9 +133,17 @@ pub(super) struct Conv {
     cache: Vec<Option<Arc<str>>>,
     warned: [bool; FIELD_COUNT],
     pub(super) warnings: Vec<String>,
-    /// Cells that say the GPU failed (`[GPU is lost]`, `[Unknown Error]`): the marker, how many,
-    /// the first line.
-    failures: Vec<(String, u64, u64)>,
+    /// Cells that say the GPU failed (`[GPU is lost]`, `[Unknown Error]`), by marker.
+    failures: Vec<Failures>,
+}
+
+/// The cells of one marker that says the GPU failed.
+struct Failures {
+    marker: &'static str,
+    /// How many.
+    count: u64,
+    /// The file line of the first.
+    first: u64,
 }
 
 /// Markers nvidia-smi writes when the GPU itself failed, not when a value is merely unavailable.
@@ -154,16 +162,16 @@ impl Conv {
     /// Count a cell that says the GPU failed.
     fn failure(&mut self, cell: &str, line: u64) {
         let Some(m) = FAILURE_MARKERS.iter().find(|m| m.eq_ignore_ascii_case(cell)) else { return };
-        match self.failures.iter_mut().find(|f| f.0 == *m) {
-            Some(f) => f.1 += 1,
-            None => self.failures.push(((*m).to_string(), 1, line)),
+        match self.failures.iter_mut().find(|f| f.marker == *m) {
+            Some(f) => f.count += 1,
+            None => self.failures.push(Failures { marker: m, count: 1, first: line }),
         }
     }
 
     /// The warnings: unreadable cells, then cells that say the GPU failed.
     pub(super) fn take_warnings(&mut self) -> Vec<String> {
         let mut w = std::mem::take(&mut self.warnings);
-        for (m, n, first) in &self.failures {
+        for Failures { marker: m, count: n, first } in &self.failures {
             w.push(format!(
                 "{n} `{m}` cell(s) (first: line {first}): nvidia-smi could not reach the GPU; read as missing values"
             ));

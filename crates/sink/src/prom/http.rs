@@ -154,7 +154,7 @@ impl Registry {
 }
 
 /// Milliseconds since `epoch`.
-fn ms(epoch: Instant) -> u64 {
+fn millis_since(epoch: Instant) -> u64 {
     epoch.elapsed().as_millis() as u64
 }
 
@@ -174,7 +174,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: onesh
                 }
             },
         };
-        let now = ms(epoch);
+        let now = millis_since(epoch);
         let state = Arc::new(ConnState {
             waiting_since: AtomicU64::new(now),
             head_started: AtomicBool::new(false),
@@ -196,7 +196,7 @@ fn register(
     epoch: Instant,
 ) -> Option<Vec<AbortHandle>> {
     let mut r = reg.lock().ok()?;
-    let now = ms(epoch);
+    let now = millis_since(epoch);
     let excess = (r.conns.len() + 1).saturating_sub(MAX_CONNECTIONS);
     let evict: Vec<AbortHandle> = r
         .victims(now, excess)
@@ -275,7 +275,7 @@ impl AsyncWrite for Watched {
 async fn watchdog(state: Arc<ConnState>, epoch: Instant) {
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
-        let (waited, head) = state.waiting(ms(epoch));
+        let (waited, head) = state.waiting(millis_since(epoch));
         if waited > if head { HEAD_TIMEOUT } else { IDLE_TIMEOUT } {
             return;
         }
@@ -294,7 +294,7 @@ async fn serve_connection(
     let svc = service_fn(move |req: Request<Incoming>| {
         // A complete head: the wait for the next request starts with this response.
         st.head_started.store(false, Ordering::Relaxed);
-        st.waiting_since.store(ms(epoch), Ordering::Relaxed);
+        st.waiting_since.store(millis_since(epoch), Ordering::Relaxed);
         let shared = shared.clone();
         async move { Ok::<_, Infallible>(respond(&shared, &req)) }
     });

@@ -17,8 +17,8 @@ fn wrap(out: &mut String, first: &str, indent: usize, text: &str) {
     }
 }
 
-/// `  label        value`, wrapped.
-fn kv(out: &mut String, indent: usize, label: &str, value: &str) {
+/// `  label        value`: the label in a column of 13, the value wrapped beside it.
+fn labelled(out: &mut String, indent: usize, label: &str, value: &str) {
     let first = format!("{:indent$}{label:<13}", "");
     wrap(out, &first, indent + 13, value);
 }
@@ -43,7 +43,7 @@ pub fn render(r: &Diagnosis, verbose: bool) -> String {
     if r.nvml.error.is_none() {
         let from = r.visible.decided_by.map_or(String::new(), |v| format!(" (from {v})"));
         let gpus = list_gpus(&r.visible.record_gpus, r.gpus.len());
-        kv(&mut o, 2, "record", &format!("without --gpus samples {gpus}{from}"));
+        labelled(&mut o, 2, "record", &format!("without --gpus samples {gpus}{from}"));
     }
     render_container(&mut o, r);
     if !r.problems.is_empty() {
@@ -70,18 +70,18 @@ fn render_nvml(o: &mut String, n: &NvmlState) {
         Some(p) if *p != n.library => format!("{} -> {p}", n.library),
         _ => n.library.clone(),
     };
-    kv(o, 2, "library", &lib);
+    labelled(o, 2, "library", &lib);
     match &n.error {
-        Some(e) => kv(o, 2, "status", &format!("not usable: {e}")),
+        Some(e) => labelled(o, 2, "status", &format!("not usable: {e}")),
         None => {
-            kv(o, 2, "driver", n.driver_version.as_deref().unwrap_or("unknown"));
-            kv(o, 2, "CUDA driver", n.cuda_driver_version.as_deref().unwrap_or("unknown"));
-            kv(o, 2, "NVML", n.nvml_version.as_deref().unwrap_or("unknown"));
+            labelled(o, 2, "driver", n.driver_version.as_deref().unwrap_or("unknown"));
+            labelled(o, 2, "CUDA driver", n.cuda_driver_version.as_deref().unwrap_or("unknown"));
+            labelled(o, 2, "NVML", n.nvml_version.as_deref().unwrap_or("unknown"));
             if !n.missing_functions.is_empty() {
                 let names: Vec<&str> =
                     n.missing_functions.iter().map(|m| m.function.as_str()).collect();
                 let fields: usize = n.missing_functions.iter().map(|m| m.fields.len()).sum();
-                kv(
+                labelled(
                     o,
                     2,
                     "lacks",
@@ -112,10 +112,10 @@ fn render_gpus(o: &mut String, gpus: &[GpuState], verbose: bool) {
     for (g, b) in gpus.iter().zip(&blocks) {
         let mark = if g.recorded { "" } else { "  (not recorded by default)" };
         wrap(o, &format!("  {:<3}", g.index), 5, &format!("{}{mark}", g.name));
-        kv(o, 5, "uuid", &format!("{}, PCI {}", g.uuid, g.pci_bus_id));
+        labelled(o, 5, "uuid", &format!("{}, PCI {}", g.uuid, g.pci_bus_id));
         if inline {
             for (label, value) in b {
-                kv(o, 5, label, value);
+                labelled(o, 5, label, value);
             }
         }
     }
@@ -123,7 +123,7 @@ fn render_gpus(o: &mut String, gpus: &[GpuState], verbose: bool) {
         for (idx, lines) in groups {
             o.push_str(&format!("  {}\n", gpu_ranges(&idx)));
             for (label, value) in lines {
-                kv(o, 5, label, value);
+                labelled(o, 5, label, value);
             }
         }
     }
@@ -244,9 +244,9 @@ fn render_container(o: &mut String, r: &Diagnosis) {
         Some(k) => format!("{k} ({})", r.container.evidence.join("; ")),
         None => "none detected".into(),
     };
-    kv(o, 2, "container", &container);
+    labelled(o, 2, "container", &container);
     let cgroup = r.cgroup.as_ref().map_or("not found".to_string(), |c| c.description.clone());
-    kv(o, 2, "cgroup", &cgroup);
+    labelled(o, 2, "cgroup", &cgroup);
     let nodes = if r.device_nodes.is_empty() {
         "none (no /dev/nvidia*)".to_string()
     } else {
@@ -263,7 +263,7 @@ fn render_container(o: &mut String, r: &Diagnosis) {
             .collect();
         l.join(", ")
     };
-    kv(o, 2, "/dev nodes", &nodes);
+    labelled(o, 2, "/dev nodes", &nodes);
 }
 
 #[cfg(test)]
@@ -274,7 +274,7 @@ mod tests {
     fn wrapping_keeps_to_80_columns() {
         let mut o = String::new();
         let long = "word ".repeat(60);
-        kv(&mut o, 2, "label", long.trim());
+        labelled(&mut o, 2, "label", long.trim());
         assert!(o.lines().count() > 3);
         for l in o.lines() {
             assert!(l.chars().count() <= WIDTH, "{l:?}");

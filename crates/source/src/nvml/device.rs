@@ -1,5 +1,5 @@
 //! What the NVML modules share: a GPU's identity ([`GpuInfo`]) and whether a selector names it, how
-//! one NVML answer becomes a value ([`val`]), and the readings a GPU's row and a MIG instance's row
+//! one NVML answer becomes a value ([`to_value`]), and the readings a GPU's row and a MIG instance's row
 //! both make (memory, processes). A failing call costs one field of one GPU for one tick:
 //! `NotSupported` becomes [`Value::Unsupported`], any other error `Null`, each warned about once;
 //! `GpuLost` ([`Lost`]) aborts the GPU's row.
@@ -58,7 +58,7 @@ pub(super) fn gpu_proc(p: &nvml_wrapper::struct_wrappers::device::ProcessInfo) -
 pub(super) struct Lost;
 
 /// Turn one NVML result into a value; `Err(Lost)` aborts the GPU's row.
-pub(super) fn val<T>(
+pub(super) fn to_value<T>(
     info: &GpuInfo,
     field: Field,
     r: Result<T, NvmlError>,
@@ -97,7 +97,7 @@ pub(super) fn memory(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), 
             row.set(Field::MemReserved, Value::U(m.reserved / MIB));
         }
         Err(e) => {
-            let v = val(info, Field::MemUsed, Err::<(), _>(e), |_| Value::Null)?;
+            let v = to_value(info, Field::MemUsed, Err::<(), _>(e), |_| Value::Null)?;
             for f in [Field::MemUsed, Field::MemTotal, Field::MemFree, Field::MemReserved] {
                 row.set(f, v.clone());
             }

@@ -150,7 +150,7 @@ impl GpuSource {
             };
             let info = &g.info;
             let row = match row {
-                Some(Ok((row, ps, instances))) => {
+                Some(Ok(crate::nvml::sample::Reading { row, procs: ps, instances })) => {
                     let at = rows.len();
                     procs.extend(ps.into_iter().map(|p| GpuProc { row: at, ..p }));
                     if *lost {

@@ -8,7 +8,7 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::RetirementCause;
 use nvml_wrapper::error::{NvmlError, nvml_try};
 
-use crate::nvml::device::{GpuInfo, Lost, val};
+use crate::nvml::device::{GpuInfo, Lost, to_value};
 use gpumon_schema::catalog::{Field, NvmlRead};
 use gpumon_schema::{Row, Value};
 
@@ -93,7 +93,7 @@ fn remapped_rows(dev: &Device<'_>, info: &GpuInfo) -> Result<Vec<(Field, Value)>
     match raw_remapped_rows(dev) {
         Ok(v) => Ok(REMAPPED.iter().zip(v).map(|(f, x)| (*f, Value::U(u64::from(x)))).collect()),
         Err(e) => {
-            let v = val(info, field, Err::<(), _>(e), |_| Value::Null)?;
+            let v = to_value(info, field, Err::<(), _>(e), |_| Value::Null)?;
             Ok(REMAPPED.iter().map(|f| (*f, v.clone())).collect())
         }
     }
@@ -101,15 +101,19 @@ fn remapped_rows(dev: &Device<'_>, info: &GpuInfo) -> Result<Vec<(Field, Value)>
 
 fn retired_pages(dev: &Device<'_>, info: &GpuInfo) -> Result<Vec<(Field, Value)>, Lost> {
     let count = |pages: Vec<_>| Value::U(pages.len() as u64);
-    let sbe = val(
+    let sbe = to_value(
         info,
         Field::RetiredSbe,
         dev.retired_pages(RetirementCause::MultipleSingleBitEccErrors),
         count,
     )?;
-    let dbe =
-        val(info, Field::RetiredDbe, dev.retired_pages(RetirementCause::DoubleBitEccError), count)?;
-    let pending = val(info, Field::RetiredPending, dev.are_pages_pending_retired(), |p| {
+    let dbe = to_value(
+        info,
+        Field::RetiredDbe,
+        dev.retired_pages(RetirementCause::DoubleBitEccError),
+        count,
+    )?;
+    let pending = to_value(info, Field::RetiredPending, dev.are_pages_pending_retired(), |p| {
         Value::U(u64::from(p))
     })?;
     Ok(RETIRED.into_iter().zip([sbe, dbe, pending]).collect())

@@ -17,7 +17,7 @@ use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
 use crate::host::job::PidSet;
-use crate::nvml::device::{GpuInfo, Lost, ProcList, gpu_proc, memory, val};
+use crate::nvml::device::{GpuInfo, Lost, ProcList, gpu_proc, memory, to_value};
 use crate::nvml::gpm::Gpm;
 use crate::nvml::health::Health;
 use crate::nvml::mig::MigState;
@@ -35,9 +35,15 @@ pub(super) struct Ctx {
     pub(super) job: Option<PidSet>,
 }
 
-/// What one GPU's reading holds for one tick: its row, its processes, the rows of its MIG instances
-/// with theirs.
-pub(super) type Reading = (Row, ProcList, Vec<(Row, ProcList)>);
+/// What one GPU's reading holds for one tick.
+pub(super) struct Reading {
+    /// The GPU's row.
+    pub(super) row: Row,
+    /// Its processes (none for a GPU in MIG mode: NVML lists them on its instances).
+    pub(super) procs: ProcList,
+    /// The rows of its MIG instances, each with its processes.
+    pub(super) instances: Vec<(Row, ProcList)>,
+}
 
 /// One GPU's row for a tick (and its processes when asked for).
 pub(super) fn read_gpu<'n>(
@@ -77,7 +83,7 @@ fn read_gpu_with<'n>(
     }
     // NVML lists a MIG GPU's processes on its instances (on the GPU itself, all of them again).
     let own = if ctx.procs && instances.is_empty() { ps.unwrap_or_default() } else { Vec::new() };
-    Ok((row, own, instances))
+    Ok(Reading { row, procs: own, instances })
 }
 
 /// What a reading thread keeps for one GPU between sub-samples.
@@ -313,45 +319,45 @@ fn read_field<'n>(
         }
         NvmlRead::Utilization => return utilization(dev, info, row),
         NvmlRead::Memory => return memory(dev, info, row),
-        NvmlRead::Temperature => val(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
-        NvmlRead::Power => val(info, f, dev.power_usage(), watts)?,
-        NvmlRead::PowerLimit => val(info, f, dev.enforced_power_limit(), watts)?,
+        NvmlRead::Temperature => to_value(info, f, dev.temperature(TemperatureSensor::Gpu), u)?,
+        NvmlRead::Power => to_value(info, f, dev.power_usage(), watts)?,
+        NvmlRead::PowerLimit => to_value(info, f, dev.enforced_power_limit(), watts)?,
         NvmlRead::Energy => {
-            val(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?
+            to_value(info, f, dev.total_energy_consumption(), |mj| Value::F(mj as f64 / 1000.0))?
         }
-        NvmlRead::ClockSm => val(info, f, dev.clock_info(Clock::SM), u)?,
-        NvmlRead::ClockMem => val(info, f, dev.clock_info(Clock::Memory), u)?,
-        NvmlRead::ClockGr => val(info, f, dev.clock_info(Clock::Graphics), u)?,
-        NvmlRead::ClockVideo => val(info, f, dev.clock_info(Clock::Video), u)?,
-        NvmlRead::MaxClockGr => val(info, f, dev.max_clock_info(Clock::Graphics), u)?,
-        NvmlRead::MaxClockSm => val(info, f, dev.max_clock_info(Clock::SM), u)?,
-        NvmlRead::MaxClockMem => val(info, f, dev.max_clock_info(Clock::Memory), u)?,
-        NvmlRead::MemoryTemp => val(info, f, field_value(dev, 82), Value::U)?,
+        NvmlRead::ClockSm => to_value(info, f, dev.clock_info(Clock::SM), u)?,
+        NvmlRead::ClockMem => to_value(info, f, dev.clock_info(Clock::Memory), u)?,
+        NvmlRead::ClockGr => to_value(info, f, dev.clock_info(Clock::Graphics), u)?,
+        NvmlRead::ClockVideo => to_value(info, f, dev.clock_info(Clock::Video), u)?,
+        NvmlRead::MaxClockGr => to_value(info, f, dev.max_clock_info(Clock::Graphics), u)?,
+        NvmlRead::MaxClockSm => to_value(info, f, dev.max_clock_info(Clock::SM), u)?,
+        NvmlRead::MaxClockMem => to_value(info, f, dev.max_clock_info(Clock::Memory), u)?,
+        NvmlRead::MemoryTemp => to_value(info, f, field_value(dev, 82), Value::U)?,
         NvmlRead::PowerInstant => {
-            val(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?
+            to_value(info, f, field_value(dev, 186), |mw| Value::F(mw as f64 / 1000.0))?
         }
         NvmlRead::PowerAverage => {
-            val(info, f, field_value(dev, 185), |mw| Value::F(mw as f64 / 1000.0))?
+            to_value(info, f, field_value(dev, 185), |mw| Value::F(mw as f64 / 1000.0))?
         }
-        NvmlRead::EccCorrected => val(
+        NvmlRead::EccCorrected => to_value(
             info,
             f,
             dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
             Value::U,
         )?,
-        NvmlRead::Persistence => val(info, f, dev.is_in_persistent_mode(), |on| {
+        NvmlRead::Persistence => to_value(info, f, dev.is_in_persistent_mode(), |on| {
             Value::S(Arc::from(if on { "Enabled" } else { "Disabled" }))
         })?,
-        NvmlRead::Fan => val(info, f, dev.fan_speed(0), u)?,
-        NvmlRead::Pstate => val(info, f, dev.performance_state(), |p| pstate_name(p.as_c()))?,
+        NvmlRead::Fan => to_value(info, f, dev.fan_speed(0), u)?,
+        NvmlRead::Pstate => to_value(info, f, dev.performance_state(), |p| pstate_name(p.as_c()))?,
         NvmlRead::EventReasons => {
-            val(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?
+            to_value(info, f, dev.current_throttle_reasons(), |r| Value::U(r.bits()))?
         }
-        NvmlRead::Encoder => val(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
-        NvmlRead::Decoder => val(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
-        NvmlRead::PcieTx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
-        NvmlRead::PcieRx => val(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
-        NvmlRead::EccUncorrected => val(
+        NvmlRead::Encoder => to_value(info, f, dev.encoder_utilization(), |e| u(e.utilization))?,
+        NvmlRead::Decoder => to_value(info, f, dev.decoder_utilization(), |e| u(e.utilization))?,
+        NvmlRead::PcieTx => to_value(info, f, dev.pcie_throughput(PcieUtilCounter::Send), u)?,
+        NvmlRead::PcieRx => to_value(info, f, dev.pcie_throughput(PcieUtilCounter::Receive), u)?,
+        NvmlRead::EccUncorrected => to_value(
             info,
             f,
             dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
@@ -391,7 +397,7 @@ fn utilization(dev: &Device, info: &GpuInfo, row: &mut Row) -> Result<(), Lost> 
             row.set(Field::UtilMemory, Value::U(u64::from(r.memory)));
         }
         Err(e) => {
-            let v = val(info, Field::UtilGpu, Err::<(), _>(e), |_| Value::Null)?;
+            let v = to_value(info, Field::UtilGpu, Err::<(), _>(e), |_| Value::Null)?;
             row.set(Field::UtilGpu, v.clone());
             row.set(Field::UtilMemory, v);
         }

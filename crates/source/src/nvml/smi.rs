@@ -13,7 +13,7 @@ use nvml_wrapper::enum_wrappers::device::{
 };
 use nvml_wrapper::error::NvmlError;
 
-use super::device::{GpuInfo, Lost, val};
+use super::device::{GpuInfo, Lost, to_value};
 use gpumon_schema::catalog::{Field, NvmlRead};
 use gpumon_schema::{Row, Value};
 
@@ -42,39 +42,47 @@ pub(super) fn read(
     row: &mut Row,
 ) -> Result<(), Lost> {
     let v = match read {
-        NvmlRead::Serial => val(info, f, dev.serial(), text)?,
-        NvmlRead::Vbios => val(info, f, dev.vbios_version(), text)?,
-        NvmlRead::InforomImg => val(info, f, dev.info_rom_image_version(), text)?,
-        NvmlRead::PcieGenCurrent => val(info, f, dev.current_pcie_link_gen(), uint)?,
-        NvmlRead::PcieGenMax => val(info, f, dev.max_pcie_link_gen(), uint)?,
-        NvmlRead::PcieWidthCurrent => val(info, f, dev.current_pcie_link_width(), uint)?,
-        NvmlRead::PcieWidthMax => val(info, f, dev.max_pcie_link_width(), uint)?,
-        NvmlRead::DisplayMode => val(info, f, dev.is_display_connected(), enabled)?,
-        NvmlRead::DisplayActive => val(info, f, dev.is_display_active(), enabled)?,
-        NvmlRead::AccountingMode => val(info, f, dev.is_accounting_enabled(), enabled)?,
+        NvmlRead::Serial => to_value(info, f, dev.serial(), text)?,
+        NvmlRead::Vbios => to_value(info, f, dev.vbios_version(), text)?,
+        NvmlRead::InforomImg => to_value(info, f, dev.info_rom_image_version(), text)?,
+        NvmlRead::PcieGenCurrent => to_value(info, f, dev.current_pcie_link_gen(), uint)?,
+        NvmlRead::PcieGenMax => to_value(info, f, dev.max_pcie_link_gen(), uint)?,
+        NvmlRead::PcieWidthCurrent => to_value(info, f, dev.current_pcie_link_width(), uint)?,
+        NvmlRead::PcieWidthMax => to_value(info, f, dev.max_pcie_link_width(), uint)?,
+        NvmlRead::DisplayMode => to_value(info, f, dev.is_display_connected(), enabled)?,
+        NvmlRead::DisplayActive => to_value(info, f, dev.is_display_active(), enabled)?,
+        NvmlRead::AccountingMode => to_value(info, f, dev.is_accounting_enabled(), enabled)?,
         // nvidia-smi still prints power.management from this call, which NVML marks deprecated.
         #[allow(deprecated)]
-        NvmlRead::PowerManagement => val(info, f, dev.is_power_management_algo_active(), enabled)?,
-        NvmlRead::PowerDefaultLimit => val(info, f, dev.power_management_limit_default(), watts)?,
-        NvmlRead::ComputeMode => val(info, f, dev.compute_mode(), |m| text(compute_mode(m)))?,
-        NvmlRead::ComputeCap => val(info, f, dev.cuda_compute_capability(), |c| {
+        NvmlRead::PowerManagement => {
+            to_value(info, f, dev.is_power_management_algo_active(), enabled)?
+        }
+        NvmlRead::PowerDefaultLimit => {
+            to_value(info, f, dev.power_management_limit_default(), watts)?
+        }
+        NvmlRead::ComputeMode => to_value(info, f, dev.compute_mode(), |m| text(compute_mode(m)))?,
+        NvmlRead::ComputeCap => to_value(info, f, dev.cuda_compute_capability(), |c| {
             text(format!("{}.{}", c.major, c.minor))
         })?,
-        NvmlRead::AppClockGr => val(info, f, dev.applications_clock(Clock::Graphics), uint)?,
-        NvmlRead::AppClockMem => val(info, f, dev.applications_clock(Clock::Memory), uint)?,
+        NvmlRead::AppClockGr => to_value(info, f, dev.applications_clock(Clock::Graphics), uint)?,
+        NvmlRead::AppClockMem => to_value(info, f, dev.applications_clock(Clock::Memory), uint)?,
         NvmlRead::DefaultAppClockGr => {
-            val(info, f, dev.default_applications_clock(Clock::Graphics), uint)?
+            to_value(info, f, dev.default_applications_clock(Clock::Graphics), uint)?
         }
         NvmlRead::DefaultAppClockMem => {
-            val(info, f, dev.default_applications_clock(Clock::Memory), uint)?
+            to_value(info, f, dev.default_applications_clock(Clock::Memory), uint)?
         }
-        NvmlRead::EventReason => val(info, f, dev.current_throttle_reasons(), |r| reason(f, r))?,
-        NvmlRead::EventReasonsSupported => val(info, f, dev.supported_throttle_reasons(), |r| {
-            text(format!("0x{:016X}", r.bits()))
-        })?,
+        NvmlRead::EventReason => {
+            to_value(info, f, dev.current_throttle_reasons(), |r| reason(f, r))?
+        }
+        NvmlRead::EventReasonsSupported => {
+            to_value(info, f, dev.supported_throttle_reasons(), |r| {
+                text(format!("0x{:016X}", r.bits()))
+            })?
+        }
         NvmlRead::EccLocation => match location(f) {
             Some((kind, counter, at)) => {
-                val(info, f, dev.memory_error_counter(kind, counter, at), Value::U)?
+                to_value(info, f, dev.memory_error_counter(kind, counter, at), Value::U)?
             }
             None => Value::Null,
         },
@@ -84,7 +92,7 @@ pub(super) fn read(
             } else {
                 MemoryError::Uncorrected
             };
-            val(info, f, dev.total_ecc_errors(kind, EccCounter::Aggregate), Value::U)?
+            to_value(info, f, dev.total_ecc_errors(kind, EccCounter::Aggregate), Value::U)?
         }
         _ => return shared(dev, info, read, f, row),
     };
@@ -133,7 +141,8 @@ fn shared(
         ),
         NvmlRead::GomMode => (
             &[GomCurrent, GomPending],
-            dev.gpu_operation_mode().map(|m| vec![text(gom(m.current)), text(gom(m.pending))]),
+            dev.gpu_operation_mode()
+                .map(|m| vec![text(operation_mode(m.current)), text(operation_mode(m.pending))]),
         ),
         NvmlRead::MigModes => (
             &[MigModeCurrent, MigModePending],
@@ -146,7 +155,7 @@ fn shared(
     };
     let values = match values {
         Ok(v) => v,
-        Err(e) => vec![val(info, f, Err::<(), _>(e), |()| Value::Null)?; fields.len()],
+        Err(e) => vec![to_value(info, f, Err::<(), _>(e), |()| Value::Null)?; fields.len()],
     };
     for (&field, v) in fields.iter().zip(values) {
         row.set(field, v);
@@ -163,7 +172,7 @@ fn compute_mode(m: ComputeMode) -> &'static str {
     }
 }
 
-fn gom(m: OperationMode) -> &'static str {
+fn operation_mode(m: OperationMode) -> &'static str {
     match m {
         OperationMode::AllOn => "All On",
         OperationMode::Compute => "Compute",
