@@ -24,12 +24,7 @@ use gpumon_schema::InputInfo;
 use gpumon_schema::catalog::Field;
 use gpumon_schema::cols::{self, Interner, NO_TS};
 
-/// A phase given as a time window.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Window {
-    pub(crate) label: String,
-    pub(crate) time: crate::window::TimeWindow,
-}
+use crate::window::LabelledWindow;
 
 /// Where a row's phase comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +32,7 @@ pub enum Split {
     /// The `phase` column (`gpumon mark`); rows of inputs without one are unmarked.
     Column,
     /// The first window holding the row's timestamp.
-    Windows(Arc<[Window]>),
+    Windows(Arc<[LabelledWindow]>),
 }
 
 /// A stretch of consecutive rows of one phase (None: unmarked), first to last row time, UTC µs.
@@ -529,12 +524,12 @@ mod tests {
 
     #[test]
     fn windows_name_the_phases_of_files_without_marks() {
-        let w: Arc<[Window]> = Arc::new([
-            Window {
+        let w: Arc<[LabelledWindow]> = Arc::new([
+            LabelledWindow {
                 label: "warmup".into(),
                 time: TimeWindow { since: Some(0), until: Some(2_000_000) },
             },
-            Window {
+            LabelledWindow {
                 label: "train".into(),
                 time: TimeWindow { since: Some(2_000_000), until: Some(5_000_000) },
             },

@@ -103,6 +103,13 @@ impl WindowSpec {
     }
 }
 
+/// A phase given as a time window (`--phase NAME=SINCE..UNTIL`, resolved): its label and window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelledWindow {
+    pub(crate) label: String,
+    pub(crate) time: TimeWindow,
+}
+
 /// A resolved window `[since, until)` in UTC µs; an open end takes in everything.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeWindow {
@@ -163,8 +170,8 @@ impl PhaseWindow {
     }
 
     /// The window in UTC µs, given the data's (first, last) sample; an open end takes in everything.
-    pub fn resolve(&self, range: Option<(i64, i64)>) -> crate::phases::Window {
-        crate::phases::Window {
+    pub fn resolve(&self, range: Option<(i64, i64)>) -> LabelledWindow {
+        LabelledWindow {
             label: self.label.clone(),
             time: WindowSpec { since: self.since, until: self.until, skip_warmup: None }
                 .resolve(range),
