@@ -24,7 +24,9 @@ use anyhow::Result;
 use clap::{CommandFactory, Parser};
 
 use crate::cli::{Cli, Cmd, DoctorFormatArg};
-use gpumon_util::{Probe, UsageError, code_for, exit, probe};
+use gpumon_util::{Probe, code_for, exit, probe};
+
+pub use gpumon_util::fsafe::check_output_dir;
 
 /// The recording side, run by the `gpumon` binary itself. The reading commands are passed to the
 /// `gpumon-analyze` binary beside it (`analyzer`): a recorder beside a week-long job maps only the
@@ -71,15 +73,13 @@ fn dispatch_reading(cli: Cli) -> Result<i32> {
         | Cmd::Mark(_)
         | Cmd::Progress(_)
         | Cmd::Recover { .. }
-        | Cmd::Completions { .. } => Err(UsageError(format!(
+        | Cmd::Completions { .. } => Err(gpumon_util::UsageError(format!(
             "{} runs gpumon's reading commands; run this one as `gpumon`",
             analyzer::NAME
         ))
         .into()),
     }
 }
-
-pub use gpumon_util::fsafe::check_output_dir;
 
 /// Whether the error is stdout going away (`gpumon ... | head`): a normal end, not a failure.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
