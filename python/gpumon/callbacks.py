@@ -22,8 +22,10 @@ import os
 import warnings
 from typing import Any, Dict, Optional
 
+from . import mark as gpumon_mark  # the package is initialised before its submodules; it never imports this one
 from ._bin import GpumonError
 from ._control import ACTIVE, CONTROL_ENV
+from ._progress import progress as gpumon_progress
 
 __all__ = ["GpumonCallback", "GpumonTrainerCallback"]
 
@@ -52,23 +54,19 @@ class _Reporter:
             warnings.warn(text, RuntimeWarning, stacklevel=3)
 
     def mark(self, label: Optional[str]) -> None:
-        from . import mark
-
         if not self._active():
             return
         try:
-            mark(label, end=label is None)
+            gpumon_mark(label, end=label is None)
         except (GpumonError, OSError, ValueError, TypeError) as e:
             self._warn(f"gpumon: the {self.framework} callback could not mark {label!r}: {e}")
 
     def progress(self, **amounts: float) -> None:
-        from . import progress
-
         amounts = {k: v for k, v in amounts.items() if v and v > 0}
         if not amounts or not self._active():
             return
         try:
-            progress(**amounts)
+            gpumon_progress(**amounts)
         except (GpumonError, OSError, ValueError, TypeError) as e:
             self._warn(f"gpumon: the {self.framework} callback could not report {sorted(amounts)}: {e}")
 

@@ -883,6 +883,7 @@ for name in ["_experiments", "_progress"]:
         elif m in ("_experiments", "_progress") and not top:
             bad.append(f"{name} imports .{m} inside a function")
 bad += [f"_progress imports .{m}" for m, _ in imports("_progress") if m == "_experiments"]
+bad += [f"callbacks imports .{m} inside a function" for m, top in imports("callbacks") if not top]
 print("\n".join(bad))
 "#;
     let out = Command::new("python3")
