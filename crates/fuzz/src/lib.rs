@@ -123,7 +123,67 @@ pub fn corpus(dir: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
     write("groups.parquet", Format::Parquet, 9000, false, "parquet (2 row groups)")?;
     write("run.csv", Format::Csv, 60, false, "csv")?;
     write("gpu.log", Format::NvidiaSmi { header: true, units: true }, 60, false, "nvidia-smi log")?;
+    let dmon = dir.join("dmon.log");
+    std::fs::write(&dmon, dmon_log(30))?;
+    out.push((dmon, "nvidia-smi dmon -o DT log"));
+    let table = dir.join("table.log");
+    std::fs::write(&table, table_log(10))?;
+    out.push((table, "nvidia-smi table log"));
     Ok(out)
+}
+
+/// `nvidia-smi dmon -s pucm -o DT` output: `n` seconds of two GPUs, the header every ten.
+fn dmon_log(n: usize) -> String {
+    let mut s = String::new();
+    for t in 0..n {
+        if t % 10 == 0 {
+            s.push_str("#Date       Time        gpu    pwr  gtemp  mtemp     sm    mem   mclk   pclk     fb\n");
+            s.push_str("#YYYYMMDD   HH:MM:SS    Idx      W      C      C      %      %    MHz    MHz     MB\n");
+        }
+        for g in 0..2 {
+            s.push_str(&format!(
+                " 20250101   10:{:02}:{:02}      {g}    {}     5{g}      -     {}     40   2619   1980  {}\n",
+                t / 60,
+                t % 60,
+                300 + t,
+                (t * 7 + g * 13) % 100,
+                30_000 + t
+            ));
+        }
+    }
+    s
+}
+
+/// nvidia-smi's table logged in a loop (`nvidia-smi -l 1`): `n` samples of two GPUs and a process.
+fn table_log(n: usize) -> String {
+    let mut s = String::new();
+    for t in 0..n {
+        s.push_str(&format!("Wed Jan  1 10:00:{t:02} 2025\n"));
+        s.push_str(
+            "+-----------------------------------------------------------------------------+\n",
+        );
+        s.push_str(
+            "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\n",
+        );
+        s.push_str(
+            "|===============================+======================+======================|\n",
+        );
+        for g in 0..2 {
+            s.push_str(&format!(
+                "|   {g}  Tesla T4            Off  | 00000000:00:1{g}.0 Off |                    0 |\n"
+            ));
+            s.push_str(&format!(
+                "| N/A   4{g}C    P0    {}W /  70W |   {}MiB / 15109MiB |     {}%      Default |\n",
+                30 + t,
+                2000 + t,
+                (t * 9 + g) % 100
+            ));
+        }
+        s.push_str(
+            "|    0   N/A  N/A     12345      C   python                          1990MiB |\n",
+        );
+    }
+    s
 }
 
 /// xorshift64*: deterministic, seeded.
