@@ -312,3 +312,40 @@ fn a_followed_process_names_its_job() {
     assert_eq!(v["jobs"][0]["sources"], serde_json::json!(["slurm"]));
     assert_eq!(v["jobs"][0]["hosts"][0]["node"], "3");
 }
+
+/// `convert` keeps the job a recording names: the converted Parquet is the same job to `--by job`;
+/// inputs of two jobs give an output that names none, with a warning.
+#[test]
+fn convert_keeps_the_job_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let scenario = device("50", "300", 1980, "0");
+    let tree = root.join("tree");
+    let a = record_host(&tree, "n1", &scenario, 3, &[], &["--job-id", "train-7"]);
+    let b = record_host(&root.join("other"), "n2", &scenario, 3, &[], &["--job-id", "eval-1"]);
+    wait_all(vec![a, b]);
+    let run = tree.join("host=n1/run.parquet");
+    let out = root.join("converted/run.parquet");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    ok(&gpumon().args(["convert", "-q"]).arg(&run).arg("-o").arg(&out).output().unwrap());
+    let o = gpumon()
+        .args(["summarize", "--by", "job", "--format", "json", "-q"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&o);
+    let v = json(&o);
+    assert_eq!(v["jobs"][0]["job"], "train-7", "{v:#}");
+    let mixed = root.join("mixed.parquet");
+    let o = gpumon()
+        .arg("convert")
+        .arg(&run)
+        .arg(root.join("other/host=n2/run.parquet"))
+        .arg("-o")
+        .arg(&mixed)
+        .output()
+        .unwrap();
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("several jobs (eval-1, train-7)"), "{err}");
+}

@@ -22,6 +22,7 @@ pub struct TickWriter {
     tmp: PathBuf,
     sel: Selection,
     command: String,
+    job: Option<gpumon_schema::JobId>,
     sink: Option<Box<dyn Sink>>,
     head: Vec<Tick>,
     cur: Option<Tick>,
@@ -40,6 +41,7 @@ impl TickWriter {
             tmp,
             sel,
             command,
+            job: None,
             sink: None,
             head: Vec::new(),
             cur: None,
@@ -47,6 +49,12 @@ impl TickWriter {
             rows: 0,
             counters: None,
         }
+    }
+
+    /// The job the output belongs to, written in its footer (`gpumon.job.*`) as `record` writes it.
+    pub fn with_job(mut self, job: Option<gpumon_schema::JobId>) -> TickWriter {
+        self.job = job;
+        self
     }
 
     /// Whether the rows of a batch with these counter columns can keep them (the columns written are
@@ -129,7 +137,7 @@ impl TickWriter {
             command: self.command.clone(),
             start: first.ts,
             driver_version: None,
-            job: None,
+            job: self.job.clone(),
         };
         let keys: Vec<String> = (self.counters.iter().flatten())
             .filter_map(|n| gpumon_schema::progress::column_key(n).map(str::to_string))

@@ -167,13 +167,15 @@ pub fn convert(cfg: &ConvertConfig) -> Result<u64> {
             }
         }
     }
+    let job = common_job(&found.inputs);
     let sel = selection(&fields);
     let want: Vec<Field> = sel.fields().collect();
     let tmp = tmp_path(&cfg.output);
     // What an interrupted conversion left (a link there is removed, never followed): made anew.
     let _ = std::fs::remove_file(&tmp);
-    let w =
-        Arc::new(Mutex::new(TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone())));
+    let w = Arc::new(Mutex::new(
+        TickWriter::new(format, tmp.clone(), sel, cfg.command_line.clone()).with_job(job),
+    ));
     let meter = ReadMeter::new(found.bytes(), cfg.meter);
     let read = ReadOptions { threads: 1, ..cfg.read.clone() };
     let result = (|| -> Result<u64> {
@@ -204,4 +206,31 @@ pub fn convert(cfg: &ConvertConfig) -> Result<u64> {
     std::fs::rename(&tmp, &cfg.output)
         .with_context(|| format!("renaming {} to {}", show(&tmp), show(&cfg.output)))?;
     Ok(rows)
+}
+
+/// The job every input names in its footer, kept in the output's: the same job id on every input
+/// that has one (its node and ranks kept where they agree too). Inputs of several jobs: none, said.
+fn common_job(inputs: &[Input]) -> Option<gpumon_schema::JobId> {
+    let jobs: Vec<gpumon_schema::JobId> = inputs.iter().filter_map(gpumon_read::job_of).collect();
+    let first = jobs.first()?.clone();
+    if jobs.iter().any(|j| j.id != first.id) {
+        let mut ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        warn(&format!(
+            "the inputs belong to several jobs ({}): the output names none",
+            ids.join(", ")
+        ));
+        return None;
+    }
+    let agree = |f: fn(&gpumon_schema::JobId) -> &Option<String>| {
+        jobs.iter().all(|j| f(j) == f(&first)).then(|| f(&first).clone()).flatten()
+    };
+    Some(gpumon_schema::JobId {
+        node: agree(|j| &j.node),
+        rank: agree(|j| &j.rank),
+        local_rank: agree(|j| &j.local_rank),
+        world_size: agree(|j| &j.world_size),
+        ..first.clone()
+    })
 }
