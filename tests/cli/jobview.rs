@@ -148,6 +148,25 @@ fn job_view_finds_the_straggler_node_and_gpu() {
         text.contains("job train-42") && text.contains("straggler") && text.contains("node-c"),
         "{text}"
     );
+    // The job's report: every GPU of the job on the heatmap, the stragglers' rows outlined, on the
+    // static heatmap and (in Chromium) on the interactive one.
+    let html = root.join("job.html");
+    ok(&gpumon()
+        .arg("report")
+        .arg(&tree)
+        .args(["-q", "--job", "train-42", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches(r#"<g class="hm-row" "#).count(), 10, "a heatmap row per GPU");
+    assert_eq!(
+        page.matches(r#"data-straggler="1""#).count(),
+        3,
+        "node-b's GPU 1 and node-c's two GPUs"
+    );
+    let v = crate::report::drive(&html, &html, &["--job".as_ref()]);
+    assert_eq!(v["stragglers"]["outlined"].as_array().map(Vec::len), Some(3), "{v}");
 }
 
 /// Three hosts whose GPUs all hang (utilization 100 % at idle power, after a busy start): one `hang`

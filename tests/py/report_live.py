@@ -2,7 +2,7 @@
 """Drive a gpumon report's interactive charts in headless Chromium through the DevTools protocol, with
 real mouse, keyboard and touch input, and check what the page shows against the recording.
 
-usage: report_live.py REPORT.html RECORDING.csv [--chromium PATH] [--screenshot PNG] [--fleet | --phases]
+usage: report_live.py REPORT.html RECORDING.csv [--chromium PATH] [--screenshot PNG] [--fleet | --phases | --job]
 
 RECORDING.csv is the gpumon CSV the report was made from (fewer rows than the report's buckets, so a
 bucket holds at most one row and the read-out must show that row's value). Checks, in order:
@@ -22,6 +22,9 @@ bucket holds at most one row and the read-out must show that row's value). Check
   requests   the page made no request (Network events) and logged no error; the CSP forbids requests
 With --fleet (a report of two hosts or more) only this, then the requests check:
   hosts      unticking the last host hides its section and its heatmap rows, the others stay
+With --job (a job's report, `gpumon report --job ID`) only this, then the requests check:
+  stragglers the rows the static heatmap marks as stragglers are outlined in red on the interactive
+             heatmap (and no other row), and its read-out names a straggler's row as one
 With --phases (a report of marked phases) only this, then the requests check:
   phases     a click on a phase of the phase list, and a tap on a phase's label strip at the top of a
              chart, zoom every chart to that phase
@@ -257,6 +260,33 @@ def hosts(p, seen):
     check(st["rows"] < rows, f"the host's heatmap rows are hidden: {rows} -> {st['rows']}")
 
 
+def stragglers(p, seen):
+    st = p.js("""(() => {
+        const cv = document.querySelector('.hm canvas'), x = cv.getContext('2d'), dpr = window.devicePixelRatio || 1;
+        const marked = [...document.querySelectorAll('svg.heatmap g.hm-row')]
+            .map((g, k) => g.hasAttribute('data-straggler') ? k : -1).filter(k => k >= 0);
+        const outlined = cv.dataset.stragglers ? cv.dataset.stragglers.split(',').map(Number) : [];
+        const img = x.getImageData(0, 0, cv.width, cv.height);  /* one read: Chromium warns about many */
+        const px = k => { const i = 4 * (Math.round((k * 22 + 1) * dpr) * cv.width + Math.round(171 * dpr));
+                          return Array.from(img.data.slice(i, i + 4)); };
+        const rows = cv.dataset.rows.split(',').length;
+        return {marked, outlined, rows, pixels: [...Array(rows).keys()].map(px)};
+    })()""")
+    seen["stragglers"] = {k: st[k] for k in ("marked", "outlined", "rows")}
+    check(st["outlined"], f"no straggler outlined on the interactive heatmap: {st}")
+    check(st["outlined"] == st["marked"], f"the outlined rows are the static heatmap's: {st}")
+    for k, (r, g, b, _) in enumerate(st["pixels"]):
+        red = r > 150 and g < 90 and b < 90
+        check(red == (k in st["outlined"]), f"row {k} outlined in red: {red}, pixel {(r, g, b)}: {st['outlined']}")
+    # The read-out says it too.
+    k = st["outlined"][0]
+    r = p.rect(".hm canvas")
+    p.mouse("mouseMoved", r["x"] + 170 + (r["w"] - 190) / 2, r["y"] + k * 22 + 10)
+    ro = p.js("document.querySelector('.hm .ro').textContent")
+    seen["stragglers"]["readout"] = ro
+    check("(straggler)" in ro, f"the heatmap read-out names the straggler: {ro}")
+
+
 def phases(p, seen, full):
     li = p.js("""(() => { const l = document.querySelector('ul.phases li[data-from]');
         return l && {phase: l.dataset.phase, from: Number(l.dataset.from) / 1e6, to: Number(l.dataset.to) / 1e6}; })()""")
@@ -287,6 +317,7 @@ def main():
     ap.add_argument("--screenshot")
     ap.add_argument("--fleet", action="store_true", help="check the host toggles only")
     ap.add_argument("--phases", action="store_true", help="check the phase clicks only")
+    ap.add_argument("--job", action="store_true", help="check the stragglers' outlines only (a job report)")
     a = ap.parse_args()
     chromium = browser.find_chromium(a.chromium)
     if not chromium:
@@ -315,7 +346,7 @@ def main():
         check(seen["charts"] == layer["static_count"], f"one interactive chart per static chart: {seen['charts']} vs {layer}")
         # 100 ms rows are far wider than a bucket: the page says the view is at the recording's resolution.
         check(layer["resolution"] == "recording", f"resolution note: {layer}")
-        check(a.fleet or a.phases or "100 ms" in layer["res_text"], f"resolution note: {layer}")
+        check(a.fleet or a.phases or a.job or "100 ms" in layer["res_text"], f"resolution note: {layer}")
         # Printed, the page shows the static charts even with scripts on.
         cdp.call("Emulation.setEmulatedMedia", media="print")
         printed = p.js("""({
@@ -328,7 +359,9 @@ def main():
             hosts(p, seen)
         if a.phases:
             phases(p, seen, full)
-        if not (a.fleet or a.phases):
+        if a.job:
+            stragglers(p, seen)
+        if not (a.fleet or a.phases or a.job):
             hover(p, rows_of(a.csv, 0), seen)
             if a.screenshot:
                 shot = cdp.call("Page.captureScreenshot", format="png")

@@ -249,7 +249,9 @@
     box.setAttribute("role", "group"); box.setAttribute("aria-label", "Utilization by GPU: drag to zoom, arrow keys pan, Escape resets");
     box.appendChild(ro); box.appendChild(cv); box.appendChild(selD); box.appendChild(cur);
     svg.closest("figure").appendChild(box);
-    heat = { box: box, cv: cv, sel: selD, cur: cur, ro: ro, rows: [] };
+    heat = { box: box, cv: cv, sel: selD, cur: cur, ro: ro, rows: [], strag: {} };
+    /* A job report's stragglers, marked on the static heatmap's rows: outlined here too. */
+    svg.querySelectorAll("g.hm-row[data-straggler]").forEach(function (g) { heat.strag[g.dataset.host + "\u0000" + g.dataset.gpu] = 1; });
     ro.textContent = "Hover for each GPU's utilization; drag to zoom.";
     function tAt(cx) { var r = cv.getBoundingClientRect(); return view[0] + (cx - r.left - HL) / (r.width - HL - HR) * (view[1] - view[0]); }
     drag(cv, tAt, function (x0, x1) {
@@ -262,11 +264,12 @@
       if (t < view[0] || t > view[1]) return;
       instant(t);
       var r = cv.getBoundingClientRect(), row = heat.rows[Math.floor((e.clientY - r.top) / ROW)];
-      if (row) { var v = heatAt(row, bucketOf(t)); ro.textContent = when(S + bucketOf(t) * B, precise) + " UTC · " + row.label + " · utilization.gpu " + num(v) + " %"; }
+      if (row) { var v = heatAt(row, bucketOf(t)); ro.textContent = when(S + bucketOf(t) * B, precise) + " UTC · " + row.label + (straggles(row) ? " (straggler)" : "") + " · utilization.gpu " + num(v) + " %"; }
     });
     cv.addEventListener("pointerleave", function () { markHeat(null); });
     box.addEventListener("keydown", keys);
   }
+  function straggles(r) { return heat.strag[r.host + "\u0000" + r.gpu] === 1; }
   function heatAt(row, b) {
     while (b > 0 && row.mean[b] === false) b--;
     return row.mean[b] === false ? null : row.mean[b];
@@ -278,6 +281,7 @@
     var h = heat.rows.length * ROW + AX, cv = heat.cv, x = cv.getContext("2d");
     cv.width = w * dpr; cv.height = h * dpr; cv.style.width = w + "px"; cv.style.height = h + "px";
     cv.dataset.rows = heat.rows.map(function (r) { return r.gpu; }).join(",");
+    cv.dataset.stragglers = heat.rows.map(function (r, k) { return straggles(r) ? k : -1; }).filter(function (k) { return k >= 0; }).join(",");
     x.setTransform(dpr, 0, 0, dpr, 0, 0);
     x.clearRect(0, 0, w, h);
     var pw = w - HL - HR, a = view[0], span = view[1] - view[0];
@@ -296,11 +300,19 @@
         x.fillStyle = HEAT[Math.min(9, Math.max(0, Math.floor(v / 10)))];
         x.fillRect(x0, y, Math.max(1, x1 - x0 + 0.5), ROW - 3);
       }
-      x.fillStyle = "#1b1f24"; x.fillText(r.label, HL - 8, y + (ROW - 3) / 2, HL - 12);
+      var st = straggles(r);
+      x.font = (st ? "bold " : "") + "12px system-ui,sans-serif";
+      x.fillStyle = st ? "#c00" : "#1b1f24"; x.fillText(r.label, HL - 8, y + (ROW - 3) / 2, HL - 12);
     });
+    x.font = "12px system-ui,sans-serif";
     D.bands.forEach(function (b) {
       var x0 = Math.max(HL, px(b.start / 1e6)), x1 = Math.min(HL + pw, px(b.end / 1e6));
       if (x1 > x0) { x.fillStyle = PHASES[b.color % 4]; x.fillRect(x0, 0, x1 - x0, heat.rows.length * ROW - 3); }
+    });
+    /* Outlines after the phase bands, so that nothing covers them. */
+    heat.rows.forEach(function (r, k) {
+      if (!straggles(r)) return;
+      x.strokeStyle = "#c00"; x.lineWidth = 2; x.strokeRect(HL + 1, k * ROW + 1, pw - 2, ROW - 5);
     });
     x.textAlign = "center"; x.fillStyle = "#1b1f24";
     var yb = heat.rows.length * ROW + 10;
