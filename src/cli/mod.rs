@@ -542,7 +542,7 @@ pub(crate) struct SummarizeArgs {
 /// Inputs, window, thresholds and checks: the options `summarize` and `report` share (same flags).
 #[derive(Debug, clap::Args)]
 pub(crate) struct InputArgs {
-    /// gpumon Parquet/CSV files (a rotated set by the name given to record), nvidia-smi CSV logs, directories, globs.
+    /// gpumon Parquet/CSV files (a rotated set by the name given to record), nvidia-smi logs (`--query-gpu` CSV, `dmon -o DT`, the table logged with -l), directories, globs.
     #[arg(required = true, value_name = "INPUT")]
     pub(crate) inputs: Vec<PathBuf>,
     /// Start of the window: RFC 3339, 'YYYY-MM-DD HH:MM:SS' (in --tz), +DURATION after the data's start or -DURATION before its end.
