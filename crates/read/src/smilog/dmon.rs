@@ -2,8 +2,9 @@
 //! line becomes the nvidia-smi CSV header of the same columns (`timestamp, index, power.draw [W],
 //! utilization.gpu [%], ...`), each sample line a CSV row of the same cells (`-` is `[N/A]`), so
 //! the log reader reads it like any other log: GPUs by the `gpu` column, local times in `--tz`,
-//! repeated headers, a cut last line. Without its date and time (`-o DT`) a dmon sample has no time
-//! and the file is refused ([`without_time`]).
+//! repeated headers, a cut last line. Cells split at spaces or at commas (`--format csv`); older
+//! drivers' `temp` is `gtemp`. Without its date and time (`-o DT`) a dmon sample has no time and
+//! the file is refused ([`without_time`]).
 
 use std::borrow::Cow;
 
@@ -14,6 +15,7 @@ const NAMES: &[(&str, &str)] = &[
     ("gpu", "index"),
     ("pwr", "power.draw [W]"),
     ("gtemp", "temperature.gpu"),
+    ("temp", "temperature.gpu"),
     ("mtemp", "temperature.memory"),
     ("sm", "utilization.gpu [%]"),
     ("mem", "utilization.memory [%]"),
@@ -26,9 +28,14 @@ const NAMES: &[(&str, &str)] = &[
     ("fb", "memory.used [MiB]"),
 ];
 
+/// The cells of a line of dmon's: split at spaces, or at commas (`dmon --format csv`).
+fn cells(line: &str) -> Vec<&str> {
+    line.split(|c: char| c == ',' || c.is_whitespace()).filter(|w| !w.is_empty()).collect()
+}
+
 /// The words of a `#` line of dmon's (`# gpu pwr ...`, `#Date Time gpu ...`, the units line).
 fn hash_words(line: &str) -> Option<Vec<&str>> {
-    Some(line.trim().strip_prefix('#')?.split_whitespace().collect())
+    Some(cells(line.trim().strip_prefix('#')?))
 }
 
 /// Whether `line` is the header line of dmon's columns.
@@ -80,14 +87,14 @@ pub(crate) fn as_csv(line: &str) -> Cow<'_, str> {
         }
         return Cow::Owned(names.join(", "));
     }
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let [date, time, cells @ ..] = words.as_slice() else { return Cow::Borrowed(line) };
+    let words = cells(line);
+    let [date, time, values @ ..] = words.as_slice() else { return Cow::Borrowed(line) };
     let d = date.as_bytes();
     if d.len() != 8 || !d.iter().all(u8::is_ascii_digit) || !time.contains(':') {
         return Cow::Borrowed(line);
     }
     let mut out = format!("{}/{}/{} {time}", &date[..4], &date[4..6], &date[6..]);
-    for c in cells {
+    for c in values {
         out.push_str(", ");
         out.push_str(if *c == "-" { "[N/A]" } else { c });
     }
@@ -126,6 +133,23 @@ mod tests {
         assert!(without_time(timed).is_some());
         assert!(!is_dmon("# gpu   pid  type  sm  mem\n# Idx    #    C/G  %   %\n"));
         assert!(!is_dmon("timestamp, index\n"));
+    }
+
+    #[test]
+    fn dmon_as_csv_and_an_older_drivers_names_read_alike() {
+        let csv = "#Date, Time, gpu, pwr, gtemp, sm\n#YYYYMMDD, HH:MM:SS, Idx, W, C, %\n20240501, 10:00:00, 0, 71, 34, -\n";
+        let lines: Vec<String> = csv.lines().map(|l| as_csv(l).into_owned()).collect();
+        assert_eq!(
+            lines[0],
+            "timestamp, index, power.draw [W], temperature.gpu, utilization.gpu [%]"
+        );
+        assert_eq!(lines[2], "2024/05/01 10:00:00, 0, 71, 34, [N/A]");
+        assert!(is_dmon(csv) && without_time(csv).is_none());
+        let old = "#Date       Time        gpu   pwr  temp    sm   mem\n";
+        assert_eq!(
+            as_csv(old),
+            "timestamp, index, power.draw [W], temperature.gpu, utilization.gpu [%], utilization.memory [%]"
+        );
     }
 
     #[test]
