@@ -86,7 +86,10 @@ impl TrendBatch {
         if self.n == 0 {
             self.base = t;
         }
-        let (d, m) = (t.wrapping_sub(self.base), v.round() as i64);
+        // A whole value (memory in MiB mostly is) needs no rounding call: the same integer.
+        let whole = v as i64;
+        let m = if whole as f64 == v { whole } else { v.round() as i64 };
+        let d = t.wrapping_sub(self.base);
         self.n += 1;
         self.d += i128::from(d);
         self.dd += mul(d, d);

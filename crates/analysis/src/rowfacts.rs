@@ -272,10 +272,19 @@ impl Words {
             stretches: crate::stretch::Stretches::new(self.stretch_s),
             ..Counts::default()
         };
+        // Counted a run of equal facts at a time: a GPU's rows mostly repeat their neighbour's, and
+        // one increment per row would wait on the store before it.
         let mut bins = [0u64; 256];
+        let (mut cur, mut run) = (0u8, 0u64);
         for &i in rows {
-            bins[usize::from(self.fact(i))] += 1;
+            let f = self.fact(i);
+            if f != cur {
+                bins[usize::from(cur)] += run;
+                (cur, run) = (f, 0);
+            }
+            run += 1;
         }
+        bins[usize::from(cur)] += run;
         let any = |b: u8| bins.iter().enumerate().any(|(f, &k)| k > 0 && f as u8 & b != 0);
         if any(fact::HANG | fact::HELD_IDLE) && !self.power.is_empty() {
             self.count_power(rows, ts, &mut c);
