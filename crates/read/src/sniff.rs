@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::gpumon::csv::{header_name, parse_ts};
 use crate::input::Kind;
-use crate::smilog::{dmon, looks_like_nvsmi, table};
+use crate::smilog::{dmon, head_text, looks_like_nvsmi, table};
 use gpumon_schema::catalog::Field;
 use gpumon_util::{ReadError, ReadErrorKind, show};
 
@@ -72,7 +72,7 @@ pub(crate) fn sniff(head: &[u8]) -> std::result::Result<Kind, String> {
     if looks_like_nvsmi(head) {
         return Ok(Kind::Nvsmi);
     }
-    let lead = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    let lead = head_text(&head[..head.len().min(8192)]);
     if dmon::is_dmon(&lead) {
         return dmon::without_time(&lead).map_or(Ok(Kind::Nvsmi), Err);
     }

@@ -142,6 +142,21 @@ pub(crate) fn looks_like_nvsmi(head: &[u8]) -> bool {
     false
 }
 
+/// The text of a log's first bytes, as the line reader will see it: without a UTF-8 or UTF-16LE
+/// byte order mark, and without the NUL bytes that UTF-16 (PowerShell 5's `>`) puts between ASCII
+/// characters.
+pub(crate) fn head_text(head: &[u8]) -> String {
+    let utf16 = head.starts_with(b"\xFF\xFE");
+    let b = head.strip_prefix(b"\xFF\xFE").unwrap_or(head);
+    let b = b.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(b);
+    if utf16 {
+        let ascii: Vec<u8> = b.iter().copied().filter(|&c| c != 0).collect();
+        String::from_utf8_lossy(&ascii).into_owned()
+    } else {
+        String::from_utf8_lossy(b).into_owned()
+    }
+}
+
 /// Whether `cell` is a timestamp the log reader reads (nvidia-smi's, ISO 8601, epoch, `date`'s).
 pub(crate) fn is_log_timestamp(cell: &str) -> bool {
     time::parse_stamp(cell).is_some()
@@ -239,7 +254,7 @@ fn head_of(mut file: File) -> std::io::Result<(File, String)> {
     let mut head = Vec::new();
     (&mut file).take(64 << 10).read_to_end(&mut head)?;
     file.seek(SeekFrom::Start(0))?;
-    Ok((file, String::from_utf8_lossy(&head).into_owned()))
+    Ok((file, head_text(&head)))
 }
 
 /// Add a warning or note unless there are too many already.

@@ -649,3 +649,16 @@ fn writers_shapes_give_what_their_writers_meant() {
         assert_eq!(kind, Ok(want), "{}: sniffed otherwise", s.name);
     }
 }
+
+/// nvidia-smi's table as PowerShell 5's `nvidia-smi -l 5 > gpu.log` writes it (UTF-16LE, CRLF):
+/// sniffed and read like the UTF-8 one.
+#[test]
+fn a_utf16_table_log_reads_like_the_utf8_one() {
+    let text: String = (0..2).map(table_sample).collect::<String>().replace('\n', "\r\n");
+    let mut b = vec![0xFF, 0xFE];
+    b.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    assert_eq!(crate::sniff::sniff(&b), Ok(crate::input::Kind::Nvsmi));
+    let (info, rows) = read(&b, None).unwrap();
+    assert_eq!((info.gpus, info.rows), (2, 4), "{info:?}");
+    assert_eq!(rows[3].1.get(Field::UtilGpu), &Value::U(util(1, 1).into()));
+}
