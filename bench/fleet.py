@@ -52,6 +52,14 @@ def run(cmd):
         return wall, ru.ru_maxrss / 1024.0, ru.ru_utime + ru.ru_stime, f.read()
 
 
+def print_tools(res, width):
+    """One line per tool of `rotate`'s results: median wall time, its range, CPU time, peak RSS."""
+    print(f"{'tool':{width}} {'wall s':>8} {'(min-max)':>13} {'CPU s':>7} {'peak RSS MiB':>13}")
+    for k, r in res.items():
+        span = f"{min(r['wall_s']):.2f}-{max(r['wall_s']):.2f}"
+        print(f"{k:{width}} {r['wall_s_median']:8.3f} {span:>13} {r['cpu_s_median']:7.2f} {r['peak_rss_mib_max']:13.0f}")
+
+
 def generate(kind, path, *args):
     if os.path.exists(path):
         return
@@ -167,10 +175,7 @@ def main():
     }
     print(f"{files} files ({files_merged} merged), {report['rows']:,} rows, {os.cpu_count()} CPUs, median of {a.runs}, "
           f"load {load_before[0]:.1f} -> {report['loadavg_after'][0]:.1f}")
-    print(f"{'tool':24} {'wall s':>8} {'(min-max)':>13} {'CPU s':>7} {'peak RSS MiB':>13}")
-    for k, r in res.items():
-        span = f"{min(r['wall_s']):.2f}-{max(r['wall_s']):.2f}"
-        print(f"{k:24} {r['wall_s_median']:8.3f} {span:>13} {r['cpu_s_median']:7.2f} {r['peak_rss_mib_max']:13.0f}")
+    print_tools(res, 24)
     print(f"summarize / DuckDB time: {report['summarize_vs_duckdb_time']:.2f}x (goal <= 0.5), peak RSS "
           f"{report['summarize_peak_rss_mib']:.0f} MiB (goal <= 128), per-file cost {report['per_file_ms']:.3f} ms "
           f"(goal <= 1; {report['summarize_s_per_file_ms']:.2f} ms a file in all), --by phase / plain: "

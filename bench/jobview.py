@@ -30,7 +30,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import fleet  # noqa: E402  (run, rotate, generate: the fleet benchmark's harness)
+import fleet  # noqa: E402  (run, rotate, generate, print_tools: the fleet benchmark's harness)
 
 JOB = "bench-job"
 SLOW_HOST = 5
@@ -135,10 +135,7 @@ def main():
     }
     print(f"{job['gpus']} GPUs on {a.hosts} hosts, {report['rows']:,} rows, {os.cpu_count()} CPUs, median of {a.runs}, "
           f"load {load_before[0]:.1f} -> {report['loadavg_after'][0]:.1f}")
-    print(f"{'tool':10} {'wall s':>8} {'(min-max)':>13} {'CPU s':>7} {'peak RSS MiB':>13}")
-    for k, r in res.items():
-        span = f"{min(r['wall_s']):.2f}-{max(r['wall_s']):.2f}"
-        print(f"{k:10} {r['wall_s_median']:8.3f} {span:>13} {r['cpu_s_median']:7.2f} {r['peak_rss_mib_max']:13.0f}")
+    fleet.print_tools(res, 10)
     print(f"job view / DuckDB time: {report['jobview_vs_duckdb_time']:.2f}x (goal <= 0.5), peak RSS "
           f"{report['jobview_peak_rss_mib']:.0f} MiB (goal <= 128); stragglers {slow}; DuckDB vs gpumon: "
           f"{n} figures compared, {len(diffs)} differ")

@@ -414,19 +414,9 @@ mod tests {
                 findings: Vec::new(),
             }],
             all_gpus: g,
-            all_hosts: StatValues::empty(Scope::Host),
             start: Some(0),
             end: Some(1),
-            inputs: Vec::new(),
-            skipped: Vec::new(),
-            window: Default::default(),
-            windowed_out: 0,
-            thresholds: Thresholds::default(),
-            events: Vec::new(),
-            events_more: 0,
-            routine_events: Vec::new(),
-            users: Vec::new(),
-            progress: Vec::new(),
+            ..Summary::default()
         }
     }
 

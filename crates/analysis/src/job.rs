@@ -444,23 +444,7 @@ mod tests {
     }
 
     fn summary(hosts: Vec<HostSummary>) -> Summary {
-        Summary {
-            hosts,
-            all_gpus: StatValues::empty(Scope::Gpu),
-            all_hosts: StatValues::empty(Scope::Host),
-            start: None,
-            end: None,
-            inputs: Vec::new(),
-            skipped: Vec::new(),
-            window: Default::default(),
-            windowed_out: 0,
-            thresholds: Thresholds::default(),
-            events: Vec::new(),
-            events_more: 0,
-            routine_events: Vec::new(),
-            users: Vec::new(),
-            progress: Vec::new(),
-        }
+        Summary { hosts, ..Summary::default() }
     }
 
     fn rules(v: &JobView) -> Vec<(&str, &str, Option<&str>)> {

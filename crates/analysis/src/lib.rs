@@ -143,6 +143,29 @@ pub struct Summary {
     pub progress: Vec<progress::ProgressStat>,
 }
 
+impl Default for Summary {
+    /// A summary of nothing: no host, empty statistics, default thresholds.
+    fn default() -> Summary {
+        Summary {
+            hosts: Vec::new(),
+            all_gpus: StatValues::empty(Scope::Gpu),
+            all_hosts: StatValues::empty(Scope::Host),
+            start: None,
+            end: None,
+            inputs: Vec::new(),
+            skipped: Vec::new(),
+            window: TimeWindow::default(),
+            windowed_out: 0,
+            thresholds: Thresholds::default(),
+            events: Vec::new(),
+            events_more: 0,
+            routine_events: Vec::new(),
+            users: Vec::new(),
+            progress: Vec::new(),
+        }
+    }
+}
+
 /// What the companion files of the inputs held: events and per-user totals.
 #[derive(Debug, Clone, Default)]
 pub struct Companions {

@@ -428,11 +428,11 @@ pub fn summarize_found(cfg: &SummarizeConfig, all_inputs: &Inputs) -> Result<Out
         }
     }
     let events = if all.phases.is_some() { companions.events.clone() } else { Vec::new() };
-    let failed: Vec<InputInfo> = reports
-        .iter()
-        .filter(|r| all.phases.is_some() && r.job.as_ref().is_some_and(|j| j.failed()))
-        .cloned()
-        .collect();
+    let failed: Vec<InputInfo> = if all.phases.is_some() {
+        reports.iter().filter(|r| r.job.as_ref().is_some_and(|j| j.failed())).cloned().collect()
+    } else {
+        Vec::new()
+    };
     let summary =
         build(all.all, &cfg.thresholds, reports, found.skipped.clone(), window, companions);
     if summary.hosts.is_empty() && summary.users.is_empty() {

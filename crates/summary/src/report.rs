@@ -4,9 +4,10 @@
 //! Pipeline: the summarize pipeline runs unchanged ([`summarize_found`]) and its
 //! `Summary` feeds the tables (the page embeds the same summary as `summarize --format json` prints
 //! it, docs/summary-json.md, for scripts). The charts need the time span before they can bucket:
-//! the summary already holds the first and last GPU sample inside the window, so that is the span
-//! (no extra pass); only when a host has no GPU rows (host-only recordings) is the span taken from
-//! one pass over the timestamp column ([`time_range`](crate::time_range)), clipped to the window.
+//! the summary already holds the first and last GPU sample inside the window (or, with no GPU rows
+//! at all, its hosts' first and last tick), so that is the span (no extra pass); only when some
+//! hosts have GPU rows and others none is the span widened by one pass over the timestamp column
+//! ([`time_range`](crate::time_range)), clipped to the window.
 //! Then one streaming pass over the inputs (the same scan machinery, Parquet row groups in
 //! parallel) folds every row into [`gpumon_analysis::BUCKETS`] × [`gpumon_analysis::FINE`]
 //! min/max/mean buckets per series (the interactive charts' resolution; the static SVG merges them

@@ -10,13 +10,15 @@ use gpumon_util::ReadMeter;
 
 use crate::{SummarizeConfig, time_range};
 
-/// The charts' time span: the summary's GPU span, widened by a timestamp pass only when a host has
-/// no GPU rows; cut into the interactive charts' `BUCKETS × FINE` buckets.
+/// The charts' time span: the summary's span (its GPUs', or its hosts' ticks when no host has a
+/// GPU), widened by a timestamp pass only when some hosts have GPU rows and others none; cut into
+/// the interactive charts' `BUCKETS × FINE` buckets.
 pub fn span(summary: &Summary, found: &Discovered, cfg: &SummarizeConfig) -> Result<Grid> {
     let gpu_span = summary.start.zip(summary.end);
-    let host_only = summary.hosts.iter().any(|h| h.gpus.is_empty());
+    let without = summary.hosts.iter().filter(|h| h.gpus.is_empty()).count();
+    let mixed = without > 0 && without < summary.hosts.len();
     let (start, end) = match gpu_span {
-        Some(r) if !host_only => r,
+        Some(r) if !mixed => r,
         _ => {
             let meter = ReadMeter::new(found.bytes(), cfg.meter);
             let range = time_range(&found.inputs, &cfg.read, &meter)?;

@@ -438,7 +438,7 @@ mod tests {
     }
     use super::*;
     use gpumon_analysis::Scope;
-    use gpumon_analysis::{Finding, Severity, Thresholds};
+    use gpumon_analysis::{Finding, Severity};
 
     fn summary() -> Summary {
         let mut gs = StatValues::empty(Scope::Gpu);
@@ -474,19 +474,9 @@ mod tests {
         Summary {
             hosts: vec![host],
             all_gpus: gs,
-            all_hosts: StatValues::empty(Scope::Host),
             start: Some(0),
             end: Some(1),
-            inputs: vec![],
-            skipped: vec![],
-            window: Default::default(),
-            windowed_out: 0,
-            thresholds: Thresholds::default(),
-            events: vec![],
-            events_more: 0,
-            routine_events: Vec::new(),
-            users: vec![],
-            progress: vec![],
+            ..Summary::default()
         }
     }
 
